@@ -1,0 +1,565 @@
+"""A scriptable fake LLM endpoint on loopback: real HTTP/1.1 framing over raw sockets.
+
+    with StubProvider() as stub:
+        stub.script(Reply.error(429, "slow", headers={"Retry-After": "1"}), openai_stream("Hi"))
+        ... point a client at stub.base_url ...
+        stub.requests[0].json
+
+Stdlib only, so benchmarks and CLI subprocess tests can import it too.
+"""
+
+from __future__ import annotations
+
+import http
+import json as jsonlib
+import re
+import select
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "Headers", "Recorded", "Reply", "StubProvider",
+    "openai_text", "openai_tool_call", "openai_stream",
+    "anthropic_text", "anthropic_tool_use", "anthropic_stream",
+]
+
+POLL = 0.01  # seconds between disconnect checks while pausing or hanging
+
+
+class Headers(dict):
+    """Request headers with lowercase keys; lookups are case-insensitive."""
+
+    def __getitem__(self, key: str) -> str:
+        return super().__getitem__(key.lower())
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and super().__contains__(key.lower())
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return super().get(key.lower(), default)
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    headers: Headers
+    body: bytes
+    json: Any
+    connection: int = 0  # index of the TCP connection that carried the request (1, 2, ...)
+    disconnected: threading.Event = field(default_factory=threading.Event)
+    disconnected_at: float | None = None
+
+    def mark_disconnected(self) -> None:
+        if self.disconnected_at is None:
+            self.disconnected_at = time.monotonic()
+        self.disconnected.set()
+
+
+# ----------------------------------------------------------------------------- replies
+
+ANTHROPIC_ERROR_TYPES = {
+    400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+    404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error",
+    500: "api_error", 529: "overloaded_error",
+}
+
+
+@dataclass
+class Reply:
+    """One scripted response. Build it with the constructors below.
+
+    `end` says how the response finishes: "complete", "hang" (stall after the parts),
+    "drop" (close the socket without the last chunk), "hang_request" (never answer),
+    "close" (close the connection before any response byte).
+    """
+
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    parts: list[bytes] = field(default_factory=list)
+    chunked: bool = False
+    delay: float = 0.0
+    pause: float = 0.0
+    end: str = "complete"
+
+    @classmethod
+    def json(cls, body: Any, status: int = 200, headers: dict | None = None,
+             delay: float = 0.0) -> Reply:
+        data = jsonlib.dumps(body, ensure_ascii=False).encode()
+        return cls(status, _merge({"Content-Type": "application/json"}, headers), [data],
+                   delay=delay)
+
+    @classmethod
+    def sse(cls, events: list, status: int = 200, headers: dict | None = None,
+            delay: float = 0.0, pause: float = 0.0, chunks: int | None = None,
+            line_end: str = "\n", done: bool = False) -> Reply:
+        """SSE body, one HTTP chunk per event, or re-split into `chunks`-byte HTTP chunks.
+
+        `pause` is slept between HTTP chunks (so between events by default)."""
+        parts = [_sse_event(ev, line_end) for ev in [*events, *(["[DONE]"] if done else [])]]
+        if chunks:
+            data = b"".join(parts)
+            parts = [data[i:i + chunks] for i in range(0, len(data), chunks)]
+        return cls(status, _merge(_SSE_HEADERS, headers), parts, True, delay, pause)
+
+    @classmethod
+    def raw(cls, body_parts: list[bytes], status: int = 200, headers: dict | None = None,
+            pause: float = 0.0, delay: float = 0.0, chunked: bool = True) -> Reply:
+        """Arbitrary bytes; Content-Type defaults to SSE when chunked, else JSON."""
+        ctype = "text/event-stream" if chunked else "application/json"
+        return cls(status, _merge({"Content-Type": ctype}, headers), list(body_parts), chunked,
+                   delay, pause)
+
+    @classmethod
+    def error(cls, status: int, message: str, style: str = "openai",
+              headers: dict | None = None, code: str | None = None,
+              delay: float = 0.0) -> Reply:
+        if style == "anthropic":
+            kind = ANTHROPIC_ERROR_TYPES.get(status, "api_error" if status >= 500 else
+                                             "invalid_request_error")
+            body: dict = {"type": "error", "error": {"type": kind, "message": message}}
+        else:
+            kind = "server_error" if status >= 500 else "invalid_request_error"
+            if status == 429:
+                kind, code = "requests", code or "rate_limit_exceeded"
+            if status == 401:
+                code = code or "invalid_api_key"
+            body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+        return cls.json(body, status, headers, delay)
+
+    @classmethod
+    def hang(cls) -> Reply:
+        return cls(end="hang_request")
+
+    @classmethod
+    def hang_after(cls, parts: list[bytes | str], status: int = 200,
+                   headers: dict | None = None) -> Reply:
+        return cls(status, _merge(_SSE_HEADERS, headers), _encode(parts), True, end="hang")
+
+    @classmethod
+    def drop_after(cls, parts: list[bytes | str], status: int = 200,
+                   headers: dict | None = None) -> Reply:
+        return cls(status, _merge(_SSE_HEADERS, headers), _encode(parts), True, end="drop")
+
+    @classmethod
+    def close_without_response(cls) -> Reply:
+        return cls(end="close")
+
+
+_SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+
+
+def _merge(base: dict[str, str], extra: dict | None) -> dict[str, str]:
+    """Merge header dicts; `extra` wins regardless of case."""
+    out = dict(base)
+    for key, value in (extra or {}).items():
+        for old in [k for k in out if k.lower() == key.lower()]:
+            del out[old]
+        out[key] = str(value)
+    return out
+
+
+def _encode(parts: list[bytes | str]) -> list[bytes]:
+    return [p.encode() if isinstance(p, str) else p for p in parts]
+
+
+def _sse_event(event: Any, nl: str) -> bytes:
+    lines = []
+    if isinstance(event, tuple):
+        name, event = event
+        lines.append(f"event: {name}")
+    text = event if isinstance(event, str) else jsonlib.dumps(event, ensure_ascii=False)
+    lines += [f"data: {line}" for line in text.split("\n")]
+    return (nl.join(lines) + nl + nl).encode()
+
+
+# ----------------------------------------------------------------------------- server
+
+
+class StubProvider:
+    """Loopback HTTP/1.1 server answering each request with the next scripted Reply."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.host, self.port = host, port
+        self.default: Reply = Reply.error(500, "stub: no scripted reply")
+        self.handler: Callable[[Recorded], Reply] | None = None
+        self.requests: list[Recorded] = []
+        self._queue: deque[Reply] = deque()
+        self._cond = threading.Condition()
+        self._closing = threading.Event()
+        self._conns: dict[int, socket.socket] = {}
+        self._threads: list[threading.Thread] = []
+        self._listener: socket.socket | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        return self.url + "/v1"
+
+    def script(self, *replies: Reply) -> None:
+        with self._cond:
+            self._queue.extend(replies)
+
+    def wait_for_requests(self, n: int, timeout: float = 5) -> bool:
+        with self._cond:
+            return self._cond.wait_for(lambda: len(self.requests) >= n, timeout)
+
+    def start(self) -> StubProvider:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self.host, self.port))
+        sock.listen(128)
+        self._listener, self.port = sock, sock.getsockname()[1]
+        self._spawn(self._accept_loop)
+        return self
+
+    def close(self) -> None:
+        """Stop accepting, cut every open connection, join the threads."""
+        self._closing.set()
+        if self._listener is not None:
+            _shutdown(self._listener)  # wakes the accept loop
+        with self._cond:
+            conns = list(self._conns.values())
+        for conn in conns:
+            _shutdown(conn)
+        for thread in list(self._threads):
+            thread.join(timeout=2)
+        if self._listener is not None:
+            self._listener.close()
+
+    def __enter__(self) -> StubProvider:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- internals
+
+    def _spawn(self, target: Callable, *args: Any) -> None:
+        thread = threading.Thread(target=target, args=args, daemon=True)
+        self._threads.append(thread)
+        thread.start()
+
+    def _accept_loop(self) -> None:
+        count = 0
+        while not self._closing.is_set():
+            if not select.select([self._listener], [], [], 0.05)[0]:
+                continue
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                continue
+            count += 1
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            with self._cond:
+                self._conns[count] = conn
+            self._spawn(self._serve, conn, count)
+
+    def _serve(self, conn: socket.socket, conn_id: int) -> None:
+        reader = _Reader(conn)
+        try:
+            while not self._closing.is_set():
+                request = reader.read_request(conn_id)
+                if request is None:
+                    break
+                with self._cond:
+                    self.requests.append(request)
+                    self._cond.notify_all()
+                if not _respond(conn, self._pick(request), request, self._closing):
+                    break
+        except (OSError, ValueError):
+            pass
+        finally:
+            with self._cond:
+                self._conns.pop(conn_id, None)
+            conn.close()
+
+    def _pick(self, request: Recorded) -> Reply:
+        if self.handler is not None:
+            try:
+                return self.handler(request)
+            except Exception as exc:  # surfaces in the client as a 500 with the reason
+                return Reply.error(500, f"stub handler raised: {exc!r}")
+        with self._cond:
+            return self._queue.popleft() if self._queue else self.default
+
+
+def _shutdown(conn: socket.socket) -> None:
+    try:
+        conn.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+class _Reader:
+    """Buffered request reader on a raw socket."""
+
+    def __init__(self, conn: socket.socket) -> None:
+        self.conn, self.buf = conn, b""
+
+    def _fill(self) -> bool:
+        data = self.conn.recv(65536)
+        self.buf += data
+        return bool(data)
+
+    def _line(self, sep: bytes = b"\r\n") -> bytes | None:
+        while sep not in self.buf:
+            if not self._fill():
+                return None
+        line, self.buf = self.buf.split(sep, 1)
+        return line
+
+    def _exact(self, n: int) -> bytes:
+        while len(self.buf) < n:
+            if not self._fill():
+                raise ValueError("client closed mid-body")
+        data, self.buf = self.buf[:n], self.buf[n:]
+        return data
+
+    def read_request(self, conn_id: int) -> Recorded | None:
+        head = self._line(b"\r\n\r\n")
+        if head is None:
+            return None
+        lines = head.decode("latin-1").split("\r\n")
+        method, path, _ = lines[0].split(" ", 2)
+        headers = Headers()
+        for line in lines[1:]:
+            key, _, value = line.partition(":")
+            key = key.strip().lower()
+            headers[key] = f"{headers[key]}, {value.strip()}" if key in headers else value.strip()
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            body = self._chunked_body()
+        else:
+            body = self._exact(int(headers.get("content-length") or 0))
+        try:
+            parsed = jsonlib.loads(body) if body else None
+        except ValueError:
+            parsed = None
+        return Recorded(method, path, headers, body, parsed, conn_id)
+
+    def _chunked_body(self) -> bytes:
+        body = b""
+        while size := int((self._line() or b"0").split(b";")[0], 16):
+            body += self._exact(size)
+            self._exact(2)
+        while self._line():  # trailers, up to the empty line
+            pass
+        return body
+
+
+def _idle(conn: socket.socket, seconds: float | None, request: Recorded,
+          closing: threading.Event) -> bool:
+    """Wait `seconds` (None: forever), watching for the client closing. True if still there."""
+    deadline = None if seconds is None else time.monotonic() + seconds
+    while deadline is None or time.monotonic() < deadline:
+        if closing.is_set():
+            return False
+        left = POLL if deadline is None else max(0.0, min(POLL, deadline - time.monotonic()))
+        if select.select([conn], [], [], left)[0]:
+            try:
+                gone = conn.recv(1, socket.MSG_PEEK) == b""
+            except OSError:
+                gone = True
+            if closing.is_set():
+                return False
+            if gone:
+                request.mark_disconnected()
+                return False
+            time.sleep(POLL)  # the client sent more bytes (pipelining): not a close
+    return True
+
+
+def _respond(conn: socket.socket, reply: Reply, request: Recorded,
+             closing: threading.Event) -> bool:
+    """Write `reply`. Returns True when the connection may serve another request."""
+    if reply.end == "close":
+        return False
+    if reply.end == "hang_request":
+        _idle(conn, None, request, closing)
+        return False
+    if not _idle(conn, reply.delay, request, closing):
+        return False
+    keep = "close" not in request.headers.get("connection", "").lower()
+    keep = keep and "close" not in _merge({}, reply.headers).get("Connection", "").lower()
+    try:
+        conn.sendall(_head(reply, keep))
+        for i, part in enumerate(reply.parts):
+            if i and reply.pause and not _idle(conn, reply.pause, request, closing):
+                return False
+            if reply.chunked and part:
+                conn.sendall(b"%x\r\n%s\r\n" % (len(part), part))
+            elif not reply.chunked:
+                conn.sendall(part)
+        if reply.end == "hang":
+            _idle(conn, None, request, closing)
+            return False
+        if reply.end == "drop":
+            return False
+        if reply.chunked:
+            conn.sendall(b"0\r\n\r\n")
+    except OSError:
+        request.mark_disconnected()
+        return False
+    return keep
+
+
+def _head(reply: Reply, keep: bool) -> bytes:
+    headers = dict(reply.headers)
+    lower = {k.lower() for k in headers}
+    if reply.chunked and "transfer-encoding" not in lower:
+        headers["Transfer-Encoding"] = "chunked"
+    elif not reply.chunked and "content-length" not in lower:
+        headers["Content-Length"] = str(sum(len(p) for p in reply.parts))
+    if not keep and "connection" not in lower:
+        headers["Connection"] = "close"
+    try:
+        phrase = http.HTTPStatus(reply.status).phrase
+    except ValueError:
+        phrase = "Overloaded" if reply.status == 529 else "Unknown"
+    lines = [f"HTTP/1.1 {reply.status} {phrase}", *(f"{k}: {v}" for k, v in headers.items())]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+# ----------------------------------------------------------------------------- payloads
+
+def _words(text: str, split: bool = True) -> list[str]:
+    """'Hello big world' -> ['Hello', ' big', ' world'] (about one word per piece)."""
+    if not split:
+        return [text] if text else []
+    return [p for p in re.split(r"(?<=\S)(?=\s)", text) if p]
+
+
+def _thirds(text: str) -> list[str]:
+    step = max(1, -(-len(text) // 3))
+    return [text[i:i + step] for i in range(0, len(text), step)]
+
+
+def _args_str(args: dict | str) -> str:
+    return args if isinstance(args, str) else jsonlib.dumps(args)
+
+
+def _openai_usage(usage: tuple[int, int]) -> dict:
+    return {"prompt_tokens": usage[0], "completion_tokens": usage[1],
+            "total_tokens": usage[0] + usage[1]}
+
+
+def _openai_body(message: dict, finish: str, usage: tuple[int, int], model: str) -> dict:
+    return {
+        "id": "chatcmpl-stub", "object": "chat.completion", "created": int(time.time()),
+        "model": model, "system_fingerprint": "fp_stub",
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
+        "usage": _openai_usage(usage),
+    }
+
+
+def openai_text(text: str, usage: tuple[int, int] = (10, 5), model: str = "stub-model") -> dict:
+    message = {"role": "assistant", "content": text, "refusal": None}
+    return _openai_body(message, "stop", usage, model)
+
+
+def openai_tool_call(calls: list[tuple[str, dict | str]], usage: tuple[int, int] = (10, 5),
+                     model: str = "stub-model") -> dict:
+    tool_calls = [
+        {"id": f"call_{i}", "type": "function",
+         "function": {"name": name, "arguments": _args_str(args)}}
+        for i, (name, args) in enumerate(calls, 1)
+    ]
+    message = {"role": "assistant", "content": None, "refusal": None, "tool_calls": tool_calls}
+    return _openai_body(message, "tool_calls", usage, model)
+
+
+def openai_stream(text: str | None = None, tool_calls: list[tuple[str, dict | str]] | None = None,
+                  usage: tuple[int, int] = (10, 5), reasoning: str | None = None,
+                  split: bool = True, model: str = "stub-model", **sse: Any) -> Reply:
+    """A chat.completion.chunk stream; extra keywords (pause, chunks, ...) go to Reply.sse."""
+    base = {"id": "chatcmpl-stub", "object": "chat.completion.chunk",
+            "created": int(time.time()), "model": model, "system_fingerprint": "fp_stub"}
+
+    def chunk(delta: dict, finish: str | None = None) -> dict:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        return {**base, "choices": [choice], "usage": None}
+
+    events = [chunk({"role": "assistant", "content": "", "refusal": None})]
+    events += [chunk({"reasoning_content": p}) for p in _words(reasoning or "", split)]
+    events += [chunk({"content": p}) for p in _words(text or "", split)]
+    for i, (name, args) in enumerate(tool_calls or []):
+        first = {"index": i, "id": f"call_{i + 1}", "type": "function",
+                 "function": {"name": name, "arguments": ""}}
+        events.append(chunk({"tool_calls": [first]}))
+        events += [chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
+                   for piece in _thirds(_args_str(args))]
+    events.append(chunk({}, "tool_calls" if tool_calls else "stop"))
+    events.append({**base, "choices": [], "usage": _openai_usage(usage)})
+    return Reply.sse(events, done=True, **sse)
+
+
+def _anthropic_message(content: list, stop: str | None, usage: dict, model: str) -> dict:
+    return {"id": "msg_stub", "type": "message", "role": "assistant", "model": model,
+            "content": content, "stop_reason": stop, "stop_sequence": None, "usage": usage}
+
+
+def _tool_input(args: dict | str) -> dict:
+    return jsonlib.loads(args) if isinstance(args, str) else args
+
+
+def anthropic_text(text: str, usage: tuple[int, int] = (10, 5),
+                   model: str = "claude-stub") -> dict:
+    usage_d = {"input_tokens": usage[0], "output_tokens": usage[1]}
+    return _anthropic_message([{"type": "text", "text": text}], "end_turn", usage_d, model)
+
+
+def anthropic_tool_use(calls: list[tuple[str, dict | str]], text: str | None = None,
+                       usage: tuple[int, int] = (10, 5), model: str = "claude-stub") -> dict:
+    content: list[dict] = [{"type": "text", "text": text}] if text else []
+    content += [{"type": "tool_use", "id": f"toolu_{i}", "name": name, "input": _tool_input(args)}
+                for i, (name, args) in enumerate(calls, 1)]
+    usage_d = {"input_tokens": usage[0], "output_tokens": usage[1]}
+    return _anthropic_message(content, "tool_use", usage_d, model)
+
+
+def anthropic_stream(text: str | None = None,
+                     tool_calls: list[tuple[str, dict | str]] | None = None,
+                     thinking: str | None = None, usage: tuple[int, int] = (10, 5),
+                     model: str = "claude-stub", signature: str = "c3R1Yi1zaWduYXR1cmU=",
+                     **sse: Any) -> Reply:
+    """The Messages streaming sequence; extra keywords (pause, chunks, ...) go to Reply.sse."""
+    start_usage = {"input_tokens": usage[0], "output_tokens": 1}
+    events: list = [
+        ("message_start", {"type": "message_start",
+                           "message": _anthropic_message([], None, start_usage, model)}),
+        ("ping", {"type": "ping"}),
+    ]
+
+    def block(start: dict, deltas: list[dict]) -> None:
+        index = sum(1 for name, _ in events if name == "content_block_start")
+        events.append(("content_block_start", {"type": "content_block_start", "index": index,
+                                               "content_block": start}))
+        events.extend(("content_block_delta", {"type": "content_block_delta", "index": index,
+                                               "delta": d}) for d in deltas)
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+
+    if thinking is not None:
+        block({"type": "thinking", "thinking": "", "signature": ""},
+              [{"type": "thinking_delta", "thinking": p} for p in _words(thinking)]
+              + [{"type": "signature_delta", "signature": signature}])
+    if text:
+        block({"type": "text", "text": ""},
+              [{"type": "text_delta", "text": p} for p in _words(text)])
+    for i, (name, args) in enumerate(tool_calls or [], 1):
+        raw = jsonlib.dumps(_tool_input(args))
+        block({"type": "tool_use", "id": f"toolu_{i}", "name": name, "input": {}},
+              [{"type": "input_json_delta", "partial_json": p} for p in _thirds(raw)])
+    stop = "tool_use" if tool_calls else "end_turn"
+    events.append(("message_delta", {"type": "message_delta",
+                                     "delta": {"stop_reason": stop, "stop_sequence": None},
+                                     "usage": {"output_tokens": usage[1]}}))
+    events.append(("message_stop", {"type": "message_stop"}))
+    return Reply.sse(events, **sse)
