@@ -1,0 +1,28 @@
+"""toolnexus: a thin async agent loop over OpenAI- and Anthropic-style endpoints."""
+
+from .client import Client, create_client
+from .conversation import Conversation
+from .errors import ProviderError, RunCancelled, RunTimeout, ToolnexusError
+from .events import RunResult
+from .stores import ConversationStore, MemoryStore
+from .toolkit import Toolkit, create_toolkit
+from .tools import Tool, ToolContext, ToolResult, define_tool
+
+__all__ = [
+    "Client",
+    "Conversation",
+    "ConversationStore",
+    "MemoryStore",
+    "ProviderError",
+    "RunCancelled",
+    "RunResult",
+    "RunTimeout",
+    "Tool",
+    "ToolContext",
+    "ToolResult",
+    "Toolkit",
+    "ToolnexusError",
+    "create_client",
+    "create_toolkit",
+    "define_tool",
+]

@@ -1,0 +1,186 @@
+"""Client and create_client: the four entry points over the one loop."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncGenerator, Callable
+from typing import Any
+
+from .conversation import Conversation
+from .errors import ProviderError, ToolnexusError, http_error
+from .events import RunResult
+from .loop import LoopSettings, agent_loop
+from .stores import ConversationStore, MemoryStore
+from .toolkit import Toolkit
+from .transport import ErrorHook, Transport
+from .wire import style_module
+
+FALLBACK_KEY_ENV = "OPENROUTER_API_KEY"
+_RESERVED_PARAMS = frozenset({"messages", "tools", "stream"})
+
+
+def resolve_api_key(style_key_env: str, api_key: str | None) -> str | None:
+    """`api_key`, else the style's variable, else OPENROUTER_API_KEY, else None."""
+    return api_key or os.environ.get(style_key_env) or os.environ.get(FALLBACK_KEY_ENV) or None
+
+
+class Client:
+    def __init__(self, settings: LoopSettings, store: ConversationStore) -> None:
+        self.settings = settings
+        self._store = store
+
+    @property
+    def model(self) -> str:
+        return self.settings.model
+
+    @property
+    def conversation_store(self) -> ConversationStore:
+        return self._store
+
+    async def run(
+        self,
+        prompt: str,
+        toolkit: Toolkit | None,
+        history: list[dict[str, Any]] | None = None,
+        cancel: asyncio.Event | None = None,
+    ) -> RunResult:
+        """Run the loop to the end with non-streaming requests; return its RunResult."""
+        return await _drain(
+            agent_loop(self.settings, prompt, toolkit, history=history, cancel=cancel,
+                       stream=False)
+        )
+
+    async def ask(
+        self,
+        prompt: str,
+        toolkit: Toolkit | None,
+        *,
+        id: str | None = None,
+        on_text: Callable[[str], Any] | None = None,
+        cancel: asyncio.Event | None = None,
+    ) -> RunResult:
+        """`run`, remembering the thread `id` through the store. With `on_text`, the
+        answer streams and each text delta is passed to it as it arrives."""
+        history = await self._store.get(id) if id is not None else None
+        events = agent_loop(self.settings, prompt, toolkit, history=history, cancel=cancel,
+                            stream=on_text is not None)
+        return await self._saving(id, _drain(events, on_text))
+
+    async def stream(
+        self,
+        prompt: str,
+        toolkit: Toolkit | None,
+        *,
+        id: str | None = None,
+        cancel: asyncio.Event | None = None,
+    ) -> AsyncGenerator[dict[str, Any], None]:
+        """The loop's events as they happen; with `id`, the thread is loaded first and
+        saved when the run ends (also when it ends in an error or a cancel)."""
+        history = await self._store.get(id) if id is not None else None
+        events = agent_loop(self.settings, prompt, toolkit, history=history, cancel=cancel)
+        try:
+            async for event in events:
+                if event["type"] == "done" and id is not None:
+                    await self._store.save(id, event["result"].messages)
+                yield event
+        except ToolnexusError as exc:
+            if id is not None and exc.result is not None:
+                await self._store.save(id, exc.result.messages)
+            raise
+        finally:
+            await events.aclose()
+
+    def conversation(self, toolkit: Toolkit, cancel: asyncio.Event | None = None) -> Conversation:
+        return Conversation(self, toolkit, cancel)
+
+    async def _saving(self, id: str | None, running: Any) -> RunResult:
+        try:
+            result = await running
+        except ToolnexusError as exc:
+            if id is not None and exc.result is not None:
+                await self._store.save(id, exc.result.messages)
+            raise
+        if id is not None:
+            await self._store.save(id, result.messages)
+        return result
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections of the current event loop."""
+        await self.settings.transport.aclose()
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+async def _drain(events: AsyncGenerator[dict[str, Any], None],
+                 on_text: Callable[[str], Any] | None = None) -> RunResult:
+    try:
+        async for event in events:
+            if event["type"] == "text" and on_text is not None:
+                outcome = on_text(event["delta"])
+                if asyncio.iscoroutine(outcome):
+                    await outcome
+            elif event["type"] == "done":
+                return event["result"]
+    finally:
+        await events.aclose()
+    raise ToolnexusError("the run ended without a result")
+
+
+def create_client(
+    *,
+    base_url: str,
+    style: str,
+    model: str,
+    api_key: str | None = None,
+    headers: dict[str, str] | None = None,
+    system_prompt: str | None = None,
+    max_turns: int = 10,
+    store: ConversationStore | None = None,
+    request_params: dict[str, Any] | None = None,
+    retries: int = 2,
+    retry_base_ms: float = 500,
+    on_error: ErrorHook | None = None,
+    timeout_ms: float | None = None,
+    connect_timeout_s: float = 10.0,
+    idle_timeout_s: float = 60.0,
+) -> Client:
+    wire = style_module(style)
+    if not base_url:
+        raise ValueError("base_url is required, e.g. 'https://api.openai.com/v1'")
+    if not model:
+        raise ValueError("model is required")
+    params = dict(request_params or {})
+    reserved = _RESERVED_PARAMS & params.keys()
+    if reserved:
+        raise ValueError(f"request_params may not set {', '.join(sorted(reserved))}")
+    key = resolve_api_key(wire.KEY_ENV, api_key)
+    url = wire.endpoint(base_url)
+    key_env = wire.KEY_ENV
+
+    def describe_error(status: int, data: Any) -> ProviderError:
+        message = wire.error_message(data) if not isinstance(data, str) else data
+        return http_error(status, message, url=url, model=model, key_env=key_env,
+                          key_sent=key is not None, body=data)
+
+    transport = Transport(
+        retries=retries, retry_base_ms=retry_base_ms, on_error=on_error,
+        connect_timeout_s=connect_timeout_s, idle_timeout_s=idle_timeout_s,
+        describe_error=describe_error,
+    )
+    settings = LoopSettings(
+        wire=wire,
+        url=url,
+        headers={**wire.auth_headers(key), **(headers or {})},
+        model=model,
+        transport=transport,
+        system_prompt=system_prompt,
+        max_turns=max_turns,
+        request_params=params,
+        timeout_ms=timeout_ms,
+    )
+    return Client(settings, store if store is not None else MemoryStore())

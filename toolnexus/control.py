@@ -1,0 +1,88 @@
+"""Run control: one object per run that turns a cancel event or a deadline into an
+interruption every wait in the run honours (HTTP reads, backoff sleeps, tools)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from .errors import RunCancelled, RunTimeout, ToolnexusError
+
+T = TypeVar("T")
+
+
+class RunControl:
+    def __init__(self, cancel: asyncio.Event | None, deadline: float | None) -> None:
+        self.reason: str | None = None  # "cancelled" or "timeout" once interrupted
+        self.deadline = deadline
+        self._callbacks: list[Callable[[], None]] = []
+        loop = asyncio.get_running_loop()
+        self._watcher: asyncio.Task[Any] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        if cancel is not None:
+            if cancel.is_set():
+                self.reason = "cancelled"
+            else:
+                self._watcher = loop.create_task(cancel.wait())
+                self._watcher.add_done_callback(self._on_cancel)
+        if deadline is not None and self.reason is None:
+            self._timer = loop.call_at(deadline, self._fire, "timeout")
+
+    def _on_cancel(self, task: asyncio.Task[Any]) -> None:
+        if not task.cancelled():
+            self._fire("cancelled")
+
+    def _fire(self, reason: str) -> None:
+        if self.reason is None:
+            self.reason = reason
+            for callback in list(self._callbacks):
+                callback()
+
+    def remaining(self) -> float | None:
+        if self.deadline is None:
+            return None
+        return self.deadline - asyncio.get_running_loop().time()
+
+    def error(self) -> ToolnexusError:
+        if self.reason == "timeout":
+            return RunTimeout("the run's deadline (timeout_ms) passed")
+        return RunCancelled()
+
+    def check(self) -> None:
+        if self.reason is not None:
+            raise self.error()
+
+    def subscribe(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call `callback` on interruption; returns the function that unsubscribes."""
+        self._callbacks.append(callback)
+        return lambda: self._callbacks.remove(callback)
+
+    async def race(self, awaitable: Awaitable[T]) -> T:
+        """Await `awaitable`, or abandon (cancel) it and raise when the run is interrupted."""
+        self.check()
+        task = asyncio.ensure_future(awaitable)
+        interrupted = asyncio.get_running_loop().create_future()
+        unsubscribe = self.subscribe(
+            lambda: interrupted.done() or interrupted.set_result(None)
+        )
+        try:
+            await asyncio.wait((task, interrupted), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            unsubscribe()
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        if not task.done() or task.cancelled():
+            raise self.error()
+        return task.result()
+
+    async def sleep(self, delay: float) -> None:
+        await self.race(asyncio.sleep(max(0.0, delay)))
+
+    def close(self) -> None:
+        if self._watcher is not None:
+            self._watcher.cancel()
+        if self._timer is not None:
+            self._timer.cancel()
+        self._callbacks.clear()

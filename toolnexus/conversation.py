@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from .errors import ToolnexusError
+from .events import RunResult
+from .toolkit import Toolkit
+
+if TYPE_CHECKING:
+    from .client import Client
+
+
+class Conversation:
+    """An in-memory multi-turn conversation: each send() continues from `messages`."""
+
+    def __init__(
+        self, client: Client, toolkit: Toolkit, cancel: asyncio.Event | None = None
+    ) -> None:
+        self.client = client
+        self.toolkit = toolkit
+        self.cancel = cancel
+        self.messages: list[dict[str, Any]] = []
+
+    async def send(self, prompt: str) -> RunResult:
+        try:
+            result = await self.client.run(
+                prompt, self.toolkit, history=self.messages, cancel=self.cancel
+            )
+        except ToolnexusError as exc:
+            if exc.result is not None:  # keep the turn and whatever partial answer came
+                self.messages = exc.result.messages
+            raise
+        self.messages = result.messages
+        return result
+
+    def reset(self) -> None:
+        self.messages = []

@@ -1,0 +1,65 @@
+"""RunResult, usage arithmetic and the event dicts the loop yields."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+Usage = dict[str, int]
+
+
+def empty_usage() -> Usage:
+    return {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+
+
+def add_usage(total: Usage, turn: Usage) -> None:
+    """Add one turn's usage into `total` in place (every numeric key is summed)."""
+    for key, value in turn.items():
+        if isinstance(value, int):
+            total[key] = total.get(key, 0) + value
+
+
+@dataclass
+class RunResult:
+    text: str = ""
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    turns: int = 0
+    usage: Usage = field(default_factory=empty_usage)
+    model: str = ""
+    status: str = "done"  # "done" | "pending" | "incomplete"
+    pending: dict[str, Any] | None = None
+    finish_reason: str | None = None
+
+
+def text_event(delta: str) -> dict[str, Any]:
+    return {"type": "text", "delta": delta}
+
+
+def reasoning_event(delta: str) -> dict[str, Any]:
+    return {"type": "reasoning", "delta": delta}
+
+
+def tool_call_event(call_id: str, name: str, args: Any) -> dict[str, Any]:
+    return {"type": "tool_call", "id": call_id, "name": name, "args": args}
+
+
+def tool_result_event(call_id: str, name: str, output: str, is_error: bool) -> dict[str, Any]:
+    return {"type": "tool_result", "id": call_id, "name": name, "output": output,
+            "is_error": is_error}
+
+
+def pending_event(request: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "pending", "request": request}
+
+
+def retry_event(attempt: int, delay: float, reason: str) -> dict[str, Any]:
+    return {"type": "retry", "attempt": attempt, "delay": delay, "reason": reason}
+
+
+def usage_event(usage: Usage) -> dict[str, Any]:
+    return {"type": "usage", "usage": dict(usage)}
+
+
+def done_event(result: RunResult) -> dict[str, Any]:
+    return {"type": "done", "result": result}

@@ -1,0 +1,106 @@
+"""Toolkit: the set of tools one run may call, and how they are executed."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from .tools import DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_S, Tool, ToolContext, ToolResult
+
+
+class Toolkit:
+    def __init__(
+        self, *, timeout: float = DEFAULT_TIMEOUT_S, max_output: int = DEFAULT_MAX_OUTPUT
+    ) -> None:
+        self.timeout = timeout
+        self.max_output = max_output
+        self._tools: dict[str, Tool] = {}
+        self._closers: list[Callable[[], Awaitable[None]]] = []
+
+    def register(self, *tools: Tool) -> Toolkit:
+        for tool in tools:
+            if tool.name in self._tools:
+                raise ValueError(f"a tool named {tool.name!r} is already registered")
+            self._tools[tool.name] = tool
+        return self
+
+    def tools(self) -> list[Tool]:
+        return list(self._tools.values())
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def on_close(self, closer: Callable[[], Awaitable[None]]) -> None:
+        """Run `closer` when the toolkit closes (tool sources that hold processes use it)."""
+        self._closers.append(closer)
+
+    async def execute(
+        self, name: str, args: dict[str, Any], context: ToolContext | None = None
+    ) -> ToolResult:
+        """Run one tool. Never raises for the tool's own failures: those become error
+        results the model can read. Cancellation of the caller propagates."""
+        tool = self._tools.get(name)
+        if tool is None:
+            known = ", ".join(sorted(self._tools)) or "none"
+            return ToolResult(f"error: unknown tool {name!r} (available: {known})", is_error=True)
+        timeout = tool.timeout if tool.timeout is not None else self.timeout
+        try:
+            async with asyncio.timeout(timeout):
+                result = await tool.call(args, context or ToolContext())
+        except TimeoutError:
+            if context is not None:
+                context.cancelled.set()
+            return ToolResult(f"error: tool {name!r} timed out after {timeout:g} s", is_error=True)
+        except Exception as exc:
+            return ToolResult(f"error: {type(exc).__name__}: {exc}", is_error=True)
+        cap = tool.max_output if tool.max_output is not None else self.max_output
+        return _capped(result, cap)
+
+    def to_openai(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.input_schema,
+                },
+            }
+            for t in self._tools.values()
+        ]
+
+    def to_anthropic(self) -> list[dict[str, Any]]:
+        return [
+            {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+            for t in self._tools.values()
+        ]
+
+    async def close(self) -> None:
+        closers, self._closers = self._closers, []
+        for closer in reversed(closers):
+            await closer()
+
+    async def __aenter__(self) -> Toolkit:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+def _capped(result: ToolResult, cap: int) -> ToolResult:
+    if len(result.output) <= cap:
+        return result
+    cut = len(result.output) - cap
+    output = f"{result.output[:cap]}\n[output truncated: {cut} more characters]"
+    return ToolResult(output, result.is_error, result.metadata)
+
+
+async def create_toolkit(
+    *, timeout: float = DEFAULT_TIMEOUT_S, max_output: int = DEFAULT_MAX_OUTPUT
+) -> Toolkit:
+    """An empty toolkit; tool sources are opt-in."""
+    return Toolkit(timeout=timeout, max_output=max_output)

@@ -1,0 +1,220 @@
+"""Tools: a callable plus the JSON schema the model sees, and the result it returns."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import re
+import threading
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union
+
+# A default the toolkit fills in (`None` means "use the toolkit's").
+DEFAULT_TIMEOUT_S = 120.0
+DEFAULT_MAX_OUTPUT = 100_000
+
+
+@dataclass
+class ToolResult:
+    """What a tool gives back. `metadata` is for the host, never sent to the model."""
+
+    output: str
+    is_error: bool = False
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ToolContext:
+    """Handed to a tool that declares a parameter annotated `ToolContext`.
+
+    `cancelled` is set when the run is cancelled (a sync tool can poll it from its thread);
+    `answer` carries the person's answer when a suspended tool is re-run.
+    """
+
+    call_id: str = ""
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    answer: dict[str, Any] | None = None
+
+
+@dataclass
+class Tool:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    fn: Callable[..., Any]
+    timeout: float | None = None
+    max_output: int | None = None
+    source: str = "python"
+    context_param: str | None = None
+    optional_params: tuple[str, ...] = ()
+
+    @property
+    def is_async(self) -> bool:
+        return inspect.iscoroutinefunction(self.fn)
+
+    async def call(self, args: dict[str, Any], context: ToolContext) -> ToolResult:
+        kwargs = dict(args)
+        for name in self.optional_params:
+            kwargs.setdefault(name, None)
+        if self.context_param:
+            kwargs[self.context_param] = context
+        if self.is_async:
+            value = await self.fn(**kwargs)
+        else:
+            value = await asyncio.to_thread(self.fn, **kwargs)
+            if inspect.isawaitable(value):
+                value = await value
+        return to_result(value)
+
+
+def to_result(value: Any) -> ToolResult:
+    if isinstance(value, ToolResult):
+        return value
+    if isinstance(value, str):
+        return ToolResult(value)
+    return ToolResult(json.dumps(value, ensure_ascii=False, default=str))
+
+
+def define_tool(
+    fn: Callable[..., Any],
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    input_schema: dict[str, Any] | None = None,
+    timeout: float | None = None,
+    max_output: int | None = None,
+) -> Tool:
+    """Make a tool of a sync or async function, called with the arguments as keywords.
+
+    Without `input_schema` the schema comes from the type hints, the description from
+    the docstring (its first paragraph; `Args:` lines describe the parameters).
+    """
+    tool_name = name or getattr(fn, "__name__", None)
+    if not tool_name or tool_name == "<lambda>":
+        raise ValueError("define_tool needs name= for a function without a name")
+    summary, param_docs = _parse_docstring(inspect.getdoc(fn) or "")
+    context_param, optional = _special_params(fn)
+    schema = input_schema if input_schema is not None else _infer_schema(fn, param_docs)
+    return Tool(
+        name=tool_name,
+        description=description if description is not None else summary,
+        input_schema=schema,
+        fn=fn,
+        timeout=timeout,
+        max_output=max_output,
+        context_param=context_param,
+        optional_params=optional if input_schema is None else (),
+    )
+
+
+def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(fn)
+    except Exception:  # unresolvable forward references: fall back to raw annotations
+        return dict(getattr(fn, "__annotations__", {}))
+
+
+def _parameters(fn: Callable[..., Any]) -> list[inspect.Parameter]:
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return [p for p in inspect.signature(fn).parameters.values() if p.kind in kinds]
+
+
+def _special_params(fn: Callable[..., Any]) -> tuple[str | None, tuple[str, ...]]:
+    hints = _hints(fn)
+    context_param = None
+    optional = []
+    for p in _parameters(fn):
+        hint = hints.get(p.name)
+        if hint is ToolContext:
+            context_param = p.name
+        elif p.default is inspect.Parameter.empty and _is_optional(hint):
+            optional.append(p.name)
+    return context_param, tuple(optional)
+
+
+def _infer_schema(fn: Callable[..., Any], param_docs: dict[str, str]) -> dict[str, Any]:
+    hints = _hints(fn)
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for p in _parameters(fn):
+        hint = hints.get(p.name, inspect.Parameter.empty)
+        if hint is ToolContext:
+            continue
+        prop = _type_schema(hint)
+        if p.name in param_docs:
+            prop = {**prop, "description": param_docs[p.name]}
+        properties[p.name] = prop
+        if p.default is inspect.Parameter.empty and not _is_optional(hint):
+            required.append(p.name)
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+_SCALARS = {str: "string", int: "integer", float: "number", bool: "boolean"}
+
+
+def _is_optional(hint: Any) -> bool:
+    return typing.get_origin(hint) in (Union, types.UnionType) and type(None) in typing.get_args(
+        hint
+    )
+
+
+def _type_schema(hint: Any) -> dict[str, Any]:
+    if hint is inspect.Parameter.empty or hint is Any:
+        return {}
+    if hint in _SCALARS:
+        return {"type": _SCALARS[hint]}
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (Union, types.UnionType):
+        members = [a for a in args if a is not type(None)]
+        if len(members) == 1:
+            return _type_schema(members[0])
+        return {"anyOf": [_type_schema(a) for a in members]}
+    if origin is Literal:
+        schema: dict[str, Any] = {"enum": list(args)}
+        kinds = {type(a) for a in args}
+        if len(kinds) == 1 and kinds.pop() in _SCALARS:
+            schema["type"] = _SCALARS[type(args[0])]
+        return schema
+    if hint in (list, tuple, set) or origin in (list, tuple, set):
+        schema = {"type": "array"}
+        if args and args[0] is not Ellipsis:
+            schema["items"] = _type_schema(args[0])
+        return schema
+    if hint is dict or origin is dict:
+        return {"type": "object"}
+    return {}
+
+
+_ARGS_HEADER = re.compile(r"^(Args|Arguments|Parameters):\s*$")
+_ARG_LINE = re.compile(r"^\s+(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.+)$")
+
+
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    summary_lines: list[str] = []
+    params: dict[str, str] = {}
+    in_args = False
+    last = None
+    for line in doc.splitlines():
+        if _ARGS_HEADER.match(line.strip()):
+            in_args = True
+            continue
+        if in_args:
+            m = _ARG_LINE.match(line)
+            if m:
+                last = m.group(1)
+                params[last] = m.group(2).strip()
+            elif line.startswith((" ", "\t")) and line.strip() and last:
+                params[last] += " " + line.strip()
+            elif line.strip():
+                in_args = False
+            continue
+        summary_lines.append(line)
+    summary = "\n".join(summary_lines).strip().split("\n\n")[0]
+    return " ".join(summary.split()), params

@@ -1,0 +1,272 @@
+"""style="anthropic": the Messages API format."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..errors import ProviderError
+from ..events import Usage, empty_usage, reasoning_event, text_event
+from .common import ModelReply, assistant_message, canonical_call, loads_event, text_of
+
+KEY_ENV = "ANTHROPIC_API_KEY"
+API_VERSION = "2023-06-01"
+DEFAULT_MAX_TOKENS = 4096
+
+# Thinking blocks ride on the canonical assistant message under this key, signatures and all,
+# so they can go back to the API ahead of the tool_use they led to.
+THINKING_KEY = "thinking_blocks"
+
+# Anthropic error types -> the HTTP status they stand for, for errors sent inside a stream.
+_ERROR_STATUS = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "overloaded_error": 529,
+}
+
+
+def endpoint(base_url: str) -> str:
+    base = base_url.rstrip("/")
+    return base + "/messages" if base.endswith("/v1") else base + "/v1/messages"
+
+
+def auth_headers(api_key: str | None) -> dict[str, str]:
+    headers = {"anthropic-version": API_VERSION}
+    if api_key:
+        headers["x-api-key"] = api_key
+    return headers
+
+
+def build_body(
+    *,
+    model: str,
+    messages: list[dict[str, Any]],
+    system: str | None,
+    tools: list[dict[str, Any]],
+    stream: bool,
+) -> dict[str, Any]:
+    own_system = [text_of(m.get("content")) for m in messages if m.get("role") == "system"]
+    wire: list[dict[str, Any]] = []
+    for message in messages:
+        role = message.get("role")
+        if role == "user":
+            _push(wire, "user", _user_blocks(message.get("content")))
+        elif role == "assistant":
+            _push(wire, "assistant", _assistant_blocks(message))
+        elif role == "tool":
+            result: dict[str, Any] = {
+                "type": "tool_result",
+                "tool_use_id": message.get("tool_call_id", ""),
+                "content": text_of(message.get("content")),
+            }
+            if message.get("is_error"):
+                result["is_error"] = True
+            _push(wire, "user", [result])
+    body: dict[str, Any] = {
+        "model": model,
+        "max_tokens": DEFAULT_MAX_TOKENS,
+        "messages": wire,
+        "stream": stream,
+    }
+    system_text = "\n\n".join(own_system) if own_system else system
+    if system_text:
+        body["system"] = system_text
+    if tools:
+        body["tools"] = tools
+    return body
+
+
+def _push(wire: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]) -> None:
+    """Append blocks, merging into the previous message when the role repeats: consecutive
+    tool results (and a user turn right after them) must form ONE user message."""
+    if not blocks:
+        return
+    if wire and wire[-1]["role"] == role:
+        wire[-1]["content"].extend(blocks)
+    else:
+        wire.append({"role": role, "content": list(blocks)})
+
+
+def _user_blocks(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, list):
+        blocks = []
+        for part in content:
+            if not isinstance(part, dict):
+                continue
+            if part.get("type") == "text" and part.get("text"):
+                blocks.append({"type": "text", "text": part["text"]})
+            elif part.get("type") in ("image", "document"):
+                blocks.append(part)
+        return blocks
+    text = text_of(content)
+    return [{"type": "text", "text": text}] if text else []
+
+
+def _assistant_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    blocks = list(message.get(THINKING_KEY) or [])
+    text = text_of(message.get("content"))
+    if text.strip():
+        blocks.append({"type": "text", "text": text})
+    for call in message.get("tool_calls") or []:
+        fn = call.get("function") or {}
+        try:
+            args = json.loads(fn.get("arguments") or "{}")
+        except ValueError:
+            args = {}
+        blocks.append({
+            "type": "tool_use",
+            "id": call.get("id", ""),
+            "name": fn.get("name", ""),
+            "input": args if isinstance(args, dict) else {"value": args},
+        })
+    return blocks
+
+
+def error_message(data: Any) -> str | None:
+    if isinstance(data, dict):
+        err = data.get("error")
+        if isinstance(err, dict) and err.get("message"):
+            return str(err["message"])
+        if isinstance(err, str):
+            return err
+        if data.get("message"):
+            return str(data["message"])
+    return None
+
+
+def _raise_error(data: dict[str, Any]) -> None:
+    err = data.get("error") if isinstance(data.get("error"), dict) else {}
+    raise ProviderError(
+        f"the endpoint reported an error: {error_message(data) or data}",
+        status=_ERROR_STATUS.get(err.get("type", "")),
+        provider_message=error_message(data),
+        body=data,
+    )
+
+
+def parse_usage(raw: Any, usage: Usage | None = None) -> Usage:
+    """Fold an Anthropic usage object into `usage`. Fields present replace earlier ones:
+    `output_tokens` in message_delta is cumulative, not a delta."""
+    usage = usage if usage is not None else empty_usage()
+    if isinstance(raw, dict):
+        parts = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        if any(raw.get(p) is not None for p in parts):
+            usage["prompt_tokens"] = sum(int(raw.get(p) or 0) for p in parts)
+        if raw.get("output_tokens") is not None:
+            usage["completion_tokens"] = int(raw["output_tokens"])
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+    return usage
+
+
+def _message_from_blocks(blocks: list[dict[str, Any]]) -> dict[str, Any]:
+    text, calls, thinking, reasoning = [], [], [], []
+    for block in blocks:
+        kind = block.get("type")
+        if kind == "text":
+            text.append(block.get("text", ""))
+        elif kind == "tool_use":
+            calls.append(canonical_call(block.get("id", ""), block.get("name", ""),
+                                        block.get("input") or {}))
+        elif kind in ("thinking", "redacted_thinking"):
+            thinking.append(block)
+            reasoning.append(block.get("thinking", ""))
+    message = assistant_message("".join(text), calls, "".join(reasoning))
+    if thinking:
+        message[THINKING_KEY] = thinking
+    return message
+
+
+def parse_reply(data: Any) -> ModelReply:
+    if not isinstance(data, dict):
+        raise ProviderError(f"the endpoint sent an unexpected reply: {str(data)[:200]}")
+    if data.get("type") == "error" or data.get("error"):
+        _raise_error(data)
+    if not isinstance(data.get("content"), list):
+        raise ProviderError("the endpoint's reply has no content")
+    message = _message_from_blocks(data["content"])
+    return ModelReply(message, parse_usage(data.get("usage")), data.get("stop_reason"))
+
+
+class Stream:
+    """Assembles Messages-API stream events into deltas and, at the end, one reply."""
+
+    def __init__(self) -> None:
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.json_parts: dict[int, list[str]] = {}
+        self.text: list[str] = []
+        self.usage = empty_usage()
+        self.finish_reason: str | None = None
+        self.done = False
+
+    def feed(self, event: str, data: str) -> list[dict[str, Any]]:
+        obj = loads_event(data)
+        if not isinstance(obj, dict):
+            return []
+        kind = obj.get("type") or event
+        if kind == "content_block_delta":
+            return self._delta(obj.get("index", 0), obj.get("delta") or {})
+        if kind == "content_block_start":
+            block = dict(obj.get("content_block") or {})
+            if block.get("type") == "tool_use":
+                block["input"] = {}
+            self.blocks[obj.get("index", len(self.blocks))] = block
+            if block.get("type") == "text" and block.get("text"):
+                self.text.append(block["text"])
+                return [text_event(block["text"])]
+        elif kind == "message_start":
+            parse_usage((obj.get("message") or {}).get("usage"), self.usage)
+        elif kind == "message_delta":
+            self.finish_reason = (obj.get("delta") or {}).get("stop_reason") or self.finish_reason
+            parse_usage(obj.get("usage"), self.usage)
+        elif kind == "message_stop":
+            self.done = True
+        elif kind == "error":
+            _raise_error(obj)
+        return []
+
+    def _delta(self, index: int, delta: dict[str, Any]) -> list[dict[str, Any]]:
+        block = self.blocks.setdefault(index, {"type": "text", "text": ""})
+        kind = delta.get("type")
+        if kind == "text_delta":
+            piece = delta.get("text", "")
+            block["text"] = block.get("text", "") + piece
+            self.text.append(piece)
+            return [text_event(piece)] if piece else []
+        if kind == "input_json_delta":
+            self.json_parts.setdefault(index, []).append(delta.get("partial_json") or "")
+        elif kind == "thinking_delta":
+            piece = delta.get("thinking", "")
+            block["thinking"] = block.get("thinking", "") + piece
+            return [reasoning_event(piece)] if piece else []
+        elif kind == "signature_delta":
+            block["signature"] = block.get("signature", "") + delta.get("signature", "")
+        return []
+
+    def partial_text(self) -> str:
+        return "".join(self.text)
+
+    def finish(self) -> ModelReply:
+        blocks = []
+        for index in sorted(self.blocks):
+            block = self.blocks[index]
+            if block.get("type") == "tool_use":
+                raw = "".join(self.json_parts.get(index, [])).strip()
+                block = {**block, "input": _parse_input(raw)}
+            blocks.append(block)
+        return ModelReply(_message_from_blocks(blocks), self.usage, self.finish_reason)
+
+
+def _parse_input(raw: str) -> Any:
+    """Tool input from its streamed JSON: none at all means `{}`; broken JSON is kept as
+    text so the loop can tell the model what was wrong with it."""
+    if not raw:
+        return {}
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
