@@ -5,15 +5,18 @@ from .conversation import Conversation
 from .errors import ProviderError, RunCancelled, RunTimeout, ToolnexusError
 from .events import RunResult
 from .stores import ConversationStore, MemoryStore
+from .suspension import Answer, Request, make_answer, make_request, suspend
 from .toolkit import Toolkit, create_toolkit
 from .tools import Tool, ToolContext, ToolResult, define_tool
 
 __all__ = [
+    "Answer",
     "Client",
     "Conversation",
     "ConversationStore",
     "MemoryStore",
     "ProviderError",
+    "Request",
     "RunCancelled",
     "RunResult",
     "RunTimeout",
@@ -25,4 +28,7 @@ __all__ = [
     "create_client",
     "create_toolkit",
     "define_tool",
+    "make_answer",
+    "make_request",
+    "suspend",
 ]

@@ -10,8 +10,10 @@ from typing import Any
 from .conversation import Conversation
 from .errors import ProviderError, ToolnexusError, http_error
 from .events import RunResult
-from .loop import LoopSettings, agent_loop
+from .hooks import Hooks
+from .loop import LoopSettings, WaitFor, agent_loop
 from .stores import ConversationStore, MemoryStore
+from .suspension import Answer
 from .toolkit import Toolkit
 from .transport import ErrorHook, Transport
 from .wire import style_module
@@ -91,6 +93,24 @@ class Client:
         finally:
             await events.aclose()
 
+    async def resume(
+        self,
+        result: RunResult,
+        answer: Answer,
+        toolkit: Toolkit | None,
+        *,
+        id: str | None = None,
+        cancel: asyncio.Event | None = None,
+    ) -> RunResult:
+        """Go on with a run that ended with status "pending", answering its request."""
+        events = agent_loop(self.settings, None, toolkit, history=result.messages,
+                            cancel=cancel, stream=False, resume=answer,
+                            first_turn=result.turns + 1)
+        resumed = await self._saving(id, _drain(events))
+        resumed.usage = {k: resumed.usage.get(k, 0) + v for k, v in result.usage.items()}
+        resumed.tool_calls = result.tool_calls + resumed.tool_calls
+        return resumed
+
     def conversation(self, toolkit: Toolkit, cancel: asyncio.Event | None = None) -> Conversation:
         return Conversation(self, toolkit, cancel)
 
@@ -148,6 +168,8 @@ def create_client(
     timeout_ms: float | None = None,
     connect_timeout_s: float = 10.0,
     idle_timeout_s: float = 60.0,
+    hooks: Any = None,
+    wait_for: WaitFor | None = None,
 ) -> Client:
     wire = style_module(style)
     if not base_url:
@@ -182,5 +204,7 @@ def create_client(
         max_turns=max_turns,
         request_params=params,
         timeout_ms=timeout_ms,
+        hooks=Hooks(hooks),
+        wait_for=wait_for,
     )
     return Client(settings, store if store is not None else MemoryStore())

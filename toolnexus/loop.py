@@ -7,8 +7,9 @@ an async generator of event dicts ending in a `done` event.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -19,18 +20,22 @@ from .events import (
     RunResult,
     add_usage,
     done_event,
+    pending_event,
     reasoning_event,
     text_event,
     tool_call_event,
     tool_result_event,
     usage_event,
 )
+from .hooks import Hooks
+from .suspension import PENDING_KEY, Answer, Request, declined, pending_request
 from .toolkit import Toolkit
-from .tools import ToolContext, ToolResult
+from .tools import ToolContext, ToolResult, to_result
 from .transport import Transport
 from .wire.common import ModelReply, text_of
 
 INTERRUPTED_KEY = "interrupted"
+WaitFor = Callable[[Request], Any]  # returns an Answer, or an awaitable of one
 CANCELLED_TOOL_OUTPUT = "error: the run was interrupted before this tool finished"
 
 
@@ -45,6 +50,8 @@ class LoopSettings:
     max_turns: int = 10
     request_params: dict[str, Any] = field(default_factory=dict)
     timeout_ms: float | None = None
+    hooks: Hooks = field(default_factory=Hooks)
+    wait_for: WaitFor | None = None
 
 
 @dataclass
@@ -57,73 +64,200 @@ class _Call:
 
 async def agent_loop(
     settings: LoopSettings,
-    prompt: str,
+    prompt: str | None,
     toolkit: Toolkit | None,
     *,
     history: list[dict[str, Any]] | None = None,
     cancel: asyncio.Event | None = None,
     stream: bool = True,
+    resume: Answer | None = None,
+    first_turn: int = 1,
 ) -> AsyncIterator[dict[str, Any]]:
-    messages = [*(history or []), {"role": "user", "content": prompt}]
-    result = RunResult(messages=messages, model=settings.model)
+    """Run to the end, yielding events. `prompt` None with `resume` continues a run that
+    ended "pending", answering its request."""
+    messages = list(history or [])
+    if prompt is not None:
+        messages.append({"role": "user", "content": prompt})
+    result = RunResult(messages=messages, model=settings.model, turns=first_turn - 1)
     deadline = None
     if settings.timeout_ms is not None:
         deadline = asyncio.get_running_loop().time() + settings.timeout_ms / 1000
     control = RunControl(cancel, deadline)
-    assembler = None
+    run = _Run(settings, toolkit, control, result)
     try:
         control.check()
-        tools = _tool_schemas(settings.wire, toolkit)
-        for turn in range(1, settings.max_turns + 1):
-            body = settings.wire.build_body(
-                model=settings.model, messages=messages, system=settings.system_prompt,
-                tools=tools, stream=stream,
-            )
-            body.update(settings.request_params)
-            assembler = settings.wire.Stream()
-            reply: ModelReply | None = None
-            async for kind, payload in settings.transport.send(
-                settings.url, settings.headers, body, control
-            ):
-                if kind == "sse":
-                    for event_name, data in payload:
-                        for event in assembler.feed(event_name, data):
-                            yield event
-                elif kind == "json":
-                    reply = settings.wire.parse_reply(payload)
-                    for event in _whole_reply_events(reply):
-                        yield event
-                else:
-                    yield payload
-            if reply is None:
-                reply = assembler.finish()
-            assembler = None
-            messages.append(reply.message)
-            add_usage(result.usage, reply.usage)
-            result.turns = turn
-            result.finish_reason = reply.finish_reason
-            yield usage_event(result.usage)
-
-            calls = [_parse_call(c) for c in reply.message.get("tool_calls") or []]
-            if not calls:
-                result.text = text_of(reply.message.get("content"))
+        if resume is not None:
+            async for event in run.resume(resume):
+                yield event
+        while result.status != "pending":
+            if result.turns >= settings.max_turns:
+                result.status = "incomplete"
                 break
-            for call in calls:
-                result.tool_calls.append({"id": call.id, "name": call.name, "args": call.args})
-                yield tool_call_event(call.id, call.name, call.args)
-            outcomes = await _run_tools(calls, toolkit, control, messages)
-            for call, outcome in zip(calls, outcomes, strict=True):
-                yield tool_result_event(call.id, call.name, outcome.output, outcome.is_error)
-        else:
-            result.status = "incomplete"
+            result.turns += 1
+            async for event in run.model_turn(stream):
+                yield event
+            calls = [_parse_call(c) for c in messages[-1].get("tool_calls") or []]
+            if not calls:
+                result.text = text_of(messages[-1].get("content"))
+                break
+            async for event in run.tool_turn(calls):
+                yield event
         yield done_event(result)
     except ToolnexusError as exc:
-        if assembler is not None:
-            _keep_partial_answer(messages, assembler.partial_text())
+        if run.assembler is not None:
+            _keep_partial_answer(messages, run.assembler.partial_text())
         exc.result = result
         raise
     finally:
         control.close()
+
+
+class _Run:
+    """The state of one run, and its two kinds of step: a model turn and a tool turn."""
+
+    def __init__(self, settings: LoopSettings, toolkit: Toolkit | None, control: RunControl,
+                 result: RunResult) -> None:
+        self.settings = settings
+        self.toolkit = toolkit
+        self.control = control
+        self.result = result
+        self.messages = result.messages
+        self.tools = _tool_schemas(settings.wire, toolkit)
+        self.assembler: Any = None  # the stream being read, for the partial answer
+
+    async def model_turn(self, stream: bool) -> AsyncIterator[dict[str, Any]]:
+        settings, hooks, turn = self.settings, self.settings.hooks, self.result.turns
+        request = {"messages": self.messages, "tools": self.tools, "model": settings.model}
+        if "before_llm" in hooks:
+            changes = await hooks.call("before_llm", {**request, "turn": turn})
+            if isinstance(changes, dict):
+                request.update({k: v for k, v in changes.items() if k in request})
+        body = settings.wire.build_body(
+            model=request["model"], messages=request["messages"],
+            system=settings.system_prompt, tools=request["tools"], stream=stream,
+        )
+        body.update(settings.request_params)
+        self.assembler = settings.wire.Stream()
+        reply: ModelReply | None = None
+        async for kind, payload in settings.transport.send(
+            settings.url, settings.headers, body, self.control
+        ):
+            if kind == "sse":
+                for event_name, data in payload:
+                    for event in self.assembler.feed(event_name, data):
+                        yield event
+            elif kind == "json":
+                reply = settings.wire.parse_reply(payload)
+                for event in _whole_reply_events(reply):
+                    yield event
+            else:
+                yield payload
+        if reply is None:
+            reply = self.assembler.finish()
+        self.assembler = None
+        message = reply.message
+        if "after_llm" in hooks:
+            changes = await hooks.call("after_llm", {
+                "response": message, "model": request["model"], "turn": turn,
+                "usage": reply.usage,
+            })
+            if isinstance(changes, dict) and isinstance(changes.get("response"), dict):
+                message = changes["response"]
+        self.messages.append(message)
+        add_usage(self.result.usage, reply.usage)
+        self.result.finish_reason = reply.finish_reason
+        yield usage_event(self.result.usage)
+
+    async def tool_turn(self, calls: list[_Call]) -> AsyncIterator[dict[str, Any]]:
+        """Run one turn's calls concurrently, then settle suspensions one by one; results
+        go into the transcript in call order. On interruption, calls that did not finish
+        get an error result, so no tool call is ever left without its result."""
+        for call in calls:
+            self.result.tool_calls.append({"id": call.id, "name": call.name, "args": call.args})
+            yield tool_call_event(call.id, call.name, call.args)
+        contexts = [ToolContext(call_id=call.id) for call in calls]
+        tasks = [asyncio.ensure_future(self._execute(call, ctx))
+                 for call, ctx in zip(calls, contexts, strict=True)]
+        outcomes: list[ToolResult] = []
+        try:
+            await self.control.race(asyncio.gather(*tasks))
+            outcomes = [task.result() for task in tasks]
+            for index, (call, ctx) in enumerate(zip(calls, contexts, strict=True)):
+                req = pending_request(outcomes[index])
+                if req is not None and self.settings.wait_for is not None:
+                    yield pending_event(req)
+                    ans = await self.control.race(_maybe_await(self.settings.wait_for(req)))
+                    outcomes[index] = await self._settle(call, ctx, req, ans)
+        except ToolnexusError:
+            for ctx in contexts:
+                ctx.cancelled.set()
+            for task in tasks:
+                task.cancel()
+            raise
+        finally:
+            if not outcomes:
+                outcomes = [_finished_or_cancelled(task) for task in tasks]
+            for call, outcome in zip(calls, outcomes, strict=True):
+                self.messages.append(_tool_message(call, outcome))
+        for call, outcome in zip(calls, outcomes, strict=True):
+            yield tool_result_event(call.id, call.name, outcome.output, outcome.is_error)
+            req = pending_request(outcome)
+            if req is not None and self.result.status != "pending":
+                self.result.status = "pending"
+                self.result.pending = req
+
+    async def resume(self, ans: Answer) -> AsyncIterator[dict[str, Any]]:
+        """Answer the request a "pending" run stopped on, then go on."""
+        index, req = _find_pending(self.messages, ans.get("id"))
+        tool_message = self.messages[index]
+        call = _parse_call(_find_call(self.messages, tool_message["tool_call_id"]))
+        outcome = await self._settle(call, ToolContext(call_id=call.id), req, ans)
+        self.messages[index] = _tool_message(call, outcome)
+        yield tool_result_event(call.id, call.name, outcome.output, outcome.is_error)
+        still_waiting = _open_requests(self.messages)
+        if still_waiting:
+            self.result.status = "pending"
+            self.result.pending = still_waiting[0]
+
+    async def _settle(self, call: _Call, ctx: ToolContext, req: Request,
+                      ans: Answer | None) -> ToolResult:
+        """The outcome of a suspended call once the person answered: one re-run with the
+        answer on ok; a refusal (or a second suspension) goes to the model as declined."""
+        if not ans or not ans.get("ok"):
+            return declined(req, ans)
+        ctx.answer = ans
+        outcome = await self.control.race(self._execute(call, ctx))
+        return declined(req) if pending_request(outcome) is not None else outcome
+
+    async def _execute(self, call: _Call, ctx: ToolContext) -> ToolResult:
+        if call.problem:
+            return ToolResult(call.problem, is_error=True)
+        hooks, turn = self.settings.hooks, self.result.turns
+        args = call.args
+        outcome = None
+        if "before_tool" in hooks:
+            changes = await hooks.call("before_tool",
+                                       {"name": call.name, "args": args, "id": call.id,
+                                        "turn": turn})
+            if isinstance(changes, dict) and "result" in changes:
+                outcome = to_result(changes["result"])
+            elif isinstance(changes, dict) and "args" in changes:
+                args = changes["args"]
+        if outcome is None:
+            if self.toolkit is None:
+                outcome = ToolResult(f"error: unknown tool {call.name!r} (no tools are available)",
+                                     is_error=True)
+            else:
+                outcome = await self.toolkit.execute(call.name, args, ctx)
+        if "after_tool" in hooks:
+            changes = await hooks.call("after_tool", {"name": call.name, "args": args,
+                                                      "result": outcome, "id": call.id,
+                                                      "turn": turn})
+            if isinstance(changes, dict) and "result" in changes:
+                outcome = to_result(changes["result"])
+            elif changes is not None:
+                outcome = to_result(changes)
+        return outcome
 
 
 def _tool_schemas(wire: ModuleType, toolkit: Toolkit | None) -> list[dict[str, Any]]:
@@ -158,51 +292,44 @@ def _parse_call(call: dict[str, Any]) -> _Call:
     return _Call(call["id"], name, args)
 
 
-async def _run_tools(
-    calls: list[_Call], toolkit: Toolkit | None, control: RunControl,
-    messages: list[dict[str, Any]],
-) -> list[ToolResult]:
-    """Run one turn's calls concurrently; append their results to the transcript in call
-    order. On interruption, calls that did not finish get an error result, so the
-    transcript never holds a tool call without its result."""
-    contexts = [ToolContext(call_id=call.id) for call in calls]
-    tasks = [
-        asyncio.ensure_future(_run_one(call, toolkit, context))
-        for call, context in zip(calls, contexts, strict=True)
-    ]
-    try:
-        await control.race(asyncio.gather(*tasks))
-    except ToolnexusError:
-        for context in contexts:
-            context.cancelled.set()
-        for task in tasks:
-            task.cancel()
-        raise
-    finally:
-        outcomes = [
-            task.result() if task.done() and not task.cancelled() and not task.exception()
-            else ToolResult(CANCELLED_TOOL_OUTPUT, is_error=True)
-            for task in tasks
-        ]
-        for call, outcome in zip(calls, outcomes, strict=True):
-            messages.append(_tool_message(call, outcome))
-    return outcomes
-
-
-async def _run_one(call: _Call, toolkit: Toolkit | None, context: ToolContext) -> ToolResult:
-    if call.problem:
-        return ToolResult(call.problem, is_error=True)
-    if toolkit is None:
-        return ToolResult(f"error: unknown tool {call.name!r} (no tools are available)",
-                          is_error=True)
-    return await toolkit.execute(call.name, call.args, context)
-
-
 def _tool_message(call: _Call, outcome: ToolResult) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "tool", "tool_call_id": call.id, "content": outcome.output}
     if outcome.is_error:
         message["is_error"] = True
+    req = pending_request(outcome)
+    if req is not None:
+        message[PENDING_KEY] = req
     return message
+
+
+def _finished_or_cancelled(task: asyncio.Future[ToolResult]) -> ToolResult:
+    if task.done() and not task.cancelled() and task.exception() is None:
+        return task.result()
+    return ToolResult(CANCELLED_TOOL_OUTPUT, is_error=True)
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+def _open_requests(messages: list[dict[str, Any]]) -> list[Request]:
+    return [m[PENDING_KEY] for m in messages if m.get("role") == "tool" and m.get(PENDING_KEY)]
+
+
+def _find_pending(messages: list[dict[str, Any]], request_id: Any) -> tuple[int, Request]:
+    for index, message in enumerate(messages):
+        req = message.get(PENDING_KEY) if message.get("role") == "tool" else None
+        if req and req.get("id") == request_id:
+            return index, req
+    raise ToolnexusError(f"no pending request {request_id!r} in this transcript")
+
+
+def _find_call(messages: list[dict[str, Any]], call_id: str) -> dict[str, Any]:
+    for message in reversed(messages):
+        for call in message.get("tool_calls") or []:
+            if call.get("id") == call_id:
+                return call
+    raise ToolnexusError(f"the transcript has no tool call {call_id!r}")
 
 
 def _keep_partial_answer(messages: list[dict[str, Any]], text: str) -> None:

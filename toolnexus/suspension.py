@@ -1,0 +1,58 @@
+"""Suspension: a tool that needs a person (an approval, a URL to visit, some input).
+
+A tool returns `suspend(...)` (a ToolResult whose metadata holds a Request). With a
+`wait_for` function the loop asks it for an Answer and re-runs the tool once with the
+answer in its ToolContext; without one the run ends with status "pending", to be
+resumed later with `Client.resume(result, answer, toolkit)`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from .tools import ToolResult
+
+Request = dict[str, Any]  # {id, kind, prompt, url?, data?, expiresAt?}
+Answer = dict[str, Any]  # {id, ok, data?, reason?}
+
+PENDING_KEY = "pending"
+
+
+def make_request(
+    kind: str, prompt: str, *, url: str | None = None, data: Any = None,
+    expires_at: str | None = None, id: str | None = None,
+) -> Request:
+    req: Request = {"id": id or f"req_{uuid.uuid4().hex[:16]}", "kind": kind, "prompt": prompt}
+    if url is not None:
+        req["url"] = url
+    if data is not None:
+        req["data"] = data
+    if expires_at is not None:
+        req["expiresAt"] = expires_at
+    return req
+
+
+def make_answer(req: Request | str, ok: bool, *, data: Any = None, reason: str | None = None) -> Answer:
+    ans: Answer = {"id": req if isinstance(req, str) else req["id"], "ok": ok}
+    if data is not None:
+        ans["data"] = data
+    if reason is not None:
+        ans["reason"] = reason
+    return ans
+
+
+def suspend(kind: str, prompt: str, **fields: Any) -> ToolResult:
+    """What a tool returns to ask a person before it goes on."""
+    req = make_request(kind, prompt, **fields)
+    return ToolResult(f"waiting for the user: {prompt}", metadata={PENDING_KEY: req})
+
+
+def pending_request(result: ToolResult) -> Request | None:
+    req = result.metadata.get(PENDING_KEY) if result.metadata else None
+    return req if isinstance(req, dict) else None
+
+
+def declined(req: Request, ans: Answer | None = None) -> ToolResult:
+    reason = f" ({ans['reason']})" if ans and ans.get("reason") else ""
+    return ToolResult(f"declined: {req.get('prompt', '')}{reason}", is_error=True)
