@@ -209,8 +209,8 @@ class Stream:
         current = self._by_index.get(index)
         if current is None:
             return None
-        if call_id and call_id != current.id:
-            return None
+        if call_id:
+            return current if call_id == current.id else None  # one id is one call
         if name and current.name and (name != current.name or current.complete()):
             return None
         return current

@@ -1,0 +1,591 @@
+"""style="openai" against the loopback stub: the request, every stream variant real servers
+send, non-streaming replies, and the loop's handling of tool calls."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from typing import Any
+
+import pytest
+
+from tests.stub_provider import (
+    Reply,
+    StubProvider,
+    openai_stream,
+    openai_text,
+    openai_tool_call,
+)
+from toolnexus import ProviderError, create_client, create_toolkit, define_tool
+
+KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY")
+
+# ----------------------------------------------------------------------------- helpers
+
+
+@pytest.fixture(autouse=True)
+def no_keys_in_env(monkeypatch):
+    for var in KEY_VARS:
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def stub():
+    with StubProvider() as s:
+        yield s
+
+
+@pytest.fixture
+async def make_client(stub):
+    """Build clients on the stub; they are closed after the test."""
+    clients = []
+
+    def make(**kw: Any):
+        kw.setdefault("api_key", "sk-test")
+        client = create_client(base_url=stub.base_url, style="openai", model="m", **kw)
+        clients.append(client)
+        return client
+
+    yield make
+    for client in clients:
+        await client.aclose()
+
+
+@pytest.fixture
+async def toolkit():
+    """`echo(text)` records its arguments in `toolkit.seen`; `now()` takes none."""
+    seen: list[dict] = []
+
+    async def echo(text: str) -> str:
+        """Echo the text back."""
+        seen.append({"text": text})
+        return f"echo:{text}"
+
+    def now() -> str:
+        """The time."""
+        seen.append({})
+        return "noon"
+
+    tk = await create_toolkit()
+    tk.register(define_tool(echo), define_tool(now))
+    tk.seen = seen
+    yield tk
+    await tk.close()
+
+
+def chunk(delta: dict | None = None, finish: str | None = None, **extra: Any) -> dict:
+    """One chat.completion.chunk with a single choice."""
+    choice = {"index": 0, "delta": delta or {}, "finish_reason": finish}
+    return {"id": "chatcmpl-x", "object": "chat.completion.chunk", "choices": [choice], **extra}
+
+
+def calls(*fragments: dict, finish: str | None = None) -> dict:
+    return chunk({"tool_calls": list(fragments)}, finish)
+
+
+def frag(index: int | None = None, id: str | None = None, name: str | None = None,
+         args: Any = ..., **fn: Any) -> dict:
+    """A tool-call fragment; keys left at their default are absent from the JSON."""
+    out: dict[str, Any] = {}
+    if index is not None:
+        out["index"] = index
+    if id is not None:
+        out["id"] = id
+        out["type"] = "function"
+    if name is not None:
+        fn["name"] = name
+    if args is not ...:
+        fn["arguments"] = args
+    out["function"] = fn
+    return out
+
+
+def sse(*events: Any, done: bool = True) -> Reply:
+    return Reply.sse(list(events), done=done)
+
+
+async def stream(client, prompt: str = "hi", toolkit=None) -> list[dict]:
+    return [event async for event in client.stream(prompt, toolkit)]
+
+
+def of_type(events: list[dict], kind: str) -> list[dict]:
+    return [e for e in events if e["type"] == kind]
+
+
+def joined(events: list[dict], kind: str) -> str:
+    return "".join(e["delta"] for e in of_type(events, kind))
+
+
+def result_of(events: list[dict]):
+    assert events[-1]["type"] == "done"
+    return events[-1]["result"]
+
+
+def wire_calls(stub: StubProvider, request: int = 1) -> list[dict]:
+    """The assistant tool calls a follow-up request sent back."""
+    messages = stub.requests[request].json["messages"]
+    return [c for m in messages if m["role"] == "assistant" for c in m.get("tool_calls") or []]
+
+
+def wire_results(stub: StubProvider, request: int = 1) -> list[dict]:
+    return [m for m in stub.requests[request].json["messages"] if m["role"] == "tool"]
+
+
+FINAL = openai_stream("done")
+
+# ----------------------------------------------------------------------------- the request
+
+
+async def test_stream_request_shape(stub, make_client):
+    stub.script(openai_stream("Hello there"))
+    events = await stream(make_client(system_prompt="Be brief."), "hello", await create_toolkit())
+    req = stub.requests[0]
+    assert (req.method, req.path) == ("POST", "/v1/chat/completions")
+    assert req.headers["authorization"] == "Bearer sk-test"
+    assert req.json["model"] == "m"
+    assert req.json["stream"] is True
+    assert req.json["stream_options"] == {"include_usage": True}
+    assert "tools" not in req.json and "tool_choice" not in req.json
+    assert req.json["messages"] == [{"role": "system", "content": "Be brief."},
+                                    {"role": "user", "content": "hello"}]
+    assert joined(events, "text") == "Hello there" and len(of_type(events, "text")) > 1
+
+
+async def test_run_request_is_not_streaming_and_carries_the_tools(stub, make_client, toolkit):
+    stub.script(Reply.json(openai_text("fine")))
+    result = await make_client(system_prompt="S").run("hello", toolkit)
+    body = stub.requests[0].json
+    assert body["stream"] is False and "stream_options" not in body
+    assert body["tools"] == toolkit.to_openai()
+    assert [t["function"]["name"] for t in body["tools"]] == ["echo", "now"]
+    assert body["tools"][0]["function"]["parameters"]["required"] == ["text"]
+    assert body["messages"][0] == {"role": "system", "content": "S"}
+    assert result.text == "fine" and result.status == "done"
+
+
+async def test_no_key_sends_no_auth_header_and_401_names_the_variable(stub, make_client):
+    stub.script(Reply.error(401, "You didn't provide an API key."))
+    with pytest.raises(ProviderError) as caught:
+        await make_client(api_key=None).run("hi", None)
+    assert "authorization" not in stub.requests[0].headers
+    assert caught.value.status == 401
+    assert "OPENAI_API_KEY" in str(caught.value)
+    assert "You didn't provide an API key." in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("api_key", "env", "expected"),
+    [
+        ("sk-arg", {"OPENAI_API_KEY": "sk-openai", "OPENROUTER_API_KEY": "sk-or"}, "sk-arg"),
+        (None, {"OPENAI_API_KEY": "sk-openai", "OPENROUTER_API_KEY": "sk-or"}, "sk-openai"),
+        (None, {"OPENROUTER_API_KEY": "sk-or", "ANTHROPIC_API_KEY": "sk-ant"}, "sk-or"),
+        (None, {"ANTHROPIC_API_KEY": "sk-ant"}, None),
+    ],
+    ids=["argument", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "not-the-anthropic-key"],
+)
+async def test_key_fallback_order(stub, make_client, monkeypatch, api_key, env, expected):
+    for var, value in env.items():
+        monkeypatch.setenv(var, value)
+    stub.script(Reply.json(openai_text("ok")))
+    await make_client(api_key=api_key).run("hi", None)
+    sent = stub.requests[0].headers.get("authorization")
+    assert sent == (f"Bearer {expected}" if expected else None)
+
+
+# ----------------------------------------------------------------------------- tool-call assembly
+
+
+async def test_arguments_empty_first_then_whole(stub, make_client, toolkit):
+    stub.script(
+        sse(chunk({"role": "assistant", "content": None}),
+            calls(frag(0, "call_a", "echo", "")),
+            calls(frag(0, args='{"text": "hi"}')),
+            chunk(finish="tool_calls")),
+        FINAL,
+    )
+    events = await stream(make_client(), toolkit=toolkit)
+    assert [(e["id"], e["name"], e["args"]) for e in of_type(events, "tool_call")] == [
+        ("call_a", "echo", {"text": "hi"})]
+    assert toolkit.seen == [{"text": "hi"}]
+    assert wire_calls(stub)[0]["function"] == {"name": "echo", "arguments": '{"text": "hi"}'}
+    assert wire_results(stub) == [
+        {"role": "tool", "tool_call_id": "call_a", "content": "echo:hi"}]
+    assert result_of(events).text == "done"
+
+
+@pytest.mark.parametrize("trailing", [[], [frag(0, args="")], [frag(0, args=None)]],
+                         ids=["alone", "then-empty", "then-null"])
+async def test_whole_arguments_in_the_first_fragment_count_once(stub, make_client, toolkit,
+                                                                trailing):
+    stub.script(
+        sse(calls(frag(0, "call_a", "now", "{}")), *[calls(f) for f in trailing],
+            chunk(finish="tool_calls")),
+        FINAL,
+    )
+    events = await stream(make_client(), toolkit=toolkit)
+    assert [e["args"] for e in of_type(events, "tool_call")] == [{}]
+    assert of_type(events, "tool_result")[0]["output"] == "noon"
+    assert [c["function"]["arguments"] for c in wire_calls(stub)] == ["{}"]
+
+
+@pytest.mark.parametrize("first_args", [None, ...], ids=["null", "missing"])
+async def test_null_or_missing_arguments_count_as_empty(stub, make_client, toolkit, first_args):
+    stub.script(
+        sse(calls(frag(0, "call_a", "echo", first_args)),
+            calls(frag(0, args='{"te')),
+            calls(frag(0)),  # a fragment without "arguments" at all
+            calls(frag(0, args=None)),
+            calls(frag(0, args='xt": "x"}')),
+            chunk(finish="tool_calls")),
+        FINAL,
+    )
+    events = await stream(make_client(), toolkit=toolkit)
+    assert [e["args"] for e in of_type(events, "tool_call")] == [{"text": "x"}]
+    assert toolkit.seen == [{"text": "x"}]
+
+
+async def test_call_that_never_gets_arguments_runs_with_none(stub, make_client, toolkit):
+    stub.script(sse(calls(frag(0, "call_a", "now", None)), chunk(finish="tool_calls")), FINAL)
+    events = await stream(make_client(), toolkit=toolkit)
+    assert of_type(events, "tool_result")[0]["output"] == "noon"
+    assert json.loads(wire_calls(stub)[0]["function"]["arguments"]) == {}
+
+
+async def test_two_parallel_calls_grouped_by_index(stub, make_client, toolkit):
+    stub.script(
+        sse(calls(frag(0, "call_a", "echo", ""), frag(1, "call_b", "echo", "")),
+            calls(frag(1, args='{"text"')),
+            calls(frag(0, args='{"text": "A"}')),
+            calls(frag(1, args=': "B"}')),
+            chunk(finish="tool_calls")),
+        FINAL,
+    )
+    events = await stream(make_client(), toolkit=toolkit)
+    assert [(e["id"], e["args"]) for e in of_type(events, "tool_call")] == [
+        ("call_a", {"text": "A"}), ("call_b", {"text": "B"})]
+    assert [(r["tool_call_id"], r["content"]) for r in wire_results(stub)] == [
+        ("call_a", "echo:A"), ("call_b", "echo:B")]
+
+
+@pytest.mark.parametrize("second", ["now", "echo"], ids=["other-function", "same-function"])
+async def test_new_name_at_a_completed_index_starts_a_new_call(stub, make_client, toolkit,
+                                                               second):
+    args = "{}" if second == "now" else '{"text": "2"}'
+    stub.script(
+        sse(calls(frag(0, name="echo", args='{"text": "1"}')),
+            calls(frag(0, name=second, args=args)),
+            chunk(finish="tool_calls")),
+        FINAL,
+    )
+    events = await stream(make_client(), toolkit=toolkit)
+    assert [(e["name"], e["args"]) for e in of_type(events, "tool_call")] == [
+        ("echo", {"text": "1"}), (second, json.loads(args))]
+    ids = [c["id"] for c in wire_calls(stub)]
+    assert len(set(ids)) == 2
+    assert [r["tool_call_id"] for r in wire_results(stub)] == ids
+
+
+async def test_repeated_id_and_name_continue_the_same_call(stub, make_client, toolkit):
+    # Some servers repeat id and name on every fragment, also after the JSON is complete.
+    stub.script(
+        sse(calls(frag(0, "call_a", "echo", '{"text":')),
+            calls(frag(0, "call_a", "echo", ' "z"}')),
+            calls(frag(0, "call_a", "echo", ""), finish="tool_calls")),
+        FINAL,
+    )
+    events = await stream(make_client(), toolkit=toolkit)
+    assert [(e["id"], e["args"]) for e in of_type(events, "tool_call")] == [
+        ("call_a", {"text": "z"})]
+    assert toolkit.seen == [{"text": "z"}]
+    assert [r["tool_call_id"] for r in wire_results(stub)] == ["call_a"]
+
+
+async def test_repeated_name_without_id_continues_an_unfinished_call(stub, make_client, toolkit):
+    stub.script(
+        sse(calls(frag(0, name="echo", args='{"text":')),
+            calls(frag(0, name="echo", args=' "y"}')),
+            chunk(finish="tool_calls")),
+        FINAL,
+    )
+    events = await stream(make_client(), toolkit=toolkit)
+    assert [e["args"] for e in of_type(events, "tool_call")] == [{"text": "y"}]
+
+
+async def test_gemini_style_calls_without_index_or_id(stub, make_client, toolkit):
+    stub.script(
+        sse(calls(frag(name="echo", args='{"text": "a"}'), frag(name="echo", args='{"text": "b"}'),
+                  frag(name="now", args="{}")),
+            chunk(finish="stop")),
+        FINAL,
+    )
+    events = await stream(make_client(), toolkit=toolkit)
+    call_events = of_type(events, "tool_call")
+    assert [(e["name"], e["args"]) for e in call_events] == [
+        ("echo", {"text": "a"}), ("echo", {"text": "b"}), ("now", {})]
+    ids = [e["id"] for e in call_events]
+    assert len(set(ids)) == 3 and all(ids)
+    assert [c["id"] for c in wire_calls(stub)] == ids
+    assert [(r["tool_call_id"], r["content"]) for r in wire_results(stub)] == [
+        (ids[0], "echo:a"), (ids[1], "echo:b"), (ids[2], "noon")]
+    assert [e["id"] for e in of_type(events, "tool_result")] == ids
+
+
+async def test_indexed_calls_without_id_get_unique_ids(stub, make_client, toolkit):
+    stub.script(
+        sse(calls(frag(0, name="echo", args=""), frag(1, name="echo", args="")),
+            calls(frag(0, args='{"text": "a"}'), frag(1, args='{"text": "b"}')),
+            chunk(finish="tool_calls")),
+        FINAL,
+    )
+    events = await stream(make_client(), toolkit=toolkit)
+    ids = [e["id"] for e in of_type(events, "tool_call")]
+    assert len(set(ids)) == 2 and all(ids)
+    assert [c["id"] for c in wire_calls(stub)] == ids
+    assert [r["tool_call_id"] for r in wire_results(stub)] == ids
+    assert result_of(events).tool_calls == [
+        {"id": ids[0], "name": "echo", "args": {"text": "a"}},
+        {"id": ids[1], "name": "echo", "args": {"text": "b"}}]
+
+
+async def test_tool_calls_found_without_any_finish_reason(stub, make_client, toolkit):
+    stub.script(sse(calls(frag(0, "call_a", "echo", '{"text": "q"}'))), FINAL)
+    events = await stream(make_client(), toolkit=toolkit)
+    assert toolkit.seen == [{"text": "q"}]
+    assert result_of(events).text == "done" and len(stub.requests) == 2
+
+
+async def test_tool_calls_found_when_the_stream_ends_without_done(stub, make_client, toolkit):
+    stub.script(sse(calls(frag(0, "call_a", "echo", '{"text": "q"}')), done=False), FINAL)
+    events = await stream(make_client(), toolkit=toolkit)
+    assert toolkit.seen == [{"text": "q"}] and result_of(events).text == "done"
+
+
+# ----------------------------------------------------------------------------- usage, reasoning
+
+
+USAGE = {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}
+
+
+@pytest.mark.parametrize(
+    "events",
+    [
+        [chunk({"content": "ok"}, usage=None), chunk(finish="stop", usage=None),
+         {"choices": [], "usage": USAGE}],
+        [chunk({"content": "ok"}), chunk(finish="stop", usage=USAGE)],
+        [chunk({"content": "ok"}, finish="stop", usage=USAGE), chunk(usage=None),
+         {"choices": [], "usage": None}],
+    ],
+    ids=["empty-choices-chunk", "content-chunk", "then-null"],
+)
+async def test_usage_on_any_chunk(stub, make_client, events):
+    stub.script(sse(*events))
+    got = await stream(make_client())
+    assert result_of(got).usage == USAGE
+    assert of_type(got, "usage")[-1]["usage"] == USAGE
+    assert joined(got, "text") == "ok"
+
+
+async def test_no_usage_at_all_is_zero(stub, make_client):
+    stub.script(sse(chunk({"content": "ok"}, usage=None), chunk(finish="stop")))
+    result = result_of(await stream(make_client()))
+    assert result.usage == {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+
+
+@pytest.mark.parametrize("key", ["reasoning_content", "reasoning"])
+async def test_reasoning_deltas_are_reasoning_events_only(stub, make_client, key):
+    stub.script(
+        sse(chunk({"role": "assistant", "content": ""}),
+            chunk({key: "Let me ", "content": None}),
+            chunk({key: "think.", "content": ""}),
+            chunk({"content": "Answer", key: None}),
+            chunk({"content": " here."}, finish="stop")),
+        Reply.json(openai_text("again")),
+    )
+    client = make_client()
+    events = await stream(client)
+    assert joined(events, "reasoning") == "Let me think."
+    assert joined(events, "text") == "Answer here."
+    result = result_of(events)
+    assert result.text == "Answer here."
+    # The reasoning never reaches the wire as text in a follow-up either.
+    await client.run("next", None, history=result.messages)
+    sent = stub.requests[1].json["messages"]
+    assert sent[1] == {"role": "assistant", "content": "Answer here."}
+
+
+async def test_chunks_with_empty_choices_are_skipped(stub, make_client):
+    stub.script(sse(
+        {"id": "", "choices": [], "prompt_filter_results": [{"prompt_index": 0}]},
+        chunk({"role": "assistant", "content": "A"}),
+        {"id": "chatcmpl-x", "choices": []},
+        {"id": "chatcmpl-x", "choices": None},
+        chunk({"content": "B"}, finish="stop"),
+    ))
+    events = await stream(make_client())
+    assert joined(events, "text") == "AB" and result_of(events).text == "AB"
+
+
+# ----------------------------------------------------------------------------- errors in the stream
+
+
+async def test_error_object_inside_the_stream_raises(stub, make_client):
+    stub.script(sse(
+        chunk({"content": "Partial"}),
+        {"error": {"message": "Upstream provider overloaded", "code": 502}},
+        chunk({"content": " never"}, finish="stop"),
+    ))
+    seen: list[dict] = []
+    with pytest.raises(ProviderError) as caught:
+        async for event in make_client().stream("hi", None):
+            seen.append(event)
+    assert caught.value.provider_message == "Upstream provider overloaded"
+    assert "Upstream provider overloaded" in str(caught.value)
+    assert joined(seen, "text") == "Partial"
+    assert not of_type(seen, "done")
+
+
+async def test_stream_event_that_is_not_json_raises(stub, make_client):
+    stub.script(sse(chunk({"content": "a"}), "<html>Bad Gateway</html>"))
+    with pytest.raises(ProviderError) as caught:
+        await stream(make_client())
+    assert "not JSON" in str(caught.value) and "Bad Gateway" in str(caught.value)
+
+
+async def test_streaming_request_answered_with_a_plain_json_body(stub, make_client):
+    stub.script(Reply.json(openai_text("whole answer", usage=(4, 2))))
+    events = await stream(make_client())
+    assert [e["type"] for e in events] == ["text", "usage", "done"]
+    assert events[0]["delta"] == "whole answer"
+    result = result_of(events)
+    assert result.text == "whole answer"
+    assert result.usage == {"prompt_tokens": 4, "completion_tokens": 2, "total_tokens": 6}
+
+
+async def test_streaming_request_answered_with_json_tool_call(stub, make_client, toolkit):
+    stub.script(Reply.json(openai_tool_call([("echo", {"text": "j"})])), FINAL)
+    events = await stream(make_client(), toolkit=toolkit)
+    assert toolkit.seen == [{"text": "j"}] and result_of(events).text == "done"
+
+
+# ----------------------------------------------------------------------------- non-streaming
+
+
+@pytest.mark.parametrize("args", ['{"text": "s"}', {"text": "s"}], ids=["string", "object"])
+async def test_non_streaming_arguments_string_or_object(stub, make_client, toolkit, args):
+    reply = openai_tool_call([("echo", "{}")])
+    reply["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = args
+    stub.script(Reply.json(reply), Reply.json(openai_text("fin")))
+    result = await make_client().run("hi", toolkit)
+    assert toolkit.seen == [{"text": "s"}]
+    assert result.tool_calls == [{"id": "call_1", "name": "echo", "args": {"text": "s"}}]
+    sent = wire_calls(stub)[0]["function"]["arguments"]
+    assert isinstance(sent, str) and json.loads(sent) == {"text": "s"}
+    assert wire_results(stub) == [{"role": "tool", "tool_call_id": "call_1", "content": "echo:s"}]
+    assert result.text == "fin"
+
+
+async def test_non_streaming_calls_without_id_get_unique_ids(stub, make_client, toolkit):
+    reply = openai_tool_call([("echo", {"text": "a"}), ("echo", {"text": "b"})])
+    for call in reply["choices"][0]["message"]["tool_calls"]:
+        del call["id"]
+    stub.script(Reply.json(reply), Reply.json(openai_text("fin")))
+    result = await make_client().run("hi", toolkit)
+    ids = [c["id"] for c in result.tool_calls]
+    assert len(set(ids)) == 2 and all(ids)
+    assert [c["id"] for c in wire_calls(stub)] == ids
+    assert [r["tool_call_id"] for r in wire_results(stub)] == ids
+
+
+# ----------------------------------------------------------------------------- the loop
+
+
+async def test_usage_is_summed_over_turns(stub, make_client, toolkit):
+    stub.script(Reply.json(openai_tool_call([("now", {})], usage=(10, 5))),
+                Reply.json(openai_text("it is noon", usage=(20, 7))))
+    result = await make_client().run("time?", toolkit)
+    assert result.turns == 2
+    assert result.usage == {"prompt_tokens": 30, "completion_tokens": 12, "total_tokens": 42}
+
+
+async def test_max_turns_reached_is_incomplete(stub, make_client, toolkit):
+    stub.script(*[Reply.json(openai_tool_call([("now", {})])) for _ in range(3)])
+    result = await make_client(max_turns=2).run("loop", toolkit)
+    assert result.status == "incomplete" and result.turns == 2
+    assert len(stub.requests) == 2
+    assert toolkit.seen == [{}, {}]
+    assert result.messages[-1]["role"] == "tool"  # every call still has its result
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "problem"),
+    [
+        ("echo", '{"text": "unterminated', "not valid JSON"),
+        ("echo", '["a list"]', "must be a JSON object"),
+        ("teleport", "{}", "unknown tool 'teleport'"),
+        ("boom", "{}", "RuntimeError: the reactor is down"),
+    ],
+    ids=["invalid-json", "not-an-object", "unknown-tool", "tool-raises"],
+)
+async def test_bad_calls_become_error_results_and_the_run_continues(
+    stub, make_client, toolkit, name, args, problem
+):
+    def boom() -> str:
+        raise RuntimeError("the reactor is down")
+
+    toolkit.register(define_tool(boom))
+    stub.script(
+        sse(calls(frag(0, "call_bad", name, args)), chunk(finish="tool_calls")),
+        openai_stream("recovered"),
+    )
+    events = await stream(make_client(), toolkit=toolkit)
+    [tool_result] = of_type(events, "tool_result")
+    assert tool_result["is_error"] is True and problem in tool_result["output"]
+    [sent] = wire_results(stub)
+    assert sent["tool_call_id"] == "call_bad" and problem in sent["content"]
+    assert set(sent) == {"role", "tool_call_id", "content"}
+    assert result_of(events).text == "recovered" and result_of(events).status == "done"
+    assert toolkit.seen == []
+
+
+async def test_tool_calls_of_one_turn_run_concurrently(stub, make_client):
+    first_started, second_done = asyncio.Event(), asyncio.Event()
+
+    async def first() -> str:
+        """Waits for `second`, so it cannot finish unless both run at once."""
+        first_started.set()
+        await second_done.wait()
+        return "first"
+
+    async def second() -> str:
+        """Waits for `first` to have started, then finishes first."""
+        await first_started.wait()
+        second_done.set()
+        return "second"
+
+    tk = await create_toolkit(timeout=5)  # one after the other, they would time out
+    tk.register(define_tool(first), define_tool(second))
+    stub.script(Reply.json(openai_tool_call([("first", {}), ("second", {})])),
+                Reply.json(openai_text("both")))
+    events = await stream(make_client(), toolkit=tk)
+    results = of_type(events, "tool_result")
+    assert [(r["id"], r["output"], r["is_error"]) for r in results] == [
+        ("call_1", "first", False), ("call_2", "second", False)]
+    assert [(r["tool_call_id"], r["content"]) for r in wire_results(stub)] == [
+        ("call_1", "first"), ("call_2", "second")]
+
+
+async def test_sync_tool_runs_in_a_worker_thread(stub, make_client):
+    threads: list[int] = []
+
+    def where() -> str:
+        """Record the thread it runs on."""
+        threads.append(threading.get_ident())
+        return "here"
+
+    tk = await create_toolkit()
+    tk.register(define_tool(where))
+    stub.script(Reply.json(openai_tool_call([("where", {})])), Reply.json(openai_text("ok")))
+    result = await make_client().run("hi", tk)
+    assert result.text == "ok"
+    assert len(threads) == 1 and threads[0] != threading.get_ident()
