@@ -1,0 +1,172 @@
+"""The `toolnexus` command."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from . import __version__
+from .config import load_config
+from .errors import UsageError
+
+app = typer.Typer(
+    name="toolnexus",
+    help="Chat with any OpenAI- or Anthropic-style LLM endpoint from the terminal.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+ConfigOpt = Annotated[str | None, typer.Option("--config", help="Config file to use.",
+                                               envvar="TOOLNEXUS_CONFIG")]
+ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="Model name or alias.")]
+SystemOpt = Annotated[str | None, typer.Option("--system", "-s", help="System prompt.")]
+IdOpt = Annotated[str | None, typer.Option("--id", help="Thread id to continue or start.")]
+ContinueOpt = Annotated[bool, typer.Option("--continue", "-c",
+                                           help="Continue the most recent thread.")]
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"toolnexus {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_callback(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    pass
+
+
+def fail_usage(exc: UsageError) -> None:
+    print(f"error: {exc}", file=sys.stderr)
+    raise typer.Exit(2)
+
+
+@app.command()
+def ask(
+    prompt: Annotated[str | None, typer.Argument(help="What to ask.")] = None,
+    thread: IdOpt = None,
+    continue_last: ContinueOpt = False,
+    model: ModelOpt = None,
+    system: SystemOpt = None,
+    base_url: Annotated[str | None, typer.Option("--base-url", help="Endpoint base URL.")] = None,
+    style: Annotated[str | None, typer.Option("--style", help="openai or anthropic.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object at the end.")]
+    = False,
+    events: Annotated[bool, typer.Option("--events", help="Print every event as a JSON line.")]
+    = False,
+    no_tools: Annotated[bool, typer.Option("--no-tools", help="Offer the model no tools.")]
+    = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v",
+                                          help="In a pipe, show tools and reasoning on stderr.")]
+    = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Ask one question and print the answer.
+
+    When stdin is not a terminal it is read whole: the prompt is PROMPT, a blank line,
+    then stdin (git diff | toolnexus ask "review this"). Stdin alone is a prompt too.
+    """
+    from .ask import AskOptions, compose_prompt, run_ask
+
+    if json_out and events:
+        fail_usage(UsageError("use either --json or --events, not both"))
+    try:
+        text = compose_prompt(prompt, sys.stdin)
+        options = AskOptions(
+            prompt=text, thread=thread, continue_last=continue_last, model=model,
+            system=system, base_url=base_url, style=style, verbose=verbose,
+            output="json" if json_out else "events" if events else "auto",
+        )
+        code = run_ask(load_config(config), options)
+    except UsageError as exc:
+        fail_usage(exc)
+    raise typer.Exit(code)
+
+
+config_app = typer.Typer(help="Show, locate or create the config file.", no_args_is_help=True)
+app.add_typer(config_app, name="config")
+
+
+@config_app.command("path")
+def config_path_cmd(config: ConfigOpt = None) -> None:
+    """Print where the config file is (or would be)."""
+    from .config import config_path
+
+    print(config_path(config))
+
+
+@config_app.command("show")
+def config_show(config: ConfigOpt = None) -> None:
+    """Print the config, with secrets masked."""
+    from .config_commands import show
+
+    try:
+        print(show(load_config(config)))
+    except UsageError as exc:
+        fail_usage(exc)
+
+
+@config_app.command("init")
+def config_init(
+    config: ConfigOpt = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write the documented example config."""
+    from .config import config_path
+    from .config_commands import init
+
+    try:
+        print(f"wrote {init(config_path(config), force=force)}")
+    except UsageError as exc:
+        fail_usage(exc)
+
+
+keys_app = typer.Typer(help="Store API keys (in a 0600 file).", no_args_is_help=True)
+app.add_typer(keys_app, name="keys")
+
+
+@keys_app.command("set")
+def keys_set(name: Annotated[str, typer.Argument(help="Provider name, e.g. openai.")]) -> None:
+    """Store a key for a provider (asked for without echo)."""
+    import getpass
+
+    from .keys import load_keys, write_keys
+
+    value = getpass.getpass(f"API key for {name}: ").strip()
+    if not value:
+        fail_usage(UsageError("no key given; nothing stored"))
+    keys = load_keys()
+    keys[name] = value
+    print(f"stored the key for {name} in {write_keys(keys)}")
+
+
+@keys_app.command("list")
+def keys_list() -> None:
+    """List the providers that have a stored key (never the keys)."""
+    from .keys import load_keys
+
+    for name in sorted(load_keys()):
+        print(name)
+
+
+@keys_app.command("rm")
+def keys_rm(name: str) -> None:
+    """Forget a stored key."""
+    from .keys import load_keys, write_keys
+
+    keys = load_keys()
+    if keys.pop(name, None) is None:
+        print(f"error: no stored key named {name!r}", file=sys.stderr)
+        raise typer.Exit(1)
+    write_keys(keys)
+    print(f"removed the key for {name}")
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,122 @@
+"""`toolnexus ask`: one turn, in a terminal or a pipe."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import signal
+import sys
+from typing import Any, TextIO
+
+from toolnexus import RunCancelled, ToolnexusError, create_toolkit
+
+from .config import Config, resolve_target
+from .errors import UsageError
+from .render import PlainRenderer, TerminalRenderer
+from .session import Redactor, make_client, open_store, pick_thread
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def compose_prompt(argument: str | None, stdin: TextIO | None) -> str:
+    """The argument, a blank line, then whatever was piped in; either alone will do."""
+    piped = ""
+    if stdin is not None and not stdin.closed and not stdin.isatty():
+        piped = stdin.read()
+    if argument and piped.strip():
+        return f"{argument}\n\n{piped}"
+    if argument:
+        return argument
+    if piped.strip():
+        return piped
+    raise UsageError("nothing to ask: give a prompt, or pipe text in "
+                     "(git diff | toolnexus ask \"review this\")")
+
+
+@dataclasses.dataclass
+class AskOptions:
+    prompt: str
+    thread: str | None = None
+    continue_last: bool = False
+    model: str | None = None
+    system: str | None = None
+    base_url: str | None = None
+    style: str | None = None
+    output: str = "auto"  # "auto" | "json" | "events"
+    verbose: bool = False
+
+
+def run_ask(config: Config, options: AskOptions) -> int:
+    target = resolve_target(config, model=options.model, base_url=options.base_url,
+                            style=options.style, system=options.system)
+    return asyncio.run(_ask(config, target, options))
+
+
+async def _ask(config: Config, target: Any, options: AskOptions) -> int:
+    store = open_store(config)
+    thread = await pick_thread(store, options.thread, options.continue_last)
+    client, key = make_client(target, store)
+    redact = Redactor.for_run(key)
+    renderer = _renderer(config, options)
+    cancel = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGINT, cancel.set)
+    toolkit = await create_toolkit()
+    try:
+        result = None
+        async for event in client.stream(options.prompt, toolkit, id=thread, cancel=cancel):
+            if options.output == "events":
+                _print_json(_event_json(event), redact)
+            elif options.output == "auto":
+                renderer.event(event)
+            if event["type"] == "done":
+                result = event["result"]
+        if options.output == "json":
+            _print_json(_result_json(result, thread), redact)
+        elif options.output == "auto":
+            renderer.finish(result, thread)
+        return EXIT_OK
+    except RunCancelled:
+        renderer.end_answer()
+        sys.stderr.write(f"interrupted: the partial answer is saved in thread {thread}\n")
+        return EXIT_INTERRUPTED
+    except ToolnexusError as exc:
+        renderer.end_answer()
+        sys.stderr.write(redact(f"error: {_one_line(str(exc))}") + "\n")
+        return EXIT_ERROR
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        await toolkit.close()
+        await client.aclose()
+        close = getattr(store, "close", None)
+        if close is not None:
+            await close()
+
+
+def _renderer(config: Config, options: AskOptions) -> Any:
+    if options.output == "auto" and sys.stdout.isatty():
+        from rich.console import Console
+
+        return TerminalRenderer(Console(highlight=False), config.ui)
+    return PlainRenderer(sys.stdout, sys.stderr, verbose=options.verbose)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _print_json(data: Any, redact: Redactor) -> None:
+    sys.stdout.write(redact(json.dumps(data, ensure_ascii=False, default=str)) + "\n")
+    sys.stdout.flush()
+
+
+def _event_json(event: dict[str, Any]) -> dict[str, Any]:
+    if event["type"] == "done":
+        return {"type": "done", "result": dataclasses.asdict(event["result"])}
+    return event
+
+
+def _result_json(result: Any, thread: str) -> dict[str, Any]:
+    return {"text": result.text, "thread": thread, "model": result.model,
+            "status": result.status, "usage": result.usage, "tool_calls": result.tool_calls}

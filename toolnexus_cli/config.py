@@ -1,0 +1,220 @@
+"""Config: TOML file + environment + flags, resolved into what one run needs.
+
+Precedence: flags > environment (TOOLNEXUS_*) > config file > built-in defaults.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import UsageError
+
+APP = "toolnexus"
+
+# Every key the file may hold; a value of dict means "a table with these keys",
+# "*" a table of named tables.
+TOP_KEYS: dict[str, Any] = {
+    "default_model": str, "system": str, "store": str,
+    "ui": {"markdown": bool, "show_reasoning": bool, "code_theme": str, "footer": bool},
+    "providers": ("*", {"base_url": str, "style": str, "api_key_env": str, "api_key_cmd": str,
+                        "headers": dict}),
+    "models": ("*", {"provider": str, "model": str, "aliases": list, "request_params": dict,
+                     "system": str}),
+}
+
+BUILTIN_PROVIDERS: dict[str, dict[str, Any]] = {
+    "openai": {"base_url": "https://api.openai.com/v1", "style": "openai",
+               "api_key_env": "OPENAI_API_KEY", "default_model": "gpt-4.1-mini"},
+    "anthropic": {"base_url": "https://api.anthropic.com", "style": "anthropic",
+                  "api_key_env": "ANTHROPIC_API_KEY", "default_model": "claude-sonnet-4-5"},
+    "openrouter": {"base_url": "https://openrouter.ai/api/v1", "style": "openai",
+                   "api_key_env": "OPENROUTER_API_KEY", "default_model": "openai/gpt-4.1-mini"},
+    "ollama": {"base_url": "http://localhost:11434/v1", "style": "openai"},
+}
+
+NOTHING_CONFIGURED = (
+    "no model endpoint is configured: set OPENAI_API_KEY, ANTHROPIC_API_KEY or "
+    "OPENROUTER_API_KEY, or pass --base-url URL -m MODEL for a local server, "
+    "or run 'toolnexus config init' and edit the file"
+)
+
+
+def config_dir() -> Path:
+    from platformdirs import user_config_dir
+
+    return Path(user_config_dir(APP))
+
+
+def data_dir() -> Path:
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir(APP))
+
+
+def state_dir() -> Path:
+    from platformdirs import user_state_dir
+
+    return Path(user_state_dir(APP))
+
+
+def config_path(flag: str | None = None) -> Path:
+    explicit = flag or os.environ.get("TOOLNEXUS_CONFIG")
+    return Path(explicit).expanduser() if explicit else config_dir() / "config.toml"
+
+
+@dataclass
+class Config:
+    path: Path
+    data: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ui(self) -> dict[str, Any]:
+        return {"markdown": True, "show_reasoning": True, "code_theme": "monokai",
+                "footer": True, **self.data.get("ui", {})}
+
+    def providers(self) -> dict[str, dict[str, Any]]:
+        merged = {name: dict(p) for name, p in BUILTIN_PROVIDERS.items()}
+        for name, p in self.data.get("providers", {}).items():
+            merged[name] = {**merged.get(name, {}), **p}
+        return merged
+
+
+def load_config(flag: str | None = None) -> Config:
+    path = config_path(flag)
+    if not path.exists():
+        if flag or os.environ.get("TOOLNEXUS_CONFIG"):
+            raise UsageError(f"{path}: no such config file")
+        return Config(path)
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path}: {exc}: fix the TOML syntax there") from None
+    _validate(path, text, data, TOP_KEYS, "")
+    return Config(path, data)
+
+
+def _validate(path: Path, text: str, data: dict[str, Any], schema: dict[str, Any],
+              prefix: str) -> None:
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        if key not in schema:
+            near = difflib.get_close_matches(key, list(schema), n=1, cutoff=0.5)
+            fix = f": did you mean '{prefix}{near[0]}'?" if near else (
+                f": known keys are {', '.join(prefix + k for k in schema)}")
+            raise UsageError(f"{_where(path, text, key)}: unknown key '{dotted}'{fix}")
+        expected = schema[key]
+        if isinstance(expected, tuple):  # a table of named tables
+            if not isinstance(value, dict):
+                raise UsageError(f"{_where(path, text, key)}: '{dotted}' must be a table")
+            for name, table in value.items():
+                if not isinstance(table, dict):
+                    raise UsageError(
+                        f"{_where(path, text, name)}: '{dotted}.{name}' must be a table, "
+                        f"e.g. [{dotted}.{name}]")
+                _validate(path, text, table, expected[1], f"{dotted}.{name}.")
+        elif isinstance(expected, dict):
+            if not isinstance(value, dict):
+                raise UsageError(f"{_where(path, text, key)}: '{dotted}' must be a table")
+            _validate(path, text, value, expected, f"{dotted}.")
+        elif not isinstance(value, expected):
+            raise UsageError(
+                f"{_where(path, text, key)}: '{dotted}' must be a {_type_name(expected)}")
+
+
+def _type_name(kind: type) -> str:
+    return {str: "string", bool: "boolean (true or false)", list: "list", dict: "table"}.get(
+        kind, kind.__name__)
+
+
+def _where(path: Path, text: str, key: str) -> str:
+    """`file:line` of the first line that sets `key` (tomllib gives no positions)."""
+    pattern = re.compile(rf'^\s*(\[+[^\]]*\b{re.escape(key)}\b|"?{re.escape(key)}"?\s*=)', re.M)
+    match = pattern.search(text)
+    if not match:
+        return str(path)
+    return f"{path}:{text.count(chr(10), 0, match.start()) + 1}"
+
+
+@dataclass
+class Target:
+    """What one run talks to."""
+
+    base_url: str
+    style: str
+    model: str
+    provider: str | None = None
+    api_key_env: str | None = None
+    api_key_cmd: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    request_params: dict[str, Any] = field(default_factory=dict)
+    system: str | None = None
+
+
+def resolve_target(config: Config, *, model: str | None = None, base_url: str | None = None,
+                   style: str | None = None, system: str | None = None) -> Target:
+    env = os.environ
+    model = model or env.get("TOOLNEXUS_MODEL") or config.data.get("default_model")
+    base_url = base_url or env.get("TOOLNEXUS_BASE_URL")
+    style = style or env.get("TOOLNEXUS_STYLE")
+    providers = config.providers()
+    entry = _model_entry(config, model) if model else None
+    if entry is not None:
+        provider_name = entry.get("provider")
+        if provider_name not in providers:
+            raise UsageError(
+                f"{config.path}: model '{model}' names provider '{provider_name}', which is not "
+                f"defined: add [providers.{provider_name}] or use one of {', '.join(providers)}")
+        model_name = entry.get("model", model)
+        params = dict(entry.get("request_params", {}))
+        system = system or entry.get("system")
+    elif model and ":" in model and model.split(":", 1)[0] in providers and not base_url:
+        provider_name, model_name = model.split(":", 1)
+        params = {}
+    else:
+        provider_name = None if base_url else _provider_from_env(providers)
+        model_name = model
+        params = {}
+    provider = providers.get(provider_name, {}) if provider_name else {}
+    url = base_url or provider.get("base_url")
+    if not url:
+        raise UsageError(NOTHING_CONFIGURED)
+    model_name = model_name or provider.get("default_model")
+    if not model_name:
+        raise UsageError(
+            "no model given: pass -m MODEL, set TOOLNEXUS_MODEL, or set default_model "
+            f"in {config.path}")
+    resolved_style = style or provider.get("style") or "openai"
+    if resolved_style not in ("openai", "anthropic"):
+        raise UsageError(f"unknown style '{resolved_style}': use 'openai' or 'anthropic'")
+    return Target(
+        base_url=url, style=resolved_style, model=model_name, provider=provider_name,
+        api_key_env=provider.get("api_key_env"), api_key_cmd=provider.get("api_key_cmd"),
+        headers={k: os.path.expandvars(str(v)) for k, v in provider.get("headers", {}).items()},
+        request_params=params,
+        system=system or env.get("TOOLNEXUS_SYSTEM") or config.data.get("system"),
+    )
+
+
+def _model_entry(config: Config, name: str) -> dict[str, Any] | None:
+    models = config.data.get("models", {})
+    if name in models:
+        return models[name]
+    for entry in models.values():
+        if name in entry.get("aliases", []):
+            return entry
+    return None
+
+
+def _provider_from_env(providers: dict[str, dict[str, Any]]) -> str | None:
+    """With nothing chosen, the first built-in provider whose key is in the environment."""
+    for name in ("openai", "anthropic", "openrouter"):
+        if os.environ.get(providers[name].get("api_key_env", "")):
+            return name
+    return None

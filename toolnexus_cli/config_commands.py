@@ -1,0 +1,50 @@
+"""`toolnexus config show | init`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .config import Config
+from .errors import UsageError
+
+EXAMPLE = Path(__file__).with_name("config.example.toml")
+_SECRET_WORDS = ("key", "token", "secret", "password", "authorization", "cookie")
+
+
+def show(config: Config) -> str:
+    lines = [f"# {config.path}" + ("" if config.path.exists() else " (not created yet)")]
+    lines += [f"{path} = {json.dumps(value)}" for path, value in _flatten(config.data, "")]
+    return "\n".join(lines)
+
+
+def _flatten(data: dict[str, Any], prefix: str) -> list[tuple[str, Any]]:
+    rows: list[tuple[str, Any]] = []
+    for key, value in data.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict):
+            rows += _flatten(value, path + ".")
+        else:
+            rows.append((path, _masked(path, value)))
+    return rows
+
+
+def _masked(path: str, value: Any) -> Any:
+    lowered = path.lower()
+    if lowered.endswith(("api_key_env", "api_key_cmd")):
+        return value  # a variable name or a command, not the secret itself
+    if any(word in lowered for word in _SECRET_WORDS) or ".headers." in lowered:
+        return "***"
+    if isinstance(value, str) and "://" in value and "@" in value:
+        scheme, rest = value.split("://", 1)
+        return f"{scheme}://***@{rest.rsplit('@', 1)[1]}"  # a DSN with credentials
+    return value
+
+
+def init(path: Path, *, force: bool = False) -> Path:
+    if path.exists() and not force:
+        raise UsageError(f"{path} already exists: edit it, or pass --force to overwrite")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
+    return path

@@ -1,0 +1,121 @@
+"""Live Markdown for a streaming answer, in constant work per delta.
+
+Finished blocks (text up to a blank line outside a code fence) are printed once into the
+scrollback; only the unfinished block is live, cropped to its last lines so an answer
+taller than the terminal never hides the newest text, and the live region is transient,
+so nothing is printed twice.
+"""
+
+from __future__ import annotations
+
+import time
+
+from rich.console import Console, ConsoleOptions, Group, RenderResult
+from rich.live import Live
+from rich.markdown import Markdown
+from rich.segment import Segment
+from rich.spinner import Spinner
+from rich.text import Text
+
+
+class MarkdownStream:
+    def __init__(self, console: Console, *, code_theme: str = "monokai",
+                 show_reasoning: bool = True, refresh_per_second: float = 12) -> None:
+        self.console = console
+        self.code_theme = code_theme
+        self.show_reasoning = show_reasoning
+        self.tail = ""  # the unfinished block, shown live
+        self.reasoning = ""
+        self.status = ""
+        self.started = time.monotonic()
+        self._scan = 0  # where the first line not yet examined starts in `tail`
+        self._in_fence = False
+        self._live = Live(_LiveView(self), console=console, transient=True,
+                          auto_refresh=True, refresh_per_second=refresh_per_second,
+                          redirect_stdout=False, redirect_stderr=False)
+        self._live.start()
+
+    # -- feeding ----------------------------------------------------------------------
+    def text(self, delta: str) -> None:
+        if self.reasoning:
+            self._flush_reasoning()
+        self.status = ""
+        self.tail += delta
+        if "\n" in delta:
+            self._split_finished_blocks()
+
+    def think(self, delta: str) -> None:
+        self.reasoning += delta
+
+    def note(self, status: str) -> None:
+        """A one-line status under the answer (retries, waiting for tools)."""
+        self.status = status
+
+    def print(self, renderable: object) -> None:
+        """Print above the live region, after whatever part of the answer came before."""
+        self._flush_reasoning()
+        if self.tail.strip():
+            self._print_markdown(self.tail)
+        self.tail, self._scan, self._in_fence = "", 0, False
+        self._live.console.print(renderable)
+
+    def finish(self) -> None:
+        self._flush_reasoning()
+        self._live.stop()
+        if self.tail.strip():
+            self._print_markdown(self.tail)
+        self.tail = ""
+
+    # -- internals ----------------------------------------------------------------------
+    def _split_finished_blocks(self) -> None:
+        tail, pos, cut = self.tail, self._scan, 0
+        while True:
+            end = tail.find("\n", pos)
+            if end < 0:
+                break
+            line = tail[pos:end].strip()
+            if line.startswith(("```", "~~~")):
+                self._in_fence = not self._in_fence
+            elif not line and not self._in_fence and tail[cut:pos].strip():
+                cut = end + 1
+            pos = end + 1
+        if cut:
+            self._print_markdown(tail[:cut])
+            self.tail = tail[cut:]
+            pos -= cut
+        self._scan = pos
+
+    def _print_markdown(self, text: str) -> None:
+        self._live.console.print(Markdown(text.strip("\n"), code_theme=self.code_theme))
+
+    def _flush_reasoning(self) -> None:
+        if self.reasoning:
+            if self.show_reasoning:
+                self._live.console.print(Text(self.reasoning.strip(), style="dim italic"))
+            self.reasoning = ""
+
+
+class _LiveView:
+    """What the live region shows: the unfinished block (its last lines only), or the
+    reasoning so far, or a spinner with the seconds waited."""
+
+    def __init__(self, stream: MarkdownStream) -> None:
+        self.stream = stream
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        stream = self.stream
+        parts: list[object] = []
+        if stream.tail.strip():
+            parts.append(Markdown(stream.tail, code_theme=stream.code_theme))
+        elif stream.reasoning and stream.show_reasoning:
+            parts.append(Text(stream.reasoning, style="dim italic"))
+        if stream.status or not parts:
+            waited = time.monotonic() - stream.started
+            label = stream.status or f"waiting for the model… {waited:.0f}s"
+            parts.append(Spinner("dots", text=Text(label, style="dim")))
+        rows = max(1, (options.height or console.height) - 1)
+        lines = console.render_lines(Group(*parts), options.update(height=None), pad=False)
+        for index, line in enumerate(lines[-rows:]):
+            if index:
+                yield Segment.line()
+            yield from line
