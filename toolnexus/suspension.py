@@ -33,7 +33,9 @@ def make_request(
     return req
 
 
-def make_answer(req: Request | str, ok: bool, *, data: Any = None, reason: str | None = None) -> Answer:
+def make_answer(
+    req: Request | str, ok: bool, *, data: Any = None, reason: str | None = None
+) -> Answer:
     ans: Answer = {"id": req if isinstance(req, str) else req["id"], "ok": ok}
     if data is not None:
         ans["data"] = data

@@ -170,3 +170,22 @@ def keys_rm(name: str) -> None:
 
 def main() -> None:
     app()
+
+
+@app.command()
+def chat(
+    thread: IdOpt = None,
+    continue_last: ContinueOpt = False,
+    model: ModelOpt = None,
+    system: SystemOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Open an interactive chat on a thread (a new one unless --id or -c)."""
+    from .repl import run_chat
+
+    try:
+        code = run_chat(load_config(config), thread=thread, continue_last=continue_last,
+                        model=model, system=system)
+    except UsageError as exc:
+        fail_usage(exc)
+    raise typer.Exit(code)

@@ -1,0 +1,293 @@
+"""`toolnexus chat`: the REPL. prompt_toolkit reads, the terminal renderer writes."""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from toolnexus import RunCancelled, ToolnexusError, create_toolkit
+
+from .config import Config, resolve_target, state_dir
+from .errors import UsageError
+from .render import TerminalRenderer
+from .session import Redactor, make_client, new_thread_id, open_store, pick_thread
+
+COMMANDS = {
+    "/help": "show this list",
+    "/reset": "start a fresh thread with the same settings",
+    "/model": "show or change the model: /model NAME",
+    "/system": "show or change the system prompt: /system TEXT",
+    "/tools": "list the tools the model may call",
+    "/thread": "this thread's id, title and tokens",
+    "/threads": "list recent threads",
+    "/switch": "continue another thread: /switch ID",
+    "/retry": "drop the last answer and ask again",
+    "/undo": "drop the last exchange",
+    "/copy": "copy the last answer to the clipboard",
+    "/export": "write this thread as Markdown: /export PATH",
+    "/edit": "write the next message in $EDITOR",
+    "/exit": "leave (Ctrl-D does too)",
+}
+
+
+class Repl:
+    def __init__(self, config: Config, *, thread: str | None, continue_last: bool,
+                 model: str | None, system: str | None) -> None:
+        self.config = config
+        self.console = Console(highlight=False)
+        self.model_flag = model
+        self.system_flag = system
+        self.thread_flag = thread
+        self.continue_last = continue_last
+        self.store: Any = None
+        self.thread = ""
+        self.client: Any = None
+        self.redact = Redactor()
+        self.toolkit: Any = None
+        self.tokens = 0
+
+    # -- set-up ----------------------------------------------------------------------
+    def _connect(self) -> None:
+        target = resolve_target(self.config, model=self.model_flag, system=self.system_flag)
+        self.target = target
+        self.client, key = make_client(target, self.store)
+        self.redact = Redactor.for_run(key)
+
+    async def run(self) -> int:
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.completion import WordCompleter
+        from prompt_toolkit.history import FileHistory
+        from prompt_toolkit.key_binding import KeyBindings
+
+        self.store = open_store(self.config)
+        self.thread = await pick_thread(self.store, self.thread_flag, self.continue_last)
+        self._connect()
+        self.toolkit = await create_toolkit()
+        history_path = state_dir() / "history"
+        history_path.parent.mkdir(parents=True, exist_ok=True)
+        bindings = KeyBindings()
+
+        @bindings.add("escape", "enter")
+        def _newline(event: Any) -> None:
+            event.current_buffer.insert_text("\n")
+
+        session: PromptSession[str] = PromptSession(
+            history=FileHistory(str(history_path)),
+            completer=WordCompleter(list(COMMANDS), sentence=True),
+            complete_while_typing=True, key_bindings=bindings, enable_history_search=True,
+        )
+        self.console.print(Text(
+            f"toolnexus chat · {self.target.model} · thread {self.thread} · "
+            "/help for commands, Ctrl-D to leave", style="dim"))
+        armed_exit = False
+        try:
+            while True:
+                try:
+                    line = await session.prompt_async("› ", multiline=False)
+                except KeyboardInterrupt:
+                    if armed_exit:
+                        return 0
+                    armed_exit = True
+                    self.console.print(Text("(Ctrl-C again or Ctrl-D to leave)", style="dim"))
+                    continue
+                except EOFError:
+                    return 0
+                armed_exit = False
+                text = line.strip()
+                if not text:
+                    continue
+                if text.startswith("/"):
+                    outcome = await self._command(text, session)
+                    if outcome == "exit":
+                        return 0
+                    if outcome:  # a prompt to send (from /retry or /edit)
+                        await self._turn(outcome)
+                    continue
+                await self._turn(line)
+        finally:
+            await self.toolkit.close()
+            await self.client.aclose()
+            close = getattr(self.store, "close", None)
+            if close is not None:
+                await close()
+
+    # -- one exchange ----------------------------------------------------------------
+    async def _turn(self, prompt: str) -> None:
+        renderer = TerminalRenderer(self.console, self.config.ui)
+        renderer.start()
+        cancel = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGINT, cancel.set)
+        try:
+            async for event in self.client.stream(prompt, self.toolkit, id=self.thread,
+                                                  cancel=cancel):
+                renderer.event(event)
+                if event["type"] == "done":
+                    result = event["result"]
+                    self.tokens += result.usage.get("total_tokens", 0)
+                    renderer.finish(result, None)
+        except RunCancelled:
+            renderer.end_answer()
+            self.console.print(Text("(interrupted: the partial answer is kept)", style="dim"))
+        except ToolnexusError as exc:
+            renderer.end_answer()
+            message = self.redact(" ".join(str(exc).split()))
+            self.console.print(Text(f"error: {message}", style="bold red"))
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+
+    # -- slash commands --------------------------------------------------------------
+    async def _command(self, text: str, session: Any) -> str | None:
+        name, _, arg = text.partition(" ")
+        arg = arg.strip()
+        handler = getattr(self, "_cmd_" + name[1:], None) if name in COMMANDS else None
+        if handler is None:
+            near = difflib.get_close_matches(name, list(COMMANDS), n=1, cutoff=0.4)
+            hint = f" - did you mean {near[0]}?" if near else " - /help lists them"
+            self._say(f"unknown command {name}{hint}", "yellow")
+            return None
+        return await handler(arg)
+
+    def _say(self, message: str, style: str = "dim") -> None:
+        self.console.print(Text(message, style=style))
+
+    async def _cmd_help(self, arg: str) -> None:
+        for name, text in COMMANDS.items():
+            self.console.print(Text.assemble((f"{name:<9}", "bold"), f" {text}"))
+
+    async def _cmd_exit(self, arg: str) -> str:
+        return "exit"
+
+    async def _cmd_reset(self, arg: str) -> None:
+        self.thread = new_thread_id()
+        self.tokens = 0
+        self._say(f"new thread {self.thread}")
+
+    async def _cmd_model(self, arg: str) -> None:
+        if arg:
+            previous = self.model_flag
+            self.model_flag = arg
+            try:
+                await self.client.aclose()
+                self._connect()
+            except UsageError as exc:
+                self.model_flag = previous
+                self._connect()
+                self._say(f"error: {exc}", "bold red")
+                return
+        self._say(f"model: {self.target.model} ({self.target.base_url})")
+
+    async def _cmd_system(self, arg: str) -> None:
+        if arg:
+            self.system_flag = arg
+            await self.client.aclose()
+            self._connect()
+        self._say(f"system: {self.target.system or '(none)'}")
+
+    async def _cmd_tools(self, arg: str) -> None:
+        tools = self.toolkit.tools()
+        if not tools:
+            self._say("no tools are enabled")
+        for tool in tools:
+            self.console.print(Text.assemble((tool.name, "bold"), f"  {tool.description}"))
+
+    async def _cmd_thread(self, arg: str) -> None:
+        messages = await self.store.get(self.thread) or []
+        title = next((m["content"].splitlines()[0] for m in messages
+                      if m.get("role") == "user" and isinstance(m.get("content"), str)
+                      and m["content"].strip()), "(empty)")
+        self._say(f"thread {self.thread} · {title} · {len(messages)} messages · "
+                  f"{self.tokens} tokens this session")
+
+    async def _cmd_threads(self, arg: str) -> None:
+        for info in await self.store.list_threads(limit=20):
+            marker = "*" if info.id == self.thread else " "
+            self.console.print(Text(f"{marker} {info.id}  {info.title or ''}"[:120]))
+
+    async def _cmd_switch(self, arg: str) -> None:
+        if not arg:
+            self._say("usage: /switch ID", "yellow")
+        elif await self.store.get(arg) is None:
+            self._say(f"no thread {arg!r}: /threads lists them", "yellow")
+        else:
+            self.thread = arg
+            self._say(f"switched to thread {arg}")
+
+    async def _drop_last_exchange(self) -> str | None:
+        """Remove the last user turn and everything after it; return that turn's text."""
+        messages = await self.store.get(self.thread) or []
+        last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"),
+                        default=None)
+        if last_user is None:
+            return None
+        prompt = messages[last_user].get("content")
+        await self.store.save(self.thread, messages[:last_user])
+        return prompt if isinstance(prompt, str) else ""
+
+    async def _cmd_undo(self, arg: str) -> None:
+        dropped = await self._drop_last_exchange()
+        self._say("dropped the last exchange" if dropped is not None else "nothing to undo")
+
+    async def _cmd_retry(self, arg: str) -> str | None:
+        prompt = await self._drop_last_exchange()
+        if not prompt:
+            self._say("nothing to retry")
+            return None
+        return prompt
+
+    async def _last_answer(self) -> str | None:
+        messages = await self.store.get(self.thread) or []
+        return next((m.get("content") for m in reversed(messages)
+                     if m.get("role") == "assistant" and m.get("content")), None)
+
+    async def _cmd_copy(self, arg: str) -> None:
+        answer = await self._last_answer()
+        if answer is None:
+            self._say("no answer to copy yet")
+            return
+        for command in (["wl-copy"], ["xclip", "-selection", "clipboard"], ["xsel", "-ib"],
+                        ["pbcopy"]):
+            if shutil.which(command[0]):
+                subprocess.run(command, input=answer, text=True, check=False)
+                self._say("copied the last answer")
+                return
+        self._say("no clipboard tool found (wl-copy, xclip, xsel or pbcopy)", "yellow")
+
+    async def _cmd_export(self, arg: str) -> None:
+        if not arg:
+            self._say("usage: /export PATH", "yellow")
+            return
+        from .transcript import to_markdown
+
+        path = Path(arg).expanduser()
+        path.write_text(to_markdown(await self.store.get(self.thread) or []), encoding="utf-8")
+        self._say(f"wrote {path}")
+
+    async def _cmd_edit(self, arg: str) -> str | None:
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        with tempfile.NamedTemporaryFile("w+", suffix=".md", delete=False) as handle:
+            handle.write(arg)
+            path = handle.name
+        try:
+            await asyncio.to_thread(subprocess.run, [*editor.split(), path], check=False)
+            text = Path(path).read_text(encoding="utf-8").strip()
+        finally:
+            os.unlink(path)
+        return text or None
+
+
+def run_chat(config: Config, *, thread: str | None, continue_last: bool, model: str | None,
+             system: str | None) -> int:
+    repl = Repl(config, thread=thread, continue_last=continue_last, model=model, system=system)
+    resolve_target(config, model=model, system=system)  # config errors before the screen
+    return asyncio.run(repl.run())
