@@ -18,6 +18,12 @@ test: $(STAMP)
 	$(BIN)/ruff check toolnexus toolnexus_cli tests bench
 	$(BIN)/python -m pytest -q
 
+bench: $(STAMP)
+	$(BIN)/python bench/stream_throughput.py
+	$(BIN)/python bench/render.py
+	@if [ -f bench/store.py ]; then $(BIN)/python bench/store.py; fi
+	@if [ -f bench/startup.py ]; then $(BIN)/python bench/startup.py; fi
+
 lint: $(STAMP)
 	$(BIN)/ruff check toolnexus toolnexus_cli tests bench
 
