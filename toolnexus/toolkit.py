@@ -48,15 +48,18 @@ class Toolkit:
             known = ", ".join(sorted(self._tools)) or "none"
             return ToolResult(f"error: unknown tool {name!r} (available: {known})", is_error=True)
         timeout = tool.timeout if tool.timeout is not None else self.timeout
+        limit = asyncio.timeout(timeout)
         try:
-            async with asyncio.timeout(timeout):
+            async with limit:
                 result = await tool.call(args, context or ToolContext())
-        except TimeoutError:
+        except Exception as exc:
+            # A TimeoutError the tool raised itself (a socket, a client library) is the
+            # tool's own failure, not the toolkit's limit: say what really happened.
+            if not (isinstance(exc, TimeoutError) and limit.expired()):
+                return ToolResult(f"error: {type(exc).__name__}: {exc}", is_error=True)
             if context is not None:
                 context.cancelled.set()
             return ToolResult(f"error: tool {name!r} timed out after {timeout:g} s", is_error=True)
-        except Exception as exc:
-            return ToolResult(f"error: {type(exc).__name__}: {exc}", is_error=True)
         cap = tool.max_output if tool.max_output is not None else self.max_output
         return _capped(result, cap)
 

@@ -193,17 +193,21 @@ def _type_schema(hint: Any) -> dict[str, Any]:
 
 
 _ARGS_HEADER = re.compile(r"^(Args|Arguments|Parameters):\s*$")
+_SECTION_HEADER = re.compile(
+    r"^(Returns?|Yields?|Raises|Examples?|Notes?|Warnings?|See Also|Todo|Attributes"
+    r"|Keyword Args|Keyword Arguments|Other Parameters):\s*$"
+)
 _ARG_LINE = re.compile(r"^\s+(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.+)$")
 
 
 def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     summary_lines: list[str] = []
     params: dict[str, str] = {}
-    in_args = False
+    in_args = in_sections = False
     last = None
     for line in doc.splitlines():
         if _ARGS_HEADER.match(line.strip()):
-            in_args = True
+            in_args = in_sections = True
             continue
         if in_args:
             m = _ARG_LINE.match(line)
@@ -215,6 +219,9 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
             elif line.strip():
                 in_args = False
             continue
-        summary_lines.append(line)
+        if _SECTION_HEADER.match(line.strip()):
+            in_sections = True
+        if not in_sections:  # Returns:, Raises: ... never leak into the description
+            summary_lines.append(line)
     summary = "\n".join(summary_lines).strip().split("\n\n")[0]
     return " ".join(summary.split()), params

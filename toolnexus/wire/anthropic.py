@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from typing import Any
 
 from ..errors import ProviderError
@@ -61,7 +63,7 @@ def build_body(
         elif role == "tool":
             result: dict[str, Any] = {
                 "type": "tool_result",
-                "tool_use_id": message.get("tool_call_id", ""),
+                "tool_use_id": _wire_id(message.get("tool_call_id")),
                 "content": text_of(message.get("content")),
             }
             if message.get("is_error"):
@@ -92,6 +94,20 @@ def _push(wire: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]) -
         wire.append({"role": role, "content": list(blocks)})
 
 
+_BAD_ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+def _wire_id(call_id: Any) -> str:
+    """The API takes tool ids of [a-zA-Z0-9_-] only. Ids made elsewhere (an OpenAI-style
+    server's "functions.add:0") are rewritten the same way in the tool_use and in its
+    tool_result, so the pair stays matched; the digest keeps distinct ids distinct."""
+    call_id = str(call_id or "")
+    if call_id and not _BAD_ID_CHARS.search(call_id):
+        return call_id
+    digest = hashlib.sha1(call_id.encode()).hexdigest()[:8]
+    return f"{_BAD_ID_CHARS.sub('_', call_id)}_{digest}"
+
+
 def _user_blocks(content: Any) -> list[dict[str, Any]]:
     if isinstance(content, list):
         blocks = []
@@ -120,7 +136,7 @@ def _assistant_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
             args = {}
         blocks.append({
             "type": "tool_use",
-            "id": call.get("id", ""),
+            "id": _wire_id(call.get("id")),
             "name": fn.get("name", ""),
             "input": args if isinstance(args, dict) else {"value": args},
         })
@@ -251,6 +267,12 @@ class Stream:
         return "".join(self.text)
 
     def finish(self) -> ModelReply:
+        if not self.done and self.finish_reason is None:
+            # The body ended cleanly but the message did not: a cut stream must not pass
+            # for a complete (half) answer.
+            raise ProviderError(
+                "the stream ended before the reply was complete (no message_stop event)"
+            )
         blocks = []
         for index in sorted(self.blocks):
             block = self.blocks[index]

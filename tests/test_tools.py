@@ -1,0 +1,212 @@
+"""define_tool: the schema and description a model sees, and how the function is called."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from typing import Literal, Optional
+
+import pytest
+
+from toolnexus import ToolResult, create_toolkit, define_tool
+
+# ----------------------------------------------------------------------------- helpers
+
+
+async def run(tool, **args) -> ToolResult:
+    """Execute `tool` the way a run does: through a toolkit."""
+    kit = (await create_toolkit()).register(tool)
+    return await kit.execute(tool.name, args)
+
+
+def every_hint(
+    name: str,
+    count: int,
+    ratio: float,
+    loud: bool,
+    ids: list[int],
+    meta: dict,
+    nick: Optional[str],  # noqa: UP045 - the typing spelling is tested too
+    mode: Literal["a", "b"],
+    alias: str | None = None,
+    level: int = 3,
+) -> str:
+    return "ok"
+
+
+# ----------------------------------------------------------------------------- the schema
+
+
+def test_schema_is_inferred_from_the_type_hints():
+    schema = define_tool(every_hint).input_schema
+    assert schema["type"] == "object"
+    assert schema["properties"] == {
+        "name": {"type": "string"},
+        "count": {"type": "integer"},
+        "ratio": {"type": "number"},
+        "loud": {"type": "boolean"},
+        "ids": {"type": "array", "items": {"type": "integer"}},
+        "meta": {"type": "object"},
+        "nick": {"type": "string"},
+        "mode": {"type": "string", "enum": ["a", "b"]},
+        "alias": {"type": "string"},
+        "level": {"type": "integer"},
+    }
+
+
+def test_defaults_and_optional_are_not_required():
+    assert define_tool(every_hint).input_schema["required"] == [
+        "name", "count", "ratio", "loud", "ids", "meta", "mode"]
+
+
+def test_a_function_without_parameters_has_an_empty_object_schema():
+    def ping() -> str:
+        return "pong"
+
+    schema = define_tool(ping).input_schema
+    assert schema["type"] == "object" and schema["properties"] == {}
+    assert not schema.get("required")
+
+
+def test_the_schema_is_json_serialisable():
+    json.dumps(define_tool(every_hint).input_schema)
+
+
+def test_description_and_parameter_docs_come_from_the_docstring():
+    def weather(city: str, days: int = 1) -> str:
+        """Get the weather forecast
+        for a city.
+
+        Longer notes that are not part of the summary.
+
+        Args:
+            city: The city name, e.g. Paris.
+            days (int): How many days
+                to forecast.
+        """
+        return "sunny"
+
+    tool = define_tool(weather)
+    assert tool.name == "weather"
+    assert tool.description == "Get the weather forecast for a city."
+    assert tool.input_schema["properties"]["city"] == {
+        "type": "string", "description": "The city name, e.g. Paris."}
+    assert tool.input_schema["properties"]["days"] == {
+        "type": "integer", "description": "How many days to forecast."}
+    assert tool.input_schema["required"] == ["city"]
+
+
+def test_later_docstring_sections_stay_out_of_the_description():
+    def add(a: int, b: int) -> int:
+        """Add two numbers.
+        Args:
+            a: The first.
+            b: The second.
+
+        Returns:
+            The sum, as an integer.
+        Raises:
+            OverflowError: never.
+        """
+        return a + b
+
+    tool = define_tool(add)
+    assert tool.description == "Add two numbers."
+    assert tool.input_schema["properties"]["b"]["description"] == "The second."
+
+
+def test_explicit_name_description_and_schema_win():
+    def weather(city: str) -> str:
+        """From the docstring."""
+        return city
+
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+    tool = define_tool(weather, name="forecast", description="Explicit.", input_schema=schema)
+    assert (tool.name, tool.description, tool.input_schema) == ("forecast", "Explicit.", schema)
+
+
+def test_a_lambda_needs_a_name():
+    with pytest.raises(ValueError, match="name"):
+        define_tool(lambda x: x)
+
+
+async def test_a_named_lambda_works():
+    tool = define_tool(lambda text: text.upper(), name="shout", description="Shout.",
+                       input_schema={"type": "object", "properties": {"text": {}}})
+    assert (await run(tool, text="hi")).output == "HI"
+
+
+# ----------------------------------------------------------------------------- calling
+
+
+async def test_a_sync_function_is_called_with_keywords():
+    def greet(greeting: str, *, name: str) -> str:
+        return f"{greeting}, {name}!"
+
+    result = await run(define_tool(greet), name="Ada", greeting="Hello")
+    assert (result.output, result.is_error) == ("Hello, Ada!", False)
+
+
+async def test_an_async_function_is_awaited():
+    async def greet(name: str) -> str:
+        await asyncio.sleep(0)
+        return f"hi {name}"
+
+    assert (await run(define_tool(greet), name="Bo")).output == "hi Bo"
+
+
+async def test_a_missing_optional_argument_arrives_as_none():
+    def pick(nick: Optional[str]) -> str:  # noqa: UP045
+        return repr(nick)
+
+    assert (await run(define_tool(pick))).output == "None"
+    assert (await run(define_tool(pick), nick="x")).output == "'x'"
+
+
+async def test_a_string_return_is_the_output_verbatim():
+    def quoted() -> str:
+        return '"already" text'
+
+    assert (await run(define_tool(quoted))).output == '"already" text'
+
+
+async def test_a_tool_result_passes_through():
+    def flagged() -> ToolResult:
+        return ToolResult("custom failure", is_error=True, metadata={"k": 1})
+
+    result = await run(define_tool(flagged))
+    assert (result.output, result.is_error, result.metadata) == ("custom failure", True, {"k": 1})
+
+
+@pytest.mark.parametrize("value", [{"a": 1, "é": [1, 2]}, [1, "two"], 42, 2.5, True, None])
+async def test_anything_else_is_json_encoded(value):
+    async def give():
+        return value
+
+    result = await run(define_tool(give, name="give"))
+    assert json.loads(result.output) == value
+    assert result.is_error is False
+
+
+async def test_a_sync_tool_runs_in_a_worker_thread():
+    loop_thread = threading.get_ident()
+
+    def where() -> str:
+        return str(threading.get_ident())
+
+    assert int((await run(define_tool(where))).output) != loop_thread
+
+
+async def test_the_event_loop_keeps_running_while_a_sync_tool_blocks():
+    started, release = threading.Event(), threading.Event()
+
+    def blocking() -> str:
+        started.set()
+        return "released" if release.wait(10) else "never released"
+
+    task = asyncio.create_task(run(define_tool(blocking)))
+    # If the tool ran on the loop thread, neither of these lines could run until it gave up.
+    assert await asyncio.to_thread(started.wait, 10)
+    release.set()
+    assert (await task).output == "released"
