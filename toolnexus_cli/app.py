@@ -189,3 +189,74 @@ def chat(
     except UsageError as exc:
         fail_usage(exc)
     raise typer.Exit(code)
+
+
+threads_app = typer.Typer(help="List, show, rename, export, search or remove threads.",
+                          no_args_is_help=True)
+app.add_typer(threads_app, name="threads")
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+ThreadArg = Annotated[str, typer.Argument(help="Thread id.")]
+
+
+def _threads(config: str | None, action: object) -> None:
+    from .threads import with_store
+
+    try:
+        code = with_store(load_config(config), action)  # type: ignore[arg-type]
+    except UsageError as exc:
+        fail_usage(exc)
+    raise typer.Exit(code)
+
+
+@threads_app.command("list")
+def threads_list(as_json: JsonOpt = False, limit: Annotated[int | None, typer.Option(
+        "--limit", "-n", help="Show at most this many.")] = None,
+        config: ConfigOpt = None) -> None:
+    """Threads, newest first."""
+    from .threads import list_threads
+
+    _threads(config, lambda store: list_threads(store, as_json=as_json, limit=limit))
+
+
+@threads_app.command("show")
+def threads_show(thread: ThreadArg, as_json: JsonOpt = False, config: ConfigOpt = None) -> None:
+    """A thread's transcript (--json: the raw messages)."""
+    from .threads import show
+
+    _threads(config, lambda store: show(store, thread, as_json=as_json))
+
+
+@threads_app.command("rm")
+def threads_rm(thread: ThreadArg, yes: Annotated[bool, typer.Option(
+        "--yes", "-y", help="Do not ask.")] = False, config: ConfigOpt = None) -> None:
+    """Delete a thread (asks first unless --yes)."""
+    from .threads import remove
+
+    _threads(config, lambda store: remove(store, thread, confirmed=yes))
+
+
+@threads_app.command("rename")
+def threads_rename(thread: ThreadArg, title: str, config: ConfigOpt = None) -> None:
+    """Give a thread a new title."""
+    from .threads import rename
+
+    _threads(config, lambda store: rename(store, thread, title))
+
+
+@threads_app.command("export")
+def threads_export(thread: ThreadArg, fmt: Annotated[str, typer.Option(
+        "--format", "-f", help="md or json.")] = "md", config: ConfigOpt = None) -> None:
+    """Print a thread as Markdown or JSON."""
+    from .threads import export
+
+    if fmt not in ("md", "json"):
+        fail_usage(UsageError(f"unknown format {fmt!r}: use md or json"))
+    _threads(config, lambda store: export(store, thread, fmt=fmt))
+
+
+@threads_app.command("search")
+def threads_search(text: str, config: ConfigOpt = None) -> None:
+    """Find threads whose messages mention TEXT."""
+    from .threads import search
+
+    _threads(config, lambda store: search(store, text))

@@ -14,7 +14,7 @@ from toolnexus import RunCancelled, ToolnexusError, create_toolkit
 from .config import Config, resolve_target
 from .errors import UsageError
 from .render import PlainRenderer, TerminalRenderer
-from .session import Redactor, make_client, open_store, pick_thread
+from .session import Redactor, make_client, open_store, pick_thread, record_turn
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -72,6 +72,7 @@ async def _ask(config: Config, target: Any, options: AskOptions) -> int:
                 renderer.event(event)
             if event["type"] == "done":
                 result = event["result"]
+                await record_turn(store, thread, result)
         if options.output == "json":
             _print_json(_result_json(result, thread), redact)
         elif options.output == "auto":
@@ -89,9 +90,7 @@ async def _ask(config: Config, target: Any, options: AskOptions) -> int:
         loop.remove_signal_handler(signal.SIGINT)
         await toolkit.close()
         await client.aclose()
-        close = getattr(store, "close", None)
-        if close is not None:
-            await close()
+        await store.aclose()
 
 
 def _renderer(config: Config, options: AskOptions) -> Any:

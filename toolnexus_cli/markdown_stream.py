@@ -54,10 +54,11 @@ class MarkdownStream:
     def print(self, renderable: object) -> None:
         """Print above the live region, after whatever part of the answer came before."""
         self._flush_reasoning()
-        if self.tail.strip():
-            self._print_markdown(self.tail)
-        self.tail, self._scan, self._in_fence = "", 0, False
-        self._live.console.print(renderable)
+        with self._live._lock:
+            tail, self.tail, self._scan, self._in_fence = self.tail, "", 0, False
+            if tail.strip():
+                self._print_markdown(tail)
+            self._live.console.print(renderable)
 
     def finish(self) -> None:
         self._flush_reasoning()
@@ -80,19 +81,24 @@ class MarkdownStream:
                 cut = end + 1
             pos = end + 1
         if cut:
-            self._print_markdown(tail[:cut])
-            self.tail = tail[cut:]
-            pos -= cut
-        self._scan = pos
+            # Move the text out of the live tail before printing it above, under the
+            # refresh lock, so no refresh can show it in both places.
+            with self._live._lock:
+                self.tail = tail[cut:]
+                self._scan = pos - cut
+                self._print_markdown(tail[:cut])
+        else:
+            self._scan = pos
 
     def _print_markdown(self, text: str) -> None:
         self._live.console.print(Markdown(text.strip("\n"), code_theme=self.code_theme))
 
     def _flush_reasoning(self) -> None:
         if self.reasoning:
-            if self.show_reasoning:
-                self._live.console.print(Text(self.reasoning.strip(), style="dim italic"))
-            self.reasoning = ""
+            with self._live._lock:
+                reasoning, self.reasoning = self.reasoning, ""
+                if self.show_reasoning:
+                    self._live.console.print(Text(reasoning.strip(), style="dim italic"))
 
 
 class _LiveView:

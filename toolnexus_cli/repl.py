@@ -20,7 +20,14 @@ from toolnexus import RunCancelled, ToolnexusError, create_toolkit
 from .config import Config, resolve_target, state_dir
 from .errors import UsageError
 from .render import TerminalRenderer
-from .session import Redactor, make_client, new_thread_id, open_store, pick_thread
+from .session import (
+    Redactor,
+    make_client,
+    new_thread_id,
+    open_store,
+    pick_thread,
+    record_turn,
+)
 
 COMMANDS = {
     "/help": "show this list",
@@ -117,9 +124,7 @@ class Repl:
         finally:
             await self.toolkit.close()
             await self.client.aclose()
-            close = getattr(self.store, "close", None)
-            if close is not None:
-                await close()
+            await self.store.aclose()
 
     # -- one exchange ----------------------------------------------------------------
     async def _turn(self, prompt: str) -> None:
@@ -135,6 +140,7 @@ class Repl:
                 if event["type"] == "done":
                     result = event["result"]
                     self.tokens += result.usage.get("total_tokens", 0)
+                    await record_turn(self.store, self.thread, result)
                     renderer.finish(result, None)
         except RunCancelled:
             renderer.end_answer()

@@ -28,18 +28,9 @@ def open_store(config: Config) -> Any:
     return SQLiteStore(path)
 
 
-class RecordingStore:
-    """Passes saves through to the durable store with the model that made them."""
-
-    def __init__(self, store: Any, model: str) -> None:
-        self.store = store
-        self.model = model
-
-    async def get(self, id: str) -> list[dict[str, Any]] | None:
-        return await self.store.get(id)
-
-    async def save(self, id: str, messages: list[dict[str, Any]]) -> None:
-        await self.store.save(id, messages, model=self.model)
+async def record_turn(store: Any, thread: str, result: Any) -> None:
+    """Note the model and tokens of a finished turn on its thread."""
+    await store.record_usage(thread, model=result.model, usage=result.usage)
 
 
 def new_thread_id() -> str:
@@ -63,7 +54,7 @@ def make_client(target: Target, store: Any, *, max_turns: int = 10) -> tuple[Cli
     client = create_client(
         base_url=target.base_url, style=target.style, model=target.model, api_key=key,
         headers=target.headers or None, system_prompt=target.system,
-        request_params=target.request_params or None, store=RecordingStore(store, target.model),
+        request_params=target.request_params or None, store=store,
         max_turns=max_turns,
     )
     return client, key
