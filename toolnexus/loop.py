@@ -255,8 +255,8 @@ class _Run:
                                                       "turn": turn})
             if isinstance(changes, dict) and "result" in changes:
                 outcome = to_result(changes["result"])
-            elif changes is not None:
-                outcome = to_result(changes)
+            elif changes is not None and not isinstance(changes, dict):
+                outcome = to_result(changes)  # a ToolResult (or a plain string)
         return outcome
 
 
