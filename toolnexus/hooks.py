@@ -21,6 +21,9 @@ HOOK_NAMES = ("before_llm", "after_llm", "before_tool", "after_tool")
 class Hooks:
     def __init__(self, source: Any = None) -> None:
         self._fns: dict[str, Callable[[dict[str, Any]], Any]] = {}
+        if isinstance(source, Hooks):
+            self._fns = dict(source._fns)
+            return
         if source is None:
             return
         for name in HOOK_NAMES:

@@ -123,6 +123,10 @@ class _Run:
         self.result = result
         self.messages = result.messages
         self.tools = _tool_schemas(settings.wire, toolkit)
+        self.system = "\n\n".join(
+            part for part in (settings.system_prompt, *(toolkit.instructions if toolkit else ()))
+            if part
+        ) or None
         self.assembler: Any = None  # the stream being read, for the partial answer
 
     async def model_turn(self, stream: bool) -> AsyncIterator[dict[str, Any]]:
@@ -134,7 +138,7 @@ class _Run:
                 request.update({k: v for k, v in changes.items() if k in request})
         body = settings.wire.build_body(
             model=request["model"], messages=request["messages"],
-            system=settings.system_prompt, tools=request["tools"], stream=stream,
+            system=self.system, tools=request["tools"], stream=stream,
         )
         body.update(settings.request_params)
         self.assembler = settings.wire.Stream()
@@ -188,7 +192,7 @@ class _Run:
                     yield pending_event(req)
                     ans = await self.control.race(_maybe_await(self.settings.wait_for(req)))
                     outcomes[index] = await self._settle(call, ctx, req, ans)
-        except ToolnexusError:
+        except BaseException:  # interrupted, or a hook failed: stop the other calls
             for ctx in contexts:
                 ctx.cancelled.set()
             for task in tasks:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from .tools import DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_S, Tool, ToolContext, ToolResult
@@ -17,6 +18,8 @@ class Toolkit:
         self.max_output = max_output
         self._tools: dict[str, Tool] = {}
         self._closers: list[Callable[[], Awaitable[None]]] = []
+        self.instructions: list[str] = []  # added to the system prompt (e.g. the skills)
+        self.servers: list[Any] = []  # the status of each MCP server
 
     def register(self, *tools: Tool) -> Toolkit:
         for tool in tools:
@@ -103,7 +106,43 @@ def _capped(result: ToolResult, cap: int) -> ToolResult:
 
 
 async def create_toolkit(
-    *, timeout: float = DEFAULT_TIMEOUT_S, max_output: int = DEFAULT_MAX_OUTPUT
+    *,
+    functions: Iterable[Callable[..., Any] | str | Path] | None = None,
+    skills_dir: str | Path | None = None,
+    mcp_config: str | Path | dict[str, Any] | None = None,
+    builtins: bool | list[str] | None = None,
+    mcp_timeout: float = 30.0,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    max_output: int = DEFAULT_MAX_OUTPUT,
 ) -> Toolkit:
-    """An empty toolkit; tool sources are opt-in."""
-    return Toolkit(timeout=timeout, max_output=max_output)
+    """A toolkit with the tool sources asked for; with no arguments, an empty one.
+
+    `functions`: callables, or paths of Python files whose public typed functions become
+    tools. `skills_dir`: a folder searched for **/SKILL.md. `mcp_config`: an mcp.json path
+    or dict. `builtins`: True for every built-in tool, or a list of their names.
+    """
+    toolkit = Toolkit(timeout=timeout, max_output=max_output)
+    try:
+        if builtins:
+            from .builtins import builtin_tools
+
+            toolkit.register(*builtin_tools(builtins))
+        if functions:
+            from .functions import function_tools
+
+            toolkit.register(*function_tools(functions))
+        if skills_dir is not None:
+            from .skills import discover_skills, skill_tool, skills_prompt
+
+            skills = discover_skills(skills_dir)
+            if skills:
+                toolkit.register(skill_tool(skills))
+                toolkit.instructions.append(skills_prompt(skills))
+        if mcp_config is not None:
+            from .mcp import add_mcp_servers
+
+            toolkit.servers = await add_mcp_servers(toolkit, mcp_config, timeout=mcp_timeout)
+    except BaseException:
+        await toolkit.close()
+        raise
+    return toolkit

@@ -10,6 +10,7 @@ import typer
 from . import __version__
 from .config import load_config
 from .errors import UsageError
+from .toolbox import ToolFlags
 
 app = typer.Typer(
     name="toolnexus",
@@ -26,6 +27,18 @@ SystemOpt = Annotated[str | None, typer.Option("--system", "-s", help="System pr
 IdOpt = Annotated[str | None, typer.Option("--id", help="Thread id to continue or start.")]
 ContinueOpt = Annotated[bool, typer.Option("--continue", "-c",
                                            help="Continue the most recent thread.")]
+FunctionsOpt = Annotated[list[str] | None, typer.Option(
+    "--functions", help="A Python file whose public typed functions become tools (repeatable).")]
+SkillsOpt = Annotated[str | None, typer.Option("--skills", help="A folder of SKILL.md skills.")]
+McpOpt = Annotated[str | None, typer.Option("--mcp", help="An mcp.json of MCP servers.")]
+BuiltinsOpt = Annotated[bool, typer.Option(
+    "--builtins", help="Offer the built-in file, search, shell and web tools.")]
+
+
+def _tool_flags(functions: list[str] | None, skills: str | None, mcp: str | None,
+                builtins: bool, off: bool = False) -> ToolFlags:
+    return ToolFlags(functions=list(functions or []), skills=skills, mcp=mcp,
+                     builtins=builtins, off=off)
 
 
 def _version(value: bool) -> None:
@@ -62,6 +75,12 @@ def ask(
     = False,
     no_tools: Annotated[bool, typer.Option("--no-tools", help="Offer the model no tools.")]
     = False,
+    functions: FunctionsOpt = None,
+    skills: SkillsOpt = None,
+    mcp: McpOpt = None,
+    builtins: BuiltinsOpt = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y",
+                                      help="Approve tool calls that would ask first.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v",
                                           help="In a pipe, show tools and reasoning on stderr.")]
     = False,
@@ -82,6 +101,7 @@ def ask(
             prompt=text, thread=thread, continue_last=continue_last, model=model,
             system=system, base_url=base_url, style=style, verbose=verbose,
             output="json" if json_out else "events" if events else "auto",
+            tools=_tool_flags(functions, skills, mcp, builtins, no_tools), yes=yes,
         )
         code = run_ask(load_config(config), options)
     except UsageError as exc:
@@ -178,6 +198,10 @@ def chat(
     continue_last: ContinueOpt = False,
     model: ModelOpt = None,
     system: SystemOpt = None,
+    functions: FunctionsOpt = None,
+    skills: SkillsOpt = None,
+    mcp: McpOpt = None,
+    builtins: BuiltinsOpt = False,
     config: ConfigOpt = None,
 ) -> None:
     """Open an interactive chat on a thread (a new one unless --id or -c)."""
@@ -185,7 +209,8 @@ def chat(
 
     try:
         code = run_chat(load_config(config), thread=thread, continue_last=continue_last,
-                        model=model, system=system)
+                        model=model, system=system,
+                        tool_flags=_tool_flags(functions, skills, mcp, builtins))
     except UsageError as exc:
         fail_usage(exc)
     raise typer.Exit(code)
@@ -260,3 +285,23 @@ def threads_search(text: str, config: ConfigOpt = None) -> None:
     from .threads import search
 
     _threads(config, lambda store: search(store, text))
+
+
+@app.command("tools")
+def tools_cmd(
+    functions: FunctionsOpt = None,
+    skills: SkillsOpt = None,
+    mcp: McpOpt = None,
+    builtins: BuiltinsOpt = False,
+    as_json: JsonOpt = False,
+    config: ConfigOpt = None,
+) -> None:
+    """List every tool with its source, status and approval rule."""
+    from .toolbox import list_tools
+
+    try:
+        code = list_tools(load_config(config), _tool_flags(functions, skills, mcp, builtins),
+                          as_json=as_json)
+    except UsageError as exc:
+        fail_usage(exc)
+    raise typer.Exit(code)

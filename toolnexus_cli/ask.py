@@ -9,12 +9,21 @@ import signal
 import sys
 from typing import Any, TextIO
 
-from toolnexus import RunCancelled, ToolnexusError, create_toolkit
+from toolnexus import RunCancelled, ToolnexusError
 
+from .approve import terminal_asker
 from .config import Config, resolve_target
 from .errors import UsageError
 from .render import PlainRenderer, TerminalRenderer
-from .session import Redactor, make_client, open_store, pick_thread, record_turn
+from .session import (
+    EventRedactor,
+    Redactor,
+    make_client,
+    open_store,
+    pick_thread,
+    record_turn,
+)
+from .toolbox import ToolFlags, make_hooks, open_toolkit, refuse_without_terminal
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -45,6 +54,8 @@ class AskOptions:
     style: str | None = None
     output: str = "auto"  # "auto" | "json" | "events"
     verbose: bool = False
+    tools: ToolFlags = dataclasses.field(default_factory=ToolFlags)
+    yes: bool = False  # approve every tool call that would ask
 
 
 def run_ask(config: Config, options: AskOptions) -> int:
@@ -54,35 +65,49 @@ def run_ask(config: Config, options: AskOptions) -> int:
 
 
 async def _ask(config: Config, target: Any, options: AskOptions) -> int:
+    toolkit = await open_toolkit(config, options.tools)
     store = open_store(config)
-    thread = await pick_thread(store, options.thread, options.continue_last)
-    client, key = make_client(target, store)
-    redact = Redactor.for_run(key)
     renderer = _renderer(config, options)
+    if isinstance(renderer, TerminalRenderer) and sys.stdin.isatty() and not options.yes:
+        asker = terminal_asker(renderer.console, renderer.end_answer)
+    else:
+        asker = refuse_without_terminal(options.yes)
+    thread = await pick_thread(store, options.thread, options.continue_last)
+    client, key = make_client(target, store, hooks=make_hooks(config, toolkit, asker))
+    redact = Redactor.for_run(key)
     cancel = asyncio.Event()
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGINT, cancel.set)
-    toolkit = await create_toolkit()
+    redact_events = EventRedactor(redact)
+
+    def emit(event: dict[str, Any]) -> None:
+        if options.output == "events":
+            _print_json(_event_json(event), redact)
+        elif options.output == "auto":
+            renderer.event(event)
+
     try:
         result = None
-        async for event in client.stream(options.prompt, toolkit, id=thread, cancel=cancel):
-            if options.output == "events":
-                _print_json(_event_json(event), redact)
-            elif options.output == "auto":
-                renderer.event(event)
-            if event["type"] == "done":
-                result = event["result"]
-                await record_turn(store, thread, result)
+        async for raw in client.stream(options.prompt, toolkit, id=thread, cancel=cancel):
+            for event in redact_events(raw):
+                emit(event)
+                if event["type"] == "done":
+                    result = event["result"]
+                    await record_turn(store, thread, result)
         if options.output == "json":
             _print_json(_result_json(result, thread), redact)
         elif options.output == "auto":
             renderer.finish(result, thread)
         return EXIT_OK
     except RunCancelled:
+        for event in redact_events.flush():
+            emit(event)
         renderer.end_answer()
         sys.stderr.write(f"interrupted: the partial answer is saved in thread {thread}\n")
         return EXIT_INTERRUPTED
     except ToolnexusError as exc:
+        for event in redact_events.flush():
+            emit(event)
         renderer.end_answer()
         sys.stderr.write(redact(f"error: {_one_line(str(exc))}") + "\n")
         return EXIT_ERROR

@@ -16,11 +16,15 @@ from typing import Any
 from .errors import UsageError
 
 APP = "toolnexus"
+RULES = "rules"  # a table of glob pattern -> "allow" | "ask" | "deny"
+DECISIONS = ("allow", "ask", "deny")
 
 # Every key the file may hold; a value of dict means "a table with these keys",
 # "*" a table of named tables.
 TOP_KEYS: dict[str, Any] = {
     "default_model": str, "system": str, "store": str,
+    "functions": list, "skills": str, "mcp": str, "builtins": (bool, list),
+    "approval": RULES,
     "ui": {"markdown": bool, "show_reasoning": bool, "code_theme": str, "footer": bool},
     "providers": ("*", {"base_url": str, "style": str, "api_key_env": str, "api_key_cmd": str,
                         "headers": dict}),
@@ -108,11 +112,13 @@ def _validate(path: Path, text: str, data: dict[str, Any], schema: dict[str, Any
             near = difflib.get_close_matches(key, list(schema), n=1, cutoff=0.5)
             fix = f": did you mean '{prefix}{near[0]}'?" if near else (
                 f": known keys are {', '.join(prefix + k for k in schema)}")
-            raise UsageError(f"{_where(path, text, key)}: unknown key '{dotted}'{fix}")
+            raise UsageError(f"{_where(path, text, key, prefix)}: unknown key '{dotted}'{fix}")
         expected = schema[key]
-        if isinstance(expected, tuple):  # a table of named tables
+        if expected == RULES:
+            _validate_rules(path, text, value, dotted)
+        elif isinstance(expected, tuple) and expected[0] == "*":  # a table of named tables
             if not isinstance(value, dict):
-                raise UsageError(f"{_where(path, text, key)}: '{dotted}' must be a table")
+                raise UsageError(f"{_where(path, text, key, prefix)}: '{dotted}' must be a table")
             for name, table in value.items():
                 if not isinstance(table, dict):
                     raise UsageError(
@@ -121,22 +127,39 @@ def _validate(path: Path, text: str, data: dict[str, Any], schema: dict[str, Any
                 _validate(path, text, table, expected[1], f"{dotted}.{name}.")
         elif isinstance(expected, dict):
             if not isinstance(value, dict):
-                raise UsageError(f"{_where(path, text, key)}: '{dotted}' must be a table")
+                raise UsageError(f"{_where(path, text, key, prefix)}: '{dotted}' must be a table")
             _validate(path, text, value, expected, f"{dotted}.")
         elif not isinstance(value, expected):
             raise UsageError(
-                f"{_where(path, text, key)}: '{dotted}' must be a {_type_name(expected)}")
+                f"{_where(path, text, key, prefix)}: '{dotted}' must be a {_type_name(expected)}")
 
 
-def _type_name(kind: type) -> str:
+def _validate_rules(path: Path, text: str, rules: Any, dotted: str) -> None:
+    if not isinstance(rules, dict):
+        raise UsageError(f"{_where(path, text, dotted)}: '{dotted}' must be a table of "
+                         "tool-name patterns, e.g. \"write_file\" = \"ask\"")
+    for pattern, decision in rules.items():
+        if pattern == "commands" and isinstance(decision, dict):
+            _validate_rules(path, text, decision, f"{dotted}.commands")
+        elif decision not in DECISIONS:
+            raise UsageError(f"{_where(path, text, pattern)}: '{dotted}.{pattern}' must be "
+                             "\"allow\", \"ask\" or \"deny\"")
+
+
+def _type_name(kind: type | tuple[type, ...]) -> str:
+    if isinstance(kind, tuple):
+        return " or ".join(_type_name(k) for k in kind)
     return {str: "string", bool: "boolean (true or false)", list: "list", dict: "table"}.get(
         kind, kind.__name__)
 
 
-def _where(path: Path, text: str, key: str) -> str:
-    """`file:line` of the first line that sets `key` (tomllib gives no positions)."""
+def _where(path: Path, text: str, key: str, prefix: str = "") -> str:
+    """`file:line` of the first line that sets `key`, looking inside the table `prefix`
+    ("providers.b.") first (tomllib gives no positions)."""
     pattern = re.compile(rf'^\s*(\[+[^\]]*\b{re.escape(key)}\b|"?{re.escape(key)}"?\s*=)', re.M)
-    match = pattern.search(text)
+    table = re.compile(rf'^\s*\[+\s*{re.escape(prefix.rstrip("."))}\s*\]+', re.M)
+    start = table.search(text) if prefix else None
+    match = (start and pattern.search(text, start.end())) or pattern.search(text)
     if not match:
         return str(path)
     return f"{path}:{text.count(chr(10), 0, match.start()) + 1}"

@@ -1,0 +1,116 @@
+"""The tools a command offers the model: sources from flags and config, and approval."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolnexus import Toolkit, ToolnexusError, create_toolkit
+from toolnexus.approval import ApprovalPolicy, approval_hook
+
+from .config import Config
+from .errors import UsageError
+
+
+@dataclass
+class ToolFlags:
+    functions: list[str] = field(default_factory=list)
+    skills: str | None = None
+    mcp: str | None = None
+    builtins: bool = False
+    off: bool = False  # --no-tools
+
+
+async def open_toolkit(config: Config, flags: ToolFlags) -> Toolkit:
+    if flags.off:
+        return await create_toolkit()
+    data = config.data
+    base = config.path.parent
+    functions = flags.functions or [_relative(base, f) for f in data.get("functions", [])]
+    skills = flags.skills or (_relative(base, data["skills"]) if "skills" in data else None)
+    mcp = flags.mcp or (_relative(base, data["mcp"]) if "mcp" in data else None)
+    builtins = True if flags.builtins else data.get("builtins")
+    try:
+        return await create_toolkit(functions=functions, skills_dir=skills, mcp_config=mcp,
+                                    builtins=builtins)
+    except (ToolnexusError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _relative(base: Path, value: str) -> str:
+    path = Path(value).expanduser()
+    return str(path if path.is_absolute() else base / path)
+
+
+def approval_policy(config: Config) -> ApprovalPolicy:
+    rules = dict(config.data.get("approval", {}))
+    commands = rules.pop("commands", None)
+    return ApprovalPolicy(rules, commands)
+
+
+AskUser = Callable[[str, Any], Awaitable[str]]
+
+
+def make_hooks(config: Config, toolkit: Toolkit, ask: AskUser) -> dict[str, Any] | None:
+    if not len(toolkit):
+        return None
+    return {"before_tool": approval_hook(approval_policy(config), toolkit, ask)}
+
+
+def describe_call(name: str, args: Any) -> str:
+    if name == "bash" and isinstance(args, dict) and "command" in args:
+        return f"bash: {args['command']}"
+    shown = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, indent=2)
+    return f"{name} {shown}"
+
+
+def refuse_without_terminal(allow_all: bool) -> AskUser:
+    """For `ask` with no one to ask: yes with --yes, else no, saying why on stderr."""
+
+    async def ask(name: str, args: Any) -> str:
+        if allow_all:
+            return "yes"
+        sys.stderr.write(f"toolnexus: denied {name}: it needs approval and nobody can be "
+                         "asked here; pass --yes to allow it\n")
+        sys.stderr.flush()
+        return "no"
+
+    return ask
+
+
+def tool_rows(toolkit: Toolkit, policy: ApprovalPolicy) -> list[dict[str, Any]]:
+    rows = [{"name": t.name, "source": t.source, "status": "ok", "approval": policy.rule_for(t),
+             "description": t.description} for t in toolkit.tools()]
+    for server in toolkit.servers:
+        if server.status != "ok":
+            rows.append({"name": f"{server.name}_*", "source": f"mcp:{server.name}",
+                         "status": server.status, "approval": "-", "description": ""})
+    return rows
+
+
+def list_tools(config: Config, flags: ToolFlags, *, as_json: bool) -> int:
+    import asyncio
+
+    async def collect() -> list[dict[str, Any]]:
+        toolkit = await open_toolkit(config, flags)
+        try:
+            return tool_rows(toolkit, approval_policy(config))
+        finally:
+            await toolkit.close()
+
+    rows = asyncio.run(collect())
+    if as_json:
+        print(json.dumps(rows, ensure_ascii=False))
+    elif not rows:
+        print("no tools: enable some with --builtins, --functions FILE, --skills DIR, "
+              "--mcp FILE or in the config")
+    else:
+        print(f"{'TOOL':<28} {'SOURCE':<16} {'STATUS':<8} {'APPROVAL':<8}")
+        for row in rows:
+            print(f"{row['name']:<28} {row['source']:<16} {row['status']:<8} "
+                  f"{row['approval']:<8}")
+    return 0
