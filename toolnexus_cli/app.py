@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from . import __version__
 from .config import load_config
 from .errors import UsageError
-from .toolbox import ToolFlags
+
+if TYPE_CHECKING:
+    from .toolbox import ToolFlags
 
 app = typer.Typer(
     name="toolnexus",
@@ -37,6 +39,8 @@ BuiltinsOpt = Annotated[bool, typer.Option(
 
 def _tool_flags(functions: list[str] | None, skills: str | None, mcp: str | None,
                 builtins: bool, off: bool = False) -> ToolFlags:
+    from .toolbox import ToolFlags
+
     return ToolFlags(functions=list(functions or []), skills=skills, mcp=mcp,
                      builtins=builtins, off=off)
 
@@ -189,6 +193,9 @@ def keys_rm(name: str) -> None:
 
 
 def main() -> None:
+    # httpx imports its own command-line client whenever click, rich and pygments are
+    # installed (they are, here), which costs more start-up time than httpx itself.
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     app()
 
 
