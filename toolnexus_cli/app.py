@@ -193,9 +193,6 @@ def keys_rm(name: str) -> None:
 
 
 def main() -> None:
-    # httpx imports its own command-line client whenever click, rich and pygments are
-    # installed (they are, here), which costs more start-up time than httpx itself.
-    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     app()
 
 
