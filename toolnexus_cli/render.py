@@ -50,6 +50,7 @@ class PlainRenderer:
                  verbose: bool = False) -> None:
         self.out, self.err, self.verbose = out, err, verbose
         self.ended_with_newline = True
+        self.err_at_line_start = True
         self.wrote = False
         self.started = time.monotonic()
 
@@ -68,30 +69,43 @@ class PlainRenderer:
         kind = event["type"]
         if kind == "reasoning":
             self.err.write(event["delta"])
+            self.err_at_line_start = event["delta"].endswith("\n")
         elif kind == "tool_call":
-            self.err.write(f"\n[tool] {event['name']}({format_args(event['args'])})\n")
+            self._err_line(f"[tool] {event['name']}({format_args(event['args'])})")
         elif kind == "tool_result":
             mark = "error" if event["is_error"] else "result"
-            self.err.write(f"[{mark}] {preview(event['output'])}\n")
+            self._err_line(f"[{mark}] {preview(event['output'])}")
         elif kind == "retry":
-            self.err.write(f"[retry] {retry_note(event)}\n")
+            self._err_line(f"[retry] {retry_note(event)}")
         self.err.flush()
+
+    def _err_line(self, line: str) -> None:
+        """One line on stderr, starting a new line if reasoning left one open."""
+        if not self.err_at_line_start:
+            self.err.write("\n")
+        self.err.write(line + "\n")
+        self.err_at_line_start = True
 
     def end_answer(self) -> None:
         if self.wrote and not self.ended_with_newline:
             self.out.write("\n")
             self.out.flush()
         self.ended_with_newline = True
+        if not self.err_at_line_start:  # reasoning left a line open on stderr
+            self.err.write("\n")
+            self.err.flush()
+            self.err_at_line_start = True
 
     def finish(self, result: RunResult, thread: str | None) -> None:
         self.end_answer()
         if self.verbose:
             seconds = time.monotonic() - self.started
-            self.err.write(footer_text(result, seconds, thread) + "\n")
+            self._err_line(footer_text(result, seconds, thread))
+            self.err.flush()
 
     def error(self, exc: BaseException) -> None:
         self.end_answer()
-        self.err.write(error_line(exc) + "\n")
+        self._err_line(error_line(exc))
         self.err.flush()
 
 

@@ -1,0 +1,156 @@
+"""`toolnexus ask` through the real entry point, piped, against the loopback stub."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+
+from tests import cli_helpers
+from tests.cli_helpers import ENTRY, STUB_MODEL, user_text
+from tests.stub_provider import Reply, openai_stream
+
+cli, stub = cli_helpers.cli, cli_helpers.stub  # fixtures
+
+ANSWER = "Here is **the answer**, with `code` and\n\n- a list item"
+
+
+def test_piped_output_is_exactly_the_answer(cli, stub):
+    stub.handler = lambda rec: openai_stream(ANSWER, reasoning="Let me think about this.")
+    quiet = cli.run("ask", "hi")
+    assert quiet.code == 0, quiet
+    assert quiet.stdout == ANSWER + "\n"  # raw Markdown, one trailing newline, no ANSI
+    assert "\x1b" not in quiet.stdout
+    assert quiet.stderr == ""  # reasoning stays hidden without -v
+
+    # an answer that already ends in a newline does not get a second one
+    stub.handler = lambda rec: openai_stream("Line one.\nLine two.\n")
+    assert cli.run("ask", "hi").stdout == "Line one.\nLine two.\n"
+
+
+def test_verbose_sends_tool_activity_and_reasoning_to_stderr(cli, stub):
+    def handler(rec):
+        if len(stub.requests) == 1:  # first model call: think, then call a tool
+            return openai_stream(reasoning="I should look it up.",
+                                 tool_calls=[("lookup", {"query": "weather"})])
+        return openai_stream("It is sunny.", reasoning="Now I can answer.")
+
+    stub.handler = handler
+    verbose = cli.run("ask", "weather?", "-v")
+    assert verbose.code == 0, verbose
+    assert verbose.stdout == "It is sunny.\n"
+    assert "\x1b" not in verbose.stdout + verbose.stderr
+    assert "I should look it up." in verbose.stderr
+    assert "lookup" in verbose.stderr and "weather" in verbose.stderr  # the call
+    assert "unknown tool" in verbose.stderr  # its (error) result
+    lines = verbose.stderr.splitlines()
+    assert lines[-2] == "Now I can answer."  # reasoning does not run into the footer
+    assert lines[-1].startswith(STUB_MODEL) and "tokens" in lines[-1]  # the footer, last
+    # the model got the tool result and answered
+    assert len(stub.requests) == 2
+    assert stub.requests[1].json["messages"][-1]["role"] == "tool"
+
+    stub.requests.clear()
+    quiet = cli.run("ask", "weather?", "--json")
+    assert quiet.code == 0 and quiet.stderr == "", quiet
+    body = quiet.json
+    assert body["text"] == "It is sunny."
+    assert [c["name"] for c in body["tool_calls"]] == ["lookup"]
+
+
+def test_stdin_is_combined_with_the_prompt(cli, stub):
+    diff = "diff --git a/x b/x\n+added line\n"
+    both = cli.run("ask", "review this", input=diff)
+    assert both.code == 0, both
+    assert user_text(stub.requests[-1]) == ["review this\n\n" + diff]
+
+    alone = cli.run("ask", input=diff)
+    assert alone.code == 0, alone
+    assert user_text(stub.requests[-1]) == [diff]
+
+    asked = len(stub.requests)
+    neither = cli.run("ask")
+    assert neither.code == 2
+    assert neither.stdout == ""
+    lines = neither.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and "prompt" in lines[0]
+    assert len(stub.requests) == asked  # nothing was sent
+
+
+def test_threads_continue_across_processes_with_json_and_events(cli, stub):
+    answers = iter(["First answer.", "Other answer.", "Second answer.", "Third answer."])
+    stub.handler = lambda rec: openai_stream(next(answers))
+
+    first = cli.run("ask", "first question", "--id", "t1", "--json")
+    assert first.code == 0, first
+    body = first.json  # one object, nothing else on stdout
+    assert set(body) >= {"text", "thread", "model", "status", "usage", "tool_calls"}
+    assert body["text"] == "First answer."
+    assert body["thread"] == "t1" and body["model"] == STUB_MODEL and body["status"] == "done"
+    assert body["usage"]["total_tokens"] == 15 and body["tool_calls"] == []
+
+    assert cli.run("ask", "unrelated", "--id", "t0").code == 0
+
+    second = cli.run("ask", "second question", "--id", "t1", "--events")
+    assert second.code == 0, second
+    assert stub.requests[-1].json["messages"] == [
+        {"role": "user", "content": "first question"},
+        {"role": "assistant", "content": "First answer."},
+        {"role": "user", "content": "second question"},
+    ]
+    events = second.json_lines  # every line is one JSON event
+    assert events[-1]["type"] == "done"
+    assert [e["type"] for e in events].count("done") == 1
+    assert "".join(e["delta"] for e in events if e["type"] == "text") == "Second answer."
+    assert events[-1]["result"]["text"] == "Second answer."
+
+    # -c takes the most recently used thread: t1, although t0 was created after it
+    third = cli.run("ask", "-c", "third question")
+    assert third.code == 0 and third.stdout == "Third answer.\n", third
+    assert user_text(stub.requests[-1]) == ["first question", "second question",
+                                            "third question"]
+    assert [m["content"] for m in cli.thread("t1")][-2:] == ["third question", "Third answer."]
+
+
+def test_provider_error_exits_1_with_one_line_and_a_hint(cli, stub):
+    stub.handler = lambda rec: Reply.error(404, "The model `stub-model` does not exist")
+    result = cli.run("ask", "hi")
+    assert result.code == 1
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result
+    assert lines[0].startswith("error:")
+    assert "404" in lines[0] and "does not exist" in lines[0]
+    assert "check the model name" in lines[0]  # the hint
+    assert len(stub.requests) == 1  # a 404 is not retried
+
+
+def test_usage_errors_exit_2(cli, stub):
+    both = cli.run("ask", "hi", "--json", "--events")
+    assert both.code == 2 and both.stderr.startswith("error:"), both
+    style = cli.run("ask", "hi", "--style", "klingon")
+    assert style.code == 2 and "klingon" in style.stderr, style
+    assert not stub.requests
+
+
+def test_ctrl_c_in_a_pipe_exits_130_with_the_partial_answer(cli, stub):
+    words = " ".join(f"w{i}" for i in range(400))
+    stub.handler = lambda rec: openai_stream(words, pause=0.05)
+    proc = subprocess.Popen([*ENTRY, "ask", "count", "--id", "slow"], env=cli.env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=cli.home)
+    try:
+        seen = proc.stdout.read(len("w0 w1 w2"))  # blocks until the answer is streaming
+        assert seen == "w0 w1 w2"
+        proc.send_signal(signal.SIGINT)
+        rest, err = proc.communicate(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    out = seen + rest
+    assert out.endswith("\n") and out.strip() and words.startswith(out.rstrip("\n"))
+    assert len(out) < len(words)  # it stopped mid-stream
+    assert "slow" in err  # says where the partial answer went
+    saved = cli.thread("slow")
+    assert saved[-1]["interrupted"] is True
+    assert saved[-1]["content"] == out.rstrip("\n")

@@ -1,0 +1,91 @@
+"""`toolnexus threads ...` end to end, on threads made by real `ask` runs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests import cli_helpers
+from tests.cli_helpers import STUB_MODEL
+from tests.stub_provider import openai_stream
+
+cli, stub = cli_helpers.cli, cli_helpers.stub  # fixtures
+
+OLD_Q, OLD_A = "Tell me about penguins", "Penguins are flightless birds."
+NEW_Q, NEW_A = "What is a volcano?", "A vent in the crust of a planet."
+
+
+@pytest.fixture
+def two_threads(cli, stub):
+    answers = {OLD_Q: OLD_A, NEW_Q: NEW_A}
+    stub.handler = lambda rec: openai_stream(answers[rec.json["messages"][-1]["content"]])
+    for thread, question in (("t-old", OLD_Q), ("t-new", NEW_Q)):
+        r = cli.run("ask", question, "--id", thread)
+        assert r.code == 0, r
+    return cli
+
+
+def test_list_show_rename_export_search(two_threads):
+    cli = two_threads
+    renamed = cli.run("threads", "rename", "t-old", "Penguin facts")
+    assert renamed.code == 0, renamed
+
+    listed = cli.run("threads", "list", "--json")
+    assert listed.code == 0, listed
+    infos = listed.json
+    assert [t["id"] for t in infos] == ["t-new", "t-old"]  # newest first
+    new, old = infos
+    assert new["title"] == NEW_Q and old["title"] == "Penguin facts"
+    assert new["model"] == STUB_MODEL and new["message_count"] == 2
+    assert new["updated"] >= old["updated"]
+
+    table = cli.run("threads", "list").stdout.splitlines()
+    rows = [line for line in table if line.startswith("t-")]
+    assert [row.split()[0] for row in rows] == ["t-new", "t-old"]
+    assert "Penguin facts" in rows[1] and STUB_MODEL in rows[1]
+
+    raw = cli.run("threads", "show", "t-old", "--json")
+    assert raw.code == 0, raw
+    transcript = [{"role": "user", "content": OLD_Q}, {"role": "assistant", "content": OLD_A}]
+    assert raw.json == transcript
+    shown = cli.run("threads", "show", "t-old")
+    assert shown.code == 0 and OLD_Q in shown.stdout and OLD_A in shown.stdout, shown
+
+    md = cli.run("threads", "export", "t-old", "--format", "md")
+    assert md.code == 0, md
+    assert md.stdout.index(OLD_Q) < md.stdout.index(OLD_A)
+    assert "## User" in md.stdout and "## Assistant" in md.stdout
+    as_json = cli.run("threads", "export", "t-old", "--format", "json")
+    assert json.loads(as_json.stdout) == transcript
+    bad = cli.run("threads", "export", "t-old", "--format", "txt")
+    assert bad.code == 2 and "md or json" in bad.stderr, bad
+
+    found = cli.run("threads", "search", "volcano")
+    assert found.code == 0 and "t-new" in found.stdout and "t-old" not in found.stdout, found
+    # the answers are searched too, not only the titles
+    found = cli.run("threads", "search", "flightless")
+    assert "t-old" in found.stdout and "t-new" not in found.stdout, found
+    nothing = cli.run("threads", "search", "zebra")
+    assert nothing.code == 0 and "t-" not in nothing.stdout, nothing
+
+
+def test_rm_asks_first_and_unknown_ids_fail_clearly(two_threads):
+    cli = two_threads
+    kept = cli.run("threads", "rm", "t-new", input="n\n")
+    assert kept.code == 0 and "t-new" in kept.stdout, kept  # the question names the thread
+    assert cli.run("threads", "show", "t-new", "--json").code == 0
+
+    gone = cli.run("threads", "rm", "t-new", input="y\n")
+    assert gone.code == 0, gone
+    quiet = cli.run("threads", "rm", "t-old", "--yes", input="")
+    assert quiet.code == 0, quiet
+    assert cli.run("threads", "list", "--json").json == []
+
+    for args in (["show", "t-new"], ["rm", "nope", "--yes"], ["rename", "nope", "x"],
+                 ["export", "nope"]):
+        r = cli.run("threads", *args)
+        assert r.code == 1, r
+        assert r.stdout == ""
+        lines = r.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error:") and args[1] in lines[0], r
