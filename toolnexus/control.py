@@ -17,6 +17,7 @@ class RunControl:
         self.reason: str | None = None  # "cancelled" or "timeout" once interrupted
         self.deadline = deadline
         self._callbacks: list[Callable[[], None]] = []
+        self._closers: list[Callable[[], None]] = []
         loop = asyncio.get_running_loop()
         self._watcher: asyncio.Task[Any] | None = None
         self._timer: asyncio.TimerHandle | None = None
@@ -54,9 +55,15 @@ class RunControl:
             raise self.error()
 
     def subscribe(self, callback: Callable[[], None]) -> Callable[[], None]:
-        """Call `callback` on interruption; returns the function that unsubscribes."""
-        self._callbacks.append(callback)
-        return lambda: self._callbacks.remove(callback)
+        """Call `callback` on interruption; returns the function that unsubscribes (safe
+        to call more than once, and after `close`)."""
+        return _register(self._callbacks, callback)
+
+    def on_close(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call `callback` when the run ends, however it ends; returns the function that
+        forgets it. Work the run started but may not see to its end (an HTTP read left
+        suspended in a generator nobody closes) uses this to stop at once."""
+        return _register(self._closers, callback)
 
     async def race(self, awaitable: Awaitable[T]) -> T:
         """Await `awaitable`, or abandon (cancel) it and raise when the run is interrupted."""
@@ -66,14 +73,18 @@ class RunControl:
         unsubscribe = self.subscribe(
             lambda: interrupted.done() or interrupted.set_result(None)
         )
+        finished = False
         try:
             await asyncio.wait((task, interrupted), return_when=asyncio.FIRST_COMPLETED)
+            finished = task.done()
         finally:
             unsubscribe()
             if not task.done():
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
-        if not task.done() or task.cancelled():
+        if not finished:
+            # Interrupted: whatever the abandoned work ended with (cancelled, a
+            # CancelledError stored by gather, a late result) the run ends here.
             raise self.error()
         return task.result()
 
@@ -86,3 +97,17 @@ class RunControl:
         if self._timer is not None:
             self._timer.cancel()
         self._callbacks.clear()
+        closers, self._closers = self._closers, []
+        for closer in closers:
+            closer()
+
+
+def _register(callbacks: list[Callable[[], None]], callback: Callable[[], None]
+              ) -> Callable[[], None]:
+    callbacks.append(callback)
+
+    def remove() -> None:
+        if callback in callbacks:
+            callbacks.remove(callback)
+
+    return remove

@@ -8,11 +8,13 @@ cancelling the caller's own task, and a fast server cannot outrun a slow consume
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
+import os
 import random
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -20,6 +22,9 @@ from .control import RunControl
 from .errors import ProviderError
 from .events import retry_event
 from .sse import SSEDecoder
+
+if TYPE_CHECKING:
+    import ssl
 
 RETRYABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504, 529})
 MAX_RETRY_AFTER_S = 60.0
@@ -97,7 +102,8 @@ class Transport:
         if client is None or client.is_closed:
             for stale in [lp for lp in self._clients if lp.is_closed()]:
                 del self._clients[stale]
-            client = httpx.AsyncClient(timeout=self._timeout, trust_env=True)
+            client = httpx.AsyncClient(timeout=self._timeout, trust_env=True,
+                                       verify=_ssl_context())
             self._clients[loop] = client
         return client
 
@@ -124,31 +130,41 @@ class Transport:
                 if started:
                     raise failure.error from None
                 attempt += 1
-                delay = self._retry_delay(failure, attempt, control)
+                delay = await self._retry_delay(failure, attempt, control)
                 yield "retry", retry_event(attempt, delay, failure.reason)
                 await control.sleep(delay)
 
-    def _retry_delay(self, failure: _Retryable, attempt: int, control: RunControl) -> float:
+    async def _retry_delay(
+        self, failure: _Retryable, attempt: int, control: RunControl
+    ) -> float:
+        """How long to wait before retry number `attempt`, or raise the error to give up."""
         error = failure.error
         decision = "retry" if attempt <= self.retries else "fail"
         if self.on_error is not None and attempt <= self.retries:
             info = {"status": error.status, "message": str(error), "attempt": attempt,
                     "reason": failure.reason, "retry_after": failure.delay, "error": error}
-            decision = self.on_error(info) or decision
-        if decision != "retry":
-            raise error
+            outcome = self.on_error(info)
+            if inspect.isawaitable(outcome):
+                outcome = await control.race(outcome)
+            decision = outcome or decision
         if failure.delay is not None:
             remaining = control.remaining()
             if failure.delay > MAX_RETRY_AFTER_S or (
                 remaining is not None and failure.delay > remaining
             ):
+                # Say how long the server asked for, whether or not retries were left:
+                # "wait an hour" is what the user needs to know.
                 raise ProviderError(
                     f"{error} - the server asked to wait {failure.delay:g} s before retrying,"
                     " longer than this run can wait",
                     status=error.status,
                     provider_message=error.provider_message,
                     retry_after=failure.delay,
+                    body=error.body,
                 ) from None
+        if decision != "retry":
+            raise error
+        if failure.delay is not None:
             return failure.delay
         backoff = self.retry_base_ms / 1000 * 2 ** (attempt - 1)
         return backoff * (0.5 + random.random() / 2)
@@ -161,6 +177,10 @@ class Transport:
             self._produce(channel, url, headers, body)
         )
         unsubscribe = control.subscribe(channel.interrupt)
+        # If the run ends while this generator is left suspended (the loop raised, or its
+        # consumer stopped reading), nobody resumes it to run the `finally` below until
+        # the garbage collector does: hang up now instead.
+        forget = control.on_close(producer.cancel)
         try:
             kind, *head = await channel.get()
             if kind == _HEAD:
@@ -175,6 +195,7 @@ class Transport:
                 self._unexpected(kind, head, control)
         finally:
             unsubscribe()
+            forget()
             if not producer.done():
                 producer.cancel()
                 await asyncio.gather(producer, return_exceptions=True)
@@ -277,7 +298,8 @@ class Transport:
         reason = "rate limited" if response.status_code == 429 else (
             f"the server answered {response.status_code}"
         )
-        return _Retryable(error, reason, parse_retry_after(response.headers))
+        error.retry_after = parse_retry_after(response.headers)
+        return _Retryable(error, reason, error.retry_after)
 
 
 def parse_retry_after(headers: httpx.Headers) -> float | None:
@@ -294,6 +316,20 @@ def parse_retry_after(headers: httpx.Headers) -> float | None:
         if seconds >= 0 and seconds == seconds and seconds != float("inf"):
             return seconds
     return None
+
+
+_SSL_CONTEXTS: dict[tuple[str | None, str | None], ssl.SSLContext] = {}
+
+
+def _ssl_context() -> ssl.SSLContext:
+    """The certificate store, loaded once per process (httpx would load it again for
+    every client, a tenth of a second each time). SSL_CERT_FILE / SSL_CERT_DIR are
+    honoured as httpx honours them."""
+    key = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+    context = _SSL_CONTEXTS.get(key)
+    if context is None:
+        context = _SSL_CONTEXTS[key] = httpx.create_ssl_context(verify=True, trust_env=True)
+    return context
 
 
 def _describe(exc: Exception) -> str:
