@@ -1,0 +1,64 @@
+"""A real MCP server over stdio, written with the SDK, for tests/test_mcp.py.
+
+Writes its PID to $MCP_PID_FILE (when set) before serving, so tests can check that the
+process ends with the toolkit or with the chat that started it. With MCP_LINGER=1 it does
+not exit when its stdin closes (as some real servers do not): then only a signal ends it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import anyio
+from mcp.server.mcpserver import Image, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+server = MCPServer("calc", log_level="WARNING")
+
+
+@server.tool()
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Echo the text back."""
+    return text
+
+
+@server.tool()
+def fail(reason: str) -> str:
+    """Always fails with the reason."""
+    raise ToolError(f"cannot do that: {reason}")
+
+
+@server.tool()
+def picture() -> list:
+    """A caption and a tiny image."""
+    return ["a red dot", Image(data=b"\x89PNG\r\n\x1a\n", format="png")]
+
+
+@server.tool()
+async def slow(seconds: float) -> str:
+    """Sleep, then say so."""
+    await anyio.sleep(seconds)
+    return f"slept {seconds:g} s"
+
+
+@server.tool()
+def secret_env() -> str:
+    """Whether the secret from the config's env arrived."""
+    return "token ok" if os.environ.get("CALC_TOKEN") == os.environ.get("CALC_EXPECTED") else "no"
+
+
+if __name__ == "__main__":
+    pid_file = os.environ.get("MCP_PID_FILE")
+    if pid_file:
+        with open(pid_file, "w") as f:
+            f.write(str(os.getpid()))
+    server.run()
+    if os.environ.get("MCP_LINGER") == "1":
+        time.sleep(3600)
