@@ -12,11 +12,17 @@ import inspect
 import json
 import os
 import random
+import sys
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
-import httpx
+# httpx imports its own command-line client (click, rich, pygments) whenever those are
+# installed, which costs more start-up time than httpx itself; nothing here needs it.
+if "httpx" not in sys.modules:
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+
+import httpx  # noqa: E402
 
 from .control import RunControl
 from .errors import ProviderError

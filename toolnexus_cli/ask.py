@@ -14,10 +14,10 @@ from toolnexus import RunCancelled, ToolnexusError
 from .approve import terminal_asker
 from .config import Config, resolve_target
 from .errors import UsageError
+from .redact import EventRedactor, Redactor
 from .render import PlainRenderer, TerminalRenderer
 from .session import (
-    EventRedactor,
-    Redactor,
+    explain_error,
     make_client,
     open_store,
     pick_thread,
@@ -74,7 +74,7 @@ async def _ask(config: Config, target: Any, options: AskOptions) -> int:
         asker = refuse_without_terminal(options.yes)
     thread = await pick_thread(store, options.thread, options.continue_last)
     client, key = make_client(target, store, hooks=make_hooks(config, toolkit, asker))
-    redact = Redactor.for_run(key)
+    redact = Redactor.for_run(key.value)
     cancel = asyncio.Event()
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGINT, cancel.set)
@@ -109,7 +109,7 @@ async def _ask(config: Config, target: Any, options: AskOptions) -> int:
         for event in redact_events.flush():
             emit(event)
         renderer.end_answer()
-        sys.stderr.write(redact(f"error: {_one_line(str(exc))}") + "\n")
+        sys.stderr.write(redact(f"error: {explain_error(exc, key)}") + "\n")
         return EXIT_ERROR
     finally:
         loop.remove_signal_handler(signal.SIGINT)
@@ -124,10 +124,6 @@ def _renderer(config: Config, options: AskOptions) -> Any:
 
         return TerminalRenderer(Console(highlight=False), config.ui)
     return PlainRenderer(sys.stdout, sys.stderr, verbose=options.verbose)
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 def _print_json(data: Any, redact: Redactor) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 from .config import Target, config_dir
@@ -42,18 +43,41 @@ def write_keys(keys: dict[str, str]) -> Path:
     return path
 
 
-def key_for(target: Target) -> str | None:
+@dataclass
+class KeyChoice:
+    """The key a run uses, and where it came from, so a refusal can say what to fix."""
+
+    value: str | None
+    source: str  # e.g. "TOOLNEXUS_API_KEY", "the stored key for openai"
+    provider: str | None = None
+
+    def advice(self) -> str:
+        name = self.provider or "NAME"
+        if self.value is None:
+            return (f"no key was sent: set {self.source} or run 'toolnexus keys set {name}'")
+        return (f"the key came from {self.source}: check it there, or store another with "
+                f"'toolnexus keys set {name}'")
+
+
+def choose_key(target: Target) -> KeyChoice:
     """TOOLNEXUS_API_KEY, else the provider's api_key_cmd, its api_key_env variable, or a
-    stored key under its name. None lets the library fall back to the style's variable."""
+    stored key under its name; else the library's own fallback variables."""
+    provider = target.provider
     if os.environ.get("TOOLNEXUS_API_KEY"):
-        return os.environ["TOOLNEXUS_API_KEY"]
+        return KeyChoice(os.environ["TOOLNEXUS_API_KEY"], "TOOLNEXUS_API_KEY", provider)
     if target.api_key_cmd:
-        return _run_key_command(target.api_key_cmd, target.provider or "this provider")
+        value = _run_key_command(target.api_key_cmd, provider or "this provider")
+        return KeyChoice(value, f"api_key_cmd of provider {provider}", provider)
     if target.api_key_env and os.environ.get(target.api_key_env):
-        return os.environ[target.api_key_env]
-    if target.provider:
-        return load_keys().get(target.provider)
-    return None
+        return KeyChoice(os.environ[target.api_key_env], target.api_key_env, provider)
+    stored = load_keys().get(provider) if provider else None
+    if stored:
+        return KeyChoice(stored, f"the stored key for {provider}", provider)
+    style_env = "ANTHROPIC_API_KEY" if target.style == "anthropic" else "OPENAI_API_KEY"
+    for name in (style_env, "OPENROUTER_API_KEY"):
+        if os.environ.get(name):
+            return KeyChoice(os.environ[name], name, provider)
+    return KeyChoice(None, target.api_key_env or style_env, provider)
 
 
 def _run_key_command(command: str, provider: str) -> str:

@@ -30,6 +30,7 @@ class MarkdownStream:
         self.started = time.monotonic()
         self._scan = 0  # where the first line not yet examined starts in `tail`
         self._in_fence = False
+        self._gap = False  # a blank line goes before the next block (one printed before it)
         self._live = Live(_LiveView(self), console=console, transient=True,
                           auto_refresh=True, refresh_per_second=refresh_per_second,
                           redirect_stdout=False, redirect_stderr=False)
@@ -59,6 +60,7 @@ class MarkdownStream:
             if tail.strip():
                 self._print_markdown(tail)
             self._live.console.print(renderable)
+            self._gap = False
 
     def finish(self) -> None:
         self._flush_reasoning()
@@ -91,7 +93,11 @@ class MarkdownStream:
             self._scan = pos
 
     def _print_markdown(self, text: str) -> None:
-        self._live.console.print(Markdown(text.strip("\n"), code_theme=self.code_theme))
+        self._live.console.print(self._block(text.strip("\n")))
+        self._gap = True
+
+    def _block(self, text: str) -> _Block:
+        return _Block(Markdown(text, code_theme=self.code_theme), self._gap)
 
     def _flush_reasoning(self) -> None:
         if self.reasoning:
@@ -99,6 +105,26 @@ class MarkdownStream:
                 reasoning, self.reasoning = self.reasoning, ""
                 if self.show_reasoning:
                     self._live.console.print(Text(reasoning.strip(), style="dim italic"))
+                    self._gap = True
+
+
+class _Block:
+    """One block of an answer, spaced as Rich spaces the blocks of one whole document:
+    exactly one blank line between two blocks. (Rendered alone, a paragraph has no blank
+    line before it and a list or quote has one.)"""
+
+    def __init__(self, markdown: Markdown, gap: bool) -> None:
+        self.markdown, self.gap = markdown, gap
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        segments = iter(console.render(self.markdown, options))
+        for segment in segments:
+            if segment.text != "\n" or segment.style or segment.control:
+                if self.gap:
+                    yield Segment.line()
+                yield segment
+                break
+        yield from segments
 
 
 class _LiveView:
@@ -112,7 +138,7 @@ class _LiveView:
         stream = self.stream
         parts: list[object] = []
         if stream.tail.strip():
-            parts.append(Markdown(stream.tail, code_theme=stream.code_theme))
+            parts.append(stream._block(stream.tail))  # where it will be printed
         elif stream.reasoning and stream.show_reasoning:
             parts.append(Text(stream.reasoning, style="dim italic"))
         if stream.status or not parts:

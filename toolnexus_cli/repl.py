@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import difflib
 import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -15,8 +17,9 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from toolnexus import RunCancelled, ToolnexusError, create_toolkit
+from toolnexus import RunCancelled, ToolnexusError
 
+from .approve import terminal_asker
 from .config import Config, resolve_target, state_dir
 from .errors import UsageError
 from .render import TerminalRenderer
@@ -28,6 +31,7 @@ from .session import (
     pick_thread,
     record_turn,
 )
+from .toolbox import ToolFlags, approval_policy, make_hooks, open_toolkit, tool_rows
 
 COMMANDS = {
     "/help": "show this list",
@@ -47,10 +51,44 @@ COMMANDS = {
 }
 
 
+def mute_keyboard() -> Any:
+    """While an answer streams, stop the terminal echoing keys and flushing its queues on
+    Ctrl-C. An echo lands inside the live region and shifts it (a "^C" after a full-width
+    line wraps onto a new row, so the partial answer then shows twice), and a flush drops
+    output already written. Keys typed meanwhile wait, unechoed, for the next prompt.
+    Returns what `restore_keyboard` needs (None when stdin is not a terminal)."""
+    try:
+        import termios
+    except ImportError:  # not a POSIX terminal
+        return None
+    try:
+        fd = sys.stdin.fileno()
+        saved = termios.tcgetattr(fd)
+        quiet = list(saved)
+        quiet[3] = (quiet[3] & ~(termios.ECHO | termios.ECHOCTL)) | termios.NOFLSH
+        termios.tcsetattr(fd, termios.TCSANOW, quiet)
+    except (OSError, ValueError, termios.error):
+        return None
+    return fd, saved
+
+
+def restore_keyboard(state: Any) -> None:
+    if state is not None:
+        import termios
+
+        try:
+            termios.tcsetattr(state[0], termios.TCSANOW, state[1])
+        except (OSError, termios.error):
+            pass
+
+
 class Repl:
     def __init__(self, config: Config, *, thread: str | None, continue_last: bool,
-                 model: str | None, system: str | None) -> None:
+                 model: str | None, system: str | None,
+                 tool_flags: ToolFlags | None = None) -> None:
         self.config = config
+        self.tool_flags = tool_flags or ToolFlags()
+        self.renderer: TerminalRenderer | None = None
         self.console = Console(highlight=False)
         self.model_flag = model
         self.system_flag = system
@@ -67,19 +105,32 @@ class Repl:
     def _connect(self) -> None:
         target = resolve_target(self.config, model=self.model_flag, system=self.system_flag)
         self.target = target
-        self.client, key = make_client(target, self.store)
+        asker = terminal_asker(self.console, self._pause_output)
+        hooks = make_hooks(self.config, self.toolkit, asker)
+        self.client, key = make_client(target, self.store, hooks=hooks)
         self.redact = Redactor.for_run(key)
 
+    def _pause_output(self) -> None:
+        if self.renderer is not None:
+            self.renderer.end_answer()
+
     async def run(self) -> int:
+        async with contextlib.AsyncExitStack() as resources:
+            self.toolkit = await open_toolkit(self.config, self.tool_flags)
+            resources.push_async_callback(self.toolkit.close)
+            self.store = open_store(self.config)
+            resources.push_async_callback(self.store.aclose)
+            self.thread = await pick_thread(self.store, self.thread_flag, self.continue_last)
+            self._connect()
+            resources.push_async_callback(lambda: self.client.aclose())
+            return await self._read_loop()
+
+    def _session(self) -> Any:
         from prompt_toolkit import PromptSession
         from prompt_toolkit.completion import WordCompleter
         from prompt_toolkit.history import FileHistory
         from prompt_toolkit.key_binding import KeyBindings
 
-        self.store = open_store(self.config)
-        self.thread = await pick_thread(self.store, self.thread_flag, self.continue_last)
-        self._connect()
-        self.toolkit = await create_toolkit()
         history_path = state_dir() / "history"
         history_path.parent.mkdir(parents=True, exist_ok=True)
         bindings = KeyBindings()
@@ -88,51 +139,57 @@ class Repl:
         def _newline(event: Any) -> None:
             event.current_buffer.insert_text("\n")
 
-        session: PromptSession[str] = PromptSession(
+        @bindings.add("c-c")
+        def _interrupt(event: Any) -> None:
+            if event.current_buffer.text:
+                event.current_buffer.reset()  # Ctrl-C on a line clears it
+            else:
+                event.app.exit(exception=KeyboardInterrupt())
+
+        return PromptSession(
             history=FileHistory(str(history_path)),
             completer=WordCompleter(list(COMMANDS), sentence=True),
             complete_while_typing=True, key_bindings=bindings, enable_history_search=True,
         )
+
+    async def _read_loop(self) -> int:
+        session = self._session()
         self.console.print(Text(
             f"toolnexus chat · {self.target.model} · thread {self.thread} · "
             "/help for commands, Ctrl-D to leave", style="dim"))
         armed_exit = False
-        try:
-            while True:
-                try:
-                    line = await session.prompt_async("› ", multiline=False)
-                except KeyboardInterrupt:
-                    if armed_exit:
-                        return 0
-                    armed_exit = True
-                    self.console.print(Text("(Ctrl-C again or Ctrl-D to leave)", style="dim"))
-                    continue
-                except EOFError:
+        while True:
+            try:
+                line = await session.prompt_async("› ", multiline=False)
+            except KeyboardInterrupt:  # on an empty line
+                if armed_exit:
                     return 0
-                armed_exit = False
-                text = line.strip()
-                if not text:
-                    continue
-                if text.startswith("/"):
-                    outcome = await self._command(text, session)
-                    if outcome == "exit":
-                        return 0
-                    if outcome:  # a prompt to send (from /retry or /edit)
-                        await self._turn(outcome)
-                    continue
-                await self._turn(line)
-        finally:
-            await self.toolkit.close()
-            await self.client.aclose()
-            await self.store.aclose()
+                armed_exit = True
+                self.console.print(Text("(Ctrl-C again or Ctrl-D to leave)", style="dim"))
+                continue
+            except EOFError:
+                return 0
+            armed_exit = False
+            text = line.strip()
+            if not text:
+                continue
+            if text.startswith("/"):
+                outcome = await self._command(text, session)
+                if outcome == "exit":
+                    return 0
+                if outcome:  # a prompt to send (from /retry or /edit)
+                    await self._turn(outcome)
+                continue
+            await self._turn(line)
 
     # -- one exchange ----------------------------------------------------------------
     async def _turn(self, prompt: str) -> None:
-        renderer = TerminalRenderer(self.console, self.config.ui)
+        renderer = self.renderer = TerminalRenderer(self.console, self.config.ui)
         renderer.start()
         cancel = asyncio.Event()
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, cancel.set)
+        keyboard = mute_keyboard()
         try:
             async for event in self.client.stream(prompt, self.toolkit, id=self.thread,
                                                   cancel=cancel):
@@ -151,6 +208,8 @@ class Repl:
             self.console.print(Text(f"error: {message}", style="bold red"))
         finally:
             loop.remove_signal_handler(signal.SIGINT)
+            restore_keyboard(keyboard)
+            self.renderer = None
 
     # -- slash commands --------------------------------------------------------------
     async def _command(self, text: str, session: Any) -> str | None:
@@ -201,11 +260,13 @@ class Repl:
         self._say(f"system: {self.target.system or '(none)'}")
 
     async def _cmd_tools(self, arg: str) -> None:
-        tools = self.toolkit.tools()
-        if not tools:
-            self._say("no tools are enabled")
-        for tool in tools:
-            self.console.print(Text.assemble((tool.name, "bold"), f"  {tool.description}"))
+        rows = tool_rows(self.toolkit, approval_policy(self.config))
+        if not rows:
+            self._say("no tools are enabled (--builtins, --functions, --skills, --mcp)")
+        for row in rows:
+            self.console.print(Text.assemble(
+                (f"{row['name']:<24}", "bold"), f" {row['source']:<14} {row['approval']:<6} ",
+                (row["status"] if row["status"] != "ok" else row["description"][:40], "dim")))
 
     async def _cmd_thread(self, arg: str) -> None:
         messages = await self.store.get(self.thread) or []
@@ -293,7 +354,8 @@ class Repl:
 
 
 def run_chat(config: Config, *, thread: str | None, continue_last: bool, model: str | None,
-             system: str | None) -> int:
-    repl = Repl(config, thread=thread, continue_last=continue_last, model=model, system=system)
+             system: str | None, tool_flags: ToolFlags | None = None) -> int:
+    repl = Repl(config, thread=thread, continue_last=continue_last, model=model, system=system,
+                tool_flags=tool_flags)
     resolve_target(config, model=model, system=system)  # config errors before the screen
     return asyncio.run(repl.run())

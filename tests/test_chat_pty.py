@@ -1,0 +1,408 @@
+"""`toolnexus chat` in a real pseudo-terminal against the stub endpoint (issue 6, acceptance
+points 1 and 2).
+
+pexpect runs the real console script in a pty; every byte it prints is also fed to pyte, a
+terminal emulator, so the tests look at the screen (and its scrollback) a person would see,
+not at a stream of escape codes. The emulator answers cursor-position requests the way a
+real terminal does, so prompt_toolkit runs as it would for a person.
+
+Every wait is on output: `Chat.wait` reads from the pty until a condition on the emulated
+screen holds (or fails with the screen in the message). Nothing sleeps and hopes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pexpect
+import pyte
+import pytest
+
+from tests.stub_provider import Recorded, Reply, StubProvider, openai_stream
+
+ROWS, COLS = 30, 100
+WAIT_S = 10.0
+PROMPT = "›"
+EXE = Path(sys.executable).with_name("toolnexus")  # the console script beside the venv python
+CTRL_D = "\x04"
+
+
+class Terminal:
+    """A virtual terminal with scrollback, fed with whatever the program prints."""
+
+    def __init__(self, child: pexpect.spawn, rows: int, cols: int) -> None:
+        self.screen = pyte.HistoryScreen(cols, rows, history=100_000)
+        # A real terminal answers "where is the cursor?" (prompt_toolkit asks).
+        self.screen.write_process_input = child.send  # type: ignore[method-assign]
+        self.stream = pyte.Stream(self.screen)
+
+    # pexpect's logfile_read interface
+    def write(self, data: str) -> None:
+        self.stream.feed(data)
+
+    def flush(self) -> None:
+        pass
+
+    def _row(self, row: object) -> str:
+        return "".join(row[x].data for x in range(self.screen.columns)).rstrip()  # type: ignore[index]
+
+    def scrollback(self) -> list[str]:
+        return [self._row(row) for row in self.screen.history.top]
+
+    def display(self) -> list[str]:
+        return [line.rstrip() for line in self.screen.display]
+
+    def lines(self) -> list[str]:
+        """Everything a person could see: the scrollback, then the screen."""
+        return self.scrollback() + self.display()
+
+    def text(self) -> str:
+        return "\n".join(self.lines())
+
+    def cursor_line(self) -> str:
+        return self.display()[self.screen.cursor.y]
+
+    def prompt_count(self) -> int:
+        return sum(1 for line in self.lines() if line.startswith(PROMPT))
+
+
+class Chat:
+    """One `toolnexus chat` process in a pty, with its virtual terminal."""
+
+    def __init__(self, env: dict[str, str], args: list[str]) -> None:
+        self.child = pexpect.spawn(str(EXE), ["chat", *args], env=env, dimensions=(ROWS, COLS),
+                                   encoding="utf-8", codec_errors="replace", timeout=WAIT_S)
+        self.term = Terminal(self.child, ROWS, COLS)
+        self.child.logfile_read = self.term
+        self.prompts = 0  # prompts shown so far (each leaves a line starting with the marker)
+        self.wait_prompt()
+
+    # -- waiting on output -------------------------------------------------------------
+    def wait(self, done: Callable[[], bool], what: str, timeout: float = WAIT_S) -> None:
+        deadline = time.monotonic() + timeout
+        while not done():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}; the screen:\n"
+                                     + self.term.text())
+            try:
+                self.child.read_nonblocking(65536, timeout=0.05)
+            except pexpect.TIMEOUT:
+                pass
+            except pexpect.EOF:
+                if not done():
+                    raise AssertionError(f"chat exited while waiting for {what}; the screen:\n"
+                                         + self.term.text()) from None
+                return
+
+    def wait_text(self, text: str, count: int = 1) -> None:
+        """Until `text` shows `count` times on the screen and in its scrollback."""
+        self.wait(lambda: self.term.text().count(text) >= count, repr(text))
+
+    def resync_prompts(self) -> None:
+        """After a key that may or may not have drawn a new prompt (one is showing now)."""
+        self.prompts = self.term.prompt_count()
+
+    def wait_prompt(self) -> None:
+        """Until a new, empty input prompt is showing (not the one already answered)."""
+        want = self.prompts + 1
+        self.wait(lambda: self.term.prompt_count() >= want
+                  and self.term.cursor_line().strip() == PROMPT, "a new prompt")
+        self.prompts = want
+
+    # -- typing ------------------------------------------------------------------------
+    def say(self, line: str) -> None:
+        """Type a line and press Enter, then wait for the next prompt."""
+        self.child.send(line + "\r")
+        self.wait_prompt()
+
+    def interrupt(self) -> None:
+        self.child.sendintr()
+
+    def exit_code(self) -> int:
+        self.wait(lambda: not self.child.isalive() or self._eof(), "the chat to exit")
+        self.child.expect(pexpect.EOF)
+        self.child.close()
+        assert self.child.signalstatus is None, self.term.text()
+        return self.child.exitstatus
+
+    def _eof(self) -> bool:
+        return self.child.eof()
+
+    def close(self) -> None:
+        if self.child.isalive():
+            self.child.terminate(force=True)
+        self.child.close()
+
+
+@pytest.fixture
+def stub() -> Iterator[StubProvider]:
+    with StubProvider() as s:
+        yield s
+
+
+@pytest.fixture
+def chat_env(tmp_path: Path, stub: StubProvider) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.endswith("_API_KEY") and not k.startswith(("TOOLNEXUS_", "XDG_"))}
+    env.update(
+        HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "config"),
+        XDG_DATA_HOME=str(tmp_path / "data"), XDG_STATE_HOME=str(tmp_path / "state"),
+        TOOLNEXUS_BASE_URL=stub.base_url, TOOLNEXUS_MODEL="stub-model",
+        TERM="xterm-256color", LANG="C.UTF-8", LC_ALL="C.UTF-8", COLUMNS=str(COLS),
+        LINES=str(ROWS),
+    )
+    env.pop("NO_COLOR", None)
+    return env
+
+
+@pytest.fixture
+def open_chat(chat_env: dict[str, str]) -> Iterator[Callable[..., Chat]]:
+    chats: list[Chat] = []
+
+    def start(*args: str) -> Chat:
+        chats.append(Chat(chat_env, list(args)))
+        return chats[-1]
+
+    yield start
+    for chat in chats:
+        chat.close()
+
+
+def numbered_answers(stub: StubProvider, **stream: object) -> None:
+    """The n-th request (from 1) gets the answer "answer n."."""
+    def handler(request: Recorded) -> Reply:
+        return openai_stream(f"answer {len(stub.requests)}.", **stream)  # type: ignore[arg-type]
+
+    stub.handler = handler
+
+
+def conversation(request: Recorded) -> list[tuple[str, str]]:
+    return [(m["role"], m.get("content") or "") for m in request.json["messages"]]
+
+
+# ----------------------------------------------------------------------- acceptance 1
+
+
+def test_two_turns_remember_and_ctrl_d_exits(stub, open_chat):
+    numbered_answers(stub)
+    chat = open_chat()
+    chat.say("my name is Ada")
+    chat.say("what is my name?")
+    assert conversation(stub.requests[0]) == [("user", "my name is Ada")]
+    assert conversation(stub.requests[1]) == [
+        ("user", "my name is Ada"), ("assistant", "answer 1."), ("user", "what is my name?")]
+    assert stub.requests[1].json["model"] == "stub-model"
+    lines = chat.term.lines()
+    assert "› my name is Ada" in lines and "› what is my name?" in lines
+    assert lines.index("answer 1.") < lines.index("› what is my name?") < lines.index("answer 2.")
+    chat.child.send(CTRL_D)
+    assert chat.exit_code() == 0
+    assert len(stub.requests) == 2
+
+
+WORDS = " ".join(f"w{i:02d}" for i in range(1, 61))  # w01 ... w60, a word per delta
+
+
+def test_ctrl_c_mid_stream_keeps_the_partial_answer_and_the_session_goes_on(stub, open_chat):
+    def handler(request: Recorded) -> Reply:
+        if len(stub.requests) == 1:
+            return openai_stream(WORDS, pause=0.05)  # 3 s in all: never finishes here
+        return openai_stream(f"answer {len(stub.requests)}.")
+
+    stub.handler = handler
+    chat = open_chat()
+    chat.child.send("count slowly\r")
+    chat.wait_text("w03")
+    chat.interrupt()
+    chat.wait_prompt()
+    assert stub.requests[0].disconnected.wait(2), "the request was not cancelled"
+    screen = chat.term.text()
+    assert "interrupted" in screen
+    assert "w60" not in screen, "the answer ran to the end: Ctrl-C did not stop it"
+    shown = re.findall(r"w\d\d", screen)
+    assert shown[:3] == ["w01", "w02", "w03"]
+    assert len(shown) == len(set(shown)), f"partial answer shown twice:\n{screen}"
+
+    chat.say("go on")
+    sent = conversation(stub.requests[1])
+    assert [role for role, _ in sent] == ["user", "assistant", "user"]
+    assert sent[0] == ("user", "count slowly") and sent[2] == ("user", "go on")
+    partial = sent[1][1]
+    assert partial.startswith("w01 w02 w03") and "w60" not in partial
+    assert partial.split() == shown, "the request's partial answer differs from the screen"
+    chat.wait_text("answer 2.")
+
+    chat.say("and then?")  # the session keeps going on the same thread
+    assert conversation(stub.requests[2])[:4] == [*sent, ("assistant", "answer 2.")]
+    chat.child.send("/exit\r")
+    assert chat.exit_code() == 0
+
+
+def test_undo_and_retry(stub, open_chat):
+    numbered_answers(stub)
+    chat = open_chat()
+    chat.say("one")
+    chat.say("two")
+    chat.say("/undo")
+    assert "dropped the last exchange" in chat.term.text()
+    chat.say("three")
+    assert conversation(stub.requests[2]) == [
+        ("user", "one"), ("assistant", "answer 1."), ("user", "three")]
+
+    chat.say("/retry")
+    chat.wait_text("answer 4.")
+    assert conversation(stub.requests[3]) == [
+        ("user", "one"), ("assistant", "answer 1."), ("user", "three")]
+    chat.say("four")
+    assert conversation(stub.requests[4]) == [
+        ("user", "one"), ("assistant", "answer 1."), ("user", "three"),
+        ("assistant", "answer 4."), ("user", "four")]
+    chat.child.send(CTRL_D)
+    assert chat.exit_code() == 0
+
+
+def test_model_reset_and_unknown_command(stub, open_chat):
+    numbered_answers(stub)
+    chat = open_chat()
+    chat.say("hello")
+    chat.say("/model other-model")
+    assert "model: other-model" in chat.term.text()
+    chat.say("again")
+    assert stub.requests[1].json["model"] == "other-model"
+    assert conversation(stub.requests[1]) == [
+        ("user", "hello"), ("assistant", "answer 1."), ("user", "again")]
+
+    chat.say("/reset")
+    assert "new thread" in chat.term.text()
+    chat.say("fresh start")
+    assert conversation(stub.requests[2]) == [("user", "fresh start")]
+    assert stub.requests[2].json["model"] == "other-model", "/reset kept the settings"
+
+    chat.say("/modle gpt")
+    assert "did you mean /model?" in chat.term.text()
+    chat.say("/retyr")
+    assert "did you mean /retry?" in chat.term.text()
+    assert len(stub.requests) == 3, "an unknown command reached the model"
+    chat.child.send(CTRL_D)
+    assert chat.exit_code() == 0
+
+
+def test_ctrl_c_at_the_prompt_clears_the_line(stub, open_chat):
+    numbered_answers(stub)
+    chat = open_chat()
+    chat.child.send("half a thought")
+    chat.wait(lambda: "half a thought" in chat.term.cursor_line(), "the typed text")
+    chat.child.sendcontrol("c")
+    chat.wait(lambda: chat.term.cursor_line().strip() == PROMPT, "the line cleared")
+    chat.resync_prompts()
+    chat.say("a whole thought")
+    assert len(stub.requests) == 1, "the cleared line was sent"
+    assert conversation(stub.requests[0]) == [("user", "a whole thought")]
+    chat.child.send(CTRL_D)
+    assert chat.exit_code() == 0
+
+
+def test_ctrl_c_twice_on_an_empty_prompt_exits(stub, open_chat):
+    chat = open_chat()
+    chat.child.sendcontrol("c")
+    chat.wait_prompt()
+    assert "Ctrl-C again" in chat.term.text()
+    chat.child.sendcontrol("c")
+    assert chat.exit_code() == 0
+    assert stub.requests == []
+
+
+def test_a_provider_error_is_shown_and_the_session_goes_on(stub, open_chat):
+    stub.script(Reply.error(400, "the stub refuses this request"), openai_stream("recovered."))
+    chat = open_chat()
+    chat.say("first try")
+    screen = chat.term.text()
+    assert "error" in screen and "the stub refuses this request" in screen
+    chat.say("second try")
+    chat.wait_text("recovered.")
+    sent = conversation(stub.requests[1])
+    assert sent[-1] == ("user", "second try")
+    assert all("refuses" not in content for _, content in sent)
+    chat.child.send(CTRL_D)
+    assert chat.exit_code() == 0
+
+
+# ----------------------------------------------------------------------- acceptance 2
+
+
+def tall_answer() -> tuple[str, int]:
+    """About 3.3 screens of Markdown, every visible line numbered: one-line paragraphs, a
+    bullet list and a numbered list each taller than the screen, and a last block (still
+    live when the stream ends) taller than the screen too."""
+    n = 0
+
+    def line() -> str:
+        nonlocal n
+        n += 1
+        return f"line {n:03d}"
+
+    parts = ["\n\n".join(line() for _ in range(8))]
+    parts.append("\n".join(f"- {line()} of the first list" for _ in range(36)))
+    parts.append("\n\n".join(f"{line()} is a paragraph" for _ in range(6)))
+    parts.append("\n".join(f"{i}. {line()} counted" for i in range(1, 11)))
+    parts.append("\n".join(f"- {line()} closes it" for _ in range(40)))
+    return "\n\n".join(parts), n
+
+
+def numbers_seen(lines: list[str]) -> Counter[int]:
+    return Counter(int(m) for text in lines for m in re.findall(r"line (\d{3})", text))
+
+
+def test_an_answer_three_screens_tall_shows_every_line_once(stub, open_chat):
+    text, count = tall_answer()
+    assert count >= 3 * ROWS
+    # Small deltas (a word each, several per line), with pauses so the live view refreshes
+    # many times while each block grows.
+    stub.script(openai_stream(text, pause=0.003))
+    chat = open_chat()
+    chat.say("tell me a long story")
+    chat.wait_text("tokens")  # the footer: the answer is complete
+    chat.child.send(CTRL_D)
+    assert chat.exit_code() == 0
+    lines = chat.term.lines()
+    seen = numbers_seen(lines)
+    missing = [i for i in range(1, count + 1) if seen[i] == 0]
+    twice = {i: c for i, c in seen.items() if c > 1}
+    assert not missing and not twice and set(seen) == set(range(1, count + 1)), (
+        f"missing {missing}, duplicated {twice}; the terminal:\n" + "\n".join(lines))
+    # In order, and as Markdown: list bullets and numbers survived.
+    order = [int(m) for text in lines for m in re.findall(r"line (\d{3})", text)]
+    assert order == sorted(order)
+    assert any(re.match(r"\s*•\s+line 009 of the first list", t) for t in lines), lines
+    assert any(re.match(r"\s*1\.?\s+line 051 counted", t) for t in lines), lines
+
+
+def test_the_newest_line_of_a_block_taller_than_the_screen_stays_visible(stub, open_chat):
+    """While one block is taller than the screen, the live view shows its newest lines;
+    Ctrl-C then leaves the partial block printed once, whole."""
+    rows = 2 * ROWS
+    body = "\n".join(f"- line {i:03d} of a long list" for i in range(1, rows + 1))
+    reply = openai_stream(body + "\n", pause=0.002)
+    reply.parts = reply.parts[:-3]  # no finish, no usage, no [DONE]: the stream stalls here
+    reply.end = "hang"
+    stub.script(reply)
+    chat = open_chat()
+    chat.child.send("a long list please\r")
+    last = f"line {rows:03d}"
+    chat.wait(lambda: any(last in line for line in chat.term.display()),
+              "the newest line on the screen while the block is live")
+    assert not any(last in line for line in chat.term.scrollback())
+    chat.interrupt()
+    chat.wait_prompt()
+    lines = chat.term.lines()
+    seen = numbers_seen(lines)
+    assert seen == Counter(range(1, rows + 1)), (
+        f"{dict(seen)}; the terminal:\n" + "\n".join(lines))
+    chat.child.send(CTRL_D)
+    assert chat.exit_code() == 0
