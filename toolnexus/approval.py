@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import inspect
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -59,13 +60,33 @@ class ApprovalPolicy:
 
     def decide(self, tool: Tool | None, name: str, args: Any) -> str:
         if name == "bash" and isinstance(args, dict) and self.commands:
-            command = str(args.get("command", "")).strip()
-            for pattern, decision in self.commands:
-                if fnmatch.fnmatchcase(command, pattern):
-                    return decision
+            decision = self.command_rule(str(args.get("command", "")))
+            if decision is not None:
+                return decision
         if tool is not None:
             return self.rule_for(tool)
         return next((d for p, d in self.rules if fnmatch.fnmatchcase(name, p)), "allow")
+
+    def command_rule(self, command: str) -> str | None:
+        """The decision of the command rules, or None when they say nothing.
+
+        A command chained to others (`;`, `&&`, `|`, a new line...), with a substitution
+        or a redirection is never allowed by a rule: `"git status*" = "allow"` must not
+        let `git status; rm -rf ~` through. A piece that a rule denies denies it all."""
+        pieces = [p.strip() for p in _CHAIN.split(command) if p.strip()]
+        found = [self._match_command(p) for p in pieces or [""]]
+        if "deny" in found:
+            return "deny"
+        if len(pieces) == 1 and not _UNSAFE.search(command):
+            return found[0]
+        return "ask" if "ask" in found else None  # the tool's own rule decides
+
+    def _match_command(self, command: str) -> str | None:
+        return next((d for p, d in self.commands if fnmatch.fnmatchcase(command, p)), None)
+
+
+_CHAIN = re.compile(r"&&|\|\||[;&|\n]")  # what runs another command after or beside one
+_UNSAFE = re.compile(r"[;&|\n`<>]|\$\(")  # chaining, substitution, redirection
 
 
 def approval_hook(policy: ApprovalPolicy, toolkit: Toolkit, ask: AskUser,

@@ -79,8 +79,8 @@ def grep(pattern: str, path: str = ".", glob: str = "**/*") -> str:
     files = [root] if root.is_file() else sorted(root.glob(glob))
     matches: list[str] = []
     for file in files:
-        if not file.is_file() or SKIP_DIRS.intersection(file.parts):
-            continue
+        if not file.is_file() or SKIP_DIRS.intersection(file.relative_to(root).parts):
+            continue  # skipped while walking the tree, not when it is the place searched
         try:
             text = file.read_text(encoding="utf-8")
         except (UnicodeDecodeError, OSError):

@@ -22,7 +22,7 @@ class Skill:
     path: Path  # the SKILL.md file
 
     def instructions(self) -> str:
-        return parse_skill_file(self.path.read_text(encoding="utf-8"))[1]
+        return parse_skill_file(self.path.read_text(encoding="utf-8-sig"))[1]
 
     def files(self) -> list[str]:
         root = self.path.parent
@@ -48,7 +48,7 @@ def parse_skill_file(text: str) -> tuple[dict[str, str], str]:
 def discover_skills(root: str | Path) -> list[Skill]:
     skills: dict[str, Skill] = {}
     for path in sorted(Path(root).expanduser().glob("**/SKILL.md")):
-        meta, _ = parse_skill_file(path.read_text(encoding="utf-8"))
+        meta, _ = parse_skill_file(path.read_text(encoding="utf-8-sig"))
         name, description = meta.get("name"), meta.get("description")
         if not name or not description:
             warnings.warn(f"{path}: skipped, its front matter needs name and description",

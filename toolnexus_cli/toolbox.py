@@ -63,7 +63,9 @@ def make_hooks(config: Config, toolkit: Toolkit, ask: AskUser) -> dict[str, Any]
 
 def describe_call(name: str, args: Any) -> str:
     if name == "bash" and isinstance(args, dict) and "command" in args:
-        return f"bash: {args['command']}"
+        more = "".join(f"\n{key}: {value if isinstance(value, str) else json.dumps(value)}"
+                       for key, value in args.items() if key != "command")
+        return f"bash: {args['command']}{more}"  # every argument: cwd matters too
     shown = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, indent=2)
     return f"{name} {shown}"
 

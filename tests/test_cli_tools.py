@@ -1,0 +1,235 @@
+"""Tools in the `toolnexus` command: --functions files end to end, `toolnexus tools`, and
+approval without a terminal (issue 7, acceptance points 1 and 3), as subprocesses against
+the loopback stub."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from tests import cli_helpers
+from tests.stub_provider import Recorded, Reply, StubProvider, openai_stream
+
+cli, stub = cli_helpers.cli, cli_helpers.stub
+
+FUNCTIONS = '''
+import os
+
+
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+
+
+def _helper(x: int) -> int:
+    return x
+
+
+def untyped(x):
+    return x
+'''
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    return path
+
+
+def calls_then_answer(stub: StubProvider, calls: list[tuple[str, dict]], answer: str) -> None:
+    """The first request asks for `calls`; every later one gets `answer`."""
+    def handler(request: Recorded) -> Reply:
+        if len(stub.requests) == 1:
+            return openai_stream(tool_calls=calls)
+        return openai_stream(answer)
+
+    stub.handler = handler
+
+
+def tool_names(request: Recorded) -> list[str]:
+    return [t["function"]["name"] for t in request.json.get("tools", [])]
+
+
+def tool_results(request: Recorded) -> list[str]:
+    return [m["content"] for m in request.json["messages"] if m["role"] == "tool"]
+
+
+# ===================================================================== functions files
+
+def test_a_functions_file_end_to_end_through_ask(cli, stub, tmp_path):
+    path = write(tmp_path / "mytools.py", FUNCTIONS)
+    calls_then_answer(stub, [("add", {"a": 2, "b": 40})], "The sum is 42.")
+
+    result = cli.run("ask", "--functions", str(path), "what is 2 + 40?")
+
+    assert result.code == 0, result
+    assert result.stdout == "The sum is 42.\n"
+    assert len(stub.requests) == 2
+    assert tool_names(stub.requests[0]) == ["add"]  # not _helper, untyped or os
+    follow_up = stub.requests[1].json["messages"]
+    assert [m["role"] for m in follow_up] == ["user", "assistant", "tool"]
+    assert follow_up[1]["tool_calls"][0]["function"]["name"] == "add"
+    assert follow_up[2] == {"role": "tool", "tool_call_id": "call_1", "content": "42"}
+
+
+def test_functions_is_repeatable(cli, stub, tmp_path):
+    one = write(tmp_path / "one.py", FUNCTIONS)
+    two = write(tmp_path / "two.py", 'def shout(text: str) -> str:\n    return text.upper()\n')
+    calls_then_answer(stub, [("shout", {"text": "hey"})], "ok")
+
+    result = cli.run("ask", "--functions", str(one), "--functions", str(two), "go")
+
+    assert result.code == 0, result
+    assert sorted(tool_names(stub.requests[0])) == ["add", "shout"]
+    assert tool_results(stub.requests[1]) == ["HEY"]
+
+
+def test_functions_in_the_config_are_relative_to_the_config_file(cli, stub):
+    write(cli.config_dir / "tools" / "fns.py", FUNCTIONS)
+    cli.write_config('functions = ["tools/fns.py"]\n')
+    calls_then_answer(stub, [("add", {"a": 1, "b": 1})], "Two.")
+
+    result = cli.run("ask", "1+1?")  # run from HOME, not from the config folder
+
+    assert result.code == 0, result
+    assert result.stdout == "Two.\n"
+    assert tool_results(stub.requests[1]) == ["2"]
+
+
+def test_a_broken_functions_file_is_a_usage_error_naming_it(cli, stub, tmp_path):
+    broken = write(tmp_path / "broken_tools.py", "import no_such_module_xyz\n")
+
+    for args in (["ask", "--functions", str(broken), "hi"],
+                 ["tools", "--functions", str(broken)]):
+        result = cli.run(*args)
+        assert result.code == 2, result
+        assert str(broken) in result.stderr and "no_such_module_xyz" in result.stderr
+        assert "Traceback" not in result.stderr
+    assert stub.requests == []  # nothing was sent
+
+
+def test_a_missing_functions_file_in_the_config_is_named(cli, stub):
+    cli.write_config('functions = ["nope.py"]\n')
+    result = cli.run("ask", "hi")
+    assert result.code == 2, result
+    assert str(cli.config_dir / "nope.py") in result.stderr
+    assert stub.requests == []
+
+
+# ===================================================================== toolnexus tools
+
+def rows_by_name(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {row["name"]: row for row in rows}
+
+
+def test_tools_json_lists_source_status_and_approval(cli, tmp_path):
+    path = write(tmp_path / "mytools.py", FUNCTIONS)
+    skills = write(tmp_path / "skills" / "pdf" / "SKILL.md",
+                   "---\nname: pdf\ndescription: PDF forms\n---\nSteps.\n").parent.parent
+
+    result = cli.run("tools", "--json", "--builtins", "--functions", str(path),
+                     "--skills", str(skills))
+
+    assert result.code == 0, result
+    rows = rows_by_name(result.json)
+    assert set(rows) == {"read_file", "list_dir", "glob", "grep", "write_file", "edit_file",
+                         "bash", "fetch_url", "add", "skill"}
+    summary = {name: (row["source"], row["status"], row["approval"])
+               for name, row in rows.items()}
+    assert summary["read_file"] == ("builtin", "ok", "allow")
+    assert summary["bash"] == ("builtin", "ok", "ask")
+    assert summary["write_file"] == ("builtin", "ok", "ask")
+    assert summary["edit_file"] == ("builtin", "ok", "ask")
+    assert summary["add"] == ("python", "ok", "allow")
+    assert summary["skill"] == ("skills", "ok", "allow")
+    assert rows["add"]["description"] == "Add two numbers."
+
+
+def test_tools_shows_the_config_rules(cli, tmp_path):
+    path = write(tmp_path / "mytools.py", FUNCTIONS)
+    cli.write_config(f'functions = ["{path}"]\nbuiltins = ["read_file", "bash"]\n\n'
+                     '[approval]\n"add" = "deny"\n"read_*" = "ask"\n')
+
+    result = cli.run("tools", "--json")
+    assert result.code == 0, result
+    approval = {row["name"]: row["approval"] for row in result.json}
+    assert approval == {"read_file": "ask", "bash": "ask", "add": "deny"}
+
+    table = cli.run("tools")
+    assert table.code == 0, table
+    lines = table.stdout.splitlines()
+    assert lines[0].split() == ["TOOL", "SOURCE", "STATUS", "APPROVAL"]
+    assert [line.split() for line in lines[1:]] == [
+        ["read_file", "builtin", "ok", "ask"], ["bash", "builtin", "ok", "ask"],
+        ["add", "python", "ok", "deny"]]
+
+
+def test_tools_without_any_says_how_to_add_some(cli):
+    result = cli.run("tools")
+    assert result.code == 0, result
+    assert "no tools" in result.stdout and "--builtins" in result.stdout
+    assert cli.run("tools", "--json").json == []
+
+
+# ================================================================ approval in a pipe
+
+BASH_CALL = [("bash", {"command": "echo approved-123"})]
+
+
+def test_non_interactive_ask_denies_and_says_to_pass_yes(cli, stub):
+    calls_then_answer(stub, BASH_CALL, "I could not run it.")
+
+    result = cli.run("ask", "--builtins", "run echo")
+
+    assert result.code == 0, result
+    assert result.stdout == "I could not run it.\n"
+    assert tool_results(stub.requests[1]) == ["denied by the user"]
+    denial = [line for line in result.stderr.splitlines() if "denied" in line]
+    assert denial == ["toolnexus: denied bash: it needs approval and nobody can be asked "
+                      "here; pass --yes to allow it"]
+
+
+def test_yes_approves(cli, stub):
+    calls_then_answer(stub, BASH_CALL, "Done.")
+
+    result = cli.run("ask", "--builtins", "--yes", "run echo")
+
+    assert result.code == 0, result
+    assert result.stdout == "Done.\n"
+    assert tool_results(stub.requests[1]) == ["exit code 0\napproved-123\n"]
+    assert "denied" not in result.stderr
+
+
+def test_a_config_command_rule_allows_without_yes(cli, stub):
+    cli.write_config('builtins = true\n\n[approval.commands]\n"echo *" = "allow"\n'
+                     '"rm *" = "deny"\n')
+    calls_then_answer(stub, [*BASH_CALL, ("bash", {"command": "rm -rf somewhere"})], "Done.")
+
+    result = cli.run("ask", "run echo")
+
+    assert result.code == 0, result
+    assert tool_results(stub.requests[1]) == ["exit code 0\napproved-123\n",
+                                              "denied by policy: bash may not run"]
+    assert "denied bash" not in result.stderr  # nobody needed asking
+
+
+def test_an_allowed_command_does_not_carry_a_chained_one(cli, stub):
+    cli.write_config('builtins = true\n\n[approval.commands]\n"echo *" = "allow"\n')
+    marker = cli.home / "pwned"
+    calls_then_answer(stub, [("bash", {"command": f"echo hi; touch {marker}"})], "ok")
+
+    result = cli.run("ask", "run echo")
+
+    assert result.code == 0, result
+    assert tool_results(stub.requests[1]) == ["denied by the user"]
+    assert "pass --yes" in result.stderr
+    assert not marker.exists()
+
+
+def test_no_tools_offers_none(cli, stub, tmp_path):
+    path = write(tmp_path / "mytools.py", FUNCTIONS)
+    stub.handler = lambda rec: openai_stream("plain")
+    result = cli.run("ask", "--builtins", "--functions", str(path), "--no-tools", "hi")
+    assert result.code == 0, result
+    assert tool_names(stub.requests[0]) == []
