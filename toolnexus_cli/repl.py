@@ -22,9 +22,10 @@ from toolnexus import RunCancelled, ToolnexusError
 from .approve import terminal_asker
 from .config import Config, resolve_target, state_dir
 from .errors import UsageError
+from .redact import Redactor
 from .render import TerminalRenderer
 from .session import (
-    Redactor,
+    explain_error,
     make_client,
     new_thread_id,
     open_store,
@@ -107,8 +108,8 @@ class Repl:
         self.target = target
         asker = terminal_asker(self.console, self._pause_output)
         hooks = make_hooks(self.config, self.toolkit, asker)
-        self.client, key = make_client(target, self.store, hooks=hooks)
-        self.redact = Redactor.for_run(key)
+        self.client, self.key = make_client(target, self.store, hooks=hooks)
+        self.redact = Redactor.for_run(self.key.value)
 
     def _pause_output(self) -> None:
         if self.renderer is not None:
@@ -204,7 +205,7 @@ class Repl:
             self.console.print(Text("(interrupted: the partial answer is kept)", style="dim"))
         except ToolnexusError as exc:
             renderer.end_answer()
-            message = self.redact(" ".join(str(exc).split()))
+            message = self.redact(explain_error(exc, self.key))
             self.console.print(Text(f"error: {message}", style="bold red"))
         finally:
             loop.remove_signal_handler(signal.SIGINT)
