@@ -18,11 +18,17 @@ test: $(STAMP)
 	$(BIN)/ruff check toolnexus toolnexus_cli tests bench
 	$(BIN)/python -m pytest -q
 
+# Every benchmark in bench/ (results.py is their shared helper), one after the other; each
+# prints its table and writes its section of bench/results.json. Peers install themselves
+# into bench/.venvs on first use. A failing benchmark does not stop the others.
+BENCHES = $(sort $(filter-out bench/results.py,$(wildcard bench/*.py)))
+
 bench: $(STAMP)
-	$(BIN)/python bench/stream_throughput.py
-	$(BIN)/python bench/render.py
-	@if [ -f bench/store.py ]; then $(BIN)/python bench/store.py; fi
-	@if [ -f bench/startup.py ]; then $(BIN)/python bench/startup.py; fi
+	@failed=; for b in $(BENCHES); do \
+		echo "== $$b"; $(BIN)/python $$b || failed="$$failed $$b"; echo; \
+	done; \
+	if [ -n "$$failed" ]; then echo "bench failed:$$failed"; exit 1; fi; \
+	echo "all benchmarks ran; figures in bench/results.json"
 
 lint: $(STAMP)
 	$(BIN)/ruff check toolnexus toolnexus_cli tests bench

@@ -415,6 +415,32 @@ def main() -> None:
     finally:
         server.close()
     report(args.deltas, args.reps, inproc, peer, peer_note)
+    save(args.deltas, args.reps, inproc, peer, peer_note)
+
+
+def save(deltas: int, reps: int, inproc: dict[str, Result], peer: Result | None,
+         peer_note: str) -> None:
+    """The figures above as the "stream_throughput" section of bench/results.json."""
+    from results import record  # bench/results.py, beside this file
+
+    def figures(result: Result | None, note: str = "") -> dict[str, Any]:
+        if result is None:
+            return {"skipped": note}
+        if result.problem:
+            return {"failed": result.problem}
+        us = per_delta_us(result.cpu, deltas)
+        return {"cpu_us_per_delta_median": round(statistics.median(us), 3),
+                "cpu_us_per_delta_min": round(min(us), 3),
+                "wall_ms_per_stream_median": round(statistics.median(result.wall) * 1000, 1)}
+
+    t_a, t_b = ratio(inproc["t"], inproc["a"]), ratio(inproc["t"], peer)
+    record("stream_throughput", {
+        "python": platform.python_version(), "deltas": deltas, "reps": reps,
+        "toolnexus": figures(inproc["t"]), "httpx": figures(inproc["a"]),
+        "openai": figures(peer, peer_note), "openai_versions": peer_note if peer else None,
+        "t_over_a": round(t_a, 3) if t_a else None, "t_over_b": round(t_b, 3) if t_b else None,
+        "verdict": verdict(t_a, t_b),
+    })
 
 
 if __name__ == "__main__":
