@@ -1,8 +1,62 @@
-"""Conversation stores: where transcripts live between runs, addressed by thread id."""
+"""Conversation stores: where transcripts live between runs, addressed by thread id.
+
+MemoryStore (the default), SQLiteStore (durable, one file) and PostgresStore (shared,
+`pip install 'toolnexus[postgres]'`) all implement ThreadStore. The database backends are
+imported on first use, so `import toolnexus` loads neither sqlite3 nor psycopg.
+"""
 
 from __future__ import annotations
 
-from .base import ConversationStore
+import os
+from typing import TYPE_CHECKING, Any
+
+from .base import ConversationStore, StoreError, ThreadConflict, ThreadInfo, ThreadStore
 from .memory import MemoryStore
 
-__all__ = ["ConversationStore", "MemoryStore"]
+if TYPE_CHECKING:
+    from .postgres import PostgresStore
+    from .sqlite import SQLiteStore
+
+__all__ = [
+    "ConversationStore",
+    "MemoryStore",
+    "PostgresStore",
+    "SQLiteStore",
+    "StoreError",
+    "ThreadConflict",
+    "ThreadInfo",
+    "ThreadStore",
+    "open_store",
+]
+
+_LAZY = {"SQLiteStore": ".sqlite", "PostgresStore": ".postgres"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def open_store(spec: str | os.PathLike[str]) -> ThreadStore:
+    """The store a config value names: "postgresql://..." (or "postgres://...") is a
+    PostgresStore, "memory" a MemoryStore, "sqlite://PATH" (so "sqlite:///abs/threads.db")
+    or a plain path a SQLiteStore."""
+    text = os.fspath(spec)
+    if text.startswith(("postgresql://", "postgres://")):
+        from .postgres import PostgresStore
+
+        return PostgresStore(text)
+    if text == "memory":
+        return MemoryStore()
+    from .sqlite import SQLiteStore
+
+    if text.startswith("sqlite://"):
+        text = text[len("sqlite://"):]
+    if not text:
+        raise StoreError("empty store path")
+    return SQLiteStore(text)

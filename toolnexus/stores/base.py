@@ -1,6 +1,15 @@
+"""The store protocols, the thread summary they return, and the errors they raise.
+
+Light on purpose: importing this module (and so `import toolnexus`) pulls in no database
+driver. The SQLite and PostgreSQL backends are imported only when they are used.
+"""
+
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
+
+from ..errors import ToolnexusError
 
 
 @runtime_checkable
@@ -10,3 +19,92 @@ class ConversationStore(Protocol):
     async def get(self, id: str) -> list[dict[str, Any]] | None: ...
 
     async def save(self, id: str, messages: list[dict[str, Any]]) -> None: ...
+
+
+@dataclass(frozen=True)
+class ThreadInfo:
+    """One thread's summary, without its messages.
+
+    `created`/`updated` are Unix times (seconds); `updated` is the last time messages were
+    saved (a rename does not change it). `usage` sums the usage dicts recorded with saves
+    (`save(..., usage=)` or `record_usage`), key by key.
+    """
+
+    id: str
+    title: str | None
+    model: str | None
+    created: float
+    updated: float
+    message_count: int
+    usage: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (for `threads list --json` and the like)."""
+        return {
+            "id": self.id,
+            "title": self.title,
+            "model": self.model,
+            "created": self.created,
+            "updated": self.updated,
+            "message_count": self.message_count,
+            "usage": dict(self.usage),
+        }
+
+
+@runtime_checkable
+class ThreadStore(ConversationStore, Protocol):
+    """A ConversationStore that can also list and manage its threads: what the
+    `toolnexus threads ...` commands need. MemoryStore, SQLiteStore and PostgresStore
+    all implement it."""
+
+    async def save(
+        self,
+        id: str,
+        messages: list[dict[str, Any]],
+        *,
+        model: str | None = None,
+        usage: dict[str, int] | None = None,
+    ) -> None: ...
+
+    async def record_usage(
+        self, id: str, *, model: str | None = None, usage: dict[str, int] | None = None
+    ) -> bool: ...
+
+    async def info(self, id: str) -> ThreadInfo | None: ...
+
+    async def list_threads(self, limit: int | None = None) -> list[ThreadInfo]: ...
+
+    async def latest_id(self) -> str | None: ...
+
+    async def delete(self, id: str) -> bool: ...
+
+    async def rename(self, id: str, title: str | None) -> bool: ...
+
+    async def search(
+        self, text: str, limit: int | None = None
+    ) -> list[tuple[ThreadInfo, str]]: ...
+
+    async def aclose(self) -> None: ...
+
+
+class StoreError(ToolnexusError):
+    """A store could not do what was asked (database unreachable, locked too long,
+    created by a newer toolnexus, ...). The message says which database and why."""
+
+
+class ThreadConflict(StoreError):
+    """A save would silently lose another writer's turn, so it was refused.
+
+    Raised when this save *rewrites* the thread (it does not extend what this store last
+    loaded or saved) while another writer changed the thread in between. Appends never
+    raise this: they are merged after the other writer's messages. Load the thread again
+    and redo the rewrite on the newer transcript.
+    """
+
+    def __init__(self, id: str, detail: str = "") -> None:
+        self.thread_id = id
+        super().__init__(
+            f"thread {id!r} was changed by another writer since it was loaded, and this save "
+            "rewrites it (it does not just add messages); nothing was saved. Load the thread "
+            "again and redo the change on the newer transcript" + (f" ({detail})" if detail else "")
+        )
