@@ -7,6 +7,7 @@ an async generator of event dicts ending in a `done` event.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 from collections.abc import AsyncIterator, Callable
@@ -87,21 +88,24 @@ async def agent_loop(
     try:
         control.check()
         if resume is not None:
-            async for event in run.resume(resume):
-                yield event
+            async with contextlib.aclosing(run.resume(resume)) as events:
+                async for event in events:
+                    yield event
         while result.status != "pending":
             if result.turns >= settings.max_turns:
                 result.status = "incomplete"
                 break
             result.turns += 1
-            async for event in run.model_turn(stream):
-                yield event
+            async with contextlib.aclosing(run.model_turn(stream)) as events:
+                async for event in events:
+                    yield event
             calls = [_parse_call(c) for c in messages[-1].get("tool_calls") or []]
             if not calls:
                 result.text = text_of(messages[-1].get("content"))
                 break
-            async for event in run.tool_turn(calls):
-                yield event
+            async with contextlib.aclosing(run.tool_turn(calls)) as events:
+                async for event in events:
+                    yield event
         yield done_event(result)
     except ToolnexusError as exc:
         if run.assembler is not None:
@@ -143,19 +147,19 @@ class _Run:
         body.update(settings.request_params)
         self.assembler = settings.wire.Stream()
         reply: ModelReply | None = None
-        async for kind, payload in settings.transport.send(
-            settings.url, settings.headers, body, self.control
-        ):
-            if kind == "sse":
-                for event_name, data in payload:
-                    for event in self.assembler.feed(event_name, data):
+        replies = settings.transport.send(settings.url, settings.headers, body, self.control)
+        async with contextlib.aclosing(replies):
+            async for kind, payload in replies:
+                if kind == "sse":
+                    for event_name, data in payload:
+                        for event in self.assembler.feed(event_name, data):
+                            yield event
+                elif kind == "json":
+                    reply = settings.wire.parse_reply(payload)
+                    for event in _whole_reply_events(reply):
                         yield event
-            elif kind == "json":
-                reply = settings.wire.parse_reply(payload)
-                for event in _whole_reply_events(reply):
-                    yield event
-            else:
-                yield payload
+                else:
+                    yield payload
         if reply is None:
             reply = self.assembler.finish()
         self.assembler = None

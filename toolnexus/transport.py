@@ -8,6 +8,7 @@ cancelling the caller's own task, and a fast server cannot outrun a slow consume
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 import os
@@ -128,9 +129,12 @@ class Transport:
             control.check()
             started = False
             try:
-                async for item in self._attempt(url, headers, body, control):
-                    started = True
-                    yield item
+                async with contextlib.aclosing(
+                    self._attempt(url, headers, body, control)
+                ) as items:
+                    async for item in items:
+                        started = True
+                        yield item
                 return
             except _Retryable as failure:
                 if started:
@@ -186,7 +190,7 @@ class Transport:
         # If the run ends while this generator is left suspended (the loop raised, or its
         # consumer stopped reading), nobody resumes it to run the `finally` below until
         # the garbage collector does: hang up now instead.
-        forget = control.on_close(producer.cancel)
+        forget = control.on_close(lambda: _hang_up(producer))
         try:
             kind, *head = await channel.get()
             if kind == _HEAD:
@@ -203,7 +207,7 @@ class Transport:
             unsubscribe()
             forget()
             if not producer.done():
-                producer.cancel()
+                _hang_up(producer)
                 await asyncio.gather(producer, return_exceptions=True)
 
     def _unexpected(self, kind: int, payload: list[Any], control: RunControl) -> None:
@@ -306,6 +310,13 @@ class Transport:
         )
         error.retry_after = parse_retry_after(response.headers)
         return _Retryable(error, reason, error.retry_after)
+
+
+def _hang_up(producer: asyncio.Task[None]) -> None:
+    """Cancel the read once: a second cancel would interrupt httpx while it closes the
+    connection, leaving the socket open."""
+    if not producer.done() and not producer.cancelling():
+        producer.cancel()
 
 
 def parse_retry_after(headers: httpx.Headers) -> float | None:
