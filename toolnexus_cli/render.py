@@ -36,6 +36,7 @@ def format_args(args: Any) -> str:
 
 
 def preview(output: str, lines: int = RESULT_PREVIEW_LINES) -> str:
+    output = output.rstrip()
     rows = output.splitlines()
     if len(rows) <= lines:
         return output
