@@ -129,6 +129,24 @@ def report(name: str, figures: dict) -> None:
           f"{big[4] / max(big[0], 1e-9):.0f}x the turn")
     took, total = figures["list"]
     print(f"  list_threads() over {total:,} threads: {ms(took).strip()}")
+    save_results(name, figures)
+
+
+RESULTS: dict = {}
+
+
+def save_results(name: str, figures: dict) -> None:
+    """Every store reported so far, as the "store" section of bench/results.json."""
+    from results import record  # bench/results.py, beside this file
+
+    keys = ("save_ms", "save_cpu_ms", "prefix_check_ms", "load_ms", "rewrite_all_ms")
+    RESULTS[name] = {
+        "messages": {n: {k: round(v * 1000, 3) for k, v in zip(keys, figures[n], strict=True)}
+                     for n in SIZES},
+        "list_threads_ms": round(figures["list"][0] * 1000, 3),
+        "list_threads_count": figures["list"][1],
+    }
+    record("store", RESULTS)
 
 
 async def main() -> None:
