@@ -286,13 +286,6 @@ async def test_parent_folders_are_created_and_memory_databases_work(tmp_path):
         assert [i.id for i, _ in await store.search("question")] == ["t"]
 
 
-def test_one_store_serves_several_event_loops(db):
-    store = SQLiteStore(db)
-    asyncio.run(store.save("t", turn("1")))
-    assert asyncio.run(store.get("t")) == turn("1")
-    store.close()
-
-
 def test_importing_toolnexus_loads_no_database_driver():
     code = ("import sys, toolnexus, toolnexus.stores as s; "
             "print(sorted(m for m in ('sqlite3', 'psycopg', 'toolnexus.stores.sqlite', "

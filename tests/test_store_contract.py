@@ -491,3 +491,22 @@ async def test_a_deep_copy_of_the_saved_list_is_not_needed_by_callers(store):
     extended[5]["tool_calls"][0]["function"]["name"] = "mutated"
     extended[4]["content"] = "mutated"
     assert await store.get("t") == turn("1") + turn("2")
+
+
+@pytest.mark.parametrize("name", [
+    "memory",
+    "sqlite",
+    pytest.param("postgres", marks=pytest.mark.skipif(not PG_DSN, reason=PG_HOW)),
+])
+def test_one_store_serves_several_event_loops(name, tmp_path):
+    """`asyncio.run` twice with the same store, as the seed examples do."""
+    backend = Backend(name, tmp_path)
+    store = backend.open()
+    try:
+        asyncio.run(store.save("t", turn("1")))
+        loaded = asyncio.run(store.get("t"))
+        asyncio.run(store.save("t", loaded + turn("2")))
+        assert asyncio.run(store.get("t")) == turn("1") + turn("2")
+        assert [i.id for i in asyncio.run(store.list_threads())] == ["t"]
+    finally:
+        asyncio.run(backend.close())
