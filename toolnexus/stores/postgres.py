@@ -113,6 +113,7 @@ class PostgresStore:
         self._conn: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock: asyncio.Lock | None = None
+        self._connecting: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         self._closed = False
 
     def __repr__(self) -> str:
@@ -129,7 +130,15 @@ class PostgresStore:
         loop = asyncio.get_running_loop()
         if self._conn is not None and self._loop is loop and not self._conn.closed:
             return self._conn
-        if self._conn is not None:  # made on another event loop: it cannot be awaited here
+        if self._connecting is None or self._connecting[0] is not loop:
+            self._connecting = (loop, asyncio.Lock())
+        async with self._connecting[1]:  # tasks starting together open one connection
+            if self._conn is not None and self._loop is loop and not self._conn.closed:
+                return self._conn
+            return await self._connect(loop)
+
+    async def _connect(self, loop: asyncio.AbstractEventLoop) -> Any:
+        if self._conn is not None:  # made on another event loop (or broken): drop it
             try:
                 self._conn.pgconn.finish()
             except Exception:  # noqa: BLE001 - best effort
