@@ -155,6 +155,9 @@ def test_config_path_show_and_init(bare_cli):
     assert bare_cli.config_file.read_text(encoding="utf-8") == example
     shown = bare_cli.run("config", "show")  # the example is a valid config
     assert shown.code == 0 and 'default_model = "fast"' in shown.stdout, shown
+    assert "max_tokens = 8192" in shown.stdout  # settings are not mistaken for secrets
+    tools = bare_cli.run("tools")  # the written config names no file that is not there
+    assert tools.code == 0 and "read_file" in tools.stdout, tools
 
     # init never overwrites by accident
     bare_cli.config_file.write_text("""\

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,8 @@ from .config import Config
 from .errors import UsageError
 
 EXAMPLE = Path(__file__).with_name("config.example.toml")
-_SECRET_WORDS = ("key", "token", "secret", "password", "authorization", "cookie")
+# A key whose last word is one of these holds a secret ("max_tokens" does not).
+_SECRET_KEY = re.compile(r"(^|[_-])(key|token|secret|password|authorization|cookie)$", re.I)
 
 
 def show(config: Config) -> str:
@@ -31,10 +33,7 @@ def _flatten(data: dict[str, Any], prefix: str) -> list[tuple[str, Any]]:
 
 
 def _masked(path: str, value: Any) -> Any:
-    lowered = path.lower()
-    if lowered.endswith(("api_key_env", "api_key_cmd")):
-        return value  # a variable name or a command, not the secret itself
-    if any(word in lowered for word in _SECRET_WORDS) or ".headers." in lowered:
+    if _SECRET_KEY.search(path.rsplit(".", 1)[-1]) or ".headers." in path.lower():
         return "***"
     if isinstance(value, str) and "://" in value and "@" in value:
         scheme, rest = value.split("://", 1)
