@@ -124,6 +124,16 @@ def test_provider_error_exits_1_with_one_line_and_a_hint(cli, stub):
     assert len(stub.requests) == 1  # a 404 is not retried
 
 
+def test_a_thread_database_that_cannot_be_opened_is_one_clear_line(cli, stub, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    result = cli.run("ask", "hi", env={"TOOLNEXUS_STORE": str(blocker / "threads.db")})
+    assert result.code == 1, result
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"error: cannot open the thread database {blocker / 'threads.db'}")
+    assert not stub.requests
+
+
 def test_usage_errors_exit_2(cli, stub):
     both = cli.run("ask", "hi", "--json", "--events")
     assert both.code == 2 and both.stderr.startswith("error:"), both

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import signal
@@ -65,15 +66,29 @@ def run_ask(config: Config, options: AskOptions) -> int:
 
 
 async def _ask(config: Config, target: Any, options: AskOptions) -> int:
-    toolkit = await open_toolkit(config, options.tools)
-    store = open_store(config)
-    renderer = _renderer(config, options)
-    if isinstance(renderer, TerminalRenderer) and sys.stdin.isatty() and not options.yes:
-        asker = terminal_asker(renderer.console, renderer.end_answer)
-    else:
-        asker = refuse_without_terminal(options.yes)
-    thread = await pick_thread(store, options.thread, options.continue_last)
-    client, key = make_client(target, store, hooks=make_hooks(config, toolkit, asker))
+    async with contextlib.AsyncExitStack() as resources:
+        toolkit = await open_toolkit(config, options.tools)
+        resources.push_async_callback(toolkit.close)
+        store = open_store(config)
+        resources.push_async_callback(store.aclose)
+        renderer = _renderer(config, options)
+        if isinstance(renderer, TerminalRenderer) and sys.stdin.isatty() and not options.yes:
+            asker = terminal_asker(renderer.console, renderer.end_answer)
+        else:
+            asker = refuse_without_terminal(options.yes)
+        try:
+            thread = await pick_thread(store, options.thread, options.continue_last)
+        except ToolnexusError as exc:  # the store could not be opened or read
+            sys.stderr.write(f"error: {exc}\n")
+            return EXIT_ERROR
+        client, key = make_client(target, store, hooks=make_hooks(config, toolkit, asker))
+        resources.push_async_callback(client.aclose)
+        return await _answer(client, toolkit, store, thread, renderer, key, options)
+
+
+async def _answer(client: Any, toolkit: Any, store: Any, thread: str, renderer: Any,
+                  key: Any, options: AskOptions) -> int:
+    """Stream one turn to the output; the exit code."""
     redact = Redactor.for_run(key.value)
     cancel = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -113,9 +128,6 @@ async def _ask(config: Config, target: Any, options: AskOptions) -> int:
         return EXIT_ERROR
     finally:
         loop.remove_signal_handler(signal.SIGINT)
-        await toolkit.close()
-        await client.aclose()
-        await store.aclose()
 
 
 def _renderer(config: Config, options: AskOptions) -> Any:

@@ -15,18 +15,12 @@ from .redact import RedactingStore, Redactor
 
 
 def open_store(config: Config) -> Any:
-    spec = os.environ.get("TOOLNEXUS_STORE") or config.data.get("store") or "sqlite"
-    if spec.startswith(("postgres://", "postgresql://")):
-        try:
-            from toolnexus.stores.postgres import PostgresStore
-        except ImportError:
-            raise UsageError("store is PostgreSQL but psycopg is missing: "
-                             "pip install 'toolnexus[postgres]'") from None
-        return PostgresStore(spec)
-    from toolnexus.stores.sqlite import SQLiteStore
+    """The thread store the config names (TOOLNEXUS_STORE, then `store`): by default an
+    SQLite file in the user data directory."""
+    from toolnexus.stores import open_store as open_named_store
 
-    path = data_dir() / "threads.db" if spec == "sqlite" else spec.removeprefix("sqlite:///")
-    return SQLiteStore(path)
+    spec = os.environ.get("TOOLNEXUS_STORE") or config.data.get("store") or "sqlite"
+    return open_named_store(data_dir() / "threads.db" if spec == "sqlite" else spec)
 
 
 async def record_turn(store: Any, thread: str, result: Any) -> None:

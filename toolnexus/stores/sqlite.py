@@ -198,7 +198,11 @@ class SQLiteStore:
     def _work(self, fn: Callable[..., T], *args: Any) -> T:
         try:
             if self._conn is None:
-                self._conn = self._open()
+                try:
+                    self._conn = self._open()
+                except OSError as exc:  # e.g. its folder cannot be created
+                    raise StoreError(f"cannot open the thread database {self.path}: "
+                                     f"{exc.strerror or exc}") from exc
             return fn(self._conn, *args)
         except sqlite3.Error as exc:
             if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
