@@ -159,6 +159,10 @@ def _kill_group(pid: int) -> None:
 _TAGS = re.compile(r"<(script|style)\b.*?</\1>|<[^>]+>", re.S | re.I)
 
 
+MAX_FETCH_BYTES = 2_000_000
+MAX_REDIRECTS = 5
+
+
 async def fetch_url(url: str) -> str:
     """Fetch a web page or file over HTTP(S) and return its text.
 
@@ -166,17 +170,38 @@ async def fetch_url(url: str) -> str:
         url: the address, starting with http:// or https://.
     """
     import html
+    from urllib.parse import urljoin
 
-    import httpx
+    from .http import HTTPClient
 
     if not url.startswith(("http://", "https://")):
         raise ValueError("only http:// and https:// addresses can be fetched")
-    async with httpx.AsyncClient(follow_redirects=True, timeout=30) as client:
-        response = await client.get(url)
-    text = response.text
+    client = HTTPClient(connect_timeout=15, read_timeout=30)
+    try:
+        for _ in range(MAX_REDIRECTS + 1):
+            response = await client.request("GET", url, {"accept": "*/*"})
+            try:
+                location = response.headers.get("location")
+                if response.status in (301, 302, 303, 307, 308) and location:
+                    url = urljoin(url, location)
+                    continue
+                data = await response.read(limit=MAX_FETCH_BYTES)
+            finally:
+                response.close()
+            break
+        else:
+            raise ValueError(f"more than {MAX_REDIRECTS} redirects")
+    finally:
+        client.close()
+    charset = re.search(r"charset=([\w-]+)", response.headers.get("content-type", ""))
+    try:
+        text = data[:MAX_FETCH_BYTES].decode(charset.group(1) if charset else "utf-8",
+                                             "replace")
+    except LookupError:  # a charset Python does not know
+        text = data[:MAX_FETCH_BYTES].decode("utf-8", "replace")
     if "html" in response.headers.get("content-type", ""):
         text = re.sub(r"\n\s*\n+", "\n\n", html.unescape(_TAGS.sub("", text)))
-    return f"HTTP {response.status_code} {url}\n\n{text.strip()}"
+    return f"HTTP {response.status} {url}\n\n{text.strip()}"
 
 
 READ_ONLY = ("read_file", "list_dir", "glob", "grep", "fetch_url")

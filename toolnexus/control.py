@@ -21,6 +21,7 @@ class RunControl:
         loop = asyncio.get_running_loop()
         self._watcher: asyncio.Task[Any] | None = None
         self._timer: asyncio.TimerHandle | None = None
+        self._cancel = cancel
         if cancel is not None:
             if cancel.is_set():
                 self.reason = "cancelled"
@@ -51,6 +52,10 @@ class RunControl:
         return RunCancelled()
 
     def check(self) -> None:
+        # The watcher task notices a set event only on a later loop iteration; a cancel
+        # set just now (say, by the consumer of the last event) must stop the next step.
+        if self.reason is None and self._cancel is not None and self._cancel.is_set():
+            self._fire("cancelled")
         if self.reason is not None:
             raise self.error()
 
@@ -67,7 +72,12 @@ class RunControl:
 
     async def race(self, awaitable: Awaitable[T]) -> T:
         """Await `awaitable`, or abandon (cancel) it and raise when the run is interrupted."""
-        self.check()
+        try:
+            self.check()
+        except BaseException:
+            if asyncio.iscoroutine(awaitable):
+                awaitable.close()  # never started: no "never awaited" warning
+            raise
         task = asyncio.ensure_future(awaitable)
         interrupted = asyncio.get_running_loop().create_future()
         unsubscribe = self.subscribe(

@@ -11,27 +11,16 @@ import asyncio
 import contextlib
 import inspect
 import json
-import os
 import random
-import sys
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
-
-# httpx imports its own command-line client (click, rich, pygments) whenever those are
-# installed, which costs more start-up time than httpx itself; nothing here needs it.
-if "httpx" not in sys.modules:
-    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
-
-import httpx  # noqa: E402
+from typing import Any
 
 from .control import RunControl
 from .errors import ProviderError
 from .events import retry_event
+from .http import HTTPClient, HTTPFailure, Response
 from .sse import SSEDecoder
-
-if TYPE_CHECKING:
-    import ssl
 
 RETRYABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504, 529})
 MAX_RETRY_AFTER_S = 60.0
@@ -100,24 +89,25 @@ class Transport:
         self.retry_base_ms = retry_base_ms
         self.on_error = on_error
         self.describe_error = describe_error
-        self._timeout = httpx.Timeout(idle_timeout_s, connect=connect_timeout_s)
-        self._clients: dict[asyncio.AbstractEventLoop, httpx.AsyncClient] = {}
+        self.connect_timeout_s = connect_timeout_s
+        self.idle_timeout_s = idle_timeout_s
+        self._clients: dict[asyncio.AbstractEventLoop, HTTPClient] = {}
 
-    def _client(self) -> httpx.AsyncClient:
+    def _client(self) -> HTTPClient:
+        """The connection pool of the running event loop (connections belong to one)."""
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
-        if client is None or client.is_closed:
+        if client is None:
             for stale in [lp for lp in self._clients if lp.is_closed()]:
                 del self._clients[stale]
-            client = httpx.AsyncClient(timeout=self._timeout, trust_env=True,
-                                       verify=_ssl_context())
-            self._clients[loop] = client
+            client = self._clients[loop] = HTTPClient(
+                connect_timeout=self.connect_timeout_s, read_timeout=self.idle_timeout_s)
         return client
 
     async def aclose(self) -> None:
         client = self._clients.pop(asyncio.get_running_loop(), None)
         if client is not None:
-            await client.aclose()
+            client.close()
 
     async def send(
         self, url: str, headers: dict[str, str], body: dict[str, Any], control: RunControl
@@ -256,70 +246,70 @@ class Transport:
     async def _produce(
         self, channel: _Channel, url: str, headers: dict[str, str], body: dict[str, Any]
     ) -> None:
+        response: Response | None = None
         try:
             content = json.dumps(body, ensure_ascii=False).encode()
             request_headers = {"content-type": "application/json", **headers}
-            async with self._client().stream(
-                "POST", url, content=content, headers=request_headers
-            ) as response:
-                if response.status_code >= 400:
-                    raise await self._http_error(response)
-                await channel.put((
-                    _HEAD,
-                    response.headers.get("content-type", ""),
-                    not body.get("stream"),
-                ))
-                async for chunk in response.aiter_bytes():
-                    await channel.put((_DATA, chunk))
+            response = await self._client().request("POST", url, request_headers, content)
+            if response.status >= 400:
+                raise await self._http_error(response)
+            await channel.put((
+                _HEAD, response.headers.get("content-type", ""), not body.get("stream"),
+            ))
+            async for chunk in response.chunks():
+                await channel.put((_DATA, chunk))
             await channel.put((_END,))
         except asyncio.CancelledError:
             raise
         except _Retryable as failure:
             await channel.put((_FAIL, failure))
-        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
-            error = ProviderError(f"could not connect to {url}: {_describe(exc)}")
-            await channel.put((_FAIL, _Retryable(error, f"connection failed: {_describe(exc)}")))
-        except httpx.ReadTimeout:
-            error = ProviderError(
-                f"{url} sent nothing for {self._timeout.read:g} s (idle timeout)"
-            )
-            await channel.put((_FAIL, _Retryable(error, "the server stopped answering")))
-        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
-            error = ProviderError(f"the connection to {url} broke: {_describe(exc)}")
-            await channel.put((_FAIL, _Retryable(error, "connection dropped")))
-        except httpx.HTTPError as exc:
-            await channel.put((_FAIL, ProviderError(f"request to {url} failed: {_describe(exc)}")))
+        except HTTPFailure as failure:
+            await channel.put((_FAIL, self._transport_error(failure, url)))
         except Exception as exc:  # a ProviderError from the status, or a bug: never hang
             await channel.put((_FAIL, exc))
+        finally:
+            if response is not None:
+                response.close()
 
-    async def _http_error(self, response: httpx.Response) -> Exception:
-        raw = b""
-        async for chunk in response.aiter_bytes():
-            raw += chunk
-            if len(raw) > _ERROR_BODY_LIMIT:
-                break
+    def _transport_error(self, failure: HTTPFailure, url: str) -> Exception:
+        """What a failure below HTTP means for the run; all but TLS refusals are retried
+        (a stream that already gave output is never retried, see `send`)."""
+        if failure.kind == "tls":
+            return ProviderError(f"{failure} (check the base URL {url}, or SSL_CERT_FILE)")
+        if failure.kind == "connect":
+            error = ProviderError(f"could not connect to {url}: {failure}")
+            return _Retryable(error, f"connection failed: {failure}")
+        if failure.kind == "timeout":
+            error = ProviderError(
+                f"{url} sent nothing for {self.idle_timeout_s:g} s (idle timeout)")
+            return _Retryable(error, "the server stopped answering")
+        error = ProviderError(f"the connection to {url} broke: {failure}")
+        return _Retryable(error, "connection dropped")
+
+    async def _http_error(self, response: Response) -> Exception:
+        raw = await response.read(limit=_ERROR_BODY_LIMIT)
         try:
             data = json.loads(raw)
         except ValueError:
             data = raw.decode("utf-8", "replace").strip() or None
-        error = self.describe_error(response.status_code, data)
-        if response.status_code not in RETRYABLE_STATUS:
+        error = self.describe_error(response.status, data)
+        if response.status not in RETRYABLE_STATUS:
             return error
-        reason = "rate limited" if response.status_code == 429 else (
-            f"the server answered {response.status_code}"
+        reason = "rate limited" if response.status == 429 else (
+            f"the server answered {response.status}"
         )
         error.retry_after = parse_retry_after(response.headers)
         return _Retryable(error, reason, error.retry_after)
 
 
 def _hang_up(producer: asyncio.Task[None]) -> None:
-    """Cancel the read once: a second cancel would interrupt httpx while it closes the
-    connection, leaving the socket open."""
+    """Cancel the read once: a second cancel could interrupt the clean-up that closes
+    the connection."""
     if not producer.done() and not producer.cancelling():
         producer.cancel()
 
 
-def parse_retry_after(headers: httpx.Headers) -> float | None:
+def parse_retry_after(headers: dict[str, str]) -> float | None:
     """The wait a server asked for, in seconds: `retry-after-ms`, or `Retry-After` in its
     delay-seconds form. An HTTP-date or anything unparseable gives None (use backoff)."""
     for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
@@ -333,20 +323,6 @@ def parse_retry_after(headers: httpx.Headers) -> float | None:
         if seconds >= 0 and seconds == seconds and seconds != float("inf"):
             return seconds
     return None
-
-
-_SSL_CONTEXTS: dict[tuple[str | None, str | None], ssl.SSLContext] = {}
-
-
-def _ssl_context() -> ssl.SSLContext:
-    """The certificate store, loaded once per process (httpx would load it again for
-    every client, a tenth of a second each time). SSL_CERT_FILE / SSL_CERT_DIR are
-    honoured as httpx honours them."""
-    key = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
-    context = _SSL_CONTEXTS.get(key)
-    if context is None:
-        context = _SSL_CONTEXTS[key] = httpx.create_ssl_context(verify=True, trust_env=True)
-    return context
 
 
 def _describe(exc: Exception) -> str:
