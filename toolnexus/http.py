@@ -21,6 +21,7 @@ HEADER_LIMIT = 1 << 20
 READ_SIZE = 1 << 16
 LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 USER_AGENT = "toolnexus"
+_HEX_DIGITS = b"0123456789abcdefABCDEF"
 
 
 class HTTPFailure(Exception):
@@ -61,8 +62,9 @@ class Response:
         self._length = int(length) if length and length.strip().isdigit() else None
         if no_body or (self._length is None and not self._chunked):
             self._keep_alive = self._keep_alive and no_body  # close-delimited body
-        encoding = headers.get("content-encoding", "").lower().strip()
-        self._inflate = zlib.decompressobj(47) if encoding in ("gzip", "deflate") else None
+        self._encoding = headers.get("content-encoding", "").lower().strip()
+        self._inflate = (zlib.decompressobj(47) if self._encoding in ("gzip", "deflate")
+                         else None)
 
     async def chunks(self) -> AsyncIterator[bytes]:
         """The body as it arrives, framing and compression removed."""
@@ -77,15 +79,26 @@ class Response:
             pieces = _body_until_close(reader, timeout)
         async for piece in pieces:
             if self._inflate is not None:
-                piece = self._inflate.decompress(piece)
+                piece = self._decompress(piece)
                 if not piece:
                     continue
             yield piece
         if self._inflate is not None:
-            tail = self._inflate.flush()
+            tail = self._decompress(None)
             if tail:
                 yield tail
         self._done = True
+
+    def _decompress(self, data: bytes | None) -> bytes:
+        """Inflate a piece of the body (None: what is left); a corrupt stream is a
+        malformed response, like bad framing."""
+        inflate = self._inflate
+        assert inflate is not None
+        try:
+            return inflate.decompress(data) if data is not None else inflate.flush()
+        except zlib.error as exc:
+            raise HTTPFailure("dropped", f"the {self._encoding} body is corrupt ({exc})"
+                              ) from None
 
     async def read(self, limit: int | None = None) -> bytes:
         parts, size = [], 0
@@ -158,10 +171,11 @@ class _Dechunker:
                 if self._state == "trailer":
                     self.done = not line
                     continue
-                try:
-                    self._left = int(line.split(b";", 1)[0].strip(), 16)
-                except ValueError:
-                    raise HTTPFailure("dropped", f"bad chunk size {line[:40]!r}") from None
+                size = line.split(b";", 1)[0].strip()
+                # int() alone would also take "-1", "+5", "0x5" and "1_0"
+                if not size or size.strip(_HEX_DIGITS):
+                    raise HTTPFailure("dropped", f"bad chunk size {line[:40]!r}")
+                self._left = int(size, 16)
                 self._state = "data" if self._left else "trailer"
         self._buffer = buffer[pos:]
         return b"".join(out) if len(out) != 1 else out[0]
@@ -212,11 +226,12 @@ class HTTPClient:
         port = parts.port or (443 if scheme == "https" else 80)
         proxy = _proxy_for(scheme, host)
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        if proxy is not None and scheme == "http":
-            target = url  # a plain-HTTP proxy takes the absolute URL
         authority = host if ":" not in host else f"[{host}]"
         if parts.port:
             authority += f":{parts.port}"
+        if proxy is not None and scheme == "http":
+            # A plain-HTTP proxy takes the absolute URL, but never the fragment or user info.
+            target = f"http://{authority}{target}"
         lines = [f"{method} {target} HTTP/1.1", f"host: {authority}",
                  "accept-encoding: gzip, deflate", f"user-agent: {USER_AGENT}"]
         if proxy is not None and scheme == "http" and proxy[2]:
@@ -305,17 +320,24 @@ class HTTPClient:
                                                        limit=HEADER_LIMIT)
         if tls is None:
             return reader, writer
-        lines = [f"CONNECT {host}:{port} HTTP/1.1", f"host: {host}:{port}"]
-        if auth:
-            lines.append(f"proxy-authorization: {auth}")
-        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
-        answer = await reader.readuntil(b"\r\n\r\n")
-        status = answer.split(b" ", 2)[1:2]
-        if status != [b"200"]:
+        try:  # the proxy socket is closed on every failure, a timeout's cancel included
+            lines = [f"CONNECT {host}:{port} HTTP/1.1", f"host: {host}:{port}"]
+            if auth:
+                lines.append(f"proxy-authorization: {auth}")
+            writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+            try:
+                answer = await reader.readuntil(b"\r\n\r\n")
+            except (asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+                raise OSError(f"the proxy {proxy_host}:{proxy_port} gave no answer to "
+                              "CONNECT") from None
+            status = answer.split(b" ", 2)[1:2]
+            if status != [b"200"]:
+                first = answer.split(b"\r\n", 1)[0].decode("latin-1")
+                raise OSError(f"the proxy {proxy_host}:{proxy_port} refused: {first}")
+            await writer.start_tls(tls, server_hostname=host)
+        except BaseException:
             writer.close()
-            first = answer.split(b"\r\n", 1)[0].decode("latin-1")
-            raise OSError(f"the proxy {proxy_host}:{proxy_port} refused: {first}")
-        await writer.start_tls(tls, server_hostname=host)
+            raise
         return reader, writer
 
     def _release(self, conn: _Connection) -> None:
