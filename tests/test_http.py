@@ -922,8 +922,6 @@ async def test_fetch_url_honours_the_charset(stub, content_type, encoded, expect
     assert text == f"HTTP 200 {stub.url}/doc\n\n{expected}"
 
 
-@pytest.mark.xfail(strict=True, reason="builtins.fetch_url reads charset=([\\w-]+): a quoted "
-                   "value (RFC 9110 allows charset=\"iso-8859-1\") falls back to UTF-8")
 async def test_fetch_url_honours_a_quoted_charset(stub):
     stub.script(Reply.raw(["café".encode("latin-1")], chunked=False,
                           headers={"Content-Type": 'text/plain; charset="iso-8859-1"'}))

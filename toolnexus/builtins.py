@@ -193,7 +193,7 @@ async def fetch_url(url: str) -> str:
             raise ValueError(f"more than {MAX_REDIRECTS} redirects")
     finally:
         client.close()
-    charset = re.search(r"charset=([\w-]+)", response.headers.get("content-type", ""))
+    charset = re.search(r'charset="?([\w-]+)', response.headers.get("content-type", ""))
     try:
         text = data[:MAX_FETCH_BYTES].decode(charset.group(1) if charset else "utf-8",
                                              "replace")
