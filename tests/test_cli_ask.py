@@ -21,6 +21,7 @@ def test_piped_output_is_exactly_the_answer(cli, stub):
     assert quiet.stdout == ANSWER + "\n"  # raw Markdown, one trailing newline, no ANSI
     assert "\x1b" not in quiet.stdout
     assert quiet.stderr == ""  # reasoning stays hidden without -v
+    assert cli.db_path.parent.stat().st_mode & 0o777 == 0o700  # threads stay private
 
     # an answer that already ends in a newline does not get a second one
     stub.handler = lambda rec: openai_stream("Line one.\nLine two.\n")

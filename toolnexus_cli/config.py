@@ -56,15 +56,23 @@ def config_dir() -> Path:
 
 
 def data_dir() -> Path:
+    """Where threads live; created private (0700): they hold whatever was pasted in."""
     from platformdirs import user_data_dir
 
-    return Path(user_data_dir(APP))
+    return _private_dir(Path(user_data_dir(APP)))
 
 
 def state_dir() -> Path:
+    """Where the prompt history lives; created private (0700) like the threads."""
     from platformdirs import user_state_dir
 
-    return Path(user_state_dir(APP))
+    return _private_dir(Path(user_state_dir(APP)))
+
+
+def _private_dir(path: Path) -> Path:
+    if not path.exists():
+        path.mkdir(parents=True, mode=0o700, exist_ok=True)
+    return path
 
 
 def config_path(flag: str | None = None) -> Path:

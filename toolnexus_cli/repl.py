@@ -133,7 +133,6 @@ class Repl:
         from prompt_toolkit.key_binding import KeyBindings
 
         history_path = state_dir() / "history"
-        history_path.parent.mkdir(parents=True, exist_ok=True)
         bindings = KeyBindings()
 
         @bindings.add("escape", "enter")
