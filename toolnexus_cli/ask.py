@@ -12,7 +12,7 @@ from typing import Any, TextIO
 
 from toolnexus import RunCancelled, ToolnexusError
 
-from .approve import terminal_asker
+from .approve import terminal_asker, terminal_wait_for, wait_for_without_terminal
 from .config import Config, resolve_target
 from .errors import UsageError
 from .redact import EventRedactor, Redactor
@@ -72,16 +72,22 @@ async def _ask(config: Config, target: Any, options: AskOptions) -> int:
         store = open_store(config)
         resources.push_async_callback(store.aclose)
         renderer = _renderer(config, options)
-        if isinstance(renderer, TerminalRenderer) and sys.stdin.isatty() and not options.yes:
+        interactive = isinstance(renderer, TerminalRenderer) and sys.stdin.isatty()
+        if interactive and not options.yes:
             asker = terminal_asker(renderer.console, renderer.end_answer)
         else:
             asker = refuse_without_terminal(options.yes)
+        if interactive:
+            wait_for = terminal_wait_for(renderer.console, renderer.end_answer)
+        else:
+            wait_for = wait_for_without_terminal(options.yes)
         try:
             thread = await pick_thread(store, options.thread, options.continue_last)
         except ToolnexusError as exc:  # the store could not be opened or read
             sys.stderr.write(f"error: {exc}\n")
             return EXIT_ERROR
-        client, key = make_client(target, store, hooks=make_hooks(config, toolkit, asker))
+        client, key = make_client(target, store, hooks=make_hooks(config, toolkit, asker),
+                                  wait_for=wait_for)
         resources.push_async_callback(client.aclose)
         return await _answer(client, toolkit, store, thread, renderer, key, options)
 

@@ -19,7 +19,7 @@ from rich.text import Text
 
 from toolnexus import RunCancelled, ToolnexusError
 
-from .approve import terminal_asker
+from .approve import terminal_asker, terminal_wait_for
 from .config import Config, resolve_target, state_dir
 from .errors import UsageError
 from .redact import Redactor
@@ -108,7 +108,8 @@ class Repl:
         self.target = target
         asker = terminal_asker(self.console, self._pause_output)
         hooks = make_hooks(self.config, self.toolkit, asker)
-        self.client, self.key = make_client(target, self.store, hooks=hooks)
+        wait_for = terminal_wait_for(self.console, self._pause_output)
+        self.client, self.key = make_client(target, self.store, hooks=hooks, wait_for=wait_for)
         self.redact = Redactor.for_run(self.key.value)
 
     def _pause_output(self) -> None:
