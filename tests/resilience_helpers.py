@@ -1,6 +1,7 @@
 """Shared pieces of the retry / cancel / timeout tests (tests/test_retries.py,
 tests/test_cancel.py, tests/test_timeouts.py): clients on the stub, canned replies,
-and the check that a transcript left behind is valid to send again."""
+and the check that a transcript left behind is valid to send again. The client that never
+retries (`single_try_client`) also serves the hook, suspension, tool-source and MCP tests."""
 
 from __future__ import annotations
 
@@ -31,7 +32,26 @@ def make_client(stub: StubProvider, style: str = "openai", **options: Any) -> Cl
     options.setdefault("retries", 2)
     options.setdefault("retry_base_ms", 1)
     options.setdefault("api_key", "sk-test")
-    return create_client(base_url=stub.base_url, style=style, model=MODEL, **options)
+    options.setdefault("model", MODEL)
+    return create_client(base_url=stub.base_url, style=style, **options)
+
+
+def single_try_client(stub: StubProvider, style: str = "openai", **options: Any) -> Client:
+    """A client on the stub that never retries, on model "m": where a failed request
+    should end the run at once."""
+    return make_client(stub, style, retries=0, model="m", **options)
+
+
+async def collect(client: Client, prompt: str = "hi", toolkit: Any = None,
+                  **kwargs: Any) -> tuple[list[dict[str, Any]], Exception | None]:
+    """All events of a streamed run, and the exception that ended it (or None)."""
+    events = []
+    try:
+        async for event in client.stream(prompt, toolkit, **kwargs):
+            events.append(event)
+    except Exception as exc:  # noqa: BLE001 - returned for the test to inspect
+        return events, exc
+    return events, None
 
 
 def ok_reply(style: str, text: str) -> Reply:

@@ -1,69 +1,37 @@
 """Approving tool calls in `toolnexus chat --builtins`, in a real pseudo-terminal against the
 stub endpoint (issue 7, acceptance point 3): yes, no, always.
 
-pexpect runs the real console script. Its output is also fed to pyte, a terminal emulator,
-which answers prompt_toolkit's cursor-position requests as a real terminal would and keeps
-the screen for the assertions. Every step waits with expect() on the text it needs (the
-approval question, an answer, the next input prompt): nothing sleeps and hopes.
+The real console script runs in a pty with an emulated screen (tests/pty_screen.py). Every
+step waits with expect() on the text it needs (the approval question, an answer, the next
+input prompt): nothing sleeps and hopes.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
-import pexpect
-import pyte
 import pytest
 
+from tests import cli_helpers
+from tests.cli_helpers import CLI
+from tests.pty_screen import PtySession, opener
 from tests.stub_provider import Recorded, Reply, StubProvider, openai_stream
 
+cli = cli_helpers.cli  # fixture; its `stub` is the plain one of conftest.py
+
 ROWS, COLS = 40, 120
-EXE = Path(__file__).resolve().parent.parent / ".venv" / "bin" / "toolnexus"
 QUESTION = re.escape("[y]es / [n]o / [a]lways (this session):")
 PANEL_TITLE = "approve this tool call?"
 INPUT_PROMPT = "›"
 
 
-class Screen:
-    """pexpect's logfile_read: a virtual terminal with scrollback."""
+class Chat(PtySession):
+    """`toolnexus chat ARGS`, waited on with expect() on its output."""
 
-    def __init__(self, child: pexpect.spawn) -> None:
-        self.screen = pyte.HistoryScreen(COLS, ROWS, history=10_000)
-        self.screen.write_process_input = child.send  # type: ignore[method-assign]
-        self.stream = pyte.Stream(self.screen)
-
-    def write(self, data: str) -> None:
-        self.stream.feed(data)
-
-    def flush(self) -> None:
-        pass
-
-    def text(self) -> str:
-        history = ["".join(row[x].data for x in range(COLS)).rstrip()
-                   for row in self.screen.history.top]
-        return "\n".join(history + [line.rstrip() for line in self.screen.display])
-
-
-class Chat:
-    def __init__(self, env: dict[str, str], *args: str) -> None:
-        self.child = pexpect.spawn(str(EXE), ["chat", *args], env=env, dimensions=(ROWS, COLS),
-                                   encoding="utf-8", codec_errors="replace", timeout=10)
-        self.screen = Screen(self.child)
-        self.child.logfile_read = self.screen
+    def __init__(self, cli: CLI, *args: str) -> None:
+        super().__init__(cli, "chat", *args, rows=ROWS, cols=COLS)
         self.expect(INPUT_PROMPT)
-
-    def expect(self, pattern: str) -> None:
-        try:
-            self.child.expect(pattern)
-        except (pexpect.TIMEOUT, pexpect.EOF) as exc:
-            raise AssertionError(f"no {pattern!r} ({type(exc).__name__}); the screen:\n"
-                                 + self.screen.text()) from None
-
-    def send_line(self, text: str) -> None:
-        self.child.send(text + "\r")
 
     def say(self, text: str, answer: str) -> None:
         """Send a message that needs no approval; wait for the answer and the next prompt."""
@@ -79,46 +47,12 @@ class Chat:
         self.send_line(reply)
 
     def questions(self) -> int:
-        return self.screen.text().count(PANEL_TITLE)
-
-    def close(self) -> None:
-        if self.child.isalive():
-            self.child.sendeof()
-            try:
-                self.child.expect(pexpect.EOF, timeout=5)
-            except pexpect.TIMEOUT:
-                self.child.terminate(force=True)
-        self.child.close()
+        return self.term.text().count(PANEL_TITLE)
 
 
 @pytest.fixture
-def stub() -> Iterator[StubProvider]:
-    with StubProvider() as s:
-        yield s
-
-
-@pytest.fixture
-def open_chat(tmp_path: Path, stub: StubProvider) -> Iterator[Callable[..., Chat]]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.endswith("_API_KEY") and not k.startswith(("TOOLNEXUS_", "XDG_"))}
-    env.update(
-        HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "config"),
-        XDG_DATA_HOME=str(tmp_path / "data"), XDG_STATE_HOME=str(tmp_path / "state"),
-        XDG_CACHE_HOME=str(tmp_path / "cache"),
-        TOOLNEXUS_BASE_URL=stub.base_url, TOOLNEXUS_MODEL="stub-model",
-        TERM="xterm-256color", LANG="C.UTF-8", LC_ALL="C.UTF-8",
-        COLUMNS=str(COLS), LINES=str(ROWS),
-    )
-    env.pop("NO_COLOR", None)
-    chats: list[Chat] = []
-
-    def start(*args: str) -> Chat:
-        chats.append(Chat(env, *args))
-        return chats[-1]
-
-    yield start
-    for chat in chats:
-        chat.close()
+def open_chat(cli: CLI) -> Iterator[Callable[..., Chat]]:
+    yield from opener(lambda *args: Chat(cli, *args))
 
 
 def script(stub: StubProvider, *replies: Reply) -> None:

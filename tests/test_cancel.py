@@ -42,12 +42,6 @@ STYLES = ["openai", "anthropic"]
 DISCONNECT_WITHIN_S = 0.2  # the acceptance criterion
 
 
-@pytest.fixture
-def stub():
-    with StubProvider() as s:
-        yield s
-
-
 # ----------------------------------------------------------------------------- entry points
 
 

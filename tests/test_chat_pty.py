@@ -1,177 +1,75 @@
 """`toolnexus chat` in a real pseudo-terminal against the stub endpoint (issue 6, acceptance
 points 1 and 2).
 
-pexpect runs the real console script in a pty; every byte it prints is also fed to pyte, a
-terminal emulator, so the tests look at the screen (and its scrollback) a person would see,
-not at a stream of escape codes. The emulator answers cursor-position requests the way a
-real terminal does, so prompt_toolkit runs as it would for a person.
-
-Every wait is on output: `Chat.wait` reads from the pty until a condition on the emulated
-screen holds (or fails with the screen in the message). Nothing sleeps and hopes.
+The real console script runs in a pty with an emulated screen (tests/pty_screen.py), so the
+tests look at the screen (and its scrollback) a person would see, not at a stream of escape
+codes. Every wait is on output: `Chat.wait` reads from the pty until a condition on the
+emulated screen holds (or fails with the screen in the message). Nothing sleeps and hopes.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import sys
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pexpect
-import pyte
 import pytest
 
+from tests import cli_helpers
+from tests.cli_helpers import CLI
+from tests.pty_screen import PtySession, opener
 from tests.stub_provider import Recorded, Reply, StubProvider, openai_stream
+
+cli = cli_helpers.cli  # fixture; its `stub` is the plain one of conftest.py
 
 ROWS, COLS = 30, 100
 WAIT_S = 10.0
 PROMPT = "›"
-EXE = Path(sys.executable).with_name("toolnexus")  # the console script beside the venv python
 CTRL_D = "\x04"
 
 
-class Terminal:
-    """A virtual terminal with scrollback, fed with whatever the program prints."""
+class Chat(PtySession):
+    """`toolnexus chat ARGS`, waited on with conditions on its screen."""
 
-    def __init__(self, child: pexpect.spawn, rows: int, cols: int) -> None:
-        self.screen = pyte.HistoryScreen(cols, rows, history=100_000)
-        # A real terminal answers "where is the cursor?" (prompt_toolkit asks).
-        self.screen.write_process_input = child.send  # type: ignore[method-assign]
-        self.stream = pyte.Stream(self.screen)
-
-    # pexpect's logfile_read interface
-    def write(self, data: str) -> None:
-        self.stream.feed(data)
-
-    def flush(self) -> None:
-        pass
-
-    def _row(self, row: object) -> str:
-        return "".join(row[x].data for x in range(self.screen.columns)).rstrip()  # type: ignore[index]
-
-    def scrollback(self) -> list[str]:
-        return [self._row(row) for row in self.screen.history.top]
-
-    def display(self) -> list[str]:
-        return [line.rstrip() for line in self.screen.display]
-
-    def lines(self) -> list[str]:
-        """Everything a person could see: the scrollback, then the screen."""
-        return self.scrollback() + self.display()
-
-    def text(self) -> str:
-        return "\n".join(self.lines())
-
-    def cursor_line(self) -> str:
-        return self.display()[self.screen.cursor.y]
-
-    def prompt_count(self) -> int:
-        return sum(1 for line in self.lines() if line.startswith(PROMPT))
-
-
-class Chat:
-    """One `toolnexus chat` process in a pty, with its virtual terminal."""
-
-    def __init__(self, env: dict[str, str], args: list[str]) -> None:
-        self.child = pexpect.spawn(str(EXE), ["chat", *args], env=env, dimensions=(ROWS, COLS),
-                                   encoding="utf-8", codec_errors="replace", timeout=WAIT_S)
-        self.term = Terminal(self.child, ROWS, COLS)
-        self.child.logfile_read = self.term
+    def __init__(self, cli: CLI, *args: str) -> None:
+        super().__init__(cli, "chat", *args, rows=ROWS, cols=COLS, timeout=WAIT_S)
         self.prompts = 0  # prompts shown so far (each leaves a line starting with the marker)
         self.wait_prompt()
 
-    # -- waiting on output -------------------------------------------------------------
-    def wait(self, done: Callable[[], bool], what: str, timeout: float = WAIT_S) -> None:
-        deadline = time.monotonic() + timeout
-        while not done():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}; the screen:\n"
-                                     + self.term.text())
-            try:
-                self.child.read_nonblocking(65536, timeout=0.05)
-            except pexpect.TIMEOUT:
-                pass
-            except pexpect.EOF:
-                if not done():
-                    raise AssertionError(f"chat exited while waiting for {what}; the screen:\n"
-                                         + self.term.text()) from None
-                return
-
-    def wait_text(self, text: str, count: int = 1) -> None:
-        """Until `text` shows `count` times on the screen and in its scrollback."""
-        self.wait(lambda: self.term.text().count(text) >= count, repr(text))
+    def prompt_count(self) -> int:
+        return sum(1 for line in self.term.lines() if line.startswith(PROMPT))
 
     def resync_prompts(self) -> None:
         """After a key that may or may not have drawn a new prompt (one is showing now)."""
-        self.prompts = self.term.prompt_count()
+        self.prompts = self.prompt_count()
 
     def wait_prompt(self) -> None:
         """Until a new, empty input prompt is showing (not the one already answered)."""
         want = self.prompts + 1
-        self.wait(lambda: self.term.prompt_count() >= want
+        self.wait(lambda: self.prompt_count() >= want
                   and self.term.cursor_line().strip() == PROMPT, "a new prompt")
         self.prompts = want
 
-    # -- typing ------------------------------------------------------------------------
     def say(self, line: str) -> None:
         """Type a line and press Enter, then wait for the next prompt."""
-        self.child.send(line + "\r")
+        self.send_line(line)
         self.wait_prompt()
 
     def interrupt(self) -> None:
         self.child.sendintr()
 
     def exit_code(self) -> int:
-        self.wait(lambda: not self.child.isalive() or self._eof(), "the chat to exit")
+        self.wait(lambda: not self.child.isalive() or self.child.eof(), "the chat to exit")
         self.child.expect(pexpect.EOF)
         self.child.close()
         assert self.child.signalstatus is None, self.term.text()
         return self.child.exitstatus
 
-    def _eof(self) -> bool:
-        return self.child.eof()
-
-    def close(self) -> None:
-        if self.child.isalive():
-            self.child.terminate(force=True)
-        self.child.close()
-
 
 @pytest.fixture
-def stub() -> Iterator[StubProvider]:
-    with StubProvider() as s:
-        yield s
-
-
-@pytest.fixture
-def chat_env(tmp_path: Path, stub: StubProvider) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.endswith("_API_KEY") and not k.startswith(("TOOLNEXUS_", "XDG_"))}
-    env.update(
-        HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "config"),
-        XDG_DATA_HOME=str(tmp_path / "data"), XDG_STATE_HOME=str(tmp_path / "state"),
-        TOOLNEXUS_BASE_URL=stub.base_url, TOOLNEXUS_MODEL="stub-model",
-        TERM="xterm-256color", LANG="C.UTF-8", LC_ALL="C.UTF-8", COLUMNS=str(COLS),
-        LINES=str(ROWS),
-    )
-    env.pop("NO_COLOR", None)
-    return env
-
-
-@pytest.fixture
-def open_chat(chat_env: dict[str, str]) -> Iterator[Callable[..., Chat]]:
-    chats: list[Chat] = []
-
-    def start(*args: str) -> Chat:
-        chats.append(Chat(chat_env, list(args)))
-        return chats[-1]
-
-    yield start
-    for chat in chats:
-        chat.close()
+def open_chat(cli: CLI) -> Iterator[Callable[..., Chat]]:
+    yield from opener(lambda *args: Chat(cli, *args))
 
 
 def numbered_answers(stub: StubProvider, **stream: object) -> None:

@@ -7,8 +7,8 @@ import re
 
 import pexpect
 
-from tests import cli_helpers
-from tests.cli_helpers import ENTRY, STUB_MODEL, plain
+from tests import cli_helpers, pty_screen
+from tests.cli_helpers import STUB_MODEL, plain
 from tests.stub_provider import openai_stream
 
 cli, stub = cli_helpers.cli, cli_helpers.stub  # fixtures
@@ -18,10 +18,8 @@ KEY = "sk-test-SECRET-1234567890"
 
 
 def spawn(cli, *args: str, env: dict | None = None) -> pexpect.spawn:
-    child = pexpect.spawn(ENTRY[0], [*ENTRY[1:], *args], env=cli.merged_env(env),
-                          encoding="utf-8", dimensions=(40, 100), timeout=15,
-                          cwd=str(cli.home))
-    child.logfile_read = io.StringIO()  # everything the terminal showed
+    child = pty_screen.spawn(cli, *args, rows=40, cols=100, timeout=15, env=env)
+    child.logfile_read = io.StringIO()  # everything the terminal showed (escape codes too)
     return child
 
 

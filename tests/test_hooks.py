@@ -10,30 +10,19 @@ from typing import Any
 
 import pytest
 
+from tests.resilience_helpers import single_try_client
 from tests.stub_provider import (
     Reply,
-    StubProvider,
     anthropic_text,
     anthropic_tool_use,
     openai_stream,
     openai_text,
     openai_tool_call,
 )
-from toolnexus import ToolResult, create_client, create_toolkit, define_tool
+from toolnexus import ToolResult, create_toolkit, define_tool
 from toolnexus.hooks import HOOK_NAMES, Hooks
 
 KINDS = ["sync", "async"]
-
-
-@pytest.fixture
-def stub():
-    with StubProvider() as s:
-        yield s
-
-
-def client_for(stub: StubProvider, style: str = "openai", **kw: Any):
-    return create_client(base_url=stub.base_url, style=style, model="m", api_key="sk-test",
-                         retries=0, **kw)
 
 
 def hook(fn: Callable[[dict[str, Any]], Any], kind: str) -> Callable[[dict[str, Any]], Any]:
@@ -90,7 +79,7 @@ async def test_before_llm_sees_messages_tools_model_and_turn(stub, kind, mode):
     seen: list[dict[str, Any]] = []
     hooks = {"before_llm": hook(lambda p: seen.append(copy.deepcopy(p)), kind)}
     toolkit = await add_toolkit()
-    async with client_for(stub, hooks=hooks) as client:
+    async with single_try_client(stub, hooks=hooks) as client:
         result, _ = await run_with(client, "add 1 and 2", toolkit, mode)
 
     assert result.text == "3"
@@ -115,7 +104,7 @@ async def test_before_llm_replacements_change_that_request_only(stub, kind, mode
         return None
 
     toolkit = await add_toolkit()
-    async with client_for(stub, hooks={"before_llm": hook(before_llm, kind)}) as client:
+    async with single_try_client(stub, hooks={"before_llm": hook(before_llm, kind)}) as client:
         result, _ = await run_with(client, "original prompt", toolkit, mode)
 
     first, second = stub.requests[0].json, stub.requests[1].json
@@ -137,7 +126,7 @@ async def test_before_llm_partial_replacement_keeps_the_rest(stub):
     stub.script(Reply.json(openai_text("ok")))
     toolkit = await add_toolkit()
     hooks = {"before_llm": lambda p: {"model": "swapped", "turnip": "ignored"}}
-    async with client_for(stub, hooks=hooks) as client:
+    async with single_try_client(stub, hooks=hooks) as client:
         await client.run("hello", toolkit)
     body = stub.requests[0].json
     assert body["model"] == "swapped"
@@ -156,7 +145,8 @@ async def test_before_llm_sees_anthropic_tools_and_replaces_the_anthropic_reques
         return {"model": f"claude-turn-{payload['turn']}"}
 
     toolkit = await add_toolkit()
-    async with client_for(stub, style="anthropic", hooks={"before_llm": before_llm}) as client:
+    async with single_try_client(stub, style="anthropic",
+                                 hooks={"before_llm": before_llm}) as client:
         result = await client.run("2+2", toolkit)
     assert result.text == "4"
     assert seen[0]["tools"] == toolkit.to_anthropic()
@@ -175,7 +165,7 @@ async def test_after_llm_sees_response_model_and_turn(stub, kind, mode):
         "before_llm": lambda p: {"model": "per-request"} if p["turn"] == 2 else None,
         "after_llm": hook(lambda p: seen.append(copy.deepcopy(p)), kind),
     }
-    async with client_for(stub, hooks=hooks) as client:
+    async with single_try_client(stub, hooks=hooks) as client:
         result, _ = await run_with(client, "add", await add_toolkit(), mode)
 
     assert result.text == "three"
@@ -199,7 +189,7 @@ async def test_after_llm_may_replace_the_response(stub, kind, mode):
     def after_llm(payload: dict[str, Any]) -> dict[str, Any]:
         return {"response": {"role": "assistant", "content": "the edited answer"}}
 
-    async with client_for(stub, hooks={"after_llm": hook(after_llm, kind)}) as client:
+    async with single_try_client(stub, hooks={"after_llm": hook(after_llm, kind)}) as client:
         result, _ = await run_with(client, "hi", await add_toolkit(), mode)
     assert result.text == "the edited answer"
     assert result.messages[-1] == {"role": "assistant", "content": "the edited answer"}
@@ -219,7 +209,7 @@ async def test_after_llm_replacement_with_a_tool_call_is_acted_on(stub):
         return None
 
     ran: list[dict[str, Any]] = []
-    async with client_for(stub, hooks={"after_llm": after_llm}) as client:
+    async with single_try_client(stub, hooks={"after_llm": after_llm}) as client:
         result = await client.run("add", await add_toolkit(ran))
     assert ran == [{"a": 2, "b": 3}]
     assert result.text == "5" and result.turns == 2
@@ -231,7 +221,7 @@ async def test_after_llm_replacement_with_a_tool_call_is_acted_on(stub):
 async def test_after_llm_returning_nothing_useful_keeps_the_response(stub):
     stub.script(Reply.json(openai_text("kept")))
     hooks = {"after_llm": lambda p: {"unrelated": 1}}
-    async with client_for(stub, hooks=hooks) as client:
+    async with single_try_client(stub, hooks=hooks) as client:
         result = await client.run("hi", None)
     assert result.text == "kept"
 
@@ -245,7 +235,7 @@ async def test_before_tool_sees_name_args_id_and_turn(stub, kind):
                 Reply.json(openai_text("3")))
     seen: list[dict[str, Any]] = []
     hooks = {"before_tool": hook(lambda p: seen.append(copy.deepcopy(p)), kind)}
-    async with client_for(stub, hooks=hooks) as client:
+    async with single_try_client(stub, hooks=hooks) as client:
         await client.run("add", await add_toolkit())
     assert seen == [{"name": "add", "args": {"a": 1, "b": 2}, "id": "call_1", "turn": 1}]
 
@@ -261,7 +251,7 @@ async def test_before_tool_result_short_circuits_the_tool(stub, kind):
         return {"result": ToolResult("blocked by policy", is_error=True)}
 
     hooks = {"before_tool": hook(before_tool, kind), "after_tool": lambda p: after.append(p)}
-    async with client_for(stub, hooks=hooks) as client:
+    async with single_try_client(stub, hooks=hooks) as client:
         events = [e async for e in client.stream("add", await add_toolkit(ran))]
 
     assert ran == []  # the tool never ran
@@ -286,7 +276,7 @@ async def test_before_tool_args_rewrite_runs_the_tool_with_new_args(stub, kind):
     after: list[dict[str, Any]] = []
     hooks = {"before_tool": hook(lambda p: {"args": {"a": 40, "b": 2}}, kind),
              "after_tool": lambda p: after.append(copy.deepcopy(p))}
-    async with client_for(stub, hooks=hooks) as client:
+    async with single_try_client(stub, hooks=hooks) as client:
         result = await client.run("add", await add_toolkit(ran))
 
     assert ran == [{"a": 40, "b": 2}]
@@ -301,7 +291,7 @@ async def test_before_tool_returning_none_runs_the_tool_as_called(stub):
     stub.script(Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])),
                 Reply.json(openai_text("done")))
     ran: list[dict[str, Any]] = []
-    async with client_for(stub, hooks={"before_tool": lambda p: None}) as client:
+    async with single_try_client(stub, hooks={"before_tool": lambda p: None}) as client:
         await client.run("add", await add_toolkit(ran))
     assert ran == [{"a": 1, "b": 2}]
     assert tool_messages(stub.requests[1].json)[0]["content"] == "3"
@@ -315,7 +305,7 @@ async def test_after_tool_sees_name_args_result_id_and_turn(stub, kind):
     stub.script(Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])),
                 Reply.json(openai_text("3")))
     seen: list[dict[str, Any]] = []
-    async with client_for(stub, hooks={"after_tool": hook(seen.append, kind)}) as client:
+    async with single_try_client(stub, hooks={"after_tool": hook(seen.append, kind)}) as client:
         await client.run("add", await add_toolkit())
     assert len(seen) == 1
     payload = seen[0]
@@ -338,7 +328,7 @@ async def test_after_tool_may_replace_the_result(stub, kind, shape):
         replacement = ToolResult(f"redacted ({payload['result'].output} hidden)", is_error=True)
         return replacement if shape == "ToolResult" else {"result": replacement}
 
-    async with client_for(stub, hooks={"after_tool": hook(after_tool, kind)}) as client:
+    async with single_try_client(stub, hooks={"after_tool": hook(after_tool, kind)}) as client:
         events = [e async for e in client.stream("add", await add_toolkit(ran))]
 
     assert ran == [{"a": 1, "b": 2}]  # the tool did run; its output was replaced
@@ -355,7 +345,7 @@ async def test_after_tool_returning_no_replacement_keeps_the_result(stub, return
     (it must not become the tool output the model sees)."""
     stub.script(Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])),
                 Reply.json(openai_text("ok")))
-    async with client_for(stub, hooks={"after_tool": lambda p: returned}) as client:
+    async with single_try_client(stub, hooks={"after_tool": lambda p: returned}) as client:
         result = await client.run("add", await add_toolkit())
     assert tool_messages(stub.requests[1].json)[0]["content"] == "3"
     assert result.messages[2]["content"] == "3"
@@ -364,7 +354,7 @@ async def test_after_tool_returning_no_replacement_keeps_the_result(stub, return
 async def test_after_tool_may_return_a_plain_string(stub):
     stub.script(Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])),
                 Reply.json(openai_text("ok")))
-    async with client_for(stub, hooks={"after_tool": lambda p: "three"}) as client:
+    async with single_try_client(stub, hooks={"after_tool": lambda p: "three"}) as client:
         await client.run("add", await add_toolkit())
     assert tool_messages(stub.requests[1].json)[0]["content"] == "three"
 
@@ -380,7 +370,7 @@ async def test_all_four_hooks_fire_in_order_with_the_turn(stub):
     def recorder(name: str) -> Callable[[dict[str, Any]], None]:
         return lambda p: order.append((name, p["turn"]))
 
-    async with client_for(stub, hooks={n: recorder(n) for n in HOOK_NAMES}) as client:
+    async with single_try_client(stub, hooks={n: recorder(n) for n in HOOK_NAMES}) as client:
         await client.run("add", await add_toolkit())
     assert order == [("before_llm", 1), ("after_llm", 1), ("before_tool", 1),
                      ("after_tool", 1), ("before_llm", 2), ("after_llm", 2)]
@@ -414,7 +404,7 @@ async def test_hooks_given_as_an_object_with_methods(stub):
 
     policy = Policy()
     ran: list[dict[str, Any]] = []
-    async with client_for(stub, hooks=policy) as client:
+    async with single_try_client(stub, hooks=policy) as client:
         result = await client.run("add", await add_toolkit(ran))
     assert result.text == "final"
     assert policy.calls == ["before_llm", "after_llm", "before_tool", "after_tool",
@@ -437,16 +427,16 @@ async def test_an_object_with_only_some_hooks(stub):
     only = OnlyAfter()
     hooks = Hooks(only)
     assert "after_llm" in hooks and "before_llm" not in hooks
-    async with client_for(stub, hooks=only) as client:
+    async with single_try_client(stub, hooks=only) as client:
         await client.run("hi", None)
     assert only.seen == ["hi"]
 
 
 def test_an_unknown_hook_name_is_a_value_error(stub):
     with pytest.raises(ValueError, match="before_lm"):
-        client_for(stub, hooks={"before_lm": lambda p: None})
+        single_try_client(stub, hooks={"before_lm": lambda p: None})
     with pytest.raises(ValueError, match="on_tool"):
-        client_for(stub, hooks={"before_llm": lambda p: None, "on_tool": lambda p: None})
+        single_try_client(stub, hooks={"before_llm": lambda p: None, "on_tool": lambda p: None})
     with pytest.raises(ValueError, match="before_llm, after_llm, before_tool, after_tool"):
         Hooks({"after": lambda p: None})
 
@@ -465,7 +455,7 @@ def test_known_hook_names_are_accepted_and_none_means_no_hooks():
 async def test_request_params_are_merged_into_every_body(stub, mode):
     stub.script(call_reply([("add", {"a": 1, "b": 2})], mode), text_reply("3", mode))
     params = {"temperature": 0.2, "top_p": 0.9, "seed": 7}
-    async with client_for(stub, request_params=params) as client:
+    async with single_try_client(stub, request_params=params) as client:
         result, _ = await run_with(client, "add", await add_toolkit(), mode)
     assert result.text == "3"
     assert len(stub.requests) == 2
@@ -478,8 +468,8 @@ async def test_request_params_are_merged_into_every_body(stub, mode):
 
 async def test_request_params_merge_into_anthropic_bodies(stub):
     stub.script(Reply.json(anthropic_text("hi")))
-    async with client_for(stub, style="anthropic",
-                          request_params={"temperature": 0, "max_tokens": 77}) as client:
+    async with single_try_client(stub, style="anthropic",
+                                 request_params={"temperature": 0, "max_tokens": 77}) as client:
         await client.run("hi", None)
     body = stub.requests[0].json
     assert body["temperature"] == 0 and body["max_tokens"] == 77
@@ -488,4 +478,4 @@ async def test_request_params_merge_into_anthropic_bodies(stub):
 @pytest.mark.parametrize("key", ["messages", "tools", "stream"])
 def test_request_params_may_not_set_reserved_keys(stub, key):
     with pytest.raises(ValueError, match=key):
-        client_for(stub, request_params={"temperature": 1, key: []})
+        single_try_client(stub, request_params={"temperature": 1, key: []})

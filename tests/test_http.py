@@ -57,12 +57,6 @@ def no_proxy_environment(monkeypatch):
 
 
 @pytest.fixture
-def stub():
-    with StubProvider() as s:
-        yield s
-
-
-@pytest.fixture
 async def client():
     c = HTTPClient(connect_timeout=2, read_timeout=2)
     yield c

@@ -21,8 +21,9 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from tests.stub_provider import Reply, StubProvider, openai_text, openai_tool_call
-from toolnexus import ToolnexusError, create_client, create_toolkit
+from tests.resilience_helpers import single_try_client
+from tests.stub_provider import Reply, openai_text, openai_tool_call
+from toolnexus import ToolnexusError, create_toolkit
 from toolnexus.mcp import ServerStatus, add_mcp_servers, content_text
 
 pytest.importorskip("mcp")
@@ -134,17 +135,6 @@ async def kit(http_server, token_env, tmp_path_factory):
     await toolkit.close()
 
 
-@pytest.fixture
-def stub():
-    with StubProvider() as s:
-        yield s
-
-
-def client_for(stub: StubProvider):
-    return create_client(base_url=stub.base_url, style="openai", model="m", api_key="sk-test",
-                         retries=0)
-
-
 # ----------------------------------------------------------------------------- listing
 
 
@@ -177,7 +167,7 @@ async def test_stdio_tools_run_through_the_agent_loop(kit, stub):
     stub.script(Reply.json(openai_tool_call([("calc_add", {"a": 2, "b": 3}),
                                              ("calc_echo", {"text": "héllo"})])),
                 Reply.json(openai_text("2 + 3 = 5")))
-    async with client_for(stub) as client:
+    async with single_try_client(stub) as client:
         result = await client.run("add 2 and 3, then echo héllo", toolkit)
     assert result.text == "2 + 3 = 5"
     assert tool_messages(stub.requests[1].json) == [
@@ -194,7 +184,7 @@ async def test_http_tool_runs_through_the_agent_loop_with_the_expanded_header(ki
     stub.script(Reply.json(openai_tool_call([("remote_whoami", {}),
                                              ("remote_shout", {"text": "quiet"})])),
                 Reply.json(openai_text("done")))
-    async with client_for(stub) as client:
+    async with single_try_client(stub) as client:
         await client.run("who am I?", toolkit)
     assert [m["content"] for m in tool_messages(stub.requests[1].json)] == [
         "authorized as tester", "QUIET"]
@@ -206,7 +196,7 @@ async def test_an_is_error_result_reaches_the_model_as_an_error(kit, stub):
     stub.script(Reply.json(openai_tool_call([("calc_fail", {"reason": "no disk"})])),
                 Reply.json(openai_text("sorry")))
     events = []
-    async with client_for(stub) as client:
+    async with single_try_client(stub) as client:
         async for event in client.stream("try it", toolkit):
             events.append(event)
     [result] = [e for e in events if e["type"] == "tool_result"]

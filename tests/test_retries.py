@@ -15,33 +15,17 @@ from tests.resilience_helpers import (
     THREAD,
     assert_resendable,
     assert_wire_resendable,
+    collect,
     make_client,
     ok_reply,
     partial_parts,
     text_of_events,
 )
-from tests.stub_provider import Reply, StubProvider
+from tests.stub_provider import Reply
 from toolnexus import ProviderError, RunTimeout
 
 STYLES = ["openai", "anthropic"]
 HUGE_BASE_MS = 60_000  # backoff would wait 30-60 s: only a honoured header is fast
-
-
-@pytest.fixture
-def stub():
-    with StubProvider() as s:
-        yield s
-
-
-async def collect(client, prompt="hi", **kwargs):
-    """All events of a streamed run, and the exception that ended it (or None)."""
-    events = []
-    try:
-        async for event in client.stream(prompt, None, **kwargs):
-            events.append(event)
-    except Exception as exc:  # noqa: BLE001 - returned for the test to inspect
-        return events, exc
-    return events, None
 
 
 def retries_of(events):

@@ -15,12 +15,6 @@ from tests.stub_provider import (
 )
 
 
-@pytest.fixture
-def stub():
-    with StubProvider() as s:
-        yield s
-
-
 def raw_exchange(stub: StubProvider, path: str = "/v1/x") -> bytes:
     """Send one request over a bare socket and return every byte of the answer."""
     with socket.create_connection(("127.0.0.1", stub.port), timeout=5) as sock:

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
+from tests.resilience_helpers import single_try_client
 from tests.stub_provider import Reply, StubProvider, openai_text, openai_tool_call
 from toolnexus import (
     MemoryStore,
     ToolContext,
     ToolnexusError,
     ToolResult,
-    create_client,
     create_toolkit,
     define_tool,
     make_answer,
@@ -26,17 +26,6 @@ from toolnexus.wire import anthropic as anthropic_wire
 from toolnexus.wire import openai as openai_wire
 
 KINDS = ["sync", "async"]
-
-
-@pytest.fixture
-def stub():
-    with StubProvider() as s:
-        yield s
-
-
-def client_for(stub: StubProvider, **kw: Any):
-    return create_client(base_url=stub.base_url, style="openai", model="m", api_key="sk-test",
-                         retries=0, **kw)
 
 
 class Deploy:
@@ -137,7 +126,7 @@ async def test_wait_for_ok_reruns_the_tool_with_the_answer(stub, kind):
     seen: list[dict[str, Any]] = []
     wait_for, calls = wait_for_of(kind, lambda req: make_answer(req, True, data="ok by ann"),
                                   seen)
-    async with client_for(stub, wait_for=wait_for) as client:
+    async with single_try_client(stub, wait_for=wait_for) as client:
         async for event in client.stream("deploy prod", await tool.toolkit()):
             seen.append(event)
 
@@ -170,7 +159,7 @@ async def test_wait_for_works_with_run(stub, kind):
                 Reply.json(openai_text("done")))
     tool = Deploy()
     wait_for, calls = wait_for_of(kind, lambda req: make_answer(req, True))
-    async with client_for(stub, wait_for=wait_for) as client:
+    async with single_try_client(stub, wait_for=wait_for) as client:
         result = await client.run("deploy qa", await tool.toolkit())
     assert len(calls) == 1 and len(tool.answers) == 2
     assert result.status == "done" and result.text == "done"
@@ -189,7 +178,7 @@ async def test_wait_for_refusal_goes_to_the_model_as_declined(stub, kind, answer
                 Reply.json(openai_text("ok, not deploying")))
     tool = Deploy()
     wait_for, calls = wait_for_of(kind, answer)
-    async with client_for(stub, wait_for=wait_for) as client:
+    async with single_try_client(stub, wait_for=wait_for) as client:
         events = [e async for e in client.stream("deploy prod", await tool.toolkit())]
 
     assert len(calls) == 1
@@ -207,7 +196,7 @@ async def test_a_second_suspension_on_the_rerun_is_declined(stub, kind):
                 Reply.json(openai_text("gave up")))
     tool = Deploy(always_suspend=True)
     wait_for, calls = wait_for_of(kind, lambda req: make_answer(req, True))
-    async with client_for(stub, wait_for=wait_for) as client:
+    async with single_try_client(stub, wait_for=wait_for) as client:
         result = await client.run("deploy prod", await tool.toolkit())
 
     assert len(calls) == 1  # the person is asked once, not again
@@ -226,7 +215,7 @@ async def test_wait_for_answers_two_suspended_calls_in_call_order(stub):
     tool = Deploy()
     wait_for, calls = wait_for_of(
         "async", lambda req: make_answer(req, req["id"] == "req_a", reason="b is frozen"))
-    async with client_for(stub, wait_for=wait_for) as client:
+    async with single_try_client(stub, wait_for=wait_for) as client:
         result = await client.run("deploy a and b", await tool.toolkit())
     assert [c["request"]["id"] for c in calls] == ["req_a", "req_b"]
     assert [m["content"] for m in tool_messages(stub.requests[1].json["messages"])] == [
@@ -245,7 +234,7 @@ async def pending_run(stub: StubProvider, tool: Deploy, client, target: str = "p
 
 async def test_without_wait_for_the_run_ends_pending(stub):
     tool = Deploy()
-    async with client_for(stub) as client:
+    async with single_try_client(stub) as client:
         result, _ = await pending_run(stub, tool, client)
 
     assert len(stub.requests) == 1  # no second model call
@@ -271,7 +260,7 @@ async def test_without_wait_for_the_run_ends_pending(stub):
 async def test_streaming_without_wait_for_ends_pending_without_asking(stub):
     stub.script(Reply.json(openai_tool_call([("deploy", {"target": "prod"})])))
     tool = Deploy()
-    async with client_for(stub) as client:
+    async with single_try_client(stub) as client:
         events = [e async for e in client.stream("deploy prod", await tool.toolkit())]
     result = events[-1]["result"]
     assert result.status == "pending" and result.pending["id"] == "req_prod"
@@ -283,7 +272,7 @@ async def test_a_pending_transcript_can_be_sent_again(stub):
     """Sending the pending transcript as history: the endpoint gets a well-formed request
     (each call answered, no "pending" key)."""
     tool = Deploy()
-    async with client_for(stub) as client:
+    async with single_try_client(stub) as client:
         result, toolkit = await pending_run(stub, tool, client)
         stub.script(Reply.json(openai_text("still waiting on you")))
         again = await client.run("any news?", toolkit, history=result.messages)
@@ -297,7 +286,7 @@ async def test_a_pending_transcript_can_be_sent_again(stub):
 @pytest.mark.parametrize("style_of_answer", ["request", "id"])
 async def test_resume_ok_reruns_the_tool_and_finishes(stub, style_of_answer):
     tool = Deploy()
-    async with client_for(stub) as client:
+    async with single_try_client(stub) as client:
         result, toolkit = await pending_run(stub, tool, client)
         before = json.dumps(result.messages)
         stub.script(Reply.json(openai_text("deployed, all good", usage=(20, 4))))
@@ -323,7 +312,7 @@ async def test_resume_ok_reruns_the_tool_and_finishes(stub, style_of_answer):
 
 async def test_resume_with_a_refusal(stub):
     tool = Deploy()
-    async with client_for(stub) as client:
+    async with single_try_client(stub) as client:
         result, toolkit = await pending_run(stub, tool, client)
         stub.script(Reply.json(openai_text("understood, not deploying")))
         resumed = await client.resume(
@@ -339,7 +328,7 @@ async def test_resume_with_a_refusal(stub):
 
 async def test_resume_when_the_rerun_suspends_again_is_declined(stub):
     tool = Deploy(always_suspend=True)
-    async with client_for(stub) as client:
+    async with single_try_client(stub) as client:
         result, toolkit = await pending_run(stub, tool, client)
         stub.script(Reply.json(openai_text("ok")))
         resumed = await client.resume(result, make_answer(result.pending, True), toolkit)
@@ -350,7 +339,7 @@ async def test_resume_when_the_rerun_suspends_again_is_declined(stub):
 
 async def test_resume_with_an_unknown_request_id_is_a_clear_error(stub):
     tool = Deploy()
-    async with client_for(stub) as client:
+    async with single_try_client(stub) as client:
         result, toolkit = await pending_run(stub, tool, client)
         with pytest.raises(ToolnexusError, match="no pending request 'req_nope'"):
             await client.resume(result, make_answer("req_nope", True), toolkit)
@@ -361,7 +350,7 @@ async def test_resume_with_an_unknown_request_id_is_a_clear_error(stub):
 
 async def test_resume_a_run_that_is_not_pending_is_an_error(stub):
     stub.script(Reply.json(openai_text("nothing to wait for")))
-    async with client_for(stub) as client:
+    async with single_try_client(stub) as client:
         toolkit = await Deploy().toolkit()
         done = await client.run("hi", toolkit)
         with pytest.raises(ToolnexusError, match="no pending request"):
@@ -372,7 +361,7 @@ async def test_resume_a_run_that_is_not_pending_is_an_error(stub):
 async def test_resume_with_id_saves_the_thread(stub):
     store = MemoryStore()
     tool = Deploy()
-    async with client_for(stub, store=store) as client:
+    async with single_try_client(stub, store=store) as client:
         toolkit = await tool.toolkit()
         stub.script(Reply.json(openai_tool_call([("deploy", {"target": "prod"})])))
         result = await client.ask("deploy prod", toolkit, id="thread-1")
@@ -398,7 +387,7 @@ async def test_resume_with_id_saves_the_thread(stub):
 async def test_resume_without_id_saves_nothing(stub):
     store = MemoryStore()
     tool = Deploy()
-    async with client_for(stub, store=store) as client:
+    async with single_try_client(stub, store=store) as client:
         result, toolkit = await pending_run(stub, tool, client)
         stub.script(Reply.json(openai_text("done")))
         await client.resume(result, make_answer(result.pending, True), toolkit)
@@ -409,7 +398,7 @@ async def test_two_suspended_calls_resume_one_at_a_time(stub):
     stub.script(Reply.json(openai_tool_call([("deploy", {"target": "a"}),
                                              ("deploy", {"target": "b"})])))
     tool = Deploy()
-    async with client_for(stub) as client:
+    async with single_try_client(stub) as client:
         toolkit = await tool.toolkit()
         first = await client.run("deploy a and b", toolkit)
         assert first.status == "pending" and first.pending["id"] == "req_a"
@@ -441,7 +430,7 @@ async def test_suspended_calls_answered_out_of_order(stub):
     """Any open request may be answered first; `pending` is then the earliest still open."""
     stub.script(Reply.json(openai_tool_call([("deploy", {"target": t}) for t in "abc"])))
     tool = Deploy()
-    async with client_for(stub) as client:
+    async with single_try_client(stub) as client:
         toolkit = await tool.toolkit()
         first = await client.run("deploy a, b and c", toolkit)
         assert first.pending["id"] == "req_a"
@@ -466,7 +455,7 @@ async def test_a_pending_call_next_to_a_plain_one(stub):
     stub.script(Reply.json(openai_tool_call([("echo", {"text": "hi"}),
                                              ("deploy", {"target": "prod"})])))
     tool = Deploy()
-    async with client_for(stub) as client:
+    async with single_try_client(stub) as client:
         toolkit = (await tool.toolkit()).register(define_tool(echo))
         first = await client.run("go", toolkit)
         assert first.status == "pending" and first.pending["id"] == "req_prod"

@@ -19,6 +19,7 @@ from tests.resilience_helpers import (
     THREAD,
     assert_resendable,
     assert_wire_resendable,
+    collect,
     make_client,
     ok_reply,
     partial_parts,
@@ -26,7 +27,7 @@ from tests.resilience_helpers import (
     tool_call_reply,
     wait_disconnect,
 )
-from tests.stub_provider import Reply, StubProvider
+from tests.stub_provider import Reply
 from toolnexus import (
     ProviderError,
     RunTimeout,
@@ -39,22 +40,6 @@ from toolnexus import (
 
 IDLE_S = 0.3
 SLACK_S = 1.0
-
-
-@pytest.fixture
-def stub():
-    with StubProvider() as s:
-        yield s
-
-
-async def collect(client, prompt="hi", toolkit=None, **kwargs):
-    events = []
-    try:
-        async for event in client.stream(prompt, toolkit, **kwargs):
-            events.append(event)
-    except Exception as exc:  # noqa: BLE001 - returned for the test to inspect
-        return events, exc
-    return events, None
 
 
 # ----------------------------------------------------------------------------- idle timeout

@@ -14,22 +14,12 @@ from typing import Any
 
 import pytest
 
+from tests.resilience_helpers import single_try_client
 from tests.stub_provider import Recorded, Reply, StubProvider, openai_stream
-from toolnexus import ToolnexusError, create_client, create_toolkit, define_tool
+from toolnexus import ToolnexusError, create_toolkit, define_tool
 from toolnexus.approval import DENIED_BY_USER, ApprovalPolicy, approval_hook
 from toolnexus.functions import function_tools
 from toolnexus.skills import discover_skills, skill_tool, skills_prompt
-
-
-@pytest.fixture
-def stub():
-    with StubProvider() as s:
-        yield s
-
-
-def client_for(stub: StubProvider, **kw: Any):
-    return create_client(base_url=stub.base_url, style="openai", model="m", api_key="sk-test",
-                         retries=0, **kw)
 
 
 def write(path: Path, text: str) -> Path:
@@ -55,7 +45,7 @@ def calls_then_answer(stub: StubProvider, *turns: list[tuple[str, dict]],
 
 
 async def run(stub: StubProvider, toolkit: Any, prompt: str = "go", **kw: Any):
-    async with client_for(stub, **kw) as client:
+    async with single_try_client(stub, **kw) as client:
         events = [e async for e in client.stream(prompt, toolkit)]
     return events[-1]["result"]
 

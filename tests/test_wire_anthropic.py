@@ -25,12 +25,6 @@ KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY")
 # ----------------------------------------------------------------------------- helpers
 
 
-@pytest.fixture
-def stub():
-    with StubProvider() as s:
-        yield s
-
-
 def client_for(base_url: str, style: str = "anthropic", **kw):
     kw.setdefault("api_key", "sk-test")
     return create_client(base_url=base_url, style=style, model="claude-test", **kw)

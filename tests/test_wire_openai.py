@@ -31,12 +31,6 @@ def no_keys_in_env(monkeypatch):
 
 
 @pytest.fixture
-def stub():
-    with StubProvider() as s:
-        yield s
-
-
-@pytest.fixture
 async def make_client(stub):
     """Build clients on the stub; they are closed after the test."""
     clients = []
