@@ -221,7 +221,7 @@ class SQLiteStore:
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
             if self.path != ":memory:":
-                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                mode = self._use_wal(conn)
                 if str(mode).lower() != "wal":
                     raise StoreError(f"thread database {self.path}: cannot use WAL ({mode})")
             # WAL + NORMAL: a killed process never loses or corrupts a commit.
@@ -232,6 +232,22 @@ class SQLiteStore:
             conn.close()
             raise
         return conn
+
+    def _use_wal(self, conn: sqlite3.Connection) -> str:
+        """Switch the file to WAL (it stays so). The switch needs the file to itself for
+        a moment and SQLite does not wait for that (no busy handler there), so a process
+        opening a new database at the same time as another one retries."""
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+                if str(mode).lower() == "wal":
+                    return str(mode)
+                return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
 
     # ------------------------------------------------------------------ protocol
 
