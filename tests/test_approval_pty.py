@@ -1,5 +1,6 @@
 """Approving tool calls in `toolnexus chat --builtins`, in a real pseudo-terminal against the
-stub endpoint (issue 7, acceptance point 3): yes, no, always.
+stub endpoint (issue 7, acceptance point 3): yes, no, always; and the inline answers a
+suspended tool asks for (issue 6: a URL to open, a line of input).
 
 The real console script runs in a pty with an emulated screen (tests/pty_screen.py). Every
 step waits with expect() on the text it needs (the approval question, an answer, the next
@@ -125,3 +126,44 @@ def test_always_is_not_asked_again_for_the_same_call(stub, open_chat):
     assert chat.questions() == 1
     assert tool_results(stub.requests[2]) == ["exit code 0\napproved-123\n"] * 2
     assert tool_results(stub.requests[4])[-1] == "exit code 0\napproved-123\n"
+
+
+SUSPENDING = '''
+from toolnexus import ToolContext, suspend
+
+
+def sign_in(service: str, context: ToolContext) -> str:
+    """Sign in to a service in the browser."""
+    if context.answer is None:
+        return suspend("url", f"sign in to {service}", url="https://example.test/login")
+    return f"signed in to {service}"
+
+
+def ask_name(context: ToolContext) -> str:
+    """Ask the user their name."""
+    if context.answer is None:
+        return suspend("input", "what is your name?")
+    return f"the name is {context.answer['data']}"
+'''
+
+
+def test_a_suspended_tool_asks_inline_for_a_url_visit_and_for_input(stub, open_chat, tmp_path):
+    functions = tmp_path / "suspending.py"
+    functions.write_text(SUSPENDING)
+    script(stub, openai_stream(tool_calls=[("sign_in", {"service": "forge"})]),
+           openai_stream(tool_calls=[("ask_name", {})]), openai_stream("Hello, Ada."))
+    chat = open_chat("--functions", str(functions))
+
+    chat.send_line("sign me in and greet me")
+    chat.expect(re.escape("a tool needs you (url)"))
+    chat.expect(re.escape("https://example.test/login"))
+    chat.expect(re.escape("open it, then press Enter"))
+    chat.send_line("")
+    chat.expect(re.escape("a tool needs you (input)"))
+    chat.expect(re.escape("what is your name?"))
+    chat.send_line("Ada")
+    chat.expect("Hello, Ada.")
+    chat.expect(INPUT_PROMPT)
+
+    assert tool_results(stub.requests[1]) == ["signed in to forge"]
+    assert tool_results(stub.requests[2])[-1] == "the name is Ada"
