@@ -266,6 +266,10 @@ async def test_streaming_without_wait_for_ends_pending_without_asking(stub):
     assert result.status == "pending" and result.pending["id"] == "req_prod"
     tool_result = next(e for e in events if e["type"] == "tool_result")
     assert tool_result["output"] == "waiting for the user: deploy prod?"
+    # a UI still learns what the run waits for, right after the tool's result
+    kinds = [e["type"] for e in events]
+    assert kinds[-3:] == ["tool_result", "pending", "done"]
+    assert events[-2]["request"] == result.pending
 
 
 async def test_a_pending_transcript_can_be_sent_again(stub):

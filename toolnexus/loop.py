@@ -211,8 +211,9 @@ class _Run:
             yield tool_result_event(call.id, call.name, outcome.output, outcome.is_error)
             req = pending_request(outcome)
             if req is not None and self.result.status != "pending":
-                self.result.status = "pending"
+                self.result.status = "pending"  # nobody to ask: the run ends here
                 self.result.pending = req
+                yield pending_event(req)
 
     async def resume(self, ans: Answer) -> AsyncIterator[dict[str, Any]]:
         """Answer the request a "pending" run stopped on, then go on."""
