@@ -210,3 +210,20 @@ async def test_the_event_loop_keeps_running_while_a_sync_tool_blocks():
     assert await asyncio.to_thread(started.wait, 10)
     release.set()
     assert (await task).output == "released"
+
+
+def test_one_unresolvable_hint_does_not_untype_the_other_parameters():
+    namespace: dict = {}
+    exec(
+        "from __future__ import annotations\n"
+        "from toolnexus import ToolContext\n"
+        "def lookup(key: str, limit: int, where: Missing, context: ToolContext) -> str:\n"
+        "    '''Look a key up.'''\n"
+        "    return key\n",
+        namespace,
+    )
+    tool = define_tool(namespace["lookup"])
+    props = tool.input_schema["properties"]
+    assert props["key"] == {"type": "string"} and props["limit"] == {"type": "integer"}
+    assert props["where"] == {}  # unknown: any value
+    assert "context" not in props and tool.context_param == "context"

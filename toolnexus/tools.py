@@ -114,8 +114,17 @@ def define_tool(
 def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
     try:
         return typing.get_type_hints(fn)
-    except Exception:  # unresolvable forward references: fall back to raw annotations
-        return dict(getattr(fn, "__annotations__", {}))
+    except Exception:  # one unresolvable name: resolve the others one by one
+        hints = {}
+        namespace = getattr(fn, "__globals__", {})
+        for name, annotation in getattr(fn, "__annotations__", {}).items():
+            if isinstance(annotation, str):
+                try:
+                    annotation = eval(annotation, namespace)  # as get_type_hints does
+                except Exception:
+                    pass  # stays a string: the parameter gets an untyped schema
+            hints[name] = annotation
+        return hints
 
 
 def _parameters(fn: Callable[..., Any]) -> list[inspect.Parameter]:
