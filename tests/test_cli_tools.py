@@ -275,3 +275,17 @@ def test_yes_answers_a_suspended_approval(cli, stub, tmp_path):
 
     assert result.code == 0, result
     assert tool_results(stub.requests[1]) == ["deployed to prod"]
+
+
+def test_a_duplicate_skill_is_one_plain_warning_line(cli, tmp_path):
+    for folder, description in (("a", "ship it"), ("b", "again")):
+        write(tmp_path / "skills" / folder / "SKILL.md",
+              f"---\nname: deploy\ndescription: {description}\n---\nSteps.\n")
+
+    result = cli.run("tools", "--skills", str(tmp_path / "skills"))
+
+    assert result.code == 0, result
+    assert result.stderr.splitlines() == [
+        f"warning: {tmp_path / 'skills/b/SKILL.md'}: skill 'deploy' is already defined by "
+        f"{tmp_path / 'skills/a/SKILL.md'}; the first one wins"
+    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import warnings
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -192,7 +193,13 @@ def keys_rm(name: str) -> None:
     print(f"removed the key for {name}")
 
 
+def _warning_line(message: Warning | str, *args: object, **kwargs: object) -> str:
+    return f"warning: {message}\n"
+
+
 def main() -> None:
+    # The library warns (a duplicate skill, say) through `warnings`: one plain line each.
+    warnings.formatwarning = _warning_line
     app()
 
 
