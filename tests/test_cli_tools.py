@@ -289,3 +289,19 @@ def test_a_duplicate_skill_is_one_plain_warning_line(cli, tmp_path):
         f"warning: {tmp_path / 'skills/b/SKILL.md'}: skill 'deploy' is already defined by "
         f"{tmp_path / 'skills/a/SKILL.md'}; the first one wins"
     ]
+
+
+def test_an_mcp_server_that_cannot_start_is_a_warning_and_the_answer_still_comes(cli, stub,
+                                                                                  tmp_path):
+    config = write(tmp_path / "mcp.json",
+                   '{"mcpServers": {"broken": {"command": "no-such-mcp-server-x"}}}')
+    stub.handler = lambda rec: openai_stream("Answered anyway.")
+
+    result = cli.run("ask", "--mcp", str(config), "hi")
+
+    assert result.code == 0, result
+    assert result.stdout == "Answered anyway.\n"
+    assert result.stderr.splitlines() == [
+        "warning: MCP server broken failed: command not found: 'no-such-mcp-server-x'; its "
+        "tools are unavailable ('toolnexus tools' shows every status)"
+    ]

@@ -24,7 +24,13 @@ from .session import (
     pick_thread,
     record_turn,
 )
-from .toolbox import ToolFlags, make_hooks, open_toolkit, refuse_without_terminal
+from .toolbox import (
+    ToolFlags,
+    make_hooks,
+    open_toolkit,
+    refuse_without_terminal,
+    warn_failed_servers,
+)
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -69,6 +75,7 @@ async def _ask(config: Config, target: Any, options: AskOptions) -> int:
     async with contextlib.AsyncExitStack() as resources:
         toolkit = await open_toolkit(config, options.tools)
         resources.push_async_callback(toolkit.close)
+        warn_failed_servers(toolkit)
         store = open_store(config)
         resources.push_async_callback(store.aclose)
         renderer = _renderer(config, options)

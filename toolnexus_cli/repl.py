@@ -32,7 +32,14 @@ from .session import (
     pick_thread,
     record_turn,
 )
-from .toolbox import ToolFlags, approval_policy, make_hooks, open_toolkit, tool_rows
+from .toolbox import (
+    ToolFlags,
+    approval_policy,
+    make_hooks,
+    open_toolkit,
+    tool_rows,
+    warn_failed_servers,
+)
 
 COMMANDS = {
     "/help": "show this list",
@@ -120,6 +127,7 @@ class Repl:
         async with contextlib.AsyncExitStack() as resources:
             self.toolkit = await open_toolkit(self.config, self.tool_flags)
             resources.push_async_callback(self.toolkit.close)
+            warn_failed_servers(self.toolkit)
             self.store = open_store(self.config)
             resources.push_async_callback(self.store.aclose)
             self.thread = await pick_thread(self.store, self.thread_flag, self.continue_last)

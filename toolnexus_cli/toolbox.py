@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +40,14 @@ async def open_toolkit(config: Config, flags: ToolFlags) -> Toolkit:
                                     builtins=builtins)
     except (ToolnexusError, ValueError) as exc:
         raise UsageError(str(exc)) from None
+
+
+def warn_failed_servers(toolkit: Toolkit) -> None:
+    """Say which MCP servers could not start; the run goes on with the others."""
+    for server in toolkit.servers:
+        if server.status.startswith("failed"):
+            warnings.warn(f"MCP server {server.name} {server.status}; its tools are "
+                          "unavailable ('toolnexus tools' shows every status)", stacklevel=2)
 
 
 def _relative(base: Path, value: str) -> str:
