@@ -381,6 +381,43 @@ async def test_error_event_inside_a_stream_after_output_is_not_retried(stub):
     assert exc.result.messages[-1]["interrupted"] is True
 
 
+async def test_an_overloaded_error_before_any_output_is_retried_anthropic(stub):
+    """Anthropic answers 200, starts the message, then reports it is overloaded: nothing was
+    shown yet, so the request is retried like a 529."""
+    overloaded = Reply.sse([
+        ("message_start", {"type": "message_start", "message": {
+            "id": "msg_1", "type": "message", "role": "assistant", "content": [],
+            "model": "claude-stub", "usage": {"input_tokens": 5, "output_tokens": 1}}}),
+        ("ping", {"type": "ping"}),
+        ("error", {"type": "error",
+                   "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+    ])
+    stub.script(overloaded, ok_reply("anthropic", "fine now"))
+    async with make_client(stub, "anthropic", retries=2) as client:
+        events, exc = await collect(client)
+    assert exc is None
+    assert [r["reason"] for r in retries_of(events)] == ["the server reported Overloaded"]
+    assert text_of_events(events) == "fine now" and len(stub.requests) == 2
+
+
+async def test_an_error_chunk_before_any_output_is_retried_openai(stub):
+    stub.script(Reply.sse([{"error": {"message": "provider busy", "code": 502}}]),
+                ok_reply("openai", "fine now"))
+    async with make_client(stub, retries=2) as client:
+        events, exc = await collect(client)
+    assert exc is None and len(retries_of(events)) == 1
+    assert text_of_events(events) == "fine now"
+
+
+async def test_a_non_retryable_error_chunk_is_raised_at_once(stub):
+    stub.script(Reply.sse([{"error": {"message": "bad request", "code": 400}}]),
+                ok_reply("openai", "unreached"))
+    async with make_client(stub, retries=2) as client:
+        events, exc = await collect(client)
+    assert isinstance(exc, ProviderError) and "bad request" in str(exc)
+    assert retries_of(events) == [] and len(stub.requests) == 1
+
+
 # ----------------------------------------------------------------------------- error messages
 
 

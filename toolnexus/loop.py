@@ -147,7 +147,9 @@ class _Run:
         body.update(settings.request_params)
         self.assembler = settings.wire.Stream()
         reply: ModelReply | None = None
-        replies = settings.transport.send(settings.url, settings.headers, body, self.control)
+        replies = settings.transport.send(settings.url, settings.headers, body, self.control,
+                                          stream_error=settings.wire.stream_error,
+                                          preamble=settings.wire.PREAMBLE_EVENTS)
         async with contextlib.aclosing(replies):
             async for kind, payload in replies:
                 if kind == "sse":

@@ -72,6 +72,7 @@ class _Retryable(Exception):
 
 
 ErrorHook = Callable[[dict[str, Any]], Any]
+StreamError = Callable[[str, str], ProviderError | None]
 
 
 class Transport:
@@ -110,10 +111,15 @@ class Transport:
             client.close()
 
     async def send(
-        self, url: str, headers: dict[str, str], body: dict[str, Any], control: RunControl
+        self, url: str, headers: dict[str, str], body: dict[str, Any], control: RunControl,
+        *, stream_error: StreamError | None = None, preamble: frozenset[str] = frozenset(),
     ) -> AsyncIterator[tuple[str, Any]]:
         """Yield ("retry", event) before each retry, then the reply as ("json", obj) or a
-        series of ("sse", [(event, data), ...])."""
+        series of ("sse", [(event, data), ...]).
+
+        `stream_error(event, data)` tells an error sent inside a stream. An overloaded
+        server often answers 200 and then sends an error before any output (only events
+        named in `preamble` may come first): that is retried like an HTTP error."""
         attempt = 0
         while True:
             control.check()
@@ -123,7 +129,10 @@ class Transport:
                     self._attempt(url, headers, body, control)
                 ) as items:
                     async for item in items:
-                        started = True
+                        if not started and item[0] == "sse" and stream_error is not None:
+                            started = _output_begins(item[1], stream_error, preamble)
+                        else:
+                            started = True
                         yield item
                 return
             except _Retryable as failure:
@@ -300,6 +309,23 @@ class Transport:
         )
         error.retry_after = parse_retry_after(response.headers)
         return _Retryable(error, reason, error.retry_after)
+
+
+def _output_begins(events: list[tuple[str, str]], stream_error: StreamError,
+                   preamble: frozenset[str]) -> bool:
+    """Whether these events carry output; raises _Retryable for a retryable error that
+    comes before any."""
+    for event, data in events:
+        error = stream_error(event, data)
+        if error is not None:
+            if error.status in RETRYABLE_STATUS:
+                reason = "rate limited" if error.status == 429 else (
+                    f"the server reported {error.provider_message or error.status}")
+                raise _Retryable(error, reason)
+            return True  # not retryable: the stream's own reading raises it
+        if event not in preamble:
+            return True
+    return False
 
 
 def _hang_up(producer: asyncio.Task[None]) -> None:

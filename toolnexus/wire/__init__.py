@@ -1,7 +1,8 @@
 """Wire formats: canonical transcript <-> one provider style, requests and replies.
 
 Each style module offers the same functions: `endpoint`, `auth_headers`, `build_body`,
-`parse_reply`, `error_message`, and a `Stream` class that assembles SSE events.
+`parse_reply`, `error_message`, `stream_error`, the `PREAMBLE_EVENTS` a stream may start
+with, and a `Stream` class that assembles SSE events.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from ..events import Usage, empty_usage, reasoning_event, text_event
 from .common import ModelReply, assistant_message, canonical_call, loads_event, text_of
 
 KEY_ENV = "ANTHROPIC_API_KEY"
+PREAMBLE_EVENTS = frozenset({"message_start", "ping"})  # stream events that carry no output
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
 
@@ -163,6 +164,21 @@ def _raise_error(data: dict[str, Any]) -> None:
         provider_message=error_message(data),
         body=data,
     )
+
+
+def stream_error(event: str, data: str) -> ProviderError | None:
+    """The error a stream event reports (an `error` event, e.g. overloaded), if any."""
+    if event != "error" and '"error"' not in data:
+        return None
+    try:
+        obj = json.loads(data)
+        if isinstance(obj, dict) and (event == "error" or obj.get("type") == "error"):
+            _raise_error(obj)
+    except ProviderError as error:
+        return error
+    except ValueError:
+        pass
+    return None
 
 
 def parse_usage(raw: Any, usage: Usage | None = None) -> Usage:

@@ -17,6 +17,7 @@ from .common import (
 )
 
 KEY_ENV = "OPENAI_API_KEY"
+PREAMBLE_EVENTS: frozenset[str] = frozenset()  # stream events that carry no output
 
 # The keys each role may carry on the wire; canonical extras (reasoning, thinking
 # blocks, interrupted marks, error flags) stay home.
@@ -78,6 +79,19 @@ def _raise_if_error(data: dict[str, Any]) -> None:
             provider_message=error_message(data),
             body=data,
         )
+
+
+def stream_error(event: str, data: str) -> ProviderError | None:
+    """The error a stream event reports (`{"error": ...}` instead of a chunk), if any."""
+    if '"error"' not in data:
+        return None
+    try:
+        _raise_if_error(json.loads(data))
+    except ProviderError as error:
+        return error
+    except (ValueError, AttributeError):
+        pass
+    return None
 
 
 def parse_usage(raw: Any) -> Usage:
