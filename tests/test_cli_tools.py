@@ -305,3 +305,17 @@ def test_an_mcp_server_that_cannot_start_is_a_warning_and_the_answer_still_comes
         "warning: MCP server broken failed: command not found: 'no-such-mcp-server-x'; its "
         "tools are unavailable ('toolnexus tools' shows every status)"
     ]
+
+
+def test_a_run_that_never_stops_calling_tools_ends_with_a_note(cli, stub, tmp_path):
+    path = write(tmp_path / "mytools.py", FUNCTIONS)
+    stub.handler = lambda rec: openai_stream(tool_calls=[("add", {"a": 1, "b": 1})])
+
+    result = cli.run("ask", "--functions", str(path), "loop forever")
+
+    assert result.code == 0, result
+    assert len(stub.requests) == 10  # max_turns
+    assert result.stderr.splitlines() == [
+        "note: stopped after 10 model calls without a final answer (the tools kept being "
+        "called); ask again to let it go on"
+    ]

@@ -16,7 +16,7 @@ from .approve import terminal_asker, terminal_wait_for, wait_for_without_termina
 from .config import Config, resolve_target
 from .errors import UsageError
 from .redact import EventRedactor, Redactor
-from .render import PlainRenderer, TerminalRenderer
+from .render import PlainRenderer, TerminalRenderer, unfinished_note
 from .session import (
     explain_error,
     make_client,
@@ -126,6 +126,9 @@ async def _answer(client: Any, toolkit: Any, store: Any, thread: str, renderer: 
             _print_json(_result_json(result, thread), redact)
         elif options.output == "auto":
             renderer.finish(result, thread)
+        note = unfinished_note(result)
+        if note and options.output == "auto":
+            sys.stderr.write(note + "\n")
         return EXIT_OK
     except RunCancelled:
         for event in redact_events.flush():

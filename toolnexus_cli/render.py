@@ -20,6 +20,16 @@ def error_line(exc: BaseException) -> str:
     return f"error: {exc}"
 
 
+def unfinished_note(result: RunResult) -> str | None:
+    """What to tell the user when a run ended without a final answer."""
+    if result.status == "incomplete":
+        return (f"note: stopped after {result.turns} model calls without a final answer "
+                "(the tools kept being called); ask again to let it go on")
+    if result.status == "pending":
+        return "note: a tool is waiting for an answer nobody gave; the run stopped there"
+    return None
+
+
 def footer_text(result: RunResult, seconds: float, thread: str | None) -> str:
     usage = result.usage
     completion = usage.get("completion_tokens", 0)

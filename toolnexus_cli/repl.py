@@ -23,7 +23,7 @@ from .approve import terminal_asker, terminal_wait_for
 from .config import Config, resolve_target, state_dir
 from .errors import UsageError
 from .redact import Redactor
-from .render import TerminalRenderer
+from .render import TerminalRenderer, unfinished_note
 from .session import (
     explain_error,
     make_client,
@@ -208,6 +208,9 @@ class Repl:
                     self.tokens += result.usage.get("total_tokens", 0)
                     await record_turn(self.store, self.thread, result)
                     renderer.finish(result, None)
+                    note = unfinished_note(result)
+                    if note:
+                        self.console.print(Text(note, style="yellow"))
         except RunCancelled:
             renderer.end_answer()
             self.console.print(Text("(interrupted: the partial answer is kept)", style="dim"))
