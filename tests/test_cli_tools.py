@@ -319,3 +319,16 @@ def test_a_run_that_never_stops_calling_tools_ends_with_a_note(cli, stub, tmp_pa
         "note: stopped after 10 model calls without a final answer (the tools kept being "
         "called); ask again to let it go on"
     ]
+
+
+def test_max_turns_comes_from_the_config(cli, stub, tmp_path):
+    path = write(tmp_path / "mytools.py", FUNCTIONS)
+    cli.config_file.parent.mkdir(parents=True, exist_ok=True)
+    cli.config_file.write_text("max_turns = 3\n")
+    stub.handler = lambda rec: openai_stream(tool_calls=[("add", {"a": 1, "b": 1})])
+
+    result = cli.run("ask", "--functions", str(path), "loop forever")
+
+    assert result.code == 0, result
+    assert len(stub.requests) == 3
+    assert "stopped after 3 model calls" in result.stderr

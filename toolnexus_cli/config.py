@@ -22,7 +22,7 @@ DECISIONS = ("allow", "ask", "deny")
 # Every key the file may hold; a value of dict means "a table with these keys",
 # "*" a table of named tables.
 TOP_KEYS: dict[str, Any] = {
-    "default_model": str, "system": str, "store": str,
+    "default_model": str, "system": str, "store": str, "max_turns": int,
     "functions": list, "skills": str, "mcp": str, "builtins": (bool, list),
     "approval": RULES,
     "ui": {"markdown": bool, "show_reasoning": bool, "code_theme": str, "footer": bool},
@@ -157,7 +157,8 @@ def _validate_rules(path: Path, text: str, rules: Any, dotted: str) -> None:
 def _type_name(kind: type | tuple[type, ...]) -> str:
     if isinstance(kind, tuple):
         return " or ".join(_type_name(k) for k in kind)
-    return {str: "string", bool: "boolean (true or false)", list: "list", dict: "table"}.get(
+    return {str: "string", bool: "boolean (true or false)", list: "list", dict: "table",
+            int: "whole number"}.get(
         kind, kind.__name__)
 
 
@@ -186,6 +187,7 @@ class Target:
     headers: dict[str, str] = field(default_factory=dict)
     request_params: dict[str, Any] = field(default_factory=dict)
     system: str | None = None
+    max_turns: int = 10  # model calls per run before it stops "incomplete"
 
 
 def resolve_target(config: Config, *, model: str | None = None, base_url: str | None = None,
@@ -230,6 +232,7 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
         headers={k: os.path.expandvars(str(v)) for k, v in provider.get("headers", {}).items()},
         request_params=params,
         system=system or env.get("TOOLNEXUS_SYSTEM") or config.data.get("system"),
+        max_turns=config.data.get("max_turns", 10),
     )
 
 

@@ -43,8 +43,8 @@ async def pick_thread(store: Any, thread: str | None, continue_last: bool) -> st
     return thread or new_thread_id()
 
 
-def make_client(target: Target, store: Any, *, hooks: Any = None, wait_for: Any = None,
-                max_turns: int = 10) -> tuple[Client, KeyChoice]:
+def make_client(target: Target, store: Any, *, hooks: Any = None, wait_for: Any = None
+                ) -> tuple[Client, KeyChoice]:
     """The client for `target`, and the key it uses (for redaction and error hints)."""
     choice = choose_key(target)
     key = choice.value
@@ -54,7 +54,7 @@ def make_client(target: Target, store: Any, *, hooks: Any = None, wait_for: Any 
         headers=target.headers or None, system_prompt=target.system,
         request_params=target.request_params or None,
         store=RedactingStore(store, redact) if store is not None and redact.secrets else store,
-        hooks=hooks, wait_for=wait_for, max_turns=max_turns,
+        hooks=hooks, wait_for=wait_for, max_turns=target.max_turns,
     )
     return client, choice
 
