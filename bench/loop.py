@@ -529,27 +529,20 @@ def interpreters(libs: list[str]) -> dict[str, tuple[Path | None, str]]:
 # ----------------------------------------------------------------------------- running
 
 class Stub:
-    """serve() above in a subprocess of this interpreter."""
+    """serve() above in a subprocess of this interpreter, with its request count."""
 
     def __init__(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, __file__, "--serve"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        self.base_url = (self.proc.stdout.readline() if self.proc.stdout else "").strip()
-        if not self.base_url:
-            raise SystemExit("the stub server did not start")
+        from stream_throughput import ServerProcess
+
+        self.server = ServerProcess(__file__)
+        self.base_url = self.server.base_url
 
     def requests(self) -> int:
         with urllib.request.urlopen(self.base_url + "/stats", timeout=10) as response:
             return json.load(response)["requests"]
 
     def close(self) -> None:
-        if self.proc.stdin:
-            self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        self.server.close()
 
 
 def peer_env(tmp: Path, base_url: str) -> dict[str, str]:

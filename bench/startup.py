@@ -47,7 +47,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from stream_throughput import PEERS, ROOT, Server, peer_python  # noqa: E402
+from stream_throughput import PEERS, ROOT, ServerProcess, peer_python  # noqa: E402
 
 VENV = ROOT / ".venv"
 PYTHON = VENV / "bin" / "python"
@@ -74,17 +74,6 @@ def serve() -> None:
     print(stub.base_url, flush=True)
     sys.stdin.read()
     stub.close()
-
-
-class StubServer(Server):
-    """serve() above in a subprocess; closing is stream_throughput.Server's."""
-
-    def __init__(self) -> None:  # not super().__init__: that starts the other server
-        self.proc = subprocess.Popen([sys.executable, __file__, "--serve"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        self.base_url = self.proc.stdout.readline().strip()
-        if not self.base_url:
-            raise SystemExit("the stub server did not start")
 
 
 # ----------------------------------------------------------------------------- llm
@@ -321,7 +310,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="toolnexus-startup-") as tmpdir:
         tmp = Path(tmpdir)
         env = base_env(tmp)
-        server = StubServer()
+        server = ServerProcess(__file__)
         try:
             ours_env = {**env, "TOOLNEXUS_BASE_URL": server.base_url, "TOOLNEXUS_MODEL": MODEL,
                         "TOOLNEXUS_STORE": f"sqlite:///{tmp / 'threads.db'}"}

@@ -101,7 +101,7 @@ def serve(deltas: int) -> None:
     Prints the port, then serves until its stdin closes."""
     response = response_bytes(deltas)
     listener = socket.create_server(("127.0.0.1", 0))
-    print(listener.getsockname()[1], flush=True)
+    print(f"http://127.0.0.1:{listener.getsockname()[1]}/v1", flush=True)
     threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()
     while True:
         conn, _ = listener.accept()
@@ -141,19 +141,20 @@ def _read_request(conn: socket.socket, buf: bytes) -> bytes | None:
     return buf[length:]  # the request body itself is not needed
 
 
-class Server:
-    """The server above, in a subprocess of this interpreter."""
+class ServerProcess:
+    """A benchmark script's own `--serve` mode in a subprocess: its first line of output
+    is the base URL; closing its stdin stops it. The other benchmarks use this too."""
 
-    def __init__(self, deltas: int) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, __file__, "--serve", "--deltas", str(deltas)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        )
-        self.port = int(self.proc.stdout.readline())
-        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+    def __init__(self, script: str, *args: str) -> None:
+        self.proc = subprocess.Popen([sys.executable, script, "--serve", *args],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.base_url = (self.proc.stdout.readline() if self.proc.stdout else "").strip()
+        if not self.base_url:
+            raise SystemExit(f"the server of {Path(script).name} did not start")
 
     def close(self) -> None:
-        self.proc.stdin.close()
+        if self.proc.stdin:
+            self.proc.stdin.close()
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -408,7 +409,7 @@ def main() -> None:
     if args.peer:
         return peer_main(args.base_url, args.deltas, args.reps)
 
-    server = Server(args.deltas)
+    server = ServerProcess(__file__, "--deltas", str(args.deltas))
     try:
         inproc = asyncio.run(measure_in_process(server.base_url, args.deltas, args.reps))
         peer, peer_note = measure_peer(server.base_url, args.deltas, args.reps)
