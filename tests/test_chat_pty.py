@@ -304,3 +304,18 @@ def test_the_newest_line_of_a_block_taller_than_the_screen_stays_visible(stub, o
         f"{dict(seen)}; the terminal:\n" + "\n".join(lines))
     chat.child.send(CTRL_D)
     assert chat.exit_code() == 0
+
+
+def test_a_key_the_endpoint_echoes_never_reaches_the_screen(stub, cli, open_chat):
+    key = "sk-test-SECRET-9876543210"
+    cli.env["TOOLNEXUS_API_KEY"] = key
+    pieces = ["Your key is sk-te", "st-SECRET-98", "76543210, keep it safe."]
+    stub.handler = lambda rec: Reply.sse(
+        [{"choices": [{"index": 0, "delta": {"content": piece}}]} for piece in pieces],
+        done=True)
+    chat = open_chat()
+    chat.say("what is my key?")
+    screen = "\n".join(chat.term.lines())
+    assert "Your key is ***, keep it safe." in screen
+    assert "SECRET" not in screen and "9876543210" not in screen
+    assert stub.requests[0].headers["authorization"] == f"Bearer {key}"

@@ -48,14 +48,24 @@ class StreamRedactor:
         if not self.redact.secrets:
             return piece
         text = self.redact(self.held + piece)
-        keep = max((n for secret in self.redact.secrets for n in range(1, len(secret))
-                    if text.endswith(secret[:n])), default=0)
+        keep = max(_start_of(secret, text) for secret in self.redact.secrets)
         self.held = text[len(text) - keep:] if keep else ""
         return text[:len(text) - keep]
 
     def flush(self) -> str:
         rest, self.held = self.held, ""
         return rest
+
+
+def _start_of(secret: str, text: str) -> int:
+    """The length of the longest end of `text` that begins `secret` (0: none). Runs once
+    per streamed delta, so it only looks where the secret's first character occurs."""
+    index = text.find(secret[0], max(0, len(text) - len(secret) + 1))
+    while index != -1:
+        if secret.startswith(text[index:]):
+            return len(text) - index
+        index = text.find(secret[0], index + 1)
+    return 0
 
 
 class EventRedactor:

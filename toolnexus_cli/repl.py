@@ -22,7 +22,7 @@ from toolnexus import RunCancelled, ToolnexusError
 from .approve import terminal_asker, terminal_wait_for
 from .config import Config, resolve_target, state_dir
 from .errors import UsageError
-from .redact import Redactor
+from .redact import EventRedactor, Redactor
 from .render import TerminalRenderer, unfinished_note
 from .session import (
     explain_error,
@@ -199,12 +199,14 @@ class Repl:
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, cancel.set)
         keyboard = mute_keyboard()
+        redact_events = EventRedactor(self.redact)
         try:
-            async for event in self.client.stream(prompt, self.toolkit, id=self.thread,
-                                                  cancel=cancel):
-                renderer.event(event)
-                if event["type"] == "done":
-                    result = event["result"]
+            async for raw in self.client.stream(prompt, self.toolkit, id=self.thread,
+                                                cancel=cancel):
+                for event in redact_events(raw):  # held text comes out before `done`
+                    renderer.event(event)
+                if raw["type"] == "done":
+                    result = raw["result"]
                     self.tokens += result.usage.get("total_tokens", 0)
                     await record_turn(self.store, self.thread, result)
                     renderer.finish(result, None)
@@ -212,16 +214,23 @@ class Repl:
                     if note:
                         self.console.print(Text(note, style="yellow"))
         except RunCancelled:
-            renderer.end_answer()
+            self._show_held(redact_events, renderer)
             self.console.print(Text("(interrupted: the partial answer is kept)", style="dim"))
         except ToolnexusError as exc:
-            renderer.end_answer()
+            self._show_held(redact_events, renderer)
             message = self.redact(explain_error(exc, self.key))
             self.console.print(Text(f"error: {message}", style="bold red"))
         finally:
             loop.remove_signal_handler(signal.SIGINT)
             restore_keyboard(keyboard)
             self.renderer = None
+
+    @staticmethod
+    def _show_held(redact_events: EventRedactor, renderer: TerminalRenderer) -> None:
+        """Text held back in case it began a secret is shown when the answer stops."""
+        for event in redact_events.flush():
+            renderer.event(event)
+        renderer.end_answer()
 
     # -- slash commands --------------------------------------------------------------
     async def _command(self, text: str, session: Any) -> str | None:
