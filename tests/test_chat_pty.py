@@ -319,3 +319,21 @@ def test_a_key_the_endpoint_echoes_never_reaches_the_screen(stub, cli, open_chat
     assert "Your key is ***, keep it safe." in screen
     assert "SECRET" not in screen and "9876543210" not in screen
     assert stub.requests[0].headers["authorization"] == f"Bearer {key}"
+
+
+def test_chat_continues_the_thread_of_a_one_shot_with_c_and_with_id(stub, cli, open_chat):
+    numbered_answers(stub)
+    assert cli.run("ask", "--id", "plan", "first in plan").code == 0
+    assert cli.run("ask", "--id", "other", "first in other").code == 0
+
+    chat = open_chat("-c")  # the most recent thread: "other"
+    chat.say("go on")
+    assert conversation(stub.requests[2]) == [
+        ("user", "first in other"), ("assistant", "answer 2."), ("user", "go on")]
+    chat.child.send(CTRL_D)
+    assert chat.exit_code() == 0
+
+    chat = open_chat("--id", "plan")
+    chat.say("back to the plan")
+    assert conversation(stub.requests[3])[:2] == [
+        ("user", "first in plan"), ("assistant", "answer 1.")]
