@@ -165,3 +165,14 @@ def test_ctrl_c_in_a_pipe_exits_130_with_the_partial_answer(cli, stub):
     saved = cli.thread("slow")
     assert saved[-1]["interrupted"] is True
     assert saved[-1]["content"] == out.rstrip("\n")
+
+
+def test_a_piped_ask_loads_no_renderer_or_prompt_library(cli, stub):
+    """Start-up speed: a pipe needs neither Rich's Markdown nor prompt_toolkit nor MCP."""
+    stub.handler = lambda rec: openai_stream("fast")
+    result = cli.run("ask", "hi", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert result.code == 0 and result.stdout == "fast\n", result
+    imported = {line.rsplit("|", 1)[-1].strip().split(".")[0]
+                for line in result.stderr.splitlines() if line.startswith("import time:")}
+    assert "toolnexus_cli" in imported  # the profile is there
+    assert imported.isdisjoint({"rich", "prompt_toolkit", "markdown_it", "pygments", "mcp"})
