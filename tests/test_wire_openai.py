@@ -350,9 +350,30 @@ async def test_tool_calls_found_without_any_finish_reason(stub, make_client, too
 
 
 async def test_tool_calls_found_when_the_stream_ends_without_done(stub, make_client, toolkit):
-    stub.script(sse(calls(frag(0, "call_a", "echo", '{"text": "q"}')), done=False), FINAL)
+    stub.script(sse(calls(frag(0, "call_a", "echo", '{"text": "q"}')),
+                    chunk(finish="tool_calls"), done=False), FINAL)
     events = await stream(make_client(), toolkit=toolkit)
     assert toolkit.seen == [{"text": "q"}] and result_of(events).text == "done"
+
+
+@pytest.mark.parametrize("script", [
+    [chunk({"content": "Half an ans"})],
+    [calls(frag(0, "call_a", "echo", '{"text": "q"}'))],
+    [],
+], ids=["text", "tool-call", "nothing"])
+async def test_a_stream_without_done_or_finish_reason_is_an_error(stub, make_client, toolkit,
+                                                                   script):
+    stub.script(sse(*script, done=False))
+    client = make_client()
+    with pytest.raises(ProviderError) as caught:
+        await stream(client, toolkit=toolkit)
+    assert "the stream ended before the reply was complete" in str(caught.value)
+    assert toolkit.seen == [] and len(stub.requests) == 1
+    # what the user saw of the text is kept, marked; a cut-off call or nothing leaves no
+    # assistant message at all
+    kept = [m for m in caught.value.result.messages if m["role"] == "assistant"]
+    assert kept == ([{"role": "assistant", "content": "Half an ans", "interrupted": True}]
+                    if script and "content" in script[0]["choices"][0]["delta"] else [])
 
 
 # ----------------------------------------------------------------------------- usage, reasoning
