@@ -14,6 +14,7 @@ from .base import ModelReply, StreamAssembler, ToolSpec, WireStyle, context_over
 from .common import (
     assistant_message,
     canonical_call,
+    element,
     loads_event,
     malformed,
     optional,
@@ -218,7 +219,7 @@ def parse_usage(raw: Any, usage: Usage | None = None) -> Usage:
 def _message_from_blocks(blocks: list[dict[str, Any]]) -> dict[str, Any]:
     text, calls, thinking, reasoning = [], [], [], []
     for block in blocks:
-        kind = (optional(block, dict, "a content block") or {}).get("type")
+        kind = element(block, "a content block").get("type")
         if kind == "text":
             text.append(block.get("text", ""))
         elif kind == "tool_use":

@@ -30,7 +30,14 @@ def optional(value: Any, kind: type | tuple[type, ...], what: str) -> Any:
     """`value` when it is of `kind` or None; anything else is a malformed reply."""
     if value is None or isinstance(value, kind):
         return value
-    raise malformed(f"{what} is {type(value).__name__} {str(value)[:80]!r}")
+    raise malformed(f"{what} is {_shown(value)}")
+
+
+def element(value: Any, what: str) -> dict[str, Any]:
+    """One element of a list of objects (choices, items, parts): null is malformed too."""
+    if isinstance(value, dict):
+        return value
+    raise malformed(f"{what} is {_shown(value)}, not an object")
 
 
 def tokens(raw: dict[str, Any], key: str) -> int:
@@ -39,8 +46,12 @@ def tokens(raw: dict[str, Any], key: str) -> int:
     if value is None:
         return 0
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise malformed(f"usage.{key} is {value!r}, not a number")
+        raise malformed(f"usage.{key} is {_shown(value)}, not a number")
     return int(value)
+
+
+def _shown(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)[:80]
 
 
 def assistant_message(

@@ -13,6 +13,7 @@ from .base import ModelReply, StreamAssembler, ToolSpec, WireStyle, context_over
 from .common import (
     assistant_message,
     canonical_call,
+    element,
     loads_event,
     malformed,
     new_call_id,
@@ -100,7 +101,7 @@ class OpenAIStyle(WireStyle):
         choices = optional(data.get("choices"), list, "choices")
         if not choices:
             raise ProviderError("the endpoint's reply has no choices")
-        choice = optional(choices[0], dict, "choices[0]") or {}
+        choice = element(choices[0], "choices[0]")
         msg = optional(choice.get("message"), dict, "choices[0].message") or {}
         calls = [_whole_call(c) for c in optional(msg.get("tool_calls"), list, "tool_calls") or []]
         reasoning = msg.get("reasoning_content") or msg.get("reasoning") or ""
@@ -118,13 +119,13 @@ def _reply_text(content: Any) -> str:
     """Reply content: a string, or a list of parts that must each be an object."""
     if isinstance(content, list):
         for part in content:
-            optional(part, dict, "a content part")
+            element(part, "a content part")
         return text_of(content)
     return optional(content, str, "message.content") or ""
 
 
 def _whole_call(raw: Any) -> dict[str, Any]:
-    raw = optional(raw, dict, "a tool call") or {}
+    raw = element(raw, "a tool call")
     fn = optional(raw.get("function"), dict, "a tool call's function") or {}
     call = canonical_call(raw.get("id") or new_call_id(), fn.get("name", ""),
                           fn.get("arguments") or "")
@@ -199,7 +200,7 @@ class ChunkStream(StreamAssembler):
         choices = optional(obj.get("choices"), list, "choices")
         if not choices:
             return []
-        choice = optional(choices[0], dict, "choices[0]") or {}
+        choice = element(choices[0], "choices[0]")
         delta = optional(choice.get("delta"), dict, "choices[0].delta") or {}
         out = []
         thought = delta.get("reasoning_content") or delta.get("reasoning")
@@ -212,7 +213,7 @@ class ChunkStream(StreamAssembler):
                 self.text.append(piece)
                 out.append(text_event(piece))
         for fragment in optional(delta.get("tool_calls"), list, "delta.tool_calls") or []:
-            self._fragment(optional(fragment, dict, "a tool call fragment") or {})
+            self._fragment(element(fragment, "a tool call fragment"))
         if choice.get("finish_reason"):
             self.finish_reason = choice["finish_reason"]
         return out

@@ -16,6 +16,7 @@ from .base import ModelReply, StreamAssembler, ToolSpec, WireStyle, context_over
 from .common import (
     assistant_message,
     canonical_call,
+    element,
     loads_event,
     malformed,
     new_call_id,
@@ -144,11 +145,11 @@ def _message_item(role: str, part_type: str, text: str) -> dict[str, Any]:
 def _message_from_items(items: list[Any]) -> dict[str, Any]:
     text, calls, reasoning, kept = [], [], [], []
     for raw in items:
-        item = optional(raw, dict, "an output item") or {}
+        item = element(raw, "an output item")
         kind = item.get("type")
         if kind == "message":
             for part in optional(item.get("content"), list, "a message's content") or []:
-                part = optional(part, dict, "a content part") or {}
+                part = element(part, "a content part")
                 text.append(part.get("text") or part.get("refusal") or "")
         elif kind == "function_call":
             calls.append(canonical_call(item.get("call_id") or item.get("id") or new_call_id(),
@@ -166,7 +167,7 @@ def _message_from_items(items: list[Any]) -> dict[str, Any]:
 def _reasoning_text(item: dict[str, Any]) -> str:
     parts = [*(optional(item.get("summary"), list, "a reasoning summary") or []),
              *(optional(item.get("content"), list, "a reasoning item's content") or [])]
-    return "".join((optional(p, dict, "a reasoning part") or {}).get("text") or "" for p in parts)
+    return "".join(element(p, "a reasoning part").get("text") or "" for p in parts)
 
 
 def _finish_reason(response: dict[str, Any], message: dict[str, Any]) -> str:
