@@ -103,7 +103,13 @@ def load_config(flag: str | None = None) -> Config:
         if flag or os.environ.get("TOOLNEXUS_CONFIG"):
             raise UsageError(f"{path}: no such config file")
         return Config(path)
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: byte {exc.start} is not UTF-8: save the config as UTF-8 "
+                         "text") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read the config file: {exc.strerror or exc}") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
