@@ -306,15 +306,16 @@ def _numbered_lines(handle: BinaryIO, start: int, limit: int) -> str:
             continue
         if len(shown) >= limit:
             return "\n".join(shown) + _rest_note(handle)
-        if used + len(raw) > MAX_READ_BYTES:
+        line = _numbered(number, raw)
+        used += len(line.encode()) + 1
+        if used > MAX_READ_BYTES:
             if not shown:  # one line longer than the cap: its beginning
-                shown.append(_numbered(number, raw[:MAX_READ_BYTES]))
+                shown.append(_numbered(number, raw[:MAX_READ_BYTES - 100]))
                 number += 1
             return "\n".join(shown) + (
                 f"\n[truncated: read_file shows at most {_kib(MAX_READ_BYTES)} of text at "
                 f"a time; go on with offset={number}]")
-        shown.append(_numbered(number, raw))
-        used += len(raw)
+        shown.append(line)
 
 
 def _numbered(number: int, raw: bytes) -> str:
