@@ -155,16 +155,19 @@ class Workspace:
 
     def permit(self, given: str, context: ToolContext | None, *, action: str) -> Path:
         """The resolved path a tool may `action` ("read", "write", ...), or Refused, or
-        ApprovalNeeded when it lies outside the root and no rule decides."""
+        ApprovalNeeded when it lies outside the root and no rule decides (or an "ask"
+        rule names it)."""
         path = self.resolve(given)
         why = self.refusal(path)
         if why:
             raise Refused(why)
-        if self.inside(path) or self.path_rule(path) == "allow":
+        rule = self.path_rule(path)
+        if rule == "allow" or (self.inside(path) and rule != "ask"):
             return path
         shown = given if str(path) == given else f"{given} (which is {path})"
-        ask(context, f"path:{path}",
-            f"{action} {shown}, outside the workspace {self.root}?")
+        why = ("? (a path rule asks first)" if rule == "ask"
+               else f", outside the workspace {self.root}?")
+        ask(context, f"path:{path}", f"{action} {shown}{why}")
         return path
 
     # -- addresses -----------------------------------------------------------------------
