@@ -117,7 +117,7 @@ async def _ask(config: Config, target: Any, options: AskOptions,
             asker = terminal_asker(renderer.console, renderer.end_answer)
         else:
             asker = refuse_without_terminal(options.yes)
-        if interactive:
+        if interactive and not options.yes:
             wait_for = terminal_wait_for(renderer.console, renderer.end_answer)
         else:
             wait_for = wait_for_without_terminal(options.yes)
