@@ -1,7 +1,8 @@
 """Conversation stores: where transcripts live between runs, addressed by thread id.
 
 MemoryStore (the default), SQLiteStore (durable, one file) and PostgresStore (shared,
-`pip install 'toolnexus[postgres]'`) all implement ThreadStore. The database backends are
+`pip install 'toolnexus[postgres]'`) all implement ThreadStore: `get`/`load` hand out a
+Thread (the messages and their version), `save(..., version=)` builds on it. The database backends are
 imported on first use, so `import toolnexus` loads neither sqlite3 nor psycopg.
 """
 
@@ -10,7 +11,15 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from .base import ConversationStore, StoreError, ThreadConflict, ThreadInfo, ThreadStore
+from .base import (
+    ConversationStore,
+    StoreError,
+    Thread,
+    ThreadConflict,
+    ThreadInfo,
+    ThreadStore,
+    VersionedStore,
+)
 from .memory import MemoryStore
 
 if TYPE_CHECKING:
@@ -23,9 +32,11 @@ __all__ = [
     "PostgresStore",
     "SQLiteStore",
     "StoreError",
+    "Thread",
     "ThreadConflict",
     "ThreadInfo",
     "ThreadStore",
+    "VersionedStore",
     "open_store",
 ]
 
