@@ -2,8 +2,8 @@
 
 MemoryStore (the default), SQLiteStore (durable, one file) and PostgresStore (shared,
 `pip install 'toolnexus[postgres]'`) all implement ThreadStore: `get`/`load` hand out a
-Thread (the messages and their version), `save(..., version=)` builds on it. The database backends are
-imported on first use, so `import toolnexus` loads neither sqlite3 nor psycopg.
+Thread (the messages and their version), `save(..., version=)` builds on it. The database
+backends are imported on first use, so `import toolnexus` loads neither sqlite3 nor psycopg.
 """
 
 from __future__ import annotations
