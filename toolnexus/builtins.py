@@ -132,6 +132,8 @@ async def bash(command: str, cwd: str | None = None, timeout: float = 120) -> st
         cwd: the directory to run it in (default: the current one).
         timeout: seconds before the command is killed.
     """
+    # Its own process group, killed whole when the command ends, times out or the run is
+    # cancelled: nothing it started in the background outlives the call.
     process = await asyncio.create_subprocess_exec(
         "bash", "-c", command, cwd=cwd and os.path.expanduser(cwd),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
@@ -139,12 +141,11 @@ async def bash(command: str, cwd: str | None = None, timeout: float = 120) -> st
     )
     try:
         output, _ = await asyncio.wait_for(process.communicate(), timeout)
-    except (TimeoutError, asyncio.CancelledError) as exc:
+    except TimeoutError:
+        return f"killed after {timeout:g} s (timeout)"
+    finally:
         _kill_group(process.pid)
         await process.wait()
-        if isinstance(exc, asyncio.CancelledError):
-            raise
-        return f"killed after {timeout:g} s (timeout)"
     text = output.decode("utf-8", "replace")
     return f"exit code {process.returncode}\n{text}"
 
@@ -152,7 +153,7 @@ async def bash(command: str, cwd: str | None = None, timeout: float = 120) -> st
 def _kill_group(pid: int) -> None:
     try:
         os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
+    except (ProcessLookupError, PermissionError):  # gone (EPERM: only zombies are left)
         pass
 
 

@@ -61,8 +61,23 @@ def main_callback(
 
 
 def fail_usage(exc: UsageError) -> None:
-    print(f"error: {exc}", file=sys.stderr)
+    print(_error_line(exc), file=sys.stderr)
     raise typer.Exit(2)
+
+
+def _error_line(exc: BaseException) -> str:
+    """`error: ...`, without secrets or control characters."""
+    from toolnexus.visible import visible
+
+    from .redact import Redactor
+
+    return visible(Redactor.for_run(None).line(f"error: {exc}"))
+
+
+def fail_run(exc: Exception) -> None:
+    """A library error that escaped a command (a broken thread store, say): one line."""
+    print(_error_line(exc), file=sys.stderr)
+    raise typer.Exit(1)
 
 
 @app.command()
@@ -73,7 +88,8 @@ def ask(
     model: ModelOpt = None,
     system: SystemOpt = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help="Endpoint base URL.")] = None,
-    style: Annotated[str | None, typer.Option("--style", help="openai or anthropic.")] = None,
+    style: Annotated[str | None,
+                     typer.Option("--style", help="openai, anthropic or responses.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object at the end.")]
     = False,
     events: Annotated[bool, typer.Option("--events", help="Print every event as a JSON line.")]
@@ -96,6 +112,8 @@ def ask(
     When stdin is not a terminal it is read whole: the prompt is PROMPT, a blank line,
     then stdin (git diff | toolnexus ask "review this"). Stdin alone is a prompt too.
     """
+    from toolnexus import ToolnexusError
+
     from .ask import AskOptions, compose_prompt, run_ask
 
     if json_out and events:
@@ -111,6 +129,8 @@ def ask(
         code = run_ask(load_config(config), options)
     except UsageError as exc:
         fail_usage(exc)
+    except ToolnexusError as exc:
+        fail_run(exc)
     raise typer.Exit(code)
 
 
@@ -216,6 +236,8 @@ def chat(
     config: ConfigOpt = None,
 ) -> None:
     """Open an interactive chat on a thread (a new one unless --id or -c)."""
+    from toolnexus import ToolnexusError
+
     from .repl import run_chat
 
     try:
@@ -224,6 +246,8 @@ def chat(
                         tool_flags=_tool_flags(functions, skills, mcp, builtins))
     except UsageError as exc:
         fail_usage(exc)
+    except ToolnexusError as exc:
+        fail_run(exc)
     raise typer.Exit(code)
 
 

@@ -34,8 +34,10 @@ def _panel(console: Any, body: str, title: str) -> None:
     from rich.panel import Panel
     from rich.text import Text
 
-    console.print(Panel(Text(body), title=title, title_align="left", border_style="yellow",
-                        expand=False))
+    from toolnexus.visible import visible
+
+    console.print(Panel(Text(visible(body)), title=Text(visible(title)), title_align="left",
+                        border_style="yellow", expand=False))
 
 
 def terminal_asker(console: Any, before_prompt: Callable[[], None]) -> AskUser:

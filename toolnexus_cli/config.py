@@ -103,7 +103,13 @@ def load_config(flag: str | None = None) -> Config:
         if flag or os.environ.get("TOOLNEXUS_CONFIG"):
             raise UsageError(f"{path}: no such config file")
         return Config(path)
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: byte {exc.start} is not UTF-8: save the config as UTF-8 "
+                         "text") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read the config file: {exc.strerror or exc}") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -224,8 +230,10 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
             "no model given: pass -m MODEL, set TOOLNEXUS_MODEL, or set default_model "
             f"in {config.path}")
     resolved_style = style or provider.get("style") or "openai"
-    if resolved_style not in ("openai", "anthropic"):
-        raise UsageError(f"unknown style '{resolved_style}': use 'openai' or 'anthropic'")
+    from toolnexus.wire import STYLES
+
+    if resolved_style not in STYLES:
+        raise UsageError(f"unknown style '{resolved_style}': use one of {', '.join(STYLES)}")
     return Target(
         base_url=url, style=resolved_style, model=model_name, provider=provider_name,
         api_key_env=provider.get("api_key_env"), api_key_cmd=provider.get("api_key_cmd"),

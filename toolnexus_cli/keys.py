@@ -73,7 +73,9 @@ def choose_key(target: Target) -> KeyChoice:
     stored = load_keys().get(provider) if provider else None
     if stored:
         return KeyChoice(stored, f"the stored key for {provider}", provider)
-    style_env = "ANTHROPIC_API_KEY" if target.style == "anthropic" else "OPENAI_API_KEY"
+    from toolnexus.wire import wire_style
+
+    style_env = wire_style(target.style).key_env
     for name in (style_env, "OPENROUTER_API_KEY"):
         if os.environ.get(name):
             return KeyChoice(os.environ[name], name, provider)
