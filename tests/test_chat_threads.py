@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from tests.cli_helpers import CLI
 from tests.stub_provider import Recorded, Reply, StubProvider, openai_stream
 from toolnexus.stores import SQLiteStore
 from toolnexus_cli import render
@@ -201,7 +202,9 @@ async def test_a_failed_first_message_is_kept_and_retried_in_a_new_session(env, 
         await chat.send("are you there?")
         assert "error:" in chat.said()
     assert shape(await stored(db, "t-down")) == [("user", "are you there?", "failed", False)]
-    assert "*(failed, not sent)*" in to_markdown(await stored(db, "t-down"))
+    shown = CLI(db.parent / "cli", {"TOOLNEXUS_STORE": str(db)}).run("threads", "show", "t-down")
+    assert shown.code == 0 and shown.stdout == (
+        "## User\n\nare you there?\n\n*(failed, not sent)*\n"), shown
 
     monkeypatch.setenv("TOOLNEXUS_BASE_URL", endpoint.stub.base_url)
     async with Chat(db, "t-down") as chat:  # the next day, the server is back
