@@ -89,3 +89,26 @@ def test_rm_asks_first_and_unknown_ids_fail_clearly(two_threads):
         assert r.stdout == ""
         lines = r.stderr.splitlines()
         assert len(lines) == 1 and lines[0].startswith("error:") and args[1] in lines[0], r
+
+
+def test_a_tool_call_turn_shows_its_calls_never_null(cli, stub):
+    def handler(rec):
+        if len(stub.requests) == 1:
+            return openai_stream(tool_calls=[("lookup", {"query": "weather"})])
+        return openai_stream("It is sunny.")
+
+    stub.handler = handler
+    assert cli.run("ask", "weather?", "--id", "t-tool").code == 0
+    assert cli.thread("t-tool")[1]["content"] is None  # what the endpoint sent
+    for args in (["export", "t-tool"], ["show", "t-tool"]):
+        shown = cli.run("threads", *args)
+        assert shown.code == 0, shown
+        assert "null" not in shown.stdout
+        assert '`lookup({"query": "weather"})`' in shown.stdout
+        assert shown.stdout.index("lookup") < shown.stdout.index("It is sunny.")
+
+
+def test_search_shows_plain_text(two_threads):
+    found = two_threads.run("threads", "search", "volcano")
+    assert found.code == 0, found
+    assert found.stdout.splitlines()[1] == "    What is a volcano?"  # not **volcano?**

@@ -112,3 +112,31 @@ def test_a_cut_off_answer_says_so_in_the_footer_the_note_and_the_json():
     assert result_json(whole, "t-1")["status"] == "done"
     turns = RunResult(model="m", status="incomplete", incomplete_reason="max_turns", turns=10)
     assert "stopped after 10 model calls" in unfinished_note(turns)
+
+
+# ----------------------------------------------------------------------------- Markdown
+
+POEM = "Roses are red,\nviolets are blue,\nsugar is sweet."
+LONG = "    print('" + "x" * 70 + "')  # wider than the terminal"
+CODE = f"```python\ndef main():\n{LONG}\n\n\treturn 0\n```"
+
+
+def streamed(answer: str, piece: int = 7) -> str:
+    """The screen after `answer` streamed in small pieces."""
+    return rendered([text(answer[i:i + piece]) for i in range(0, len(answer), piece)])
+
+
+def test_single_line_breaks_in_prose_are_kept():
+    rows = streamed(f"{POEM}\n\nA *second* paragraph\nof two lines.").splitlines()
+    assert rows == ["Roses are red,", "violets are blue,", "sugar is sweet.", "",
+                    "A second paragraph", "of two lines."]
+
+
+def test_code_is_printed_unindented_and_never_hard_wrapped():
+    rows = streamed(f"Run this:\n\n{CODE}\n\nThen it exits.").splitlines()
+    start = rows.index("def main():")  # no indent, no padding
+    # the long line overflows: the terminal wraps it, so its rows join into the exact line
+    assert len(LONG) > WIDTH and rows[start + 1] + rows[start + 2] == LONG
+    assert rows[start + 3] == ""
+    assert rows[start + 4].strip() == "return 0"
+    assert rows[:2] == ["Run this:", ""] and rows[-1] == "Then it exits."

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from toolnexus import ToolnexusError
+from toolnexus.stores._threads import MARK
 from toolnexus.visible import visible
 
 from .config import Config
@@ -78,9 +79,10 @@ async def show(store: Any, thread: str, *, as_json: bool) -> int:
         _print(json.dumps(messages, ensure_ascii=False, indent=2))
     elif sys.stdout.isatty():
         from rich.console import Console
-        from rich.markdown import Markdown
 
-        Console().print(Markdown(visible(to_markdown(messages))))
+        from .chat_markdown import ChatMarkdown
+
+        Console().print(ChatMarkdown(visible(to_markdown(messages))), crop=False)
     else:
         sys.stdout.write(to_markdown(messages))
     return 0
@@ -125,5 +127,22 @@ async def search(store: Any, text: str) -> int:
     if not hits:
         _print(f"no thread mentions {text!r}")
     for info, snippet in hits:
-        _print(f"{info.id:<12} {info.title or ''}\n    {snippet}")
+        _print(f"{info.id:<12} {info.title or ''}")
+        _print_snippet(snippet)
     return 0
+
+
+def _print_snippet(snippet: str) -> None:
+    """A search snippet as plain text: its matches (which the store wraps in MARK) are
+    bold on a terminal, unmarked in a pipe."""
+    pieces = snippet.split(MARK)  # odd pieces are the matches
+    if not sys.stdout.isatty():
+        _print("    " + "".join(pieces))
+        return
+    from rich.console import Console
+    from rich.text import Text
+
+    line = Text("    ")
+    for index, piece in enumerate(pieces):
+        line.append(visible(piece), style="bold" if index % 2 else "")
+    Console(highlight=False).print(line)
