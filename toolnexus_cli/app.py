@@ -180,12 +180,18 @@ app.add_typer(keys_app, name="keys")
 
 
 @keys_app.command("set")
-def keys_set(name: Annotated[str, typer.Argument(help="Provider name, e.g. openai.")]) -> None:
+def keys_set(name: Annotated[str, typer.Argument(help="Provider name, e.g. openai.")],
+             config: ConfigOpt = None) -> None:
     """Store a key for a provider (asked for without echo)."""
     import getpass
 
+    from .config import check_provider
     from .keys import load_keys, write_keys
 
+    try:
+        check_provider(load_config(config), name)
+    except UsageError as exc:
+        fail_usage(exc)
     value = getpass.getpass(f"API key for {name}: ").strip()
     if not value:
         fail_usage(UsageError("no key given; nothing stored"))
