@@ -13,6 +13,7 @@ from .errors import ProviderError, ToolnexusError
 from .events import RunResult
 from .hooks import Hooks
 from .loop import LoopSettings, WaitFor, agent_loop
+from .params import check_request_params
 from .stores import ConversationStore, MemoryStore
 from .suspension import Answer
 from .toolkit import Toolkit
@@ -21,7 +22,6 @@ from .wire import wire_style
 from .wire.base import check_reasoning
 
 FALLBACK_KEY_ENV = "OPENROUTER_API_KEY"
-_RESERVED_PARAMS = frozenset({"messages", "tools", "stream"})
 
 
 def resolve_api_key(style_key_env: str, api_key: str | None) -> str | None:
@@ -193,10 +193,7 @@ def create_client(
         raise ValueError("base_url is required, e.g. 'https://api.openai.com/v1'")
     if not model:
         raise ValueError("model is required")
-    params = dict(request_params or {})
-    reserved = _RESERVED_PARAMS & params.keys()
-    if reserved:
-        raise ValueError(f"request_params may not set {', '.join(sorted(reserved))}")
+    params = check_request_params(request_params)
     wire = wire_style(style).for_base_url(base_url)
     key = resolve_api_key(wire.key_env, api_key)
     url = wire.endpoint(base_url)
