@@ -453,11 +453,12 @@ def _args_str(args: dict | str) -> str:
 
 
 def _openai_usage(usage: tuple[int, int], reasoning_tokens: int = 0) -> dict:
-    return {"prompt_tokens": usage[0], "completion_tokens": usage[1],
-            "total_tokens": usage[0] + usage[1],
-            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
-            "completion_tokens_details": {"reasoning_tokens": reasoning_tokens,
-                                          "audio_tokens": 0}}
+    counts = {"prompt_tokens": usage[0], "completion_tokens": usage[1],
+              "total_tokens": usage[0] + usage[1]}
+    if reasoning_tokens:
+        counts["completion_tokens_details"] = {"reasoning_tokens": reasoning_tokens,
+                                               "audio_tokens": 0}
+    return counts
 
 
 def _openai_body(message: dict, finish: str, usage: tuple[int, int], model: str,
