@@ -44,11 +44,12 @@ async def pick_thread(store: Any, thread: str | None, continue_last: bool) -> st
 
 
 def make_client(target: Target, store: Any, *, hooks: Any = None, wait_for: Any = None
-                ) -> tuple[Client, KeyChoice]:
-    """The client for `target`, and the key it uses (for redaction and error hints)."""
+                ) -> tuple[Client, KeyChoice, Redactor]:
+    """The client for `target`, the key it uses (for error hints) and the redactor of
+    every secret the run holds."""
     choice = choose_key(target)
     key = choice.value
-    redact = Redactor.for_run(key)
+    redact = Redactor.for_run(key, target, store)
     client = create_client(
         base_url=target.base_url, style=target.style, model=target.model, api_key=key,
         headers=target.headers or None, system_prompt=target.system,
@@ -56,7 +57,7 @@ def make_client(target: Target, store: Any, *, hooks: Any = None, wait_for: Any 
         store=RedactingStore(store, redact) if store is not None and redact.secrets else store,
         hooks=hooks, wait_for=wait_for, max_turns=target.max_turns,
     )
-    return client, choice
+    return client, choice, redact
 
 
 def explain_error(exc: BaseException, choice: KeyChoice) -> str:
