@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncGenerator, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .conversation import Conversation
 from .errors import ProviderError, ToolnexusError, http_error
@@ -15,8 +15,11 @@ from .loop import LoopSettings, WaitFor, agent_loop
 from .stores import ConversationStore, MemoryStore
 from .suspension import Answer
 from .toolkit import Toolkit
-from .transport import ErrorHook, Transport
+from .transport import ErrorHook, Transport, check_endpoint, check_headers
 from .wire import style_module
+
+if TYPE_CHECKING:
+    import httpx2
 
 FALLBACK_KEY_ENV = "OPENROUTER_API_KEY"
 _RESERVED_PARAMS = frozenset({"messages", "tools", "stream"})
@@ -126,7 +129,8 @@ class Client:
         return result
 
     async def aclose(self) -> None:
-        """Close the HTTP connections of the current event loop."""
+        """Close the HTTP connections of the current event loop (an `http_client` passed
+        to create_client is the caller's, and stays open)."""
         await self.settings.transport.aclose()
 
     async def __aenter__(self) -> Client:
@@ -170,10 +174,15 @@ def create_client(
     idle_timeout_s: float = 60.0,
     hooks: Any = None,
     wait_for: WaitFor | None = None,
+    http_client: httpx2.AsyncClient | None = None,
 ) -> Client:
+    """`http_client` is an `httpx2.AsyncClient` of the caller's (proxies, mTLS, a mock
+    transport) used for every model call instead of the client's own pool; it is never
+    closed here."""
     wire = style_module(style)
     if not base_url:
         raise ValueError("base_url is required, e.g. 'https://api.openai.com/v1'")
+    check_endpoint(base_url)
     if not model:
         raise ValueError("model is required")
     params = dict(request_params or {})
@@ -192,12 +201,14 @@ def create_client(
     transport = Transport(
         retries=retries, retry_base_ms=retry_base_ms, on_error=on_error,
         connect_timeout_s=connect_timeout_s, idle_timeout_s=idle_timeout_s,
-        describe_error=describe_error,
+        describe_error=describe_error, http_client=http_client,
     )
+    request_headers = {**wire.auth_headers(key), **(headers or {})}
+    check_headers(request_headers)
     settings = LoopSettings(
         wire=wire,
         url=url,
-        headers={**wire.auth_headers(key), **(headers or {})},
+        headers=request_headers,
         model=model,
         transport=transport,
         system_prompt=system_prompt,
