@@ -351,3 +351,12 @@ async def test_a_redirect_is_not_followed_and_names_where_it_pointed(stub):
     assert isinstance(exc, ProviderError)
     assert "redirect" in str(exc) and "https://elsewhere.example/v1/chat/completions" in str(exc)
     assert len(stub.requests) == 1  # neither followed nor retried
+
+
+@pytest.mark.parametrize("proxy", ["ftp://user:hunter2@127.0.0.1:9", "http://user:hunter2@[::1"])
+async def test_an_unusable_proxy_is_one_line_without_its_password(monkeypatch, proxy):
+    monkeypatch.setenv("HTTPS_PROXY", proxy)
+    async with client_on("https://api.example.test/v1", retries=2) as client:
+        events, exc = await collect(client)
+    assert isinstance(exc, ProviderError) and "proxy" in str(exc)
+    assert "hunter2" not in str(exc) and [e for e in events if e["type"] == "retry"] == []

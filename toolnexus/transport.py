@@ -388,11 +388,10 @@ def _new_http_client() -> httpx2.AsyncClient:
         raise ProviderError(
             "a SOCKS proxy is set in the environment (ALL_PROXY / HTTPS_PROXY), but SOCKS "
             "support is not installed: pip install 'toolnexus[socks]'") from None
-    except ValueError as exc:  # never echo the proxy URL: it may hold a password
-        scheme = str(exc).split("URL", 1)[-1].split(":", 1)[0].strip(" '\"(")
+    except (ValueError, httpx2.InvalidURL):  # never echo the proxy URL: it may hold a password
         raise ProviderError(
-            f"the proxy set in the environment is not usable ({scheme or 'bad URL'}): use "
-            "an http://, https:// or socks5:// proxy") from None
+            "the proxy set in the environment (HTTPS_PROXY / HTTP_PROXY / ALL_PROXY) is not "
+            "usable: give an http://, https:// or socks5:// URL") from None
 
 
 def _check_status(response: httpx2.Response, url: str) -> str:
