@@ -26,6 +26,7 @@ __all__ = [
     "Headers", "Recorded", "Reply", "StubProvider",
     "openai_text", "openai_tool_call", "openai_stream",
     "anthropic_text", "anthropic_tool_use", "anthropic_stream",
+    "responses_reply", "responses_stream",
 ]
 
 POLL = 0.01  # seconds between disconnect checks while pausing or hanging
@@ -562,4 +563,125 @@ def anthropic_stream(text: str | None = None,
                                      "delta": {"stop_reason": stop, "stop_sequence": None},
                                      "usage": {"output_tokens": usage[1]}}))
     events.append(("message_stop", {"type": "message_stop"}))
+    return Reply.sse(events, **sse)
+
+
+# Responses API (POST /v1/responses)
+
+def _responses_usage(usage: tuple[int, int], reasoning_tokens: int = 0) -> dict:
+    return {"input_tokens": usage[0], "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": usage[1],
+            "output_tokens_details": {"reasoning_tokens": reasoning_tokens},
+            "total_tokens": usage[0] + usage[1]}
+
+
+def _responses_object(output: list, status: str, usage: dict | None, model: str,
+                      incomplete: str | None = None) -> dict:
+    return {"id": "resp_stub", "object": "response", "created_at": int(time.time()),
+            "status": status, "background": False, "error": None,
+            "incomplete_details": {"reason": incomplete} if incomplete else None,
+            "instructions": None, "max_output_tokens": None, "model": model,
+            "output": output, "parallel_tool_calls": True, "previous_response_id": None,
+            "reasoning": {"effort": None, "summary": None}, "store": False,
+            "temperature": 1.0, "text": {"format": {"type": "text"}}, "tool_choice": "auto",
+            "tools": [], "top_p": 1.0, "truncation": "disabled", "usage": usage,
+            "user": None, "metadata": {}}
+
+
+def _responses_items(text: str | None, tool_calls: list[tuple[str, dict | str]] | None,
+                     reasoning: str | None, encrypted: str | None,
+                     refusal: str | None) -> list[dict]:
+    """The finished output items of a reply, in the API's order."""
+    items: list[dict] = []
+    if reasoning is not None or encrypted is not None:
+        summary = [{"type": "summary_text", "text": reasoning}] if reasoning else []
+        item = {"id": "rs_stub1", "type": "reasoning", "summary": summary}
+        if encrypted is not None:
+            item["encrypted_content"] = encrypted
+        items.append(item)
+    parts = []
+    if text:
+        parts.append({"type": "output_text", "annotations": [], "logprobs": [], "text": text})
+    if refusal:
+        parts.append({"type": "refusal", "refusal": refusal})
+    if parts:
+        items.append({"id": "msg_stub1", "type": "message", "status": "completed",
+                      "content": parts, "role": "assistant"})
+    items += [{"id": f"fc_stub{i}", "type": "function_call", "status": "completed",
+               "arguments": _args_str(args), "call_id": f"call_{i}", "name": name}
+              for i, (name, args) in enumerate(tool_calls or [], 1)]
+    return items
+
+
+def responses_reply(text: str | None = None,
+                    tool_calls: list[tuple[str, dict | str]] | None = None,
+                    reasoning: str | None = None, encrypted: str | None = None,
+                    refusal: str | None = None, usage: tuple[int, int] = (10, 5),
+                    model: str = "stub-model", incomplete: str | None = None) -> dict:
+    """A whole (non-streamed) Responses API reply body."""
+    items = _responses_items(text, tool_calls, reasoning, encrypted, refusal)
+    status = "incomplete" if incomplete else "completed"
+    return _responses_object(items, status, _responses_usage(usage), model, incomplete)
+
+
+def responses_stream(text: str | None = None,
+                     tool_calls: list[tuple[str, dict | str]] | None = None,
+                     reasoning: str | None = None, encrypted: str | None = None,
+                     refusal: str | None = None, usage: tuple[int, int] = (10, 5),
+                     model: str = "stub-model", end: str | None = "completed",
+                     **sse: Any) -> Reply:
+    """The Responses streaming sequence (named events, each with its sequence_number).
+
+    `end` is "completed", "incomplete" (max_output_tokens) or None (the stream just stops);
+    extra keywords (pause, chunks, ...) go to Reply.sse."""
+    events: list = []
+
+    def emit(kind: str, **fields: Any) -> None:
+        events.append((kind, {"type": kind, "sequence_number": len(events), **fields}))
+
+    emit("response.created", response=_responses_object([], "in_progress", None, model))
+    emit("response.in_progress", response=_responses_object([], "in_progress", None, model))
+    items = _responses_items(text, tool_calls, reasoning, encrypted, refusal)
+    for index, item in enumerate(items):
+        ids = {"item_id": item["id"], "output_index": index}
+        if item["type"] == "reasoning":
+            emit("response.output_item.added", output_index=index,
+                 item={"id": item["id"], "type": "reasoning", "summary": []})
+            for j, part in enumerate(item["summary"]):
+                emit("response.reasoning_summary_part.added", **ids, summary_index=j,
+                     part={"type": "summary_text", "text": ""})
+                for piece in _words(part["text"]):
+                    emit("response.reasoning_summary_text.delta", **ids, summary_index=j,
+                         delta=piece)
+                emit("response.reasoning_summary_text.done", **ids, summary_index=j,
+                     text=part["text"])
+                emit("response.reasoning_summary_part.done", **ids, summary_index=j, part=part)
+        elif item["type"] == "message":
+            emit("response.output_item.added", output_index=index,
+                 item={**item, "status": "in_progress", "content": []})
+            for j, part in enumerate(item["content"]):
+                key, kind = (("text", "output_text") if part["type"] == "output_text"
+                             else ("refusal", "refusal"))
+                emit("response.content_part.added", **ids, content_index=j,
+                     part={**part, key: ""})
+                for piece in _words(part[key]):
+                    extra = {"logprobs": []} if kind == "output_text" else {}
+                    emit(f"response.{kind}.delta", **ids, content_index=j, delta=piece, **extra)
+                emit(f"response.{kind}.done", **ids, content_index=j, **{key: part[key]})
+                emit("response.content_part.done", **ids, content_index=j, part=part)
+        else:
+            emit("response.output_item.added", output_index=index,
+                 item={**item, "status": "in_progress", "arguments": ""})
+            for piece in _thirds(item["arguments"]):
+                emit("response.function_call_arguments.delta", **ids, delta=piece)
+            emit("response.function_call_arguments.done", **ids, arguments=item["arguments"])
+        emit("response.output_item.done", output_index=index, item=item)
+    reasoning_tokens = len(_words(reasoning or ""))
+    final_usage = _responses_usage(usage, reasoning_tokens)
+    if end == "completed":
+        emit("response.completed",
+             response=_responses_object(items, "completed", final_usage, model))
+    elif end == "incomplete":
+        emit("response.incomplete", response=_responses_object(
+            items, "incomplete", final_usage, model, "max_output_tokens"))
     return Reply.sse(events, **sse)

@@ -50,8 +50,8 @@ def test_import_toolnexus_loads_no_optional_or_heavy_module():
     assert done.stdout.strip() == "[]"
 
 
-def test_unknown_style_names_both_choices():
+def test_unknown_style_names_every_choice():
     import pytest
 
-    with pytest.raises(ValueError, match="'openai' or 'anthropic'"):
+    with pytest.raises(ValueError, match="'openai', 'anthropic', 'responses'"):
         toolnexus.create_client(base_url="http://x", style="gemini", model="m")

@@ -22,8 +22,7 @@ from toolnexus import (
     suspend,
 )
 from toolnexus.suspension import declined, pending_request
-from toolnexus.wire import anthropic as anthropic_wire
-from toolnexus.wire import openai as openai_wire
+from toolnexus.wire import STYLES
 
 KINDS = ["sync", "async"]
 
@@ -250,7 +249,7 @@ async def test_without_wait_for_the_run_ends_pending(stub):
                                   "pending": result.pending}
     assert_every_call_answered(result.messages)
     # valid to send again: the request built from it carries no "pending" key anywhere
-    for wire in (openai_wire, anthropic_wire):
+    for wire in STYLES.values():
         body = wire.build_body(model="m", messages=result.messages, system=None, tools=[],
                                stream=False)
         assert '"pending"' not in json.dumps(body)

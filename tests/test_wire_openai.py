@@ -350,9 +350,30 @@ async def test_tool_calls_found_without_any_finish_reason(stub, make_client, too
 
 
 async def test_tool_calls_found_when_the_stream_ends_without_done(stub, make_client, toolkit):
-    stub.script(sse(calls(frag(0, "call_a", "echo", '{"text": "q"}')), done=False), FINAL)
+    stub.script(sse(calls(frag(0, "call_a", "echo", '{"text": "q"}')),
+                    chunk(finish="tool_calls"), done=False), FINAL)
     events = await stream(make_client(), toolkit=toolkit)
     assert toolkit.seen == [{"text": "q"}] and result_of(events).text == "done"
+
+
+@pytest.mark.parametrize("script", [
+    [chunk({"content": "Half an ans"})],
+    [calls(frag(0, "call_a", "echo", '{"text": "q"}'))],
+    [],
+], ids=["text", "tool-call", "nothing"])
+async def test_a_stream_without_done_or_finish_reason_is_an_error(stub, make_client, toolkit,
+                                                                   script):
+    stub.script(sse(*script, done=False))
+    client = make_client()
+    with pytest.raises(ProviderError) as caught:
+        await stream(client, toolkit=toolkit)
+    assert "the stream ended before the reply was complete" in str(caught.value)
+    assert toolkit.seen == [] and len(stub.requests) == 1
+    # what the user saw of the text is kept, marked; a cut-off call or nothing leaves no
+    # assistant message at all
+    kept = [m for m in caught.value.result.messages if m["role"] == "assistant"]
+    assert kept == ([{"role": "assistant", "content": "Half an ans", "interrupted": True}]
+                    if script and "content" in script[0]["choices"][0]["delta"] else [])
 
 
 # ----------------------------------------------------------------------------- usage, reasoning
@@ -583,3 +604,50 @@ async def test_sync_tool_runs_in_a_worker_thread(stub, make_client):
     result = await make_client().run("hi", tk)
     assert result.text == "ok"
     assert len(threads) == 1 and threads[0] != threading.get_ident()
+
+
+# ----------------------------------------------------------------------------- signatures, refusals
+
+GEMINI_SIG = {"google": {"thought_signature": "CiQBcsjafQ-stub-signature=="}}
+
+
+@pytest.mark.parametrize("streamed", [True, False], ids=["stream", "json"])
+async def test_gemini_thought_signatures_go_back_with_their_tool_calls(stub, make_client,
+                                                                       toolkit, streamed):
+    """Gemini's OpenAI-compatible endpoint signs each tool call under extra_content; the
+    next request must carry each signature back on its own call, unchanged."""
+    if streamed:
+        first = sse(calls({**frag(0, "fc-1", "echo", '{"text": "a"}'), "extra_content": GEMINI_SIG},
+                          {**frag(1, "fc-2", "now", "{}")}),
+                    chunk(finish="tool_calls"))
+    else:
+        reply = openai_tool_call([("echo", {"text": "a"}), ("now", {})])
+        reply["choices"][0]["message"]["tool_calls"][0]["extra_content"] = GEMINI_SIG
+        first = Reply.json(reply)
+    stub.script(first, FINAL, FINAL)
+    client = make_client()
+    events = await stream(client, toolkit=toolkit)
+    [signed, unsigned] = wire_calls(stub)
+    assert signed["extra_content"] == GEMINI_SIG
+    assert "extra_content" not in unsigned
+    # kept in the transcript: a thread continued later still sends it
+    await client.run("again", toolkit, history=result_of(events).messages)
+    assert wire_calls(stub, 2)[0]["extra_content"] == GEMINI_SIG
+
+
+async def test_a_streamed_refusal_is_shown_as_text(stub, make_client):
+    stub.script(sse(chunk({"role": "assistant", "content": None, "refusal": ""}),
+                    chunk({"refusal": "I can't "}), chunk({"refusal": "help with that."}),
+                    chunk(finish="stop")))
+    events = await stream(make_client())
+    assert joined(events, "text") == "I can't help with that."
+    assert result_of(events).text == "I can't help with that."
+
+
+async def test_a_refusal_in_a_whole_reply_is_shown_as_text(stub, make_client):
+    reply = openai_text("")
+    reply["choices"][0]["message"].update(content=None, refusal="I won't do that.")
+    stub.script(Reply.json(reply))
+    events = await stream(make_client())
+    assert joined(events, "text") == "I won't do that."
+    assert result_of(events).text == "I won't do that."

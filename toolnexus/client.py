@@ -8,7 +8,7 @@ from collections.abc import AsyncGenerator, Callable
 from typing import TYPE_CHECKING, Any
 
 from .conversation import Conversation
-from .errors import ProviderError, ToolnexusError, http_error
+from .errors import ProviderError, ToolnexusError
 from .events import RunResult
 from .hooks import Hooks
 from .loop import LoopSettings, WaitFor, agent_loop
@@ -16,7 +16,7 @@ from .stores import ConversationStore, MemoryStore
 from .suspension import Answer
 from .toolkit import Toolkit
 from .transport import ErrorHook, Transport, check_endpoint, check_headers
-from .wire import style_module
+from .wire import wire_style
 
 if TYPE_CHECKING:
     import httpx2
@@ -179,7 +179,7 @@ def create_client(
     """`http_client` is an `httpx2.AsyncClient` of the caller's (proxies, mTLS, a mock
     transport) used for every model call instead of the client's own pool; it is never
     closed here."""
-    wire = style_module(style)
+    wire = wire_style(style)
     if not base_url:
         raise ValueError("base_url is required, e.g. 'https://api.openai.com/v1'")
     check_endpoint(base_url)
@@ -189,14 +189,11 @@ def create_client(
     reserved = _RESERVED_PARAMS & params.keys()
     if reserved:
         raise ValueError(f"request_params may not set {', '.join(sorted(reserved))}")
-    key = resolve_api_key(wire.KEY_ENV, api_key)
+    key = resolve_api_key(wire.key_env, api_key)
     url = wire.endpoint(base_url)
-    key_env = wire.KEY_ENV
 
     def describe_error(status: int, data: Any) -> ProviderError:
-        message = wire.error_message(data) if not isinstance(data, str) else data
-        return http_error(status, message, url=url, model=model, key_env=key_env,
-                          key_sent=key is not None, body=data)
+        return wire.http_error(status, data, url=url, model=model, key_sent=key is not None)
 
     transport = Transport(
         retries=retries, retry_base_ms=retry_base_ms, on_error=on_error,

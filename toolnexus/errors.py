@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
+
+
+class ContextOverflow(NamedTuple):
+    """What a "the prompt does not fit" error said: tokens sent and the model's window
+    (either is None when the provider did not say)."""
+
+    used: int | None
+    window: int | None
 
 
 class ToolnexusError(Exception):
@@ -19,7 +27,8 @@ class ProviderError(ToolnexusError):
     """The endpoint refused or broke a model call.
 
     `status` is the HTTP status (None for a connection failure or an error sent inside a
-    stream), `provider_message` the endpoint's own words, `hint` what the user can do.
+    stream), `provider_message` the endpoint's own words, `hint` what the user can do,
+    `context_overflow` a ContextOverflow when the prompt was too long for the model.
     """
 
     def __init__(
@@ -31,8 +40,10 @@ class ProviderError(ToolnexusError):
         hint: str | None = None,
         retry_after: float | None = None,
         body: Any = None,
+        context_overflow: ContextOverflow | None = None,
     ) -> None:
         self.status = status
+        self.context_overflow = context_overflow
         self.provider_message = provider_message
         self.hint = hint
         self.retry_after = retry_after
@@ -59,18 +70,13 @@ class RunTimeout(ToolnexusError):
         self.seconds = seconds
 
 
-_CONTEXT_WORDS = ("context length", "context_length", "maximum context", "too many tokens",
-                  "prompt is too long", "too long")
-
-
 def http_error(
     status: int, provider_message: str | None, *, url: str, model: str, key_env: str,
-    key_sent: bool, body: Any = None,
+    key_sent: bool, body: Any = None, context_overflow: ContextOverflow | None = None,
 ) -> ProviderError:
     """A ProviderError for an HTTP failure, with a hint at what the user can change."""
     said = f": {provider_message}" if provider_message else ""
     hint = None
-    lowered = (provider_message or "").lower()
     if status in (401, 403):
         hint = (
             f"no API key was sent: set {key_env} or pass api_key="
@@ -79,7 +85,7 @@ def http_error(
         )
     elif status == 404:
         hint = f"check the model name {model!r} and the base URL ({url})"
-    elif status == 413 or any(word in lowered for word in _CONTEXT_WORDS):
+    elif status == 413 or context_overflow is not None:
         hint = "the conversation is too long for the model: start a new thread or send less"
     elif status == 429:
         hint = "rate limited: wait a moment and try again"
@@ -89,4 +95,5 @@ def http_error(
         provider_message=provider_message,
         hint=hint,
         body=body,
+        context_overflow=context_overflow,
     )

@@ -12,7 +12,6 @@ import inspect
 import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import Any
 
 from .control import RunControl
@@ -33,7 +32,8 @@ from .suspension import PENDING_KEY, Answer, Request, declined, pending_request
 from .toolkit import Toolkit
 from .tools import ToolContext, ToolResult, to_result
 from .transport import Transport
-from .wire.common import ModelReply, text_of
+from .wire import ModelReply, StreamAssembler, WireStyle
+from .wire.common import text_of
 
 INTERRUPTED_KEY = "interrupted"
 WaitFor = Callable[[Request], Any]  # returns an Answer, or an awaitable of one
@@ -42,7 +42,7 @@ CANCELLED_TOOL_OUTPUT = "error: the run was interrupted before this tool finishe
 
 @dataclass
 class LoopSettings:
-    wire: ModuleType
+    wire: WireStyle
     url: str
     headers: dict[str, str]
     model: str
@@ -126,12 +126,12 @@ class _Run:
         self.control = control
         self.result = result
         self.messages = result.messages
-        self.tools = _tool_schemas(settings.wire, toolkit)
+        self.tools = settings.wire.tool_schemas(toolkit.specs()) if toolkit else []
         self.system = "\n\n".join(
             part for part in (settings.system_prompt, *(toolkit.instructions if toolkit else ()))
             if part
         ) or None
-        self.assembler: Any = None  # the stream being read, for the partial answer
+        self.assembler: StreamAssembler | None = None  # the stream being read
 
     async def model_turn(self, stream: bool) -> AsyncIterator[dict[str, Any]]:
         settings, hooks, turn = self.settings, self.settings.hooks, self.result.turns
@@ -145,16 +145,16 @@ class _Run:
             system=self.system, tools=request["tools"], stream=stream,
         )
         body.update(settings.request_params)
-        self.assembler = settings.wire.Stream()
+        self.assembler = assembler = settings.wire.new_stream()
         reply: ModelReply | None = None
         replies = settings.transport.send(settings.url, settings.headers, body, self.control,
                                           stream_error=settings.wire.stream_error,
-                                          preamble=settings.wire.PREAMBLE_EVENTS)
+                                          preamble=settings.wire.preamble_events)
         async with contextlib.aclosing(replies):
             async for kind, payload in replies:
                 if kind == "sse":
                     for event_name, data in payload:
-                        for event in self.assembler.feed(event_name, data):
+                        for event in assembler.feed(event_name, data):
                             yield event
                 elif kind == "json":
                     reply = settings.wire.parse_reply(payload)
@@ -163,7 +163,7 @@ class _Run:
                 else:
                     yield payload
         if reply is None:
-            reply = self.assembler.finish()
+            reply = assembler.finish()
         self.assembler = None
         message = reply.message
         if "after_llm" in hooks:
@@ -269,12 +269,6 @@ class _Run:
             elif changes is not None and not isinstance(changes, dict):
                 outcome = to_result(changes)  # a ToolResult (or a plain string)
         return outcome
-
-
-def _tool_schemas(wire: ModuleType, toolkit: Toolkit | None) -> list[dict[str, Any]]:
-    if toolkit is None or not len(toolkit):
-        return []
-    return toolkit.to_anthropic() if wire.__name__.endswith("anthropic") else toolkit.to_openai()
 
 
 def _whole_reply_events(reply: ModelReply) -> list[dict[str, Any]]:

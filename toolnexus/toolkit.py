@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .tools import DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_S, Tool, ToolContext, ToolResult
+from .wire import ToolSpec, wire_style
 
 
 class Toolkit:
@@ -66,24 +67,15 @@ class Toolkit:
         cap = tool.max_output if tool.max_output is not None else self.max_output
         return _capped(result, cap)
 
+    def specs(self) -> list[ToolSpec]:
+        """The tools as the model sees them, in no provider's shape (a WireStyle shapes them)."""
+        return [ToolSpec(t.name, t.description, t.input_schema) for t in self._tools.values()]
+
     def to_openai(self) -> list[dict[str, Any]]:
-        return [
-            {
-                "type": "function",
-                "function": {
-                    "name": t.name,
-                    "description": t.description,
-                    "parameters": t.input_schema,
-                },
-            }
-            for t in self._tools.values()
-        ]
+        return wire_style("openai").tool_schemas(self.specs())
 
     def to_anthropic(self) -> list[dict[str, Any]]:
-        return [
-            {"name": t.name, "description": t.description, "input_schema": t.input_schema}
-            for t in self._tools.values()
-        ]
+        return wire_style("anthropic").tool_schemas(self.specs())
 
     async def close(self) -> None:
         closers, self._closers = self._closers, []

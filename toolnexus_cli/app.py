@@ -73,7 +73,8 @@ def ask(
     model: ModelOpt = None,
     system: SystemOpt = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help="Endpoint base URL.")] = None,
-    style: Annotated[str | None, typer.Option("--style", help="openai or anthropic.")] = None,
+    style: Annotated[str | None,
+                     typer.Option("--style", help="openai, anthropic or responses.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object at the end.")]
     = False,
     events: Annotated[bool, typer.Option("--events", help="Print every event as a JSON line.")]

@@ -229,8 +229,10 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
             "no model given: pass -m MODEL, set TOOLNEXUS_MODEL, or set default_model "
             f"in {config.path}")
     resolved_style = style or provider.get("style") or "openai"
-    if resolved_style not in ("openai", "anthropic"):
-        raise UsageError(f"unknown style '{resolved_style}': use 'openai' or 'anthropic'")
+    from toolnexus.wire import STYLES
+
+    if resolved_style not in STYLES:
+        raise UsageError(f"unknown style '{resolved_style}': use one of {', '.join(STYLES)}")
     return Target(
         base_url=url, style=resolved_style, model=model_name, provider=provider_name,
         api_key_env=provider.get("api_key_env"), api_key_cmd=provider.get("api_key_cmd"),

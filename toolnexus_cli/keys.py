@@ -103,7 +103,9 @@ def _find_key(target: Target) -> KeyChoice:
     if stored:
         return KeyChoice(stored, f"the stored key for {provider}", provider,
                          f"the keys file ({keys_path()}, entry {provider!r})")
-    style_env = "ANTHROPIC_API_KEY" if target.style == "anthropic" else "OPENAI_API_KEY"
+    from toolnexus.wire import wire_style
+
+    style_env = wire_style(target.style).key_env
     for name in (style_env, "OPENROUTER_API_KEY"):
         if os.environ.get(name):
             return _from_env(name, provider)

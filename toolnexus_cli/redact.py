@@ -15,7 +15,10 @@ class Redactor:
     @classmethod
     def for_run(cls, key: str | None) -> Redactor:
         """The run's key and every key the environment could have supplied."""
-        names = ("TOOLNEXUS_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY")
+        from toolnexus.client import FALLBACK_KEY_ENV
+        from toolnexus.wire import STYLES
+
+        names = {"TOOLNEXUS_API_KEY", FALLBACK_KEY_ENV, *(s.key_env for s in STYLES.values())}
         return cls(key, *(os.environ.get(name) for name in names))
 
     def __call__(self, text: str) -> str:

@@ -1,23 +1,25 @@
-"""Wire formats: canonical transcript <-> one provider style, requests and replies.
-
-Each style module offers the same functions: `endpoint`, `auth_headers`, `build_body`,
-`parse_reply`, `error_message`, `stream_error`, the `PREAMBLE_EVENTS` a stream may start
-with, and a `Stream` class that assembles SSE events.
-"""
+"""Wire formats: canonical transcript <-> one provider style. A style is a WireStyle
+(wire/base.py) in its own module, plus one line in STYLES."""
 
 from __future__ import annotations
 
-from types import ModuleType
+from .anthropic import AnthropicStyle
+from .base import ModelReply, StreamAssembler, ToolSpec, WireStyle
+from .openai import OpenAIStyle
+from .responses import ResponsesStyle
 
-from . import anthropic, openai
+__all__ = ["STYLES", "ModelReply", "StreamAssembler", "ToolSpec", "WireStyle", "wire_style"]
 
-STYLES: dict[str, ModuleType] = {"openai": openai, "anthropic": anthropic}
+STYLES: dict[str, WireStyle] = {
+    "openai": OpenAIStyle(),
+    "anthropic": AnthropicStyle(),
+    "responses": ResponsesStyle(),
+}
 
 
-def style_module(style: str) -> ModuleType:
+def wire_style(style: str) -> WireStyle:
     try:
         return STYLES[style]
     except KeyError:
-        raise ValueError(
-            f"unknown style {style!r}: use 'openai' or 'anthropic'"
-        ) from None
+        choices = ", ".join(repr(name) for name in STYLES)
+        raise ValueError(f"unknown style {style!r}: use one of {choices}") from None

@@ -5,14 +5,23 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ProviderError
 from ..events import Usage, empty_usage, reasoning_event, text_event
-from .common import ModelReply, assistant_message, canonical_call, loads_event, text_of
+from .base import ModelReply, StreamAssembler, ToolSpec, WireStyle, context_overflow
+from .common import (
+    assistant_message,
+    canonical_call,
+    element,
+    loads_event,
+    malformed,
+    optional,
+    text_of,
+    tokens,
+)
 
-KEY_ENV = "ANTHROPIC_API_KEY"
-PREAMBLE_EVENTS = frozenset({"message_start", "ping"})  # stream events that carry no output
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
 
@@ -33,56 +42,104 @@ _ERROR_STATUS = {
 }
 
 
-def endpoint(base_url: str) -> str:
-    base = base_url.rstrip("/")
-    return base + "/messages" if base.endswith("/v1") else base + "/v1/messages"
+class AnthropicStyle(WireStyle):
+    name = "anthropic"
+    key_env = "ANTHROPIC_API_KEY"
+    preamble_events = frozenset({"message_start", "ping"})
 
+    def endpoint(self, base_url: str) -> str:
+        base = base_url.rstrip("/")
+        return base + "/messages" if base.endswith("/v1") else base + "/v1/messages"
 
-def auth_headers(api_key: str | None) -> dict[str, str]:
-    headers = {"anthropic-version": API_VERSION}
-    if api_key:
-        headers["x-api-key"] = api_key
-    return headers
+    def auth_headers(self, api_key: str | None) -> dict[str, str]:
+        headers = {"anthropic-version": API_VERSION}
+        if api_key:
+            headers["x-api-key"] = api_key
+        return headers
 
+    def tool_schemas(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+        return [{"name": t.name, "description": t.description, "input_schema": t.parameters}
+                for t in tools]
 
-def build_body(
-    *,
-    model: str,
-    messages: list[dict[str, Any]],
-    system: str | None,
-    tools: list[dict[str, Any]],
-    stream: bool,
-) -> dict[str, Any]:
-    own_system = [text_of(m.get("content")) for m in messages if m.get("role") == "system"]
-    wire: list[dict[str, Any]] = []
-    for message in messages:
-        role = message.get("role")
-        if role == "user":
-            _push(wire, "user", _user_blocks(message.get("content")))
-        elif role == "assistant":
-            _push(wire, "assistant", _assistant_blocks(message))
-        elif role == "tool":
-            result: dict[str, Any] = {
-                "type": "tool_result",
-                "tool_use_id": _wire_id(message.get("tool_call_id")),
-                "content": text_of(message.get("content")),
-            }
-            if message.get("is_error"):
-                result["is_error"] = True
-            _push(wire, "user", [result])
-    body: dict[str, Any] = {
-        "model": model,
-        "max_tokens": DEFAULT_MAX_TOKENS,
-        "messages": wire,
-        "stream": stream,
-    }
-    system_text = "\n\n".join(own_system) if own_system else system
-    if system_text:
-        body["system"] = system_text
-    if tools:
-        body["tools"] = tools
-    return body
+    def build_body(self, *, model: str, messages: list[dict[str, Any]], system: str | None,
+                   tools: list[dict[str, Any]], stream: bool) -> dict[str, Any]:
+        own_system = [text_of(m.get("content")) for m in messages if m.get("role") == "system"]
+        wire: list[dict[str, Any]] = []
+        for message in messages:
+            role = message.get("role")
+            if role == "user":
+                _push(wire, "user", _user_blocks(message.get("content")))
+            elif role == "assistant":
+                _push(wire, "assistant", _assistant_blocks(message))
+            elif role == "tool":
+                result: dict[str, Any] = {
+                    "type": "tool_result",
+                    "tool_use_id": _wire_id(message.get("tool_call_id")),
+                    "content": text_of(message.get("content")),
+                }
+                if message.get("is_error"):
+                    result["is_error"] = True
+                _push(wire, "user", [result])
+        body: dict[str, Any] = {
+            "model": model,
+            "max_tokens": DEFAULT_MAX_TOKENS,
+            "messages": wire,
+            "stream": stream,
+        }
+        system_text = "\n\n".join(own_system) if own_system else system
+        if system_text:
+            body["system"] = system_text
+        if tools:
+            body["tools"] = tools
+        return body
 
+    def error_message(self, data: Any) -> str | None:
+        if isinstance(data, dict):
+            err = data.get("error")
+            if isinstance(err, dict) and err.get("message"):
+                return str(err["message"])
+            if isinstance(err, str):
+                return err
+            if data.get("message"):
+                return str(data["message"])
+        return None
+
+    def raise_error(self, data: dict[str, Any]) -> None:
+        err = data.get("error") if isinstance(data.get("error"), dict) else {}
+        message = self.error_message(data)
+        raise ProviderError(
+            f"the endpoint reported an error: {message or data}",
+            status=_ERROR_STATUS.get(err.get("type", "")),
+            provider_message=message, body=data,
+            context_overflow=context_overflow(data, message),
+        )
+
+    def stream_error(self, event: str, data: str) -> ProviderError | None:
+        """The error a stream event reports (an `error` event, e.g. overloaded), if any."""
+        if event != "error" and '"error"' not in data:
+            return None
+        try:
+            obj = json.loads(data)
+            if isinstance(obj, dict) and (event == "error" or obj.get("type") == "error"):
+                self.raise_error(obj)
+        except ProviderError as error:
+            return error
+        except ValueError:
+            pass
+        return None
+
+    def read_reply(self, data: Any) -> ModelReply:
+        if not isinstance(data, dict):
+            raise malformed(f"expected a JSON object, got {str(data)[:200]}")
+        if data.get("type") == "error" or data.get("error"):
+            self.raise_error(data)
+        if not isinstance(data.get("content"), list):
+            raise ProviderError("the endpoint's reply has no content")
+        message = _message_from_blocks(data["content"])
+        return ModelReply(message, parse_usage(data.get("usage")), data.get("stop_reason"))
+
+    def new_stream(self) -> StreamAssembler:
+        return MessageStream(self)
 
 def _push(wire: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]) -> None:
     """Append blocks, merging into the previous message when the role repeats: consecutive
@@ -144,53 +201,17 @@ def _assistant_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
     return blocks
 
 
-def error_message(data: Any) -> str | None:
-    if isinstance(data, dict):
-        err = data.get("error")
-        if isinstance(err, dict) and err.get("message"):
-            return str(err["message"])
-        if isinstance(err, str):
-            return err
-        if data.get("message"):
-            return str(data["message"])
-    return None
-
-
-def _raise_error(data: dict[str, Any]) -> None:
-    err = data.get("error") if isinstance(data.get("error"), dict) else {}
-    raise ProviderError(
-        f"the endpoint reported an error: {error_message(data) or data}",
-        status=_ERROR_STATUS.get(err.get("type", "")),
-        provider_message=error_message(data),
-        body=data,
-    )
-
-
-def stream_error(event: str, data: str) -> ProviderError | None:
-    """The error a stream event reports (an `error` event, e.g. overloaded), if any."""
-    if event != "error" and '"error"' not in data:
-        return None
-    try:
-        obj = json.loads(data)
-        if isinstance(obj, dict) and (event == "error" or obj.get("type") == "error"):
-            _raise_error(obj)
-    except ProviderError as error:
-        return error
-    except ValueError:
-        pass
-    return None
-
-
 def parse_usage(raw: Any, usage: Usage | None = None) -> Usage:
     """Fold an Anthropic usage object into `usage`. Fields present replace earlier ones:
     `output_tokens` in message_delta is cumulative, not a delta."""
     usage = usage if usage is not None else empty_usage()
-    if isinstance(raw, dict):
+    raw = optional(raw, dict, "usage")
+    if raw:
         parts = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
         if any(raw.get(p) is not None for p in parts):
-            usage["prompt_tokens"] = sum(int(raw.get(p) or 0) for p in parts)
+            usage["prompt_tokens"] = sum(tokens(raw, p) for p in parts)
         if raw.get("output_tokens") is not None:
-            usage["completion_tokens"] = int(raw["output_tokens"])
+            usage["completion_tokens"] = tokens(raw, "output_tokens")
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
     return usage
 
@@ -198,7 +219,7 @@ def parse_usage(raw: Any, usage: Usage | None = None) -> Usage:
 def _message_from_blocks(blocks: list[dict[str, Any]]) -> dict[str, Any]:
     text, calls, thinking, reasoning = [], [], [], []
     for block in blocks:
-        kind = block.get("type")
+        kind = element(block, "a content block").get("type")
         if kind == "text":
             text.append(block.get("text", ""))
         elif kind == "tool_use":
@@ -213,21 +234,13 @@ def _message_from_blocks(blocks: list[dict[str, Any]]) -> dict[str, Any]:
     return message
 
 
-def parse_reply(data: Any) -> ModelReply:
-    if not isinstance(data, dict):
-        raise ProviderError(f"the endpoint sent an unexpected reply: {str(data)[:200]}")
-    if data.get("type") == "error" or data.get("error"):
-        _raise_error(data)
-    if not isinstance(data.get("content"), list):
-        raise ProviderError("the endpoint's reply has no content")
-    message = _message_from_blocks(data["content"])
-    return ModelReply(message, parse_usage(data.get("usage")), data.get("stop_reason"))
-
-
-class Stream:
+class MessageStream(StreamAssembler):
     """Assembles Messages-API stream events into deltas and, at the end, one reply."""
 
-    def __init__(self) -> None:
+    style = "anthropic"
+
+    def __init__(self, wire: AnthropicStyle) -> None:
+        self.wire = wire
         self.blocks: dict[int, dict[str, Any]] = {}
         self.json_parts: dict[int, list[str]] = {}
         self.text: list[str] = []
@@ -235,15 +248,16 @@ class Stream:
         self.finish_reason: str | None = None
         self.done = False
 
-    def feed(self, event: str, data: str) -> list[dict[str, Any]]:
-        obj = loads_event(data)
-        if not isinstance(obj, dict):
+    def read(self, event: str, data: str) -> list[dict[str, Any]]:
+        obj = optional(loads_event(data), dict, "a stream event")
+        if not obj:
             return []
         kind = obj.get("type") or event
         if kind == "content_block_delta":
-            return self._delta(obj.get("index", 0), obj.get("delta") or {})
+            return self._delta(obj.get("index", 0),
+                               optional(obj.get("delta"), dict, "a block delta") or {})
         if kind == "content_block_start":
-            block = dict(obj.get("content_block") or {})
+            block = dict(optional(obj.get("content_block"), dict, "a content block") or {})
             if block.get("type") == "tool_use":
                 block["input"] = {}
             self.blocks[obj.get("index", len(self.blocks))] = block
@@ -251,14 +265,16 @@ class Stream:
                 self.text.append(block["text"])
                 return [text_event(block["text"])]
         elif kind == "message_start":
-            parse_usage((obj.get("message") or {}).get("usage"), self.usage)
+            message = optional(obj.get("message"), dict, "message_start.message") or {}
+            parse_usage(message.get("usage"), self.usage)
         elif kind == "message_delta":
-            self.finish_reason = (obj.get("delta") or {}).get("stop_reason") or self.finish_reason
+            delta = optional(obj.get("delta"), dict, "message_delta.delta") or {}
+            self.finish_reason = delta.get("stop_reason") or self.finish_reason
             parse_usage(obj.get("usage"), self.usage)
         elif kind == "message_stop":
             self.done = True
         elif kind == "error":
-            _raise_error(obj)
+            self.wire.raise_error(obj)
         return []
 
     def _delta(self, index: int, delta: dict[str, Any]) -> list[dict[str, Any]]:
@@ -282,7 +298,7 @@ class Stream:
     def partial_text(self) -> str:
         return "".join(self.text)
 
-    def finish(self) -> ModelReply:
+    def complete(self) -> ModelReply:
         if not self.done and self.finish_reason is None:
             # The body ended cleanly but the message did not: a cut stream must not pass
             # for a complete (half) answer.

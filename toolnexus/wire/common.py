@@ -1,23 +1,12 @@
-"""Pieces both wire styles share."""
+"""Pieces the wire styles share: canonical messages, and strict reading of hostile replies."""
 
 from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ProviderError
-from ..events import Usage
-
-
-@dataclass
-class ModelReply:
-    """One model call's outcome, whatever the style: a canonical assistant message."""
-
-    message: dict[str, Any]
-    usage: Usage
-    finish_reason: str | None
 
 
 def new_call_id() -> str:
@@ -31,6 +20,38 @@ def loads_event(data: str) -> Any:
         raise ProviderError(
             f"the endpoint sent a stream event that is not JSON: {data[:200]!r}"
         ) from None
+
+
+def malformed(what: str) -> ProviderError:
+    return ProviderError(f"the endpoint's reply is malformed: {what}")
+
+
+def optional(value: Any, kind: type | tuple[type, ...], what: str) -> Any:
+    """`value` when it is of `kind` or None; anything else is a malformed reply."""
+    if value is None or isinstance(value, kind):
+        return value
+    raise malformed(f"{what} is {_shown(value)}")
+
+
+def element(value: Any, what: str) -> dict[str, Any]:
+    """One element of a list of objects (choices, items, parts): null is malformed too."""
+    if isinstance(value, dict):
+        return value
+    raise malformed(f"{what} is {_shown(value)}, not an object")
+
+
+def tokens(raw: dict[str, Any], key: str) -> int:
+    """A token count from a usage object: absent or null is 0, a non-number is malformed."""
+    value = raw.get(key)
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise malformed(f"usage.{key} is {_shown(value)}, not a number")
+    return int(value)
+
+
+def _shown(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)[:80]
 
 
 def assistant_message(
@@ -58,7 +79,7 @@ def canonical_call(call_id: str, name: str, arguments: Any) -> dict[str, Any]:
 
 
 def text_of(content: Any) -> str:
-    """The text of a message `content` that may be a string or a list of parts."""
+    """The text of a canonical `content`: a string or a list of parts."""
     if content is None:
         return ""
     if isinstance(content, str):

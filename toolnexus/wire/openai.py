@@ -1,23 +1,26 @@
-"""style="openai": the Chat Completions format (OpenAI, OpenRouter, Ollama, vLLM, llama.cpp)."""
+"""style="openai": the Chat Completions format (OpenAI, OpenRouter, Ollama, vLLM, llama.cpp,
+Gemini's OpenAI-compatible endpoint)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ProviderError
 from ..events import Usage, empty_usage, reasoning_event, text_event
+from .base import ModelReply, StreamAssembler, ToolSpec, WireStyle, context_overflow
 from .common import (
-    ModelReply,
     assistant_message,
     canonical_call,
+    element,
     loads_event,
+    malformed,
     new_call_id,
+    optional,
     text_of,
+    tokens,
 )
-
-KEY_ENV = "OPENAI_API_KEY"
-PREAMBLE_EVENTS: frozenset[str] = frozenset()  # stream events that carry no output
 
 # The keys each role may carry on the wire; canonical extras (reasoning, thinking
 # blocks, interrupted marks, error flags) stay home.
@@ -27,119 +30,133 @@ _WIRE_KEYS = {
     "assistant": ("role", "content", "tool_calls", "name"),
     "tool": ("role", "tool_call_id", "content"),
 }
+# Gemini puts each tool call's thought signature here; it must go back with that call.
+EXTRA_CONTENT_KEY = "extra_content"
 
 
-def endpoint(base_url: str) -> str:
-    return base_url.rstrip("/") + "/chat/completions"
+class OpenAIStyle(WireStyle):
+    name = "openai"
+    key_env = "OPENAI_API_KEY"
 
+    def endpoint(self, base_url: str) -> str:
+        return base_url.rstrip("/") + "/chat/completions"
 
-def auth_headers(api_key: str | None) -> dict[str, str]:
-    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    def tool_schemas(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+        return [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                                  "parameters": t.parameters}} for t in tools]
 
+    def build_body(self, *, model: str, messages: list[dict[str, Any]], system: str | None,
+                   tools: list[dict[str, Any]], stream: bool) -> dict[str, Any]:
+        wire: list[dict[str, Any]] = []
+        if system and not (messages and messages[0].get("role") == "system"):
+            wire.append({"role": "system", "content": system})
+        for message in messages:
+            keys = _WIRE_KEYS.get(message.get("role", ""), ("role", "content"))
+            wire.append({k: message[k] for k in keys if k in message})
+        body: dict[str, Any] = {"model": model, "messages": wire, "stream": stream}
+        if stream:
+            body["stream_options"] = {"include_usage": True}
+        if tools:
+            body["tools"] = tools
+        return body
 
-def build_body(
-    *,
-    model: str,
-    messages: list[dict[str, Any]],
-    system: str | None,
-    tools: list[dict[str, Any]],
-    stream: bool,
-) -> dict[str, Any]:
-    wire: list[dict[str, Any]] = []
-    if system and not (messages and messages[0].get("role") == "system"):
-        wire.append({"role": "system", "content": system})
-    for message in messages:
-        keys = _WIRE_KEYS.get(message.get("role", ""), ("role", "content"))
-        wire.append({k: message[k] for k in keys if k in message})
-    body: dict[str, Any] = {"model": model, "messages": wire, "stream": stream}
-    if stream:
-        body["stream_options"] = {"include_usage": True}
-    if tools:
-        body["tools"] = tools
-    return body
-
-
-def error_message(data: Any) -> str | None:
-    if isinstance(data, dict):
-        err = data.get("error", data)
-        if isinstance(err, dict):
-            msg = err.get("message") or err.get("msg")
-            return str(msg) if msg else None
-        if isinstance(err, str):
-            return err
-    return None
-
-
-def _raise_if_error(data: dict[str, Any]) -> None:
-    if data.get("error"):
-        code = data["error"].get("code") if isinstance(data["error"], dict) else None
-        raise ProviderError(
-            f"the endpoint reported an error: {error_message(data) or data['error']}",
-            status=code if isinstance(code, int) else None,
-            provider_message=error_message(data),
-            body=data,
-        )
-
-
-def stream_error(event: str, data: str) -> ProviderError | None:
-    """The error a stream event reports (`{"error": ...}` instead of a chunk), if any."""
-    if '"error"' not in data:
+    def error_message(self, data: Any) -> str | None:
+        if isinstance(data, dict):
+            err = data.get("error", data)
+            if isinstance(err, dict):
+                msg = err.get("message") or err.get("msg")
+                return str(msg) if msg else None
+            if isinstance(err, str):
+                return err
         return None
-    try:
-        _raise_if_error(json.loads(data))
-    except ProviderError as error:
-        return error
-    except (ValueError, AttributeError):
-        pass
-    return None
+
+    def stream_error(self, event: str, data: str) -> ProviderError | None:
+        """The error a stream event reports (`{"error": ...}` instead of a chunk), if any."""
+        if '"error"' not in data:
+            return None
+        try:
+            self.raise_if_error(json.loads(data))
+        except ProviderError as error:
+            return error
+        except (ValueError, AttributeError):
+            pass
+        return None
+
+    def raise_if_error(self, data: dict[str, Any]) -> None:
+        if data.get("error"):
+            err = data["error"]
+            code = err.get("code") if isinstance(err, dict) else None
+            message = self.error_message(data)
+            raise ProviderError(
+                f"the endpoint reported an error: {message or err}",
+                status=code if isinstance(code, int) else None,
+                provider_message=message, body=data,
+                context_overflow=context_overflow(data, message),
+            )
+
+    def read_reply(self, data: Any) -> ModelReply:
+        if not isinstance(data, dict):
+            raise malformed(f"expected a JSON object, got {str(data)[:200]}")
+        self.raise_if_error(data)
+        choices = optional(data.get("choices"), list, "choices")
+        if not choices:
+            raise ProviderError("the endpoint's reply has no choices")
+        choice = element(choices[0], "choices[0]")
+        msg = optional(choice.get("message"), dict, "choices[0].message") or {}
+        calls = [_whole_call(c) for c in optional(msg.get("tool_calls"), list, "tool_calls") or []]
+        reasoning = msg.get("reasoning_content") or msg.get("reasoning") or ""
+        message = assistant_message(
+            _reply_text(msg.get("content")) + (optional(msg.get("refusal"), str, "refusal") or ""),
+            calls, reasoning if isinstance(reasoning, str) else "",
+        )
+        return ModelReply(message, parse_usage(data.get("usage")), choice.get("finish_reason"))
+
+    def new_stream(self) -> StreamAssembler:
+        return ChunkStream(self)
+
+
+def _reply_text(content: Any) -> str:
+    """Reply content: a string, or a list of parts that must each be an object."""
+    if isinstance(content, list):
+        for part in content:
+            element(part, "a content part")
+        return text_of(content)
+    return optional(content, str, "message.content") or ""
+
+
+def _whole_call(raw: Any) -> dict[str, Any]:
+    raw = element(raw, "a tool call")
+    fn = optional(raw.get("function"), dict, "a tool call's function") or {}
+    call = canonical_call(raw.get("id") or new_call_id(), fn.get("name", ""),
+                          fn.get("arguments") or "")
+    if raw.get(EXTRA_CONTENT_KEY):
+        call[EXTRA_CONTENT_KEY] = raw[EXTRA_CONTENT_KEY]
+    return call
 
 
 def parse_usage(raw: Any) -> Usage:
     usage = empty_usage()
-    if not isinstance(raw, dict):
+    raw = optional(raw, dict, "usage")
+    if not raw:
         return usage
-    usage["prompt_tokens"] = int(raw.get("prompt_tokens") or 0)
-    usage["completion_tokens"] = int(raw.get("completion_tokens") or 0)
-    usage["total_tokens"] = int(
-        raw.get("total_tokens") or usage["prompt_tokens"] + usage["completion_tokens"]
-    )
-    details = raw.get("completion_tokens_details")
-    if isinstance(details, dict) and details.get("reasoning_tokens"):
-        usage["reasoning_tokens"] = int(details["reasoning_tokens"])
+    usage["prompt_tokens"] = tokens(raw, "prompt_tokens")
+    usage["completion_tokens"] = tokens(raw, "completion_tokens")
+    usage["total_tokens"] = (tokens(raw, "total_tokens")
+                             or usage["prompt_tokens"] + usage["completion_tokens"])
+    details = optional(raw.get("completion_tokens_details"), dict, "usage details")
+    if details and tokens(details, "reasoning_tokens"):
+        usage["reasoning_tokens"] = tokens(details, "reasoning_tokens")
     return usage
 
 
-def parse_reply(data: Any) -> ModelReply:
-    if not isinstance(data, dict):
-        raise ProviderError(f"the endpoint sent an unexpected reply: {str(data)[:200]}")
-    _raise_if_error(data)
-    choices = data.get("choices") or []
-    if not choices:
-        raise ProviderError("the endpoint's reply has no choices")
-    choice = choices[0]
-    msg = choice.get("message") or {}
-    calls = [
-        canonical_call(
-            c.get("id") or new_call_id(),
-            (c.get("function") or {}).get("name", ""),
-            (c.get("function") or {}).get("arguments") or "",
-        )
-        for c in msg.get("tool_calls") or []
-    ]
-    reasoning = msg.get("reasoning_content") or msg.get("reasoning") or ""
-    message = assistant_message(
-        text_of(msg.get("content")), calls, reasoning if isinstance(reasoning, str) else ""
-    )
-    return ModelReply(message, parse_usage(data.get("usage")), choice.get("finish_reason"))
-
-
 class _Call:
-    __slots__ = ("id", "name", "args")
+    __slots__ = ("id", "name", "args", "extra")
 
     def __init__(self, call_id: str, name: str) -> None:
         self.id = call_id
         self.name = name
         self.args: list[str] = []
+        self.extra: Any = None
 
     def complete(self) -> bool:
         try:
@@ -148,11 +165,20 @@ class _Call:
             return False
         return True
 
+    def canonical(self) -> dict[str, Any]:
+        call = canonical_call(self.id, self.name, "".join(self.args))
+        if self.extra:
+            call[EXTRA_CONTENT_KEY] = self.extra
+        return call
 
-class Stream:
+
+class ChunkStream(StreamAssembler):
     """Assembles chat.completion.chunk events into deltas and, at the end, one reply."""
 
-    def __init__(self) -> None:
+    style = "openai"
+
+    def __init__(self, wire: OpenAIStyle) -> None:
+        self.wire = wire
         self.text: list[str] = []
         self.reasoning: list[str] = []
         self.calls: list[_Call] = []
@@ -161,34 +187,33 @@ class Stream:
         self.done = False
         self._by_index: dict[int, _Call] = {}
 
-    def feed(self, event: str, data: str) -> list[dict[str, Any]]:
+    def read(self, event: str, data: str) -> list[dict[str, Any]]:
         if data == "[DONE]":
             self.done = True
             return []
-        obj = loads_event(data)
-        if not isinstance(obj, dict):
+        obj = optional(loads_event(data), dict, "a stream chunk")
+        if not obj:
             return []
-        if obj.get("error"):
-            _raise_if_error(obj)
+        self.wire.raise_if_error(obj)
         if obj.get("usage"):
             self.usage = parse_usage(obj["usage"])
-        choices = obj.get("choices")
+        choices = optional(obj.get("choices"), list, "choices")
         if not choices:
             return []
-        choice = choices[0]
-        delta = choice.get("delta") or {}
+        choice = element(choices[0], "choices[0]")
+        delta = optional(choice.get("delta"), dict, "choices[0].delta") or {}
         out = []
         thought = delta.get("reasoning_content") or delta.get("reasoning")
         if thought and isinstance(thought, str):
             self.reasoning.append(thought)
             out.append(reasoning_event(thought))
-        content = delta.get("content")
-        if content:
-            self.text.append(content)
-            out.append(text_event(content))
-        if delta.get("tool_calls"):
-            for fragment in delta["tool_calls"]:
-                self._fragment(fragment)
+        for key in ("content", "refusal"):
+            piece = optional(delta.get(key), str, f"delta.{key}")
+            if piece:
+                self.text.append(piece)
+                out.append(text_event(piece))
+        for fragment in optional(delta.get("tool_calls"), list, "delta.tool_calls") or []:
+            self._fragment(element(fragment, "a tool call fragment"))
         if choice.get("finish_reason"):
             self.finish_reason = choice["finish_reason"]
         return out
@@ -196,7 +221,7 @@ class Stream:
     def _fragment(self, fragment: dict[str, Any]) -> None:
         index = fragment.get("index")
         call_id = fragment.get("id")
-        fn = fragment.get("function") or {}
+        fn = optional(fragment.get("function"), dict, "a tool call fragment's function") or {}
         name = fn.get("name")
         args = fn.get("arguments")
         if args is not None and not isinstance(args, str):
@@ -211,6 +236,8 @@ class Stream:
             call.name = name
         if args:
             call.args.append(args)
+        if fragment.get(EXTRA_CONTENT_KEY):
+            call.extra = fragment[EXTRA_CONTENT_KEY]
 
     def _call_for(self, index: int | None, call_id: str | None, name: str | None) -> _Call | None:
         """The call a fragment continues, or None when it starts a new one."""
@@ -232,7 +259,10 @@ class Stream:
     def partial_text(self) -> str:
         return "".join(self.text)
 
-    def finish(self) -> ModelReply:
-        calls = [canonical_call(c.id, c.name, "".join(c.args)) for c in self.calls]
-        message = assistant_message("".join(self.text), calls, "".join(self.reasoning))
+    def complete(self) -> ModelReply:
+        if not self.done and self.finish_reason is None:
+            raise ProviderError("the stream ended before the reply was complete "
+                                "(no finish reason and no [DONE])")
+        message = assistant_message("".join(self.text), [c.canonical() for c in self.calls],
+                                    "".join(self.reasoning))
         return ModelReply(message, self.usage or empty_usage(), self.finish_reason)

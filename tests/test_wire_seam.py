@@ -1,0 +1,276 @@
+"""What holds for every wire style: the registry, a thread moving between styles, malformed
+replies as one clear error, and the numbers of a context-overflow error."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.stub_provider import (
+    Reply,
+    StubProvider,
+    anthropic_stream,
+    anthropic_text,
+    openai_stream,
+    openai_text,
+    openai_tool_call,
+    responses_reply,
+    responses_stream,
+)
+from toolnexus import MemoryStore, ProviderError, create_client, create_toolkit, define_tool
+from toolnexus.errors import ContextOverflow
+from toolnexus.wire import STYLES, ToolSpec, WireStyle
+
+ENCRYPTED = "gAAAAABo-encrypted=="
+SIGNATURE = "c3R1Yi1zaWduYXR1cmU="
+
+
+@pytest.fixture(autouse=True)
+def no_keys_in_env(monkeypatch):
+    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def client_for(stub: StubProvider, style: str, **kw: Any):
+    kw.setdefault("api_key", "sk-test")
+    base = stub.url if style == "anthropic" else stub.base_url
+    return create_client(base_url=base, style=style, model="m", **kw)
+
+
+async def tools():
+    def echo(text: str) -> str:
+        """Echo the text back."""
+        return f"echo:{text}"
+
+    return (await create_toolkit()).register(define_tool(echo))
+
+
+# ----------------------------------------------------------------------------- the registry
+
+
+def test_every_style_is_a_wirestyle_that_names_its_key_variable():
+    assert set(STYLES) == {"openai", "anthropic", "responses"}
+    assert {name: s.key_env for name, s in STYLES.items()} == {
+        "openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY",
+        "responses": "OPENAI_API_KEY"}
+    assert all(isinstance(s, WireStyle) and s.name == name for name, s in STYLES.items())
+
+
+def test_each_style_shapes_the_same_neutral_tool_its_own_way():
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+    spec = ToolSpec("find", "Find things.", schema)
+    assert STYLES["openai"].tool_schemas([spec]) == [{"type": "function", "function": {
+        "name": "find", "description": "Find things.", "parameters": schema}}]
+    assert STYLES["anthropic"].tool_schemas([spec]) == [
+        {"name": "find", "description": "Find things.", "input_schema": schema}]
+    assert STYLES["responses"].tool_schemas([spec]) == [
+        {"type": "function", "name": "find", "description": "Find things.",
+         "parameters": schema, "strict": False}]
+
+
+def test_an_unknown_style_lists_every_style():
+    with pytest.raises(ValueError) as info:
+        create_client(base_url="http://127.0.0.1:9/v1", style="gemini", model="m")
+    assert all(name in str(info.value) for name in STYLES)
+
+
+# ----------------------------------------------------------------------------- crossing styles
+
+
+def _paired(call_ids: list[str], result_ids: list[str]) -> None:
+    assert call_ids and sorted(call_ids) == sorted(result_ids)
+
+
+async def test_a_thread_moves_between_all_three_styles_and_back(stub):
+    stub.script(
+        Reply.json(openai_tool_call([("echo", {"text": "o"})])),
+        openai_stream("openai done"),
+        anthropic_stream(thinking="Plan", tool_calls=[("echo", {"text": "a"})]),
+        anthropic_stream("anthropic done"),
+        responses_stream(reasoning="Hmm", encrypted=ENCRYPTED,
+                         tool_calls=[("echo", {"text": "r"})]),
+        responses_stream("responses done"),
+        Reply.json(openai_text("openai again")),
+        Reply.json(anthropic_text("anthropic again")),
+        Reply.json(responses_reply("responses again")),
+    )
+    kit, store = await tools(), MemoryStore()
+    for style in ("openai", "anthropic", "responses", "openai", "anthropic", "responses"):
+        async with client_for(stub, style, store=store) as client:
+            events = [e async for e in client.stream(f"on {style}", kit, id="thread")]
+    result = events[-1]["result"]
+    assert result.text == "responses again"
+    assert [r.path for r in stub.requests] == [
+        "/v1/chat/completions", "/v1/chat/completions", "/v1/messages", "/v1/messages",
+        "/v1/responses", "/v1/responses", "/v1/chat/completions", "/v1/messages",
+        "/v1/responses"]
+
+    openai_body = stub.requests[6].json
+    for message in openai_body["messages"]:
+        assert set(message) <= {"role", "content", "tool_calls", "tool_call_id", "name"}
+    _paired([c["id"] for m in openai_body["messages"] for c in m.get("tool_calls") or []],
+            [m["tool_call_id"] for m in openai_body["messages"] if m["role"] == "tool"])
+    assert len([m for m in openai_body["messages"] if m["role"] == "tool"]) == 3
+
+    anthropic_body = stub.requests[7].json
+    blocks = [b for m in anthropic_body["messages"] for b in m["content"]]
+    _paired([b["id"] for b in blocks if b["type"] == "tool_use"],
+            [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"])
+    assert [b["signature"] for b in blocks if b["type"] == "thinking"] == [SIGNATURE]
+    assert ENCRYPTED not in json.dumps(anthropic_body)
+
+    responses_body = stub.requests[8].json
+    items = responses_body["input"]
+    assert all(item.get("type") for item in items)
+    _paired([i["call_id"] for i in items if i["type"] == "function_call"],
+            [i["call_id"] for i in items if i["type"] == "function_call_output"])
+    assert [i["encrypted_content"] for i in items if i["type"] == "reasoning"] == [ENCRYPTED]
+    assert SIGNATURE not in json.dumps(responses_body)
+    said = [p["text"] for i in items if i["type"] == "message" and i["role"] == "assistant"
+            for p in i["content"]]
+    assert said == ["openai done", "anthropic done", "responses done", "openai again",
+                    "anthropic again"]
+
+
+# ----------------------------------------------------------------------------- malformed replies
+
+OPENAI_CHUNK = {"id": "c", "object": "chat.completion.chunk"}
+ANTHROPIC_START = ("message_start", {"type": "message_start", "message": {
+    "id": "msg_1", "type": "message", "role": "assistant", "content": [],
+    "usage": {"input_tokens": 1, "output_tokens": 1}}})
+
+
+def _openai_message(**message: Any) -> dict:
+    return {"choices": [{"index": 0, "message": {"role": "assistant", **message},
+                         "finish_reason": "stop"}]}
+
+
+def _responses_completed(**response: Any) -> Reply:
+    return Reply.sse([("response.completed", {"type": "response.completed", "response": {
+        "status": "completed", "output": [], **response}})])
+
+
+MALFORMED = {
+    "openai": [
+        ("choices [null]", Reply.json({"choices": [None]})),
+        ('choices "x"', Reply.json({"choices": "x"})),
+        ("message 5", Reply.json({"choices": [{"message": 5}]})),
+        ('usage "x"', Reply.json({**openai_text("hi"), "usage": "lots"})),
+        ("usage not numeric", Reply.json({**openai_text("hi"), "usage": {"prompt_tokens": "x"}})),
+        ("tool_calls {}", Reply.json(_openai_message(content=None, tool_calls={}))),
+        ("content parts not objects", Reply.json(_openai_message(content=[5, "x"]))),
+        ("a reply that is a list", Reply.json([1, 2])),
+        ("stream: choices [null]", Reply.sse([{**OPENAI_CHUNK, "choices": [None]}], done=True)),
+        ('stream: choices "x"', Reply.sse([{**OPENAI_CHUNK, "choices": "x"}], done=True)),
+        ("stream: delta 5", Reply.sse([{**OPENAI_CHUNK, "choices": [{"delta": 5}]}],
+                                      done=True)),
+        ('stream: usage "x"', Reply.sse([{**OPENAI_CHUNK, "choices": [], "usage": "x"}],
+                                        done=True)),
+        ("stream: usage not numeric", Reply.sse(
+            [{**OPENAI_CHUNK, "choices": [], "usage": {"completion_tokens": [1]}}], done=True)),
+        ("stream: tool_calls {}", Reply.sse(
+            [{**OPENAI_CHUNK, "choices": [{"delta": {"tool_calls": {}}}]}], done=True)),
+        ("stream: a tool call fragment 5", Reply.sse(
+            [{**OPENAI_CHUNK, "choices": [{"delta": {"tool_calls": [5]}}]}], done=True)),
+    ],
+    "anthropic": [
+        ("content blocks not objects", Reply.json({**anthropic_text("x"), "content": [5]})),
+        ('usage "x"', Reply.json({**anthropic_text("x"), "usage": "x"})),
+        ("usage not numeric", Reply.json({**anthropic_text("x"),
+                                          "usage": {"input_tokens": "ten"}})),
+        ("stream: content_block 5", Reply.sse([ANTHROPIC_START, ("content_block_start", {
+            "type": "content_block_start", "index": 0, "content_block": 5})])),
+        ("stream: delta a string", Reply.sse([ANTHROPIC_START, ("content_block_delta", {
+            "type": "content_block_delta", "index": 0, "delta": "text"})])),
+        ("stream: message 5", Reply.sse([("message_start", {"type": "message_start",
+                                                            "message": 5})])),
+        ('stream: usage "x"', Reply.sse([ANTHROPIC_START, ("message_delta", {
+            "type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": "x"})])),
+    ],
+    "responses": [
+        ("output items not objects", Reply.json({**responses_reply("x"), "output": [5]})),
+        ('output "x"', Reply.json({**responses_reply("x"), "output": "x"})),
+        ("content parts not objects", Reply.json({**responses_reply("x"), "output": [
+            {"type": "message", "role": "assistant", "content": [None]}]})),
+        ('usage "x"', Reply.json({**responses_reply("x"), "usage": "x"})),
+        ("usage not numeric", Reply.json({**responses_reply("x"),
+                                          "usage": {"output_tokens": "x"}})),
+        ("stream: item 5", Reply.sse([("response.output_item.added", {
+            "type": "response.output_item.added", "output_index": 0, "item": 5})])),
+        ("stream: delta 5", Reply.sse([("response.output_text.delta", {
+            "type": "response.output_text.delta", "output_index": 0, "delta": 5})])),
+        ("stream: response 5", Reply.sse([("response.completed", {
+            "type": "response.completed", "response": 5})])),
+        ('stream: usage "x"', _responses_completed(usage="x")),
+        ("stream: output item content 5", _responses_completed()),
+    ],
+}
+MALFORMED["responses"][-1] = ("stream: output item content 5", Reply.sse([
+    ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0,
+                                   "item": {"type": "message", "content": 5}}),
+    ("response.completed", {"type": "response.completed",
+                            "response": {"status": "completed"}})]))
+
+
+@pytest.mark.parametrize(("style", "reply"), [
+    pytest.param(style, reply, id=f"{style}: {name}")
+    for style, cases in MALFORMED.items() for name, reply in cases])
+async def test_a_malformed_reply_is_one_clear_provider_error(stub, style, reply):
+    stub.script(reply)
+    async with client_for(stub, style, retries=0) as client:
+        with pytest.raises(ProviderError) as caught:
+            async for _ in client.stream("hi", None):
+                pass
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "malformed" in message or "well-formed" in message
+    assert [m["role"] for m in caught.value.result.messages] == ["user"]
+
+
+# ----------------------------------------------------------------------------- context overflow
+
+LLAMA_CPP = {"error": {"code": 400, "message": "the request exceeds the available context size, "
+                       "try increasing it", "type": "exceed_context_size_error",
+                       "n_prompt_tokens": 5123, "n_ctx": 4096}}
+OPENAI = {"error": {"message": "This model's maximum context length is 8192 tokens. However, "
+                    "your messages resulted in 9010 tokens. Please reduce the length of the "
+                    "messages.", "type": "invalid_request_error", "param": "messages",
+                    "code": "context_length_exceeded"}}
+ANTHROPIC = {"type": "error", "error": {"type": "invalid_request_error",
+                                        "message": "prompt is too long: 208310 tokens > "
+                                                   "200000 maximum"}}
+RESPONSES = {"error": {"message": "Your input exceeds the context window of this model. "
+                       "Please adjust your input and try again.", "type": "invalid_request_error",
+                       "param": "input", "code": "context_length_exceeded"}}
+
+
+@pytest.mark.parametrize(("style", "body", "expected"), [
+    ("openai", LLAMA_CPP, (5123, 4096)),
+    ("responses", LLAMA_CPP, (5123, 4096)),
+    ("openai", OPENAI, (9010, 8192)),
+    ("anthropic", ANTHROPIC, (208310, 200000)),
+    ("responses", RESPONSES, (None, None)),
+    ("openai", {"error": {"message": "Invalid value for 'temperature'", "code": None}}, None),
+], ids=["llama.cpp", "llama.cpp-responses", "openai", "anthropic", "responses-no-numbers",
+        "not-an-overflow"])
+async def test_a_context_overflow_error_carries_its_numbers(stub, style, body, expected):
+    stub.script(Reply.json(body, status=400))
+    async with client_for(stub, style) as client:
+        with pytest.raises(ProviderError) as caught:
+            await client.run("a very long prompt", None)
+    overflow = caught.value.context_overflow
+    assert overflow == (None if expected is None else ContextOverflow(*expected))
+    if expected is not None:
+        assert caught.value.hint and "too long" in caught.value.hint
+        assert overflow.used == expected[0] and overflow.window == expected[1]
+
+
+async def test_a_context_overflow_sent_inside_a_stream_carries_its_numbers(stub):
+    stub.script(Reply.sse([("error", {"type": "error", "error": ANTHROPIC["error"]})]))
+    async with client_for(stub, "anthropic", retries=0) as client:
+        with pytest.raises(ProviderError) as caught:
+            async for _ in client.stream("hi", None):
+                pass
+    assert caught.value.context_overflow == ContextOverflow(208310, 200000)

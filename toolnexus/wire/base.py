@@ -1,0 +1,154 @@
+"""WireStyle: everything the loop knows of a provider, and the types it trades in.
+
+A style translates the canonical transcript (OpenAI chat messages plus extra keys) into one
+provider's request, and that provider's replies, streams and errors back into canonical form.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from ..errors import ContextOverflow, ProviderError, http_error
+from ..events import Usage
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as the model sees it, in no provider's shape."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]  # a JSON Schema object
+
+
+@dataclass
+class ModelReply:
+    """One model call's outcome, whatever the style: a canonical assistant message."""
+
+    message: dict[str, Any]
+    usage: Usage
+    finish_reason: str | None
+
+
+@contextlib.contextmanager
+def reply_shape(style: str) -> Iterator[None]:
+    """Turn a reply whose shape the parser did not expect (a list where an object belongs,
+    a number for a message) into one ProviderError instead of a traceback."""
+    try:
+        yield
+    except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
+        raise ProviderError(
+            f"the endpoint's reply is not a well-formed {style} reply ({type(exc).__name__}: "
+            f"{str(exc)[:200]})"
+        ) from None
+
+
+class StreamAssembler(ABC):
+    """Reads one streamed reply: SSE events in, event dicts out, one ModelReply at the end."""
+
+    style: ClassVar[str]
+
+    def feed(self, event: str, data: str) -> list[dict[str, Any]]:
+        with reply_shape(self.style):
+            return self.read(event, data)
+
+    def finish(self) -> ModelReply:
+        """The reply; raises if the stream ended before the provider said it was complete."""
+        with reply_shape(self.style):
+            return self.complete()
+
+    @abstractmethod
+    def read(self, event: str, data: str) -> list[dict[str, Any]]: ...
+
+    @abstractmethod
+    def complete(self) -> ModelReply: ...
+
+    @abstractmethod
+    def partial_text(self) -> str:
+        """The answer text seen so far (kept when the stream breaks)."""
+
+
+class WireStyle(ABC):
+    """One provider format. Subclasses set `name` and `key_env` and implement the rest."""
+
+    name: ClassVar[str]
+    key_env: ClassVar[str]  # the environment variable that holds this style's API key
+    preamble_events: ClassVar[frozenset[str]] = frozenset()  # stream events with no output
+
+    @abstractmethod
+    def endpoint(self, base_url: str) -> str: ...
+
+    def auth_headers(self, api_key: str | None) -> dict[str, str]:
+        return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+    @abstractmethod
+    def tool_schemas(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]: ...
+
+    @abstractmethod
+    def build_body(self, *, model: str, messages: list[dict[str, Any]], system: str | None,
+                   tools: list[dict[str, Any]], stream: bool) -> dict[str, Any]: ...
+
+    def parse_reply(self, data: Any) -> ModelReply:
+        """A whole (non-streamed) JSON reply as a ModelReply; raises ProviderError."""
+        with reply_shape(self.name):
+            return self.read_reply(data)
+
+    @abstractmethod
+    def read_reply(self, data: Any) -> ModelReply: ...
+
+    @abstractmethod
+    def new_stream(self) -> StreamAssembler: ...
+
+    @abstractmethod
+    def error_message(self, data: Any) -> str | None:
+        """The provider's own words in an error body, if it has any."""
+
+    @abstractmethod
+    def stream_error(self, event: str, data: str) -> ProviderError | None:
+        """The error a stream event reports, if it is one."""
+
+    def http_error(self, status: int, data: Any, *, url: str, model: str,
+                   key_sent: bool) -> ProviderError:
+        """The ProviderError for an HTTP failure whose body is `data` (JSON or text)."""
+        message = data if isinstance(data, str) else self.error_message(data)
+        return http_error(status, message, url=url, model=model, key_env=self.key_env,
+                          key_sent=key_sent, body=data,
+                          context_overflow=context_overflow(data, message))
+
+
+# The numbers of a context-overflow error, as known servers word them (groups used/window).
+_OVERFLOW_WORDING = (
+    # Anthropic: "prompt is too long: 208310 tokens > 200000 maximum"
+    re.compile(r"(?P<used>\d+) tokens > (?P<window>\d+) maximum"),
+    # OpenAI, vLLM: "maximum context length is 8192 tokens. However, your messages resulted
+    # in 9000 tokens" ("you requested 9000 tokens", "your request has 9000 input tokens")
+    re.compile(r"maximum context length is (?P<window>\d+) tokens.*?"
+               r"(?:resulted in|requested|has) (?P<used>\d+) (?:input )?tokens", re.S),
+)
+_OVERFLOW_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error"})
+_OVERFLOW_WORDS = ("context length", "context_length", "maximum context", "context window",
+                   "context size", "too many tokens", "prompt is too long")
+
+
+def context_overflow(data: Any, message: str | None) -> ContextOverflow | None:
+    """(used, window) when an error says the prompt does not fit the model's window; either
+    number is None when the provider did not give it. None for any other error."""
+    err = data.get("error", data) if isinstance(data, dict) else None
+    err = err if isinstance(err, dict) else {}
+    used, window = err.get("n_prompt_tokens"), err.get("n_ctx")  # llama.cpp
+    if isinstance(used, int) and isinstance(window, int):
+        return ContextOverflow(used, window)
+    text = message or ""
+    for wording in _OVERFLOW_WORDING:
+        match = wording.search(text)
+        if match:
+            return ContextOverflow(int(match["used"]), int(match["window"]))
+    codes = {str(err.get(k)) for k in ("code", "type")}
+    if codes & _OVERFLOW_CODES or any(w in text.lower() for w in _OVERFLOW_WORDS):
+        return ContextOverflow(None, None)
+    return None

@@ -1,0 +1,275 @@
+"""style="responses": the OpenAI Responses API (`POST /responses`), used statelessly.
+
+Every input item carries its `type`; nothing is stored on the server (`store: false`), so
+reasoning comes back encrypted and is sent back unchanged on the next request.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import ProviderError
+from ..events import Usage, empty_usage, reasoning_event, text_event
+from .base import ModelReply, StreamAssembler, ToolSpec, WireStyle, context_overflow
+from .common import (
+    assistant_message,
+    canonical_call,
+    element,
+    loads_event,
+    malformed,
+    new_call_id,
+    optional,
+    text_of,
+    tokens,
+)
+
+# Encrypted reasoning items ride on the canonical assistant message under this key, exactly
+# as the API sent them, and go back ahead of that message's output.
+REASONING_ITEMS_KEY = "reasoning_items"
+
+# Error codes sent inside a stream -> the HTTP status they stand for (for the retry policy).
+_ERROR_STATUS = {"rate_limit_exceeded": 429, "server_error": 500, "server_is_overloaded": 503}
+_TEXT_DELTAS = ("response.output_text.delta", "response.refusal.delta")
+_REASONING_DELTAS = ("response.reasoning_summary_text.delta", "response.reasoning_text.delta")
+
+
+class ResponsesStyle(WireStyle):
+    name = "responses"
+    key_env = "OPENAI_API_KEY"
+    preamble_events = frozenset({"response.created", "response.in_progress", "response.queued"})
+
+    def endpoint(self, base_url: str) -> str:
+        return base_url.rstrip("/") + "/responses"
+
+    def tool_schemas(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+        # strict defaults to true in this API, which rejects ordinary (non-strict) schemas.
+        return [{"type": "function", "name": t.name, "description": t.description,
+                 "parameters": t.parameters, "strict": False} for t in tools]
+
+    def build_body(self, *, model: str, messages: list[dict[str, Any]], system: str | None,
+                   tools: list[dict[str, Any]], stream: bool) -> dict[str, Any]:
+        own_system = [text_of(m.get("content")) for m in messages if m.get("role") == "system"]
+        items: list[dict[str, Any]] = []
+        for message in messages:
+            items.extend(_input_items(message))
+        body: dict[str, Any] = {"model": model, "input": items, "stream": stream,
+                                "store": False, "include": ["reasoning.encrypted_content"]}
+        instructions = "\n\n".join(own_system) if own_system else system
+        if instructions:
+            body["instructions"] = instructions
+        if tools:
+            body["tools"] = tools
+        return body
+
+    def error_message(self, data: Any) -> str | None:
+        if isinstance(data, dict):
+            err = data.get("error", data)
+            if isinstance(err, dict) and err.get("message"):
+                return str(err["message"])
+            if isinstance(err, str):
+                return err
+        return None
+
+    def error(self, err: Any, body: Any) -> ProviderError:
+        """The ProviderError for an error object (`{"code", "message"}`) the API sent."""
+        err = err if isinstance(err, dict) else {"message": str(err)}
+        message = self.error_message(err) or str(err.get("code") or "unknown error")
+        return ProviderError(
+            f"the endpoint reported an error: {message}",
+            status=_ERROR_STATUS.get(str(err.get("code"))),
+            provider_message=message, body=body,
+            context_overflow=context_overflow(err, message),
+        )
+
+    def stream_error(self, event: str, data: str) -> ProviderError | None:
+        """The error an `error` or `response.failed` event reports, if this is one."""
+        if event not in ("error", "response.failed") and '"error"' not in data:
+            return None
+        try:
+            obj = json.loads(data)
+        except ValueError:
+            return None
+        if not isinstance(obj, dict):
+            return None
+        kind = obj.get("type") or event
+        if kind == "error":
+            return self.error(obj.get("error") or obj, obj)
+        if kind == "response.failed":
+            response = obj.get("response") if isinstance(obj.get("response"), dict) else {}
+            return self.error(response.get("error") or "the response failed", obj)
+        return None
+
+    def read_reply(self, data: Any) -> ModelReply:
+        if not isinstance(data, dict):
+            raise malformed(f"expected a JSON object, got {str(data)[:200]}")
+        if data.get("error") or data.get("status") == "failed":
+            raise self.error(data.get("error") or "the response failed", data)
+        output = optional(data.get("output"), list, "output")
+        if output is None:
+            raise ProviderError("the endpoint's reply has no output")
+        message = _message_from_items(output)
+        return ModelReply(message, parse_usage(data.get("usage")), _finish_reason(data, message))
+
+    def new_stream(self) -> StreamAssembler:
+        return EventStream(self)
+
+
+def _input_items(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """The input items standing for one canonical message."""
+    role = message.get("role")
+    if role == "user":
+        text = text_of(message.get("content"))
+        return [_message_item("user", "input_text", text)] if text else []
+    if role == "assistant":
+        items = list(message.get(REASONING_ITEMS_KEY) or [])
+        text = text_of(message.get("content"))
+        if text.strip():
+            items.append(_message_item("assistant", "output_text", text))
+        for call in message.get("tool_calls") or []:
+            fn = call.get("function") or {}
+            items.append({"type": "function_call", "call_id": str(call.get("id") or ""),
+                          "name": fn.get("name", ""), "arguments": fn.get("arguments") or "{}"})
+        return items
+    if role == "tool":
+        return [{"type": "function_call_output", "call_id": str(message.get("tool_call_id")),
+                 "output": text_of(message.get("content"))}]
+    return []  # system messages become `instructions`
+
+
+def _message_item(role: str, part_type: str, text: str) -> dict[str, Any]:
+    return {"type": "message", "role": role, "content": [{"type": part_type, "text": text}]}
+
+
+def _message_from_items(items: list[Any]) -> dict[str, Any]:
+    text, calls, reasoning, kept = [], [], [], []
+    for raw in items:
+        item = element(raw, "an output item")
+        kind = item.get("type")
+        if kind == "message":
+            for part in optional(item.get("content"), list, "a message's content") or []:
+                part = element(part, "a content part")
+                text.append(part.get("text") or part.get("refusal") or "")
+        elif kind == "function_call":
+            calls.append(canonical_call(item.get("call_id") or item.get("id") or new_call_id(),
+                                        item.get("name") or "", item.get("arguments") or ""))
+        elif kind == "reasoning":
+            reasoning.append(_reasoning_text(item))
+            if item.get("encrypted_content"):
+                kept.append(item)
+    message = assistant_message("".join(text), calls, "".join(reasoning))
+    if kept:
+        message[REASONING_ITEMS_KEY] = kept
+    return message
+
+
+def _reasoning_text(item: dict[str, Any]) -> str:
+    parts = [*(optional(item.get("summary"), list, "a reasoning summary") or []),
+             *(optional(item.get("content"), list, "a reasoning item's content") or [])]
+    return "".join(element(p, "a reasoning part").get("text") or "" for p in parts)
+
+
+def _finish_reason(response: dict[str, Any], message: dict[str, Any]) -> str:
+    if response.get("status") == "incomplete":
+        details = optional(response.get("incomplete_details"), dict, "incomplete_details") or {}
+        return str(details.get("reason") or "incomplete")
+    return "tool_calls" if message.get("tool_calls") else "stop"
+
+
+def parse_usage(raw: Any) -> Usage:
+    usage = empty_usage()
+    raw = optional(raw, dict, "usage")
+    if not raw:
+        return usage
+    usage["prompt_tokens"] = tokens(raw, "input_tokens")
+    usage["completion_tokens"] = tokens(raw, "output_tokens")
+    usage["total_tokens"] = (tokens(raw, "total_tokens")
+                             or usage["prompt_tokens"] + usage["completion_tokens"])
+    details = optional(raw.get("output_tokens_details"), dict, "usage.output_tokens_details")
+    if details and tokens(details, "reasoning_tokens"):
+        usage["reasoning_tokens"] = tokens(details, "reasoning_tokens")
+    return usage
+
+
+class EventStream(StreamAssembler):
+    """Assembles Responses stream events into deltas and, at the end, one reply. Output items
+    are kept by `output_index`; deltas fill in their text and arguments."""
+
+    style = "responses"
+
+    def __init__(self, wire: ResponsesStyle) -> None:
+        self.wire = wire
+        self.items: dict[int, dict[str, Any]] = {}
+        self.pieces: dict[int, list[str]] = {}  # streamed text or arguments, per item
+        self.arguments: dict[int, str] = {}  # the whole arguments, once an item says them
+        self.text: list[str] = []
+        self.reasoning: list[str] = []
+        self.response: dict[str, Any] | None = None  # from response.completed / .incomplete
+
+    def read(self, event: str, data: str) -> list[dict[str, Any]]:
+        obj = optional(loads_event(data), dict, "a stream event")
+        if not obj:
+            return []
+        kind = obj.get("type") or event
+        if kind in _TEXT_DELTAS or kind in _REASONING_DELTAS:
+            piece = optional(obj.get("delta"), str, f"{kind} delta") or ""
+            if not piece:
+                return []
+            if kind in _REASONING_DELTAS:
+                self.reasoning.append(piece)
+                return [reasoning_event(piece)]
+            self.pieces.setdefault(self._slot(obj), []).append(piece)
+            self.text.append(piece)
+            return [text_event(piece)]
+        if kind == "response.function_call_arguments.delta":
+            piece = optional(obj.get("delta"), str, "arguments delta") or ""
+            self.pieces.setdefault(self._slot(obj), []).append(piece)
+        elif kind == "response.function_call_arguments.done":
+            arguments = optional(obj.get("arguments"), str, "arguments")
+            if arguments is not None:
+                self.arguments[self._slot(obj)] = arguments
+        elif kind in ("response.output_item.added", "response.output_item.done"):
+            item = optional(obj.get("item"), dict, f"{kind} item") or {}
+            self.items[self._slot(obj, item.get("id"))] = item
+        elif kind in ("response.completed", "response.incomplete"):
+            self.response = optional(obj.get("response"), dict, f"{kind} response") or {}
+            if kind == "response.incomplete":
+                self.response.setdefault("status", "incomplete")
+        else:
+            error = self.wire.stream_error(kind, data)
+            if error is not None:
+                raise error
+        return []
+
+    def _slot(self, obj: dict[str, Any], item_id: Any = None) -> int:
+        """The output index an event is about: its own, else that of its item's id."""
+        index = obj.get("output_index")
+        if isinstance(index, int) and not isinstance(index, bool):
+            return index
+        item_id = item_id or obj.get("item_id")
+        found = next((i for i, item in self.items.items() if item_id and
+                      item.get("id") == item_id), None)
+        return found if found is not None else max(self.items, default=-1) + 1
+
+    def partial_text(self) -> str:
+        return "".join(self.text)
+
+    def complete(self) -> ModelReply:
+        if self.response is None:
+            raise ProviderError("the stream ended before the reply was complete "
+                                "(no response.completed event)")
+        items = []
+        for index in sorted(self.items.keys() | self.pieces.keys()):
+            item = dict(self.items.get(index) or {"type": "message"})
+            streamed = "".join(self.pieces.get(index, []))
+            if item.get("type") == "function_call":
+                item["arguments"] = self.arguments.get(index, streamed or item.get("arguments"))
+            elif item.get("type") == "message" and streamed:
+                item["content"] = [{"type": "output_text", "text": streamed}]
+            items.append(item)
+        message = _message_from_items(items)
+        if self.reasoning:
+            message["reasoning"] = "".join(self.reasoning)
+        usage = parse_usage(self.response.get("usage"))
+        return ModelReply(message, usage, _finish_reason(self.response, message))
