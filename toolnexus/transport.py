@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import inspect
 import json
+import os
 import random
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -26,6 +27,8 @@ from .events import retry_event
 from .sse import SSEDecoder
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx2
 
 RETRYABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504, 529})
@@ -382,7 +385,7 @@ def _new_http_client() -> httpx2.AsyncClient:
 
     try:
         return httpx2.AsyncClient(
-            trust_env=True, follow_redirects=False, mounts=_DIRECT,
+            trust_env=True, follow_redirects=False, mounts=_DIRECT, verify=_tls_context(),
             http2=importlib.util.find_spec("h2") is not None)
     except ImportError:  # httpx2 names the missing package; a SOCKS proxy needs socksio
         raise ProviderError(
@@ -392,6 +395,22 @@ def _new_http_client() -> httpx2.AsyncClient:
         raise ProviderError(
             "the proxy set in the environment (HTTPS_PROXY / HTTP_PROXY / ALL_PROXY) is not "
             "usable: give an http://, https:// or socks5:// URL") from None
+
+
+_TLS_CONTEXTS: dict[tuple[str | None, str | None], ssl.SSLContext] = {}
+
+
+def _tls_context() -> ssl.SSLContext:
+    """httpx2's default TLS context (the system trust store, or SSL_CERT_FILE /
+    SSL_CERT_DIR), built once per process and setting: loading a CA bundle takes tens of
+    milliseconds, which every new client would otherwise pay inside its first run."""
+    import httpx2
+
+    key = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+    context = _TLS_CONTEXTS.get(key)
+    if context is None:
+        context = _TLS_CONTEXTS[key] = httpx2.create_ssl_context()
+    return context
 
 
 def _check_status(response: httpx2.Response, url: str) -> str:
