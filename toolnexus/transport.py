@@ -273,20 +273,16 @@ class Transport:
         self, channel: _Channel, control: RunControl
     ) -> AsyncIterator[list[tuple[str, str]]]:
         decoder = SSEDecoder()
-        empty = True
         while True:
             kind, *payload = await channel.get()
             if kind == _DATA:
                 events = decoder.feed(payload[0])
                 if events:
-                    empty = False
                     yield events
-            elif kind == _END:
+            elif kind == _END:  # the style tells whether the stream was complete
                 events = decoder.close()
                 if events:
                     yield events
-                elif empty:
-                    raise ProviderError("the endpoint sent an empty stream (no event at all)")
                 return
             else:
                 self._unexpected(kind, payload, control)
