@@ -45,7 +45,7 @@ class Chat(PtySession):
         if command:
             self.expect(re.escape(f"bash: {command}"))
         self.expect(QUESTION)
-        self.send_line(reply)
+        self.child.send(reply)  # one key: no Enter
 
     def questions(self) -> int:
         return self.term.text().count(PANEL_TITLE)

@@ -254,8 +254,8 @@ def test_skills_prompt_and_tool_work_on_their_own(tmp_path):
 # ============================================================================= built-ins
 
 @pytest.fixture
-async def builtins():
-    toolkit = await create_toolkit(builtins=True)
+async def builtins(tmp_path):
+    toolkit = await create_toolkit(builtins=True, workspace=tmp_path)
     yield toolkit
     await toolkit.close()
 
@@ -424,7 +424,8 @@ async def test_cancelling_bash_kills_its_process_group(builtins, tmp_path):
 
 
 async def test_the_output_cap_applies_to_builtins(tmp_path):
-    toolkit = await create_toolkit(builtins=["bash", "read_file"], max_output=1000)
+    toolkit = await create_toolkit(builtins=["bash", "read_file"], max_output=1000,
+                                   workspace=tmp_path)
     result = await toolkit.execute("bash", {"command": "head -c 5000 /dev/zero | tr '\\0' a"})
     assert result.output.startswith("exit code 0\naaa")
     assert result.output.endswith("[output truncated: 4012 more characters]")

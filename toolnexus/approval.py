@@ -1,6 +1,6 @@
 """Approval: which tool calls run at once, which need a person's yes, which never run.
 
-Rules are glob patterns on tool names (and, for `bash`, on the command) mapped to
+Rules are glob patterns on tool names (and, for `bash`, on the parsed command) mapped to
 "allow", "ask" or "deny". Without a matching rule: read-only built-ins, Python functions
 and skills are allowed; `bash`, `write_file`, `edit_file` and every MCP tool ask.
 The policy works as a `before_tool` hook, so it is the loop's own tool path.
@@ -11,38 +11,27 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import inspect
-import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .builtins import CHANGING
+from .shell import Parsed, matches_as_written, names_program, programs_run, risky
 from .toolkit import Toolkit
 from .tools import Tool, ToolResult
+from .workspace import DECISIONS, checked_rules
 
-DECISIONS = ("allow", "ask", "deny")
+__all__ = ["DECISIONS", "DENIED_BY_USER", "ApprovalPolicy", "approval_hook"]
 DENIED_BY_USER = "denied by the user"
 
 # ask(name, args) -> "yes" | "no" | "always"
 AskUser = Callable[[str, Any], Awaitable[str] | str]
 
 
-def _checked(rules: dict[str, str] | None, what: str) -> list[tuple[str, str]]:
-    checked = []
-    for pattern, decision in (rules or {}).items():
-        if decision not in DECISIONS:
-            raise ValueError(f"approval rule {what} {pattern!r} = {decision!r}: "
-                             "use \"allow\", \"ask\" or \"deny\"")
-        checked.append((pattern, decision))
-    # exact names first, then the longest (most specific) pattern
-    return sorted(checked, key=lambda rule: (any(c in rule[0] for c in "*?["),
-                                             -len(rule[0])))
-
-
 class ApprovalPolicy:
     def __init__(self, rules: dict[str, str] | None = None,
                  commands: dict[str, str] | None = None) -> None:
-        self.rules = _checked(rules, "for tool")
-        self.commands = _checked(commands, "for command")
+        self.rules = checked_rules(rules, "approval rule for tool")
+        self.commands = checked_rules(commands, "approval rule for command")
 
     def default_for(self, tool: Tool | None) -> str:
         if tool is None:
@@ -70,23 +59,31 @@ class ApprovalPolicy:
     def command_rule(self, command: str) -> str | None:
         """The decision of the command rules, or None when they say nothing.
 
-        A command chained to others (`;`, `&&`, `|`, a new line...), with a substitution
-        or a redirection is never allowed by a rule: `"git status*" = "allow"` must not
-        let `git status; rm -rf ~` through. A piece that a rule denies denies it all."""
-        pieces = [p.strip() for p in _CHAIN.split(command) if p.strip()]
-        found = [self._match_command(p) for p in pieces or [""]]
-        if "deny" in found:
+        Rules match the command as the shell parses it, word by word. A "deny" rule
+        matches its program however it is spelled or wrapped (`\\rm`, `/bin/rm`,
+        `sudo rm`, `env -i rm`, `xargs rm`, `bash -c "rm ..."`), anywhere in a chain,
+        and wins. An "allow" rule covers only one plain command written as the rule is:
+        nothing chained (`;`, `&&`, `|`, a new line...), substituted or redirected, and
+        no option that makes it run code or write files (`git -c`, `find -exec`,
+        `sed -i`, `--output`...); otherwise it asks."""
+        parsed = Parsed(command)
+        if any(self._denies(cmd) for cmd in parsed.commands):
             return "deny"
-        if len(pieces) == 1 and not _UNSAFE.search(command):
+        if not parsed.ok:
+            return "ask"
+        found = [self._as_written(cmd) for cmd in parsed.commands or [[]]]
+        if parsed.plain:
+            if found[0] == "allow" and risky(parsed.commands[0]):
+                return "ask"
             return found[0]
         return "ask" if "ask" in found else None  # the tool's own rule decides
 
-    def _match_command(self, command: str) -> str | None:
-        return next((d for p, d in self.commands if fnmatch.fnmatchcase(command, p)), None)
+    def _denies(self, words: list[str]) -> bool:
+        return any(decision == "deny" and names_program(pattern, run)
+                   for run in programs_run(words) for pattern, decision in self.commands)
 
-
-_CHAIN = re.compile(r"&&|\|\||[;&|\n]")  # what runs another command after or beside one
-_UNSAFE = re.compile(r"[;&|\n`<>]|\$\(")  # chaining, substitution, redirection
+    def _as_written(self, words: list[str]) -> str | None:
+        return next((d for p, d in self.commands if matches_as_written(p, words)), None)
 
 
 def approval_hook(policy: ApprovalPolicy, toolkit: Toolkit, ask: AskUser,

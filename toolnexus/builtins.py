@@ -1,223 +1,370 @@
 """Built-in tools, opt-in: files, search, a shell and the web.
 
-Read-only ones (read_file, list_dir, glob, grep, fetch_url) are allowed by default; the
-ones that change things (write_file, edit_file, bash) ask first (see approval.py).
+They act inside a Workspace (workspace.py): paths and addresses are judged there, so
+secrets and special files are refused and anything outside the root asks first. On top of
+that, the approval policy (approval.py) lets the read-only ones (read_file, list_dir, glob,
+grep, fetch_url) run at once while those that change things (write_file, edit_file, bash)
+ask first.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
 import os
 import re
 import signal
+import stat
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, BinaryIO
 
-from .tools import Tool, define_tool
+from .tools import Tool, ToolContext, define_tool
+from .web import fetch_page
+from .workspace import ApprovalNeeded, Refused, Workspace
 
 MAX_LINES = 2000
+MAX_READ_BYTES = 256 * 1024  # of text, per read_file call
+MAX_EDIT_BYTES = 8 * 1024 * 1024
+MAX_GREP_FILE_BYTES = 1024 * 1024  # grep searches this much of each file
 MAX_MATCHES = 200
 MAX_ENTRIES = 500
+SEARCH_SECONDS = 10.0  # glob and grep stop after this long with what they found
 SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"}
 
 
-def read_file(path: str, offset: int = 1, limit: int = MAX_LINES) -> str:
-    """Read a text file, numbering its lines.
+def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A tool that asks first returns its approval request instead of failing."""
+    if inspect.iscoroutinefunction(fn):
+        @functools.wraps(fn)
+        async def run_async(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await fn(*args, **kwargs)
+            except ApprovalNeeded as need:
+                return need.result
+        return run_async
 
-    Args:
-        path: the file to read.
-        offset: the first line to show (1-based).
-        limit: how many lines to show at most.
-    """
-    data = Path(path).expanduser().read_bytes()
-    if b"\0" in data[:8192]:
-        raise ValueError(f"{path} looks like a binary file")
-    lines = data.decode("utf-8", "replace").splitlines()
-    start = max(1, offset)
-    shown = lines[start - 1:start - 1 + limit]
-    body = "\n".join(f"{start + i:>6}\t{line}" for i, line in enumerate(shown))
-    rest = len(lines) - (start - 1 + len(shown))
-    return body + (f"\n... {rest} more lines (use offset)" if rest > 0 else "")
-
-
-def list_dir(path: str = ".") -> str:
-    """List a directory: sub-directories end in '/'.
-
-    Args:
-        path: the directory to list.
-    """
-    entries = sorted(Path(path).expanduser().iterdir(), key=lambda p: p.name)
-    names = [p.name + ("/" if p.is_dir() else "") for p in entries[:MAX_ENTRIES]]
-    more = len(entries) - len(names)
-    return "\n".join(names) + (f"\n... {more} more entries" if more > 0 else "")
-
-
-def glob(pattern: str, path: str = ".") -> str:
-    """Find files whose path matches a glob pattern such as '**/*.py'.
-
-    Args:
-        pattern: the glob pattern, relative to path.
-        path: the directory to search from.
-    """
-    root = Path(path).expanduser()
-    found = [str(p.relative_to(root)) for p in sorted(root.glob(pattern))
-             if not SKIP_DIRS.intersection(p.relative_to(root).parts)]
-    more = len(found) - MAX_ENTRIES
-    return "\n".join(found[:MAX_ENTRIES]) + (f"\n... {more} more" if more > 0 else "") or (
-        "no matches")
-
-
-def grep(pattern: str, path: str = ".", glob: str = "**/*") -> str:
-    """Search file contents with a regular expression; prints file:line: text.
-
-    Args:
-        pattern: a Python regular expression.
-        path: a file or directory to search.
-        glob: which files under path to search.
-    """
-    regex = re.compile(pattern)
-    root = Path(path).expanduser()
-    files = [root] if root.is_file() else sorted(root.glob(glob))
-    matches: list[str] = []
-    for file in files:
-        if not file.is_file() or SKIP_DIRS.intersection(file.relative_to(root).parts):
-            continue  # skipped while walking the tree, not when it is the place searched
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
         try:
-            text = file.read_text(encoding="utf-8")
-        except (UnicodeDecodeError, OSError):
+            return fn(*args, **kwargs)
+        except ApprovalNeeded as need:
+            return need.result
+    return run
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """Open `path` for reading only if it is a regular file: a FIFO or device is refused
+    without blocking on it or reading it (checked on the open file, not before)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise Refused(f"{path} is a special file (a device, FIFO or socket): tools read "
+                      "only files")
+    return os.fdopen(fd, "rb")
+
+
+def _kib(n: int) -> str:
+    return f"{n // 1024} KiB"
+
+
+class FileSearch:
+    """The walk glob and grep share: the files under a folder that a tool may see
+    (no secrets, special files or links out of the permitted places), in order, stopping
+    at a deadline."""
+
+    def __init__(self, workspace: Workspace, root: Path, max_depth: int | None = None) -> None:
+        self.workspace, self.root, self.max_depth = workspace, root, max_depth
+        self.deadline = time.monotonic() + SEARCH_SECONDS
+        self.timed_out = False
+
+    def visible(self, path: Path) -> bool:
+        real = Path(os.path.realpath(path))
+        ws = self.workspace
+        if ws.refusal(real):
+            return False
+        return (ws.inside(real) or real == self.root or self.root in real.parents
+                or ws.path_rule(real) == "allow")
+
+    def files(self) -> Iterator[Path]:
+        for folder, dirs, names in os.walk(self.root):
+            if time.monotonic() > self.deadline:
+                self.timed_out = True
+                return
+            here = Path(folder)
+            depth = len(here.relative_to(self.root).parts)
+            keep = [] if self.max_depth is not None and depth + 1 >= self.max_depth else dirs
+            dirs[:] = sorted(d for d in keep
+                             if d not in SKIP_DIRS and self.visible(here / d))
+            for name in sorted(names):
+                path = here / name
+                if self.visible(path) and os.path.isfile(path):
+                    yield path
+
+    def note(self, found: int, cap: int, noun: str) -> str:
+        if self.timed_out:
+            return f"\n... stopped after {SEARCH_SECONDS:g} s ({found} {noun} so far)"
+        return f"\n... stopped at {cap} {noun}" if found >= cap else ""
+
+
+_GLOB_PART = re.compile(r"\*\*/|\*\*|\*|\?|\[[^\]/]*\]|[^*?\[]+|\[")
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A glob on relative paths: `*` and `?` stay inside one folder, `**/` spans any."""
+    out = []
+    for piece in _GLOB_PART.findall(pattern):
+        out.append({"**/": "(?:.*/)?", "**": ".*", "*": "[^/]*", "?": "[^/]"}.get(piece) or (
+            piece.replace("!", "^", 1) if piece.startswith("[") and len(piece) > 1
+            else re.escape(piece)))
+    return re.compile("".join(out) + r"\Z")
+
+
+class Builtins:
+    """The built-in tools, bound to one workspace."""
+
+    def __init__(self, workspace: Workspace | None = None) -> None:
+        self.workspace = workspace or Workspace()
+
+    def tools(self, names: list[str]) -> list[Tool]:
+        tools = []
+        for name in names:
+            tool = define_tool(getattr(self, name))
+            tool.source = "builtin"
+            tools.append(tool)
+        return tools
+
+    @guarded
+    def read_file(self, path: str, offset: int = 1, limit: int = MAX_LINES, *,
+                  context: ToolContext) -> str:
+        """Read a text file, numbering its lines.
+
+        Args:
+            path: the file to read.
+            offset: the first line to show (1-based).
+            limit: how many lines to show at most.
+        """
+        target = self.workspace.permit(path, context, action="read")
+        with open_regular(target) as handle:
+            if b"\0" in handle.read(8192):
+                raise ValueError(f"{path} looks like a binary file")
+            handle.seek(0)
+            return _numbered_lines(handle, max(1, offset), max(0, limit))
+
+    @guarded
+    def list_dir(self, path: str = ".", *, context: ToolContext) -> str:
+        """List a directory: sub-directories end in '/'.
+
+        Args:
+            path: the directory to list.
+        """
+        target = self.workspace.permit(path, context, action="list")
+        entries = sorted(os.scandir(target), key=lambda e: e.name)
+        names = [e.name + ("/" if e.is_dir() else "") for e in entries[:MAX_ENTRIES]]
+        more = len(entries) - len(names)
+        return "\n".join(names) + (f"\n... {more} more entries" if more > 0 else "")
+
+    @guarded
+    def glob(self, pattern: str, path: str = ".", *, context: ToolContext) -> str:
+        """Find files whose path matches a glob pattern such as '**/*.py'.
+
+        Args:
+            pattern: the glob pattern, relative to path.
+            path: the directory to search from.
+        """
+        root = self.workspace.permit(path, context, action="search")
+        regex = glob_regex(pattern)
+        depth = None if "**" in pattern else pattern.count("/") + 1
+        search = FileSearch(self.workspace, root, depth)
+        found: list[str] = []
+        for file in search.files():
+            relative = file.relative_to(root).as_posix()
+            if regex.match(relative):
+                found.append(relative)
+                if len(found) >= MAX_ENTRIES:
+                    break
+        if not found and not search.timed_out:
+            return "no matches"
+        return "\n".join(sorted(found)) + search.note(len(found), MAX_ENTRIES, "files")
+
+    @guarded
+    def grep(self, pattern: str, path: str = ".", glob: str = "**/*", *,
+             context: ToolContext) -> str:
+        """Search file contents with a regular expression; prints file:line: text.
+
+        Args:
+            pattern: a Python regular expression.
+            path: a file or directory to search.
+            glob: which files under path to search.
+        """
+        regex = re.compile(pattern)
+        root = self.workspace.permit(path, context, action="search")
+        search = FileSearch(self.workspace, root, None if "**" in glob else glob.count("/") + 1)
+        if root.is_file():
+            files: Iterator[Path] = iter([root])
+        else:
+            wanted = glob_regex(glob)
+            files = (f for f in search.files() if wanted.match(f.relative_to(root).as_posix()))
+        matches: list[str] = []
+        for file in files:
+            for number, line in _text_lines(file):
+                if regex.search(line):
+                    matches.append(f"{file}:{number}: {line.strip()[:300]}")
+                    if len(matches) >= MAX_MATCHES:
+                        return "\n".join(matches) + search.note(MAX_MATCHES, MAX_MATCHES,
+                                                                "matches")
+            if time.monotonic() > search.deadline:
+                search.timed_out = True
+                break
+        if not matches and not search.timed_out:
+            return "no matches"
+        return "\n".join(matches) + search.note(len(matches), MAX_MATCHES, "matches")
+
+    @guarded
+    def write_file(self, path: str, content: str, *, context: ToolContext) -> str:
+        """Create or overwrite a file with the given content.
+
+        Args:
+            path: the file to write; missing directories are created.
+            content: the whole new content.
+        """
+        target = self.workspace.permit(path, context, action="write")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content, encoding="utf-8")
+        return f"wrote {len(content.encode())} bytes to {target}"
+
+    @guarded
+    def edit_file(self, path: str, old: str, new: str, *, context: ToolContext) -> str:
+        """Replace one exact occurrence of `old` with `new` in a file.
+
+        Args:
+            path: the file to edit.
+            old: the exact text to replace; it must occur exactly once.
+            new: the replacement text.
+        """
+        target = self.workspace.permit(path, context, action="edit")
+        with open_regular(target) as handle:
+            data = handle.read(MAX_EDIT_BYTES + 1)
+        if len(data) > MAX_EDIT_BYTES:
+            raise ValueError(f"{target} is over {_kib(MAX_EDIT_BYTES)}: too big to edit here")
+        text = data.decode("utf-8")
+        count = text.count(old)
+        if count != 1:
+            where = "does not occur" if count == 0 else f"occurs {count} times"
+            raise ValueError(f"the text to replace {where} in {target}; give an exact, "
+                             "unique piece")
+        target.write_text(text.replace(old, new, 1), encoding="utf-8")
+        return f"edited {target}"
+
+    async def bash(self, command: str, cwd: str | None = None, timeout: float = 120) -> str:
+        """Run a shell command with bash; returns its exit code and output (stdout+stderr).
+
+        Args:
+            command: the command line.
+            cwd: the directory to run it in (default: the workspace root).
+            timeout: seconds before the command is killed.
+        """
+        where = self.workspace.resolve(cwd) if cwd else self.workspace.root
+        # Its own process group, killed whole when the command ends, times out or the run
+        # is cancelled: nothing it started in the background outlives the call.
+        process = await asyncio.create_subprocess_exec(
+            "bash", "-c", command, cwd=where,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+            stdin=asyncio.subprocess.DEVNULL, start_new_session=True,
+        )
+        try:
+            output, _ = await asyncio.wait_for(process.communicate(), timeout)
+        except TimeoutError:
+            return f"killed after {timeout:g} s (timeout)"
+        finally:
+            _kill_group(process.pid)
+            await process.wait()
+        text = output.decode("utf-8", "replace")
+        return f"exit code {process.returncode}\n{text}"
+
+    @guarded
+    async def fetch_url(self, url: str, *, context: ToolContext) -> str:
+        """Fetch a web page or text file over HTTP(S) and return its text.
+
+        Args:
+            url: the address, starting with http:// or https://.
+        """
+        return await fetch_page(url, self.workspace, context)
+
+
+def _numbered_lines(handle: BinaryIO, start: int, limit: int) -> str:
+    """Lines start.. of a file, numbered, at most `limit` of them and MAX_READ_BYTES."""
+    shown: list[str] = []
+    used = number = 0
+    while True:
+        raw = handle.readline(MAX_READ_BYTES + 1)
+        if not raw:
+            return "\n".join(shown)
+        number += 1
+        if number < start:
             continue
-        for number, line in enumerate(text.splitlines(), start=1):
-            if regex.search(line):
-                matches.append(f"{file}:{number}: {line.strip()[:300]}")
-                if len(matches) >= MAX_MATCHES:
-                    return "\n".join(matches) + f"\n... stopped at {MAX_MATCHES} matches"
-    return "\n".join(matches) or "no matches"
+        if len(shown) >= limit:
+            return "\n".join(shown) + _rest_note(handle)
+        line = _numbered(number, raw)
+        used += len(line.encode()) + 1
+        if used > MAX_READ_BYTES:
+            if not shown:  # one line longer than the cap: its beginning
+                shown.append(_numbered(number, raw[:MAX_READ_BYTES - 100]))
+                number += 1
+            return "\n".join(shown) + (
+                f"\n[truncated: read_file shows at most {_kib(MAX_READ_BYTES)} of text at "
+                f"a time; go on with offset={number}]")
+        shown.append(line)
 
 
-def write_file(path: str, content: str) -> str:
-    """Create or overwrite a file with the given content.
-
-    Args:
-        path: the file to write; missing directories are created.
-        content: the whole new content.
-    """
-    target = Path(path).expanduser()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(content, encoding="utf-8")
-    return f"wrote {len(content.encode())} bytes to {target}"
+def _numbered(number: int, raw: bytes) -> str:
+    line = raw.decode("utf-8", "replace").rstrip("\n").rstrip("\r")
+    return f"{number:>6}\t{line}"
 
 
-def edit_file(path: str, old: str, new: str) -> str:
-    """Replace one exact occurrence of `old` with `new` in a file.
-
-    Args:
-        path: the file to edit.
-        old: the exact text to replace; it must occur exactly once.
-        new: the replacement text.
-    """
-    target = Path(path).expanduser()
-    text = target.read_text(encoding="utf-8")
-    count = text.count(old)
-    if count != 1:
-        where = "does not occur" if count == 0 else f"occurs {count} times"
-        raise ValueError(f"the text to replace {where} in {target}; give an exact, unique piece")
-    target.write_text(text.replace(old, new, 1), encoding="utf-8")
-    return f"edited {target}"
+def _rest_note(handle: BinaryIO) -> str:
+    """How many lines follow the one just read, counted only up to a bound (a huge file
+    is not read to its end for this)."""
+    rest, tail, budget = 1, b"", 8 * 1024 * 1024
+    while budget > 0:
+        chunk = handle.read(min(budget, 1 << 20))
+        if not chunk:
+            rest += 1 if tail and not tail.endswith(b"\n") else 0
+            return f"\n... {rest} more lines (use offset)"
+        rest += chunk.count(b"\n")
+        tail, budget = chunk, budget - len(chunk)
+    return "\n... more lines follow (use offset)"
 
 
-async def bash(command: str, cwd: str | None = None, timeout: float = 120) -> str:
-    """Run a shell command with bash; returns its exit code and output (stdout+stderr).
-
-    Args:
-        command: the command line.
-        cwd: the directory to run it in (default: the current one).
-        timeout: seconds before the command is killed.
-    """
-    process = await asyncio.create_subprocess_exec(
-        "bash", "-c", command, cwd=cwd and os.path.expanduser(cwd),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-        stdin=asyncio.subprocess.DEVNULL, start_new_session=True,
-    )
+def _text_lines(file: Path) -> Iterator[tuple[int, str]]:
+    """The numbered lines of a text file's beginning (MAX_GREP_FILE_BYTES); nothing for a
+    binary, unreadable or special file."""
     try:
-        output, _ = await asyncio.wait_for(process.communicate(), timeout)
-    except (TimeoutError, asyncio.CancelledError) as exc:
-        _kill_group(process.pid)
-        await process.wait()
-        if isinstance(exc, asyncio.CancelledError):
-            raise
-        return f"killed after {timeout:g} s (timeout)"
-    text = output.decode("utf-8", "replace")
-    return f"exit code {process.returncode}\n{text}"
+        with open_regular(file) as handle:
+            data = handle.read(MAX_GREP_FILE_BYTES)
+    except OSError:
+        return
+    if b"\0" in data[:8192]:
+        return
+    yield from enumerate(data.decode("utf-8", "replace").splitlines(), start=1)
 
 
 def _kill_group(pid: int) -> None:
     try:
         os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
+    except (ProcessLookupError, PermissionError):  # gone (EPERM: only zombies are left)
         pass
 
 
-_TAGS = re.compile(r"<(script|style)\b.*?</\1>|<[^>]+>", re.S | re.I)
-
-
-MAX_FETCH_BYTES = 2_000_000
-MAX_REDIRECTS = 5
-
-
-async def fetch_url(url: str) -> str:
-    """Fetch a web page or file over HTTP(S) and return its text.
-
-    Args:
-        url: the address, starting with http:// or https://.
-    """
-    import html
-    from urllib.parse import urljoin
-
-    from .http import HTTPClient
-
-    if not url.startswith(("http://", "https://")):
-        raise ValueError("only http:// and https:// addresses can be fetched")
-    client = HTTPClient(connect_timeout=15, read_timeout=30)
-    try:
-        for _ in range(MAX_REDIRECTS + 1):
-            response = await client.request("GET", url, {"accept": "*/*"})
-            try:
-                location = response.headers.get("location")
-                if response.status in (301, 302, 303, 307, 308) and location:
-                    url = urljoin(url, location)
-                    continue
-                data = await response.read(limit=MAX_FETCH_BYTES)
-            finally:
-                response.close()
-            break
-        else:
-            raise ValueError(f"more than {MAX_REDIRECTS} redirects")
-    finally:
-        client.close()
-    charset = re.search(r'charset="?([\w-]+)', response.headers.get("content-type", ""))
-    try:
-        text = data[:MAX_FETCH_BYTES].decode(charset.group(1) if charset else "utf-8",
-                                             "replace")
-    except LookupError:  # a charset Python does not know
-        text = data[:MAX_FETCH_BYTES].decode("utf-8", "replace")
-    if "html" in response.headers.get("content-type", ""):
-        text = re.sub(r"\n\s*\n+", "\n\n", html.unescape(_TAGS.sub("", text)))
-    return f"HTTP {response.status} {url}\n\n{text.strip()}"
-
-
-READ_ONLY = ("read_file", "list_dir", "glob", "grep", "fetch_url")
 CHANGING = ("write_file", "edit_file", "bash")
-ALL = {fn.__name__: fn for fn in (read_file, list_dir, glob, grep, fetch_url, write_file,
-                                  edit_file, bash)}
+ALL = ("read_file", "list_dir", "glob", "grep", "fetch_url", "write_file", "edit_file", "bash")
 
 
-def builtin_tools(which: bool | list[str]) -> list[Tool]:
+def builtin_tools(which: bool | list[str], workspace: Workspace | None = None) -> list[Tool]:
     names = list(ALL) if which is True else list(which or [])
     unknown = [n for n in names if n not in ALL]
     if unknown:
         raise ValueError(f"unknown built-in tool {unknown[0]!r}: choose from {', '.join(ALL)}")
-    tools = []
-    for name in names:
-        tool = define_tool(ALL[name])
-        tool.source = "builtin"
-        tools.append(tool)
-    return tools
+    return Builtins(workspace).tools(names)

@@ -14,9 +14,13 @@ Built on the official `mcp` SDK, an optional extra (`pip install 'toolnexus[mcp]
 only when `add_mcp_servers` runs. The SDK's context managers must be entered and exited in
 one task, so each server lives in a background task of its own: it connects, signals ready,
 waits for the toolkit to close, then disconnects. A server that fails or is too slow to start
-is isolated: its status says why and the other servers keep working. On Linux a stdio server
-is started through a tiny exec shim that asks the kernel to SIGKILL it when its parent dies,
-so a killed chat leaves no server behind.
+is isolated: its status says why and the other servers keep working.
+
+A stdio server runs in a process group of its own (the SDK starts a new session) under a
+tiny supervisor, the group's leader: when the server exits, or the toolkit's process dies
+however it dies (Linux tells the supervisor), the supervisor kills the whole group, so
+servers started through `sh -c`, `npx` or `uvx` leave no grandchild behind. Only the last
+STDERR_TAIL bytes of a server's stderr are kept, and what is shown of them is `visible`.
 """
 
 from __future__ import annotations
@@ -29,7 +33,6 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -40,6 +43,7 @@ from typing import IO, Any
 from .errors import ToolnexusError
 from .toolkit import Toolkit
 from .tools import Tool, ToolResult
+from .visible import visible
 
 __all__ = ["ServerStatus", "add_mcp_servers"]
 
@@ -51,26 +55,68 @@ CLOSE_TIMEOUT = 10.0  # the SDK's own stdio shutdown is bounded at about 6.5 s
 HTTP_TYPES = {"http", "streamable-http", "streamable_http", "streamablehttp", "remote"}
 STDIO_TYPES = {"stdio", "local"}
 NAME_LIMIT = 64
-STDERR_TAIL = 4096
+STDERR_TAIL = 64 * 1024  # bytes of a server's stderr kept for its status
+STDERR_SETTLE = 1.0  # seconds to wait for a dying server's last stderr line
 MIN_SECRET = 4  # shorter values are not redacted (they would blank out ordinary words)
 
-# Exec shim for stdio servers on Linux: die with the parent (PR_SET_PDEATHSIG = 1), then
-# become the real command. argv: <parent pid> <command> <args...>. Checking the parent after
-# prctl closes the race where the parent died before the death signal was armed.
-SHIM = """\
-import ctypes, os, signal, sys
+# The supervisor a stdio server runs under, as the leader of its process group. argv:
+# <parent pid> <command> <args...>. It runs the command as its child and waits; when the
+# child exits, or its own parent dies (PR_SET_PDEATHSIG sends SIGHUP; checking the parent
+# after prctl closes the race where it died first), it SIGKILLs the group, itself included.
+# A signal the SDK sends the group (SIGTERM at shutdown) reaches every member by itself.
+SUPERVISOR = """\
+import os, signal, sys
+def end_group(*_):
+    os.killpg(0, signal.SIGKILL)
+signal.signal(signal.SIGHUP, end_group)
 try:
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
+    import ctypes
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGHUP, 0, 0, 0)
 except Exception:
     pass
 if os.getppid() != int(sys.argv[1]):
-    os._exit(1)
-try:
-    os.execvp(sys.argv[2], sys.argv[2:])
-except OSError as exc:
-    sys.stderr.write(f"cannot run {sys.argv[2]!r}: {exc.strerror or exc}\\n")
+    end_group()
+child = os.fork()
+if child == 0:
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    try:
+        os.execvp(sys.argv[2], sys.argv[2:])
+    except OSError as exc:
+        sys.stderr.write(f"cannot run {sys.argv[2]!r}: {exc.strerror or exc}\\n")
     os._exit(127)
+null = os.open(os.devnull, os.O_RDWR)
+os.dup2(null, 0)
+os.dup2(null, 1)
+while True:
+    try:
+        os.waitpid(child, 0)
+        break
+    except InterruptedError:
+        continue
+    except ChildProcessError:
+        break
+end_group()
 """
+
+
+class _StderrTail(asyncio.Protocol):
+    """The read end of a server's stderr pipe: keeps the last STDERR_TAIL bytes."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.closed = asyncio.Event()
+
+    def data_received(self, data: bytes) -> None:
+        self.data += data
+        del self.data[:-STDERR_TAIL]
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed.set()
+
+    def last_line(self) -> str:
+        lines = [line.strip() for line in self.data.decode("utf-8", "replace").splitlines()]
+        shown = [line for line in lines if line]
+        return visible(shown[-1][:300]) if shown else ""
 
 
 @dataclass
@@ -330,7 +376,8 @@ class _Server:
         self.stop = asyncio.Event()
         self.scope = sdk.anyio.CancelScope()
         self.task: asyncio.Task[None] | None = None
-        self.errlog: IO[str] | None = None
+        self.errlog: IO[str] | None = None  # the write end of the stderr pipe, until spawned
+        self.stderr = _StderrTail()
         self.http_error: str | None = None  # the first HTTP error status seen while starting
 
     async def start(self, timeout: float) -> None:
@@ -363,6 +410,7 @@ class _Server:
                         self.phase = "listing its tools"
                         self.listed = await self._list_tools(session, init)
                     except Exception as exc:
+                        await self._settle_stderr()
                         self._fail(self._describe(exc))
                         raise
                     self.session = session
@@ -372,14 +420,14 @@ class _Server:
                     self.ready.set()
                     await self.stop.wait()
         except Exception as exc:
+            await self._settle_stderr()
             self._fail(self._describe(exc))
         finally:
             self.session = None
             if self.status.status == "starting":
                 self._fail("stopped before it was ready")
             self.ready.set()
-            if self.errlog is not None:
-                self.errlog.close()
+            self._close_errlog()
 
     async def _connect(self, stack: contextlib.AsyncExitStack) -> Any:
         sdk, spec = self.sdk, self.spec
@@ -406,14 +454,31 @@ class _Server:
         if not (spec.cwd and relative) and shutil.which(spec.command, path=path) is None:
             raise _StartError(f"command not found: {spec.command!r}")
         command, args = spec.command, spec.args
-        if sys.platform.startswith("linux"):
-            shim = ["-I", "-S", "-c", SHIM, str(os.getpid())]
-            command, args = sys.executable, [*shim, command, *args]
+        if os.name == "posix":
+            supervisor = ["-I", "-S", "-c", SUPERVISOR, str(os.getpid())]
+            command, args = sys.executable, [*supervisor, command, *args]
         params = sdk.StdioServerParameters(
             command=command, args=args, env=spec.env or None, cwd=spec.cwd
         )
-        self.errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
-        return await stack.enter_async_context(sdk.stdio_client(params, errlog=self.errlog))
+        read_end, write_end = os.pipe()
+        self.errlog = os.fdopen(write_end, "w")
+        await asyncio.get_running_loop().connect_read_pipe(
+            lambda: self.stderr, os.fdopen(read_end, "rb", buffering=0))
+        streams = await stack.enter_async_context(sdk.stdio_client(params, errlog=self.errlog))
+        self._close_errlog()  # the server has its own copy; EOF comes when it is gone
+        return streams
+
+    def _close_errlog(self) -> None:
+        if self.errlog is not None:
+            self.errlog.close()
+            self.errlog = None
+
+    async def _settle_stderr(self) -> None:
+        """Give a server that just died a moment to finish its last stderr line."""
+        if self.spec.transport == "stdio" and self.errlog is None:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(STDERR_SETTLE):
+                    await self.stderr.closed.wait()
 
     async def _list_tools(self, session: Any, init: Any) -> list[dict[str, Any]]:
         capabilities = _dump(init).get("capabilities") or {}
@@ -465,6 +530,8 @@ class _Server:
             try:
                 result = await session.call_tool(original, arguments)
             except Exception as exc:
+                if self.closed_connection(exc):
+                    await self._settle_stderr()
                 why = self._describe(exc)
                 if self.closed_connection(exc) and not self.stop.is_set():
                     # it crashed: say so in its status too
@@ -507,16 +574,7 @@ class _Server:
         return self.spec.redact(why)
 
     def _stderr_tail(self) -> str:
-        if self.errlog is None or self.errlog.closed:
-            return ""
-        try:
-            self.errlog.flush()
-            size = self.errlog.seek(0, os.SEEK_END)
-            self.errlog.seek(max(0, size - STDERR_TAIL))
-            lines = [line.strip() for line in self.errlog.read().splitlines() if line.strip()]
-        except (OSError, ValueError):
-            return ""
-        return lines[-1][:300] if lines else ""
+        return self.stderr.last_line()
 
 
 class _StartError(Exception):

@@ -103,6 +103,7 @@ async def create_toolkit(
     skills_dir: str | Path | None = None,
     mcp_config: str | Path | dict[str, Any] | None = None,
     builtins: bool | list[str] | None = None,
+    workspace: Any = None,
     mcp_timeout: float = 30.0,
     timeout: float = DEFAULT_TIMEOUT_S,
     max_output: int = DEFAULT_MAX_OUTPUT,
@@ -111,14 +112,19 @@ async def create_toolkit(
 
     `functions`: callables, or paths of Python files whose public typed functions become
     tools. `skills_dir`: a folder searched for **/SKILL.md. `mcp_config`: an mcp.json path
-    or dict. `builtins`: True for every built-in tool, or a list of their names.
+    or dict. `builtins`: True for every built-in tool, or a list of their names;
+    `workspace`: where they act (a `toolnexus.workspace.Workspace`, or a folder; default
+    the working folder).
     """
     toolkit = Toolkit(timeout=timeout, max_output=max_output)
     try:
         if builtins:
             from .builtins import builtin_tools
+            from .workspace import Workspace
 
-            toolkit.register(*builtin_tools(builtins))
+            if not isinstance(workspace, Workspace):
+                workspace = Workspace(workspace)
+            toolkit.register(*builtin_tools(builtins, workspace))
         if functions:
             from .functions import function_tools
 

@@ -36,14 +36,16 @@ SkillsOpt = Annotated[str | None, typer.Option("--skills", help="A folder of SKI
 McpOpt = Annotated[str | None, typer.Option("--mcp", help="An mcp.json of MCP servers.")]
 BuiltinsOpt = Annotated[bool, typer.Option(
     "--builtins", help="Offer the built-in file, search, shell and web tools.")]
+RootOpt = Annotated[str | None, typer.Option(
+    "--root", help="The folder the built-in tools work in (default: the current one).")]
 
 
 def _tool_flags(functions: list[str] | None, skills: str | None, mcp: str | None,
-                builtins: bool, off: bool = False) -> ToolFlags:
+                builtins: bool, off: bool = False, root: str | None = None) -> ToolFlags:
     from .toolbox import ToolFlags
 
     return ToolFlags(functions=list(functions or []), skills=skills, mcp=mcp,
-                     builtins=builtins, off=off)
+                     builtins=builtins, off=off, root=root)
 
 
 def _version(value: bool) -> None:
@@ -61,8 +63,23 @@ def main_callback(
 
 
 def fail_usage(exc: UsageError) -> None:
-    print(f"error: {exc}", file=sys.stderr)
+    print(_error_line(exc), file=sys.stderr)
     raise typer.Exit(2)
+
+
+def _error_line(exc: BaseException) -> str:
+    """`error: ...`, without secrets or control characters."""
+    from toolnexus.visible import visible
+
+    from .redact import Redactor
+
+    return visible(Redactor.for_run(None).line(f"error: {exc}"))
+
+
+def fail_run(exc: Exception) -> None:
+    """A library error that escaped a command (a broken thread store, say): one line."""
+    print(_error_line(exc), file=sys.stderr)
+    raise typer.Exit(1)
 
 
 @app.command()
@@ -85,6 +102,7 @@ def ask(
     skills: SkillsOpt = None,
     mcp: McpOpt = None,
     builtins: BuiltinsOpt = False,
+    root: RootOpt = None,
     yes: Annotated[bool, typer.Option("--yes", "-y",
                                       help="Approve tool calls that would ask first.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v",
@@ -97,6 +115,8 @@ def ask(
     When stdin is not a terminal it is read whole: the prompt is PROMPT, a blank line,
     then stdin (git diff | toolnexus ask "review this"). Stdin alone is a prompt too.
     """
+    from toolnexus import ToolnexusError
+
     from .ask import AskOptions, compose_prompt, run_ask
 
     if json_out and events:
@@ -107,11 +127,13 @@ def ask(
             prompt=text, thread=thread, continue_last=continue_last, model=model,
             system=system, base_url=base_url, style=style, verbose=verbose,
             output="json" if json_out else "events" if events else "auto",
-            tools=_tool_flags(functions, skills, mcp, builtins, no_tools), yes=yes,
+            tools=_tool_flags(functions, skills, mcp, builtins, no_tools, root), yes=yes,
         )
         code = run_ask(load_config(config), options)
     except UsageError as exc:
         fail_usage(exc)
+    except ToolnexusError as exc:
+        fail_run(exc)
     raise typer.Exit(code)
 
 
@@ -214,17 +236,22 @@ def chat(
     skills: SkillsOpt = None,
     mcp: McpOpt = None,
     builtins: BuiltinsOpt = False,
+    root: RootOpt = None,
     config: ConfigOpt = None,
 ) -> None:
     """Open an interactive chat on a thread (a new one unless --id or -c)."""
+    from toolnexus import ToolnexusError
+
     from .repl import run_chat
 
     try:
         code = run_chat(load_config(config), thread=thread, continue_last=continue_last,
                         model=model, system=system,
-                        tool_flags=_tool_flags(functions, skills, mcp, builtins))
+                        tool_flags=_tool_flags(functions, skills, mcp, builtins, root=root))
     except UsageError as exc:
         fail_usage(exc)
+    except ToolnexusError as exc:
+        fail_run(exc)
     raise typer.Exit(code)
 
 
@@ -305,6 +332,7 @@ def tools_cmd(
     skills: SkillsOpt = None,
     mcp: McpOpt = None,
     builtins: BuiltinsOpt = False,
+    root: RootOpt = None,
     as_json: JsonOpt = False,
     config: ConfigOpt = None,
 ) -> None:
@@ -312,7 +340,8 @@ def tools_cmd(
     from .toolbox import list_tools
 
     try:
-        code = list_tools(load_config(config), _tool_flags(functions, skills, mcp, builtins),
+        code = list_tools(load_config(config),
+                          _tool_flags(functions, skills, mcp, builtins, root=root),
                           as_json=as_json)
     except UsageError as exc:
         fail_usage(exc)

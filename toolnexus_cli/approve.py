@@ -11,31 +11,68 @@ from toolnexus import Answer, Request, make_answer
 
 from .toolbox import AskUser, describe_call
 
-CHOICES = {"y": "yes", "yes": "yes", "n": "no", "no": "no", "a": "always", "always": "always"}
+YES_NO_ALWAYS = {"y": "yes", "n": "no", "a": "always"}
+YES_NO = {"y": "yes", "n": "no"}
 WaitFor = Callable[[Request], Awaitable[Answer]]
 
 
-async def _choose(question: str, allowed: tuple[str, ...]) -> str:
-    """Ask until the reply is one of `allowed`; Ctrl-C or Ctrl-D means "no"."""
-    from prompt_toolkit import PromptSession
+def drop_typeahead() -> None:
+    """Forget keys typed before the question showed: a `y` typed while the model was
+    working must not answer a question nobody has read yet."""
+    try:
+        import termios
+    except ImportError:  # not a POSIX system
+        return
+    try:
+        termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
+    except (OSError, ValueError, termios.error):  # not a terminal
+        pass
 
-    session: PromptSession[str] = PromptSession()
-    while True:
-        try:
-            reply = await session.prompt_async(question)
-        except (KeyboardInterrupt, EOFError):
-            return "no"
-        choice = CHOICES.get(reply.strip().lower())
-        if choice in allowed:
-            return choice
+
+async def _choose(question: str, keys: dict[str, str]) -> str:
+    """One key press answers (no Enter): `keys` maps a letter to its answer; Ctrl-C,
+    Ctrl-D and Escape mean "no"; other keys are ignored. Only keys pressed after the
+    question appears count."""
+    from prompt_toolkit.application import Application
+    from prompt_toolkit.input import create_input
+    from prompt_toolkit.input.typeahead import clear_typeahead
+    from prompt_toolkit.key_binding import KeyBindings
+    from prompt_toolkit.layout import FormattedTextControl, Layout, Window
+
+    chosen = [""]
+    bindings = KeyBindings()
+
+    def answer_with(word: str) -> Callable[[Any], None]:
+        def answer(event: Any) -> None:
+            chosen[0] = word
+            event.app.exit(result=word)
+        return answer
+
+    for letter, word in keys.items():
+        bindings.add(letter)(answer_with(word))
+        bindings.add(letter.upper())(answer_with(word))
+    for key in ("c-c", "c-d", "escape"):
+        bindings.add(key)(answer_with("no"))
+    bindings.add("<any>")(lambda event: None)
+
+    drop_typeahead()
+    keyboard = create_input()
+    clear_typeahead(keyboard)
+    control = FormattedTextControl(lambda: question + chosen[0], show_cursor=True)
+    app: Application[str] = Application(layout=Layout(Window(control, height=1)),
+                                        key_bindings=bindings, input=keyboard,
+                                        full_screen=False)
+    return await app.run_async()
 
 
 def _panel(console: Any, body: str, title: str) -> None:
     from rich.panel import Panel
     from rich.text import Text
 
-    console.print(Panel(Text(body), title=title, title_align="left", border_style="yellow",
-                        expand=False))
+    from toolnexus.visible import visible
+
+    console.print(Panel(Text(visible(body)), title=Text(visible(title)), title_align="left",
+                        border_style="yellow", expand=False))
 
 
 def terminal_asker(console: Any, before_prompt: Callable[[], None]) -> AskUser:
@@ -44,8 +81,7 @@ def terminal_asker(console: Any, before_prompt: Callable[[], None]) -> AskUser:
     async def ask(name: str, args: Any) -> str:
         before_prompt()  # stop live output so the question stands still
         _panel(console, describe_call(name, args), "approve this tool call?")
-        return await _choose("[y]es / [n]o / [a]lways (this session): ",
-                             ("yes", "no", "always"))
+        return await _choose("[y]es / [n]o / [a]lways (this session): ", YES_NO_ALWAYS)
 
     return ask
 
@@ -62,8 +98,9 @@ def terminal_wait_for(console: Any, before_prompt: Callable[[], None]) -> WaitFo
         body = f"{prompt}\n{request['url']}" if request.get("url") else prompt
         _panel(console, body, f"a tool needs you ({kind})")
         if kind == "approval":
-            ok = await _choose("[y]es / [n]o: ", ("yes", "no")) == "yes"
+            ok = await _choose("[y]es / [n]o: ", YES_NO) == "yes"
             return make_answer(request, ok, reason=None if ok else "declined by the user")
+        drop_typeahead()
         session: PromptSession[str] = PromptSession()
         question = "open it, then press Enter (Ctrl-C declines) " if kind == "url" else "> "
         try:
@@ -80,10 +117,12 @@ def wait_for_without_terminal(allow_all: bool) -> WaitFor:
     saying why on stderr."""
 
     async def wait_for(request: Request) -> Answer:
-        if request.get("kind") == "approval" and allow_all:
+        kind = request.get("kind", "request")
+        if kind == "approval" and allow_all:
             return make_answer(request, True)
-        sys.stderr.write(f"toolnexus: declined a tool's {request.get('kind', 'request')} "
-                         f"({request.get('prompt', '')}): nobody can answer here\n")
+        advice = "; pass --yes to allow it" if kind == "approval" else ""
+        sys.stderr.write(f"toolnexus: declined a tool's {kind} "
+                         f"({request.get('prompt', '')}): nobody can answer here{advice}\n")
         sys.stderr.flush()
         return make_answer(request, False, reason="nobody could answer")
 

@@ -11,6 +11,7 @@ import sys
 from typing import Any, TextIO
 
 from toolnexus import RunCancelled, ToolnexusError
+from toolnexus.visible import visible
 
 from .approve import terminal_asker, terminal_wait_for, wait_for_without_terminal
 from .config import Config, resolve_target
@@ -24,6 +25,7 @@ from .session import (
     pick_thread,
     record_turn,
 )
+from .signals import Interrupts
 from .toolbox import (
     ToolFlags,
     make_hooks,
@@ -35,11 +37,14 @@ from .toolbox import (
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
+STDIN_LIMIT = 16 * 1024 * 1024
+
+
 def compose_prompt(argument: str | None, stdin: TextIO | None) -> str:
     """The argument, a blank line, then whatever was piped in; either alone will do."""
-    piped = ""
-    if stdin is not None and not stdin.closed and not stdin.isatty():
-        piped = stdin.read()
+    piped = _read_piped(stdin) if stdin is not None else ""
+    if argument:  # undecodable bytes in argv arrive as surrogates, which cannot be sent
+        argument = argument.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     if argument and piped.strip():
         return f"{argument}\n\n{piped}"
     if argument:
@@ -48,6 +53,22 @@ def compose_prompt(argument: str | None, stdin: TextIO | None) -> str:
         return piped
     raise UsageError("nothing to ask: give a prompt, or pipe text in "
                      "(git diff | toolnexus ask \"review this\")")
+
+
+def _read_piped(stdin: TextIO) -> str:
+    """Piped stdin as text: at most STDIN_LIMIT bytes; bytes that are not UTF-8 become
+    U+FFFD, with a warning (the prompt still goes through)."""
+    if stdin.closed or stdin.isatty():
+        return ""
+    data = stdin.buffer.read(STDIN_LIMIT + 1)
+    if len(data) > STDIN_LIMIT:
+        raise UsageError("stdin is over 16 MiB: pipe in less, or point a tool at the file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        sys.stderr.write("warning: stdin is not valid UTF-8; the bytes that are not were "
+                         "replaced with \N{REPLACEMENT CHARACTER}\n")
+        return data.decode("utf-8", "replace")
 
 
 @dataclasses.dataclass
@@ -68,10 +89,22 @@ class AskOptions:
 def run_ask(config: Config, options: AskOptions) -> int:
     target = resolve_target(config, model=options.model, base_url=options.base_url,
                             style=options.style, system=options.system)
-    return asyncio.run(_ask(config, target, options))
+    return asyncio.run(_ask_until_stopped(config, target, options))
 
 
-async def _ask(config: Config, target: Any, options: AskOptions) -> int:
+async def _ask_until_stopped(config: Config, target: Any, options: AskOptions) -> int:
+    """The exit code; SIGTERM or SIGHUP before the answer streams cancels it all."""
+    with Interrupts() as interrupts:
+        try:
+            return await _ask(config, target, options, interrupts)
+        except asyncio.CancelledError:
+            if interrupts.received is None:
+                raise
+            return interrupts.exit_code(EXIT_INTERRUPTED)
+
+
+async def _ask(config: Config, target: Any, options: AskOptions,
+               interrupts: Interrupts) -> int:
     async with contextlib.AsyncExitStack() as resources:
         toolkit = await open_toolkit(config, options.tools)
         resources.push_async_callback(toolkit.close)
@@ -84,26 +117,27 @@ async def _ask(config: Config, target: Any, options: AskOptions) -> int:
             asker = terminal_asker(renderer.console, renderer.end_answer)
         else:
             asker = refuse_without_terminal(options.yes)
-        if interactive:
+        if interactive and not options.yes:
             wait_for = terminal_wait_for(renderer.console, renderer.end_answer)
         else:
             wait_for = wait_for_without_terminal(options.yes)
         try:
             thread = await pick_thread(store, options.thread, options.continue_last)
         except ToolnexusError as exc:  # the store could not be opened or read
-            sys.stderr.write(f"error: {exc}\n")
+            sys.stderr.write(visible(Redactor().line(f"error: {exc}")) + "\n")
             return EXIT_ERROR
-        client, key = make_client(target, store, hooks=make_hooks(config, toolkit, asker),
-                                  wait_for=wait_for)
+        client, key, redact = make_client(target, store, wait_for=wait_for,
+                                          hooks=make_hooks(config, toolkit, asker))
         resources.push_async_callback(client.aclose)
-        return await _answer(client, toolkit, store, thread, renderer, key, options)
+        return await _answer(client, toolkit, store, thread, renderer, key, redact, options,
+                             interrupts)
 
 
 async def _answer(client: Any, toolkit: Any, store: Any, thread: str, renderer: Any,
-                  key: Any, options: AskOptions) -> int:
+                  key: Any, redact: Redactor, options: AskOptions,
+                  interrupts: Interrupts) -> int:
     """Stream one turn to the output; the exit code."""
-    redact = Redactor.for_run(key.value)
-    cancel = asyncio.Event()
+    cancel = interrupts.turn = asyncio.Event()
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGINT, cancel.set)
     redact_events = EventRedactor(redact)
@@ -135,15 +169,16 @@ async def _answer(client: Any, toolkit: Any, store: Any, thread: str, renderer: 
             emit(event)
         renderer.end_answer()
         sys.stderr.write(f"interrupted: the partial answer is saved in thread {thread}\n")
-        return EXIT_INTERRUPTED
+        return interrupts.exit_code(EXIT_INTERRUPTED)
     except ToolnexusError as exc:
         for event in redact_events.flush():
             emit(event)
         renderer.end_answer()
-        sys.stderr.write(redact(f"error: {explain_error(exc, key)}") + "\n")
+        sys.stderr.write(visible(redact.line(f"error: {explain_error(exc, key)}")) + "\n")
         return EXIT_ERROR
     finally:
         loop.remove_signal_handler(signal.SIGINT)
+        interrupts.turn = None
 
 
 def _renderer(config: Config, options: AskOptions) -> Any:

@@ -17,6 +17,7 @@ from .errors import UsageError
 
 APP = "toolnexus"
 RULES = "rules"  # a table of glob pattern -> "allow" | "ask" | "deny"
+RULE_TABLES = ("commands", "paths", "hosts")  # [approval.X]: rules on what a tool touches
 DECISIONS = ("allow", "ask", "deny")
 
 # Every key the file may hold; a value of dict means "a table with these keys",
@@ -25,7 +26,7 @@ TOP_KEYS: dict[str, Any] = {
     "default_model": str, "system": str, "store": str, "max_turns": int,
     "timeout": (int, float),  # seconds a whole run may take (the idle timeout is apart)
     "functions": list, "skills": str, "mcp": str, "builtins": (bool, list),
-    "approval": RULES,
+    "workspace": str, "approval": RULES,
     "ui": {"markdown": bool, "show_reasoning": bool, "code_theme": str, "footer": bool},
     "providers": ("*", {"base_url": str, "style": str, "api_key_env": str, "api_key_cmd": str,
                         "api_key_cmd_timeout": (int, float), "headers": dict}),
@@ -106,7 +107,13 @@ def load_config(flag: str | None = None) -> Config:
         if flag or os.environ.get("TOOLNEXUS_CONFIG"):
             raise UsageError(f"{path}: no such config file")
         return Config(path)
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: byte {exc.start} is not UTF-8: save the config as UTF-8 "
+                         "text") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read the config file: {exc.strerror or exc}") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -150,8 +157,8 @@ def _validate_rules(path: Path, text: str, rules: Any, dotted: str) -> None:
         raise UsageError(f"{_where(path, text, dotted)}: '{dotted}' must be a table of "
                          "tool-name patterns, e.g. \"write_file\" = \"ask\"")
     for pattern, decision in rules.items():
-        if pattern == "commands" and isinstance(decision, dict):
-            _validate_rules(path, text, decision, f"{dotted}.commands")
+        if pattern in RULE_TABLES and isinstance(decision, dict):
+            _validate_rules(path, text, decision, f"{dotted}.{pattern}")
         elif decision not in DECISIONS:
             raise UsageError(f"{_where(path, text, pattern)}: '{dotted}.{pattern}' must be "
                              "\"allow\", \"ask\" or \"deny\"")

@@ -3,7 +3,8 @@
 Finished blocks (text up to a blank line outside a code fence) are printed once into the
 scrollback; only the unfinished block is live, cropped to its last lines so an answer
 taller than the terminal never hides the newest text, and the live region is transient,
-so nothing is printed twice.
+so nothing is printed twice. The text comes from the endpoint: it is made `visible` on
+the way in, so no control sequence in it reaches the terminal.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from rich.markdown import Markdown
 from rich.segment import Segment
 from rich.spinner import Spinner
 from rich.text import Text
+
+from toolnexus.visible import visible
 
 
 class MarkdownStream:
@@ -41,16 +44,17 @@ class MarkdownStream:
         if self.reasoning:
             self._flush_reasoning()
         self.status = ""
+        delta = visible(delta)
         self.tail += delta
         if "\n" in delta:
             self._split_finished_blocks()
 
     def think(self, delta: str) -> None:
-        self.reasoning += delta
+        self.reasoning += visible(delta)
 
     def note(self, status: str) -> None:
         """A one-line status under the answer (retries, waiting for tools)."""
-        self.status = status
+        self.status = visible(status)
 
     def print(self, renderable: object) -> None:
         """Print above the live region, after whatever part of the answer came before."""

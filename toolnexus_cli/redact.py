@@ -1,30 +1,67 @@
-"""Keeping secrets out of everything the CLI prints or saves."""
+"""Keeping secrets out of everything the CLI prints or saves.
+
+One Redactor does it all. Everywhere (answers, events, transcripts, tool output) it
+replaces the secrets the run holds: the key, every key the environment could supply,
+provider header values, the base URL's password and the thread store's DSN password. In
+the CLI's own lines (errors, `config show`) it also masks the password of any URL
+(`scheme://user:PASSWORD@host`, or a lone token before the `@`) and of any keyword-form
+DSN (`host=db password=PASSWORD`), known or not. It does not guess at such patterns in
+what a model or tool wrote: that would rewrite the code in an answer.
+"""
 
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
+from urllib.parse import urlsplit
+
+MASK = "***"
+MIN_SECRET = 4  # shorter values are not replaced (they would blank out ordinary words)
+# Header values that describe a request rather than authenticate it; every other header
+# value is a secret.
+PUBLIC_HEADERS = {"accept", "content-type", "user-agent", "anthropic-version", "anthropic-beta",
+                  "openai-beta", "http-referer", "referer", "x-title"}
+# A config key whose last word is one of these holds a secret ("max_tokens" does not).
+SECRET_SETTING = re.compile(r"(^|[_-])(key|token|secret|password|authorization|cookie)$", re.I)
+
+_URL_USERINFO = re.compile(r"(\b[a-z][a-z0-9+.-]*://)([^\s/@]+)@", re.I)
+_DSN_PASSWORD = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s'\"]+)", re.I)
 
 
 class Redactor:
-    """Removes secrets from anything the CLI prints."""
+    """Removes secrets from anything the CLI prints or saves."""
 
     def __init__(self, *secrets_: str | None) -> None:
-        self.secrets = [s for s in secrets_ if s and len(s) >= 4]
+        found = {s for s in secrets_ if s and len(s) >= MIN_SECRET}
+        self.secrets = sorted(found, key=len, reverse=True)  # a longer one may hold a shorter
 
     @classmethod
-    def for_run(cls, key: str | None) -> Redactor:
-        """The run's key and every key the environment could have supplied."""
-        from toolnexus.client import FALLBACK_KEY_ENV
-        from toolnexus.wire import STYLES
-
-        names = {"TOOLNEXUS_API_KEY", FALLBACK_KEY_ENV, *(s.key_env for s in STYLES.values())}
-        return cls(key, *(os.environ.get(name) for name in names))
+    def for_run(cls, key: str | None, target: Any = None, store: Any = None) -> Redactor:
+        """The run's key, every key the environment could have supplied, the target's
+        header values and base URL password, and the password of the store's DSN."""
+        secrets_ = [key, *(os.environ.get(name) for name in key_variables())]
+        if target is not None:
+            secrets_ += [value for name, value in (target.headers or {}).items()
+                         if name.lower() not in PUBLIC_HEADERS]
+            secrets_.append(_password(target.base_url))
+        dsn = getattr(store, "dsn", None)
+        if isinstance(dsn, str):
+            secrets_.append(_password(dsn))
+            secrets_ += [match.group(2).strip("'") for match in _DSN_PASSWORD.finditer(dsn)]
+        return cls(*secrets_)
 
     def __call__(self, text: str) -> str:
+        """`text` without the known secrets (safe on a piece of a stream, too)."""
         for secret in self.secrets:
-            text = text.replace(secret, "***")
+            text = text.replace(secret, MASK)
         return text
+
+    def line(self, text: str) -> str:
+        """One of the CLI's own lines (an error, a setting) without the known secrets or
+        any URL or DSN password."""
+        text = _URL_USERINFO.sub(_masked_userinfo, self(text))
+        return _DSN_PASSWORD.sub(rf"\g<1>{MASK}", text)
 
     def value(self, data: Any) -> Any:
         """A copy of a JSON-like value (a transcript, an event) without the secrets."""
@@ -36,8 +73,36 @@ class Redactor:
             return {key: self.value(item) for key, item in data.items()}
         return data
 
+    def setting(self, path: str, value: Any) -> Any:
+        """A config value as `config show` prints it: masked whole when its key names a
+        secret or it is a header, else without passwords."""
+        if SECRET_SETTING.search(path.rsplit(".", 1)[-1]) or ".headers." in path.lower():
+            return MASK
+        return self.line(value) if isinstance(value, str) else value
+
     def stream(self) -> StreamRedactor:
         return StreamRedactor(self)
+
+
+def key_variables() -> set[str]:
+    """Every environment variable a key could come from: each style's and the fallbacks."""
+    from toolnexus.client import FALLBACK_KEY_ENV
+    from toolnexus.wire import STYLES
+
+    return {"TOOLNEXUS_API_KEY", FALLBACK_KEY_ENV, *(s.key_env for s in STYLES.values())}
+
+
+def _masked_userinfo(match: re.Match[str]) -> str:
+    """`user:***@` for a user and password; `***@` for a lone token (`https://TOKEN@host`)."""
+    user, colon, _ = match.group(2).partition(":")
+    return f"{match.group(1)}{user + ':' if colon else ''}{MASK}@"
+
+
+def _password(url: str | None) -> str | None:
+    try:
+        return urlsplit(url or "").password
+    except ValueError:
+        return None
 
 
 class StreamRedactor:
@@ -79,8 +144,6 @@ class EventRedactor:
         self.streams = {"text": redact.stream(), "reasoning": redact.stream()}
 
     def __call__(self, event: dict[str, Any]) -> list[dict[str, Any]]:
-        if not self.redact.secrets:
-            return [event]
         kind = event["type"]
         if kind in self.streams:
             out = self.flush(but=kind)

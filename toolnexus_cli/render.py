@@ -1,4 +1,9 @@
-"""Turning loop events into output: Rich on a terminal, exact text in a pipe."""
+"""Turning loop events into output: Rich on a terminal, exact text in a pipe.
+
+Only the answer on a piped stdout is the endpoint's exact text. Everything else (the
+terminal, and the side channel on stderr) is made `visible` first: no control sequence
+from the endpoint, a tool or a server acts on the terminal.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ import time
 from typing import Any, TextIO
 
 from toolnexus import RunResult
+from toolnexus.visible import visible
 
 RESULT_PREVIEW_LINES = 8
 
@@ -79,7 +85,7 @@ class PlainRenderer:
     def _side(self, event: dict[str, Any]) -> None:
         kind = event["type"]
         if kind == "reasoning":
-            self.err.write(event["delta"])
+            self.err.write(visible(event["delta"]))
             self.err_at_line_start = event["delta"].endswith("\n")
         elif kind == "tool_call":
             self._err_line(f"[tool] {event['name']}({format_args(event['args'])})")
@@ -94,7 +100,7 @@ class PlainRenderer:
         """One line on stderr, starting a new line if reasoning left one open."""
         if not self.err_at_line_start:
             self.err.write("\n")
-        self.err.write(line + "\n")
+        self.err.write(visible(line) + "\n")
         self.err_at_line_start = True
 
     def end_answer(self) -> None:
@@ -163,8 +169,8 @@ class TerminalRenderer:
         from rich.panel import Panel
         from rich.text import Text
 
-        return Panel(Text(body), title=title, title_align="left", border_style=style,
-                     expand=False)
+        return Panel(Text(visible(body)), title=Text(visible(title)), title_align="left",
+                     border_style=style, expand=False)
 
     def end_answer(self) -> None:
         if self.stream is not None:
@@ -177,10 +183,11 @@ class TerminalRenderer:
             from rich.text import Text
 
             seconds = time.monotonic() - self.started
-            self.console.print(Text(footer_text(result, seconds, thread), style="dim"))
+            footer = footer_text(result, seconds, thread)
+            self.console.print(Text(visible(footer), style="dim"))
 
     def error(self, exc: BaseException) -> None:
         self.end_answer()
         from rich.text import Text
 
-        self.console.print(Text(error_line(exc), style="bold red"))
+        self.console.print(Text(visible(error_line(exc)), style="bold red"))

@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.text import Text
 
 from toolnexus import RunCancelled, ToolnexusError
+from toolnexus.visible import visible
 
 from .approve import terminal_asker, terminal_wait_for
 from .config import Config, resolve_target, state_dir
@@ -32,6 +33,7 @@ from .session import (
     pick_thread,
     record_turn,
 )
+from .signals import Interrupts
 from .toolbox import (
     ToolFlags,
     approval_policy,
@@ -90,6 +92,17 @@ def restore_keyboard(state: Any) -> None:
             pass
 
 
+def private_file(path: Path) -> Path:
+    """`path`, created (or made) 0600 whatever the umask and the folder's mode: the prompt
+    history holds whatever was typed, pasted secrets included."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+    return path
+
+
 class Repl:
     def __init__(self, config: Config, *, thread: str | None, continue_last: bool,
                  model: str | None, system: str | None,
@@ -108,6 +121,7 @@ class Repl:
         self.redact = Redactor()
         self.toolkit: Any = None
         self.tokens = 0
+        self.interrupts = Interrupts()
 
     # -- set-up ----------------------------------------------------------------------
     def _connect(self) -> None:
@@ -116,14 +130,24 @@ class Repl:
         asker = terminal_asker(self.console, self._pause_output)
         hooks = make_hooks(self.config, self.toolkit, asker)
         wait_for = terminal_wait_for(self.console, self._pause_output)
-        self.client, self.key = make_client(target, self.store, hooks=hooks, wait_for=wait_for)
-        self.redact = Redactor.for_run(self.key.value)
+        self.client, self.key, self.redact = make_client(target, self.store, hooks=hooks,
+                                                         wait_for=wait_for)
 
     def _pause_output(self) -> None:
         if self.renderer is not None:
             self.renderer.end_answer()
 
     async def run(self) -> int:
+        """The exit code; SIGTERM or SIGHUP ends the chat (a turn as Ctrl-C would)."""
+        with self.interrupts:
+            try:
+                return await self._run()
+            except asyncio.CancelledError:
+                if self.interrupts.received is None:
+                    raise
+                return self.interrupts.exit_code(0)
+
+    async def _run(self) -> int:
         async with contextlib.AsyncExitStack() as resources:
             self.toolkit = await open_toolkit(self.config, self.tool_flags)
             resources.push_async_callback(self.toolkit.close)
@@ -141,7 +165,7 @@ class Repl:
         from prompt_toolkit.history import FileHistory
         from prompt_toolkit.key_binding import KeyBindings
 
-        history_path = state_dir() / "history"
+        history_path = private_file(state_dir() / "history")
         bindings = KeyBindings()
 
         @bindings.add("escape", "enter")
@@ -183,19 +207,25 @@ class Repl:
             if not text:
                 continue
             if text.startswith("/"):
-                outcome = await self._command(text, session)
+                try:
+                    outcome = await self._command(text, session)
+                except ToolnexusError as exc:  # the thread store failed (broken, locked)
+                    self._say(self.redact.line(f"error: {exc}"), "bold red")
+                    continue
                 if outcome == "exit":
                     return 0
                 if outcome:  # a prompt to send (from /retry or /edit)
                     await self._turn(outcome)
-                continue
-            await self._turn(line)
+            else:
+                await self._turn(line)
+            if self.interrupts.received:  # SIGTERM or SIGHUP stopped the turn
+                return self.interrupts.exit_code(0)
 
     # -- one exchange ----------------------------------------------------------------
     async def _turn(self, prompt: str) -> None:
         renderer = self.renderer = TerminalRenderer(self.console, self.config.ui)
         renderer.start()
-        cancel = asyncio.Event()
+        cancel = self.interrupts.turn = asyncio.Event()
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, cancel.set)
         keyboard = mute_keyboard()
@@ -218,10 +248,11 @@ class Repl:
             self.console.print(Text("(interrupted: the partial answer is kept)", style="dim"))
         except ToolnexusError as exc:
             self._show_held(redact_events, renderer)
-            message = self.redact(explain_error(exc, self.key))
-            self.console.print(Text(f"error: {message}", style="bold red"))
+            message = self.redact.line(explain_error(exc, self.key))
+            self.console.print(Text(visible(f"error: {message}"), style="bold red"))
         finally:
             loop.remove_signal_handler(signal.SIGINT)
+            self.interrupts.turn = None
             restore_keyboard(keyboard)
             self.renderer = None
 
@@ -245,7 +276,7 @@ class Repl:
         return await handler(arg)
 
     def _say(self, message: str, style: str = "dim") -> None:
-        self.console.print(Text(message, style=style))
+        self.console.print(Text(visible(message), style=style))
 
     async def _cmd_help(self, arg: str) -> None:
         for name, text in COMMANDS.items():
@@ -287,7 +318,8 @@ class Repl:
         for row in rows:
             self.console.print(Text.assemble(
                 (f"{row['name']:<24}", "bold"), f" {row['source']:<14} {row['approval']:<6} ",
-                (row["status"] if row["status"] != "ok" else row["description"][:40], "dim")))
+                (visible(row["status"] if row["status"] != "ok" else row["description"][:40]),
+                 "dim")))
 
     async def _cmd_thread(self, arg: str) -> None:
         messages = await self.store.get(self.thread) or []
@@ -300,7 +332,7 @@ class Repl:
     async def _cmd_threads(self, arg: str) -> None:
         for info in await self.store.list_threads(limit=20):
             marker = "*" if info.id == self.thread else " "
-            self.console.print(Text(f"{marker} {info.id}  {info.title or ''}"[:120]))
+            self.console.print(Text(visible(f"{marker} {info.id}  {info.title or ''}"[:120])))
 
     async def _cmd_switch(self, arg: str) -> None:
         if not arg:

@@ -44,12 +44,13 @@ async def pick_thread(store: Any, thread: str | None, continue_last: bool) -> st
 
 
 def make_client(target: Target, store: Any, *, hooks: Any = None, wait_for: Any = None
-                ) -> tuple[Client, KeyChoice]:
-    """The client for `target`, and the key it uses (for redaction and error hints)."""
+                ) -> tuple[Client, KeyChoice, Redactor]:
+    """The client for `target`, the key it uses (for error hints) and the redactor of
+    every secret the run holds."""
     choice = choose_key(target)
     check_provider_headers(target)
     key = choice.value
-    redact = Redactor.for_run(key)
+    redact = Redactor.for_run(key, target, store)
     try:
         client = create_client(
             base_url=target.base_url, style=target.style, model=target.model, api_key=key,
@@ -62,7 +63,7 @@ def make_client(target: Target, store: Any, *, hooks: Any = None, wait_for: Any 
         )
     except ValueError as exc:  # a base URL or header no request could carry
         raise UsageError(str(exc)) from None
-    return client, choice
+    return client, choice, redact
 
 
 def explain_error(exc: BaseException, choice: KeyChoice) -> str:

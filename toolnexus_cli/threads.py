@@ -1,4 +1,8 @@
-"""`toolnexus threads ...`: list, show, remove, rename, export and search threads."""
+"""`toolnexus threads ...`: list, show, remove, rename, export and search threads.
+
+Transcripts hold what endpoints sent: on a terminal they are shown `visible` (no control
+sequence acts on it); a pipe or file gets the exact text.
+"""
 
 from __future__ import annotations
 
@@ -9,14 +13,19 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from toolnexus import ToolnexusError
+from toolnexus.visible import visible
+
 from .config import Config
 from .session import open_store
 from .transcript import to_markdown
 
-EXIT_NOT_FOUND = 1
+EXIT_NOT_FOUND = EXIT_STORE_ERROR = 1
 
 
 def with_store(config: Config, action: Callable[[Any], Awaitable[int]]) -> int:
+    """Run `action` on the configured store; a store that cannot be opened or read (a
+    broken or locked database) is one line on stderr."""
     async def run() -> int:
         store = open_store(config)
         try:
@@ -24,7 +33,16 @@ def with_store(config: Config, action: Callable[[Any], Awaitable[int]]) -> int:
         finally:
             await store.aclose()
 
-    return asyncio.run(run())
+    try:
+        return asyncio.run(run())
+    except ToolnexusError as exc:
+        print(visible(f"error: {exc}"), file=sys.stderr)
+        return EXIT_STORE_ERROR
+
+
+def _print(text: str = "", end: str = "\n") -> None:
+    """Stored text on stdout: exact in a pipe, `visible` on a terminal."""
+    sys.stdout.write((visible(text) if sys.stdout.isatty() else text) + end)
 
 
 def _when(timestamp: float) -> str:
@@ -32,22 +50,23 @@ def _when(timestamp: float) -> str:
 
 
 def _missing(thread: str) -> int:
-    print(f"error: no thread {thread!r} ('toolnexus threads list' shows them)", file=sys.stderr)
+    print(visible(f"error: no thread {thread!r} ('toolnexus threads list' shows them)"),
+          file=sys.stderr)
     return EXIT_NOT_FOUND
 
 
 async def list_threads(store: Any, *, as_json: bool, limit: int | None) -> int:
     infos = await store.list_threads(limit=limit)
     if as_json:
-        print(json.dumps([info.as_dict() for info in infos], ensure_ascii=False))
+        _print(json.dumps([info.as_dict() for info in infos], ensure_ascii=False))
         return 0
     if not infos:
         print("no threads yet: 'toolnexus ask ...' or 'toolnexus chat' starts one")
         return 0
     print(f"{'ID':<12} {'UPDATED':<16} {'MSGS':>5}  {'MODEL':<20} TITLE")
     for info in infos:
-        print(f"{info.id:<12} {_when(info.updated):<16} {info.message_count:>5}  "
-              f"{(info.model or '-')[:20]:<20} {info.title or ''}")
+        _print(f"{info.id:<12} {_when(info.updated):<16} {info.message_count:>5}  "
+               f"{(info.model or '-')[:20]:<20} {info.title or ''}")
     return 0
 
 
@@ -56,12 +75,12 @@ async def show(store: Any, thread: str, *, as_json: bool) -> int:
     if messages is None:
         return _missing(thread)
     if as_json:
-        print(json.dumps(messages, ensure_ascii=False, indent=2))
+        _print(json.dumps(messages, ensure_ascii=False, indent=2))
     elif sys.stdout.isatty():
         from rich.console import Console
         from rich.markdown import Markdown
 
-        Console().print(Markdown(to_markdown(messages)))
+        Console().print(Markdown(visible(to_markdown(messages))))
     else:
         sys.stdout.write(to_markdown(messages))
     return 0
@@ -74,8 +93,8 @@ async def remove(store: Any, thread: str, *, confirmed: bool) -> int:
     if not confirmed:
         import typer
 
-        if not typer.confirm(f"delete thread {thread} ({info.title or 'untitled'}, "
-                             f"{info.message_count} messages)?"):
+        if not typer.confirm(visible(f"delete thread {thread} ({info.title or 'untitled'}, "
+                                     f"{info.message_count} messages)?")):
             print("kept it")
             return 0
     await store.delete(thread)
@@ -86,7 +105,7 @@ async def remove(store: Any, thread: str, *, confirmed: bool) -> int:
 async def rename(store: Any, thread: str, title: str) -> int:
     if not await store.rename(thread, title):
         return _missing(thread)
-    print(f"renamed thread {thread}: {title}")
+    _print(f"renamed thread {thread}: {title}")
     return 0
 
 
@@ -95,16 +114,16 @@ async def export(store: Any, thread: str, *, fmt: str) -> int:
     if messages is None:
         return _missing(thread)
     if fmt == "json":
-        print(json.dumps(messages, ensure_ascii=False, indent=2))
+        _print(json.dumps(messages, ensure_ascii=False, indent=2))
     else:
-        sys.stdout.write(to_markdown(messages))
+        _print(to_markdown(messages), end="")
     return 0
 
 
 async def search(store: Any, text: str) -> int:
     hits = await store.search(text)
     if not hits:
-        print(f"no thread mentions {text!r}")
+        _print(f"no thread mentions {text!r}")
     for info, snippet in hits:
-        print(f"{info.id:<12} {info.title or ''}\n    {snippet}")
+        _print(f"{info.id:<12} {info.title or ''}\n    {snippet}")
     return 0

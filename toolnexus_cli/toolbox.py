@@ -12,9 +12,11 @@ from typing import Any
 
 from toolnexus import Toolkit, ToolnexusError, create_toolkit
 from toolnexus.approval import ApprovalPolicy, approval_hook
+from toolnexus.workspace import Workspace
 
-from .config import Config
+from .config import Config, config_dir, data_dir, state_dir
 from .errors import UsageError
+from .keys import keys_path
 
 
 @dataclass
@@ -24,6 +26,7 @@ class ToolFlags:
     mcp: str | None = None
     builtins: bool = False
     off: bool = False  # --no-tools
+    root: str | None = None  # --root: the workspace of the built-in tools
 
 
 async def open_toolkit(config: Config, flags: ToolFlags) -> Toolkit:
@@ -37,9 +40,26 @@ async def open_toolkit(config: Config, flags: ToolFlags) -> Toolkit:
     builtins = True if flags.builtins else data.get("builtins")
     try:
         return await create_toolkit(functions=functions, skills_dir=skills, mcp_config=mcp,
-                                    builtins=builtins)
+                                    builtins=builtins, workspace=workspace(config, flags))
     except (ToolnexusError, ValueError) as exc:
         raise UsageError(str(exc)) from None
+
+
+def workspace(config: Config, flags: ToolFlags) -> Workspace:
+    """Where the built-in tools act (--root, config `workspace`, else the working folder),
+    what they never read (this program's keys, config, threads and history besides the
+    usual credentials) and the path and host rules of [approval.paths] / [approval.hosts]."""
+    if flags.root:
+        root = Path(flags.root).expanduser()
+    elif "workspace" in config.data:
+        root = Path(_relative(config.path.parent, config.data["workspace"]))
+    else:
+        root = Path.cwd()
+    if not root.is_dir():
+        raise UsageError(f"the workspace {root} is not a folder: give --root an existing one")
+    rules = config.data.get("approval", {})
+    secrets = [keys_path(), config_dir(), config.path, data_dir(), state_dir()]
+    return Workspace(root, secrets=secrets, paths=rules.get("paths"), hosts=rules.get("hosts"))
 
 
 def warn_failed_servers(toolkit: Toolkit) -> None:
@@ -58,6 +78,8 @@ def _relative(base: Path, value: str) -> str:
 def approval_policy(config: Config) -> ApprovalPolicy:
     rules = dict(config.data.get("approval", {}))
     commands = rules.pop("commands", None)
+    rules.pop("paths", None)  # the workspace's
+    rules.pop("hosts", None)
     return ApprovalPolicy(rules, commands)
 
 

@@ -8,6 +8,7 @@ imported on first use, so `import toolnexus` loads neither sqlite3 nor psycopg.
 from __future__ import annotations
 
 import os
+import re
 from typing import TYPE_CHECKING, Any
 
 from .base import ConversationStore, StoreError, ThreadConflict, ThreadInfo, ThreadStore
@@ -30,6 +31,8 @@ __all__ = [
 ]
 
 _LAZY = {"SQLiteStore": ".sqlite", "PostgresStore": ".postgres"}
+# libpq's keyword form: "host=db dbname=app password='a b'" (key = value pairs only)
+_KEYWORD_DSN = re.compile(r"\s*(?:[a-z_]+\s*=\s*(?:'(?:[^'\\]|\\.)*'|[^\s']+)\s*)+", re.I)
 
 
 def __getattr__(name: str) -> Any:
@@ -43,11 +46,11 @@ def __getattr__(name: str) -> Any:
 
 
 def open_store(spec: str | os.PathLike[str]) -> ThreadStore:
-    """The store a config value names: "postgresql://..." (or "postgres://...") is a
-    PostgresStore, "memory" a MemoryStore, "sqlite://PATH" (so "sqlite:///abs/threads.db")
-    or a plain path a SQLiteStore."""
+    """The store a config value names: "postgresql://..." (or "postgres://...") or a
+    keyword-form DSN ("host=db dbname=app") is a PostgresStore, "memory" a MemoryStore,
+    "sqlite://PATH" (so "sqlite:///abs/threads.db") or a plain path a SQLiteStore."""
     text = os.fspath(spec)
-    if text.startswith(("postgresql://", "postgres://")):
+    if text.startswith(("postgresql://", "postgres://")) or _KEYWORD_DSN.fullmatch(text):
         from .postgres import PostgresStore
 
         return PostgresStore(text)

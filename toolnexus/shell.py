@@ -1,0 +1,214 @@
+"""What a shell command line would run, read the way the shell reads it (shlex), for the
+command rules of approval.py: its simple commands as words, the program behind wrappers
+(`sudo rm`, `env -i rm`, `xargs rm`, `bash -c "rm ..."`), and the options that make a
+read-only program run code or write files.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import shlex
+from collections.abc import Iterator
+
+PUNCTUATION = "();<>|&`"
+_SUBSTITUTION = re.compile(r"\$\(([^()]*)\)|`([^`]*)`")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+class Parsed:
+    """A command line cut into simple commands. `plain`: one command, nothing chained,
+    substituted or redirected (the only kind an "allow" rule may cover)."""
+
+    def __init__(self, command: str) -> None:
+        self.commands: list[list[str]] = []
+        self.plain = False
+        self.ok = True
+        try:
+            tokens = _tokens(command)
+        except ValueError:  # unbalanced quotes: nobody can say what it runs
+            self.ok = False
+            return
+        words: list[str] = []
+        separated = False
+        for token in tokens:
+            if token and all(c in PUNCTUATION for c in token):
+                separated = True
+                if words:
+                    self.commands.append(words)
+                words = []
+            else:
+                words.append(token)
+        if words:
+            self.commands.append(words)
+        substituted = [inner for cmd in self.commands for word in cmd
+                       for inner in _substitutions(word)]
+        self.plain = len(self.commands) == 1 and not separated and not substituted
+        for inner in substituted:
+            nested = Parsed(inner)
+            self.ok = self.ok and nested.ok
+            self.commands.extend(nested.commands)
+
+
+def _tokens(command: str) -> list[str]:
+    lexer = shlex.shlex(command.replace("\n", " ; "), posix=True, punctuation_chars=PUNCTUATION)
+    lexer.whitespace_split = True
+    lexer.commenters = ""  # a `#` hides nothing from the rules
+    return list(lexer)
+
+
+def _substitutions(word: str) -> list[str]:
+    return [m.group(1) if m.group(1) is not None else m.group(2)
+            for m in _SUBSTITUTION.finditer(word)]
+
+
+# Programs that run the program named after their own options (and, for some, positional
+# arguments): option letters that take a value, and how many positionals come first.
+WRAPPERS: dict[str, tuple[str, int]] = {
+    "command": ("", 0), "builtin": ("", 0), "exec": ("a", 0), "nohup": ("", 0),
+    "time": ("fo", 0), "setsid": ("", 0), "busybox": ("", 0), "env": ("uCS", 0),
+    "sudo": ("ugCDhprtTU", 0), "doas": ("uC", 0), "nice": ("n", 0), "ionice": ("cnp", 0),
+    "timeout": ("sk", 1), "xargs": ("adEILnPs", 0), "stdbuf": ("ioe", 0), "chroot": ("", 1),
+    "taskset": ("", 1), "flock": ("wE", 1), "unbuffer": ("", 0), "watch": ("nd", 0),
+    "strace": ("oepsSuE", 0), "ltrace": ("oepsSuE", 0), "caffeinate": ("", 0),
+}
+LONG_WITH_VALUE = {"--user", "--group", "--signal", "--kill-after", "--chdir", "--unset",
+                   "--adjustment", "--split-string", "--arg-file", "--delimiter",
+                   "--max-args", "--max-procs", "--replace", "--max-lines", "--prompt",
+                   "--close-from", "--host", "--role", "--type", "--other-user", "--interval"}
+SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish"}
+
+
+def program(word: str) -> str:
+    """The program a word names however it is spelled: `\\rm`, `/bin/rm`, `./rm` -> rm."""
+    return os.path.basename(word.lstrip("\\"))
+
+
+def programs_run(words: list[str], depth: int = 0) -> Iterator[list[str]]:
+    """The command `words` runs, as [program, *arguments], then whatever it runs in turn
+    (the command after `sudo`, `env -i`, `xargs`..., the script of `bash -c` or `eval`)."""
+    while words and _ASSIGNMENT.match(words[0]):
+        words = words[1:]
+    if not words or depth > 8:
+        return
+    name = program(words[0])
+    yield [name, *words[1:]]
+    for script in _scripts(name, words[1:]):
+        for inner in Parsed(script).commands:
+            yield from programs_run(inner, depth + 1)
+    if name in WRAPPERS:
+        yield from programs_run(_wrapped(name, words[1:]), depth + 1)
+
+
+def _scripts(name: str, args: list[str]) -> list[str]:
+    if name == "eval":
+        return [" ".join(args)]
+    if name in SHELLS:
+        for i, arg in enumerate(args):
+            if arg.startswith("-") and not arg.startswith("--") and "c" in arg:
+                return args[i + 1:i + 2]
+    if name == "env":
+        for i, arg in enumerate(args):
+            if arg in ("-S", "--split-string"):
+                return [" ".join(args[i + 1:])]
+            if arg.startswith("--split-string="):
+                return [" ".join([arg.split("=", 1)[1], *args[i + 1:]])]
+            if arg.startswith("-S"):
+                return [" ".join([arg[2:], *args[i + 1:]])]
+    return []
+
+
+def _wrapped(name: str, args: list[str]) -> list[str]:
+    """What follows a wrapper's own options, NAME=value words and positionals."""
+    takes_value, positionals = WRAPPERS[name]
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            i += 1
+            break
+        if name == "env" and _ASSIGNMENT.match(arg):
+            i += 1
+        elif arg.startswith("--"):
+            i += 2 if arg in LONG_WITH_VALUE else 1
+        elif arg.startswith("-") and len(arg) > 1:
+            i += 2 if len(arg) == 2 and arg[1] in takes_value else 1
+        else:
+            break
+    return args[i + positionals:]
+
+
+# ----------------------------------------------------------------------------- patterns
+
+def pattern_words(pattern: str) -> tuple[list[str], bool]:
+    """A rule's words, and whether it takes any further arguments: a pattern that ends in
+    `*` ("git status*", "ls *") allows more arguments after its other words."""
+    try:
+        words = shlex.split(pattern)
+    except ValueError:
+        words = pattern.split()
+    if words and words[-1] == "*":
+        return words[:-1], True
+    if words and words[-1].endswith("*") and not words[-1].endswith("\\*"):
+        return [*words[:-1], words[-1][:-1]], True
+    return words, False
+
+
+def matches_as_written(pattern: str, words: list[str]) -> bool:
+    """Word for word, as the command is written: "git status*" matches `git status -s`,
+    not `git status-x`, `/usr/bin/git status` or `git -c x=y status`."""
+    fixed, more = pattern_words(pattern)
+    if len(words) < len(fixed) or (not more and len(words) != len(fixed)):
+        return False
+    return all(fnmatch.fnmatchcase(w, p) for w, p in zip(words, fixed, strict=False))
+
+
+def names_program(pattern: str, command: list[str]) -> bool:
+    """For deny rules: the program is the rule's, and the rule's other words occur in the
+    arguments in order ("git push*" also catches `git -c x push`)."""
+    fixed, _ = pattern_words(pattern)
+    if not fixed or not fnmatch.fnmatchcase(command[0], program(fixed[0])):
+        return False
+    rest = iter(command[1:])
+    return all(any(fnmatch.fnmatchcase(arg, p) for arg in rest) for p in fixed[1:])
+
+
+# ----------------------------------------------------------------------------- risky options
+
+# Options that make an otherwise read-only program write a file or run a program.
+RISKY_ANYWHERE = ("--output", "--exec", "--upload-pack", "--receive-pack", "--config-env",
+                  "--to-command", "--checkpoint-action", "--use-compress-program",
+                  "--compress-program", "--pre", "--open-files-in-pager", "--ext-diff",
+                  "--in-place", "--pager", "--editor")
+RISKY_EXACT = {"-o"}
+RISKY_BY_PROGRAM: dict[str, set[str]] = {
+    "git": {"-c", "-C", "--git-dir", "--work-tree", "--exec-path", "-O", "--paginate", "-p"},
+    "find": {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0",
+             "-fprintf", "-fls"},
+    "fd": {"-x", "-X", "--exec-batch"}, "fdfind": {"-x", "-X", "--exec-batch"},
+    "rg": {"-z", "--search-zip"}, "tar": {"-I", "-F"}, "less": {"-o", "-O"},
+}
+_SED_COMMAND = re.compile(r"(?:^|[;{}\s\d$/!])[ewWrR](?:\s|$|[;}])")
+AWKS = {"awk", "gawk", "mawk", "nawk"}
+
+
+def risky(words: list[str]) -> bool:
+    """Whether an allowed read-only command would, with these options, write files or run
+    code (`git -c`, `find -exec`, `sed -i`, awk's system(), `--output`...)."""
+    name, args = program(words[0]), words[1:]
+    per_program = RISKY_BY_PROGRAM.get(name, set())
+    for arg in args:
+        option = arg.split("=", 1)[0]
+        if option in RISKY_EXACT or option in per_program or option.startswith(RISKY_ANYWHERE):
+            return True
+        if name == "sort" and arg.startswith("-o"):
+            return True
+    if name == "sed":
+        return any(a.startswith(("-i", "-f", "--file")) or (not a.startswith("-") and
+                                                           _SED_COMMAND.search(a))
+                   for a in args)
+    if name in AWKS:
+        return any(a.startswith(("-f", "-i", "-E", "--file", "--include", "--exec"))
+                   or re.search(r"system|getline|[|>]", a) for a in args)
+    return False
