@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from toolnexus.stores import MemoryStore  # noqa: E402
-from toolnexus.stores._threads import _extends  # noqa: E402
+from toolnexus.stores.planner import _extends  # noqa: E402
 
 SIZES = (10, 1_000, 10_000)
 PARAGRAPH = ("The store appends only what is new, so a turn costs the same on a short "
@@ -78,13 +78,14 @@ async def measure(store, runs: int, n_threads: int) -> dict:
         for k in range(runs):
             took, history = await timed(store.get(id))
             loads.append(took)
-            cpu, took = await cpu_and_wall(store.save(id, history + new_turn(k)))
+            cpu, took = await cpu_and_wall(store.save(id, history + new_turn(k),
+                                                      version=history.version))
             saves.append(took)
             save_cpus.append(cpu)
         # The one part of a turn's save that grows with the thread: checking in memory
         # that the earlier messages were not edited in place (no I/O).
         history = await store.get(id)
-        held = store._views.pristine(id)[1]
+        held = store._versions.exact(id)[1]
         checks = []
         for _ in range(runs):
             candidate = history + new_turn(0)
@@ -95,7 +96,7 @@ async def measure(store, runs: int, n_threads: int) -> dict:
         for k in range(max(3, runs // 3)):
             history = await store.get(id)
             rewritten = [{**history[0], "content": f"compacted {k}"}] + history[1:]
-            took, _ = await timed(store.save(id, rewritten))
+            took, _ = await timed(store.save(id, rewritten, version=history.version))
             rewrites.append(took)
         out[n] = (statistics.median(saves), statistics.median(save_cpus),
                   statistics.median(checks), statistics.median(loads),

@@ -82,13 +82,13 @@ async def test_tasks_starting_together_open_one_connection(schema, monkeypatch):
     from toolnexus.stores.postgres import PostgresStore
 
     opened = []
-    real_connect = psycopg.AsyncConnection.connect
+    real_connect = psycopg.connect
 
-    async def counting_connect(*args, **kwargs):
+    def counting_connect(*args, **kwargs):
         opened.append(1)
-        return await real_connect(*args, **kwargs)
+        return real_connect(*args, **kwargs)
 
-    monkeypatch.setattr(psycopg.AsyncConnection, "connect", counting_connect)
+    monkeypatch.setattr(psycopg, "connect", counting_connect)
     async with PostgresStore(PG_DSN, schema=schema) as store:
         await asyncio.gather(*(store.info(str(i)) for i in range(5)))
         await store.list_threads()

@@ -286,6 +286,33 @@ async def test_parent_folders_are_created_and_memory_databases_work(tmp_path):
         assert [i.id for i, _ in await store.search("question")] == ["t"]
 
 
+@pytest.mark.parametrize("umask", [0o000, 0o022])
+async def test_the_database_and_its_wal_and_shm_are_private(tmp_path, umask):
+    """0600 whatever the umask and the folder's mode: the files hold transcripts."""
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    folder.chmod(0o777)
+    old = os.umask(umask)
+    try:
+        async with SQLiteStore(folder / "threads.db") as store:
+            await store.save("t", turn("1"))
+            files = sorted(folder.iterdir())
+            assert [f.name for f in files] == ["threads.db", "threads.db-shm", "threads.db-wal"]
+            assert {f.name: oct(f.stat().st_mode & 0o777) for f in files} == {
+                f.name: "0o600" for f in files}
+    finally:
+        os.umask(old)
+
+
+async def test_an_existing_readable_database_is_made_private(db):
+    async with SQLiteStore(db) as store:
+        await store.save("t", turn("1"))
+    db.chmod(0o644)
+    async with SQLiteStore(db) as store:
+        assert await store.get("t") == turn("1")
+    assert db.stat().st_mode & 0o777 == 0o600
+
+
 def test_importing_toolnexus_loads_no_database_driver():
     code = ("import sys, toolnexus, toolnexus.stores as s; "
             "print(sorted(m for m in ('sqlite3', 'psycopg', 'toolnexus.stores.sqlite', "

@@ -20,9 +20,11 @@ from toolnexus import create_client
 from toolnexus.stores import (
     ConversationStore,
     MemoryStore,
+    Thread,
     ThreadConflict,
     ThreadInfo,
     ThreadStore,
+    VersionedStore,
 )
 
 PG_DSN = os.environ.get("TOOLNEXUS_TEST_PG_DSN")
@@ -122,7 +124,21 @@ EXOTIC = [
 
 async def test_implements_the_protocols(store):
     assert isinstance(store, ConversationStore)
+    assert isinstance(store, VersionedStore)
     assert isinstance(store, ThreadStore)
+
+
+async def test_get_hands_out_the_version_and_save_returns_the_next(backend, store):
+    missing = await store.load("t")
+    assert isinstance(missing, Thread) and missing == [] and missing.version == 0
+    first = await store.save("t", turn("1"), version=missing.version)
+    loaded = await store.get("t")
+    assert isinstance(loaded, Thread) and isinstance(loaded, list)
+    assert loaded == turn("1") and loaded.version == first > 0
+    second = await store.save("t", loaded + turn("2"), version=loaded.version)
+    assert second > first
+    assert (await backend.open().get("t")).version == second
+    assert await store.save("t", loaded + turn("2"), version=second) == second  # nothing new
 
 
 async def test_unknown_thread(store):
@@ -220,14 +236,31 @@ async def test_a_rewritten_tool_result_replaces_the_placeholder(store):
 
 
 async def test_an_undo_on_a_stale_copy_is_refused(backend):
+    """In every store, the memory one included: two tasks of one process are two writers."""
     a, b = backend.open(), backend.open()
     await a.save("t", turn("0") + turn("1"))
     stale = await a.get("t")
     fresh = await b.get("t")
-    await b.save("t", fresh + turn("B"))
-    with pytest.raises(ThreadConflict):
-        await a.save("t", stale[:4] + turn("1-retry"))  # built on the copy without B
+    await b.save("t", fresh + turn("B"), version=fresh.version)
+    with pytest.raises(ThreadConflict):  # built on the copy without B
+        await a.save("t", stale[:4] + turn("1-retry"), version=stale.version)
     assert await b.get("t") == turn("0") + turn("1") + turn("B")
+
+
+async def test_a_rewrite_in_fresh_dicts_is_a_rewrite(store):
+    """A wrapper that saves copies (as the CLI's redacting store does) is told apart by
+    the version, not by which dict objects it passes: an undo in fresh dicts replaces the
+    last turn instead of being appended after it."""
+    await store.save("t", turn("1"))
+    loaded = await store.get("t")
+    await store.save("t", loaded + turn("2"), version=loaded.version)
+    newest = await store.get("t")
+    retried = copy.deepcopy(newest[:4]) + turn("2-retry")
+    await store.save("t", copy.deepcopy(retried), version=newest.version)
+    assert await store.get("t") == turn("1") + turn("2-retry")
+    again = await store.get("t")
+    await store.save("t", copy.deepcopy(again) + turn("3"), version=again.version)
+    assert await store.get("t") == turn("1") + turn("2-retry") + turn("3")
 
 
 async def test_a_store_that_never_loaded_the_thread_replaces_it(backend, store):
@@ -371,32 +404,46 @@ async def test_two_writers_appending_keep_both_turns(backend):
     await a.save("t", turn("0"))
     base_a = await a.get("t")
     base_b = await b.get("t")
-    await a.save("t", base_a + turn("A"))
-    await b.save("t", base_b + turn("B"))  # b's base is stale: merged after A's turn
+    await a.save("t", base_a + turn("A"), version=base_a.version)
+    # b's base is stale: merged after A's turn
+    merged = await b.save("t", base_b + turn("B"), version=base_b.version)
     expected = turn("0") + turn("A") + turn("B")
     assert await a.get("t") == expected
     assert (await b.info("t")).message_count == len(expected)
-    # b keeps going from its own (stale) view without reloading: still nothing lost
-    await b.save("t", base_b + turn("B") + turn("B2"))
+    # b keeps going from its own view without reloading: still nothing lost...
+    await b.save("t", base_b + turn("B") + turn("B2"), version=merged)
     assert await a.get("t") == expected + turn("B2")
+    # ...but a rewrite of that view (which is not what the thread holds) is refused
+    with pytest.raises(ThreadConflict):
+        await b.save("t", base_b + turn("B-rewritten"), version=merged)
 
 
 async def test_a_rewrite_over_another_writers_turn_is_refused(backend):
-    if not backend.separate_handles:
-        pytest.skip("one MemoryStore object: a rewrite that keeps none of the loaded dicts "
-                    "is checked against the newest version")
     a, b = backend.open(), backend.open()
     await a.save("t", turn("0") + turn("1"))
     loaded_a = await a.get("t")
     loaded_b = await b.get("t")
-    await b.save("t", loaded_b + turn("B"))
-    with pytest.raises(ThreadConflict) as caught:
-        await a.save("t", loaded_a[4:])  # a compacts the version it loaded
+    await b.save("t", loaded_b + turn("B"), version=loaded_b.version)
+    with pytest.raises(ThreadConflict) as caught:  # a compacts the version it loaded
+        await a.save("t", loaded_a[4:], version=loaded_a.version)
     assert caught.value.thread_id == "t" and "another writer" in str(caught.value)
     assert await a.get("t") == turn("0") + turn("1") + turn("B")  # nothing lost
     reloaded = await a.get("t")
-    await a.save("t", reloaded[4:])  # redone on the newer transcript: fine
+    await a.save("t", reloaded[4:], version=reloaded.version)  # redone on the newer one
     assert await b.get("t") == turn("1") + turn("B")
+
+
+async def test_a_stale_version_the_store_no_longer_holds_is_a_conflict(backend):
+    a, b = backend.open(), backend.open()
+    await a.save("t", turn("0"))
+    old = await a.get("t")
+    for i in range(20):  # many versions later (more than any store keeps)
+        now = await b.load("t")
+        await b.save("t", now + turn(str(i)), version=now.version)
+    fresh = backend.open()  # has never seen the old version
+    with pytest.raises(ThreadConflict):
+        await fresh.save("t", old + turn("late"), version=old.version)
+    assert len(await b.get("t")) == 4 * 21
 
 
 async def test_concurrent_tasks_on_one_store(store):
@@ -412,7 +459,7 @@ async def test_concurrent_tasks_on_one_store(store):
         if loaded == n:
             all_loaded.set()
         await all_loaded.wait()  # every task holds the same version before any saves
-        await store.save("t", history + turn(tag))
+        await store.save("t", history + turn(tag), version=history.version)
 
     await asyncio.gather(*(one(str(i)) for i in range(1, n + 1)))
     final = await store.get("t")
@@ -428,7 +475,7 @@ async def test_concurrent_writers_on_separate_handles(backend):
     handles = [backend.open() for _ in range(n)]
     await handles[0].save("t", turn("0"))
     histories = await asyncio.gather(*(h.get("t") for h in handles))
-    await asyncio.gather(*(h.save("t", history + turn(str(i)))
+    await asyncio.gather(*(h.save("t", history + turn(str(i)), version=history.version)
                            for i, (h, history) in enumerate(zip(handles, histories, strict=True),
                                                             start=1)))
     final = await backend.open().get("t")
@@ -449,11 +496,18 @@ async def test_saving_a_thread_deleted_meanwhile_recreates_it(backend):
 
 async def test_a_thread_created_meanwhile_is_merged(backend):
     a, b = backend.open(), backend.open()
-    assert await a.get("t") is None
-    assert await b.get("t") is None
-    await a.save("t", turn("A"))
-    await b.save("t", turn("B"))
+    loaded_a, loaded_b = await a.load("t"), await b.load("t")
+    await a.save("t", turn("A"), version=loaded_a.version)
+    await b.save("t", turn("B"), version=loaded_b.version)
     assert await a.get("t") == turn("A") + turn("B")
+    if not backend.separate_handles:
+        return  # one MemoryStore object: a save that names no version builds on its last
+    # the same with saves that name no version, after a get that found nothing
+    assert await a.get("u") is None
+    assert await b.get("u") is None
+    await a.save("u", turn("A"))
+    await b.save("u", turn("B"))
+    assert await a.get("u") == turn("A") + turn("B")
 
 
 # ---------------------------------------------------------------- through the client

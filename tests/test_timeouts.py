@@ -57,7 +57,8 @@ async def test_a_server_that_never_answers_fails_within_the_idle_timeout(stub, s
         assert IDLE_S * 0.9 <= elapsed < IDLE_S + SLACK_S
         assert events == []
         assert await wait_disconnect(stub.requests[0]) - started < IDLE_S + SLACK_S
-        assert exc.result.messages == [{"role": "user", "content": "hi"}]
+        # the prompt is kept, marked failed: never sent again by itself
+        assert exc.result.messages == [{"role": "user", "content": "hi", "dropped": "failed"}]
         assert await client.conversation_store.get(THREAD) == exc.result.messages
 
 
@@ -147,7 +148,8 @@ async def test_timeout_ms_while_waiting_for_headers_raises_run_timeout(stub):
         assert isinstance(exc, RunTimeout) and "timeout_ms" in str(exc)
         assert 0.25 <= elapsed < 0.3 + SLACK_S
         assert await wait_disconnect(stub.requests[0]) - started < 0.3 + SLACK_S
-        assert exc.result.messages == [{"role": "user", "content": "hi"}]
+        # the prompt is kept, marked failed: never sent again by itself
+        assert exc.result.messages == [{"role": "user", "content": "hi", "dropped": "failed"}]
         assert await client.conversation_store.get(THREAD) == exc.result.messages
         assert len(stub.requests) == 1  # a deadline is not retried
 

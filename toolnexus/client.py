@@ -8,11 +8,12 @@ from collections.abc import AsyncGenerator, Callable
 from typing import TYPE_CHECKING, Any
 
 from .conversation import Conversation
-from .errors import ProviderError, ToolnexusError
-from .events import RunResult
+from .errors import ProviderError, RunCancelled, ToolnexusError
+from .events import RunResult, add_usage
 from .hooks import Hooks
 from .loop import LoopSettings, WaitFor, agent_loop
-from .stores import ConversationStore, MemoryStore
+from .marks import mark_failed_turn
+from .stores import ConversationStore, MemoryStore, VersionedStore
 from .suspension import Answer
 from .toolkit import Toolkit
 from .transport import ErrorHook, Transport, check_endpoint, check_headers
@@ -67,10 +68,10 @@ class Client:
     ) -> RunResult:
         """`run`, remembering the thread `id` through the store. With `on_text`, the
         answer streams and each text delta is passed to it as it arrives."""
-        history = await self._store.get(id) if id is not None else None
+        history, version = await self._load(id)
         events = agent_loop(self.settings, prompt, toolkit, history=history, cancel=cancel,
                             stream=on_text is not None)
-        return await self._saving(id, _drain(events, on_text))
+        return await self._saving(id, version, _drain(events, on_text))
 
     async def stream(
         self,
@@ -82,16 +83,15 @@ class Client:
     ) -> AsyncGenerator[dict[str, Any], None]:
         """The loop's events as they happen; with `id`, the thread is loaded first and
         saved when the run ends (also when it ends in an error or a cancel)."""
-        history = await self._store.get(id) if id is not None else None
+        history, version = await self._load(id)
         events = agent_loop(self.settings, prompt, toolkit, history=history, cancel=cancel)
         try:
             async for event in events:
                 if event["type"] == "done" and id is not None:
-                    await self._store.save(id, event["result"].messages)
+                    await self._save(id, event["result"].messages, version)
                 yield event
         except ToolnexusError as exc:
-            if id is not None and exc.result is not None:
-                await self._store.save(id, exc.result.messages)
+            await self._save_failed(id, exc, version)
             raise
         finally:
             await events.aclose()
@@ -109,23 +109,50 @@ class Client:
         events = agent_loop(self.settings, None, toolkit, history=result.messages,
                             cancel=cancel, stream=False, resume=answer,
                             first_turn=result.turns + 1)
-        resumed = await self._saving(id, _drain(events))
-        resumed.usage = {k: resumed.usage.get(k, 0) + v for k, v in result.usage.items()}
+        resumed = await self._saving(id, None, _drain(events))
+        usage = dict(result.usage)
+        add_usage(usage, resumed.usage)
+        resumed.usage = usage
         resumed.tool_calls = result.tool_calls + resumed.tool_calls
         return resumed
 
     def conversation(self, toolkit: Toolkit, cancel: asyncio.Event | None = None) -> Conversation:
         return Conversation(self, toolkit, cancel)
 
-    async def _saving(self, id: str | None, running: Any) -> RunResult:
+    async def _load(self, id: str | None) -> tuple[list[dict[str, Any]] | None, int | None]:
+        """The thread's messages and the version they are at (None: not versioned)."""
+        if id is None:
+            return None, None
+        if isinstance(self._store, VersionedStore):
+            thread = await self._store.load(id)
+            return thread, thread.version
+        return await self._store.get(id), None
+
+    async def _save(self, id: str, messages: list[dict[str, Any]], version: int | None) -> None:
+        if version is None:
+            await self._store.save(id, messages)
+        else:
+            await self._store.save(id, messages, version=version)
+
+    async def _save_failed(self, id: str | None, exc: ToolnexusError,
+                           version: int | None) -> None:
+        """Keep what a run that ended in an error got to: nothing typed is lost. A failed
+        turn is kept marked failed (not sent again by itself); a cancelled one as it
+        stood, its partial answer included."""
+        if id is None or exc.result is None:
+            return
+        if not isinstance(exc, RunCancelled):
+            exc.result.messages = mark_failed_turn(exc.result.messages)
+        await self._save(id, exc.result.messages, version)
+
+    async def _saving(self, id: str | None, version: int | None, running: Any) -> RunResult:
         try:
             result = await running
         except ToolnexusError as exc:
-            if id is not None and exc.result is not None:
-                await self._store.save(id, exc.result.messages)
+            await self._save_failed(id, exc, version)
             raise
         if id is not None:
-            await self._store.save(id, result.messages)
+            await self._save(id, result.messages, version)
         return result
 
     async def aclose(self) -> None:

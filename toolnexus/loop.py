@@ -28,6 +28,7 @@ from .events import (
     usage_event,
 )
 from .hooks import Hooks
+from .marks import sendable
 from .suspension import PENDING_KEY, Answer, Request, declined, pending_request
 from .toolkit import Toolkit
 from .tools import ToolContext, ToolResult, to_result
@@ -135,7 +136,9 @@ class _Run:
 
     async def model_turn(self, stream: bool) -> AsyncIterator[dict[str, Any]]:
         settings, hooks, turn = self.settings, self.settings.hooks, self.result.turns
-        request = {"messages": self.messages, "tools": self.tools, "model": settings.model}
+        # a thread keeps undone and failed turns, marked; they are never sent
+        request = {"messages": sendable(self.messages), "tools": self.tools,
+                   "model": settings.model}
         if "before_llm" in hooks:
             changes = await hooks.call("before_llm", {**request, "turn": turn})
             if isinstance(changes, dict):

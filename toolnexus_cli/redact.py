@@ -160,7 +160,9 @@ class EventRedactor:
 
 class RedactingStore:
     """The store as the client sees it: transcripts are saved without the run's secrets
-    (an endpoint that echoes the key back must not get it written into the thread file)."""
+    (an endpoint that echoes the key back must not get it written into the thread file).
+    The redacted transcript is made of new dicts; the store tells an append from a
+    rewrite by the version a save passes on, not by which dicts it is given."""
 
     def __init__(self, store: Any, redact: Redactor) -> None:
         self._store, self._redact = store, redact
@@ -168,8 +170,11 @@ class RedactingStore:
     async def get(self, id: str) -> Any:
         return await self._store.get(id)
 
-    async def save(self, id: str, messages: list[dict[str, Any]], **kwargs: Any) -> None:
-        await self._store.save(id, self._redact.value(messages), **kwargs)
+    async def load(self, id: str) -> Any:
+        return await self._store.load(id)
+
+    async def save(self, id: str, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
+        return await self._store.save(id, self._redact.value(messages), **kwargs)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)

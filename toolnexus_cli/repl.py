@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.text import Text
 
 from toolnexus import RunCancelled, ToolnexusError
+from toolnexus.marks import RETRIED, UNDONE, is_sent, last_prompt, mark_from, sendable
 from toolnexus.visible import visible
 
 from .approve import terminal_asker, terminal_wait_for
@@ -52,8 +53,8 @@ COMMANDS = {
     "/thread": "this thread's id, title and tokens",
     "/threads": "list recent threads",
     "/switch": "continue another thread: /switch ID",
-    "/retry": "drop the last answer and ask again",
-    "/undo": "drop the last exchange",
+    "/retry": "ask the last question (or the last failed one) again",
+    "/undo": "drop the last exchange (kept in the thread, marked undone)",
     "/copy": "copy the last answer to the clipboard",
     "/export": "write this thread as Markdown: /export PATH",
     "/edit": "write the next message in $EDITOR",
@@ -322,11 +323,14 @@ class Repl:
                  "dim")))
 
     async def _cmd_thread(self, arg: str) -> None:
-        messages = await self.store.get(self.thread) or []
+        kept = await self.store.load(self.thread)
+        messages = sendable(kept)  # what the thread holds now: what the next turn sends
         title = next((m["content"].splitlines()[0] for m in messages
                       if m.get("role") == "user" and isinstance(m.get("content"), str)
                       and m["content"].strip()), "(empty)")
-        self._say(f"thread {self.thread} · {title} · {len(messages)} messages · "
+        dropped = len(kept) - len(messages)
+        extra = f" (and {dropped} undone or failed, not sent)" if dropped else ""
+        self._say(f"thread {self.thread} · {title} · {len(messages)} messages{extra} · "
                   f"{self.tokens} tokens this session")
 
     async def _cmd_threads(self, arg: str) -> None:
@@ -343,30 +347,40 @@ class Repl:
             self.thread = arg
             self._say(f"switched to thread {arg}")
 
-    async def _drop_last_exchange(self) -> str | None:
-        """Remove the last user turn and everything after it; return that turn's text."""
-        messages = await self.store.get(self.thread) or []
-        last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"),
-                        default=None)
-        if last_user is None:
-            return None
-        prompt = messages[last_user].get("content")
-        await self.store.save(self.thread, messages[:last_user])
-        return prompt if isinstance(prompt, str) else ""
+    async def _mark_from(self, thread: Any, start: int, reason: str) -> bool:
+        """Mark the thread's exchange from `start` on (nothing is deleted: `threads show`
+        still shows it); False, said in one line, if another writer changed it meanwhile."""
+        try:
+            await self.store.save(self.thread, mark_from(thread, start, reason),
+                                  version=thread.version)
+        except ToolnexusError as exc:
+            self._say(f"error: {' '.join(str(exc).split())}", "bold red")
+            return False
+        return True
 
     async def _cmd_undo(self, arg: str) -> None:
-        dropped = await self._drop_last_exchange()
-        self._say("dropped the last exchange" if dropped is not None else "nothing to undo")
+        thread = await self.store.load(self.thread)
+        start = last_prompt(thread)
+        if start is None:
+            self._say("nothing to undo")
+        elif await self._mark_from(thread, start, UNDONE):
+            self._say("dropped the last exchange (kept in the thread, marked undone)")
 
     async def _cmd_retry(self, arg: str) -> str | None:
-        prompt = await self._drop_last_exchange()
-        if not prompt:
+        """The last question (a failed one too) to send again; a question that was
+        answered is marked retried first, so the new answer takes its place."""
+        thread = await self.store.load(self.thread)
+        start = last_prompt(thread, failed_too=True)
+        prompt = thread[start].get("content") if start is not None else None
+        if not isinstance(prompt, str) or not prompt.strip():
             self._say("nothing to retry")
+            return None
+        if is_sent(thread[start]) and not await self._mark_from(thread, start, RETRIED):
             return None
         return prompt
 
     async def _last_answer(self) -> str | None:
-        messages = await self.store.get(self.thread) or []
+        messages = sendable(await self.store.load(self.thread))
         return next((m.get("content") for m in reversed(messages)
                      if m.get("role") == "assistant" and m.get("content")), None)
 

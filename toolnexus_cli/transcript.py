@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from toolnexus.marks import DROPPED_KEY
+
 _HEADINGS = {"user": "User", "assistant": "Assistant", "system": "System", "tool": "Tool result"}
 
 
@@ -16,6 +18,8 @@ def to_markdown(messages: list[dict[str, Any]]) -> str:
         body = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
         if message.get("interrupted"):
             body = f"{body}\n\n*(interrupted)*"
+        if message.get(DROPPED_KEY):  # kept in the thread (undone, retried, failed), not sent
+            body = f"{body or ''}\n\n*({message[DROPPED_KEY]}, not sent)*"
         for call in message.get("tool_calls") or []:
             fn = call.get("function", {})
             body = f"{body or ''}\n\n`{fn.get('name')}({fn.get('arguments')})`".strip()

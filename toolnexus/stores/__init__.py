@@ -1,8 +1,9 @@
 """Conversation stores: where transcripts live between runs, addressed by thread id.
 
 MemoryStore (the default), SQLiteStore (durable, one file) and PostgresStore (shared,
-`pip install 'toolnexus[postgres]'`) all implement ThreadStore. The database backends are
-imported on first use, so `import toolnexus` loads neither sqlite3 nor psycopg.
+`pip install 'toolnexus[postgres]'`) all implement ThreadStore: `get`/`load` hand out a
+Thread (the messages and their version), `save(..., version=)` builds on it. The database
+backends are imported on first use, so `import toolnexus` loads neither sqlite3 nor psycopg.
 """
 
 from __future__ import annotations
@@ -11,7 +12,15 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
-from .base import ConversationStore, StoreError, ThreadConflict, ThreadInfo, ThreadStore
+from .base import (
+    ConversationStore,
+    StoreError,
+    Thread,
+    ThreadConflict,
+    ThreadInfo,
+    ThreadStore,
+    VersionedStore,
+)
 from .memory import MemoryStore
 
 if TYPE_CHECKING:
@@ -24,9 +33,11 @@ __all__ = [
     "PostgresStore",
     "SQLiteStore",
     "StoreError",
+    "Thread",
     "ThreadConflict",
     "ThreadInfo",
     "ThreadStore",
+    "VersionedStore",
     "open_store",
 ]
 

@@ -18,7 +18,35 @@ class ConversationStore(Protocol):
 
     async def get(self, id: str) -> list[dict[str, Any]] | None: ...
 
-    async def save(self, id: str, messages: list[dict[str, Any]]) -> None: ...
+    async def save(self, id: str, messages: list[dict[str, Any]]) -> Any: ...
+
+
+class Thread(list[dict[str, Any]]):
+    """A thread's messages (a plain list of message dicts) and the `version` they are at.
+
+    Pass the version to `save(..., version=)` when saving what was built on it: the store
+    then appends only what is new (after any turn another writer saved meanwhile), and
+    refuses with ThreadConflict to rewrite a version another writer has moved on from.
+    Version 0: there was no such thread.
+    """
+
+    __slots__ = ("version",)
+
+    def __init__(self, messages: Any = (), version: int = 0) -> None:
+        super().__init__(messages)
+        self.version = version
+
+
+@runtime_checkable
+class VersionedStore(ConversationStore, Protocol):
+    """A ConversationStore whose saves say which version they build on."""
+
+    async def load(self, id: str) -> Thread: ...
+
+    async def save(
+        self, id: str, messages: list[dict[str, Any]], *, version: int | None = None,
+        model: str | None = None, usage: dict[str, int] | None = None,
+    ) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -52,19 +80,16 @@ class ThreadInfo:
 
 
 @runtime_checkable
-class ThreadStore(ConversationStore, Protocol):
-    """A ConversationStore that can also list and manage its threads: what the
+class ThreadStore(VersionedStore, Protocol):
+    """A VersionedStore that can also list and manage its threads: what the
     `toolnexus threads ...` commands need. MemoryStore, SQLiteStore and PostgresStore
-    all implement it."""
+    all implement it.
 
-    async def save(
-        self,
-        id: str,
-        messages: list[dict[str, Any]],
-        *,
-        model: str | None = None,
-        usage: dict[str, int] | None = None,
-    ) -> None: ...
+    `get(id)` is the Thread, or None if there is no such thread; `load(id)` the same but
+    an empty Thread at version 0 instead of None. `save` returns the version the thread
+    is at afterwards; without `version` it builds on the newest version this store object
+    handed out or wrote for the thread (a plain "set" if it has seen none).
+    """
 
     async def record_usage(
         self, id: str, *, model: str | None = None, usage: dict[str, int] | None = None
@@ -95,10 +120,11 @@ class StoreError(ToolnexusError):
 class ThreadConflict(StoreError):
     """A save would silently lose another writer's turn, so it was refused.
 
-    Raised when this save *rewrites* the thread (it does not extend what this store last
-    loaded or saved) while another writer changed the thread in between. Appends never
-    raise this: they are merged after the other writer's messages. Load the thread again
-    and redo the rewrite on the newer transcript.
+    Raised when a save built on a stale version (another writer saved the thread since)
+    *rewrites* it (the new transcript does not extend the one at that version), or when
+    the store no longer knows what that version held. Appends never raise this: they are
+    merged after the other writer's messages. Load the thread again and redo the change
+    on the newer transcript.
     """
 
     def __init__(self, id: str, detail: str = "") -> None:

@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._threads import (
-    Views,
     add_usage,
     clean_title,
     message_text,
@@ -16,7 +15,8 @@ from ._threads import (
     text_matches,
     title_of,
 )
-from .base import ThreadInfo
+from .base import Thread, ThreadInfo
+from .planner import Versions
 
 
 @dataclass
@@ -35,46 +35,54 @@ class MemoryStore:
     """The default store: threads in a dict, gone when the process exits. Copies go in
     and out, so a caller mutating its list cannot change a saved thread.
 
-    Same semantics as the durable stores (see `toolnexus.stores._threads`): a save that
-    extends what was loaded is appended, after any turn another task saved meanwhile."""
+    Same semantics as the durable stores, through the same planner (see
+    `toolnexus.stores.planner`): a save that extends the version it was built on is
+    appended, after any turn another task saved meanwhile; a rewrite of a version another
+    task moved on from is a ThreadConflict."""
 
     def __init__(self) -> None:
         self._threads: dict[str, _Thread] = {}
-        self._views = Views()
+        self._versions = Versions()
         self._counter = 0
         self._lock = threading.Lock()
 
-    async def get(self, id: str) -> list[dict[str, Any]] | None:
+    async def get(self, id: str) -> Thread | None:
+        """The thread (a fresh copy, with its version), or None if there is no such thread."""
+        thread = await self.load(id)
+        return thread if thread.version else None
+
+    async def load(self, id: str) -> Thread:
+        """The thread (a fresh copy, with its version); empty at version 0 if there is none."""
         with self._lock:
             thread = self._threads.get(id)
             if thread is None:
-                self._views.note(id, None, [], [], True)
-                return None
-            handout = share_copy(thread.messages)
-            self._views.note(id, thread.version, thread.messages, handout, True)
-            return handout
+                self._versions.note(id, 0, [])
+                return Thread()
+            self._versions.note(id, thread.version, thread.messages)
+            return Thread(share_copy(thread.messages), thread.version)
 
     async def save(
         self,
         id: str,
         messages: list[dict[str, Any]],
         *,
+        version: int | None = None,
         model: str | None = None,
         usage: dict[str, int] | None = None,
-    ) -> None:
+    ) -> int:
+        """See SQLStore.save: the same planner decides append, merge, replace or conflict."""
         with self._lock:
             thread = self._threads.get(id)
-            plan = self._views.plan(
-                id, messages,
-                thread.version if thread else None,
-                len(thread.messages) if thread else 0,
+            plan = self._versions.plan(
+                id, list(messages), version,
+                (thread.version, len(thread.messages)) if thread else None,
                 lambda: thread.messages if thread else [],
             )
             now = time.time()
             if plan.kind == "noop":
                 assert thread is not None
                 self._annotate(thread, model, usage)
-                return
+                return thread.version
             written = share_copy(plan.write)
             self._counter += 1
             if thread is None:
@@ -90,7 +98,8 @@ class MemoryStore:
             thread.version = self._counter
             thread.updated = now
             self._annotate(thread, model, usage)
-            self._views.committed(id, plan, thread.version, messages, written)
+            self._versions.committed(id, plan, thread.version, written)
+            return thread.version
 
     @staticmethod
     def _annotate(thread: _Thread, model: str | None, usage: dict[str, int] | None) -> None:
@@ -129,7 +138,7 @@ class MemoryStore:
 
     async def delete(self, id: str) -> bool:
         with self._lock:
-            self._views.forget(id)
+            self._versions.forget(id)
             return self._threads.pop(id, None) is not None
 
     async def rename(self, id: str, title: str | None) -> bool:

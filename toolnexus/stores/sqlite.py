@@ -1,6 +1,9 @@
 """SQLiteStore: durable threads in one SQLite file, safe with several processes at once.
 
+* The algorithm is `SQLStore`'s (stores/sql.py); this module supplies SQLite's part.
 * Every SQLite call runs on one worker thread owned by the store, never on the event loop.
+* The database file (and so its -wal and -shm files, which SQLite creates with the same
+  mode) is created 0600: it holds transcripts.
 * WAL mode, a busy timeout, and writes inside BEGIN IMMEDIATE: two processes saving the
   same thread are serialized, and the second one's turn is appended after the first's
   (see `toolnexus.stores._threads` for how appends, merges and rewrites are told apart).
@@ -13,36 +16,15 @@
 
 from __future__ import annotations
 
-import asyncio
-import functools
-import json
 import os
 import sqlite3
-import threading
 import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from ._threads import (
-    MARK,
-    SNIPPET_WORDS,
-    Views,
-    add_usage,
-    clean_title,
-    decode_many,
-    encode,
-    fts5_query,
-    message_text,
-    search_terms,
-    share_copy,
-    storable_text,
-    title_of,
-)
-from .base import StoreError, ThreadInfo
-
-T = TypeVar("T")
+from ._threads import MARK, SNIPPET_WORDS, fts5_query
+from .base import StoreError
+from .sql import INFO_COLUMNS, SQLStore
 
 # Numbered migrations: (number, name, statements). Append new ones; never edit old ones.
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
@@ -82,8 +64,7 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     ]),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
-
-_INFO_COLUMNS = "id, title, model, created, updated, message_count, usage"
+FILE_MODE = 0o600
 
 
 def migrate(conn: sqlite3.Connection, upto: int | None = None) -> list[int]:
@@ -158,7 +139,7 @@ class _read:
             self.conn.execute("COMMIT")
 
 
-class SQLiteStore:
+class SQLiteStore(SQLStore):
     """Threads in the SQLite database at `path` (created, with its folder, if missing;
     ":memory:" for a private in-memory database).
 
@@ -170,50 +151,22 @@ class SQLiteStore:
     def __init__(
         self, path: str | os.PathLike[str], *, timeout: float = 30.0, cache_threads: int = 64
     ) -> None:
+        super().__init__(cache_threads=cache_threads)
         self.path = os.fspath(path)
         self.timeout = timeout
-        self._views = Views(cache_threads)
-        self._conn: sqlite3.Connection | None = None
-        self._executor: ThreadPoolExecutor | None = None
-        self._executor_lock = threading.Lock()
-        self._closed = False
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path!r})"
 
-    # ------------------------------------------------------------------ plumbing
+    # ------------------------------------------------------------------ connection
 
-    async def _call(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run `fn(conn, *args)` on the store's worker thread."""
-        if self._closed:
-            raise StoreError(f"{self!r} is closed")
-        with self._executor_lock:
-            if self._executor is None:
-                self._executor = ThreadPoolExecutor(
-                    max_workers=1, thread_name_prefix="toolnexus-sqlite")
-            executor = self._executor
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(executor, functools.partial(self._work, fn, *args))
-
-    def _work(self, fn: Callable[..., T], *args: Any) -> T:
-        try:
-            if self._conn is None:
-                try:
-                    self._conn = self._open()
-                except OSError as exc:  # e.g. its folder cannot be created
-                    raise StoreError(f"cannot open the thread database {self.path}: "
-                                     f"{exc.strerror or exc}") from exc
-            return fn(self._conn, *args)
-        except sqlite3.Error as exc:
-            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
-                raise StoreError(
-                    f"thread database {self.path} stayed locked by another process for "
-                    f"more than {self.timeout:g}s ({exc})") from exc
-            raise StoreError(f"thread database {self.path}: {exc}") from exc
-
-    def _open(self) -> sqlite3.Connection:
+    def _connect(self) -> sqlite3.Connection:
         if self.path != ":memory:" and not self.path.startswith("file:"):
-            Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            try:
+                _create_private(Path(self.path).expanduser())
+            except OSError as exc:  # e.g. its folder cannot be created
+                raise StoreError(f"cannot open the thread database {self.path}: "
+                                 f"{exc.strerror or exc}") from exc
         conn = sqlite3.connect(
             os.path.expanduser(self.path), timeout=self.timeout, isolation_level=None,
             uri=self.path.startswith("file:"),
@@ -249,255 +202,84 @@ class SQLiteStore:
                     raise
                 time.sleep(0.01)
 
-    # ------------------------------------------------------------------ protocol
+    def _driver_error(self, exc: BaseException) -> StoreError | None:
+        if not isinstance(exc, sqlite3.Error):
+            return None
+        if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+            return StoreError(f"thread database {self.path} stayed locked by another process "
+                              f"for more than {self.timeout:g}s ({exc})")
+        return StoreError(f"thread database {self.path}: {exc}")
 
-    async def get(self, id: str) -> list[dict[str, Any]] | None:
-        """The thread's transcript (a fresh copy), or None if there is no such thread."""
-        return await self._call(self._get, id)
+    # ------------------------------------------------------------------ primitives
 
-    def _get(self, conn: sqlite3.Connection, id: str) -> list[dict[str, Any]] | None:
-        held = self._views.pristine(id)
+    def _writing(self, conn: sqlite3.Connection, id: str) -> _immediate:
+        return _immediate(conn)  # one writer per database file at a time
+
+    def _read_thread(self, conn: sqlite3.Connection, id: str, unless: int | None
+                     ) -> tuple[int, list[str] | None] | None:
         with _read(conn):
             row = conn.execute("SELECT version FROM threads WHERE id = ?", (id,)).fetchone()
             if row is None:
-                self._views.note(id, None, [], [], True)
                 return None
-            if held is not None and held[0] == row[0]:
-                pristine = held[1]  # unchanged since we last read or wrote it
-            else:
-                pristine = self._stored(conn, id)
-        handout = share_copy(pristine)
-        self._views.note(id, row[0], pristine, handout, True)
-        return handout
+            if row[0] == unless:
+                return row[0], None
+            return row[0], [r[0] for r in conn.execute(
+                "SELECT body FROM messages WHERE thread_id = ? ORDER BY seq", (id,))]
 
-    async def save(
-        self,
-        id: str,
-        messages: list[dict[str, Any]],
-        *,
-        model: str | None = None,
-        usage: dict[str, int] | None = None,
-    ) -> None:
-        """Store `messages` as thread `id`: new messages are appended (after any turn
-        another writer saved meanwhile); a rewritten transcript replaces the old one.
-        `model` and `usage` (summed into the thread's totals) are optional extras.
-        Raises ThreadConflict rather than overwrite another writer's turn."""
-        messages = list(messages)
-        await self._call(self._save, id, messages, model, usage)
+    def _next_version(self, conn: sqlite3.Connection) -> int:
+        conn.execute("UPDATE counters SET value = value + 1 WHERE name = 'version'")
+        return int(conn.execute("SELECT value FROM counters WHERE name = 'version'")
+                   .fetchone()[0])
 
-    def _save(self, conn: sqlite3.Connection, id: str, messages: list[dict[str, Any]],
-              model: str | None, usage: dict[str, int] | None) -> None:
-        with _immediate(conn):
-            row = conn.execute(
-                "SELECT version, message_count, title, custom_title, usage FROM threads "
-                "WHERE id = ?", (id,)).fetchone()
-            plan = self._views.plan(
-                id, messages, row[0] if row else None, row[1] if row else 0,
-                lambda: self._stored(conn, id))
-            if plan.kind == "noop":
-                _annotate(conn, id, model, usage, row[4] if row else "{}")
-                return
-            bodies = [encode(m) for m in plan.write]
-            texts = [storable_text(message_text(m)) for m in plan.write]
-            written = decode_many(bodies)
-            conn.execute("UPDATE counters SET value = value + 1 WHERE name = 'version'")
-            version = conn.execute(
-                "SELECT value FROM counters WHERE name = 'version'").fetchone()[0]
-            now = time.time()
-            if row is None:
-                conn.execute(
-                    "INSERT INTO threads (id, title, created, updated, version) "
-                    "VALUES (?, ?, ?, ?, ?)", (id, title_of(written), now, now, version))
-            elif plan.kind == "replace":
-                _delete_messages(conn, id)
-                conn.execute(
-                    "UPDATE threads SET title = CASE WHEN custom_title THEN title ELSE ? END "
-                    "WHERE id = ?", (title_of(written), id))
-            elif row[2] is None and not row[3]:
-                conn.execute("UPDATE threads SET title = ? WHERE id = ?",
-                             (title_of(written), id))
-            start = plan.start if plan.kind == "append" else 0
-            conn.executemany(
-                "INSERT INTO messages (thread_id, seq, body, text) VALUES (?, ?, ?, ?)",
-                [(id, start + i, body, text)
-                 for i, (body, text) in enumerate(zip(bodies, texts, strict=True))])
-            conn.execute("INSERT INTO messages_fts (rowid, text) SELECT id, text FROM messages "
-                         "WHERE thread_id = ? AND seq >= ?", (id, start))
-            conn.execute(
-                "UPDATE threads SET message_count = ?, updated = ?, version = ? WHERE id = ?",
-                (start + len(bodies), now, version, id))
-            _annotate(conn, id, model, usage, row[4] if row else "{}")
-        self._views.committed(id, plan, version, messages, written)
+    def _insert_messages(self, conn: sqlite3.Connection, id: str, start: int,
+                         bodies: list[str], texts: list[str]) -> None:
+        conn.executemany(
+            "INSERT INTO messages (thread_id, seq, body, text) VALUES (?, ?, ?, ?)",
+            [(id, start + i, body, text)
+             for i, (body, text) in enumerate(zip(bodies, texts, strict=True))])
+        conn.execute("INSERT INTO messages_fts (rowid, text) SELECT id, text FROM messages "
+                     "WHERE thread_id = ? AND seq >= ?", (id, start))
 
-    @staticmethod
-    def _stored(conn: sqlite3.Connection, id: str) -> list[dict[str, Any]]:
-        return decode_many([r[0] for r in conn.execute(
-            "SELECT body FROM messages WHERE thread_id = ? ORDER BY seq", (id,))])
+    def _delete_messages(self, conn: sqlite3.Connection, id: str) -> None:
+        conn.execute("INSERT INTO messages_fts (messages_fts, rowid, text) "
+                     "SELECT 'delete', id, text FROM messages WHERE thread_id = ?", (id,))
+        conn.execute("DELETE FROM messages WHERE thread_id = ?", (id,))
 
-    # ------------------------------------------------------------------ management
-
-    async def record_usage(
-        self, id: str, *, model: str | None = None, usage: dict[str, int] | None = None
-    ) -> bool:
-        """Set the thread's model and add `usage` to its totals without touching its
-        messages (for callers that save through `Client.ask`). False if no such thread."""
-        return await self._call(self._record_usage, id, model, usage)
-
-    def _record_usage(self, conn: sqlite3.Connection, id: str, model: str | None,
-                      usage: dict[str, int] | None) -> bool:
-        with _immediate(conn):
-            row = conn.execute("SELECT usage FROM threads WHERE id = ?", (id,)).fetchone()
-            if row is None:
-                return False
-            _annotate(conn, id, model, usage, row[0])
-            return True
-
-    async def info(self, id: str) -> ThreadInfo | None:
-        return await self._call(self._info, id)
-
-    def _info(self, conn: sqlite3.Connection, id: str) -> ThreadInfo | None:
-        row = conn.execute(f"SELECT {_INFO_COLUMNS} FROM threads WHERE id = ?",
-                           (id,)).fetchone()
-        return _thread_info(row) if row else None
-
-    async def list_threads(self, limit: int | None = None) -> list[ThreadInfo]:
-        """Every thread, most recently saved first (at most `limit`)."""
-        return await self._call(self._list, limit)
-
-    def _list(self, conn: sqlite3.Connection, limit: int | None) -> list[ThreadInfo]:
-        rows = conn.execute(
-            f"SELECT {_INFO_COLUMNS} FROM threads ORDER BY version DESC LIMIT ?",
-            (-1 if limit is None else max(limit, 0),))
-        return [_thread_info(row) for row in rows]
-
-    async def latest_id(self) -> str | None:
-        """The id of the most recently saved thread (for `--continue`), or None."""
-        return await self._call(self._latest_id)
-
-    def _latest_id(self, conn: sqlite3.Connection) -> str | None:
-        row = conn.execute("SELECT id FROM threads ORDER BY version DESC LIMIT 1").fetchone()
-        return row[0] if row else None
-
-    async def delete(self, id: str) -> bool:
-        """Delete the thread; False if there was none."""
-        return await self._call(self._delete, id)
-
-    def _delete(self, conn: sqlite3.Connection, id: str) -> bool:
-        with _immediate(conn):
-            _delete_messages(conn, id)
-            gone = conn.execute("DELETE FROM threads WHERE id = ?", (id,)).rowcount > 0
-        self._views.forget(id)
-        return gone
-
-    async def rename(self, id: str, title: str | None) -> bool:
-        """Set the thread's title; None or "" goes back to the automatic title (its first
-        user line). False if there is no such thread."""
-        return await self._call(self._rename, id, clean_title(title))
-
-    def _rename(self, conn: sqlite3.Connection, id: str, title: str | None) -> bool:
-        with _immediate(conn):
-            if title is None:
-                row = conn.execute("SELECT 1 FROM threads WHERE id = ?", (id,)).fetchone()
-                if row is None:
-                    return False
-                title = title_of(self._stored(conn, id))
-                custom = 0
-            else:
-                custom = 1
-            return conn.execute("UPDATE threads SET title = ?, custom_title = ? WHERE id = ?",
-                                (title, custom, id)).rowcount > 0
-
-    async def search(self, text: str, limit: int | None = None) -> list[tuple[ThreadInfo, str]]:
-        """Threads with a message containing every word of `text` (each word matches the
-        start of a word, case-insensitively), most recently saved first, each with a
-        snippet of its best-matching message (matches wrapped in `**`)."""
-        terms = search_terms(text)
-        if not terms:
-            return []
-        return await self._call(self._search, fts5_query(terms), limit)
-
-    def _search(self, conn: sqlite3.Connection, query: str,
-                limit: int | None) -> list[tuple[ThreadInfo, str]]:
+    def _search_rows(self, conn: sqlite3.Connection, terms: list[str], limit: int | None
+                     ) -> list[tuple[tuple[Any, ...], str]]:
         best: dict[str, str] = {}
         rows = conn.execute(
             f"SELECT m.thread_id, snippet(messages_fts, 0, '{MARK}', '{MARK}', '…', "
             f"{SNIPPET_WORDS}) FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
-            "WHERE messages_fts MATCH ? ORDER BY rank", (query,))
+            "WHERE messages_fts MATCH ? ORDER BY rank", (fts5_query(terms),))
         for thread_id, snip in rows:
             best.setdefault(thread_id, snip)
-        if not best:
-            return []
-        infos = self._infos(conn, list(best))
-        infos.sort(key=lambda pair: pair[0], reverse=True)
-        if limit is not None:
-            infos = infos[: max(limit, 0)]
-        return [(info, best[info.id]) for _, info in infos]
-
-    @staticmethod
-    def _infos(conn: sqlite3.Connection, ids: list[str]) -> list[tuple[int, ThreadInfo]]:
-        out: list[tuple[int, ThreadInfo]] = []
+        found: list[tuple[int, tuple[Any, ...]]] = []
+        ids = list(best)
         for i in range(0, len(ids), 500):
             chunk = ids[i : i + 500]
             marks = ",".join("?" * len(chunk))
-            for row in conn.execute(
-                    f"SELECT version, {_INFO_COLUMNS} FROM threads WHERE id IN ({marks})",
-                    chunk):
-                out.append((row[0], _thread_info(row[1:])))
-        return out
-
-    # ------------------------------------------------------------------ lifetime
-
-    async def aclose(self) -> None:
-        """Close the database connection and the worker thread. Idempotent."""
-        if self._closed:
-            return
-        executor = self._executor
-        if executor is not None:
-            await asyncio.get_running_loop().run_in_executor(executor, self._close_conn)
-        self._finish()
-
-    def close(self) -> None:
-        """Like aclose, for code without an event loop."""
-        if self._closed:
-            return
-        if self._executor is not None:
-            self._executor.submit(self._close_conn).result()
-        self._finish()
-
-    def _close_conn(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-
-    def _finish(self) -> None:
-        self._closed = True
-        if self._executor is not None:
-            self._executor.shutdown(wait=False)
-            self._executor = None
-        self._views.clear()
-
-    async def __aenter__(self) -> SQLiteStore:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
+            found += [(row[0], row[1:]) for row in conn.execute(
+                f"SELECT version, {INFO_COLUMNS} FROM threads WHERE id IN ({marks})", chunk)]
+        found.sort(key=lambda pair: pair[0], reverse=True)
+        if limit is not None:
+            found = found[: max(limit, 0)]
+        return [(row, best[row[0]]) for _, row in found]
 
 
-def _delete_messages(conn: sqlite3.Connection, id: str) -> None:
-    conn.execute("INSERT INTO messages_fts (messages_fts, rowid, text) "
-                 "SELECT 'delete', id, text FROM messages WHERE thread_id = ?", (id,))
-    conn.execute("DELETE FROM messages WHERE thread_id = ?", (id,))
-
-
-def _annotate(conn: sqlite3.Connection, id: str, model: str | None,
-              usage: dict[str, int] | None, current_usage: str) -> None:
-    if model:
-        conn.execute("UPDATE threads SET model = ? WHERE id = ?", (model, id))
-    if usage:
-        total = add_usage(json.loads(current_usage or "{}"), usage)
-        conn.execute("UPDATE threads SET usage = ? WHERE id = ?", (json.dumps(total), id))
-
-
-def _thread_info(row: tuple[Any, ...]) -> ThreadInfo:
-    id, title, model, created, updated, count, usage = row
-    return ThreadInfo(id, title, model, created, updated, count, json.loads(usage or "{}"))
+def _create_private(path: Path) -> None:
+    """Create the database file (and its folder) readable by its owner only, whatever the
+    umask or the folder's default permissions; tighten an existing file that is not."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    try:
+        if os.fstat(fd).st_mode & 0o777 != FILE_MODE:
+            os.fchmod(fd, FILE_MODE)
+    finally:
+        os.close(fd)
+    for extra in (path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        try:
+            if extra.stat().st_mode & 0o777 != FILE_MODE:
+                extra.chmod(FILE_MODE)
+        except FileNotFoundError:
+            pass
