@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncGenerator, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .content import Prompt
 from .conversation import Conversation
@@ -18,9 +18,12 @@ from .params import check_request_params
 from .stores import ConversationStore, MemoryStore, VersionedStore
 from .suspension import Answer
 from .toolkit import Toolkit
-from .transport import ErrorHook, Transport
+from .transport import ErrorHook, Transport, check_endpoint, check_headers
 from .wire import wire_style
 from .wire.base import check_reasoning
+
+if TYPE_CHECKING:
+    import httpx2
 
 FALLBACK_KEY_ENV = "OPENROUTER_API_KEY"
 
@@ -167,7 +170,8 @@ class Client:
         return result
 
     async def aclose(self) -> None:
-        """Close the HTTP connections of the current event loop."""
+        """Close the HTTP connections of the current event loop (an `http_client` passed
+        to create_client is the caller's, and stays open)."""
         await self.settings.transport.aclose()
 
     async def __aenter__(self) -> Client:
@@ -212,12 +216,16 @@ def create_client(
     idle_timeout_s: float = 60.0,
     hooks: Any = None,
     wait_for: WaitFor | None = None,
+    http_client: httpx2.AsyncClient | None = None,
 ) -> Client:
     """A client for one endpoint. `reasoning` ("off", "low", "medium", "high") asks the
     model to think, in each style's own terms; `request_params` are body keys sent as given,
-    over the style's defaults."""
+    over the style's defaults. `http_client` is an `httpx2.AsyncClient` of the caller's
+    (proxies, mTLS, a mock transport) used for every model call instead of the client's own
+    pool; it is never closed here."""
     if not base_url:
         raise ValueError("base_url is required, e.g. 'https://api.openai.com/v1'")
+    check_endpoint(base_url)
     if not model:
         raise ValueError("model is required")
     params = check_request_params(request_params)
@@ -231,12 +239,14 @@ def create_client(
     transport = Transport(
         retries=retries, retry_base_ms=retry_base_ms, on_error=on_error,
         connect_timeout_s=connect_timeout_s, idle_timeout_s=idle_timeout_s,
-        describe_error=describe_error,
+        describe_error=describe_error, http_client=http_client,
     )
+    request_headers = {**wire.auth_headers(key), **(headers or {})}
+    check_headers(request_headers)
     settings = LoopSettings(
         wire=wire,
         url=url,
-        headers={**wire.auth_headers(key), **(headers or {})},
+        headers=request_headers,
         model=model,
         transport=transport,
         system_prompt=system_prompt,
