@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
+from .content import Attachment
+
 # A default the toolkit fills in (`None` means "use the toolkit's").
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MAX_OUTPUT = 100_000
@@ -20,11 +22,13 @@ DEFAULT_MAX_OUTPUT = 100_000
 
 @dataclass
 class ToolResult:
-    """What a tool gives back. `metadata` is for the host, never sent to the model."""
+    """What a tool gives back. `metadata` is for the host, never sent to the model;
+    `attachments` (images, PDFs) go to the model with the output."""
 
     output: str
     is_error: bool = False
     metadata: dict[str, Any] = field(default_factory=dict)
+    attachments: list[Attachment] = field(default_factory=list)
 
 
 @dataclass
@@ -73,7 +77,6 @@ class Tool:
                 value = await value
         return to_result(value)
 
-
     def argument_problem(self, args: dict[str, Any]) -> str | None:
         """Why the function cannot take `args` (an argument it has no parameter for, a
         required one missing), in words the model can act on; None if it can."""
@@ -107,6 +110,8 @@ def to_result(value: Any) -> ToolResult:
         return value
     if isinstance(value, str):
         return ToolResult(value)
+    if isinstance(value, Attachment):
+        return ToolResult(f"[{value.describe()}]", attachments=[value])
     return ToolResult(json.dumps(value, ensure_ascii=False, default=str))
 
 

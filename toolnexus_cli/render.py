@@ -49,6 +49,8 @@ def result_json(result: RunResult, thread: str) -> dict[str, Any]:
             "usage": result.usage, "tool_calls": result.tool_calls}
     if result.incomplete_reason:
         body["incomplete_reason"] = result.incomplete_reason
+    if result.data is not None:  # asked for with a schema
+        body["data"] = result.data
     return body
 
 
