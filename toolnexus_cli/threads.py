@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from toolnexus import ToolnexusError
-from toolnexus.marks import DROPPED_KEY, FAILED, sendable
+from toolnexus.marks import DROPPED_KEY, FAILED
 from toolnexus.stores import ThreadInfo
 from toolnexus.stores._threads import MARK
 from toolnexus.visible import visible
@@ -70,9 +70,8 @@ async def holding(store: Any, *, everything: bool = False, limit: int | None = N
     for info in await store.list_threads():
         if limit is not None and len(shown) >= limit:
             break
-        held = len(sendable(await store.get(info.id) or []))
-        if held or everything:
-            shown.append(dataclasses.replace(info, message_count=held))
+        if info.holds or everything:
+            shown.append(dataclasses.replace(info, message_count=info.holds))
     return shown
 
 
