@@ -217,12 +217,14 @@ def create_client(
     hooks: Any = None,
     wait_for: WaitFor | None = None,
     http_client: httpx2.AsyncClient | None = None,
+    prompt_cache: bool = True,
 ) -> Client:
     """A client for one endpoint. `reasoning` ("off", "low", "medium", "high") asks the
     model to think, in each style's own terms; `request_params` are body keys sent as given,
     over the style's defaults. `http_client` is an `httpx2.AsyncClient` of the caller's
     (proxies, mTLS, a mock transport) used for every model call instead of the client's own
-    pool; it is never closed here."""
+    pool; it is never closed here. `prompt_cache` marks the prompt for the provider's cache
+    where that must be asked for (the anthropic style); False sends no such marks."""
     if not base_url:
         raise ValueError("base_url is required, e.g. 'https://api.openai.com/v1'")
     check_endpoint(base_url)
@@ -256,5 +258,6 @@ def create_client(
         timeout_ms=timeout_ms,
         hooks=Hooks(hooks),
         wait_for=wait_for,
+        prompt_cache=prompt_cache,
     )
     return Client(settings, store if store is not None else MemoryStore())

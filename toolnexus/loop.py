@@ -60,6 +60,7 @@ class LoopSettings:
     timeout_ms: float | None = None
     hooks: Hooks = field(default_factory=Hooks)
     wait_for: WaitFor | None = None
+    prompt_cache: bool = True
 
 
 @dataclass
@@ -90,6 +91,7 @@ async def agent_loop(
         schema=OutputSchema.of(schema) if schema is not None else None,
         reasoning=check_reasoning(reasoning or settings.reasoning),
         params=settings.request_params,
+        prompt_cache=settings.prompt_cache,
     )
     messages = list(history or [])
     if prompt is not None:
