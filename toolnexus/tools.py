@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
+from ._await import maybe_await
+
 # A default the toolkit fills in (`None` means "use the toolkit's").
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MAX_OUTPUT = 100_000
@@ -65,9 +67,7 @@ class Tool:
         if self.is_async:
             value = await self.fn(**kwargs)
         else:
-            value = await asyncio.to_thread(self.fn, **kwargs)
-            if inspect.isawaitable(value):
-                value = await value
+            value = await maybe_await(await asyncio.to_thread(self.fn, **kwargs))
         return to_result(value)
 
 

@@ -18,7 +18,6 @@ from .errors import UsageError
 APP = "toolnexus"
 RULES = "rules"  # a table of glob pattern -> "allow" | "ask" | "deny"
 RULE_TABLES = ("commands", "paths", "hosts")  # [approval.X]: rules on what a tool touches
-DECISIONS = ("allow", "ask", "deny")
 
 # Every key the file may hold; a value of dict means "a table with these keys",
 # "*" a table of named tables.
@@ -150,6 +149,8 @@ def _validate(path: Path, text: str, data: dict[str, Any], schema: dict[str, Any
 
 
 def _validate_rules(path: Path, text: str, rules: Any, dotted: str) -> None:
+    from toolnexus.approval import DECISIONS
+
     if not isinstance(rules, dict):
         raise UsageError(f"{_where(path, text, dotted)}: '{dotted}' must be a table of "
                          "tool-name patterns, e.g. \"write_file\" = \"ask\"")
