@@ -22,10 +22,6 @@ def retry_note(event: dict[str, Any]) -> str:
     return f"{event['reason']}, retrying in {event['delay']:.0f} s (attempt {event['attempt']})"
 
 
-def error_line(exc: BaseException) -> str:
-    return f"error: {exc}"
-
-
 def unfinished_note(result: RunResult) -> str | None:
     """What to tell the user when a run ended without a final answer."""
     if result.status == "incomplete":
@@ -120,11 +116,6 @@ class PlainRenderer:
             self._err_line(footer_text(result, seconds, thread))
             self.err.flush()
 
-    def error(self, exc: BaseException) -> None:
-        self.end_answer()
-        self._err_line(error_line(exc))
-        self.err.flush()
-
 
 class TerminalRenderer:
     """For a terminal: live Markdown, dimmed reasoning, tool panels, a footer."""
@@ -185,9 +176,3 @@ class TerminalRenderer:
             seconds = time.monotonic() - self.started
             footer = footer_text(result, seconds, thread)
             self.console.print(Text(visible(footer), style="dim"))
-
-    def error(self, exc: BaseException) -> None:
-        self.end_answer()
-        from rich.text import Text
-
-        self.console.print(Text(visible(error_line(exc)), style="bold red"))
