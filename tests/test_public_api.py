@@ -18,7 +18,7 @@ def test_all_names_the_public_api_and_nothing_missing():
         "Client", "Conversation", "ConversationStore", "MemoryStore", "ProviderError",
         "RunCancelled", "RunResult", "RunTimeout", "Tool", "ToolContext", "ToolResult",
         "Toolkit", "ToolnexusError", "create_client", "create_toolkit", "define_tool",
-        "Request", "Answer", "make_request", "make_answer", "suspend",
+        "Request", "Answer", "make_request", "make_answer", "suspend", "Attachment",
     }
     assert expected <= set(toolnexus.__all__)
     for name in toolnexus.__all__:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._await import maybe_await
+from .content import Prompt, user_content, with_attachments
 from .control import RunControl
 from .errors import ToolnexusError
 from .events import (
@@ -29,11 +30,13 @@ from .events import (
 )
 from .hooks import Hooks
 from .marks import INTERRUPTED_KEY, sendable
+from .schema import OutputSchema
 from .suspension import PENDING_KEY, Answer, Request, WaitFor, declined, pending_request
 from .toolkit import Toolkit
 from .tools import ToolContext, ToolResult, to_result
 from .transport import Transport
 from .wire import ModelReply, StreamAssembler, WireStyle
+from .wire.base import RequestOptions, check_reasoning
 from .wire.common import text_of
 
 CANCELLED_TOOL_OUTPUT = "error: the run was interrupted before this tool finished"
@@ -49,6 +52,7 @@ class LoopSettings:
     system_prompt: str | None = None
     max_turns: int = 10
     request_params: dict[str, Any] = field(default_factory=dict)
+    reasoning: str = "off"
     timeout_ms: float | None = None
     hooks: Hooks = field(default_factory=Hooks)
     wait_for: WaitFor | None = None
@@ -64,7 +68,7 @@ class _Call:
 
 async def agent_loop(
     settings: LoopSettings,
-    prompt: str | None,
+    prompt: Prompt | None,
     toolkit: Toolkit | None,
     *,
     history: list[dict[str, Any]] | None = None,
@@ -72,18 +76,26 @@ async def agent_loop(
     stream: bool = True,
     resume: Answer | None = None,
     first_turn: int = 1,
+    schema: dict[str, Any] | None = None,
+    reasoning: str | None = None,
 ) -> AsyncIterator[dict[str, Any]]:
     """Run to the end, yielding events. `prompt` None with `resume` continues a run that
-    ended "pending", answering its request."""
+    ended "pending", answering its request. With `schema`, the answer is JSON following it
+    and `result.data` holds it; `reasoning` overrides the client's level for this run."""
+    options = RequestOptions(
+        schema=OutputSchema.of(schema) if schema is not None else None,
+        reasoning=check_reasoning(reasoning or settings.reasoning),
+        params=settings.request_params,
+    )
     messages = list(history or [])
     if prompt is not None:
-        messages.append({"role": "user", "content": prompt})
+        messages.append({"role": "user", "content": user_content(prompt)})
     result = RunResult(messages=messages, model=settings.model, turns=first_turn - 1)
     deadline = None
     if settings.timeout_ms is not None:
         deadline = asyncio.get_running_loop().time() + settings.timeout_ms / 1000
     control = RunControl(cancel, deadline)
-    run = _Run(settings, toolkit, control, result)
+    run = _Run(settings, toolkit, control, result, options)
     try:
         control.check()
         if resume is not None:
@@ -101,6 +113,8 @@ async def agent_loop(
             calls = [_parse_call(c) for c in messages[-1].get("tool_calls") or []]
             if not calls:
                 result.text = text_of(messages[-1].get("content"))
+                if options.schema is not None:
+                    result.data = options.schema.read(result.text)
                 break
             async with contextlib.aclosing(run.tool_turn(calls)) as events:
                 async for event in events:
@@ -119,8 +133,9 @@ class _Run:
     """The state of one run, and its two kinds of step: a model turn and a tool turn."""
 
     def __init__(self, settings: LoopSettings, toolkit: Toolkit | None, control: RunControl,
-                 result: RunResult) -> None:
+                 result: RunResult, options: RequestOptions) -> None:
         self.settings = settings
+        self.options = options
         self.toolkit = toolkit
         self.control = control
         self.result = result
@@ -143,9 +158,8 @@ class _Run:
                 request.update({k: v for k, v in changes.items() if k in request})
         body = settings.wire.build_body(
             model=request["model"], messages=request["messages"],
-            system=self.system, tools=request["tools"], stream=stream,
+            system=self.system, tools=request["tools"], stream=stream, options=self.options,
         )
-        body.update(settings.request_params)
         self.assembler = assembler = settings.wire.new_stream()
         reply: ModelReply | None = None
         replies = settings.transport.send(settings.url, settings.headers, body, self.control,
@@ -167,6 +181,10 @@ class _Run:
             reply = assembler.finish()
         self.assembler = None
         message = reply.message
+        answer = settings.wire.structured_answer(message, self.options)
+        if answer is not None:
+            message = answer
+            yield text_event(answer["content"])
         if "after_llm" in hooks:
             changes = await hooks.call("after_llm", {
                 "response": message, "model": request["model"], "turn": turn,
@@ -211,7 +229,7 @@ class _Run:
             for call, outcome in zip(calls, outcomes, strict=True):
                 self.messages.append(_tool_message(call, outcome))
         for call, outcome in zip(calls, outcomes, strict=True):
-            yield tool_result_event(call.id, call.name, outcome.output, outcome.is_error)
+            yield _result_event(call, outcome)
             req = pending_request(outcome)
             if req is not None and self.result.status != "pending":
                 self.result.status = "pending"  # nobody to ask: the run ends here
@@ -225,7 +243,7 @@ class _Run:
         call = _parse_call(_find_call(self.messages, tool_message["tool_call_id"]))
         outcome = await self._settle(call, ToolContext(call_id=call.id), req, ans)
         self.messages[index] = _tool_message(call, outcome)
-        yield tool_result_event(call.id, call.name, outcome.output, outcome.is_error)
+        yield _result_event(call, outcome)
         still_waiting = _open_requests(self.messages)
         if still_waiting:
             self.result.status = "pending"
@@ -298,8 +316,14 @@ def _parse_call(call: dict[str, Any]) -> _Call:
     return _Call(call["id"], name, args)
 
 
+def _result_event(call: _Call, outcome: ToolResult) -> dict[str, Any]:
+    return tool_result_event(call.id, call.name, outcome.output, outcome.is_error,
+                             [a.describe() for a in outcome.attachments])
+
+
 def _tool_message(call: _Call, outcome: ToolResult) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "tool", "tool_call_id": call.id, "content": outcome.output}
+    message: dict[str, Any] = {"role": "tool", "tool_call_id": call.id,
+                               "content": with_attachments(outcome.output, outcome.attachments)}
     if outcome.is_error:
         message["is_error"] = True
     req = pending_request(outcome)

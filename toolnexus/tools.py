@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
 from ._await import maybe_await
+from .content import Attachment
 
 # A default the toolkit fills in (`None` means "use the toolkit's").
 DEFAULT_TIMEOUT_S = 120.0
@@ -22,11 +23,13 @@ DEFAULT_MAX_OUTPUT = 100_000
 
 @dataclass
 class ToolResult:
-    """What a tool gives back. `metadata` is for the host, never sent to the model."""
+    """What a tool gives back. `metadata` is for the host, never sent to the model;
+    `attachments` (images, PDFs) go to the model with the output."""
 
     output: str
     is_error: bool = False
     metadata: dict[str, Any] = field(default_factory=dict)
+    attachments: list[Attachment] = field(default_factory=list)
 
 
 @dataclass
@@ -76,6 +79,8 @@ def to_result(value: Any) -> ToolResult:
         return value
     if isinstance(value, str):
         return ToolResult(value)
+    if isinstance(value, Attachment):
+        return ToolResult(f"[{value.describe()}]", attachments=[value])
     return ToolResult(json.dumps(value, ensure_ascii=False, default=str))
 
 

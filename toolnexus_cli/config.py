@@ -23,11 +23,12 @@ RULE_TABLES = ("commands", "paths", "hosts")  # [approval.X]: rules on what a to
 # "*" a table of named tables.
 TOP_KEYS: dict[str, Any] = {
     "default_model": str, "system": str, "store": str, "max_turns": int,
+    "timeout": (int, float),  # seconds a whole run may take (the idle timeout is apart)
     "functions": list, "skills": str, "mcp": str, "builtins": (bool, list),
     "workspace": str, "approval": RULES,
     "ui": {"markdown": bool, "show_reasoning": bool, "code_theme": str, "footer": bool},
     "providers": ("*", {"base_url": str, "style": str, "api_key_env": str, "api_key_cmd": str,
-                        "headers": dict}),
+                        "api_key_cmd_timeout": (int, float), "headers": dict}),
     "models": ("*", {"provider": str, "model": str, "aliases": list, "request_params": dict,
                      "system": str}),
 }
@@ -41,6 +42,8 @@ BUILTIN_PROVIDERS: dict[str, dict[str, Any]] = {
                    "api_key_env": "OPENROUTER_API_KEY", "default_model": "openai/gpt-4.1-mini"},
     "ollama": {"base_url": "http://localhost:11434/v1", "style": "openai"},
 }
+
+DEFAULT_TIMEOUT_S = 600.0
 
 NOTHING_CONFIGURED = (
     "no model endpoint is configured: set OPENAI_API_KEY, ANTHROPIC_API_KEY or "
@@ -166,7 +169,7 @@ def _type_name(kind: type | tuple[type, ...]) -> str:
     if isinstance(kind, tuple):
         return " or ".join(_type_name(k) for k in kind)
     return {str: "string", bool: "boolean (true or false)", list: "list", dict: "table",
-            int: "whole number"}.get(
+            int: "whole number", float: "number"}.get(
         kind, kind.__name__)
 
 
@@ -196,6 +199,8 @@ class Target:
     request_params: dict[str, Any] = field(default_factory=dict)
     system: str | None = None
     max_turns: int = 10  # model calls per run before it stops "incomplete"
+    timeout: float = DEFAULT_TIMEOUT_S  # seconds a whole run may take
+    api_key_cmd_timeout: float = 30.0
 
 
 def resolve_target(config: Config, *, model: str | None = None, base_url: str | None = None,
@@ -252,7 +257,16 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
         request_params=params,
         system=system or env.get("TOOLNEXUS_SYSTEM") or config.data.get("system"),
         max_turns=config.data.get("max_turns", 10),
+        timeout=_positive(config, "timeout", config.data.get("timeout", DEFAULT_TIMEOUT_S)),
+        api_key_cmd_timeout=_positive(config, f"providers.{provider_name}.api_key_cmd_timeout",
+                                      provider.get("api_key_cmd_timeout", 30.0)),
     )
+
+
+def _positive(config: Config, key: str, seconds: float) -> float:
+    if isinstance(seconds, bool) or seconds <= 0:
+        raise UsageError(f"{config.path}: '{key}' must be a number of seconds above 0")
+    return float(seconds)
 
 
 def _model_entry(config: Config, name: str) -> dict[str, Any] | None:
