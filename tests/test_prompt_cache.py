@@ -107,19 +107,35 @@ async def test_other_styles_never_get_marks(stub):
 
 # ----------------------------------------------------------------------------- usage
 
-# Anthropic's input_tokens is only what follows the last breakpoint: 50 + 200 + 1000
-CACHED_USAGE = {"prompt_tokens": 1250, "completion_tokens": 7, "total_tokens": 1257,
-                "cached_tokens": 1000, "cache_write_tokens": 200}
+def expected(prompt: int, completion: int, **cache: int) -> dict:
+    return {"prompt_tokens": prompt, "completion_tokens": completion,
+            "total_tokens": prompt + completion, **cache}
 
 
-async def test_anthropic_cache_reads_and_writes_are_counted_and_part_of_the_prompt(stub):
-    stub.script(Reply.json(anthropic_text("ok", usage=(50, 7), cache=(1000, 200))),
-                anthropic_stream("ok", usage=(50, 7), cache=(1000, 200)))
-    async with single_try_client(stub, "anthropic") as client:
-        whole = await client.run("hi", None)
+@pytest.mark.parametrize(("style", "whole", "streamed", "usage"), [
+    # Anthropic's input_tokens is only what follows the last breakpoint: 50 + 200 + 1000
+    ("anthropic", anthropic_text("ok", usage=(50, 7), cache=(1000, 200)),
+     anthropic_stream("ok", usage=(50, 7), cache=(1000, 200)),
+     expected(1250, 7, cached_tokens=1000, cache_write_tokens=200)),
+    ("openai", openai_text("ok", usage=(2000, 5), cache=(1024, 0)),
+     openai_stream("ok", usage=(2000, 5), cache=(1024, 0)),
+     expected(2000, 5, cached_tokens=1024)),
+    # OpenRouter reports cache writes among the prompt_tokens_details
+    ("openai", openai_text("ok", usage=(2000, 5), cache=(0, 1500)),
+     openai_stream("ok", usage=(2000, 5), cache=(0, 1500)),
+     expected(2000, 5, cache_write_tokens=1500)),
+    ("responses", responses_reply("ok", usage=(3000, 4), cache=(2048, 0)),
+     responses_stream("ok", usage=(3000, 4), cache=(2048, 0)),
+     expected(3000, 4, cached_tokens=2048)),
+], ids=["anthropic", "openai", "openrouter", "responses"])
+async def test_cache_reads_and_writes_are_counted_the_same_on_every_style(
+        stub, style, whole, streamed, usage):
+    stub.script(Reply.json(whole), streamed)
+    async with single_try_client(stub, style) as client:
+        result = await client.run("hi", None)
         events = [event async for event in client.stream("hi", None)]
-    assert whole.usage == CACHED_USAGE
-    assert events[-1]["result"].usage == CACHED_USAGE  # from message_start
+    assert result.usage == usage
+    assert events[-1]["result"].usage == usage
 
 
 async def test_cache_counts_sum_over_the_calls_of_a_run(stub):
@@ -128,36 +144,6 @@ async def test_cache_counts_sum_over_the_calls_of_a_run(stub):
     async with single_try_client(stub, "anthropic") as client:
         result = await client.run("hi", await tools())
     assert (result.usage["cached_tokens"], result.usage["cache_write_tokens"]) == (2200, 230)
-
-
-async def test_openai_cached_tokens_json_and_stream(stub):
-    stub.script(Reply.json(openai_text("ok", usage=(2000, 5), cache=(1024, 0))),
-                openai_stream("ok", usage=(2000, 5), cache=(1024, 0)))
-    async with single_try_client(stub, "openai") as client:
-        whole = await client.run("hi", None)
-        events = [event async for event in client.stream("hi", None)]
-    expected = {"prompt_tokens": 2000, "completion_tokens": 5, "total_tokens": 2005,
-                "cached_tokens": 1024}
-    assert whole.usage == expected and events[-1]["result"].usage == expected
-
-
-async def test_openrouters_cache_writes(stub):
-    stub.script(openai_stream("ok", usage=(2000, 5), cache=(0, 1500)))
-    async with single_try_client(stub, "openai") as client:
-        events = [event async for event in client.stream("hi", None)]
-    assert events[-1]["result"].usage == {"prompt_tokens": 2000, "completion_tokens": 5,
-                                          "total_tokens": 2005, "cache_write_tokens": 1500}
-
-
-async def test_responses_cached_tokens_json_and_stream(stub):
-    stub.script(Reply.json(responses_reply("ok", usage=(3000, 4), cache=(2048, 0))),
-                responses_stream("ok", usage=(3000, 4), cache=(2048, 0)))
-    async with single_try_client(stub, "responses") as client:
-        whole = await client.run("hi", None)
-        events = [event async for event in client.stream("hi", None)]
-    expected = {"prompt_tokens": 3000, "completion_tokens": 4, "total_tokens": 3004,
-                "cached_tokens": 2048}
-    assert whole.usage == expected and events[-1]["result"].usage == expected
 
 
 @pytest.mark.parametrize("details", [{"cached_tokens": "many"}, {"cached_tokens": [1]}])
