@@ -226,24 +226,26 @@ HEADER = ("PROVIDER", "MODEL", "ALIASES", "CONTEXT", "$/M IN", "$/M OUT")
 def render_table(results: list[ProviderModels],
                  aliases: dict[tuple[str, str], list[str]]) -> str:
     """Aligned columns; a provider without models is one line saying why."""
-    rows: list[tuple[str, ...] | str] = []
+    rows: list[tuple[str, ...] | list[str]] = []  # a list: a provider and a note about it
     for result in results:
         if result.error is not None:
-            rows.append(f"{result.provider}  unreachable: {result.error}")
+            rows.append([result.provider, f"unreachable: {result.error}"])
         elif not result.models:
-            rows.append(f"{result.provider}  (lists no models)")
+            rows.append([result.provider, "(lists no models)"])
         for m in result.models:
             rows.append((result.provider, m.id, ", ".join(aliases.get((result.provider, m.id), [])),
                          f"{m.context_window:,}" if m.context_window else "",
                          _price(m.input_price), _price(m.output_price)))
     cells = [HEADER, *(r for r in rows if isinstance(r, tuple))]
     widths = [max(len(visible(row[i])) for row in cells) for i in range(len(HEADER))]
+    widths[0] = max([widths[0], *(len(visible(r[0])) for r in rows if isinstance(r, list))])
 
     def line(row: tuple[str, ...]) -> str:
         return "  ".join(visible(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
 
     out = [line(HEADER)]
-    out += [line(r) if isinstance(r, tuple) else visible(r) for r in rows]
+    out += [line(r) if isinstance(r, tuple) else visible(r[0].ljust(widths[0]) + "  " + r[1])
+            for r in rows]
     return "\n".join(out)
 
 
