@@ -7,9 +7,9 @@ from __future__ import annotations
 import httpx2
 import pytest
 
+from tests.stub_provider import Reply, anthropic_models, openai_models
 from toolnexus import ProviderError
 from toolnexus.models import MAX_LIST_BYTES, ModelInfo, list_models
-from tests.stub_provider import Reply, anthropic_models, openai_models
 
 
 async def test_metadata_of_openrouter_vllm_and_llamacpp_lists(stub):
