@@ -202,10 +202,16 @@ def chat(run: RunOptions) -> None:
     """Open an interactive chat on a thread (a new one unless --id or -c)."""
     from toolnexus import ToolnexusError
 
+    from .errors import NotConfigured
     from .repl import run_chat
 
     try:
-        code = run_chat(load_config(run.config), run)
+        try:
+            code = run_chat(load_config(run.config), run)
+        except NotConfigured as missing:  # a first run: set up (on a terminal), then chat
+            from .setup import first_run_setup
+
+            code = run_chat(first_run_setup(run.config, missing), run)
     except UsageError as exc:
         fail_usage(exc)
     except ToolnexusError as exc:
@@ -331,6 +337,38 @@ def tools_cmd(
         code = list_tools(load_config(config),
                           tool_flags(functions, skills, mcp, builtins, root=root),
                           as_json=as_json)
+    except UsageError as exc:
+        fail_usage(exc)
+    raise typer.Exit(code)
+
+
+@app.command("setup")
+def setup_cmd(config: ConfigOpt = None) -> None:
+    """Find a local model server or set up a hosted one; write the config (and key)."""
+    from .setup import setup_command
+
+    try:
+        code = setup_command(config)
+    except UsageError as exc:
+        fail_usage(exc)
+    raise typer.Exit(code)
+
+
+@app.command("models")
+def models_cmd(
+    provider: Annotated[str | None, typer.Option(
+        "--provider", "-p", help="Only this provider.")] = None,
+    as_json: JsonOpt = False,
+    refresh: Annotated[bool, typer.Option(
+        "--refresh", help="Ask the endpoints again, not the cache (kept an hour).")] = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Each configured provider's models, with aliases, context window and prices."""
+    from .models import list_models_command
+
+    try:
+        code = list_models_command(load_config(config), only=provider, as_json=as_json,
+                                   refresh=refresh)
     except UsageError as exc:
         fail_usage(exc)
     raise typer.Exit(code)
