@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from ..content import AUDIO_FORMATS, MAX_ATTACHMENT_BYTES
+from ..content import _size as size_text
 from .base import StoreError
 
 Message = dict[str, Any]
@@ -108,14 +109,17 @@ def decoded(payload: Payload) -> bytes | None:
 
 def check_size(size: int, max_bytes: int) -> None:
     if size > max_bytes:
-        raise StoreError(f"an attachment of {_size(size)} is larger than the {_size(max_bytes)} "
-                         "a thread store keeps per attachment; nothing was saved")
+        raise StoreError(f"an attachment of {size_text(size)} is larger than the "
+                         f"{size_text(max_bytes)} a thread store keeps per attachment; nothing "
+                         "was saved")
 
 
 def split(message: Message, *, max_bytes: int = MAX_ATTACHMENT_BYTES,
           inline_upto: int = INLINE_UPTO) -> Split:
     """The message as stored (see the module doc); StoreError if a payload is larger than
     `max_bytes`. A message without attachments costs one look at its content."""
+    if type(message.get("content")) is not list:
+        return Split(message, [], [], [])
     refs: list[Ref] = []
     texts: list[str] = []
     blobs: list[Blob] = []
@@ -206,8 +210,3 @@ def _put(message: Message, path: Path, value: Any) -> None:
         node = node[key]
     node[path[-1]] = value
 
-
-def _size(n: int) -> str:
-    if n < 1024 * 1024:
-        return f"{n / 1024:.0f} KiB"
-    return f"{n / 1024 / 1024:.1f} MiB".replace(".0 ", " ")
