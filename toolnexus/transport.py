@@ -374,15 +374,25 @@ class Transport:
 
 def _new_http_client() -> httpx2.AsyncClient:
     """A pooled client: system trust store, proxies from the environment (HTTP(S)_PROXY,
-    ALL_PROXY, NO_PROXY; loopback always direct), HTTP/2 when `h2` is installed."""
+    ALL_PROXY, NO_PROXY; loopback always direct), HTTP/2 when `h2` is installed. With no
+    proxy in the environment, connections use asyncio directly (http_network.py); httpx2
+    resolves proxies only for a client without a transport of its own, so with one set it
+    keeps all of its defaults."""
     import importlib.util
+    from urllib.request import getproxies
 
     import httpx2
 
+    from .http_network import AsyncioTransport
+
+    http2 = importlib.util.find_spec("h2") is not None
+    proxies = getproxies()
+    direct = not any(proxies.get(scheme) for scheme in ("http", "https", "all"))
     try:
         return httpx2.AsyncClient(
+            transport=AsyncioTransport(_tls_context(), http2=http2) if direct else None,
             trust_env=True, follow_redirects=False, mounts=_DIRECT, verify=_tls_context(),
-            http2=importlib.util.find_spec("h2") is not None)
+            http2=http2)
     except ImportError:  # httpx2 names the missing package; a SOCKS proxy needs socksio
         raise ProviderError(
             "a SOCKS proxy is set in the environment (ALL_PROXY / HTTPS_PROXY), but SOCKS "
