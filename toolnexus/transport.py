@@ -76,6 +76,16 @@ class _Channel:
         self._wake(self._putter)
         return item
 
+    def take_data(self) -> list[bytes]:
+        """The data items at the front of the queue, without waiting: a reader that
+        fell behind handles everything already received in one go."""
+        items, taken = self._items, []
+        while items and items[0][0] == _DATA:
+            taken.append(items.popleft()[1])
+        if taken:
+            self._wake(self._putter)
+        return taken
+
 
 class _Retryable(Exception):
     def __init__(self, error: ProviderError, reason: str, delay: float | None = None) -> None:
@@ -276,7 +286,8 @@ class Transport:
         while True:
             kind, *payload = await channel.get()
             if kind == _DATA:
-                events = decoder.feed(payload[0])
+                more = channel.take_data()
+                events = decoder.feed(b"".join((payload[0], *more)) if more else payload[0])
                 if events:
                     yield events
             elif kind == _END:  # the style tells whether the stream was complete
