@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._await import maybe_await
 from .content import Prompt, user_content, with_attachments
 from .control import RunControl
 from .errors import ToolnexusError
 from .events import (
+    MAX_TOKENS,
+    MAX_TURNS,
     RunResult,
     add_usage,
     done_event,
@@ -29,9 +31,9 @@ from .events import (
     usage_event,
 )
 from .hooks import Hooks
-from .marks import sendable
+from .marks import INTERRUPTED_KEY, sendable
 from .schema import OutputSchema
-from .suspension import PENDING_KEY, Answer, Request, declined, pending_request
+from .suspension import PENDING_KEY, Answer, Request, WaitFor, declined, pending_request
 from .toolkit import Toolkit
 from .tools import ToolContext, ToolResult, to_result
 from .transport import Transport
@@ -39,8 +41,6 @@ from .wire import ModelReply, StreamAssembler, WireStyle
 from .wire.base import RequestOptions, check_reasoning
 from .wire.common import text_of
 
-INTERRUPTED_KEY = "interrupted"
-WaitFor = Callable[[Request], Any]  # returns an Answer, or an awaitable of one
 CANCELLED_TOOL_OUTPUT = "error: the run was interrupted before this tool finished"
 
 
@@ -106,7 +106,7 @@ async def agent_loop(
                     yield event
         while result.status != "pending":
             if result.turns >= settings.max_turns:
-                result.status = "incomplete"
+                result.status, result.incomplete_reason = "incomplete", MAX_TURNS
                 break
             result.turns += 1
             async with contextlib.aclosing(run.model_turn(stream)) as events:
@@ -115,12 +115,15 @@ async def agent_loop(
             calls = [_parse_call(c) for c in messages[-1].get("tool_calls") or []]
             if not calls:
                 result.text = text_of(messages[-1].get("content"))
-                if options.schema is not None:
+                if result.finish_reason in settings.wire.cut_off_reasons:
+                    result.status, result.incomplete_reason = "incomplete", MAX_TOKENS
+                elif options.schema is not None:  # a cut-off answer is no JSON to read
                     result.data = options.schema.read(result.text)
                 break
             async with contextlib.aclosing(run.tool_turn(calls)) as events:
                 async for event in events:
                     yield event
+            run.stop_on_repeated_failure(calls)
         yield done_event(result)
     except ToolnexusError as exc:
         if run.assembler is not None:
@@ -148,6 +151,20 @@ class _Run:
             if part
         ) or None
         self.assembler: StreamAssembler | None = None  # the stream being read
+        self.failed_before: set[tuple[str, str]] = set()  # the last tool turn's failed calls
+
+    def stop_on_repeated_failure(self, calls: list[_Call]) -> None:
+        """End the run when the model makes a call that just failed again, with the same
+        arguments: it would only loop until max_turns, the same error each time."""
+        results = self.messages[-len(calls):]
+        failed = {_call_key(call) for call, message in zip(calls, results, strict=True)
+                  if message.get("is_error")}
+        repeated = failed & self.failed_before
+        self.failed_before = failed
+        if repeated:
+            name = min(repeated)[0]
+            raise ToolnexusError(f"the model repeated a failing call to {name} (same "
+                                 "arguments, it failed again); stopping")
 
     async def model_turn(self, stream: bool) -> AsyncIterator[dict[str, Any]]:
         settings, hooks, turn = self.settings, self.settings.hooks, self.result.turns
@@ -217,7 +234,7 @@ class _Run:
                 req = pending_request(outcomes[index])
                 if req is not None and self.settings.wait_for is not None:
                     yield pending_event(req)
-                    ans = await self.control.race(_maybe_await(self.settings.wait_for(req)))
+                    ans = await self.control.race(maybe_await(self.settings.wait_for(req)))
                     outcomes[index] = await self._settle(call, ctx, req, ans)
         except BaseException:  # interrupted, or a hook failed: stop the other calls
             for ctx in contexts:
@@ -318,6 +335,10 @@ def _parse_call(call: dict[str, Any]) -> _Call:
     return _Call(call["id"], name, args)
 
 
+def _call_key(call: _Call) -> tuple[str, str]:
+    return call.name, json.dumps(call.args, sort_keys=True, default=str)
+
+
 def _result_event(call: _Call, outcome: ToolResult) -> dict[str, Any]:
     return tool_result_event(call.id, call.name, outcome.output, outcome.is_error,
                              [a.describe() for a in outcome.attachments])
@@ -338,10 +359,6 @@ def _finished_or_cancelled(task: asyncio.Future[ToolResult]) -> ToolResult:
     if task.done() and not task.cancelled() and task.exception() is None:
         return task.result()
     return ToolResult(CANCELLED_TOOL_OUTPUT, is_error=True)
-
-
-async def _maybe_await(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
 
 
 def _open_requests(messages: list[dict[str, Any]]) -> list[Request]:

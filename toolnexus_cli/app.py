@@ -4,16 +4,24 @@ from __future__ import annotations
 
 import sys
 import warnings
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from . import __version__
 from .config import load_config
 from .errors import UsageError
-
-if TYPE_CHECKING:
-    from .toolbox import ToolFlags
+from .options import (
+    BuiltinsOpt,
+    ConfigOpt,
+    FunctionsOpt,
+    McpOpt,
+    RootOpt,
+    RunOptions,
+    SkillsOpt,
+    run_options,
+    tool_flags,
+)
 
 app = typer.Typer(
     name="toolnexus",
@@ -22,31 +30,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-
-ConfigOpt = Annotated[str | None, typer.Option("--config", help="Config file to use.",
-                                               envvar="TOOLNEXUS_CONFIG")]
-ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="Model name or alias.")]
-SystemOpt = Annotated[str | None, typer.Option("--system", "-s", help="System prompt.")]
-IdOpt = Annotated[str | None, typer.Option("--id", help="Thread id to continue or start.")]
-ContinueOpt = Annotated[bool, typer.Option("--continue", "-c",
-                                           help="Continue the most recent thread.")]
-FunctionsOpt = Annotated[list[str] | None, typer.Option(
-    "--functions", help="A Python file whose public typed functions become tools (repeatable).")]
-SkillsOpt = Annotated[str | None, typer.Option("--skills", help="A folder of SKILL.md skills.")]
-McpOpt = Annotated[str | None, typer.Option("--mcp", help="An mcp.json of MCP servers.")]
-BuiltinsOpt = Annotated[bool, typer.Option(
-    "--builtins", help="Offer the built-in file, search, shell and web tools.")]
-RootOpt = Annotated[str | None, typer.Option(
-    "--root", help="The folder the built-in tools work in (default: the current one).")]
-
-
-def _tool_flags(functions: list[str] | None, skills: str | None, mcp: str | None,
-                builtins: bool, off: bool = False, root: str | None = None) -> ToolFlags:
-    from .toolbox import ToolFlags
-
-    return ToolFlags(functions=list(functions or []), skills=skills, mcp=mcp,
-                     builtins=builtins, off=off, root=root)
-
 
 def _version(value: bool) -> None:
     if value:
@@ -83,32 +66,17 @@ def fail_run(exc: Exception) -> None:
 
 
 @app.command()
+@run_options
 def ask(
+    run: RunOptions,
     prompt: Annotated[str | None, typer.Argument(help="What to ask.")] = None,
-    thread: IdOpt = None,
-    continue_last: ContinueOpt = False,
-    model: ModelOpt = None,
-    system: SystemOpt = None,
-    base_url: Annotated[str | None, typer.Option("--base-url", help="Endpoint base URL.")] = None,
-    style: Annotated[str | None,
-                     typer.Option("--style", help="openai, anthropic or responses.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object at the end.")]
     = False,
     events: Annotated[bool, typer.Option("--events", help="Print every event as a JSON line.")]
     = False,
-    no_tools: Annotated[bool, typer.Option("--no-tools", help="Offer the model no tools.")]
-    = False,
-    functions: FunctionsOpt = None,
-    skills: SkillsOpt = None,
-    mcp: McpOpt = None,
-    builtins: BuiltinsOpt = False,
-    root: RootOpt = None,
-    yes: Annotated[bool, typer.Option("--yes", "-y",
-                                      help="Approve tool calls that would ask first.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v",
                                           help="In a pipe, show tools and reasoning on stderr.")]
     = False,
-    config: ConfigOpt = None,
 ) -> None:
     """Ask one question and print the answer.
 
@@ -123,13 +91,9 @@ def ask(
         fail_usage(UsageError("use either --json or --events, not both"))
     try:
         text = compose_prompt(prompt, sys.stdin)
-        options = AskOptions(
-            prompt=text, thread=thread, continue_last=continue_last, model=model,
-            system=system, base_url=base_url, style=style, verbose=verbose,
-            output="json" if json_out else "events" if events else "auto",
-            tools=_tool_flags(functions, skills, mcp, builtins, no_tools, root), yes=yes,
-        )
-        code = run_ask(load_config(config), options)
+        options = AskOptions(prompt=text, verbose=verbose, run=run,
+                             output="json" if json_out else "events" if events else "auto")
+        code = run_ask(load_config(run.config), options)
     except UsageError as exc:
         fail_usage(exc)
     except ToolnexusError as exc:
@@ -180,12 +144,18 @@ app.add_typer(keys_app, name="keys")
 
 
 @keys_app.command("set")
-def keys_set(name: Annotated[str, typer.Argument(help="Provider name, e.g. openai.")]) -> None:
+def keys_set(name: Annotated[str, typer.Argument(help="Provider name, e.g. openai.")],
+             config: ConfigOpt = None) -> None:
     """Store a key for a provider (asked for without echo)."""
     import getpass
 
+    from .config import check_provider
     from .keys import load_keys, write_keys
 
+    try:
+        check_provider(load_config(config), name)
+    except UsageError as exc:
+        fail_usage(exc)
     value = getpass.getpass(f"API key for {name}: ").strip()
     if not value:
         fail_usage(UsageError("no key given; nothing stored"))
@@ -227,27 +197,15 @@ def main() -> None:
 
 
 @app.command()
-def chat(
-    thread: IdOpt = None,
-    continue_last: ContinueOpt = False,
-    model: ModelOpt = None,
-    system: SystemOpt = None,
-    functions: FunctionsOpt = None,
-    skills: SkillsOpt = None,
-    mcp: McpOpt = None,
-    builtins: BuiltinsOpt = False,
-    root: RootOpt = None,
-    config: ConfigOpt = None,
-) -> None:
+@run_options
+def chat(run: RunOptions) -> None:
     """Open an interactive chat on a thread (a new one unless --id or -c)."""
     from toolnexus import ToolnexusError
 
     from .repl import run_chat
 
     try:
-        code = run_chat(load_config(config), thread=thread, continue_last=continue_last,
-                        model=model, system=system,
-                        tool_flags=_tool_flags(functions, skills, mcp, builtins, root=root))
+        code = run_chat(load_config(run.config), run)
     except UsageError as exc:
         fail_usage(exc)
     except ToolnexusError as exc:
@@ -275,11 +233,15 @@ def _threads(config: str | None, action: object) -> None:
 @threads_app.command("list")
 def threads_list(as_json: JsonOpt = False, limit: Annotated[int | None, typer.Option(
         "--limit", "-n", help="Show at most this many.")] = None,
+        everything: Annotated[bool, typer.Option(
+            "--all", "-a", help="Also the threads that hold only failed or undone turns.")]
+        = False,
         config: ConfigOpt = None) -> None:
-    """Threads, newest first."""
+    """Threads, newest first, with the messages each holds now."""
     from .threads import list_threads
 
-    _threads(config, lambda store: list_threads(store, as_json=as_json, limit=limit))
+    _threads(config, lambda store: list_threads(store, as_json=as_json, limit=limit,
+                                                everything=everything))
 
 
 @threads_app.command("show")
@@ -290,13 +252,39 @@ def threads_show(thread: ThreadArg, as_json: JsonOpt = False, config: ConfigOpt 
     _threads(config, lambda store: show(store, thread, as_json=as_json))
 
 
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")]
+
+
 @threads_app.command("rm")
-def threads_rm(thread: ThreadArg, yes: Annotated[bool, typer.Option(
-        "--yes", "-y", help="Do not ask.")] = False, config: ConfigOpt = None) -> None:
-    """Delete a thread (asks first unless --yes)."""
+def threads_rm(threads: Annotated[list[str], typer.Argument(help="Thread ids.")],
+               yes: YesOpt = False, config: ConfigOpt = None) -> None:
+    """Delete threads (asks first unless --yes)."""
     from .threads import remove
 
-    _threads(config, lambda store: remove(store, thread, confirmed=yes))
+    _threads(config, lambda store: remove(store, threads, confirmed=yes))
+
+
+@threads_app.command("prune")
+def threads_prune(
+    failed: Annotated[bool, typer.Option(
+        "--failed", help="Threads that hold only failed turns (nothing was answered).")]
+    = False,
+    older_than: Annotated[str | None, typer.Option(
+        "--older-than", help="Only those last saved longer ago than this: 30d, 12h, 2w.")]
+    = None,
+    yes: YesOpt = False, config: ConfigOpt = None,
+) -> None:
+    """Delete threads nobody needs: with --failed, those holding only failed turns."""
+    from .threads import parse_age, prune
+
+    if not failed:
+        fail_usage(UsageError("say what to prune: --failed (threads holding only failed "
+                              "turns)"))
+    try:
+        age = parse_age(older_than) if older_than else 0.0
+    except UsageError as exc:
+        fail_usage(exc)
+    _threads(config, lambda store: prune(store, older_than=age, confirmed=yes))
 
 
 @threads_app.command("rename")
@@ -341,7 +329,7 @@ def tools_cmd(
 
     try:
         code = list_tools(load_config(config),
-                          _tool_flags(functions, skills, mcp, builtins, root=root),
+                          tool_flags(functions, skills, mcp, builtins, root=root),
                           as_json=as_json)
     except UsageError as exc:
         fail_usage(exc)

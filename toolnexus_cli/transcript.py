@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from toolnexus.marks import DROPPED_KEY
+from toolnexus.marks import DROPPED_KEY, INTERRUPTED_KEY
 
 _HEADINGS = {"user": "User", "assistant": "Assistant", "system": "System", "tool": "Tool result"}
 
@@ -14,9 +14,8 @@ def to_markdown(messages: list[dict[str, Any]]) -> str:
     parts = []
     for message in messages:
         role = message.get("role", "")
-        content = message.get("content")
-        body = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
-        if message.get("interrupted"):
+        body = _content_text(message.get("content"))
+        if message.get(INTERRUPTED_KEY):
             body = f"{body}\n\n*(interrupted)*"
         if message.get(DROPPED_KEY):  # kept in the thread (undone, retried, failed), not sent
             body = f"{body or ''}\n\n*({message[DROPPED_KEY]}, not sent)*"
@@ -25,3 +24,22 @@ def to_markdown(messages: list[dict[str, Any]]) -> str:
             body = f"{body or ''}\n\n`{fn.get('name')}({fn.get('arguments')})`".strip()
         parts.append(f"## {_HEADINGS.get(role, role)}\n\n{body or ''}".rstrip())
     return "\n\n".join(parts) + "\n"
+
+
+def _content_text(content: Any) -> str:
+    """A message's content as Markdown: a tool-call turn has none (its calls are shown
+    instead), attachments are named, never dumped."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return json.dumps(content, ensure_ascii=False)
+    shown = []
+    for part in content:
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "text":
+            shown.append(str(part.get("text", "")))
+        else:
+            shown.append(f"*({kind or 'part'})*")
+    return "\n\n".join(shown)
