@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
-    "Headers", "Recorded", "Reply", "StubProvider",
+    "Headers", "LlamaCppLike", "Recorded", "Reply", "StubProvider",
     "openai_text", "openai_tool_call", "openai_stream",
     "anthropic_text", "anthropic_tool_use", "anthropic_stream",
     "responses_reply", "responses_stream",
@@ -685,3 +685,58 @@ def responses_stream(text: str | None = None,
         emit("response.incomplete", response=_responses_object(
             items, "incomplete", final_usage, model, "max_output_tokens"))
     return Reply.sse(events, **sse)
+
+
+# ----------------------------------------------------------------------------- llama.cpp
+
+class LlamaCppLike:
+    """A handler that answers like llama.cpp's server with a small context window.
+
+    It counts a request's prompt tokens as its body's bytes / 4; over `window` it answers
+    llama.cpp's exact 400 (`exceed_context_size_error` with n_prompt_tokens and n_ctx).
+    A summary request (a user message holding "<conversation>") gets a short summary,
+    any other request `answer`; both stream when asked to, with usage. With `listing`,
+    GET /v1/models answers like llama.cpp (the window in `meta.n_ctx`); else 404.
+
+        stub.handler = LlamaCppLike(window=4096)
+    """
+
+    def __init__(self, window: int = 4096, answer: str = "Noted.", listing: bool = True,
+                 summary: str = "Summary: the user sent long notes; the assistant noted "
+                                "each one.") -> None:
+        self.window, self.answer, self.listing, self.summary = window, answer, listing, summary
+        self.overflows = 0
+        self.summaries = 0
+
+    def __call__(self, rec: Recorded) -> Reply:
+        if rec.method == "GET":
+            if self.listing and rec.path.endswith("/models"):
+                return Reply.json(self._models())
+            return Reply.json({"error": {"code": 404, "message": "File Not Found",
+                                         "type": "not_found_error"}}, status=404)
+        used = len(rec.body) // 4
+        if used > self.window:
+            self.overflows += 1
+            return Reply.json({"error": {
+                "code": 400, "message": "the request exceeds the available context size, "
+                                        "try increasing it",
+                "type": "exceed_context_size_error", "n_prompt_tokens": used,
+                "n_ctx": self.window}}, status=400)
+        body = rec.json or {}
+        last = next((m for m in reversed(body.get("messages") or []) if m.get("role") == "user"),
+                    {})
+        asked_summary = "<conversation>" in str(last.get("content"))
+        self.summaries += asked_summary
+        text = self.summary if asked_summary else self.answer
+        usage = (used, max(1, len(text) // 4))
+        if body.get("stream"):
+            return openai_stream(text, usage=usage)
+        return Reply.json(openai_text(text, usage=usage))
+
+    def _models(self) -> dict:
+        return {"object": "list", "data": [{
+            "id": "stub-model", "object": "model", "created": 1796111300,
+            "owned_by": "llamacpp",
+            "meta": {"vocab_type": 2, "n_vocab": 151936, "n_ctx": self.window,
+                     "n_ctx_train": 32768, "n_embd": 896, "n_params": 630167424,
+                     "size": 485452288}}]}

@@ -295,6 +295,26 @@ class Transport:
         error = ProviderError(f"the connection to {url} broke: {failure}")
         return _Retryable(error, "connection dropped")
 
+    async def get_json(self, url: str, headers: dict[str, str], control: RunControl,
+                       *, limit: int = 8 * 1024 * 1024) -> Any:
+        """One GET (no retries) for endpoint metadata: the JSON body of a 200 answer, or
+        None for any other answer, a body over `limit` bytes, or a failed connection.
+        Only an interruption of the run is raised."""
+        async def fetch() -> Any:
+            response = await self._client().request("GET", url, headers)
+            try:
+                if response.status != 200:
+                    return None
+                raw = await response.read(limit=limit)
+                return None if len(raw) > limit else json.loads(raw)
+            finally:
+                response.close()
+
+        try:
+            return await control.race(fetch())
+        except (HTTPFailure, ValueError):
+            return None
+
     async def _http_error(self, response: Response) -> Exception:
         raw = await response.read(limit=_ERROR_BODY_LIMIT)
         try:
