@@ -195,8 +195,9 @@ class Windows:
         found, size = self.cache.get(self.key, ENDPOINT)
         if size:
             return Window(size, ENDPOINT)
-        if not found:
-            return None
+        return self._table() if found else None
+
+    def _table(self) -> Window:
         size = table_window(self.model)
         return Window(size, "table") if size else Window(None, "unknown")
 
@@ -208,7 +209,7 @@ class Windows:
             return window
         size = await self._ask(fetch)
         self.cache.put(self.key, ENDPOINT, size)
-        return self.known() or Window(None, "unknown")
+        return Window(size, ENDPOINT) if size else self._table()
 
     async def _ask(self, fetch: FetchJSON) -> int | None:
         listing = await fetch(self.base_url + "/models")
