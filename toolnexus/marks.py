@@ -82,6 +82,9 @@ def sent_indices(messages: list[Message], spans: list[Span] | None = None) -> li
     """The thread indices of what a request carries, in the order it carries them."""
     if spans is None:
         spans = active_spans(messages)
+    if not spans:
+        return [i for i, m in enumerate(messages)
+                if not m.get(DROPPED_KEY) and COMPACTION_KEY not in m]
     out: list[int] = []
     index, count = 0, len(messages)
     for span in spans:
