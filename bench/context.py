@@ -2,10 +2,11 @@
 
 For threads of 10, 1,000 and 10,000 messages that fit the window (no compaction is
 needed): the time `ContextKeeper.prepare` takes to estimate the request and pick what is
-sent ("decide"), and that plus the wire body ("decide + build"); medians of several runs.
-Times are CPU time of this process (the machine is shared). "warm" is a thread whose last reply the endpoint counted in this process (the estimate
-adds only what came since); "cold" one just loaded from a store (every message estimated);
-"compacted" a cold thread that already holds a compaction record.
+sent ("decide"), and that plus the wire body ("+build"); medians of several runs, in CPU
+time of this process (the machine is shared). "warm" is a thread whose last reply the
+endpoint counted in this process (the estimate adds only what came since); "cold" one just
+loaded from a store (every message estimated); "compacted" a cold thread that already
+holds a compaction record.
 
     .venv/bin/python bench/context.py [--runs 15]
 """

@@ -399,7 +399,7 @@ def _group(path: str, name: str) -> str:
         return "other built-ins"
     if "importlib" in path:
         return "importlib: import statements run per request (failed ones scan sys.path)"
-    for package in ("toolnexus", "httpx", "httpcore", "h11", "anyio", "asyncio", "json",
+    for package in ("toolnexus", "httpx2", "httpcore2", "h11", "anyio", "asyncio", "json",
                     "openai", "pydantic", "concurrent", "threading", "urllib", "http"):
         if f"/{package}/" in path or path.endswith(f"/{package}.py"):
             return package

@@ -5,7 +5,7 @@ subprocess.run, median of several runs (after one warm-up), the commands interle
 run so drift in the machine hits them alike:
 
   python -c pass                      the interpreter alone (the project venv's python)
-  python -c "import httpx"            toolnexus' one dependency, the floor for any HTTP client
+  python -c "import httpx2"           toolnexus' HTTP stack, the floor for any httpx2 client
   toolnexus --version                 the entry point, typer and the command tree
   echo hi | toolnexus ask "say hi"    a piped one-shot against the loopback stub
   echo hi | llm -m stub "say hi"      the same one-shot with `llm` (PyPI), same stub
@@ -319,7 +319,7 @@ def main() -> int:
             floor = Case("python -c pass", [str(PYTHON), "-c", "pass"], env, "")
             cases = [
                 floor,
-                Case('python -c "import httpx"', [str(PYTHON), "-c", "import httpx"], env, ""),
+                Case('python -c "import httpx2"', [str(PYTHON), "-c", "import httpx2"], env, ""),
                 Case("toolnexus --version", [str(TOOLNEXUS), "--version"], env,
                      r"toolnexus \S+"),
                 Case(f'echo hi | toolnexus ask "{PROMPT}"', [str(TOOLNEXUS), "ask", PROMPT],

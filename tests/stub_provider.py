@@ -11,12 +11,16 @@ Stdlib only, so benchmarks and CLI subprocess tests can import it too.
 from __future__ import annotations
 
 import http
+import io
 import json as jsonlib
 import re
 import select
 import socket
+import struct
 import threading
 import time
+import wave
+import zlib
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,6 +31,7 @@ __all__ = [
     "openai_text", "openai_tool_call", "openai_stream",
     "anthropic_text", "anthropic_tool_use", "anthropic_stream",
     "responses_reply", "responses_stream",
+    "png_bytes", "pdf_bytes", "wav_bytes",
 ]
 
 POLL = 0.01  # seconds between disconnect checks while pausing or hanging
@@ -447,23 +452,29 @@ def _args_str(args: dict | str) -> str:
     return args if isinstance(args, str) else jsonlib.dumps(args)
 
 
-def _openai_usage(usage: tuple[int, int]) -> dict:
-    return {"prompt_tokens": usage[0], "completion_tokens": usage[1],
-            "total_tokens": usage[0] + usage[1]}
+def _openai_usage(usage: tuple[int, int], reasoning_tokens: int = 0) -> dict:
+    counts = {"prompt_tokens": usage[0], "completion_tokens": usage[1],
+              "total_tokens": usage[0] + usage[1]}
+    if reasoning_tokens:
+        counts["completion_tokens_details"] = {"reasoning_tokens": reasoning_tokens,
+                                               "audio_tokens": 0}
+    return counts
 
 
-def _openai_body(message: dict, finish: str, usage: tuple[int, int], model: str) -> dict:
+def _openai_body(message: dict, finish: str, usage: tuple[int, int], model: str,
+                 reasoning_tokens: int = 0) -> dict:
     return {
         "id": "chatcmpl-stub", "object": "chat.completion", "created": int(time.time()),
         "model": model, "system_fingerprint": "fp_stub",
         "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
-        "usage": _openai_usage(usage),
+        "usage": _openai_usage(usage, reasoning_tokens),
     }
 
 
-def openai_text(text: str, usage: tuple[int, int] = (10, 5), model: str = "stub-model") -> dict:
+def openai_text(text: str, usage: tuple[int, int] = (10, 5), model: str = "stub-model",
+                reasoning_tokens: int = 0) -> dict:
     message = {"role": "assistant", "content": text, "refusal": None}
-    return _openai_body(message, "stop", usage, model)
+    return _openai_body(message, "stop", usage, model, reasoning_tokens)
 
 
 def openai_tool_call(calls: list[tuple[str, dict | str]], usage: tuple[int, int] = (10, 5),
@@ -479,8 +490,10 @@ def openai_tool_call(calls: list[tuple[str, dict | str]], usage: tuple[int, int]
 
 def openai_stream(text: str | None = None, tool_calls: list[tuple[str, dict | str]] | None = None,
                   usage: tuple[int, int] = (10, 5), reasoning: str | None = None,
-                  split: bool = True, model: str = "stub-model", **sse: Any) -> Reply:
-    """A chat.completion.chunk stream; extra keywords (pause, chunks, ...) go to Reply.sse."""
+                  split: bool = True, model: str = "stub-model", reasoning_tokens: int = 0,
+                  finish: str | None = None, **sse: Any) -> Reply:
+    """A chat.completion.chunk stream; `finish` overrides the finish_reason ("length");
+    extra keywords (pause, chunks, ...) go to Reply.sse."""
     base = {"id": "chatcmpl-stub", "object": "chat.completion.chunk",
             "created": int(time.time()), "model": model, "system_fingerprint": "fp_stub"}
 
@@ -497,8 +510,8 @@ def openai_stream(text: str | None = None, tool_calls: list[tuple[str, dict | st
         events.append(chunk({"tool_calls": [first]}))
         events += [chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
                    for piece in _thirds(_args_str(args))]
-    events.append(chunk({}, "tool_calls" if tool_calls else "stop"))
-    events.append({**base, "choices": [], "usage": _openai_usage(usage)})
+    events.append(chunk({}, finish or ("tool_calls" if tool_calls else "stop")))
+    events.append({**base, "choices": [], "usage": _openai_usage(usage, reasoning_tokens)})
     return Reply.sse(events, done=True, **sse)
 
 
@@ -530,8 +543,9 @@ def anthropic_stream(text: str | None = None,
                      tool_calls: list[tuple[str, dict | str]] | None = None,
                      thinking: str | None = None, usage: tuple[int, int] = (10, 5),
                      model: str = "claude-stub", signature: str = "c3R1Yi1zaWduYXR1cmU=",
-                     **sse: Any) -> Reply:
-    """The Messages streaming sequence; extra keywords (pause, chunks, ...) go to Reply.sse."""
+                     stop: str | None = None, **sse: Any) -> Reply:
+    """The Messages streaming sequence; `stop` overrides the stop_reason ("max_tokens");
+    extra keywords (pause, chunks, ...) go to Reply.sse."""
     start_usage = {"input_tokens": usage[0], "output_tokens": 1}
     events: list = [
         ("message_start", {"type": "message_start",
@@ -558,7 +572,7 @@ def anthropic_stream(text: str | None = None,
         raw = jsonlib.dumps(_tool_input(args))
         block({"type": "tool_use", "id": f"toolu_{i}", "name": name, "input": {}},
               [{"type": "input_json_delta", "partial_json": p} for p in _thirds(raw)])
-    stop = "tool_use" if tool_calls else "end_turn"
+    stop = stop or ("tool_use" if tool_calls else "end_turn")
     events.append(("message_delta", {"type": "message_delta",
                                      "delta": {"stop_reason": stop, "stop_sequence": None},
                                      "usage": {"output_tokens": usage[1]}}))
@@ -740,3 +754,36 @@ class LlamaCppLike:
             "meta": {"vocab_type": 2, "n_vocab": 151936, "n_ctx": self.window,
                      "n_ctx_train": 32768, "n_embd": 896, "n_params": 630167424,
                      "size": 485452288}}]}
+
+# ----------------------------------------------------------------------------- media
+
+
+def png_bytes(width: int = 2, height: int = 2) -> bytes:
+    """A real (decodable) grey PNG of the given size."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data)))
+
+    rows = b"".join(b"\0" + b"\x80" * width for _ in range(height))
+    return (b"\x89PNG\r\n\x1a\n"
+            + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+def pdf_bytes(text: str = "hello") -> bytes:
+    """A one-page PDF (enough for a reader to open; the body is not offset-exact)."""
+    return (b"%PDF-1.4\n1 0 obj <</Type /Catalog /Pages 2 0 R>> endobj\n"
+            b"2 0 obj <</Type /Pages /Kids [3 0 R] /Count 1>> endobj\n"
+            b"3 0 obj <</Type /Page /Parent 2 0 R /MediaBox [0 0 200 100]>> endobj\n"
+            + f"% {text}\n".encode() + b"trailer <</Root 1 0 R>>\n%%EOF\n")
+
+
+def wav_bytes(frames: int = 800) -> bytes:
+    """A silent mono 8 kHz WAV, a tenth of a second by default."""
+    out = io.BytesIO()
+    with wave.open(out, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(8000)
+        w.writeframes(b"\0\0" * frames)
+    return out.getvalue()

@@ -1,6 +1,7 @@
 """MCP servers as tools: real servers written with the SDK, over stdio and streamable HTTP.
 
-tests/mcp_servers/ holds the servers: `stdio_server.py` (add, echo, fail, picture, secret_env)
+tests/mcp_servers/ holds the servers: `stdio_server.py` (add, echo, fail, picture, report,
+secret_env)
 and `http_server.py` (whoami, shout; every request needs the bearer token), run as real
 processes. The tools are called through the real agent loop against the loopback stub.
 """
@@ -8,6 +9,7 @@ processes. The tools are called through the real agent loop against the loopback
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import re
@@ -22,9 +24,17 @@ import pytest
 import pytest_asyncio
 
 from tests.resilience_helpers import single_try_client
-from tests.stub_provider import Reply, openai_text, openai_tool_call
+from tests.stub_provider import (
+    Reply,
+    anthropic_text,
+    anthropic_tool_use,
+    openai_text,
+    openai_tool_call,
+    pdf_bytes,
+    png_bytes,
+)
 from toolnexus import ToolnexusError, create_toolkit
-from toolnexus.mcp import ServerStatus, add_mcp_servers, content_text
+from toolnexus.mcp import ServerStatus, add_mcp_servers, convert_content
 
 pytest.importorskip("mcp")
 
@@ -143,8 +153,8 @@ async def test_servers_start_and_their_tools_are_named_server_tool(kit):
     toolkit, statuses = kit
     assert statuses == [
         ServerStatus("calc", "stdio", "ok",
-                     ["calc_add", "calc_echo", "calc_fail", "calc_picture", "calc_slow",
-                      "calc_secret_env"]),
+                     ["calc_add", "calc_echo", "calc_fail", "calc_picture", "calc_report",
+                      "calc_slow", "calc_secret_env"]),
         ServerStatus("remote", "http", "ok", ["remote_whoami", "remote_shout"]),
         ServerStatus("off", "stdio", "disabled", []),
     ]
@@ -209,10 +219,37 @@ async def test_an_is_error_result_reaches_the_model_as_an_error(kit, stub):
 
 
 @shared_loop
-async def test_non_text_content_is_summarized(kit):
+async def test_image_content_is_summarized_and_attached(kit):
     toolkit, _ = kit
     result = await toolkit.execute("calc_picture", {})
     assert (result.output, result.is_error) == ("a red dot\n[image: image/png]", False)
+    [image] = result.attachments
+    assert (image.describe(), image.data) == ("image 4x3 png", png_bytes(4, 3))
+
+
+@shared_loop
+async def test_an_mcp_image_reaches_anthropic_as_a_tool_result_block(kit, stub):
+    toolkit, _ = kit
+    stub.script(Reply.json(anthropic_tool_use([("calc_picture", {})])),
+                Reply.json(anthropic_text("a dot")))
+    async with single_try_client(stub, "anthropic") as client:
+        events = [e async for e in client.stream("draw", toolkit)]
+    [result] = [e for e in events if e["type"] == "tool_result"]
+    assert result["attachments"] == ["image 4x3 png"]
+    [tool_result] = stub.requests[1].json["messages"][-1]["content"]
+    assert tool_result["content"] == [
+        {"type": "text", "text": "a red dot\n[image: image/png]"},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                     "data": base64.b64encode(png_bytes(4, 3)).decode()}},
+    ]
+
+
+@shared_loop
+async def test_an_embedded_pdf_resource_is_attached(kit, stub):
+    toolkit, _ = kit
+    result = await toolkit.execute("calc_report", {})
+    assert result.output == "the report\n[resource: file:///reports/q3.pdf (application/pdf)]"
+    assert [(a.name, a.data) for a in result.attachments] == [("q3.pdf", pdf_bytes("q3"))]
 
 
 @shared_loop
@@ -228,7 +265,7 @@ async def test_bad_arguments_come_back_as_an_error_result(kit):
     assert result.is_error
 
 
-def test_content_text_joins_text_and_summarizes_the_rest():
+def test_content_joins_text_and_summarizes_the_rest():
     result = {"content": [
         {"type": "text", "text": "one"},
         {"type": "audio", "data": "AAAA", "mimeType": "audio/wav"},
@@ -238,11 +275,22 @@ def test_content_text_joins_text_and_summarizes_the_rest():
                                           "mimeType": "application/zip"}},
         {"type": "hologram"},
     ]}
-    assert content_text(result) == (
-        "one\n[audio: audio/wav]\n[resource link: file:///a.txt (a)]\n"
+    assert convert_content(result) == (
+        "one\n[audio: audio/wav, not attached: cannot attach 'audio': not an image (png, jpeg, "
+        "gif, webp), PDF, audio (wav, mp3, ogg, flac) or UTF-8 text file]\n"
+        "[resource link: file:///a.txt (a)]\n"
         "[resource: file:///b.txt]\nbee\n[resource: file:///c.bin (application/zip)]\n"
-        "[hologram content]")
-    assert content_text({"content": [], "structuredContent": {"n": 1}}) == '{"n": 1}'
+        "[hologram content]", [])
+    assert convert_content({"content": [], "structuredContent": {"n": 1}}) == ('{"n": 1}', [])
+
+
+def test_content_that_is_not_what_it_claims_is_not_attached():
+    text = base64.b64encode(b"just words").decode()
+    result = {"content": [{"type": "image", "data": text, "mimeType": "image/png"},
+                          {"type": "image", "data": "%%%", "mimeType": "image/png"}]}
+    assert convert_content(result) == (
+        "[image: image/png, not attached: the data is not an image, audio or PDF]\n"
+        "[image: image/png, not attached: the data is not base64]", [])
 
 
 # ----------------------------------------------------------------------------- isolation

@@ -17,8 +17,9 @@ def test_all_names_the_public_api_and_nothing_missing():
     expected = {
         "Client", "ContextPolicy", "Conversation", "ConversationStore", "MemoryStore",
         "ProviderError", "RunCancelled", "RunResult", "RunTimeout", "Tool", "ToolContext",
-        "ToolResult", "Toolkit", "ToolnexusError", "create_client", "create_toolkit", "define_tool",
-        "Request", "Answer", "make_request", "make_answer", "suspend",
+        "ToolResult", "Toolkit", "ToolnexusError", "create_client", "create_toolkit",
+        "define_tool", "Request", "Answer", "make_request", "make_answer", "suspend",
+        "Attachment",
     }
     assert expected <= set(toolnexus.__all__)
     for name in toolnexus.__all__:

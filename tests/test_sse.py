@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.stub_provider import StubProvider, openai_stream
-from toolnexus import create_client
+from toolnexus import ProviderError, create_client
 from toolnexus.sse import SSEDecoder
 
 
@@ -146,3 +146,41 @@ async def test_client_stream_with_three_byte_chunks(nl, monkeypatch):
     result = events[-1]["result"]
     assert result.text == text
     assert result.usage == {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+
+
+# ----------------------------------------------------------------------------- BOM, limits
+
+
+def test_a_byte_order_mark_at_the_start_is_dropped():
+    assert decode(b"\xef\xbb\xbfdata: a\n\n") == [msg("a")]
+    assert decode(b"\xef", b"\xbb", b"\xbfevent: e\ndata: b\n\n") == [("e", "b")]  # split
+    assert decode(b"\xef\xbb\xbf", b"data: c\n\n") == [msg("c")]  # alone in the first read
+
+
+def test_a_byte_order_mark_later_in_the_stream_is_data():
+    assert decode(b"data: a\n\ndata: \xef\xbb\xbfb\n\n") == [msg("a"), msg("\ufeffb")]
+    assert decode(b"data: a\n\n\xef\xbb\xbfdata: b\n\n") == [msg("a")]  # a field named BOM+data
+
+
+def test_an_unterminated_line_over_the_cap_is_refused():
+    decoder = SSEDecoder()
+    piece = b"x" * (1 << 20)
+    decoder.feed(b"data: ")
+    with pytest.raises(ProviderError, match="larger than 16 MiB"):
+        for _ in range(17):
+            decoder.feed(piece)
+
+
+def test_an_event_of_many_lines_over_the_cap_is_refused():
+    decoder = SSEDecoder()
+    line = b"data: " + b"y" * (1 << 20) + b"\n"
+    with pytest.raises(ProviderError, match="larger than 16 MiB"):
+        for _ in range(17):
+            decoder.feed(line)
+
+
+def test_a_long_line_under_the_cap_arrives_whole():
+    decoder = SSEDecoder()
+    pieces = [b"data: "] + [b"z" * 65536] * 160 + [b"\n\n"]  # 10 MiB in 64 KiB reads
+    events = [event for piece in pieces for event in decoder.feed(piece)]
+    assert events == [msg("z" * (65536 * 160))]

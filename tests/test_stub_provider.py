@@ -3,7 +3,7 @@
 import json
 import socket
 
-import httpx
+import httpx2 as httpx
 import pytest
 
 from tests.stub_provider import (

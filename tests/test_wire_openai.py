@@ -17,7 +17,7 @@ from tests.stub_provider import (
     openai_text,
     openai_tool_call,
 )
-from toolnexus import ProviderError, create_client, create_toolkit, define_tool
+from toolnexus import ProviderError, ToolnexusError, create_client, create_toolkit, define_tool
 
 KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY")
 
@@ -651,3 +651,24 @@ async def test_a_refusal_in_a_whole_reply_is_shown_as_text(stub, make_client):
     events = await stream(make_client())
     assert joined(events, "text") == "I won't do that."
     assert result_of(events).text == "I won't do that."
+
+
+async def test_the_same_failing_call_twice_in_a_row_ends_the_run(stub, make_client, toolkit):
+    bad = [("echo", {"text": "hi", "loud": True})]  # echo has no parameter "loud"
+    stub.script(*[Reply.json(openai_tool_call(bad)) for _ in range(5)])
+    with pytest.raises(ToolnexusError) as caught:
+        await make_client(max_turns=10).run("go", toolkit)
+    assert str(caught.value) == ("the model repeated a failing call to echo (same arguments, "
+                                 "it failed again); stopping")
+    assert len(stub.requests) == 2  # not max_turns of the same error
+    told = [m["content"] for m in caught.value.result.messages if m["role"] == "tool"]
+    assert told == ["error: echo has no parameter 'loud'; its parameters are: text"] * 2
+
+
+async def test_a_failing_call_with_new_arguments_goes_on(stub, make_client, toolkit):
+    stub.script(Reply.json(openai_tool_call([("echo", {"txt": "a"})])),
+                Reply.json(openai_tool_call([("echo", {"text": "a"})])),
+                Reply.json(openai_tool_call([("echo", {"txt": "a"})])),
+                Reply.json(openai_text("done")))
+    result = await make_client().run("go", toolkit)
+    assert result.text == "done" and len(stub.requests) == 4

@@ -1,6 +1,7 @@
 """toolnexus: a thin async agent loop over OpenAI- and Anthropic-style endpoints."""
 
 from .client import Client, create_client
+from .content import Attachment
 from .context import ContextPolicy
 from .conversation import Conversation
 from .errors import ProviderError, RunCancelled, RunTimeout, ToolnexusError
@@ -12,6 +13,7 @@ from .tools import Tool, ToolContext, ToolResult, define_tool
 
 __all__ = [
     "Answer",
+    "Attachment",
     "Client",
     "ContextPolicy",
     "Conversation",

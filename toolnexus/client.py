@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncGenerator, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .content import Prompt
 from .context import Compaction, ContextKeeper, ContextPolicy, ContextReport, with_window
 from .control import RunControl
 from .conversation import Conversation
@@ -15,15 +16,19 @@ from .events import RunResult, add_usage
 from .hooks import Hooks
 from .loop import LoopSettings, WaitFor, agent_loop, context_outgoing
 from .marks import mark_failed_turn
+from .params import check_request_params
 from .stores import ConversationStore, MemoryStore, VersionedStore
 from .suspension import Answer
 from .toolkit import Toolkit
-from .transport import ErrorHook, Transport
+from .transport import ErrorHook, Transport, check_endpoint, check_headers
 from .wire import wire_style
+from .wire.base import check_reasoning
+
+if TYPE_CHECKING:
+    import httpx2
 
 FALLBACK_KEY_ENV = "OPENROUTER_API_KEY"
 DEFAULT_CONTEXT = ContextPolicy()
-_RESERVED_PARAMS = frozenset({"messages", "tools", "stream"})
 
 
 def resolve_api_key(style_key_env: str, api_key: str | None) -> str | None:
@@ -48,45 +53,57 @@ class Client:
 
     async def run(
         self,
-        prompt: str,
+        prompt: Prompt,
         toolkit: Toolkit | None,
         history: list[dict[str, Any]] | None = None,
         cancel: asyncio.Event | None = None,
+        *,
+        schema: dict[str, Any] | None = None,
+        reasoning: str | None = None,
     ) -> RunResult:
-        """Run the loop to the end with non-streaming requests; return its RunResult."""
+        """Run the loop to the end with non-streaming requests; return its RunResult.
+
+        `prompt` is a string or a list of strings and Attachments. With `schema` (a JSON
+        schema of an object) the answer is JSON following it, in `result.data`.
+        `reasoning` overrides the client's reasoning level for this run."""
         return await _drain(
             agent_loop(self.settings, prompt, toolkit, history=history, cancel=cancel,
-                       stream=False)
+                       stream=False, schema=schema, reasoning=reasoning)
         )
 
     async def ask(
         self,
-        prompt: str,
+        prompt: Prompt,
         toolkit: Toolkit | None,
         *,
         id: str | None = None,
         on_text: Callable[[str], Any] | None = None,
         cancel: asyncio.Event | None = None,
+        schema: dict[str, Any] | None = None,
+        reasoning: str | None = None,
     ) -> RunResult:
         """`run`, remembering the thread `id` through the store. With `on_text`, the
         answer streams and each text delta is passed to it as it arrives."""
         history, version = await self._load(id)
         events = agent_loop(self.settings, prompt, toolkit, history=history, cancel=cancel,
-                            stream=on_text is not None)
+                            stream=on_text is not None, schema=schema, reasoning=reasoning)
         return await self._saving(id, version, _drain(events, on_text))
 
     async def stream(
         self,
-        prompt: str,
+        prompt: Prompt,
         toolkit: Toolkit | None,
         *,
         id: str | None = None,
         cancel: asyncio.Event | None = None,
+        schema: dict[str, Any] | None = None,
+        reasoning: str | None = None,
     ) -> AsyncGenerator[dict[str, Any], None]:
         """The loop's events as they happen; with `id`, the thread is loaded first and
         saved when the run ends (also when it ends in an error or a cancel)."""
         history, version = await self._load(id)
-        events = agent_loop(self.settings, prompt, toolkit, history=history, cancel=cancel)
+        events = agent_loop(self.settings, prompt, toolkit, history=history, cancel=cancel,
+                            schema=schema, reasoning=reasoning)
         try:
             async for event in events:
                 if event["type"] == "done" and id is not None:
@@ -189,7 +206,8 @@ class Client:
         return result
 
     async def aclose(self) -> None:
-        """Close the HTTP connections of the current event loop."""
+        """Close the HTTP connections of the current event loop (an `http_client` passed
+        to create_client is the caller's, and stays open)."""
         await self.settings.transport.aclose()
 
     async def __aenter__(self) -> Client:
@@ -225,6 +243,7 @@ def create_client(
     max_turns: int = 10,
     store: ConversationStore | None = None,
     request_params: dict[str, Any] | None = None,
+    reasoning: str = "off",
     retries: int = 2,
     retry_base_ms: float = 500,
     on_error: ErrorHook | None = None,
@@ -233,21 +252,24 @@ def create_client(
     idle_timeout_s: float = 60.0,
     hooks: Any = None,
     wait_for: WaitFor | None = None,
+    http_client: httpx2.AsyncClient | None = None,
     context: ContextPolicy | None = DEFAULT_CONTEXT,
     context_window: int | None = None,
 ) -> Client:
-    """A client for one model at one endpoint. `context` keeps requests inside the
-    model's window by compacting what is sent (None: send everything; an overflow is then
-    just the error); `context_window` states the window in tokens."""
-    wire = wire_style(style)
+    """A client for one endpoint. `reasoning` ("off", "low", "medium", "high") asks the
+    model to think, in each style's own terms; `request_params` are body keys sent as given,
+    over the style's defaults. `http_client` is an `httpx2.AsyncClient` of the caller's
+    (proxies, mTLS, a mock transport) used for every model call instead of the client's own
+    pool; it is never closed here. `context` keeps requests inside the model's window by
+    compacting what is sent (None: send everything; an overflow is then just the error);
+    `context_window` states the window in tokens."""
     if not base_url:
         raise ValueError("base_url is required, e.g. 'https://api.openai.com/v1'")
+    check_endpoint(base_url)
     if not model:
         raise ValueError("model is required")
-    params = dict(request_params or {})
-    reserved = _RESERVED_PARAMS & params.keys()
-    if reserved:
-        raise ValueError(f"request_params may not set {', '.join(sorted(reserved))}")
+    params = check_request_params(request_params)
+    wire = wire_style(style).for_base_url(base_url)
     key = resolve_api_key(wire.key_env, api_key)
     url = wire.endpoint(base_url)
 
@@ -257,17 +279,20 @@ def create_client(
     transport = Transport(
         retries=retries, retry_base_ms=retry_base_ms, on_error=on_error,
         connect_timeout_s=connect_timeout_s, idle_timeout_s=idle_timeout_s,
-        describe_error=describe_error,
+        describe_error=describe_error, http_client=http_client,
     )
+    request_headers = {**wire.auth_headers(key), **(headers or {})}
+    check_headers(request_headers)
     settings = LoopSettings(
         wire=wire,
         url=url,
-        headers={**wire.auth_headers(key), **(headers or {})},
+        headers=request_headers,
         model=model,
         transport=transport,
         system_prompt=system_prompt,
         max_turns=max_turns,
         request_params=params,
+        reasoning=check_reasoning(reasoning),
         timeout_ms=timeout_ms,
         hooks=Hooks(hooks),
         wait_for=wait_for,

@@ -37,6 +37,7 @@ from .marks import (
     unpin,
 )
 from .windows import Window, WindowCache, Windows
+from .wire.base import RequestOptions
 from .wire.common import text_of
 
 if TYPE_CHECKING:
@@ -262,9 +263,10 @@ async def ask_model(settings: LoopSettings, control: RunControl, system: str,
     """One non-streaming request without tools (the summary), outside the agent loop:
     no hooks, no turn."""
     wire = settings.wire
+    params = {k: v for k, v in settings.request_params.items() if k not in _NOT_FOR_SUMMARY}
     body = wire.build_body(model=settings.model, messages=[{"role": "user", "content": text}],
-                           system=system, tools=[], stream=False)
-    body.update({k: v for k, v in settings.request_params.items() if k not in _NOT_FOR_SUMMARY})
+                           system=system, tools=[], stream=False,
+                           options=RequestOptions(params=params))
     assembler = None
     replies = settings.transport.send(settings.url, settings.headers, body, control,
                                       stream_error=wire.stream_error,
@@ -485,9 +487,9 @@ class ContextKeeper:
         """The reply's max_tokens as the request will carry it (a style's default too)."""
         if self._reply_max is None:
             settings = out.settings
-            body = settings.wire.build_body(model=settings.model, messages=[], system=None,
-                                            tools=[], stream=False)
-            body.update(settings.request_params)
+            body = settings.wire.build_body(
+                model=settings.model, messages=[], system=None, tools=[], stream=False,
+                options=RequestOptions(params=settings.request_params))
             self._reply_max = next((body[k] for k in _BUDGET_KEYS
                                  if type(body.get(k)) is int and body[k] > 0), 0)
         return self._reply_max

@@ -16,9 +16,11 @@ class RunControl:
     def __init__(self, cancel: asyncio.Event | None, deadline: float | None) -> None:
         self.reason: str | None = None  # "cancelled" or "timeout" once interrupted
         self.deadline = deadline
+        loop = asyncio.get_running_loop()
+        # What the deadline allowed, for the message (rounded: it was set a moment ago).
+        self._budget = None if deadline is None else round(deadline - loop.time(), 1)
         self._callbacks: list[Callable[[], None]] = []
         self._closers: list[Callable[[], None]] = []
-        loop = asyncio.get_running_loop()
         self._watcher: asyncio.Task[Any] | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._cancel = cancel
@@ -48,7 +50,8 @@ class RunControl:
 
     def error(self) -> ToolnexusError:
         if self.reason == "timeout":
-            return RunTimeout("the run's deadline (timeout_ms) passed")
+            return RunTimeout(f"the run timed out after {self._budget:g} s (its deadline, "
+                              "timeout_ms, passed)", seconds=self._budget)
         return RunCancelled()
 
     def check(self) -> None:

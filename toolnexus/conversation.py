@@ -3,6 +3,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from .content import Prompt
 from .errors import ToolnexusError
 from .events import RunResult
 from .toolkit import Toolkit
@@ -22,10 +23,12 @@ class Conversation:
         self.cancel = cancel
         self.messages: list[dict[str, Any]] = []
 
-    async def send(self, prompt: str) -> RunResult:
+    async def send(self, prompt: Prompt, *, schema: dict[str, Any] | None = None,
+                   reasoning: str | None = None) -> RunResult:
         try:
             result = await self.client.run(
-                prompt, self.toolkit, history=self.messages, cancel=self.cancel
+                prompt, self.toolkit, history=self.messages, cancel=self.cancel,
+                schema=schema, reasoning=reasoning,
             )
         except ToolnexusError as exc:
             if exc.result is not None:  # keep the turn and whatever partial answer came

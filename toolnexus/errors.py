@@ -60,11 +60,14 @@ class RunCancelled(ToolnexusError):
 
 
 class RunTimeout(ToolnexusError):
-    """The whole-run deadline passed. `.result` holds the transcript as it stood."""
+    """The whole-run deadline passed. `.result` holds the transcript as it stood;
+    `.seconds` what the deadline allowed."""
 
-    def __init__(self, message: str = "run timed out", result: Any = None) -> None:
+    def __init__(self, message: str = "run timed out", result: Any = None,
+                 seconds: float | None = None) -> None:
         super().__init__(message)
         self.result = result
+        self.seconds = seconds
 
 
 def http_error(

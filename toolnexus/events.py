@@ -29,7 +29,15 @@ class RunResult:
     model: str = ""
     status: str = "done"  # "done" | "pending" | "incomplete"
     pending: dict[str, Any] | None = None
-    finish_reason: str | None = None
+    finish_reason: str | None = None  # the last model call's, in the provider's words
+    # why an "incomplete" run stopped: MAX_TURNS (tools kept being called) or MAX_TOKENS
+    # (the final answer was cut off by the length limit)
+    incomplete_reason: str | None = None
+    data: Any = None  # with a schema: the answer's JSON, parsed and checked
+
+
+MAX_TURNS = "max_turns"
+MAX_TOKENS = "max_tokens"
 
 
 def text_event(delta: str) -> dict[str, Any]:
@@ -44,9 +52,14 @@ def tool_call_event(call_id: str, name: str, args: Any) -> dict[str, Any]:
     return {"type": "tool_call", "id": call_id, "name": name, "args": args}
 
 
-def tool_result_event(call_id: str, name: str, output: str, is_error: bool) -> dict[str, Any]:
-    return {"type": "tool_result", "id": call_id, "name": name, "output": output,
-            "is_error": is_error}
+def tool_result_event(call_id: str, name: str, output: str, is_error: bool,
+                      attachments: list[str] | None = None) -> dict[str, Any]:
+    """`attachments` (short labels such as "image 512x512 png") only when there are any."""
+    event = {"type": "tool_result", "id": call_id, "name": name, "output": output,
+             "is_error": is_error}
+    if attachments:
+        event["attachments"] = attachments
+    return event
 
 
 def pending_event(request: dict[str, Any]) -> dict[str, Any]:

@@ -14,10 +14,13 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .content import Prompt, user_content, with_attachments
 from .context import ContextKeeper, Outgoing
 from .control import RunControl
 from .errors import ProviderError, ToolnexusError
 from .events import (
+    MAX_TOKENS,
+    MAX_TURNS,
     RunResult,
     add_usage,
     done_event,
@@ -30,11 +33,13 @@ from .events import (
 )
 from .hooks import Hooks
 from .marks import sendable
+from .schema import OutputSchema
 from .suspension import PENDING_KEY, Answer, Request, declined, pending_request
 from .toolkit import Toolkit
 from .tools import ToolContext, ToolResult, to_result
 from .transport import Transport
 from .wire import ModelReply, StreamAssembler, WireStyle
+from .wire.base import RequestOptions, check_reasoning
 from .wire.common import text_of
 
 INTERRUPTED_KEY = "interrupted"
@@ -53,6 +58,7 @@ class LoopSettings:
     system_prompt: str | None = None
     max_turns: int = 10
     request_params: dict[str, Any] = field(default_factory=dict)
+    reasoning: str = "off"
     timeout_ms: float | None = None
     hooks: Hooks = field(default_factory=Hooks)
     wait_for: WaitFor | None = None
@@ -69,7 +75,7 @@ class _Call:
 
 async def agent_loop(
     settings: LoopSettings,
-    prompt: str | None,
+    prompt: Prompt | None,
     toolkit: Toolkit | None,
     *,
     history: list[dict[str, Any]] | None = None,
@@ -77,18 +83,26 @@ async def agent_loop(
     stream: bool = True,
     resume: Answer | None = None,
     first_turn: int = 1,
+    schema: dict[str, Any] | None = None,
+    reasoning: str | None = None,
 ) -> AsyncIterator[dict[str, Any]]:
     """Run to the end, yielding events. `prompt` None with `resume` continues a run that
-    ended "pending", answering its request."""
+    ended "pending", answering its request. With `schema`, the answer is JSON following it
+    and `result.data` holds it; `reasoning` overrides the client's level for this run."""
+    options = RequestOptions(
+        schema=OutputSchema.of(schema) if schema is not None else None,
+        reasoning=check_reasoning(reasoning or settings.reasoning),
+        params=settings.request_params,
+    )
     messages = list(history or [])
     if prompt is not None:
-        messages.append({"role": "user", "content": prompt})
+        messages.append({"role": "user", "content": user_content(prompt)})
     result = RunResult(messages=messages, model=settings.model, turns=first_turn - 1)
     deadline = None
     if settings.timeout_ms is not None:
         deadline = asyncio.get_running_loop().time() + settings.timeout_ms / 1000
     control = RunControl(cancel, deadline)
-    run = _Run(settings, toolkit, control, result)
+    run = _Run(settings, toolkit, control, result, options)
     try:
         control.check()
         if resume is not None:
@@ -97,7 +111,7 @@ async def agent_loop(
                     yield event
         while result.status != "pending":
             if result.turns >= settings.max_turns:
-                result.status = "incomplete"
+                result.status, result.incomplete_reason = "incomplete", MAX_TURNS
                 break
             result.turns += 1
             async with contextlib.aclosing(run.model_turn(stream)) as events:
@@ -106,10 +120,15 @@ async def agent_loop(
             calls = [_parse_call(c) for c in messages[-1].get("tool_calls") or []]
             if not calls:
                 result.text = text_of(messages[-1].get("content"))
+                if result.finish_reason in settings.wire.cut_off_reasons:
+                    result.status, result.incomplete_reason = "incomplete", MAX_TOKENS
+                elif options.schema is not None:  # a cut-off answer is no JSON to read
+                    result.data = options.schema.read(result.text)
                 break
             async with contextlib.aclosing(run.tool_turn(calls)) as events:
                 async for event in events:
                     yield event
+            run.stop_on_repeated_failure(calls)
         yield done_event(result)
     except ToolnexusError as exc:
         if run.assembler is not None:
@@ -124,8 +143,9 @@ class _Run:
     """The state of one run, and its two kinds of step: a model turn and a tool turn."""
 
     def __init__(self, settings: LoopSettings, toolkit: Toolkit | None, control: RunControl,
-                 result: RunResult) -> None:
+                 result: RunResult, options: RequestOptions) -> None:
         self.settings = settings
+        self.options = options
         self.toolkit = toolkit
         self.control = control
         self.result = result
@@ -136,6 +156,20 @@ class _Run:
             if part
         ) or None
         self.assembler: StreamAssembler | None = None  # the stream being read
+        self.failed_before: set[tuple[str, str]] = set()  # the last tool turn's failed calls
+
+    def stop_on_repeated_failure(self, calls: list[_Call]) -> None:
+        """End the run when the model makes a call that just failed again, with the same
+        arguments: it would only loop until max_turns, the same error each time."""
+        results = self.messages[-len(calls):]
+        failed = {_call_key(call) for call, message in zip(calls, results, strict=True)
+                  if message.get("is_error")}
+        repeated = failed & self.failed_before
+        self.failed_before = failed
+        if repeated:
+            name = min(repeated)[0]
+            raise ToolnexusError(f"the model repeated a failing call to {name} (same "
+                                 "arguments, it failed again); stopping")
 
     # -- the context window (context.py): what a model turn sends is compacted first when
     # the thread outgrows the window, and once more, with one retry, when the endpoint says
@@ -188,9 +222,8 @@ class _Run:
                 request.update({k: v for k, v in changes.items() if k in request})
         body = settings.wire.build_body(
             model=request["model"], messages=request["messages"],
-            system=self.system, tools=request["tools"], stream=stream,
+            system=self.system, tools=request["tools"], stream=stream, options=self.options,
         )
-        body.update(settings.request_params)
         self.assembler = assembler = settings.wire.new_stream()
         reply: ModelReply | None = None
         replies = settings.transport.send(settings.url, settings.headers, body, self.control,
@@ -212,6 +245,10 @@ class _Run:
             reply = assembler.finish()
         self.assembler = None
         message = reply.message
+        answer = settings.wire.structured_answer(message, self.options)
+        if answer is not None:
+            message = answer
+            yield text_event(answer["content"])
         if "after_llm" in hooks:
             changes = await hooks.call("after_llm", {
                 "response": message, "model": request["model"], "turn": turn,
@@ -256,7 +293,7 @@ class _Run:
             for call, outcome in zip(calls, outcomes, strict=True):
                 self.messages.append(_tool_message(call, outcome))
         for call, outcome in zip(calls, outcomes, strict=True):
-            yield tool_result_event(call.id, call.name, outcome.output, outcome.is_error)
+            yield _result_event(call, outcome)
             req = pending_request(outcome)
             if req is not None and self.result.status != "pending":
                 self.result.status = "pending"  # nobody to ask: the run ends here
@@ -270,7 +307,7 @@ class _Run:
         call = _parse_call(_find_call(self.messages, tool_message["tool_call_id"]))
         outcome = await self._settle(call, ToolContext(call_id=call.id), req, ans)
         self.messages[index] = _tool_message(call, outcome)
-        yield tool_result_event(call.id, call.name, outcome.output, outcome.is_error)
+        yield _result_event(call, outcome)
         still_waiting = _open_requests(self.messages)
         if still_waiting:
             self.result.status = "pending"
@@ -320,7 +357,8 @@ class _Run:
 def context_outgoing(settings: LoopSettings, toolkit: Toolkit | None,
                      messages: list[dict[str, Any]], control: RunControl) -> Outgoing:
     """The request a turn on `messages` would build (for the context report and /compact)."""
-    return _Run(settings, toolkit, control, RunResult(messages=messages)).outgoing()
+    options = RequestOptions(reasoning=settings.reasoning, params=settings.request_params)
+    return _Run(settings, toolkit, control, RunResult(messages=messages), options).outgoing()
 
 
 def _whole_reply_events(reply: ModelReply) -> list[dict[str, Any]]:
@@ -349,8 +387,18 @@ def _parse_call(call: dict[str, Any]) -> _Call:
     return _Call(call["id"], name, args)
 
 
+def _call_key(call: _Call) -> tuple[str, str]:
+    return call.name, json.dumps(call.args, sort_keys=True, default=str)
+
+
+def _result_event(call: _Call, outcome: ToolResult) -> dict[str, Any]:
+    return tool_result_event(call.id, call.name, outcome.output, outcome.is_error,
+                             [a.describe() for a in outcome.attachments])
+
+
 def _tool_message(call: _Call, outcome: ToolResult) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "tool", "tool_call_id": call.id, "content": outcome.output}
+    message: dict[str, Any] = {"role": "tool", "tool_call_id": call.id,
+                               "content": with_attachments(outcome.output, outcome.attachments)}
     if outcome.is_error:
         message["is_error"] = True
     req = pending_request(outcome)

@@ -26,6 +26,8 @@ STDERR_TAIL bytes of a server's stderr are kept, and what is shown of them is `v
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import contextlib
 import json
 import logging
@@ -40,6 +42,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import IO, Any
 
+from .content import Attachment
 from .errors import ToolnexusError
 from .toolkit import Toolkit
 from .tools import Tool, ToolResult
@@ -538,7 +541,8 @@ class _Server:
                     self._fail(why)
                 return ToolResult(f"error: MCP server {self.name!r}: {why}", True, meta)
             dumped = _dump(result)
-            return ToolResult(content_text(dumped), bool(dumped.get("isError")), meta)
+            text, attachments = convert_content(dumped)
+            return ToolResult(text, bool(dumped.get("isError")), meta, attachments)
 
         return call_mcp_tool
 
@@ -598,15 +602,18 @@ async def _stop_all(runners: list[_Server]) -> None:
 # ----------------------------------------------------------------------------- helpers
 
 
-def content_text(result: Mapping[str, Any]) -> str:
-    """A tools/call result (wire shape) as text: text parts joined, other parts summarized."""
+def convert_content(result: Mapping[str, Any]) -> tuple[str, list[Attachment]]:
+    """A tools/call result (wire shape) as text and attachments: text parts joined, other
+    parts summarized; images, audio and binary image/audio/PDF resources also attached."""
     parts: list[str] = []
+    attachments: list[Attachment] = []
     for block in result.get("content") or []:
         kind = block.get("type") if isinstance(block, Mapping) else None
         if kind == "text":
             parts.append(str(block.get("text", "")))
         elif kind in ("image", "audio"):
-            parts.append(f"[{kind}: {block.get('mimeType') or 'unknown type'}]")
+            label = f"[{kind}: {block.get('mimeType') or 'unknown type'}]"
+            parts.append(_attach(label, block.get("data"), kind, attachments))
         elif kind == "resource_link":
             label = f" ({block['name']})" if block.get("name") else ""
             parts.append(f"[resource link: {block.get('uri', '')}{label}]")
@@ -616,12 +623,33 @@ def content_text(result: Mapping[str, Any]) -> str:
             if isinstance(resource.get("text"), str):
                 parts.append(f"[resource: {uri}]\n{resource['text']}")
             else:
-                parts.append(f"[resource: {uri} ({resource.get('mimeType') or 'binary'})]")
+                mime = str(resource.get("mimeType") or "binary")
+                label = f"[resource: {uri} ({mime})]"
+                if mime.startswith(("image/", "audio/", "application/pdf")):
+                    label = _attach(label, resource.get("blob"), uri.rsplit("/")[-1],
+                                    attachments)
+                parts.append(label)
         else:
             parts.append(f"[{kind or 'unknown'} content]")
     if not parts and result.get("structuredContent") is not None:
         parts.append(json.dumps(result["structuredContent"], ensure_ascii=False))
-    return "\n".join(parts)
+    return "\n".join(parts), attachments
+
+
+def _attach(label: str, data: Any, name: str, attachments: list[Attachment]) -> str:
+    """Attach base64 `data` (the bytes say what it is); the label says so when it cannot."""
+    try:
+        raw = base64.b64decode(str(data), validate=True)
+    except (binascii.Error, ValueError):
+        return f"{label[:-1]}, not attached: the data is not base64]"
+    try:
+        attachment = Attachment.from_bytes(raw, name=name or "attachment")
+    except ToolnexusError as exc:
+        return f"{label[:-1]}, not attached: {exc}]"
+    if attachment.kind == "text":
+        return f"{label[:-1]}, not attached: the data is not an image, audio or PDF]"
+    attachments.append(attachment)
+    return label
 
 
 def _dump(model: Any) -> dict[str, Any]:

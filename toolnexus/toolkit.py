@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -94,7 +95,7 @@ def _capped(result: ToolResult, cap: int) -> ToolResult:
         return result
     cut = len(result.output) - cap
     output = f"{result.output[:cap]}\n[output truncated: {cut} more characters]"
-    return ToolResult(output, result.is_error, result.metadata)
+    return dataclasses.replace(result, output=output)
 
 
 async def create_toolkit(

@@ -1,8 +1,12 @@
-"""The HTTP exchange with a model endpoint: retries, Retry-After, timeouts, cancellation.
+"""The HTTP exchange with a model endpoint over httpx2: retries, Retry-After, timeouts,
+cancellation, and limits on what a reply may be.
 
 A producer task reads the response into a bounded channel; the run consumes it. That way
 a cancel or a deadline can abandon the read at once (the connection is closed) without
 cancelling the caller's own task, and a fast server cannot outrun a slow consumer.
+
+httpx2 is imported when the first request is made, never at import time: a command that
+makes no model call does not pay for it.
 """
 
 from __future__ import annotations
@@ -11,23 +15,32 @@ import asyncio
 import contextlib
 import inspect
 import json
+import os
 import random
 from collections import deque
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from .control import RunControl
 from .errors import ProviderError
 from .events import retry_event
-from .http import HTTPClient, HTTPFailure, Response
 from .sse import SSEDecoder
+
+if TYPE_CHECKING:
+    import ssl
+
+    import httpx2
 
 RETRYABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504, 529})
 MAX_RETRY_AFTER_S = 60.0
-_ERROR_BODY_LIMIT = 64 * 1024
+ERROR_BODY_LIMIT = 64 * 1024
+MAX_JSON_BYTES = 32 * 1024 * 1024
+MAX_DECOMPRESSED_BYTES = 64 * 1024 * 1024  # a compressed body, once inflated
+USER_AGENT = "toolnexus"
+# Loopback endpoints (a local model server) are never reached through a proxy.
+_DIRECT = {"all://127.0.0.1": None, "all://localhost": None, "all://[::1]": None}
 
 _HEAD, _DATA, _END, _FAIL, _STOP = range(5)
-
 
 class _Channel:
     """A bounded single-producer, single-consumer queue whose consumer can be woken
@@ -85,6 +98,7 @@ class Transport:
         connect_timeout_s: float = 10.0,
         idle_timeout_s: float = 60.0,
         describe_error: Callable[[int, str | None], ProviderError],
+        http_client: httpx2.AsyncClient | None = None,
     ) -> None:
         self.retries = retries
         self.retry_base_ms = retry_base_ms
@@ -92,23 +106,37 @@ class Transport:
         self.describe_error = describe_error
         self.connect_timeout_s = connect_timeout_s
         self.idle_timeout_s = idle_timeout_s
-        self._clients: dict[asyncio.AbstractEventLoop, HTTPClient] = {}
+        self._caller_client = http_client  # the caller's: used, never closed
+        self._clients: dict[asyncio.AbstractEventLoop, httpx2.AsyncClient] = {}
+        self._timeout: httpx2.Timeout | None = None
 
-    def _client(self) -> HTTPClient:
-        """The connection pool of the running event loop (connections belong to one)."""
+    def _client(self) -> httpx2.AsyncClient:
+        """The caller's client, else the connection pool of the running event loop
+        (connections belong to one loop)."""
+        if self._caller_client is not None:
+            return self._caller_client
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
         if client is None:
             for stale in [lp for lp in self._clients if lp.is_closed()]:
                 del self._clients[stale]
-            client = self._clients[loop] = HTTPClient(
-                connect_timeout=self.connect_timeout_s, read_timeout=self.idle_timeout_s)
+            client = self._clients[loop] = _new_http_client()
         return client
 
+    def _request_timeout(self) -> httpx2.Timeout:
+        if self._timeout is None:
+            import httpx2
+
+            self._timeout = httpx2.Timeout(
+                connect=self.connect_timeout_s, read=self.idle_timeout_s,
+                write=self.idle_timeout_s, pool=self.connect_timeout_s)
+        return self._timeout
+
     async def aclose(self) -> None:
+        """Close this loop's own connection pool (a caller's client stays open)."""
         client = self._clients.pop(asyncio.get_running_loop(), None)
         if client is not None:
-            client.close()
+            await client.aclose()
 
     async def send(
         self, url: str, headers: dict[str, str], body: dict[str, Any], control: RunControl,
@@ -218,15 +246,22 @@ class Transport:
 
     async def _read_json(self, channel: _Channel, control: RunControl) -> Any:
         parts = []
+        size = 0
         while True:
             kind, *payload = await channel.get()
             if kind == _DATA:
                 parts.append(payload[0])
+                size += len(payload[0])
+                if size > MAX_JSON_BYTES:
+                    raise ProviderError(
+                        f"the endpoint's JSON reply is larger than {MAX_JSON_BYTES >> 20} MiB")
             elif kind == _END:
                 break
             else:
                 self._unexpected(kind, payload, control)
         raw = b"".join(parts)
+        if not raw.strip():
+            raise ProviderError("the endpoint sent an empty reply (HTTP 200 with no body)")
         try:
             return json.loads(raw)
         except ValueError:
@@ -244,7 +279,7 @@ class Transport:
                 events = decoder.feed(payload[0])
                 if events:
                     yield events
-            elif kind == _END:
+            elif kind == _END:  # the style tells whether the stream was complete
                 events = decoder.close()
                 if events:
                     yield events
@@ -255,44 +290,64 @@ class Transport:
     async def _produce(
         self, channel: _Channel, url: str, headers: dict[str, str], body: dict[str, Any]
     ) -> None:
-        response: Response | None = None
+        response: httpx2.Response | None = None
         try:
+            client = self._client()
             content = json.dumps(body, ensure_ascii=False).encode()
-            request_headers = {"content-type": "application/json", **headers}
-            response = await self._client().request("POST", url, request_headers, content)
-            if response.status >= 400:
+            request = client.build_request(
+                "POST", url, content=content, timeout=self._request_timeout(),
+                headers={"content-type": "application/json", "user-agent": USER_AGENT,
+                         **headers})
+            response = await client.send(request, stream=True, follow_redirects=False)
+            content_type = _check_status(response, url)
+            if response.status_code >= 400:
                 raise await self._http_error(response)
-            await channel.put((
-                _HEAD, response.headers.get("content-type", ""), not body.get("stream"),
-            ))
-            async for chunk in response.chunks():
+            await channel.put((_HEAD, content_type, not body.get("stream")))
+            limit = MAX_DECOMPRESSED_BYTES if _is_compressed(response) else None
+            size = 0
+            async for chunk in response.aiter_bytes():
+                if limit is not None:
+                    size += len(chunk)
+                    if size > limit:
+                        raise ProviderError(
+                            f"the endpoint's reply inflates to more than {limit >> 20} MiB")
                 await channel.put((_DATA, chunk))
             await channel.put((_END,))
         except asyncio.CancelledError:
             raise
         except _Retryable as failure:
             await channel.put((_FAIL, failure))
-        except HTTPFailure as failure:
-            await channel.put((_FAIL, self._transport_error(failure, url)))
-        except Exception as exc:  # a ProviderError from the status, or a bug: never hang
-            await channel.put((_FAIL, exc))
+        except Exception as exc:  # a transport failure, a ProviderError, or a bug: never hang
+            await channel.put((_FAIL, self._transport_error(exc, url)))
         finally:
             if response is not None:
-                response.close()
+                await response.aclose()
 
-    def _transport_error(self, failure: HTTPFailure, url: str) -> Exception:
-        """What a failure below HTTP means for the run; all but TLS refusals are retried
-        (a stream that already gave output is never retried, see `send`)."""
-        if failure.kind == "tls":
-            return ProviderError(f"{failure} (check the base URL {url}, or SSL_CERT_FILE)")
-        if failure.kind == "connect":
-            error = ProviderError(f"could not connect to {url}: {failure}")
-            return _Retryable(error, f"connection failed: {failure}")
-        if failure.kind == "timeout":
+    def _transport_error(self, exc: Exception, url: str) -> Exception:
+        """What a failure below HTTP means for the run; all but TLS refusals and bad
+        requests are retried (a stream that already gave output is never retried, see
+        `send`)."""
+        import httpx2
+
+        if not isinstance(exc, (httpx2.HTTPError, httpx2.InvalidURL)):
+            return exc
+        said = _describe(exc)
+        refusal = _tls_refusal(exc)
+        if refusal is not None:
+            return ProviderError(f"TLS with {url} failed: {refusal} (check the base URL, or "
+                                 "SSL_CERT_FILE / SSL_CERT_DIR for a private CA)")
+        if isinstance(exc, httpx2.ReadTimeout):
             error = ProviderError(
                 f"{url} sent nothing for {self.idle_timeout_s:g} s (idle timeout)")
             return _Retryable(error, "the server stopped answering")
-        error = ProviderError(f"the connection to {url} broke: {failure}")
+        if isinstance(exc, (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout,
+                            httpx2.ProxyError)):
+            error = ProviderError(f"could not connect to {url}: {said}")
+            return _Retryable(error, f"connection failed: {said}")
+        if isinstance(exc, (httpx2.UnsupportedProtocol, httpx2.LocalProtocolError,
+                            httpx2.InvalidURL)):
+            return ProviderError(f"cannot send the request to {url}: {said}")
+        error = ProviderError(f"the connection to {url} broke: {said}")
         return _Retryable(error, "connection dropped")
 
     async def get_json(self, url: str, headers: dict[str, str], control: RunControl,
@@ -300,35 +355,125 @@ class Transport:
         """One GET (no retries) for endpoint metadata: the JSON body of a 200 answer, or
         None for any other answer, a body over `limit` bytes, or a failed connection.
         Only an interruption of the run is raised."""
+        import httpx2
+
         async def fetch() -> Any:
-            response = await self._client().request("GET", url, headers)
+            client = self._client()
+            request = client.build_request(
+                "GET", url, timeout=self._request_timeout(),
+                headers={"user-agent": USER_AGENT, **headers})
+            response = await client.send(request, stream=True, follow_redirects=False)
             try:
-                if response.status != 200:
+                if response.status_code != 200:
                     return None
-                raw = await response.read(limit=limit)
-                return None if len(raw) > limit else json.loads(raw)
+                raw = b""
+                async for chunk in response.aiter_bytes():
+                    raw += chunk
+                    if len(raw) > limit:
+                        return None
+                return json.loads(raw)
             finally:
-                response.close()
+                await response.aclose()
 
         try:
             return await control.race(fetch())
-        except (HTTPFailure, ValueError):
+        except (httpx2.HTTPError, httpx2.InvalidURL, ValueError):
             return None
 
-    async def _http_error(self, response: Response) -> Exception:
-        raw = await response.read(limit=_ERROR_BODY_LIMIT)
+    async def _http_error(self, response: httpx2.Response) -> Exception:
+        parts, size = [], 0
+        async for chunk in response.aiter_bytes():
+            parts.append(chunk)
+            size += len(chunk)
+            if size > ERROR_BODY_LIMIT:
+                break
+        raw = b"".join(parts)[:ERROR_BODY_LIMIT]
+        status = response.status_code
+        data: Any
         try:
             data = json.loads(raw)
         except ValueError:
             data = raw.decode("utf-8", "replace").strip() or None
-        error = self.describe_error(response.status, data)
-        if response.status not in RETRYABLE_STATUS:
+        error = self.describe_error(status, data)
+        if status not in RETRYABLE_STATUS:
             return error
-        reason = "rate limited" if response.status == 429 else (
-            f"the server answered {response.status}"
-        )
+        reason = "rate limited" if status == 429 else f"the server answered {status}"
         error.retry_after = parse_retry_after(response.headers)
         return _Retryable(error, reason, error.retry_after)
+
+
+def _new_http_client() -> httpx2.AsyncClient:
+    """A pooled client: system trust store, proxies from the environment (HTTP(S)_PROXY,
+    ALL_PROXY, NO_PROXY; loopback always direct), HTTP/2 when `h2` is installed."""
+    import importlib.util
+
+    import httpx2
+
+    try:
+        return httpx2.AsyncClient(
+            trust_env=True, follow_redirects=False, mounts=_DIRECT, verify=_tls_context(),
+            http2=importlib.util.find_spec("h2") is not None)
+    except ImportError:  # httpx2 names the missing package; a SOCKS proxy needs socksio
+        raise ProviderError(
+            "a SOCKS proxy is set in the environment (ALL_PROXY / HTTPS_PROXY), but SOCKS "
+            "support is not installed: pip install 'toolnexus[socks]'") from None
+    except (ValueError, httpx2.InvalidURL):  # never echo the proxy URL: it may hold a password
+        raise ProviderError(
+            "the proxy set in the environment (HTTPS_PROXY / HTTP_PROXY / ALL_PROXY) is not "
+            "usable: give an http://, https:// or socks5:// URL") from None
+
+
+_TLS_CONTEXTS: dict[tuple[str | None, str | None], ssl.SSLContext] = {}
+
+
+def _tls_context() -> ssl.SSLContext:
+    """httpx2's default TLS context (the system trust store, or SSL_CERT_FILE /
+    SSL_CERT_DIR), built once per process and setting: loading a CA bundle takes tens of
+    milliseconds, which every new client would otherwise pay inside its first run."""
+    import httpx2
+
+    key = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+    context = _TLS_CONTEXTS.get(key)
+    if context is None:
+        context = _TLS_CONTEXTS[key] = httpx2.create_ssl_context()
+    return context
+
+
+def _check_status(response: httpx2.Response, url: str) -> str:
+    """The content type of a reply worth reading; a redirect or an HTML page (a web
+    server, not a model endpoint) is an error that says what came back."""
+    status = response.status_code
+    if 300 <= status < 400:
+        location = response.headers.get("location") or "nowhere"
+        raise ProviderError(
+            f"the endpoint {url} answered with a redirect (HTTP {status}) to {location[:200]}: "
+            "model calls do not follow redirects; if that address is right, use it as the "
+            "base URL")
+    content_type = response.headers.get("content-type", "")
+    if status < 300 and "text/html" in content_type:
+        raise ProviderError(
+            f"the endpoint answered with an HTML page (is the base URL right? it is {url})")
+    return content_type
+
+
+def _is_compressed(response: httpx2.Response) -> bool:
+    return response.headers.get("content-encoding", "identity").strip().lower() != "identity"
+
+
+def _tls_refusal(exc: BaseException) -> str | None:
+    """Why TLS refused the connection, when an ssl error is behind `exc`."""
+    import ssl
+
+    seen: BaseException | None = exc
+    for _ in range(8):  # the cause chain: httpx2 -> httpcore2 -> ssl
+        if seen is None:
+            return None
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return f"the certificate was refused: {seen.verify_message or seen}"
+        if isinstance(seen, ssl.SSLError):
+            return _describe(seen)
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _output_begins(events: list[tuple[str, str]], stream_error: StreamError,
@@ -355,7 +500,7 @@ def _hang_up(producer: asyncio.Task[None]) -> None:
         producer.cancel()
 
 
-def parse_retry_after(headers: dict[str, str]) -> float | None:
+def parse_retry_after(headers: Mapping[str, str]) -> float | None:
     """The wait a server asked for, in seconds: `retry-after-ms`, or `Retry-After` in its
     delay-seconds form. An HTTP-date or anything unparseable gives None (use backoff)."""
     for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
@@ -371,5 +516,47 @@ def parse_retry_after(headers: dict[str, str]) -> float | None:
     return None
 
 
-def _describe(exc: Exception) -> str:
+def check_endpoint(url: str) -> None:
+    """Refuse, before any connection, a URL no request could go to."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"the base URL {url!r} must start with http:// or https:// and name "
+                         "a host, e.g. 'https://api.openai.com/v1'")
+    try:
+        parts.port  # noqa: B018 - urlsplit checks the port only when asked
+    except ValueError:
+        raise ValueError(f"the base URL {url!r} has an invalid port (1-65535)") from None
+
+
+def check_headers(headers: Mapping[str, str]) -> None:
+    """Refuse, before any connection, a header a line break or other control character
+    would split or corrupt on the wire. The value is never shown: it may be a key."""
+    for name, value in headers.items():
+        if not name or not name.isascii() or any(c in _NOT_IN_NAMES for c in name):
+            raise ValueError(f"the header name {name[:60]!r} is not a valid HTTP header name")
+        problem = header_value_problem(value)
+        if problem:
+            raise ValueError(f"the value of the header {name!r} contains {problem}")
+
+
+_NOT_IN_NAMES = frozenset('()<>@,;:\\"/[]?={} \t') | {chr(c) for c in range(32)} | {"\x7f"}
+
+
+def header_value_problem(value: str) -> str | None:
+    """What makes `value` unfit for a header ("a line break", "a control character
+    (0x07)", "a non-ASCII character"), or None when it is fine."""
+    if value.isascii() and value.isprintable():
+        return None
+    for char in value:
+        code = ord(char)
+        if char in "\r\n":
+            return "a line break"
+        if code < 32 or code == 127:
+            return f"a control character (0x{code:02x})"
+    return "a non-ASCII character"
+
+
+def _describe(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__

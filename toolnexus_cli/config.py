@@ -24,11 +24,12 @@ DECISIONS = ("allow", "ask", "deny")
 # "*" a table of named tables.
 TOP_KEYS: dict[str, Any] = {
     "default_model": str, "system": str, "store": str, "max_turns": int,
+    "timeout": (int, float),  # seconds a whole run may take (the idle timeout is apart)
     "functions": list, "skills": str, "mcp": str, "builtins": (bool, list),
     "workspace": str, "approval": RULES,
     "ui": {"markdown": bool, "show_reasoning": bool, "code_theme": str, "footer": bool},
     "providers": ("*", {"base_url": str, "style": str, "api_key_env": str, "api_key_cmd": str,
-                        "headers": dict}),
+                        "api_key_cmd_timeout": (int, float), "headers": dict}),
     "models": ("*", {"provider": str, "model": str, "aliases": list, "request_params": dict,
                      "system": str}),
 }
@@ -42,6 +43,8 @@ BUILTIN_PROVIDERS: dict[str, dict[str, Any]] = {
                    "api_key_env": "OPENROUTER_API_KEY", "default_model": "openai/gpt-4.1-mini"},
     "ollama": {"base_url": "http://localhost:11434/v1", "style": "openai"},
 }
+
+DEFAULT_TIMEOUT_S = 600.0
 
 NOTHING_CONFIGURED = (
     "no model endpoint is configured: set OPENAI_API_KEY, ANTHROPIC_API_KEY or "
@@ -98,6 +101,17 @@ class Config:
         return merged
 
 
+def check_provider(config: Config, name: str) -> None:
+    """A UsageError naming the providers unless `name` is one (built in or configured)."""
+    known = list(config.providers())
+    if name in known:
+        return
+    near = difflib.get_close_matches(name, known, n=1, cutoff=0.5)
+    hint = f"did you mean {near[0]!r}? " if near else ""
+    raise UsageError(f"unknown provider {name!r}: {hint}known providers are {', '.join(known)} "
+                     f"(add one as [providers.NAME] in {config.path})")
+
+
 def load_config(flag: str | None = None) -> Config:
     path = config_path(flag)
     if not path.exists():
@@ -147,6 +161,31 @@ def _validate(path: Path, text: str, data: dict[str, Any], schema: dict[str, Any
         elif not isinstance(value, expected):
             raise UsageError(
                 f"{_where(path, text, key, prefix)}: '{dotted}' must be a {_type_name(expected)}")
+        else:
+            _check_choice(path, text, key, prefix, value)
+
+
+def _choices(prefix: str, key: str) -> list[str] | None:
+    """The values a setting may take, for the enumerated ones (None: any value)."""
+    if prefix == "ui." and key == "code_theme":
+        from pygments.styles import get_all_styles
+
+        return sorted(get_all_styles())
+    if prefix.startswith("providers.") and key == "style":
+        from toolnexus.wire import STYLES
+
+        return list(STYLES)
+    return None
+
+
+def _check_choice(path: Path, text: str, key: str, prefix: str, value: Any) -> None:
+    choices = _choices(prefix, key)
+    if choices is None or value in choices:
+        return
+    near = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.5)
+    fix = f"did you mean {near[0]!r}?" if near else f"use one of {', '.join(choices)}"
+    raise UsageError(f"{_where(path, text, key, prefix)}: '{prefix}{key}' = {value!r} is not "
+                     f"a known value: {fix}")
 
 
 def _validate_rules(path: Path, text: str, rules: Any, dotted: str) -> None:
@@ -165,7 +204,7 @@ def _type_name(kind: type | tuple[type, ...]) -> str:
     if isinstance(kind, tuple):
         return " or ".join(_type_name(k) for k in kind)
     return {str: "string", bool: "boolean (true or false)", list: "list", dict: "table",
-            int: "whole number"}.get(
+            int: "whole number", float: "number"}.get(
         kind, kind.__name__)
 
 
@@ -195,6 +234,8 @@ class Target:
     request_params: dict[str, Any] = field(default_factory=dict)
     system: str | None = None
     max_turns: int = 10  # model calls per run before it stops "incomplete"
+    timeout: float = DEFAULT_TIMEOUT_S  # seconds a whole run may take
+    api_key_cmd_timeout: float = 30.0
 
 
 def resolve_target(config: Config, *, model: str | None = None, base_url: str | None = None,
@@ -242,7 +283,16 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
         request_params=params,
         system=system or env.get("TOOLNEXUS_SYSTEM") or config.data.get("system"),
         max_turns=config.data.get("max_turns", 10),
+        timeout=_positive(config, "timeout", config.data.get("timeout", DEFAULT_TIMEOUT_S)),
+        api_key_cmd_timeout=_positive(config, f"providers.{provider_name}.api_key_cmd_timeout",
+                                      provider.get("api_key_cmd_timeout", 30.0)),
     )
+
+
+def _positive(config: Config, key: str, seconds: float) -> float:
+    if isinstance(seconds, bool) or seconds <= 0:
+        raise UsageError(f"{config.path}: '{key}' must be a number of seconds above 0")
+    return float(seconds)
 
 
 def _model_entry(config: Config, name: str) -> dict[str, Any] | None:

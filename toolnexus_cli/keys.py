@@ -5,8 +5,10 @@ Keys are only ever handed to the client; nothing here prints one.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +52,7 @@ class KeyChoice:
     value: str | None
     source: str  # e.g. "TOOLNEXUS_API_KEY", "the stored key for openai"
     provider: str | None = None
+    origin: str = ""  # where the value came from, as a user reads it: "$OPENAI_API_KEY"
 
     def advice(self) -> str:
         name = self.provider or "NAME"
@@ -61,35 +64,83 @@ class KeyChoice:
 
 def choose_key(target: Target) -> KeyChoice:
     """TOOLNEXUS_API_KEY, else the provider's api_key_cmd, its api_key_env variable, or a
-    stored key under its name; else the library's own fallback variables."""
+    stored key under its name; else the library's own fallback variables. A key that could
+    not travel in a header (a line break, a control character) is refused here, before
+    any connection, naming where it came from."""
+    from toolnexus.transport import header_value_problem
+
+    choice = _find_key(target)
+    problem = header_value_problem(choice.value) if choice.value else None
+    if problem:
+        raise UsageError(f"the key from {choice.origin} contains {problem}: fix it there")
+    return choice
+
+
+def check_provider_headers(target: Target) -> None:
+    """Refuse a config `headers` value that could not travel in a header."""
+    from toolnexus.transport import header_value_problem
+
+    for name, value in target.headers.items():
+        problem = header_value_problem(value)
+        if problem:
+            where = f"providers.{target.provider}.headers.{name}"
+            raise UsageError(f"the config key {where} contains {problem}: fix it in the "
+                             "config file")
+
+
+def _find_key(target: Target) -> KeyChoice:
     provider = target.provider
     if os.environ.get("TOOLNEXUS_API_KEY"):
-        return KeyChoice(os.environ["TOOLNEXUS_API_KEY"], "TOOLNEXUS_API_KEY", provider)
+        return _from_env("TOOLNEXUS_API_KEY", provider)
     if target.api_key_cmd:
-        value = _run_key_command(target.api_key_cmd, provider or "this provider")
-        return KeyChoice(value, f"api_key_cmd of provider {provider}", provider)
+        value = _run_key_command(target.api_key_cmd, provider or "this provider",
+                                 target.api_key_cmd_timeout)
+        return KeyChoice(value, f"api_key_cmd of provider {provider}", provider,
+                         f"the api_key_cmd of provider {provider}")
     if target.api_key_env and os.environ.get(target.api_key_env):
-        return KeyChoice(os.environ[target.api_key_env], target.api_key_env, provider)
+        return _from_env(target.api_key_env, provider)
     stored = load_keys().get(provider) if provider else None
     if stored:
-        return KeyChoice(stored, f"the stored key for {provider}", provider)
+        return KeyChoice(stored, f"the stored key for {provider}", provider,
+                         f"the keys file ({keys_path()}, entry {provider!r})")
     from toolnexus.wire import wire_style
 
     style_env = wire_style(target.style).key_env
     for name in (style_env, "OPENROUTER_API_KEY"):
         if os.environ.get(name):
-            return KeyChoice(os.environ[name], name, provider)
+            return _from_env(name, provider)
     return KeyChoice(None, target.api_key_env or style_env, provider)
 
 
-def _run_key_command(command: str, provider: str) -> str:
+def _from_env(name: str, provider: str | None) -> KeyChoice:
+    return KeyChoice(os.environ[name], name, provider, f"${name}")
+
+
+def _run_key_command(command: str, provider: str, timeout: float) -> str:
+    """The key a command prints: one line, its line end removed. The command runs in a
+    process group of its own, killed whole (a shell and what it started) on timeout."""
+    proc = subprocess.Popen(command, shell=True, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            process_group=0)
     try:
-        done = subprocess.run(command, shell=True, capture_output=True, text=True, timeout=30)
+        out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        raise UsageError(f"api_key_cmd for {provider} took over 30 s: check the command") from None
-    key = done.stdout.strip()
-    if done.returncode != 0 or not key:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise UsageError(f"api_key_cmd for {provider} took over {timeout:g} s: check the "
+                         "command") from None
+    finally:
+        if proc.poll() is None:  # interrupted (Ctrl-C): leave nothing behind
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    key = out.removesuffix("\n").removesuffix("\r")
+    if proc.returncode != 0 or not key:
         raise UsageError(
-            f"api_key_cmd for {provider} failed (exit {done.returncode}) and gave no key: "
+            f"api_key_cmd for {provider} failed (exit {proc.returncode}) and gave no key: "
             "run it by hand to see why")
+    if "\n" in key or "\r" in key:
+        raise UsageError(f"api_key_cmd for {provider} printed more than one line: it must "
+                         "print the key alone")
     return key

@@ -6,11 +6,11 @@ import os
 import secrets
 from typing import Any
 
-from toolnexus import Client, create_client
+from toolnexus import Client, RunTimeout, create_client
 
 from .config import Config, Target, data_dir
 from .errors import UsageError
-from .keys import KeyChoice, choose_key
+from .keys import KeyChoice, check_provider_headers, choose_key
 from .redact import RedactingStore, Redactor
 
 
@@ -48,20 +48,30 @@ def make_client(target: Target, store: Any, *, hooks: Any = None, wait_for: Any 
     """The client for `target`, the key it uses (for error hints) and the redactor of
     every secret the run holds."""
     choice = choose_key(target)
+    check_provider_headers(target)
     key = choice.value
     redact = Redactor.for_run(key, target, store)
-    client = create_client(
-        base_url=target.base_url, style=target.style, model=target.model, api_key=key,
-        headers=target.headers or None, system_prompt=target.system,
-        request_params=target.request_params or None,
-        store=RedactingStore(store, redact) if store is not None and redact.secrets else store,
-        hooks=hooks, wait_for=wait_for, max_turns=target.max_turns,
-    )
+    try:
+        client = create_client(
+            base_url=target.base_url, style=target.style, model=target.model, api_key=key,
+            headers=target.headers or None, system_prompt=target.system,
+            request_params=target.request_params or None,
+            store=RedactingStore(store, redact) if store is not None and redact.secrets
+            else store,
+            hooks=hooks, wait_for=wait_for, max_turns=target.max_turns,
+            timeout_ms=target.timeout * 1000,
+        )
+    except ValueError as exc:  # a base URL or header no request could carry
+        raise UsageError(str(exc)) from None
     return client, choice, redact
 
 
 def explain_error(exc: BaseException, choice: KeyChoice) -> str:
     """One line for a failed run; a refused key says where that key came from."""
+    seconds = getattr(exc, "seconds", None)
+    if isinstance(exc, RunTimeout) and seconds is not None:
+        return (f"timed out after {seconds:g} s (the 'timeout' setting of the config file "
+                "allows longer)")
     status = getattr(exc, "status", None)
     if status in (401, 403):
         said = getattr(exc, "provider_message", None) or "the key was refused"

@@ -7,12 +7,19 @@ not exit when its stdin closes (as some real servers do not): then only a signal
 
 from __future__ import annotations
 
+import base64
 import os
+import sys
 import time
+from pathlib import Path
 
 import anyio
 from mcp.server.mcpserver import Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import BlobResourceContents, EmbeddedResource
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests.stub_provider import pdf_bytes, png_bytes  # noqa: E402
 
 server = MCPServer("calc", log_level="WARNING")
 
@@ -38,7 +45,15 @@ def fail(reason: str) -> str:
 @server.tool()
 def picture() -> list:
     """A caption and a tiny image."""
-    return ["a red dot", Image(data=b"\x89PNG\r\n\x1a\n", format="png")]
+    return ["a red dot", Image(data=png_bytes(4, 3), format="png")]
+
+
+@server.tool()
+def report() -> list:
+    """A PDF, as an embedded resource."""
+    blob = BlobResourceContents(uri="file:///reports/q3.pdf", mime_type="application/pdf",
+                                blob=base64.b64encode(pdf_bytes("q3")).decode())
+    return ["the report", EmbeddedResource(type="resource", resource=blob)]
 
 
 @server.tool()

@@ -8,9 +8,18 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import ProviderError
+from ..content import Media, media_of, unsupported
+from ..errors import ProviderError, ToolnexusError
 from ..events import Usage, empty_usage, reasoning_event, text_event
-from .base import ModelReply, StreamAssembler, ToolSpec, WireStyle, context_overflow
+from .base import (
+    NO_OPTIONS,
+    ModelReply,
+    RequestOptions,
+    StreamAssembler,
+    ToolSpec,
+    WireStyle,
+    context_overflow,
+)
 from .common import (
     assistant_message,
     canonical_call,
@@ -24,6 +33,8 @@ from .common import (
 
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
+# Extended thinking's token budget per reasoning level; max_tokens grows by it.
+THINKING_BUDGET = {"low": 1024, "medium": 4096, "high": 16384}
 
 # Thinking blocks ride on the canonical assistant message under this key, signatures and all,
 # so they can go back to the API ahead of the tool_use they led to.
@@ -46,6 +57,7 @@ class AnthropicStyle(WireStyle):
     name = "anthropic"
     key_env = "ANTHROPIC_API_KEY"
     preamble_events = frozenset({"message_start", "ping"})
+    cut_off_reasons = frozenset({"max_tokens"})
 
     def endpoint(self, base_url: str) -> str:
         base = base_url.rstrip("/")
@@ -62,7 +74,8 @@ class AnthropicStyle(WireStyle):
                 for t in tools]
 
     def build_body(self, *, model: str, messages: list[dict[str, Any]], system: str | None,
-                   tools: list[dict[str, Any]], stream: bool) -> dict[str, Any]:
+                   tools: list[dict[str, Any]], stream: bool,
+                   options: RequestOptions = NO_OPTIONS) -> dict[str, Any]:
         own_system = [text_of(m.get("content")) for m in messages if m.get("role") == "system"]
         wire: list[dict[str, Any]] = []
         for message in messages:
@@ -75,23 +88,46 @@ class AnthropicStyle(WireStyle):
                 result: dict[str, Any] = {
                     "type": "tool_result",
                     "tool_use_id": _wire_id(message.get("tool_call_id")),
-                    "content": text_of(message.get("content")),
+                    "content": _tool_result_content(message.get("content")),
                 }
                 if message.get("is_error"):
                     result["is_error"] = True
                 _push(wire, "user", [result])
+        params = dict(options.params)
         body: dict[str, Any] = {
             "model": model,
-            "max_tokens": DEFAULT_MAX_TOKENS,
+            "max_tokens": params.pop("max_tokens", DEFAULT_MAX_TOKENS),
             "messages": wire,
             "stream": stream,
         }
         system_text = "\n\n".join(own_system) if own_system else system
         if system_text:
             body["system"] = system_text
+        if options.schema is not None:
+            tools = [*tools, {"name": options.schema.name, "input_schema": options.schema.schema,
+                              "description": "Give your final answer by calling this tool."}]
+            # With other tools the model may still use them first; "any" makes it call one.
+            body["tool_choice"] = ({"type": "any"} if len(tools) > 1 else
+                                   {"type": "tool", "name": options.schema.name})
         if tools:
             body["tools"] = tools
+        if options.reasoning != "off":
+            _think(body, THINKING_BUDGET[options.reasoning], options)
+        body.update(params)
         return body
+
+    def structured_answer(self, message: dict[str, Any],
+                          options: RequestOptions) -> dict[str, Any] | None:
+        """The schema arrives as the input of the forced tool: that call is the answer."""
+        if options.schema is None:
+            return None
+        call = next((c for c in message.get("tool_calls") or []
+                     if (c.get("function") or {}).get("name") == options.schema.name), None)
+        if call is None:
+            return None
+        answer = {k: v for k, v in message.items() if k != "tool_calls"}
+        answer["content"] = call["function"]["arguments"]
+        return answer
 
     def error_message(self, data: Any) -> str | None:
         if isinstance(data, dict):
@@ -166,19 +202,51 @@ def _wire_id(call_id: Any) -> str:
     return f"{_BAD_ID_CHARS.sub('_', call_id)}_{digest}"
 
 
+def _think(body: dict[str, Any], budget: int, options: RequestOptions) -> None:
+    """Extended thinking: the budget comes on top of the reply's own max_tokens."""
+    if options.schema is not None:
+        raise ToolnexusError("the anthropic style cannot combine a schema with reasoning "
+                             "(a forced tool call rules out thinking): use reasoning='off'")
+    reply = body["max_tokens"]
+    if isinstance(reply, bool) or not isinstance(reply, int) or reply < 1:
+        raise ToolnexusError(f"max_tokens must be a positive integer, not {reply!r}")
+    body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+    body["max_tokens"] = reply + budget
+
+
 def _user_blocks(content: Any) -> list[dict[str, Any]]:
-    if isinstance(content, list):
-        blocks = []
-        for part in content:
-            if not isinstance(part, dict):
-                continue
-            if part.get("type") == "text" and part.get("text"):
-                blocks.append({"type": "text", "text": part["text"]})
-            elif part.get("type") in ("image", "document"):
-                blocks.append(part)
-        return blocks
-    text = text_of(content)
-    return [{"type": "text", "text": text}] if text else []
+    if not isinstance(content, list):
+        text = text_of(content)
+        return [{"type": "text", "text": text}] if text else []
+    blocks = []
+    for part in content:
+        media = media_of(part)
+        if media is not None:
+            blocks.append(_media_block(media))
+        elif isinstance(part, dict) and part.get("type") == "text" and part.get("text"):
+            blocks.append({"type": "text", "text": part["text"]})
+    return blocks
+
+
+def _tool_result_content(content: Any) -> Any:
+    """A tool result's content: its text, or text and image/document blocks."""
+    if not isinstance(content, list) or all(media_of(p) is None for p in content):
+        return text_of(content)
+    return _user_blocks(content)
+
+
+def _media_block(media: Media) -> dict[str, Any]:
+    if media.kind == "audio" or (media.kind == "document" and media.base64 is not None
+                                 and media.mime != "application/pdf"):
+        raise unsupported("anthropic", media)
+    source: dict[str, Any] = (
+        {"type": "url", "url": media.url} if media.url is not None else
+        {"type": "base64", "media_type": media.mime, "data": media.base64}
+    )
+    block: dict[str, Any] = {"type": media.kind, "source": source}
+    if media.kind == "document":
+        block["title"] = media.filename
+    return block
 
 
 def _assistant_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:

@@ -10,11 +10,14 @@ import contextlib
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..errors import ContextOverflow, ProviderError, http_error
 from ..events import Usage
+from ..schema import OutputSchema
+
+REASONING_LEVELS = ("off", "low", "medium", "high")
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,27 @@ class ToolSpec:
     name: str
     description: str
     parameters: dict[str, Any]  # a JSON Schema object
+
+
+@dataclass(frozen=True)
+class RequestOptions:
+    """What a request asks for besides the conversation: a reply shape (`schema`), how hard
+    to think (`reasoning`, one of REASONING_LEVELS) and the user's own body keys (`params`,
+    which win over the style's defaults)."""
+
+    schema: OutputSchema | None = None
+    reasoning: str = "off"
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+NO_OPTIONS = RequestOptions()
+
+
+def check_reasoning(level: str) -> str:
+    if level not in REASONING_LEVELS:
+        raise ValueError(f"reasoning must be one of {', '.join(REASONING_LEVELS)}, "
+                         f"not {level!r}")
+    return level
 
 
 @dataclass
@@ -79,9 +103,15 @@ class WireStyle(ABC):
     name: ClassVar[str]
     key_env: ClassVar[str]  # the environment variable that holds this style's API key
     preamble_events: ClassVar[frozenset[str]] = frozenset()  # stream events with no output
+    cut_off_reasons: ClassVar[frozenset[str]] = frozenset()  # finish reasons of a length limit
 
     @abstractmethod
     def endpoint(self, base_url: str) -> str: ...
+
+    def for_base_url(self, base_url: str) -> WireStyle:
+        """The style to use with this endpoint: itself, or a variant for a host that
+        speaks a dialect of it (OpenRouter's reasoning option)."""
+        return self
 
     def auth_headers(self, api_key: str | None) -> dict[str, str]:
         return {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -91,7 +121,16 @@ class WireStyle(ABC):
 
     @abstractmethod
     def build_body(self, *, model: str, messages: list[dict[str, Any]], system: str | None,
-                   tools: list[dict[str, Any]], stream: bool) -> dict[str, Any]: ...
+                   tools: list[dict[str, Any]], stream: bool,
+                   options: RequestOptions = NO_OPTIONS) -> dict[str, Any]:
+        """The request body. Raises ToolnexusError, before anything is sent, for content
+        or options this style cannot carry."""
+
+    def structured_answer(self, message: dict[str, Any],
+                          options: RequestOptions) -> dict[str, Any] | None:
+        """For a style that delivers structured output other than as the answer's text (a
+        forced tool call), the assistant message with that output as its text; else None."""
+        return None
 
     def parse_reply(self, data: Any) -> ModelReply:
         """A whole (non-streamed) JSON reply as a ModelReply; raises ProviderError."""

@@ -4,12 +4,22 @@ Gemini's OpenAI-compatible endpoint)."""
 from __future__ import annotations
 
 import json
+import urllib.parse
 from collections.abc import Sequence
 from typing import Any
 
+from ..content import Media, media_of, unsupported
 from ..errors import ProviderError
 from ..events import Usage, empty_usage, reasoning_event, text_event
-from .base import ModelReply, StreamAssembler, ToolSpec, WireStyle, context_overflow
+from .base import (
+    NO_OPTIONS,
+    ModelReply,
+    RequestOptions,
+    StreamAssembler,
+    ToolSpec,
+    WireStyle,
+    context_overflow,
+)
 from .common import (
     assistant_message,
     canonical_call,
@@ -37,6 +47,7 @@ EXTRA_CONTENT_KEY = "extra_content"
 class OpenAIStyle(WireStyle):
     name = "openai"
     key_env = "OPENAI_API_KEY"
+    cut_off_reasons = frozenset({"length"})
 
     def endpoint(self, base_url: str) -> str:
         return base_url.rstrip("/") + "/chat/completions"
@@ -45,20 +56,74 @@ class OpenAIStyle(WireStyle):
         return [{"type": "function", "function": {"name": t.name, "description": t.description,
                                                   "parameters": t.parameters}} for t in tools]
 
+    def for_base_url(self, base_url: str) -> WireStyle:
+        host = urllib.parse.urlsplit(base_url).hostname or ""
+        if host == "openrouter.ai" or host.endswith(".openrouter.ai"):
+            return OPENROUTER
+        return self
+
     def build_body(self, *, model: str, messages: list[dict[str, Any]], system: str | None,
-                   tools: list[dict[str, Any]], stream: bool) -> dict[str, Any]:
+                   tools: list[dict[str, Any]], stream: bool,
+                   options: RequestOptions = NO_OPTIONS) -> dict[str, Any]:
         wire: list[dict[str, Any]] = []
         if system and not (messages and messages[0].get("role") == "system"):
             wire.append({"role": "system", "content": system})
+        held: list[dict[str, Any]] = []  # attachments of tool results, sent after them
         for message in messages:
-            keys = _WIRE_KEYS.get(message.get("role", ""), ("role", "content"))
-            wire.append({k: message[k] for k in keys if k in message})
+            role = message.get("role", "")
+            if held and role != "tool":
+                wire.append({"role": "user", "content": held})
+                held = []
+            keys = _WIRE_KEYS.get(role, ("role", "content"))
+            out = {k: message[k] for k in keys if k in message}
+            if isinstance(out.get("content"), list):
+                if role == "tool":
+                    held += self._tool_attachments(message)
+                    out["content"] = text_of(out["content"])
+                else:
+                    out["content"] = [self._part(p) for p in out["content"]]
+            wire.append(out)
+        if held:
+            wire.append({"role": "user", "content": held})
         body: dict[str, Any] = {"model": model, "messages": wire, "stream": stream}
         if stream:
             body["stream_options"] = {"include_usage": True}
         if tools:
             body["tools"] = tools
+        if options.schema is not None:
+            body["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": options.schema.name, "schema": options.schema.schema, "strict": True}}
+        if options.reasoning != "off":
+            body.update(self.reasoning_params(options.reasoning))
+        body.update(options.params)
         return body
+
+    def reasoning_params(self, level: str) -> dict[str, Any]:
+        return {"reasoning_effort": level}
+
+    def _part(self, part: Any) -> Any:
+        """A canonical part as it goes on the wire: the same, once checked it can."""
+        media = media_of(part)
+        if media is not None:
+            self._check(media)
+        return part
+
+    def _check(self, media: Media) -> None:
+        if media.kind == "document" and (media.url or media.mime != "application/pdf"):
+            raise unsupported(self.name, media)
+        if media.kind == "audio" and media.mime not in ("audio/wav", "audio/mpeg"):
+            raise unsupported(self.name, media)
+
+    def _tool_attachments(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        """A tool message's media parts, for the user message that follows the results (a
+        tool message carries text only), introduced by the call they came from."""
+        parts = [p for p in message["content"] if media_of(p) is not None]
+        if not parts:
+            return []
+        for part in parts:
+            self._part(part)
+        intro = f"(attachments returned by tool call {message.get('tool_call_id')})"
+        return [{"type": "text", "text": intro}, *parts]
 
     def error_message(self, data: Any) -> str | None:
         if isinstance(data, dict):
@@ -113,6 +178,16 @@ class OpenAIStyle(WireStyle):
 
     def new_stream(self) -> StreamAssembler:
         return ChunkStream(self)
+
+
+class OpenRouterStyle(OpenAIStyle):
+    """OpenRouter: the openai style, with reasoning as `reasoning: {"effort": ...}`."""
+
+    def reasoning_params(self, level: str) -> dict[str, Any]:
+        return {"reasoning": {"effort": level}}
+
+
+OPENROUTER = OpenRouterStyle()
 
 
 def _reply_text(content: Any) -> str:

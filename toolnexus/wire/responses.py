@@ -10,9 +10,18 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ..content import Media, media_of, unsupported
 from ..errors import ProviderError
 from ..events import Usage, empty_usage, reasoning_event, text_event
-from .base import ModelReply, StreamAssembler, ToolSpec, WireStyle, context_overflow
+from .base import (
+    NO_OPTIONS,
+    ModelReply,
+    RequestOptions,
+    StreamAssembler,
+    ToolSpec,
+    WireStyle,
+    context_overflow,
+)
 from .common import (
     assistant_message,
     canonical_call,
@@ -39,6 +48,7 @@ class ResponsesStyle(WireStyle):
     name = "responses"
     key_env = "OPENAI_API_KEY"
     preamble_events = frozenset({"response.created", "response.in_progress", "response.queued"})
+    cut_off_reasons = frozenset({"max_output_tokens"})
 
     def endpoint(self, base_url: str) -> str:
         return base_url.rstrip("/") + "/responses"
@@ -49,11 +59,20 @@ class ResponsesStyle(WireStyle):
                  "parameters": t.parameters, "strict": False} for t in tools]
 
     def build_body(self, *, model: str, messages: list[dict[str, Any]], system: str | None,
-                   tools: list[dict[str, Any]], stream: bool) -> dict[str, Any]:
+                   tools: list[dict[str, Any]], stream: bool,
+                   options: RequestOptions = NO_OPTIONS) -> dict[str, Any]:
         own_system = [text_of(m.get("content")) for m in messages if m.get("role") == "system"]
         items: list[dict[str, Any]] = []
+        held: list[dict[str, Any]] = []  # attachments of tool results, sent after them
         for message in messages:
+            if held and message.get("role") != "tool":
+                items.append({"type": "message", "role": "user", "content": held})
+                held = []
             items.extend(_input_items(message))
+            if message.get("role") == "tool":
+                held += _tool_attachments(message)
+        if held:
+            items.append({"type": "message", "role": "user", "content": held})
         body: dict[str, Any] = {"model": model, "input": items, "stream": stream,
                                 "store": False, "include": ["reasoning.encrypted_content"]}
         instructions = "\n\n".join(own_system) if own_system else system
@@ -61,6 +80,12 @@ class ResponsesStyle(WireStyle):
             body["instructions"] = instructions
         if tools:
             body["tools"] = tools
+        if options.schema is not None:
+            body["text"] = {"format": {"type": "json_schema", "name": options.schema.name,
+                                       "schema": options.schema.schema, "strict": True}}
+        if options.reasoning != "off":
+            body["reasoning"] = {"effort": options.reasoning, "summary": "auto"}
+        body.update(options.params)
         return body
 
     def error_message(self, data: Any) -> str | None:
@@ -120,8 +145,8 @@ def _input_items(message: dict[str, Any]) -> list[dict[str, Any]]:
     """The input items standing for one canonical message."""
     role = message.get("role")
     if role == "user":
-        text = text_of(message.get("content"))
-        return [_message_item("user", "input_text", text)] if text else []
+        content = _user_content(message.get("content"))
+        return [{"type": "message", "role": "user", "content": content}] if content else []
     if role == "assistant":
         items = list(message.get(REASONING_ITEMS_KEY) or [])
         text = text_of(message.get("content"))
@@ -136,6 +161,44 @@ def _input_items(message: dict[str, Any]) -> list[dict[str, Any]]:
         return [{"type": "function_call_output", "call_id": str(message.get("tool_call_id")),
                  "output": text_of(message.get("content"))}]
     return []  # system messages become `instructions`
+
+
+def _user_content(content: Any) -> list[dict[str, Any]]:
+    if not isinstance(content, list):
+        text = text_of(content)
+        return [{"type": "input_text", "text": text}] if text else []
+    parts = []
+    for part in content:
+        media = media_of(part)
+        if media is not None:
+            parts.append(_media_part(media, part))
+        elif isinstance(part, dict) and part.get("type") == "text" and part.get("text"):
+            parts.append({"type": "input_text", "text": part["text"]})
+    return parts
+
+
+def _tool_attachments(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """A tool result's media, for the user message that follows the results (the output of
+    a function call is its text), introduced by the call they came from."""
+    content = message.get("content")
+    parts = [p for p in content if media_of(p) is not None] if isinstance(content, list) else []
+    if not parts:
+        return []
+    intro = f"(attachments returned by tool call {message.get('tool_call_id')})"
+    return [{"type": "input_text", "text": intro}, *_user_content(parts)]
+
+
+def _media_part(media: Media, part: dict[str, Any]) -> dict[str, Any]:
+    if media.kind == "image":
+        image = part.get("image_url") if isinstance(part.get("image_url"), dict) else {}
+        return {"type": "input_image", "image_url": media.url or image.get("url"),
+                "detail": image.get("detail") or "auto"}
+    if media.kind == "document" and media.url is not None:
+        return {"type": "input_file", "file_url": media.url}
+    if media.kind == "document" and media.mime == "application/pdf":
+        return {"type": "input_file", "filename": media.filename,
+                "file_data": part["file"]["file_data"]}
+    raise unsupported("responses", media)
 
 
 def _message_item(role: str, part_type: str, text: str) -> dict[str, Any]:
