@@ -188,13 +188,17 @@ def _sse_event(event: Any, nl: str) -> bytes:
 
 
 class StubProvider:
-    """Loopback HTTP/1.1 server answering each request with the next scripted Reply."""
+    """Loopback HTTP/1.1 server answering each request with the next scripted Reply.
+
+    Without a handler, a GET of the model listing (a client looking up the window) is
+    answered 404 and kept in `lookups`, not `requests`, and takes no scripted reply."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         self.host, self.port = host, port
         self.default: Reply = Reply.error(500, "stub: no scripted reply")
         self.handler: Callable[[Recorded], Reply] | None = None
         self.requests: list[Recorded] = []
+        self.lookups: list[Recorded] = []  # model-listing GETs, when no handler answers them
         self._queue: deque[Reply] = deque()
         self._cond = threading.Condition()
         self._closing = threading.Event()
@@ -276,10 +280,17 @@ class StubProvider:
                 request = reader.read_request(conn_id)
                 if request is None:
                     break
-                with self._cond:
-                    self.requests.append(request)
-                    self._cond.notify_all()
-                if not _respond(conn, self._pick(request), request, self._closing):
+                if self.handler is None and _is_listing(request):
+                    # A client may look up the model's window: kept apart, so scripts and
+                    # `requests` stay the model calls a test wrote them for.
+                    self.lookups.append(request)
+                    reply = _NO_LISTING
+                else:
+                    with self._cond:
+                        self.requests.append(request)
+                        self._cond.notify_all()
+                    reply = self._pick(request)
+                if not _respond(conn, reply, request, self._closing):
                     break
         except (OSError, ValueError):
             pass
@@ -296,6 +307,16 @@ class StubProvider:
                 return Reply.error(500, f"stub handler raised: {exc!r}")
         with self._cond:
             return self._queue.popleft() if self._queue else self.default
+
+
+_NO_LISTING = Reply.json({"error": {"code": 404, "message": "File Not Found",
+                                    "type": "not_found_error"}}, status=404)
+
+
+def _is_listing(request: Recorded) -> bool:
+    """A GET of the model listing (`/v1/models`) or llama.cpp's `/props`."""
+    return request.method == "GET" and request.path.rstrip("/").rsplit("/", 1)[-1] in (
+        "models", "props")
 
 
 def _shutdown(conn: socket.socket) -> None:

@@ -440,8 +440,9 @@ class ContextKeeper:
             what = (f"what must be sent verbatim (system prompt, tools, first and last "
                     f"prompt, pinned messages) is ~{total:,} tokens; the model's window "
                     f"is {window:,}")
+        said = f" (the endpoint said: {error.provider_message})" if error.provider_message else ""
         return ProviderError(
-            f"the request does not fit the model's context window: {what}",
+            f"the request does not fit the model's context window: {what}{said}",
             status=error.status, provider_message=error.provider_message,
             hint="too long for this model: shorten it, unpin messages, or use a model with "
                  "a larger window",
