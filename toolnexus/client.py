@@ -7,6 +7,7 @@ import os
 from collections.abc import AsyncGenerator, Callable
 from typing import TYPE_CHECKING, Any
 
+from ._await import maybe_await
 from .content import Prompt
 from .context import Compaction, ContextKeeper, ContextPolicy, ContextReport, with_window
 from .control import RunControl
@@ -14,11 +15,11 @@ from .conversation import Conversation
 from .errors import ProviderError, RunCancelled, ToolnexusError
 from .events import RunResult, add_usage
 from .hooks import Hooks
-from .loop import LoopSettings, WaitFor, agent_loop, context_outgoing
+from .loop import LoopSettings, agent_loop, context_outgoing
 from .marks import mark_failed_turn
 from .params import check_request_params
 from .stores import ConversationStore, MemoryStore, VersionedStore
-from .suspension import Answer
+from .suspension import Answer, WaitFor
 from .toolkit import Toolkit
 from .transport import ErrorHook, Transport, check_endpoint, check_headers
 from .wire import wire_style
@@ -222,9 +223,7 @@ async def _drain(events: AsyncGenerator[dict[str, Any], None],
     try:
         async for event in events:
             if event["type"] == "text" and on_text is not None:
-                outcome = on_text(event["delta"])
-                if asyncio.iscoroutine(outcome):
-                    await outcome
+                await maybe_await(on_text(event["delta"]))
             elif event["type"] == "done":
                 return event["result"]
     finally:

@@ -11,9 +11,10 @@
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from typing import Any
+
+from ._await import maybe_await
 
 HOOK_NAMES = ("before_llm", "after_llm", "before_tool", "after_tool")
 
@@ -44,7 +45,4 @@ class Hooks:
         fn = self._fns.get(name)
         if fn is None:
             return None
-        outcome = fn(payload)
-        if inspect.isawaitable(outcome):
-            outcome = await outcome
-        return outcome
+        return await maybe_await(fn(payload))
