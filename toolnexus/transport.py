@@ -361,6 +361,36 @@ class Transport:
         error = ProviderError(f"the connection to {url} broke: {said}")
         return _Retryable(error, "connection dropped")
 
+    async def get_json(self, url: str, headers: dict[str, str], control: RunControl,
+                       *, limit: int = 8 * 1024 * 1024) -> Any:
+        """One GET (no retries) for endpoint metadata: the JSON body of a 200 answer, or
+        None for any other answer, a body over `limit` bytes, or a failed connection.
+        Only an interruption of the run is raised."""
+        import httpx2
+
+        async def fetch() -> Any:
+            client = self._client()
+            request = client.build_request(
+                "GET", url, timeout=self._request_timeout(),
+                headers={"user-agent": USER_AGENT, **headers})
+            response = await client.send(request, stream=True, follow_redirects=False)
+            try:
+                if response.status_code != 200:
+                    return None
+                raw = b""
+                async for chunk in response.aiter_bytes():
+                    raw += chunk
+                    if len(raw) > limit:
+                        return None
+                return json.loads(raw)
+            finally:
+                await response.aclose()
+
+        try:
+            return await control.race(fetch())
+        except (httpx2.HTTPError, httpx2.InvalidURL, ValueError):
+            return None
+
     async def _http_error(self, response: httpx2.Response) -> Exception:
         parts, size = [], 0
         async for chunk in response.aiter_bytes():
