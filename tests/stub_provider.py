@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
-    "Headers", "Recorded", "Reply", "StubProvider",
+    "Headers", "LlamaCppLike", "Recorded", "Reply", "StubProvider",
     "openai_text", "openai_tool_call", "openai_stream",
     "anthropic_text", "anthropic_tool_use", "anthropic_stream",
-    "responses_reply", "responses_stream",
+    "responses_reply", "responses_stream", "openai_models", "anthropic_models",
     "png_bytes", "pdf_bytes", "wav_bytes",
 ]
 
@@ -188,13 +188,18 @@ def _sse_event(event: Any, nl: str) -> bytes:
 
 
 class StubProvider:
-    """Loopback HTTP/1.1 server answering each request with the next scripted Reply."""
+    """Loopback HTTP/1.1 server answering each request with the next scripted Reply.
+
+    Without a handler, a GET of the model listing (a client looking up the window) is
+    answered 404 and kept in `lookups`, not `requests`, and takes no scripted reply."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         self.host, self.port = host, port
         self.default: Reply = Reply.error(500, "stub: no scripted reply")
         self.handler: Callable[[Recorded], Reply] | None = None
+        self.models: Reply | None = None  # when set, the answer to every GET .../models
         self.requests: list[Recorded] = []
+        self.lookups: list[Recorded] = []  # model-listing GETs, when no handler answers them
         self._queue: deque[Reply] = deque()
         self._cond = threading.Condition()
         self._closing = threading.Event()
@@ -276,10 +281,17 @@ class StubProvider:
                 request = reader.read_request(conn_id)
                 if request is None:
                     break
-                with self._cond:
-                    self.requests.append(request)
-                    self._cond.notify_all()
-                if not _respond(conn, self._pick(request), request, self._closing):
+                if self.handler is None and _is_listing(request):
+                    # A client may look up the model's window: kept apart, so scripts and
+                    # `requests` stay the model calls a test wrote them for.
+                    self.lookups.append(request)
+                    reply = _NO_LISTING
+                else:
+                    with self._cond:
+                        self.requests.append(request)
+                        self._cond.notify_all()
+                    reply = self._pick(request)
+                if not _respond(conn, reply, request, self._closing):
                     break
         except (OSError, ValueError):
             pass
@@ -289,6 +301,9 @@ class StubProvider:
             conn.close()
 
     def _pick(self, request: Recorded) -> Reply:
+        if (self.models is not None and request.method == "GET"
+                and request.path.split("?")[0].endswith("/models")):
+            return self.models
         if self.handler is not None:
             try:
                 return self.handler(request)
@@ -296,6 +311,16 @@ class StubProvider:
                 return Reply.error(500, f"stub handler raised: {exc!r}")
         with self._cond:
             return self._queue.popleft() if self._queue else self.default
+
+
+_NO_LISTING = Reply.json({"error": {"code": 404, "message": "File Not Found",
+                                    "type": "not_found_error"}}, status=404)
+
+
+def _is_listing(request: Recorded) -> bool:
+    """A GET of the model listing (`/v1/models`) or llama.cpp's `/props`."""
+    return request.method == "GET" and request.path.rstrip("/").rsplit("/", 1)[-1] in (
+        "models", "props")
 
 
 def _shutdown(conn: socket.socket) -> None:
@@ -725,7 +750,80 @@ def responses_stream(text: str | None = None,
     return Reply.sse(events, **sse)
 
 
+# ----------------------------------------------------------------------------- llama.cpp
+
+class LlamaCppLike:
+    """A handler that answers like llama.cpp's server with a small context window.
+
+    It counts a request's prompt tokens as its body's bytes / 4; over `window` it answers
+    llama.cpp's exact 400 (`exceed_context_size_error` with n_prompt_tokens and n_ctx).
+    A summary request (a user message holding "<conversation>") gets a short summary,
+    any other request `answer`; both stream when asked to, with usage. With `listing`,
+    GET /v1/models answers like llama.cpp (the window in `meta.n_ctx`); else 404.
+
+        stub.handler = LlamaCppLike(window=4096)
+    """
+
+    def __init__(self, window: int = 4096, answer: str = "Noted.", listing: bool = True,
+                 summary: str = "Summary: the user sent long notes; the assistant noted "
+                                "each one.") -> None:
+        self.window, self.answer, self.listing, self.summary = window, answer, listing, summary
+        self.overflows = 0
+        self.summaries = 0
+
+    def __call__(self, rec: Recorded) -> Reply:
+        if rec.method == "GET":
+            if self.listing and rec.path.endswith("/models"):
+                return Reply.json(self._models())
+            return Reply.json({"error": {"code": 404, "message": "File Not Found",
+                                         "type": "not_found_error"}}, status=404)
+        used = len(rec.body) // 4
+        if used > self.window:
+            self.overflows += 1
+            return Reply.json({"error": {
+                "code": 400, "message": "the request exceeds the available context size, "
+                                        "try increasing it",
+                "type": "exceed_context_size_error", "n_prompt_tokens": used,
+                "n_ctx": self.window}}, status=400)
+        body = rec.json or {}
+        last = next((m for m in reversed(body.get("messages") or []) if m.get("role") == "user"),
+                    {})
+        asked_summary = "<conversation>" in str(last.get("content"))
+        self.summaries += asked_summary
+        text = self.summary if asked_summary else self.answer
+        usage = (used, max(1, len(text) // 4))
+        if body.get("stream"):
+            return openai_stream(text, usage=usage)
+        return Reply.json(openai_text(text, usage=usage))
+
+    def _models(self) -> dict:
+        return {"object": "list", "data": [{
+            "id": "stub-model", "object": "model", "created": 1796111300,
+            "owned_by": "llamacpp",
+            "meta": {"vocab_type": 2, "n_vocab": 151936, "n_ctx": self.window,
+                     "n_ctx_train": 32768, "n_embd": 896, "n_params": 630167424,
+                     "size": 485452288}}]}
+
 # ----------------------------------------------------------------------------- media
+
+
+# ----------------------------------------------------------------------------- model lists
+
+
+def openai_models(ids: list[str], extra: dict[str, dict] | None = None) -> Reply:
+    """`GET /v1/models` as OpenAI-style servers answer; `extra` maps an id to more keys
+    (OpenRouter's context_length and pricing, llama.cpp's meta...)."""
+    return Reply.json({"object": "list", "data": [
+        {"id": i, "object": "model", "created": 1700000000, "owned_by": "stub",
+         **(extra or {}).get(i, {})} for i in ids]})
+
+
+def anthropic_models(ids: list[str], has_more: bool = False) -> Reply:
+    """Anthropic's `GET /v1/models` page."""
+    data = [{"type": "model", "id": i, "display_name": i, "created_at": "2025-01-01T00:00:00Z"}
+            for i in ids]
+    return Reply.json({"data": data, "has_more": has_more,
+                       "first_id": ids[0] if ids else None, "last_id": ids[-1] if ids else None})
 
 
 def png_bytes(width: int = 2, height: int = 2) -> bytes:

@@ -155,3 +155,20 @@ async def test_a_malformed_cache_count_is_one_clear_error(stub, details):
         with pytest.raises(ProviderError) as info:
             await client.run("hi", None)
     assert "usage.cached_tokens" in str(info.value) and "not a number" in str(info.value)
+
+
+async def test_a_compaction_summary_is_asked_without_marks(stub):
+    """A summary is asked once: a cache write would only make it cost more."""
+    long = "word " * 2000  # about 2,500 tokens a turn: three do not fit 4,096
+    history = []
+    for n in range(3):
+        history += [{"role": "user", "content": f"note {n}: {long}"},
+                    {"role": "assistant", "content": "Noted."}]
+    stub.handler = lambda rec: Reply.json(anthropic_text("Noted."))
+    async with single_try_client(stub, "anthropic", context_window=4096) as client:
+        await client.run("and now?", None, history=history)
+    summaries = [r.json for r in stub.requests if "<conversation>" in str(r.json["messages"])]
+    answers = [r.json for r in stub.requests if "<conversation>" not in str(r.json["messages"])]
+    assert summaries and answers
+    assert all(marks(body) == 0 for body in summaries)
+    assert all(marks(body) > 0 for body in answers)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import UsageError
+from .errors import NotConfigured, UsageError
 
 if TYPE_CHECKING:
     from toolnexus.pricing import Price
@@ -306,7 +306,7 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
     provider = providers.get(provider_name, {}) if provider_name else {}
     url = base_url or provider.get("base_url")
     if not url:
-        raise UsageError(NOTHING_CONFIGURED)
+        raise NotConfigured(NOTHING_CONFIGURED)
     model_name = model_name or provider.get("default_model")
     if not model_name:
         raise UsageError(

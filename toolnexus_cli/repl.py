@@ -9,6 +9,7 @@ from toolnexus import ToolnexusError
 
 from .commands import COMMANDS, Commands
 from .config import Config
+from .models import model_names
 from .options import RunOptions
 from .render import TerminalRenderer, unfinished_note
 from .session import Session
@@ -32,7 +33,7 @@ class Repl:
         return self.session.run(self._read_loop)
 
     async def _read_loop(self) -> int:
-        prompts = prompt_session(COMMANDS)
+        prompts = prompt_session(COMMANDS, model_names(self.session.config))
         session = self.session
         self.console.print(Text(
             f"toolnexus chat · {session.target.model} · thread {session.thread} · "

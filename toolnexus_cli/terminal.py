@@ -54,11 +54,11 @@ def private_file(path: Path) -> Path:
     return path
 
 
-def prompt_session(commands: Iterable[str]) -> Any:
+def prompt_session(commands: Iterable[str], models: Iterable[str] = ()) -> Any:
     """The prompt line: a private history, Esc-Enter for a new line, Ctrl-C clears the
-    line (on an empty one it raises KeyboardInterrupt), `commands` complete."""
+    line (on an empty one it raises KeyboardInterrupt), `commands` complete, and so do
+    `models` after `/model`."""
     from prompt_toolkit import PromptSession
-    from prompt_toolkit.completion import WordCompleter
     from prompt_toolkit.history import FileHistory
     from prompt_toolkit.key_binding import KeyBindings
 
@@ -78,6 +78,22 @@ def prompt_session(commands: Iterable[str]) -> Any:
 
     return PromptSession(
         history=FileHistory(str(history_path)),
-        completer=WordCompleter(list(commands), sentence=True),
+        completer=_slash_completer(list(commands), list(models)),
         complete_while_typing=True, key_bindings=bindings, enable_history_search=True,
     )
+
+
+def _slash_completer(commands: list[str], models: list[str]) -> Any:
+    """Slash commands at the start of the line; model names after `/model `."""
+    from prompt_toolkit.completion import Completer, WordCompleter
+
+    command_words = WordCompleter(commands, sentence=True)
+    model_words = WordCompleter(models, WORD=True)  # OpenRouter names hold "/"
+
+    class SlashCompleter(Completer):
+        def get_completions(self, document: Any, event: Any) -> Any:
+            if document.text_before_cursor.startswith("/model "):
+                return model_words.get_completions(document, event)
+            return command_words.get_completions(document, event)
+
+    return SlashCompleter()
