@@ -4,6 +4,7 @@ is sent."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 
     from .config import Target
 
-URL_SCHEMES = ("http://", "https://", "data:")
+URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://|data:")  # any scheme: the library says which go
 LONGEST_PATH = 4096
 
 
@@ -27,7 +28,7 @@ def load_attachment(spec: str) -> Attachment:
     from toolnexus.content import Attachment
 
     try:
-        if spec.startswith(URL_SCHEMES):
+        if URL.match(spec):
             return Attachment.from_url(spec)
         return Attachment.from_path(Path(unquote(spec)).expanduser())
     except ToolnexusError as exc:
