@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests import cli_helpers
+from tests.stub_provider import Reply, openai_text
 from toolnexus import RunResult
 from toolnexus.pricing import Price, cost, thread_cost, turn_cost
 from toolnexus_cli.config import load_config, resolve_target
@@ -116,3 +118,30 @@ def test_a_bad_price_is_one_line_naming_the_file_line_and_key(tmp_path, price, l
     message = str(info.value)
     assert f"config.toml:{line}:" in message and said in message, message
     assert "\n" not in message
+
+
+# ----------------------------------------------------------------------------- through ask
+
+cli, stub = cli_helpers.cli, cli_helpers.stub
+
+PRICED = """\
+[providers.local]
+base_url = "{url}"
+style = "openai"
+
+[models.priced]
+provider = "local"
+model = "m"
+price = {{ input = 2, output = 10 }}
+"""
+
+
+def test_ask_shows_what_a_turn_and_its_thread_cost(cli, stub):
+    stub.handler = lambda rec: Reply.json(openai_text("hi", usage=(1000, 100)))
+    cli.write_config(PRICED.format(url=stub.base_url))
+    first = cli.run("ask", "--model", "priced", "--id", "t-1", "--json", "one")
+    assert first.code == 0, first
+    assert first.json["cost"] == pytest.approx(0.003)  # 1,000 x $2/M + 100 x $10/M
+    second = cli.run("ask", "--model", "priced", "--id", "t-1", "-v", "two")
+    assert second.code == 0, second
+    assert "$0.0030" in second.stderr and "thread t-1 $0.0060" in second.stderr
