@@ -137,13 +137,15 @@ class Client:
         return resumed
 
     async def context_report(self, messages: list[dict[str, Any]],
-                             toolkit: Toolkit | None = None) -> ContextReport:
+                             toolkit: Toolkit | None = None, *,
+                             ask_endpoint: bool = True) -> ContextReport:
         """The window, how full the next request on `messages` would be, and what a
-        compaction now would summarize (may ask the endpoint for the window once)."""
+        compaction now would summarize. The endpoint may be asked for the window once;
+        with `ask_endpoint` False only what is known without a request is used."""
         control = RunControl(None, None)
         try:
             out = context_outgoing(self.settings, toolkit, list(messages), control)
-            return await self._context().report(out)
+            return await self._context().report(out, ask_endpoint=ask_endpoint)
         finally:
             control.close()
 

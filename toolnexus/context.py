@@ -451,11 +451,12 @@ class ContextKeeper:
 
     # -- what the CLI calls (through Client)
 
-    async def report(self, out: Outgoing) -> ContextReport:
+    async def report(self, out: Outgoing, *, ask_endpoint: bool = True) -> ContextReport:
         spans = active_spans(out.messages)
         order = sent_indices(out.messages, spans)
         fill, counted = self._fill(out, order, spans)
-        window = await self.windows.resolve(out.fetch_json)
+        window = (await self.windows.resolve(out.fetch_json) if ask_endpoint
+                  else self.windows.without_asking())
         budget = plan = None
         if window.size:
             budget = self._budget(out, window.size)
