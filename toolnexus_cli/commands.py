@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import difflib
 import os
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -19,6 +18,8 @@ from toolnexus.marks import RETRIED, UNDONE, is_sent, last_prompt, mark_from, se
 from toolnexus.stores import Thread
 from toolnexus.visible import visible
 
+from .chat_markdown import code_blocks
+from .clipboard import copy_text
 from .errors import UsageError
 from .listing import holding
 from .session import Session
@@ -35,7 +36,7 @@ COMMANDS = {
     "/switch": "continue another thread: /switch ID",
     "/retry": "ask the last question (or the last failed one) again",
     "/undo": "drop the last exchange (kept in the thread, marked undone)",
-    "/copy": "copy the last answer to the clipboard",
+    "/copy": "copy the last answer: /copy, or /copy code [N] for its N-th code block",
     "/export": "write this thread as Markdown: /export PATH",
     "/edit": "write the next message in $EDITOR",
     "/exit": "leave (Ctrl-D does too)",
@@ -159,19 +160,28 @@ class Commands:
         return prompt
 
     async def copy(self, arg: str) -> None:
+        """/copy: the last answer's Markdown; /copy code [N]: its N-th code block (from 1;
+        the last by default), exactly as written."""
+        what, _, number = arg.partition(" ")
+        if what not in ("", "code") or (number.strip() and not number.strip().isdigit()):
+            self.say("usage: /copy, or /copy code [N] for the N-th code block", "yellow")
+            return
         messages = sendable(await self.session.store.load(self.session.thread))
-        answer = next((m.get("content") for m in reversed(messages)
-                       if m.get("role") == "assistant" and m.get("content")), None)
+        answer = next((m["content"] for m in reversed(messages) if m.get("role") == "assistant"
+                       and isinstance(m.get("content"), str) and m["content"]), None)
         if answer is None:
             self.say("no answer to copy yet")
             return
-        for command in (["wl-copy"], ["xclip", "-selection", "clipboard"], ["xsel", "-ib"],
-                        ["pbcopy"]):
-            if shutil.which(command[0]):
-                subprocess.run(command, input=answer, text=True, check=False)
-                self.say("copied the last answer")
+        label = "the last answer"
+        if what == "code":
+            blocks = code_blocks(answer)
+            index = int(number) if number.strip() else len(blocks)
+            if not 1 <= index <= len(blocks):
+                self.say(f"the last answer has {len(blocks)} code blocks", "yellow")
                 return
-        self.say("no clipboard tool found (wl-copy, xclip, xsel or pbcopy)", "yellow")
+            answer, label = blocks[index - 1], f"code block {index} of {len(blocks)}"
+        used = copy_text(answer, self.console.file)
+        self.say(f"copied {label} ({used})")
 
     async def export(self, arg: str) -> None:
         if not arg:
