@@ -86,3 +86,53 @@ def test_copy_without_a_clipboard_tool_writes_osc_52(stub, cli, open_chat):
     encoded = base64.b64encode(SECOND_BLOCK.encode()).decode()
     assert f"\x1b]52;c;{encoded}\x07" in chat.term.raw_text()
     assert "copied code block 2 of 2 (OSC 52)" in chat.term.text()
+
+
+# --------------------------------------------------------------------------- !command
+
+
+def test_bang_runs_a_command_here_and_its_output_can_go_with_the_next_message(stub,
+                                                                                open_chat):
+    numbered_answers(stub)
+    chat = open_chat()
+    chat.send_line("!echo hi; printf 'esc:\\033[31m red'")
+    chat.wait_text("add this output to your next message? [y/N]")
+    lines = chat.term.lines()
+    assert "$ echo hi; printf 'esc:\\033[31m red'" in lines
+    assert "hi" in lines and "esc:^[[31m red" in lines, "the output is shown visible"
+    assert not stub.requests, "the model was involved"
+    chat.send_line("y")
+    chat.wait_prompt()
+    chat.say("what is this?")
+    assert conversation(stub.requests[0]) == [(
+        "user", "```console\n$ echo hi; printf 'esc:\\033[31m red'\nhi\nesc:\x1b[31m red\n```"
+                "\n\nwhat is this?")]
+    chat.send_line("!echo again")
+    chat.wait_text("add this output to your next message? [y/N]", count=2)
+    chat.send_line("")  # N by default
+    chat.wait_prompt()
+    chat.say("and now?")
+    assert conversation(stub.requests[1])[-1] == ("user", "and now?")
+
+
+def test_ctrl_c_kills_the_process_group_of_a_bang_command(stub, cli, open_chat):
+    pids = cli.root / "pids"
+    chat = open_chat()
+    chat.send_line(f"!sleep 300 & echo $$ $! > {pids}; echo ready$((6*7)); wait")
+    chat.wait_text("ready42")
+    shell, sleeper = (int(pid) for pid in pids.read_text().split())
+    chat.interrupt()
+    chat.wait_text("its process group was killed")
+    chat.wait_text("add this output to your next message? [y/N]")
+    chat.send_line("n")
+    chat.wait_prompt()
+
+    def gone(pid: int) -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[-1].startswith("Z")
+
+    chat.wait(lambda: gone(sleeper) and gone(shell), "the command's processes to end")
+    assert not stub.requests

@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.text import Text
 
 from toolnexus import ToolnexusError
+from toolnexus.visible import visible
 
 from .commands import COMMANDS, Commands
 from .config import Config
@@ -13,6 +14,7 @@ from .models import model_names
 from .options import RunOptions
 from .render import TerminalRenderer, unfinished_note
 from .session import Session
+from .shell import offer_to_add, run_shell
 from .terminal import mute_keyboard, prompt_session, restore_keyboard
 
 
@@ -22,6 +24,7 @@ class Repl:
         self.console = console or Console(highlight=False)
         self.session = Session(config, options, output=self._renderer, console=self.console)
         self.commands = Commands(self.session, self.console)
+        self.carried: list[str] = []  # `!command` output to add to the next message
 
     def _renderer(self, session: Session) -> TerminalRenderer:
         renderer = TerminalRenderer(self.console, session.config.ui)
@@ -54,7 +57,9 @@ class Repl:
             text = line.strip()
             if not text:
                 continue
-            if text.startswith("/"):
+            if text.startswith("!"):
+                await self.shell(text[1:].strip())
+            elif text.startswith("/"):
                 try:
                     outcome = await self.commands.run(text)
                 except ToolnexusError as exc:  # the thread store failed (broken, locked)
@@ -69,8 +74,30 @@ class Repl:
             if session.interrupts.received:  # SIGTERM or SIGHUP stopped the turn
                 return session.interrupts.exit_code(0)
 
+    async def shell(self, command: str) -> None:
+        """`!command`: run it here, show its output, offer to add it to the next message."""
+        if not command:
+            self.console.print(Text("usage: !COMMAND runs a shell command here", style="yellow"))
+            return
+        self.console.print(Text(visible(f"$ {command}"), style="bold"))
+        keyboard = mute_keyboard()
+        try:
+            run = await run_shell(command, self.console.file)
+        finally:
+            restore_keyboard(keyboard)
+        if run.exit_code is None:
+            self.console.print(Text("(interrupted: its process group was killed)", style="dim"))
+        elif run.exit_code:
+            self.console.print(Text(f"(exit code {run.exit_code})", style="dim"))
+        if await offer_to_add():
+            self.carried.append(run.as_message())
+            self.console.print(Text("(it goes with your next message)", style="dim"))
+
     async def turn(self, prompt: str) -> None:
         """One exchange, its answer live on screen; a failure is one red line."""
+        if self.carried:
+            prompt = "\n\n".join([*self.carried, prompt])
+            self.carried = []
         keyboard = mute_keyboard()
         try:
             turn = await self.session.run_turn(prompt)
