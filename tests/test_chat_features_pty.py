@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -136,3 +137,55 @@ def test_ctrl_c_kills_the_process_group_of_a_bang_command(stub, cli, open_chat):
 
     chat.wait(lambda: gone(sleeper) and gone(shell), "the command's processes to end")
     assert not stub.requests
+
+
+# ------------------------------------------------------------------- /fork, /edit last
+
+
+def thread_ids(chat: FeatureChat) -> list[str]:
+    return re.findall(r"thread (t-[0-9a-f]{8})", chat.term.text())
+
+
+def test_fork_goes_on_in_a_new_thread_and_leaves_this_one_as_it_was(stub, cli, open_chat):
+    numbered_answers(stub)
+    chat = open_chat()
+    origin = thread_ids(chat)[0]
+    chat.say("one")
+    chat.say("two")
+    chat.say("/fork 2")
+    forked = re.search(rf"forked {origin} at message 2: now on thread (t-[0-9a-f]{{8}})",
+                       chat.term.text())
+    assert forked, chat.term.text()
+    chat.say("three")
+    assert conversation(stub.requests[2]) == [
+        ("user", "one"), ("assistant", "answer 1."), ("user", "three")]
+    assert [m["content"] for m in cli.thread(forked[1])] == ["one", "answer 1.", "three",
+                                                             "answer 3."]
+    assert [m["content"] for m in cli.thread(origin)] == ["one", "answer 1.", "two",
+                                                          "answer 2."]
+    chat.say("/fork")  # all of it by default
+    chat.say("four")
+    assert conversation(stub.requests[3])[:-1] == conversation(stub.requests[2]) + [
+        ("assistant", "answer 3.")]
+    chat.say("/fork 9")
+    assert "this thread holds 6 messages: /fork N takes 1 to 6" in chat.term.text()
+
+
+def test_edit_last_sends_the_edited_prompt_on_a_fork(stub, cli, open_chat):
+    editor = only_on_path(cli, {"fake-editor": "sed -i 's/two/TWO, edited/' \"$1\""})
+    cli.env["EDITOR"] = str(editor / "fake-editor")
+    numbered_answers(stub)
+    chat = open_chat()
+    origin = thread_ids(chat)[0]
+    chat.say("one")
+    chat.say("two")
+    chat.say("/edit last")
+    chat.wait_text("answer 3.")
+    assert f"forked {origin} before its last prompt" in chat.term.text()
+    assert conversation(stub.requests[2]) == [
+        ("user", "one"), ("assistant", "answer 1."), ("user", "TWO, edited")]
+    assert [m["content"] for m in cli.thread(origin)] == ["one", "answer 1.", "two",
+                                                          "answer 2."], "history rewritten"
+    chat.say("go on")
+    assert conversation(stub.requests[3])[-3:] == [
+        ("user", "TWO, edited"), ("assistant", "answer 3."), ("user", "go on")]

@@ -9,6 +9,7 @@ import os
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.text import Text
@@ -22,7 +23,7 @@ from .chat_markdown import code_blocks
 from .clipboard import copy_text
 from .errors import UsageError
 from .listing import holding
-from .session import Session
+from .session import Session, new_thread_id
 from .toolbox import approval_policy, tool_rows
 
 COMMANDS = {
@@ -38,7 +39,8 @@ COMMANDS = {
     "/undo": "drop the last exchange (kept in the thread, marked undone)",
     "/copy": "copy the last answer: /copy, or /copy code [N] for its N-th code block",
     "/export": "write this thread as Markdown: /export PATH",
-    "/edit": "write the next message in $EDITOR",
+    "/fork": "go on in a new thread with this one's messages 1..N: /fork [N]",
+    "/edit": "write the next message in $EDITOR; /edit last: rewrite the last prompt (forks)",
     "/exit": "leave (Ctrl-D does too)",
 }
 
@@ -194,14 +196,61 @@ class Commands:
         path.write_text(to_markdown(thread or []), encoding="utf-8")
         self.say(f"wrote {path}")
 
+    async def fork(self, arg: str) -> None:
+        """/fork [N]: continue on a new thread holding this one's messages 1..N (all of
+        them by default); this thread stays as it is."""
+        thread = await self.session.store.load(self.session.thread)
+        if arg and not arg.isdigit():
+            self.say("usage: /fork [N]: a new thread with messages 1..N of this one", "yellow")
+            return
+        at = int(arg) if arg else len(thread)
+        if not thread or not 1 <= at <= len(thread):
+            self.say(f"this thread holds {len(thread)} messages: /fork N takes 1 to "
+                     f"{len(thread)}" if thread else "nothing to fork yet", "yellow")
+            return
+        if at < len(thread) and thread[at].get("role") == "tool":
+            self.say(f"message {at} asks for tool results that follow it: fork before or "
+                     "after them", "yellow")
+            return
+        origin = self.session.thread
+        await self._switch_to_fork(thread[:at])
+        self.say(f"forked {origin} at message {at}: now on thread {self.session.thread}")
+
+    async def _switch_to_fork(self, messages: list[dict[str, Any]]) -> None:
+        """A new thread holding `messages` (a copy), which the chat goes on with."""
+        fork = new_thread_id()
+        await self.session.store.save(fork, [dict(m) for m in messages], version=0)
+        self.session.thread = fork
+
     async def edit(self, arg: str) -> str | None:
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-        with tempfile.NamedTemporaryFile("w+", suffix=".md", delete=False) as handle:
-            handle.write(arg)
-            path = handle.name
-        try:
-            await asyncio.to_thread(subprocess.run, [*editor.split(), path], check=False)
-            text = Path(path).read_text(encoding="utf-8").strip()
-        finally:
-            os.unlink(path)
-        return text or None
+        """/edit [TEXT]: the next message, written in $EDITOR. /edit last: the previous
+        prompt, edited and sent on a fork from just before it (history stays as it was)."""
+        if arg != "last":
+            return await _in_editor(arg) or None
+        thread = await self.session.store.load(self.session.thread)
+        start = last_prompt(thread)
+        prompt = thread[start].get("content") if start is not None else None
+        if start is None or not isinstance(prompt, str):
+            self.say("no previous prompt to edit")
+            return None
+        text = await _in_editor(prompt)
+        if not text:
+            self.say("nothing to send: the thread stays as it was")
+            return None
+        origin = self.session.thread
+        await self._switch_to_fork(thread[:start])
+        self.say(f"forked {origin} before its last prompt: now on thread {self.session.thread}")
+        return text
+
+
+async def _in_editor(text: str) -> str:
+    """`text` after the user edited it in $VISUAL or $EDITOR (vi), stripped."""
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    with tempfile.NamedTemporaryFile("w+", suffix=".md", delete=False) as handle:
+        handle.write(text)
+        path = handle.name
+    try:
+        await asyncio.to_thread(subprocess.run, [*editor.split(), path], check=False)
+        return Path(path).read_text(encoding="utf-8").strip()
+    finally:
+        os.unlink(path)
