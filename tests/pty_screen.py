@@ -148,8 +148,8 @@ def opener(start: Callable[..., Session]) -> Iterator[Callable[..., Session]]:
     every session it started when the test is over: `yield from opener(...)`."""
     started: list[Session] = []
 
-    def open_session(*args: str) -> Session:
-        started.append(start(*args))
+    def open_session(*args: str, **options: object) -> Session:
+        started.append(start(*args, **options))
         return started[-1]
 
     yield open_session

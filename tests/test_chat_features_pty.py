@@ -189,3 +189,66 @@ def test_edit_last_sends_the_edited_prompt_on_a_fork(stub, cli, open_chat):
     chat.say("go on")
     assert conversation(stub.requests[3])[-3:] == [
         ("user", "TWO, edited"), ("assistant", "answer 3."), ("user", "go on")]
+
+
+# ------------------------------------------------------------------ vi keys, themes
+
+
+def shows(chat: FeatureChat, text: str) -> bool:
+    return any(text in line for line in chat.term.display())
+
+
+def test_vi_mode_edits_with_esc_0_x_and_the_toolbar_shows_the_mode(stub, cli, open_chat):
+    cli.write_config('[ui]\nediting_mode = "vi"\n')
+    numbered_answers(stub)
+    chat = open_chat()
+    chat.wait(lambda: shows(chat, "-- INSERT --"), "the INSERT mode toolbar")
+    chat.child.send("hello vi")
+    chat.wait(lambda: "hello vi" in chat.term.cursor_line(), "the typed text")
+    chat.child.send("\x1b")
+    chat.wait(lambda: shows(chat, "-- NORMAL --"), "the NORMAL mode toolbar")
+    chat.child.send("0")
+    chat.child.send("x")
+    chat.wait(lambda: chat.term.cursor_line().endswith("› ello vi"), "x to delete at 0")
+    chat.send_line("")
+    chat.wait_prompt()
+    assert conversation(stub.requests[0]) == [("user", "ello vi")]
+
+
+def code_colour(chat: FeatureChat, word: str) -> str:
+    """The foreground colour the screen shows `word` in."""
+    screen = chat.term.screen
+    for y, line in enumerate(chat.term.display()):
+        x = line.find(word)
+        if x >= 0:
+            return screen.buffer[y][x].fg
+    raise AssertionError(f"no {word!r} on the screen:\n{chat.term.text()}")
+
+
+@pytest.mark.parametrize(("background", "colour"), [
+    ("rgb:ffff/ffff/f0f0", "blue"),  # a light background answered: light theme
+    ("rgb:1e1e/1e1e/1e1e", "cyan"),  # a dark one: Rich's dark Markdown styles
+    (None, "cyan"),  # the terminal does not answer OSC 11: dark
+])
+def test_auto_theme_asks_the_terminal_for_its_background(stub, open_chat, background,
+                                                         colour):
+    stub.handler = lambda request: openai_stream("run `inline_thing` now")
+    chat = open_chat(background=background)
+    assert "\x1b]11;?\x07" in chat.term.raw_text()
+    chat.say("hi")
+    chat.wait_text("inline_thing")
+    assert code_colour(chat, "inline_thing") == colour
+
+
+def test_no_color_asks_nothing_and_a_bad_theme_is_one_line(stub, cli, open_chat):
+    cli.env["NO_COLOR"] = "1"
+    chat = open_chat(background="rgb:ffff/ffff/ffff")
+    chat.say("hi")
+    assert "]11;?" not in chat.term.raw_text()
+    cli.write_config('[ui]\ntheme = "ligth"\nediting_mode = "vim"\n')
+    result = cli.run("ask", "hi")
+    assert result.code == 2 and "'ui.theme' = 'ligth' is not a known value: did you mean " \
+        "'light'?" in result.stderr, result
+    cli.write_config('[ui]\nediting_mode = "vim"\n')
+    result = cli.run("ask", "hi")
+    assert "did you mean 'vi'?" in result.stderr, result

@@ -14,6 +14,7 @@ from .errors import UsageError
 from .options import RunOptions
 from .render import PlainRenderer, TerminalRenderer, result_json, unfinished_note
 from .session import Output, Session
+from .theme import terminal_ui
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -62,15 +63,16 @@ class AskOptions:
 
 def run_ask(config: Config, options: AskOptions) -> int:
     """The exit code of one turn, its answer on stdout (rendered on a terminal)."""
-    console = None
+    console, ui = None, config.ui
     if options.output == "auto" and sys.stdout.isatty():
         from rich.console import Console
 
         console = Console(highlight=False)
+        ui = terminal_ui(config.ui, console)
 
     def output(session: Session) -> Output:
         if console is not None:
-            return TerminalRenderer(console, config.ui)
+            return TerminalRenderer(console, ui)
         if options.output == "auto":
             return PlainRenderer(sys.stdout, sys.stderr, verbose=options.verbose)
         return JsonOutput(session, events=options.output == "events")

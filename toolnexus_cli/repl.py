@@ -16,18 +16,20 @@ from .render import TerminalRenderer, unfinished_note
 from .session import Session
 from .shell import offer_to_add, run_shell
 from .terminal import mute_keyboard, prompt_session, restore_keyboard
+from .theme import terminal_ui
 
 
 class Repl:
     def __init__(self, config: Config, options: RunOptions,
                  console: Console | None = None) -> None:
         self.console = console or Console(highlight=False)
+        self.ui = terminal_ui(config.ui, self.console)
         self.session = Session(config, options, output=self._renderer, console=self.console)
         self.commands = Commands(self.session, self.console)
         self.carried: list[str] = []  # `!command` output to add to the next message
 
     def _renderer(self, session: Session) -> TerminalRenderer:
-        renderer = TerminalRenderer(self.console, session.config.ui)
+        renderer = TerminalRenderer(self.console, self.ui)
         renderer.start()
         return renderer
 
@@ -36,7 +38,8 @@ class Repl:
         return self.session.run(self._read_loop)
 
     async def _read_loop(self) -> int:
-        prompts = prompt_session(COMMANDS, model_names(self.session.config))
+        prompts = prompt_session(COMMANDS, model_names(self.session.config),
+                                 vi=self.ui["editing_mode"] == "vi")
         session = self.session
         self.console.print(Text(
             f"toolnexus chat · {session.target.model} · thread {session.thread} · "
