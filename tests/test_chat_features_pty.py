@@ -7,6 +7,7 @@ import base64
 import os
 import re
 import stat
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import pytest
 from tests import cli_helpers
 from tests.cli_helpers import CLI
 from tests.pty_screen import PtySession, opener
-from tests.stub_provider import Recorded, Reply, openai_stream
+from tests.stub_provider import Reply, openai_stream
 from tests.test_chat_pty import COLS, ROWS, WAIT_S, Chat, conversation, numbered_answers
 
 cli = cli_helpers.cli  # fixture
@@ -252,3 +253,39 @@ def test_no_color_asks_nothing_and_a_bad_theme_is_one_line(stub, cli, open_chat)
     cli.write_config('[ui]\nediting_mode = "vim"\n')
     result = cli.run("ask", "hi")
     assert "did you mean 'vi'?" in result.stderr, result
+
+
+# --------------------------------------------------------------------------- resizing
+
+ROWS_TEXT = "\n".join(f"row {n:02d} of a paragraph that goes on for a while" for n in
+                      range(1, 41))
+
+
+def held_until(reply: Reply, shown: int, go_on: threading.Event) -> Reply:
+    """`reply`, its stream stopping after `shown` chunks (half when 0) until `go_on`."""
+    parts = list(reply.parts)
+    shown = shown or len(parts) // 2
+
+    def stream() -> Iterator[bytes]:
+        yield from parts[:shown]
+        go_on.wait(WAIT_S)
+        yield from parts[shown:]
+
+    reply.parts = stream()  # type: ignore[assignment]
+    return reply
+
+
+@pytest.mark.parametrize(("rows", "cols"), [(30, 60), (40, 140)])
+def test_a_resize_while_an_answer_streams_shows_each_line_once(stub, open_chat, rows, cols):
+    go_on = threading.Event()
+    # one chunk a word: held halfway, long after the screen filled up
+    stub.handler = lambda request: held_until(openai_stream(ROWS_TEXT), 0, go_on)
+    chat = open_chat()
+    chat.send_line("many rows")
+    chat.wait_text("row 15")
+    chat.resize(rows, cols)
+    go_on.set()
+    chat.wait_prompt()
+    text = chat.term.text()
+    for n in range(1, 41):
+        assert text.count(f"row {n:02d} ") == 1, f"row {n:02d} shown twice or never:\n{text}"

@@ -22,7 +22,7 @@ from .theme import terminal_ui
 class Repl:
     def __init__(self, config: Config, options: RunOptions,
                  console: Console | None = None) -> None:
-        self.console = console or Console(highlight=False)
+        self.console = console or terminal_console()
         self.ui = terminal_ui(config.ui, self.console)
         self.session = Session(config, options, output=self._renderer, console=self.console)
         self.commands = Commands(self.session, self.console)
@@ -115,6 +115,18 @@ class Repl:
             note = unfinished_note(turn.result)
             if note:
                 self.console.print(Text(note, style="yellow"))
+
+
+def terminal_console() -> Console:
+    """A console that follows the terminal's size as it changes: COLUMNS and LINES, if
+    exported, would pin it to the size the terminal had when they were set."""
+    import os
+    import sys
+
+    environ = os.environ
+    if sys.stdout.isatty():
+        environ = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    return Console(highlight=False, _environ=environ)
 
 
 def run_chat(config: Config, options: RunOptions) -> int:
