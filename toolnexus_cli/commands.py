@@ -9,7 +9,6 @@ import os
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.text import Text
@@ -23,7 +22,8 @@ from .chat_markdown import code_blocks
 from .clipboard import copy_text
 from .errors import UsageError
 from .listing import holding
-from .session import Session, new_thread_id
+from .session import Session
+from .threads import fork_thread
 from .toolbox import approval_policy, tool_rows
 
 COMMANDS = {
@@ -213,14 +213,12 @@ class Commands:
                      "after them", "yellow")
             return
         origin = self.session.thread
-        await self._switch_to_fork(thread[:at])
+        await self._switch_to_fork(at)
         self.say(f"forked {origin} at message {at}: now on thread {self.session.thread}")
 
-    async def _switch_to_fork(self, messages: list[dict[str, Any]]) -> None:
-        """A new thread holding `messages` (a copy), which the chat goes on with."""
-        fork = new_thread_id()
-        await self.session.store.save(fork, [dict(m) for m in messages], version=0)
-        self.session.thread = fork
+    async def _switch_to_fork(self, at: int) -> None:
+        """A new thread holding this one's first `at` messages, which the chat goes on with."""
+        self.session.thread = await fork_thread(self.session.store, self.session.thread, at)
 
     async def edit(self, arg: str) -> str | None:
         """/edit [TEXT]: the next message, written in $EDITOR. /edit last: the previous
@@ -238,7 +236,7 @@ class Commands:
             self.say("nothing to send: the thread stays as it was")
             return None
         origin = self.session.thread
-        await self._switch_to_fork(thread[:start])
+        await self._switch_to_fork(start)
         self.say(f"forked {origin} before its last prompt: now on thread {self.session.thread}")
         return text
 
