@@ -37,7 +37,7 @@ class Terminal:
     """A virtual terminal with scrollback, fed with whatever the program prints (pexpect's
     logfile_read interface: write and flush)."""
 
-    BACKGROUND_QUERY = "\x1b]11;?\x07"  # OSC 11: "what is your background colour?"
+    BACKGROUND_QUERY = "\x1b]11;?\x1b\\"  # OSC 11: "what is your background colour?"
 
     def __init__(self, child: pexpect.spawn, rows: int, cols: int) -> None:
         self.child = child
@@ -93,7 +93,7 @@ class PtySession:
         self.child.logfile_read = self.term
 
     def resize(self, rows: int, cols: int) -> None:
-        """Resize the pty and the emulated screen, as a terminal window resized would
+        """Resize the emulated screen and the pty, as a terminal window resized would
         (the kernel sends the program SIGWINCH; sent again in case it raced)."""
         self.term.screen.resize(rows, cols)
         self.child.setwinsize(rows, cols)

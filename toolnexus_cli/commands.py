@@ -14,10 +14,12 @@ from rich.console import Console
 from rich.text import Text
 
 from toolnexus import ToolnexusError
+from toolnexus.content import Attachment
 from toolnexus.marks import RETRIED, UNDONE, is_sent, last_prompt, mark_from, sendable
 from toolnexus.stores import Thread
 from toolnexus.visible import visible
 
+from .attach import check_carried, load_attachment
 from .chat_markdown import code_blocks
 from .clipboard import copy_text
 from .errors import UsageError
@@ -41,6 +43,7 @@ COMMANDS = {
     "/export": "write this thread as Markdown: /export PATH",
     "/fork": "go on in a new thread with this one's messages 1..N: /fork [N]",
     "/edit": "write the next message in $EDITOR; /edit last: rewrite the last prompt (forks)",
+    "/attach": "send a file or URL with the next message: /attach PATH",
     "/exit": "leave (Ctrl-D does too)",
 }
 
@@ -49,6 +52,12 @@ class Commands:
     def __init__(self, session: Session, console: Console) -> None:
         self.session = session
         self.console = console
+        self.attached: list[Attachment] = []  # /attach: for the next message
+
+    def take_attached(self) -> list[Attachment]:
+        """The attachments queued for the message being sent (and none for the next)."""
+        taken, self.attached = self.attached, []
+        return taken
 
     async def run(self, text: str) -> str | None:
         name, _, arg = text.partition(" ")
@@ -239,6 +248,20 @@ class Commands:
         await self._switch_to_fork(start)
         self.say(f"forked {origin} before its last prompt: now on thread {self.session.thread}")
         return text
+
+
+    async def attach(self, arg: str) -> None:
+        if not arg:
+            self.say("usage: /attach PATH (or an http(s) URL)", "yellow")
+            return
+        try:
+            attachment = load_attachment(arg)
+            check_carried(self.session.target, [attachment])
+        except UsageError as exc:
+            self.say(f"error: {exc}", "bold red")
+            return
+        self.attached.append(attachment)
+        self.say(f"[attached {attachment.describe()}]")
 
 
 async def _in_editor(text: str) -> str:

@@ -22,7 +22,7 @@ LIGHT_MARKDOWN = {
     "markdown.link_url": "underline blue", "markdown.block_quote": "magenta",
     "markdown.h1.border": "grey50",
 }
-QUERY = b"\x1b]11;?\x07\x1b[c"
+QUERY = b"\x1b]11;?\x1b\\\x1b[c"  # ST, not BEL: BEL never reaches the terminal
 REPLY_WAIT_S = 1.0
 _BACKGROUND = re.compile(rb"\x1b\]11;rgb:([0-9a-fA-F]{1,4})/([0-9a-fA-F]{1,4})/([0-9a-fA-F]{1,4})")
 _DEVICE_ATTRIBUTES = re.compile(rb"\x1b\[\?[0-9;]*c")
