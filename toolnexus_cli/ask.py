@@ -81,7 +81,8 @@ def run_ask(config: Config, options: AskOptions) -> int:
         from rich.console import Console
 
         console = Console(highlight=False)
-        ui = terminal_ui(config.ui, console)
+        if options.schema is None:  # a rendered answer: colours for the background
+            ui = terminal_ui(config.ui, console)
 
     def output(session: Session) -> Output:
         if options.schema is not None and options.output == "auto":
