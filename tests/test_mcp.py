@@ -33,8 +33,8 @@ from tests.stub_provider import (
     pdf_bytes,
     png_bytes,
 )
-from toolnexus import ToolnexusError, create_toolkit
-from toolnexus.mcp import ServerStatus, add_mcp_servers, convert_content
+from toolnexus import ToolContext, ToolnexusError, create_toolkit
+from toolnexus.mcp import ServerStatus, add_mcp_servers, convert_content, open_mcp_servers
 
 pytest.importorskip("mcp")
 
@@ -371,6 +371,25 @@ async def test_tool_names_are_sanitized_and_unique(http_server, token_env):
     assert statuses[1].tools[0] != statuses[1].tools[1]  # truncated alike, told apart
     assert statuses[2].tools == ["my-server__whoami", "my-server__shout"]
     assert all(re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", n) for s in statuses for n in s.tools)
+
+
+async def test_opening_servers_returns_their_tools_statuses_and_close(tmp_path):
+    """open_mcp_servers needs no toolkit: the tools come back (named clear of `taken`),
+    callable as they are, and `close` ends the server."""
+    pid_file = tmp_path / "pid"
+    tools, statuses, close = await open_mcp_servers(
+        {"mcpServers": {"calc": calc(pid_file)}}, timeout=START, taken=["calc_add"])
+    try:
+        by_name = {tool.name: tool for tool in tools}
+        assert statuses == [ServerStatus("calc", "stdio", "ok", list(by_name))]
+        assert "calc_add" not in by_name and by_name["calc_add_2"].source == "mcp:calc"
+        added = await by_name["calc_add_2"].call({"a": 2, "b": 3}, ToolContext())
+        assert added.output == "5" and not added.is_error
+        pid = read_pid(pid_file)
+        assert alive(pid)
+    finally:
+        await close()
+    assert wait_gone(pid), "the server outlived close()"
 
 
 # ----------------------------------------------------------------------------- lifetimes
