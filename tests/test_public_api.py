@@ -19,6 +19,7 @@ def test_all_names_the_public_api_and_nothing_missing():
         "RunCancelled", "RunResult", "RunTimeout", "Tool", "ToolContext", "ToolResult",
         "Toolkit", "ToolnexusError", "create_client", "create_toolkit", "define_tool",
         "Request", "Answer", "make_request", "make_answer", "suspend", "Attachment",
+        "Timeouts", "Retries",
     }
     assert expected <= set(toolnexus.__all__)
     for name in toolnexus.__all__:

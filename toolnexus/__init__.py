@@ -5,6 +5,7 @@ from .content import Attachment
 from .conversation import Conversation
 from .errors import ProviderError, RunCancelled, RunTimeout, ToolnexusError
 from .events import RunResult
+from .options import Retries, Timeouts
 from .stores import ConversationStore, MemoryStore
 from .suspension import Answer, Request, make_answer, make_request, suspend
 from .toolkit import Toolkit, create_toolkit
@@ -19,9 +20,11 @@ __all__ = [
     "MemoryStore",
     "ProviderError",
     "Request",
+    "Retries",
     "RunCancelled",
     "RunResult",
     "RunTimeout",
+    "Timeouts",
     "Tool",
     "ToolContext",
     "ToolResult",

@@ -14,11 +14,12 @@ from .events import RunResult, add_usage
 from .hooks import Hooks
 from .loop import LoopSettings, WaitFor, agent_loop
 from .marks import mark_failed_turn
+from .options import ErrorHook, Retries, Timeouts, resolve_options
 from .params import check_request_params
 from .stores import ConversationStore, MemoryStore, VersionedStore
 from .suspension import Answer
 from .toolkit import Toolkit
-from .transport import ErrorHook, Transport, check_endpoint, check_headers
+from .transport import Transport, check_endpoint, check_headers
 from .wire import wire_style
 from .wire.base import check_reasoning
 
@@ -208,21 +209,26 @@ def create_client(
     store: ConversationStore | None = None,
     request_params: dict[str, Any] | None = None,
     reasoning: str = "off",
-    retries: int = 2,
-    retry_base_ms: float = 500,
-    on_error: ErrorHook | None = None,
-    timeout_ms: float | None = None,
-    connect_timeout_s: float = 10.0,
-    idle_timeout_s: float = 60.0,
+    timeouts: Timeouts | None = None,
+    retries: Retries | int | None = None,
     hooks: Any = None,
     wait_for: WaitFor | None = None,
     http_client: httpx2.AsyncClient | None = None,
+    retry_base_ms: float | None = None,
+    on_error: ErrorHook | None = None,
+    timeout_ms: float | None = None,
+    connect_timeout_s: float | None = None,
+    idle_timeout_s: float | None = None,
 ) -> Client:
     """A client for one endpoint. `reasoning` ("off", "low", "medium", "high") asks the
     model to think, in each style's own terms; `request_params` are body keys sent as given,
     over the style's defaults. `http_client` is an `httpx2.AsyncClient` of the caller's
     (proxies, mTLS, a mock transport) used for every model call instead of the client's own
-    pool; it is never closed here."""
+    pool; it is never closed here.
+
+    `timeouts` and `retries` (a `Retries`, or just the count) are in seconds; the older
+    keywords after `http_client` (`retry_base_ms`, `on_error`, `timeout_ms`,
+    `connect_timeout_s`, `idle_timeout_s`) still work and set their field."""
     if not base_url:
         raise ValueError("base_url is required, e.g. 'https://api.openai.com/v1'")
     check_endpoint(base_url)
@@ -236,11 +242,13 @@ def create_client(
     def describe_error(status: int, data: Any) -> ProviderError:
         return wire.http_error(status, data, url=url, model=model, key_sent=key is not None)
 
-    transport = Transport(
-        retries=retries, retry_base_ms=retry_base_ms, on_error=on_error,
-        connect_timeout_s=connect_timeout_s, idle_timeout_s=idle_timeout_s,
-        describe_error=describe_error, http_client=http_client,
+    timeouts, retries = resolve_options(
+        timeouts, retries, retry_base_ms=retry_base_ms, on_error=on_error,
+        timeout_ms=timeout_ms, connect_timeout_s=connect_timeout_s,
+        idle_timeout_s=idle_timeout_s,
     )
+    transport = Transport(retries=retries, timeouts=timeouts, describe_error=describe_error,
+                          http_client=http_client)
     request_headers = {**wire.auth_headers(key), **(headers or {})}
     check_headers(request_headers)
     settings = LoopSettings(
@@ -253,7 +261,7 @@ def create_client(
         max_turns=max_turns,
         request_params=params,
         reasoning=check_reasoning(reasoning),
-        timeout_ms=timeout_ms,
+        run_timeout_s=timeouts.run_s,
         hooks=Hooks(hooks),
         wait_for=wait_for,
     )

@@ -55,7 +55,7 @@ class LoopSettings:
     max_turns: int = 10
     request_params: dict[str, Any] = field(default_factory=dict)
     reasoning: str = "off"
-    timeout_ms: float | None = None
+    run_timeout_s: float | None = None
     hooks: Hooks = field(default_factory=Hooks)
     wait_for: WaitFor | None = None
 
@@ -94,8 +94,8 @@ async def agent_loop(
         messages.append({"role": "user", "content": user_content(prompt)})
     result = RunResult(messages=messages, model=settings.model, turns=first_turn - 1)
     deadline = None
-    if settings.timeout_ms is not None:
-        deadline = asyncio.get_running_loop().time() + settings.timeout_ms / 1000
+    if settings.run_timeout_s is not None:
+        deadline = asyncio.get_running_loop().time() + settings.run_timeout_s
     control = RunControl(cancel, deadline)
     run = _Run(settings, toolkit, control, result, options)
     try:
