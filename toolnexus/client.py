@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 from .content import Prompt
 from .conversation import Conversation
 from .errors import ProviderError, RunCancelled, ToolnexusError
-from .events import RunResult, add_usage
-from .hooks import Hooks
+from .events import Event, RunResult, add_usage
+from .hooks import Hooks, HookSource
 from .loop import LoopSettings, WaitFor, agent_loop
 from .marks import mark_failed_turn
 from .options import ErrorHook, Retries, Timeouts, resolve_options
@@ -94,7 +94,7 @@ class Client:
         cancel: asyncio.Event | None = None,
         schema: dict[str, Any] | None = None,
         reasoning: str | None = None,
-    ) -> AsyncGenerator[dict[str, Any], None]:
+    ) -> AsyncGenerator[Event, None]:
         """The loop's events as they happen; with `id`, the thread is loaded first and
         saved when the run ends (also when it ends in an error or a cancel)."""
         history, version = await self._load(id)
@@ -182,7 +182,7 @@ class Client:
         await self.aclose()
 
 
-async def _drain(events: AsyncGenerator[dict[str, Any], None],
+async def _drain(events: AsyncGenerator[Event, None],
                  on_text: Callable[[str], Any] | None = None) -> RunResult:
     try:
         async for event in events:
@@ -211,7 +211,7 @@ def create_client(
     reasoning: str = "off",
     timeouts: Timeouts | None = None,
     retries: Retries | int | None = None,
-    hooks: Any = None,
+    hooks: HookSource | None = None,
     wait_for: WaitFor | None = None,
     http_client: httpx2.AsyncClient | None = None,
     retry_base_ms: float | None = None,

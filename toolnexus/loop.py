@@ -18,6 +18,7 @@ from .content import Prompt, user_content, with_attachments
 from .control import RunControl
 from .errors import ToolnexusError
 from .events import (
+    Event,
     RunResult,
     add_usage,
     done_event,
@@ -80,7 +81,7 @@ async def agent_loop(
     first_turn: int = 1,
     schema: dict[str, Any] | None = None,
     reasoning: str | None = None,
-) -> AsyncIterator[dict[str, Any]]:
+) -> AsyncIterator[Event]:
     """Run to the end, yielding events. `prompt` None with `resume` continues a run that
     ended "pending", answering its request. With `schema`, the answer is JSON following it
     and `result.data` holds it; `reasoning` overrides the client's level for this run."""
