@@ -4,11 +4,8 @@ library, against the loopback stub (issue 7, acceptance point 1 and the library 
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import textwrap
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +13,7 @@ import pytest
 
 from tests.resilience_helpers import single_try_client
 from tests.stub_provider import Recorded, Reply, StubProvider, openai_stream
+from tests.waiting import alive, eventually, pids_in
 from toolnexus import ToolnexusError, create_toolkit, define_tool
 from toolnexus.approval import DENIED_BY_USER, ApprovalPolicy, approval_hook
 from toolnexus.functions import function_tools
@@ -373,33 +371,7 @@ async def test_bash_reports_exit_code_and_merged_output(builtins, tmp_path):
     assert here.output == f"exit code 0\n{tmp_path}\nmarker.txt\n"
 
 
-def alive(pid: int) -> bool:
-    """Running (a zombie waiting to be reaped counts as gone)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-
-
-def wait_until(condition: Callable[[], bool], what: str, timeout: float = 5) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
-
-
 SPAWN = "echo $$ > {pids}; sleep 60 & echo $! >> {pids}; wait"
-
-
-def read_pids(path: Path) -> list[int]:
-    return [int(p) for p in path.read_text().split()]
 
 
 async def test_bash_timeout_kills_the_command_and_its_children(builtins, tmp_path):
@@ -407,20 +379,19 @@ async def test_bash_timeout_kills_the_command_and_its_children(builtins, tmp_pat
     result = await builtins.execute("bash", {"command": SPAWN.format(pids=pids),
                                              "timeout": 0.5})
     assert result.output == "killed after 0.5 s (timeout)"
-    assert len(read_pids(pids)) == 2
-    wait_until(lambda: not any(alive(p) for p in read_pids(pids)), "the processes to die")
+    assert len(pids_in(pids)) == 2
+    await eventually(lambda: not any(alive(p) for p in pids_in(pids)), "the processes to die")
 
 
 async def test_cancelling_bash_kills_its_process_group(builtins, tmp_path):
     pids = tmp_path / "pids"
     task = asyncio.create_task(builtins.execute("bash", {"command": SPAWN.format(pids=pids)}))
-    while not (pids.exists() and len(pids.read_text().split()) == 2):
-        await asyncio.sleep(0.02)
-    assert all(alive(p) for p in read_pids(pids))
+    await eventually(lambda: len(pids_in(pids)) == 2, "bash and its sleep to start")
+    assert all(alive(p) for p in pids_in(pids))
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    wait_until(lambda: not any(alive(p) for p in read_pids(pids)), "the processes to die")
+    await eventually(lambda: not any(alive(p) for p in pids_in(pids)), "the processes to die")
 
 
 async def test_the_output_cap_applies_to_builtins(tmp_path):
