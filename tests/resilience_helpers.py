@@ -21,6 +21,7 @@ from tests.stub_provider import (
     openai_text,
     openai_tool_call,
 )
+from tests.waiting import WAIT_S
 from toolnexus import Client, create_client
 
 MODEL = "stub-model"
@@ -164,7 +165,7 @@ def tap_transport(client: Client, on_item: Callable[[str, Any], None]) -> None:
     transport.send = tapped  # type: ignore[method-assign]
 
 
-async def wait_disconnect(recorded: Any, timeout: float = 2.0) -> float:
+async def wait_disconnect(recorded: Any, timeout: float = WAIT_S) -> float:
     """Wait (off the event loop) for the stub to see the client hang up; its timestamp."""
     assert await asyncio.to_thread(recorded.disconnected.wait, timeout), (
         "the stub never saw the client disconnect"
