@@ -4,6 +4,7 @@ Client), so that this module and client.py do not import each other."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from .content import Prompt
@@ -15,16 +16,7 @@ from .toolkit import Toolkit
 class Runner(Protocol):
     """What a Conversation needs of its client: `Client.run`."""
 
-    async def run(
-        self,
-        prompt: Prompt,
-        toolkit: Toolkit | None,
-        history: list[dict[str, Any]] | None = None,
-        cancel: asyncio.Event | None = None,
-        *,
-        schema: dict[str, Any] | None = None,
-        reasoning: str | None = None,
-    ) -> RunResult: ...
+    run: Callable[..., Awaitable[RunResult]]
 
 
 class Conversation:

@@ -7,6 +7,7 @@ import uuid
 from typing import Any
 
 from ..errors import ProviderError
+from ..events import Usage, empty_usage
 
 
 def new_call_id() -> str:
@@ -48,6 +49,23 @@ def tokens(raw: dict[str, Any], key: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise malformed(f"usage.{key} is {_shown(value)}, not a number")
     return int(value)
+
+
+def token_usage(raw: Any, prompt_key: str, completion_key: str, details_key: str) -> Usage:
+    """A usage object in this style's key names as canonical usage; reasoning tokens come
+    from its `details_key` object, when it counts any."""
+    usage = empty_usage()
+    raw = optional(raw, dict, "usage")
+    if not raw:
+        return usage
+    usage["prompt_tokens"] = tokens(raw, prompt_key)
+    usage["completion_tokens"] = tokens(raw, completion_key)
+    usage["total_tokens"] = (tokens(raw, "total_tokens")
+                             or usage["prompt_tokens"] + usage["completion_tokens"])
+    details = optional(raw.get(details_key), dict, f"usage.{details_key}")
+    if details and tokens(details, "reasoning_tokens"):
+        usage["reasoning_tokens"] = tokens(details, "reasoning_tokens")
+    return usage
 
 
 def _shown(value: Any) -> str:

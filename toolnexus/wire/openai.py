@@ -29,7 +29,7 @@ from .common import (
     new_call_id,
     optional,
     text_of,
-    tokens,
+    token_usage,
 )
 
 # The keys each role may carry on the wire; canonical extras (reasoning, thinking
@@ -209,18 +209,7 @@ def _whole_call(raw: Any) -> dict[str, Any]:
 
 
 def parse_usage(raw: Any) -> Usage:
-    usage = empty_usage()
-    raw = optional(raw, dict, "usage")
-    if not raw:
-        return usage
-    usage["prompt_tokens"] = tokens(raw, "prompt_tokens")
-    usage["completion_tokens"] = tokens(raw, "completion_tokens")
-    usage["total_tokens"] = (tokens(raw, "total_tokens")
-                             or usage["prompt_tokens"] + usage["completion_tokens"])
-    details = optional(raw.get("completion_tokens_details"), dict, "usage details")
-    if details and tokens(details, "reasoning_tokens"):
-        usage["reasoning_tokens"] = tokens(details, "reasoning_tokens")
-    return usage
+    return token_usage(raw, "prompt_tokens", "completion_tokens", "completion_tokens_details")
 
 
 class _Call:
