@@ -491,8 +491,9 @@ def openai_tool_call(calls: list[tuple[str, dict | str]], usage: tuple[int, int]
 def openai_stream(text: str | None = None, tool_calls: list[tuple[str, dict | str]] | None = None,
                   usage: tuple[int, int] = (10, 5), reasoning: str | None = None,
                   split: bool = True, model: str = "stub-model", reasoning_tokens: int = 0,
-                  **sse: Any) -> Reply:
-    """A chat.completion.chunk stream; extra keywords (pause, chunks, ...) go to Reply.sse."""
+                  finish: str | None = None, **sse: Any) -> Reply:
+    """A chat.completion.chunk stream; `finish` overrides the finish_reason ("length");
+    extra keywords (pause, chunks, ...) go to Reply.sse."""
     base = {"id": "chatcmpl-stub", "object": "chat.completion.chunk",
             "created": int(time.time()), "model": model, "system_fingerprint": "fp_stub"}
 
@@ -509,7 +510,7 @@ def openai_stream(text: str | None = None, tool_calls: list[tuple[str, dict | st
         events.append(chunk({"tool_calls": [first]}))
         events += [chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
                    for piece in _thirds(_args_str(args))]
-    events.append(chunk({}, "tool_calls" if tool_calls else "stop"))
+    events.append(chunk({}, finish or ("tool_calls" if tool_calls else "stop")))
     events.append({**base, "choices": [], "usage": _openai_usage(usage, reasoning_tokens)})
     return Reply.sse(events, done=True, **sse)
 
@@ -542,8 +543,9 @@ def anthropic_stream(text: str | None = None,
                      tool_calls: list[tuple[str, dict | str]] | None = None,
                      thinking: str | None = None, usage: tuple[int, int] = (10, 5),
                      model: str = "claude-stub", signature: str = "c3R1Yi1zaWduYXR1cmU=",
-                     **sse: Any) -> Reply:
-    """The Messages streaming sequence; extra keywords (pause, chunks, ...) go to Reply.sse."""
+                     stop: str | None = None, **sse: Any) -> Reply:
+    """The Messages streaming sequence; `stop` overrides the stop_reason ("max_tokens");
+    extra keywords (pause, chunks, ...) go to Reply.sse."""
     start_usage = {"input_tokens": usage[0], "output_tokens": 1}
     events: list = [
         ("message_start", {"type": "message_start",
@@ -570,7 +572,7 @@ def anthropic_stream(text: str | None = None,
         raw = jsonlib.dumps(_tool_input(args))
         block({"type": "tool_use", "id": f"toolu_{i}", "name": name, "input": {}},
               [{"type": "input_json_delta", "partial_json": p} for p in _thirds(raw)])
-    stop = "tool_use" if tool_calls else "end_turn"
+    stop = stop or ("tool_use" if tool_calls else "end_turn")
     events.append(("message_delta", {"type": "message_delta",
                                      "delta": {"stop_reason": stop, "stop_sequence": None},
                                      "usage": {"output_tokens": usage[1]}}))

@@ -176,3 +176,19 @@ def test_a_piped_ask_loads_no_renderer_or_prompt_library(cli, stub):
                 for line in result.stderr.splitlines() if line.startswith("import time:")}
     assert "toolnexus_cli" in imported  # the profile is there
     assert imported.isdisjoint({"rich", "prompt_toolkit", "markdown_it", "pygments", "mcp"})
+
+
+def test_an_answer_cut_off_at_max_tokens_says_so_on_stderr(cli, stub):
+    stub.handler = lambda rec: openai_stream("Roses are red, violets", finish="length")
+    piped = cli.run("ask", "a poem")
+    assert piped.code == 0, piped
+    assert piped.stdout == "Roses are red, violets\n"  # the answer stays exact
+    lines = piped.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("note: the answer was cut off at max_tokens")
+    as_json = cli.run("ask", "a poem", "--json")
+    assert as_json.code == 0 and as_json.stderr == "", as_json
+    assert as_json.json["status"] == "incomplete"
+
+    stub.handler = lambda rec: openai_stream("Roses are red.")
+    whole = cli.run("ask", "a poem")
+    assert whole.code == 0 and whole.stderr == "", whole

@@ -156,8 +156,11 @@ def test_config_path_show_and_init(bare_cli):
     shown = bare_cli.run("config", "show")  # the example is a valid config
     assert shown.code == 0 and 'default_model = "fast"' in shown.stdout, shown
     assert "max_tokens = 8192" in shown.stdout  # settings are not mistaken for secrets
-    tools = bare_cli.run("tools")  # the written config names no file that is not there
-    assert tools.code == 0 and "read_file" in tools.stdout, tools
+    tools = bare_cli.run("tools")  # tools are opt-in: the written config turns none on
+    assert tools.code == 0 and "no tools" in tools.stdout and "read_file" not in tools.stdout
+    uncommented = "\n".join(line.removeprefix("# ") for line in example.splitlines()
+                            if line.startswith("# builtins"))
+    assert uncommented.startswith("builtins = [")  # shown, commented out
 
     # init never overwrites by accident
     bare_cli.config_file.write_text("""\
@@ -182,6 +185,8 @@ headers = { Authorization = "Bearer hdr-SECRET-token", "X-Trace" = "trace-SECRET
 
 
 def test_keys_set_stores_a_0600_file_used_for_its_provider(bare_cli, stub):
+    bare_cli.write_config(f'default_model = "stubby:m1"\n'
+                          f'[providers.stubby]\nbase_url = "{stub.base_url}"\n')
     child = pexpect.spawn(ENTRY[0], [*ENTRY[1:], "keys", "set", "stubby"], env=bare_cli.env,
                           encoding="utf-8", timeout=15, cwd=str(bare_cli.home))
     child.expect("API key for stubby")
@@ -196,8 +201,6 @@ def test_keys_set_stores_a_0600_file_used_for_its_provider(bare_cli, stub):
     listed = bare_cli.run("keys", "list")
     assert listed.stdout == "stubby\n"
 
-    bare_cli.write_config(f'default_model = "stubby:m1"\n'
-                          f'[providers.stubby]\nbase_url = "{stub.base_url}"\n')
     r = bare_cli.run("ask", "hi")
     assert r.code == 0, r
     assert stub.requests[-1].headers["authorization"] == f"Bearer {KEY}"
@@ -276,3 +279,25 @@ def test_no_key_leaks_into_output_errors_or_the_thread_file(cli, stub):
     shown = cli.run("threads", "show", "leaky", "--json")
     assert shown.code == 0 and "Your key is" in shown.stdout and KEY not in shown.stdout
     assert KEY.encode() not in cli.db_bytes()
+
+
+def test_keys_set_for_an_unknown_provider_names_the_known_ones(bare_cli):
+    line = one_error_line(bare_cli.run("keys", "set", "opnai", input="sk-x\n"))
+    assert "unknown provider 'opnai'" in line and "did you mean 'openai'?" in line
+    assert "openai, anthropic, openrouter, ollama" in line
+    assert not bare_cli.keys_file.exists()  # nothing asked, nothing stored
+
+
+def test_enumerated_settings_are_checked_like_keys(bare_cli):
+    path = bare_cli.config_file
+    bare_cli.write_config('system = "hi"\n[ui]\ncode_theme = "monokia"\n')
+    line = one_error_line(bare_cli.run("config", "show"))
+    assert f"{path}:3" in line and "'ui.code_theme' = 'monokia'" in line
+    assert "did you mean 'monokai'?" in line
+
+    bare_cli.write_config('[providers.mine]\nbase_url = "http://x"\nstyle = "antropic"\n')
+    line = one_error_line(bare_cli.run("ask", "hi"))
+    assert f"{path}:3" in line and "did you mean 'anthropic'?" in line
+
+    bare_cli.write_config('[ui]\ncode_theme = "dracula"\n')  # any Pygments style will do
+    assert bare_cli.run("config", "show").code == 0

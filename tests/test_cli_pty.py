@@ -80,3 +80,13 @@ def test_ctrl_c_mid_stream_keeps_the_partial_answer(cli, stub):
     assert partial["content"].startswith("word0 word1 word2 word3 word4 word5")
     assert len(partial["content"]) < len(words)  # it really stopped mid-stream
     assert partial["content"] in screen  # what was saved is what was on screen
+
+
+def test_a_cut_off_answer_says_so_under_it(cli, stub):
+    stub.handler = lambda rec: openai_stream("Roses are red, violets", finish="length",
+                                             usage=(42, 7))
+    code, screen = finish(spawn(cli, "ask", "a poem"))
+    text = " ".join(plain(screen).split())
+    assert code == 0, text
+    assert "42 prompt tokens · 7 completion tokens" in text
+    assert "cut off at max_tokens" in text

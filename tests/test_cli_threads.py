@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import sqlite3
+import time
 
 import pytest
 
 from tests import cli_helpers
 from tests.cli_helpers import STUB_MODEL
-from tests.stub_provider import openai_stream
+from tests.stub_provider import Reply, openai_stream
+from toolnexus import MemoryStore
+from toolnexus_cli.threads import latest_holding
 
 cli, stub = cli_helpers.cli, cli_helpers.stub  # fixtures
 
@@ -89,3 +93,81 @@ def test_rm_asks_first_and_unknown_ids_fail_clearly(two_threads):
         assert r.stdout == ""
         lines = r.stderr.splitlines()
         assert len(lines) == 1 and lines[0].startswith("error:") and args[1] in lines[0], r
+
+
+def test_a_tool_call_turn_shows_its_calls_never_null(cli, stub):
+    def handler(rec):
+        if len(stub.requests) == 1:
+            return openai_stream(tool_calls=[("lookup", {"query": "weather"})])
+        return openai_stream("It is sunny.")
+
+    stub.handler = handler
+    assert cli.run("ask", "weather?", "--id", "t-tool").code == 0
+    assert cli.thread("t-tool")[1]["content"] is None  # what the endpoint sent
+    for args in (["export", "t-tool"], ["show", "t-tool"]):
+        shown = cli.run("threads", *args)
+        assert shown.code == 0, shown
+        assert "null" not in shown.stdout
+        assert '`lookup({"query": "weather"})`' in shown.stdout
+        assert shown.stdout.index("lookup") < shown.stdout.index("It is sunny.")
+
+
+def test_search_shows_plain_text(two_threads):
+    found = two_threads.run("threads", "search", "volcano")
+    assert found.code == 0, found
+    assert found.stdout.splitlines()[1] == "    What is a volcano?"  # not **volcano?**
+
+
+def _age(cli, thread: str, days: float) -> None:
+    """Make `thread` look last saved `days` ago."""
+    conn = sqlite3.connect(cli.db_path)
+    with conn:
+        conn.execute("UPDATE threads SET updated = ? WHERE id = ?",
+                     (time.time() - days * 86400, thread))
+    conn.close()
+
+
+def test_threads_holding_only_failed_turns_do_not_litter(two_threads, stub):
+    cli = two_threads
+    stub.handler = lambda rec: Reply.error(400, "bad request")
+    for thread in ("t-fail1", "t-fail2"):
+        assert cli.run("ask", "hello?", "--id", thread).code == 1
+    assert [m.get("dropped") for m in cli.thread("t-fail1")] == ["failed"]  # kept, marked
+
+    listed = cli.run("threads", "list", "--json").json
+    assert [t["id"] for t in listed] == ["t-new", "t-old"]
+    table = cli.run("threads", "list").stdout
+    assert "t-fail" not in table
+    everything = cli.run("threads", "list", "--all", "--json").json
+    assert [(t["id"], t["message_count"]) for t in everything] == [
+        ("t-fail2", 0), ("t-fail1", 0), ("t-new", 2), ("t-old", 2)]  # counts what it holds
+
+    _age(cli, "t-fail1", 40)
+    _age(cli, "t-old", 40)  # old, but it holds an answer: never pruned
+    kept = cli.run("threads", "prune", "--failed", "--older-than", "30d", input="n\n")
+    assert kept.code == 0 and "t-fail1" in kept.stdout and "t-fail2" not in kept.stdout, kept
+    pruned = cli.run("threads", "prune", "--failed", "--older-than", "30d", "--yes")
+    assert pruned.code == 0, pruned
+    assert pruned.stdout.splitlines() == ["deleted thread t-fail1 (hello?)"]
+    ids = [t["id"] for t in cli.run("threads", "list", "--all", "--json").json]
+    assert ids == ["t-fail2", "t-new", "t-old"]
+    bad = cli.run("threads", "prune", "--failed", "--older-than", "soon")
+    assert bad.code == 2 and "30d" in bad.stderr, bad
+    assert cli.run("threads", "prune").code == 2  # says what it would prune
+
+    several = cli.run("threads", "rm", "t-fail2", "t-new", "--yes")
+    assert several.code == 0, several
+    assert [t["id"] for t in cli.run("threads", "list", "--all", "--json").json] == ["t-old"]
+    missing = cli.run("threads", "rm", "t-old", "nope", "--yes")
+    assert missing.code == 1 and "nope" in missing.stderr, missing
+    assert [t["id"] for t in cli.run("threads", "list", "--json").json] == ["t-old"]
+
+
+async def test_continue_picks_the_newest_thread_that_holds_a_turn():
+    store = MemoryStore()
+    await store.save("t-answered", [{"role": "user", "content": "hi"},
+                                    {"role": "assistant", "content": "hello"}])
+    await store.save("t-failed", [{"role": "user", "content": "hi", "dropped": "failed"}])
+    assert await store.latest_id() == "t-failed"
+    assert await latest_holding(store) == "t-answered"
+    assert await latest_holding(MemoryStore()) is None

@@ -67,6 +67,10 @@ def test_a_functions_file_end_to_end_through_ask(cli, stub, tmp_path):
     assert result.stdout == "The sum is 42.\n"
     assert len(stub.requests) == 2
     assert tool_names(stub.requests[0]) == ["add"]  # not _helper, untyped or os
+    # the public function left out is named, in one warning line
+    assert result.stderr == (f"warning: {path}: untyped() has no type hints, so it is not a "
+                             "tool (annotate its parameters, or name it _untyped to keep it "
+                             "private)\n")
     follow_up = stub.requests[1].json["messages"]
     assert [m["role"] for m in follow_up] == ["user", "assistant", "tool"]
     assert follow_up[1]["tool_calls"][0]["function"]["name"] == "add"
@@ -315,7 +319,7 @@ def test_a_run_that_never_stops_calling_tools_ends_with_a_note(cli, stub, tmp_pa
 
     assert result.code == 0, result
     assert len(stub.requests) == 10  # max_turns
-    assert result.stderr.splitlines() == [
+    assert result.stderr.splitlines()[1:] == [  # after the warning about untyped()
         "note: stopped after 10 model calls without a final answer (the tools kept being "
         "called); ask again to let it go on"
     ]

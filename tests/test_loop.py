@@ -11,7 +11,7 @@ import pytest
 from tests.resilience_helpers import echo_toolkit, single_try_client
 from tests.stub_provider import Reply, openai_stream, openai_text, openai_tool_call
 from tests.test_wire_openai import calls, chunk, frag, of_type, result_of, sse, stream, wire_results
-from toolnexus import create_toolkit, define_tool
+from toolnexus import ToolnexusError, create_toolkit, define_tool
 
 
 @pytest.fixture
@@ -115,3 +115,24 @@ async def test_sync_tool_runs_in_a_worker_thread(stub, client):
     result = await client.run("hi", tk)
     assert result.text == "ok"
     assert len(threads) == 1 and threads[0] != threading.get_ident()
+
+
+async def test_the_same_failing_call_twice_in_a_row_ends_the_run(stub, client, toolkit):
+    bad = [("echo", {"text": "hi", "loud": True})]  # echo has no parameter "loud"
+    stub.script(*[Reply.json(openai_tool_call(bad)) for _ in range(5)])
+    with pytest.raises(ToolnexusError) as caught:
+        await client.run("go", toolkit)  # max_turns is 10
+    assert str(caught.value) == ("the model repeated a failing call to echo (same arguments, "
+                                 "it failed again); stopping")
+    assert len(stub.requests) == 2  # not max_turns of the same error
+    told = [m["content"] for m in caught.value.result.messages if m["role"] == "tool"]
+    assert told == ["error: echo has no parameter 'loud'; its parameters are: text"] * 2
+
+
+async def test_a_failing_call_with_new_arguments_goes_on(stub, client, toolkit):
+    stub.script(Reply.json(openai_tool_call([("echo", {"txt": "a"})])),
+                Reply.json(openai_tool_call([("echo", {"text": "a"})])),
+                Reply.json(openai_tool_call([("echo", {"txt": "a"})])),
+                Reply.json(openai_text("done")))
+    result = await client.run("go", toolkit)
+    assert result.text == "done" and len(stub.requests) == 4

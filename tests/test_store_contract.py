@@ -17,6 +17,7 @@ import pytest
 from tests.store_workers import turn
 from tests.stub_provider import Reply, StubProvider, openai_text
 from toolnexus import create_client
+from toolnexus.marks import UNDONE, mark_from
 from toolnexus.stores import (
     ConversationStore,
     MemoryStore,
@@ -196,6 +197,21 @@ async def test_extending_the_transcript_appends(backend, store):
     assert (await store.info("t")).updated == before.updated
     other = backend.open()
     assert await other.get("t") == turn("1") + turn("2")
+
+
+async def test_the_info_counts_what_the_thread_holds_now(store):
+    """A listing says how many messages a thread holds (unmarked) without reading them."""
+    first = turn("1")
+    await store.save("t", first)
+    undone = mark_from(await store.get("t"), 0, UNDONE)
+    await store.save("t", undone)
+    info = await store.info("t")
+    assert (info.message_count, info.holds) == (len(first), 0)
+    await store.save("t", undone + turn("2"))
+    info = await store.info("t")
+    assert (info.message_count, info.holds) == (2 * len(first), len(first))
+    [listed] = await store.list_threads()
+    assert listed.holds == len(first)
 
 
 async def test_a_rewrite_replaces_the_transcript_whole(backend, store):

@@ -90,7 +90,12 @@ LAMBDA = lambda x: x  # noqa: E731
 
 async def test_function_file_offers_public_typed_functions_only(tmp_path):
     path = write(tmp_path / "tools.py", FUNCTIONS)
-    toolkit = await create_toolkit(functions=[path])
+    with pytest.warns(UserWarning) as warned:
+        toolkit = await create_toolkit(functions=[path])
+    # the one public function left out is named, with why
+    assert [str(w.message) for w in warned] == [
+        f"{path}: untyped() has no type hints, so it is not a tool (annotate its "
+        "parameters, or name it _untyped to keep it private)"]
 
     # imported (dumps, Path, json), untyped, private, classes and lambdas are not tools
     assert sorted(t.name for t in toolkit.tools()) == ["add", "shout"]
@@ -131,6 +136,7 @@ async def test_a_function_file_that_fails_to_import_is_an_error_naming_it(tmp_pa
         function_tools([tmp_path / "missing.py"])
 
 
+@pytest.mark.filterwarnings("ignore:.*no type hints")
 async def test_a_function_file_end_to_end_through_the_loop(stub, tmp_path):
     path = write(tmp_path / "tools.py", FUNCTIONS)
     toolkit = await create_toolkit(functions=[path])
@@ -369,6 +375,9 @@ async def test_bash_reports_exit_code_and_merged_output(builtins, tmp_path):
     (tmp_path / "marker.txt").write_text("")
     here = await builtins.execute("bash", {"command": "pwd; ls", "cwd": str(tmp_path)})
     assert here.output == f"exit code 0\n{tmp_path}\nmarker.txt\n"
+    for blank in ("", "  "):  # what models send for "no folder in particular"
+        root = await builtins.execute("bash", {"command": "pwd", "cwd": blank})
+        assert root.output == f"exit code 0\n{tmp_path}\n"
 
 
 SPAWN = "echo $$ > {pids}; sleep 60 & echo $! >> {pids}; wait"

@@ -227,3 +227,26 @@ def test_one_unresolvable_hint_does_not_untype_the_other_parameters():
     assert props["key"] == {"type": "string"} and props["limit"] == {"type": "integer"}
     assert props["where"] == {}  # unknown: any value
     assert "context" not in props and tool.context_param == "context"
+
+
+async def test_an_argument_the_schema_does_not_name_is_refused_in_one_line():
+    def weather(city: str, days: int = 1) -> str:
+        return f"{city} {days}"
+
+    tool = define_tool(weather)
+    unknown = await run(tool, city="Oslo", cwdir="/tmp")
+    assert unknown.is_error
+    assert unknown.output == ("error: weather has no parameter 'cwdir'; its parameters are: "
+                              "city, days")
+    missing = await run(tool, days=2)
+    assert missing.is_error and "TypeError" not in missing.output
+    assert missing.output == "error: weather needs 'city'; its parameters are: city, days"
+    assert (await run(tool, city="Oslo")).output == "Oslo 1"
+
+
+async def test_a_tool_taking_any_keywords_gets_them_all():
+    def anything(**kwargs: str) -> str:
+        return ",".join(sorted(kwargs))
+
+    tool = define_tool(anything, input_schema={"type": "object", "properties": {}})
+    assert (await run(tool, b="1", a="2")).output == "a,b"

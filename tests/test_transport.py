@@ -182,6 +182,20 @@ async def test_https_target_is_tunnelled_and_the_key_never_crosses_the_proxy_in_
 
 
 @needs_alias
+async def test_an_https_proxy_is_spoken_to_over_tls(far_stub, monkeypatch, certificate,
+                                                    server_tls):
+    trust(monkeypatch, certificate, True)
+    far_stub.script(Reply.json(openai_text("via a TLS proxy")))
+    proxy = ForwardProxy()
+    async with LoopbackServer(proxy, tls=server_tls) as server:  # a plain hello would fail
+        monkeypatch.setenv("HTTP_PROXY", server.url)
+        assert server.url.startswith("https://")
+        async with client_on(far_stub.base_url) as client:
+            assert await answer_of(client) == "via a TLS proxy"
+    assert proxy.heads[0].startswith(f"POST {far_stub.base_url}/chat/completions HTTP/1.1")
+
+
+@needs_alias
 async def test_no_proxy_and_loopback_names_go_direct(stub, far_stub, monkeypatch):
     stub.script(Reply.json(openai_text("loopback")))
     far_stub.script(Reply.json(openai_text("no_proxy")))

@@ -274,3 +274,35 @@ async def test_a_context_overflow_sent_inside_a_stream_carries_its_numbers(stub)
             async for _ in client.stream("hi", None):
                 pass
     assert caught.value.context_overflow == ContextOverflow(208310, 200000)
+
+
+# ----------------------------------------------------------------------------- cut off
+
+
+async def _streamed(client: Any, prompt: str, toolkit: Any = None) -> Any:
+    return [event async for event in client.stream(prompt, toolkit)][-1]["result"]
+
+
+@pytest.mark.parametrize(("style", "reply", "reason"), [
+    ("openai", openai_stream("Roses are", finish="length"), "length"),
+    ("anthropic", anthropic_stream("Roses are", stop="max_tokens"), "max_tokens"),
+    ("responses", responses_stream("Roses are", end="incomplete"), "max_output_tokens"),
+], ids=["openai", "anthropic", "responses"])
+async def test_an_answer_cut_off_by_the_length_limit_is_incomplete(stub, style, reply, reason):
+    stub.script(reply)
+    async with client_for(stub, style) as client:
+        result = await _streamed(client, "a poem")
+    assert result.text == "Roses are"
+    assert result.status == "incomplete" and result.incomplete_reason == "max_tokens"
+    assert result.finish_reason == reason  # in the provider's own words
+
+
+async def test_running_out_of_turns_is_incomplete_for_another_reason(stub):
+    stub.script(*[openai_stream(tool_calls=[("echo", {"text": str(n)})]) for n in range(2)])
+    async with client_for(stub, "openai", max_turns=2) as client:
+        result = await _streamed(client, "loop", await tools())
+    assert result.status == "incomplete" and result.incomplete_reason == "max_turns"
+    stub.script(openai_stream("All of it."))
+    async with client_for(stub, "openai") as client:
+        whole = await _streamed(client, "a poem")
+    assert whole.status == "done" and whole.incomplete_reason is None

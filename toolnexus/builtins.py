@@ -266,7 +266,8 @@ class Builtins:
             cwd: the directory to run it in (default: the workspace root).
             timeout: seconds before the command is killed.
         """
-        where = self.workspace.resolve(cwd) if cwd else self.workspace.root
+        # models send "" (or blanks) for "no folder in particular"
+        where = self.workspace.resolve(cwd) if cwd and cwd.strip() else self.workspace.root
         # Its own process group, killed whole when the command ends, times out or the run
         # is cancelled: nothing it started in the background outlives the call.
         process = await asyncio.create_subprocess_exec(

@@ -30,8 +30,15 @@ class RunResult:
     model: str = ""
     status: str = "done"  # "done" | "pending" | "incomplete"
     pending: dict[str, Any] | None = None
-    finish_reason: str | None = None
+    finish_reason: str | None = None  # the last model call's, in the provider's words
+    # why an "incomplete" run stopped: MAX_TURNS (tools kept being called) or MAX_TOKENS
+    # (the final answer was cut off by the length limit)
+    incomplete_reason: str | None = None
     data: Any = None  # with a schema: the answer's JSON, parsed and checked
+
+
+MAX_TURNS = "max_turns"
+MAX_TOKENS = "max_tokens"
 
 
 # The events the loop yields: plain dicts whose keys each of these declares.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import sys
+import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -32,10 +33,13 @@ def public_functions(path: Path) -> list[Callable[..., Any]]:
     for name, value in vars(module).items():
         if name.startswith("_") or not inspect.isfunction(value):
             continue
-        if value.__module__ != module.__name__:
-            continue  # imported from elsewhere, not defined in this file
-        if not value.__annotations__:
-            continue  # untyped helpers stay private
+        if value.__module__ != module.__name__ or value.__name__ == "<lambda>":
+            continue  # imported from elsewhere, or a lambda (which cannot have hints)
+        if not value.__annotations__:  # without hints there is no schema to offer
+            warnings.warn(f"{path}: {name}() has no type hints, so it is not a tool "
+                          f"(annotate its parameters, or name it _{name} to keep it private)",
+                          stacklevel=2)
+            continue
         found.append(value)
     return found
 

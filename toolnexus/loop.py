@@ -18,6 +18,8 @@ from .content import Prompt, user_content, with_attachments
 from .control import RunControl
 from .errors import ToolnexusError
 from .events import (
+    MAX_TOKENS,
+    MAX_TURNS,
     Event,
     RunResult,
     add_usage,
@@ -107,7 +109,7 @@ async def agent_loop(
                     yield event
         while result.status != "pending":
             if result.turns >= settings.max_turns:
-                result.status = "incomplete"
+                result.status, result.incomplete_reason = "incomplete", MAX_TURNS
                 break
             result.turns += 1
             async with contextlib.aclosing(run.model_turn(stream)) as events:
@@ -116,12 +118,15 @@ async def agent_loop(
             calls = [_parse_call(c) for c in messages[-1].get("tool_calls") or []]
             if not calls:
                 result.text = text_of(messages[-1].get("content"))
-                if options.schema is not None:
+                if result.finish_reason in settings.wire.cut_off_reasons:
+                    result.status, result.incomplete_reason = "incomplete", MAX_TOKENS
+                elif options.schema is not None:  # a cut-off answer is no JSON to read
                     result.data = options.schema.read(result.text)
                 break
             async with contextlib.aclosing(run.tool_turn(calls)) as events:
                 async for event in events:
                     yield event
+            run.stop_on_repeated_failure(calls)
         yield done_event(result)
     except ToolnexusError as exc:
         if run.assembler is not None:
@@ -149,6 +154,20 @@ class _Run:
             if part
         ) or None
         self.assembler: StreamAssembler | None = None  # the stream being read
+        self.failed_before: set[tuple[str, str]] = set()  # the last tool turn's failed calls
+
+    def stop_on_repeated_failure(self, calls: list[_Call]) -> None:
+        """End the run when the model makes a call that just failed again, with the same
+        arguments: it would only loop until max_turns, the same error each time."""
+        results = self.messages[-len(calls):]
+        failed = {_call_key(call) for call, message in zip(calls, results, strict=True)
+                  if message.get("is_error")}
+        repeated = failed & self.failed_before
+        self.failed_before = failed
+        if repeated:
+            name = min(repeated)[0]
+            raise ToolnexusError(f"the model repeated a failing call to {name} (same "
+                                 "arguments, it failed again); stopping")
 
     async def model_turn(self, stream: bool) -> AsyncIterator[dict[str, Any]]:
         settings, hooks, turn = self.settings, self.settings.hooks, self.result.turns
@@ -317,6 +336,10 @@ def _parse_call(call: dict[str, Any]) -> _Call:
         return _Call(call["id"], name, args,
                      f"error: the arguments for {name!r} must be a JSON object, got: {raw[:500]}")
     return _Call(call["id"], name, args)
+
+
+def _call_key(call: _Call) -> tuple[str, str]:
+    return call.name, json.dumps(call.args, sort_keys=True, default=str)
 
 
 def _result_event(call: _Call, outcome: ToolResult) -> dict[str, Any]:

@@ -61,6 +61,9 @@ class Tool:
         return inspect.iscoroutinefunction(self.fn)
 
     async def call(self, args: dict[str, Any], context: ToolContext) -> ToolResult:
+        problem = self.argument_problem(args)
+        if problem:
+            return ToolResult(f"error: {problem}", is_error=True)
         kwargs = dict(args)
         for name in self.optional_params:
             kwargs.setdefault(name, None)
@@ -73,6 +76,33 @@ class Tool:
             if inspect.isawaitable(value):
                 value = await value
         return to_result(value)
+
+    def argument_problem(self, args: dict[str, Any]) -> str | None:
+        """Why the function cannot take `args` (an argument it has no parameter for, a
+        required one missing), in words the model can act on; None if it can."""
+        try:
+            signature = inspect.signature(self.fn)
+        except (TypeError, ValueError):  # a builtin without a signature: let it judge
+            return None
+        params = signature.parameters
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+            return None  # takes anything (an MCP tool checks on its server)
+        offered = [name for name in self.input_schema.get("properties", {})
+                   if name != self.context_param]
+        takes = ", ".join(offered) or "none"
+        unknown = [name for name in args if name not in params or name == self.context_param]
+        if unknown:
+            names = ", ".join(repr(name) for name in unknown)
+            return (f"{self.name} has no parameter {names}; its parameters are: {takes}")
+        missing = [p.name for p in params.values()
+                   if p.default is inspect.Parameter.empty and p.name not in args
+                   and p.name != self.context_param and p.name not in self.optional_params
+                   and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                  inspect.Parameter.KEYWORD_ONLY)]
+        if missing:
+            names = ", ".join(repr(name) for name in missing)
+            return f"{self.name} needs {names}; its parameters are: {takes}"
+        return None
 
 
 def to_result(value: Any) -> ToolResult:

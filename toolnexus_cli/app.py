@@ -180,12 +180,18 @@ app.add_typer(keys_app, name="keys")
 
 
 @keys_app.command("set")
-def keys_set(name: Annotated[str, typer.Argument(help="Provider name, e.g. openai.")]) -> None:
+def keys_set(name: Annotated[str, typer.Argument(help="Provider name, e.g. openai.")],
+             config: ConfigOpt = None) -> None:
     """Store a key for a provider (asked for without echo)."""
     import getpass
 
+    from .config import check_provider
     from .keys import load_keys, write_keys
 
+    try:
+        check_provider(load_config(config), name)
+    except UsageError as exc:
+        fail_usage(exc)
     value = getpass.getpass(f"API key for {name}: ").strip()
     if not value:
         fail_usage(UsageError("no key given; nothing stored"))
@@ -275,11 +281,15 @@ def _threads(config: str | None, action: object) -> None:
 @threads_app.command("list")
 def threads_list(as_json: JsonOpt = False, limit: Annotated[int | None, typer.Option(
         "--limit", "-n", help="Show at most this many.")] = None,
+        everything: Annotated[bool, typer.Option(
+            "--all", "-a", help="Also the threads that hold only failed or undone turns.")]
+        = False,
         config: ConfigOpt = None) -> None:
-    """Threads, newest first."""
+    """Threads, newest first, with the messages each holds now."""
     from .threads import list_threads
 
-    _threads(config, lambda store: list_threads(store, as_json=as_json, limit=limit))
+    _threads(config, lambda store: list_threads(store, as_json=as_json, limit=limit,
+                                                everything=everything))
 
 
 @threads_app.command("show")
@@ -290,13 +300,39 @@ def threads_show(thread: ThreadArg, as_json: JsonOpt = False, config: ConfigOpt 
     _threads(config, lambda store: show(store, thread, as_json=as_json))
 
 
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")]
+
+
 @threads_app.command("rm")
-def threads_rm(thread: ThreadArg, yes: Annotated[bool, typer.Option(
-        "--yes", "-y", help="Do not ask.")] = False, config: ConfigOpt = None) -> None:
-    """Delete a thread (asks first unless --yes)."""
+def threads_rm(threads: Annotated[list[str], typer.Argument(help="Thread ids.")],
+               yes: YesOpt = False, config: ConfigOpt = None) -> None:
+    """Delete threads (asks first unless --yes)."""
     from .threads import remove
 
-    _threads(config, lambda store: remove(store, thread, confirmed=yes))
+    _threads(config, lambda store: remove(store, threads, confirmed=yes))
+
+
+@threads_app.command("prune")
+def threads_prune(
+    failed: Annotated[bool, typer.Option(
+        "--failed", help="Threads that hold only failed turns (nothing was answered).")]
+    = False,
+    older_than: Annotated[str | None, typer.Option(
+        "--older-than", help="Only those last saved longer ago than this: 30d, 12h, 2w.")]
+    = None,
+    yes: YesOpt = False, config: ConfigOpt = None,
+) -> None:
+    """Delete threads nobody needs: with --failed, those holding only failed turns."""
+    from .threads import parse_age, prune
+
+    if not failed:
+        fail_usage(UsageError("say what to prune: --failed (threads holding only failed "
+                              "turns)"))
+    try:
+        age = parse_age(older_than) if older_than else 0.0
+    except UsageError as exc:
+        fail_usage(exc)
+    _threads(config, lambda store: prune(store, older_than=age, confirmed=yes))
 
 
 @threads_app.command("rename")

@@ -101,6 +101,17 @@ class Config:
         return merged
 
 
+def check_provider(config: Config, name: str) -> None:
+    """A UsageError naming the providers unless `name` is one (built in or configured)."""
+    known = list(config.providers())
+    if name in known:
+        return
+    near = difflib.get_close_matches(name, known, n=1, cutoff=0.5)
+    hint = f"did you mean {near[0]!r}? " if near else ""
+    raise UsageError(f"unknown provider {name!r}: {hint}known providers are {', '.join(known)} "
+                     f"(add one as [providers.NAME] in {config.path})")
+
+
 def load_config(flag: str | None = None) -> Config:
     path = config_path(flag)
     if not path.exists():
@@ -150,6 +161,31 @@ def _validate(path: Path, text: str, data: dict[str, Any], schema: dict[str, Any
         elif not isinstance(value, expected):
             raise UsageError(
                 f"{_where(path, text, key, prefix)}: '{dotted}' must be a {_type_name(expected)}")
+        else:
+            _check_choice(path, text, key, prefix, value)
+
+
+def _choices(prefix: str, key: str) -> list[str] | None:
+    """The values a setting may take, for the enumerated ones (None: any value)."""
+    if prefix == "ui." and key == "code_theme":
+        from pygments.styles import get_all_styles
+
+        return sorted(get_all_styles())
+    if prefix.startswith("providers.") and key == "style":
+        from toolnexus.wire import STYLES
+
+        return list(STYLES)
+    return None
+
+
+def _check_choice(path: Path, text: str, key: str, prefix: str, value: Any) -> None:
+    choices = _choices(prefix, key)
+    if choices is None or value in choices:
+        return
+    near = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.5)
+    fix = f"did you mean {near[0]!r}?" if near else f"use one of {', '.join(choices)}"
+    raise UsageError(f"{_where(path, text, key, prefix)}: '{prefix}{key}' = {value!r} is not "
+                     f"a known value: {fix}")
 
 
 def _validate_rules(path: Path, text: str, rules: Any, dotted: str) -> None:

@@ -13,12 +13,13 @@ import time
 
 from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.live import Live
-from rich.markdown import Markdown
 from rich.segment import Segment
 from rich.spinner import Spinner
 from rich.text import Text
 
 from toolnexus.visible import visible
+
+from .chat_markdown import ChatMarkdown
 
 
 class MarkdownStream:
@@ -97,11 +98,12 @@ class MarkdownStream:
             self._scan = pos
 
     def _print_markdown(self, text: str) -> None:
-        self._live.console.print(self._block(text.strip("\n")))
+        # not cropped: a code line wider than the terminal stays one line (see ChatMarkdown)
+        self._live.console.print(self._block(text.strip("\n")), crop=False)
         self._gap = True
 
     def _block(self, text: str) -> _Block:
-        return _Block(Markdown(text, code_theme=self.code_theme), self._gap)
+        return _Block(ChatMarkdown(text, code_theme=self.code_theme), self._gap)
 
     def _flush_reasoning(self) -> None:
         if self.reasoning:
@@ -117,7 +119,7 @@ class _Block:
     exactly one blank line between two blocks. (Rendered alone, a paragraph has no blank
     line before it and a list or quote has one.)"""
 
-    def __init__(self, markdown: Markdown, gap: bool) -> None:
+    def __init__(self, markdown: ChatMarkdown, gap: bool) -> None:
         self.markdown, self.gap = markdown, gap
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:

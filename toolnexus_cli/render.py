@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 import sys
 import time
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 from toolnexus import RunResult
+from toolnexus.events import MAX_TOKENS, Usage
 from toolnexus.visible import visible
 
 RESULT_PREVIEW_LINES = 8
@@ -27,7 +29,11 @@ def error_line(exc: BaseException) -> str:
 
 
 def unfinished_note(result: RunResult) -> str | None:
-    """What to tell the user when a run ended without a final answer."""
+    """What to tell the user when a run ended without a (whole) final answer."""
+    if result.incomplete_reason == MAX_TOKENS:
+        return (f"note: the answer was cut off at max_tokens (finish reason "
+                f"{result.finish_reason!r}); ask it to go on, or raise max_tokens in the "
+                "model's request_params")
     if result.status == "incomplete":
         return (f"note: stopped after {result.turns} model calls without a final answer "
                 "(the tools kept being called); ask again to let it go on")
@@ -36,15 +42,85 @@ def unfinished_note(result: RunResult) -> str | None:
     return None
 
 
-def footer_text(result: RunResult, seconds: float, thread: str | None) -> str:
-    usage = result.usage
-    completion = usage.get("completion_tokens", 0)
-    parts = [result.model, f"{usage.get('total_tokens', 0)} tokens", f"{seconds:.1f} s"]
-    if completion and seconds > 0:
-        parts.append(f"{completion / seconds:.0f} tok/s")
-    if thread:
-        parts.append(f"thread {thread}")
+def result_json(result: RunResult, thread: str) -> dict[str, Any]:
+    """The one JSON object `ask --json` prints for a finished run."""
+    body = {"text": result.text, "thread": thread, "model": result.model,
+            "status": result.status, "finish_reason": result.finish_reason,
+            "usage": result.usage, "tool_calls": result.tool_calls}
+    if result.incomplete_reason:
+        body["incomplete_reason"] = result.incomplete_reason
+    if result.data is not None:  # asked for with a schema
+        body["data"] = result.data
+    return body
+
+
+@dataclass
+class Figures:
+    """What the footer says of one run, from the usage snapshots the loop sent (each is
+    the run's running total, one after each model call)."""
+
+    model: str
+    context_tokens: int  # the last call's prompt: what the context holds now
+    completion_tokens: int  # summed over every call of the run
+    seconds: float
+    generating_seconds: float | None  # from the first token on; None if none came
+    cut_off: bool = False
+    thread: str | None = None
+
+    @property
+    def tokens_per_second(self) -> float | None:
+        if not self.completion_tokens or not self.generating_seconds:
+            return None
+        return self.completion_tokens / self.generating_seconds
+
+
+def run_figures(result: RunResult, snapshots: list[Usage], *, seconds: float,
+                generating_seconds: float | None, thread: str | None) -> Figures:
+    """The footer's figures. The prompt tokens of every call are NOT summed: each call
+    sends the whole context again, so the sum counts it once per tool round."""
+    totals = [0, *(snapshot.get("prompt_tokens", 0) for snapshot in snapshots)]
+    per_call = [after - before for before, after in zip(totals, totals[1:], strict=False)]
+    reported = [tokens for tokens in per_call if tokens > 0]  # a call may report none
+    context = reported[-1] if reported else result.usage.get("prompt_tokens", 0)
+    return Figures(model=result.model, context_tokens=context,
+                   completion_tokens=result.usage.get("completion_tokens", 0),
+                   seconds=seconds, generating_seconds=generating_seconds,
+                   cut_off=result.incomplete_reason == MAX_TOKENS, thread=thread)
+
+
+def footer_text(figures: Figures) -> str:
+    parts = [figures.model, f"{figures.context_tokens} prompt tokens",
+             f"{figures.completion_tokens} completion tokens", f"{figures.seconds:.1f} s"]
+    rate = figures.tokens_per_second
+    if rate is not None:
+        parts.append(f"{rate:.0f} tok/s")
+    if figures.thread:
+        parts.append(f"thread {figures.thread}")
+    if figures.cut_off:
+        parts.append("cut off at max_tokens")
     return " · ".join(parts)
+
+
+class Meter:
+    """Clocks and usage snapshots of one run, as its events pass, for the footer."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.first_token: float | None = None
+        self.snapshots: list[Usage] = []
+
+    def see(self, event: dict[str, Any]) -> None:
+        kind = event["type"]
+        if kind in ("text", "reasoning") and self.first_token is None and event["delta"]:
+            self.first_token = time.monotonic()
+        elif kind == "usage":
+            self.snapshots.append(event["usage"])
+
+    def footer(self, result: RunResult, thread: str | None) -> str:
+        now = time.monotonic()
+        generating = now - self.first_token if self.first_token is not None else None
+        return footer_text(run_figures(result, self.snapshots, seconds=now - self.started,
+                                       generating_seconds=generating, thread=thread))
 
 
 def format_args(args: Any) -> str:
@@ -69,9 +145,10 @@ class PlainRenderer:
         self.ended_with_newline = True
         self.err_at_line_start = True
         self.wrote = False
-        self.started = time.monotonic()
+        self.meter = Meter()
 
     def event(self, event: dict[str, Any]) -> None:
+        self.meter.see(event)
         kind = event["type"]
         if kind == "text":
             delta = event["delta"]
@@ -116,8 +193,7 @@ class PlainRenderer:
     def finish(self, result: RunResult, thread: str | None) -> None:
         self.end_answer()
         if self.verbose:
-            seconds = time.monotonic() - self.started
-            self._err_line(footer_text(result, seconds, thread))
+            self._err_line(self.meter.footer(result, thread))
             self.err.flush()
 
     def error(self, exc: BaseException) -> None:
@@ -133,13 +209,12 @@ class TerminalRenderer:
         self.console = console
         self.ui = ui
         self.stream: Any = None
-        self.started = time.monotonic()
+        self.meter = Meter()
 
     def _live(self) -> Any:
         if self.stream is None:
             from .markdown_stream import MarkdownStream
 
-            self.started = time.monotonic()
             self.stream = MarkdownStream(self.console, code_theme=self.ui["code_theme"],
                                          show_reasoning=self.ui["show_reasoning"])
         return self.stream
@@ -148,6 +223,7 @@ class TerminalRenderer:
         self._live()
 
     def event(self, event: dict[str, Any]) -> None:
+        self.meter.see(event)
         kind = event["type"]
         stream = self._live()
         if kind == "text":
@@ -182,8 +258,7 @@ class TerminalRenderer:
         if self.ui["footer"]:
             from rich.text import Text
 
-            seconds = time.monotonic() - self.started
-            footer = footer_text(result, seconds, thread)
+            footer = self.meter.footer(result, thread)
             self.console.print(Text(visible(footer), style="dim"))
 
     def error(self, exc: BaseException) -> None:

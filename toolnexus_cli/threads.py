@@ -7,16 +7,22 @@ sequence acts on it); a pipe or file gets the exact text.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime
 import json
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from toolnexus import ToolnexusError
+from toolnexus.marks import DROPPED_KEY, FAILED
+from toolnexus.stores import ThreadInfo
+from toolnexus.stores._threads import MARK
 from toolnexus.visible import visible
 
 from .config import Config
+from .errors import UsageError
 from .session import open_store
 from .transcript import to_markdown
 
@@ -55,8 +61,29 @@ def _missing(thread: str) -> int:
     return EXIT_NOT_FOUND
 
 
-async def list_threads(store: Any, *, as_json: bool, limit: int | None) -> int:
-    infos = await store.list_threads(limit=limit)
+async def holding(store: Any, *, everything: bool = False, limit: int | None = None
+                  ) -> list[ThreadInfo]:
+    """The threads newest first, each with `message_count` what it holds now (its
+    unmarked messages). A thread that holds none (only failed or undone turns) is left
+    out unless `everything`."""
+    shown: list[ThreadInfo] = []
+    for info in await store.list_threads():
+        if limit is not None and len(shown) >= limit:
+            break
+        if info.holds or everything:
+            shown.append(dataclasses.replace(info, message_count=info.holds))
+    return shown
+
+
+async def latest_holding(store: Any) -> str | None:
+    """The newest thread that holds a turn (what `--continue` continues), or None."""
+    found = await holding(store, limit=1)
+    return found[0].id if found else None
+
+
+async def list_threads(store: Any, *, as_json: bool, limit: int | None,
+                       everything: bool = False) -> int:
+    infos = await holding(store, everything=everything, limit=limit)
     if as_json:
         _print(json.dumps([info.as_dict() for info in infos], ensure_ascii=False))
         return 0
@@ -78,28 +105,66 @@ async def show(store: Any, thread: str, *, as_json: bool) -> int:
         _print(json.dumps(messages, ensure_ascii=False, indent=2))
     elif sys.stdout.isatty():
         from rich.console import Console
-        from rich.markdown import Markdown
 
-        Console().print(Markdown(visible(to_markdown(messages))))
+        from .chat_markdown import ChatMarkdown
+
+        Console().print(ChatMarkdown(visible(to_markdown(messages))), crop=False)
     else:
         sys.stdout.write(to_markdown(messages))
     return 0
 
 
-async def remove(store: Any, thread: str, *, confirmed: bool) -> int:
-    info = await store.info(thread)
-    if info is None:
-        return _missing(thread)
+async def remove(store: Any, threads: list[str], *, confirmed: bool) -> int:
+    """Delete every thread named (asking once first); none if one of them is missing."""
+    infos = [await store.info(thread) for thread in threads]
+    for thread, info in zip(threads, infos, strict=True):
+        if info is None:
+            return _missing(thread)
+    return await _delete(store, [info for info in infos if info], confirmed=confirmed)
+
+
+async def prune(store: Any, *, older_than: float, confirmed: bool) -> int:
+    """Delete the threads that hold only failed turns and were last saved over
+    `older_than` seconds ago."""
+    cutoff = time.time() - older_than
+    stale = []
+    for info in await holding(store, everything=True):
+        if info.message_count == 0 and info.updated <= cutoff:
+            messages = await store.get(info.id) or []
+            if any(m.get(DROPPED_KEY) == FAILED for m in messages):
+                stale.append(info)
+    if not stale:
+        print("no thread holds only failed turns" + (" that old" if older_than else ""))
+        return 0
+    return await _delete(store, stale, confirmed=confirmed)
+
+
+async def _delete(store: Any, infos: list[ThreadInfo], *, confirmed: bool) -> int:
+    def named(info: ThreadInfo) -> str:
+        return f"{info.id} ({info.title or 'untitled'})"
+
     if not confirmed:
         import typer
 
-        if not typer.confirm(visible(f"delete thread {thread} ({info.title or 'untitled'}, "
-                                     f"{info.message_count} messages)?")):
-            print("kept it")
+        which = ", ".join(named(info) for info in infos)
+        count = "thread" if len(infos) == 1 else f"{len(infos)} threads"
+        if not typer.confirm(visible(f"delete {count}: {which}?")):
+            print("kept them" if len(infos) > 1 else "kept it")
             return 0
-    await store.delete(thread)
-    print(f"deleted thread {thread}")
+    for info in infos:
+        await store.delete(info.id)
+        _print(f"deleted thread {named(info)}")
     return 0
+
+
+def parse_age(text: str) -> float:
+    """Seconds in an age like 30d, 12h, 2w or 45m."""
+    units = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+    number, unit = text[:-1], text[-1:].lower()
+    if unit not in units or not number.isdigit():
+        raise UsageError(f"--older-than {text!r}: give a number and a unit, e.g. 30d "
+                         "(m minutes, h hours, d days, w weeks)")
+    return int(number) * units[unit]
 
 
 async def rename(store: Any, thread: str, title: str) -> int:
@@ -125,5 +190,22 @@ async def search(store: Any, text: str) -> int:
     if not hits:
         _print(f"no thread mentions {text!r}")
     for info, snippet in hits:
-        _print(f"{info.id:<12} {info.title or ''}\n    {snippet}")
+        _print(f"{info.id:<12} {info.title or ''}")
+        _print_snippet(snippet)
     return 0
+
+
+def _print_snippet(snippet: str) -> None:
+    """A search snippet as plain text: its matches (which the store wraps in MARK) are
+    bold on a terminal, unmarked in a pipe."""
+    pieces = snippet.split(MARK)  # odd pieces are the matches
+    if not sys.stdout.isatty():
+        _print("    " + "".join(pieces))
+        return
+    from rich.console import Console
+    from rich.text import Text
+
+    line = Text("    ")
+    for index, piece in enumerate(pieces):
+        line.append(visible(piece), style="bold" if index % 2 else "")
+    Console(highlight=False).print(line)

@@ -14,8 +14,7 @@ def to_markdown(messages: list[dict[str, Any]]) -> str:
     parts = []
     for message in messages:
         role = message.get("role", "")
-        content = message.get("content")
-        body = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+        body = _content_text(message.get("content"))
         if message.get("interrupted"):
             body = f"{body}\n\n*(interrupted)*"
         if message.get(DROPPED_KEY):  # kept in the thread (undone, retried, failed), not sent
@@ -25,3 +24,22 @@ def to_markdown(messages: list[dict[str, Any]]) -> str:
             body = f"{body or ''}\n\n`{fn.get('name')}({fn.get('arguments')})`".strip()
         parts.append(f"## {_HEADINGS.get(role, role)}\n\n{body or ''}".rstrip())
     return "\n\n".join(parts) + "\n"
+
+
+def _content_text(content: Any) -> str:
+    """A message's content as Markdown: a tool-call turn has none (its calls are shown
+    instead), attachments are named, never dumped."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return json.dumps(content, ensure_ascii=False)
+    shown = []
+    for part in content:
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "text":
+            shown.append(str(part.get("text", "")))
+        else:
+            shown.append(f"*({kind or 'part'})*")
+    return "\n\n".join(shown)

@@ -65,6 +65,12 @@ class ThreadInfo:
     updated: float
     message_count: int
     usage: dict[str, int] = field(default_factory=dict)
+    held_count: int | None = None  # the messages it holds now (unmarked); None: all of them
+
+    @property
+    def holds(self) -> int:
+        """How many messages the thread holds now: what the model is sent."""
+        return self.message_count if self.held_count is None else self.held_count
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (for `threads list --json` and the like)."""

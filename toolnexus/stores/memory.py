@@ -5,6 +5,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..marks import is_sent
 from ._threads import (
     add_usage,
     clean_title,
@@ -180,4 +181,5 @@ class MemoryStore:
 
 def _info(id: str, thread: _Thread) -> ThreadInfo:
     return ThreadInfo(id, thread.title, thread.model, thread.created, thread.updated,
-                      len(thread.messages), dict(thread.usage))
+                      len(thread.messages), dict(thread.usage),
+                      sum(map(is_sent, thread.messages)))

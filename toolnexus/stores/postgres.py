@@ -52,6 +52,11 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             GENERATED ALWAYS AS (to_tsvector('simple', text)) STORED""",
         "CREATE INDEX toolnexus_messages_words ON {s}toolnexus_messages USING GIN (words)",
     ]),
+    # See the SQLite store's migration 3.
+    (3, "held message count", [
+        "ALTER TABLE {s}toolnexus_threads ADD COLUMN held_count INTEGER NOT NULL DEFAULT 0",
+        "UPDATE {s}toolnexus_threads SET held_count = message_count",
+    ]),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
@@ -218,4 +223,4 @@ class PostgresStore(SQLStore):
             FROM best JOIN {self.threads_table} t ON t.id = best.thread_id, q
             ORDER BY t.version DESC LIMIT %s""",
             (tsquery(terms), options, None if limit is None else max(limit, 0))).fetchall()
-        return [(tuple(row[:7]), row[7]) for row in rows]
+        return [(tuple(row[:-1]), row[-1]) for row in rows]

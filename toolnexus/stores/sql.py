@@ -20,6 +20,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from ..marks import is_sent
 from ._threads import (
     add_usage,
     clean_title,
@@ -37,7 +38,7 @@ from .planner import Versions
 T = TypeVar("T")
 Conn = Any
 Message = dict[str, Any]
-INFO_COLUMNS = "id, title, model, created, updated, message_count, usage"
+INFO_COLUMNS = "id, title, model, created, updated, message_count, usage, held_count"
 
 
 class SQLStore:
@@ -179,8 +180,8 @@ class SQLStore:
     def _save(self, conn: Conn, id: str, messages: list[Message], version: int | None,
               model: str | None, usage: dict[str, int] | None) -> int:
         with self._writing(conn, id):
-            row = self._q(conn, "SELECT version, message_count, title, custom_title, usage "
-                                "FROM {threads} WHERE id = ?", id).fetchone()
+            row = self._q(conn, "SELECT version, message_count, title, custom_title, usage, "
+                                "held_count FROM {threads} WHERE id = ?", id).fetchone()
             plan = self._versions.plan(id, messages, version, (row[0], row[1]) if row else None,
                                        lambda: self._stored(conn, id))
             if plan.kind == "noop":
@@ -203,8 +204,10 @@ class SQLStore:
                 self._q(conn, "UPDATE {threads} SET title = ? WHERE id = ?",
                         title_of(written), id)
             self._insert_messages(conn, id, plan.start, bodies, texts)
-            self._q(conn, "UPDATE {threads} SET message_count = ?, updated = ?, version = ? "
-                          "WHERE id = ?", plan.start + len(bodies), now, new_version, id)
+            kept = row[5] if row is not None and plan.kind == "append" else 0
+            self._q(conn, "UPDATE {threads} SET message_count = ?, held_count = ?, updated = ?, "
+                          "version = ? WHERE id = ?", plan.start + len(bodies),
+                    kept + sum(map(is_sent, written)), now, new_version, id)
             self._annotate(conn, id, model, usage, row[4] if row else "{}")
         self._versions.committed(id, plan, new_version, written)
         return new_version
@@ -334,5 +337,6 @@ class SQLStore:
 
 
 def thread_info(row: tuple[Any, ...]) -> ThreadInfo:
-    id, title, model, created, updated, count, usage = row
-    return ThreadInfo(id, title, model, created, updated, count, json.loads(usage or "{}"))
+    id, title, model, created, updated, count, usage, held = row
+    return ThreadInfo(id, title, model, created, updated, count, json.loads(usage or "{}"),
+                      held)

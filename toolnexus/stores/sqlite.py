@@ -62,6 +62,12 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             text, content='messages', content_rowid='id')""",
         "INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')",  # existing rows
     ]),
+    # How many messages a thread holds now (unmarked: what the model is sent), so listings
+    # need not read every message. Threads saved before marks existed hold all of theirs.
+    (3, "held message count", [
+        "ALTER TABLE threads ADD COLUMN held_count INTEGER NOT NULL DEFAULT 0",
+        "UPDATE threads SET held_count = message_count",
+    ]),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 FILE_MODE = 0o600

@@ -57,6 +57,7 @@ class AnthropicStyle(WireStyle):
     name = "anthropic"
     key_env = "ANTHROPIC_API_KEY"
     preamble_events = frozenset({"message_start", "ping"})
+    cut_off_reasons = frozenset({"max_tokens"})
 
     def endpoint(self, base_url: str) -> str:
         base = base_url.rstrip("/")

@@ -103,6 +103,7 @@ class WireStyle(ABC):
     name: ClassVar[str]
     key_env: ClassVar[str]  # the environment variable that holds this style's API key
     preamble_events: ClassVar[frozenset[str]] = frozenset()  # stream events with no output
+    cut_off_reasons: ClassVar[frozenset[str]] = frozenset()  # finish reasons of a length limit
 
     @abstractmethod
     def endpoint(self, base_url: str) -> str: ...

@@ -47,6 +47,7 @@ EXTRA_CONTENT_KEY = "extra_content"
 class OpenAIStyle(WireStyle):
     name = "openai"
     key_env = "OPENAI_API_KEY"
+    cut_off_reasons = frozenset({"length"})
 
     def endpoint(self, base_url: str) -> str:
         return base_url.rstrip("/") + "/chat/completions"

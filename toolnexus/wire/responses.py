@@ -48,6 +48,7 @@ class ResponsesStyle(WireStyle):
     name = "responses"
     key_env = "OPENAI_API_KEY"
     preamble_events = frozenset({"response.created", "response.in_progress", "response.queued"})
+    cut_off_reasons = frozenset({"max_output_tokens"})
 
     def endpoint(self, base_url: str) -> str:
         return base_url.rstrip("/") + "/responses"
