@@ -19,6 +19,7 @@ import pexpect
 import pyte
 
 from tests.cli_helpers import CLI, ENTRY
+from tests.waiting import WAIT_S
 
 Session = TypeVar("Session", bound="PtySession")
 
@@ -71,7 +72,7 @@ class Terminal:
 class PtySession:
     """One `toolnexus ARGS` process in a pty (`child`), with its Terminal (`term`)."""
 
-    def __init__(self, cli: CLI, *args: str, rows: int, cols: int, timeout: float = 10.0) -> None:
+    def __init__(self, cli: CLI, *args: str, rows: int, cols: int, timeout: float = WAIT_S) -> None:
         self.timeout = timeout
         self.child = spawn(cli, *args, rows=rows, cols=cols, timeout=timeout)
         self.term = Terminal(self.child, rows, cols)
