@@ -30,7 +30,7 @@ __all__ = [
     "Headers", "Recorded", "Reply", "StubProvider",
     "openai_text", "openai_tool_call", "openai_stream",
     "anthropic_text", "anthropic_tool_use", "anthropic_stream",
-    "responses_reply", "responses_stream",
+    "responses_reply", "responses_stream", "openai_models", "anthropic_models",
     "png_bytes", "pdf_bytes", "wav_bytes",
 ]
 
@@ -194,6 +194,7 @@ class StubProvider:
         self.host, self.port = host, port
         self.default: Reply = Reply.error(500, "stub: no scripted reply")
         self.handler: Callable[[Recorded], Reply] | None = None
+        self.models: Reply | None = None  # when set, the answer to every GET .../models
         self.requests: list[Recorded] = []
         self._queue: deque[Reply] = deque()
         self._cond = threading.Condition()
@@ -289,6 +290,9 @@ class StubProvider:
             conn.close()
 
     def _pick(self, request: Recorded) -> Reply:
+        if (self.models is not None and request.method == "GET"
+                and request.path.split("?")[0].endswith("/models")):
+            return self.models
         if self.handler is not None:
             try:
                 return self.handler(request)
@@ -702,6 +706,25 @@ def responses_stream(text: str | None = None,
 
 
 # ----------------------------------------------------------------------------- media
+
+
+# ----------------------------------------------------------------------------- model lists
+
+
+def openai_models(ids: list[str], extra: dict[str, dict] | None = None) -> Reply:
+    """`GET /v1/models` as OpenAI-style servers answer; `extra` maps an id to more keys
+    (OpenRouter's context_length and pricing, llama.cpp's meta...)."""
+    return Reply.json({"object": "list", "data": [
+        {"id": i, "object": "model", "created": 1700000000, "owned_by": "stub",
+         **(extra or {}).get(i, {})} for i in ids]})
+
+
+def anthropic_models(ids: list[str], has_more: bool = False) -> Reply:
+    """Anthropic's `GET /v1/models` page."""
+    data = [{"type": "model", "id": i, "display_name": i, "created_at": "2025-01-01T00:00:00Z"}
+            for i in ids]
+    return Reply.json({"data": data, "has_more": has_more,
+                       "first_id": ids[0] if ids else None, "last_id": ids[-1] if ids else None})
 
 
 def png_bytes(width: int = 2, height: int = 2) -> bytes:

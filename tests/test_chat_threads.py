@@ -23,8 +23,8 @@ from tests.stub_provider import Recorded, Reply, StubProvider, openai_stream
 from toolnexus.stores import SQLiteStore
 from toolnexus_cli import render
 from toolnexus_cli.config import Config
+from toolnexus_cli.options import RunOptions
 from toolnexus_cli.repl import Repl
-from toolnexus_cli.toolbox import ToolFlags, open_toolkit
 from toolnexus_cli.transcript import to_markdown
 
 MODEL = "stub-model"
@@ -60,39 +60,30 @@ class Chat:
     """One `toolnexus chat` session in this process; its screen is `self.screen`."""
 
     def __init__(self, db: Path, thread: str) -> None:
-        self.db, self.thread_flag = db, thread
         self.screen = io.StringIO()
         self.repl = Repl(Config(db.parent / "config.toml", {"store": str(db)}),
-                         thread=thread, continue_last=False, model=None, system=None)
-        self.repl.console = Console(file=self.screen, width=100, highlight=False)
+                         RunOptions(thread=thread),
+                         console=Console(file=self.screen, width=100, highlight=False))
 
     async def __aenter__(self) -> Chat:
-        repl = self.repl
-        repl.toolkit = await open_toolkit(repl.config, ToolFlags())
-        from toolnexus_cli.session import open_store, pick_thread
-
-        repl.store = open_store(repl.config)
-        repl.thread = await pick_thread(repl.store, self.thread_flag, False)
-        repl._connect()
+        await self.repl.session.__aenter__()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await self.repl.client.aclose()
-        await self.repl.store.aclose()
-        await self.repl.toolkit.close()
+        await self.repl.session.__aexit__(*exc)
 
     @property
     def thread(self) -> str:
-        return self.repl.thread
+        return self.repl.session.thread
 
     async def send(self, text: str) -> None:
-        await self.repl._turn(text)
+        await self.repl.turn(text)
 
     async def command(self, text: str) -> None:
         """A slash command as the prompt loop runs it (/retry sends what it returns)."""
-        outcome = await self.repl._command(text, None)
+        outcome = await self.repl.commands.run(text)
         if outcome and outcome != "exit":
-            await self.repl._turn(outcome)
+            await self.repl.turn(outcome)
 
     def said(self) -> str:
         return self.screen.getvalue()

@@ -12,7 +12,7 @@ from tests import cli_helpers
 from tests.cli_helpers import STUB_MODEL
 from tests.stub_provider import Reply, openai_stream
 from toolnexus import MemoryStore
-from toolnexus_cli.threads import latest_holding
+from toolnexus_cli.listing import latest_holding
 
 cli, stub = cli_helpers.cli, cli_helpers.stub  # fixtures
 

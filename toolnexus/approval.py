@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
-import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ._await import maybe_await
 from .builtins import CHANGING
 from .shell import Parsed, matches_as_written, names_program, programs_run, risky
 from .toolkit import Toolkit
@@ -106,9 +106,7 @@ def approval_hook(policy: ApprovalPolicy, toolkit: Toolkit, ask: AskUser,
         if key in remembered:
             return None
         async with turn:
-            answer = ask(name, args)
-            if inspect.isawaitable(answer):
-                answer = await answer
+            answer = await maybe_await(ask(name, args))
         if answer == "always":
             remembered.add(key)
             return None

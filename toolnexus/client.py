@@ -7,17 +7,18 @@ import os
 from collections.abc import AsyncGenerator, Callable
 from typing import TYPE_CHECKING, Any
 
+from ._await import maybe_await
 from .content import Prompt
 from .conversation import Conversation
 from .errors import ProviderError, RunCancelled, ToolnexusError
 from .events import Event, RunResult, add_usage
 from .hooks import Hooks, HookSource
-from .loop import LoopSettings, WaitFor, agent_loop
+from .loop import LoopSettings, agent_loop
 from .marks import mark_failed_turn
 from .options import ErrorHook, Retries, Timeouts, resolve_options
 from .params import check_request_params
 from .stores import ConversationStore, MemoryStore, VersionedStore
-from .suspension import Answer
+from .suspension import Answer, WaitFor
 from .toolkit import Toolkit
 from .transport import Transport, check_endpoint, check_headers
 from .wire import wire_style
@@ -187,9 +188,7 @@ async def _drain(events: AsyncGenerator[Event, None],
     try:
         async for event in events:
             if event["type"] == "text" and on_text is not None:
-                outcome = on_text(event["delta"])
-                if asyncio.iscoroutine(outcome):
-                    await outcome
+                await maybe_await(on_text(event["delta"]))
             elif event["type"] == "done":
                 return event["result"]
     finally:

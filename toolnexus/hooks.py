@@ -12,12 +12,13 @@ async); each payload is the TypedDict of the same name (`BeforeLlm`, ...):
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypedDict
 
 if TYPE_CHECKING:
     from .tools import ToolResult
+
+from ._await import maybe_await
 
 HOOK_NAMES = ("before_llm", "after_llm", "before_tool", "after_tool")
 
@@ -89,7 +90,4 @@ class Hooks:
         fn = self._fns.get(name)
         if fn is None:
             return None
-        outcome = fn(payload)
-        if inspect.isawaitable(outcome):
-            outcome = await outcome
-        return outcome
+        return await maybe_await(fn(payload))

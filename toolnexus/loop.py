@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._await import maybe_await
 from .content import Prompt, user_content, with_attachments
 from .control import RunControl
 from .errors import ToolnexusError
@@ -32,9 +32,9 @@ from .events import (
     usage_event,
 )
 from .hooks import Hooks
-from .marks import sendable
+from .marks import INTERRUPTED_KEY, sendable
 from .schema import OutputSchema
-from .suspension import PENDING_KEY, Answer, Request, declined, pending_request
+from .suspension import PENDING_KEY, Answer, Request, WaitFor, declined, pending_request
 from .toolkit import Toolkit
 from .tools import ToolContext, ToolResult, to_result
 from .transport import Transport
@@ -42,8 +42,6 @@ from .wire import ModelReply, StreamAssembler, WireStyle
 from .wire.base import RequestOptions, check_reasoning
 from .wire.common import text_of
 
-INTERRUPTED_KEY = "interrupted"
-WaitFor = Callable[[Request], Any]  # returns an Answer, or an awaitable of one
 CANCELLED_TOOL_OUTPUT = "error: the run was interrupted before this tool finished"
 
 
@@ -237,7 +235,7 @@ class _Run:
                 req = pending_request(outcomes[index])
                 if req is not None and self.settings.wait_for is not None:
                     yield pending_event(req)
-                    ans = await self.control.race(_maybe_await(self.settings.wait_for(req)))
+                    ans = await self.control.race(maybe_await(self.settings.wait_for(req)))
                     outcomes[index] = await self._settle(call, ctx, req, ans)
         except BaseException:  # interrupted, or a hook failed: stop the other calls
             for ctx in contexts:
@@ -362,10 +360,6 @@ def _finished_or_cancelled(task: asyncio.Future[ToolResult]) -> ToolResult:
     if task.done() and not task.cancelled() and task.exception() is None:
         return task.result()
     return ToolResult(CANCELLED_TOOL_OUTPUT, is_error=True)
-
-
-async def _maybe_await(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
 
 
 def _open_requests(messages: list[dict[str, Any]]) -> list[Request]:

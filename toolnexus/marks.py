@@ -14,6 +14,8 @@ from typing import Any
 Message = dict[str, Any]
 
 DROPPED_KEY = "dropped"
+# On an assistant message cut short by cancel or a deadline (it is kept and sent).
+INTERRUPTED_KEY = "interrupted"
 UNDONE = "undone"  # /undo
 RETRIED = "retried"  # /retry asked the same question again
 FAILED = "failed"  # the turn ended in an error; /retry offers its prompt

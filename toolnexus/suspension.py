@@ -9,12 +9,15 @@ resumed later with `Client.resume(result, answer, toolkit)`.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .tools import ToolResult
 
 Request = dict[str, Any]  # {id, kind, prompt, url?, data?, expiresAt?}
 Answer = dict[str, Any]  # {id, ok, data?, reason?}
+# What answers a suspended tool's request for the loop (sync or async).
+WaitFor = Callable[[Request], Answer | Awaitable[Answer]]
 
 PENDING_KEY = "pending"
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
+from ._await import maybe_await
 from .content import Attachment
 
 # A default the toolkit fills in (`None` means "use the toolkit's").
@@ -72,9 +73,7 @@ class Tool:
         if self.is_async:
             value = await self.fn(**kwargs)
         else:
-            value = await asyncio.to_thread(self.fn, **kwargs)
-            if inspect.isawaitable(value):
-                value = await value
+            value = await maybe_await(await asyncio.to_thread(self.fn, **kwargs))
         return to_result(value)
 
     def argument_problem(self, args: dict[str, Any]) -> str | None:

@@ -4,16 +4,24 @@ from __future__ import annotations
 
 import sys
 import warnings
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from . import __version__
 from .config import load_config
 from .errors import UsageError
-
-if TYPE_CHECKING:
-    from .toolbox import ToolFlags
+from .options import (
+    BuiltinsOpt,
+    ConfigOpt,
+    FunctionsOpt,
+    McpOpt,
+    RootOpt,
+    RunOptions,
+    SkillsOpt,
+    run_options,
+    tool_flags,
+)
 
 app = typer.Typer(
     name="toolnexus",
@@ -22,31 +30,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-
-ConfigOpt = Annotated[str | None, typer.Option("--config", help="Config file to use.",
-                                               envvar="TOOLNEXUS_CONFIG")]
-ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="Model name or alias.")]
-SystemOpt = Annotated[str | None, typer.Option("--system", "-s", help="System prompt.")]
-IdOpt = Annotated[str | None, typer.Option("--id", help="Thread id to continue or start.")]
-ContinueOpt = Annotated[bool, typer.Option("--continue", "-c",
-                                           help="Continue the most recent thread.")]
-FunctionsOpt = Annotated[list[str] | None, typer.Option(
-    "--functions", help="A Python file whose public typed functions become tools (repeatable).")]
-SkillsOpt = Annotated[str | None, typer.Option("--skills", help="A folder of SKILL.md skills.")]
-McpOpt = Annotated[str | None, typer.Option("--mcp", help="An mcp.json of MCP servers.")]
-BuiltinsOpt = Annotated[bool, typer.Option(
-    "--builtins", help="Offer the built-in file, search, shell and web tools.")]
-RootOpt = Annotated[str | None, typer.Option(
-    "--root", help="The folder the built-in tools work in (default: the current one).")]
-
-
-def _tool_flags(functions: list[str] | None, skills: str | None, mcp: str | None,
-                builtins: bool, off: bool = False, root: str | None = None) -> ToolFlags:
-    from .toolbox import ToolFlags
-
-    return ToolFlags(functions=list(functions or []), skills=skills, mcp=mcp,
-                     builtins=builtins, off=off, root=root)
-
 
 def _version(value: bool) -> None:
     if value:
@@ -83,32 +66,17 @@ def fail_run(exc: Exception) -> None:
 
 
 @app.command()
+@run_options
 def ask(
+    run: RunOptions,
     prompt: Annotated[str | None, typer.Argument(help="What to ask.")] = None,
-    thread: IdOpt = None,
-    continue_last: ContinueOpt = False,
-    model: ModelOpt = None,
-    system: SystemOpt = None,
-    base_url: Annotated[str | None, typer.Option("--base-url", help="Endpoint base URL.")] = None,
-    style: Annotated[str | None,
-                     typer.Option("--style", help="openai, anthropic or responses.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object at the end.")]
     = False,
     events: Annotated[bool, typer.Option("--events", help="Print every event as a JSON line.")]
     = False,
-    no_tools: Annotated[bool, typer.Option("--no-tools", help="Offer the model no tools.")]
-    = False,
-    functions: FunctionsOpt = None,
-    skills: SkillsOpt = None,
-    mcp: McpOpt = None,
-    builtins: BuiltinsOpt = False,
-    root: RootOpt = None,
-    yes: Annotated[bool, typer.Option("--yes", "-y",
-                                      help="Approve tool calls that would ask first.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v",
                                           help="In a pipe, show tools and reasoning on stderr.")]
     = False,
-    config: ConfigOpt = None,
 ) -> None:
     """Ask one question and print the answer.
 
@@ -123,13 +91,9 @@ def ask(
         fail_usage(UsageError("use either --json or --events, not both"))
     try:
         text = compose_prompt(prompt, sys.stdin)
-        options = AskOptions(
-            prompt=text, thread=thread, continue_last=continue_last, model=model,
-            system=system, base_url=base_url, style=style, verbose=verbose,
-            output="json" if json_out else "events" if events else "auto",
-            tools=_tool_flags(functions, skills, mcp, builtins, no_tools, root), yes=yes,
-        )
-        code = run_ask(load_config(config), options)
+        options = AskOptions(prompt=text, verbose=verbose, run=run,
+                             output="json" if json_out else "events" if events else "auto")
+        code = run_ask(load_config(run.config), options)
     except UsageError as exc:
         fail_usage(exc)
     except ToolnexusError as exc:
@@ -233,27 +197,21 @@ def main() -> None:
 
 
 @app.command()
-def chat(
-    thread: IdOpt = None,
-    continue_last: ContinueOpt = False,
-    model: ModelOpt = None,
-    system: SystemOpt = None,
-    functions: FunctionsOpt = None,
-    skills: SkillsOpt = None,
-    mcp: McpOpt = None,
-    builtins: BuiltinsOpt = False,
-    root: RootOpt = None,
-    config: ConfigOpt = None,
-) -> None:
+@run_options
+def chat(run: RunOptions) -> None:
     """Open an interactive chat on a thread (a new one unless --id or -c)."""
     from toolnexus import ToolnexusError
 
+    from .errors import NotConfigured
     from .repl import run_chat
 
     try:
-        code = run_chat(load_config(config), thread=thread, continue_last=continue_last,
-                        model=model, system=system,
-                        tool_flags=_tool_flags(functions, skills, mcp, builtins, root=root))
+        try:
+            code = run_chat(load_config(run.config), run)
+        except NotConfigured as missing:  # a first run: set up (on a terminal), then chat
+            from .setup import first_run_setup
+
+            code = run_chat(first_run_setup(run.config, missing), run)
     except UsageError as exc:
         fail_usage(exc)
     except ToolnexusError as exc:
@@ -377,8 +335,40 @@ def tools_cmd(
 
     try:
         code = list_tools(load_config(config),
-                          _tool_flags(functions, skills, mcp, builtins, root=root),
+                          tool_flags(functions, skills, mcp, builtins, root=root),
                           as_json=as_json)
+    except UsageError as exc:
+        fail_usage(exc)
+    raise typer.Exit(code)
+
+
+@app.command("setup")
+def setup_cmd(config: ConfigOpt = None) -> None:
+    """Find a local model server or set up a hosted one; write the config (and key)."""
+    from .setup import setup_command
+
+    try:
+        code = setup_command(config)
+    except UsageError as exc:
+        fail_usage(exc)
+    raise typer.Exit(code)
+
+
+@app.command("models")
+def models_cmd(
+    provider: Annotated[str | None, typer.Option(
+        "--provider", "-p", help="Only this provider.")] = None,
+    as_json: JsonOpt = False,
+    refresh: Annotated[bool, typer.Option(
+        "--refresh", help="Ask the endpoints again, not the cache (kept an hour).")] = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Each configured provider's models, with aliases, context window and prices."""
+    from .models import list_models_command
+
+    try:
+        code = list_models_command(load_config(config), only=provider, as_json=as_json,
+                                   refresh=refresh)
     except UsageError as exc:
         fail_usage(exc)
     raise typer.Exit(code)

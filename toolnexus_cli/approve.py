@@ -4,16 +4,17 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from toolnexus import Answer, Request, make_answer
+from toolnexus.approval import AskUser
+from toolnexus.suspension import WaitFor
 
-from .toolbox import AskUser, describe_call
+from .toolbox import describe_call
 
 YES_NO_ALWAYS = {"y": "yes", "n": "no", "a": "always"}
 YES_NO = {"y": "yes", "n": "no"}
-WaitFor = Callable[[Request], Awaitable[Answer]]
 
 
 def drop_typeahead() -> None:

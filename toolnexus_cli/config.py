@@ -13,12 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import UsageError
+from .errors import NotConfigured, UsageError
 
 APP = "toolnexus"
 RULES = "rules"  # a table of glob pattern -> "allow" | "ask" | "deny"
 RULE_TABLES = ("commands", "paths", "hosts")  # [approval.X]: rules on what a tool touches
-DECISIONS = ("allow", "ask", "deny")
 
 # Every key the file may hold; a value of dict means "a table with these keys",
 # "*" a table of named tables.
@@ -189,6 +188,8 @@ def _check_choice(path: Path, text: str, key: str, prefix: str, value: Any) -> N
 
 
 def _validate_rules(path: Path, text: str, rules: Any, dotted: str) -> None:
+    from toolnexus.approval import DECISIONS
+
     if not isinstance(rules, dict):
         raise UsageError(f"{_where(path, text, dotted)}: '{dotted}' must be a table of "
                          "tool-name patterns, e.g. \"write_file\" = \"ask\"")
@@ -239,15 +240,22 @@ class Target:
 
 
 def resolve_target(config: Config, *, model: str | None = None, base_url: str | None = None,
-                   style: str | None = None, system: str | None = None) -> Target:
+                   style: str | None = None, system: str | None = None,
+                   named_provider: str | None = None) -> Target:
+    """`named_provider` (--provider) is the provider to talk to, whatever the model."""
     env = os.environ
     model = model or env.get("TOOLNEXUS_MODEL") or config.data.get("default_model")
-    base_url = base_url or env.get("TOOLNEXUS_BASE_URL")
-    style = style or env.get("TOOLNEXUS_STYLE")
+    if named_provider is None:  # else the provider's own URL and style beat the variables
+        base_url = base_url or env.get("TOOLNEXUS_BASE_URL")
+        style = style or env.get("TOOLNEXUS_STYLE")
     providers = config.providers()
+    if named_provider is not None and named_provider not in providers:
+        raise UsageError(f"unknown provider '{named_provider}': use one of "
+                         f"{', '.join(providers)} or add [providers.{named_provider}] to "
+                         f"{config.path}")
     entry = _model_entry(config, model) if model else None
     if entry is not None:
-        provider_name = entry.get("provider")
+        provider_name = named_provider or entry.get("provider")
         if provider_name not in providers:
             raise UsageError(
                 f"{config.path}: model '{model}' names provider '{provider_name}', which is not "
@@ -255,6 +263,8 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
         model_name = entry.get("model", model)
         params = dict(entry.get("request_params", {}))
         system = system or entry.get("system")
+    elif named_provider is not None:
+        provider_name, model_name, params = named_provider, model, {}
     elif model and ":" in model and model.split(":", 1)[0] in providers and not base_url:
         provider_name, model_name = model.split(":", 1)
         params = {}
@@ -265,7 +275,7 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
     provider = providers.get(provider_name, {}) if provider_name else {}
     url = base_url or provider.get("base_url")
     if not url:
-        raise UsageError(NOTHING_CONFIGURED)
+        raise NotConfigured(NOTHING_CONFIGURED)
     model_name = model_name or provider.get("default_model")
     if not model_name:
         raise UsageError(

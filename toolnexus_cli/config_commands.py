@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,43 @@ def _flatten(data: dict[str, Any], prefix: str) -> list[tuple[str, Any]]:
 def init(path: Path, *, force: bool = False) -> Path:
     if path.exists() and not force:
         raise UsageError(f"{path} already exists: edit it, or pass --force to overwrite")
+    return write_config(path, EXAMPLE.read_text(encoding="utf-8"))
+
+
+def write_config(path: Path, text: str) -> Path:
+    """Write the whole file at once: an interruption leaves the old one or the new one."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
     return path
+
+
+_FIRST_PROVIDER = re.compile(r"^\[providers\.", re.M)
+_DEFAULT_MODEL = re.compile(r"^default_model = .*$", re.M)
+
+
+def example_with(default_model: str, tables: str) -> str:
+    """The documented example made someone's own: `default_model` set and `tables` (their
+    provider) in the providers section; the example's own providers and models stay, as
+    comments, to show how more are added."""
+    text = EXAMPLE.read_text(encoding="utf-8")
+    cut = _FIRST_PROVIDER.search(text)
+    if cut is None:
+        raise RuntimeError(f"{EXAMPLE} has lost its [providers.*] tables")
+    head = _DEFAULT_MODEL.sub(lambda _: f"default_model = {toml_string(default_model)}",
+                              text[:cut.start()], count=1)
+    examples = "".join(line if not line.strip() or line.startswith("#") else "# " + line
+                       for line in text[cut.start():].splitlines(keepends=True))
+    return f"{head}{tables.rstrip()}\n\n# More examples (not in use):\n{examples}"
+
+
+def toml_string(value: str) -> str:
+    """A TOML basic string (JSON's escapes are TOML's)."""
+    return json.dumps(value)
+
+
+def provider_table(name: str, settings: dict[str, str]) -> str:
+    key = name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else toml_string(name)
+    lines = [f"[providers.{key}]"] + [f"{k} = {toml_string(v)}" for k, v in settings.items()]
+    return "\n".join(lines) + "\n"

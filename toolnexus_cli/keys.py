@@ -92,6 +92,23 @@ def _find_key(target: Target) -> KeyChoice:
     provider = target.provider
     if os.environ.get("TOOLNEXUS_API_KEY"):
         return _from_env("TOOLNEXUS_API_KEY", provider)
+    own = provider_key(target)
+    if own is not None:
+        return own
+    from toolnexus.wire import wire_style
+
+    style_env = wire_style(target.style).key_env
+    for name in (style_env, "OPENROUTER_API_KEY"):
+        if os.environ.get(name):
+            return _from_env(name, provider)
+    return KeyChoice(None, target.api_key_env or style_env, provider)
+
+
+def provider_key(target: Target) -> KeyChoice | None:
+    """The provider's own key: its api_key_cmd, its api_key_env variable or the key stored
+    under its name; None without one. No catch-all variable: listing the models of every
+    provider must not send one provider's key to another."""
+    provider = target.provider
     if target.api_key_cmd:
         value = _run_key_command(target.api_key_cmd, provider or "this provider",
                                  target.api_key_cmd_timeout)
@@ -103,13 +120,7 @@ def _find_key(target: Target) -> KeyChoice:
     if stored:
         return KeyChoice(stored, f"the stored key for {provider}", provider,
                          f"the keys file ({keys_path()}, entry {provider!r})")
-    from toolnexus.wire import wire_style
-
-    style_env = wire_style(target.style).key_env
-    for name in (style_env, "OPENROUTER_API_KEY"):
-        if os.environ.get(name):
-            return _from_env(name, provider)
-    return KeyChoice(None, target.api_key_env or style_env, provider)
+    return None
 
 
 def _from_env(name: str, provider: str | None) -> KeyChoice:

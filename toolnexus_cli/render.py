@@ -24,10 +24,6 @@ def retry_note(event: dict[str, Any]) -> str:
     return f"{event['reason']}, retrying in {event['delay']:.0f} s (attempt {event['attempt']})"
 
 
-def error_line(exc: BaseException) -> str:
-    return f"error: {exc}"
-
-
 def unfinished_note(result: RunResult) -> str | None:
     """What to tell the user when a run ended without a (whole) final answer."""
     if result.incomplete_reason == MAX_TOKENS:
@@ -196,11 +192,6 @@ class PlainRenderer:
             self._err_line(self.meter.footer(result, thread))
             self.err.flush()
 
-    def error(self, exc: BaseException) -> None:
-        self.end_answer()
-        self._err_line(error_line(exc))
-        self.err.flush()
-
 
 class TerminalRenderer:
     """For a terminal: live Markdown, dimmed reasoning, tool panels, a footer."""
@@ -260,9 +251,3 @@ class TerminalRenderer:
 
             footer = self.meter.footer(result, thread)
             self.console.print(Text(visible(footer), style="dim"))
-
-    def error(self, exc: BaseException) -> None:
-        self.end_answer()
-        from rich.text import Text
-
-        self.console.print(Text(visible(error_line(exc)), style="bold red"))

@@ -1,20 +1,202 @@
-"""What `ask` and `chat` share: the store, the client, thread ids."""
+"""One Session: what `ask` and `chat` share. Built from the config and the command's
+options, it owns the toolkit, the thread store, the client, the redactor, who is asked
+about tool calls, Ctrl-C/SIGTERM and the current renderer, and runs one turn at a time."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import dataclasses
 import os
 import secrets
-from typing import Any
+import signal
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from toolnexus import Client, RunTimeout, create_client
+from toolnexus import (
+    Client,
+    RunCancelled,
+    RunResult,
+    RunTimeout,
+    Toolkit,
+    ToolnexusError,
+    create_client,
+)
+from toolnexus.approval import AskUser
+from toolnexus.stores import ThreadStore
+from toolnexus.suspension import WaitFor
+from toolnexus.visible import visible
 
-from .config import Config, Target, data_dir
+from .approve import terminal_asker, terminal_wait_for, wait_for_without_terminal
+from .config import Config, Target, data_dir, resolve_target
 from .errors import UsageError
 from .keys import KeyChoice, check_provider_headers, choose_key
-from .redact import RedactingStore, Redactor
+from .listing import latest_holding
+from .options import RunOptions
+from .redact import EventRedactor, RedactingStore, Redactor
+from .signals import Interrupts
+from .toolbox import make_hooks, open_toolkit, refuse_without_terminal, warn_failed_servers
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
-def open_store(config: Config) -> Any:
+class Output(Protocol):
+    """Where a turn's events go: a renderer, or `ask`'s JSON lines."""
+
+    def event(self, event: dict[str, Any]) -> None: ...
+
+    def end_answer(self) -> None: ...
+
+    def finish(self, result: RunResult, thread: str | None) -> None: ...
+
+
+@dataclass
+class Turn:
+    """How a turn ended: "done" with its result, "cancelled" (Ctrl-C, SIGTERM), or
+    "failed" with the one line that says why (redacted, safe for a terminal)."""
+
+    status: Literal["done", "cancelled", "failed"]
+    output: Output  # the turn's renderer
+    result: RunResult | None = None
+    error: str | None = None
+
+
+class Session:
+    """`async with Session(...)` opens everything, `run_turn` runs one turn on `thread`.
+    `output` makes each turn's renderer; `console` is where tool calls are asked about
+    (None: nobody can be asked, and --yes decides)."""
+
+    def __init__(self, config: Config, options: RunOptions, *,
+                 output: Callable[[Session], Output], console: Console | None = None) -> None:
+        self.config = config
+        self.options = options
+        self.target = self._resolve(options)  # config errors before anything opens
+        self.console = console
+        self.interrupts = Interrupts()
+        self.renderer: Output | None = None
+        self.redact = Redactor()
+        self.thread = ""
+        self.tokens = 0  # in every turn of this session
+        self._output = output
+        self._resources = contextlib.AsyncExitStack()
+
+    def _resolve(self, options: RunOptions) -> Target:
+        return resolve_target(self.config, model=options.model, base_url=options.base_url,
+                              style=options.style, system=options.system,
+                              named_provider=options.provider)
+
+    def run(self, body: Callable[[], Awaitable[int]]) -> int:
+        """Open the session, run `body` (the front end) and close it all: the exit code.
+        SIGTERM or SIGHUP between turns cancels it, ending with 128 + the signal."""
+        return asyncio.run(self._run(body))
+
+    async def _run(self, body: Callable[[], Awaitable[int]]) -> int:
+        try:
+            async with self:
+                return await body()
+        except asyncio.CancelledError:
+            if self.interrupts.received is None:
+                raise
+            return self.interrupts.exit_code(0)
+
+    async def __aenter__(self) -> Session:
+        self.interrupts.__enter__()
+        try:
+            await self._open(self._resources)
+        except BaseException:
+            await self.__aexit__()
+            raise
+        return self
+
+    async def _open(self, resources: contextlib.AsyncExitStack) -> None:
+        self.toolkit: Toolkit = await open_toolkit(self.config, self.options.tools)
+        resources.push_async_callback(self.toolkit.close)
+        warn_failed_servers(self.toolkit)
+        self.store: ThreadStore = open_store(self.config)
+        resources.push_async_callback(self.store.aclose)
+        self.thread = await pick_thread(self.store, self.options.thread,
+                                        self.options.continue_last)
+        self._connect(self.target)
+        resources.push_async_callback(lambda: self.client.aclose())
+
+    async def __aexit__(self, *exc: object) -> None:
+        try:
+            await self._resources.aclose()
+        finally:
+            self.interrupts.__exit__()
+
+    def _connect(self, target: Target) -> None:
+        yes, console = self.options.yes, self.console
+        asker: AskUser = refuse_without_terminal(yes)
+        wait_for: WaitFor = wait_for_without_terminal(yes)
+        if console is not None and not yes:
+            asker = terminal_asker(console, self.pause_output)
+            wait_for = terminal_wait_for(console, self.pause_output)
+        hooks = make_hooks(self.config, self.toolkit, asker)
+        client, self.key, self.redact = make_client(target, self.store, hooks=hooks,
+                                                    wait_for=wait_for)
+        self.client: Client = client
+        self.target = target
+
+    async def retarget(self, **changes: str | None) -> None:
+        """From the next turn on, talk with changed options (`model=`, `system=`); a
+        UsageError (an unknown model, say) leaves everything as it was."""
+        options = dataclasses.replace(self.options, **changes)
+        previous = self.client
+        self._connect(self._resolve(options))
+        self.options = options
+        await previous.aclose()
+
+    def new_thread(self) -> None:
+        self.thread = new_thread_id()
+        self.tokens = 0
+
+    def pause_output(self) -> None:
+        """Stop live output, so a question about a tool call stands still."""
+        if self.renderer is not None:
+            self.renderer.end_answer()
+
+    async def run_turn(self, prompt: str) -> Turn:
+        """Send `prompt` on the thread and stream the answer to a new renderer; Ctrl-C
+        cancels the turn, not the session."""
+        renderer = self.renderer = self._output(self)
+        cancel = self.interrupts.turn = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGINT, cancel.set)
+        redact_events = EventRedactor(self.redact)
+        try:
+            result = None
+            async for raw in self.client.stream(prompt, self.toolkit, id=self.thread,
+                                                cancel=cancel):
+                for event in redact_events(raw):  # held text comes out before `done`
+                    renderer.event(event)
+                    if event["type"] == "done":
+                        result = event["result"]
+                        self.tokens += result.usage.get("total_tokens", 0)
+                        await record_turn(self.store, self.thread, result)
+            return Turn("done", renderer, result)
+        except RunCancelled:
+            self._show_held(redact_events, renderer)
+            return Turn("cancelled", renderer)
+        except ToolnexusError as exc:
+            self._show_held(redact_events, renderer)
+            line = self.redact.line(f"error: {explain_error(exc, self.key)}")
+            return Turn("failed", renderer, error=visible(line))
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+            self.interrupts.turn = None
+
+    @staticmethod
+    def _show_held(redact_events: EventRedactor, renderer: Output) -> None:
+        """Text held back in case it began a secret is shown when the answer stops."""
+        for event in redact_events.flush():
+            renderer.event(event)
+        renderer.end_answer()
+
+
+def open_store(config: Config) -> ThreadStore:
     """The thread store the config names (TOOLNEXUS_STORE, then `store`): by default an
     SQLite file in the user data directory."""
     from toolnexus.stores import open_store as open_named_store
@@ -23,7 +205,7 @@ def open_store(config: Config) -> Any:
     return open_named_store(data_dir() / "threads.db" if spec == "sqlite" else spec)
 
 
-async def record_turn(store: Any, thread: str, result: Any) -> None:
+async def record_turn(store: ThreadStore, thread: str, result: RunResult) -> None:
     """Note the model and tokens of a finished turn on its thread."""
     await store.record_usage(thread, model=result.model, usage=result.usage)
 
@@ -32,19 +214,19 @@ def new_thread_id() -> str:
     return "t-" + secrets.token_hex(4)
 
 
-async def pick_thread(store: Any, thread: str | None, continue_last: bool) -> str:
+async def pick_thread(store: ThreadStore, thread: str | None, continue_last: bool) -> str:
     if thread and continue_last:
         raise UsageError("use either --id or --continue, not both")
     if continue_last:
-        latest = await store.latest_id()
+        latest = await latest_holding(store)
         if latest is None:
             raise UsageError("no thread to continue yet: ask something first")
         return latest
     return thread or new_thread_id()
 
 
-def make_client(target: Target, store: Any, *, hooks: Any = None, wait_for: Any = None
-                ) -> tuple[Client, KeyChoice, Redactor]:
+def make_client(target: Target, store: ThreadStore, *, hooks: dict[str, Any] | None = None,
+                wait_for: WaitFor | None = None) -> tuple[Client, KeyChoice, Redactor]:
     """The client for `target`, the key it uses (for error hints) and the redactor of
     every secret the run holds."""
     choice = choose_key(target)

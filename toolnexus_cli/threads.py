@@ -7,7 +7,6 @@ sequence acts on it); a pipe or file gets the exact text.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import datetime
 import json
 import sys
@@ -23,6 +22,7 @@ from toolnexus.visible import visible
 
 from .config import Config
 from .errors import UsageError
+from .listing import holding
 from .session import open_store
 from .transcript import to_markdown
 
@@ -59,26 +59,6 @@ def _missing(thread: str) -> int:
     print(visible(f"error: no thread {thread!r} ('toolnexus threads list' shows them)"),
           file=sys.stderr)
     return EXIT_NOT_FOUND
-
-
-async def holding(store: Any, *, everything: bool = False, limit: int | None = None
-                  ) -> list[ThreadInfo]:
-    """The threads newest first, each with `message_count` what it holds now (its
-    unmarked messages). A thread that holds none (only failed or undone turns) is left
-    out unless `everything`."""
-    shown: list[ThreadInfo] = []
-    for info in await store.list_threads():
-        if limit is not None and len(shown) >= limit:
-            break
-        if info.holds or everything:
-            shown.append(dataclasses.replace(info, message_count=info.holds))
-    return shown
-
-
-async def latest_holding(store: Any) -> str | None:
-    """The newest thread that holds a turn (what `--continue` continues), or None."""
-    found = await holding(store, limit=1)
-    return found[0].id if found else None
 
 
 async def list_threads(store: Any, *, as_json: bool, limit: int | None,

@@ -5,28 +5,17 @@ from __future__ import annotations
 import json
 import sys
 import warnings
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from toolnexus import Toolkit, ToolnexusError, create_toolkit
-from toolnexus.approval import ApprovalPolicy, approval_hook
+from toolnexus.approval import ApprovalPolicy, AskUser, approval_hook
 from toolnexus.workspace import Workspace
 
 from .config import Config, config_dir, data_dir, state_dir
 from .errors import UsageError
 from .keys import keys_path
-
-
-@dataclass
-class ToolFlags:
-    functions: list[str] = field(default_factory=list)
-    skills: str | None = None
-    mcp: str | None = None
-    builtins: bool = False
-    off: bool = False  # --no-tools
-    root: str | None = None  # --root: the workspace of the built-in tools
+from .options import ToolFlags
 
 
 async def open_toolkit(config: Config, flags: ToolFlags) -> Toolkit:
@@ -81,9 +70,6 @@ def approval_policy(config: Config) -> ApprovalPolicy:
     rules.pop("paths", None)  # the workspace's
     rules.pop("hosts", None)
     return ApprovalPolicy(rules, commands)
-
-
-AskUser = Callable[[str, Any], Awaitable[str]]
 
 
 def make_hooks(config: Config, toolkit: Toolkit, ask: AskUser) -> dict[str, Any] | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from toolnexus.marks import DROPPED_KEY
+from toolnexus.marks import DROPPED_KEY, INTERRUPTED_KEY
 
 _HEADINGS = {"user": "User", "assistant": "Assistant", "system": "System", "tool": "Tool result"}
 
@@ -15,7 +15,7 @@ def to_markdown(messages: list[dict[str, Any]]) -> str:
     for message in messages:
         role = message.get("role", "")
         body = _content_text(message.get("content"))
-        if message.get("interrupted"):
+        if message.get(INTERRUPTED_KEY):
             body = f"{body}\n\n*(interrupted)*"
         if message.get(DROPPED_KEY):  # kept in the thread (undone, retried, failed), not sent
             body = f"{body or ''}\n\n*({message[DROPPED_KEY]}, not sent)*"

@@ -63,6 +63,10 @@ class AnthropicStyle(WireStyle):
         base = base_url.rstrip("/")
         return base + "/messages" if base.endswith("/v1") else base + "/v1/messages"
 
+    def models_endpoint(self, base_url: str) -> str:
+        base = base_url.rstrip("/")
+        return base + "/models" if base.endswith("/v1") else base + "/v1/models"
+
     def auth_headers(self, api_key: str | None) -> dict[str, str]:
         headers = {"anthropic-version": API_VERSION}
         if api_key:

@@ -108,6 +108,10 @@ class WireStyle(ABC):
     @abstractmethod
     def endpoint(self, base_url: str) -> str: ...
 
+    def models_endpoint(self, base_url: str) -> str:
+        """Where this style lists the models an endpoint serves."""
+        return base_url.rstrip("/") + "/models"
+
     def for_base_url(self, base_url: str) -> WireStyle:
         """The style to use with this endpoint: itself, or a variant for a host that
         speaks a dialect of it (OpenRouter's reasoning option)."""

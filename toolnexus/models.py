@@ -1,0 +1,170 @@
+"""The models an endpoint serves: one `GET .../models`, parsed into ModelInfo.
+
+Servers describe their models in different words; what is known of each is read here, in
+one place: the context window (OpenRouter `context_length`, vLLM `max_model_len`, llama.cpp
+`meta.n_ctx` / `meta.n_ctx_train`, Anthropic `max_input_tokens`...) and the price
+(OpenRouter `pricing`, dollars per token). Anything else, or anything malformed, is left out.
+
+httpx2 is imported when a list is fetched, never at import time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .errors import ProviderError
+from .transport import _new_http_client, check_endpoint, check_headers
+from .wire import WireStyle, wire_style
+
+if TYPE_CHECKING:
+    import httpx2
+
+MAX_LIST_BYTES = 16 * 1024 * 1024  # OpenRouter's list of every model is about 1 MB
+MAX_PAGES = 20  # a server that always says "has_more" is not followed for ever
+MAX_ID_CHARS = 256
+DEFAULT_TIMEOUT_S = 5.0
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """One model as an endpoint lists it. Prices are US dollars per million tokens;
+    None means the endpoint did not say."""
+
+    id: str
+    context_window: int | None = None
+    input_price: float | None = None
+    output_price: float | None = None
+
+
+async def list_models(base_url: str, style: str = "openai", api_key: str | None = None, *,
+                      headers: dict[str, str] | None = None,
+                      http_client: httpx2.AsyncClient | None = None,
+                      timeout: float = DEFAULT_TIMEOUT_S) -> list[ModelInfo]:
+    """The models the endpoint at `base_url` lists, in its order. `timeout` bounds the
+    whole call. Raises ProviderError (one line) when the endpoint cannot be reached,
+    refuses, or answers with something that is not a model list."""
+    wire = wire_style(style)
+    url = wire.models_endpoint(base_url)
+    sent = {**(headers or {}), **wire.auth_headers(api_key)}
+    try:
+        check_endpoint(base_url)
+        check_headers(sent)
+    except ValueError as exc:
+        raise ProviderError(str(exc)) from None
+    client = http_client or _new_http_client()
+    try:
+        async with asyncio.timeout(timeout):
+            return await _all_pages(client, url, sent, wire, timeout)
+    except TimeoutError:
+        raise ProviderError(f"{url} did not answer within {timeout:g} s") from None
+    finally:
+        if http_client is None:
+            await client.aclose()
+
+
+async def _all_pages(client: httpx2.AsyncClient, url: str, headers: dict[str, str],
+                     wire: WireStyle, timeout: float) -> list[ModelInfo]:
+    """Every page: a reply with `has_more` and `last_id` (Anthropic) continues after it."""
+    models: list[ModelInfo] = []
+    params: dict[str, str] = {}
+    for _ in range(MAX_PAGES):
+        data = await _get_json(client, url, headers, params, wire, timeout)
+        models += parse_models(data, url)
+        last = data.get("last_id") if isinstance(data, dict) else None
+        if not (isinstance(data, dict) and data.get("has_more") is True
+                and isinstance(last, str) and last):
+            break
+        params = {"after_id": last}
+    return models
+
+
+async def _get_json(client: httpx2.AsyncClient, url: str, headers: dict[str, str],
+                    params: dict[str, str], wire: WireStyle, timeout: float) -> Any:
+    import httpx2
+
+    try:
+        async with client.stream("GET", url, headers=headers, params=params,
+                                 timeout=httpx2.Timeout(timeout)) as response:
+            body = await _read_limited(response, url)
+            status = response.status_code
+    except httpx2.TimeoutException:
+        raise ProviderError(f"{url} did not answer within {timeout:g} s") from None
+    except httpx2.ConnectError as exc:
+        raise ProviderError(f"could not connect to {url}: {exc or 'refused'}") from None
+    except (httpx2.HTTPError, httpx2.InvalidURL) as exc:
+        raise ProviderError(f"the request to {url} failed: {exc or type(exc).__name__}") from None
+    try:
+        data = json.loads(body)
+    except ValueError:
+        data = None
+    if status >= 300:
+        said = wire.error_message(data) if data is not None else None
+        hint = " (check the API key)" if status in (401, 403) else ""
+        message = f": {str(said)[:300]}" if said else ""
+        raise ProviderError(f"{url} answered HTTP {status}{message}{hint}", status=status,
+                            provider_message=said)
+    if data is None:
+        raise ProviderError(f"the reply from {url} is not JSON: is that a model endpoint?")
+    return data
+
+
+async def _read_limited(response: httpx2.Response, url: str) -> bytes:
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > MAX_LIST_BYTES:
+            raise ProviderError(f"the model list from {url} is over "
+                                f"{MAX_LIST_BYTES // (1024 * 1024)} MB: not read")
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+def parse_models(data: Any, source: str = "the endpoint") -> list[ModelInfo]:
+    """The ModelInfo of each well-formed entry of a `{"data": [...]}` model list. Entries
+    without a usable id are skipped; a reply without the list raises ProviderError."""
+    entries = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        raise ProviderError(f"the reply from {source} is not a model list (no 'data' list)")
+    models = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            continue
+        model_id = entry.get("id")
+        if not isinstance(model_id, str) or not model_id.strip() or len(model_id) > MAX_ID_CHARS:
+            continue
+        pricing = entry.get("pricing") if isinstance(entry.get("pricing"), dict) else {}
+        models.append(ModelInfo(
+            id=model_id, context_window=_context_window(entry),
+            input_price=_per_million(pricing.get("prompt")),
+            output_price=_per_million(pricing.get("completion"))))
+    return models
+
+
+def _context_window(entry: dict[str, Any]) -> int | None:
+    meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
+    top = entry.get("top_provider") if isinstance(entry.get("top_provider"), dict) else {}
+    # llama.cpp: n_ctx is what the server was started with, n_ctx_train the model's own limit.
+    for value in (entry.get("context_length"), entry.get("context_window"),
+                  entry.get("max_model_len"), entry.get("max_input_tokens"),
+                  meta.get("n_ctx"), meta.get("n_ctx_train"), top.get("context_length")):
+        if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 1 << 40:
+            return value
+    return None
+
+
+def _per_million(per_token: Any) -> float | None:
+    """OpenRouter prices a token in dollars, as a string ("0.000003"); -1 means "varies"."""
+    if isinstance(per_token, bool) or not isinstance(per_token, (str, int, float)):
+        return None
+    try:
+        value = float(per_token)
+    except ValueError:
+        return None
+    if not math.isfinite(value) or value < 0:
+        return None
+    return round(value * 1_000_000, 6)

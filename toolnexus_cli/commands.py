@@ -1,0 +1,197 @@
+"""The chat's slash commands, one method each. A command returns None, "exit", or a
+prompt to send (/retry, /edit)."""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from rich.console import Console
+from rich.text import Text
+
+from toolnexus import ToolnexusError
+from toolnexus.marks import RETRIED, UNDONE, is_sent, last_prompt, mark_from, sendable
+from toolnexus.stores import Thread
+from toolnexus.visible import visible
+
+from .errors import UsageError
+from .listing import holding
+from .session import Session
+from .toolbox import approval_policy, tool_rows
+
+COMMANDS = {
+    "/help": "show this list",
+    "/reset": "start a fresh thread with the same settings",
+    "/model": "show or change the model: /model NAME",
+    "/system": "show or change the system prompt: /system TEXT",
+    "/tools": "list the tools the model may call",
+    "/thread": "this thread's id, title and tokens",
+    "/threads": "list recent threads",
+    "/switch": "continue another thread: /switch ID",
+    "/retry": "ask the last question (or the last failed one) again",
+    "/undo": "drop the last exchange (kept in the thread, marked undone)",
+    "/copy": "copy the last answer to the clipboard",
+    "/export": "write this thread as Markdown: /export PATH",
+    "/edit": "write the next message in $EDITOR",
+    "/exit": "leave (Ctrl-D does too)",
+}
+
+
+class Commands:
+    def __init__(self, session: Session, console: Console) -> None:
+        self.session = session
+        self.console = console
+
+    async def run(self, text: str) -> str | None:
+        name, _, arg = text.partition(" ")
+        handler = getattr(self, name[1:], None) if name in COMMANDS else None
+        if handler is None:
+            near = difflib.get_close_matches(name, list(COMMANDS), n=1, cutoff=0.4)
+            hint = f" - did you mean {near[0]}?" if near else " - /help lists them"
+            self.say(f"unknown command {name}{hint}", "yellow")
+            return None
+        return await handler(arg.strip())
+
+    def say(self, message: str, style: str = "dim") -> None:
+        self.console.print(Text(visible(message), style=style))
+
+    async def help(self, arg: str) -> None:
+        for name, text in COMMANDS.items():
+            self.console.print(Text.assemble((f"{name:<9}", "bold"), f" {text}"))
+
+    async def exit(self, arg: str) -> str:
+        return "exit"
+
+    async def reset(self, arg: str) -> None:
+        self.session.new_thread()
+        self.say(f"new thread {self.session.thread}")
+
+    async def model(self, arg: str) -> None:
+        if arg and not await self._retarget(model=arg):
+            return
+        target = self.session.target
+        self.say(f"model: {target.model} ({target.base_url})")
+
+    async def system(self, arg: str) -> None:
+        if arg and not await self._retarget(system=arg):
+            return
+        self.say(f"system: {self.session.target.system or '(none)'}")
+
+    async def _retarget(self, **changes: str) -> bool:
+        try:
+            await self.session.retarget(**changes)
+        except UsageError as exc:
+            self.say(f"error: {exc}", "bold red")
+            return False
+        return True
+
+    async def tools(self, arg: str) -> None:
+        rows = tool_rows(self.session.toolkit, approval_policy(self.session.config))
+        if not rows:
+            self.say("no tools are enabled (--builtins, --functions, --skills, --mcp)")
+        for row in rows:
+            self.console.print(Text.assemble(
+                (f"{row['name']:<24}", "bold"), f" {row['source']:<14} {row['approval']:<6} ",
+                (visible(row["status"] if row["status"] != "ok" else row["description"][:40]),
+                 "dim")))
+
+    async def thread(self, arg: str) -> None:
+        session = self.session
+        kept = await session.store.load(session.thread)
+        messages = sendable(kept)  # what the thread holds now: what the next turn sends
+        title = next((m["content"].splitlines()[0] for m in messages
+                      if m.get("role") == "user" and isinstance(m.get("content"), str)
+                      and m["content"].strip()), "(empty)")
+        dropped = len(kept) - len(messages)
+        extra = f" (and {dropped} undone or failed, not sent)" if dropped else ""
+        self.say(f"thread {session.thread} · {title} · {len(messages)} messages{extra} · "
+                 f"{session.tokens} tokens this session")
+
+    async def threads(self, arg: str) -> None:
+        for info in await holding(self.session.store, limit=20):
+            marker = "*" if info.id == self.session.thread else " "
+            self.console.print(Text(visible(f"{marker} {info.id}  {info.title or ''}"[:120])))
+
+    async def switch(self, arg: str) -> None:
+        if not arg:
+            self.say("usage: /switch ID", "yellow")
+        elif await self.session.store.get(arg) is None:
+            self.say(f"no thread {arg!r}: /threads lists them", "yellow")
+        else:
+            self.session.thread = arg
+            self.say(f"switched to thread {arg}")
+
+    async def _mark_from(self, thread: Thread, start: int, reason: str) -> bool:
+        """Mark the thread's exchange from `start` on (nothing is deleted: `threads show`
+        still shows it); False, said in one line, if another writer changed it meanwhile."""
+        try:
+            await self.session.store.save(self.session.thread, mark_from(thread, start, reason),
+                                          version=thread.version)
+        except ToolnexusError as exc:
+            self.say(f"error: {' '.join(str(exc).split())}", "bold red")
+            return False
+        return True
+
+    async def undo(self, arg: str) -> None:
+        thread = await self.session.store.load(self.session.thread)
+        start = last_prompt(thread)
+        if start is None:
+            self.say("nothing to undo")
+        elif await self._mark_from(thread, start, UNDONE):
+            self.say("dropped the last exchange (kept in the thread, marked undone)")
+
+    async def retry(self, arg: str) -> str | None:
+        """The last question (a failed one too) to send again; a question that was
+        answered is marked retried first, so the new answer takes its place."""
+        thread = await self.session.store.load(self.session.thread)
+        start = last_prompt(thread, failed_too=True)
+        prompt = thread[start].get("content") if start is not None else None
+        if start is None or not isinstance(prompt, str) or not prompt.strip():
+            self.say("nothing to retry")
+            return None
+        if is_sent(thread[start]) and not await self._mark_from(thread, start, RETRIED):
+            return None
+        return prompt
+
+    async def copy(self, arg: str) -> None:
+        messages = sendable(await self.session.store.load(self.session.thread))
+        answer = next((m.get("content") for m in reversed(messages)
+                       if m.get("role") == "assistant" and m.get("content")), None)
+        if answer is None:
+            self.say("no answer to copy yet")
+            return
+        for command in (["wl-copy"], ["xclip", "-selection", "clipboard"], ["xsel", "-ib"],
+                        ["pbcopy"]):
+            if shutil.which(command[0]):
+                subprocess.run(command, input=answer, text=True, check=False)
+                self.say("copied the last answer")
+                return
+        self.say("no clipboard tool found (wl-copy, xclip, xsel or pbcopy)", "yellow")
+
+    async def export(self, arg: str) -> None:
+        if not arg:
+            self.say("usage: /export PATH", "yellow")
+            return
+        from .transcript import to_markdown
+
+        path = Path(arg).expanduser()
+        thread = await self.session.store.get(self.session.thread)
+        path.write_text(to_markdown(thread or []), encoding="utf-8")
+        self.say(f"wrote {path}")
+
+    async def edit(self, arg: str) -> str | None:
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        with tempfile.NamedTemporaryFile("w+", suffix=".md", delete=False) as handle:
+            handle.write(arg)
+            path = handle.name
+        try:
+            await asyncio.to_thread(subprocess.run, [*editor.split(), path], check=False)
+            text = Path(path).read_text(encoding="utf-8").strip()
+        finally:
+            os.unlink(path)
+        return text or None

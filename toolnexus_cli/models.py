@@ -1,0 +1,272 @@
+"""`toolnexus models`: what each configured provider serves, cached on disk for an hour.
+
+The cache (models.json in the user cache directory, 0600) also feeds `/model` completion in
+the chat through `model_names`, which never touches the network.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolnexus.models import ModelInfo
+from toolnexus.visible import visible
+
+from .config import APP, Config, Target
+from .errors import UsageError
+
+CACHE_TTL_S = 3600.0
+CACHE_VERSION = 1
+FETCH_TIMEOUT_S = 5.0
+
+
+@dataclass
+class ProviderModels:
+    """One provider's row group: its models, or why there are none."""
+
+    provider: str
+    base_url: str
+    style: str
+    models: list[ModelInfo] = field(default_factory=list)
+    error: str | None = None
+    cached: bool = False
+
+
+# ------------------------------------------------------------------ which providers
+
+
+def configured_providers(config: Config) -> dict[str, dict[str, Any]]:
+    """The providers worth asking: those the config file defines or its models use, and
+    the built-in ones whose key is at hand (environment or keys file)."""
+    from .keys import load_keys
+
+    in_file = set(config.data.get("providers", {}))
+    used = {entry.get("provider") for entry in config.data.get("models", {}).values()}
+    default = str(config.data.get("default_model", ""))
+    if ":" in default:
+        used.add(default.split(":", 1)[0])
+    stored = load_keys()
+    chosen = {}
+    for name, provider in config.providers().items():
+        env = provider.get("api_key_env")
+        has_key = name in stored or bool(env and os.environ.get(env))
+        if provider.get("base_url") and (name in in_file or name in used or has_key):
+            chosen[name] = provider
+    return chosen
+
+
+def aliases_by_model(config: Config) -> dict[tuple[str, str], list[str]]:
+    """(provider, model id) -> the names the config gives it: the entry's name and aliases."""
+    names: dict[tuple[str, str], list[str]] = {}
+    for entry_name, entry in config.data.get("models", {}).items():
+        key = (str(entry.get("provider")), str(entry.get("model", entry_name)))
+        names.setdefault(key, []).extend([entry_name, *map(str, entry.get("aliases", []))])
+    return names
+
+
+# ------------------------------------------------------------------ the disk cache
+
+
+def cache_path() -> Path:
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir(APP)) / "models.json"
+
+
+def read_cache() -> dict[str, Any]:
+    """The cached lists by provider name; an unreadable or foreign file counts as empty."""
+    try:
+        data = json.loads(cache_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
+        return {}
+    providers = data.get("providers")
+    return providers if isinstance(providers, dict) else {}
+
+
+def write_cache(entries: dict[str, Any]) -> None:
+    path = cache_path()
+    path.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump({"version": CACHE_VERSION, "providers": entries}, handle)
+    os.replace(tmp, path)
+
+
+def remember(cache: dict[str, Any], result: ProviderModels) -> None:
+    cache[result.provider] = {"base_url": result.base_url, "style": result.style,
+                              "fetched_at": time.time(),
+                              "models": [asdict(m) for m in result.models]}
+
+
+def cached_models(cache: dict[str, Any], name: str, provider: dict[str, Any],
+                  max_age: float | None) -> list[ModelInfo] | None:
+    """The cached list for this provider at this URL, if younger than `max_age` seconds
+    (None: any age)."""
+    entry = cache.get(name)
+    if not isinstance(entry, dict) or entry.get("base_url") != provider.get("base_url"):
+        return None
+    fetched = entry.get("fetched_at")
+    if not isinstance(fetched, (int, float)) or not isinstance(entry.get("models"), list):
+        return None
+    if max_age is not None and not 0 <= time.time() - fetched < max_age:
+        return None
+    try:
+        return [ModelInfo(**m) for m in entry["models"] if isinstance(m.get("id"), str)]
+    except (TypeError, AttributeError):
+        return None
+
+
+# ------------------------------------------------------------------ fetching
+
+
+async def fetch_provider(name: str, provider: dict[str, Any],
+                         api_key: str | None) -> ProviderModels:
+    from toolnexus import ToolnexusError
+    from toolnexus.models import list_models
+
+    style = provider.get("style") or "openai"
+    result = ProviderModels(name, provider["base_url"], style)
+    try:
+        result.models = await list_models(
+            provider["base_url"], style, api_key, headers=_headers(provider),
+            timeout=FETCH_TIMEOUT_S)
+    except (ToolnexusError, ValueError) as exc:
+        result.error = str(exc)
+    return result
+
+
+def _headers(provider: dict[str, Any]) -> dict[str, str]:
+    return {k: os.path.expandvars(str(v)) for k, v in provider.get("headers", {}).items()}
+
+
+def _provider_key(name: str, provider: dict[str, Any]) -> str | None:
+    from .keys import provider_key
+
+    target = Target(base_url=provider["base_url"], style=provider.get("style") or "openai",
+                    model="", provider=name, api_key_env=provider.get("api_key_env"),
+                    api_key_cmd=provider.get("api_key_cmd"),
+                    api_key_cmd_timeout=float(provider.get("api_key_cmd_timeout", 30.0)))
+    choice = provider_key(target)
+    return choice.value if choice else None
+
+
+def gather_models(config: Config, only: str | None = None,
+                  refresh: bool = False) -> list[ProviderModels]:
+    """Each provider's models, from the cache when it is fresh, else from the endpoint (all
+    at once); what answered is cached."""
+    providers = configured_providers(config)
+    if only is not None:
+        every = config.providers()
+        if only not in every:
+            raise UsageError(f"no provider named {only!r}: use one of {', '.join(every)}")
+        providers = {only: every[only]}
+    if not providers:
+        raise UsageError("no provider is configured: run 'toolnexus setup', or set "
+                         "OPENAI_API_KEY, ANTHROPIC_API_KEY or OPENROUTER_API_KEY")
+    cache = read_cache()
+    results: dict[str, ProviderModels] = {}
+    to_fetch = []
+    for name, provider in providers.items():
+        fresh = None if refresh else cached_models(cache, name, provider, CACHE_TTL_S)
+        if fresh is not None:
+            results[name] = ProviderModels(name, provider["base_url"],
+                                           provider.get("style") or "openai", fresh, cached=True)
+            continue
+        try:
+            to_fetch.append(fetch_provider(name, provider, _provider_key(name, provider)))
+        except UsageError as exc:  # its api_key_cmd failed: that provider's row says so
+            results[name] = ProviderModels(name, provider["base_url"],
+                                           provider.get("style") or "openai", error=str(exc))
+
+    async def fetch_all() -> list[ProviderModels]:
+        return list(await asyncio.gather(*to_fetch))
+
+    fetched = asyncio.run(fetch_all()) if to_fetch else []
+    for result in fetched:
+        results[result.provider] = result
+        if result.error is None:
+            remember(cache, result)
+    if any(r.error is None for r in fetched):
+        write_cache(cache)
+    return [results[name] for name in providers]
+
+
+# ------------------------------------------------------------------ output
+
+
+def list_models_command(config: Config, *, only: str | None, as_json: bool,
+                        refresh: bool) -> int:
+    results = gather_models(config, only, refresh)
+    aliases = aliases_by_model(config)
+    if as_json:
+        print(json.dumps([_json_row(r, aliases) for r in results], indent=2))
+    else:
+        print(render_table(results, aliases))
+    return 0 if any(r.error is None for r in results) else 1
+
+
+def _json_row(result: ProviderModels, aliases: dict[tuple[str, str], list[str]]) -> dict:
+    return {"provider": result.provider, "base_url": result.base_url, "style": result.style,
+            "reachable": result.error is None, "error": result.error, "cached": result.cached,
+            "models": [{**asdict(m), "aliases": aliases.get((result.provider, m.id), [])}
+                       for m in result.models]}
+
+
+HEADER = ("PROVIDER", "MODEL", "ALIASES", "CONTEXT", "$/M IN", "$/M OUT")
+
+
+def render_table(results: list[ProviderModels],
+                 aliases: dict[tuple[str, str], list[str]]) -> str:
+    """Aligned columns; a provider without models is one line saying why."""
+    rows: list[tuple[str, ...] | list[str]] = []  # a list: a provider and a note about it
+    for result in results:
+        if result.error is not None:
+            rows.append([result.provider, f"unreachable: {result.error}"])
+        elif not result.models:
+            rows.append([result.provider, "(lists no models)"])
+        for m in result.models:
+            rows.append((result.provider, m.id, ", ".join(aliases.get((result.provider, m.id), [])),
+                         f"{m.context_window:,}" if m.context_window else "",
+                         _price(m.input_price), _price(m.output_price)))
+    cells = [HEADER, *(r for r in rows if isinstance(r, tuple))]
+    widths = [max(len(visible(row[i])) for row in cells) for i in range(len(HEADER))]
+    widths[0] = max([widths[0], *(len(visible(r[0])) for r in rows if isinstance(r, list))])
+
+    def line(row: tuple[str, ...]) -> str:
+        return "  ".join(visible(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+
+    out = [line(HEADER)]
+    out += [line(r) if isinstance(r, tuple) else visible(r[0].ljust(widths[0]) + "  " + r[1])
+            for r in rows]
+    return "\n".join(out)
+
+
+def _price(value: float | None) -> str:
+    return "" if value is None else f"{value:.2f}" if value >= 0.01 or value == 0 else f"{value:g}"
+
+
+# ------------------------------------------------------------------ chat completion
+
+
+def model_names(config: Config) -> list[str]:
+    """What `/model` accepts, for completion: the config's model names and aliases, then
+    `provider:model` for every model in the cache (any age). Never waits on the network."""
+    names: list[str] = []
+    for entry_name, entry in config.data.get("models", {}).items():
+        names += [entry_name, *map(str, entry.get("aliases", []))]
+    try:
+        providers = configured_providers(config)
+    except UsageError:  # an unreadable keys file: the chat says so elsewhere
+        return names
+    cache = read_cache()
+    for name, provider in providers.items():
+        names += [f"{name}:{m.id}" for m in cached_models(cache, name, provider, None) or []]
+    return list(dict.fromkeys(names))

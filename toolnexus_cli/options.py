@@ -1,0 +1,111 @@
+"""The options `ask` and `chat` share (thread, endpoint, model, tools, config), defined
+once: `@run_options` gives a command all of them and hands it one `RunOptions`."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+import typer
+
+ConfigOpt = Annotated[str | None, typer.Option("--config", help="Config file to use.",
+                                               envvar="TOOLNEXUS_CONFIG")]
+FunctionsOpt = Annotated[list[str] | None, typer.Option(
+    "--functions", help="A Python file whose public typed functions become tools (repeatable).")]
+SkillsOpt = Annotated[str | None, typer.Option("--skills", help="A folder of SKILL.md skills.")]
+McpOpt = Annotated[str | None, typer.Option("--mcp", help="An mcp.json of MCP servers.")]
+BuiltinsOpt = Annotated[bool, typer.Option(
+    "--builtins", help="Offer the built-in file, search, shell and web tools.")]
+RootOpt = Annotated[str | None, typer.Option(
+    "--root", help="The folder the built-in tools work in (default: the current one).")]
+
+
+@dataclass
+class ToolFlags:
+    functions: list[str] = field(default_factory=list)
+    skills: str | None = None
+    mcp: str | None = None
+    builtins: bool = False
+    off: bool = False  # --no-tools
+    root: str | None = None  # --root: the workspace of the built-in tools
+
+
+@dataclass
+class RunOptions:
+    """What a command was told about the thread, the endpoint and the tools."""
+
+    thread: str | None = None
+    continue_last: bool = False
+    model: str | None = None
+    system: str | None = None
+    base_url: str | None = None
+    style: str | None = None
+    provider: str | None = None
+    tools: ToolFlags = field(default_factory=ToolFlags)
+    yes: bool = False  # approve every tool call that would ask
+    config: str | None = None
+
+
+# name -> (annotation, default), in the order `--help` lists them.
+SHARED: dict[str, tuple[Any, Any]] = {
+    "thread": (Annotated[str | None, typer.Option(
+        "--id", help="Thread id to continue or start.")], None),
+    "continue_last": (Annotated[bool, typer.Option(
+        "--continue", "-c", help="Continue the most recent thread.")], False),
+    "model": (Annotated[str | None, typer.Option(
+        "--model", "-m", help="Model name or alias.")], None),
+    "system": (Annotated[str | None, typer.Option(
+        "--system", "-s", help="System prompt.")], None),
+    "provider": (Annotated[str | None, typer.Option(
+        "--provider", help="A provider of the config (or openai, anthropic, openrouter, "
+        "ollama) to talk to.")], None),
+    "base_url": (Annotated[str | None, typer.Option(
+        "--base-url", help="Endpoint base URL.")], None),
+    "style": (Annotated[str | None, typer.Option(
+        "--style", help="openai, anthropic or responses.")], None),
+    "no_tools": (Annotated[bool, typer.Option(
+        "--no-tools", help="Offer the model no tools.")], False),
+    "functions": (FunctionsOpt, None),
+    "skills": (SkillsOpt, None),
+    "mcp": (McpOpt, None),
+    "builtins": (BuiltinsOpt, False),
+    "root": (RootOpt, None),
+    "yes": (Annotated[bool, typer.Option(
+        "--yes", "-y", help="Approve tool calls that would ask first.")], False),
+    "config": (ConfigOpt, None),
+}
+
+
+def tool_flags(functions: list[str] | None, skills: str | None, mcp: str | None,
+               builtins: bool, off: bool = False, root: str | None = None) -> ToolFlags:
+    return ToolFlags(functions=list(functions or []), skills=skills, mcp=mcp,
+                     builtins=builtins, off=off, root=root)
+
+
+def _collect(values: dict[str, Any]) -> RunOptions:
+    tools = tool_flags(values.pop("functions"), values.pop("skills"), values.pop("mcp"),
+                       values.pop("builtins"), values.pop("no_tools"), values.pop("root"))
+    return RunOptions(tools=tools, **values)
+
+
+def run_options(command: Callable[..., None]) -> Callable[..., None]:
+    """`command` with its own parameters (all but `run`) and every shared option; typer
+    sees one signature, the command gets `run=RunOptions(...)`."""
+    own = [p for p in inspect.signature(command, eval_str=True).parameters.values()
+           if p.name != "run"]
+    shared = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation,
+                                default=default) for name, (annotation, default) in SHARED.items()]
+
+    @functools.wraps(command)
+    def with_options(**values: Any) -> None:
+        run = _collect({name: values.pop(name) for name in SHARED})
+        command(run=run, **values)
+
+    del with_options.__wrapped__  # typer reads the signature below, not the command's
+    params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own] + shared
+    with_options.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    with_options.__annotations__ = {p.name: p.annotation for p in params}
+    return with_options

@@ -1,0 +1,99 @@
+"""The chat's terminal: the prompt line (history, keys, completion), and a quiet keyboard
+while an answer streams."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from .config import state_dir
+
+
+def mute_keyboard() -> Any:
+    """While an answer streams, stop the terminal echoing keys and flushing its queues on
+    Ctrl-C. An echo lands inside the live region and shifts it (a "^C" after a full-width
+    line wraps onto a new row, so the partial answer then shows twice), and a flush drops
+    output already written. Keys typed meanwhile wait, unechoed, for the next prompt.
+    Returns what `restore_keyboard` needs (None when stdin is not a terminal)."""
+    try:
+        import termios
+    except ImportError:  # not a POSIX terminal
+        return None
+    try:
+        fd = sys.stdin.fileno()
+        saved = termios.tcgetattr(fd)
+        quiet = list(saved)
+        quiet[3] = (quiet[3] & ~(termios.ECHO | termios.ECHOCTL)) | termios.NOFLSH
+        termios.tcsetattr(fd, termios.TCSANOW, quiet)
+    except (OSError, ValueError, termios.error):
+        return None
+    return fd, saved
+
+
+def restore_keyboard(state: Any) -> None:
+    if state is not None:
+        import termios
+
+        try:
+            termios.tcsetattr(state[0], termios.TCSANOW, state[1])
+        except (OSError, termios.error):
+            pass
+
+
+def private_file(path: Path) -> Path:
+    """`path`, created (or made) 0600 whatever the umask and the folder's mode: the prompt
+    history holds whatever was typed, pasted secrets included."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+    return path
+
+
+def prompt_session(commands: Iterable[str], models: Iterable[str] = ()) -> Any:
+    """The prompt line: a private history, Esc-Enter for a new line, Ctrl-C clears the
+    line (on an empty one it raises KeyboardInterrupt), `commands` complete, and so do
+    `models` after `/model`."""
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.history import FileHistory
+    from prompt_toolkit.key_binding import KeyBindings
+
+    history_path = private_file(state_dir() / "history")
+    bindings = KeyBindings()
+
+    @bindings.add("escape", "enter")
+    def _newline(event: Any) -> None:
+        event.current_buffer.insert_text("\n")
+
+    @bindings.add("c-c")
+    def _interrupt(event: Any) -> None:
+        if event.current_buffer.text:
+            event.current_buffer.reset()  # Ctrl-C on a line clears it
+        else:
+            event.app.exit(exception=KeyboardInterrupt())
+
+    return PromptSession(
+        history=FileHistory(str(history_path)),
+        completer=_slash_completer(list(commands), list(models)),
+        complete_while_typing=True, key_bindings=bindings, enable_history_search=True,
+    )
+
+
+def _slash_completer(commands: list[str], models: list[str]) -> Any:
+    """Slash commands at the start of the line; model names after `/model `."""
+    from prompt_toolkit.completion import Completer, WordCompleter
+
+    command_words = WordCompleter(commands, sentence=True)
+    model_words = WordCompleter(models, WORD=True)  # OpenRouter names hold "/"
+
+    class SlashCompleter(Completer):
+        def get_completions(self, document: Any, event: Any) -> Any:
+            if document.text_before_cursor.startswith("/model "):
+                return model_words.get_completions(document, event)
+            return command_words.get_completions(document, event)
+
+    return SlashCompleter()
