@@ -4,6 +4,8 @@ library, against the loopback stub (issue 7, acceptance point 1 and the library 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import re
 import textwrap
 from pathlib import Path
@@ -13,7 +15,7 @@ import pytest
 
 from tests.resilience_helpers import single_try_client
 from tests.stub_provider import Recorded, Reply, StubProvider, openai_stream
-from tests.waiting import alive, eventually, pids_in
+from tests.waiting import alive, eventually, pids_in, wait_until
 from toolnexus import ToolnexusError, create_toolkit, define_tool
 from toolnexus.approval import DENIED_BY_USER, ApprovalPolicy, approval_hook
 from toolnexus.functions import function_tools
@@ -401,6 +403,36 @@ async def test_cancelling_bash_kills_its_process_group(builtins, tmp_path):
     with pytest.raises(asyncio.CancelledError):
         await task
     await eventually(lambda: not any(alive(p) for p in pids_in(pids)), "the processes to die")
+
+
+def running_with(marker: str) -> list[int]:
+    """The live processes whose command line holds `marker`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            holds = marker.encode() in (entry / "cmdline").read_bytes()
+        except OSError:  # not a process, or gone meanwhile
+            continue
+        if holds and entry.name.isdigit() and alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
+async def test_a_bash_cancelled_while_it_starts_leaves_nothing_running(builtins, tmp_path):
+    """On a busy machine the command runs ahead of the event loop: it has started a
+    background child before the call is done connecting its pipes. A cancel then still
+    kills the whole group. (The loop is held on purpose, to be that busy machine.)"""
+    marker = f"toolnexus-test-{os.getpid()}-{id(tmp_path)}"
+    pids = tmp_path / "pids"
+    task = asyncio.create_task(builtins.execute("bash", {
+        "command": f"echo $$ > {pids}; (exec -a {marker} sleep 60) & echo $! >> {pids}; wait"}))
+    while not pids_in(pids):  # the bash runs: the call is starting it (or has)
+        await asyncio.sleep(0)
+    wait_until(lambda: len(pids_in(pids)) == 2, "the background child")  # the loop held
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    await eventually(lambda: not running_with(marker), "the background child to be killed")
 
 
 async def test_the_output_cap_applies_to_builtins(tmp_path):
