@@ -85,6 +85,16 @@ class RetryEvent(TypedDict):
     reason: str
 
 
+class CompactionEvent(TypedDict):
+    type: Literal["compaction"]
+    before_tokens: int
+    after_tokens: int
+    summarized: int
+    method: str  # "summary" or "dropped"
+    dropped: int
+    reason: str
+
+
 class UsageEvent(TypedDict):
     type: Literal["usage"]
     usage: Usage
@@ -96,7 +106,7 @@ class DoneEvent(TypedDict):
 
 
 Event = (TextEvent | ReasoningEvent | ToolCallEvent | ToolResultEvent | PendingEvent
-         | RetryEvent | UsageEvent | DoneEvent)
+         | RetryEvent | CompactionEvent | UsageEvent | DoneEvent)
 
 
 def text_event(delta: str) -> TextEvent:
@@ -127,6 +137,16 @@ def pending_event(request: dict[str, Any]) -> PendingEvent:
 
 def retry_event(attempt: int, delay: float, reason: str) -> RetryEvent:
     return {"type": "retry", "attempt": attempt, "delay": delay, "reason": reason}
+
+
+def compaction_event(before_tokens: int, after_tokens: int, summarized: int, *,
+                     method: str, dropped: int, reason: str) -> CompactionEvent:
+    """Older turns were summarized (or, with method "dropped", partly left out) for
+    sending; `summarized` counts the thread messages the summary stands in for, `dropped`
+    those of them left out without a summary. Token counts are estimates."""
+    return {"type": "compaction", "before_tokens": before_tokens,
+            "after_tokens": after_tokens, "summarized": summarized, "method": method,
+            "dropped": dropped, "reason": reason}
 
 
 def usage_event(usage: Usage) -> UsageEvent:

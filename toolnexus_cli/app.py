@@ -21,6 +21,7 @@ from .options import (
     SkillsOpt,
     run_options,
     tool_flags,
+    two_value_options,
 )
 
 app = typer.Typer(
@@ -77,6 +78,15 @@ def ask(
     verbose: Annotated[bool, typer.Option("--verbose", "-v",
                                           help="In a pipe, show tools and reasoning on stderr.")]
     = False,
+    attach: Annotated[list[str] | None, typer.Option(
+        "--attach", "-a", help="A file or http(s) URL (image, PDF, audio, text) to send with "
+        "the prompt (repeatable).")] = None,
+    schema: Annotated[str | None, typer.Option(
+        "--schema", help="Answer as JSON following this schema: a .json file, '{...}', or "
+        "fields like 'name, age int, tags list'.")] = None,
+    schema_multi: Annotated[str | None, typer.Option(
+        "--schema-multi", help="Like --schema, for a list of such objects: {\"items\": [...]}.")]
+    = None,
 ) -> None:
     """Ask one question and print the answer.
 
@@ -86,12 +96,20 @@ def ask(
     from toolnexus import ToolnexusError
 
     from .ask import AskOptions, compose_prompt, run_ask
+    from .attach import load_attachment
+    from .structured import read_schema
 
     if json_out and events:
         fail_usage(UsageError("use either --json or --events, not both"))
+    if schema is not None and schema_multi is not None:
+        fail_usage(UsageError("use either --schema or --schema-multi, not both"))
     try:
-        text = compose_prompt(prompt, sys.stdin)
-        options = AskOptions(prompt=text, verbose=verbose, run=run,
+        attachments = [load_attachment(spec) for spec in attach or ()]
+        shape = schema_multi if schema_multi is not None else schema
+        wanted = read_schema(shape, many=schema_multi is not None) if shape is not None else None
+        text = compose_prompt(prompt, sys.stdin, attached=bool(attachments))
+        options = AskOptions(prompt=text, verbose=verbose, run=run, attachments=attachments,
+                             schema=wanted,
                              output="json" if json_out else "events" if events else "auto")
         code = run_ask(load_config(run.config), options)
     except UsageError as exc:
@@ -193,7 +211,7 @@ def _warning_line(message: Warning | str, *args: object, **kwargs: object) -> st
 def main() -> None:
     # The library warns (a duplicate skill, say) through `warnings`: one plain line each.
     warnings.formatwarning = _warning_line
-    app()
+    two_value_options(typer.main.get_command(app))(prog_name="toolnexus")
 
 
 @app.command()
@@ -219,7 +237,7 @@ def chat(run: RunOptions) -> None:
     raise typer.Exit(code)
 
 
-threads_app = typer.Typer(help="List, show, rename, export, search or remove threads.",
+threads_app = typer.Typer(help="List, show, rename, fork, export, search or remove threads.",
                           no_args_is_help=True)
 app.add_typer(threads_app, name="threads")
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
@@ -301,15 +319,39 @@ def threads_rename(thread: ThreadArg, title: str, config: ConfigOpt = None) -> N
     _threads(config, lambda store: rename(store, thread, title))
 
 
+@threads_app.command("fork")
+def threads_fork(
+    thread: ThreadArg,
+    at: Annotated[int | None, typer.Option(
+        "--at", help="Keep only the first N messages (default: all).")] = None,
+    new_id: Annotated[str | None, typer.Option(
+        "--id", help="The new thread's id (default: a fresh one).")] = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Start a new thread from this one (up to message N) and print its id."""
+    from .threads import fork
+
+    _threads(config, lambda store: fork(store, thread, at=at, new_id=new_id))
+
+
 @threads_app.command("export")
 def threads_export(thread: ThreadArg, fmt: Annotated[str, typer.Option(
-        "--format", "-f", help="md or json.")] = "md", config: ConfigOpt = None) -> None:
+        "--format", "-f", help="md or json.")] = "md",
+        include_attachments: Annotated[bool, typer.Option(
+            "--include-attachments",
+            help="JSON: attachments inline as base64 (default: referenced by SHA-256).")]
+        = False,
+        config: ConfigOpt = None) -> None:
     """Print a thread as Markdown or JSON."""
     from .threads import export
 
     if fmt not in ("md", "json"):
         fail_usage(UsageError(f"unknown format {fmt!r}: use md or json"))
-    _threads(config, lambda store: export(store, thread, fmt=fmt))
+    if include_attachments and fmt != "json":
+        fail_usage(UsageError("--include-attachments needs --format json (Markdown names "
+                              "attachments instead)"))
+    _threads(config, lambda store: export(store, thread, fmt=fmt,
+                                          include_attachments=include_attachments))
 
 
 @threads_app.command("search")

@@ -30,10 +30,10 @@ def drop_typeahead() -> None:
         pass
 
 
-async def _choose(question: str, keys: dict[str, str]) -> str:
-    """One key press answers (no Enter): `keys` maps a letter to its answer; Ctrl-C,
-    Ctrl-D and Escape mean "no"; other keys are ignored. Only keys pressed after the
-    question appears count."""
+async def _choose(question: str, keys: dict[str, str], enter: str | None = None) -> str:
+    """One key press answers (no Enter): `keys` maps a letter to its answer, and Enter
+    gives `enter` if there is one; Ctrl-C, Ctrl-D and Escape mean "no"; other keys are
+    ignored. Only keys pressed after the question appears count."""
     from prompt_toolkit.application import Application
     from prompt_toolkit.input import create_input
     from prompt_toolkit.input.typeahead import clear_typeahead
@@ -54,6 +54,8 @@ async def _choose(question: str, keys: dict[str, str]) -> str:
         bindings.add(letter.upper())(answer_with(word))
     for key in ("c-c", "c-d", "escape"):
         bindings.add(key)(answer_with("no"))
+    if enter is not None:
+        bindings.add("enter")(answer_with(enter))
     bindings.add("<any>")(lambda event: None)
 
     drop_typeahead()
@@ -64,6 +66,11 @@ async def _choose(question: str, keys: dict[str, str]) -> str:
                                         key_bindings=bindings, input=keyboard,
                                         full_screen=False)
     return await app.run_async()
+
+
+async def confirm(question: str) -> bool:
+    """A yes/no question whose answer is yes unless the person says n: "... [Y/n] "."""
+    return await _choose(f"{question} [Y/n] ", YES_NO, enter="yes") == "yes"
 
 
 def _panel(console: Any, body: str, title: str) -> None:

@@ -7,9 +7,18 @@ driver. The SQLite and PostgreSQL backends are imported only when they are used.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from ..errors import ToolnexusError
+
+
+@dataclass(frozen=True)
+class AttachmentInfo:
+    """One stored attachment: the SHA-256 (hex) of its bytes, its media type and size."""
+
+    sha256: str
+    media_type: str
+    size: int
 
 
 @runtime_checkable
@@ -49,6 +58,14 @@ class VersionedStore(ConversationStore, Protocol):
     ) -> int: ...
 
 
+class ForkPoint(NamedTuple):
+    """Where a forked thread came from: the thread, and how many of its messages (from the
+    start) the fork was made with."""
+
+    id: str
+    at: int
+
+
 @dataclass(frozen=True)
 class ThreadInfo:
     """One thread's summary, without its messages.
@@ -66,6 +83,7 @@ class ThreadInfo:
     message_count: int
     usage: dict[str, int] = field(default_factory=dict)
     held_count: int | None = None  # the messages it holds now (unmarked); None: all of them
+    forked_from: ForkPoint | None = None  # None: not made by `fork`
 
     @property
     def holds(self) -> int:
@@ -82,6 +100,7 @@ class ThreadInfo:
             "updated": self.updated,
             "message_count": self.message_count,
             "usage": dict(self.usage),
+            "forked_from": self.forked_from._asdict() if self.forked_from else None,
         }
 
 
@@ -110,6 +129,10 @@ class ThreadStore(VersionedStore, Protocol):
     async def delete(self, id: str) -> bool: ...
 
     async def rename(self, id: str, title: str | None) -> bool: ...
+
+    async def fork(self, id: str, new_id: str, at: int | None = None) -> ThreadInfo | None: ...
+
+    async def attachments(self, id: str | None = None) -> list[AttachmentInfo]: ...
 
     async def search(
         self, text: str, limit: int | None = None
