@@ -20,6 +20,7 @@ import pexpect
 import pyte
 
 from tests.cli_helpers import CLI, ENTRY
+from tests.waiting import WAIT_S
 
 Session = TypeVar("Session", bound="PtySession")
 
@@ -84,7 +85,7 @@ class Terminal:
 class PtySession:
     """One `toolnexus ARGS` process in a pty (`child`), with its Terminal (`term`)."""
 
-    def __init__(self, cli: CLI, *args: str, rows: int, cols: int, timeout: float = 10.0,
+    def __init__(self, cli: CLI, *args: str, rows: int, cols: int, timeout: float = WAIT_S,
                  background: str | None = None) -> None:
         self.timeout = timeout
         self.child = spawn(cli, *args, rows=rows, cols=cols, timeout=timeout)

@@ -17,6 +17,7 @@ _WHERE = {
     "ProviderError": "errors", "RunCancelled": "errors", "RunTimeout": "errors",
     "ToolnexusError": "errors",
     "RunResult": "events",
+    "Retries": "options", "Timeouts": "options",
     "ConversationStore": "stores", "MemoryStore": "stores",
     "Answer": "suspension", "Request": "suspension", "make_answer": "suspension",
     "make_request": "suspension", "suspend": "suspension",
@@ -26,9 +27,9 @@ _WHERE = {
 
 __all__ = [
     "Answer", "Attachment", "Client", "ContextPolicy", "Conversation", "ConversationStore",
-    "MemoryStore", "ProviderError", "Request", "RunCancelled", "RunResult", "RunTimeout",
-    "Tool", "ToolContext", "ToolResult", "Toolkit", "ToolnexusError", "create_client",
-    "create_toolkit", "define_tool", "make_answer", "make_request", "suspend",
+    "MemoryStore", "ProviderError", "Request", "Retries", "RunCancelled", "RunResult",
+    "RunTimeout", "Timeouts", "Tool", "ToolContext", "ToolResult", "Toolkit", "ToolnexusError",
+    "create_client", "create_toolkit", "define_tool", "make_answer", "make_request", "suspend",
 ]
 
 
@@ -52,6 +53,7 @@ if _typing.TYPE_CHECKING:
     from .conversation import Conversation
     from .errors import ProviderError, RunCancelled, RunTimeout, ToolnexusError
     from .events import RunResult
+    from .options import Retries, Timeouts
     from .stores import ConversationStore, MemoryStore
     from .suspension import Answer, Request, make_answer, make_request, suspend
     from .toolkit import Toolkit, create_toolkit
