@@ -30,10 +30,15 @@ def drop_typeahead() -> None:
         pass
 
 
-async def _choose(question: str, keys: dict[str, str]) -> str:
-    """One key press answers (no Enter): `keys` maps a letter to its answer; Ctrl-C,
-    Ctrl-D and Escape mean "no"; other keys are ignored. Only keys pressed after the
-    question appears count."""
+async def confirm(question: str) -> bool:
+    """y says yes; n, Enter, Escape, Ctrl-C and Ctrl-D say no."""
+    return await _choose(question, YES_NO, enter="no") == "yes"
+
+
+async def _choose(question: str, keys: dict[str, str], enter: str | None = None) -> str:
+    """One key press answers (no Enter): `keys` maps a letter to its answer, Enter gives
+    `enter` if set; Ctrl-C, Ctrl-D and Escape mean "no"; other keys are ignored. Only
+    keys pressed after the question appears count."""
     from prompt_toolkit.application import Application
     from prompt_toolkit.input import create_input
     from prompt_toolkit.input.typeahead import clear_typeahead
@@ -54,6 +59,8 @@ async def _choose(question: str, keys: dict[str, str]) -> str:
         bindings.add(letter.upper())(answer_with(word))
     for key in ("c-c", "c-d", "escape"):
         bindings.add(key)(answer_with("no"))
+    if enter is not None:
+        bindings.add("enter")(answer_with(enter))
     bindings.add("<any>")(lambda event: None)
 
     drop_typeahead()

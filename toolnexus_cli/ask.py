@@ -10,6 +10,7 @@ from typing import Any, TextIO
 from toolnexus import RunResult
 
 from .config import Config
+from .context_view import compaction_note
 from .errors import UsageError
 from .options import RunOptions
 from .render import PlainRenderer, TerminalRenderer, result_json, unfinished_note
@@ -70,10 +71,11 @@ def run_ask(config: Config, options: AskOptions) -> int:
 
     def output(session: Session) -> Output:
         if console is not None:
-            return TerminalRenderer(console, config.ui)
+            return CompactionOnStderr(TerminalRenderer(console, config.ui))
         if options.output == "auto":
-            return PlainRenderer(sys.stdout, sys.stderr, verbose=options.verbose)
-        return JsonOutput(session, events=options.output == "events")
+            return CompactionOnStderr(PlainRenderer(sys.stdout, sys.stderr,
+                                                    verbose=options.verbose))
+        return CompactionOnStderr(JsonOutput(session, events=options.output == "events"))
 
     session = Session(config, options.run, output=output,
                       console=console if sys.stdin.isatty() else None)
@@ -96,22 +98,52 @@ def run_ask(config: Config, options: AskOptions) -> int:
     return session.run(answer)
 
 
+class CompactionOnStderr:
+    """An output that says on stderr, in one line, that older turns were compacted:
+    stdout keeps only the answer, or the JSON that carries the event."""
+
+    def __init__(self, output: Output) -> None:
+        self.output = output
+
+    def event(self, event: dict[str, Any]) -> None:
+        if event["type"] != "compaction" or isinstance(self.output, JsonOutput):
+            self.output.event(event)
+        if event["type"] == "compaction":
+            if isinstance(self.output, TerminalRenderer):  # stop live output first
+                self.output.end_answer()
+            sys.stderr.write(f"toolnexus: {compaction_note(event)}\n")
+            sys.stderr.flush()
+
+    def end_answer(self) -> None:
+        self.output.end_answer()
+
+    def finish(self, result: RunResult, thread: str | None) -> None:
+        self.output.finish(result, thread)
+
+
 class JsonOutput:
-    """--events: every event as a JSON line; --json: one JSON object at the end."""
+    """--events: every event as a JSON line; --json: one JSON object at the end (with
+    the compactions the run made, if any)."""
 
     def __init__(self, session: Session, *, events: bool) -> None:
         self.session, self.events = session, events
+        self.compactions: list[dict[str, Any]] = []
 
     def event(self, event: dict[str, Any]) -> None:
         if self.events:
             self._print(_event_json(event))
+        elif event["type"] == "compaction":
+            self.compactions.append(event)
 
     def end_answer(self) -> None:
         pass
 
     def finish(self, result: RunResult, thread: str | None) -> None:
         if not self.events:
-            self._print(result_json(result, thread or ""))
+            body = result_json(result, thread or "")
+            if self.compactions:
+                body["compactions"] = self.compactions
+            self._print(body)
 
     def _print(self, data: Any) -> None:
         line = json.dumps(data, ensure_ascii=False, default=str)

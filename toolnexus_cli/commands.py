@@ -19,6 +19,8 @@ from toolnexus.marks import RETRIED, UNDONE, is_sent, last_prompt, mark_from, se
 from toolnexus.stores import Thread
 from toolnexus.visible import visible
 
+from .context_commands import COMMANDS as CONTEXT_COMMANDS
+from .context_commands import ContextCommands
 from .errors import UsageError
 from .listing import holding
 from .session import Session
@@ -38,11 +40,12 @@ COMMANDS = {
     "/copy": "copy the last answer to the clipboard",
     "/export": "write this thread as Markdown: /export PATH",
     "/edit": "write the next message in $EDITOR",
+    **CONTEXT_COMMANDS,
     "/exit": "leave (Ctrl-D does too)",
 }
 
 
-class Commands:
+class Commands(ContextCommands):
     def __init__(self, session: Session, console: Console) -> None:
         self.session = session
         self.console = console

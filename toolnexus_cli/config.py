@@ -26,11 +26,13 @@ TOP_KEYS: dict[str, Any] = {
     "timeout": (int, float),  # seconds a whole run may take (the idle timeout is apart)
     "functions": list, "skills": str, "mcp": str, "builtins": (bool, list),
     "workspace": str, "approval": RULES,
+    "context_window": int,  # tokens; also per provider and per model (the most specific wins)
     "ui": {"markdown": bool, "show_reasoning": bool, "code_theme": str, "footer": bool},
     "providers": ("*", {"base_url": str, "style": str, "api_key_env": str, "api_key_cmd": str,
-                        "api_key_cmd_timeout": (int, float), "headers": dict}),
+                        "api_key_cmd_timeout": (int, float), "headers": dict,
+                        "context_window": int}),
     "models": ("*", {"provider": str, "model": str, "aliases": list, "request_params": dict,
-                     "system": str}),
+                     "system": str, "context_window": int}),
 }
 
 BUILTIN_PROVIDERS: dict[str, dict[str, Any]] = {
@@ -70,6 +72,13 @@ def state_dir() -> Path:
     from platformdirs import user_state_dir
 
     return _private_dir(Path(user_state_dir(APP)))
+
+
+def cache_dir() -> Path:
+    """What is remembered only to save a request (models' context windows); private too."""
+    from platformdirs import user_cache_dir
+
+    return _private_dir(Path(user_cache_dir(APP)))
 
 
 def _private_dir(path: Path) -> Path:
@@ -162,6 +171,9 @@ def _validate(path: Path, text: str, data: dict[str, Any], schema: dict[str, Any
                 f"{_where(path, text, key, prefix)}: '{dotted}' must be a {_type_name(expected)}")
         else:
             _check_choice(path, text, key, prefix, value)
+            if key == "context_window" and (isinstance(value, bool) or value <= 0):
+                raise UsageError(f"{_where(path, text, key, prefix)}: '{dotted}' must be the "
+                                 "model's context window in tokens, a whole number above 0")
 
 
 def _choices(prefix: str, key: str) -> list[str] | None:
@@ -237,6 +249,7 @@ class Target:
     max_turns: int = 10  # model calls per run before it stops "incomplete"
     timeout: float = DEFAULT_TIMEOUT_S  # seconds a whole run may take
     api_key_cmd_timeout: float = 30.0
+    context_window: int | None = None  # tokens, when the config states it
 
 
 def resolve_target(config: Config, *, model: str | None = None, base_url: str | None = None,
@@ -254,6 +267,7 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
                          f"{', '.join(providers)} or add [providers.{named_provider}] to "
                          f"{config.path}")
     entry = _model_entry(config, model) if model else None
+    window = (entry or {}).get("context_window")
     if entry is not None:
         provider_name = named_provider or entry.get("provider")
         if provider_name not in providers:
@@ -296,6 +310,8 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
         timeout=_positive(config, "timeout", config.data.get("timeout", DEFAULT_TIMEOUT_S)),
         api_key_cmd_timeout=_positive(config, f"providers.{provider_name}.api_key_cmd_timeout",
                                       provider.get("api_key_cmd_timeout", 30.0)),
+        context_window=window or provider.get("context_window")
+        or config.data.get("context_window"),
     )
 
 

@@ -47,6 +47,7 @@ class RunOptions:
     tools: ToolFlags = field(default_factory=ToolFlags)
     yes: bool = False  # approve every tool call that would ask
     config: str | None = None
+    compact: bool = True  # --no-compact: a thread too long for the window is an error
 
 
 # name -> (annotation, default), in the order `--help` lists them.
@@ -76,6 +77,9 @@ SHARED: dict[str, tuple[Any, Any]] = {
     "yes": (Annotated[bool, typer.Option(
         "--yes", "-y", help="Approve tool calls that would ask first.")], False),
     "config": (ConfigOpt, None),
+    "no_compact": (Annotated[bool, typer.Option(
+        "--no-compact", help="Never summarize older turns to fit the model's context window: "
+        "a thread too long for it is an error.")], False),
 }
 
 
@@ -88,7 +92,7 @@ def tool_flags(functions: list[str] | None, skills: str | None, mcp: str | None,
 def _collect(values: dict[str, Any]) -> RunOptions:
     tools = tool_flags(values.pop("functions"), values.pop("skills"), values.pop("mcp"),
                        values.pop("builtins"), values.pop("no_tools"), values.pop("root"))
-    return RunOptions(tools=tools, **values)
+    return RunOptions(tools=tools, compact=not values.pop("no_compact"), **values)
 
 
 def run_options(command: Callable[..., None]) -> Callable[..., None]:
