@@ -79,7 +79,7 @@ def test_a_context_window_in_the_config_is_used_without_asking_the_endpoint(cli,
     cli.write_config(
         (small if where == "top" else big)
         + f'[providers.local]\nbase_url = "{stub.base_url}"\nstyle = "openai"\n'
-        + (small if where == "provider" else big)
+        + {"top": "", "provider": small, "model": big}[where]
         + '[models.small]\nprovider = "local"\nmodel = "stub-model"\n'
         + (small if where == "model" else ""))
     assert cli.run("ask", "-m", "small", "--id", "T", note(1, 1300)).code == 0
