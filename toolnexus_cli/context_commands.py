@@ -11,7 +11,7 @@ from typing import Any
 from rich.console import Console
 
 from toolnexus import RunCancelled, ToolnexusError
-from toolnexus.context import Compaction, pin, unpin
+from toolnexus.context import SUMMARY_HEADER, Compaction, pin, unpin
 from toolnexus.marks import PINNED_KEY, group_of, is_record
 from toolnexus.stores import Thread
 from toolnexus.visible import visible
@@ -89,7 +89,8 @@ class ContextCommands:
         from .chat_markdown import ChatMarkdown
 
         title = record_rule(preview.record).strip("─ ")
-        self.console.print(Panel(ChatMarkdown(visible(preview.summary)),
+        summary = preview.summary.removeprefix(SUMMARY_HEADER).strip()
+        self.console.print(Panel(ChatMarkdown(visible(summary)),
                                  title=Text(visible(title)), title_align="left",
                                  border_style="cyan"))
 
