@@ -30,15 +30,10 @@ def drop_typeahead() -> None:
         pass
 
 
-async def confirm(question: str) -> bool:
-    """y says yes; n, Enter, Escape, Ctrl-C and Ctrl-D say no."""
-    return await _choose(question, YES_NO, enter="no") == "yes"
-
-
 async def _choose(question: str, keys: dict[str, str], enter: str | None = None) -> str:
-    """One key press answers (no Enter): `keys` maps a letter to its answer, Enter gives
-    `enter` if set; Ctrl-C, Ctrl-D and Escape mean "no"; other keys are ignored. Only
-    keys pressed after the question appears count."""
+    """One key press answers (no Enter): `keys` maps a letter to its answer, and Enter
+    gives `enter` if there is one; Ctrl-C, Ctrl-D and Escape mean "no"; other keys are
+    ignored. Only keys pressed after the question appears count."""
     from prompt_toolkit.application import Application
     from prompt_toolkit.input import create_input
     from prompt_toolkit.input.typeahead import clear_typeahead
@@ -71,6 +66,16 @@ async def _choose(question: str, keys: dict[str, str], enter: str | None = None)
                                         key_bindings=bindings, input=keyboard,
                                         full_screen=False)
     return await app.run_async()
+
+
+async def confirm(question: str) -> bool:
+    """A yes/no question whose answer is yes unless the person says n: "... [Y/n] "."""
+    return await _choose(f"{question} [Y/n] ", YES_NO, enter="yes") == "yes"
+
+
+async def confirm_default_no(question: str) -> bool:
+    """y says yes; n, Enter, Escape, Ctrl-C and Ctrl-D say no."""
+    return await _choose(question, YES_NO, enter="no") == "yes"
 
 
 def _panel(console: Any, body: str, title: str) -> None:

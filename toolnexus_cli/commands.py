@@ -15,10 +15,12 @@ from rich.console import Console
 from rich.text import Text
 
 from toolnexus import ToolnexusError
+from toolnexus.content import Attachment
 from toolnexus.marks import RETRIED, UNDONE, is_sent, last_prompt, mark_from, sendable
 from toolnexus.stores import Thread
 from toolnexus.visible import visible
 
+from .attach import check_carried, load_attachment
 from .context_commands import COMMANDS as CONTEXT_COMMANDS
 from .context_commands import ContextCommands
 from .errors import UsageError
@@ -41,6 +43,7 @@ COMMANDS = {
     "/export": "write this thread as Markdown: /export PATH",
     "/edit": "write the next message in $EDITOR",
     **CONTEXT_COMMANDS,
+    "/attach": "send a file or URL with the next message: /attach PATH",
     "/exit": "leave (Ctrl-D does too)",
 }
 
@@ -49,6 +52,12 @@ class Commands(ContextCommands):
     def __init__(self, session: Session, console: Console) -> None:
         self.session = session
         self.console = console
+        self.attached: list[Attachment] = []  # /attach: for the next message
+
+    def take_attached(self) -> list[Attachment]:
+        """The attachments queued for the message being sent (and none for the next)."""
+        taken, self.attached = self.attached, []
+        return taken
 
     async def run(self, text: str) -> str | None:
         name, _, arg = text.partition(" ")
@@ -198,3 +207,16 @@ class Commands(ContextCommands):
         finally:
             os.unlink(path)
         return text or None
+
+    async def attach(self, arg: str) -> None:
+        if not arg:
+            self.say("usage: /attach PATH (or an http(s) URL)", "yellow")
+            return
+        try:
+            attachment = load_attachment(arg)
+            check_carried(self.session.target, [attachment])
+        except UsageError as exc:
+            self.say(f"error: {exc}", "bold red")
+            return
+        self.attached.append(attachment)
+        self.say(f"[attached {attachment.describe()}]")
