@@ -56,3 +56,13 @@ def test_unknown_style_names_every_choice():
 
     with pytest.raises(ValueError, match="'openai', 'anthropic', 'responses'"):
         toolnexus.create_client(base_url="http://x", style="gemini", model="m")
+
+
+def test_importing_one_submodule_does_not_load_the_whole_library():
+    """`toolnexus --version` reads toolnexus.wire.base: the client, loop and stores wait."""
+    code = ("import sys, toolnexus.wire.base; "
+            "print(sorted(m for m in ('toolnexus.client', 'toolnexus.loop', "
+            "'toolnexus.stores', 'toolnexus.context') if m in sys.modules))")
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True).stdout
+    assert shown.strip() == "[]"

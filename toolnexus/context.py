@@ -266,7 +266,8 @@ async def ask_model(settings: LoopSettings, control: RunControl, system: str,
     params = {k: v for k, v in settings.request_params.items() if k not in _NOT_FOR_SUMMARY}
     body = wire.build_body(model=settings.model, messages=[{"role": "user", "content": text}],
                            system=system, tools=[], stream=False,
-                           options=RequestOptions(params=params))
+                           # asked once: writing it to a prompt cache would only cost more
+                           options=RequestOptions(params=params, prompt_cache=False))
     assembler = None
     replies = settings.transport.send(settings.url, settings.headers, body, control,
                                       stream_error=wire.stream_error,
@@ -450,11 +451,12 @@ class ContextKeeper:
 
     # -- what the CLI calls (through Client)
 
-    async def report(self, out: Outgoing) -> ContextReport:
+    async def report(self, out: Outgoing, *, ask_endpoint: bool = True) -> ContextReport:
         spans = active_spans(out.messages)
         order = sent_indices(out.messages, spans)
         fill, counted = self._fill(out, order, spans)
-        window = await self.windows.resolve(out.fetch_json)
+        window = (await self.windows.resolve(out.fetch_json) if ask_endpoint
+                  else self.windows.without_asking())
         budget = plan = None
         if window.size:
             budget = self._budget(out, window.size)

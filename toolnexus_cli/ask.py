@@ -15,7 +15,14 @@ from .config import Config
 from .context_view import compaction_note
 from .errors import UsageError
 from .options import RunOptions
-from .render import PlainRenderer, TerminalRenderer, result_json, unfinished_note
+from .render import (
+    NO_FACTS,
+    FooterFacts,
+    PlainRenderer,
+    TerminalRenderer,
+    result_json,
+    unfinished_note,
+)
 from .session import Output, Session
 from .structured import SchemaOutput
 
@@ -108,7 +115,9 @@ def run_ask(config: Config, options: AskOptions) -> int:
         if turn.result is None:
             sys.stderr.write(f"{turn.error}\n")
             return EXIT_ERROR
-        turn.output.finish(turn.result, session.thread)
+        shows_figures = console is not None or options.verbose or options.output == "json"
+        facts = await session.footer_facts(turn.result) if shows_figures else NO_FACTS
+        turn.output.finish(turn.result, session.thread, facts)
         note = unfinished_note(turn.result)
         if note and options.output == "auto":
             sys.stderr.write(note + "\n")
@@ -157,9 +166,10 @@ class JsonOutput:
     def end_answer(self) -> None:
         pass
 
-    def finish(self, result: RunResult, thread: str | None) -> None:
+    def finish(self, result: RunResult, thread: str | None,
+               facts: FooterFacts = NO_FACTS) -> None:
         if not self.events:
-            body = result_json(result, thread or "")
+            body = result_json(result, thread or "", facts.price)
             if self.compactions:
                 body["compactions"] = self.compactions
             self._print(body)
