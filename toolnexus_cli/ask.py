@@ -145,8 +145,9 @@ class CompactionOnStderr:
     def end_answer(self) -> None:
         self.output.end_answer()
 
-    def finish(self, result: RunResult, thread: str | None) -> None:
-        self.output.finish(result, thread)
+    def finish(self, result: RunResult, thread: str | None,
+               facts: FooterFacts = NO_FACTS) -> None:
+        self.output.finish(result, thread, facts)
 
 
 class JsonOutput:
