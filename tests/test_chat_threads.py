@@ -195,7 +195,7 @@ async def test_a_failed_first_message_is_kept_and_retried_in_a_new_session(env, 
     assert shape(await stored(db, "t-down")) == [("user", "are you there?", "failed", False)]
     shown = CLI(db.parent / "cli", {"TOOLNEXUS_STORE": str(db)}).run("threads", "show", "t-down")
     assert shown.code == 0 and shown.stdout == (
-        "## User\n\nare you there?\n\n*(failed, not sent)*\n"), shown
+        "## 1 · User\n\nare you there?\n\n*(failed, not sent)*\n"), shown
 
     monkeypatch.setenv("TOOLNEXUS_BASE_URL", endpoint.stub.base_url)
     async with Chat(db, "t-down") as chat:  # the next day, the server is back

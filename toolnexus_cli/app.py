@@ -269,11 +269,14 @@ def threads_list(as_json: JsonOpt = False, limit: Annotated[int | None, typer.Op
 
 
 @threads_app.command("show")
-def threads_show(thread: ThreadArg, as_json: JsonOpt = False, config: ConfigOpt = None) -> None:
-    """A thread's transcript (--json: the raw messages)."""
+def threads_show(thread: ThreadArg, as_json: JsonOpt = False, sent: Annotated[
+        bool, typer.Option("--sent", help="Only what the model sees now: summaries in place "
+                           "of the messages they stand for, no undone or failed turns.")]
+        = False, config: ConfigOpt = None) -> None:
+    """A thread's transcript, every message numbered (--json: the raw messages)."""
     from .threads import show
 
-    _threads(config, lambda store: show(store, thread, as_json=as_json))
+    _threads(config, lambda store: show(store, thread, as_json=as_json, sent=sent))
 
 
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")]

@@ -73,6 +73,11 @@ async def confirm(question: str) -> bool:
     return await _choose(f"{question} [Y/n] ", YES_NO, enter="yes") == "yes"
 
 
+async def confirm_default_no(question: str) -> bool:
+    """y says yes; n, Enter, Escape, Ctrl-C and Ctrl-D say no."""
+    return await _choose(question, YES_NO, enter="no") == "yes"
+
+
 def _panel(console: Any, body: str, title: str) -> None:
     from rich.panel import Panel
     from rich.text import Text

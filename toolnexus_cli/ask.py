@@ -12,6 +12,7 @@ from toolnexus.content import Attachment, Prompt
 
 from .attach import check_carried
 from .config import Config
+from .context_view import compaction_note
 from .errors import UsageError
 from .options import RunOptions
 from .render import (
@@ -92,6 +93,9 @@ def run_ask(config: Config, options: AskOptions) -> int:
             ui = terminal_ui(config.ui, console)
 
     def output(session: Session) -> Output:
+        return CompactionOnStderr(chosen_output(session))
+
+    def chosen_output(session: Session) -> Output:
         if options.schema is not None and options.output == "auto":
             return SchemaOutput(sys.stdout, sys.stderr, pretty=sys.stdout.isatty(),
                                 verbose=options.verbose, redact=session.redact)
@@ -125,15 +129,43 @@ def run_ask(config: Config, options: AskOptions) -> int:
     return session.run(answer)
 
 
+class CompactionOnStderr:
+    """An output that says on stderr, in one line, that older turns were compacted:
+    stdout keeps only the answer, or the JSON that carries the event."""
+
+    def __init__(self, output: Output) -> None:
+        self.output = output
+
+    def event(self, event: dict[str, Any]) -> None:
+        if event["type"] != "compaction" or isinstance(self.output, JsonOutput):
+            self.output.event(event)
+        if event["type"] == "compaction":
+            if isinstance(self.output, TerminalRenderer):  # stop live output first
+                self.output.end_answer()
+            sys.stderr.write(f"toolnexus: {compaction_note(event)}\n")
+            sys.stderr.flush()
+
+    def end_answer(self) -> None:
+        self.output.end_answer()
+
+    def finish(self, result: RunResult, thread: str | None,
+               facts: FooterFacts = NO_FACTS) -> None:
+        self.output.finish(result, thread, facts)
+
+
 class JsonOutput:
-    """--events: every event as a JSON line; --json: one JSON object at the end."""
+    """--events: every event as a JSON line; --json: one JSON object at the end (with
+    the compactions the run made, if any)."""
 
     def __init__(self, session: Session, *, events: bool) -> None:
         self.session, self.events = session, events
+        self.compactions: list[dict[str, Any]] = []
 
     def event(self, event: dict[str, Any]) -> None:
         if self.events:
             self._print(_event_json(event))
+        elif event["type"] == "compaction":
+            self.compactions.append(event)
 
     def end_answer(self) -> None:
         pass
@@ -141,7 +173,10 @@ class JsonOutput:
     def finish(self, result: RunResult, thread: str | None,
                facts: FooterFacts = NO_FACTS) -> None:
         if not self.events:
-            self._print(result_json(result, thread or "", facts.price))
+            body = result_json(result, thread or "", facts.price)
+            if self.compactions:
+                body["compactions"] = self.compactions
+            self._print(body)
 
     def _print(self, data: Any) -> None:
         line = json.dumps(data, ensure_ascii=False, default=str)

@@ -22,6 +22,8 @@ from toolnexus.visible import visible
 from .attach import check_carried, load_attachment
 from .chat_markdown import code_blocks
 from .clipboard import copy_text
+from .context_commands import COMMANDS as CONTEXT_COMMANDS
+from .context_commands import ContextCommands
 from .errors import UsageError
 from .listing import holding
 from .session import Session
@@ -43,12 +45,13 @@ COMMANDS = {
     "/export": "write this thread as Markdown: /export PATH",
     "/fork": "go on in a new thread with this one's messages 1..N: /fork [N]",
     "/edit": "write the next message in $EDITOR; /edit last: rewrite the last prompt (forks)",
+    **CONTEXT_COMMANDS,
     "/attach": "send a file or URL with the next message: /attach PATH",
     "/exit": "leave (Ctrl-D does too)",
 }
 
 
-class Commands:
+class Commands(ContextCommands):
     def __init__(self, session: Session, console: Console) -> None:
         self.session = session
         self.console = console

@@ -31,15 +31,16 @@ TOP_KEYS: dict[str, Any] = {
     "timeout": (int, float),  # seconds a whole run may take (the idle timeout is apart)
     "functions": list, "skills": str, "mcp": str, "builtins": (bool, list),
     "workspace": str, "approval": RULES,
+    "context_window": int,  # tokens; also per provider and per model (the most specific wins)
     "reasoning": str,  # off, low, medium or high; a model's own setting wins
     "ui": {"markdown": bool, "show_reasoning": bool, "code_theme": str, "footer": bool,
            "editing_mode": str, "theme": str},
     "providers": ("*", {"base_url": str, "style": str, "api_key_env": str, "api_key_cmd": str,
                         "api_key_cmd_timeout": (int, float), "headers": dict,
-                        "prompt_cache": bool}),
+                        "context_window": int, "prompt_cache": bool}),
     "models": ("*", {"provider": str, "model": str, "aliases": list, "request_params": dict,
                      "system": str, "reasoning": str, "price": PRICE,
-                     "prompt_cache": bool}),
+                     "prompt_cache": bool, "context_window": int}),
 }
 
 BUILTIN_PROVIDERS: dict[str, dict[str, Any]] = {
@@ -81,6 +82,13 @@ def state_dir() -> Path:
     from platformdirs import user_state_dir
 
     return _private_dir(Path(user_state_dir(APP)))
+
+
+def cache_dir() -> Path:
+    """What is remembered only to save a request (models' context windows); private too."""
+    from platformdirs import user_cache_dir
+
+    return _private_dir(Path(user_cache_dir(APP)))
 
 
 def _private_dir(path: Path) -> Path:
@@ -176,6 +184,9 @@ def _validate(path: Path, text: str, data: dict[str, Any], schema: dict[str, Any
                 f"{_where(path, text, key, prefix)}: '{dotted}' must be a {_type_name(expected)}")
         else:
             _check_choice(path, text, key, prefix, value)
+            if key == "context_window" and (isinstance(value, bool) or value <= 0):
+                raise UsageError(f"{_where(path, text, key, prefix)}: '{dotted}' must be the "
+                                 "model's context window in tokens, a whole number above 0")
 
 
 def _choices(prefix: str, key: str) -> list[str] | None:
@@ -278,6 +289,7 @@ class Target:
     max_turns: int = 10  # model calls per run before it stops "incomplete"
     timeout: float = DEFAULT_TIMEOUT_S  # seconds a whole run may take
     api_key_cmd_timeout: float = 30.0
+    context_window: int | None = None  # tokens, when the config states it
     price: Price | None = None  # the model's, when the config gives one
     prompt_cache: bool = True  # mark prompts for the provider's cache (anthropic style)
 
@@ -298,6 +310,7 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
                          f"{', '.join(providers)} or add [providers.{named_provider}] to "
                          f"{config.path}")
     entry = _model_entry(config, model) if model else None
+    window = (entry or {}).get("context_window")
     if entry is not None:
         provider_name = named_provider or entry.get("provider")
         if provider_name not in providers:
@@ -345,6 +358,8 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
         timeout=_positive(config, "timeout", config.data.get("timeout", DEFAULT_TIMEOUT_S)),
         api_key_cmd_timeout=_positive(config, f"providers.{provider_name}.api_key_cmd_timeout",
                                       provider.get("api_key_cmd_timeout", 30.0)),
+        context_window=window or provider.get("context_window")
+        or config.data.get("context_window"),
     )
 
 

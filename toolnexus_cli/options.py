@@ -56,6 +56,7 @@ class RunOptions:
     config: str | None = None
     params: dict[str, Any] = field(default_factory=dict)  # -o key value: over the config's
     reasoning: str | None = None  # --reasoning: over the config's
+    compact: bool = True  # --no-compact: a thread too long for the window is an error
 
 
 # name -> (annotation, default), in the order `--help` lists them.
@@ -92,6 +93,9 @@ SHARED: dict[str, tuple[Any, Any]] = {
     "reasoning": (Annotated[Reasoning | None, typer.Option(
         "--reasoning", help="How much the model thinks first: off, low, medium or high.")],
         None),
+    "no_compact": (Annotated[bool, typer.Option(
+        "--no-compact", help="Never summarize older turns to fit the model's context window: "
+        "a thread too long for it is an error.")], False),
 }
 
 
@@ -107,7 +111,7 @@ def _collect(values: dict[str, Any]) -> RunOptions:
     params = {key: parse_option_value(value) for key, value in values.pop("request_options")
               or ()}
     reasoning = values.pop("reasoning")
-    return RunOptions(tools=tools, params=params,
+    return RunOptions(tools=tools, params=params, compact=not values.pop("no_compact"),
                       reasoning=reasoning.value if reasoning is not None else None, **values)
 
 

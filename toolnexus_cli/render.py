@@ -326,6 +326,12 @@ class TerminalRenderer:
             stream.note("")
         elif kind == "retry":
             stream.note(retry_note(event))
+        elif kind == "compaction":
+            from rich.text import Text
+
+            from .context_view import compaction_note
+
+            stream.print(Text(compaction_note(event), style="dim"))
 
     def _panel(self, body: str, title: str, style: str) -> Any:
         from rich.panel import Panel

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from toolnexus import (
     Client,
+    ContextPolicy,
     RunCancelled,
     RunResult,
     RunTimeout,
@@ -30,7 +31,7 @@ from toolnexus.suspension import WaitFor
 from toolnexus.visible import visible
 
 from .approve import terminal_asker, terminal_wait_for, wait_for_without_terminal
-from .config import Config, Target, data_dir, resolve_target
+from .config import Config, Target, cache_dir, data_dir, resolve_target
 from .errors import UsageError
 from .keys import KeyChoice, check_provider_headers, choose_key
 from .listing import latest_holding
@@ -144,7 +145,8 @@ class Session:
             wait_for = terminal_wait_for(console, self.pause_output)
         hooks = make_hooks(self.config, self.toolkit, asker)
         client, self.key, self.redact = make_client(target, self.store, hooks=hooks,
-                                                    wait_for=wait_for)
+                                                    wait_for=wait_for,
+                                                    compact=self.options.compact)
         self.client: Client = client
         self.target = target
 
@@ -249,9 +251,11 @@ async def pick_thread(store: ThreadStore, thread: str | None, continue_last: boo
 
 
 def make_client(target: Target, store: ThreadStore, *, hooks: dict[str, Any] | None = None,
-                wait_for: WaitFor | None = None) -> tuple[Client, KeyChoice, Redactor]:
+                wait_for: WaitFor | None = None,
+                compact: bool = True) -> tuple[Client, KeyChoice, Redactor]:
     """The client for `target`, the key it uses (for error hints) and the redactor of
-    every secret the run holds."""
+    every secret the run holds. With `compact`, older turns are summarized when a thread
+    outgrows the model's window (remembered windows live in the user cache directory)."""
     choice = choose_key(target)
     check_provider_headers(target)
     key = choice.value
@@ -265,6 +269,8 @@ def make_client(target: Target, store: ThreadStore, *, hooks: dict[str, Any] | N
             else store,
             hooks=hooks, wait_for=wait_for, max_turns=target.max_turns,
             timeout_ms=target.timeout * 1000, prompt_cache=target.prompt_cache,
+            context=ContextPolicy(cache_path=cache_dir() / "windows.json") if compact else None,
+            context_window=target.context_window,
         )
     except ValueError as exc:  # a base URL or header no request could carry
         raise UsageError(str(exc)) from None

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from toolnexus import ToolnexusError
-from toolnexus.marks import DROPPED_KEY, FAILED
+from toolnexus.marks import DROPPED_KEY, FAILED, sent_indices
 from toolnexus.stores import ThreadInfo
 from toolnexus.stores._attachments import referenced
 from toolnexus.stores._threads import MARK
@@ -83,20 +83,26 @@ async def list_threads(store: Any, *, as_json: bool, limit: int | None,
     return 0
 
 
-async def show(store: Any, thread: str, *, as_json: bool) -> int:
+async def show(store: Any, thread: str, *, as_json: bool, sent: bool = False) -> int:
+    """Every message, numbered by its place in the thread (what /pin takes), compaction
+    records marked; with `sent`, only what the next request would carry."""
     messages = await store.get(thread)
     if messages is None:
         return _missing(thread)
+    places = sent_indices(messages) if sent else range(len(messages))
+    messages = [messages[i] for i in places]
     if as_json:
         _print(_json(messages, inline=False))
-    elif sys.stdout.isatty():
+        return 0
+    text = to_markdown(messages, [i + 1 for i in places])
+    if sys.stdout.isatty():
         from rich.console import Console
 
         from .chat_markdown import ChatMarkdown
 
-        Console().print(ChatMarkdown(visible(to_markdown(messages))), crop=False)
+        Console().print(ChatMarkdown(visible(text)), crop=False)
     else:
-        sys.stdout.write(to_markdown(messages))
+        sys.stdout.write(text)
     return 0
 
 

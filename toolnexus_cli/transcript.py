@@ -9,16 +9,25 @@ from typing import Any
 
 from toolnexus import ToolnexusError
 from toolnexus.content import _size, image_size, media_of
-from toolnexus.marks import DROPPED_KEY, INTERRUPTED_KEY
+from toolnexus.marks import DROPPED_KEY, INTERRUPTED_KEY, PINNED_KEY, is_record
+
+from .context_view import record_rule
 
 _HEADINGS = {"user": "User", "assistant": "Assistant", "system": "System", "tool": "Tool result"}
 
 
-def to_markdown(messages: list[dict[str, Any]]) -> str:
+def to_markdown(messages: list[dict[str, Any]], numbers: list[int] | None = None) -> str:
+    """The transcript; with `numbers` (each message's 1-based place in its thread) every
+    heading carries it. A compaction record is a rule saying what it summarizes, then
+    the summary."""
     parts = []
-    for message in messages:
+    for at, message in enumerate(messages):
         role = message.get("role", "")
         body = _content_text(message.get("content"))
+        if is_record(message):
+            mark = f"\n\n*({message[DROPPED_KEY]}, not sent)*" if message.get(DROPPED_KEY) else ""
+            parts.append(f"{record_rule(message)}\n\n{body}{mark}".rstrip())
+            continue
         if message.get(INTERRUPTED_KEY):
             body = f"{body}\n\n*(interrupted)*"
         if message.get(DROPPED_KEY):  # kept in the thread (undone, retried, failed), not sent
@@ -26,7 +35,9 @@ def to_markdown(messages: list[dict[str, Any]]) -> str:
         for call in message.get("tool_calls") or []:
             fn = call.get("function", {})
             body = f"{body or ''}\n\n`{fn.get('name')}({fn.get('arguments')})`".strip()
-        parts.append(f"## {_HEADINGS.get(role, role)}\n\n{body or ''}".rstrip())
+        number = f"{numbers[at]} · " if numbers is not None else ""
+        pinned = " · pinned" if message.get(PINNED_KEY) else ""
+        parts.append(f"## {number}{_HEADINGS.get(role, role)}{pinned}\n\n{body or ''}".rstrip())
     return "\n\n".join(parts) + "\n"
 
 

@@ -1,0 +1,110 @@
+"""The chat's part in long threads, in a real pseudo-terminal against the stub answering
+like llama.cpp (a 4,096-token window): the line an automatic compaction prints,
+/compact's preview (applied only on y), /pin, /unpin and /context."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from tests import cli_helpers
+from tests.cli_helpers import CLI
+from tests.pty_screen import opener
+from tests.stub_provider import LlamaCppLike
+from tests.test_chat_pty import Chat
+from tests.test_cli_context import seed
+from tests.test_context import is_summary_request, note, posts, turns
+from toolnexus.marks import COMPACTION_KEY, PINNED_KEY
+
+cli = cli_helpers.cli  # fixture
+
+SIX_TURNS = turns(("first, call me Ada", "hello Ada"), ("second", "two"), ("third", "three"),
+                  ("fourth", "four"), ("fifth", "five"), ("sixth", "six"))
+APPLY = "apply it? [y]es / [n]o (Enter: no): "
+
+
+@pytest.fixture
+def open_chat(cli: CLI) -> Iterator[Callable[..., Chat]]:
+    yield from opener(lambda *args: Chat(cli, *args))
+
+
+def test_an_automatic_compaction_prints_one_line(stub, cli, open_chat):
+    stub.handler = LlamaCppLike(window=4096)
+    seed(cli, "T", turns(*[(note(n, 820), "Noted.") for n in range(1, 5)]))  # past 80%
+    chat = open_chat("--id", "T")
+    chat.say("one more")
+    lines = [line for line in chat.term.lines() if line.startswith("compacted")]
+    assert len(lines) == 1, chat.term.text()
+    assert re.fullmatch(r"compacted \d+ earlier messages: 3\.\dk → [\d.]+k? tokens \(summary\)",
+                        lines[0]), lines
+    shown = chat.term.lines()
+    assert shown.index(lines[0]) < shown.index("Noted.", shown.index("› one more"))
+    assert any(COMPACTION_KEY in m for m in cli.thread("T"))
+
+
+def test_compact_previews_the_summary_and_applies_it_only_on_y(stub, cli, open_chat):
+    llama = stub.handler = LlamaCppLike(window=4096)
+    seed(cli, "T", SIX_TURNS)
+    chat = open_chat("--id", "T")
+    for times, refuse in enumerate(("n", "\r"), 1):  # n, or just Enter: nothing changes
+        chat.send_line("/compact keep the names")
+        chat.wait_text(APPLY.rstrip(), count=times)
+        chat.child.send(refuse)
+        chat.wait_prompt()
+        assert chat.term.text().count("kept the thread as it was") == times
+        assert cli.thread("T") == SIX_TURNS
+    assert llama.summaries == 2
+    summary_asked = [r for r in posts(stub) if is_summary_request(r)][-1]
+    assert "Also: keep the names" in summary_asked.json["messages"][-1]["content"]
+
+    chat.send_line("/compact keep the names")
+    chat.wait_text(APPLY.rstrip(), count=3)
+    text = chat.term.text()
+    assert re.search(r"summary of messages \d+–\d+ \(\d+ → \d+ tokens, stub-model\)", text), text
+    assert "Summary: the user sent long notes; the assistant noted each one." in text
+    chat.child.send("y")
+    chat.wait_prompt()
+    assert "compacted 3 messages: the summary is sent in their place" in chat.term.text()
+    stored = cli.thread("T")
+    assert stored[:-1] == SIX_TURNS  # every original kept; the record appended
+    assert stored[-1][COMPACTION_KEY]["instructions"] == "keep the names"
+
+    chat.say("seventh")
+    sent = [m["content"] for m in stub.requests[-1].json["messages"]]
+    assert "second" not in sent and "first, call me Ada" in sent
+    assert any(c.startswith("[summary of earlier conversation]") for c in sent)
+
+
+def test_pin_unpin_and_context(stub, cli, open_chat):
+    stub.handler = LlamaCppLike(window=4096)
+    seed(cli, "T", SIX_TURNS)
+    chat = open_chat("--id", "T")
+    chat.say("/pin")
+    assert "nothing is pinned: /pin N keeps message N verbatim" in chat.term.text()
+    chat.say("/context")
+    text = chat.term.text()
+    assert "window: 4,096 tokens (from the endpoint's model listing)" in text, text
+    assert re.search(r"fill: ~\d+ / 4\.1k tokens, \d+% in 12 messages", text), text
+    assert "next compaction would summarize 3 messages (2–4)" in text, text
+
+    chat.say("/pin 3")
+    assert "pinned message 3 (user: second): every compaction sends it as it is" \
+        in chat.term.text()
+    assert [i for i, m in enumerate(cli.thread("T")) if m.get(PINNED_KEY)] == [2]
+    chat.say("/pin")
+    assert "pinned: message 3 (user: second)" in chat.term.text()
+    chat.say("/context")
+    assert "next compaction would summarize 2 messages (2–4); 1 in that range stay verbatim" \
+        in chat.term.text()
+    chat.say("/pin 99")
+    assert "usage: /pin N, N a message number as 'threads show T' shows them (1 to 12)" \
+        in chat.term.text()
+
+    chat.say("/unpin 3")
+    assert "unpinned message 3 (user: second): a compaction may summarize it" \
+        in chat.term.text()
+    assert not any(m.get(PINNED_KEY) for m in cli.thread("T"))
+    chat.say("/unpin 3")
+    assert "message 3 (user: second) is not pinned" in chat.term.text()
