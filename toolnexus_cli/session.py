@@ -208,8 +208,11 @@ class Session:
                                                       ask_endpoint=False)
         except ToolnexusError:  # the window could not be looked up: show what is known
             report = None
-        return FooterFacts(window=report.window if report else None,
-                           fill=report.fill if report and report.estimated else None,
+        window = report.window if report else None
+        # the next request's size only matters against a window; without one the footer
+        # shows what the last call really counted
+        return FooterFacts(window=window,
+                           fill=report.fill if window and report.estimated else None,
                            price=self.target.price,
                            thread_usage=info.usage if info else None)
 
