@@ -15,6 +15,7 @@ from .toolbox import describe_call
 
 YES_NO_ALWAYS = {"y": "yes", "n": "no", "a": "always"}
 YES_NO = {"y": "yes", "n": "no"}
+INTERRUPT = "interrupt"  # what `choose` answers for Ctrl-C
 
 
 def drop_typeahead() -> None:
@@ -30,10 +31,11 @@ def drop_typeahead() -> None:
         pass
 
 
-async def _choose(question: str, keys: dict[str, str]) -> str:
-    """One key press answers (no Enter): `keys` maps a letter to its answer; Ctrl-C,
-    Ctrl-D and Escape mean "no"; other keys are ignored. Only keys pressed after the
-    question appears count."""
+async def choose(question: str, keys: dict[str, str], *, enter: str | None = None) -> str:
+    """One key press answers: `keys` maps a letter to its answer, Enter means `enter`
+    (if given); Ctrl-D and Escape mean "no", Ctrl-C INTERRUPT; other keys are ignored.
+    Only keys pressed after the question appears count. The turn's own Ctrl-C handler is
+    left in place (prompt_toolkit would otherwise remove it when the question closes)."""
     from prompt_toolkit.application import Application
     from prompt_toolkit.input import create_input
     from prompt_toolkit.input.typeahead import clear_typeahead
@@ -43,17 +45,20 @@ async def _choose(question: str, keys: dict[str, str]) -> str:
     chosen = [""]
     bindings = KeyBindings()
 
-    def answer_with(word: str) -> Callable[[Any], None]:
+    def answer_with(word: str, shown: str = "") -> Callable[[Any], None]:
         def answer(event: Any) -> None:
-            chosen[0] = word
+            chosen[0] = shown or word
             event.app.exit(result=word)
         return answer
 
     for letter, word in keys.items():
         bindings.add(letter)(answer_with(word))
         bindings.add(letter.upper())(answer_with(word))
-    for key in ("c-c", "c-d", "escape"):
+    for key in ("c-d", "escape"):
         bindings.add(key)(answer_with("no"))
+    bindings.add("c-c")(answer_with(INTERRUPT, "no"))
+    if enter is not None:
+        bindings.add("enter")(answer_with(enter))
     bindings.add("<any>")(lambda event: None)
 
     drop_typeahead()
@@ -63,7 +68,7 @@ async def _choose(question: str, keys: dict[str, str]) -> str:
     app: Application[str] = Application(layout=Layout(Window(control, height=1)),
                                         key_bindings=bindings, input=keyboard,
                                         full_screen=False)
-    return await app.run_async()
+    return await app.run_async(handle_sigint=False)
 
 
 def _panel(console: Any, body: str, title: str) -> None:
@@ -76,20 +81,28 @@ def _panel(console: Any, body: str, title: str) -> None:
                         border_style="yellow", expand=False))
 
 
-def terminal_asker(console: Any, before_prompt: Callable[[], None]) -> AskUser:
-    """Shows the call in full, then asks [y]es / [n]o / [a]lways (this session)."""
+def terminal_asker(console: Any, before_prompt: Callable[[], None],
+                   on_interrupt: Callable[[], None]) -> AskUser:
+    """Shows the call in full, then asks [y]es / [n]o / [a]lways (this session). Ctrl-C
+    is "no", and `on_interrupt` is told."""
 
     async def ask(name: str, args: Any) -> str:
         before_prompt()  # stop live output so the question stands still
         _panel(console, describe_call(name, args), "approve this tool call?")
-        return await _choose("[y]es / [n]o / [a]lways (this session): ", YES_NO_ALWAYS)
+        answer = await choose("[y]es / [n]o / [a]lways (this session): ", YES_NO_ALWAYS)
+        if answer == INTERRUPT:
+            on_interrupt()
+            return "no"
+        return answer
 
     return ask
 
 
-def terminal_wait_for(console: Any, before_prompt: Callable[[], None]) -> WaitFor:
+def terminal_wait_for(console: Any, before_prompt: Callable[[], None],
+                      on_interrupt: Callable[[], None]) -> WaitFor:
     """Answers a suspended tool's request inline: an approval as y/n, a URL as "open it
-    and press Enter", anything else as a line of input."""
+    and press Enter", anything else as a line of input. Ctrl-C declines, and
+    `on_interrupt` is told."""
 
     async def wait_for(request: Request) -> Answer:
         from prompt_toolkit import PromptSession
@@ -98,16 +111,22 @@ def terminal_wait_for(console: Any, before_prompt: Callable[[], None]) -> WaitFo
         kind, prompt = request.get("kind", "input"), request.get("prompt", "")
         body = f"{prompt}\n{request['url']}" if request.get("url") else prompt
         _panel(console, body, f"a tool needs you ({kind})")
+        declined = make_answer(request, False, reason="declined by the user")
         if kind == "approval":
-            ok = await _choose("[y]es / [n]o: ", YES_NO) == "yes"
-            return make_answer(request, ok, reason=None if ok else "declined by the user")
+            answer = await choose("[y]es / [n]o: ", YES_NO)
+            if answer == INTERRUPT:
+                on_interrupt()
+            return make_answer(request, True) if answer == "yes" else declined
         drop_typeahead()
         session: PromptSession[str] = PromptSession()
         question = "open it, then press Enter (Ctrl-C declines) " if kind == "url" else "> "
         try:
-            text = await session.prompt_async(question)
-        except (KeyboardInterrupt, EOFError):
-            return make_answer(request, False, reason="declined by the user")
+            text = await session.prompt_async(question, handle_sigint=False)
+        except KeyboardInterrupt:
+            on_interrupt()
+            return declined
+        except EOFError:
+            return declined
         return make_answer(request, True, data=None if kind == "url" else text)
 
     return wait_for

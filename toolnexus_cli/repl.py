@@ -13,7 +13,7 @@ from .models import model_names
 from .options import RunOptions
 from .render import TerminalRenderer, unfinished_note
 from .session import Session
-from .terminal import mute_keyboard, prompt_session, restore_keyboard
+from .terminal import KeyWatch, mute_keyboard, prompt_session, restore_keyboard
 
 
 class Repl:
@@ -24,7 +24,7 @@ class Repl:
         self.commands = Commands(self.session, self.console)
 
     def _renderer(self, session: Session) -> TerminalRenderer:
-        renderer = TerminalRenderer(self.console, session.config.ui)
+        renderer = TerminalRenderer(self.console, session.config.ui, keys=KeyWatch())
         renderer.start()
         return renderer
 

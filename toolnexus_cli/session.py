@@ -79,6 +79,7 @@ class Session:
         self.redact = Redactor()
         self.thread = ""
         self.tokens = 0  # in every turn of this session
+        self.declined_by_ctrl_c = False  # this turn: a question was answered with Ctrl-C
         self._output = output
         self._resources = contextlib.AsyncExitStack()
 
@@ -132,8 +133,9 @@ class Session:
         asker: AskUser = refuse_without_terminal(yes)
         wait_for: WaitFor = wait_for_without_terminal(yes)
         if console is not None and not yes:
-            asker = terminal_asker(console, self.pause_output)
-            wait_for = terminal_wait_for(console, self.pause_output)
+            asker = terminal_asker(console, self.pause_output, self.interrupted_at_question)
+            wait_for = terminal_wait_for(console, self.pause_output,
+                                         self.interrupted_at_question)
         hooks = make_hooks(self.config, self.toolkit, asker)
         client, self.key, self.redact = make_client(target, self.store, hooks=hooks,
                                                     wait_for=wait_for)
@@ -158,11 +160,23 @@ class Session:
         if self.renderer is not None:
             self.renderer.end_answer()
 
+    def interrupted_at_question(self) -> None:
+        """Ctrl-C at a question about a tool declines that call and the turn goes on; a
+        second one in the same turn (at another question) stops the turn."""
+        if self.declined_by_ctrl_c and self.interrupts.turn is not None:
+            self.interrupts.turn.set()
+        elif self.console is not None:
+            from rich.text import Text
+
+            self.console.print(Text("(declined; Ctrl-C again stops the answer)", style="dim"))
+        self.declined_by_ctrl_c = True
+
     async def run_turn(self, prompt: str) -> Turn:
         """Send `prompt` on the thread and stream the answer to a new renderer; Ctrl-C
         cancels the turn, not the session."""
         renderer = self.renderer = self._output(self)
         cancel = self.interrupts.turn = asyncio.Event()
+        self.declined_by_ctrl_c = False
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, cancel.set)
         redact_events = EventRedactor(self.redact)
