@@ -71,7 +71,7 @@ async def choose(question: str, keys: dict[str, str], *, enter: str | None = Non
     return await app.run_async(handle_sigint=False)
 
 
-def _panel(console: Any, body: str, title: str) -> None:
+def panel(console: Any, body: str, title: str) -> None:
     from rich.panel import Panel
     from rich.text import Text
 
@@ -88,7 +88,7 @@ def terminal_asker(console: Any, before_prompt: Callable[[], None],
 
     async def ask(name: str, args: Any) -> str:
         before_prompt()  # stop live output so the question stands still
-        _panel(console, describe_call(name, args), "approve this tool call?")
+        panel(console, describe_call(name, args), "approve this tool call?")
         answer = await choose("[y]es / [n]o / [a]lways (this session): ", YES_NO_ALWAYS)
         if answer == INTERRUPT:
             on_interrupt()
@@ -110,7 +110,7 @@ def terminal_wait_for(console: Any, before_prompt: Callable[[], None],
         before_prompt()
         kind, prompt = request.get("kind", "input"), request.get("prompt", "")
         body = f"{prompt}\n{request['url']}" if request.get("url") else prompt
-        _panel(console, body, f"a tool needs you ({kind})")
+        panel(console, body, f"a tool needs you ({kind})")
         declined = make_answer(request, False, reason="declined by the user")
         if kind == "approval":
             answer = await choose("[y]es / [n]o: ", YES_NO)

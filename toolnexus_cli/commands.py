@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import os
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -55,7 +56,12 @@ class Commands:
             hint = f" - did you mean {near[0]}?" if near else " - /help lists them"
             self.say(f"unknown command {name}{hint}", "yellow")
             return None
-        return await handler(arg.strip())
+        try:
+            return await handler(arg.strip())
+        except Exception as exc:  # any failure: no command may end the chat
+            detail = " ".join(str(exc).split()) or type(exc).__name__
+            self.say(self.session.redact.line(f"error: {name}: {detail}"), "bold red")
+            return None
 
     def say(self, message: str, style: str = "dim") -> None:
         self.console.print(Text(visible(message), style=style))
@@ -177,21 +183,62 @@ class Commands:
         if not arg:
             self.say("usage: /export PATH", "yellow")
             return
-        from .transcript import to_markdown
+        from .transcript import to_markdown, write_private
 
         path = Path(arg).expanduser()
+        if path.is_dir():  # a folder: the thread's own file in it
+            path = path / f"{self.session.thread}.md"
+        if not path.parent.is_dir():
+            self.say(f"error: cannot write {path}: there is no folder {path.parent}", "bold red")
+            return
         thread = await self.session.store.get(self.session.thread)
-        path.write_text(to_markdown(thread or []), encoding="utf-8")
+        try:
+            write_private(path, to_markdown(thread or []))
+        except OSError as exc:
+            self.say(f"error: cannot write {path}: {exc.strerror or exc}", "bold red")
+            return
         self.say(f"wrote {path}")
 
     async def edit(self, arg: str) -> str | None:
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        """The message written in $VISUAL or $EDITOR, shown and sent once confirmed."""
+        text = await self._compose(arg)
+        if text is None:
+            return None
+        if not text:
+            self.say("nothing to send: the message is empty")
+            return None
+        from .approve import YES_NO, choose, panel
+
+        panel(self.console, text, "send this message?")
+        if await choose("Enter or [y] sends, [n] cancels: ", YES_NO, enter="yes") != "yes":
+            self.say("not sent")
+            return None
+        return text
+
+    async def _compose(self, start: str) -> str | None:
+        """What the user wrote in the editor (starting from `start`); None, said in one
+        line, when the editor could not be started or failed."""
+        variable = "VISUAL" if os.environ.get("VISUAL") else "EDITOR"
+        editor = os.environ.get(variable) or "vi"
+        try:
+            command = shlex.split(editor)
+        except ValueError as exc:
+            self.say(f"error: ${variable} ({editor!r}) cannot be read: {exc}", "bold red")
+            return None
         with tempfile.NamedTemporaryFile("w+", suffix=".md", delete=False) as handle:
-            handle.write(arg)
+            handle.write(start)
             path = handle.name
         try:
-            await asyncio.to_thread(subprocess.run, [*editor.split(), path], check=False)
-            text = Path(path).read_text(encoding="utf-8").strip()
+            done = await asyncio.to_thread(subprocess.run, [*command, path], check=False)
+            text = Path(path).read_text(encoding="utf-8", errors="replace").strip()
+        except OSError as exc:
+            self.say(f"error: the editor {command[0]!r} (${variable}) could not be started: "
+                     f"{exc.strerror or exc}", "bold red")
+            return None
         finally:
             os.unlink(path)
-        return text or None
+        if done.returncode != 0:
+            self.say(f"error: the editor {command[0]!r} (${variable}) exited with status "
+                     f"{done.returncode}; nothing was sent", "bold red")
+            return None
+        return text

@@ -5,8 +5,6 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
-from toolnexus import ToolnexusError
-
 from .commands import COMMANDS, Commands
 from .config import Config
 from .models import model_names
@@ -55,11 +53,7 @@ class Repl:
             if not text:
                 continue
             if text.startswith("/"):
-                try:
-                    outcome = await self.commands.run(text)
-                except ToolnexusError as exc:  # the thread store failed (broken, locked)
-                    self.commands.say(session.redact.line(f"error: {exc}"), "bold red")
-                    continue
+                outcome = await self.commands.run(text)
                 if outcome == "exit":
                     return 0
                 if outcome:  # a prompt to send (from /retry or /edit)

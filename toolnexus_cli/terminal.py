@@ -11,7 +11,6 @@ from typing import Any
 
 from .config import state_dir
 
-
 KEY_HINT = "(Ctrl-C stops the answer; type when it is done)"
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 from toolnexus.marks import DROPPED_KEY, INTERRUPTED_KEY
@@ -43,3 +45,11 @@ def _content_text(content: Any) -> str:
         else:
             shown.append(f"*({kind or 'part'})*")
     return "\n\n".join(shown)
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write `text` to `path`, readable by its owner only (a transcript may hold secrets)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        os.fchmod(handle.fileno(), 0o600)
+        handle.write(text)
