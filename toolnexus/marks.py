@@ -4,7 +4,9 @@ A stored thread is append-only history: nothing a user or model said is deleted 
 program. Dropping an exchange marks its messages instead (the key DROPPED_KEY, whose
 value says why); the loop sends only unmarked messages, and `threads show` can still show
 the marked ones. Marks are only ever added, always to a run of messages that starts at a
-user message, so what is sent stays a valid transcript.
+user message, so what is sent stays a valid transcript. One kind of message is stored
+marked from the start: a system prompt the thread was given (SYSTEM_PROMPT), which goes
+out as the request's system prompt rather than as a message.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ INTERRUPTED_KEY = "interrupted"
 UNDONE = "undone"  # /undo
 RETRIED = "retried"  # /retry asked the same question again
 FAILED = "failed"  # the turn ended in an error; /retry offers its prompt
+SYSTEM_PROMPT = "system prompt"  # on a system message: the thread's system prompt from here on
 
 
 def is_sent(message: Message) -> bool:

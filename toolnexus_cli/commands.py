@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.text import Text
@@ -84,8 +85,10 @@ class Commands:
         self.say(f"model: {target.model} ({target.base_url})")
 
     async def system(self, arg: str) -> None:
-        if arg and not await self._retarget(system=arg):
-            return
+        if arg:
+            if not await self._retarget(system=arg):
+                return
+            await self.session.record_system()  # kept with the thread
         self.say(f"system: {self.session.target.system or '(none)'}")
 
     async def _retarget(self, **changes: str) -> bool:
@@ -129,8 +132,15 @@ class Commands:
         elif await self.session.store.get(arg) is None:
             self.say(f"no thread {arg!r}: /threads lists them", "yellow")
         else:
-            self.session.thread = arg
+            kept = await self.session.follow(arg)
             self.say(f"switched to thread {arg}")
+            self.show_last_exchange(kept)
+
+    def show_last_exchange(self, messages: list[dict[str, Any]]) -> None:
+        from .recap import show_last_exchange
+
+        show_last_exchange(self.console, messages, self.session.thread,
+                           self.session.config.ui["code_theme"])
 
     async def _mark_from(self, thread: Thread, start: int, reason: str) -> bool:
         """Mark the thread's exchange from `start` on (nothing is deleted: `threads show`

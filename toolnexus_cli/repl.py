@@ -36,6 +36,8 @@ class Repl:
         self.console.print(Text(
             f"toolnexus chat · {session.target.model} · thread {session.thread} · "
             "/help for commands, Ctrl-D to leave", style="dim"))
+        if session.options.thread or session.options.continue_last:
+            self.commands.show_last_exchange(await session.store.load(session.thread))
         armed_exit = False
         while True:
             try:

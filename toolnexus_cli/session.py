@@ -24,7 +24,7 @@ from toolnexus import (
     create_client,
 )
 from toolnexus.approval import AskUser
-from toolnexus.stores import ThreadStore
+from toolnexus.stores import Thread, ThreadStore
 from toolnexus.suspension import WaitFor
 from toolnexus.visible import visible
 
@@ -34,6 +34,7 @@ from .errors import UsageError
 from .keys import KeyChoice, check_provider_headers, choose_key
 from .listing import latest_holding
 from .options import RunOptions
+from .recap import recorded_system, system_record
 from .redact import EventRedactor, RedactingStore, Redactor
 from .signals import Interrupts
 from .toolbox import make_hooks, open_toolkit, refuse_without_terminal, warn_failed_servers
@@ -79,6 +80,7 @@ class Session:
         self.redact = Redactor()
         self.thread = ""
         self.tokens = 0  # in every turn of this session
+        self.given_system = options.system  # --system: it beats the one a thread was given
         self.declined_by_ctrl_c = False  # this turn: a question was answered with Ctrl-C
         self._output = output
         self._resources = contextlib.AsyncExitStack()
@@ -121,6 +123,8 @@ class Session:
                                         self.options.continue_last)
         self._connect(self.target)
         resources.push_async_callback(lambda: self.client.aclose())
+        if self.options.thread or self.options.continue_last:
+            await self.follow(self.thread)
 
     async def __aexit__(self, *exc: object) -> None:
         try:
@@ -150,6 +154,26 @@ class Session:
         self._connect(self._resolve(options))
         self.options = options
         await previous.aclose()
+
+    async def follow(self, thread: str) -> Thread:
+        """Go on with `thread` from the next turn, with the system prompt it was given
+        (unless --system says otherwise); its messages."""
+        kept = await self.store.load(thread)
+        self.thread = thread
+        wanted = self.given_system or recorded_system(kept)
+        if wanted != self.options.system:
+            await self.retarget(system=wanted)
+        return kept
+
+    async def record_system(self) -> None:
+        """Keep the system prompt chosen in this session (--system, /system) with the
+        thread, so continuing it later restores it."""
+        if self.options.system is None:
+            return
+        kept = await self.store.load(self.thread)
+        if recorded_system(kept) != self.options.system:
+            await self.store.save(self.thread, [*kept, system_record(self.options.system)],
+                                  version=kept.version)
 
     def new_thread(self) -> None:
         self.thread = new_thread_id()
@@ -181,6 +205,7 @@ class Session:
         loop.add_signal_handler(signal.SIGINT, cancel.set)
         redact_events = EventRedactor(self.redact)
         try:
+            await self.record_system()
             result = None
             async for raw in self.client.stream(prompt, self.toolkit, id=self.thread,
                                                 cancel=cancel):

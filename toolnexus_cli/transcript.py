@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from toolnexus.marks import DROPPED_KEY, INTERRUPTED_KEY
+from toolnexus.marks import DROPPED_KEY, INTERRUPTED_KEY, SYSTEM_PROMPT
 
 _HEADINGS = {"user": "User", "assistant": "Assistant", "system": "System", "tool": "Tool result"}
 
@@ -16,10 +16,12 @@ def to_markdown(messages: list[dict[str, Any]]) -> str:
     parts = []
     for message in messages:
         role = message.get("role", "")
-        body = _content_text(message.get("content"))
+        body = content_text(message.get("content"))
         if message.get(INTERRUPTED_KEY):
             body = f"{body}\n\n*(interrupted)*"
-        if message.get(DROPPED_KEY):  # kept in the thread (undone, retried, failed), not sent
+        if message.get(DROPPED_KEY) == SYSTEM_PROMPT:
+            body = f"{body}\n\n*(the system prompt from here on)*"
+        elif message.get(DROPPED_KEY):  # kept in the thread (undone, retried, failed), not sent
             body = f"{body or ''}\n\n*({message[DROPPED_KEY]}, not sent)*"
         for call in message.get("tool_calls") or []:
             fn = call.get("function", {})
@@ -28,7 +30,7 @@ def to_markdown(messages: list[dict[str, Any]]) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def _content_text(content: Any) -> str:
+def content_text(content: Any) -> str:
     """A message's content as Markdown: a tool-call turn has none (its calls are shown
     instead), attachments are named, never dumped."""
     if content is None:
