@@ -124,3 +124,40 @@ def test_edit_of_an_empty_message_sends_nothing(stub, cli, open_chat):
     chat.say("/edit")
     assert "nothing to send: the message is empty" in chat.term.text()
     assert stub.requests == []
+
+
+def test_the_banner_names_the_tools_and_no_tools_turns_them_off(stub, cli, open_chat):
+    numbered_answers(stub)
+    chat = open_chat("--builtins")
+    banner = chat.term.text()
+    assert re.search(r"tools: read_file, .*, … \(\d+ built-in\)", banner), banner
+    chat.child.send(CTRL_D)
+    assert chat.exit_code() == 0
+
+    cli.write_config("builtins = true\n")
+    chat = open_chat("--no-tools")
+    assert "tools:" not in chat.term.text()
+    chat.say("hello")
+    assert not stub.requests[0].json.get("tools")
+
+
+def test_tools_shows_whole_descriptions_wrapped(stub, open_chat):
+    chat = open_chat("--builtins")
+    chat.say("/tools")
+    screen = chat.term.text()
+    assert "(stdout+stderr)" in screen, screen  # the end of bash's description
+    assert all(len(line) <= 100 for line in chat.term.lines())
+
+
+def test_an_unknown_model_name_lists_the_known_ones(stub, cli, open_chat):
+    numbered_answers(stub)
+    cli.write_config(f'[providers.stub]\nbase_url = "{stub.base_url}"\n\n'
+                     '[models.fast]\nprovider = "stub"\nmodel = "stub-model"\n'
+                     'aliases = ["quick"]\n')
+    chat = open_chat()
+    chat.say("/model fsat")
+    screen = chat.term.text()
+    assert "'fsat' is not a model the config or the model list knows" in screen, screen
+    assert "known: fast, quick" in screen
+    chat.say("/model quick")
+    assert "is not a model" not in chat.term.text().split("/model quick")[-1]

@@ -81,8 +81,20 @@ class Commands:
     async def model(self, arg: str) -> None:
         if arg and not await self._retarget(model=arg):
             return
+        if arg:
+            self._note_unknown_model(arg)
         target = self.session.target
         self.say(f"model: {target.model} ({target.base_url})")
+
+    def _note_unknown_model(self, name: str) -> None:
+        """The endpoint is asked for any name, but a typo should not pass unnoticed."""
+        from .models import model_names
+
+        known = model_names(self.session.config)
+        if known and name not in known:
+            shown = ", ".join(known[:20]) + (", …" if len(known) > 20 else "")
+            self.say(f"note: {name!r} is not a model the config or the model list knows "
+                     f"(known: {shown}); the endpoint is asked for it as given", "yellow")
 
     async def system(self, arg: str) -> None:
         if arg:
@@ -100,14 +112,21 @@ class Commands:
         return True
 
     async def tools(self, arg: str) -> None:
+        from rich.table import Table
+
         rows = tool_rows(self.session.toolkit, approval_policy(self.session.config))
         if not rows:
             self.say("no tools are enabled (--builtins, --functions, --skills, --mcp)")
+            return
+        table = Table.grid(padding=(0, 1))
+        for style in ("bold", "", ""):
+            table.add_column(style=style, no_wrap=True)
+        table.add_column(style="dim", overflow="fold")  # the whole description, wrapped
         for row in rows:
-            self.console.print(Text.assemble(
-                (f"{row['name']:<24}", "bold"), f" {row['source']:<14} {row['approval']:<6} ",
-                (visible(row["status"] if row["status"] != "ok" else row["description"][:40]),
-                 "dim")))
+            about = row["description"] if row["status"] == "ok" else row["status"]
+            table.add_row(*(visible(str(row[key])) for key in ("name", "source", "approval")),
+                          visible(" ".join(about.split())))
+        self.console.print(table)
 
     async def thread(self, arg: str) -> None:
         session = self.session

@@ -5,6 +5,8 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
+from toolnexus.visible import visible
+
 from .commands import COMMANDS, Commands
 from .config import Config
 from .models import model_names
@@ -12,6 +14,7 @@ from .options import RunOptions
 from .render import TerminalRenderer, unfinished_note
 from .session import Session
 from .terminal import KeyWatch, mute_keyboard, prompt_session, restore_keyboard
+from .toolbox import tools_summary
 
 
 class Repl:
@@ -36,6 +39,9 @@ class Repl:
         self.console.print(Text(
             f"toolnexus chat · {session.target.model} · thread {session.thread} · "
             "/help for commands, Ctrl-D to leave", style="dim"))
+        tools = tools_summary(session.toolkit)
+        if tools:
+            self.console.print(Text(visible(tools), style="dim"))
         if session.options.thread or session.options.continue_last:
             self.commands.show_last_exchange(await session.store.load(session.thread))
         armed_exit = False
