@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
-    "Headers", "Recorded", "Reply", "StubProvider",
+    "Headers", "LlamaCppLike", "Recorded", "Reply", "StubProvider",
     "openai_text", "openai_tool_call", "openai_stream",
     "anthropic_text", "anthropic_tool_use", "anthropic_stream",
     "responses_reply", "responses_stream", "openai_models", "anthropic_models",
@@ -188,7 +188,10 @@ def _sse_event(event: Any, nl: str) -> bytes:
 
 
 class StubProvider:
-    """Loopback HTTP/1.1 server answering each request with the next scripted Reply."""
+    """Loopback HTTP/1.1 server answering each request with the next scripted Reply.
+
+    Without a handler, a GET of the model listing (a client looking up the window) is
+    answered 404 and kept in `lookups`, not `requests`, and takes no scripted reply."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         self.host, self.port = host, port
@@ -196,6 +199,7 @@ class StubProvider:
         self.handler: Callable[[Recorded], Reply] | None = None
         self.models: Reply | None = None  # when set, the answer to every GET .../models
         self.requests: list[Recorded] = []
+        self.lookups: list[Recorded] = []  # model-listing GETs, when no handler answers them
         self._queue: deque[Reply] = deque()
         self._cond = threading.Condition()
         self._closing = threading.Event()
@@ -277,10 +281,17 @@ class StubProvider:
                 request = reader.read_request(conn_id)
                 if request is None:
                     break
-                with self._cond:
-                    self.requests.append(request)
-                    self._cond.notify_all()
-                if not _respond(conn, self._pick(request), request, self._closing):
+                if self.handler is None and _is_listing(request):
+                    # A client may look up the model's window: kept apart, so scripts and
+                    # `requests` stay the model calls a test wrote them for.
+                    self.lookups.append(request)
+                    reply = _NO_LISTING
+                else:
+                    with self._cond:
+                        self.requests.append(request)
+                        self._cond.notify_all()
+                    reply = self._pick(request)
+                if not _respond(conn, reply, request, self._closing):
                     break
         except (OSError, ValueError):
             pass
@@ -300,6 +311,16 @@ class StubProvider:
                 return Reply.error(500, f"stub handler raised: {exc!r}")
         with self._cond:
             return self._queue.popleft() if self._queue else self.default
+
+
+_NO_LISTING = Reply.json({"error": {"code": 404, "message": "File Not Found",
+                                    "type": "not_found_error"}}, status=404)
+
+
+def _is_listing(request: Recorded) -> bool:
+    """A GET of the model listing (`/v1/models`) or llama.cpp's `/props`."""
+    return request.method == "GET" and request.path.rstrip("/").rsplit("/", 1)[-1] in (
+        "models", "props")
 
 
 def _shutdown(conn: socket.socket) -> None:
@@ -704,6 +725,60 @@ def responses_stream(text: str | None = None,
             items, "incomplete", final_usage, model, "max_output_tokens"))
     return Reply.sse(events, **sse)
 
+
+# ----------------------------------------------------------------------------- llama.cpp
+
+class LlamaCppLike:
+    """A handler that answers like llama.cpp's server with a small context window.
+
+    It counts a request's prompt tokens as its body's bytes / 4; over `window` it answers
+    llama.cpp's exact 400 (`exceed_context_size_error` with n_prompt_tokens and n_ctx).
+    A summary request (a user message holding "<conversation>") gets a short summary,
+    any other request `answer`; both stream when asked to, with usage. With `listing`,
+    GET /v1/models answers like llama.cpp (the window in `meta.n_ctx`); else 404.
+
+        stub.handler = LlamaCppLike(window=4096)
+    """
+
+    def __init__(self, window: int = 4096, answer: str = "Noted.", listing: bool = True,
+                 summary: str = "Summary: the user sent long notes; the assistant noted "
+                                "each one.") -> None:
+        self.window, self.answer, self.listing, self.summary = window, answer, listing, summary
+        self.overflows = 0
+        self.summaries = 0
+
+    def __call__(self, rec: Recorded) -> Reply:
+        if rec.method == "GET":
+            if self.listing and rec.path.endswith("/models"):
+                return Reply.json(self._models())
+            return Reply.json({"error": {"code": 404, "message": "File Not Found",
+                                         "type": "not_found_error"}}, status=404)
+        used = len(rec.body) // 4
+        if used > self.window:
+            self.overflows += 1
+            return Reply.json({"error": {
+                "code": 400, "message": "the request exceeds the available context size, "
+                                        "try increasing it",
+                "type": "exceed_context_size_error", "n_prompt_tokens": used,
+                "n_ctx": self.window}}, status=400)
+        body = rec.json or {}
+        last = next((m for m in reversed(body.get("messages") or []) if m.get("role") == "user"),
+                    {})
+        asked_summary = "<conversation>" in str(last.get("content"))
+        self.summaries += asked_summary
+        text = self.summary if asked_summary else self.answer
+        usage = (used, max(1, len(text) // 4))
+        if body.get("stream"):
+            return openai_stream(text, usage=usage)
+        return Reply.json(openai_text(text, usage=usage))
+
+    def _models(self) -> dict:
+        return {"object": "list", "data": [{
+            "id": "stub-model", "object": "model", "created": 1796111300,
+            "owned_by": "llamacpp",
+            "meta": {"vocab_type": 2, "n_vocab": 151936, "n_ctx": self.window,
+                     "n_ctx_train": 32768, "n_embd": 896, "n_params": 630167424,
+                     "size": 485452288}}]}
 
 # ----------------------------------------------------------------------------- media
 

@@ -83,3 +83,20 @@ async def test_a_prompt_over_the_window_reports_its_numbers(style):
     overflow = caught.value.context_overflow
     assert overflow is not None, caught.value
     assert overflow.window and overflow.used and overflow.used > overflow.window
+
+
+@pytest.mark.timeout(900)  # a small CPU model reads ~3,000-token prompts slowly
+async def test_several_long_turns_on_one_thread_outgrow_the_window_and_all_succeed():
+    from tests.test_context import note
+
+    async with live_client("openai", request_params={"max_tokens": 64}) as client:
+        compactions = []
+        for n in range(1, 5):  # about 1,100 tokens each: a 4,096-token window holds three
+            events = [e async for e in client.stream(
+                note(n, 1100) + "\n\nReply with one short sentence.", None, id="long")]
+            assert events[-1]["result"].messages[-1]["role"] == "assistant"
+            compactions += [e for e in events if e["type"] == "compaction"]
+        thread = await client.conversation_store.get("long")
+    asked = [m["content"] for m in thread if m["role"] == "user" and "compaction" not in m]
+    assert [a.split(":")[0] for a in asked] == [f"Note {n}" for n in range(1, 5)]
+    assert compactions, "four long turns should not fit a 4,096-token window uncompacted"

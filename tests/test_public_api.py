@@ -15,10 +15,11 @@ CLI_ONLY = ("rich", "typer", "prompt_toolkit", "platformdirs", "toolnexus_cli")
 
 def test_all_names_the_public_api_and_nothing_missing():
     expected = {
-        "Client", "Conversation", "ConversationStore", "MemoryStore", "ProviderError",
-        "RunCancelled", "RunResult", "RunTimeout", "Tool", "ToolContext", "ToolResult",
-        "Toolkit", "ToolnexusError", "create_client", "create_toolkit", "define_tool",
-        "Request", "Answer", "make_request", "make_answer", "suspend", "Attachment",
+        "Client", "ContextPolicy", "Conversation", "ConversationStore", "MemoryStore",
+        "ProviderError", "RunCancelled", "RunResult", "RunTimeout", "Tool", "ToolContext",
+        "ToolResult", "Toolkit", "ToolnexusError", "create_client", "create_toolkit",
+        "define_tool", "Request", "Answer", "make_request", "make_answer", "suspend",
+        "Attachment",
     }
     assert expected <= set(toolnexus.__all__)
     for name in toolnexus.__all__:

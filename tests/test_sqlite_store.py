@@ -4,6 +4,7 @@ migrations, append-only writes, and no SQLite call on the event loop."""
 from __future__ import annotations
 
 import asyncio
+import json
 import multiprocessing
 import os
 import pathlib
@@ -179,8 +180,32 @@ async def test_an_older_database_is_migrated_and_keeps_its_threads(db):
         hits = await store.search("walrus")  # the full-text index was built from old rows
         assert [info.id for info, _ in hits] == ["old"]
         assert (await store.info("old")).holds == 1  # saved before marks: it holds all
-    assert [v for (v,) in rows(db, "SELECT version FROM schema_migrations")] == [1, 2, 3]
-    assert rows(db, "PRAGMA user_version") == [(3,)]
+    assert [v for (v,) in rows(db, "SELECT version FROM schema_migrations")] == [
+        n for n, _, _ in MIGRATIONS]
+    assert rows(db, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
+
+
+async def test_attachments_saved_before_migration_4_stay_inline_and_still_fork(db):
+    image = {"role": "user", "content": [
+        {"type": "text", "text": "look"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "QUJD" * 4096}}]}
+    conn = sqlite3.connect(db, isolation_level=None)
+    assert migrate(conn, upto=3) == [1, 2, 3]  # before attachments were stored once
+    conn.execute("INSERT INTO threads (id, title, created, updated, message_count, held_count, "
+                 "version) VALUES ('old', 'look', 1, 2, 1, 1, 1)")
+    conn.execute("INSERT INTO messages (thread_id, seq, body, text) VALUES ('old', 0, ?, "
+                 "'look')", (json.dumps(image, separators=(",", ":")),))
+    conn.close()
+    async with SQLiteStore(db) as store:
+        assert await store.get("old") == [image]  # kept inline, read as before
+        assert await store.attachments() == []
+        history = await store.get("old")
+        await store.save("old", history + [{"role": "assistant", "content": "ABC"}, image],
+                         version=history.version)  # sent again: now stored once
+        assert len(await store.attachments("old")) == 1
+        fork = await store.fork("old", "new", at=1)
+        assert fork.forked_from == ("old", 1) and await store.get("new") == [image]
+    assert rows(db, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
 
 
 async def test_a_database_from_a_newer_toolnexus_is_refused(db):

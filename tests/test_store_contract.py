@@ -7,20 +7,26 @@ throwaway one). Each PostgreSQL test gets its own schema, dropped afterwards.
 from __future__ import annotations
 
 import asyncio
+import base64
 import copy
+import hashlib
 import json
 import os
+import random
 import uuid
 
 import pytest
 
 from tests.store_workers import turn
-from tests.stub_provider import Reply, StubProvider, openai_text
-from toolnexus import create_client
+from tests.stub_provider import Reply, StubProvider, openai_text, png_bytes
+from toolnexus import Attachment, create_client
 from toolnexus.marks import UNDONE, mark_from
 from toolnexus.stores import (
+    AttachmentInfo,
     ConversationStore,
+    ForkPoint,
     MemoryStore,
+    StoreError,
     Thread,
     ThreadConflict,
     ThreadInfo,
@@ -46,19 +52,38 @@ class Backend:
         self._memory = MemoryStore()
         self.schema = f"tn_{uuid.uuid4().hex[:16]}"
 
-    def open(self):
+    def open(self, **options):
+        """A handle; `options` go to the store's constructor (for memory: a new store)."""
         if self.name == "memory":
-            return self._memory
+            return MemoryStore(**options) if options else self._memory
         if self.name == "sqlite":
             from toolnexus.stores import SQLiteStore
 
-            store = SQLiteStore(self._tmp / "threads.db")
+            store = SQLiteStore(self._tmp / "threads.db", **options)
         else:
             from toolnexus.stores import PostgresStore
 
-            store = PostgresStore(PG_DSN, schema=self.schema)
+            store = PostgresStore(PG_DSN, schema=self.schema, **options)
         self._handles.append(store)
         return store
+
+    async def rows(self, sql: str) -> list[tuple]:
+        """`sql` run on the database itself ({attachments}, {messages}: the tables)."""
+        if self.name == "sqlite":
+            import sqlite3
+
+            sql = sql.format(attachments="attachments", messages="messages")
+            conn = sqlite3.connect(self._tmp / "threads.db")
+            try:
+                return conn.execute(sql).fetchall()
+            finally:
+                conn.close()
+        import psycopg
+
+        sql = sql.format(attachments=f'"{self.schema}".toolnexus_attachments',
+                         messages=f'"{self.schema}".toolnexus_messages')
+        async with await psycopg.AsyncConnection.connect(PG_DSN, autocommit=True) as conn:
+            return await (await conn.execute(sql)).fetchall()
 
     async def close(self) -> None:
         for store in self._handles:
@@ -343,7 +368,7 @@ async def test_model_usage_counts_and_times(backend, store):
     assert (await store.info("t")).model == "m-3"
     assert info.as_dict() == {
         "id": "t", "title": "question 1", "model": "m-2", "created": info.created,
-        "updated": info.updated, "message_count": 8, "usage": info.usage}
+        "updated": info.updated, "message_count": 8, "usage": info.usage, "forked_from": None}
     json.dumps(info.as_dict())
 
 
@@ -580,3 +605,163 @@ def test_one_store_serves_several_event_loops(name, tmp_path):
         assert [i.id for i in asyncio.run(store.list_threads())] == ["t"]
     finally:
         asyncio.run(backend.close())
+
+
+# ---------------------------------------------------------------- attachments, stored once
+
+IMAGE = png_bytes(512, 512) + random.Random(7).randbytes(46 * 1024)  # a 48 KB 512x512 png
+IMAGE_SHA = hashlib.sha256(IMAGE).hexdigest()
+IMAGE_B64 = base64.b64encode(IMAGE).decode()
+
+
+def with_image(text: str, role: str = "user") -> dict:
+    return {"role": role, "content": [{"type": "text", "text": text},
+                                      Attachment.from_bytes(IMAGE, name="cat.png").part()]}
+
+
+async def stored_bodies(backend) -> str:
+    """Every message body as the database holds it, joined (not for memory)."""
+    return "".join(body for (body,) in await backend.rows("SELECT body FROM {messages}"))
+
+
+async def test_an_attachment_is_stored_once_however_often_it_is_sent(backend, store):
+    a = [with_image("look"), assistant("a cat")]
+    await store.save("a", a)
+    for k in range(4):  # four more turns sending the same image: five copies in "a"
+        a = a + [with_image(f"again {k}"), assistant("still a cat")]
+        await store.save("a", a)
+    b = [user("another thread"), assistant("ok"), with_image("the same picture")]
+    await store.save("b", b)
+
+    assert await store.attachments() == [AttachmentInfo(IMAGE_SHA, "image/png", len(IMAGE))]
+    assert await store.attachments("a") == await store.attachments("b")
+    other = backend.open()  # another process would read back exactly what was saved
+    assert exact(await other.get("a")) == exact(a) and exact(await other.get("b")) == exact(b)
+    assert exact(await store.get("a")) == exact(a)
+    if backend.name != "memory":
+        assert await backend.rows("SELECT count(*) FROM {attachments}") == [(1,)]
+        bodies = await stored_bodies(backend)
+        assert IMAGE_B64[:200] not in bodies
+        assert bodies.count("toolnexus-attachment:sha256:" + IMAGE_SHA) == 6
+
+
+async def test_deleting_a_thread_keeps_attachments_another_refers_to(backend, store):
+    await store.save("a", [with_image("one"), assistant("a cat")])
+    await store.save("b", [with_image("two"), assistant("a cat")])
+    assert await store.delete("a")
+    assert await store.attachments() == [AttachmentInfo(IMAGE_SHA, "image/png", len(IMAGE))]
+    assert await backend.open().get("b") == [with_image("two"), assistant("a cat")]
+    assert await store.delete("b")  # the last reference: the bytes go with it
+    assert await store.attachments() == []
+    if backend.name != "memory":
+        assert await backend.rows("SELECT count(*) FROM {attachments}") == [(0,)]
+
+
+async def test_a_rewrite_that_drops_an_attachment_drops_its_bytes(store):
+    history = [with_image("look"), assistant("a cat")]
+    version = await store.save("t", history)
+    compacted = [user("summary: the user showed a cat"), assistant("a cat")]
+    await store.save("t", compacted, version=version)
+    assert await store.get("t") == compacted
+    assert await store.attachments() == [] and await store.attachments("t") == []
+
+
+async def test_every_kind_of_part_round_trips_exactly(backend, store):
+    pdf = b"%PDF-1.4\n" + random.Random(1).randbytes(4096)
+    wav = b"RIFF\0\0\0\0WAVEfmt " + random.Random(2).randbytes(4096)
+    odd = base64.encodebytes(IMAGE).decode()  # base64 with newlines: kept inline, exactly
+    messages = [
+        {"role": "user", "content": [
+            {"type": "file", "file": {"filename": "report.pdf", "file_data":
+                                      "data:application/pdf;base64," + base64.b64encode(
+                                          pdf).decode()}},
+            {"type": "input_audio", "input_audio": {"data": base64.b64encode(wav).decode(),
+                                                    "format": "wav"}},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64," + odd,
+                                                "detail": "low"}},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+        ]},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "snap", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": [
+            {"type": "text", "text": "[image 512x512 png]"},
+            Attachment.from_bytes(IMAGE, name="shot.png").part()]},
+        {"role": "user", "content": "toolnexus-attachment:sha256:" + IMAGE_SHA},  # just text
+    ]
+    await store.save("t", messages)
+    assert exact(await backend.open().get("t")) == exact(messages)
+    assert {(i.media_type, i.size) for i in await store.attachments("t")} == {
+        ("application/pdf", len(pdf)), ("audio/wav", len(wav)), ("image/png", len(IMAGE))}
+
+
+async def test_an_attachment_over_the_cap_is_refused_naming_its_size(backend, store):
+    too_big = "data:image/png;base64," + "A" * (28 * 1024 * 1024)  # 21 MiB of bytes
+    message = {"role": "user", "content": [{"type": "image_url", "image_url": {"url": too_big}}]}
+    with pytest.raises(StoreError, match=r"thread 't', message 1: an attachment of 21 MiB is "
+                                         r"larger than the 20 MiB"):
+        await store.save("t", [user("hi"), message])
+    assert await store.get("t") is None
+    small = backend.open(max_attachment_bytes=10_000)
+    with pytest.raises(StoreError, match="an attachment of 48 KB is larger than the 10 KB"):
+        await small.save("u", [with_image("look")])
+    assert await small.get("u") is None
+
+
+# ---------------------------------------------------------------- forks
+
+
+async def test_fork_copies_the_thread_up_to_a_message(backend, store):
+    history = turn("1") + [with_image("look"), assistant("a cat")] + turn("2")
+    await store.save("t", history, model="m-1", usage={"total_tokens": 9})
+    info = await store.fork("t", "f", at=6)
+    assert isinstance(info, ThreadInfo)
+    assert (info.id, info.forked_from, info.message_count, info.model) == (
+        "f", ForkPoint("t", 6), 6, "m-1")
+    assert info.forked_from.id == "t" and info.forked_from.at == 6 and info.usage == {}
+    assert info.as_dict()["forked_from"] == {"id": "t", "at": 6}
+    other = backend.open()
+    fork = await other.get("f")
+    assert exact(fork) == exact(history[:6])
+    assert (await other.info("f")).title == "question 1"
+    assert (await other.info("t")).forked_from is None
+    await other.save("f", fork + turn("3"), version=fork.version)  # the fork goes on alone
+    assert await store.get("t") == history
+    assert await store.get("f") == history[:6] + turn("3")
+    listed = {i.id: i.forked_from for i in await store.list_threads()}
+    assert listed == {"f": ForkPoint("t", 6), "t": None}
+
+
+async def test_fork_shares_attachments_and_outlives_its_source(backend, store):
+    await store.save("t", [with_image("look"), assistant("a cat")])
+    whole = await store.fork("t", "f")
+    assert whole.forked_from == ForkPoint("t", 2) and whole.message_count == 2
+    assert await store.attachments() == await store.attachments("f") == [
+        AttachmentInfo(IMAGE_SHA, "image/png", len(IMAGE))]
+    assert await store.delete("t")
+    assert await backend.open().get("f") == [with_image("look"), assistant("a cat")]
+    assert len(await store.attachments()) == 1
+    await store.delete("f")
+    assert await store.attachments() == []
+
+
+async def test_fork_keeps_marks_and_a_custom_title(store):
+    history = mark_from(turn("1"), 0, UNDONE) + turn("2")
+    await store.save("t", history)
+    await store.rename("t", "my title")
+    info = await store.fork("t", "f")
+    assert info.title == "my title" and info.message_count == 8 and info.holds == 4
+    assert await store.get("f") == history
+
+
+async def test_fork_refuses_what_it_cannot_do(store):
+    assert await store.fork("missing", "f") is None
+    await store.save("t", turn("1"))
+    await store.save("other", turn("2"))
+    with pytest.raises(StoreError, match="already a thread 'other'"):
+        await store.fork("t", "other")
+    for at in (0, 5, -1):
+        with pytest.raises(StoreError, match=f"thread 't' has 4 messages: a fork keeps 1 to 4 "
+                                             f"of them, not {at}"):
+            await store.fork("t", "f", at=at)
+    assert await store.get("f") is None
+    assert await store.get("other") == turn("2")

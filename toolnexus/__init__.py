@@ -2,6 +2,7 @@
 
 from .client import Client, create_client
 from .content import Attachment
+from .context import ContextPolicy
 from .conversation import Conversation
 from .errors import ProviderError, RunCancelled, RunTimeout, ToolnexusError
 from .events import RunResult
@@ -14,6 +15,7 @@ __all__ = [
     "Answer",
     "Attachment",
     "Client",
+    "ContextPolicy",
     "Conversation",
     "ConversationStore",
     "MemoryStore",

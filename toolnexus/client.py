@@ -9,11 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 from ._await import maybe_await
 from .content import Prompt
+from .context import Compaction, ContextKeeper, ContextPolicy, ContextReport, with_window
+from .control import RunControl
 from .conversation import Conversation
 from .errors import ProviderError, RunCancelled, ToolnexusError
 from .events import RunResult, add_usage
 from .hooks import Hooks
-from .loop import LoopSettings, agent_loop
+from .loop import LoopSettings, agent_loop, context_outgoing
 from .marks import mark_failed_turn
 from .params import check_request_params
 from .stores import ConversationStore, MemoryStore, VersionedStore
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
     import httpx2
 
 FALLBACK_KEY_ENV = "OPENROUTER_API_KEY"
+DEFAULT_CONTEXT = ContextPolicy()
 
 
 def resolve_api_key(style_key_env: str, api_key: str | None) -> str | None:
@@ -35,9 +38,11 @@ def resolve_api_key(style_key_env: str, api_key: str | None) -> str | None:
 
 
 class Client:
-    def __init__(self, settings: LoopSettings, store: ConversationStore) -> None:
+    def __init__(self, settings: LoopSettings, store: ConversationStore,
+                 keeper: ContextKeeper | None = None) -> None:
         self.settings = settings
         self._store = store
+        self._keeper = settings.context or keeper
 
     @property
     def model(self) -> str:
@@ -131,6 +136,37 @@ class Client:
         resumed.tool_calls = result.tool_calls + resumed.tool_calls
         return resumed
 
+    async def context_report(self, messages: list[dict[str, Any]],
+                             toolkit: Toolkit | None = None) -> ContextReport:
+        """The window, how full the next request on `messages` would be, and what a
+        compaction now would summarize (may ask the endpoint for the window once)."""
+        control = RunControl(None, None)
+        try:
+            out = context_outgoing(self.settings, toolkit, list(messages), control)
+            return await self._context().report(out)
+        finally:
+            control.close()
+
+    async def compact(self, messages: list[dict[str, Any]], toolkit: Toolkit | None = None,
+                      *, instructions: str | None = None,
+                      cancel: asyncio.Event | None = None) -> Compaction | None:
+        """Summarize the older turns of `messages` now, following `instructions` too: a
+        preview (`messages` is not changed); `.apply(messages)` gives the thread with it.
+        None when there is nothing older to summarize."""
+        control = RunControl(cancel, None)
+        try:
+            out = context_outgoing(self.settings, toolkit, list(messages), control)
+            return await self._context().compact(out, instructions)
+        finally:
+            control.close()
+
+    def _context(self) -> ContextKeeper:
+        """The keeper of automatic compaction, or (context=None) one for these calls."""
+        if self._keeper is None:
+            raise ToolnexusError("this client was made without create_client: it has no "
+                                 "context window to report on")
+        return self._keeper
+
     def conversation(self, toolkit: Toolkit, cancel: asyncio.Event | None = None) -> Conversation:
         return Conversation(self, toolkit, cancel)
 
@@ -216,12 +252,16 @@ def create_client(
     hooks: Any = None,
     wait_for: WaitFor | None = None,
     http_client: httpx2.AsyncClient | None = None,
+    context: ContextPolicy | None = DEFAULT_CONTEXT,
+    context_window: int | None = None,
 ) -> Client:
     """A client for one endpoint. `reasoning` ("off", "low", "medium", "high") asks the
     model to think, in each style's own terms; `request_params` are body keys sent as given,
     over the style's defaults. `http_client` is an `httpx2.AsyncClient` of the caller's
     (proxies, mTLS, a mock transport) used for every model call instead of the client's own
-    pool; it is never closed here."""
+    pool; it is never closed here. `context` keeps requests inside the model's window by
+    compacting what is sent (None: send everything; an overflow is then just the error);
+    `context_window` states the window in tokens."""
     if not base_url:
         raise ValueError("base_url is required, e.g. 'https://api.openai.com/v1'")
     check_endpoint(base_url)
@@ -256,4 +296,7 @@ def create_client(
         hooks=Hooks(hooks),
         wait_for=wait_for,
     )
-    return Client(settings, store if store is not None else MemoryStore())
+    keeper = ContextKeeper(with_window(context or DEFAULT_CONTEXT, context_window),
+                           base_url=base_url, model=model)
+    settings.context = keeper if context is not None else None
+    return Client(settings, store if store is not None else MemoryStore(), keeper)

@@ -86,7 +86,10 @@ def http_error(
     elif status == 404:
         hint = f"check the model name {model!r} and the base URL ({url})"
     elif status == 413 or context_overflow is not None:
-        hint = "the conversation is too long for the model: start a new thread or send less"
+        used, window = context_overflow or (None, None)
+        size = f" ({used:,} tokens; its window is {window:,})" if used and window else ""
+        hint = (f"the conversation is too long for the model{size}: start a new thread or "
+                "send less")
     elif status == 429:
         hint = "rate limited: wait a moment and try again"
     return ProviderError(

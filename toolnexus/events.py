@@ -70,6 +70,16 @@ def retry_event(attempt: int, delay: float, reason: str) -> dict[str, Any]:
     return {"type": "retry", "attempt": attempt, "delay": delay, "reason": reason}
 
 
+def compaction_event(before_tokens: int, after_tokens: int, summarized: int, *,
+                     method: str, dropped: int, reason: str) -> dict[str, Any]:
+    """Older turns were summarized (or, with method "dropped", partly left out) for
+    sending; `summarized` counts the thread messages the summary stands in for, `dropped`
+    those of them left out without a summary. Token counts are estimates."""
+    return {"type": "compaction", "before_tokens": before_tokens,
+            "after_tokens": after_tokens, "summarized": summarized, "method": method,
+            "dropped": dropped, "reason": reason}
+
+
 def usage_event(usage: Usage) -> dict[str, Any]:
     return {"type": "usage", "usage": dict(usage)}
 

@@ -15,8 +15,9 @@ from typing import Any
 
 from ._await import maybe_await
 from .content import Prompt, user_content, with_attachments
+from .context import ContextKeeper, Outgoing
 from .control import RunControl
-from .errors import ToolnexusError
+from .errors import ProviderError, ToolnexusError
 from .events import (
     MAX_TOKENS,
     MAX_TURNS,
@@ -42,6 +43,7 @@ from .wire.base import RequestOptions, check_reasoning
 from .wire.common import text_of
 
 CANCELLED_TOOL_OUTPUT = "error: the run was interrupted before this tool finished"
+_OUTPUT_EVENTS = frozenset({"text", "reasoning", "tool_call"})  # seen: a turn is not retried
 
 
 @dataclass
@@ -58,6 +60,7 @@ class LoopSettings:
     timeout_ms: float | None = None
     hooks: Hooks = field(default_factory=Hooks)
     wait_for: WaitFor | None = None
+    context: ContextKeeper | None = None  # None: requests are sent as they are
 
 
 @dataclass
@@ -166,11 +169,51 @@ class _Run:
             raise ToolnexusError(f"the model repeated a failing call to {name} (same "
                                  "arguments, it failed again); stopping")
 
+    # -- the context window (context.py): what a model turn sends is compacted first when
+    # the thread outgrows the window, and once more, with one retry, when the endpoint says
+    # it overflowed. Without a keeper (context=None) an overflow is just the error.
+
+    def outgoing(self) -> Outgoing:
+        return Outgoing(self.messages, self.system, self.tools, self.settings, self.control,
+                        self.result.usage)
+
     async def model_turn(self, stream: bool) -> AsyncIterator[dict[str, Any]]:
+        keeper = self.settings.context
+        if keeper is None:
+            async with contextlib.aclosing(self._call_model(stream, sendable(self.messages))
+                                           ) as events:
+                async for event in events:
+                    yield event
+            return
+        out = self.outgoing()
+        sent, notes = await keeper.prepare(out)
+        for retry in (False, True):
+            for note in notes:
+                yield note
+            counted_before = self.result.usage.get("prompt_tokens", 0)
+            shown = False
+            try:
+                async with contextlib.aclosing(self._call_model(stream, sent)) as events:
+                    async for event in events:
+                        shown = shown or event["type"] in _OUTPUT_EVENTS
+                        yield event
+            except ProviderError as exc:
+                if exc.context_overflow is None or shown:
+                    raise
+                if retry:
+                    raise keeper.explain_overflow(out, exc) from None
+                sent, notes = await keeper.after_overflow(out, exc)
+                continue
+            keeper.note_reply(self.messages[-1],
+                              self.result.usage.get("prompt_tokens", 0) - counted_before)
+            return
+
+    async def _call_model(self, stream: bool, sent: list[dict[str, Any]]
+                          ) -> AsyncIterator[dict[str, Any]]:
         settings, hooks, turn = self.settings, self.settings.hooks, self.result.turns
-        # a thread keeps undone and failed turns, marked; they are never sent
-        request = {"messages": sendable(self.messages), "tools": self.tools,
-                   "model": settings.model}
+        # a thread keeps undone and failed turns, marked, and the originals of compacted
+        # ones; they are never sent
+        request = {"messages": sent, "tools": self.tools, "model": settings.model}
         if "before_llm" in hooks:
             changes = await hooks.call("before_llm", {**request, "turn": turn})
             if isinstance(changes, dict):
@@ -307,6 +350,13 @@ class _Run:
             elif changes is not None and not isinstance(changes, dict):
                 outcome = to_result(changes)  # a ToolResult (or a plain string)
         return outcome
+
+
+def context_outgoing(settings: LoopSettings, toolkit: Toolkit | None,
+                     messages: list[dict[str, Any]], control: RunControl) -> Outgoing:
+    """The request a turn on `messages` would build (for the context report and /compact)."""
+    options = RequestOptions(reasoning=settings.reasoning, params=settings.request_params)
+    return _Run(settings, toolkit, control, RunResult(messages=messages), options).outgoing()
 
 
 def _whole_reply_events(reply: ModelReply) -> list[dict[str, Any]]:

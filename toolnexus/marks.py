@@ -1,4 +1,5 @@
-"""Messages a thread keeps but no longer sends: undone or retried exchanges, failed turns.
+"""Messages a thread keeps but does not send: undone or retried exchanges, failed turns, and
+older turns a compaction record stands in for; and pins, which keep a message verbatim.
 
 A stored thread is append-only history: nothing a user or model said is deleted by the
 program. Dropping an exchange marks its messages instead (the key DROPPED_KEY, whose
@@ -7,11 +8,16 @@ the marked ones. Marks are only ever added, always to a run of messages that sta
 user message, so what is sent stays a valid transcript. One kind of message is stored
 marked from the start: a system prompt the thread was given (SYSTEM_PROMPT), which goes
 out as the request's system prompt rather than as a message.
+
+A compaction record (a user message carrying COMPACTION_KEY, appended after the turns it
+summarizes) is sent in place of the thread messages `summarized` spans, at the position
+of the first of them; the messages it lists as `kept`, and pinned ones, are still sent. A
+newer record that spans an older one supersedes it. Records are never prompts.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 Message = dict[str, Any]
 
@@ -22,24 +28,100 @@ UNDONE = "undone"  # /undo
 RETRIED = "retried"  # /retry asked the same question again
 FAILED = "failed"  # the turn ended in an error; /retry offers its prompt
 SYSTEM_PROMPT = "system prompt"  # on a system message: the thread's system prompt from here on
+COMPACTION_KEY = "compaction"  # on a record: what it summarizes (see context.py)
+PINNED_KEY = "pinned"  # sent verbatim, never summarized
 
 
 def is_sent(message: Message) -> bool:
-    """True if the message goes to the model (it carries no mark)."""
+    """True if the message carries no drop mark (it goes to the model unless a
+    compaction record stands in for it)."""
     return not message.get(DROPPED_KEY)
 
 
+def is_record(message: Message) -> bool:
+    return COMPACTION_KEY in message
+
+
+def is_prompt(message: Message) -> bool:
+    """A user message someone typed (not a compaction record)."""
+    return message.get("role") == "user" and COMPACTION_KEY not in message
+
+
+class Span(NamedTuple):
+    """An active compaction record: it stands in for messages[first..last]."""
+
+    first: int
+    last: int
+    record: int  # the record's own index
+    kept: frozenset[int]
+
+
+def active_spans(messages: list[Message]) -> list[Span]:
+    """The records that currently stand in for older messages, ordered by position. A
+    record that is marked, malformed, or overlapped by a newer record is not active."""
+    records = [i for i, m in enumerate(messages) if COMPACTION_KEY in m]
+    spans: list[Span] = []
+    for index in reversed(records):
+        span = _span_of(messages[index], index)
+        if span is None or any(s.first <= span.last and span.first <= s.last for s in spans):
+            continue
+        spans.append(span)
+    return sorted(spans)
+
+
+def _span_of(record: Message, index: int) -> Span | None:
+    info = record.get(COMPACTION_KEY)
+    if record.get(DROPPED_KEY) or not isinstance(info, dict):
+        return None
+    bounds = info.get("summarized")
+    if (not isinstance(bounds, list) or len(bounds) != 2
+            or not all(type(b) is int for b in bounds)
+            or not 0 <= bounds[0] <= bounds[1] < index):
+        return None
+    kept = info.get("kept") or []
+    kept = frozenset(k for k in kept if type(k) is int) if isinstance(kept, list) else frozenset()
+    return Span(bounds[0], bounds[1], index, kept)
+
+
+def sent_indices(messages: list[Message], spans: list[Span] | None = None) -> list[int]:
+    """The thread indices of what a request carries, in the order it carries them."""
+    if spans is None:
+        spans = active_spans(messages)
+    if not spans:
+        return [i for i, m in enumerate(messages)
+                if not m.get(DROPPED_KEY) and COMPACTION_KEY not in m]
+    out: list[int] = []
+    index, count = 0, len(messages)
+    for span in spans:
+        out.extend(i for i in range(index, span.first) if _plain_sent(messages[i]))
+        out.append(span.record)
+        out.extend(i for i in range(span.first, span.last + 1)
+                   if (i in span.kept or messages[i].get(PINNED_KEY))
+                   and _plain_sent(messages[i]))
+        index = span.last + 1
+    out.extend(i for i in range(index, count) if _plain_sent(messages[i]))
+    return out
+
+
+def _plain_sent(message: Message) -> bool:
+    return not message.get(DROPPED_KEY) and COMPACTION_KEY not in message
+
+
 def sendable(messages: list[Message]) -> list[Message]:
-    """The messages a request carries: every unmarked one, in order."""
-    return [m for m in messages if not m.get(DROPPED_KEY)]
+    """The messages a request carries: unmarked ones, with active compaction records in
+    place of what they summarize."""
+    spans = active_spans(messages)
+    if not spans:
+        return [m for m in messages if not m.get(DROPPED_KEY)]
+    return [messages[i] for i in sent_indices(messages, spans)]
 
 
 def last_prompt(messages: list[Message], *, failed_too: bool = False) -> int | None:
-    """The index of the last unmarked user message (with `failed_too`: or the last one
+    """The index of the last unmarked user prompt (with `failed_too`: or the last one
     marked failed, whichever is later); None if there is none."""
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
-        if message.get("role") == "user" and (
+        if is_prompt(message) and (
                 is_sent(message) or (failed_too and message.get(DROPPED_KEY) == FAILED)):
             return index
     return None
@@ -54,10 +136,51 @@ def mark_from(messages: list[Message], start: int, reason: str) -> list[Message]
 
 def mark_failed_turn(messages: list[Message]) -> list[Message]:
     """The transcript of a run that failed. A prompt nothing came back for is marked
-    failed: kept, shown, offered by /retry, never sent again by itself. A turn that got
-    somewhere (tools ran, part of an answer was shown, kept marked interrupted) stays as
-    it is, so the next turn goes on from what happened."""
+    failed: kept, shown, offered by /retry, never sent again by itself (a compaction made
+    for it goes with it). A turn that got somewhere (tools ran, part of an answer was
+    shown, kept marked interrupted) stays as it is, so the next turn goes on from what
+    happened."""
     start = last_prompt(messages)
-    if start is None or start != len(messages) - 1:
+    if start is None or not all(is_record(m) for m in messages[start + 1:]):
         return messages
     return mark_from(messages, start, FAILED)
+
+
+def pin(messages: list[Message], index: int) -> list[Message]:
+    """A new list with message `index` pinned: sent verbatim by every compaction. A tool
+    call and its results are one group and are pinned together."""
+    return _set_pin(messages, index, True)
+
+
+def unpin(messages: list[Message], index: int) -> list[Message]:
+    """A new list with the pin on message `index` (and its tool group) taken off."""
+    return _set_pin(messages, index, False)
+
+
+def _set_pin(messages: list[Message], index: int, on: bool) -> list[Message]:
+    if not 0 <= index < len(messages):
+        raise ValueError(f"no message {index}: the thread has {len(messages)} (0-based)")
+    if is_record(messages[index]):
+        raise ValueError(f"message {index} is a compaction record, not something said")
+    first, last = group_of(messages, index)
+    changed = [{**m, PINNED_KEY: True} if on else
+               {k: v for k, v in m.items() if k != PINNED_KEY}
+               for m in messages[first:last + 1]]
+    return messages[:first] + changed + messages[last + 1:]
+
+
+def group_of(messages: list[Message], index: int) -> tuple[int, int]:
+    """The first and last index of the group message `index` belongs to: an assistant
+    message with tool calls and the tool results that follow it; else the message."""
+    first = index
+    if messages[index].get("role") == "tool":
+        while first > 0 and messages[first].get("role") == "tool":
+            first -= 1
+        if not messages[first].get("tool_calls"):
+            return index, index
+    elif not messages[index].get("tool_calls"):
+        return index, index
+    last = first
+    while last + 1 < len(messages) and messages[last + 1].get("role") == "tool":
+        last += 1
+    return first, last

@@ -76,6 +76,16 @@ class _Channel:
         self._wake(self._putter)
         return item
 
+    def take_data(self) -> list[bytes]:
+        """The data items at the front of the queue, without waiting: a reader that
+        fell behind handles everything already received in one go."""
+        items, taken = self._items, []
+        while items and items[0][0] == _DATA:
+            taken.append(items.popleft()[1])
+        if taken:
+            self._wake(self._putter)
+        return taken
+
 
 class _Retryable(Exception):
     def __init__(self, error: ProviderError, reason: str, delay: float | None = None) -> None:
@@ -276,7 +286,8 @@ class Transport:
         while True:
             kind, *payload = await channel.get()
             if kind == _DATA:
-                events = decoder.feed(payload[0])
+                more = channel.take_data()
+                events = decoder.feed(b"".join((payload[0], *more)) if more else payload[0])
                 if events:
                     yield events
             elif kind == _END:  # the style tells whether the stream was complete
@@ -350,6 +361,36 @@ class Transport:
         error = ProviderError(f"the connection to {url} broke: {said}")
         return _Retryable(error, "connection dropped")
 
+    async def get_json(self, url: str, headers: dict[str, str], control: RunControl,
+                       *, limit: int = 8 * 1024 * 1024) -> Any:
+        """One GET (no retries) for endpoint metadata: the JSON body of a 200 answer, or
+        None for any other answer, a body over `limit` bytes, or a failed connection.
+        Only an interruption of the run is raised."""
+        import httpx2
+
+        async def fetch() -> Any:
+            client = self._client()
+            request = client.build_request(
+                "GET", url, timeout=self._request_timeout(),
+                headers={"user-agent": USER_AGENT, **headers})
+            response = await client.send(request, stream=True, follow_redirects=False)
+            try:
+                if response.status_code != 200:
+                    return None
+                raw = b""
+                async for chunk in response.aiter_bytes():
+                    raw += chunk
+                    if len(raw) > limit:
+                        return None
+                return json.loads(raw)
+            finally:
+                await response.aclose()
+
+        try:
+            return await control.race(fetch())
+        except (httpx2.HTTPError, httpx2.InvalidURL, ValueError):
+            return None
+
     async def _http_error(self, response: httpx2.Response) -> Exception:
         parts, size = [], 0
         async for chunk in response.aiter_bytes():
@@ -374,15 +415,25 @@ class Transport:
 
 def _new_http_client() -> httpx2.AsyncClient:
     """A pooled client: system trust store, proxies from the environment (HTTP(S)_PROXY,
-    ALL_PROXY, NO_PROXY; loopback always direct), HTTP/2 when `h2` is installed."""
+    ALL_PROXY, NO_PROXY; loopback always direct), HTTP/2 when `h2` is installed. With no
+    proxy in the environment, connections use asyncio directly (http_network.py); httpx2
+    resolves proxies only for a client without a transport of its own, so with one set it
+    keeps all of its defaults."""
     import importlib.util
+    from urllib.request import getproxies
 
     import httpx2
 
+    from .http_network import AsyncioTransport
+
+    http2 = importlib.util.find_spec("h2") is not None
+    proxies = getproxies()
+    direct = not any(proxies.get(scheme) for scheme in ("http", "https", "all"))
     try:
         return httpx2.AsyncClient(
+            transport=AsyncioTransport(_tls_context(), http2=http2) if direct else None,
             trust_env=True, follow_redirects=False, mounts=_DIRECT, verify=_tls_context(),
-            http2=importlib.util.find_spec("h2") is not None)
+            http2=http2)
     except ImportError:  # httpx2 names the missing package; a SOCKS proxy needs socksio
         raise ProviderError(
             "a SOCKS proxy is set in the environment (ALL_PROXY / HTTPS_PROXY), but SOCKS "

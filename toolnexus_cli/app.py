@@ -219,7 +219,7 @@ def chat(run: RunOptions) -> None:
     raise typer.Exit(code)
 
 
-threads_app = typer.Typer(help="List, show, rename, export, search or remove threads.",
+threads_app = typer.Typer(help="List, show, rename, fork, export, search or remove threads.",
                           no_args_is_help=True)
 app.add_typer(threads_app, name="threads")
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
@@ -301,15 +301,39 @@ def threads_rename(thread: ThreadArg, title: str, config: ConfigOpt = None) -> N
     _threads(config, lambda store: rename(store, thread, title))
 
 
+@threads_app.command("fork")
+def threads_fork(
+    thread: ThreadArg,
+    at: Annotated[int | None, typer.Option(
+        "--at", help="Keep only the first N messages (default: all).")] = None,
+    new_id: Annotated[str | None, typer.Option(
+        "--id", help="The new thread's id (default: a fresh one).")] = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Start a new thread from this one (up to message N) and print its id."""
+    from .threads import fork
+
+    _threads(config, lambda store: fork(store, thread, at=at, new_id=new_id))
+
+
 @threads_app.command("export")
 def threads_export(thread: ThreadArg, fmt: Annotated[str, typer.Option(
-        "--format", "-f", help="md or json.")] = "md", config: ConfigOpt = None) -> None:
+        "--format", "-f", help="md or json.")] = "md",
+        include_attachments: Annotated[bool, typer.Option(
+            "--include-attachments",
+            help="JSON: attachments inline as base64 (default: referenced by SHA-256).")]
+        = False,
+        config: ConfigOpt = None) -> None:
     """Print a thread as Markdown or JSON."""
     from .threads import export
 
     if fmt not in ("md", "json"):
         fail_usage(UsageError(f"unknown format {fmt!r}: use md or json"))
-    _threads(config, lambda store: export(store, thread, fmt=fmt))
+    if include_attachments and fmt != "json":
+        fail_usage(UsageError("--include-attachments needs --format json (Markdown names "
+                              "attachments instead)"))
+    _threads(config, lambda store: export(store, thread, fmt=fmt,
+                                          include_attachments=include_attachments))
 
 
 @threads_app.command("search")

@@ -1,7 +1,9 @@
-"""`toolnexus threads ...`: list, show, remove, rename, export and search threads.
+"""`toolnexus threads ...`: list, show, remove, rename, fork, export and search threads.
 
 Transcripts hold what endpoints sent: on a terminal they are shown `visible` (no control
-sequence acts on it); a pipe or file gets the exact text.
+sequence acts on it); a pipe or file gets the exact text. Attachments are named ("[image
+512x512 png, 48 KB]") or referenced by SHA-256, never printed as base64, unless an export
+to a file asks for them.
 """
 
 from __future__ import annotations
@@ -17,16 +19,18 @@ from typing import Any
 from toolnexus import ToolnexusError
 from toolnexus.marks import DROPPED_KEY, FAILED
 from toolnexus.stores import ThreadInfo
+from toolnexus.stores._attachments import referenced
 from toolnexus.stores._threads import MARK
 from toolnexus.visible import visible
 
 from .config import Config
 from .errors import UsageError
 from .listing import holding
-from .session import open_store
+from .session import new_thread_id, open_store
 from .transcript import to_markdown
 
 EXIT_NOT_FOUND = EXIT_STORE_ERROR = 1
+EXIT_USAGE = 2
 
 
 def with_store(config: Config, action: Callable[[Any], Awaitable[int]]) -> int:
@@ -72,8 +76,10 @@ async def list_threads(store: Any, *, as_json: bool, limit: int | None,
         return 0
     print(f"{'ID':<12} {'UPDATED':<16} {'MSGS':>5}  {'MODEL':<20} TITLE")
     for info in infos:
+        origin = info.forked_from
+        fork = f" (fork of {origin.id}@{origin.at})" if origin else ""
         _print(f"{info.id:<12} {_when(info.updated):<16} {info.message_count:>5}  "
-               f"{(info.model or '-')[:20]:<20} {info.title or ''}")
+               f"{(info.model or '-')[:20]:<20} {info.title or ''}{fork}".rstrip())
     return 0
 
 
@@ -82,7 +88,7 @@ async def show(store: Any, thread: str, *, as_json: bool) -> int:
     if messages is None:
         return _missing(thread)
     if as_json:
-        _print(json.dumps(messages, ensure_ascii=False, indent=2))
+        _print(_json(messages, inline=False))
     elif sys.stdout.isatty():
         from rich.console import Console
 
@@ -154,14 +160,46 @@ async def rename(store: Any, thread: str, title: str) -> int:
     return 0
 
 
-async def export(store: Any, thread: str, *, fmt: str) -> int:
+async def export(store: Any, thread: str, *, fmt: str,
+                 include_attachments: bool = False) -> int:
+    """The thread as Markdown (attachments named) or JSON (attachments referenced by
+    SHA-256, or with `include_attachments` exactly as sent, base64 inline)."""
+    if include_attachments and sys.stdout.isatty():
+        print("error: --include-attachments writes their base64 data: redirect it to a file "
+              f"(toolnexus threads export {thread} --format json --include-attachments > "
+              "thread.json)", file=sys.stderr)
+        return EXIT_USAGE
     messages = await store.get(thread)
     if messages is None:
         return _missing(thread)
     if fmt == "json":
-        _print(json.dumps(messages, ensure_ascii=False, indent=2))
+        _print(_json(messages, inline=include_attachments))
     else:
         _print(to_markdown(messages), end="")
+    return 0
+
+
+def _json(messages: list[dict[str, Any]], *, inline: bool) -> str:
+    shown = messages if inline else [referenced(message) for message in messages]
+    return json.dumps(shown, ensure_ascii=False, indent=2)
+
+
+async def fork_thread(store: Any, thread: str, at: int | None = None,
+                      new_id: str | None = None) -> str:
+    """Fork `thread` (its first `at` messages, or all) into a new thread and return its id
+    (`new_id`, else a fresh one). ToolnexusError, one line, if there is no such thread,
+    `new_id` is taken or `at` is out of range."""
+    if new_id is None:
+        new_id = new_thread_id()
+        while await store.info(new_id) is not None:
+            new_id = new_thread_id()
+    if await store.fork(thread, new_id, at) is None:
+        raise ToolnexusError(f"no thread {thread!r} ('toolnexus threads list' shows them)")
+    return new_id
+
+
+async def fork(store: Any, thread: str, *, at: int | None, new_id: str | None) -> int:
+    _print(await fork_thread(store, thread, at, new_id))
     return 0
 
 

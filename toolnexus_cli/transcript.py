@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import os
 from pathlib import Path
 from typing import Any
 
+from toolnexus import ToolnexusError
+from toolnexus.content import _size, image_size, media_of
 from toolnexus.marks import DROPPED_KEY, INTERRUPTED_KEY, SYSTEM_PROMPT
 
 _HEADINGS = {"user": "User", "assistant": "Assistant", "system": "System", "tool": "Tool result"}
@@ -45,7 +49,7 @@ def content_text(content: Any) -> str:
         if kind == "text":
             shown.append(str(part.get("text", "")))
         else:
-            shown.append(f"*({kind or 'part'})*")
+            shown.append(f"*[{describe_part(part)}]*")
     return "\n\n".join(shown)
 
 
@@ -55,3 +59,29 @@ def write_private(path: Path, text: str) -> None:
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         os.fchmod(handle.fileno(), 0o600)
         handle.write(text)
+
+
+def describe_part(part: Any) -> str:
+    """A content part other than text, named by what it is: "image 512x512 png, 48 KB",
+    "pdf report.pdf, 12 KB", "audio wav, 3 KB", "image https://x.test/cat.png"."""
+    try:
+        media = media_of(part)
+    except ToolnexusError:
+        media = None
+    if media is None:
+        kind = part.get("type") if isinstance(part, dict) else None
+        return str(kind or "part")
+    subtype = media.mime.split("/")[-1]
+    if media.base64 is None:
+        return f"{subtype if media.kind == 'document' else media.kind} {media.url}"
+    try:
+        data = base64.b64decode(media.base64)
+    except (binascii.Error, ValueError):
+        return f"{media.kind} {subtype}, unreadable data"
+    if media.kind == "image":
+        dimensions = image_size(data)
+        size = f" {dimensions[0]}x{dimensions[1]}" if dimensions else ""
+        return f"image{size} {subtype}, {_size(len(data))}"
+    if media.kind == "document":
+        return f"{subtype} {media.filename}, {_size(len(data))}"
+    return f"{media.kind} {subtype}, {_size(len(data))}"

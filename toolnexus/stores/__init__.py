@@ -12,8 +12,10 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
+from ._attachments import AttachmentInfo
 from .base import (
     ConversationStore,
+    ForkPoint,
     StoreError,
     Thread,
     ThreadConflict,
@@ -28,7 +30,9 @@ if TYPE_CHECKING:
     from .sqlite import SQLiteStore
 
 __all__ = [
+    "AttachmentInfo",
     "ConversationStore",
+    "ForkPoint",
     "MemoryStore",
     "PostgresStore",
     "SQLiteStore",

@@ -9,6 +9,8 @@ import json
 import re
 from typing import Any
 
+from .base import StoreError
+
 Message = dict[str, Any]
 
 TITLE_MAX = 80
@@ -64,6 +66,16 @@ def clean_title(title: str | None) -> str | None:
         return None
     title = " ".join(title.split())
     return title or None
+
+
+def fork_length(id: str, count: int, at: int | None) -> int:
+    """How many messages a fork of thread `id` (holding `count`) at `at` copies."""
+    if at is None:
+        return count
+    if isinstance(at, bool) or not isinstance(at, int) or not 1 <= at <= count:
+        raise StoreError(f"thread {id!r} has {count} message{'s' * (count != 1)}: a fork "
+                         f"keeps 1 to {count} of them, not {at!r}")
+    return at
 
 
 def add_usage(total: dict[str, int], usage: dict[str, Any] | None) -> dict[str, int]:

@@ -7,9 +7,12 @@ driver. The SQLite and PostgreSQL backends are imported only when they are used.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from ..errors import ToolnexusError
+
+if TYPE_CHECKING:
+    from ._attachments import AttachmentInfo
 
 
 @runtime_checkable
@@ -49,6 +52,14 @@ class VersionedStore(ConversationStore, Protocol):
     ) -> int: ...
 
 
+class ForkPoint(NamedTuple):
+    """Where a forked thread came from: the thread, and how many of its messages (from the
+    start) the fork was made with."""
+
+    id: str
+    at: int
+
+
 @dataclass(frozen=True)
 class ThreadInfo:
     """One thread's summary, without its messages.
@@ -66,6 +77,7 @@ class ThreadInfo:
     message_count: int
     usage: dict[str, int] = field(default_factory=dict)
     held_count: int | None = None  # the messages it holds now (unmarked); None: all of them
+    forked_from: ForkPoint | None = None  # None: not made by `fork`
 
     @property
     def holds(self) -> int:
@@ -82,6 +94,7 @@ class ThreadInfo:
             "updated": self.updated,
             "message_count": self.message_count,
             "usage": dict(self.usage),
+            "forked_from": self.forked_from._asdict() if self.forked_from else None,
         }
 
 
@@ -110,6 +123,10 @@ class ThreadStore(VersionedStore, Protocol):
     async def delete(self, id: str) -> bool: ...
 
     async def rename(self, id: str, title: str | None) -> bool: ...
+
+    async def fork(self, id: str, new_id: str, at: int | None = None) -> ThreadInfo | None: ...
+
+    async def attachments(self, id: str | None = None) -> list[AttachmentInfo]: ...
 
     async def search(
         self, text: str, limit: int | None = None

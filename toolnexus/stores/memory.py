@@ -5,10 +5,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..content import MAX_ATTACHMENT_BYTES
 from ..marks import is_sent
+from ._attachments import AttachmentInfo, Blob, Ref, Split, join, split_all
 from ._threads import (
     add_usage,
     clean_title,
+    fork_length,
     message_text,
     search_terms,
     share_copy,
@@ -16,7 +19,7 @@ from ._threads import (
     text_matches,
     title_of,
 )
-from .base import Thread, ThreadInfo
+from .base import ForkPoint, StoreError, Thread, ThreadInfo
 from .planner import Versions
 
 
@@ -30,6 +33,18 @@ class _Thread:
     custom_title: bool = False
     model: str | None = None
     usage: dict[str, int] = field(default_factory=dict)
+    digests: list[tuple[str, ...]] = field(default_factory=list)  # per message, its attachments
+    forked_from: ForkPoint | None = None
+
+    def linked(self, upto: int | None = None) -> set[str]:
+        return {sha for shas in self.digests[:upto] for sha in shas}
+
+
+@dataclass
+class _Attachment:
+    info: AttachmentInfo
+    threads: int = 0  # how many threads refer to it
+    texts: dict[str, str] = field(default_factory=dict)  # by prefix: the one copy of each
 
 
 class MemoryStore:
@@ -39,9 +54,14 @@ class MemoryStore:
     Same semantics as the durable stores, through the same planner (see
     `toolnexus.stores.planner`): a save that extends the version it was built on is
     appended, after any turn another task saved meanwhile; a rewrite of a version another
-    task moved on from is a ThreadConflict."""
+    task moved on from is a ThreadConflict.
 
-    def __init__(self) -> None:
+    Attachments are kept once per SHA-256, like the durable stores do: every message that
+    carries the same attachment shares one string of it."""
+
+    def __init__(self, *, max_attachment_bytes: int = MAX_ATTACHMENT_BYTES) -> None:
+        self.max_attachment_bytes = max_attachment_bytes
+        self._attachments: dict[str, _Attachment] = {}
         self._threads: dict[str, _Thread] = {}
         self._versions = Versions()
         self._counter = 0
@@ -84,15 +104,20 @@ class MemoryStore:
                 assert thread is not None
                 self._annotate(thread, model, usage)
                 return thread.version
-            written = share_copy(plan.write)
+            splits = split_all(id, plan.start, plan.write, self.max_attachment_bytes)
+            written = [self._shared(message, split)
+                       for message, split in zip(share_copy(plan.write), splits, strict=True)]
+            digests = [tuple(ref[1] for ref in split.refs) for split in splits]
             self._counter += 1
             if thread is None:
                 thread = self._threads[id] = _Thread([], self._counter, now, now)
             if plan.kind == "replace":
+                self._relink(thread, digests)
                 thread.messages = written
                 if not thread.custom_title:
                     thread.title = title_of(written)
             else:
+                self._relink(thread, thread.digests + digests)
                 thread.messages = thread.messages + written
                 if thread.title is None and not thread.custom_title:
                     thread.title = title_of(written)
@@ -101,6 +126,34 @@ class MemoryStore:
             self._annotate(thread, model, usage)
             self._versions.committed(id, plan, thread.version, written)
             return thread.version
+
+    def _shared(self, message: dict[str, Any], split: Split) -> dict[str, Any]:
+        """`message` (a copy) with each attachment the one string kept of it."""
+        if not split.refs:
+            return message
+
+        def kept(index: int, ref: Ref) -> str:
+            blob: Blob = split.blobs[index]
+            held = self._attachments.setdefault(ref[1], _Attachment(blob.info))
+            return held.texts.setdefault(ref[2], split.texts[index])
+
+        return join(message, split.refs, kept)
+
+    def _relink(self, thread: _Thread, digests: list[tuple[str, ...]]) -> None:
+        """The thread now refers to `digests` (per message); forget what nothing refers to."""
+        before = thread.linked() if any(thread.digests) else set()
+        thread.digests = digests
+        after = thread.linked() if any(digests) else set()
+        for sha in after - before:
+            self._attachments[sha].threads += 1
+        self._unlink(before - after)
+
+    def _unlink(self, digests: set[str]) -> None:
+        for sha in digests:
+            held = self._attachments[sha]
+            held.threads -= 1
+            if held.threads == 0:
+                del self._attachments[sha]
 
     @staticmethod
     def _annotate(thread: _Thread, model: str | None, usage: dict[str, int] | None) -> None:
@@ -140,7 +193,39 @@ class MemoryStore:
     async def delete(self, id: str) -> bool:
         with self._lock:
             self._versions.forget(id)
-            return self._threads.pop(id, None) is not None
+            thread = self._threads.pop(id, None)
+            if thread is not None:
+                self._unlink(thread.linked())
+            return thread is not None
+
+    async def fork(self, id: str, new_id: str, at: int | None = None) -> ThreadInfo | None:
+        """See SQLStore.fork."""
+        with self._lock:
+            if new_id in self._threads:
+                raise StoreError(f"there is already a thread {new_id!r}")
+            source = self._threads.get(id)
+            if source is None:
+                return None
+            count = fork_length(id, len(source.messages), at)
+            self._counter += 1
+            now = time.time()
+            messages = source.messages[:count]  # pristine dicts, never changed: shared
+            fork = self._threads[new_id] = _Thread(
+                messages, self._counter, now, now,
+                source.title if source.custom_title else title_of(messages),
+                source.custom_title, source.model, forked_from=ForkPoint(id, count))
+            self._relink(fork, source.digests[:count])
+            return _info(new_id, fork)
+
+    async def attachments(self, id: str | None = None) -> list[AttachmentInfo]:
+        """See SQLStore.attachments."""
+        with self._lock:
+            if id is None:
+                wanted = set(self._attachments)
+            else:
+                thread = self._threads.get(id)
+                wanted = thread.linked() if thread else set()
+            return [self._attachments[sha].info for sha in sorted(wanted)]
 
     async def rename(self, id: str, title: str | None) -> bool:
         with self._lock:
@@ -182,4 +267,4 @@ class MemoryStore:
 def _info(id: str, thread: _Thread) -> ThreadInfo:
     return ThreadInfo(id, thread.title, thread.model, thread.created, thread.updated,
                       len(thread.messages), dict(thread.usage),
-                      sum(map(is_sent, thread.messages)))
+                      sum(map(is_sent, thread.messages)), thread.forked_from)

@@ -19,9 +19,10 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from ..content import MAX_ATTACHMENT_BYTES
 from ._threads import MARK, SNIPPET_WORDS, tsquery
 from .base import StoreError
-from .sql import INFO_COLUMNS, SQLStore
+from .sql import INFO_COLUMNS, Row, SQLStore
 
 # Numbered migrations: (number, name, statements). `{s}` is the schema prefix.
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
@@ -57,6 +58,28 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
         "ALTER TABLE {s}toolnexus_threads ADD COLUMN held_count INTEGER NOT NULL DEFAULT 0",
         "UPDATE {s}toolnexus_threads SET held_count = message_count",
     ]),
+    # See the SQLite store's migrations 4 and 5.
+    (4, "attachments stored once", [
+        """CREATE TABLE {s}toolnexus_attachments (
+            sha256 TEXT PRIMARY KEY,
+            media_type TEXT NOT NULL,
+            size BIGINT NOT NULL,
+            data BYTEA NOT NULL,
+            created DOUBLE PRECISION NOT NULL
+        )""",
+        """CREATE TABLE {s}toolnexus_thread_attachments (
+            thread_id TEXT NOT NULL REFERENCES {s}toolnexus_threads (id) ON DELETE CASCADE,
+            sha256 TEXT NOT NULL REFERENCES {s}toolnexus_attachments (sha256),
+            PRIMARY KEY (thread_id, sha256)
+        )""",
+        "CREATE INDEX toolnexus_thread_attachments_by_sha256 "
+        "ON {s}toolnexus_thread_attachments (sha256)",
+        "ALTER TABLE {s}toolnexus_messages ADD COLUMN attachments TEXT",
+    ]),
+    (5, "forks", [
+        "ALTER TABLE {s}toolnexus_threads ADD COLUMN forked_from TEXT",
+        "ALTER TABLE {s}toolnexus_threads ADD COLUMN forked_at INTEGER",
+    ]),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
@@ -89,23 +112,27 @@ class PostgresStore(SQLStore):
     """Threads in the PostgreSQL database at `dsn` ("postgresql://user:pw@host/db").
 
     `schema`: put the tables in this schema (created if missing) instead of the
-    search_path default. `cache_threads`: see SQLiteStore. One connection per store,
-    opened on first use (again if it broke); operations on one store run one at a time.
+    search_path default. `cache_threads`, `max_attachment_bytes`: see SQLiteStore. One
+    connection per store, opened on first use (again if it broke); operations on one store
+    run one at a time.
     """
 
     placeholder = "%s"
 
     def __init__(self, dsn: str, *, schema: str | None = None, connect_timeout: float = 10.0,
-                 cache_threads: int = 64) -> None:
+                 cache_threads: int = 64, max_attachment_bytes: int = MAX_ATTACHMENT_BYTES
+                 ) -> None:
         if schema is not None and not _IDENT.match(schema):
             raise ValueError(f"schema must be a plain identifier, not {schema!r}")
-        super().__init__(cache_threads=cache_threads)
+        super().__init__(cache_threads=cache_threads, max_attachment_bytes=max_attachment_bytes)
         self.dsn = dsn
         self.schema = schema
         self.connect_timeout = connect_timeout
         self._s = f'"{schema}".' if schema else ""
         self.threads_table = f"{self._s}toolnexus_threads"
         self.messages_table = f"{self._s}toolnexus_messages"
+        self.attachments_table = f"{self._s}toolnexus_attachments"
+        self.links_table = f"{self._s}toolnexus_thread_attachments"
         self._lock_prefix = f"toolnexus:{schema or ''}:"
 
     def __repr__(self) -> str:
@@ -168,42 +195,49 @@ class PostgresStore(SQLStore):
     # ------------------------------------------------------------------ primitives
 
     @contextlib.contextmanager
-    def _writing(self, conn: Any, id: str) -> Iterator[None]:
+    def _writing(self, conn: Any, *ids: str) -> Iterator[None]:
         with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-                         (self._lock_prefix + id,))
+            for id in sorted(set(ids)):  # one order for everyone: no deadlock
+                conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                             (self._lock_prefix + id,))
             yield
 
+    def _lock_attachments(self, conn: Any) -> None:
+        # Taken after the thread locks, never before: the order stays the same for all.
+        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                     ("toolnexus-attachments:" + (self.schema or ""),))
+
     def _read_thread(self, conn: Any, id: str, unless: int | None
-                     ) -> tuple[int, list[str] | None] | None:
+                     ) -> tuple[int, list[Row] | None] | None:
         # One statement, one snapshot: the version and the messages belong together. The
         # messages are not even sent when the thread is still at the version we hold.
         row = self._q(
-            conn, "SELECT t.version, CASE WHEN t.version = ? THEN NULL ELSE "
-                  "(SELECT array_agg(m.body ORDER BY m.seq) FROM {messages} m "
-                  "WHERE m.thread_id = t.id) END FROM {threads} t WHERE t.id = ?",
-            unless, id).fetchone()
+            conn, "SELECT t.version, m.bodies, m.refs FROM {threads} t LEFT JOIN LATERAL "
+                  "(SELECT array_agg(body ORDER BY seq) AS bodies, "
+                  "array_agg(attachments ORDER BY seq) AS refs FROM {messages} "
+                  "WHERE thread_id = t.id AND t.version IS DISTINCT FROM ?) m ON TRUE "
+                  "WHERE t.id = ?", unless, id).fetchone()
         if row is None:
             return None
         if row[0] == unless:
             return row[0], None
-        return row[0], row[1] or []
+        return row[0], list(zip(row[1] or [], row[2] or [], strict=True))
 
     def _next_version(self, conn: Any) -> int:
         return int(conn.execute(f"SELECT nextval('{self._s}toolnexus_version')").fetchone()[0])
 
     def _insert_messages(self, conn: Any, id: str, start: int, bodies: list[str],
-                         texts: list[str]) -> None:
-        rows = [(id, start + i, body, text)
-                for i, (body, text) in enumerate(zip(bodies, texts, strict=True))]
-        columns = f"{self.messages_table} (thread_id, seq, body, text)"
+                         texts: list[str], refs: list[str | None]) -> None:
+        rows = [(id, start + i, body, text, ref)
+                for i, (body, text, ref) in enumerate(zip(bodies, texts, refs, strict=True))]
+        columns = f"{self.messages_table} (thread_id, seq, body, text, attachments)"
         with conn.cursor() as cur:
             if len(rows) > _COPY_OVER:
                 with cur.copy(f"COPY {columns} FROM STDIN") as copy:
                     for row in rows:
                         copy.write_row(row)
             elif rows:
-                cur.executemany(f"INSERT INTO {columns} VALUES (%s, %s, %s, %s)", rows)
+                cur.executemany(f"INSERT INTO {columns} VALUES (%s, %s, %s, %s, %s)", rows)
 
     def _delete_messages(self, conn: Any, id: str) -> None:
         self._q(conn, "DELETE FROM {messages} WHERE thread_id = ?", id)

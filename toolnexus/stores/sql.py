@@ -5,7 +5,12 @@ Every database call runs on one worker thread owned by the store, never on the e
 loop, over a DB-API connection of the backend's driver. A backend supplies primitives:
 connecting (and migrating), its table names and placeholder, the write transaction that
 serializes saves of one thread, the version counter, message writes and search. SQL text
-here is written with `?` placeholders and `{threads}`/`{messages}` for the tables.
+here is written with `?` placeholders and `{threads}`/`{messages}`/`{attachments}`/`{links}`
+for the tables.
+
+Attachment bytes are stored once per SHA-256 (see `_attachments.py`) in `{attachments}`;
+`{links}` says which threads refer to which. Deleting or rewriting a thread deletes the
+attachments no thread refers to any more, in the same transaction.
 """
 
 from __future__ import annotations
@@ -20,25 +25,31 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from ..content import MAX_ATTACHMENT_BYTES
 from ..marks import is_sent
+from ._attachments import AttachmentInfo, Blob, Ref, digests, join, restored_text, split_all
 from ._threads import (
     add_usage,
     clean_title,
     decode_many,
     encode,
+    fork_length,
     message_text,
     search_terms,
     share_copy,
     storable_text,
     title_of,
 )
-from .base import StoreError, Thread, ThreadInfo
+from .base import ForkPoint, StoreError, Thread, ThreadInfo
 from .planner import Versions
 
 T = TypeVar("T")
 Conn = Any
 Message = dict[str, Any]
-INFO_COLUMNS = "id, title, model, created, updated, message_count, usage, held_count"
+Row = tuple[str, str | None]  # a stored message: its body and its refs (JSON), if any
+INFO_COLUMNS = ("id, title, model, created, updated, message_count, usage, held_count, "
+                "forked_from, forked_at")
+_READ_TRIES = 3  # a read racing a rewrite that dropped an attachment is read again
 
 
 class SQLStore:
@@ -47,10 +58,14 @@ class SQLStore:
 
     threads_table = "threads"
     messages_table = "messages"
+    attachments_table = "attachments"
+    links_table = "thread_attachments"
     placeholder = "?"
 
-    def __init__(self, *, cache_threads: int = 64) -> None:
+    def __init__(self, *, cache_threads: int = 64,
+                 max_attachment_bytes: int = MAX_ATTACHMENT_BYTES) -> None:
         self._versions = Versions(cache_threads)
+        self.max_attachment_bytes = max_attachment_bytes
         self._conn: Conn | None = None
         self._executor: ThreadPoolExecutor | None = None
         self._executor_lock = threading.Lock()
@@ -70,14 +85,19 @@ class SQLStore:
         """The StoreError for a driver exception (None: not the driver's)."""
         raise NotImplementedError
 
-    def _writing(self, conn: Conn, id: str) -> contextlib.AbstractContextManager[Any]:
-        """A write transaction that holds thread `id` against other writers."""
+    def _writing(self, conn: Conn, *ids: str) -> contextlib.AbstractContextManager[Any]:
+        """A write transaction that holds threads `ids` against other writers."""
         raise NotImplementedError
 
+    def _lock_attachments(self, conn: Conn) -> None:
+        """Inside a write transaction: hold the attachments against other writers, so one
+        does not delete an attachment another is linking. Nothing to do where a write
+        transaction holds the whole database."""
+
     def _read_thread(self, conn: Conn, id: str, unless: int | None
-                     ) -> tuple[int, list[str] | None] | None:
-        """The thread's version and its message bodies in order, read in one snapshot
-        (bodies None when the version is `unless`: the caller holds them); None if there
+                     ) -> tuple[int, list[Row] | None] | None:
+        """The thread's version and its messages (body, refs) in order, read in one
+        snapshot (None when the version is `unless`: the caller holds them); None if there
         is no such thread."""
         raise NotImplementedError
 
@@ -86,7 +106,7 @@ class SQLStore:
         raise NotImplementedError
 
     def _insert_messages(self, conn: Conn, id: str, start: int, bodies: list[str],
-                         texts: list[str]) -> None:
+                         texts: list[str], refs: list[str | None]) -> None:
         raise NotImplementedError
 
     def _delete_messages(self, conn: Conn, id: str) -> None:
@@ -102,6 +122,8 @@ class SQLStore:
     def _sql(self, text: str) -> str:
         text = text.replace("{threads}", self.threads_table)
         text = text.replace("{messages}", self.messages_table)
+        text = text.replace("{attachments}", self.attachments_table)
+        text = text.replace("{links}", self.links_table)
         return text.replace("?", self.placeholder) if self.placeholder != "?" else text
 
     def _q(self, conn: Conn, sql: str, *params: Any) -> Any:
@@ -132,8 +154,74 @@ class SQLStore:
             raise wrapped from exc
 
     def _stored(self, conn: Conn, id: str) -> list[Message]:
-        return decode_many([r[0] for r in self._q(
-            conn, "SELECT body FROM {messages} WHERE thread_id = ? ORDER BY seq", id)])
+        """The thread's messages, read inside a write transaction that holds it."""
+        rows = self._q(conn, "SELECT body, attachments FROM {messages} WHERE thread_id = ? "
+                             "ORDER BY seq", id).fetchall()
+        messages = self._restored(conn, rows)
+        if messages is None:
+            raise _lost(id)
+        return messages
+
+    def _restored(self, conn: Conn, rows: list[Row]) -> list[Message] | None:
+        """Stored messages with their attachments put back; None if one is missing."""
+        messages = decode_many([body for body, _ in rows])
+        with_refs = [(i, json.loads(refs)) for i, (_, refs) in enumerate(rows) if refs]
+        if not with_refs:
+            return messages
+        wanted = sorted({sha for _, refs in with_refs for sha in digests(refs)})
+        marks = ",".join("?" * len(wanted))
+        data = dict(self._q(conn, f"SELECT sha256, data FROM {{attachments}} "
+                                  f"WHERE sha256 IN ({marks})", *wanted).fetchall())
+        if len(data) < len(wanted):
+            return None
+        texts: dict[tuple[str, str], str] = {}  # one string per payload, however often used
+
+        def text_of(_: int, ref: Ref) -> str:
+            key = (ref[1], ref[2])
+            if key not in texts:
+                texts[key] = restored_text(ref, bytes(data[ref[1]]))
+            return texts[key]
+
+        for index, refs in with_refs:
+            join(messages[index], refs, text_of)
+        return messages
+
+    def _link(self, conn: Conn, id: str, blobs: list[Blob] | None,
+              known: set[str] | None = None) -> None:
+        """Store the attachments not stored yet (`blobs`, with their bytes) and link them
+        and those `known` to be stored to thread `id`."""
+        new = {blob.info.sha256: blob for blob in blobs or ()}
+        every = set(new) | (known or set())
+        if not every:
+            return
+        self._lock_attachments(conn)
+        if new:
+            marks = ",".join("?" * len(new))
+            have = {row[0] for row in self._q(conn, f"SELECT sha256 FROM {{attachments}} "
+                                                    f"WHERE sha256 IN ({marks})", *new)}
+            for sha, blob in new.items():
+                if sha not in have:
+                    self._q(conn, "INSERT INTO {attachments} (sha256, media_type, size, data, "
+                                  "created) VALUES (?, ?, ?, ?, ?)", sha, blob.info.media_type,
+                            blob.info.size, blob.data, time.time())
+        for sha in sorted(every):
+            self._q(conn, "INSERT INTO {links} (thread_id, sha256) VALUES (?, ?) "
+                          "ON CONFLICT DO NOTHING", id, sha)
+
+    def _unlink(self, conn: Conn, id: str) -> list[str]:
+        """Drop every link of thread `id`; the digests it linked."""
+        old = [row[0] for row in self._q(conn, "SELECT sha256 FROM {links} WHERE thread_id = ?",
+                                         id)]
+        if old:
+            self._lock_attachments(conn)
+            self._q(conn, "DELETE FROM {links} WHERE thread_id = ?", id)
+        return old
+
+    def _collect(self, conn: Conn, unlinked: set[str]) -> None:
+        """Delete the attachments among `unlinked` that no thread links any more."""
+        for sha in sorted(unlinked):
+            self._q(conn, "DELETE FROM {attachments} WHERE sha256 = ? AND NOT EXISTS "
+                          "(SELECT 1 FROM {links} WHERE sha256 = ?)", sha, sha)
 
     # ------------------------------------------------------------------ loading and saving
 
@@ -148,16 +236,22 @@ class SQLStore:
 
     def _load(self, conn: Conn, id: str) -> Thread:
         held = self._versions.exact(id)
-        found = self._read_thread(conn, id, held[0] if held else None)
-        if found is None:
-            self._versions.note(id, 0, [])
-            return Thread()
-        version, bodies = found
-        if bodies is None:
-            assert held is not None
-            pristine = held[1]  # unchanged since we last read or wrote it
+        for _ in range(_READ_TRIES):
+            found = self._read_thread(conn, id, held[0] if held else None)
+            if found is None:
+                self._versions.note(id, 0, [])
+                return Thread()
+            version, rows = found
+            if rows is None:
+                assert held is not None
+                pristine = held[1]  # unchanged since we last read or wrote it
+                break
+            restored = self._restored(conn, rows)
+            if restored is not None:
+                pristine = restored
+                break
         else:
-            pristine = decode_many(bodies)
+            raise _lost(id)
         self._versions.note(id, version, pristine)
         return Thread(share_copy(pristine), version)
 
@@ -187,23 +281,32 @@ class SQLStore:
             if plan.kind == "noop":
                 self._annotate(conn, id, model, usage, row[4])
                 return int(row[0])
-            bodies = [encode(m) for m in plan.write]
+            splits = split_all(id, plan.start, plan.write, self.max_attachment_bytes)
+            bodies = [encode(split.body) for split in splits]
             texts = [storable_text(message_text(m)) for m in plan.write]
             written = decode_many(bodies)
+            for message, split in zip(written, splits, strict=True):
+                if split.refs:
+                    join(message, split.refs, lambda i, _, texts=split.texts: texts[i])
             new_version = self._next_version(conn)
             now = time.time()
+            unlinked: list[str] = []
             if row is None:
                 self._q(conn, "INSERT INTO {threads} (id, title, created, updated, version) "
                               "VALUES (?, ?, ?, ?, ?)", id, title_of(written), now, now,
                         new_version)
             elif plan.kind == "replace":
+                unlinked = self._unlink(conn, id)
                 self._delete_messages(conn, id)
                 self._q(conn, "UPDATE {threads} SET title = CASE WHEN custom_title THEN title "
                               "ELSE ? END WHERE id = ?", title_of(written), id)
             elif row[2] is None and not row[3]:
                 self._q(conn, "UPDATE {threads} SET title = ? WHERE id = ?",
                         title_of(written), id)
-            self._insert_messages(conn, id, plan.start, bodies, texts)
+            self._insert_messages(conn, id, plan.start, bodies, texts,
+                                  [json.dumps(s.refs) if s.refs else None for s in splits])
+            self._link(conn, id, [blob for split in splits for blob in split.blobs])
+            self._collect(conn, set(unlinked) - {b.info.sha256 for s in splits for b in s.blobs})
             kept = row[5] if row is not None and plan.kind == "append" else 0
             self._q(conn, "UPDATE {threads} SET message_count = ?, held_count = ?, updated = ?, "
                           "version = ? WHERE id = ?", plan.start + len(bodies),
@@ -270,10 +373,61 @@ class SQLStore:
 
     def _delete(self, conn: Conn, id: str) -> bool:
         with self._writing(conn, id):
+            unlinked = self._unlink(conn, id)
             self._delete_messages(conn, id)
             gone = self._q(conn, "DELETE FROM {threads} WHERE id = ?", id).rowcount > 0
+            self._collect(conn, set(unlinked))
         self._versions.forget(id)
         return gone
+
+    async def fork(self, id: str, new_id: str, at: int | None = None) -> ThreadInfo | None:
+        """A new thread `new_id` holding thread `id`'s first `at` messages (all of them
+        when None), recorded as forked from it (`ThreadInfo.forked_from`). Attachments are
+        shared, not copied. None if there is no thread `id`; StoreError if `new_id` exists
+        or `at` is not between 1 and the thread's message count."""
+        return await self._call(self._fork, id, new_id, at)
+
+    def _fork(self, conn: Conn, id: str, new_id: str, at: int | None) -> ThreadInfo | None:
+        with self._writing(conn, id, new_id):
+            if self._q(conn, "SELECT 1 FROM {threads} WHERE id = ?", new_id).fetchone():
+                raise StoreError(f"there is already a thread {new_id!r}")
+            source = self._q(conn, "SELECT title, custom_title, model, message_count "
+                                   "FROM {threads} WHERE id = ?", id).fetchone()
+            if source is None:
+                return None
+            count = fork_length(id, source[3], at)
+            rows = self._q(conn, "SELECT body, text, attachments FROM {messages} "
+                                 "WHERE thread_id = ? AND seq < ? ORDER BY seq",
+                           id, count).fetchall()
+            bodies = [row[0] for row in rows]
+            messages = decode_many(bodies)  # attachments stay references: not needed here
+            now = time.time()
+            self._q(conn, "INSERT INTO {threads} (id, title, custom_title, model, created, "
+                          "updated, message_count, held_count, version, forked_from, forked_at)"
+                          " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", new_id,
+                    source[0] if source[1] else title_of(messages), bool(source[1]), source[2],
+                    now, now, count, sum(map(is_sent, messages)), self._next_version(conn),
+                    id, count)
+            self._insert_messages(conn, new_id, 0, bodies, [row[1] for row in rows],
+                                  [row[2] for row in rows])
+            self._link(conn, new_id, None, {sha for row in rows if row[2]
+                                            for sha in digests(json.loads(row[2]))})
+            return self._info(conn, new_id)
+
+    async def attachments(self, id: str | None = None) -> list[AttachmentInfo]:
+        """The attachments stored (each once, however many messages and threads refer to
+        it), or those thread `id` refers to; by digest."""
+        return await self._call(self._attachments, id)
+
+    def _attachments(self, conn: Conn, id: str | None) -> list[AttachmentInfo]:
+        if id is None:
+            rows = self._q(conn, "SELECT sha256, media_type, size FROM {attachments} "
+                                 "ORDER BY sha256")
+        else:
+            rows = self._q(conn, "SELECT a.sha256, a.media_type, a.size FROM {attachments} a "
+                                 "JOIN {links} l ON l.sha256 = a.sha256 WHERE l.thread_id = ? "
+                                 "ORDER BY a.sha256", id)
+        return [AttachmentInfo(*row) for row in rows.fetchall()]
 
     async def rename(self, id: str, title: str | None) -> bool:
         """Set the thread's title; None or "" goes back to the automatic title (its first
@@ -337,6 +491,10 @@ class SQLStore:
 
 
 def thread_info(row: tuple[Any, ...]) -> ThreadInfo:
-    id, title, model, created, updated, count, usage, held = row
+    id, title, model, created, updated, count, usage, held, forked_from, forked_at = row
     return ThreadInfo(id, title, model, created, updated, count, json.loads(usage or "{}"),
-                      held)
+                      held, None if forked_from is None else ForkPoint(forked_from, forked_at))
+
+
+def _lost(id: str) -> StoreError:
+    return StoreError(f"thread {id!r} refers to an attachment the database no longer holds")

@@ -22,9 +22,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..content import MAX_ATTACHMENT_BYTES
 from ._threads import MARK, SNIPPET_WORDS, fts5_query
 from .base import StoreError
-from .sql import INFO_COLUMNS, SQLStore
+from .sql import INFO_COLUMNS, Row, SQLStore
 
 # Numbered migrations: (number, name, statements). Append new ones; never edit old ones.
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
@@ -67,6 +68,29 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (3, "held message count", [
         "ALTER TABLE threads ADD COLUMN held_count INTEGER NOT NULL DEFAULT 0",
         "UPDATE threads SET held_count = message_count",
+    ]),
+    # Attachment bytes once per SHA-256 (see stores/_attachments.py), which threads refer
+    # to which, and per message where its references are (NULL: it has none). Messages
+    # saved before keep their attachments inline.
+    (4, "attachments stored once", [
+        """CREATE TABLE attachments (
+            sha256 TEXT PRIMARY KEY,
+            media_type TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            data BLOB NOT NULL,
+            created REAL NOT NULL
+        )""",
+        """CREATE TABLE thread_attachments (
+            thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+            sha256 TEXT NOT NULL REFERENCES attachments(sha256),
+            PRIMARY KEY (thread_id, sha256)
+        )""",
+        "CREATE INDEX thread_attachments_by_sha256 ON thread_attachments(sha256)",
+        "ALTER TABLE messages ADD COLUMN attachments TEXT",
+    ]),
+    (5, "forks", [
+        "ALTER TABLE threads ADD COLUMN forked_from TEXT",
+        "ALTER TABLE threads ADD COLUMN forked_at INTEGER",
     ]),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
@@ -152,12 +176,14 @@ class SQLiteStore(SQLStore):
     `timeout`: seconds a write waits for another process's write lock before giving up
     with StoreError. `cache_threads`: how many threads' last transcripts are kept in
     memory to tell appends from rewrites without reading them back.
+    `max_attachment_bytes`: a save carrying a larger attachment is refused (StoreError).
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], *, timeout: float = 30.0, cache_threads: int = 64
+        self, path: str | os.PathLike[str], *, timeout: float = 30.0, cache_threads: int = 64,
+        max_attachment_bytes: int = MAX_ATTACHMENT_BYTES,
     ) -> None:
-        super().__init__(cache_threads=cache_threads)
+        super().__init__(cache_threads=cache_threads, max_attachment_bytes=max_attachment_bytes)
         self.path = os.fspath(path)
         self.timeout = timeout
 
@@ -218,19 +244,19 @@ class SQLiteStore(SQLStore):
 
     # ------------------------------------------------------------------ primitives
 
-    def _writing(self, conn: sqlite3.Connection, id: str) -> _immediate:
+    def _writing(self, conn: sqlite3.Connection, *ids: str) -> _immediate:
         return _immediate(conn)  # one writer per database file at a time
 
     def _read_thread(self, conn: sqlite3.Connection, id: str, unless: int | None
-                     ) -> tuple[int, list[str] | None] | None:
+                     ) -> tuple[int, list[Row] | None] | None:
         with _read(conn):
             row = conn.execute("SELECT version FROM threads WHERE id = ?", (id,)).fetchone()
             if row is None:
                 return None
             if row[0] == unless:
                 return row[0], None
-            return row[0], [r[0] for r in conn.execute(
-                "SELECT body FROM messages WHERE thread_id = ? ORDER BY seq", (id,))]
+            return row[0], conn.execute("SELECT body, attachments FROM messages "
+                                        "WHERE thread_id = ? ORDER BY seq", (id,)).fetchall()
 
     def _next_version(self, conn: sqlite3.Connection) -> int:
         conn.execute("UPDATE counters SET value = value + 1 WHERE name = 'version'")
@@ -238,11 +264,12 @@ class SQLiteStore(SQLStore):
                    .fetchone()[0])
 
     def _insert_messages(self, conn: sqlite3.Connection, id: str, start: int,
-                         bodies: list[str], texts: list[str]) -> None:
+                         bodies: list[str], texts: list[str], refs: list[str | None]) -> None:
         conn.executemany(
-            "INSERT INTO messages (thread_id, seq, body, text) VALUES (?, ?, ?, ?)",
-            [(id, start + i, body, text)
-             for i, (body, text) in enumerate(zip(bodies, texts, strict=True))])
+            "INSERT INTO messages (thread_id, seq, body, text, attachments) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [(id, start + i, body, text, ref)
+             for i, (body, text, ref) in enumerate(zip(bodies, texts, refs, strict=True))])
         conn.execute("INSERT INTO messages_fts (rowid, text) SELECT id, text FROM messages "
                      "WHERE thread_id = ? AND seq >= ?", (id, start))
 

@@ -1,0 +1,225 @@
+"""A model's context window, and where it comes from.
+
+In order: an explicit value; the size an overflow error named (evidence beats what any
+listing says); the endpoint's model listing (`GET {base}/models`: llama.cpp's `meta.n_ctx`
+or `/props`, OpenRouter's `context_length`, others' `context_window`, `max_context_length`,
+`max_model_len`, `max_input_tokens`), asked once and remembered with a TTL; a small
+built-in table of common models. What the endpoint said, or that it said nothing, and
+what an overflow taught are kept in a cache: a JSON file (0600) when the caller names one,
+else memory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+FetchJSON = Callable[[str], Awaitable[Any]]  # GET url -> its JSON body, or None
+
+# Longest matching prefix of the model's name (lowercased, without a "vendor/" part) wins.
+TABLE: dict[str, int] = {
+    "gpt-3.5-turbo": 16_385,
+    "gpt-4": 8_192,
+    "gpt-4-turbo": 128_000,
+    "gpt-4o": 128_000,
+    "gpt-4.1": 1_047_576,
+    "gpt-4.5": 128_000,
+    "gpt-5": 400_000,
+    "o1": 200_000,
+    "o1-mini": 128_000,
+    "o3": 200_000,
+    "o4-mini": 200_000,
+    "claude-": 200_000,
+    "gemini-1.5-pro": 2_097_152,
+    "gemini-1.5-flash": 1_048_576,
+    "gemini-2": 1_048_576,
+    "llama3": 8_192,
+    "llama-3": 8_192,
+    **{f"{name}{v}": 131_072 for name in ("llama3.", "llama-3.") for v in "123"},
+    "qwen2.5": 32_768,
+    "qwen3": 32_768,
+    "mistral-large": 131_072,
+}
+_LISTING_KEYS = ("context_length", "context_window", "max_context_length", "max_model_len",
+                 "max_input_tokens")
+ENDPOINT, OVERFLOW = "endpoint", "overflow"
+
+
+@dataclass(frozen=True)
+class Window:
+    """A window size in tokens (None: not known) and where it came from: "explicit",
+    "overflow", "endpoint", "table" or "unknown"."""
+
+    size: int | None
+    source: str
+
+
+def table_window(model: str) -> int | None:
+    name = model.lower().rsplit("/", 1)[-1]
+    best = max((prefix for prefix in TABLE if name.startswith(prefix)), key=len, default=None)
+    return TABLE[best] if best else None
+
+
+def _size(value: Any) -> int | None:
+    return value if type(value) is int and value > 0 else None
+
+
+def window_from_listing(data: Any, model: str) -> int | None:
+    """The window a `/models` answer gives for `model` (or for its only model)."""
+    entries = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        return None
+    entries = [e for e in entries if isinstance(e, dict)]
+    named = [e for e in entries if e.get("id") == model
+             or model in (e.get("aliases") if isinstance(e.get("aliases"), list) else ())]
+    chosen = named or (entries if len(entries) == 1 else [])
+    if not chosen:
+        return None
+    entry = chosen[0]
+    meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
+    top = entry.get("top_provider") if isinstance(entry.get("top_provider"), dict) else {}
+    for value in (meta.get("n_ctx"), *(entry.get(k) for k in _LISTING_KEYS),
+                  top.get("context_length")):
+        if _size(value):
+            return value
+    return None
+
+
+def is_llama_cpp(data: Any) -> bool:
+    entries = data.get("data") if isinstance(data, dict) else None
+    return isinstance(entries, list) and any(
+        isinstance(e, dict) and e.get("owned_by") == "llamacpp" for e in entries)
+
+
+def window_from_props(data: Any) -> int | None:
+    """llama.cpp's `/props`: `default_generation_settings.n_ctx` (older servers: `n_ctx`)."""
+    if not isinstance(data, dict):
+        return None
+    settings = data.get("default_generation_settings")
+    nested = settings.get("n_ctx") if isinstance(settings, dict) else None
+    return _size(nested) or _size(data.get("n_ctx"))
+
+
+def cache_key(base_url: str, model: str) -> str:
+    """Where a window was asked, without user info, query or fragment (no secret is kept)."""
+    parts = urlsplit(base_url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return f"{parts.scheme}://{host}{parts.path.rstrip('/')}|{model}"
+
+
+class WindowCache:
+    """Remembered windows: {key: {"endpoint"|"overflow": {"window": int|None, "at": t}}},
+    in memory, and in a JSON file when `path` is given. A broken or unwritable file is
+    treated as empty: the cache only saves a lookup."""
+
+    def __init__(self, path: str | os.PathLike[str] | None, ttl_s: float) -> None:
+        self.path = Path(path) if path is not None else None
+        self.ttl_s = ttl_s
+        self._entries: dict[str, Any] | None = None
+
+    def _all(self) -> dict[str, Any]:
+        if self._entries is None:
+            self._entries = {}
+            if self.path is not None:
+                try:
+                    data = json.loads(self.path.read_text(encoding="utf-8"))
+                except (OSError, ValueError):
+                    data = None
+                if isinstance(data, dict) and isinstance(data.get("windows"), dict):
+                    self._entries = data["windows"]
+        return self._entries
+
+    def get(self, key: str, kind: str) -> tuple[bool, int | None]:
+        """(found and fresh, window)."""
+        entry = self._all().get(key)
+        item = entry.get(kind) if isinstance(entry, dict) else None
+        if not isinstance(item, dict) or not isinstance(item.get("at"), int | float):
+            return False, None
+        if time.time() - item["at"] > self.ttl_s:
+            return False, None
+        return True, _size(item.get("window"))
+
+    def put(self, key: str, kind: str, window: int | None) -> None:
+        entries = self._all()
+        entry = entries.get(key)
+        if not isinstance(entry, dict):
+            entry = entries[key] = {}
+        entry[kind] = {"window": window, "at": time.time()}
+        if self.path is not None:
+            self._write(entries)
+
+    def _write(self, entries: dict[str, Any]) -> None:
+        assert self.path is not None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".windows-")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as out:
+                    json.dump({"windows": entries}, out)
+                os.replace(tmp, self.path)
+            except BaseException:
+                os.unlink(tmp)
+                raise
+        except OSError:
+            pass
+
+
+class Windows:
+    """The window of one model at one endpoint."""
+
+    def __init__(self, base_url: str, model: str, *, explicit: int | None,
+                 cache: WindowCache) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.explicit = explicit
+        self.cache = cache
+        self.key = cache_key(base_url, model)
+
+    def known(self) -> Window | None:
+        """The window if no request is needed to know it; None if the endpoint has not
+        been asked yet."""
+        if self.explicit:
+            return Window(self.explicit, "explicit")
+        found, size = self.cache.get(self.key, OVERFLOW)
+        if size:
+            return Window(size, OVERFLOW)
+        found, size = self.cache.get(self.key, ENDPOINT)
+        if size:
+            return Window(size, ENDPOINT)
+        return self._table() if found else None
+
+    def _table(self) -> Window:
+        size = table_window(self.model)
+        return Window(size, "table") if size else Window(None, "unknown")
+
+    async def resolve(self, fetch: FetchJSON) -> Window:
+        """The window, asking the endpoint first if it has not been asked (within the
+        TTL)."""
+        window = self.known()
+        if window is not None:
+            return window
+        size = await self._ask(fetch)
+        self.cache.put(self.key, ENDPOINT, size)
+        return Window(size, ENDPOINT) if size else self._table()
+
+    async def _ask(self, fetch: FetchJSON) -> int | None:
+        listing = await fetch(self.base_url + "/models")
+        size = window_from_listing(listing, self.model)
+        if size is None and is_llama_cpp(listing):
+            root = self.base_url.removesuffix("/v1")
+            size = window_from_props(await fetch(root + "/props"))
+        return size
+
+    def learn(self, size: int) -> None:
+        """An overflow error named the window: it wins over the listing and the table."""
+        if _size(size):
+            self.cache.put(self.key, OVERFLOW, size)
