@@ -3,17 +3,15 @@ and the system prompt it was given (kept in the thread as a marked system messag
 
 from __future__ import annotations
 
-from typing import Any
-
-from rich.console import Console
-from rich.segment import Segment, Segments
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from toolnexus.marks import DROPPED_KEY, SYSTEM_PROMPT, last_prompt, sendable
 from toolnexus.visible import visible
 
-from .chat_markdown import ChatMarkdown
 from .transcript import content_text
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 Message = dict[str, Any]
 QUESTION_LINES = 3  # of the last question, at most
@@ -49,6 +47,11 @@ def show_last_exchange(console: Console, messages: list[Message], thread: str,
                        code_theme: str) -> None:
     """The last exchange, as it was shown when it happened, cut to about a screenful (the
     end of the answer, where the thread goes on)."""
+    from rich.segment import Segment, Segments
+    from rich.text import Text
+
+    from .chat_markdown import ChatMarkdown
+
     exchange = last_exchange(messages)
     if exchange is None:
         return
