@@ -190,14 +190,16 @@ def _sse_event(event: Any, nl: str) -> bytes:
 class StubProvider:
     """Loopback HTTP/1.1 server answering each request with the next scripted Reply.
 
-    Without a handler, a GET of the model listing (a client looking up the window) is
-    answered 404 and kept in `lookups`, not `requests`, and takes no scripted reply."""
+    A GET of the model listing (or llama.cpp's /props) never takes a scripted model reply:
+    it gets `models` when set, else the next reply of `script_listing`, else (a client
+    looking up the window on its own) a 404, kept in `lookups` rather than `requests`."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         self.host, self.port = host, port
         self.default: Reply = Reply.error(500, "stub: no scripted reply")
         self.handler: Callable[[Recorded], Reply] | None = None
         self.models: Reply | None = None  # when set, the answer to every GET .../models
+        self._listings: deque[Reply] = deque()
         self.requests: list[Recorded] = []
         self.lookups: list[Recorded] = []  # model-listing GETs, when no handler answers them
         self._queue: deque[Reply] = deque()
@@ -218,6 +220,11 @@ class StubProvider:
     def script(self, *replies: Reply) -> None:
         with self._cond:
             self._queue.extend(replies)
+
+    def script_listing(self, *replies: Reply) -> None:
+        """Answers for the next GETs of the model listing, one each."""
+        with self._cond:
+            self._listings.extend(replies)
 
     def wait_for_requests(self, n: int, timeout: float = 5) -> bool:
         with self._cond:
@@ -281,7 +288,8 @@ class StubProvider:
                 request = reader.read_request(conn_id)
                 if request is None:
                     break
-                if self.handler is None and _is_listing(request):
+                if (self.handler is None and self.models is None and not self._listings
+                        and _is_listing(request)):
                     # A client may look up the model's window: kept apart, so scripts and
                     # `requests` stay the model calls a test wrote them for.
                     self.lookups.append(request)
@@ -301,9 +309,11 @@ class StubProvider:
             conn.close()
 
     def _pick(self, request: Recorded) -> Reply:
-        if (self.models is not None and request.method == "GET"
-                and request.path.split("?")[0].endswith("/models")):
+        if _is_listing(request) and self.models is not None:
             return self.models
+        if _is_listing(request) and self.handler is None:
+            with self._cond:
+                return self._listings.popleft()
         if self.handler is not None:
             try:
                 return self.handler(request)
@@ -319,8 +329,8 @@ _NO_LISTING = Reply.json({"error": {"code": 404, "message": "File Not Found",
 
 def _is_listing(request: Recorded) -> bool:
     """A GET of the model listing (`/v1/models`) or llama.cpp's `/props`."""
-    return request.method == "GET" and request.path.rstrip("/").rsplit("/", 1)[-1] in (
-        "models", "props")
+    path = request.path.split("?")[0].rstrip("/")
+    return request.method == "GET" and path.rsplit("/", 1)[-1] in ("models", "props")
 
 
 def _shutdown(conn: socket.socket) -> None:

@@ -100,8 +100,8 @@ def test_edit_shows_the_message_and_asks_before_sending(stub, cli, open_chat):
     cli.env["EDITOR"] = WRITES_A_MESSAGE
     chat = open_chat()
     chat.send_line("/edit")
-    chat.expect(re.escape("send this message?"))
-    chat.expect(re.escape("Enter or [y] sends, [n] cancels:"))
+    chat.expect(re.escape("your message"))
+    chat.expect(re.escape("send it? [Y/n]"))
     assert "a message from the editor" in chat.term.text()
     chat.child.send("n")
     chat.wait_prompt()
@@ -109,7 +109,7 @@ def test_edit_shows_the_message_and_asks_before_sending(stub, cli, open_chat):
     assert stub.requests == []
 
     chat.send_line("/edit")
-    chat.wait_text("Enter or [y] sends, [n] cancels:", 2)
+    chat.wait_text("send it? [Y/n]", 2)
     chat.child.send("\r")
     chat.wait_text("answer 1.")
     chat.wait_prompt()

@@ -17,7 +17,8 @@ from toolnexus_cli.app import app
 
 cli, stub = cli_helpers.cli, cli_helpers.stub  # fixtures
 
-ASK_ONLY = {"--json", "--events", "--verbose", "-v", "prompt"}
+ASK_ONLY = {"--json", "--events", "--verbose", "-v", "prompt",
+            "--attach", "-a", "--schema", "--schema-multi"}  # the chat has /attach
 CHAT_ONLY: set[str] = set()
 
 
@@ -31,7 +32,7 @@ def test_chat_and_ask_take_the_same_options():
     assert ask - ASK_ONLY == chat - CHAT_ONLY
     for flag in ("--base-url", "--style", "--provider", "--model", "--system", "--functions",
                  "--skills", "--mcp", "--builtins", "--no-tools", "--root", "--yes",
-                 "--config", "--id", "--continue"):
+                 "--config", "--id", "--continue", "--option", "-o", "--reasoning"):
         assert flag in chat, flag
 
 

@@ -13,7 +13,7 @@ from toolnexus.models import MAX_LIST_BYTES, ModelInfo, list_models
 
 
 async def test_metadata_of_openrouter_vllm_and_llamacpp_lists(stub):
-    stub.script(openai_models(["router/m", "vllm-m", "llama-m", "bare"], {
+    stub.script_listing(openai_models(["router/m", "vllm-m", "llama-m", "bare"], {
         "router/m": {"context_length": 128000,
                      "pricing": {"prompt": "0.0000025", "completion": "0.00001"}},
         "vllm-m": {"max_model_len": 32768},
@@ -33,7 +33,7 @@ async def test_metadata_of_openrouter_vllm_and_llamacpp_lists(stub):
 
 
 async def test_anthropic_pages_are_followed_with_its_headers(stub):
-    stub.script(anthropic_models(["claude-a", "claude-b"], has_more=True),
+    stub.script_listing(anthropic_models(["claude-a", "claude-b"], has_more=True),
                 anthropic_models(["claude-c"]))
     models = await list_models(stub.url, "anthropic", "sk-ant")
     assert [m.id for m in models] == ["claude-a", "claude-b", "claude-c"]
@@ -44,7 +44,7 @@ async def test_anthropic_pages_are_followed_with_its_headers(stub):
 
 
 async def test_malformed_entries_are_skipped(stub):
-    stub.script(Reply.json({"data": [{"id": "ok", "context_length": True}, {"id": 7}, "x",
+    stub.script_listing(Reply.json({"data": [{"id": "ok", "context_length": True}, {"id": 7}, "x",
                                      {"id": ""}, {"id": "y" * 300}, {"id": "ok2",
                                      "context_length": -5, "pricing": "cheap"}]}))
     assert await list_models(stub.base_url) == [ModelInfo("ok"), ModelInfo("ok2")]
@@ -59,7 +59,7 @@ async def test_malformed_entries_are_skipped(stub):
     (Reply.drop_after([b'{"data": [']), "failed"),
 ])
 async def test_a_reply_that_is_not_a_list_is_one_error(stub, reply, said):
-    stub.script(reply)
+    stub.script_listing(reply)
     with pytest.raises(ProviderError) as caught:
         await list_models(stub.base_url)
     assert said in str(caught.value) and "\n" not in str(caught.value)
@@ -67,14 +67,14 @@ async def test_a_reply_that_is_not_a_list_is_one_error(stub, reply, said):
 
 async def test_a_huge_list_is_not_read(stub):
     chunk = b" " * (1024 * 1024)
-    stub.script(Reply.raw([b'{"data": [', *[chunk] * (MAX_LIST_BYTES // len(chunk) + 1)],
+    stub.script_listing(Reply.raw([b'{"data": [', *[chunk] * (MAX_LIST_BYTES // len(chunk) + 1)],
                           chunked=True, headers={"Content-Type": "application/json"}))
     with pytest.raises(ProviderError, match="over 16 MB"):
         await list_models(stub.base_url)
 
 
 async def test_a_silent_server_times_out(stub):
-    stub.script(Reply.hang())
+    stub.script_listing(Reply.hang())
     with pytest.raises(ProviderError, match="did not answer within 0.3 s"):
         await list_models(stub.base_url, timeout=0.3)
 
@@ -91,7 +91,7 @@ async def test_nothing_listens_and_bad_urls(stub):
 
 
 async def test_the_callers_client_is_used_and_left_open(stub):
-    stub.script(openai_models(["m"]))
+    stub.script_listing(openai_models(["m"]))
     async with httpx2.AsyncClient(headers={"X-Mine": "1"}) as client:
         assert [m.id for m in await list_models(stub.base_url, http_client=client)] == ["m"]
         assert not client.is_closed

@@ -21,6 +21,7 @@ from .options import (
     SkillsOpt,
     run_options,
     tool_flags,
+    two_value_options,
 )
 
 app = typer.Typer(
@@ -77,6 +78,15 @@ def ask(
     verbose: Annotated[bool, typer.Option("--verbose", "-v",
                                           help="In a pipe, show tools and reasoning on stderr.")]
     = False,
+    attach: Annotated[list[str] | None, typer.Option(
+        "--attach", "-a", help="A file or http(s) URL (image, PDF, audio, text) to send with "
+        "the prompt (repeatable).")] = None,
+    schema: Annotated[str | None, typer.Option(
+        "--schema", help="Answer as JSON following this schema: a .json file, '{...}', or "
+        "fields like 'name, age int, tags list'.")] = None,
+    schema_multi: Annotated[str | None, typer.Option(
+        "--schema-multi", help="Like --schema, for a list of such objects: {\"items\": [...]}.")]
+    = None,
 ) -> None:
     """Ask one question and print the answer.
 
@@ -86,12 +96,20 @@ def ask(
     from toolnexus import ToolnexusError
 
     from .ask import AskOptions, compose_prompt, run_ask
+    from .attach import load_attachment
+    from .structured import read_schema
 
     if json_out and events:
         fail_usage(UsageError("use either --json or --events, not both"))
+    if schema is not None and schema_multi is not None:
+        fail_usage(UsageError("use either --schema or --schema-multi, not both"))
     try:
-        text = compose_prompt(prompt, sys.stdin)
-        options = AskOptions(prompt=text, verbose=verbose, run=run,
+        attachments = [load_attachment(spec) for spec in attach or ()]
+        shape = schema_multi if schema_multi is not None else schema
+        wanted = read_schema(shape, many=schema_multi is not None) if shape is not None else None
+        text = compose_prompt(prompt, sys.stdin, attached=bool(attachments))
+        options = AskOptions(prompt=text, verbose=verbose, run=run, attachments=attachments,
+                             schema=wanted,
                              output="json" if json_out else "events" if events else "auto")
         code = run_ask(load_config(run.config), options)
     except UsageError as exc:
@@ -193,7 +211,7 @@ def _warning_line(message: Warning | str, *args: object, **kwargs: object) -> st
 def main() -> None:
     # The library warns (a duplicate skill, say) through `warnings`: one plain line each.
     warnings.formatwarning = _warning_line
-    app()
+    two_value_options(typer.main.get_command(app))(prog_name="toolnexus")
 
 
 @app.command()

@@ -71,6 +71,11 @@ async def choose(question: str, keys: dict[str, str], *, enter: str | None = Non
     return await app.run_async(handle_sigint=False)
 
 
+async def confirm(question: str) -> bool:
+    """A yes/no question whose answer is yes unless the person says n: "... [Y/n] "."""
+    return await choose(f"{question} [Y/n] ", YES_NO, enter="yes") == "yes"
+
+
 def panel(console: Any, body: str, title: str) -> None:
     from rich.panel import Panel
     from rich.text import Text

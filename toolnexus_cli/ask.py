@@ -8,12 +8,15 @@ import sys
 from typing import Any, TextIO
 
 from toolnexus import RunResult
+from toolnexus.content import Attachment, Prompt
 
+from .attach import check_carried
 from .config import Config
 from .errors import UsageError
 from .options import RunOptions
 from .render import PlainRenderer, TerminalRenderer, result_json, unfinished_note
 from .session import Output, Session
+from .structured import SchemaOutput
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -21,8 +24,10 @@ EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 STDIN_LIMIT = 16 * 1024 * 1024
 
 
-def compose_prompt(argument: str | None, stdin: TextIO | None) -> str:
-    """The argument, a blank line, then whatever was piped in; either alone will do."""
+def compose_prompt(argument: str | None, stdin: TextIO | None, *,
+                   attached: bool = False) -> str:
+    """The argument, a blank line, then whatever was piped in; either alone will do, and
+    with `attached` (files go with it) neither is needed."""
     piped = _read_piped(stdin) if stdin is not None else ""
     if argument:  # undecodable bytes in argv arrive as surrogates, which cannot be sent
         argument = argument.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
@@ -30,7 +35,7 @@ def compose_prompt(argument: str | None, stdin: TextIO | None) -> str:
         return f"{argument}\n\n{piped}"
     if argument:
         return argument
-    if piped.strip():
+    if piped.strip() or attached:
         return piped
     raise UsageError("nothing to ask: give a prompt, or pipe text in "
                      "(git diff | toolnexus ask \"review this\")")
@@ -58,6 +63,14 @@ class AskOptions:
     output: str = "auto"  # "auto" | "json" | "events"
     verbose: bool = False
     run: RunOptions = dataclasses.field(default_factory=RunOptions)
+    attachments: list[Attachment] = dataclasses.field(default_factory=list)
+    schema: dict[str, Any] | None = None  # --schema: the answer is JSON following it
+
+    def parts(self) -> Prompt:
+        """The prompt as sent: its text, then the attachments."""
+        if not self.attachments:
+            return self.prompt
+        return [self.prompt, *self.attachments] if self.prompt.strip() else self.attachments
 
 
 def run_ask(config: Config, options: AskOptions) -> int:
@@ -69,6 +82,9 @@ def run_ask(config: Config, options: AskOptions) -> int:
         console = Console(highlight=False)
 
     def output(session: Session) -> Output:
+        if options.schema is not None and options.output == "auto":
+            return SchemaOutput(sys.stdout, sys.stderr, pretty=sys.stdout.isatty(),
+                                verbose=options.verbose, redact=session.redact)
         if console is not None:
             return TerminalRenderer(console, config.ui)
         if options.output == "auto":
@@ -77,9 +93,10 @@ def run_ask(config: Config, options: AskOptions) -> int:
 
     session = Session(config, options.run, output=output,
                       console=console if sys.stdin.isatty() else None)
+    check_carried(session.target, options.attachments)
 
     async def answer() -> int:
-        turn = await session.run_turn(options.prompt)
+        turn = await session.run_turn(options.parts(), schema=options.schema)
         if turn.status == "cancelled":
             sys.stderr.write("interrupted: the partial answer is saved in thread "
                              f"{session.thread}\n")

@@ -17,10 +17,12 @@ from rich.console import Console
 from rich.text import Text
 
 from toolnexus import ToolnexusError
+from toolnexus.content import Attachment
 from toolnexus.marks import RETRIED, UNDONE, is_sent, last_prompt, mark_from, sendable
 from toolnexus.stores import Thread
 from toolnexus.visible import visible
 
+from .attach import check_carried, load_attachment
 from .errors import UsageError
 from .listing import holding
 from .session import Session
@@ -40,6 +42,7 @@ COMMANDS = {
     "/copy": "copy the last answer to the clipboard",
     "/export": "write this thread as Markdown: /export PATH",
     "/edit": "write the next message in $EDITOR",
+    "/attach": "send a file or URL with the next message: /attach PATH",
     "/exit": "leave (Ctrl-D does too)",
 }
 
@@ -48,6 +51,12 @@ class Commands:
     def __init__(self, session: Session, console: Console) -> None:
         self.session = session
         self.console = console
+        self.attached: list[Attachment] = []  # /attach: for the next message
+
+    def take_attached(self) -> list[Attachment]:
+        """The attachments queued for the message being sent (and none for the next)."""
+        taken, self.attached = self.attached, []
+        return taken
 
     async def run(self, text: str) -> str | None:
         name, _, arg = text.partition(" ")
@@ -236,10 +245,10 @@ class Commands:
         if not text:
             self.say("nothing to send: the message is empty")
             return None
-        from .approve import YES_NO, choose, panel
+        from .approve import confirm, panel
 
-        panel(self.console, text, "send this message?")
-        if await choose("Enter or [y] sends, [n] cancels: ", YES_NO, enter="yes") != "yes":
+        panel(self.console, text, "your message")
+        if not await confirm("send it?"):
             self.say("not sent")
             return None
         return text
@@ -271,3 +280,16 @@ class Commands:
                      f"{done.returncode}; nothing was sent", "bold red")
             return None
         return text
+
+    async def attach(self, arg: str) -> None:
+        if not arg:
+            self.say("usage: /attach PATH (or an http(s) URL)", "yellow")
+            return
+        try:
+            attachment = load_attachment(arg)
+            check_carried(self.session.target, [attachment])
+        except UsageError as exc:
+            self.say(f"error: {exc}", "bold red")
+            return
+        self.attached.append(attachment)
+        self.say(f"[attached {attachment.describe()}]")

@@ -26,11 +26,12 @@ TOP_KEYS: dict[str, Any] = {
     "timeout": (int, float),  # seconds a whole run may take (the idle timeout is apart)
     "functions": list, "skills": str, "mcp": str, "builtins": (bool, list),
     "workspace": str, "approval": RULES,
+    "reasoning": str,  # off, low, medium or high; a model's own setting wins
     "ui": {"markdown": bool, "show_reasoning": bool, "code_theme": str, "footer": bool},
     "providers": ("*", {"base_url": str, "style": str, "api_key_env": str, "api_key_cmd": str,
                         "api_key_cmd_timeout": (int, float), "headers": dict}),
     "models": ("*", {"provider": str, "model": str, "aliases": list, "request_params": dict,
-                     "system": str}),
+                     "system": str, "reasoning": str}),
 }
 
 BUILTIN_PROVIDERS: dict[str, dict[str, Any]] = {
@@ -174,6 +175,10 @@ def _choices(prefix: str, key: str) -> list[str] | None:
         from toolnexus.wire import STYLES
 
         return list(STYLES)
+    if key == "reasoning" and (prefix == "" or prefix.startswith("models.")):
+        from toolnexus.wire.base import REASONING_LEVELS
+
+        return list(REASONING_LEVELS)
     return None
 
 
@@ -233,6 +238,7 @@ class Target:
     api_key_cmd: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     request_params: dict[str, Any] = field(default_factory=dict)
+    reasoning: str = "off"
     system: str | None = None
     max_turns: int = 10  # model calls per run before it stops "incomplete"
     timeout: float = DEFAULT_TIMEOUT_S  # seconds a whole run may take
@@ -245,6 +251,7 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
     """`named_provider` (--provider) is the provider to talk to, whatever the model."""
     env = os.environ
     model = model or env.get("TOOLNEXUS_MODEL") or config.data.get("default_model")
+    reasoning = None  # the model's own, if it has one
     if named_provider is None:  # else the provider's own URL and style beat the variables
         base_url = base_url or env.get("TOOLNEXUS_BASE_URL")
         style = style or env.get("TOOLNEXUS_STYLE")
@@ -263,6 +270,7 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
         model_name = entry.get("model", model)
         params = dict(entry.get("request_params", {}))
         system = system or entry.get("system")
+        reasoning = entry.get("reasoning")
     elif named_provider is not None:
         provider_name, model_name, params = named_provider, model, {}
     elif model and ":" in model and model.split(":", 1)[0] in providers and not base_url:
@@ -291,6 +299,7 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
         api_key_env=provider.get("api_key_env"), api_key_cmd=provider.get("api_key_cmd"),
         headers={k: os.path.expandvars(str(v)) for k, v in provider.get("headers", {}).items()},
         request_params=params,
+        reasoning=reasoning or config.data.get("reasoning") or "off",
         system=system or env.get("TOOLNEXUS_SYSTEM") or config.data.get("system"),
         max_turns=config.data.get("max_turns", 10),
         timeout=_positive(config, "timeout", config.data.get("timeout", DEFAULT_TIMEOUT_S)),

@@ -7,9 +7,13 @@ import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Annotated, Any
 
 import typer
+
+from toolnexus.params import parse_option_value
+from toolnexus.wire.base import REASONING_LEVELS
 
 ConfigOpt = Annotated[str | None, typer.Option("--config", help="Config file to use.",
                                                envvar="TOOLNEXUS_CONFIG")]
@@ -21,6 +25,9 @@ BuiltinsOpt = Annotated[bool, typer.Option(
     "--builtins", help="Offer the built-in file, search, shell and web tools.")]
 RootOpt = Annotated[str | None, typer.Option(
     "--root", help="The folder the built-in tools work in (default: the current one).")]
+Reasoning = Enum("Reasoning", {level: level for level in REASONING_LEVELS}, type=str)  # type: ignore[misc]
+# Options that take two values each time they are given (see `two_value_options`).
+TWO_VALUES = frozenset({"request_options"})
 
 
 @dataclass
@@ -47,6 +54,8 @@ class RunOptions:
     tools: ToolFlags = field(default_factory=ToolFlags)
     yes: bool = False  # approve every tool call that would ask
     config: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)  # -o key value: over the config's
+    reasoning: str | None = None  # --reasoning: over the config's
 
 
 # name -> (annotation, default), in the order `--help` lists them.
@@ -76,6 +85,13 @@ SHARED: dict[str, tuple[Any, Any]] = {
     "yes": (Annotated[bool, typer.Option(
         "--yes", "-y", help="Approve tool calls that would ask first.")], False),
     "config": (ConfigOpt, None),
+    "request_options": (Annotated[list[str] | None, typer.Option(
+        "--option", "-o", metavar="KEY VALUE",
+        help="A request option, its value read as JSON: -o temperature 0.2 (repeatable).")],
+        None),
+    "reasoning": (Annotated[Reasoning | None, typer.Option(
+        "--reasoning", help="How much the model thinks first: off, low, medium or high.")],
+        None),
 }
 
 
@@ -88,7 +104,22 @@ def tool_flags(functions: list[str] | None, skills: str | None, mcp: str | None,
 def _collect(values: dict[str, Any]) -> RunOptions:
     tools = tool_flags(values.pop("functions"), values.pop("skills"), values.pop("mcp"),
                        values.pop("builtins"), values.pop("no_tools"), values.pop("root"))
-    return RunOptions(tools=tools, **values)
+    params = {key: parse_option_value(value) for key, value in values.pop("request_options")
+              or ()}
+    reasoning = values.pop("reasoning")
+    return RunOptions(tools=tools, params=params,
+                      reasoning=reasoning.value if reasoning is not None else None, **values)
+
+
+def two_value_options(command: Any) -> Any:
+    """`command` (the click command typer made) with each option of TWO_VALUES taking a key
+    and a value (`-o temperature 0.2`): typer cannot declare a repeatable pair itself."""
+    for sub in getattr(command, "commands", {}).values():
+        two_value_options(sub)
+    for param in getattr(command, "params", []):
+        if param.name in TWO_VALUES:
+            param.nargs = 2
+    return command
 
 
 def run_options(command: Callable[..., None]) -> Callable[..., None]:

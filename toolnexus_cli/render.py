@@ -104,9 +104,12 @@ class Meter:
         self.started = time.monotonic()
         self.first_token: float | None = None
         self.snapshots: list[Usage] = []
+        self.saw_reasoning = False  # reasoning text was shown (or could have been)
 
     def see(self, event: dict[str, Any]) -> None:
         kind = event["type"]
+        if kind == "reasoning" and event["delta"]:
+            self.saw_reasoning = True
         if kind in ("text", "reasoning") and self.first_token is None and event["delta"]:
             self.first_token = time.monotonic()
         elif kind == "usage":
@@ -117,6 +120,19 @@ class Meter:
         generating = now - self.first_token if self.first_token is not None else None
         return footer_text(run_figures(result, self.snapshots, seconds=now - self.started,
                                        generating_seconds=generating, thread=thread))
+
+
+def reasoned_note(result: RunResult, saw_reasoning: bool) -> str | None:
+    """"reasoned for N tokens" when the model thought without showing its thoughts."""
+    tokens = result.usage.get("reasoning_tokens", 0)
+    if not tokens or saw_reasoning:
+        return None
+    return f"reasoned for {tokens} tokens"
+
+
+def attachment_labels(event: dict[str, Any]) -> list[str]:
+    """What a tool returned besides text, one "[image 512x512 png]" each."""
+    return [f"[{label}]" for label in event.get("attachments") or () if isinstance(label, str)]
 
 
 def format_args(args: Any) -> str:
@@ -165,6 +181,8 @@ class PlainRenderer:
         elif kind == "tool_result":
             mark = "error" if event["is_error"] else "result"
             self._err_line(f"[{mark}] {preview(event['output'])}")
+            for label in attachment_labels(event):
+                self._err_line(label)
         elif kind == "retry":
             self._err_line(f"[retry] {retry_note(event)}")
         self.err.flush()
@@ -189,6 +207,9 @@ class PlainRenderer:
     def finish(self, result: RunResult, thread: str | None) -> None:
         self.end_answer()
         if self.verbose:
+            note = reasoned_note(result, self.meter.saw_reasoning)
+            if note:
+                self._err_line(note)
             self._err_line(self.meter.footer(result, thread))
             self.err.flush()
 
@@ -240,7 +261,9 @@ class TerminalRenderer:
         elif kind == "tool_result":
             style = "red" if event["is_error"] else "green"
             title = f"{'✗' if event['is_error'] else '✓'} {event['name']}"
-            stream.print(self._panel(preview(event["output"]) or "(no output)", title, style))
+            labels = attachment_labels(event)
+            body = "\n".join([preview(event["output"]), *labels]).strip() or "(no output)"
+            stream.print(self._panel(body, title, style))
             stream.note("")
         elif kind == "retry":
             stream.note(retry_note(event))
@@ -261,6 +284,11 @@ class TerminalRenderer:
 
     def finish(self, result: RunResult, thread: str | None) -> None:
         self.end_answer()
+        note = reasoned_note(result, self.meter.saw_reasoning)
+        if note:
+            from rich.text import Text
+
+            self.console.print(Text(note, style="dim italic"))
         if self.ui["footer"]:
             from rich.text import Text
 

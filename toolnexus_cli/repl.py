@@ -7,6 +7,8 @@ from rich.text import Text
 
 from toolnexus.visible import visible
 
+from .approve import confirm
+from .attach import pasted_image
 from .commands import COMMANDS, Commands
 from .config import Config
 from .models import model_names
@@ -66,6 +68,9 @@ class Repl:
                     return 0
                 if outcome:  # a prompt to send (from /retry or /edit)
                     await self.turn(outcome)
+            elif (image := pasted_image(text)) is not None and await confirm(
+                    f"attach {visible(image.name)}?"):
+                await self.commands.attach(str(image))
             else:
                 await self.turn(line)
             if session.interrupts.received:  # SIGTERM or SIGHUP stopped the turn
@@ -73,9 +78,10 @@ class Repl:
 
     async def turn(self, prompt: str) -> None:
         """One exchange, its answer live on screen; a failure is one red line."""
+        attached = self.commands.take_attached()
         keyboard = mute_keyboard()
         try:
-            turn = await self.session.run_turn(prompt)
+            turn = await self.session.run_turn([prompt, *attached] if attached else prompt)
         finally:
             restore_keyboard(keyboard)
         if turn.status == "cancelled":

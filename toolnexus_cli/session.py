@@ -24,6 +24,7 @@ from toolnexus import (
     create_client,
 )
 from toolnexus.approval import AskUser
+from toolnexus.content import Prompt
 from toolnexus.stores import Thread, ThreadStore
 from toolnexus.suspension import WaitFor
 from toolnexus.visible import visible
@@ -86,9 +87,14 @@ class Session:
         self._resources = contextlib.AsyncExitStack()
 
     def _resolve(self, options: RunOptions) -> Target:
-        return resolve_target(self.config, model=options.model, base_url=options.base_url,
-                              style=options.style, system=options.system,
-                              named_provider=options.provider)
+        """The config's target, with the command line's request options (-o) over the
+        model's request_params and its --reasoning over the config's."""
+        target = resolve_target(self.config, model=options.model, base_url=options.base_url,
+                                style=options.style, system=options.system,
+                                named_provider=options.provider)
+        return dataclasses.replace(
+            target, request_params={**target.request_params, **options.params},
+            reasoning=options.reasoning or target.reasoning)
 
     def run(self, body: Callable[[], Awaitable[int]]) -> int:
         """Open the session, run `body` (the front end) and close it all: the exit code.
@@ -195,9 +201,10 @@ class Session:
             self.console.print(Text("(declined; Ctrl-C again stops the answer)", style="dim"))
         self.declined_by_ctrl_c = True
 
-    async def run_turn(self, prompt: str) -> Turn:
-        """Send `prompt` on the thread and stream the answer to a new renderer; Ctrl-C
-        cancels the turn, not the session."""
+    async def run_turn(self, prompt: Prompt, *, schema: dict[str, Any] | None = None) -> Turn:
+        """Send `prompt` (text, or text and attachments) on the thread and stream the answer
+        to a new renderer; with `schema` the answer is JSON following it. Ctrl-C cancels the
+        turn, not the session."""
         renderer = self.renderer = self._output(self)
         cancel = self.interrupts.turn = asyncio.Event()
         self.declined_by_ctrl_c = False
@@ -208,7 +215,7 @@ class Session:
             await self.record_system()
             result = None
             async for raw in self.client.stream(prompt, self.toolkit, id=self.thread,
-                                                cancel=cancel):
+                                                cancel=cancel, schema=schema):
                 for event in redact_events(raw):  # held text comes out before `done`
                     renderer.event(event)
                     if event["type"] == "done":
@@ -276,7 +283,7 @@ def make_client(target: Target, store: ThreadStore, *, hooks: dict[str, Any] | N
         client = create_client(
             base_url=target.base_url, style=target.style, model=target.model, api_key=key,
             headers=target.headers or None, system_prompt=target.system,
-            request_params=target.request_params or None,
+            request_params=target.request_params or None, reasoning=target.reasoning,
             store=RedactingStore(store, redact) if store is not None and redact.secrets
             else store,
             hooks=hooks, wait_for=wait_for, max_turns=target.max_turns,
