@@ -82,6 +82,9 @@ def test_the_system_prompt_stays_with_the_thread(stub, cli, open_chat):
     chat.say("hello")
     assert system_of(stub.requests[-1]) == "talk like a pirate"
     assert conversation(stub.requests[-1])[1:] == [("user", "hello")]  # sent once, as system
+    chat.say("/thread")
+    counted = chat.term.text().split("/thread")[-1]
+    assert "· 2 messages ·" in counted and "not sent" not in counted, counted
     chat.say("/switch plain")
     chat.say("and here?")
     assert system_of(stub.requests[-1]) is None, "the other thread took the system prompt"

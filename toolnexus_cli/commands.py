@@ -18,7 +18,16 @@ from rich.text import Text
 
 from toolnexus import ToolnexusError
 from toolnexus.content import Attachment
-from toolnexus.marks import RETRIED, UNDONE, is_sent, last_prompt, mark_from, sendable
+from toolnexus.marks import (
+    DROPPED_KEY,
+    RETRIED,
+    SYSTEM_PROMPT,
+    UNDONE,
+    is_sent,
+    last_prompt,
+    mark_from,
+    sendable,
+)
 from toolnexus.stores import Thread
 from toolnexus.visible import visible
 
@@ -144,7 +153,7 @@ class Commands:
         title = next((m["content"].splitlines()[0] for m in messages
                       if m.get("role") == "user" and isinstance(m.get("content"), str)
                       and m["content"].strip()), "(empty)")
-        dropped = len(kept) - len(messages)
+        dropped = sum(1 for m in kept if m.get(DROPPED_KEY) not in (None, SYSTEM_PROMPT))
         extra = f" (and {dropped} undone or failed, not sent)" if dropped else ""
         self.say(f"thread {session.thread} · {title} · {len(messages)} messages{extra} · "
                  f"{session.tokens} tokens this session")
