@@ -487,29 +487,39 @@ def _args_str(args: dict | str) -> str:
     return args if isinstance(args, str) else jsonlib.dumps(args)
 
 
-def _openai_usage(usage: tuple[int, int], reasoning_tokens: int = 0) -> dict:
-    counts = {"prompt_tokens": usage[0], "completion_tokens": usage[1],
-              "total_tokens": usage[0] + usage[1]}
+# `cache` is (prompt tokens read from the cache, written to it) in every style's builders.
+NO_CACHE = (0, 0)
+
+
+def _openai_usage(usage: tuple[int, int], reasoning_tokens: int = 0,
+                  cache: tuple[int, int] = NO_CACHE) -> dict:
+    """Chat-completions usage; cache writes as OpenRouter reports them."""
+    counts: dict = {"prompt_tokens": usage[0], "completion_tokens": usage[1],
+                    "total_tokens": usage[0] + usage[1]}
     if reasoning_tokens:
         counts["completion_tokens_details"] = {"reasoning_tokens": reasoning_tokens,
                                                "audio_tokens": 0}
+    if cache != NO_CACHE:
+        counts["prompt_tokens_details"] = {"cached_tokens": cache[0], "audio_tokens": 0}
+        if cache[1]:
+            counts["prompt_tokens_details"]["cache_write_tokens"] = cache[1]
     return counts
 
 
 def _openai_body(message: dict, finish: str, usage: tuple[int, int], model: str,
-                 reasoning_tokens: int = 0) -> dict:
+                 reasoning_tokens: int = 0, cache: tuple[int, int] = NO_CACHE) -> dict:
     return {
         "id": "chatcmpl-stub", "object": "chat.completion", "created": int(time.time()),
         "model": model, "system_fingerprint": "fp_stub",
         "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
-        "usage": _openai_usage(usage, reasoning_tokens),
+        "usage": _openai_usage(usage, reasoning_tokens, cache),
     }
 
 
 def openai_text(text: str, usage: tuple[int, int] = (10, 5), model: str = "stub-model",
-                reasoning_tokens: int = 0) -> dict:
+                reasoning_tokens: int = 0, cache: tuple[int, int] = NO_CACHE) -> dict:
     message = {"role": "assistant", "content": text, "refusal": None}
-    return _openai_body(message, "stop", usage, model, reasoning_tokens)
+    return _openai_body(message, "stop", usage, model, reasoning_tokens, cache)
 
 
 def openai_tool_call(calls: list[tuple[str, dict | str]], usage: tuple[int, int] = (10, 5),
@@ -526,7 +536,8 @@ def openai_tool_call(calls: list[tuple[str, dict | str]], usage: tuple[int, int]
 def openai_stream(text: str | None = None, tool_calls: list[tuple[str, dict | str]] | None = None,
                   usage: tuple[int, int] = (10, 5), reasoning: str | None = None,
                   split: bool = True, model: str = "stub-model", reasoning_tokens: int = 0,
-                  finish: str | None = None, **sse: Any) -> Reply:
+                  finish: str | None = None, cache: tuple[int, int] = NO_CACHE,
+                  **sse: Any) -> Reply:
     """A chat.completion.chunk stream; `finish` overrides the finish_reason ("length");
     extra keywords (pause, chunks, ...) go to Reply.sse."""
     base = {"id": "chatcmpl-stub", "object": "chat.completion.chunk",
@@ -546,7 +557,8 @@ def openai_stream(text: str | None = None, tool_calls: list[tuple[str, dict | st
         events += [chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
                    for piece in _thirds(_args_str(args))]
     events.append(chunk({}, finish or ("tool_calls" if tool_calls else "stop")))
-    events.append({**base, "choices": [], "usage": _openai_usage(usage, reasoning_tokens)})
+    events.append({**base, "choices": [],
+                   "usage": _openai_usage(usage, reasoning_tokens, cache)})
     return Reply.sse(events, done=True, **sse)
 
 
@@ -555,33 +567,42 @@ def _anthropic_message(content: list, stop: str | None, usage: dict, model: str)
             "content": content, "stop_reason": stop, "stop_sequence": None, "usage": usage}
 
 
+def _anthropic_usage(usage: tuple[int, int], cache: tuple[int, int]) -> dict:
+    """`usage[0]` is input_tokens: what came after the last cache breakpoint."""
+    counts = {"input_tokens": usage[0], "output_tokens": usage[1]}
+    if cache != NO_CACHE:
+        counts.update(cache_read_input_tokens=cache[0], cache_creation_input_tokens=cache[1])
+    return counts
+
+
 def _tool_input(args: dict | str) -> dict:
     return jsonlib.loads(args) if isinstance(args, str) else args
 
 
 def anthropic_text(text: str, usage: tuple[int, int] = (10, 5),
-                   model: str = "claude-stub") -> dict:
-    usage_d = {"input_tokens": usage[0], "output_tokens": usage[1]}
-    return _anthropic_message([{"type": "text", "text": text}], "end_turn", usage_d, model)
+                   model: str = "claude-stub", cache: tuple[int, int] = NO_CACHE) -> dict:
+    return _anthropic_message([{"type": "text", "text": text}], "end_turn",
+                              _anthropic_usage(usage, cache), model)
 
 
 def anthropic_tool_use(calls: list[tuple[str, dict | str]], text: str | None = None,
-                       usage: tuple[int, int] = (10, 5), model: str = "claude-stub") -> dict:
+                       usage: tuple[int, int] = (10, 5), model: str = "claude-stub",
+                       cache: tuple[int, int] = NO_CACHE) -> dict:
     content: list[dict] = [{"type": "text", "text": text}] if text else []
     content += [{"type": "tool_use", "id": f"toolu_{i}", "name": name, "input": _tool_input(args)}
                 for i, (name, args) in enumerate(calls, 1)]
-    usage_d = {"input_tokens": usage[0], "output_tokens": usage[1]}
-    return _anthropic_message(content, "tool_use", usage_d, model)
+    return _anthropic_message(content, "tool_use", _anthropic_usage(usage, cache), model)
 
 
 def anthropic_stream(text: str | None = None,
                      tool_calls: list[tuple[str, dict | str]] | None = None,
                      thinking: str | None = None, usage: tuple[int, int] = (10, 5),
                      model: str = "claude-stub", signature: str = "c3R1Yi1zaWduYXR1cmU=",
-                     stop: str | None = None, **sse: Any) -> Reply:
+                     stop: str | None = None, cache: tuple[int, int] = NO_CACHE,
+                     **sse: Any) -> Reply:
     """The Messages streaming sequence; `stop` overrides the stop_reason ("max_tokens");
     extra keywords (pause, chunks, ...) go to Reply.sse."""
-    start_usage = {"input_tokens": usage[0], "output_tokens": 1}
+    start_usage = _anthropic_usage((usage[0], 1), cache)
     events: list = [
         ("message_start", {"type": "message_start",
                            "message": _anthropic_message([], None, start_usage, model)}),
@@ -617,8 +638,9 @@ def anthropic_stream(text: str | None = None,
 
 # Responses API (POST /v1/responses)
 
-def _responses_usage(usage: tuple[int, int], reasoning_tokens: int = 0) -> dict:
-    return {"input_tokens": usage[0], "input_tokens_details": {"cached_tokens": 0},
+def _responses_usage(usage: tuple[int, int], reasoning_tokens: int = 0,
+                     cache: tuple[int, int] = NO_CACHE) -> dict:
+    return {"input_tokens": usage[0], "input_tokens_details": {"cached_tokens": cache[0]},
             "output_tokens": usage[1],
             "output_tokens_details": {"reasoning_tokens": reasoning_tokens},
             "total_tokens": usage[0] + usage[1]}
@@ -666,11 +688,13 @@ def responses_reply(text: str | None = None,
                     tool_calls: list[tuple[str, dict | str]] | None = None,
                     reasoning: str | None = None, encrypted: str | None = None,
                     refusal: str | None = None, usage: tuple[int, int] = (10, 5),
-                    model: str = "stub-model", incomplete: str | None = None) -> dict:
+                    model: str = "stub-model", incomplete: str | None = None,
+                    cache: tuple[int, int] = NO_CACHE) -> dict:
     """A whole (non-streamed) Responses API reply body."""
     items = _responses_items(text, tool_calls, reasoning, encrypted, refusal)
     status = "incomplete" if incomplete else "completed"
-    return _responses_object(items, status, _responses_usage(usage), model, incomplete)
+    return _responses_object(items, status, _responses_usage(usage, cache=cache), model,
+                             incomplete)
 
 
 def responses_stream(text: str | None = None,
@@ -678,7 +702,7 @@ def responses_stream(text: str | None = None,
                      reasoning: str | None = None, encrypted: str | None = None,
                      refusal: str | None = None, usage: tuple[int, int] = (10, 5),
                      model: str = "stub-model", end: str | None = "completed",
-                     **sse: Any) -> Reply:
+                     cache: tuple[int, int] = NO_CACHE, **sse: Any) -> Reply:
     """The Responses streaming sequence (named events, each with its sequence_number).
 
     `end` is "completed", "incomplete" (max_output_tokens) or None (the stream just stops);
@@ -726,7 +750,7 @@ def responses_stream(text: str | None = None,
             emit("response.function_call_arguments.done", **ids, arguments=item["arguments"])
         emit("response.output_item.done", output_index=index, item=item)
     reasoning_tokens = len(_words(reasoning or ""))
-    final_usage = _responses_usage(usage, reasoning_tokens)
+    final_usage = _responses_usage(usage, reasoning_tokens, cache)
     if end == "completed":
         emit("response.completed",
              response=_responses_object(items, "completed", final_usage, model))

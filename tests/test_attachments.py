@@ -57,7 +57,7 @@ def user_content(body: dict, style: str) -> Any:
 
 async def sent_for(stub, style: str, prompt: list) -> dict:
     stub.script(Reply.json(TEXT_REPLY[style]))
-    async with single_try_client(stub, style) as client:
+    async with single_try_client(stub, style, prompt_cache=False) as client:
         result = await client.run(prompt, None)
     assert result.text == "ok"
     return stub.requests[0].json
@@ -289,7 +289,7 @@ async def test_tool_attachments_follow_the_results_as_a_user_message_on_openai(s
 async def test_tool_attachments_are_tool_result_blocks_on_anthropic(stub):
     stub.script(Reply.json(anthropic_tool_use([("chart", {})])),
                 Reply.json(anthropic_text("a chart")))
-    async with single_try_client(stub, "anthropic") as client:
+    async with single_try_client(stub, "anthropic", prompt_cache=False) as client:
         result = await client.run("chart it", await chart_toolkit())
     assert result.text == "a chart"
     assert stub.requests[1].json["messages"][2] == {"role": "user", "content": [

@@ -57,7 +57,9 @@ def test_chat_talks_the_style_given_on_the_command_line(open_chat, style):
     assert body["stream"] is True and body["model"] == cli_helpers.STUB_MODEL
     if style == "anthropic":
         assert request.path == "/v1/messages"
-        assert body["system"] == "be brief" and body["max_tokens"] > 0
+        assert body["max_tokens"] > 0  # the system prompt is marked for the prompt cache
+        assert body["system"] == [{"type": "text", "text": "be brief",
+                                   "cache_control": {"type": "ephemeral"}}]
         [message] = body["messages"]  # the system prompt is not a message in this style
         assert message["role"] == "user" and "hi there" in str(message["content"])
     else:

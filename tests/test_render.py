@@ -8,8 +8,12 @@ import pyte
 from rich.console import Console
 
 from toolnexus import RunResult
+from toolnexus.pricing import Price
 from toolnexus_cli.render import (
+    NO_FACTS,
     Figures,
+    FooterFacts,
+    PlainRenderer,
     TerminalRenderer,
     footer_text,
     result_json,
@@ -37,7 +41,8 @@ def shown(output: str) -> list[str]:
     return lines
 
 
-def rendered(events: list[dict], result: RunResult | None = None) -> str:
+def rendered(events: list[dict], result: RunResult | None = None,
+             facts: FooterFacts = NO_FACTS) -> str:
     """What a terminal shows for `events` (and the footer, with `result`), row by row."""
     screen = console()
     renderer = TerminalRenderer(screen, UI)
@@ -46,7 +51,7 @@ def rendered(events: list[dict], result: RunResult | None = None) -> str:
     if result is None:
         renderer.end_answer()
     else:
-        renderer.finish(result, None)
+        renderer.finish(result, None, facts)
     return "\n".join(shown(screen.file.getvalue()))
 
 
@@ -86,6 +91,78 @@ def test_a_call_that_reported_no_usage_does_not_zero_the_context():
 def test_no_rate_without_a_first_token():
     figures = Figures("m", 5, 0, 1.0, None)
     assert footer_text(figures) == "m · 5 prompt tokens · 0 completion tokens · 1.0 s"
+
+
+# ----------------------------------------------------------------------------- fill and cost
+
+GPT = Price(input=2.5, output=10, cached_input=1.25)
+# 2100 x 2.5 + 1000 x 1.25 + 200 x 10 = 8500 millionths of a dollar
+TURN = {"prompt_tokens": 3100, "completion_tokens": 200, "total_tokens": 3300,
+        "cached_tokens": 1000}
+# 90000 x 2.5 + 60000 x 1.25 + 4000 x 10 = $0.34
+THREAD = {"prompt_tokens": 150_000, "completion_tokens": 4_000, "cached_tokens": 60_000}
+
+
+def turn_footer(facts: FooterFacts, thread: str | None = None) -> str:
+    result = RunResult(model="m", usage=dict(TURN))
+    return footer_text(run_figures(result, [dict(TURN)], seconds=2.0, generating_seconds=1.0,
+                                   thread=thread, facts=facts))
+
+
+def test_the_footer_shows_the_fill_of_the_window_and_what_the_turn_and_thread_cost():
+    facts = FooterFacts(window=4096, price=GPT, thread_usage=THREAD)
+    assert turn_footer(facts) == ("m · 3.1k / 4.1k tokens, 76% · 200 completion tokens · "
+                                  "2.0 s · 200 tok/s · $0.0085 · thread $0.34")
+    assert turn_footer(facts, thread="t-1").endswith(" · $0.0085 · thread t-1 $0.34")
+
+
+def test_without_a_window_or_prices_the_footer_shows_the_tokens_alone():
+    assert turn_footer(FooterFacts()) == ("m · 3.1k prompt tokens · 200 completion tokens · "
+                                          "2.0 s · 200 tok/s")
+    # a price but no thread usage: the turn's cost only
+    assert turn_footer(FooterFacts(price=GPT)).endswith(" · 200 tok/s · $0.0085")
+
+
+def test_an_estimated_fill_says_so():
+    facts = FooterFacts(window=4096, fill=3300)
+    assert turn_footer(facts).startswith("m · ~3.3k / 4.1k tokens, 81% · ")
+    assert turn_footer(FooterFacts(fill=250)).startswith("m · ~250 prompt tokens · ")
+
+
+def test_big_windows_and_tiny_costs_read_well():
+    facts = FooterFacts(window=1_048_576, price=Price(input=0.01, output=0.01))
+    assert turn_footer(facts).startswith("m · 3.1k / 1M tokens, 0% · ")
+    assert turn_footer(facts).endswith(" · <$0.0001")
+
+
+def test_the_terminal_footer_at_a_fixed_width():
+    facts = FooterFacts(window=4096, price=GPT, thread_usage=THREAD)
+    screen = rendered([text("Done."), {"type": "usage", "usage": dict(TURN)}],
+                      RunResult(text="Done.", model="m", usage=dict(TURN)), facts)
+    rows = screen.splitlines()
+    assert rows[0] == "Done."
+    assert all(len(row) <= WIDTH for row in rows)
+    footer = " ".join(" ".join(rows[1:]).split())
+    assert footer.startswith("m · 3.1k / 4.1k tokens, 76% · 200 completion tokens · ")
+    assert footer.endswith(" · $0.0085 · thread $0.34")
+    plain = rendered([text("Done.")], RunResult(text="Done.", model="m", usage=dict(TURN)))
+    assert "$" not in plain and "3.1k prompt tokens" in " ".join(plain.split())
+
+
+def test_the_verbose_plain_footer_carries_them_too():
+    out, err = io.StringIO(), io.StringIO()
+    renderer = PlainRenderer(out, err, verbose=True)
+    renderer.event({"type": "usage", "usage": dict(TURN)})
+    renderer.finish(RunResult(model="m", usage=dict(TURN)), "t-1",
+                    FooterFacts(window=4096, price=GPT, thread_usage=THREAD))
+    assert "3.1k / 4.1k tokens, 76%" in err.getvalue()
+    assert err.getvalue().endswith(" · $0.0085 · thread t-1 $0.34\n")
+
+
+def test_the_json_result_carries_the_turns_cost_when_a_price_is_known():
+    result = RunResult(text="Done.", model="m", usage=dict(TURN))
+    assert result_json(result, "t-1", GPT)["cost"] == 0.0085
+    assert "cost" not in result_json(result, "t-1")
 
 
 # ----------------------------------------------------------------------------- cut off

@@ -49,7 +49,7 @@ async def test_responses_sends_text_format(stub):
 
 async def test_anthropic_forces_a_tool_whose_input_is_the_data(stub):
     stub.script(Reply.json(anthropic_tool_use([("response", ANSWER)])))
-    async with single_try_client(stub, "anthropic") as client:
+    async with single_try_client(stub, "anthropic", prompt_cache=False) as client:
         events = [e async for e in client.stream("who?", None, schema=PERSON)]
     result = events[-1]["result"]
     assert result.data == ANSWER

@@ -26,7 +26,10 @@ KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY")
 
 
 def client_for(base_url: str, style: str = "anthropic", **kw):
+    """The request shapes here are read without prompt-cache marks (test_prompt_cache.py
+    covers those)."""
     kw.setdefault("api_key", "sk-test")
+    kw.setdefault("prompt_cache", False)
     return create_client(base_url=base_url, style=style, model="claude-test", **kw)
 
 

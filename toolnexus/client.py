@@ -254,6 +254,7 @@ def create_client(
     http_client: httpx2.AsyncClient | None = None,
     context: ContextPolicy | None = DEFAULT_CONTEXT,
     context_window: int | None = None,
+    prompt_cache: bool = True,
 ) -> Client:
     """A client for one endpoint. `reasoning` ("off", "low", "medium", "high") asks the
     model to think, in each style's own terms; `request_params` are body keys sent as given,
@@ -261,7 +262,9 @@ def create_client(
     (proxies, mTLS, a mock transport) used for every model call instead of the client's own
     pool; it is never closed here. `context` keeps requests inside the model's window by
     compacting what is sent (None: send everything; an overflow is then just the error);
-    `context_window` states the window in tokens."""
+    `context_window` states the window in tokens. `prompt_cache` marks the prompt for the
+    provider's cache where that must be asked for (the anthropic style); False sends no
+    such marks."""
     if not base_url:
         raise ValueError("base_url is required, e.g. 'https://api.openai.com/v1'")
     check_endpoint(base_url)
@@ -295,6 +298,7 @@ def create_client(
         timeout_ms=timeout_ms,
         hooks=Hooks(hooks),
         wait_for=wait_for,
+        prompt_cache=prompt_cache,
     )
     keeper = ContextKeeper(with_window(context or DEFAULT_CONTEXT, context_window),
                            base_url=base_url, model=model)

@@ -266,7 +266,8 @@ async def ask_model(settings: LoopSettings, control: RunControl, system: str,
     params = {k: v for k, v in settings.request_params.items() if k not in _NOT_FOR_SUMMARY}
     body = wire.build_body(model=settings.model, messages=[{"role": "user", "content": text}],
                            system=system, tools=[], stream=False,
-                           options=RequestOptions(params=params))
+                           # asked once: writing it to a prompt cache would only cost more
+                           options=RequestOptions(params=params, prompt_cache=False))
     assembler = None
     replies = settings.transport.send(settings.url, settings.headers, body, control,
                                       stream_error=wire.stream_error,

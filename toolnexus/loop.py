@@ -61,6 +61,7 @@ class LoopSettings:
     hooks: Hooks = field(default_factory=Hooks)
     wait_for: WaitFor | None = None
     context: ContextKeeper | None = None  # None: requests are sent as they are
+    prompt_cache: bool = True
 
 
 @dataclass
@@ -91,6 +92,7 @@ async def agent_loop(
         schema=OutputSchema.of(schema) if schema is not None else None,
         reasoning=check_reasoning(reasoning or settings.reasoning),
         params=settings.request_params,
+        prompt_cache=settings.prompt_cache,
     )
     messages = list(history or [])
     if prompt is not None:
@@ -355,7 +357,8 @@ class _Run:
 def context_outgoing(settings: LoopSettings, toolkit: Toolkit | None,
                      messages: list[dict[str, Any]], control: RunControl) -> Outgoing:
     """The request a turn on `messages` would build (for the context report and /compact)."""
-    options = RequestOptions(reasoning=settings.reasoning, params=settings.request_params)
+    options = RequestOptions(reasoning=settings.reasoning, params=settings.request_params,
+                             prompt_cache=settings.prompt_cache)
     return _Run(settings, toolkit, control, RunResult(messages=messages), options).outgoing()
 
 

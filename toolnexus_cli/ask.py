@@ -14,7 +14,14 @@ from .attach import check_carried
 from .config import Config
 from .errors import UsageError
 from .options import RunOptions
-from .render import PlainRenderer, TerminalRenderer, result_json, unfinished_note
+from .render import (
+    NO_FACTS,
+    FooterFacts,
+    PlainRenderer,
+    TerminalRenderer,
+    result_json,
+    unfinished_note,
+)
 from .session import Output, Session
 from .structured import SchemaOutput
 
@@ -104,7 +111,9 @@ def run_ask(config: Config, options: AskOptions) -> int:
         if turn.result is None:
             sys.stderr.write(f"{turn.error}\n")
             return EXIT_ERROR
-        turn.output.finish(turn.result, session.thread)
+        shows_figures = console is not None or options.verbose or options.output == "json"
+        facts = await session.footer_facts(turn.result) if shows_figures else NO_FACTS
+        turn.output.finish(turn.result, session.thread, facts)
         note = unfinished_note(turn.result)
         if note and options.output == "auto":
             sys.stderr.write(note + "\n")
@@ -126,9 +135,10 @@ class JsonOutput:
     def end_answer(self) -> None:
         pass
 
-    def finish(self, result: RunResult, thread: str | None) -> None:
+    def finish(self, result: RunResult, thread: str | None,
+               facts: FooterFacts = NO_FACTS) -> None:
         if not self.events:
-            self._print(result_json(result, thread or ""))
+            self._print(result_json(result, thread or "", facts.price))
 
     def _print(self, data: Any) -> None:
         line = json.dumps(data, ensure_ascii=False, default=str)

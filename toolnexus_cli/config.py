@@ -11,13 +11,18 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import NotConfigured, UsageError
+
+if TYPE_CHECKING:
+    from toolnexus.pricing import Price
 
 APP = "toolnexus"
 RULES = "rules"  # a table of glob pattern -> "allow" | "ask" | "deny"
 RULE_TABLES = ("commands", "paths", "hosts")  # [approval.X]: rules on what a tool touches
+PRICE = "price"  # a table of USD per million tokens, PRICE_KEYS (toolnexus.pricing.Price)
+PRICE_KEYS = ("input", "output", "cached_input", "cache_write")
 
 # Every key the file may hold; a value of dict means "a table with these keys",
 # "*" a table of named tables.
@@ -29,9 +34,11 @@ TOP_KEYS: dict[str, Any] = {
     "reasoning": str,  # off, low, medium or high; a model's own setting wins
     "ui": {"markdown": bool, "show_reasoning": bool, "code_theme": str, "footer": bool},
     "providers": ("*", {"base_url": str, "style": str, "api_key_env": str, "api_key_cmd": str,
-                        "api_key_cmd_timeout": (int, float), "headers": dict}),
+                        "api_key_cmd_timeout": (int, float), "headers": dict,
+                        "prompt_cache": bool}),
     "models": ("*", {"provider": str, "model": str, "aliases": list, "request_params": dict,
-                     "system": str, "reasoning": str}),
+                     "system": str, "reasoning": str, "price": PRICE,
+                     "prompt_cache": bool}),
 }
 
 BUILTIN_PROVIDERS: dict[str, dict[str, Any]] = {
@@ -145,6 +152,8 @@ def _validate(path: Path, text: str, data: dict[str, Any], schema: dict[str, Any
         expected = schema[key]
         if expected == RULES:
             _validate_rules(path, text, value, dotted)
+        elif expected == PRICE:
+            _validate_price(path, text, value, key, prefix)
         elif isinstance(expected, tuple) and expected[0] == "*":  # a table of named tables
             if not isinstance(value, dict):
                 raise UsageError(f"{_where(path, text, key, prefix)}: '{dotted}' must be a table")
@@ -192,6 +201,23 @@ def _check_choice(path: Path, text: str, key: str, prefix: str, value: Any) -> N
                      f"a known value: {fix}")
 
 
+def _validate_price(path: Path, text: str, price: Any, key: str, prefix: str) -> None:
+    dotted = f"{prefix}{key}"
+    example = "e.g. price = { input = 2.5, output = 10, cached_input = 1.25 }"
+    if not isinstance(price, dict):
+        raise UsageError(f"{_where(path, text, key, prefix)}: '{dotted}' must be a table of "
+                         f"USD per million tokens, {example}")
+    _validate(path, text, price, dict.fromkeys(PRICE_KEYS, (int, float)), f"{dotted}.")
+    for name, value in price.items():
+        if isinstance(value, bool) or value < 0:
+            raise UsageError(f"{_where(path, text, name, dotted)}: '{dotted}.{name}' must be "
+                             "a number of USD per million tokens, 0 or more")
+    missing = [name for name in ("input", "output") if name not in price]
+    if missing:
+        raise UsageError(f"{_where(path, text, key, prefix)}: '{dotted}' needs "
+                         f"{' and '.join(missing)} too, {example}")
+
+
 def _validate_rules(path: Path, text: str, rules: Any, dotted: str) -> None:
     from toolnexus.approval import DECISIONS
 
@@ -221,6 +247,9 @@ def _where(path: Path, text: str, key: str, prefix: str = "") -> str:
     table = re.compile(rf'^\s*\[+\s*{re.escape(prefix.rstrip("."))}\s*\]+', re.M)
     start = table.search(text) if prefix else None
     match = (start and pattern.search(text, start.end())) or pattern.search(text)
+    if not match and prefix:  # a key of an inline table: the line of the table's own key
+        parent, _, name = prefix.rstrip(".").rpartition(".")
+        return _where(path, text, name, f"{parent}." if parent else "")
     if not match:
         return str(path)
     return f"{path}:{text.count(chr(10), 0, match.start()) + 1}"
@@ -243,6 +272,8 @@ class Target:
     max_turns: int = 10  # model calls per run before it stops "incomplete"
     timeout: float = DEFAULT_TIMEOUT_S  # seconds a whole run may take
     api_key_cmd_timeout: float = 30.0
+    price: Price | None = None  # the model's, when the config gives one
+    prompt_cache: bool = True  # mark prompts for the provider's cache (anthropic style)
 
 
 def resolve_target(config: Config, *, model: str | None = None, base_url: str | None = None,
@@ -280,6 +311,7 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
         provider_name = None if base_url else _provider_from_env(providers)
         model_name = model
         params = {}
+    entry = entry or {}
     provider = providers.get(provider_name, {}) if provider_name else {}
     url = base_url or provider.get("base_url")
     if not url:
@@ -300,12 +332,22 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
         headers={k: os.path.expandvars(str(v)) for k, v in provider.get("headers", {}).items()},
         request_params=params,
         reasoning=reasoning or config.data.get("reasoning") or "off",
+        price=_price(entry.get("price")),
+        prompt_cache=entry.get("prompt_cache", provider.get("prompt_cache", True)),
         system=system or env.get("TOOLNEXUS_SYSTEM") or config.data.get("system"),
         max_turns=config.data.get("max_turns", 10),
         timeout=_positive(config, "timeout", config.data.get("timeout", DEFAULT_TIMEOUT_S)),
         api_key_cmd_timeout=_positive(config, f"providers.{provider_name}.api_key_cmd_timeout",
                                       provider.get("api_key_cmd_timeout", 30.0)),
     )
+
+
+def _price(table: dict[str, float] | None) -> Price | None:
+    if table is None:
+        return None
+    from toolnexus.pricing import Price
+
+    return Price(**table)  # the keys and values were checked when the file was read
 
 
 def _positive(config: Config, key: str, seconds: float) -> float:

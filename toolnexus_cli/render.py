@@ -11,11 +11,14 @@ import json
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from toolnexus import RunResult
 from toolnexus.events import MAX_TOKENS, Usage
 from toolnexus.visible import visible
+
+if TYPE_CHECKING:
+    from toolnexus.pricing import Price
 
 RESULT_PREVIEW_LINES = 8
 
@@ -38,16 +41,35 @@ def unfinished_note(result: RunResult) -> str | None:
     return None
 
 
-def result_json(result: RunResult, thread: str) -> dict[str, Any]:
-    """The one JSON object `ask --json` prints for a finished run."""
+def result_json(result: RunResult, thread: str, price: Price | None = None) -> dict[str, Any]:
+    """The one JSON object `ask --json` prints for a finished run; with the model's price,
+    `cost` is what the run cost in USD."""
     body = {"text": result.text, "thread": thread, "model": result.model,
             "status": result.status, "finish_reason": result.finish_reason,
             "usage": result.usage, "tool_calls": result.tool_calls}
+    if price is not None:
+        from toolnexus.pricing import turn_cost
+
+        body["cost"] = turn_cost(result, price)
     if result.incomplete_reason:
         body["incomplete_reason"] = result.incomplete_reason
     if result.data is not None:  # asked for with a schema
         body["data"] = result.data
     return body
+
+
+@dataclass(frozen=True)
+class FooterFacts:
+    """What the footer shows beyond the run's own numbers, from whoever knows them."""
+
+    window: int | None = None  # the model's context window in tokens, when known
+    fill: int | None = None  # an estimate of what the context holds (shown with "~"),
+    # standing in for the last call's reported prompt tokens
+    price: Price | None = None  # the model's, when the config gives one
+    thread_usage: Usage | None = None  # the thread's usage summed over its turns, this one in
+
+
+NO_FACTS = FooterFacts()
 
 
 @dataclass
@@ -62,6 +84,10 @@ class Figures:
     generating_seconds: float | None  # from the first token on; None if none came
     cut_off: bool = False
     thread: str | None = None
+    window: int | None = None
+    fill_estimated: bool = False  # context_tokens is an estimate
+    turn_cost: float | None = None  # USD; None when no price is known
+    thread_cost: float | None = None
 
     @property
     def tokens_per_second(self) -> float | None:
@@ -71,30 +97,73 @@ class Figures:
 
 
 def run_figures(result: RunResult, snapshots: list[Usage], *, seconds: float,
-                generating_seconds: float | None, thread: str | None) -> Figures:
+                generating_seconds: float | None, thread: str | None,
+                facts: FooterFacts = NO_FACTS) -> Figures:
     """The footer's figures. The prompt tokens of every call are NOT summed: each call
     sends the whole context again, so the sum counts it once per tool round."""
     totals = [0, *(snapshot.get("prompt_tokens", 0) for snapshot in snapshots)]
     per_call = [after - before for before, after in zip(totals, totals[1:], strict=False)]
     reported = [tokens for tokens in per_call if tokens > 0]  # a call may report none
     context = reported[-1] if reported else result.usage.get("prompt_tokens", 0)
-    return Figures(model=result.model, context_tokens=context,
+    turn_cost = thread_cost = None
+    if facts.price is not None:
+        from toolnexus import pricing
+
+        turn_cost = pricing.turn_cost(result, facts.price)
+        if facts.thread_usage is not None:
+            thread_cost = pricing.thread_cost(facts.thread_usage, facts.price)
+    return Figures(model=result.model,
+                   context_tokens=context if facts.fill is None else facts.fill,
                    completion_tokens=result.usage.get("completion_tokens", 0),
                    seconds=seconds, generating_seconds=generating_seconds,
-                   cut_off=result.incomplete_reason == MAX_TOKENS, thread=thread)
+                   cut_off=result.incomplete_reason == MAX_TOKENS, thread=thread,
+                   window=facts.window, fill_estimated=facts.fill is not None,
+                   turn_cost=turn_cost, thread_cost=thread_cost)
 
 
 def footer_text(figures: Figures) -> str:
-    parts = [figures.model, f"{figures.context_tokens} prompt tokens",
+    parts = [figures.model, fill_text(figures.context_tokens, figures.window,
+                                      estimated=figures.fill_estimated),
              f"{figures.completion_tokens} completion tokens", f"{figures.seconds:.1f} s"]
     rate = figures.tokens_per_second
     if rate is not None:
         parts.append(f"{rate:.0f} tok/s")
-    if figures.thread:
-        parts.append(f"thread {figures.thread}")
+    if figures.turn_cost is not None:
+        parts.append(money(figures.turn_cost))
+    thread = " ".join(part for part in (
+        figures.thread,
+        money(figures.thread_cost) if figures.thread_cost is not None else None) if part)
+    if thread:
+        parts.append(f"thread {thread}")
     if figures.cut_off:
         parts.append("cut off at max_tokens")
     return " · ".join(parts)
+
+
+def fill_text(tokens: int, window: int | None, *, estimated: bool = False) -> str:
+    """How full the context is: "3.1k / 4.1k tokens, 76%", or "3.1k prompt tokens" with
+    no window known; "~" marks an estimate."""
+    shown = ("~" if estimated else "") + compact(tokens)
+    if not window:
+        return f"{shown} prompt tokens"
+    return f"{shown} / {compact(window)} tokens, {round(100 * tokens / window)}%"
+
+
+def compact(tokens: int) -> str:
+    """999 -> "999", 3100 -> "3.1k", 200000 -> "200k", 1048576 -> "1M"."""
+    if tokens < 1000:
+        return str(tokens)
+    size, unit = (1000, "k") if tokens < 999_950 else (1_000_000, "M")  # never "1000.0k"
+    return f"{tokens / size:.1f}".removesuffix(".0") + unit
+
+
+def money(usd: float) -> str:
+    """"$0.0123" below a dime, "$0.41" above; never a misleading "$0.0000"."""
+    if usd == 0:
+        return "$0"
+    if usd < 0.0001:
+        return "<$0.0001"
+    return f"${usd:.4f}" if usd < 0.1 else f"${usd:.2f}"
 
 
 class Meter:
@@ -115,11 +184,13 @@ class Meter:
         elif kind == "usage":
             self.snapshots.append(event["usage"])
 
-    def footer(self, result: RunResult, thread: str | None) -> str:
+    def footer(self, result: RunResult, thread: str | None,
+               facts: FooterFacts = NO_FACTS) -> str:
         now = time.monotonic()
         generating = now - self.first_token if self.first_token is not None else None
         return footer_text(run_figures(result, self.snapshots, seconds=now - self.started,
-                                       generating_seconds=generating, thread=thread))
+                                       generating_seconds=generating, thread=thread,
+                                       facts=facts))
 
 
 def reasoned_note(result: RunResult, saw_reasoning: bool) -> str | None:
@@ -204,13 +275,14 @@ class PlainRenderer:
             self.err.flush()
             self.err_at_line_start = True
 
-    def finish(self, result: RunResult, thread: str | None) -> None:
+    def finish(self, result: RunResult, thread: str | None,
+               facts: FooterFacts = NO_FACTS) -> None:
         self.end_answer()
         if self.verbose:
             note = reasoned_note(result, self.meter.saw_reasoning)
             if note:
                 self._err_line(note)
-            self._err_line(self.meter.footer(result, thread))
+            self._err_line(self.meter.footer(result, thread, facts))
             self.err.flush()
 
 
@@ -282,7 +354,8 @@ class TerminalRenderer:
             self.stream.finish()
             self.stream = None
 
-    def finish(self, result: RunResult, thread: str | None) -> None:
+    def finish(self, result: RunResult, thread: str | None,
+               facts: FooterFacts = NO_FACTS) -> None:
         self.end_answer()
         note = reasoned_note(result, self.meter.saw_reasoning)
         if note:
@@ -292,5 +365,5 @@ class TerminalRenderer:
         if self.ui["footer"]:
             from rich.text import Text
 
-            footer = self.meter.footer(result, thread)
+            footer = self.meter.footer(result, thread, facts)
             self.console.print(Text(visible(footer), style="dim"))

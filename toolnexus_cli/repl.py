@@ -89,7 +89,8 @@ class Repl:
         elif turn.result is None:
             self.console.print(Text(turn.error or "", style="bold red"))
         else:
-            turn.output.finish(turn.result, None)
+            turn.output.finish(turn.result, None,
+                               await self.session.footer_facts(turn.result))
             note = unfinished_note(turn.result)
             if note:
                 self.console.print(Text(note, style="yellow"))

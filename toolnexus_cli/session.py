@@ -37,6 +37,7 @@ from .listing import latest_holding
 from .options import RunOptions
 from .recap import recorded_system, system_record
 from .redact import EventRedactor, RedactingStore, Redactor
+from .render import NO_FACTS, FooterFacts
 from .signals import Interrupts
 from .toolbox import make_hooks, open_toolkit, refuse_without_terminal, warn_failed_servers
 
@@ -51,7 +52,8 @@ class Output(Protocol):
 
     def end_answer(self) -> None: ...
 
-    def finish(self, result: RunResult, thread: str | None) -> None: ...
+    def finish(self, result: RunResult, thread: str | None,
+               facts: FooterFacts = NO_FACTS) -> None: ...
 
 
 @dataclass
@@ -234,6 +236,19 @@ class Session:
             loop.remove_signal_handler(signal.SIGINT)
             self.interrupts.turn = None
 
+    async def footer_facts(self, result: RunResult) -> FooterFacts:
+        """What a footer shows beyond the run's own numbers: the window and how full the
+        next request would be, the model's price and the thread's usage so far."""
+        info = await self.store.info(self.thread)
+        try:
+            report = await self.client.context_report(result.messages, self.toolkit)
+        except ToolnexusError:  # the window could not be looked up: show what is known
+            report = None
+        return FooterFacts(window=report.window if report else None,
+                           fill=report.fill if report and report.estimated else None,
+                           price=self.target.price,
+                           thread_usage=info.usage if info else None)
+
     @staticmethod
     def _show_held(redact_events: EventRedactor, renderer: Output) -> None:
         """Text held back in case it began a secret is shown when the answer stops."""
@@ -287,7 +302,7 @@ def make_client(target: Target, store: ThreadStore, *, hooks: dict[str, Any] | N
             store=RedactingStore(store, redact) if store is not None and redact.secrets
             else store,
             hooks=hooks, wait_for=wait_for, max_turns=target.max_turns,
-            timeout_ms=target.timeout * 1000,
+            timeout_ms=target.timeout * 1000, prompt_cache=target.prompt_cache,
         )
     except ValueError as exc:  # a base URL or header no request could carry
         raise UsageError(str(exc)) from None

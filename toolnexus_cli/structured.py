@@ -10,7 +10,7 @@ from typing import Any, TextIO
 from toolnexus import RunResult, ToolnexusError
 
 from .errors import UsageError
-from .render import PlainRenderer
+from .render import NO_FACTS, FooterFacts, PlainRenderer
 
 SCHEMA_FILE_LIMIT = 1024 * 1024
 
@@ -68,8 +68,9 @@ class SchemaOutput(PlainRenderer):
         else:
             super().event(event)
 
-    def finish(self, result: RunResult, thread: str | None) -> None:
+    def finish(self, result: RunResult, thread: str | None,
+               facts: FooterFacts = NO_FACTS) -> None:
         document = json.dumps(result.data, ensure_ascii=False, indent=2 if self.pretty else None)
         self.out.write(self.redact(document) + "\n")
         self.out.flush()
-        super().finish(result, thread)
+        super().finish(result, thread, facts)

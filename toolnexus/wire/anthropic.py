@@ -27,6 +27,7 @@ from .common import (
     loads_event,
     malformed,
     optional,
+    put_count,
     text_of,
     tokens,
 )
@@ -115,6 +116,8 @@ class AnthropicStyle(WireStyle):
                                    {"type": "tool", "name": options.schema.name})
         if tools:
             body["tools"] = tools
+        if options.prompt_cache:
+            _mark_cache_breakpoints(body)
         if options.reasoning != "off":
             _think(body, THINKING_BUDGET[options.reasoning], options)
         body.update(params)
@@ -180,6 +183,23 @@ class AnthropicStyle(WireStyle):
 
     def new_stream(self) -> StreamAssembler:
         return MessageStream(self)
+
+CACHE_POINT = {"type": "ephemeral"}
+
+
+def _mark_cache_breakpoints(body: dict[str, Any]) -> None:
+    """Prompt caching: the API caches the prefix up to each block marked `cache_control`
+    (at most 4). Marked: the system prompt, the last tool (so all tools), the last user
+    message (this request's prefix, written for the next one) and the user message before
+    it (the prefix the previous request wrote, so it is read back)."""
+    if "system" in body:
+        body["system"] = [{"type": "text", "text": body["system"], "cache_control": CACHE_POINT}]
+    if body.get("tools"):
+        body["tools"] = [*body["tools"][:-1], {**body["tools"][-1], "cache_control": CACHE_POINT}]
+    users = [message for message in body["messages"] if message["role"] == "user"]
+    for message in users[-2:]:
+        message["content"][-1] = {**message["content"][-1], "cache_control": CACHE_POINT}
+
 
 def _push(wire: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]) -> None:
     """Append blocks, merging into the previous message when the role repeats: consecutive
@@ -279,9 +299,13 @@ def parse_usage(raw: Any, usage: Usage | None = None) -> Usage:
     usage = usage if usage is not None else empty_usage()
     raw = optional(raw, dict, "usage")
     if raw:
+        # input_tokens counts only what is past the last cache breakpoint: prompt_tokens is
+        # the whole prompt, cache reads and writes included, as in the other styles
         parts = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
         if any(raw.get(p) is not None for p in parts):
             usage["prompt_tokens"] = sum(tokens(raw, p) for p in parts)
+        put_count(usage, "cached_tokens", raw, "cache_read_input_tokens")
+        put_count(usage, "cache_write_tokens", raw, "cache_creation_input_tokens")
         if raw.get("output_tokens") is not None:
             usage["completion_tokens"] = tokens(raw, "output_tokens")
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]

@@ -32,12 +32,14 @@ class ToolSpec:
 @dataclass(frozen=True)
 class RequestOptions:
     """What a request asks for besides the conversation: a reply shape (`schema`), how hard
-    to think (`reasoning`, one of REASONING_LEVELS) and the user's own body keys (`params`,
-    which win over the style's defaults)."""
+    to think (`reasoning`, one of REASONING_LEVELS), the user's own body keys (`params`,
+    which win over the style's defaults) and whether to mark the prompt for the provider's
+    cache (`prompt_cache`, for a style whose cache is asked for explicitly)."""
 
     schema: OutputSchema | None = None
     reasoning: str = "off"
     params: dict[str, Any] = field(default_factory=dict)
+    prompt_cache: bool = True
 
 
 NO_OPTIONS = RequestOptions()

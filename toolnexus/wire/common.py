@@ -50,6 +50,18 @@ def tokens(raw: dict[str, Any], key: str) -> int:
     return int(value)
 
 
+def put_count(usage: dict[str, int], key: str, raw: dict[str, Any], field: str) -> None:
+    """Set the optional usage figure `key` (reasoning, cache reads and writes) from
+    `raw[field]` when the reply reports it; a count of 0 leaves no key, as does silence."""
+    if field not in raw:
+        return
+    count = tokens(raw, field)
+    if count:
+        usage[key] = count
+    else:
+        usage.pop(key, None)
+
+
 def _shown(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)[:80]
 

@@ -28,6 +28,7 @@ from .common import (
     malformed,
     new_call_id,
     optional,
+    put_count,
     text_of,
     tokens,
 )
@@ -219,8 +220,12 @@ def parse_usage(raw: Any) -> Usage:
     usage["total_tokens"] = (tokens(raw, "total_tokens")
                              or usage["prompt_tokens"] + usage["completion_tokens"])
     details = optional(raw.get("completion_tokens_details"), dict, "usage details")
-    if details and tokens(details, "reasoning_tokens"):
-        usage["reasoning_tokens"] = tokens(details, "reasoning_tokens")
+    if details:
+        put_count(usage, "reasoning_tokens", details, "reasoning_tokens")
+    prompt = optional(raw.get("prompt_tokens_details"), dict, "usage.prompt_tokens_details")
+    if prompt:  # both are part of prompt_tokens; OpenRouter reports the writes
+        put_count(usage, "cached_tokens", prompt, "cached_tokens")
+        put_count(usage, "cache_write_tokens", prompt, "cache_write_tokens")
     return usage
 
 

@@ -30,6 +30,7 @@ from .common import (
     malformed,
     new_call_id,
     optional,
+    put_count,
     text_of,
     tokens,
 )
@@ -250,8 +251,11 @@ def parse_usage(raw: Any) -> Usage:
     usage["total_tokens"] = (tokens(raw, "total_tokens")
                              or usage["prompt_tokens"] + usage["completion_tokens"])
     details = optional(raw.get("output_tokens_details"), dict, "usage.output_tokens_details")
-    if details and tokens(details, "reasoning_tokens"):
-        usage["reasoning_tokens"] = tokens(details, "reasoning_tokens")
+    if details:
+        put_count(usage, "reasoning_tokens", details, "reasoning_tokens")
+    prompt = optional(raw.get("input_tokens_details"), dict, "usage.input_tokens_details")
+    if prompt:  # part of input_tokens
+        put_count(usage, "cached_tokens", prompt, "cached_tokens")
     return usage
 
 
