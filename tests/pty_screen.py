@@ -11,6 +11,7 @@ Every wait is on output - a pattern in the stream (`expect`) or a condition on t
 
 from __future__ import annotations
 
+import signal
 import time
 from collections.abc import Callable, Iterator
 from typing import TypeVar
@@ -19,6 +20,7 @@ import pexpect
 import pyte
 
 from tests.cli_helpers import CLI, ENTRY
+from tests.waiting import WAIT_S
 
 Session = TypeVar("Session", bound="PtySession")
 
@@ -36,14 +38,26 @@ class Terminal:
     """A virtual terminal with scrollback, fed with whatever the program prints (pexpect's
     logfile_read interface: write and flush)."""
 
+    BACKGROUND_QUERY = "\x1b]11;?\x1b\\"  # OSC 11: "what is your background colour?"
+
     def __init__(self, child: pexpect.spawn, rows: int, cols: int) -> None:
+        self.child = child
         self.screen = pyte.HistoryScreen(cols, rows, history=100_000)
         # A real terminal answers "where is the cursor?" (prompt_toolkit asks).
         self.screen.write_process_input = child.send  # type: ignore[method-assign]
         self.stream = pyte.Stream(self.screen)
+        self.raw: list[str] = []  # every byte printed, escapes included (pyte drops OSCs)
+        self.background: str | None = None  # "rgb:ffff/ffff/ffff": answer OSC 11 queries
 
     def write(self, data: str) -> None:
+        self.raw.append(data)
+        if self.background and self.BACKGROUND_QUERY in data:
+            # answered before pyte answers what follows in the same chunk (a DA1 query)
+            self.child.send(f"\x1b]11;{self.background}\x1b\\")
         self.stream.feed(data)
+
+    def raw_text(self) -> str:
+        return "".join(self.raw)
 
     def flush(self) -> None:
         pass
@@ -71,11 +85,20 @@ class Terminal:
 class PtySession:
     """One `toolnexus ARGS` process in a pty (`child`), with its Terminal (`term`)."""
 
-    def __init__(self, cli: CLI, *args: str, rows: int, cols: int, timeout: float = 10.0) -> None:
+    def __init__(self, cli: CLI, *args: str, rows: int, cols: int, timeout: float = WAIT_S,
+                 background: str | None = None) -> None:
         self.timeout = timeout
         self.child = spawn(cli, *args, rows=rows, cols=cols, timeout=timeout)
         self.term = Terminal(self.child, rows, cols)
+        self.term.background = background
         self.child.logfile_read = self.term
+
+    def resize(self, rows: int, cols: int) -> None:
+        """Resize the emulated screen and the pty, as a terminal window resized would
+        (the kernel sends the program SIGWINCH; sent again in case it raced)."""
+        self.term.screen.resize(rows, cols)
+        self.child.setwinsize(rows, cols)
+        self.child.kill(signal.SIGWINCH)
 
     def expect(self, pattern: str) -> None:
         """Until the regular expression `pattern` matches the output stream."""
@@ -126,8 +149,8 @@ def opener(start: Callable[..., Session]) -> Iterator[Callable[..., Session]]:
     every session it started when the test is over: `yield from opener(...)`."""
     started: list[Session] = []
 
-    def open_session(*args: str) -> Session:
-        started.append(start(*args))
+    def open_session(*args: str, **options: object) -> Session:
+        started.append(start(*args, **options))
         return started[-1]
 
     yield open_session

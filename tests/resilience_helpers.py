@@ -21,7 +21,8 @@ from tests.stub_provider import (
     openai_text,
     openai_tool_call,
 )
-from toolnexus import Client, create_client
+from tests.waiting import WAIT_S
+from toolnexus import Client, create_client, create_toolkit, define_tool
 
 MODEL = "stub-model"
 THREAD = "thread-1"
@@ -34,6 +35,25 @@ def make_client(stub: StubProvider, style: str = "openai", **options: Any) -> Cl
     options.setdefault("api_key", "sk-test")
     options.setdefault("model", MODEL)
     return create_client(base_url=stub.base_url, style=style, **options)
+
+
+async def echo_toolkit() -> Any:
+    """`echo(text)` and `now()` (no arguments); each call's arguments land in `.seen`."""
+    seen: list[dict] = []
+
+    async def echo(text: str) -> str:
+        """Echo the text back."""
+        seen.append({"text": text})
+        return f"echo:{text}"
+
+    def now() -> str:
+        """The time."""
+        seen.append({})
+        return "noon"
+
+    toolkit = (await create_toolkit()).register(define_tool(echo), define_tool(now))
+    toolkit.seen = seen
+    return toolkit
 
 
 def single_try_client(stub: StubProvider, style: str = "openai", **options: Any) -> Client:
@@ -164,7 +184,7 @@ def tap_transport(client: Client, on_item: Callable[[str, Any], None]) -> None:
     transport.send = tapped  # type: ignore[method-assign]
 
 
-async def wait_disconnect(recorded: Any, timeout: float = 2.0) -> float:
+async def wait_disconnect(recorded: Any, timeout: float = WAIT_S) -> float:
     """Wait (off the event loop) for the stub to see the client hang up; its timestamp."""
     assert await asyncio.to_thread(recorded.disconnected.wait, timeout), (
         "the stub never saw the client disconnect"

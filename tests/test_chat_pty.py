@@ -20,11 +20,11 @@ from tests import cli_helpers
 from tests.cli_helpers import CLI
 from tests.pty_screen import PtySession, opener
 from tests.stub_provider import Recorded, Reply, StubProvider, openai_stream
+from tests.waiting import WAIT_S
 
 cli = cli_helpers.cli  # fixture; its `stub` is the plain one of conftest.py
 
 ROWS, COLS = 30, 100
-WAIT_S = 10.0
 PROMPT = "›"
 CTRL_D = "\x04"
 
@@ -119,7 +119,7 @@ def test_ctrl_c_mid_stream_keeps_the_partial_answer_and_the_session_goes_on(stub
     chat.wait_text("w03")
     chat.interrupt()
     chat.wait_prompt()
-    assert stub.requests[0].disconnected.wait(2), "the request was not cancelled"
+    assert stub.requests[0].disconnected.wait(WAIT_S), "the request was not cancelled"
     screen = chat.term.text()
     assert "interrupted" in screen
     assert "w60" not in screen, "the answer ran to the end: Ctrl-C did not stop it"

@@ -479,3 +479,21 @@ async def test_request_params_merge_into_anthropic_bodies(stub):
 def test_request_params_may_not_set_reserved_keys(stub, key):
     with pytest.raises(ValueError, match=key):
         single_try_client(stub, request_params={"temperature": 1, key: []})
+
+
+# ----------------------------------------------------------------------------- typed payloads
+
+
+async def test_each_hook_gets_the_keys_its_payload_type_declares(stub):
+    from toolnexus.hooks import AfterLlm, AfterTool, BeforeLlm, BeforeTool
+
+    stub.script(call_reply([("add", {"a": 1, "b": 2})], "run"), text_reply("3", "run"))
+    keys: dict[str, set[str]] = {}
+    hooks = {name: (lambda payload, name=name: keys.setdefault(name, set(payload)))
+             for name in HOOK_NAMES}
+    async with single_try_client(stub, hooks=hooks) as client:
+        await client.run("add", await add_toolkit())
+    assert keys == {"before_llm": set(BeforeLlm.__annotations__),
+                    "after_llm": set(AfterLlm.__annotations__),
+                    "before_tool": set(BeforeTool.__annotations__),
+                    "after_tool": set(AfterTool.__annotations__)}

@@ -17,7 +17,6 @@ import selectors
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -33,8 +32,9 @@ from tests.stub_provider import (
     pdf_bytes,
     png_bytes,
 )
-from toolnexus import ToolnexusError, create_toolkit
-from toolnexus.mcp import ServerStatus, add_mcp_servers, convert_content
+from tests.waiting import alive, eventually, pid_in, wait_until
+from toolnexus import ToolContext, ToolnexusError, create_toolkit
+from toolnexus.mcp import ServerStatus, add_mcp_servers, convert_content, open_mcp_servers
 
 pytest.importorskip("mcp")
 
@@ -57,39 +57,6 @@ def read_line(proc: subprocess.Popen, timeout: float) -> str:
         if not sel.select(timeout):
             raise AssertionError(f"no output from {proc.args} within {timeout} s")
     return proc.stdout.readline()
-
-
-def alive(pid: int) -> bool:
-    """Whether the process runs (a zombie nobody reaped yet counts as gone)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    except OSError:  # no /proc: ask the kernel
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def wait_gone(pid: int, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
-def read_pid(path: Path, timeout: float = 10.0) -> int:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if path.exists() and path.read_text().strip():
-            return int(path.read_text())
-        time.sleep(0.02)
-    raise AssertionError(f"no PID in {path}")
 
 
 def calc(pid_file: Path | None = None, **extra) -> dict:
@@ -329,11 +296,11 @@ async def test_a_broken_server_is_isolated_and_the_others_work(http_server, toke
         assert [t.name for t in toolkit.tools()] == ["remote_whoami", "remote_shout"]
         assert (await toolkit.execute("remote_shout", {"text": "still here"})).output == (
             "STILL HERE")
-        pid = read_pid(hung_pid)
+        pid = await eventually(lambda: pid_in(hung_pid), "a PID in hung_pid")
         assert alive(pid)
     finally:
         await toolkit.close()
-    assert wait_gone(pid), "the hung server outlived close()"
+    await eventually(lambda: not alive(pid), "the hung server to end after close()")
 
 
 async def test_a_wrong_token_fails_with_the_http_status_and_no_secret(http_server, monkeypatch):
@@ -373,6 +340,25 @@ async def test_tool_names_are_sanitized_and_unique(http_server, token_env):
     assert all(re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", n) for s in statuses for n in s.tools)
 
 
+async def test_opening_servers_returns_their_tools_statuses_and_close(tmp_path):
+    """open_mcp_servers needs no toolkit: the tools come back (named clear of `taken`),
+    callable as they are, and `close` ends the server."""
+    pid_file = tmp_path / "pid"
+    tools, statuses, close = await open_mcp_servers(
+        {"mcpServers": {"calc": calc(pid_file)}}, timeout=START, taken=["calc_add"])
+    try:
+        by_name = {tool.name: tool for tool in tools}
+        assert statuses == [ServerStatus("calc", "stdio", "ok", list(by_name))]
+        assert "calc_add" not in by_name and by_name["calc_add_2"].source == "mcp:calc"
+        added = await by_name["calc_add_2"].call({"a": 2, "b": 3}, ToolContext())
+        assert added.output == "5" and not added.is_error
+        pid = await eventually(lambda: pid_in(pid_file), "a PID in pid_file")
+        assert alive(pid)
+    finally:
+        await close()
+    await eventually(lambda: not alive(pid), "the server to end after close()")
+
+
 # ----------------------------------------------------------------------------- lifetimes
 
 
@@ -390,13 +376,13 @@ async def test_call_timeouts_crashes_and_close_mid_call(tmp_path):
         assert cut.is_error and "timed out after 0.3 s" in cut.output
         assert (await toolkit.execute("a_add", {"a": 20, "b": 22})).output == "42"
 
-        os.kill(read_pid(pid_a), signal.SIGKILL)
+        os.kill(await eventually(lambda: pid_in(pid_a), "a PID in pid_a"), signal.SIGKILL)
         crashed = await toolkit.execute("a_add", {"a": 1, "b": 1})
         assert crashed.is_error
         assert crashed.output.startswith("error: MCP server 'a': the server closed the")
         assert status_a.status.startswith("failed: the server closed the connection")
 
-        pid = read_pid(pid_b)
+        pid = await eventually(lambda: pid_in(pid_b), "a PID in pid_b")
         assert alive(pid)
         started = asyncio.Event()
 
@@ -408,7 +394,7 @@ async def test_call_timeouts_crashes_and_close_mid_call(tmp_path):
         await started.wait()
     finally:
         await toolkit.close()
-    assert wait_gone(pid), "the server outlived close()"
+    await eventually(lambda: not alive(pid), "the server to end after close()")
     in_flight = await asyncio.wait_for(call, 10)
     assert in_flight.is_error and "'b'" in in_flight.output
     assert status_b.status == "ok"  # closing is not a failure
@@ -429,7 +415,7 @@ def test_no_server_survives_a_killed_chat(tmp_path):
     finally:
         driver.send_signal(signal.SIGKILL)
         driver.wait()
-    assert wait_gone(pid, 5.0), "the server outlived the SIGKILLed chat"
+    wait_until(lambda: not alive(pid), "the server to end after the chat was SIGKILLed")
 
 
 # ----------------------------------------------------------------------------- config

@@ -19,27 +19,87 @@ def test_all_names_the_public_api_and_nothing_missing():
         "ProviderError", "RunCancelled", "RunResult", "RunTimeout", "Tool", "ToolContext",
         "ToolResult", "Toolkit", "ToolnexusError", "create_client", "create_toolkit",
         "define_tool", "Request", "Answer", "make_request", "make_answer", "suspend",
-        "Attachment",
+        "Attachment", "Timeouts", "Retries",
     }
     assert expected <= set(toolnexus.__all__)
     for name in toolnexus.__all__:
         assert hasattr(toolnexus, name), name
     public = {n for n in vars(toolnexus) if not n.startswith("_")}
-    submodules = {p.stem for p in LIBRARY.glob("*.py")} | {"wire", "stores"}
+    submodules = {p.stem for p in LIBRARY.glob("*.py")}
+    submodules |= {p.parent.name for p in LIBRARY.glob("*/__init__.py")}
     assert public - set(toolnexus.__all__) <= submodules
 
 
+def _modules() -> dict[str, pathlib.Path]:
+    """Every module of the library by dotted name (a package by its own name)."""
+    modules = {}
+    for path in sorted(LIBRARY.rglob("*.py")):
+        parts = path.relative_to(LIBRARY.parent).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return modules
+
+
+def _imported(name: str, path: pathlib.Path) -> set[str]:
+    """What a module imports, absolute, wherever the import stands (in a function, under
+    TYPE_CHECKING): `from .x import y` names both `<pkg>.x` and `<pkg>.x.y`."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join([*base, module] if module else base)
+            found.add(module)
+            found.update(f"{module}.{alias.name}" for alias in node.names)
+    return found
+
+
 def test_the_library_never_imports_the_cli_or_its_packages():
-    offenders = []
-    for path in LIBRARY.rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names = [node.module]
-            offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] in CLI_ONLY]
+    offenders = [f"{name}: {imported}"
+                 for name, path in _modules().items() for imported in _imported(name, path)
+                 if imported.split(".")[0] in CLI_ONLY]
     assert offenders == []
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One import cycle of `graph` (module -> the library modules it imports), or []."""
+    state: dict[str, str] = {}
+    path: list[str] = []
+
+    def visit(module: str) -> list[str]:
+        state[module] = "open"
+        path.append(module)
+        for target in sorted(graph[module]):
+            if state.get(target) == "open":
+                return [*path[path.index(target):], target]
+            if target not in state and (cycle := visit(target)):
+                return cycle
+        state[module] = "done"
+        path.pop()
+        return []
+
+    for module in graph:
+        if module not in state and (cycle := visit(module)):
+            return cycle
+    return []
+
+
+def test_no_library_module_imports_itself_round_about():
+    modules = _modules()
+    graph = {name: {m for m in _imported(name, path) if m in modules and m != name}
+             for name, path in modules.items()}
+    assert _cycle(graph) == []
+    assert graph["toolnexus.conversation"] and graph["toolnexus.toolkit"]  # the walk sees them
+    assert _cycle({**graph, "toolnexus.errors": {"toolnexus.client"}})  # and would see one
+
+
+def test_every_library_module_imports():
+    code = f"import importlib\nfor name in {sorted(_modules())!r}: importlib.import_module(name)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
 
 
 def test_import_toolnexus_loads_no_optional_or_heavy_module():
@@ -56,3 +116,13 @@ def test_unknown_style_names_every_choice():
 
     with pytest.raises(ValueError, match="'openai', 'anthropic', 'responses'"):
         toolnexus.create_client(base_url="http://x", style="gemini", model="m")
+
+
+def test_importing_one_submodule_does_not_load_the_whole_library():
+    """`toolnexus --version` reads toolnexus.wire.base: the client, loop and stores wait."""
+    code = ("import sys, toolnexus.wire.base; "
+            "print(sorted(m for m in ('toolnexus.client', 'toolnexus.loop', "
+            "'toolnexus.stores', 'toolnexus.context') if m in sys.modules))")
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True).stdout
+    assert shown.strip() == "[]"

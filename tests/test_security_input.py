@@ -154,7 +154,8 @@ def test_a_locked_thread_database_is_one_line(cli, stub):
     try:
         holder.execute("PRAGMA locking_mode = EXCLUSIVE")
         holder.execute("BEGIN EXCLUSIVE")
-        result = cli.run("threads", "rename", "t1", "new", timeout=120)
+        quick = {"TOOLNEXUS_STORE": f"sqlite://{cli.db_path}?timeout=0.5"}
+        result = cli.run("threads", "rename", "t1", "new", env=quick)
     finally:
         holder.close()
     assert result.code == 1, result

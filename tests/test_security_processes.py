@@ -9,7 +9,6 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -17,11 +16,11 @@ import pytest
 from tests import cli_helpers
 from tests.cli_helpers import ENTRY
 from tests.stub_provider import Recorded, Reply, openai_stream
+from tests.waiting import WAIT_S, alive, wait_for_pid, wait_until
 
 cli, stub = cli_helpers.cli, cli_helpers.stub
 
 SERVER = Path(__file__).with_name("mcp_servers") / "stdio_server.py"
-WAIT_S = 20.0
 
 
 def group_members(pgid: int) -> list[int]:
@@ -39,31 +38,10 @@ def group_members(pgid: int) -> list[int]:
     return members
 
 
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
-def wait_until(condition, what: str, timeout: float = WAIT_S) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
 def start(cli, *args: str) -> subprocess.Popen:
     return subprocess.Popen([*ENTRY, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=cli.merged_env(),
                             cwd=cli.home)
-
-
-def read_pid(path: Path) -> int:
-    wait_until(lambda: path.exists() and path.read_text().strip(), f"{path.name}")
-    return int(path.read_text().split()[0])
 
 
 def bash_call_then_answer(stub, command: str) -> None:
@@ -80,7 +58,7 @@ def test_a_signal_kills_the_bash_tools_whole_process_group(cli, stub, tmp_path, 
     pid_file = tmp_path / "group"
     bash_call_then_answer(stub, f"echo $$ > {pid_file}; sleep 300 & sleep 300")
     process = start(cli, "ask", "--builtins", "--yes", "--id", "b1", "run it")
-    pgid = read_pid(pid_file)
+    pgid = wait_for_pid(pid_file)
     wait_until(lambda: len(group_members(pgid)) >= 3, "bash and its two sleeps")
 
     process.send_signal(signum)
@@ -96,7 +74,7 @@ def test_what_a_bash_command_leaves_in_the_background_ends_with_it(cli, stub, tm
     bash_call_then_answer(stub, f"echo $$ > {pid_file}; sleep 300 > /dev/null 2>&1 & echo ok")
     result = cli.run("ask", "--builtins", "--yes", "go")
     assert result.code == 0, result
-    assert group_members(read_pid(pid_file)) == []
+    assert group_members(wait_for_pid(pid_file)) == []
 
 
 def mcp_config(tmp_path: Path, pid_file: Path) -> Path:
@@ -114,7 +92,7 @@ def test_an_mcp_server_behind_sh_c_ends_when_ask_ends(cli, stub, tmp_path):
     pid_file = tmp_path / "server.pid"
     result = cli.run("ask", "--mcp", str(mcp_config(tmp_path, pid_file)), "hi")
     assert result.code == 0, result
-    pid = read_pid(pid_file)
+    pid = wait_for_pid(pid_file)
     wait_until(lambda: not alive(pid), "the server to end")  # bounded by the SDK's grace
 
 
@@ -123,7 +101,7 @@ def test_an_mcp_server_behind_sh_c_ends_when_ask_gets_a_signal(cli, stub, tmp_pa
     pid_file = tmp_path / "server.pid"
     stub.handler = lambda rec: Reply.hang()
     process = start(cli, "ask", "--mcp", str(mcp_config(tmp_path, pid_file)), "hi")
-    pid = read_pid(pid_file)
+    pid = wait_for_pid(pid_file)
     assert stub.wait_for_requests(1, timeout=WAIT_S)  # the run is under way
 
     process.send_signal(signum)
@@ -131,14 +109,14 @@ def test_an_mcp_server_behind_sh_c_ends_when_ask_gets_a_signal(cli, stub, tmp_pa
 
     assert process.returncode == 128 + signum, err
     assert "Traceback" not in err
-    assert not alive(pid), "the MCP server outlived toolnexus"
+    wait_until(lambda: not alive(pid), "the MCP server to end with toolnexus")
 
 
 def test_a_signal_while_mcp_servers_start_ends_them_too(cli, stub, tmp_path):
     pid_file = tmp_path / "server.pid"
     config = mcp_config(tmp_path, pid_file)
     process = start(cli, "ask", "--mcp", str(config), "hi")
-    pid = read_pid(pid_file)  # started, perhaps not yet ready
+    pid = wait_for_pid(pid_file)  # started, perhaps not yet ready
     process.send_signal(signal.SIGTERM)
     out, err = process.communicate(timeout=WAIT_S)
     assert process.returncode == 143, err

@@ -165,9 +165,9 @@ def test_mcp_server_stderr_is_a_bounded_harmless_tail(tmp_path):
 
 
 def test_the_stderr_tail_is_bounded():
-    from toolnexus.mcp import STDERR_TAIL, _StderrTail
+    from toolnexus.mcp.process import STDERR_TAIL, StderrTail
 
-    tail = _StderrTail()
+    tail = StderrTail()
     for _ in range(1000):
         tail.data_received(b"x" * 1000 + b"\n")
     tail.data_received(b"the end\x1b[2J\n")

@@ -6,13 +6,11 @@ and commands that make no model call never import the HTTP stack."""
 
 from __future__ import annotations
 
-import time
-from pathlib import Path
-
 import pytest
 
 from tests import cli_helpers
 from tests.stub_provider import Reply, openai_stream
+from tests.waiting import alive, wait_for_pid, wait_until
 
 cli, stub, bare_cli = cli_helpers.cli, cli_helpers.stub, cli_helpers.bare_cli
 INJECTED = "sk-good\r\nX-Injected: 1"
@@ -82,23 +80,8 @@ def test_key_command_is_killed_whole_on_its_timeout(bare_cli, stub, tmp_path):
     bare_cli.write_config(provider_config(stub, api_key_cmd=command, api_key_cmd_timeout="1"))
     line = error_line(bare_cli.run("ask", "hi"), 2)
     assert "api_key_cmd for vault took over 1 s" in line and stub.requests == []
-    assert not _still_running(int(pid_file.read_text()))
-
-
-def _still_running(pid: int, patience: float = 10.0) -> bool:
-    """Whether `pid` is alive (a zombie awaiting its reaper counts as gone)."""
-    status = Path(f"/proc/{pid}/status")
-    until = time.monotonic() + patience
-    while time.monotonic() < until:
-        try:
-            state = next(line for line in status.read_text().splitlines()
-                         if line.startswith("State:"))
-        except (FileNotFoundError, ProcessLookupError):
-            return False
-        if "zombie" in state or "dead" in state:
-            return False
-        time.sleep(0.05)
-    return True
+    child = wait_for_pid(pid_file)
+    wait_until(lambda: not alive(child), "the key command's child to be killed")
 
 
 # ----------------------------------------------------------------------------- endpoints

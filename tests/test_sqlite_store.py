@@ -356,6 +356,12 @@ def test_open_store_picks_the_backend(tmp_path):
     store = open_store(tmp_path / "x.db")
     assert isinstance(store, SQLiteStore) and store.path == str(tmp_path / "x.db")
     assert open_store(f"sqlite://{tmp_path}/y.db").path == f"{tmp_path}/y.db"
+    quick = open_store(f"sqlite://{tmp_path}/y.db?timeout=0.5")
+    assert quick.path == f"{tmp_path}/y.db" and quick.timeout == 0.5
+    for bad, words in [("?timeout=soon", "must be seconds, not 'soon'"),
+                       ("?timeout=-1", "must be seconds"), ("?wait=1", "unknown SQLite")]:
+        with pytest.raises(StoreError, match=words):
+            open_store(f"sqlite://{tmp_path}/y.db{bad}")
     pg = open_store("postgresql://u:secret@127.0.0.1/db")
     assert type(pg).__name__ == "PostgresStore"
     assert "secret" not in repr(pg)

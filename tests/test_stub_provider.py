@@ -13,6 +13,7 @@ from tests.stub_provider import (
     openai_stream,
     openai_text,
 )
+from tests.waiting import WAIT_S
 
 
 def raw_exchange(stub: StubProvider, path: str = "/v1/x") -> bytes:
@@ -83,7 +84,7 @@ def test_hang_notices_client_disconnect(stub):
     with pytest.raises(httpx.ReadTimeout), httpx.Client(timeout=httpx.Timeout(5, read=0.1)) as c:
         c.get(stub.url)
     assert stub.wait_for_requests(1)
-    assert stub.requests[0].disconnected.wait(1)
+    assert stub.requests[0].disconnected.wait(WAIT_S)
     assert stub.requests[0].disconnected_at is not None
 
 
@@ -91,7 +92,7 @@ def test_hang_after_then_cancel_mid_stream(stub):
     stub.script(Reply.hang_after(["data: first\n\n"]))
     with httpx.Client() as c, c.stream("GET", stub.url) as r:
         assert next(r.iter_lines()) == "data: first"
-    assert stub.requests[0].disconnected.wait(1)
+    assert stub.requests[0].disconnected.wait(WAIT_S)
 
 
 def test_drop_and_close_without_response(stub):

@@ -1,9 +1,10 @@
 """Deadlines against the stub endpoint (issue 3, "Deadlines" and acceptance point 3):
 the read-idle and connect timeouts, the whole-run `timeout_ms`, and per-tool timeouts.
 
-The configured timeouts are small (a few hundred ms). Bounds on elapsed time are loose
-(a second of slack): they show a hung server ends the run in about the configured time,
-not that the machine is fast.
+The configured timeouts are small (a few hundred ms). Elapsed time is bounded below (the
+limit was waited for) and, where at all, above only by what would have happened without the
+limit (a backoff of 30 s or more): a busy machine is slow, and a limit that does not work
+leaves the run hanging until the suite's own timeout fails the test.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from tests.resilience_helpers import (
     wait_disconnect,
 )
 from tests.stub_provider import Reply
+from tests.waiting import WAIT_S
 from toolnexus import (
     ProviderError,
     RunTimeout,
@@ -39,7 +41,6 @@ from toolnexus import (
 )
 
 IDLE_S = 0.3
-SLACK_S = 1.0
 
 
 # ----------------------------------------------------------------------------- idle timeout
@@ -54,9 +55,9 @@ async def test_a_server_that_never_answers_fails_within_the_idle_timeout(stub, s
         elapsed = time.monotonic() - started
         assert isinstance(exc, ProviderError)
         assert "idle timeout" in str(exc) and f"{IDLE_S:g} s" in str(exc)
-        assert IDLE_S * 0.9 <= elapsed < IDLE_S + SLACK_S
+        assert IDLE_S * 0.9 <= elapsed
         assert events == []
-        assert await wait_disconnect(stub.requests[0]) - started < IDLE_S + SLACK_S
+        await wait_disconnect(stub.requests[0])
         # the prompt is kept, marked failed: never sent again by itself
         assert exc.result.messages == [{"role": "user", "content": "hi", "dropped": "failed"}]
         assert await client.conversation_store.get(THREAD) == exc.result.messages
@@ -76,13 +77,10 @@ async def test_an_idle_timeout_before_the_response_is_retried(stub):
 async def test_every_attempt_hanging_ends_after_retries(stub):
     stub.default = Reply.hang()
     async with make_client(stub, retries=1, idle_timeout_s=IDLE_S) as client:
-        started = time.monotonic()
         events, exc = await collect(client)
-        elapsed = time.monotonic() - started
     assert isinstance(exc, ProviderError) and "idle timeout" in str(exc)
     assert len([e for e in events if e["type"] == "retry"]) == 1
     assert len(stub.requests) == 2
-    assert elapsed < 2 * IDLE_S + SLACK_S
 
 
 async def test_a_stream_that_stalls_mid_answer_fails_and_keeps_the_text(stub):
@@ -123,17 +121,14 @@ async def test_a_connect_that_never_completes_hits_the_connect_timeout():
         client = create_client(base_url=f"http://127.0.0.1:{port}/v1", style="openai",
                                model="m", api_key="k", retries=0, connect_timeout_s=IDLE_S,
                                idle_timeout_s=60)
-        async with client:
-            started = time.monotonic()
+        async with client:  # without the connect timeout, this hangs for the 60 s idle one
             with pytest.raises(ProviderError) as info:
                 await client.run("hi", None)
-            elapsed = time.monotonic() - started
     finally:
         for filler in fillers:
             filler.close()
         listener.close()
     assert "could not connect" in str(info.value)
-    assert elapsed < IDLE_S + SLACK_S  # the connect timeout, not the 60 s idle one
 
 
 # ----------------------------------------------------------------------------- timeout_ms
@@ -146,8 +141,8 @@ async def test_timeout_ms_while_waiting_for_headers_raises_run_timeout(stub):
         events, exc = await collect(client, id=THREAD)
         elapsed = time.monotonic() - started
         assert isinstance(exc, RunTimeout) and "timeout_ms" in str(exc)
-        assert 0.25 <= elapsed < 0.3 + SLACK_S
-        assert await wait_disconnect(stub.requests[0]) - started < 0.3 + SLACK_S
+        assert 0.25 <= elapsed
+        await wait_disconnect(stub.requests[0])
         # the prompt is kept, marked failed: never sent again by itself
         assert exc.result.messages == [{"role": "user", "content": "hi", "dropped": "failed"}]
         assert await client.conversation_store.get(THREAD) == exc.result.messages
@@ -177,7 +172,7 @@ async def test_timeout_ms_cuts_a_long_backoff(stub):
         elapsed = time.monotonic() - started
     assert isinstance(exc, RunTimeout)
     assert [e["type"] for e in events] == ["retry"] and events[0]["delay"] >= 30
-    assert elapsed < 0.3 + SLACK_S and len(stub.requests) == 1
+    assert elapsed < events[0]["delay"] and len(stub.requests) == 1  # the backoff was cut
 
 
 async def test_timeout_ms_while_a_tool_runs(stub):
@@ -248,4 +243,4 @@ async def test_a_hung_sync_tool_is_stopped_by_the_toolkit_timeout(stub):
     assert result.text == "ok"
     assert result.messages[2]["is_error"] is True
     assert "timed out after 0.2 s" in result.messages[2]["content"]
-    assert await asyncio.to_thread(stopped.wait, 2)  # the thread was told, and let go
+    assert await asyncio.to_thread(stopped.wait, WAIT_S)  # the thread was told, and let go

@@ -4,11 +4,10 @@ library, against the loopback stub (issue 7, acceptance point 1 and the library 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import textwrap
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ import pytest
 
 from tests.resilience_helpers import single_try_client
 from tests.stub_provider import Recorded, Reply, StubProvider, openai_stream
+from tests.waiting import alive, eventually, pids_in, wait_until
 from toolnexus import ToolnexusError, create_toolkit, define_tool
 from toolnexus.approval import DENIED_BY_USER, ApprovalPolicy, approval_hook
 from toolnexus.functions import function_tools
@@ -382,33 +382,7 @@ async def test_bash_reports_exit_code_and_merged_output(builtins, tmp_path):
         assert root.output == f"exit code 0\n{tmp_path}\n"
 
 
-def alive(pid: int) -> bool:
-    """Running (a zombie waiting to be reaped counts as gone)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-
-
-def wait_until(condition: Callable[[], bool], what: str, timeout: float = 5) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
-
-
 SPAWN = "echo $$ > {pids}; sleep 60 & echo $! >> {pids}; wait"
-
-
-def read_pids(path: Path) -> list[int]:
-    return [int(p) for p in path.read_text().split()]
 
 
 async def test_bash_timeout_kills_the_command_and_its_children(builtins, tmp_path):
@@ -416,20 +390,49 @@ async def test_bash_timeout_kills_the_command_and_its_children(builtins, tmp_pat
     result = await builtins.execute("bash", {"command": SPAWN.format(pids=pids),
                                              "timeout": 0.5})
     assert result.output == "killed after 0.5 s (timeout)"
-    assert len(read_pids(pids)) == 2
-    wait_until(lambda: not any(alive(p) for p in read_pids(pids)), "the processes to die")
+    assert len(pids_in(pids)) == 2
+    await eventually(lambda: not any(alive(p) for p in pids_in(pids)), "the processes to die")
 
 
 async def test_cancelling_bash_kills_its_process_group(builtins, tmp_path):
     pids = tmp_path / "pids"
     task = asyncio.create_task(builtins.execute("bash", {"command": SPAWN.format(pids=pids)}))
-    while not (pids.exists() and len(pids.read_text().split()) == 2):
-        await asyncio.sleep(0.02)
-    assert all(alive(p) for p in read_pids(pids))
+    await eventually(lambda: len(pids_in(pids)) == 2, "bash and its sleep to start")
+    assert all(alive(p) for p in pids_in(pids))
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    wait_until(lambda: not any(alive(p) for p in read_pids(pids)), "the processes to die")
+    await eventually(lambda: not any(alive(p) for p in pids_in(pids)), "the processes to die")
+
+
+def running_with(marker: str) -> list[int]:
+    """The live processes whose command line holds `marker`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            holds = marker.encode() in (entry / "cmdline").read_bytes()
+        except OSError:  # not a process, or gone meanwhile
+            continue
+        if holds and entry.name.isdigit() and alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
+async def test_a_bash_cancelled_while_it_starts_leaves_nothing_running(builtins, tmp_path):
+    """On a busy machine the command runs ahead of the event loop: it has started a
+    background child before the call is done connecting its pipes. A cancel then still
+    kills the whole group. (The loop is held on purpose, to be that busy machine.)"""
+    marker = f"toolnexus-test-{os.getpid()}-{id(tmp_path)}"
+    pids = tmp_path / "pids"
+    task = asyncio.create_task(builtins.execute("bash", {
+        "command": f"echo $$ > {pids}; (exec -a {marker} sleep 60) & echo $! >> {pids}; wait"}))
+    while not pids_in(pids):  # the bash runs: the call is starting it (or has)
+        await asyncio.sleep(0)
+    wait_until(lambda: len(pids_in(pids)) == 2, "the background child")  # the loop held
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    await eventually(lambda: not running_with(marker), "the background child to be killed")
 
 
 async def test_the_output_cap_applies_to_builtins(tmp_path):

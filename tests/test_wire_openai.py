@@ -1,15 +1,14 @@
 """style="openai" against the loopback stub: the request, every stream variant real servers
-send, non-streaming replies, and the loop's handling of tool calls."""
+send, non-streaming replies (the loop itself is tests/test_loop.py)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
 from typing import Any
 
 import pytest
 
+from tests.resilience_helpers import echo_toolkit
 from tests.stub_provider import (
     Reply,
     StubProvider,
@@ -17,7 +16,7 @@ from tests.stub_provider import (
     openai_text,
     openai_tool_call,
 )
-from toolnexus import ProviderError, ToolnexusError, create_client, create_toolkit, define_tool
+from toolnexus import ProviderError, create_client, create_toolkit
 
 KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY")
 
@@ -48,24 +47,7 @@ async def make_client(stub):
 
 @pytest.fixture
 async def toolkit():
-    """`echo(text)` records its arguments in `toolkit.seen`; `now()` takes none."""
-    seen: list[dict] = []
-
-    async def echo(text: str) -> str:
-        """Echo the text back."""
-        seen.append({"text": text})
-        return f"echo:{text}"
-
-    def now() -> str:
-        """The time."""
-        seen.append({})
-        return "noon"
-
-    tk = await create_toolkit()
-    tk.register(define_tool(echo), define_tool(now))
-    tk.seen = seen
-    yield tk
-    await tk.close()
+    return await echo_toolkit()
 
 
 def chunk(delta: dict | None = None, finish: str | None = None, **extra: Any) -> dict:
@@ -512,100 +494,6 @@ async def test_non_streaming_calls_without_id_get_unique_ids(stub, make_client, 
     assert [r["tool_call_id"] for r in wire_results(stub)] == ids
 
 
-# ----------------------------------------------------------------------------- the loop
-
-
-async def test_usage_is_summed_over_turns(stub, make_client, toolkit):
-    stub.script(Reply.json(openai_tool_call([("now", {})], usage=(10, 5))),
-                Reply.json(openai_text("it is noon", usage=(20, 7))))
-    result = await make_client().run("time?", toolkit)
-    assert result.turns == 2
-    assert result.usage == {"prompt_tokens": 30, "completion_tokens": 12, "total_tokens": 42}
-
-
-async def test_max_turns_reached_is_incomplete(stub, make_client, toolkit):
-    stub.script(*[Reply.json(openai_tool_call([("now", {})])) for _ in range(3)])
-    result = await make_client(max_turns=2).run("loop", toolkit)
-    assert result.status == "incomplete" and result.turns == 2
-    assert len(stub.requests) == 2
-    assert toolkit.seen == [{}, {}]
-    assert result.messages[-1]["role"] == "tool"  # every call still has its result
-
-
-@pytest.mark.parametrize(
-    ("name", "args", "problem"),
-    [
-        ("echo", '{"text": "unterminated', "not valid JSON"),
-        ("echo", '["a list"]', "must be a JSON object"),
-        ("teleport", "{}", "unknown tool 'teleport'"),
-        ("boom", "{}", "RuntimeError: the reactor is down"),
-    ],
-    ids=["invalid-json", "not-an-object", "unknown-tool", "tool-raises"],
-)
-async def test_bad_calls_become_error_results_and_the_run_continues(
-    stub, make_client, toolkit, name, args, problem
-):
-    def boom() -> str:
-        raise RuntimeError("the reactor is down")
-
-    toolkit.register(define_tool(boom))
-    stub.script(
-        sse(calls(frag(0, "call_bad", name, args)), chunk(finish="tool_calls")),
-        openai_stream("recovered"),
-    )
-    events = await stream(make_client(), toolkit=toolkit)
-    [tool_result] = of_type(events, "tool_result")
-    assert tool_result["is_error"] is True and problem in tool_result["output"]
-    [sent] = wire_results(stub)
-    assert sent["tool_call_id"] == "call_bad" and problem in sent["content"]
-    assert set(sent) == {"role", "tool_call_id", "content"}
-    assert result_of(events).text == "recovered" and result_of(events).status == "done"
-    assert toolkit.seen == []
-
-
-async def test_tool_calls_of_one_turn_run_concurrently(stub, make_client):
-    first_started, second_done = asyncio.Event(), asyncio.Event()
-
-    async def first() -> str:
-        """Waits for `second`, so it cannot finish unless both run at once."""
-        first_started.set()
-        await second_done.wait()
-        return "first"
-
-    async def second() -> str:
-        """Waits for `first` to have started, then finishes first."""
-        await first_started.wait()
-        second_done.set()
-        return "second"
-
-    tk = await create_toolkit(timeout=5)  # one after the other, they would time out
-    tk.register(define_tool(first), define_tool(second))
-    stub.script(Reply.json(openai_tool_call([("first", {}), ("second", {})])),
-                Reply.json(openai_text("both")))
-    events = await stream(make_client(), toolkit=tk)
-    results = of_type(events, "tool_result")
-    assert [(r["id"], r["output"], r["is_error"]) for r in results] == [
-        ("call_1", "first", False), ("call_2", "second", False)]
-    assert [(r["tool_call_id"], r["content"]) for r in wire_results(stub)] == [
-        ("call_1", "first"), ("call_2", "second")]
-
-
-async def test_sync_tool_runs_in_a_worker_thread(stub, make_client):
-    threads: list[int] = []
-
-    def where() -> str:
-        """Record the thread it runs on."""
-        threads.append(threading.get_ident())
-        return "here"
-
-    tk = await create_toolkit()
-    tk.register(define_tool(where))
-    stub.script(Reply.json(openai_tool_call([("where", {})])), Reply.json(openai_text("ok")))
-    result = await make_client().run("hi", tk)
-    assert result.text == "ok"
-    assert len(threads) == 1 and threads[0] != threading.get_ident()
-
-
 # ----------------------------------------------------------------------------- signatures, refusals
 
 GEMINI_SIG = {"google": {"thought_signature": "CiQBcsjafQ-stub-signature=="}}
@@ -651,24 +539,3 @@ async def test_a_refusal_in_a_whole_reply_is_shown_as_text(stub, make_client):
     events = await stream(make_client())
     assert joined(events, "text") == "I won't do that."
     assert result_of(events).text == "I won't do that."
-
-
-async def test_the_same_failing_call_twice_in_a_row_ends_the_run(stub, make_client, toolkit):
-    bad = [("echo", {"text": "hi", "loud": True})]  # echo has no parameter "loud"
-    stub.script(*[Reply.json(openai_tool_call(bad)) for _ in range(5)])
-    with pytest.raises(ToolnexusError) as caught:
-        await make_client(max_turns=10).run("go", toolkit)
-    assert str(caught.value) == ("the model repeated a failing call to echo (same arguments, "
-                                 "it failed again); stopping")
-    assert len(stub.requests) == 2  # not max_turns of the same error
-    told = [m["content"] for m in caught.value.result.messages if m["role"] == "tool"]
-    assert told == ["error: echo has no parameter 'loud'; its parameters are: text"] * 2
-
-
-async def test_a_failing_call_with_new_arguments_goes_on(stub, make_client, toolkit):
-    stub.script(Reply.json(openai_tool_call([("echo", {"txt": "a"})])),
-                Reply.json(openai_tool_call([("echo", {"text": "a"})])),
-                Reply.json(openai_tool_call([("echo", {"txt": "a"})])),
-                Reply.json(openai_text("done")))
-    result = await make_client().run("go", toolkit)
-    assert result.text == "done" and len(stub.requests) == 4

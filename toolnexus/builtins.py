@@ -10,6 +10,7 @@ ask first.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
 import os
@@ -270,11 +271,20 @@ class Builtins:
         where = self.workspace.resolve(cwd) if cwd and cwd.strip() else self.workspace.root
         # Its own process group, killed whole when the command ends, times out or the run
         # is cancelled: nothing it started in the background outlives the call.
-        process = await asyncio.create_subprocess_exec(
+        starting = asyncio.ensure_future(asyncio.create_subprocess_exec(
             "bash", "-c", command, cwd=where,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
             stdin=asyncio.subprocess.DEVNULL, start_new_session=True,
-        )
+        ))
+        try:
+            process = await asyncio.shield(starting)
+        except asyncio.CancelledError:
+            # Cancelled while it was being started: the command may be running already.
+            with contextlib.suppress(Exception):
+                started = await starting
+                _kill_group(started.pid)
+                await started.wait()
+            raise
         try:
             output, _ = await asyncio.wait_for(process.communicate(), timeout)
         except TimeoutError:

@@ -13,15 +13,16 @@ from .context import Compaction, ContextKeeper, ContextPolicy, ContextReport, wi
 from .control import RunControl
 from .conversation import Conversation
 from .errors import ProviderError, RunCancelled, ToolnexusError
-from .events import RunResult, add_usage
-from .hooks import Hooks
+from .events import Event, RunResult, add_usage
+from .hooks import Hooks, HookSource
 from .loop import LoopSettings, agent_loop, context_outgoing
 from .marks import mark_failed_turn
+from .options import ErrorHook, Retries, Timeouts, resolve_options
 from .params import check_request_params
 from .stores import ConversationStore, MemoryStore, VersionedStore
 from .suspension import Answer, WaitFor
 from .toolkit import Toolkit
-from .transport import ErrorHook, Transport, check_endpoint, check_headers
+from .transport import Transport, check_endpoint, check_headers
 from .wire import wire_style
 from .wire.base import check_reasoning
 
@@ -99,7 +100,7 @@ class Client:
         cancel: asyncio.Event | None = None,
         schema: dict[str, Any] | None = None,
         reasoning: str | None = None,
-    ) -> AsyncGenerator[dict[str, Any], None]:
+    ) -> AsyncGenerator[Event, None]:
         """The loop's events as they happen; with `id`, the thread is loaded first and
         saved when the run ends (also when it ends in an error or a cancel)."""
         history, version = await self._load(id)
@@ -137,13 +138,15 @@ class Client:
         return resumed
 
     async def context_report(self, messages: list[dict[str, Any]],
-                             toolkit: Toolkit | None = None) -> ContextReport:
+                             toolkit: Toolkit | None = None, *,
+                             ask_endpoint: bool = True) -> ContextReport:
         """The window, how full the next request on `messages` would be, and what a
-        compaction now would summarize (may ask the endpoint for the window once)."""
+        compaction now would summarize. The endpoint may be asked for the window once;
+        with `ask_endpoint` False only what is known without a request is used."""
         control = RunControl(None, None)
         try:
             out = context_outgoing(self.settings, toolkit, list(messages), control)
-            return await self._context().report(out)
+            return await self._context().report(out, ask_endpoint=ask_endpoint)
         finally:
             control.close()
 
@@ -218,7 +221,7 @@ class Client:
         await self.aclose()
 
 
-async def _drain(events: AsyncGenerator[dict[str, Any], None],
+async def _drain(events: AsyncGenerator[Event, None],
                  on_text: Callable[[str], Any] | None = None) -> RunResult:
     try:
         async for event in events:
@@ -243,18 +246,19 @@ def create_client(
     store: ConversationStore | None = None,
     request_params: dict[str, Any] | None = None,
     reasoning: str = "off",
-    retries: int = 2,
-    retry_base_ms: float = 500,
-    on_error: ErrorHook | None = None,
-    timeout_ms: float | None = None,
-    connect_timeout_s: float = 10.0,
-    idle_timeout_s: float = 60.0,
-    hooks: Any = None,
+    timeouts: Timeouts | None = None,
+    retries: Retries | int | None = None,
+    hooks: HookSource | None = None,
     wait_for: WaitFor | None = None,
     http_client: httpx2.AsyncClient | None = None,
     context: ContextPolicy | None = DEFAULT_CONTEXT,
     context_window: int | None = None,
     prompt_cache: bool = True,
+    retry_base_ms: float | None = None,
+    on_error: ErrorHook | None = None,
+    timeout_ms: float | None = None,
+    connect_timeout_s: float | None = None,
+    idle_timeout_s: float | None = None,
 ) -> Client:
     """A client for one endpoint. `reasoning` ("off", "low", "medium", "high") asks the
     model to think, in each style's own terms; `request_params` are body keys sent as given,
@@ -264,7 +268,11 @@ def create_client(
     compacting what is sent (None: send everything; an overflow is then just the error);
     `context_window` states the window in tokens. `prompt_cache` marks the prompt for the
     provider's cache where that must be asked for (the anthropic style); False sends no
-    such marks."""
+    such marks.
+
+    `timeouts` and `retries` (a `Retries`, or just the count) are in seconds; the older
+    keywords (`retry_base_ms`, `on_error`, `timeout_ms`,
+    `connect_timeout_s`, `idle_timeout_s`) still work and set their field."""
     if not base_url:
         raise ValueError("base_url is required, e.g. 'https://api.openai.com/v1'")
     check_endpoint(base_url)
@@ -278,11 +286,13 @@ def create_client(
     def describe_error(status: int, data: Any) -> ProviderError:
         return wire.http_error(status, data, url=url, model=model, key_sent=key is not None)
 
-    transport = Transport(
-        retries=retries, retry_base_ms=retry_base_ms, on_error=on_error,
-        connect_timeout_s=connect_timeout_s, idle_timeout_s=idle_timeout_s,
-        describe_error=describe_error, http_client=http_client,
+    timeouts, retries = resolve_options(
+        timeouts, retries, retry_base_ms=retry_base_ms, on_error=on_error,
+        timeout_ms=timeout_ms, connect_timeout_s=connect_timeout_s,
+        idle_timeout_s=idle_timeout_s,
     )
+    transport = Transport(retries=retries, timeouts=timeouts, describe_error=describe_error,
+                          http_client=http_client)
     request_headers = {**wire.auth_headers(key), **(headers or {})}
     check_headers(request_headers)
     settings = LoopSettings(
@@ -295,7 +305,7 @@ def create_client(
         max_turns=max_turns,
         request_params=params,
         reasoning=check_reasoning(reasoning),
-        timeout_ms=timeout_ms,
+        run_timeout_s=timeouts.run_s,
         hooks=Hooks(hooks),
         wait_for=wait_for,
         prompt_cache=prompt_cache,

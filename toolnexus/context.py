@@ -21,7 +21,7 @@ import os
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from .errors import ProviderError
 from .events import Usage, add_usage, compaction_event
@@ -42,8 +42,21 @@ from .wire.common import text_of
 
 if TYPE_CHECKING:
     from .control import RunControl
-    from .loop import LoopSettings
+    from .transport import Transport
     from .wire import ModelReply
+    from .wire.base import WireStyle
+
+class ModelTarget(Protocol):
+    """What compaction needs to ask the model itself (the loop's LoopSettings is one):
+    this module and loop.py do not import each other."""
+
+    wire: WireStyle
+    url: str
+    headers: dict[str, str]
+    model: str
+    transport: Transport
+    request_params: dict[str, Any]
+
 
 __all__ = ["Compaction", "ContextKeeper", "ContextPolicy", "ContextReport", "Outgoing",
            "apply_compaction", "message_tokens", "pin", "unpin"]
@@ -138,7 +151,7 @@ class Outgoing:
     messages: list[Message]
     system: str | None
     tools: list[dict[str, Any]]
-    settings: LoopSettings
+    settings: ModelTarget
     control: RunControl
     usage: Usage = field(default_factory=dict)  # a summary request's tokens are added here
 
@@ -258,7 +271,7 @@ def _summary_request(lines: list[str], instructions: str | None) -> str:
             "</conversation>")
 
 
-async def ask_model(settings: LoopSettings, control: RunControl, system: str,
+async def ask_model(settings: ModelTarget, control: RunControl, system: str,
                     text: str) -> ModelReply:
     """One non-streaming request without tools (the summary), outside the agent loop:
     no hooks, no turn."""
@@ -451,11 +464,12 @@ class ContextKeeper:
 
     # -- what the CLI calls (through Client)
 
-    async def report(self, out: Outgoing) -> ContextReport:
+    async def report(self, out: Outgoing, *, ask_endpoint: bool = True) -> ContextReport:
         spans = active_spans(out.messages)
         order = sent_indices(out.messages, spans)
         fill, counted = self._fill(out, order, spans)
-        window = await self.windows.resolve(out.fetch_json)
+        window = (await self.windows.resolve(out.fetch_json) if ask_endpoint
+                  else self.windows.without_asking())
         budget = plan = None
         if window.size:
             budget = self._budget(out, window.size)

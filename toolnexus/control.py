@@ -51,7 +51,7 @@ class RunControl:
     def error(self) -> ToolnexusError:
         if self.reason == "timeout":
             return RunTimeout(f"the run timed out after {self._budget:g} s (its deadline, "
-                              "timeout_ms, passed)", seconds=self._budget)
+                              "Timeouts.run_s or timeout_ms, passed)", seconds=self._budget)
         return RunCancelled()
 
     def check(self) -> None:

@@ -1,22 +1,29 @@
+"""Conversation: a multi-turn chat kept in memory, over anything that runs a prompt (a
+Client), so that this module and client.py do not import each other."""
+
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
 
 from .content import Prompt
 from .errors import ToolnexusError
 from .events import RunResult
 from .toolkit import Toolkit
 
-if TYPE_CHECKING:
-    from .client import Client
+
+class Runner(Protocol):
+    """What a Conversation needs of its client: `Client.run`."""
+
+    run: Callable[..., Awaitable[RunResult]]
 
 
 class Conversation:
     """An in-memory multi-turn conversation: each send() continues from `messages`."""
 
     def __init__(
-        self, client: Client, toolkit: Toolkit, cancel: asyncio.Event | None = None
+        self, client: Runner, toolkit: Toolkit, cancel: asyncio.Event | None = None
     ) -> None:
         self.client = client
         self.toolkit = toolkit

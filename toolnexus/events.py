@@ -1,9 +1,10 @@
-"""RunResult, usage arithmetic and the event dicts the loop yields."""
+"""RunResult, usage arithmetic and the event dicts the loop yields (typed, one TypedDict
+a type)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 Usage = dict[str, int]
 
@@ -40,38 +41,106 @@ MAX_TURNS = "max_turns"
 MAX_TOKENS = "max_tokens"
 
 
-def text_event(delta: str) -> dict[str, Any]:
+# The events the loop yields: plain dicts whose keys each of these declares.
+
+
+class TextEvent(TypedDict):
+    type: Literal["text"]
+    delta: str
+
+
+class ReasoningEvent(TypedDict):
+    type: Literal["reasoning"]
+    delta: str
+
+
+class ToolCallEvent(TypedDict):
+    type: Literal["tool_call"]
+    id: str
+    name: str
+    args: Any  # a dict, or the raw text when the model sent no JSON object
+
+
+class _ToolResultKeys(TypedDict):
+    type: Literal["tool_result"]
+    id: str
+    name: str
+    output: str
+    is_error: bool
+
+
+class ToolResultEvent(_ToolResultKeys, total=False):
+    attachments: list[str]  # only when the tool returned any
+
+
+class PendingEvent(TypedDict):
+    type: Literal["pending"]
+    request: dict[str, Any]
+
+
+class RetryEvent(TypedDict):
+    type: Literal["retry"]
+    attempt: int
+    delay: float
+    reason: str
+
+
+class CompactionEvent(TypedDict):
+    type: Literal["compaction"]
+    before_tokens: int
+    after_tokens: int
+    summarized: int
+    method: str  # "summary" or "dropped"
+    dropped: int
+    reason: str
+
+
+class UsageEvent(TypedDict):
+    type: Literal["usage"]
+    usage: Usage
+
+
+class DoneEvent(TypedDict):
+    type: Literal["done"]
+    result: RunResult
+
+
+Event = (TextEvent | ReasoningEvent | ToolCallEvent | ToolResultEvent | PendingEvent
+         | RetryEvent | CompactionEvent | UsageEvent | DoneEvent)
+
+
+def text_event(delta: str) -> TextEvent:
     return {"type": "text", "delta": delta}
 
 
-def reasoning_event(delta: str) -> dict[str, Any]:
+def reasoning_event(delta: str) -> ReasoningEvent:
     return {"type": "reasoning", "delta": delta}
 
 
-def tool_call_event(call_id: str, name: str, args: Any) -> dict[str, Any]:
+def tool_call_event(call_id: str, name: str, args: Any) -> ToolCallEvent:
     return {"type": "tool_call", "id": call_id, "name": name, "args": args}
 
 
 def tool_result_event(call_id: str, name: str, output: str, is_error: bool,
-                      attachments: list[str] | None = None) -> dict[str, Any]:
+                      attachments: list[str] | None = None) -> ToolResultEvent:
     """`attachments` (short labels such as "image 512x512 png") only when there are any."""
-    event = {"type": "tool_result", "id": call_id, "name": name, "output": output,
-             "is_error": is_error}
+    event: ToolResultEvent = {"type": "tool_result", "id": call_id, "name": name,
+                              "output": output, "is_error": is_error}
     if attachments:
         event["attachments"] = attachments
     return event
 
 
-def pending_event(request: dict[str, Any]) -> dict[str, Any]:
+def pending_event(request: dict[str, Any]) -> PendingEvent:
     return {"type": "pending", "request": request}
 
 
-def retry_event(attempt: int, delay: float, reason: str) -> dict[str, Any]:
+def retry_event(attempt: int, delay: float, reason: str) -> RetryEvent:
     return {"type": "retry", "attempt": attempt, "delay": delay, "reason": reason}
 
 
 def compaction_event(before_tokens: int, after_tokens: int, summarized: int, *,
-                     method: str, dropped: int, reason: str) -> dict[str, Any]:
+                     method: str, dropped: int, reason: str) -> CompactionEvent:
     """Older turns were summarized (or, with method "dropped", partly left out) for
     sending; `summarized` counts the thread messages the summary stands in for, `dropped`
     those of them left out without a summary. Token counts are estimates."""
@@ -80,9 +149,9 @@ def compaction_event(before_tokens: int, after_tokens: int, summarized: int, *,
             "dropped": dropped, "reason": reason}
 
 
-def usage_event(usage: Usage) -> dict[str, Any]:
+def usage_event(usage: Usage) -> UsageEvent:
     return {"type": "usage", "usage": dict(usage)}
 
 
-def done_event(result: RunResult) -> dict[str, Any]:
+def done_event(result: RunResult) -> DoneEvent:
     return {"type": "done", "result": result}

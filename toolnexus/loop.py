@@ -21,6 +21,7 @@ from .errors import ProviderError, ToolnexusError
 from .events import (
     MAX_TOKENS,
     MAX_TURNS,
+    Event,
     RunResult,
     add_usage,
     done_event,
@@ -57,7 +58,7 @@ class LoopSettings:
     max_turns: int = 10
     request_params: dict[str, Any] = field(default_factory=dict)
     reasoning: str = "off"
-    timeout_ms: float | None = None
+    run_timeout_s: float | None = None
     hooks: Hooks = field(default_factory=Hooks)
     wait_for: WaitFor | None = None
     context: ContextKeeper | None = None  # None: requests are sent as they are
@@ -84,7 +85,7 @@ async def agent_loop(
     first_turn: int = 1,
     schema: dict[str, Any] | None = None,
     reasoning: str | None = None,
-) -> AsyncIterator[dict[str, Any]]:
+) -> AsyncIterator[Event]:
     """Run to the end, yielding events. `prompt` None with `resume` continues a run that
     ended "pending", answering its request. With `schema`, the answer is JSON following it
     and `result.data` holds it; `reasoning` overrides the client's level for this run."""
@@ -99,8 +100,8 @@ async def agent_loop(
         messages.append({"role": "user", "content": user_content(prompt)})
     result = RunResult(messages=messages, model=settings.model, turns=first_turn - 1)
     deadline = None
-    if settings.timeout_ms is not None:
-        deadline = asyncio.get_running_loop().time() + settings.timeout_ms / 1000
+    if settings.run_timeout_s is not None:
+        deadline = asyncio.get_running_loop().time() + settings.run_timeout_s
     control = RunControl(cancel, deadline)
     run = _Run(settings, toolkit, control, result, options)
     try:

@@ -138,9 +138,13 @@ async def create_toolkit(
                 toolkit.register(skill_tool(skills))
                 toolkit.instructions.append(skills_prompt(skills))
         if mcp_config is not None:
-            from .mcp import add_mcp_servers
+            from .mcp import open_mcp_servers
 
-            toolkit.servers = await add_mcp_servers(toolkit, mcp_config, timeout=mcp_timeout)
+            taken = [tool.name for tool in toolkit.tools()]
+            mcp = await open_mcp_servers(mcp_config, timeout=mcp_timeout, taken=taken)
+            toolkit.on_close(mcp.close)
+            toolkit.register(*mcp.tools)
+            toolkit.servers = mcp.statuses
     except BaseException:
         await toolkit.close()
         raise

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from .control import RunControl
 from .errors import ProviderError
 from .events import retry_event
+from .options import Retries, Timeouts
 from .sse import SSEDecoder
 
 if TYPE_CHECKING:
@@ -94,7 +95,6 @@ class _Retryable(Exception):
         self.delay = delay  # what the server asked for, if it did
 
 
-ErrorHook = Callable[[dict[str, Any]], Any]
 StreamError = Callable[[str, str], ProviderError | None]
 
 
@@ -102,20 +102,14 @@ class Transport:
     def __init__(
         self,
         *,
-        retries: int = 2,
-        retry_base_ms: float = 500,
-        on_error: ErrorHook | None = None,
-        connect_timeout_s: float = 10.0,
-        idle_timeout_s: float = 60.0,
+        retries: Retries,
+        timeouts: Timeouts,
         describe_error: Callable[[int, str | None], ProviderError],
         http_client: httpx2.AsyncClient | None = None,
     ) -> None:
         self.retries = retries
-        self.retry_base_ms = retry_base_ms
-        self.on_error = on_error
+        self.timeouts = timeouts
         self.describe_error = describe_error
-        self.connect_timeout_s = connect_timeout_s
-        self.idle_timeout_s = idle_timeout_s
         self._caller_client = http_client  # the caller's: used, never closed
         self._clients: dict[asyncio.AbstractEventLoop, httpx2.AsyncClient] = {}
         self._timeout: httpx2.Timeout | None = None
@@ -138,8 +132,8 @@ class Transport:
             import httpx2
 
             self._timeout = httpx2.Timeout(
-                connect=self.connect_timeout_s, read=self.idle_timeout_s,
-                write=self.idle_timeout_s, pool=self.connect_timeout_s)
+                connect=self.timeouts.connect_s, read=self.timeouts.idle_s,
+                write=self.timeouts.idle_s, pool=self.timeouts.connect_s)
         return self._timeout
 
     async def aclose(self) -> None:
@@ -186,11 +180,12 @@ class Transport:
     ) -> float:
         """How long to wait before retry number `attempt`, or raise the error to give up."""
         error = failure.error
-        decision = "retry" if attempt <= self.retries else "fail"
-        if self.on_error is not None and attempt <= self.retries:
+        retries = self.retries
+        decision = "retry" if attempt <= retries.count else "fail"
+        if retries.on_error is not None and attempt <= retries.count:
             info = {"status": error.status, "message": str(error), "attempt": attempt,
                     "reason": failure.reason, "retry_after": failure.delay, "error": error}
-            outcome = self.on_error(info)
+            outcome = retries.on_error(info)
             if inspect.isawaitable(outcome):
                 outcome = await control.race(outcome)
             decision = outcome or decision
@@ -213,7 +208,7 @@ class Transport:
             raise error
         if failure.delay is not None:
             return failure.delay
-        backoff = self.retry_base_ms / 1000 * 2 ** (attempt - 1)
+        backoff = retries.base_s * 2 ** (attempt - 1)
         return backoff * (0.5 + random.random() / 2)
 
     async def _attempt(
@@ -349,7 +344,7 @@ class Transport:
                                  "SSL_CERT_FILE / SSL_CERT_DIR for a private CA)")
         if isinstance(exc, httpx2.ReadTimeout):
             error = ProviderError(
-                f"{url} sent nothing for {self.idle_timeout_s:g} s (idle timeout)")
+                f"{url} sent nothing for {self.timeouts.idle_s:g} s (idle timeout)")
             return _Retryable(error, "the server stopped answering")
         if isinstance(exc, (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout,
                             httpx2.ProxyError)):

@@ -197,6 +197,10 @@ class Windows:
             return Window(size, ENDPOINT)
         return self._table() if found else None
 
+    def without_asking(self) -> Window:
+        """The window as far as it is known without a request (perhaps "unknown")."""
+        return self.known() or self._table()
+
     def _table(self) -> Window:
         size = table_window(self.model)
         return Window(size, "table") if size else Window(None, "unknown")

@@ -24,6 +24,7 @@ from .render import (
 )
 from .session import Output, Session
 from .structured import SchemaOutput
+from .theme import terminal_ui
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -82,18 +83,20 @@ class AskOptions:
 
 def run_ask(config: Config, options: AskOptions) -> int:
     """The exit code of one turn, its answer on stdout (rendered on a terminal)."""
-    console = None
+    console, ui = None, config.ui
     if options.output == "auto" and sys.stdout.isatty():
         from rich.console import Console
 
         console = Console(highlight=False)
+        if options.schema is None:  # a rendered answer: colours for the background
+            ui = terminal_ui(config.ui, console)
 
     def output(session: Session) -> Output:
         if options.schema is not None and options.output == "auto":
             return SchemaOutput(sys.stdout, sys.stderr, pretty=sys.stdout.isatty(),
                                 verbose=options.verbose, redact=session.redact)
         if console is not None:
-            return TerminalRenderer(console, config.ui)
+            return TerminalRenderer(console, ui)
         if options.output == "auto":
             return PlainRenderer(sys.stdout, sys.stderr, verbose=options.verbose)
         return JsonOutput(session, events=options.output == "events")

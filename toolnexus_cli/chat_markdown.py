@@ -45,3 +45,11 @@ def _keep_line_breaks(tokens: list[Token]) -> None:
         for child in token.children or ():
             if child.type == "softbreak":
                 child.type = "hardbreak"
+
+
+def code_blocks(markup: str) -> list[str]:
+    """The code blocks of `markup`, in order, each exactly as written (no fences)."""
+    from markdown_it import MarkdownIt
+
+    return [token.content for token in MarkdownIt("commonmark").parse(markup)
+            if token.type in ("fence", "code_block")]

@@ -7,7 +7,6 @@ import asyncio
 import difflib
 import os
 import shlex
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -32,9 +31,12 @@ from toolnexus.stores import Thread
 from toolnexus.visible import visible
 
 from .attach import check_carried, load_attachment
+from .chat_markdown import code_blocks
+from .clipboard import copy_text
 from .errors import UsageError
 from .listing import holding
 from .session import Session
+from .threads import fork_thread
 from .toolbox import approval_policy, tool_rows
 
 COMMANDS = {
@@ -48,9 +50,10 @@ COMMANDS = {
     "/switch": "continue another thread: /switch ID",
     "/retry": "ask the last question (or the last failed one) again",
     "/undo": "drop the last exchange (kept in the thread, marked undone)",
-    "/copy": "copy the last answer to the clipboard",
+    "/copy": "copy the last answer: /copy, or /copy code [N] for its N-th code block",
     "/export": "write this thread as Markdown: /export PATH",
-    "/edit": "write the next message in $EDITOR",
+    "/fork": "go on in a new thread with this one's messages 1..N: /fork [N]",
+    "/edit": "write the next message in $EDITOR; /edit last: rewrite the last prompt (forks)",
     "/attach": "send a file or URL with the next message: /attach PATH",
     "/exit": "leave (Ctrl-D does too)",
 }
@@ -212,19 +215,28 @@ class Commands:
         return prompt
 
     async def copy(self, arg: str) -> None:
+        """/copy: the last answer's Markdown; /copy code [N]: its N-th code block (from 1;
+        the last by default), exactly as written."""
+        what, _, number = arg.partition(" ")
+        if what not in ("", "code") or (number.strip() and not number.strip().isdigit()):
+            self.say("usage: /copy, or /copy code [N] for the N-th code block", "yellow")
+            return
         messages = sendable(await self.session.store.load(self.session.thread))
-        answer = next((m.get("content") for m in reversed(messages)
-                       if m.get("role") == "assistant" and m.get("content")), None)
+        answer = next((m["content"] for m in reversed(messages) if m.get("role") == "assistant"
+                       and isinstance(m.get("content"), str) and m["content"]), None)
         if answer is None:
             self.say("no answer to copy yet")
             return
-        for command in (["wl-copy"], ["xclip", "-selection", "clipboard"], ["xsel", "-ib"],
-                        ["pbcopy"]):
-            if shutil.which(command[0]):
-                subprocess.run(command, input=answer, text=True, check=False)
-                self.say("copied the last answer")
+        label = "the last answer"
+        if what == "code":
+            blocks = code_blocks(answer)
+            index = int(number) if number.strip() else len(blocks)
+            if not 1 <= index <= len(blocks):
+                self.say(f"the last answer has {len(blocks)} code blocks", "yellow")
                 return
-        self.say("no clipboard tool found (wl-copy, xclip, xsel or pbcopy)", "yellow")
+            answer, label = blocks[index - 1], f"code block {index} of {len(blocks)}"
+        used = copy_text(answer, self.console.file)
+        self.say(f"copied {label} ({used})")
 
     async def export(self, arg: str) -> None:
         if not arg:
@@ -246,11 +258,55 @@ class Commands:
             return
         self.say(f"wrote {path}")
 
+    async def fork(self, arg: str) -> None:
+        """/fork [N]: continue on a new thread holding this one's messages 1..N (all of
+        them by default); this thread stays as it is."""
+        thread = await self.session.store.load(self.session.thread)
+        if arg and not arg.isdigit():
+            self.say("usage: /fork [N]: a new thread with messages 1..N of this one", "yellow")
+            return
+        at = int(arg) if arg else len(thread)
+        if not thread or not 1 <= at <= len(thread):
+            self.say(f"this thread holds {len(thread)} messages: /fork N takes 1 to "
+                     f"{len(thread)}" if thread else "nothing to fork yet", "yellow")
+            return
+        if at < len(thread) and thread[at].get("role") == "tool":
+            self.say(f"message {at} asks for tool results that follow it: fork before or "
+                     "after them", "yellow")
+            return
+        origin = self.session.thread
+        await self._switch_to_fork(at)
+        self.say(f"forked {origin} at message {at}: now on thread {self.session.thread}")
+
+    async def _switch_to_fork(self, at: int) -> None:
+        """A new thread holding this one's first `at` messages, which the chat goes on with."""
+        self.session.thread = await fork_thread(self.session.store, self.session.thread, at)
+
     async def edit(self, arg: str) -> str | None:
-        """The message written in $VISUAL or $EDITOR, shown and sent once confirmed."""
-        text = await self._compose(arg)
-        if text is None:
+        """/edit [TEXT]: the next message, written in $EDITOR, shown and sent once confirmed.
+        /edit last: the previous prompt, edited and sent on a fork from just before it
+        (history stays as it was)."""
+        if arg != "last":
+            return await self._confirmed(await _in_editor(arg))
+        thread = await self.session.store.load(self.session.thread)
+        start = last_prompt(thread)
+        prompt = thread[start].get("content") if start is not None else None
+        if start is None or not isinstance(prompt, str):
+            self.say("no previous prompt to edit")
             return None
+        text = await _in_editor(prompt)
+        if not text:
+            self.say("nothing to send: the thread stays as it was")
+            return None
+        if await self._confirmed(text) is None:
+            return None
+        origin = self.session.thread
+        await self._switch_to_fork(start)
+        self.say(f"forked {origin} before its last prompt: now on thread {self.session.thread}")
+        return text
+
+    async def _confirmed(self, text: str) -> str | None:
+        """`text` once the user saw it and said send; None (said so) for no or nothing."""
         if not text:
             self.say("nothing to send: the message is empty")
             return None
@@ -262,33 +318,6 @@ class Commands:
             return None
         return text
 
-    async def _compose(self, start: str) -> str | None:
-        """What the user wrote in the editor (starting from `start`); None, said in one
-        line, when the editor could not be started or failed."""
-        variable = "VISUAL" if os.environ.get("VISUAL") else "EDITOR"
-        editor = os.environ.get(variable) or "vi"
-        try:
-            command = shlex.split(editor)
-        except ValueError as exc:
-            self.say(f"error: ${variable} ({editor!r}) cannot be read: {exc}", "bold red")
-            return None
-        with tempfile.NamedTemporaryFile("w+", suffix=".md", delete=False) as handle:
-            handle.write(start)
-            path = handle.name
-        try:
-            done = await asyncio.to_thread(subprocess.run, [*command, path], check=False)
-            text = Path(path).read_text(encoding="utf-8", errors="replace").strip()
-        except OSError as exc:
-            self.say(f"error: the editor {command[0]!r} (${variable}) could not be started: "
-                     f"{exc.strerror or exc}", "bold red")
-            return None
-        finally:
-            os.unlink(path)
-        if done.returncode != 0:
-            self.say(f"error: the editor {command[0]!r} (${variable}) exited with status "
-                     f"{done.returncode}; nothing was sent", "bold red")
-            return None
-        return text
 
     async def attach(self, arg: str) -> None:
         if not arg:
@@ -302,3 +331,31 @@ class Commands:
             return
         self.attached.append(attachment)
         self.say(f"[attached {attachment.describe()}]")
+
+
+async def _in_editor(text: str) -> str:
+    """`text` after the user edited it in $VISUAL or $EDITOR (vi), stripped; a UsageError
+    that says why when the editor cannot be started or fails."""
+    variable = "VISUAL" if os.environ.get("VISUAL") else "EDITOR"
+    editor = os.environ.get(variable) or "vi"
+    try:
+        command = shlex.split(editor)
+    except ValueError as exc:
+        raise UsageError(f"${variable} ({editor!r}) cannot be read: {exc}") from None
+    if not command:
+        raise UsageError(f"${variable} is blank: set it to an editor")
+    with tempfile.NamedTemporaryFile("w+", suffix=".md", delete=False) as handle:
+        handle.write(text)
+        path = handle.name
+    try:
+        done = await asyncio.to_thread(subprocess.run, [*command, path], check=False)
+        edited = Path(path).read_text(encoding="utf-8", errors="replace").strip()
+    except OSError as exc:
+        raise UsageError(f"the editor {command[0]!r} (${variable}) could not be started: "
+                         f"{exc.strerror or exc}") from None
+    finally:
+        os.unlink(path)
+    if done.returncode != 0:
+        raise UsageError(f"the editor {command[0]!r} (${variable}) exited with status "
+                         f"{done.returncode}; nothing was sent")
+    return edited

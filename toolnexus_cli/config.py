@@ -32,7 +32,8 @@ TOP_KEYS: dict[str, Any] = {
     "functions": list, "skills": str, "mcp": str, "builtins": (bool, list),
     "workspace": str, "approval": RULES,
     "reasoning": str,  # off, low, medium or high; a model's own setting wins
-    "ui": {"markdown": bool, "show_reasoning": bool, "code_theme": str, "footer": bool},
+    "ui": {"markdown": bool, "show_reasoning": bool, "code_theme": str, "footer": bool,
+           "editing_mode": str, "theme": str},
     "providers": ("*", {"base_url": str, "style": str, "api_key_env": str, "api_key_cmd": str,
                         "api_key_cmd_timeout": (int, float), "headers": dict,
                         "prompt_cache": bool}),
@@ -50,6 +51,8 @@ BUILTIN_PROVIDERS: dict[str, dict[str, Any]] = {
                    "api_key_env": "OPENROUTER_API_KEY", "default_model": "openai/gpt-4.1-mini"},
     "ollama": {"base_url": "http://localhost:11434/v1", "style": "openai"},
 }
+
+UI_CHOICES = {"editing_mode": ["emacs", "vi"], "theme": ["auto", "dark", "light"]}
 
 DEFAULT_TIMEOUT_S = 600.0
 
@@ -98,8 +101,9 @@ class Config:
 
     @property
     def ui(self) -> dict[str, Any]:
-        return {"markdown": True, "show_reasoning": True, "code_theme": "monokai",
-                "footer": True, **self.data.get("ui", {})}
+        # no code_theme: by default `theme` (the terminal's background) picks it
+        return {"markdown": True, "show_reasoning": True, "footer": True,
+                "editing_mode": "emacs", "theme": "auto", **self.data.get("ui", {})}
 
     def providers(self) -> dict[str, dict[str, Any]]:
         merged = {name: dict(p) for name, p in BUILTIN_PROVIDERS.items()}
@@ -180,6 +184,8 @@ def _choices(prefix: str, key: str) -> list[str] | None:
         from pygments.styles import get_all_styles
 
         return sorted(get_all_styles())
+    if prefix == "ui.":
+        return UI_CHOICES.get(key)
     if prefix.startswith("providers.") and key == "style":
         from toolnexus.wire import STYLES
 

@@ -15,19 +15,23 @@ from .models import model_names
 from .options import RunOptions
 from .render import TerminalRenderer, unfinished_note
 from .session import Session
+from .shell import offer_to_add, run_shell
 from .terminal import KeyWatch, mute_keyboard, prompt_session, restore_keyboard
+from .theme import terminal_ui
 from .toolbox import tools_summary
 
 
 class Repl:
     def __init__(self, config: Config, options: RunOptions,
                  console: Console | None = None) -> None:
-        self.console = console or Console(highlight=False)
+        self.console = console or terminal_console()
+        self.ui = terminal_ui(config.ui, self.console)
         self.session = Session(config, options, output=self._renderer, console=self.console)
         self.commands = Commands(self.session, self.console)
+        self.carried: list[str] = []  # `!command` output to add to the next message
 
     def _renderer(self, session: Session) -> TerminalRenderer:
-        renderer = TerminalRenderer(self.console, session.config.ui, keys=KeyWatch())
+        renderer = TerminalRenderer(self.console, self.ui, keys=KeyWatch())
         renderer.start()
         return renderer
 
@@ -36,7 +40,8 @@ class Repl:
         return self.session.run(self._read_loop)
 
     async def _read_loop(self) -> int:
-        prompts = prompt_session(COMMANDS, model_names(self.session.config))
+        prompts = prompt_session(COMMANDS, model_names(self.session.config),
+                                 vi=self.ui["editing_mode"] == "vi")
         session = self.session
         self.console.print(Text(
             f"toolnexus chat · {session.target.model} · thread {session.thread} · "
@@ -62,7 +67,9 @@ class Repl:
             text = line.strip()
             if not text:
                 continue
-            if text.startswith("/"):
+            if text.startswith("!"):
+                await self.shell(text[1:].strip())
+            elif text.startswith("/"):
                 outcome = await self.commands.run(text)
                 if outcome == "exit":
                     return 0
@@ -76,8 +83,30 @@ class Repl:
             if session.interrupts.received:  # SIGTERM or SIGHUP stopped the turn
                 return session.interrupts.exit_code(0)
 
+    async def shell(self, command: str) -> None:
+        """`!command`: run it here, show its output, offer to add it to the next message."""
+        if not command:
+            self.console.print(Text("usage: !COMMAND runs a shell command here", style="yellow"))
+            return
+        self.console.print(Text(visible(f"$ {command}"), style="bold"))
+        keyboard = mute_keyboard()
+        try:
+            run = await run_shell(command, self.console.file)
+        finally:
+            restore_keyboard(keyboard)
+        if run.exit_code is None:
+            self.console.print(Text("(interrupted: its process group was killed)", style="dim"))
+        elif run.exit_code:
+            self.console.print(Text(f"(exit code {run.exit_code})", style="dim"))
+        if await offer_to_add():
+            self.carried.append(run.as_message())
+            self.console.print(Text("(it goes with your next message)", style="dim"))
+
     async def turn(self, prompt: str) -> None:
         """One exchange, its answer live on screen; a failure is one red line."""
+        if self.carried:
+            prompt = "\n\n".join([*self.carried, prompt])
+            self.carried = []
         attached = self.commands.take_attached()
         keyboard = mute_keyboard()
         try:
@@ -94,6 +123,18 @@ class Repl:
             note = unfinished_note(turn.result)
             if note:
                 self.console.print(Text(note, style="yellow"))
+
+
+def terminal_console() -> Console:
+    """A console that follows the terminal's size as it changes: COLUMNS and LINES, if
+    exported, would pin it to the size the terminal had when they were set."""
+    import os
+    import sys
+
+    environ = os.environ
+    if sys.stdout.isatty():
+        environ = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    return Console(highlight=False, _environ=environ)
 
 
 def run_chat(config: Config, options: RunOptions) -> int:

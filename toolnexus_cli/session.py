@@ -241,7 +241,8 @@ class Session:
         next request would be, the model's price and the thread's usage so far."""
         info = await self.store.info(self.thread)
         try:
-            report = await self.client.context_report(result.messages, self.toolkit)
+            report = await self.client.context_report(result.messages, self.toolkit,
+                                                      ask_endpoint=False)
         except ToolnexusError:  # the window could not be looked up: show what is known
             report = None
         return FooterFacts(window=report.window if report else None,

@@ -93,10 +93,11 @@ def private_file(path: Path) -> Path:
     return path
 
 
-def prompt_session(commands: Iterable[str], models: Iterable[str] = ()) -> Any:
+def prompt_session(commands: Iterable[str], models: Iterable[str] = (), *,
+                   vi: bool = False) -> Any:
     """The prompt line: a private history, Esc-Enter for a new line, Ctrl-C clears the
     line (on an empty one it raises KeyboardInterrupt), `commands` complete, and so do
-    `models` after `/model`."""
+    `models` after `/model`. `vi`: vi keys, the mode shown in a toolbar."""
     from prompt_toolkit import PromptSession
     from prompt_toolkit.history import FileHistory
     from prompt_toolkit.key_binding import KeyBindings
@@ -119,7 +120,19 @@ def prompt_session(commands: Iterable[str], models: Iterable[str] = ()) -> Any:
         history=FileHistory(str(history_path)),
         completer=_slash_completer(list(commands), list(models)),
         complete_while_typing=True, key_bindings=bindings, enable_history_search=True,
+        vi_mode=vi, bottom_toolbar=_vi_mode_toolbar if vi else None,
     )
+
+
+def _vi_mode_toolbar() -> str:
+    from prompt_toolkit.application.current import get_app
+    from prompt_toolkit.key_binding.vi_state import InputMode
+
+    mode = get_app().vi_state.input_mode
+    if mode == InputMode.NAVIGATION:
+        return "-- NORMAL --"
+    return "-- REPLACE --" if mode in (InputMode.REPLACE, InputMode.REPLACE_SINGLE) else (
+        "-- INSERT --")
 
 
 def _slash_completer(commands: list[str], models: list[str]) -> Any:

@@ -63,7 +63,9 @@ def __getattr__(name: str) -> Any:
 def open_store(spec: str | os.PathLike[str]) -> ThreadStore:
     """The store a config value names: "postgresql://..." (or "postgres://...") or a
     keyword-form DSN ("host=db dbname=app") is a PostgresStore, "memory" a MemoryStore,
-    "sqlite://PATH" (so "sqlite:///abs/threads.db") or a plain path a SQLiteStore."""
+    "sqlite://PATH" (so "sqlite:///abs/threads.db") or a plain path a SQLiteStore;
+    "sqlite://PATH?timeout=S" also says how many seconds a write waits for another
+    process's lock (default 30)."""
     text = os.fspath(spec)
     if text.startswith(("postgresql://", "postgres://")) or _KEYWORD_DSN.fullmatch(text):
         from .postgres import PostgresStore
@@ -73,8 +75,27 @@ def open_store(spec: str | os.PathLike[str]) -> ThreadStore:
         return MemoryStore()
     from .sqlite import SQLiteStore
 
+    options: dict[str, float] = {}
     if text.startswith("sqlite://"):
-        text = text[len("sqlite://"):]
+        text, _, query = text[len("sqlite://"):].partition("?")
+        options = _sqlite_options(query)
     if not text:
         raise StoreError("empty store path")
-    return SQLiteStore(text)
+    return SQLiteStore(text, **options)
+
+
+def _sqlite_options(query: str) -> dict[str, float]:
+    from urllib.parse import parse_qsl
+
+    options: dict[str, float] = {}
+    for key, value in parse_qsl(query, keep_blank_values=True):
+        if key != "timeout":
+            raise StoreError(f"unknown SQLite store option {key!r} (there is: timeout)")
+        try:
+            seconds = float(value)
+        except ValueError:
+            seconds = -1.0
+        if not 0 <= seconds < float("inf"):
+            raise StoreError(f"the SQLite store's timeout must be seconds, not {value!r}")
+        options[key] = seconds
+    return options

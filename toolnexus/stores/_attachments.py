@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 from ..content import AUDIO_FORMATS, MAX_ATTACHMENT_BYTES
 from ..content import _size as size_text
-from .base import StoreError
+from .base import AttachmentInfo, StoreError
 
 Message = dict[str, Any]
 Path = tuple[str | int, ...]
@@ -43,15 +43,6 @@ class Payload(NamedTuple):
     prefix: str
     data: str
     media_type: str
-
-
-@dataclass(frozen=True)
-class AttachmentInfo:
-    """One stored attachment: the SHA-256 (hex) of its bytes, its media type and size."""
-
-    sha256: str
-    media_type: str
-    size: int
 
 
 @dataclass(frozen=True)

@@ -7,12 +7,18 @@ driver. The SQLite and PostgreSQL backends are imported only when they are used.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from ..errors import ToolnexusError
 
-if TYPE_CHECKING:
-    from ._attachments import AttachmentInfo
+
+@dataclass(frozen=True)
+class AttachmentInfo:
+    """One stored attachment: the SHA-256 (hex) of its bytes, its media type and size."""
+
+    sha256: str
+    media_type: str
+    size: int
 
 
 @runtime_checkable

@@ -7,6 +7,7 @@ import uuid
 from typing import Any
 
 from ..errors import ProviderError
+from ..events import Usage, empty_usage
 
 
 def new_call_id() -> str:
@@ -60,6 +61,29 @@ def put_count(usage: dict[str, int], key: str, raw: dict[str, Any], field: str) 
         usage[key] = count
     else:
         usage.pop(key, None)
+
+
+def token_usage(raw: Any, prompt_key: str, completion_key: str, details_key: str,
+                prompt_details_key: str) -> Usage:
+    """A usage object in this style's key names as canonical usage: reasoning tokens from
+    its `details_key` object, cache reads and writes (part of the prompt tokens; OpenRouter
+    reports the writes) from its `prompt_details_key` object, when it counts any."""
+    usage = empty_usage()
+    raw = optional(raw, dict, "usage")
+    if not raw:
+        return usage
+    usage["prompt_tokens"] = tokens(raw, prompt_key)
+    usage["completion_tokens"] = tokens(raw, completion_key)
+    usage["total_tokens"] = (tokens(raw, "total_tokens")
+                             or usage["prompt_tokens"] + usage["completion_tokens"])
+    details = optional(raw.get(details_key), dict, f"usage.{details_key}")
+    if details:
+        put_count(usage, "reasoning_tokens", details, "reasoning_tokens")
+    prompt = optional(raw.get(prompt_details_key), dict, f"usage.{prompt_details_key}")
+    if prompt:
+        put_count(usage, "cached_tokens", prompt, "cached_tokens")
+        put_count(usage, "cache_write_tokens", prompt, "cache_write_tokens")
+    return usage
 
 
 def _shown(value: Any) -> str:

@@ -28,9 +28,8 @@ from .common import (
     malformed,
     new_call_id,
     optional,
-    put_count,
     text_of,
-    tokens,
+    token_usage,
 )
 
 # The keys each role may carry on the wire; canonical extras (reasoning, thinking
@@ -211,22 +210,8 @@ def _whole_call(raw: Any) -> dict[str, Any]:
 
 
 def parse_usage(raw: Any) -> Usage:
-    usage = empty_usage()
-    raw = optional(raw, dict, "usage")
-    if not raw:
-        return usage
-    usage["prompt_tokens"] = tokens(raw, "prompt_tokens")
-    usage["completion_tokens"] = tokens(raw, "completion_tokens")
-    usage["total_tokens"] = (tokens(raw, "total_tokens")
-                             or usage["prompt_tokens"] + usage["completion_tokens"])
-    details = optional(raw.get("completion_tokens_details"), dict, "usage details")
-    if details:
-        put_count(usage, "reasoning_tokens", details, "reasoning_tokens")
-    prompt = optional(raw.get("prompt_tokens_details"), dict, "usage.prompt_tokens_details")
-    if prompt:  # both are part of prompt_tokens; OpenRouter reports the writes
-        put_count(usage, "cached_tokens", prompt, "cached_tokens")
-        put_count(usage, "cache_write_tokens", prompt, "cache_write_tokens")
-    return usage
+    return token_usage(raw, "prompt_tokens", "completion_tokens", "completion_tokens_details",
+                       "prompt_tokens_details")
 
 
 class _Call:

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..content import Media, media_of, unsupported
 from ..errors import ProviderError
-from ..events import Usage, empty_usage, reasoning_event, text_event
+from ..events import Usage, reasoning_event, text_event
 from .base import (
     NO_OPTIONS,
     ModelReply,
@@ -30,9 +30,8 @@ from .common import (
     malformed,
     new_call_id,
     optional,
-    put_count,
     text_of,
-    tokens,
+    token_usage,
 )
 
 # Encrypted reasoning items ride on the canonical assistant message under this key, exactly
@@ -242,21 +241,8 @@ def _finish_reason(response: dict[str, Any], message: dict[str, Any]) -> str:
 
 
 def parse_usage(raw: Any) -> Usage:
-    usage = empty_usage()
-    raw = optional(raw, dict, "usage")
-    if not raw:
-        return usage
-    usage["prompt_tokens"] = tokens(raw, "input_tokens")
-    usage["completion_tokens"] = tokens(raw, "output_tokens")
-    usage["total_tokens"] = (tokens(raw, "total_tokens")
-                             or usage["prompt_tokens"] + usage["completion_tokens"])
-    details = optional(raw.get("output_tokens_details"), dict, "usage.output_tokens_details")
-    if details:
-        put_count(usage, "reasoning_tokens", details, "reasoning_tokens")
-    prompt = optional(raw.get("input_tokens_details"), dict, "usage.input_tokens_details")
-    if prompt:  # part of input_tokens
-        put_count(usage, "cached_tokens", prompt, "cached_tokens")
-    return usage
+    return token_usage(raw, "input_tokens", "output_tokens", "output_tokens_details",
+                       "input_tokens_details")
 
 
 class EventStream(StreamAssembler):

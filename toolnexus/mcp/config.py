@@ -1,0 +1,180 @@
+"""The MCP config: the common `mcp.json` shape read into one `ServerSpec` per server.
+
+A top-level `mcpServers`, `servers` or `mcp` object holds servers by name; each has
+`command` + `args` + `env` (stdio) or `url` + `headers` (streamable HTTP), and may say
+`disabled: true`. `${VAR}` (or `${VAR:-default}`) in the command, args, env, cwd, url and
+headers is replaced from the environment; every value substituted, and every literal that
+looks like a credential, is a secret of the spec, and `ServerSpec.redact` blanks them out of
+anything shown.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import ToolnexusError
+
+SERVER_KEYS = ("mcpServers", "servers", "mcp")
+HTTP_TYPES = {"http", "streamable-http", "streamable_http", "streamablehttp", "remote"}
+STDIO_TYPES = {"stdio", "local"}
+MIN_SECRET = 4  # shorter values are not redacted (they would blank out ordinary words)
+
+McpConfig = str | os.PathLike[str] | Mapping[str, Any]
+
+
+@dataclass
+class ServerSpec:
+    """One configured server, its values expanded; `error` says why it cannot start."""
+
+    name: str
+    transport: str  # "stdio" or "http"
+    command: str = ""
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+    disabled: bool = False
+    error: str | None = None
+    secrets: set[str] = field(default_factory=set)
+
+    def redact(self, text: str) -> str:
+        for secret in sorted(self.secrets, key=len, reverse=True):
+            text = text.replace(secret, "***")
+        return text
+
+
+def read_specs(config: McpConfig) -> list[ServerSpec]:
+    """Every server of `config` (a path of an mcp.json, or its parsed dict), in order.
+    Raises ToolnexusError only for a config that cannot be read at all; a bad entry is a
+    spec with an `error`."""
+    return [parse_server(str(name), entry) for name, entry in load_servers(config).items()]
+
+
+def load_servers(config: McpConfig) -> Mapping[str, Any]:
+    if isinstance(config, str | os.PathLike):
+        path = Path(config).expanduser()
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            why = exc.strerror or exc
+            raise ToolnexusError(f"cannot read the MCP config {path}: {why}") from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ToolnexusError(
+                f"{path}:{exc.lineno}:{exc.colno}: the MCP config is not valid JSON: {exc.msg}"
+            ) from None
+        where = str(path)
+    elif isinstance(config, Mapping):
+        data, where = config, "the MCP config"
+    else:
+        raise TypeError(f"config must be a path or a dict, not {type(config).__name__}")
+    if not isinstance(data, Mapping):
+        raise ToolnexusError(f"{where}: expected a JSON object with 'mcpServers' in it")
+    for key in SERVER_KEYS:
+        if key in data:
+            servers = data[key]
+            if not isinstance(servers, Mapping):
+                raise ToolnexusError(f"{where}: '{key}' must be an object of servers by name")
+            return servers
+    raise ToolnexusError(
+        f"{where}: no servers found: expected a top-level 'mcpServers', 'servers' or 'mcp' object"
+    )
+
+
+_SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASS|AUTH|CREDENTIAL|COOKIE|SESSION", re.I)
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class _ConfigError(Exception):
+    pass
+
+
+def expand(value: Any, where: str, secrets: set[str]) -> str:
+    """`${VAR}` / `${VAR:-default}` from the environment; every substituted value is a secret."""
+    if not isinstance(value, str):
+        if isinstance(value, bool | int | float):
+            return json.dumps(value)
+        raise _ConfigError(f"{where} must be a string")
+
+    def substitute(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        found = os.environ.get(name)
+        if found is None or (found == "" and default is not None):
+            if default is None:
+                raise _ConfigError(f"{where} uses ${{{name}}}, which is not set")
+            found = default
+        if len(found) >= MIN_SECRET:
+            secrets.add(found)
+        return found
+
+    return _VAR.sub(substitute, value)
+
+
+def parse_server(name: str, entry: Any) -> ServerSpec:
+    if not isinstance(entry, Mapping):
+        return ServerSpec(name, "stdio", error="the server entry must be an object")
+    kind = str(entry.get("type") or entry.get("transport") or "").lower()
+    url = entry.get("url") or entry.get("serverUrl")
+    command = entry.get("command")
+    remote = kind in HTTP_TYPES or kind == "sse" or (url and not command and not kind)
+    transport = "http" if remote else "stdio"
+    spec = ServerSpec(name, transport)
+    if entry.get("disabled") is True or entry.get("enabled") is False:
+        spec.disabled = True
+        return spec
+    try:
+        if kind and kind not in HTTP_TYPES | STDIO_TYPES:
+            if kind == "sse":
+                raise _ConfigError("the SSE transport is not supported: give a streamable HTTP url")
+            raise _ConfigError(f"unknown transport type {kind!r} (use 'stdio' or 'http')")
+        if transport == "http":
+            _parse_http(spec, entry, url)
+        else:
+            _parse_stdio(spec, entry, command)
+    except _ConfigError as exc:
+        spec.error = str(exc)
+    return spec
+
+
+def _parse_http(spec: ServerSpec, entry: Mapping[str, Any], url: Any) -> None:
+    if not url:
+        raise _ConfigError("a remote server needs a 'url'")
+    spec.url = expand(url, "url", spec.secrets)
+    if not spec.url.startswith(("http://", "https://")):
+        raise _ConfigError("the url must start with http:// or https://")
+    headers = entry.get("headers") or {}
+    if not isinstance(headers, Mapping):
+        raise _ConfigError("'headers' must be an object")
+    for key, value in headers.items():
+        spec.headers[str(key)] = expanded = expand(value, f"headers.{key}", spec.secrets)
+        if len(expanded) >= MIN_SECRET:  # a literal token in the file is a secret too
+            spec.secrets.add(expanded)
+
+
+def _parse_stdio(spec: ServerSpec, entry: Mapping[str, Any], command: Any) -> None:
+    args = entry.get("args") or []
+    if isinstance(command, list) and command:  # the `mcp` style: command: [cmd, *args]
+        command, args = command[0], [*command[1:], *args]
+    if not command:
+        raise _ConfigError("a local server needs a 'command' (or a 'url' for a remote one)")
+    if not isinstance(args, list):
+        raise _ConfigError("'args' must be a list")
+    env = entry.get("env") or entry.get("environment") or {}
+    if not isinstance(env, Mapping):
+        raise _ConfigError("'env' must be an object")
+    for key, value in env.items():
+        spec.env[str(key)] = expanded = expand(value, f"env.{key}", spec.secrets)
+        if _SECRET_NAME.search(str(key)) and len(expanded) >= MIN_SECRET:
+            spec.secrets.add(expanded)  # a literal token in the file is a secret too
+    spec.command = expand(command, "command", spec.secrets)
+    spec.args = [expand(arg, f"args[{i}]", spec.secrets) for i, arg in enumerate(args)]
+    if entry.get("cwd"):
+        spec.cwd = str(Path(expand(entry["cwd"], "cwd", spec.secrets)).expanduser())

@@ -1,0 +1,62 @@
+"""What an MCP tool returns, as a tool result: text for the model, plus attachments."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ..content import Attachment
+from ..errors import ToolnexusError
+
+
+def convert_content(result: Mapping[str, Any]) -> tuple[str, list[Attachment]]:
+    """A tools/call result (wire shape) as text and attachments: text parts joined, other
+    parts summarized; images, audio and binary image/audio/PDF resources also attached."""
+    parts: list[str] = []
+    attachments: list[Attachment] = []
+    for block in result.get("content") or []:
+        kind = block.get("type") if isinstance(block, Mapping) else None
+        if kind == "text":
+            parts.append(str(block.get("text", "")))
+        elif kind in ("image", "audio"):
+            label = f"[{kind}: {block.get('mimeType') or 'unknown type'}]"
+            parts.append(_attach(label, block.get("data"), kind, attachments))
+        elif kind == "resource_link":
+            label = f" ({block['name']})" if block.get("name") else ""
+            parts.append(f"[resource link: {block.get('uri', '')}{label}]")
+        elif kind == "resource":
+            resource = block.get("resource") or {}
+            uri = resource.get("uri", "")
+            if isinstance(resource.get("text"), str):
+                parts.append(f"[resource: {uri}]\n{resource['text']}")
+            else:
+                mime = str(resource.get("mimeType") or "binary")
+                label = f"[resource: {uri} ({mime})]"
+                if mime.startswith(("image/", "audio/", "application/pdf")):
+                    label = _attach(label, resource.get("blob"), uri.rsplit("/")[-1],
+                                    attachments)
+                parts.append(label)
+        else:
+            parts.append(f"[{kind or 'unknown'} content]")
+    if not parts and result.get("structuredContent") is not None:
+        parts.append(json.dumps(result["structuredContent"], ensure_ascii=False))
+    return "\n".join(parts), attachments
+
+
+def _attach(label: str, data: Any, name: str, attachments: list[Attachment]) -> str:
+    """Attach base64 `data` (the bytes say what it is); the label says so when it cannot."""
+    try:
+        raw = base64.b64decode(str(data), validate=True)
+    except (binascii.Error, ValueError):
+        return f"{label[:-1]}, not attached: the data is not base64]"
+    try:
+        attachment = Attachment.from_bytes(raw, name=name or "attachment")
+    except ToolnexusError as exc:
+        return f"{label[:-1]}, not attached: {exc}]"
+    if attachment.kind == "text":
+        return f"{label[:-1]}, not attached: the data is not an image, audio or PDF]"
+    attachments.append(attachment)
+    return label
