@@ -60,9 +60,11 @@ COMMANDS = {
 
 
 class Commands:
-    def __init__(self, session: Session, console: Console) -> None:
+    def __init__(self, session: Session, console: Console,
+                 ui: dict[str, Any] | None = None) -> None:
         self.session = session
         self.console = console
+        self.ui = ui or session.config.ui  # the terminal's settings (its code theme)
         self.attached: list[Attachment] = []  # /attach: for the next message
 
     def take_attached(self) -> list[Attachment]:
@@ -180,7 +182,7 @@ class Commands:
         from .recap import show_last_exchange
 
         show_last_exchange(self.console, messages, self.session.thread,
-                           self.session.config.ui["code_theme"])
+                           self.ui.get("code_theme") or "monokai")
 
     async def _mark_from(self, thread: Thread, start: int, reason: str) -> bool:
         """Mark the thread's exchange from `start` on (nothing is deleted: `threads show`

@@ -27,7 +27,7 @@ class Repl:
         self.console = console or terminal_console()
         self.ui = terminal_ui(config.ui, self.console)
         self.session = Session(config, options, output=self._renderer, console=self.console)
-        self.commands = Commands(self.session, self.console)
+        self.commands = Commands(self.session, self.console, self.ui)
         self.carried: list[str] = []  # `!command` output to add to the next message
 
     def _renderer(self, session: Session) -> TerminalRenderer:
