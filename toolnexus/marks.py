@@ -5,7 +5,9 @@ A stored thread is append-only history: nothing a user or model said is deleted 
 program. Dropping an exchange marks its messages instead (the key DROPPED_KEY, whose
 value says why); the loop sends only unmarked messages, and `threads show` can still show
 the marked ones. Marks are only ever added, always to a run of messages that starts at a
-user message, so what is sent stays a valid transcript.
+user message, so what is sent stays a valid transcript. One kind of message is stored
+marked from the start: a system prompt the thread was given (SYSTEM_PROMPT), which goes
+out as the request's system prompt rather than as a message.
 
 A compaction record (a user message carrying COMPACTION_KEY, appended after the turns it
 summarizes) is sent in place of the thread messages `summarized` spans, at the position
@@ -25,6 +27,7 @@ INTERRUPTED_KEY = "interrupted"
 UNDONE = "undone"  # /undo
 RETRIED = "retried"  # /retry asked the same question again
 FAILED = "failed"  # the turn ended in an error; /retry offers its prompt
+SYSTEM_PROMPT = "system prompt"  # on a system message: the thread's system prompt from here on
 COMPACTION_KEY = "compaction"  # on a record: what it summarizes (see context.py)
 PINNED_KEY = "pinned"  # sent verbatim, never summarized
 

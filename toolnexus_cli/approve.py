@@ -15,6 +15,7 @@ from .toolbox import describe_call
 
 YES_NO_ALWAYS = {"y": "yes", "n": "no", "a": "always"}
 YES_NO = {"y": "yes", "n": "no"}
+INTERRUPT = "interrupt"  # what `choose` answers for Ctrl-C
 
 
 def drop_typeahead() -> None:
@@ -30,10 +31,11 @@ def drop_typeahead() -> None:
         pass
 
 
-async def _choose(question: str, keys: dict[str, str], enter: str | None = None) -> str:
-    """One key press answers (no Enter): `keys` maps a letter to its answer, and Enter
-    gives `enter` if there is one; Ctrl-C, Ctrl-D and Escape mean "no"; other keys are
-    ignored. Only keys pressed after the question appears count."""
+async def choose(question: str, keys: dict[str, str], *, enter: str | None = None) -> str:
+    """One key press answers: `keys` maps a letter to its answer, Enter means `enter`
+    (if given); Ctrl-D and Escape mean "no", Ctrl-C INTERRUPT; other keys are ignored.
+    Only keys pressed after the question appears count. The turn's own Ctrl-C handler is
+    left in place (prompt_toolkit would otherwise remove it when the question closes)."""
     from prompt_toolkit.application import Application
     from prompt_toolkit.input import create_input
     from prompt_toolkit.input.typeahead import clear_typeahead
@@ -43,17 +45,18 @@ async def _choose(question: str, keys: dict[str, str], enter: str | None = None)
     chosen = [""]
     bindings = KeyBindings()
 
-    def answer_with(word: str) -> Callable[[Any], None]:
+    def answer_with(word: str, shown: str = "") -> Callable[[Any], None]:
         def answer(event: Any) -> None:
-            chosen[0] = word
+            chosen[0] = shown or word
             event.app.exit(result=word)
         return answer
 
     for letter, word in keys.items():
         bindings.add(letter)(answer_with(word))
         bindings.add(letter.upper())(answer_with(word))
-    for key in ("c-c", "c-d", "escape"):
+    for key in ("c-d", "escape"):
         bindings.add(key)(answer_with("no"))
+    bindings.add("c-c")(answer_with(INTERRUPT, "no"))
     if enter is not None:
         bindings.add("enter")(answer_with(enter))
     bindings.add("<any>")(lambda event: None)
@@ -65,20 +68,20 @@ async def _choose(question: str, keys: dict[str, str], enter: str | None = None)
     app: Application[str] = Application(layout=Layout(Window(control, height=1)),
                                         key_bindings=bindings, input=keyboard,
                                         full_screen=False)
-    return await app.run_async()
+    return await app.run_async(handle_sigint=False)
 
 
 async def confirm(question: str) -> bool:
     """A yes/no question whose answer is yes unless the person says n: "... [Y/n] "."""
-    return await _choose(f"{question} [Y/n] ", YES_NO, enter="yes") == "yes"
+    return await choose(f"{question} [Y/n] ", YES_NO, enter="yes") == "yes"
 
 
 async def confirm_default_no(question: str) -> bool:
     """y says yes; n, Enter, Escape, Ctrl-C and Ctrl-D say no."""
-    return await _choose(question, YES_NO, enter="no") == "yes"
+    return await choose(question, YES_NO, enter="no") == "yes"
 
 
-def _panel(console: Any, body: str, title: str) -> None:
+def panel(console: Any, body: str, title: str) -> None:
     from rich.panel import Panel
     from rich.text import Text
 
@@ -88,20 +91,28 @@ def _panel(console: Any, body: str, title: str) -> None:
                         border_style="yellow", expand=False))
 
 
-def terminal_asker(console: Any, before_prompt: Callable[[], None]) -> AskUser:
-    """Shows the call in full, then asks [y]es / [n]o / [a]lways (this session)."""
+def terminal_asker(console: Any, before_prompt: Callable[[], None],
+                   on_interrupt: Callable[[], None]) -> AskUser:
+    """Shows the call in full, then asks [y]es / [n]o / [a]lways (this session). Ctrl-C
+    is "no", and `on_interrupt` is told."""
 
     async def ask(name: str, args: Any) -> str:
         before_prompt()  # stop live output so the question stands still
-        _panel(console, describe_call(name, args), "approve this tool call?")
-        return await _choose("[y]es / [n]o / [a]lways (this session): ", YES_NO_ALWAYS)
+        panel(console, describe_call(name, args), "approve this tool call?")
+        answer = await choose("[y]es / [n]o / [a]lways (this session): ", YES_NO_ALWAYS)
+        if answer == INTERRUPT:
+            on_interrupt()
+            return "no"
+        return answer
 
     return ask
 
 
-def terminal_wait_for(console: Any, before_prompt: Callable[[], None]) -> WaitFor:
+def terminal_wait_for(console: Any, before_prompt: Callable[[], None],
+                      on_interrupt: Callable[[], None]) -> WaitFor:
     """Answers a suspended tool's request inline: an approval as y/n, a URL as "open it
-    and press Enter", anything else as a line of input."""
+    and press Enter", anything else as a line of input. Ctrl-C declines, and
+    `on_interrupt` is told."""
 
     async def wait_for(request: Request) -> Answer:
         from prompt_toolkit import PromptSession
@@ -109,17 +120,23 @@ def terminal_wait_for(console: Any, before_prompt: Callable[[], None]) -> WaitFo
         before_prompt()
         kind, prompt = request.get("kind", "input"), request.get("prompt", "")
         body = f"{prompt}\n{request['url']}" if request.get("url") else prompt
-        _panel(console, body, f"a tool needs you ({kind})")
+        panel(console, body, f"a tool needs you ({kind})")
+        declined = make_answer(request, False, reason="declined by the user")
         if kind == "approval":
-            ok = await _choose("[y]es / [n]o: ", YES_NO) == "yes"
-            return make_answer(request, ok, reason=None if ok else "declined by the user")
+            answer = await choose("[y]es / [n]o: ", YES_NO)
+            if answer == INTERRUPT:
+                on_interrupt()
+            return make_answer(request, True) if answer == "yes" else declined
         drop_typeahead()
         session: PromptSession[str] = PromptSession()
         question = "open it, then press Enter (Ctrl-C declines) " if kind == "url" else "> "
         try:
-            text = await session.prompt_async(question)
-        except (KeyboardInterrupt, EOFError):
-            return make_answer(request, False, reason="declined by the user")
+            text = await session.prompt_async(question, handle_sigint=False)
+        except KeyboardInterrupt:
+            on_interrupt()
+            return declined
+        except EOFError:
+            return declined
         return make_answer(request, True, data=None if kind == "url" else text)
 
     return wait_for

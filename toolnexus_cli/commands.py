@@ -6,16 +6,27 @@ from __future__ import annotations
 import asyncio
 import difflib
 import os
+import shlex
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.text import Text
 
 from toolnexus import ToolnexusError
 from toolnexus.content import Attachment
-from toolnexus.marks import RETRIED, UNDONE, is_sent, last_prompt, mark_from, sendable
+from toolnexus.marks import (
+    DROPPED_KEY,
+    RETRIED,
+    SYSTEM_PROMPT,
+    UNDONE,
+    is_sent,
+    last_prompt,
+    mark_from,
+    sendable,
+)
 from toolnexus.stores import Thread
 from toolnexus.visible import visible
 
@@ -52,9 +63,11 @@ COMMANDS = {
 
 
 class Commands(ContextCommands):
-    def __init__(self, session: Session, console: Console) -> None:
+    def __init__(self, session: Session, console: Console,
+                 ui: dict[str, Any] | None = None) -> None:
         self.session = session
         self.console = console
+        self.ui = ui or session.config.ui  # the terminal's settings (its code theme)
         self.attached: list[Attachment] = []  # /attach: for the next message
 
     def take_attached(self) -> list[Attachment]:
@@ -70,7 +83,12 @@ class Commands(ContextCommands):
             hint = f" - did you mean {near[0]}?" if near else " - /help lists them"
             self.say(f"unknown command {name}{hint}", "yellow")
             return None
-        return await handler(arg.strip())
+        try:
+            return await handler(arg.strip())
+        except Exception as exc:  # any failure: no command may end the chat
+            detail = " ".join(str(exc).split()) or type(exc).__name__
+            self.say(self.session.redact.line(f"error: {name}: {detail}"), "bold red")
+            return None
 
     def say(self, message: str, style: str = "dim") -> None:
         self.console.print(Text(visible(message), style=style))
@@ -89,12 +107,26 @@ class Commands(ContextCommands):
     async def model(self, arg: str) -> None:
         if arg and not await self._retarget(model=arg):
             return
+        if arg:
+            self._note_unknown_model(arg)
         target = self.session.target
         self.say(f"model: {target.model} ({target.base_url})")
 
+    def _note_unknown_model(self, name: str) -> None:
+        """The endpoint is asked for any name, but a typo should not pass unnoticed."""
+        from .models import model_names
+
+        known = model_names(self.session.config)
+        if known and name not in known:
+            shown = ", ".join(known[:20]) + (", …" if len(known) > 20 else "")
+            self.say(f"note: {name!r} is not a model the config or the model list knows "
+                     f"(known: {shown}); the endpoint is asked for it as given", "yellow")
+
     async def system(self, arg: str) -> None:
-        if arg and not await self._retarget(system=arg):
-            return
+        if arg:
+            if not await self._retarget(system=arg):
+                return
+            await self.session.record_system()  # kept with the thread
         self.say(f"system: {self.session.target.system or '(none)'}")
 
     async def _retarget(self, **changes: str) -> bool:
@@ -106,14 +138,21 @@ class Commands(ContextCommands):
         return True
 
     async def tools(self, arg: str) -> None:
+        from rich.table import Table
+
         rows = tool_rows(self.session.toolkit, approval_policy(self.session.config))
         if not rows:
             self.say("no tools are enabled (--builtins, --functions, --skills, --mcp)")
+            return
+        table = Table.grid(padding=(0, 1))
+        for style in ("bold", "", ""):
+            table.add_column(style=style, no_wrap=True)
+        table.add_column(style="dim", overflow="fold")  # the whole description, wrapped
         for row in rows:
-            self.console.print(Text.assemble(
-                (f"{row['name']:<24}", "bold"), f" {row['source']:<14} {row['approval']:<6} ",
-                (visible(row["status"] if row["status"] != "ok" else row["description"][:40]),
-                 "dim")))
+            about = row["description"] if row["status"] == "ok" else row["status"]
+            table.add_row(*(visible(str(row[key])) for key in ("name", "source", "approval")),
+                          visible(" ".join(about.split())))
+        self.console.print(table)
 
     async def thread(self, arg: str) -> None:
         session = self.session
@@ -122,7 +161,7 @@ class Commands(ContextCommands):
         title = next((m["content"].splitlines()[0] for m in messages
                       if m.get("role") == "user" and isinstance(m.get("content"), str)
                       and m["content"].strip()), "(empty)")
-        dropped = len(kept) - len(messages)
+        dropped = sum(1 for m in kept if m.get(DROPPED_KEY) not in (None, SYSTEM_PROMPT))
         extra = f" (and {dropped} undone or failed, not sent)" if dropped else ""
         self.say(f"thread {session.thread} · {title} · {len(messages)} messages{extra} · "
                  f"{session.tokens} tokens this session")
@@ -138,8 +177,15 @@ class Commands(ContextCommands):
         elif await self.session.store.get(arg) is None:
             self.say(f"no thread {arg!r}: /threads lists them", "yellow")
         else:
-            self.session.thread = arg
+            kept = await self.session.follow(arg)
             self.say(f"switched to thread {arg}")
+            self.show_last_exchange(kept)
+
+    def show_last_exchange(self, messages: list[dict[str, Any]]) -> None:
+        from .recap import show_last_exchange
+
+        show_last_exchange(self.console, messages, self.session.thread,
+                           self.ui.get("code_theme") or "monokai")
 
     async def _mark_from(self, thread: Thread, start: int, reason: str) -> bool:
         """Mark the thread's exchange from `start` on (nothing is deleted: `threads show`
@@ -201,11 +247,20 @@ class Commands(ContextCommands):
         if not arg:
             self.say("usage: /export PATH", "yellow")
             return
-        from .transcript import to_markdown
+        from .transcript import to_markdown, write_private
 
         path = Path(arg).expanduser()
+        if path.is_dir():  # a folder: the thread's own file in it
+            path = path / f"{self.session.thread}.md"
+        if not path.parent.is_dir():
+            self.say(f"error: cannot write {path}: there is no folder {path.parent}", "bold red")
+            return
         thread = await self.session.store.get(self.session.thread)
-        path.write_text(to_markdown(thread or []), encoding="utf-8")
+        try:
+            write_private(path, to_markdown(thread or []))
+        except OSError as exc:
+            self.say(f"error: cannot write {path}: {exc.strerror or exc}", "bold red")
+            return
         self.say(f"wrote {path}")
 
     async def fork(self, arg: str) -> None:
@@ -233,10 +288,11 @@ class Commands(ContextCommands):
         self.session.thread = await fork_thread(self.session.store, self.session.thread, at)
 
     async def edit(self, arg: str) -> str | None:
-        """/edit [TEXT]: the next message, written in $EDITOR. /edit last: the previous
-        prompt, edited and sent on a fork from just before it (history stays as it was)."""
+        """/edit [TEXT]: the next message, written in $EDITOR, shown and sent once confirmed.
+        /edit last: the previous prompt, edited and sent on a fork from just before it
+        (history stays as it was)."""
         if arg != "last":
-            return await _in_editor(arg) or None
+            return await self._confirmed(await _in_editor(arg))
         thread = await self.session.store.load(self.session.thread)
         start = last_prompt(thread)
         prompt = thread[start].get("content") if start is not None else None
@@ -247,9 +303,24 @@ class Commands(ContextCommands):
         if not text:
             self.say("nothing to send: the thread stays as it was")
             return None
+        if await self._confirmed(text) is None:
+            return None
         origin = self.session.thread
         await self._switch_to_fork(start)
         self.say(f"forked {origin} before its last prompt: now on thread {self.session.thread}")
+        return text
+
+    async def _confirmed(self, text: str) -> str | None:
+        """`text` once the user saw it and said send; None (said so) for no or nothing."""
+        if not text:
+            self.say("nothing to send: the message is empty")
+            return None
+        from .approve import confirm, panel
+
+        panel(self.console, text, "your message")
+        if not await confirm("send it?"):
+            self.say("not sent")
+            return None
         return text
 
 
@@ -268,13 +339,28 @@ class Commands(ContextCommands):
 
 
 async def _in_editor(text: str) -> str:
-    """`text` after the user edited it in $VISUAL or $EDITOR (vi), stripped."""
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    """`text` after the user edited it in $VISUAL or $EDITOR (vi), stripped; a UsageError
+    that says why when the editor cannot be started or fails."""
+    variable = "VISUAL" if os.environ.get("VISUAL") else "EDITOR"
+    editor = os.environ.get(variable) or "vi"
+    try:
+        command = shlex.split(editor)
+    except ValueError as exc:
+        raise UsageError(f"${variable} ({editor!r}) cannot be read: {exc}") from None
+    if not command:
+        raise UsageError(f"${variable} is blank: set it to an editor")
     with tempfile.NamedTemporaryFile("w+", suffix=".md", delete=False) as handle:
         handle.write(text)
         path = handle.name
     try:
-        await asyncio.to_thread(subprocess.run, [*editor.split(), path], check=False)
-        return Path(path).read_text(encoding="utf-8").strip()
+        done = await asyncio.to_thread(subprocess.run, [*command, path], check=False)
+        edited = Path(path).read_text(encoding="utf-8", errors="replace").strip()
+    except OSError as exc:
+        raise UsageError(f"the editor {command[0]!r} (${variable}) could not be started: "
+                         f"{exc.strerror or exc}") from None
     finally:
         os.unlink(path)
+    if done.returncode != 0:
+        raise UsageError(f"the editor {command[0]!r} (${variable}) exited with status "
+                         f"{done.returncode}; nothing was sent")
+    return edited

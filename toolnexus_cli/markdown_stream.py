@@ -31,6 +31,7 @@ class MarkdownStream:
         self.tail = ""  # the unfinished block, shown live
         self.reasoning = ""
         self.status = ""
+        self.hint_line = ""  # a dim line under everything, for the rest of the answer
         self.started = time.monotonic()
         self._scan = 0  # where the first line not yet examined starts in `tail`
         self._in_fence = False
@@ -56,6 +57,10 @@ class MarkdownStream:
     def note(self, status: str) -> None:
         """A one-line status under the answer (retries, waiting for tools)."""
         self.status = visible(status)
+
+    def hint(self, text: str) -> None:
+        """A dim line at the bottom of the live region until the answer ends."""
+        self.hint_line = visible(text)
 
     def print(self, renderable: object) -> None:
         """Print above the live region, after whatever part of the answer came before."""
@@ -151,6 +156,8 @@ class _LiveView:
             waited = time.monotonic() - stream.started
             label = stream.status or f"waiting for the model… {waited:.0f}s"
             parts.append(Spinner("dots", text=Text(label, style="dim")))
+        if stream.hint_line:
+            parts.append(Text(stream.hint_line, style="dim"))
         rows = max(1, (options.height or console.height) - 1)
         lines = console.render_lines(Group(*parts), options.update(height=None), pad=False)
         for index, line in enumerate(lines[-rows:]):

@@ -287,13 +287,17 @@ class PlainRenderer:
 
 
 class TerminalRenderer:
-    """For a terminal: live Markdown, dimmed reasoning, tool panels, a footer."""
+    """For a terminal: live Markdown, dimmed reasoning, tool panels, a footer. With `keys`
+    (a terminal.KeyWatch), a key pressed while the answer streams shows, once, how to
+    stop it."""
 
-    def __init__(self, console: Any, ui: dict[str, Any]) -> None:
+    def __init__(self, console: Any, ui: dict[str, Any], keys: Any = None) -> None:
         self.console = console
         self.ui = ui
         self.stream: Any = None
         self.meter = Meter()
+        self.keys = keys
+        self.hinted = False
 
     def _live(self) -> Any:
         if self.stream is None:
@@ -301,7 +305,16 @@ class TerminalRenderer:
 
             self.stream = MarkdownStream(self.console, code_theme=self.ui["code_theme"],
                                          show_reasoning=self.ui["show_reasoning"])
+            if self.keys is not None and not self.hinted:
+                self.keys.arm(self._key_pressed)
         return self.stream
+
+    def _key_pressed(self) -> None:
+        from .terminal import KEY_HINT
+
+        self.hinted = True
+        if self.stream is not None:
+            self.stream.hint(KEY_HINT)
 
     def start(self) -> None:
         self._live()
@@ -341,6 +354,8 @@ class TerminalRenderer:
                      border_style=style, expand=False)
 
     def end_answer(self) -> None:
+        if self.keys is not None:
+            self.keys.disarm()
         if self.stream is not None:
             self.stream.finish()
             self.stream = None

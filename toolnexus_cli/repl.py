@@ -5,7 +5,6 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
-from toolnexus import ToolnexusError
 from toolnexus.visible import visible
 
 from .approve import confirm
@@ -17,8 +16,9 @@ from .options import RunOptions
 from .render import TerminalRenderer, unfinished_note
 from .session import Session
 from .shell import offer_to_add, run_shell
-from .terminal import mute_keyboard, prompt_session, restore_keyboard
+from .terminal import KeyWatch, mute_keyboard, prompt_session, restore_keyboard
 from .theme import terminal_ui
+from .toolbox import tools_summary
 
 
 class Repl:
@@ -27,11 +27,11 @@ class Repl:
         self.console = console or terminal_console()
         self.ui = terminal_ui(config.ui, self.console)
         self.session = Session(config, options, output=self._renderer, console=self.console)
-        self.commands = Commands(self.session, self.console)
+        self.commands = Commands(self.session, self.console, self.ui)
         self.carried: list[str] = []  # `!command` output to add to the next message
 
     def _renderer(self, session: Session) -> TerminalRenderer:
-        renderer = TerminalRenderer(self.console, self.ui)
+        renderer = TerminalRenderer(self.console, self.ui, keys=KeyWatch())
         renderer.start()
         return renderer
 
@@ -46,6 +46,11 @@ class Repl:
         self.console.print(Text(
             f"toolnexus chat · {session.target.model} · thread {session.thread} · "
             "/help for commands, Ctrl-D to leave", style="dim"))
+        tools = tools_summary(session.toolkit)
+        if tools:
+            self.console.print(Text(visible(tools), style="dim"))
+        if session.options.thread or session.options.continue_last:
+            self.commands.show_last_exchange(await session.store.load(session.thread))
         armed_exit = False
         while True:
             try:
@@ -65,11 +70,7 @@ class Repl:
             if text.startswith("!"):
                 await self.shell(text[1:].strip())
             elif text.startswith("/"):
-                try:
-                    outcome = await self.commands.run(text)
-                except ToolnexusError as exc:  # the thread store failed (broken, locked)
-                    self.commands.say(session.redact.line(f"error: {exc}"), "bold red")
-                    continue
+                outcome = await self.commands.run(text)
                 if outcome == "exit":
                     return 0
                 if outcome:  # a prompt to send (from /retry or /edit)

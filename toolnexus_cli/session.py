@@ -26,7 +26,7 @@ from toolnexus import (
 )
 from toolnexus.approval import AskUser
 from toolnexus.content import Prompt
-from toolnexus.stores import ThreadStore
+from toolnexus.stores import Thread, ThreadStore
 from toolnexus.suspension import WaitFor
 from toolnexus.visible import visible
 
@@ -36,6 +36,7 @@ from .errors import UsageError
 from .keys import KeyChoice, check_provider_headers, choose_key
 from .listing import latest_holding
 from .options import RunOptions
+from .recap import recorded_system, system_record
 from .redact import EventRedactor, RedactingStore, Redactor
 from .render import NO_FACTS, FooterFacts
 from .signals import Interrupts
@@ -83,6 +84,8 @@ class Session:
         self.redact = Redactor()
         self.thread = ""
         self.tokens = 0  # in every turn of this session
+        self.given_system = options.system  # --system: it beats the one a thread was given
+        self.declined_by_ctrl_c = False  # this turn: a question was answered with Ctrl-C
         self._output = output
         self._resources = contextlib.AsyncExitStack()
 
@@ -129,6 +132,8 @@ class Session:
                                         self.options.continue_last)
         self._connect(self.target)
         resources.push_async_callback(lambda: self.client.aclose())
+        if self.options.thread or self.options.continue_last:
+            await self.follow(self.thread)
 
     async def __aexit__(self, *exc: object) -> None:
         try:
@@ -141,8 +146,9 @@ class Session:
         asker: AskUser = refuse_without_terminal(yes)
         wait_for: WaitFor = wait_for_without_terminal(yes)
         if console is not None and not yes:
-            asker = terminal_asker(console, self.pause_output)
-            wait_for = terminal_wait_for(console, self.pause_output)
+            asker = terminal_asker(console, self.pause_output, self.interrupted_at_question)
+            wait_for = terminal_wait_for(console, self.pause_output,
+                                         self.interrupted_at_question)
         hooks = make_hooks(self.config, self.toolkit, asker)
         client, self.key, self.redact = make_client(target, self.store, hooks=hooks,
                                                     wait_for=wait_for,
@@ -159,6 +165,26 @@ class Session:
         self.options = options
         await previous.aclose()
 
+    async def follow(self, thread: str) -> Thread:
+        """Go on with `thread` from the next turn, with the system prompt it was given
+        (unless --system says otherwise); its messages."""
+        kept = await self.store.load(thread)
+        self.thread = thread
+        wanted = self.given_system or recorded_system(kept)
+        if wanted != self.options.system:
+            await self.retarget(system=wanted)
+        return kept
+
+    async def record_system(self) -> None:
+        """Keep the system prompt chosen in this session (--system, /system) with the
+        thread, so continuing it later restores it."""
+        if self.options.system is None:
+            return
+        kept = await self.store.load(self.thread)
+        if recorded_system(kept) != self.options.system:
+            await self.store.save(self.thread, [*kept, system_record(self.options.system)],
+                                  version=kept.version)
+
     def new_thread(self) -> None:
         self.thread = new_thread_id()
         self.tokens = 0
@@ -168,16 +194,29 @@ class Session:
         if self.renderer is not None:
             self.renderer.end_answer()
 
+    def interrupted_at_question(self) -> None:
+        """Ctrl-C at a question about a tool declines that call and the turn goes on; a
+        second one in the same turn (at another question) stops the turn."""
+        if self.declined_by_ctrl_c and self.interrupts.turn is not None:
+            self.interrupts.turn.set()
+        elif self.console is not None:
+            from rich.text import Text
+
+            self.console.print(Text("(declined; Ctrl-C again stops the answer)", style="dim"))
+        self.declined_by_ctrl_c = True
+
     async def run_turn(self, prompt: Prompt, *, schema: dict[str, Any] | None = None) -> Turn:
         """Send `prompt` (text, or text and attachments) on the thread and stream the answer
         to a new renderer; with `schema` the answer is JSON following it. Ctrl-C cancels the
         turn, not the session."""
         renderer = self.renderer = self._output(self)
         cancel = self.interrupts.turn = asyncio.Event()
+        self.declined_by_ctrl_c = False
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, cancel.set)
         redact_events = EventRedactor(self.redact)
         try:
+            await self.record_system()
             result = None
             async for raw in self.client.stream(prompt, self.toolkit, id=self.thread,
                                                 cancel=cancel, schema=schema):

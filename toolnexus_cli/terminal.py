@@ -11,12 +11,15 @@ from typing import Any
 
 from .config import state_dir
 
+KEY_HINT = "(Ctrl-C stops the answer; type when it is done)"
+
 
 def mute_keyboard() -> Any:
     """While an answer streams, stop the terminal echoing keys and flushing its queues on
     Ctrl-C. An echo lands inside the live region and shifts it (a "^C" after a full-width
     line wraps onto a new row, so the partial answer then shows twice), and a flush drops
-    output already written. Keys typed meanwhile wait, unechoed, for the next prompt.
+    output already written. Keys typed meanwhile wait, unechoed, for the next prompt; they
+    are not held back until Enter (no canonical mode), so `KeyWatch` sees the first one.
     Returns what `restore_keyboard` needs (None when stdin is not a terminal)."""
     try:
         import termios
@@ -26,7 +29,10 @@ def mute_keyboard() -> Any:
         fd = sys.stdin.fileno()
         saved = termios.tcgetattr(fd)
         quiet = list(saved)
-        quiet[3] = (quiet[3] & ~(termios.ECHO | termios.ECHOCTL)) | termios.NOFLSH
+        quiet[3] = (quiet[3] & ~(termios.ECHO | termios.ECHOCTL | termios.ICANON)
+                    | termios.NOFLSH)
+        quiet[6] = list(quiet[6])
+        quiet[6][termios.VMIN], quiet[6][termios.VTIME] = 1, 0
         termios.tcsetattr(fd, termios.TCSANOW, quiet)
     except (OSError, ValueError, termios.error):
         return None
@@ -41,6 +47,39 @@ def restore_keyboard(state: Any) -> None:
             termios.tcsetattr(state[0], termios.TCSANOW, state[1])
         except (OSError, termios.error):
             pass
+
+
+class KeyWatch:
+    """Tells once when a key is pressed on the muted keyboard, without reading it: the key
+    stays queued for the next prompt. Disarm it before anything else reads the keyboard
+    (a question about a tool call)."""
+
+    def __init__(self) -> None:
+        self._fd: int | None = None
+
+    def arm(self, on_key: Any) -> None:
+        import asyncio
+
+        try:
+            fd = sys.stdin.fileno()
+            if not os.isatty(fd):
+                return
+        except (OSError, ValueError):
+            return
+
+        def fire() -> None:
+            self.disarm()
+            on_key()
+
+        asyncio.get_running_loop().add_reader(fd, fire)
+        self._fd = fd
+
+    def disarm(self) -> None:
+        if self._fd is not None:
+            import asyncio
+
+            asyncio.get_running_loop().remove_reader(self._fd)
+            self._fd = None
 
 
 def private_file(path: Path) -> Path:

@@ -101,6 +101,25 @@ def refuse_without_terminal(allow_all: bool) -> AskUser:
     return ask
 
 
+SOURCE_NAMES = {"builtin": "built-in", "python": "functions", "skills": "skills"}
+NAMED_IN_BANNER = 6
+
+
+def tools_summary(toolkit: Toolkit) -> str | None:
+    """One line naming the tools the model is offered (None: no tools), for the banner:
+    "tools: read_file, list_dir, … (8 built-in, 2 functions)"."""
+    tools = toolkit.tools()
+    if not tools:
+        return None
+    names = [tool.name for tool in tools]
+    shown = ", ".join(names[:NAMED_IN_BANNER]) + (", …" if len(names) > NAMED_IN_BANNER else "")
+    counts: dict[str, int] = {}
+    for tool in tools:
+        label = SOURCE_NAMES.get(tool.source, tool.source)
+        counts[label] = counts.get(label, 0) + 1
+    return f"tools: {shown} ({', '.join(f'{n} {label}' for label, n in counts.items())})"
+
+
 def tool_rows(toolkit: Toolkit, policy: ApprovalPolicy) -> list[dict[str, Any]]:
     rows = [{"name": t.name, "source": t.source, "status": "ok", "approval": policy.rule_for(t),
              "description": t.description} for t in toolkit.tools()]

@@ -5,11 +5,13 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 from toolnexus import ToolnexusError
 from toolnexus.content import _size, image_size, media_of
-from toolnexus.marks import DROPPED_KEY, INTERRUPTED_KEY, PINNED_KEY, is_record
+from toolnexus.marks import DROPPED_KEY, INTERRUPTED_KEY, PINNED_KEY, SYSTEM_PROMPT, is_record
 
 from .context_view import record_rule
 
@@ -23,14 +25,16 @@ def to_markdown(messages: list[dict[str, Any]], numbers: list[int] | None = None
     parts = []
     for at, message in enumerate(messages):
         role = message.get("role", "")
-        body = _content_text(message.get("content"))
+        body = content_text(message.get("content"))
         if is_record(message):
             mark = f"\n\n*({message[DROPPED_KEY]}, not sent)*" if message.get(DROPPED_KEY) else ""
             parts.append(f"{record_rule(message)}\n\n{body}{mark}".rstrip())
             continue
         if message.get(INTERRUPTED_KEY):
             body = f"{body}\n\n*(interrupted)*"
-        if message.get(DROPPED_KEY):  # kept in the thread (undone, retried, failed), not sent
+        if message.get(DROPPED_KEY) == SYSTEM_PROMPT:
+            body = f"{body}\n\n*(the system prompt from here on)*"
+        elif message.get(DROPPED_KEY):  # kept in the thread (undone, retried, failed), not sent
             body = f"{body or ''}\n\n*({message[DROPPED_KEY]}, not sent)*"
         for call in message.get("tool_calls") or []:
             fn = call.get("function", {})
@@ -41,7 +45,7 @@ def to_markdown(messages: list[dict[str, Any]], numbers: list[int] | None = None
     return "\n\n".join(parts) + "\n"
 
 
-def _content_text(content: Any) -> str:
+def content_text(content: Any) -> str:
     """A message's content as Markdown: a tool-call turn has none (its calls are shown
     instead), attachments are named, never dumped."""
     if content is None:
@@ -58,6 +62,14 @@ def _content_text(content: Any) -> str:
         else:
             shown.append(f"*[{describe_part(part)}]*")
     return "\n\n".join(shown)
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write `text` to `path`, readable by its owner only (a transcript may hold secrets)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        os.fchmod(handle.fileno(), 0o600)
+        handle.write(text)
 
 
 def describe_part(part: Any) -> str:

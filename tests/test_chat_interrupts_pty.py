@@ -1,0 +1,251 @@
+"""Ctrl-C in every state of a chat turn (issue 13), in a real pseudo-terminal against the
+stub endpoint: it stops the turn promptly wherever the turn is (streaming, waiting for the
+first token or for a retry, running a tool), also after a question about a tool call was
+answered; at such a question it means "no" for that call, and a second one stops the turn.
+
+Every reply that would stop the turn for good hangs (or sleeps 30 s), so a turn that comes
+back within the wait was stopped by Ctrl-C. Every wait is on the screen (tests/pty_screen.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from tests import cli_helpers
+from tests.cli_helpers import CLI
+from tests.pty_screen import PtySession, opener
+from tests.stub_provider import Recorded, Reply, StubProvider, openai_stream
+
+cli = cli_helpers.cli  # fixture; its `stub` is the plain one of conftest.py
+
+ROWS, COLS = 40, 120
+PROMPT = "›"
+QUESTION = "[y]es / [n]o / [a]lways (this session):"
+INTERRUPTED = "(interrupted: the partial answer is kept)"
+
+
+class Chat(PtySession):
+    def __init__(self, cli: CLI, *args: str) -> None:
+        super().__init__(cli, "chat", *args, rows=ROWS, cols=COLS, timeout=15.0)
+        self.prompts = 0
+        self.wait_prompt()
+
+    def prompt_count(self) -> int:
+        return sum(1 for line in self.term.lines() if line.startswith(PROMPT))
+
+    def wait_prompt(self) -> None:
+        want = self.prompts + 1
+        self.wait(lambda: self.prompt_count() >= want
+                  and self.term.cursor_line().strip() == PROMPT, "a new prompt")
+        self.prompts = want
+
+    def interrupt(self) -> None:
+        self.child.sendintr()  # the terminal's Ctrl-C: SIGINT, or a key in raw mode
+
+    def interrupted(self, count: int = 1) -> None:
+        """Until the turn says it was stopped and the next prompt shows."""
+        self.wait_text(INTERRUPTED, count)
+        self.wait_prompt()
+
+
+@pytest.fixture
+def open_chat(cli: CLI) -> Iterator[Callable[..., Chat]]:
+    yield from opener(lambda *args: Chat(cli, *args))
+
+
+def script(stub: StubProvider, *replies: Reply) -> None:
+    """Request n (from 1) gets replies[n-1]; any later one gets "later answer n."."""
+    def handler(request: Recorded) -> Reply:
+        n = len(stub.requests)
+        return replies[n - 1] if n <= len(replies) else openai_stream(f"later answer {n}.")
+
+    stub.handler = handler
+
+
+def stalled(text: str) -> Reply:
+    """`text` streamed, then the stream stalls: no finish, no [DONE]."""
+    reply = openai_stream(text)
+    reply.parts = reply.parts[:-3]
+    reply.end = "hang"
+    return reply
+
+
+def busy_for(seconds: int) -> Reply:
+    return Reply.error(503, "the stub is busy", headers={"Retry-After": str(seconds)})
+
+
+def bash_call(command: str) -> Reply:
+    return openai_stream(tool_calls=[("bash", {"command": command})])
+
+
+def tool_results(request: Recorded) -> list[str]:
+    return [m["content"] for m in request.json["messages"] if m["role"] == "tool"]
+
+
+def goes_on(stub: StubProvider, chat: Chat) -> None:
+    """The chat still works after the stop: the next message gets its answer."""
+    chat.send_line("still there?")
+    chat.wait_text(f"later answer {len(stub.requests) + 1}.")
+    chat.wait_prompt()
+    assert stub.requests[-1].json["messages"][-1]["content"] == "still there?"
+
+
+def test_ctrl_c_while_waiting_for_the_first_token(stub, open_chat):
+    script(stub, Reply.hang())
+    chat = open_chat()
+    chat.send_line("hello")
+    chat.wait_text("waiting for the model")
+    assert stub.wait_for_requests(1, timeout=10)
+    chat.interrupt()
+    chat.interrupted()
+    assert stub.requests[0].disconnected.wait(5), "the request was not cancelled"
+    goes_on(stub, chat)
+
+
+def test_ctrl_c_while_waiting_to_retry(stub, open_chat):
+    script(stub, busy_for(30))
+    chat = open_chat()
+    chat.send_line("hello")
+    chat.wait_text("retrying in 30 s")
+    chat.interrupt()
+    chat.interrupted()
+    assert len(stub.requests) == 1, "it retried after Ctrl-C"
+    goes_on(stub, chat)
+
+
+def test_ctrl_c_while_bash_runs(stub, open_chat):
+    script(stub, bash_call("sleep 30"))
+    chat = open_chat("--builtins", "--yes")
+    chat.send_line("sleep a while")
+    chat.wait_text("running bash")
+    chat.interrupt()
+    chat.interrupted()
+    goes_on(stub, chat)
+    assert tool_results(stub.requests[-1]) != [], "the cancelled call has no result"
+
+
+SLOW_TOOL = '''
+import asyncio
+
+
+async def slow_lookup(word: str) -> str:
+    """Look a word up, slowly."""
+    await asyncio.sleep(30)
+    return "found " + word
+'''
+
+
+def test_ctrl_c_while_a_slow_python_tool_runs(stub, open_chat, tmp_path):
+    functions = tmp_path / "slow.py"
+    functions.write_text(SLOW_TOOL)
+    script(stub, openai_stream(tool_calls=[("slow_lookup", {"word": "x"})]))
+    chat = open_chat("--functions", str(functions))
+    chat.send_line("look it up")
+    chat.wait_text("running slow_lookup")
+    chat.interrupt()
+    chat.interrupted()
+    goes_on(stub, chat)
+
+
+def test_ctrl_c_still_stops_the_answer_after_a_tool_call_was_approved(stub, open_chat):
+    script(stub, bash_call("echo approved-1"), stalled("w01 w02 w03 "))
+    chat = open_chat("--builtins")
+    chat.send_line("run it")
+    chat.expect(re.escape(QUESTION))
+    chat.child.send("y")
+    chat.wait_text("w03")
+    chat.interrupt()
+    chat.interrupted()
+    assert stub.requests[1].disconnected.wait(5), "the request was not cancelled"
+    goes_on(stub, chat)
+
+
+def test_ctrl_c_still_stops_a_retry_wait_after_a_tool_call_was_approved(stub, open_chat):
+    script(stub, bash_call("echo approved-1"), busy_for(30))
+    chat = open_chat("--builtins")
+    chat.send_line("run it")
+    chat.expect(re.escape(QUESTION))
+    chat.child.send("y")
+    chat.wait_text("retrying in 30 s")
+    chat.interrupt()
+    chat.interrupted()
+    assert len(stub.requests) == 2, "it retried after Ctrl-C"
+    goes_on(stub, chat)
+
+
+def test_ctrl_c_at_an_approval_declines_and_the_answer_goes_on(stub, open_chat):
+    script(stub, bash_call("echo approved-1"), openai_stream("Understood, I will not."))
+    chat = open_chat("--builtins")
+    chat.send_line("run it")
+    chat.expect(re.escape(QUESTION))
+    chat.interrupt()
+    chat.wait_text("Understood, I will not.")
+    chat.wait_prompt()
+    assert tool_results(stub.requests[1]) == ["denied by the user"]
+    assert f"{QUESTION} no" in chat.term.text()
+    assert "Ctrl-C again stops the answer" in chat.term.text()
+    assert INTERRUPTED not in chat.term.text()
+
+
+def test_a_second_ctrl_c_at_an_approval_stops_the_turn(stub, open_chat):
+    script(stub, bash_call("echo approved-1"), bash_call("echo approved-2"))
+    chat = open_chat("--builtins")
+    chat.send_line("run them")
+    chat.expect(re.escape(QUESTION))
+    chat.interrupt()
+    chat.expect(re.escape("bash: echo approved-2"))
+    chat.expect(re.escape(QUESTION))
+    chat.interrupt()
+    chat.interrupted()
+    assert len(stub.requests) == 2, "the turn went on after the second Ctrl-C"
+    goes_on(stub, chat)
+
+
+ASKING_TOOL = '''
+from toolnexus import ToolContext, suspend
+
+
+def ask_name(context: ToolContext) -> str:
+    """Ask the user their name."""
+    if context.answer is None:
+        return suspend("input", "what is your name?")
+    return f"the name is {context.answer['data']}"
+'''
+
+
+def test_ctrl_c_at_a_suspended_tools_question_declines_it(stub, open_chat, tmp_path):
+    functions = tmp_path / "asking.py"
+    functions.write_text(ASKING_TOOL)
+    script(stub, openai_stream(tool_calls=[("ask_name", {})]), openai_stream("No name, then."))
+    chat = open_chat("--functions", str(functions))
+    chat.send_line("greet me")
+    chat.expect(re.escape("what is your name?"))
+    chat.wait(lambda: chat.term.cursor_line().strip() == ">", "the input line")
+    chat.interrupt()
+    chat.wait_text("No name, then.")
+    chat.wait_prompt()
+    assert any("declined by the user" in result for result in tool_results(stub.requests[1]))
+
+
+KEY_HINT = "(Ctrl-C stops the answer; type when it is done)"
+
+
+def test_a_key_pressed_while_the_answer_streams_shows_how_to_stop_it(stub, open_chat):
+    script(stub, stalled("w01 w02 w03 "))
+    chat = open_chat()
+    chat.send_line("count")
+    chat.wait_text("w03")
+    chat.child.send("x")
+    chat.wait_text(KEY_HINT)
+    chat.child.send("y")  # once per answer, not once per key
+    chat.interrupt()
+    chat.wait_text(INTERRUPTED)
+    # the keys wait for the next prompt, unechoed while the answer streamed
+    chat.wait(lambda: chat.term.cursor_line() == f"{PROMPT} xy", "the typed keys at the prompt")
+    screen = chat.term.text()
+    assert screen.count(KEY_HINT) <= 1, screen
+    words = re.findall(r"w\d\d", screen)
+    assert words == ["w01", "w02", "w03"], f"the live region broke:\n{screen}"
