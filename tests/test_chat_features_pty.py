@@ -180,8 +180,11 @@ def test_edit_last_sends_the_edited_prompt_on_a_fork(stub, cli, open_chat):
     origin = thread_ids(chat)[0]
     chat.say("one")
     chat.say("two")
-    chat.say("/edit last")
-    chat.wait_text("answer 3.")
+    chat.send_line("/edit last")
+    chat.wait_text("send it? [Y/n]")
+    chat.child.send("y")  # the edited message is shown and sent only when confirmed
+    chat.wait_prompt()
+    assert "answer 3." in chat.term.text()
     assert f"forked {origin} before its last prompt" in chat.term.text()
     assert conversation(stub.requests[2]) == [
         ("user", "one"), ("assistant", "answer 1."), ("user", "TWO, edited")]
