@@ -3,13 +3,17 @@
 Finished blocks (text up to a blank line outside a code fence) are printed once into the
 scrollback; only the unfinished block is live, cropped to its last lines so an answer
 taller than the terminal never hides the newest text, and the live region is transient,
-so nothing is printed twice. The text comes from the endpoint: it is made `visible` on
-the way in, so no control sequence in it reaches the terminal.
+so nothing is printed twice. A refresh renders only as many of the block's last source
+lines as fill the screen, so its cost is bounded by the screen, not by the block. The
+text comes from the endpoint: it is made `visible` on the way in, so no control sequence
+in it reaches the terminal.
 """
 
 from __future__ import annotations
 
 import time
+from bisect import bisect_left
+from collections.abc import Callable
 
 from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.live import Live
@@ -35,8 +39,10 @@ class MarkdownStream:
         self.started = time.monotonic()
         self._scan = 0  # where the first line not yet examined starts in `tail`
         self._in_fence = False
+        self._fences: list[int] = []  # where each fence line examined so far starts in `tail`
         self._gap = False  # a blank line goes before the next block (one printed before it)
-        self._live = Live(_LiveView(self), console=console, transient=True,
+        self.view = _LiveView(self)  # what the live region shows
+        self._live = Live(self.view, console=console, transient=True,
                           auto_refresh=True, refresh_per_second=refresh_per_second,
                           redirect_stdout=False, redirect_stderr=False)
         self._live.start()
@@ -67,6 +73,7 @@ class MarkdownStream:
         self._flush_reasoning()
         with self._live._lock:
             tail, self.tail, self._scan, self._in_fence = self.tail, "", 0, False
+            self._fences = []
             if tail.strip():
                 self._print_markdown(tail)
             self._live.console.print(renderable)
@@ -89,6 +96,7 @@ class MarkdownStream:
             line = tail[pos:end].strip()
             if line.startswith(("```", "~~~")):
                 self._in_fence = not self._in_fence
+                self._fences.append(pos)
             elif not line and not self._in_fence and tail[cut:pos].strip():
                 cut = end + 1
             pos = end + 1
@@ -98,6 +106,7 @@ class MarkdownStream:
             with self._live._lock:
                 self.tail = tail[cut:]
                 self._scan = pos - cut
+                self._fences = [start - cut for start in self._fences if start >= cut]
                 self._print_markdown(tail[:cut])
         else:
             self._scan = pos
@@ -109,6 +118,15 @@ class MarkdownStream:
 
     def _block(self, text: str) -> _Block:
         return _Block(ChatMarkdown(text, code_theme=self.code_theme), self._gap)
+
+    def _tail_from(self, start: int) -> str:
+        """The tail from `start` (a line start) on, as Markdown that renders those lines as
+        the whole tail does: cut inside a code fence, it keeps the fence's opening line."""
+        fences_before = bisect_left(self._fences, start)
+        if fences_before % 2 == 0:
+            return self.tail[start:]
+        opener = self._fences[fences_before - 1]
+        return self.tail[opener:self.tail.index("\n", opener) + 1] + self.tail[start:]
 
     def _flush_reasoning(self) -> None:
         if self.reasoning:
@@ -147,20 +165,53 @@ class _LiveView:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         stream = self.stream
-        parts: list[object] = []
+        rows = max(1, (options.height or console.height) - 1)
+        options = options.update(height=None)
+
+        def rendered(renderable: object) -> list[list[Segment]]:
+            return console.render_lines(renderable, options, pad=False)
+
+        lines: list[list[Segment]] = []
         if stream.tail.strip():
-            parts.append(stream._block(stream.tail))  # where it will be printed
+            lines = _bottom(stream.tail, rows,
+                            lambda start: rendered(stream._block(stream._tail_from(start))))
         elif stream.reasoning and stream.show_reasoning:
-            parts.append(Text(stream.reasoning, style="dim italic"))
-        if stream.status or not parts:
+            reasoning = stream.reasoning
+            lines = _bottom(reasoning, rows, lambda start: rendered(
+                Text(reasoning[start:], style="dim italic")))
+        below: list[object] = []
+        if stream.status or not lines:
             waited = time.monotonic() - stream.started
             label = stream.status or f"waiting for the model… {waited:.0f}s"
-            parts.append(Spinner("dots", text=Text(label, style="dim")))
+            below.append(Spinner("dots", text=Text(label, style="dim")))
         if stream.hint_line:
-            parts.append(Text(stream.hint_line, style="dim"))
-        rows = max(1, (options.height or console.height) - 1)
-        lines = console.render_lines(Group(*parts), options.update(height=None), pad=False)
+            below.append(Text(stream.hint_line, style="dim"))
+        if below:
+            lines += rendered(Group(*below))
         for index, line in enumerate(lines[-rows:]):
             if index:
                 yield Segment.line()
             yield from line
+
+
+def _bottom(text: str, rows: int,
+            render_from: Callable[[int], list[list[Segment]]]) -> list[list[Segment]]:
+    """The rendered lines of `text` from a line start on (`render_from(start)`), starting
+    late enough to be cheap and early enough to fill `rows` rows: from the last `rows`
+    source lines, with twice as many while they fall short (a fence line shows no row)."""
+    count = rows
+    while True:
+        start = _start_of_last_lines(text, count)
+        lines = render_from(start)
+        if start == 0 or len(lines) >= rows:
+            return lines
+        count *= 2
+
+
+def _start_of_last_lines(text: str, count: int) -> int:
+    start = len(text)
+    for _ in range(count):
+        start = text.rfind("\n", 0, start)
+        if start < 0:
+            return 0
+    return start + 1

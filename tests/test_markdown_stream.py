@@ -1,0 +1,85 @@
+"""The live view of a streaming answer on a captured Console of a fixed size: what a refresh
+draws while a block taller than the screen streams, and how much of the block it renders."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+
+import pytest
+from rich.console import Console
+from rich.segment import Segment
+
+from toolnexus_cli import markdown_stream
+from toolnexus_cli.chat_markdown import ChatMarkdown
+from toolnexus_cli.markdown_stream import MarkdownStream
+
+WIDTH, HEIGHT = 60, 24
+ROWS = HEIGHT - 1  # the live view keeps the cursor's row free
+
+
+def console() -> Console:
+    return Console(file=io.StringIO(), width=WIDTH, height=HEIGHT, color_system="truecolor")
+
+
+def code_tail(lines: int) -> str:
+    """A paragraph, then a code block still open (no blank line: one block, all live)."""
+    return "Here it is:\n```python\n" + "".join(
+        f"value_{n:05d} = {n} * 2\n" for n in range(1, lines + 1))
+
+
+@pytest.fixture
+def streaming() -> Iterator[MarkdownStream]:
+    """A stream whose unfinished block the test sets; ended without printing it."""
+    stream = MarkdownStream(console())
+    yield stream
+    stream.tail = ""
+    stream.finish()
+
+
+def live_rows(stream: MarkdownStream) -> list[list[Segment]]:
+    screen = stream.console
+    return screen.render_lines(stream.view, screen.options, pad=False)
+
+
+def text_of(rows: list[list[Segment]]) -> list[str]:
+    return ["".join(segment.text for segment in row).rstrip() for row in rows]
+
+
+CLOSED_FENCE = "```sh\n" + "".join(f"echo {n}\n" for n in range(300)) + "```\n"
+TALL_BLOCKS = {
+    "open code": (code_tail(1_000), "value_01000 = 1000 * 2"),
+    "list": ("".join(f"- item {n}\n" for n in range(1, 401)), "• item 400"),
+    "code, then prose": (CLOSED_FENCE + "".join(f"after {n}\n" for n in range(5)), "after 4"),
+    "prose in pieces": ("".join(f"a *line* {n}\n" for n in range(400)) + "and the l", "and the l"),
+}
+
+
+@pytest.mark.parametrize("name", TALL_BLOCKS)
+def test_the_live_view_of_a_tall_block_is_the_bottom_of_the_whole_block(streaming, name):
+    tail, last = TALL_BLOCKS[name]
+    streaming.text(tail)
+    whole = streaming.console.render_lines(ChatMarkdown(tail), streaming.console.options,
+                                           pad=False)
+    rows = live_rows(streaming)
+    assert text_of(rows)[-1].strip() == last
+    assert rows == whole[-ROWS:]  # the same rows, styles and all
+
+
+def test_the_live_view_of_a_ten_thousand_line_block_renders_a_screenful(streaming, monkeypatch):
+    parsed: list[int] = []  # the source lines of each Markdown the view renders
+
+    class Counted(ChatMarkdown):
+        def __init__(self, markup: str, code_theme: str = "monokai") -> None:
+            parsed.append(markup.count("\n") + 1)
+            super().__init__(markup, code_theme)
+
+    monkeypatch.setattr(markdown_stream, "ChatMarkdown", Counted)
+    streaming.text(code_tail(10_000))
+    rows = live_rows(streaming)
+    assert text_of(rows) == [f"value_{n:05d} = {n} * 2" for n in range(10_000 - ROWS + 1,
+                                                                       10_001)]
+    code_background = rows[0][0].style.bgcolor
+    assert code_background is not None, "the view lost the code block's highlighting"
+    assert all(row[0].style.bgcolor == code_background for row in rows)
+    assert parsed and max(parsed) <= 2 * HEIGHT, f"rendered {max(parsed)} source lines"
