@@ -4,6 +4,7 @@ pexpect runs the command in a pty, in the isolated environment and HOME of a
 `cli_helpers.CLI`. Every byte it prints is also fed to pyte, a terminal emulator, which keeps
 the screen and its scrollback for the assertions and answers cursor-position requests the way
 a real terminal does (prompt_toolkit asks), so the program runs as it would for a person.
+On a resize the screen re-flows its lines as most terminals do (tests/reflow_screen.py).
 
 Every wait is on output - a pattern in the stream (`expect`) or a condition on the screen
 (`wait`) - and a wait that fails shows the screen. Nothing sleeps and hopes.
@@ -20,6 +21,7 @@ import pexpect
 import pyte
 
 from tests.cli_helpers import CLI, ENTRY
+from tests.reflow_screen import ReflowScreen
 from tests.waiting import WAIT_S
 
 Session = TypeVar("Session", bound="PtySession")
@@ -42,7 +44,7 @@ class Terminal:
 
     def __init__(self, child: pexpect.spawn, rows: int, cols: int) -> None:
         self.child = child
-        self.screen = pyte.HistoryScreen(cols, rows, history=100_000)
+        self.screen = ReflowScreen(cols, rows, history=100_000)
         # A real terminal answers "where is the cursor?" (prompt_toolkit asks).
         self.screen.write_process_input = child.send  # type: ignore[method-assign]
         self.stream = pyte.Stream(self.screen)
@@ -62,18 +64,15 @@ class Terminal:
     def flush(self) -> None:
         pass
 
-    def _row(self, row: object) -> str:
-        return "".join(row[x].data for x in range(self.screen.columns)).rstrip()  # type: ignore[index]
-
     def scrollback(self) -> list[str]:
-        return [self._row(row) for row in self.screen.history.top]
+        return self.screen.scrollback()
 
     def display(self) -> list[str]:
         return [line.rstrip() for line in self.screen.display]
 
     def lines(self) -> list[str]:
         """Everything a person could see: the scrollback, then the screen."""
-        return self.scrollback() + self.display()
+        return self.screen.rows()
 
     def text(self) -> str:
         return "\n".join(self.lines())
