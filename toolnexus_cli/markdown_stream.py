@@ -16,7 +16,6 @@ from bisect import bisect_left
 from collections.abc import Callable
 
 from rich.console import Console, ConsoleOptions, Group, RenderResult
-from rich.live import Live
 from rich.segment import Segment
 from rich.spinner import Spinner
 from rich.text import Text
@@ -24,6 +23,7 @@ from rich.text import Text
 from toolnexus.visible import visible
 
 from .chat_markdown import ChatMarkdown
+from .live_region import LiveRegion
 
 
 class MarkdownStream:
@@ -42,10 +42,8 @@ class MarkdownStream:
         self._fences: list[int] = []  # where each fence line examined so far starts in `tail`
         self._gap = False  # a blank line goes before the next block (one printed before it)
         self.view = _LiveView(self)  # what the live region shows
-        self._live = Live(self.view, console=console, transient=True,
-                          auto_refresh=True, refresh_per_second=refresh_per_second,
-                          redirect_stdout=False, redirect_stderr=False)
-        self._live.start()
+        self._region = LiveRegion(console, self.view, refresh_per_second)
+        self._region.start()
 
     # -- feeding ----------------------------------------------------------------------
     def text(self, delta: str) -> None:
@@ -71,17 +69,17 @@ class MarkdownStream:
     def print(self, renderable: object) -> None:
         """Print above the live region, after whatever part of the answer came before."""
         self._flush_reasoning()
-        with self._live._lock:
+        with self._region.lock:
             tail, self.tail, self._scan, self._in_fence = self.tail, "", 0, False
             self._fences = []
             if tail.strip():
                 self._print_markdown(tail)
-            self._live.console.print(renderable)
+            self.console.print(renderable)
             self._gap = False
 
     def finish(self) -> None:
         self._flush_reasoning()
-        self._live.stop()
+        self._region.stop()
         if self.tail.strip():
             self._print_markdown(self.tail)
         self.tail = ""
@@ -103,7 +101,7 @@ class MarkdownStream:
         if cut:
             # Move the text out of the live tail before printing it above, under the
             # refresh lock, so no refresh can show it in both places.
-            with self._live._lock:
+            with self._region.lock:
                 self.tail = tail[cut:]
                 self._scan = pos - cut
                 self._fences = [start - cut for start in self._fences if start >= cut]
@@ -113,7 +111,7 @@ class MarkdownStream:
 
     def _print_markdown(self, text: str) -> None:
         # not cropped: a code line wider than the terminal stays one line (see ChatMarkdown)
-        self._live.console.print(self._block(text.strip("\n")), crop=False)
+        self.console.print(self._block(text.strip("\n")), crop=False)
         self._gap = True
 
     def _block(self, text: str) -> _Block:
@@ -130,10 +128,10 @@ class MarkdownStream:
 
     def _flush_reasoning(self) -> None:
         if self.reasoning:
-            with self._live._lock:
+            with self._region.lock:
                 reasoning, self.reasoning = self.reasoning, ""
                 if self.show_reasoning:
-                    self._live.console.print(Text(reasoning.strip(), style="dim italic"))
+                    self.console.print(Text(reasoning.strip(), style="dim italic"))
                     self._gap = True
 
 
