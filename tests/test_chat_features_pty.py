@@ -28,11 +28,13 @@ ANSWER = ("Two blocks.\n\n```sh\necho one\n```\n\nAnd:\n\n```python\n" + SECOND_
 
 
 class FeatureChat(Chat):
-    """A Chat whose terminal may answer OSC 11 with `background` ("rgb:RRRR/GGGG/BBBB")."""
+    """A Chat whose terminal may answer OSC 11 with `background` ("rgb:RRRR/GGGG/BBBB"),
+    `size` (rows, columns) big."""
 
-    def __init__(self, cli: CLI, *args: str, background: str | None = None) -> None:
-        PtySession.__init__(self, cli, "chat", *args, rows=ROWS, cols=COLS, timeout=WAIT_S,
-                            background=background)
+    def __init__(self, cli: CLI, *args: str, background: str | None = None,
+                 size: tuple[int, int] = (ROWS, COLS)) -> None:
+        PtySession.__init__(self, cli, "chat", *args, rows=size[0], cols=size[1],
+                            timeout=WAIT_S, background=background)
         self.prompts = 0
         self.wait_prompt()
 
@@ -260,37 +262,49 @@ def test_no_color_asks_nothing_and_a_bad_theme_is_one_line(stub, cli, open_chat)
 
 # --------------------------------------------------------------------------- resizing
 
-ROWS_TEXT = "\n".join(f"row {n:02d} of a paragraph that goes on for a while" for n in
-                      range(1, 41))
+ABOVE = [f"above {n}: a paragraph printed before the live part" for n in range(1, 4)]
+LIVE = [f"live {n:02d}: a line of the block that still streams" for n in range(1, 13)]
+HELD = "\n\n".join(ABOVE) + "\n\n" + "\n".join(LIVE[:8])  # on the screen while the stream waits
+RESIZED = HELD + "\n" + "\n".join(LIVE[8:]) + "\n\nDone."  # lines 31 to 60 columns wide
 
 
-def held_until(reply: Reply, shown: int, go_on: threading.Event) -> Reply:
-    """`reply`, its stream stopping after `shown` chunks (half when 0) until `go_on`."""
+def held_after(text: str, shown: str, go_on: threading.Event) -> Reply:
+    """`text` streamed a word a chunk, stopping after the words of `shown` (the start of
+    `text`, up to the end of a word) until `go_on`."""
+    reply = openai_stream(text)
     parts = list(reply.parts)
-    shown = shown or len(parts) // 2
+    held = len(openai_stream(shown).parts) - 3  # not its finish, usage and [DONE]
 
     def stream() -> Iterator[bytes]:
-        yield from parts[:shown]
+        yield from parts[:held]
         go_on.wait(WAIT_S)
-        yield from parts[shown:]
+        yield from parts[held:]
 
     reply.parts = stream()  # type: ignore[assignment]
     return reply
 
 
-# Narrowing is left out: a live refresh already on its way at the old width when the
-# screen narrows wraps there, and its wrapped remnants stay (a race with every resize).
-@pytest.mark.parametrize(("rows", "cols"), [(40, 140)])
-def test_a_resize_while_an_answer_streams_shows_each_line_once(stub, open_chat, rows, cols):
+def joined(rows: list[str]) -> str:
+    """The rows as one text, a line wrapped on a space read whole again."""
+    return " ".join(row.strip() for row in rows)
+
+
+# The terminal re-flows its lines as most terminals do (tests/reflow_screen.py): narrowed,
+# it re-wraps the live region's lines wider than the new width into more rows.
+@pytest.mark.parametrize(("before", "after"), [((30, 60), (30, 30)), ((30, 30), (30, 60)),
+                                               ((ROWS, COLS), (40, 140))],
+                         ids=["narrower", "wider", "taller and wider"])
+def test_a_resize_while_an_answer_streams_shows_each_line_once(stub, open_chat, before, after):
     go_on = threading.Event()
-    # one chunk a word: held halfway, long after the screen filled up
-    stub.handler = lambda request: held_until(openai_stream(ROWS_TEXT), 0, go_on)
-    chat = open_chat()
+    stub.handler = lambda request: held_after(RESIZED, HELD, go_on)
+    chat = open_chat(size=before)
     chat.send_line("many rows")
-    chat.wait_text("row 15")
-    chat.resize(rows, cols)
+    # the whole frame is on the screen, and nothing changes in it until the stream goes on
+    chat.wait(lambda: LIVE[7] in joined(chat.term.display()), "the held lines")
+    chat.resize(*after)
     go_on.set()
     chat.wait_prompt()
     text = chat.term.text()
-    for n in range(1, 41):
-        assert text.count(f"row {n:02d} ") == 1, f"row {n:02d} shown twice or never:\n{text}"
+    for line in [*ABOVE, *LIVE, "Done."]:
+        start = line.split(":")[0]
+        assert text.count(start) == 1, f"{start!r} shown twice or never:\n{text}"
