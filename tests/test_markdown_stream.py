@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 from rich.console import Console
 from rich.segment import Segment
+from rich.text import Text
 
 from toolnexus_cli import markdown_stream
 from toolnexus_cli.chat_markdown import ChatMarkdown
@@ -83,3 +84,13 @@ def test_the_live_view_of_a_ten_thousand_line_block_renders_a_screenful(streamin
     assert code_background is not None, "the view lost the code block's highlighting"
     assert all(row[0].style.bgcolor == code_background for row in rows)
     assert parsed and max(parsed) <= 2 * HEIGHT, f"rendered {max(parsed)} source lines"
+
+
+def test_the_live_view_of_long_reasoning_is_the_bottom_of_the_whole_of_it(streaming):
+    reasoning = "".join(f"thought {n}, and so on\n" for n in range(1, 501)) + "so the ans"
+    streaming.think(reasoning)
+    rows = live_rows(streaming)
+    whole = streaming.console.render_lines(Text(reasoning, style="dim italic"),
+                                           streaming.console.options, pad=False)
+    assert text_of(rows)[-2:] == ["thought 500, and so on", "so the ans"]
+    assert rows == whole[-ROWS:]
