@@ -14,41 +14,36 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from tests import cli_helpers
+from tests import chat_session, cli_helpers
+from tests.chat_session import PROMPT
 from tests.cli_helpers import CLI
-from tests.pty_screen import PtySession, opener
+from tests.pty_screen import opener
 from tests.stub_provider import Recorded, Reply, StubProvider, openai_stream
 
 cli = cli_helpers.cli  # fixture; its `stub` is the plain one of conftest.py
 
-ROWS, COLS = 40, 120
-PROMPT = "›"
 QUESTION = "[y]es / [n]o / [a]lways (this session):"
 INTERRUPTED = "(interrupted: the partial answer is kept)"
 
 
-class Chat(PtySession):
+class Chat(chat_session.Chat):
+    """Waits of 15 s, shorter than the 30 s a held reply takes: a turn back within a wait
+    was stopped by Ctrl-C."""
+
     def __init__(self, cli: CLI, *args: str) -> None:
-        super().__init__(cli, "chat", *args, rows=ROWS, cols=COLS, timeout=15.0)
-        self.prompts = 0
-        self.wait_prompt()
-
-    def prompt_count(self) -> int:
-        return sum(1 for line in self.term.lines() if line.startswith(PROMPT))
-
-    def wait_prompt(self) -> None:
-        want = self.prompts + 1
-        self.wait(lambda: self.prompt_count() >= want
-                  and self.term.cursor_line().strip() == PROMPT, "a new prompt")
-        self.prompts = want
-
-    def interrupt(self) -> None:
-        self.child.sendintr()  # the terminal's Ctrl-C: SIGINT, or a key in raw mode
+        super().__init__(cli, *args, rows=40, cols=120, timeout=15.0)
 
     def interrupted(self, count: int = 1) -> None:
         """Until the turn says it was stopped and the next prompt shows."""
         self.wait_text(INTERRUPTED, count)
         self.wait_prompt()
+
+    def stop_at(self, text: str) -> None:
+        """Once `text` shows, Ctrl-C; until the turn says it was stopped and the next prompt
+        shows."""
+        self.wait_text(text)
+        self.interrupt()
+        self.interrupted()
 
 
 @pytest.fixture
@@ -97,10 +92,8 @@ def test_ctrl_c_while_waiting_for_the_first_token(stub, open_chat):
     script(stub, Reply.hang())
     chat = open_chat()
     chat.send_line("hello")
-    chat.wait_text("waiting for the model")
     assert stub.wait_for_requests(1, timeout=10)
-    chat.interrupt()
-    chat.interrupted()
+    chat.stop_at("waiting for the model")
     assert stub.requests[0].disconnected.wait(5), "the request was not cancelled"
     goes_on(stub, chat)
 
@@ -109,9 +102,7 @@ def test_ctrl_c_while_waiting_to_retry(stub, open_chat):
     script(stub, busy_for(30))
     chat = open_chat()
     chat.send_line("hello")
-    chat.wait_text("retrying in 30 s")
-    chat.interrupt()
-    chat.interrupted()
+    chat.stop_at("retrying in 30 s")
     assert len(stub.requests) == 1, "it retried after Ctrl-C"
     goes_on(stub, chat)
 
@@ -120,9 +111,7 @@ def test_ctrl_c_while_bash_runs(stub, open_chat):
     script(stub, bash_call("sleep 30"))
     chat = open_chat("--builtins", "--yes")
     chat.send_line("sleep a while")
-    chat.wait_text("running bash")
-    chat.interrupt()
-    chat.interrupted()
+    chat.stop_at("running bash")
     goes_on(stub, chat)
     assert tool_results(stub.requests[-1]) != [], "the cancelled call has no result"
 
@@ -144,9 +133,7 @@ def test_ctrl_c_while_a_slow_python_tool_runs(stub, open_chat, tmp_path):
     script(stub, openai_stream(tool_calls=[("slow_lookup", {"word": "x"})]))
     chat = open_chat("--functions", str(functions))
     chat.send_line("look it up")
-    chat.wait_text("running slow_lookup")
-    chat.interrupt()
-    chat.interrupted()
+    chat.stop_at("running slow_lookup")
     goes_on(stub, chat)
 
 
@@ -156,9 +143,7 @@ def test_ctrl_c_still_stops_the_answer_after_a_tool_call_was_approved(stub, open
     chat.send_line("run it")
     chat.expect(re.escape(QUESTION))
     chat.child.send("y")
-    chat.wait_text("w03")
-    chat.interrupt()
-    chat.interrupted()
+    chat.stop_at("w03")
     assert stub.requests[1].disconnected.wait(5), "the request was not cancelled"
     goes_on(stub, chat)
 
@@ -169,9 +154,7 @@ def test_ctrl_c_still_stops_a_retry_wait_after_a_tool_call_was_approved(stub, op
     chat.send_line("run it")
     chat.expect(re.escape(QUESTION))
     chat.child.send("y")
-    chat.wait_text("retrying in 30 s")
-    chat.interrupt()
-    chat.interrupted()
+    chat.stop_at("retrying in 30 s")
     assert len(stub.requests) == 2, "it retried after Ctrl-C"
     goes_on(stub, chat)
 
