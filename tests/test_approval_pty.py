@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from tests import cli_helpers
-from tests.cli_helpers import CLI
+from tests.cli_helpers import CLI, SUSPENDING_TOOLS
 from tests.pty_screen import PtySession, opener
 from tests.stub_provider import Recorded, Reply, StubProvider, openai_stream
 
@@ -128,31 +128,10 @@ def test_always_is_not_asked_again_for_the_same_call(stub, open_chat):
     assert tool_results(stub.requests[4])[-1] == "exit code 0\napproved-123\n"
 
 
-SUSPENDING = '''
-from toolnexus import ToolContext, suspend
-
-
-def sign_in(service: str, context: ToolContext) -> str:
-    """Sign in to a service in the browser."""
-    if context.answer is None:
-        return suspend("url", f"sign in to {service}", url="https://example.test/login")
-    return f"signed in to {service}"
-
-
-def ask_name(context: ToolContext) -> str:
-    """Ask the user their name."""
-    if context.answer is None:
-        return suspend("input", "what is your name?")
-    return f"the name is {context.answer['data']}"
-'''
-
-
-def test_a_suspended_tool_asks_inline_for_a_url_visit_and_for_input(stub, open_chat, tmp_path):
-    functions = tmp_path / "suspending.py"
-    functions.write_text(SUSPENDING)
+def test_a_suspended_tool_asks_inline_for_a_url_visit_and_for_input(stub, open_chat):
     script(stub, openai_stream(tool_calls=[("sign_in", {"service": "forge"})]),
            openai_stream(tool_calls=[("ask_name", {})]), openai_stream("Hello, Ada."))
-    chat = open_chat("--functions", str(functions))
+    chat = open_chat("--functions", str(SUSPENDING_TOOLS))
 
     chat.send_line("sign me in and greet me")
     chat.expect(re.escape("a tool needs you (url)"))

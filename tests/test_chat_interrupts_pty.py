@@ -16,7 +16,7 @@ import pytest
 
 from tests import chat_session, cli_helpers
 from tests.chat_session import PROMPT
-from tests.cli_helpers import CLI
+from tests.cli_helpers import CLI, SUSPENDING_TOOLS
 from tests.pty_screen import opener
 from tests.stub_provider import Recorded, Reply, StubProvider, openai_stream
 
@@ -187,23 +187,9 @@ def test_a_second_ctrl_c_at_an_approval_stops_the_turn(stub, open_chat):
     goes_on(stub, chat)
 
 
-ASKING_TOOL = '''
-from toolnexus import ToolContext, suspend
-
-
-def ask_name(context: ToolContext) -> str:
-    """Ask the user their name."""
-    if context.answer is None:
-        return suspend("input", "what is your name?")
-    return f"the name is {context.answer['data']}"
-'''
-
-
-def test_ctrl_c_at_a_suspended_tools_question_declines_it(stub, open_chat, tmp_path):
-    functions = tmp_path / "asking.py"
-    functions.write_text(ASKING_TOOL)
+def test_ctrl_c_at_a_suspended_tools_question_declines_it(stub, open_chat):
     script(stub, openai_stream(tool_calls=[("ask_name", {})]), openai_stream("No name, then."))
-    chat = open_chat("--functions", str(functions))
+    chat = open_chat("--functions", str(SUSPENDING_TOOLS))
     chat.send_line("greet me")
     chat.expect(re.escape("what is your name?"))
     chat.wait(lambda: chat.term.cursor_line().strip() == ">", "the input line")
