@@ -8,7 +8,7 @@ import os
 import re
 import stat
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +16,7 @@ import pytest
 from tests import chat_session, cli_helpers
 from tests.chat_session import Chat, conversation, numbered_answers
 from tests.cli_helpers import CLI
-from tests.stub_provider import Reply, openai_stream
+from tests.stub_provider import Reply, StubProvider, openai_stream
 from tests.waiting import WAIT_S, alive, pids_in
 
 cli = cli_helpers.cli  # fixture
@@ -125,12 +125,18 @@ def thread_ids(chat: Chat) -> list[str]:
     return re.findall(r"thread (t-[0-9a-f]{8})", chat.term.text())
 
 
-def test_fork_goes_on_in_a_new_thread_and_leaves_this_one_as_it_was(stub, cli, open_chat):
+def after_one_and_two(stub: StubProvider, open_chat: Callable[..., Chat]) -> tuple[Chat, str]:
+    """A chat that said "one" and "two" ("answer 1.", "answer 2."), and its thread's id."""
     numbered_answers(stub)
     chat = open_chat()
     origin = thread_ids(chat)[0]
     chat.say("one")
     chat.say("two")
+    return chat, origin
+
+
+def test_fork_goes_on_in_a_new_thread_and_leaves_this_one_as_it_was(stub, cli, open_chat):
+    chat, origin = after_one_and_two(stub, open_chat)
     chat.say("/fork 2")
     forked = re.search(rf"forked {origin} at message 2: now on thread (t-[0-9a-f]{{8}})",
                        chat.term.text())
@@ -153,11 +159,7 @@ def test_fork_goes_on_in_a_new_thread_and_leaves_this_one_as_it_was(stub, cli, o
 def test_edit_last_sends_the_edited_prompt_on_a_fork(stub, cli, open_chat):
     editor = only_on_path(cli, {"fake-editor": "sed -i 's/two/TWO, edited/' \"$1\""})
     cli.env["EDITOR"] = str(editor / "fake-editor")
-    numbered_answers(stub)
-    chat = open_chat()
-    origin = thread_ids(chat)[0]
-    chat.say("one")
-    chat.say("two")
+    chat, origin = after_one_and_two(stub, open_chat)
     chat.send_line("/edit last")
     chat.wait_text("send it? [Y/n]")
     chat.child.send("y")  # the edited message is shown and sent only when confirmed
