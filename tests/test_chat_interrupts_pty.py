@@ -137,11 +137,18 @@ def test_ctrl_c_while_a_slow_python_tool_runs(stub, open_chat, tmp_path):
     goes_on(stub, chat)
 
 
-def test_ctrl_c_still_stops_the_answer_after_a_tool_call_was_approved(stub, open_chat):
-    script(stub, bash_call("echo approved-1"), stalled("w01 w02 w03 "))
+def asked_to_run_a_call(stub: StubProvider, open_chat: Callable[..., Chat], then: Reply) -> Chat:
+    """A `--builtins` chat asking whether to run `echo approved-1`, the model's answer to
+    the first message; the model's next reply is `then`."""
+    script(stub, bash_call("echo approved-1"), then)
     chat = open_chat("--builtins")
     chat.send_line("run it")
     chat.expect(re.escape(QUESTION))
+    return chat
+
+
+def test_ctrl_c_still_stops_the_answer_after_a_tool_call_was_approved(stub, open_chat):
+    chat = asked_to_run_a_call(stub, open_chat, stalled("w01 w02 w03 "))
     chat.child.send("y")
     chat.stop_at("w03")
     assert stub.requests[1].disconnected.wait(5), "the request was not cancelled"
@@ -149,10 +156,7 @@ def test_ctrl_c_still_stops_the_answer_after_a_tool_call_was_approved(stub, open
 
 
 def test_ctrl_c_still_stops_a_retry_wait_after_a_tool_call_was_approved(stub, open_chat):
-    script(stub, bash_call("echo approved-1"), busy_for(30))
-    chat = open_chat("--builtins")
-    chat.send_line("run it")
-    chat.expect(re.escape(QUESTION))
+    chat = asked_to_run_a_call(stub, open_chat, busy_for(30))
     chat.child.send("y")
     chat.stop_at("retrying in 30 s")
     assert len(stub.requests) == 2, "it retried after Ctrl-C"
@@ -160,10 +164,7 @@ def test_ctrl_c_still_stops_a_retry_wait_after_a_tool_call_was_approved(stub, op
 
 
 def test_ctrl_c_at_an_approval_declines_and_the_answer_goes_on(stub, open_chat):
-    script(stub, bash_call("echo approved-1"), openai_stream("Understood, I will not."))
-    chat = open_chat("--builtins")
-    chat.send_line("run it")
-    chat.expect(re.escape(QUESTION))
+    chat = asked_to_run_a_call(stub, open_chat, openai_stream("Understood, I will not."))
     chat.interrupt()
     chat.wait_text("Understood, I will not.")
     chat.wait_prompt()
@@ -174,10 +175,7 @@ def test_ctrl_c_at_an_approval_declines_and_the_answer_goes_on(stub, open_chat):
 
 
 def test_a_second_ctrl_c_at_an_approval_stops_the_turn(stub, open_chat):
-    script(stub, bash_call("echo approved-1"), bash_call("echo approved-2"))
-    chat = open_chat("--builtins")
-    chat.send_line("run them")
-    chat.expect(re.escape(QUESTION))
+    chat = asked_to_run_a_call(stub, open_chat, bash_call("echo approved-2"))
     chat.interrupt()
     chat.expect(re.escape("bash: echo approved-2"))
     chat.expect(re.escape(QUESTION))
