@@ -47,7 +47,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from stream_throughput import PEERS, ROOT, ServerProcess, peer_python  # noqa: E402
+from stream_throughput import PEERS, ROOT, ServerProcess, peer_python, setup_step  # noqa: E402
 
 VENV = ROOT / ".venv"
 PYTHON = VENV / "bin" / "python"
@@ -88,15 +88,10 @@ def llm_command() -> tuple[Path | None, str]:
     if python is None:
         return None, how
     print(f"installing llm into {PEERS.relative_to(ROOT)} (pip install llm) ...", flush=True)
-    try:
-        done = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "llm"],
-                              capture_output=True, text=True, timeout=600)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return None, f"pip install llm failed: {exc}"
-    if done.returncode != 0:
-        errors = [ln for ln in done.stderr.splitlines() if "ERROR" in ln] or \
-            done.stderr.strip().splitlines()[-1:] or [f"exit {done.returncode}"]
-        return None, f"pip install llm failed: {errors[-1].strip()}"
+    problem = setup_step([str(python), "-m", "pip", "install", "--quiet", "llm"],
+                         "pip install llm")
+    if problem:
+        return None, problem
     done = subprocess.run([str(LLM), "--version"], capture_output=True, text=True)
     if done.returncode != 0:
         return None, "llm was installed but `llm --version` fails"

@@ -313,15 +313,24 @@ def peer_python() -> tuple[Path | None, str]:
     print(f"setting up {PEERS.relative_to(ROOT)} (pip install {' '.join(PEER_PACKAGES)}) ...",
           flush=True)
     for step in steps:
-        try:
-            done = subprocess.run(step, capture_output=True, text=True, timeout=600)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return None, f"{' '.join(step[2:4])} failed: {exc}"
-        if done.returncode != 0:
-            errors = [ln for ln in done.stderr.splitlines() if "ERROR" in ln] or \
-                done.stderr.strip().splitlines()[-1:] or [f"exit {done.returncode}"]
-            return None, f"{' '.join(step[2:4])} failed: {errors[-1].strip()}"
+        problem = setup_step(step, " ".join(step[2:4]))
+        if problem:
+            return None, problem
     return python, "installed"
+
+
+def setup_step(command: list[str], what: str) -> str | None:
+    """Run one set-up command (venv, pip install); None when it worked, else why not,
+    in one line: pip's last ERROR line, or its last line."""
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{what} failed: {exc}"
+    if done.returncode == 0:
+        return None
+    errors = [ln for ln in done.stderr.splitlines() if "ERROR" in ln] or \
+        done.stderr.strip().splitlines()[-1:] or [f"exit {done.returncode}"]
+    return f"{what} failed: {errors[-1].strip()}"
 
 
 def measure_peer(base_url: str, deltas: int, reps: int) -> tuple[Result | None, str]:

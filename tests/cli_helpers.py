@@ -37,6 +37,7 @@ ENTRY = [str(BIN)] if BIN.exists() else [sys.executable, "-c",
 ANSI = re.compile(r"\x1b[\[\]()#;?]*[0-9;]*[A-Za-z@-~]?")
 STUB_MODEL = "stub-model"
 DEFAULT_ANSWER = "Hello from the stub."
+SUSPENDING_TOOLS = Path(__file__).parent / "tool_functions" / "suspending.py"  # for --functions
 _SCRUB = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY", "NO_COLOR",
           "FORCE_COLOR", "COLUMNS", "LINES")
 

@@ -1,5 +1,6 @@
 """Loopback servers the transport tests need beside the stub provider: a TLS origin, an
-HTTP forward proxy (absolute-form requests and CONNECT tunnels) and a SOCKS5 proxy.
+HTTP forward proxy (absolute-form requests and CONNECT tunnels) and a SOCKS5 proxy; and
+`dead_port`, for an endpoint that is down.
 
 Each records what the client sent it, so a test can check what travelled in clear text.
 They run on the test's own event loop; waits are on sockets, never on sleeps.
@@ -10,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import socket
 import ssl
 import subprocess
 from collections.abc import Awaitable, Callable
@@ -17,6 +19,13 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+def dead_port() -> int:
+    """A loopback port nothing listens on."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 class LoopbackServer:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from tests import cli_helpers
-from tests.cli_helpers import CLI
+from tests.cli_helpers import CLI, SUSPENDING_TOOLS
 from tests.pty_screen import PtySession, opener
 from tests.stub_provider import Recorded, Reply, StubProvider, openai_stream
 
@@ -37,6 +37,10 @@ class Chat(PtySession):
     def say(self, text: str, answer: str) -> None:
         """Send a message that needs no approval; wait for the answer and the next prompt."""
         self.send_line(text)
+        self.answered(answer)
+
+    def answered(self, answer: str) -> None:
+        """Until `answer` and then the next input prompt show."""
         self.expect(re.escape(answer))
         self.expect(INPUT_PROMPT)
 
@@ -85,8 +89,7 @@ def test_yes_runs_the_command_and_the_model_gets_its_output(stub, open_chat, tmp
     chat.expect(re.escape(f"cwd: {workdir}"))
     chat.expect(re.escape("timeout: 5"))
     chat.approve("", "y")
-    chat.expect("It printed the number.")
-    chat.expect(INPUT_PROMPT)
+    chat.answered("It printed the number.")
 
     assert tool_results(stub.requests[1]) == [f"exit code 0\napproved-123\n{workdir}\n"]
     assert chat.questions() == 1
@@ -99,8 +102,7 @@ def test_no_tells_the_model_and_the_conversation_goes_on(stub, open_chat):
 
     chat.send_line("run the echo")
     chat.approve("echo approved-123", "n")
-    chat.expect("Understood, I will not.")
-    chat.expect(INPUT_PROMPT)
+    chat.answered("Understood, I will not.")
     assert tool_results(stub.requests[1]) == ["denied by the user"]
 
     chat.say("are you there?", "Still here.")
@@ -118,8 +120,7 @@ def test_always_is_not_asked_again_for_the_same_call(stub, open_chat):
 
     chat.send_line("run the echo twice")
     chat.approve("echo approved-123", "a")
-    chat.expect("Ran it twice.")
-    chat.expect(INPUT_PROMPT)
+    chat.answered("Ran it twice.")
     # a later turn of the same session is not asked either
     chat.say("once more", "And a third time.")
 
@@ -128,31 +129,10 @@ def test_always_is_not_asked_again_for_the_same_call(stub, open_chat):
     assert tool_results(stub.requests[4])[-1] == "exit code 0\napproved-123\n"
 
 
-SUSPENDING = '''
-from toolnexus import ToolContext, suspend
-
-
-def sign_in(service: str, context: ToolContext) -> str:
-    """Sign in to a service in the browser."""
-    if context.answer is None:
-        return suspend("url", f"sign in to {service}", url="https://example.test/login")
-    return f"signed in to {service}"
-
-
-def ask_name(context: ToolContext) -> str:
-    """Ask the user their name."""
-    if context.answer is None:
-        return suspend("input", "what is your name?")
-    return f"the name is {context.answer['data']}"
-'''
-
-
-def test_a_suspended_tool_asks_inline_for_a_url_visit_and_for_input(stub, open_chat, tmp_path):
-    functions = tmp_path / "suspending.py"
-    functions.write_text(SUSPENDING)
+def test_a_suspended_tool_asks_inline_for_a_url_visit_and_for_input(stub, open_chat):
     script(stub, openai_stream(tool_calls=[("sign_in", {"service": "forge"})]),
            openai_stream(tool_calls=[("ask_name", {})]), openai_stream("Hello, Ada."))
-    chat = open_chat("--functions", str(functions))
+    chat = open_chat("--functions", str(SUSPENDING_TOOLS))
 
     chat.send_line("sign me in and greet me")
     chat.expect(re.escape("a tool needs you (url)"))
@@ -162,8 +142,7 @@ def test_a_suspended_tool_asks_inline_for_a_url_visit_and_for_input(stub, open_c
     chat.expect(re.escape("a tool needs you (input)"))
     chat.expect(re.escape("what is your name?"))
     chat.send_line("Ada")
-    chat.expect("Hello, Ada.")
-    chat.expect(INPUT_PROMPT)
+    chat.answered("Hello, Ada.")
 
     assert tool_results(stub.requests[1]) == ["signed in to forge"]
     assert tool_results(stub.requests[2])[-1] == "the name is Ada"

@@ -7,27 +7,19 @@ from __future__ import annotations
 import base64
 import io
 import json
-from collections.abc import Callable, Iterator
 
 import pexpect
-import pytest
 
-from tests import cli_helpers, pty_screen
-from tests.cli_helpers import CLI, plain
-from tests.pty_screen import opener
+from tests import chat_session, cli_helpers, pty_screen
+from tests.cli_helpers import plain
 from tests.stub_provider import openai_stream, png_bytes
-from tests.test_chat_pty import Chat
 
 cli = cli_helpers.cli  # fixture; its `stub` is the plain one of conftest.py
+open_chat = chat_session.open_chat  # fixture
 
 PNG = png_bytes(4, 3)
 IMAGE_PART = {"type": "image_url",
               "image_url": {"url": "data:image/png;base64," + base64.b64encode(PNG).decode()}}
-
-
-@pytest.fixture
-def open_chat(cli: CLI) -> Iterator[Callable[..., Chat]]:
-    yield from opener(lambda *args: Chat(cli, *args))
 
 
 def test_attach_in_chat_sends_the_image_with_the_next_message(stub, cli, open_chat):

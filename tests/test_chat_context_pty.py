@@ -5,29 +5,19 @@ like llama.cpp (a 4,096-token window): the line an automatic compaction prints,
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
 
-import pytest
-
-from tests import cli_helpers
-from tests.cli_helpers import CLI
-from tests.pty_screen import opener
+from tests import chat_session, cli_helpers
 from tests.stub_provider import LlamaCppLike
-from tests.test_chat_pty import Chat
 from tests.test_cli_context import seed
 from tests.test_context import is_summary_request, note, posts, turns
 from toolnexus.marks import COMPACTION_KEY, PINNED_KEY
 
 cli = cli_helpers.cli  # fixture
+open_chat = chat_session.open_chat  # fixture
 
 SIX_TURNS = turns(("first, call me Ada", "hello Ada"), ("second", "two"), ("third", "three"),
                   ("fourth", "four"), ("fifth", "five"), ("sixth", "six"))
 APPLY = "apply it? [y]es / [n]o (Enter: no): "
-
-
-@pytest.fixture
-def open_chat(cli: CLI) -> Iterator[Callable[..., Chat]]:
-    yield from opener(lambda *args: Chat(cli, *args))
 
 
 def test_an_automatic_compaction_prints_one_line(stub, cli, open_chat):

@@ -4,29 +4,12 @@ real pseudo-terminal against the stub endpoint (tests/pty_screen.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-
-import pytest
-
-from tests import cli_helpers
-from tests.cli_helpers import CLI
-from tests.pty_screen import opener
-from tests.stub_provider import Recorded, Reply, StubProvider, openai_stream
-from tests.test_chat_pty import CTRL_D, Chat, conversation
+from tests import chat_session, cli_helpers
+from tests.chat_session import CTRL_D, Chat, conversation, numbered_answers
+from tests.stub_provider import Recorded, openai_stream
 
 cli = cli_helpers.cli  # fixture; its `stub` is the plain one of conftest.py
-
-
-@pytest.fixture
-def open_chat(cli: CLI) -> Iterator[Callable[..., Chat]]:
-    yield from opener(lambda *args: Chat(cli, *args))
-
-
-def numbered_answers(stub: StubProvider) -> None:
-    def handler(request: Recorded) -> Reply:
-        return openai_stream(f"answer {len(stub.requests)}.")
-
-    stub.handler = handler
+open_chat = chat_session.open_chat  # fixture
 
 
 def system_of(request: Recorded) -> str | None:

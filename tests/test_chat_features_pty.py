@@ -13,35 +13,19 @@ from pathlib import Path
 
 import pytest
 
-from tests import cli_helpers
+from tests import chat_session, cli_helpers
+from tests.chat_session import COLS, ROWS, Chat, conversation, numbered_answers
 from tests.cli_helpers import CLI
-from tests.pty_screen import PtySession, opener
-from tests.stub_provider import Reply, openai_stream
-from tests.test_chat_pty import COLS, ROWS, WAIT_S, Chat, conversation, numbered_answers
+from tests.stub_provider import Reply, StubProvider, openai_stream
+from tests.waiting import WAIT_S, alive, pids_in
 
 cli = cli_helpers.cli  # fixture
+open_chat = chat_session.open_chat  # fixture
 
 LONG_LINE = "x = [" + ", ".join(str(n) for n in range(60)) + "]  # wider than the screen"
 SECOND_BLOCK = f"def f(a):\n\treturn a  \n\n\n{LONG_LINE}\n"  # a tab, trailing spaces, blanks
 ANSWER = ("Two blocks.\n\n```sh\necho one\n```\n\nAnd:\n\n```python\n" + SECOND_BLOCK
           + "```\n\nDone.")
-
-
-class FeatureChat(Chat):
-    """A Chat whose terminal may answer OSC 11 with `background` ("rgb:RRRR/GGGG/BBBB"),
-    `size` (rows, columns) big."""
-
-    def __init__(self, cli: CLI, *args: str, background: str | None = None,
-                 size: tuple[int, int] = (ROWS, COLS)) -> None:
-        PtySession.__init__(self, cli, "chat", *args, rows=size[0], cols=size[1],
-                            timeout=WAIT_S, background=background)
-        self.prompts = 0
-        self.wait_prompt()
-
-
-@pytest.fixture
-def open_chat(cli: CLI) -> Iterator[Callable[..., FeatureChat]]:
-    yield from opener(lambda *args, **kw: FeatureChat(cli, *args, **kw))
 
 
 def only_on_path(cli: CLI, scripts: dict[str, str]) -> Path:
@@ -124,37 +108,35 @@ def test_ctrl_c_kills_the_process_group_of_a_bang_command(stub, cli, open_chat):
     chat = open_chat()
     chat.send_line(f"!sleep 300 & echo $$ $! > {pids}; echo ready$((6*7)); wait")
     chat.wait_text("ready42")
-    shell, sleeper = (int(pid) for pid in pids.read_text().split())
+    shell, sleeper = pids_in(pids)
     chat.interrupt()
     chat.wait_text("its process group was killed")
     chat.wait_text("add this output to your next message? [y/N]")
     chat.send_line("n")
     chat.wait_prompt()
-
-    def gone(pid: int) -> bool:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        return Path(f"/proc/{pid}/stat").read_text().split(") ")[-1].startswith("Z")
-
-    chat.wait(lambda: gone(sleeper) and gone(shell), "the command's processes to end")
+    chat.wait(lambda: not alive(sleeper) and not alive(shell), "the command's processes to end")
     assert not stub.requests
 
 
 # ------------------------------------------------------------------- /fork, /edit last
 
 
-def thread_ids(chat: FeatureChat) -> list[str]:
+def thread_ids(chat: Chat) -> list[str]:
     return re.findall(r"thread (t-[0-9a-f]{8})", chat.term.text())
 
 
-def test_fork_goes_on_in_a_new_thread_and_leaves_this_one_as_it_was(stub, cli, open_chat):
+def after_one_and_two(stub: StubProvider, open_chat: Callable[..., Chat]) -> tuple[Chat, str]:
+    """A chat that said "one" and "two" ("answer 1.", "answer 2."), and its thread's id."""
     numbered_answers(stub)
     chat = open_chat()
     origin = thread_ids(chat)[0]
     chat.say("one")
     chat.say("two")
+    return chat, origin
+
+
+def test_fork_goes_on_in_a_new_thread_and_leaves_this_one_as_it_was(stub, cli, open_chat):
+    chat, origin = after_one_and_two(stub, open_chat)
     chat.say("/fork 2")
     forked = re.search(rf"forked {origin} at message 2: now on thread (t-[0-9a-f]{{8}})",
                        chat.term.text())
@@ -177,11 +159,7 @@ def test_fork_goes_on_in_a_new_thread_and_leaves_this_one_as_it_was(stub, cli, o
 def test_edit_last_sends_the_edited_prompt_on_a_fork(stub, cli, open_chat):
     editor = only_on_path(cli, {"fake-editor": "sed -i 's/two/TWO, edited/' \"$1\""})
     cli.env["EDITOR"] = str(editor / "fake-editor")
-    numbered_answers(stub)
-    chat = open_chat()
-    origin = thread_ids(chat)[0]
-    chat.say("one")
-    chat.say("two")
+    chat, origin = after_one_and_two(stub, open_chat)
     chat.send_line("/edit last")
     chat.wait_text("send it? [Y/n]")
     chat.child.send("y")  # the edited message is shown and sent only when confirmed
@@ -200,7 +178,7 @@ def test_edit_last_sends_the_edited_prompt_on_a_fork(stub, cli, open_chat):
 # ------------------------------------------------------------------ vi keys, themes
 
 
-def shows(chat: FeatureChat, text: str) -> bool:
+def shows(chat: Chat, text: str) -> bool:
     return any(text in line for line in chat.term.display())
 
 
@@ -221,7 +199,7 @@ def test_vi_mode_edits_with_esc_0_x_and_the_toolbar_shows_the_mode(stub, cli, op
     assert conversation(stub.requests[0]) == [("user", "ello vi")]
 
 
-def code_colour(chat: FeatureChat, word: str) -> str:
+def code_colour(chat: Chat, word: str) -> str:
     """The foreground colour the screen shows `word` in."""
     screen = chat.term.screen
     for y, line in enumerate(chat.term.display()):
@@ -297,7 +275,7 @@ def joined(rows: list[str]) -> str:
 def test_a_resize_while_an_answer_streams_shows_each_line_once(stub, open_chat, before, after):
     go_on = threading.Event()
     stub.handler = lambda request: held_after(RESIZED, HELD, go_on)
-    chat = open_chat(size=before)
+    chat = open_chat(rows=before[0], cols=before[1])
     chat.send_line("many rows")
     # the whole frame is on the screen, and nothing changes in it until the stream goes on
     chat.wait(lambda: LIVE[7] in joined(chat.term.display()), "the held lines")

@@ -14,41 +14,36 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from tests import cli_helpers
-from tests.cli_helpers import CLI
-from tests.pty_screen import PtySession, opener
+from tests import chat_session, cli_helpers
+from tests.chat_session import PROMPT
+from tests.cli_helpers import CLI, SUSPENDING_TOOLS
+from tests.pty_screen import opener
 from tests.stub_provider import Recorded, Reply, StubProvider, openai_stream
 
 cli = cli_helpers.cli  # fixture; its `stub` is the plain one of conftest.py
 
-ROWS, COLS = 40, 120
-PROMPT = "›"
 QUESTION = "[y]es / [n]o / [a]lways (this session):"
 INTERRUPTED = "(interrupted: the partial answer is kept)"
 
 
-class Chat(PtySession):
+class Chat(chat_session.Chat):
+    """Waits of 15 s, shorter than the 30 s a held reply takes: a turn back within a wait
+    was stopped by Ctrl-C."""
+
     def __init__(self, cli: CLI, *args: str) -> None:
-        super().__init__(cli, "chat", *args, rows=ROWS, cols=COLS, timeout=15.0)
-        self.prompts = 0
-        self.wait_prompt()
-
-    def prompt_count(self) -> int:
-        return sum(1 for line in self.term.lines() if line.startswith(PROMPT))
-
-    def wait_prompt(self) -> None:
-        want = self.prompts + 1
-        self.wait(lambda: self.prompt_count() >= want
-                  and self.term.cursor_line().strip() == PROMPT, "a new prompt")
-        self.prompts = want
-
-    def interrupt(self) -> None:
-        self.child.sendintr()  # the terminal's Ctrl-C: SIGINT, or a key in raw mode
+        super().__init__(cli, *args, rows=40, cols=120, timeout=15.0)
 
     def interrupted(self, count: int = 1) -> None:
         """Until the turn says it was stopped and the next prompt shows."""
         self.wait_text(INTERRUPTED, count)
         self.wait_prompt()
+
+    def stop_at(self, text: str) -> None:
+        """Once `text` shows, Ctrl-C; until the turn says it was stopped and the next prompt
+        shows."""
+        self.wait_text(text)
+        self.interrupt()
+        self.interrupted()
 
 
 @pytest.fixture
@@ -97,10 +92,8 @@ def test_ctrl_c_while_waiting_for_the_first_token(stub, open_chat):
     script(stub, Reply.hang())
     chat = open_chat()
     chat.send_line("hello")
-    chat.wait_text("waiting for the model")
     assert stub.wait_for_requests(1, timeout=10)
-    chat.interrupt()
-    chat.interrupted()
+    chat.stop_at("waiting for the model")
     assert stub.requests[0].disconnected.wait(5), "the request was not cancelled"
     goes_on(stub, chat)
 
@@ -109,9 +102,7 @@ def test_ctrl_c_while_waiting_to_retry(stub, open_chat):
     script(stub, busy_for(30))
     chat = open_chat()
     chat.send_line("hello")
-    chat.wait_text("retrying in 30 s")
-    chat.interrupt()
-    chat.interrupted()
+    chat.stop_at("retrying in 30 s")
     assert len(stub.requests) == 1, "it retried after Ctrl-C"
     goes_on(stub, chat)
 
@@ -120,9 +111,7 @@ def test_ctrl_c_while_bash_runs(stub, open_chat):
     script(stub, bash_call("sleep 30"))
     chat = open_chat("--builtins", "--yes")
     chat.send_line("sleep a while")
-    chat.wait_text("running bash")
-    chat.interrupt()
-    chat.interrupted()
+    chat.stop_at("running bash")
     goes_on(stub, chat)
     assert tool_results(stub.requests[-1]) != [], "the cancelled call has no result"
 
@@ -144,43 +133,38 @@ def test_ctrl_c_while_a_slow_python_tool_runs(stub, open_chat, tmp_path):
     script(stub, openai_stream(tool_calls=[("slow_lookup", {"word": "x"})]))
     chat = open_chat("--functions", str(functions))
     chat.send_line("look it up")
-    chat.wait_text("running slow_lookup")
-    chat.interrupt()
-    chat.interrupted()
+    chat.stop_at("running slow_lookup")
     goes_on(stub, chat)
 
 
-def test_ctrl_c_still_stops_the_answer_after_a_tool_call_was_approved(stub, open_chat):
-    script(stub, bash_call("echo approved-1"), stalled("w01 w02 w03 "))
+def asked_to_run_a_call(stub: StubProvider, open_chat: Callable[..., Chat], then: Reply) -> Chat:
+    """A `--builtins` chat asking whether to run `echo approved-1`, the model's answer to
+    the first message; the model's next reply is `then`."""
+    script(stub, bash_call("echo approved-1"), then)
     chat = open_chat("--builtins")
     chat.send_line("run it")
     chat.expect(re.escape(QUESTION))
+    return chat
+
+
+def test_ctrl_c_still_stops_the_answer_after_a_tool_call_was_approved(stub, open_chat):
+    chat = asked_to_run_a_call(stub, open_chat, stalled("w01 w02 w03 "))
     chat.child.send("y")
-    chat.wait_text("w03")
-    chat.interrupt()
-    chat.interrupted()
+    chat.stop_at("w03")
     assert stub.requests[1].disconnected.wait(5), "the request was not cancelled"
     goes_on(stub, chat)
 
 
 def test_ctrl_c_still_stops_a_retry_wait_after_a_tool_call_was_approved(stub, open_chat):
-    script(stub, bash_call("echo approved-1"), busy_for(30))
-    chat = open_chat("--builtins")
-    chat.send_line("run it")
-    chat.expect(re.escape(QUESTION))
+    chat = asked_to_run_a_call(stub, open_chat, busy_for(30))
     chat.child.send("y")
-    chat.wait_text("retrying in 30 s")
-    chat.interrupt()
-    chat.interrupted()
+    chat.stop_at("retrying in 30 s")
     assert len(stub.requests) == 2, "it retried after Ctrl-C"
     goes_on(stub, chat)
 
 
 def test_ctrl_c_at_an_approval_declines_and_the_answer_goes_on(stub, open_chat):
-    script(stub, bash_call("echo approved-1"), openai_stream("Understood, I will not."))
-    chat = open_chat("--builtins")
-    chat.send_line("run it")
-    chat.expect(re.escape(QUESTION))
+    chat = asked_to_run_a_call(stub, open_chat, openai_stream("Understood, I will not."))
     chat.interrupt()
     chat.wait_text("Understood, I will not.")
     chat.wait_prompt()
@@ -191,10 +175,7 @@ def test_ctrl_c_at_an_approval_declines_and_the_answer_goes_on(stub, open_chat):
 
 
 def test_a_second_ctrl_c_at_an_approval_stops_the_turn(stub, open_chat):
-    script(stub, bash_call("echo approved-1"), bash_call("echo approved-2"))
-    chat = open_chat("--builtins")
-    chat.send_line("run them")
-    chat.expect(re.escape(QUESTION))
+    chat = asked_to_run_a_call(stub, open_chat, bash_call("echo approved-2"))
     chat.interrupt()
     chat.expect(re.escape("bash: echo approved-2"))
     chat.expect(re.escape(QUESTION))
@@ -204,23 +185,9 @@ def test_a_second_ctrl_c_at_an_approval_stops_the_turn(stub, open_chat):
     goes_on(stub, chat)
 
 
-ASKING_TOOL = '''
-from toolnexus import ToolContext, suspend
-
-
-def ask_name(context: ToolContext) -> str:
-    """Ask the user their name."""
-    if context.answer is None:
-        return suspend("input", "what is your name?")
-    return f"the name is {context.answer['data']}"
-'''
-
-
-def test_ctrl_c_at_a_suspended_tools_question_declines_it(stub, open_chat, tmp_path):
-    functions = tmp_path / "asking.py"
-    functions.write_text(ASKING_TOOL)
+def test_ctrl_c_at_a_suspended_tools_question_declines_it(stub, open_chat):
     script(stub, openai_stream(tool_calls=[("ask_name", {})]), openai_stream("No name, then."))
-    chat = open_chat("--functions", str(functions))
+    chat = open_chat("--functions", str(SUSPENDING_TOOLS))
     chat.send_line("greet me")
     chat.expect(re.escape("what is your name?"))
     chat.wait(lambda: chat.term.cursor_line().strip() == ">", "the input line")

@@ -3,19 +3,16 @@ and the ones it takes work: `chat --base-url URL --style anthropic` talks Messag
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-
 import pytest
 import typer
 
-from tests import cli_helpers
-from tests.cli_helpers import CLI
-from tests.pty_screen import opener
+from tests import chat_session, cli_helpers
+from tests.chat_session import CTRL_D
 from tests.stub_provider import StubProvider, anthropic_stream, openai_stream, responses_stream
-from tests.test_chat_pty import CTRL_D, Chat
 from toolnexus_cli.app import app
 
 cli, stub = cli_helpers.cli, cli_helpers.stub  # fixtures
+open_chat = chat_session.open_chat  # fixture
 
 ASK_ONLY = {"--json", "--events", "--verbose", "-v", "prompt",
             "--attach", "-a", "--schema", "--schema-multi"}  # the chat has /attach
@@ -34,11 +31,6 @@ def test_chat_and_ask_take_the_same_options():
                  "--skills", "--mcp", "--builtins", "--no-tools", "--root", "--yes",
                  "--config", "--id", "--continue", "--option", "-o", "--reasoning"):
         assert flag in chat, flag
-
-
-@pytest.fixture
-def open_chat(cli: CLI) -> Iterator[Callable[..., Chat]]:
-    yield from opener(lambda *args: Chat(cli, *args))
 
 
 @pytest.mark.parametrize("style", ["anthropic", "responses"])

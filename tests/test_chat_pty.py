@@ -1,7 +1,7 @@
 """`toolnexus chat` in a real pseudo-terminal against the stub endpoint (issue 6, acceptance
 points 1 and 2).
 
-The real console script runs in a pty with an emulated screen (tests/pty_screen.py), so the
+The real console script runs in a pty with an emulated screen (tests/chat_session.py), so the
 tests look at the screen (and its scrollback) a person would see, not at a stream of escape
 codes. Every wait is on output: `Chat.wait` reads from the pty until a condition on the
 emulated screen holds (or fails with the screen in the message). Nothing sleeps and hopes.
@@ -11,77 +11,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
 
-import pexpect
-import pytest
-
-from tests import cli_helpers
-from tests.cli_helpers import CLI
-from tests.pty_screen import PtySession, opener
-from tests.stub_provider import Recorded, Reply, StubProvider, openai_stream
+from tests import chat_session, cli_helpers
+from tests.chat_session import CTRL_D, PROMPT, ROWS, conversation, numbered_answers
+from tests.stub_provider import Recorded, Reply, openai_stream
 from tests.waiting import WAIT_S
 
 cli = cli_helpers.cli  # fixture; its `stub` is the plain one of conftest.py
-
-ROWS, COLS = 30, 100
-PROMPT = "›"
-CTRL_D = "\x04"
-
-
-class Chat(PtySession):
-    """`toolnexus chat ARGS`, waited on with conditions on its screen."""
-
-    def __init__(self, cli: CLI, *args: str) -> None:
-        super().__init__(cli, "chat", *args, rows=ROWS, cols=COLS, timeout=WAIT_S)
-        self.prompts = 0  # prompts shown so far (each leaves a line starting with the marker)
-        self.wait_prompt()
-
-    def prompt_count(self) -> int:
-        return sum(1 for line in self.term.lines() if line.startswith(PROMPT))
-
-    def resync_prompts(self) -> None:
-        """After a key that may or may not have drawn a new prompt (one is showing now)."""
-        self.prompts = self.prompt_count()
-
-    def wait_prompt(self) -> None:
-        """Until a new, empty input prompt is showing (not the one already answered)."""
-        want = self.prompts + 1
-        self.wait(lambda: self.prompt_count() >= want
-                  and self.term.cursor_line().strip() == PROMPT, "a new prompt")
-        self.prompts = want
-
-    def say(self, line: str) -> None:
-        """Type a line and press Enter, then wait for the next prompt."""
-        self.send_line(line)
-        self.wait_prompt()
-
-    def interrupt(self) -> None:
-        self.child.sendintr()
-
-    def exit_code(self) -> int:
-        self.wait(lambda: not self.child.isalive() or self.child.eof(), "the chat to exit")
-        self.child.expect(pexpect.EOF)
-        self.child.close()
-        assert self.child.signalstatus is None, self.term.text()
-        return self.child.exitstatus
-
-
-@pytest.fixture
-def open_chat(cli: CLI) -> Iterator[Callable[..., Chat]]:
-    yield from opener(lambda *args: Chat(cli, *args))
-
-
-def numbered_answers(stub: StubProvider, **stream: object) -> None:
-    """The n-th request (from 1) gets the answer "answer n."."""
-    def handler(request: Recorded) -> Reply:
-        return openai_stream(f"answer {len(stub.requests)}.", **stream)  # type: ignore[arg-type]
-
-    stub.handler = handler
-
-
-def conversation(request: Recorded) -> list[tuple[str, str]]:
-    return [(m["role"], m.get("content") or "") for m in request.json["messages"]]
+open_chat = chat_session.open_chat  # fixture
 
 
 # ----------------------------------------------------------------------- acceptance 1

@@ -5,7 +5,6 @@ completion in the chat."""
 from __future__ import annotations
 
 import json
-import socket
 import stat
 import time
 from collections.abc import Iterator
@@ -15,18 +14,13 @@ import pexpect
 import pytest
 
 from tests.cli_helpers import CLI
+from tests.net_servers import dead_port
 from tests.pty_screen import PtySession
 from tests.stub_provider import Reply, StubProvider, anthropic_models, openai_models
 
 LISTED = {"router/m": {"context_length": 128000,
                        "pricing": {"prompt": "0.0000025", "completion": "0.00001"}},
           "llama-m": {"meta": {"n_ctx": 4096, "n_ctx_train": 32768}}}
-
-
-def dead_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture

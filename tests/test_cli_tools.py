@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tests import cli_helpers
+from tests.cli_helpers import SUSPENDING_TOOLS
 from tests.stub_provider import Recorded, Reply, StubProvider, openai_stream
 
 cli, stub = cli_helpers.cli, cli_helpers.stub
@@ -241,41 +242,20 @@ def test_no_tools_offers_none(cli, stub, tmp_path):
 
 # ===================================================================== suspended tools
 
-SUSPENDING = '''
-from toolnexus import ToolContext, suspend
-
-
-def ask_name(context: ToolContext) -> str:
-    """Ask the user their name."""
-    if context.answer is None:
-        return suspend("input", "what is your name?")
-    return f"the name is {context.answer['data']}"
-
-
-def deploy(target: str, context: ToolContext) -> str:
-    """Deploy after the user approves."""
-    if context.answer is None:
-        return suspend("approval", f"deploy to {target}?")
-    return f"deployed to {target}"
-'''
-
-
-def test_without_a_terminal_a_suspended_tool_is_declined_and_the_model_told(cli, stub, tmp_path):
-    path = write(tmp_path / "suspending.py", SUSPENDING)
+def test_without_a_terminal_a_suspended_tool_is_declined_and_the_model_told(cli, stub):
     calls_then_answer(stub, [("ask_name", {})], "I could not ask.")
 
-    result = cli.run("ask", "--functions", str(path), "greet me")
+    result = cli.run("ask", "--functions", str(SUSPENDING_TOOLS), "greet me")
 
     assert result.code == 0, result
     assert tool_results(stub.requests[1]) == ["declined: what is your name? (nobody could answer)"]
     assert "declined a tool's input (what is your name?): nobody can answer here" in result.stderr
 
 
-def test_yes_answers_a_suspended_approval(cli, stub, tmp_path):
-    path = write(tmp_path / "suspending.py", SUSPENDING)
+def test_yes_answers_a_suspended_approval(cli, stub):
     calls_then_answer(stub, [("deploy", {"target": "prod"})], "Done.")
 
-    result = cli.run("ask", "--functions", str(path), "--yes", "deploy")
+    result = cli.run("ask", "--functions", str(SUSPENDING_TOOLS), "--yes", "deploy")
 
     assert result.code == 0, result
     assert tool_results(stub.requests[1]) == ["deployed to prod"]

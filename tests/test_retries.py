@@ -441,9 +441,7 @@ async def test_auth_errors_carry_status_message_and_key_hint(stub, status):
     assert "sk-test" not in text  # never the key itself
 
 
-async def test_missing_key_hint_names_the_variable(stub, monkeypatch):
-    for var in ("ANTHROPIC_API_KEY", "OPENROUTER_API_KEY"):
-        monkeypatch.delenv(var, raising=False)
+async def test_missing_key_hint_names_the_variable(stub, no_keys_in_env):
     exc = await error_for(stub, Reply.error(401, "x-api-key header is required",
                                             style="anthropic"),
                           style="anthropic", api_key=None)

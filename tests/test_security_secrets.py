@@ -4,9 +4,8 @@ stderr, `-v`, `--events`, `--json`, the thread store, `config show` or an error 
 
 from __future__ import annotations
 
-import socket
-
 from tests import cli_helpers
+from tests.net_servers import dead_port
 from tests.stub_provider import Recorded, openai_stream
 from toolnexus_cli.redact import Redactor
 
@@ -15,12 +14,6 @@ cli, stub = cli_helpers.cli, cli_helpers.stub
 HEADER_SECRET = "hdr-secret-7f3a9c21"
 URL_PASSWORD = "url-pw-5be0d4"
 DSN_PASSWORD = "dsn-pw-91c2e8"
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def header_config(cli, stub) -> None:
@@ -51,7 +44,7 @@ def test_a_config_header_value_is_redacted_on_every_channel(cli, stub):
 
 
 def test_a_password_in_the_base_url_never_shows_in_an_error(cli):
-    url = f"http://alice:{URL_PASSWORD}@127.0.0.1:{closed_port()}/v1"
+    url = f"http://alice:{URL_PASSWORD}@127.0.0.1:{dead_port()}/v1"
     for args in (("ask", "hi"), ("ask", "-v", "hi"), ("ask", "--json", "hi")):
         result = cli.run(*args, "--base-url", url)
         assert result.code == 1, result
@@ -70,12 +63,12 @@ def test_an_endpoint_echoing_the_base_url_password_is_redacted(cli, stub):
 
 
 def keyword_dsn() -> str:
-    return (f"host=127.0.0.1 port={closed_port()} dbname=threads user=tn "
+    return (f"host=127.0.0.1 port={dead_port()} dbname=threads user=tn "
             f"password={DSN_PASSWORD} connect_timeout=2")
 
 
 def url_dsn() -> str:
-    return f"postgresql://tn:{DSN_PASSWORD}@127.0.0.1:{closed_port()}/threads?connect_timeout=2"
+    return f"postgresql://tn:{DSN_PASSWORD}@127.0.0.1:{dead_port()}/threads?connect_timeout=2"
 
 
 def test_a_keyword_form_dsn_is_postgresql_and_its_password_never_shows(cli, stub):

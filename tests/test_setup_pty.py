@@ -5,10 +5,9 @@ a key typed without echo, the config written, the chat opened; Ctrl-C writes not
 from __future__ import annotations
 
 import json
-import socket
 import stat
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pexpect
@@ -16,7 +15,8 @@ import pytest
 
 from tests import cli_helpers
 from tests.cli_helpers import CLI
-from tests.pty_screen import PtySession
+from tests.net_servers import dead_port
+from tests.pty_screen import PtySession, opener
 from tests.stub_provider import (
     Recorded,
     Reply,
@@ -34,28 +34,15 @@ PROMPT = "›"
 SECRET = "sk-secret-4242"
 
 
-def dead_port() -> int:
-    """A loopback port nothing listens on."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture
-def sessions() -> Iterator[list[PtySession]]:
-    started: list[PtySession] = []
-    yield started
-    for session in started:
-        session.close()
+def start() -> Iterator[Callable[..., PtySession]]:
+    """start(cli, *args): `toolnexus ARGS` in a pty as `cli`'s user (closed after the test)."""
+    yield from opener(lambda cli, *args: PtySession(cli, *args, rows=ROWS, cols=COLS,
+                                                    timeout=15))
 
 
 def user(tmp_path: Path, *ports: int) -> CLI:
     return CLI(tmp_path, {"TOOLNEXUS_PROBE_PORTS": ",".join(map(str, ports))})
-
-
-def start(sessions: list[PtySession], cli: CLI, *args: str) -> PtySession:
-    sessions.append(PtySession(cli, *args, rows=ROWS, cols=COLS, timeout=15))
-    return sessions[-1]
 
 
 def answer(session: PtySession, question: str, text: str, count: int = 1) -> None:
@@ -75,12 +62,11 @@ def exit_status(session: PtySession) -> int:
     return session.child.exitstatus
 
 
-def test_first_chat_finds_a_local_server_writes_the_config_and_chats(tmp_path, stub,
-                                                                      sessions):
+def test_first_chat_finds_a_local_server_writes_the_config_and_chats(tmp_path, stub, start):
     stub.models = openai_models(["m-one", "m-two"])
     stub.handler = lambda rec: openai_stream("Hello from the stub.")
     cli = user(tmp_path, dead_port(), stub.port)
-    chat = start(sessions, cli, "chat")
+    chat = start(cli, "chat")
     answer(chat, "Choose [1]:", "")  # Enter: the first, the server found
     screen = chat.term.text()
     assert "No model endpoint is configured yet" in screen
@@ -122,10 +108,10 @@ def anthropic_endpoint(stub: StubProvider) -> None:
     stub.handler = handler
 
 
-def test_another_endpoint_with_a_key_typed_without_echo(tmp_path, stub, sessions):
+def test_another_endpoint_with_a_key_typed_without_echo(tmp_path, stub, start):
     anthropic_endpoint(stub)
     cli = user(tmp_path, dead_port())
-    chat = start(sessions, cli, "chat")
+    chat = start(cli, "chat")
     answer(chat, "Choose [1]:", "4")
     assert "4. another endpoint" in chat.term.text()
     answer(chat, "Base URL", stub.url)
@@ -157,10 +143,10 @@ def test_another_endpoint_with_a_key_typed_without_echo(tmp_path, stub, sessions
 
 
 @pytest.mark.parametrize("step", ["the first question", "the key"])
-def test_ctrl_c_at_any_step_writes_nothing(tmp_path, stub, sessions, step):
+def test_ctrl_c_at_any_step_writes_nothing(tmp_path, stub, start, step):
     anthropic_endpoint(stub)
     cli = user(tmp_path, dead_port())
-    chat = start(sessions, cli, "chat")
+    chat = start(cli, "chat")
     chat.wait_text("Choose [1]:")
     if step == "the key":
         chat.send_line("4")
@@ -186,13 +172,13 @@ def test_without_a_terminal_chat_keeps_its_one_line_error(bare_cli):
     assert not bare_cli.config_file.exists()
 
 
-def test_setup_adds_a_provider_to_an_existing_config(tmp_path, stub, sessions):
+def test_setup_adds_a_provider_to_an_existing_config(tmp_path, stub, start):
     stub.models = openai_models(["only-model"])
     cli = user(tmp_path, stub.port)
     own = ('# my own notes\ndefault_model = "other:x"\n\n'
            '[providers.other]\nbase_url = "http://127.0.0.1:9/v1"\n')
     cli.write_config(own)
-    setup = start(sessions, cli, "setup")
+    setup = start(cli, "setup")
     answer(setup, "Choose [1]:", "")  # add a provider
     assert f"A config already exists at {cli.config_file}" in setup.term.text()
     assert "2. replace it" in setup.term.text()
@@ -208,7 +194,7 @@ def test_setup_adds_a_provider_to_an_existing_config(tmp_path, stub, sessions):
     assert config["default_model"] == f"{name}:only-model"
     assert set(config["providers"]) == {"other", name}
 
-    again = start(sessions, cli, "setup")  # the same server again: nothing to add twice
+    again = start(cli, "setup")  # the same server again: nothing to add twice
     answer(again, "Choose [1]:", "3")  # leave it as it is
     again.wait_text("kept the config as it is")
     assert exit_status(again) == 0

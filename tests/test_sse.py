@@ -131,9 +131,7 @@ def test_close_flushes_an_unfinished_character_as_replacement():
 
 
 @pytest.mark.parametrize("nl", ["\r\n", "\r", "\n"], ids=["CRLF", "CR", "LF"])
-async def test_client_stream_with_three_byte_chunks(nl, monkeypatch):
-    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY"):
-        monkeypatch.delenv(var, raising=False)
+async def test_client_stream_with_three_byte_chunks(nl, no_keys_in_env):
     text = "Grüße aus Köln — 日本語 ok 🎉 fin"
     with StubProvider() as stub:
         stub.script(openai_stream(text, reasoning="überlegt … 思考", chunks=3, line_end=nl))

@@ -276,13 +276,20 @@ async def test_a_rewritten_tool_result_replaces_the_placeholder(store):
     assert await store.get("t") == turn("1")
 
 
-async def test_an_undo_on_a_stale_copy_is_refused(backend):
-    """In every store, the memory one included: two tasks of one process are two writers."""
+async def b_added_to_what_a_loaded(backend) -> tuple[ThreadStore, ThreadStore, Thread]:
+    """Writers a and b of thread "t" (turns 0 and 1), and the copy a loaded before b added
+    turn B."""
     a, b = backend.open(), backend.open()
     await a.save("t", turn("0") + turn("1"))
-    stale = await a.get("t")
-    fresh = await b.get("t")
-    await b.save("t", fresh + turn("B"), version=fresh.version)
+    loaded_a = await a.get("t")
+    loaded_b = await b.get("t")
+    await b.save("t", loaded_b + turn("B"), version=loaded_b.version)
+    return a, b, loaded_a
+
+
+async def test_an_undo_on_a_stale_copy_is_refused(backend):
+    """In every store, the memory one included: two tasks of one process are two writers."""
+    a, b, stale = await b_added_to_what_a_loaded(backend)
     with pytest.raises(ThreadConflict):  # built on the copy without B
         await a.save("t", stale[:4] + turn("1-retry"), version=stale.version)
     assert await b.get("t") == turn("0") + turn("1") + turn("B")
@@ -460,11 +467,7 @@ async def test_two_writers_appending_keep_both_turns(backend):
 
 
 async def test_a_rewrite_over_another_writers_turn_is_refused(backend):
-    a, b = backend.open(), backend.open()
-    await a.save("t", turn("0") + turn("1"))
-    loaded_a = await a.get("t")
-    loaded_b = await b.get("t")
-    await b.save("t", loaded_b + turn("B"), version=loaded_b.version)
+    a, b, loaded_a = await b_added_to_what_a_loaded(backend)
     with pytest.raises(ThreadConflict) as caught:  # a compacts the version it loaded
         await a.save("t", loaded_a[4:], version=loaded_a.version)
     assert caught.value.thread_id == "t" and "another writer" in str(caught.value)

@@ -157,14 +157,20 @@ async def test_to_anthropic_shape():
 # ----------------------------------------------------------------------------- lifecycle
 
 
-async def test_async_with_closes_the_toolkit():
-    closed = []
+async def kit_recording_its_close() -> tuple[Toolkit, list[bool]]:
+    """A toolkit, and a list its on_close callback adds True to each time it runs."""
+    closed: list[bool] = []
     kit = await create_toolkit()
 
     async def closer() -> None:
         closed.append(True)
 
     kit.on_close(closer)
+    return kit, closed
+
+
+async def test_async_with_closes_the_toolkit():
+    kit, closed = await kit_recording_its_close()
     async with kit as entered:
         assert entered is kit
         assert closed == []
@@ -172,13 +178,7 @@ async def test_async_with_closes_the_toolkit():
 
 
 async def test_async_with_closes_even_when_the_body_raises():
-    closed = []
-    kit = await create_toolkit()
-
-    async def closer() -> None:
-        closed.append(True)
-
-    kit.on_close(closer)
+    kit, closed = await kit_recording_its_close()
     with pytest.raises(RuntimeError):
         async with kit:
             raise RuntimeError("body failed")
@@ -186,13 +186,7 @@ async def test_async_with_closes_even_when_the_body_raises():
 
 
 async def test_close_twice_is_harmless():
-    closed = []
-    kit = await create_toolkit()
-
-    async def closer() -> None:
-        closed.append(True)
-
-    kit.on_close(closer)
+    kit, closed = await kit_recording_its_close()
     await kit.close()
     await kit.close()
     assert closed == [True]

@@ -52,12 +52,6 @@ def no_proxy_environment(monkeypatch):
 
 
 @pytest.fixture
-def stub():
-    with StubProvider() as provider:
-        yield provider
-
-
-@pytest.fixture
 def far_stub():
     """The stub on 127.0.0.2: loopback, but not a name that bypasses proxies by itself."""
     with StubProvider(host="127.0.0.2") as provider:

@@ -19,7 +19,6 @@ from tests.stub_provider import (
 from toolnexus import ProviderError, create_client, create_toolkit, define_tool
 
 SIGNATURE = "c2lnLW9uZQ=="
-KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY")
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -222,29 +221,23 @@ async def test_a_failed_tool_goes_back_flagged_as_error(stub):
     assert "kaboom" in result["content"]
 
 
-async def test_anthropic_api_key_is_taken_from_its_variable(stub, monkeypatch):
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-from-env")
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-wrong")
-    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-wrong")
+@pytest.mark.parametrize(("keys", "sent"), [
+    ({"ANTHROPIC_API_KEY": "sk-ant-from-env", "OPENROUTER_API_KEY": "sk-or-wrong"},
+     "sk-ant-from-env"),
+    ({"OPENROUTER_API_KEY": "sk-or-fallback"}, "sk-or-fallback"),
+], ids=["its-own-variable", "openrouter-as-fallback"])
+async def test_the_anthropic_key_is_its_variable_else_openrouters(stub, monkeypatch,
+                                                                   no_keys_in_env, keys, sent):
+    for var, value in {"OPENAI_API_KEY": "sk-openai-wrong", **keys}.items():
+        monkeypatch.setenv(var, value)
     stub.script(Reply.json(anthropic_text("hi")))
     async with client_for(stub.url, api_key=None) as client:
         await client.run("hello", None)
-    assert stub.requests[0].headers["x-api-key"] == "sk-ant-from-env"
+    assert stub.requests[0].headers["x-api-key"] == sent
 
 
-async def test_openrouter_key_is_the_fallback(stub, monkeypatch):
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-wrong")
-    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-fallback")
-    stub.script(Reply.json(anthropic_text("hi")))
-    async with client_for(stub.url, api_key=None) as client:
-        await client.run("hello", None)
-    assert stub.requests[0].headers["x-api-key"] == "sk-or-fallback"
-
-
-async def test_the_anthropic_key_is_not_sent_to_an_openai_endpoint(stub, monkeypatch):
-    for var in KEY_VARS:
-        monkeypatch.delenv(var, raising=False)
+async def test_the_anthropic_key_is_not_sent_to_an_openai_endpoint(stub, monkeypatch,
+                                                                    no_keys_in_env):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-private")
     stub.script(Reply.json(openai_text("hi")))
     async with client_for(stub.base_url, style="openai", api_key=None) as client:
@@ -252,9 +245,7 @@ async def test_the_anthropic_key_is_not_sent_to_an_openai_endpoint(stub, monkeyp
     assert "sk-ant-private" not in str(stub.requests[0].headers)
 
 
-async def test_without_any_key_no_auth_header_is_sent(stub, monkeypatch):
-    for var in KEY_VARS:
-        monkeypatch.delenv(var, raising=False)
+async def test_without_any_key_no_auth_header_is_sent(stub, no_keys_in_env):
     stub.script(Reply.json(anthropic_text("hi")))
     async with client_for(stub.url, api_key=None) as client:
         await client.run("hello", None)

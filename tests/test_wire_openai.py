@@ -18,15 +18,9 @@ from tests.stub_provider import (
 )
 from toolnexus import ProviderError, create_client, create_toolkit
 
-KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY")
+pytestmark = pytest.mark.usefixtures("no_keys_in_env")
 
 # ----------------------------------------------------------------------------- helpers
-
-
-@pytest.fixture(autouse=True)
-def no_keys_in_env(monkeypatch):
-    for var in KEY_VARS:
-        monkeypatch.delenv(var, raising=False)
 
 
 @pytest.fixture

@@ -11,14 +11,9 @@ import pytest
 from tests.stub_provider import Reply, StubProvider, responses_reply, responses_stream
 from toolnexus import ProviderError, create_client, create_toolkit, define_tool
 
-KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY")
+pytestmark = pytest.mark.usefixtures("no_keys_in_env")
+
 ENCRYPTED = "gAAAAABo-stub-encrypted-reasoning=="
-
-
-@pytest.fixture(autouse=True)
-def no_keys_in_env(monkeypatch):
-    for var in KEY_VARS:
-        monkeypatch.delenv(var, raising=False)
 
 
 def client_for(stub: StubProvider, **kw: Any):

@@ -23,14 +23,10 @@ from toolnexus import MemoryStore, ProviderError, create_client, create_toolkit,
 from toolnexus.errors import ContextOverflow
 from toolnexus.wire import STYLES, ToolSpec, WireStyle
 
+pytestmark = pytest.mark.usefixtures("no_keys_in_env")
+
 ENCRYPTED = "gAAAAABo-encrypted=="
 SIGNATURE = "c3R1Yi1zaWduYXR1cmU="
-
-
-@pytest.fixture(autouse=True)
-def no_keys_in_env(monkeypatch):
-    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY"):
-        monkeypatch.delenv(var, raising=False)
 
 
 def client_for(stub: StubProvider, style: str, **kw: Any):

@@ -1,3 +1,6 @@
+"""The errors the CLI turns into one line and an exit code."""
+
+
 class UsageError(Exception):
     """Bad input from the user (flags, config, missing prompt): exit code 2."""
 

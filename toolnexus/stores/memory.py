@@ -1,3 +1,6 @@
+"""MemoryStore: threads in this process's memory, through the same save planner as the
+SQL stores."""
+
 from __future__ import annotations
 
 import threading

@@ -111,7 +111,7 @@ def migrate(conn: sqlite3.Connection, upto: int | None = None) -> list[int]:
     for number, name, statements in MIGRATIONS:
         if number > target:
             break
-        with _immediate(conn):
+        with _transaction(conn, "BEGIN IMMEDIATE"):
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations ("
                 "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied REAL NOT NULL)"
@@ -137,36 +137,21 @@ def _newer(version: int) -> StoreError:
     )
 
 
-class _immediate:
-    """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any error."""
+class _transaction:
+    """BEGIN ... COMMIT, or ROLLBACK on any error. `BEGIN IMMEDIATE` takes the write lock
+    at once; a plain (deferred) `BEGIN` gives several SELECTs one consistent snapshot."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
+    def __init__(self, conn: sqlite3.Connection, begin: str = "BEGIN") -> None:
+        self.conn, self.begin = conn, begin
 
     def __enter__(self) -> sqlite3.Connection:
-        self.conn.execute("BEGIN IMMEDIATE")
+        self.conn.execute(self.begin)
         return self.conn
 
     def __exit__(self, exc_type: Any, *exc: object) -> None:
-        if exc_type is None:
-            self.conn.execute("COMMIT")
-        elif self.conn.in_transaction:
-            self.conn.execute("ROLLBACK")
-
-
-class _read:
-    """A deferred read transaction: one consistent snapshot for several SELECTs."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-
-    def __enter__(self) -> sqlite3.Connection:
-        self.conn.execute("BEGIN")
-        return self.conn
-
-    def __exit__(self, *exc: object) -> None:
-        if self.conn.in_transaction:
-            self.conn.execute("COMMIT")
+        if not self.conn.in_transaction:
+            return
+        self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
 
 
 class SQLiteStore(SQLStore):
@@ -244,12 +229,12 @@ class SQLiteStore(SQLStore):
 
     # ------------------------------------------------------------------ primitives
 
-    def _writing(self, conn: sqlite3.Connection, *ids: str) -> _immediate:
-        return _immediate(conn)  # one writer per database file at a time
+    def _writing(self, conn: sqlite3.Connection, *ids: str) -> _transaction:
+        return _transaction(conn, "BEGIN IMMEDIATE")  # one writer per database file at a time
 
     def _read_thread(self, conn: sqlite3.Connection, id: str, unless: int | None
                      ) -> tuple[int, list[Row] | None] | None:
-        with _read(conn):
+        with _transaction(conn):
             row = conn.execute("SELECT version FROM threads WHERE id = ?", (id,)).fetchone()
             if row is None:
                 return None

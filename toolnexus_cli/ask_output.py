@@ -1,0 +1,76 @@
+"""What `ask` writes for a program rather than a person: every event as a JSON line, or one
+JSON object at the end; and, whatever the output, one line on stderr for a compaction."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from typing import Any
+
+from toolnexus import RunResult
+
+from .context_view import compaction_note
+from .render import NO_FACTS, FooterFacts, TerminalRenderer, result_json
+from .session import Output, Session
+
+
+class CompactionOnStderr:
+    """An output that says on stderr, in one line, that older turns were compacted:
+    stdout keeps only the answer, or the JSON that carries the event."""
+
+    def __init__(self, output: Output) -> None:
+        self.output = output
+
+    def event(self, event: dict[str, Any]) -> None:
+        if event["type"] != "compaction" or isinstance(self.output, JsonOutput):
+            self.output.event(event)
+        if event["type"] == "compaction":
+            if isinstance(self.output, TerminalRenderer):  # stop live output first
+                self.output.end_answer()
+            sys.stderr.write(f"toolnexus: {compaction_note(event)}\n")
+            sys.stderr.flush()
+
+    def end_answer(self) -> None:
+        self.output.end_answer()
+
+    def finish(self, result: RunResult, thread: str | None,
+               facts: FooterFacts = NO_FACTS) -> None:
+        self.output.finish(result, thread, facts)
+
+
+class JsonOutput:
+    """--events: every event as a JSON line; --json: one JSON object at the end (with
+    the compactions the run made, if any)."""
+
+    def __init__(self, session: Session, *, events: bool) -> None:
+        self.session, self.events = session, events
+        self.compactions: list[dict[str, Any]] = []
+
+    def event(self, event: dict[str, Any]) -> None:
+        if self.events:
+            self._print(_event_json(event))
+        elif event["type"] == "compaction":
+            self.compactions.append(event)
+
+    def end_answer(self) -> None:
+        pass
+
+    def finish(self, result: RunResult, thread: str | None,
+               facts: FooterFacts = NO_FACTS) -> None:
+        if not self.events:
+            body = result_json(result, thread or "", facts.price)
+            if self.compactions:
+                body["compactions"] = self.compactions
+            self._print(body)
+
+    def _print(self, data: Any) -> None:
+        line = json.dumps(data, ensure_ascii=False, default=str)
+        sys.stdout.write(self.session.redact(line) + "\n")
+        sys.stdout.flush()
+
+
+def _event_json(event: dict[str, Any]) -> dict[str, Any]:
+    if event["type"] == "done":
+        return {"type": "done", "result": dataclasses.asdict(event["result"])}
+    return event
