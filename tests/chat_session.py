@@ -28,9 +28,10 @@ class Chat(PtySession):
     terminal answers OSC 11 with, "rgb:RRRR/GGGG/BBBB")."""
 
     def __init__(self, cli: CLI, *args: str, rows: int = ROWS, cols: int = COLS,
-                 timeout: float = WAIT_S, background: str | None = None) -> None:
+                 timeout: float = WAIT_S, background: str | None = None,
+                 reflows: bool = True) -> None:
         super().__init__(cli, "chat", *args, rows=rows, cols=cols, timeout=timeout,
-                         background=background)
+                         background=background, reflows=reflows)
         self.prompts = 0  # prompts shown so far (each leaves a line starting with the marker)
         self.wait_prompt()
 

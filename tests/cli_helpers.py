@@ -39,7 +39,7 @@ STUB_MODEL = "stub-model"
 DEFAULT_ANSWER = "Hello from the stub."
 SUSPENDING_TOOLS = Path(__file__).parent / "tool_functions" / "suspending.py"  # for --functions
 _SCRUB = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY", "NO_COLOR",
-          "FORCE_COLOR", "COLUMNS", "LINES")
+          "FORCE_COLOR", "COLUMNS", "LINES", "TMUX", "XTERM_VERSION")  # the pty re-flows
 
 
 @dataclass

@@ -42,9 +42,10 @@ class Terminal:
 
     BACKGROUND_QUERY = "\x1b]11;?\x1b\\"  # OSC 11: "what is your background colour?"
 
-    def __init__(self, child: pexpect.spawn, rows: int, cols: int) -> None:
+    def __init__(self, child: pexpect.spawn, rows: int, cols: int, *,
+                 reflows: bool = True) -> None:
         self.child = child
-        self.screen = ReflowScreen(cols, rows, history=100_000)
+        self.screen = ReflowScreen(cols, rows, history=100_000, reflows=reflows)
         # A real terminal answers "where is the cursor?" (prompt_toolkit asks).
         self.screen.write_process_input = child.send  # type: ignore[method-assign]
         self.stream = pyte.Stream(self.screen)
@@ -85,10 +86,12 @@ class PtySession:
     """One `toolnexus ARGS` process in a pty (`child`), with its Terminal (`term`)."""
 
     def __init__(self, cli: CLI, *args: str, rows: int, cols: int, timeout: float = WAIT_S,
-                 background: str | None = None) -> None:
+                 background: str | None = None, reflows: bool = True) -> None:
+        """`reflows=False`: the terminal is xterm, which cuts rows off when it narrows."""
         self.timeout = timeout
-        self.child = spawn(cli, *args, rows=rows, cols=cols, timeout=timeout)
-        self.term = Terminal(self.child, rows, cols)
+        xterm = {} if reflows else {"XTERM_VERSION": "XTerm(390)"}
+        self.child = spawn(cli, *args, rows=rows, cols=cols, timeout=timeout, env=xterm)
+        self.term = Terminal(self.child, rows, cols, reflows=reflows)
         self.term.background = background
         self.child.logfile_read = self.term
 

@@ -21,8 +21,10 @@ Row = StaticDefaultDict[int, Char]
 
 
 class ReflowScreen(pyte.HistoryScreen):
-    def __init__(self, columns: int, lines: int, history: int = 100) -> None:
+    def __init__(self, columns: int, lines: int, history: int = 100, *,
+                 reflows: bool = True) -> None:
         super().__init__(columns, lines, history=history)
+        self.reflows = reflows  # False: cut rows off on a narrowing, as xterm and pyte do
         self._drawing = False
 
     def scrollback(self) -> list[str]:
@@ -61,7 +63,7 @@ class ReflowScreen(pyte.HistoryScreen):
     # -- the re-flow --------------------------------------------------------------------
     def resize(self, lines: int | None = None, columns: int | None = None) -> None:
         lines, columns = lines or self.lines, columns or self.columns
-        if columns != self.columns:
+        if columns != self.columns and self.reflows:
             self._reflow(lines, columns)
         super().resize(lines, columns)
 

@@ -267,15 +267,17 @@ def joined(rows: list[str]) -> str:
     return " ".join(row.strip() for row in rows)
 
 
-# The terminal re-flows its lines as most terminals do (tests/reflow_screen.py): narrowed,
-# it re-wraps the live region's lines wider than the new width into more rows.
+# Most terminals re-flow their lines (tests/reflow_screen.py): narrowed, they re-wrap the
+# live region's lines wider than the new width into more rows. xterm cuts them off instead.
+@pytest.mark.parametrize("reflows", [True, False], ids=["re-flowing terminal", "xterm"])
 @pytest.mark.parametrize(("before", "after"), [((30, 60), (30, 30)), ((30, 30), (30, 60)),
                                                ((ROWS, COLS), (40, 140))],
                          ids=["narrower", "wider", "taller and wider"])
-def test_a_resize_while_an_answer_streams_shows_each_line_once(stub, open_chat, before, after):
+def test_a_resize_while_an_answer_streams_shows_each_line_once(stub, open_chat, before, after,
+                                                                reflows):
     go_on = threading.Event()
     stub.handler = lambda request: held_after(RESIZED, HELD, go_on)
-    chat = open_chat(rows=before[0], cols=before[1])
+    chat = open_chat(rows=before[0], cols=before[1], reflows=reflows)
     chat.send_line("many rows")
     # the whole frame is on the screen, and nothing changes in it until the stream goes on
     chat.wait(lambda: LIVE[7] in joined(chat.term.display()), "the held lines")

@@ -1,5 +1,6 @@
 """The live region on a captured Console, its output fed to a terminal that re-flows its lines
-on a resize (tests/reflow_screen.py), resized between two refreshes."""
+on a resize (tests/reflow_screen.py) or one that cuts them off (xterm), resized between two
+refreshes."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from rich.segment import Segment
 
 from tests.reflow_screen import ReflowScreen
 from toolnexus_cli.chat_markdown import ChatMarkdown
-from toolnexus_cli.live_region import LiveRegion, rows_taken
+from toolnexus_cli.live_region import LiveRegion, rows_taken, terminal_reflows
 
 ROWS = 20
 NEVER = 1e-6  # refreshes a second: the ticker never ticks, the test refreshes
@@ -32,11 +33,11 @@ class Shown:
 class Terminal:
     """A console whose output goes to a re-flowing screen, both `columns` wide."""
 
-    def __init__(self, columns: int) -> None:
+    def __init__(self, columns: int, reflows: bool = True) -> None:
         self.out = io.StringIO()
         self.console = Console(file=self.out, width=columns, height=ROWS, force_terminal=True,
                                color_system=None)
-        self.screen = ReflowScreen(columns, ROWS, history=1000)
+        self.screen = ReflowScreen(columns, ROWS, history=1000, reflows=reflows)
         self.feed = pyte.Stream(self.screen)
         self.written = 0
 
@@ -58,10 +59,10 @@ class Terminal:
         return rows
 
 
-@pytest.fixture
-def shown() -> Iterator[tuple[Terminal, Shown, LiveRegion]]:
-    terminal, view = Terminal(60), Shown()
-    region = LiveRegion(terminal.console, view, refresh_per_second=NEVER)
+@pytest.fixture(params=[True, False], ids=["re-flowing terminal", "xterm"])
+def shown(request) -> Iterator[tuple[Terminal, Shown, LiveRegion]]:
+    terminal, view = Terminal(60, reflows=request.param), Shown()
+    region = LiveRegion(terminal.console, view, refresh_per_second=NEVER, reflows=request.param)
     terminal.console.print("printed before")
     region.start()
     yield terminal, view, region
@@ -76,7 +77,7 @@ def test_after_a_narrowing_the_next_frame_replaces_the_whole_last_one(shown):
     view.markup = "\n".join(["short", *LONG])
     region.refresh()
     terminal.update()
-    terminal.resize(30)  # each long line now takes two rows
+    terminal.resize(30)  # each long line now takes two rows, or is cut off (xterm)
     view.markup += "\nline 6"
     region.refresh()
     terminal.update()
@@ -117,3 +118,11 @@ def test_a_wide_character_that_does_not_fit_at_the_end_of_a_row_starts_the_next(
     assert rows_taken([Segment("a" * 30)], 30) == 1
     assert rows_taken([Segment("a" * 31)], 30) == 2
     assert rows_taken([Segment("中中中")], 3) == 3  # six cells, but a row holds one
+
+
+def test_which_terminals_are_taken_to_reflow():
+    assert terminal_reflows({"TERM": "xterm-256color"})  # VTE, kitty, iTerm2, ... say xterm
+    assert not terminal_reflows({"TERM": "xterm-256color", "XTERM_VERSION": "XTerm(390)"})
+    assert not terminal_reflows({"TERM": "linux"}) and not terminal_reflows({"TERM": "st-256color"})
+    assert terminal_reflows({"TERM": "tmux-256color", "TMUX": "/tmp/tmux-0/default,1,0",
+                             "XTERM_VERSION": "XTerm(390)"})  # tmux re-flows inside xterm

@@ -5,7 +5,9 @@ Rich's Live does this too, but clears its last frame by moving up as many rows a
 took when it was drawn. A terminal that narrows re-wraps each line wider than its new width
 into more rows (most terminals re-flow so), so that clear stops short and the frame's top
 rows stay on the screen, a second copy of lines that are printed again later. Here a clear
-counts the rows the last frame's lines take at the terminal's width now. The cursor waits
+counts the rows the last frame's lines take at the terminal's width now, on a terminal that
+re-flows; on one that cuts lines off instead (xterm, st, the Linux console) at the width
+they were drawn at, as Rich does, since there the rows stay as they were. The cursor waits
 at the start of the row under the frame (each frame line ends with a line end), never at
 the end of a line the terminal might re-wrap, and the lines are kept without trailing
 blanks, so only a line whose text is wider than the terminal takes more than one row. A
@@ -15,7 +17,9 @@ while nothing changes is redrawn once, at its new size.
 
 from __future__ import annotations
 
+import os
 import threading
+from collections.abc import Mapping
 
 from rich.cells import cell_len, get_character_cell_size
 from rich.console import Console, ConsoleOptions, ConsoleRenderable, RenderHook, RenderResult
@@ -27,8 +31,10 @@ Line = list[Segment]
 
 class LiveRegion(RenderHook):
     def __init__(self, console: Console, view: ConsoleRenderable,
-                 refresh_per_second: float) -> None:
+                 refresh_per_second: float, *, reflows: bool | None = None) -> None:
         self.console, self.view = console, view
+        self.reflows = terminal_reflows(os.environ) if reflows is None else reflows
+        self._drawn_width = console.width  # the width the frame on the screen was drawn at
         self.lock = threading.RLock()  # held to change what the view shows
         self._frame: list[Line] = []  # the lines on the screen now
         self._rendered: list[Line] = []  # the frame refresh() found new, for its print
@@ -72,6 +78,7 @@ class LiveRegion(RenderHook):
         with self.lock:
             frame, self._rendered = self._rendered or self._render(), []
             clear, self._frame = self._clear(), frame
+            self._drawn_width = self.console.width
             return [clear, *renderables, _Frame(frame)]
 
     def _tick(self) -> None:
@@ -86,7 +93,7 @@ class LiveRegion(RenderHook):
         """Back to the start of the last frame, erasing every row it takes now."""
         if not self._frame:
             return Control()
-        width = self.console.width
+        width = self.console.width if self.reflows else self._drawn_width
         rows = sum(rows_taken(line, width) for line in self._frame)
         return Control(ControlType.CARRIAGE_RETURN, (ControlType.ERASE_IN_LINE, 2),
                        *[(ControlType.CURSOR_UP, 1), (ControlType.ERASE_IN_LINE, 2)] * rows)
@@ -100,6 +107,16 @@ class _Frame:
         for line in self.lines:
             yield from line
             yield Segment.line()
+
+
+def terminal_reflows(environ: Mapping[str, str]) -> bool:
+    """Whether the terminal re-wraps its lines when it narrows. No escape sequence asks it,
+    so this goes by the terminals known not to: xterm (it sets XTERM_VERSION), st and the
+    Linux console. tmux re-flows, whatever terminal it runs in."""
+    if environ.get("TMUX"):
+        return True
+    term = environ.get("TERM", "")
+    return not (environ.get("XTERM_VERSION") or term == "linux" or term.split("-")[0] == "st")
 
 
 def rows_taken(line: Line, width: int) -> int:
