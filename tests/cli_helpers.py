@@ -142,6 +142,11 @@ def user_text(request: Recorded) -> list[str]:
     return [m["content"] for m in request.json["messages"] if m["role"] == "user"]
 
 
+def tool_results(request: Recorded) -> list[str]:
+    """The contents of the tool results an OpenAI-style request carried, in order."""
+    return [m["content"] for m in request.json["messages"] if m["role"] == "tool"]
+
+
 def plain(text: str) -> str:
     """Terminal output without escape sequences and carriage returns."""
     return ANSI.sub("", text).replace("\r", "")
