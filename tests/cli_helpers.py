@@ -16,6 +16,7 @@ Bring the fixtures into a test module with
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -30,6 +31,7 @@ from typing import Any
 import pytest
 
 from tests.stub_provider import Recorded, StubProvider, openai_stream
+from toolnexus.stores import SQLiteStore
 
 BIN = Path(sys.executable).parent / "toolnexus"
 ENTRY = [str(BIN)] if BIN.exists() else [sys.executable, "-c",
@@ -123,6 +125,17 @@ class CLI:
         result = self.run("threads", "show", thread_id, "--json")
         assert result.code == 0, result
         return result.json
+
+    def seed_thread(self, thread_id: str, messages: list[dict[str, Any]]) -> None:
+        """A thread in the user's store, as earlier runs would have left it."""
+        async def save() -> None:
+            store = SQLiteStore(self.db_path)
+            try:
+                await store.save(thread_id, messages)
+            finally:
+                await store.aclose()
+
+        asyncio.run(save())
 
     def db_bytes(self) -> bytes:
         """Every byte the thread database keeps, WAL and shared memory included."""
