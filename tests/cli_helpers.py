@@ -16,6 +16,7 @@ Bring the fixtures into a test module with
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -30,6 +31,7 @@ from typing import Any
 import pytest
 
 from tests.stub_provider import Recorded, StubProvider, openai_stream
+from toolnexus.stores import SQLiteStore
 
 BIN = Path(sys.executable).parent / "toolnexus"
 ENTRY = [str(BIN)] if BIN.exists() else [sys.executable, "-c",
@@ -124,6 +126,17 @@ class CLI:
         assert result.code == 0, result
         return result.json
 
+    def seed_thread(self, thread_id: str, messages: list[dict[str, Any]]) -> None:
+        """A thread in the user's store, as earlier runs would have left it."""
+        async def save() -> None:
+            store = SQLiteStore(self.db_path)
+            try:
+                await store.save(thread_id, messages)
+            finally:
+                await store.aclose()
+
+        asyncio.run(save())
+
     def db_bytes(self) -> bytes:
         """Every byte the thread database keeps, WAL and shared memory included."""
         base = self.db_path
@@ -140,6 +153,11 @@ class CLI:
 def user_text(request: Recorded) -> list[str]:
     """The contents of the user messages an OpenAI-style request carried, in order."""
     return [m["content"] for m in request.json["messages"] if m["role"] == "user"]
+
+
+def tool_results(request: Recorded) -> list[str]:
+    """The contents of the tool results an OpenAI-style request carried, in order."""
+    return [m["content"] for m in request.json["messages"] if m["role"] == "tool"]
 
 
 def plain(text: str) -> str:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from tests import cli_helpers
-from tests.cli_helpers import CLI, SUSPENDING_TOOLS
+from tests.cli_helpers import CLI, SUSPENDING_TOOLS, tool_results
 from tests.pty_screen import PtySession, opener
 from tests.stub_provider import Recorded, Reply, StubProvider, openai_stream
 
@@ -70,10 +70,6 @@ def script(stub: StubProvider, *replies: Reply) -> None:
 
 def bash_call(command: str, **more: object) -> Reply:
     return openai_stream(tool_calls=[("bash", {"command": command, **more})])
-
-
-def tool_results(request: Recorded) -> list[str]:
-    return [m["content"] for m in request.json["messages"] if m["role"] == "tool"]
 
 
 def test_yes_runs_the_command_and_the_model_gets_its_output(stub, open_chat, tmp_path):

@@ -7,9 +7,8 @@ from __future__ import annotations
 import re
 
 from tests import chat_session, cli_helpers
+from tests.long_threads import is_summary_request, note, posts, turns
 from tests.stub_provider import LlamaCppLike
-from tests.test_cli_context import seed
-from tests.test_context import is_summary_request, note, posts, turns
 from toolnexus.marks import COMPACTION_KEY, PINNED_KEY
 
 cli = cli_helpers.cli  # fixture
@@ -22,7 +21,7 @@ APPLY = "apply it? [y]es / [n]o (Enter: no): "
 
 def test_an_automatic_compaction_prints_one_line(stub, cli, open_chat):
     stub.handler = LlamaCppLike(window=4096)
-    seed(cli, "T", turns(*[(note(n, 820), "Noted.") for n in range(1, 5)]))  # past 80%
+    cli.seed_thread("T", turns(*[(note(n, 820), "Noted.") for n in range(1, 5)]))  # past 80%
     chat = open_chat("--id", "T")
     chat.say("one more")
     lines = [line for line in chat.term.lines() if line.startswith("compacted")]
@@ -36,7 +35,7 @@ def test_an_automatic_compaction_prints_one_line(stub, cli, open_chat):
 
 def test_compact_previews_the_summary_and_applies_it_only_on_y(stub, cli, open_chat):
     llama = stub.handler = LlamaCppLike(window=4096)
-    seed(cli, "T", SIX_TURNS)
+    cli.seed_thread("T", SIX_TURNS)
     chat = open_chat("--id", "T")
     for times, refuse in enumerate(("n", "\r"), 1):  # n, or just Enter: nothing changes
         chat.send_line("/compact keep the names")
@@ -69,7 +68,7 @@ def test_compact_previews_the_summary_and_applies_it_only_on_y(stub, cli, open_c
 
 def test_pin_unpin_and_context(stub, cli, open_chat):
     stub.handler = LlamaCppLike(window=4096)
-    seed(cli, "T", SIX_TURNS)
+    cli.seed_thread("T", SIX_TURNS)
     chat = open_chat("--id", "T")
     chat.say("/pin")
     assert "nothing is pinned: /pin N keeps message N verbatim" in chat.term.text()

@@ -16,7 +16,7 @@ import pytest
 
 from tests import chat_session, cli_helpers
 from tests.chat_session import PROMPT
-from tests.cli_helpers import CLI, SUSPENDING_TOOLS
+from tests.cli_helpers import CLI, SUSPENDING_TOOLS, tool_results
 from tests.pty_screen import opener
 from tests.stub_provider import Recorded, Reply, StubProvider, openai_stream
 
@@ -74,10 +74,6 @@ def busy_for(seconds: int) -> Reply:
 
 def bash_call(command: str) -> Reply:
     return openai_stream(tool_calls=[("bash", {"command": command})])
-
-
-def tool_results(request: Recorded) -> list[str]:
-    return [m["content"] for m in request.json["messages"] if m["role"] == "tool"]
 
 
 def goes_on(stub: StubProvider, chat: Chat) -> None:

@@ -4,17 +4,15 @@ notes, and the summary records marked in a transcript."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 import stat
 
 import pytest
 
 from tests import cli_helpers
+from tests.long_threads import is_summary_request, note, posts, turns
 from tests.stub_provider import LlamaCppLike
-from tests.test_context import is_summary_request, note, posts, turns
 from toolnexus.marks import sendable
-from toolnexus.stores import SQLiteStore
 
 cli, stub = cli_helpers.cli, cli_helpers.stub  # fixtures
 
@@ -33,18 +31,6 @@ def test_five_long_asks_on_one_thread_all_succeed_and_the_thread_keeps_every_pro
 
 
 # ----------------------------------------------------------------------------- the CLI's part
-
-def seed(cli, thread: str, messages: list[dict]) -> None:
-    """A thread in the user's store, as earlier runs would have left it."""
-    async def save() -> None:
-        store = SQLiteStore(cli.db_path)
-        try:
-            await store.save(thread, messages)
-        finally:
-            await store.aclose()
-
-    asyncio.run(save())
-
 
 def two_long_turns() -> list[dict]:
     """About 3,000 tokens: the next long prompt passes 80% of a 4,096-token window."""
@@ -99,7 +85,7 @@ def test_a_context_window_that_is_not_a_number_of_tokens_is_one_error_line(cli, 
 
 def test_no_compact_refuses_a_thread_too_long_for_the_window_with_the_numbers(cli, stub):
     stub.handler = LlamaCppLike(window=4096)
-    seed(cli, "T", two_long_turns())
+    cli.seed_thread("T", two_long_turns())
     refused = cli.run("ask", "--id", "T", "--no-compact", note(3))
     assert refused.code == 1 and refused.stdout == "", refused
     assert len(refused.stderr.splitlines()) == 1, refused
@@ -111,7 +97,7 @@ def test_no_compact_refuses_a_thread_too_long_for_the_window_with_the_numbers(cl
 def test_ask_says_it_compacted_in_one_stderr_line_and_json_carries_the_event(cli, stub):
     stub.handler = LlamaCppLike(window=4096)
     for thread in ("A", "B", "C"):
-        seed(cli, thread, two_long_turns())
+        cli.seed_thread(thread, two_long_turns())
     plain = cli.run("ask", "--id", "A", note(3))
     assert plain.code == 0 and plain.stdout == "Noted.\n", plain
     assert NOTE_LINE.fullmatch(plain.stderr).group(2) == "summary", plain
@@ -133,7 +119,7 @@ def test_ask_says_when_older_turns_were_dropped_because_the_summary_did_not_fit(
     llama = LlamaCppLike(window=4096)
     stub.handler = lambda rec: (LlamaCppLike(window=10)(rec) if rec.method == "POST"
                                 and is_summary_request(rec) else llama(rec))
-    seed(cli, "T", two_long_turns())
+    cli.seed_thread("T", two_long_turns())
     result = cli.run("ask", "--id", "T", note(3))
     assert result.code == 0 and result.stdout == "Noted.\n", result
     assert NOTE_LINE.fullmatch(result.stderr).group(2) == "dropped: the summary did not fit"
@@ -141,7 +127,7 @@ def test_ask_says_when_older_turns_were_dropped_because_the_summary_did_not_fit(
 
 def test_threads_show_marks_the_summary_and_sent_shows_what_the_model_sees(cli, stub):
     stub.handler = LlamaCppLike(window=4096)
-    seed(cli, "T", two_long_turns())
+    cli.seed_thread("T", two_long_turns())
     assert cli.run("ask", "--id", "T", note(3)).code == 0
     stored = cli.thread("T")
     (at,) = [i for i, m in enumerate(stored) if "compaction" in m]

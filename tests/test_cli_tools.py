@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tests import cli_helpers
-from tests.cli_helpers import SUSPENDING_TOOLS
+from tests.cli_helpers import SUSPENDING_TOOLS, tool_results
 from tests.stub_provider import Recorded, Reply, StubProvider, openai_stream
 
 cli, stub = cli_helpers.cli, cli_helpers.stub
@@ -50,10 +50,6 @@ def calls_then_answer(stub: StubProvider, calls: list[tuple[str, dict]], answer:
 
 def tool_names(request: Recorded) -> list[str]:
     return [t["function"]["name"] for t in request.json.get("tools", [])]
-
-
-def tool_results(request: Recorded) -> list[str]:
-    return [m["content"] for m in request.json["messages"] if m["role"] == "tool"]
 
 
 # ===================================================================== functions files

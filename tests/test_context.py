@@ -5,26 +5,15 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import stat
 
 import pytest
 
+from tests.long_threads import is_summary_request, note, posts, turns
 from tests.stub_provider import LlamaCppLike, Reply, openai_stream, openai_text
 from toolnexus import ContextPolicy, ProviderError, create_client, create_toolkit, define_tool
 from toolnexus.context import LEFT_OUT_HEADER, SUMMARY_HEADER, apply_compaction
 from toolnexus.marks import COMPACTION_KEY, DROPPED_KEY, PINNED_KEY, pin, sendable, unpin
-
-WORDS = "alpha beta gamma delta river stone cloud paper window garden lamp orbit".split()
-
-
-def note(n: int, tokens: int = 1500) -> str:
-    """A prompt of about `tokens` tokens (characters/4) that says which it is."""
-    rnd = random.Random(n)
-    text = f"Note {n}:"
-    while len(text) < tokens * 4:
-        text += " " + rnd.choice(WORDS)
-    return text
 
 
 def client_for(stub, **kw):
@@ -33,27 +22,12 @@ def client_for(stub, **kw):
     return create_client(base_url=stub.base_url, style="openai", model="stub-model", **kw)
 
 
-def posts(stub):
-    return [r for r in stub.requests if r.method == "POST"]
-
-
-def is_summary_request(rec) -> bool:
-    return "<conversation>" in str(rec.json["messages"][-1]["content"])
-
-
 def answers(stub):
     return [r for r in posts(stub) if not is_summary_request(r)]
 
 
 def prompts(messages):
     return [m["content"] for m in messages if m["role"] == "user" and COMPACTION_KEY not in m]
-
-
-def turns(*pairs: tuple[str, str]) -> list[dict]:
-    out = []
-    for asked, said in pairs:
-        out += [{"role": "user", "content": asked}, {"role": "assistant", "content": said}]
-    return out
 
 
 async def stream_on(client, history: list[dict], prompt: str) -> list[dict]:

@@ -8,6 +8,7 @@ import os
 
 import pytest
 
+from tests.long_threads import note
 from toolnexus import ProviderError, RunResult, create_client, create_toolkit, define_tool
 
 LIVE_URL = os.environ.get("TOOLNEXUS_LIVE_URL", "").rstrip("/")
@@ -87,8 +88,6 @@ async def test_a_prompt_over_the_window_reports_its_numbers(style):
 
 @pytest.mark.timeout(900)  # a small CPU model reads ~3,000-token prompts slowly
 async def test_several_long_turns_on_one_thread_outgrow_the_window_and_all_succeed():
-    from tests.test_context import note
-
     async with live_client("openai", request_params={"max_tokens": 64}) as client:
         compactions = []
         for n in range(1, 5):  # about 1,100 tokens each: a 4,096-token window holds three

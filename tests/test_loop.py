@@ -8,9 +8,10 @@ import threading
 
 import pytest
 
+from tests.openai_wire import calls, chunk, frag, sse, wire_results
 from tests.resilience_helpers import echo_toolkit, single_try_client
+from tests.stream_events import of_type, result_of, stream
 from tests.stub_provider import Reply, openai_stream, openai_text, openai_tool_call
-from tests.test_wire_openai import calls, chunk, frag, of_type, result_of, sse, stream, wire_results
 from toolnexus import ToolnexusError, create_toolkit, define_tool
 
 

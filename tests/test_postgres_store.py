@@ -1,21 +1,19 @@
 """PostgresStore beyond the contract: migrations, connections, errors without the password.
-Needs TOOLNEXUS_TEST_PG_DSN (see tests/test_store_contract.py)."""
+Needs TOOLNEXUS_TEST_PG_DSN (see tests/postgres_server.py)."""
 
 from __future__ import annotations
 
 import asyncio
-import os
 import uuid
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
+from tests.postgres_server import PG_DSN, needs_postgres
 from tests.store_workers import turn
-from tests.test_store_contract import PG_HOW
 from toolnexus.stores import StoreError
 
-PG_DSN = os.environ.get("TOOLNEXUS_TEST_PG_DSN")
-pytestmark = pytest.mark.skipif(not PG_DSN, reason=PG_HOW)
+pytestmark = needs_postgres
 
 
 @pytest.fixture

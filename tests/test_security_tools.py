@@ -21,10 +21,9 @@ import pytest
 
 import toolnexus.builtins as builtins_module
 from tests import cli_helpers
-from tests.cli_helpers import CLI
+from tests.cli_helpers import CLI, tool_results
 from tests.pty_screen import PtySession
 from tests.stub_provider import Recorded, Reply, StubProvider, openai_stream
-from tests.test_cli_tools import tool_results
 from toolnexus import ToolContext, create_toolkit
 from toolnexus.approval import ApprovalPolicy
 from toolnexus.tools import Tool

@@ -1,7 +1,7 @@
 """One contract for every ThreadStore: MemoryStore, SQLiteStore and PostgresStore.
 
-The PostgreSQL cases need a server: set TOOLNEXUS_TEST_PG_DSN (`.ci/run` starts a
-throwaway one). Each PostgreSQL test gets its own schema, dropped afterwards.
+The PostgreSQL cases need a server (tests/postgres_server.py). Each PostgreSQL test gets
+its own schema, dropped afterwards.
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ import base64
 import copy
 import hashlib
 import json
-import os
 import random
 import uuid
 
 import pytest
 
+from tests.postgres_server import PG_DSN, needs_postgres
 from tests.store_workers import turn
 from tests.stub_provider import Reply, StubProvider, openai_text, png_bytes
 from toolnexus import Attachment, create_client
@@ -33,11 +33,6 @@ from toolnexus.stores import (
     ThreadStore,
     VersionedStore,
 )
-
-PG_DSN = os.environ.get("TOOLNEXUS_TEST_PG_DSN")
-PG_HOW = ("PostgreSQL store tests: set TOOLNEXUS_TEST_PG_DSN=postgresql://USER:PASSWORD@"
-          "127.0.0.1:5432/DB to run them (.ci/run starts a throwaway server; "
-          "`.ci/postgres start DIR` prints a DSN)")
 
 
 class Backend:
@@ -98,7 +93,7 @@ class Backend:
 @pytest.fixture(params=[
     "memory",
     "sqlite",
-    pytest.param("postgres", marks=pytest.mark.skipif(not PG_DSN, reason=PG_HOW)),
+    pytest.param("postgres", marks=needs_postgres),
 ])
 async def backend(request, tmp_path):
     b = Backend(request.param, tmp_path)
@@ -594,7 +589,7 @@ async def test_a_deep_copy_of_the_saved_list_is_not_needed_by_callers(store):
 @pytest.mark.parametrize("name", [
     "memory",
     "sqlite",
-    pytest.param("postgres", marks=pytest.mark.skipif(not PG_DSN, reason=PG_HOW)),
+    pytest.param("postgres", marks=needs_postgres),
 ])
 def test_one_store_serves_several_event_loops(name, tmp_path):
     """`asyncio.run` twice with the same store, as the seed examples do."""

@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from tests.stream_events import joined, of_type
 from tests.stub_provider import (
     Reply,
     StubProvider,
@@ -48,14 +49,6 @@ async def tools(*extra):
 
 async def collect(events) -> list[dict]:
     return [event async for event in events]
-
-
-def of_type(events: list[dict], kind: str) -> list[dict]:
-    return [e for e in events if e["type"] == kind]
-
-
-def joined(events: list[dict], kind: str) -> str:
-    return "".join(e["delta"] for e in of_type(events, kind))
 
 
 def sent(stub: StubProvider, n: int) -> dict:

@@ -8,14 +8,10 @@ from typing import Any
 
 import pytest
 
+from tests.openai_wire import calls, chunk, frag, sse, wire_calls, wire_results
 from tests.resilience_helpers import echo_toolkit
-from tests.stub_provider import (
-    Reply,
-    StubProvider,
-    openai_stream,
-    openai_text,
-    openai_tool_call,
-)
+from tests.stream_events import joined, of_type, result_of, stream
+from tests.stub_provider import Reply, openai_stream, openai_text, openai_tool_call
 from toolnexus import ProviderError, create_client, create_toolkit
 
 pytestmark = pytest.mark.usefixtures("no_keys_in_env")
@@ -42,64 +38,6 @@ async def make_client(stub):
 @pytest.fixture
 async def toolkit():
     return await echo_toolkit()
-
-
-def chunk(delta: dict | None = None, finish: str | None = None, **extra: Any) -> dict:
-    """One chat.completion.chunk with a single choice."""
-    choice = {"index": 0, "delta": delta or {}, "finish_reason": finish}
-    return {"id": "chatcmpl-x", "object": "chat.completion.chunk", "choices": [choice], **extra}
-
-
-def calls(*fragments: dict, finish: str | None = None) -> dict:
-    return chunk({"tool_calls": list(fragments)}, finish)
-
-
-def frag(index: int | None = None, id: str | None = None, name: str | None = None,
-         args: Any = ..., **fn: Any) -> dict:
-    """A tool-call fragment; keys left at their default are absent from the JSON."""
-    out: dict[str, Any] = {}
-    if index is not None:
-        out["index"] = index
-    if id is not None:
-        out["id"] = id
-        out["type"] = "function"
-    if name is not None:
-        fn["name"] = name
-    if args is not ...:
-        fn["arguments"] = args
-    out["function"] = fn
-    return out
-
-
-def sse(*events: Any, done: bool = True) -> Reply:
-    return Reply.sse(list(events), done=done)
-
-
-async def stream(client, prompt: str = "hi", toolkit=None) -> list[dict]:
-    return [event async for event in client.stream(prompt, toolkit)]
-
-
-def of_type(events: list[dict], kind: str) -> list[dict]:
-    return [e for e in events if e["type"] == kind]
-
-
-def joined(events: list[dict], kind: str) -> str:
-    return "".join(e["delta"] for e in of_type(events, kind))
-
-
-def result_of(events: list[dict]):
-    assert events[-1]["type"] == "done"
-    return events[-1]["result"]
-
-
-def wire_calls(stub: StubProvider, request: int = 1) -> list[dict]:
-    """The assistant tool calls a follow-up request sent back."""
-    messages = stub.requests[request].json["messages"]
-    return [c for m in messages if m["role"] == "assistant" for c in m.get("tool_calls") or []]
-
-
-def wire_results(stub: StubProvider, request: int = 1) -> list[dict]:
-    return [m for m in stub.requests[request].json["messages"] if m["role"] == "tool"]
 
 
 FINAL = openai_stream("done")

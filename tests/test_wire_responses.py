@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.stream_events import joined, of_type
 from tests.stub_provider import Reply, StubProvider, responses_reply, responses_stream
 from toolnexus import ProviderError, create_client, create_toolkit, define_tool
 
@@ -37,14 +38,6 @@ async def tools():
 
 async def collect(client, prompt: str = "hi", toolkit=None, **kw: Any) -> list[dict]:
     return [event async for event in client.stream(prompt, toolkit, **kw)]
-
-
-def of_type(events: list[dict], kind: str) -> list[dict]:
-    return [e for e in events if e["type"] == kind]
-
-
-def joined(events: list[dict], kind: str) -> str:
-    return "".join(e["delta"] for e in of_type(events, kind))
 
 
 def ev(kind: str, **fields: Any) -> tuple[str, dict]:
