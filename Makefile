@@ -19,7 +19,7 @@ chat: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check toolnexus toolnexus_cli tests bench
 	$(BIN)/python -m compileall -q toolnexus toolnexus_cli tests
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2
 
 # Every benchmark in bench/ (results.py is their shared helper), one after the other; each
 # prints its table and writes its section of bench/results.json. Peers install themselves
