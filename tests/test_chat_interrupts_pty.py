@@ -78,8 +78,9 @@ def bash_call(command: str) -> Reply:
 
 def goes_on(stub: StubProvider, chat: Chat) -> None:
     """The chat still works after the stop: the next message gets its answer."""
+    answer = f"later answer {len(stub.requests) + 1}."  # counted before the request can come
     chat.send_line("still there?")
-    chat.wait_text(f"later answer {len(stub.requests) + 1}.")
+    chat.wait_text(answer)
     chat.wait_prompt()
     assert stub.requests[-1].json["messages"][-1]["content"] == "still there?"
 
