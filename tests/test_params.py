@@ -64,7 +64,10 @@ def test_text_that_is_not_json_is_kept_as_typed(text):
     assert parse_option_value(text) == text
 
 
-@pytest.mark.parametrize("text", ["NaN", "-Infinity", "[NaN]", '{"t": Infinity}'])
+@pytest.mark.parametrize("text", [
+    "NaN", "-Infinity", "[NaN]", '{"t": Infinity}',
+    "1e400", "-1e400", "[1e999]", '{"top_p": 1e309}',  # too large for a float: infinite
+])
 def test_a_number_json_cannot_carry_stays_text(text):
     """A value that would make the request body invalid JSON is not a number."""
     value = parse_option_value(text)
