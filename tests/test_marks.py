@@ -208,6 +208,7 @@ def test_a_malformed_record_hides_nothing_and_says_nothing(info):
                                           COMPACTION_KEY: info}, user("p3")]
     assert active_spans(thread) == []
     assert sent_indices(thread) == [0, 1, 3]
+    assert contents(sendable(thread)) == ["p0", "a1", "p3"]  # what is sent is what is shown
 
 
 def test_kept_entries_that_are_not_indices_are_ignored():

@@ -110,10 +110,7 @@ def _plain_sent(message: Message) -> bool:
 def sendable(messages: list[Message]) -> list[Message]:
     """The messages a request carries: unmarked ones, with active compaction records in
     place of what they summarize."""
-    spans = active_spans(messages)
-    if not spans:
-        return [m for m in messages if not m.get(DROPPED_KEY)]
-    return [messages[i] for i in sent_indices(messages, spans)]
+    return [messages[i] for i in sent_indices(messages)]
 
 
 def last_prompt(messages: list[Message], *, failed_too: bool = False) -> int | None:
