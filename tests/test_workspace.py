@@ -333,6 +333,13 @@ def test_host_rules_decide_by_host_or_host_and_port(root):
         permit_address(ws, "EVIL.example", ["93.184.216.34"])
 
 
+def test_host_rules_match_whatever_case_they_are_written_in(root):
+    ws = Workspace(root, hosts={"LocalHost:11434": "allow", "*.CORP.example": "deny"})
+    assert permit_address(ws, "localhost", ["127.0.0.1"], 11434) is None
+    with pytest.raises(Refused, match="is denied by a host rule"):
+        permit_address(ws, "Wiki.corp.example", ["10.0.0.9"])
+
+
 def test_a_yes_to_an_address_counts_for_that_origin_and_call_only(root):
     ws = Workspace(root)
     subject = "origin:http://10.0.0.5:80"

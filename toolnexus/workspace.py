@@ -84,7 +84,8 @@ class Workspace:
 
     `secrets`: more files or folders that hold secrets (an application's own keys file
     and config folder). `paths`: glob patterns on resolved paths (`~` allowed; `*` also
-    matches across folders). `hosts`: glob patterns on `host` or `host:port`.
+    matches across folders). `hosts`: glob patterns on `host` or `host:port`, in
+    any case.
     """
 
     def __init__(self, root: str | Path | None = None, *, secrets: Iterable[str | Path] = (),
@@ -93,7 +94,7 @@ class Workspace:
         self.root = _real(root if root is not None else os.getcwd())
         self.extra_secrets = [_real(p) for p in secrets]
         self.path_rules = [(str(_real(p)), d) for p, d in checked_rules(paths, "path rule")]
-        self.host_rules = checked_rules(hosts, "host rule")
+        self.host_rules = [(p.lower(), d) for p, d in checked_rules(hosts, "host rule")]
 
     # -- paths ---------------------------------------------------------------------------
     def resolve(self, path: str | Path) -> Path:
