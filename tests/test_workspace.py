@@ -365,8 +365,18 @@ def test_an_address_that_is_not_public_in_any_spelling(address):
 
 
 @pytest.mark.parametrize("address", [
+    "::127.0.0.1", "::10.0.0.1", "::a9fe:a9fe",  # IPv4-compatible
+    "::ffff:0:127.0.0.1", "::ffff:0:a00:1",  # IPv4-translated (SIIT)
+    "64:ff9b:1::a00:1", "64:ff9b:1:ffff::1",  # local-use NAT64: translated to anything
+    "fec0::1", "fef0:1::2",  # site-local: the old private networks of IPv6
+])
+def test_an_ipv4_address_inside_ipv6_or_an_old_private_range_is_not_public(address):
+    assert not is_public(address)
+
+
+@pytest.mark.parametrize("address", [
     "8.8.8.8", "1.1.1.1", "93.184.216.34", "2606:4700:4700::1111", "::ffff:8.8.8.8",
-    "64:ff9b::808:808", "2002:808:808::1",
+    "64:ff9b::808:808", "2002:808:808::1", "::8.8.8.8", "::ffff:0:808:808",
 ])
 def test_a_public_address_in_any_spelling(address):
     assert is_public(address)

@@ -204,14 +204,20 @@ def is_public(address: str) -> bool:
     ip = ipaddress.ip_address(address.split("%", 1)[0])
     if isinstance(ip, ipaddress.IPv6Address):
         embedded = ip.ipv4_mapped or ip.sixtofour
-        if ip in _NAT64:
+        if any(ip in network for network in _LAST_32_BITS_IPV4):
             embedded = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
         if embedded is not None:
             return is_public(str(embedded))
+        if any(ip in network for network in _LOCAL_IPV6):
+            return False
     return ip.is_global and not ip.is_multicast
 
 
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+# NAT64, IPv4-compatible (deprecated) and IPv4-translated (SIIT) addresses
+_LAST_32_BITS_IPV4 = tuple(map(ipaddress.ip_network, ("64:ff9b::/96", "::/96", "::ffff:0:0:0/96")))
+# Local-use NAT64 (translated to whatever the local network chooses) and the old site-local
+# private networks, which the standard library counts as global.
+_LOCAL_IPV6 = tuple(map(ipaddress.ip_network, ("64:ff9b:1::/48", "fec0::/10")))
 
 
 def request_id(context: ToolContext | None, subject: str) -> str:
