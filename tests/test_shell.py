@@ -93,6 +93,15 @@ def test_what_a_substitution_runs_is_a_command_of_the_line(line, inner):
 
 
 @pytest.mark.parametrize("line", [
+    'echo "$( (rm x) )"', 'echo "$(cat <(rm x))"', 'echo "$(rm x $(id))"', 'echo "a$( (rm x))b"',
+    'echo "$(rm x"', 'echo "`echo \\`rm x\\``"', "echo `echo \\`rm x\\``", 'echo "`rm x"',
+])
+def test_a_substitution_with_parentheses_inside_or_left_open_is_read_too(line):
+    parsed = Parsed(line)
+    assert "rm" in [words[0] for words in parsed.commands] and not parsed.plain
+
+
+@pytest.mark.parametrize("line", [
     "ls 'x", 'ls "x', "echo 'it''s", 'echo "a\\"', "ls \\", 'echo "$(echo \')"',
 ])
 def test_a_line_with_unbalanced_quotes_is_not_ok(line):

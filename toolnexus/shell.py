@@ -13,7 +13,6 @@ import shlex
 from collections.abc import Iterator
 
 PUNCTUATION = "();<>|&`"
-_SUBSTITUTION = re.compile(r"\$\(([^()]*)\)|`([^`]*)`")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
@@ -59,8 +58,27 @@ def _tokens(command: str) -> list[str]:
 
 
 def _substitutions(word: str) -> list[str]:
-    return [m.group(1) if m.group(1) is not None else m.group(2)
-            for m in _SUBSTITUTION.finditer(word)]
+    """The scripts of the `$(...)` and backticks in a word: parentheses inside `$(` are
+    counted, `\\`` inside backticks nests, and one left open runs to the end of the word."""
+    scripts: list[str] = []
+    i = 0
+    while i < len(word):
+        if word.startswith("$(", i):
+            end, depth = i + 2, 1
+            while end < len(word) and depth:
+                depth += {"(": 1, ")": -1}.get(word[end], 0)
+                end += 1
+            scripts.append(word[i + 2:end - 1 if depth == 0 else end])
+        elif word[i] == "`":
+            end = i + 1
+            while end < len(word) and word[end] != "`":
+                end += 2 if word[end] == "\\" else 1
+            scripts.append(word[i + 1:end].replace("\\`", "`"))
+            end += 1
+        else:
+            end = i + 1
+        i = end
+    return scripts
 
 
 # Programs that run the program named after their own options (and, for some, positional
