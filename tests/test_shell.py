@@ -282,7 +282,20 @@ def test_options_that_write_files_or_run_code_are_risky(words):
 
 
 @pytest.mark.parametrize("words", [
-    ["git", "status", "-s"], ["git", "log", "-n", "5", "--oneline"], ["git", "diff", "HEAD~1"],
+    ["sed", "--in", "s/a/b/", "f"], ["sed", "--in-pl=.bak", "s/a/b/", "f"],
+    ["sed", "--fi=script.sed", "f"], ["sort", "--outp=/etc/x", "f"], ["sort", "--out", "f"],
+    ["tar", "--to-com=sh", "-xf", "a.tar"], ["tar", "--checkpoint-act=exec=id", "-tf", "a"],
+    ["tar", "--use-comp=id", "-tf", "a"], ["git", "diff", "--ext"],
+    ["gawk", "--exe", "prog"], ["awk", "--fil=prog.awk"], ["gawk", "--incl=lib"],
+])
+def test_a_long_option_abbreviated_is_as_risky_as_written_out(words):
+    """GNU tools and git take any unambiguous start of a long option for the option."""
+    assert risky(words)
+
+
+@pytest.mark.parametrize("words", [
+    ["git", "status", "--"], ["git", "status", "-s"], ["git", "log", "-n", "5", "--oneline"],
+    ["git", "diff", "HEAD~1"],
     ["find", ".", "-name", "*.py", "-type", "f"], ["fd", "-e", "py"], ["rg", "-n", "needle"],
     ["tar", "-tf", "a.tar"], ["sort", "-u", "-r", "f"], ["less", "-R", "f"],
     ["sed", "-n", "1,5p", "f"], ["sed", "s/one/two/g", "f"], ["sed", "-E", "s/(a)/\\1/", "f"],

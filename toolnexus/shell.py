@@ -218,15 +218,22 @@ def risky(words: list[str]) -> bool:
     per_program = RISKY_BY_PROGRAM.get(name, set())
     for arg in args:
         option = arg.split("=", 1)[0]
-        if option in RISKY_EXACT or option in per_program or option.startswith(RISKY_ANYWHERE):
+        if option in RISKY_EXACT or option in per_program or _names(arg, RISKY_ANYWHERE):
             return True
         if name == "sort" and arg.startswith("-o"):
             return True
     if name == "sed":
-        return any(a.startswith(("-i", "-f", "--file")) or (not a.startswith("-") and
-                                                           _SED_COMMAND.search(a))
-                   for a in args)
+        return any(a.startswith(("-i", "-f")) or _names(a, ("--file",))
+                   or (not a.startswith("-") and _SED_COMMAND.search(a)) for a in args)
     if name in AWKS:
-        return any(a.startswith(("-f", "-i", "-E", "--file", "--include", "--exec"))
+        return any(a.startswith(("-f", "-i", "-E")) or _names(a, ("--file", "--include", "--exec"))
                    or re.search(r"system|getline|[|>]", a) for a in args)
     return False
+
+
+def _names(arg: str, options: tuple[str, ...]) -> bool:
+    """Whether `arg` is one of the long `options`: written out, run on (`--output-dir`), or
+    abbreviated, as GNU tools and git take any start of one for it (`--in` is `--in-place`)."""
+    option = arg.split("=", 1)[0]
+    return option.startswith(options) or (
+        len(option) > 2 and option.startswith("--") and any(o.startswith(option) for o in options))
