@@ -294,6 +294,23 @@ def test_a_long_option_abbreviated_is_as_risky_as_written_out(words):
 
 
 @pytest.mark.parametrize("words", [
+    ["sed", "-e1e id", "f"], ["sed", "-ne$e id", "f"], ["sed", "--expression=1e id", "f"],
+    ["sed", "--expr=s/a/b/w /tmp/out", "f"], ["sed", "-ni", "s/a/b/p", "f"],
+    ["sed", "-nf", "script.sed", "f"], ["sed", "-sEi.bak", "s/a/b/", "f"],
+])
+def test_a_sed_script_or_option_inside_an_option_word_is_read_too(words):
+    assert risky(words)
+
+
+@pytest.mark.parametrize("words", [
+    ["sed", "-ne", "s/if/of/p", "f"], ["sed", "-es/fi/if/", "f"], ["sed", "-l80", "-n", "l", "f"],
+    ["sed", "--expression=s/a/b/", "f"], ["sed", "-nE", "-e", "/x/p", "f"], ["sed", "--debug", "f"],
+])
+def test_harmless_sed_options_with_their_scripts_are_not_risky(words):
+    assert not risky(words)
+
+
+@pytest.mark.parametrize("words", [
     ["git", "status", "--"], ["git", "status", "-s"], ["git", "log", "-n", "5", "--oneline"],
     ["git", "diff", "HEAD~1"],
     ["find", ".", "-name", "*.py", "-type", "f"], ["fd", "-e", "py"], ["rg", "-n", "needle"],

@@ -223,12 +223,23 @@ def risky(words: list[str]) -> bool:
         if name == "sort" and arg.startswith("-o"):
             return True
     if name == "sed":
-        return any(a.startswith(("-i", "-f")) or _names(a, ("--file",))
-                   or (not a.startswith("-") and _SED_COMMAND.search(a)) for a in args)
+        return any(_sed_risky(a) for a in args)
     if name in AWKS:
         return any(a.startswith(("-f", "-i", "-E")) or _names(a, ("--file", "--include", "--exec"))
                    or re.search(r"system|getline|[|>]", a) for a in args)
     return False
+
+
+def _sed_risky(arg: str) -> bool:
+    """A sed word that edits in place, reads a script file, or holds a script that runs or
+    writes, also inside an option (`-e'1e id'`, `--expression=...`, `-ni`)."""
+    if arg.startswith("--"):
+        return _names(arg, ("--in-place", "--file")) or bool(
+            _SED_COMMAND.search(arg.partition("=")[2]))
+    if arg.startswith("-"):
+        cut = next((i for i, c in enumerate(arg) if c in "el"), len(arg))  # takes a value
+        return bool({"i", "f"} & set(arg[:cut])) or bool(_SED_COMMAND.search(arg[cut + 1:]))
+    return bool(_SED_COMMAND.search(arg))
 
 
 def _names(arg: str, options: tuple[str, ...]) -> bool:
