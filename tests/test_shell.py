@@ -163,6 +163,16 @@ def test_a_wrapper_runs_the_program_after_its_own_options(words, found):
     assert list(programs_run(words))[-1] == ["rm", *words[words.index("rm") + 1:]]
 
 
+@pytest.mark.parametrize("words", [
+    ["env", "-iu", "X", "rm"], ["sudo", "-Eu", "root", "rm"], ["sudo", "-uroot", "rm"],
+    ["timeout", "-vs", "KILL", "5", "rm"], ["xargs", "-0I", "{}", "rm"], ["nice", "-n5", "rm"],
+    ["ionice", "-tc3", "rm"], ["strace", "-fo", "trace", "rm"],
+])
+def test_short_options_run_together_are_read_as_the_wrapper_reads_them(words):
+    """The last letter of `-iu` takes the next word as its value; in `-uroot` it is attached."""
+    assert run_by(words) == [words[0], "rm"]
+
+
 @pytest.mark.parametrize(("words", "found"), [
     (["bash", "-c", "rm x"], ["bash", "rm"]),
     (["bash", "-lc", "rm x; id"], ["bash", "rm", "id"]),

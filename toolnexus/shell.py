@@ -151,10 +151,19 @@ def _wrapped(name: str, args: list[str]) -> list[str]:
         elif arg.startswith("--"):
             i += 2 if arg in LONG_WITH_VALUE else 1
         elif arg.startswith("-") and len(arg) > 1:
-            i += 2 if len(arg) == 2 and arg[1] in takes_value else 1
+            i += 2 if _value_follows(arg[1:], takes_value) else 1
         else:
             break
     return args[i + positionals:]
+
+
+def _value_follows(letters: str, takes_value: str) -> bool:
+    """Whether the next word is the value of the short options `letters` (`iu` of `-iu`):
+    the first letter that takes a value is the last one (in `-uroot` the value is attached)."""
+    for n, letter in enumerate(letters):
+        if letter in takes_value:
+            return n == len(letters) - 1
+    return False
 
 
 # ----------------------------------------------------------------------------- patterns
