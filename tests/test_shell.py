@@ -194,6 +194,20 @@ def test_a_shell_or_eval_runs_its_script(words, found):
 
 
 @pytest.mark.parametrize("words", [
+    ["nice"] * 30 + ["rm", "x"], ["command"] * 9 + ["rm", "x"], ["sudo", "-u", "a"] * 500 + ["rm"],
+    ["sudo", "eval"] * 6 + ["rm x"],
+])
+def test_a_long_chain_of_wrappers_still_names_the_program_at_its_end(words):
+    assert run_by(words)[-1] == "rm"
+
+
+def test_a_line_built_to_branch_at_every_word_is_read_in_bounded_work():
+    words = ["env", "--split-string=env"] * 40 + ["rm", "x"]  # each env both runs and wraps
+    found = list(programs_run(words))
+    assert ["rm", "x"] in found and len(found) < 100  # not one reading per way through
+
+
+@pytest.mark.parametrize("words", [
     ["python3", "-c", "rm x"], ["bash", "script.sh"], ["bash", "--", "script.sh"], ["sh", "-c"],
     ["eval"], ["ls", "-c", "rm"], ["perl", "-e", "rm"], ["FOO=1", "BAR=2"], [],
 ])

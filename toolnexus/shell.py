@@ -106,17 +106,23 @@ def program(word: str) -> str:
 def programs_run(words: list[str], depth: int = 0) -> Iterator[list[str]]:
     """The command `words` runs, as [program, *arguments], then whatever it runs in turn
     (the command after `sudo`, `env -i`, `xargs`..., the script of `bash -c` or `eval`)."""
-    while words and _ASSIGNMENT.match(words[0]):
-        words = words[1:]
-    if not words or depth > 8:
-        return
-    name = program(words[0])
-    yield [name, *words[1:]]
-    for script in _scripts(name, words[1:]):
-        for inner in Parsed(script).commands:
-            yield from programs_run(inner, depth + 1)
-    if name in WRAPPERS:
-        yield from programs_run(_wrapped(name, words[1:]), depth + 1)
+    seen: set[str] = set()  # a wrapper met again further down a chain runs nothing new
+    at = 0
+    while True:
+        while at < len(words) and _ASSIGNMENT.match(words[at]):
+            at += 1
+        if at >= len(words) or depth > 8:
+            return
+        name = program(words[at])
+        if name not in seen:
+            seen.add(name)
+            yield [name, *words[at + 1:]]
+            for script in _scripts(name, words[at + 1:]):
+                for inner in Parsed(script).commands:
+                    yield from programs_run(inner, depth + 1)
+        if name not in WRAPPERS:
+            return
+        at = _unwrapped(name, words, at + 1)  # a chain of wrappers is followed to its end
 
 
 def _scripts(name: str, args: list[str]) -> list[str]:
@@ -137,12 +143,12 @@ def _scripts(name: str, args: list[str]) -> list[str]:
     return []
 
 
-def _wrapped(name: str, args: list[str]) -> list[str]:
-    """What follows a wrapper's own options, NAME=value words and positionals."""
+def _unwrapped(name: str, words: list[str], i: int) -> int:
+    """Where the command a wrapper runs starts: past its own options, NAME=value words and
+    positionals, which begin at words[i]."""
     takes_value, positionals = WRAPPERS[name]
-    i = 0
-    while i < len(args):
-        arg = args[i]
+    while i < len(words):
+        arg = words[i]
         if arg == "--":
             i += 1
             break
@@ -154,7 +160,7 @@ def _wrapped(name: str, args: list[str]) -> list[str]:
             i += 2 if _value_follows(arg[1:], takes_value) else 1
         else:
             break
-    return args[i + positionals:]
+    return i + positionals
 
 
 def _value_follows(letters: str, takes_value: str) -> bool:
