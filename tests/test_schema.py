@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 
 import pytest
 
@@ -64,6 +65,33 @@ def test_making_a_schema_strict_leaves_the_callers_dict_as_it_was():
     before = copy.deepcopy(schema)
     OutputSchema.of(schema)
     assert schema == before
+
+
+PROPERTIES = "a schema's \"properties\" must be an object (name -> schema), not "
+REQUIRED = "a schema's \"required\" must be a list of property names, not "
+
+
+@pytest.mark.parametrize(("schema", "message"), [
+    ({"type": "object", "properties": ["name", "age"]}, PROPERTIES + "array"),
+    ({"type": "object", "properties": {"pets": {"type": "object", "properties": "dog"}}},
+     PROPERTIES + "string"),
+    ({"type": "object", "properties": {"name": {}}, "required": "name"}, REQUIRED + '"name"'),
+    ({"type": "object", "properties": {"name": {}}, "required": 1}, REQUIRED + "1"),
+    ({"type": "object", "properties": {"name": {}}, "required": [{"name": True}]},
+     REQUIRED + '[{"name": true}]'),
+    ({"type": "object", "properties": {"name": {}}, "required": {"name"}},
+     REQUIRED + "\"{'name'}\""),
+], ids=["properties-list", "nested-properties-string", "required-string", "required-int",
+        "required-objects", "required-set"])
+def test_malformed_properties_or_required_are_refused_saying_which(schema, message):
+    with pytest.raises(ToolnexusError, match=re.escape(message)):
+        OutputSchema.of(schema)
+
+
+def test_required_may_be_a_python_tuple():
+    schema = OutputSchema.of({**PERSON, "required": ("name",)}).schema
+    assert schema["properties"] == {"name": {"type": "string"},
+                                    "nick": {"type": ["string", "null"]}}
 
 
 # ----------------------------------------------------------------------------- strict
