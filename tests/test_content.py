@@ -84,6 +84,21 @@ def test_a_header_that_is_cut_off_or_missing_gives_no_size(data):
     assert image_size(data) is None
 
 
+WEBP_HEADERS = [  # the chunk, its size field and payload up to the image size, that size
+    (b"VP8X", b"\0" * 8 + (1023).to_bytes(3, "little") + (767).to_bytes(3, "little"),
+     (1024, 768)),
+    (b"VP8L", b"\0" * 4 + b"\x2f" + (99 | 49 << 14).to_bytes(4, "little"), (100, 50)),
+]
+
+
+@pytest.mark.parametrize(("chunk", "header", "size"), WEBP_HEADERS, ids=["VP8X", "VP8L"])
+def test_a_webp_header_cut_off_anywhere_gives_no_size_rather_than_a_made_up_one(chunk, header,
+                                                                                size):
+    assert image_size(riff(b"WEBP", chunk, header)) == size
+    cut = [image_size(riff(b"WEBP", chunk, header[:n])) for n in range(len(header))]
+    assert cut == [None] * len(header)
+
+
 def test_a_jpeg_size_is_found_past_fill_bytes_tables_and_restart_markers():
     tables = segment(0xC4, b"\0" * 20)  # a Huffman table: 0xC4 is not a frame header
     data = (b"\xff\xd8" + segment(0xE1, b"Exif\0\0" + b"\0" * 40) + b"\xff\xff" + tables
