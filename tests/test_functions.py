@@ -177,7 +177,9 @@ def test_a_missing_file_and_a_file_that_is_not_python_are_named(tmp_path):
     ("def f(x: int) -> int:\n    return x\nundefined_name\n",
      "NameError: name 'undefined_name' is not defined"),
     ("x = 1 / 0\n", "ZeroDivisionError: division by zero"),
-], ids=["raises", "name-error", "zero-division"])
+    ("import sys\nsys.exit(2)\n", "SystemExit: 2"),  # a script run on import
+    ("import argparse\nargparse.ArgumentParser().parse_args(['--what'])\n", "SystemExit: 2"),
+], ids=["raises", "name-error", "zero-division", "exits", "parses-arguments"])
 def test_a_file_that_fails_to_import_says_why_and_is_not_left_loaded(tmp_path, code, what):
     file = write(tmp_path / "broken.py", code)
     before = loaded_modules()
