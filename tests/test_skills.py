@@ -97,6 +97,21 @@ def test_an_empty_or_misnamed_field_skips_the_skill_with_a_warning(tmp_path, fro
     assert str(warned[0].message).startswith(f"{path}: ")
 
 
+def test_a_skill_file_that_cannot_be_read_is_skipped_with_a_warning_not_an_error(tmp_path):
+    skill_at(tmp_path / "good", "---\nname: good\ndescription: d\n---\n")
+    latin = tmp_path / "latin" / "SKILL.md"
+    latin.parent.mkdir()
+    latin.write_bytes("---\nname: café\ndescription: d\n---\n".encode("latin-1"))
+    folder = tmp_path / "odd" / "SKILL.md"
+    folder.mkdir(parents=True)  # a folder by that name
+    with pytest.warns(UserWarning) as warned:
+        skills = discover_skills(tmp_path)
+    assert [s.name for s in skills] == ["good"]
+    assert sorted(str(w.message).split(": skipped")[0] for w in warned) == sorted(
+        [str(latin), str(folder)])
+    assert all("cannot read it" in str(w.message) for w in warned)
+
+
 # ----------------------------------------------------------------------------- the skill tool
 
 
