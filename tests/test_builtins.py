@@ -149,6 +149,15 @@ def test_one_line_longer_than_a_read_shows_its_beginning_and_where_to_go_on(tool
                           "go on with offset=2]")
 
 
+def test_lines_after_one_longer_than_a_read_keep_their_numbers_in_the_file(tools, tmp_path):
+    (tmp_path / "min.js").write_text("x" * 600_000 + "\nsecond\n" + "y" * 300_000 + "\nlast")
+    assert read(tools, "min.js", offset=2, limit=1) == numbered((2, "second")) + (
+        "\n... 2 more lines (use offset)")
+    assert read(tools, "min.js", offset=3).endswith("go on with offset=4]")
+    assert read(tools, "min.js", offset=4) == numbered((4, "last"))
+    assert tools.grep("last", context=ToolContext()) == f"{tmp_path / 'min.js'}:4: last"
+
+
 def test_a_binary_file_is_refused_by_its_first_bytes(tools, tmp_path):
     (tmp_path / "a.out").write_bytes(b"\x7fELF\x00" + b"text\n" * 10)
     with pytest.raises(ValueError, match="a.out looks like a binary file"):
