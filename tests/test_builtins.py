@@ -98,6 +98,15 @@ def test_a_device_is_refused_when_opened():
         open_regular(Path("/dev/null"))
 
 
+def test_a_folder_given_to_a_file_tool_is_called_a_folder(tools, tmp_path):
+    (tmp_path / "src").mkdir()
+    for attempt in (lambda: read(tools, "src"),
+                    lambda: tools.edit_file("src", "a", "b", context=ToolContext())):
+        with pytest.raises(IsADirectoryError, match=f"{tmp_path / 'src'} is a folder, not a "
+                                                    "file: list_dir shows what it holds"):
+            attempt()
+
+
 def test_what_asks_first_returns_the_request_and_touches_nothing(tools, tmp_path):
     outside = tmp_path.parent / f"{tmp_path.name}-outside.txt"
     result = tools.write_file(str(outside), "x", context=ToolContext(call_id="c1"))

@@ -60,8 +60,12 @@ def open_regular(path: Path) -> BinaryIO:
     """Open `path` for reading only if it is a regular file: a FIFO or device is refused
     without blocking on it or reading it (checked on the open file, not before)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
         os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(f"{path} is a folder, not a file: list_dir shows what it "
+                                    "holds")
         raise Refused(f"{path} is a special file (a device, FIFO or socket): tools read "
                       "only files")
     return os.fdopen(fd, "rb")
