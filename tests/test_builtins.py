@@ -207,7 +207,7 @@ def test_glob_patterns_keep_a_star_inside_one_folder(pattern, path, matches):
     assert bool(glob_regex(pattern).match(path)) is matches
 
 
-def test_glob_without_a_double_star_looks_only_as_deep_as_the_pattern(tools, tmp_path):
+def test_glob_without_a_double_star_finds_files_only_at_the_patterns_depth(tools, tmp_path):
     for name in ("top.py", "src/mid.py", "src/deep/low.py"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("")
