@@ -200,7 +200,7 @@ def test_a_data_url_may_carry_parameters_before_base64():
     ("data:;base64,aGk=", "a malformed data URL"),
     ("data:image/png;base64,!!!!", "a data URL whose data is not base64"),
     ("data:image/png;base64,aGk", "a data URL whose data is not base64"),
-])
+], ids=["not-base64-form", "no-type", "bad-characters", "bad-padding"])
 def test_a_broken_data_url_says_what_is_wrong(url, message):
     with pytest.raises(ToolnexusError, match=message):
         Attachment.from_url(url)

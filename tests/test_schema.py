@@ -236,7 +236,7 @@ def test_names_may_hold_dashes_and_digits_after_the_first_letter():
     ("na.me", "cannot read the schema field 'na.me'"),
     ("\n \n", "the schema names no fields"),
     ("", "the schema names no fields"),
-])
+], ids=["type-case", "leading-digit", "dot", "blank-lines", "empty"])
 def test_the_short_form_refuses_names_and_types_it_cannot_read(text, message):
     with pytest.raises(ToolnexusError, match=message):
         parse_short_schema(text)
