@@ -60,8 +60,12 @@ def open_regular(path: Path) -> BinaryIO:
     """Open `path` for reading only if it is a regular file: a FIFO or device is refused
     without blocking on it or reading it (checked on the open file, not before)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
         os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(f"{path} is a folder, not a file: list_dir shows what it "
+                                    "holds")
         raise Refused(f"{path} is a special file (a device, FIFO or socket): tools read "
                       "only files")
     return os.fdopen(fd, "rb")
@@ -309,15 +313,19 @@ def _numbered_lines(handle: BinaryIO, start: int, limit: int) -> str:
     """Lines start.. of a file, numbered, at most `limit` of them and MAX_READ_BYTES."""
     shown: list[str] = []
     used = number = 0
+    ended = True  # the last read ended a line
     while True:
         raw = handle.readline(MAX_READ_BYTES + 1)
         if not raw:
             return "\n".join(shown)
+        rest_of_a_line, ended = not ended, raw.endswith(b"\n")
+        if rest_of_a_line:  # of a line longer than one read: numbered already
+            continue
         number += 1
         if number < start:
             continue
         if len(shown) >= limit:
-            return "\n".join(shown) + _rest_note(handle)
+            return "\n".join(shown) + _rest_note(handle, raw)
         line = _numbered(number, raw)
         used += len(line.encode()) + 1
         if used > MAX_READ_BYTES:
@@ -335,14 +343,14 @@ def _numbered(number: int, raw: bytes) -> str:
     return f"{number:>6}\t{line}"
 
 
-def _rest_note(handle: BinaryIO) -> str:
-    """How many lines follow the one just read, counted only up to a bound (a huge file
-    is not read to its end for this)."""
-    rest, tail, budget = 1, b"", 8 * 1024 * 1024
+def _rest_note(handle: BinaryIO, read: bytes) -> str:
+    """How many lines are left, from the one whose beginning was just `read`, counted
+    only up to a bound (a huge file is not read to its end for this)."""
+    rest, tail, budget = read.count(b"\n"), read, 8 * 1024 * 1024
     while budget > 0:
         chunk = handle.read(min(budget, 1 << 20))
         if not chunk:
-            rest += 1 if tail and not tail.endswith(b"\n") else 0
+            rest += 0 if tail.endswith(b"\n") else 1
             return f"\n... {rest} more lines (use offset)"
         rest += chunk.count(b"\n")
         tail, budget = chunk, budget - len(chunk)

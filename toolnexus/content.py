@@ -76,6 +76,8 @@ def image_size(data: bytes) -> tuple[int, int] | None:
 
 def _webp_size(data: bytes) -> tuple[int, int] | None:
     chunk = data[12:16]
+    if len(data) < {b"VP8L": 25, b"VP8X": 30}.get(chunk, 0):  # cut off before the size
+        return None
     if chunk == b"VP8 ":  # lossy: 14-bit sizes after the frame tag and start code
         width, height = struct.unpack("<HH", data[26:30])
         return width & 0x3FFF, height & 0x3FFF

@@ -56,7 +56,7 @@ def _import_file(path: Path) -> Any:
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # SystemExit: a script that runs on import
         sys.modules.pop(name, None)
         raise ToolnexusError(
             f"functions file {path} failed to import: {type(exc).__name__}: {exc}"

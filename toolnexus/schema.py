@@ -62,9 +62,16 @@ def strict(schema: dict[str, Any]) -> dict[str, Any]:
     with all its properties required; a property that was optional may now be null."""
     out = dict(schema)
     if "object" in _types(out) or "properties" in out:
-        required = set(out.get("required") or ())
+        given, required = out.get("properties") or {}, out.get("required") or []
+        if not isinstance(given, dict):
+            raise ToolnexusError(f"a schema's \"properties\" must be an object (name -> "
+                                 f"schema), not {_kind(given)}")
+        if not isinstance(required, list | tuple) or not all(isinstance(k, str)
+                                                              for k in required):
+            raise ToolnexusError(f"a schema's \"required\" must be a list of property names, "
+                                 f"not {json.dumps(required, default=str)[:60]}")
         properties = {}
-        for key, sub in (out.get("properties") or {}).items():
+        for key, sub in given.items():
             sub = strict(sub) if isinstance(sub, dict) else {}
             properties[key] = sub if key in required else _nullable(sub)
         out["properties"] = properties

@@ -48,7 +48,12 @@ def parse_skill_file(text: str) -> tuple[dict[str, str], str]:
 def discover_skills(root: str | Path) -> list[Skill]:
     skills: dict[str, Skill] = {}
     for path in sorted(Path(root).expanduser().glob("**/SKILL.md")):
-        meta, _ = parse_skill_file(path.read_text(encoding="utf-8-sig"))
+        try:
+            meta, _ = parse_skill_file(path.read_text(encoding="utf-8-sig"))
+        except (OSError, UnicodeDecodeError) as exc:
+            why = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else exc.strerror
+            warnings.warn(f"{path}: skipped, cannot read it ({why})", stacklevel=2)
+            continue
         name, description = meta.get("name"), meta.get("description")
         if not name or not description:
             warnings.warn(f"{path}: skipped, its front matter needs name and description",
