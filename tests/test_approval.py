@@ -122,6 +122,30 @@ def test_command_rules_and_the_bash_rule_in_combination(bash_rule, command, deci
     assert policy.decide(BASH, "bash", {"command": command}) == decision
 
 
+# Shell syntax nested in quotes, where shlex and bash read a command differently: a deny
+# rule then matches its words anywhere in the line, so even an allowed bash never runs it.
+@pytest.mark.parametrize("command", [
+    'echo "$(echo "(" ; rm x)"',  # double quotes inside a quoted substitution
+    'echo "$(case a in a) rm x;; esac)"',  # a case pattern's ")" inside a substitution
+    "eval " + "'eval " * 10 + "rm x" + "'" * 10,  # nested deeper than the parse follows
+    "bash -c \"bash -c 'sh -c \\\"git -c a=b push\\\"'\"",
+    "echo 'rm x",  # cannot be parsed at all
+])
+def test_a_command_the_parse_may_misread_is_denied_when_a_denied_program_is_in_it(command):
+    policy = ApprovalPolicy({"bash": "allow"}, {"rm *": "deny", "git push*": "deny"})
+    assert policy.decide(BASH, "bash", {"command": command}) == "deny"
+
+
+@pytest.mark.parametrize(("command", "decision"), [
+    ("echo rm x", "allow"),  # nothing nested: the parse is sure, `rm` is only an argument
+    ('echo "$(date)" rm', None),  # nested, but not `rm x`: the rules say nothing
+    ('echo "$(git status)" push', "deny"),  # only echo runs, but the fallback errs toward
+])                                           # the rule: `git` ... `push` is in the line
+def test_the_fallback_looks_for_the_rule_words_in_order(command, decision):
+    policy = ApprovalPolicy(commands={"rm x": "deny", "git push*": "deny", "echo *": "allow"})
+    assert policy.command_rule(command) == decision
+
+
 @pytest.mark.parametrize("args", [{}, {"command": ""}, "rm -rf x", None, ["rm", "x"]])
 def test_bash_arguments_without_a_command_string_fall_to_the_bash_rule(args):
     policy = ApprovalPolicy({"bash": "allow"}, {"rm *": "deny"})

@@ -15,7 +15,15 @@ from typing import Any
 
 from ._await import maybe_await
 from .builtins import CHANGING
-from .shell import Parsed, matches_as_written, names_program, programs_run, risky
+from .shell import (
+    Parsed,
+    matches_as_written,
+    names_program,
+    names_program_anywhere,
+    programs_run,
+    risky,
+    words_anywhere,
+)
 from .toolkit import Toolkit
 from .tools import Tool, ToolResult
 from .workspace import DECISIONS, checked_rules
@@ -69,6 +77,8 @@ class ApprovalPolicy:
         parsed = Parsed(command)
         if any(self._denies(cmd) for cmd in parsed.commands):
             return "deny"
+        if (parsed.nested or not parsed.ok) and self._denies_anywhere(command):
+            return "deny"  # a parse that may be wrong fails closed: --yes must not run it
         if not parsed.ok:
             return "ask"
         found = [self._as_written(cmd) for cmd in parsed.commands or [[]]]
@@ -81,6 +91,13 @@ class ApprovalPolicy:
     def _denies(self, words: list[str]) -> bool:
         return any(decision == "deny" and names_program(pattern, run)
                    for run in programs_run(words) for pattern, decision in self.commands)
+
+    def _denies_anywhere(self, command: str) -> bool:
+        """Whether a denied program stands anywhere in the command as a word, followed by
+        the rule's other words, whatever the quoting and nesting around it."""
+        words = words_anywhere(command)
+        return any(decision == "deny" and names_program_anywhere(pattern, words)
+                   for pattern, decision in self.commands)
 
     def _as_written(self, words: list[str]) -> str | None:
         return next((d for p, d in self.commands if matches_as_written(p, words)), None)

@@ -24,6 +24,7 @@ class Parsed:
         self.commands: list[list[str]] = []
         self.plain = False
         self.ok = True
+        self.nested = False  # it holds a script the shell reads again (see below)
         try:
             tokens = _tokens(command)
         except ValueError:  # unbalanced quotes: nobody can say what it runs
@@ -44,6 +45,10 @@ class Parsed:
         substituted = [inner for cmd in self.commands for word in cmd
                        for inner in _substitutions(word)]
         self.plain = len(self.commands) == 1 and not separated and not substituted
+        # A script inside the command (a substitution, `bash -c`, `eval`) is read by the
+        # same rules, but shell syntax nested in quotes is where shlex and bash part ways.
+        self.nested = bool(substituted) or any(
+            _scripts(run[0], run[1:]) for cmd in self.commands for run in programs_run(cmd))
         for inner in substituted:
             nested = Parsed(inner)
             self.ok = self.ok and nested.ok
@@ -96,6 +101,12 @@ LONG_WITH_VALUE = {"--user", "--group", "--signal", "--kill-after", "--chdir", "
                    "--max-args", "--max-procs", "--replace", "--max-lines", "--prompt",
                    "--close-from", "--host", "--role", "--type", "--other-user", "--interval"}
 SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish"}
+
+
+def words_anywhere(command: str) -> list[str]:
+    """Every word of a command line cut at blanks, quotes and shell punctuation, however the
+    shell would group them: what a deny rule falls back on where the parse may be wrong."""
+    return [word for word in re.split(r"[\s;&|()<>`'\"$={}]+", command) if word]
 
 
 def program(word: str) -> str:
@@ -205,6 +216,19 @@ def names_program(pattern: str, command: list[str]) -> bool:
         return False
     rest = iter(command[1:])
     return all(any(fnmatch.fnmatchcase(arg, p) for arg in rest) for p in fixed[1:])
+
+
+def names_program_anywhere(pattern: str, words: list[str]) -> bool:
+    """For deny rules where the parse may be wrong: the rule's program is one of `words`
+    and its other words follow in order (looked for after the program's first occurrence:
+    a later one has only some of those words after it)."""
+    fixed, _ = pattern_words(pattern)
+    if not fixed:
+        return False
+    name = program(fixed[0])
+    first = next((i for i, word in enumerate(words)
+                  if fnmatch.fnmatchcase(program(word), name)), None)
+    return first is not None and names_program(pattern, [name, *words[first + 1:]])
 
 
 # ----------------------------------------------------------------------------- risky options
