@@ -9,6 +9,7 @@ from rich.console import Console
 
 from toolnexus import RunResult
 from toolnexus.pricing import Price
+from toolnexus_cli import approve
 from toolnexus_cli.render import (
     NO_FACTS,
     Figures,
@@ -217,3 +218,26 @@ def test_code_is_printed_unindented_and_never_hard_wrapped():
     assert rows[start + 3] == ""
     assert rows[start + 4].strip() == "return 0"
     assert rows[:2] == ["Run this:", ""] and rows[-1] == "Then it exits."
+
+
+# ----------------------------------------------------------------------------- tool panels
+
+DISGUISED = "echo \u202e~ fr- mr\u202c \u200bx"  # reads as `echo rm -rf ~` on a terminal
+SHOWN = "echo <U+202E>~ fr- mr<U+202C> <U+200B>x"
+
+
+def test_a_tool_calls_hidden_characters_show_in_its_panel_and_in_the_approval_panel():
+    call = {"type": "tool_call", "id": "c1", "name": "bash", "args": {"command": DISGUISED}}
+    assert SHOWN in rendered([call])
+    screen = console()
+    approve.panel(screen, DISGUISED, "approve this tool call?")
+    assert SHOWN in "\n".join(shown(screen.file.getvalue()))
+
+
+def test_an_answer_keeps_right_to_left_marks_and_joiners():
+    answer = "\u05e9\u05dc\u05d5\u05dd\u200f and \U0001f469\u200d\U0001f467"
+    screen = console()
+    renderer = TerminalRenderer(screen, UI)
+    renderer.event(text(answer))
+    renderer.end_answer()
+    assert answer in screen.file.getvalue()

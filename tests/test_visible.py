@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from toolnexus.visible import visible
+from toolnexus.visible import unmistakable, visible
 
 # What hostile text would do to a terminal that obeyed it.
 CLIPBOARD = "\x1b]52;c;ZWNobyBwd25lZA==\x07"
@@ -81,3 +81,14 @@ def test_a_huge_flood_of_escapes_is_shown_in_full():
     flood = "\x1b" * 100_000 + "\x9b" * 100_000
     out = visible(flood)
     assert out == "^[" * 100_000 + "^[[" * 100_000
+
+
+@pytest.mark.parametrize("hidden", ["\u202e", "\u202d", "\u2066", "\u2069", "\u200b", "\u200d",
+                                    "\u200f", "\u061c", "\u2060", "\ufeff", "\u00ad"])
+def test_unmistakable_shows_what_is_invisible_or_reorders_the_text(hidden):
+    shown = unmistakable(f"rm{hidden} -rf")
+    assert shown == f"rm<U+{ord(hidden):04X}> -rf"
+
+
+def test_unmistakable_is_visible_as_well_and_leaves_printable_text_alone():
+    assert unmistakable("\x1b]52;c;eA==\x07 naïve שלום 漢字") == "^[]52;c;eA==^G naïve שלום 漢字"

@@ -8,6 +8,12 @@ the terminal and what was there stays readable. Tabs and newlines stay; carriage
 dropped (CRLF line ends are common and harmless once the CR is gone).
 
 It maps one character at a time, so text streamed in pieces is safe piece by piece.
+
+`unmistakable` goes further, for what a person approves or checks character by character
+(a command, a path, a tool's arguments): the characters that change how the rest looks
+without showing themselves (bidi overrides and isolates, which can make `rm -rf ~` read
+as something else; zero-width spaces and joiners; the soft hyphen) are shown as `<U+202E>`.
+Answers keep them: right-to-left text and emoji need them.
 """
 
 from __future__ import annotations
@@ -26,6 +32,17 @@ def _table() -> dict[int, str]:
 _TABLE = _table()
 
 
+_HIDDEN = [0x00AD, 0x061C, 0x180E, *range(0x200B, 0x2010), *range(0x202A, 0x202F),
+           *range(0x2060, 0x2065), *range(0x2066, 0x206A), 0xFEFF]
+_EXACT_TABLE = {**_TABLE, **{code: f"<U+{code:04X}>" for code in _HIDDEN}}
+
+
 def visible(text: str) -> str:
     """`text` with no character a terminal would act on."""
     return text.translate(_TABLE)
+
+
+def unmistakable(text: str) -> str:
+    """`visible`, and every character that is invisible or reorders the text around it
+    shown by its code point."""
+    return text.translate(_EXACT_TABLE)

@@ -85,10 +85,10 @@ def panel(console: Any, body: str, title: str) -> None:
     from rich.panel import Panel
     from rich.text import Text
 
-    from toolnexus.visible import visible
+    from toolnexus.visible import unmistakable
 
-    console.print(Panel(Text(visible(body)), title=Text(visible(title)), title_align="left",
-                        border_style="yellow", expand=False))
+    console.print(Panel(Text(unmistakable(body)), title=Text(unmistakable(title)),
+                        title_align="left", border_style="yellow", expand=False))
 
 
 def terminal_asker(console: Any, before_prompt: Callable[[], None],

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from toolnexus import RunResult
 from toolnexus.events import MAX_TOKENS, Usage
-from toolnexus.visible import visible
+from toolnexus.visible import unmistakable, visible
 
 if TYPE_CHECKING:
     from toolnexus.pricing import Price
@@ -328,7 +328,8 @@ class TerminalRenderer:
         elif kind == "reasoning":
             stream.think(event["delta"])
         elif kind == "tool_call":
-            stream.print(self._panel(format_args(event["args"]), f"⚙ {event['name']}", "cyan"))
+            stream.print(self._panel(format_args(event["args"]), f"⚙ {event['name']}", "cyan",
+                                     exact=True))
             stream.note(f"running {event['name']}…")
         elif kind == "tool_result":
             style = "red" if event["is_error"] else "green"
@@ -346,11 +347,13 @@ class TerminalRenderer:
 
             stream.print(Text(compaction_note(event), style="dim"))
 
-    def _panel(self, body: str, title: str, style: str) -> Any:
+    def _panel(self, body: str, title: str, style: str, *, exact: bool = False) -> Any:
+        """`exact`: a tool call's arguments, hidden characters shown (see unmistakable)."""
         from rich.panel import Panel
         from rich.text import Text
 
-        return Panel(Text(visible(body)), title=Text(visible(title)), title_align="left",
+        shown = unmistakable if exact else visible
+        return Panel(Text(shown(body)), title=Text(shown(title)), title_align="left",
                      border_style=style, expand=False)
 
     def end_answer(self) -> None:
