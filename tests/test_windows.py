@@ -265,6 +265,13 @@ def test_a_remembered_size_that_is_not_a_positive_integer_is_remembered_silence(
     assert WindowCache(path, 3600).get("k", ENDPOINT) == (True, None)
 
 
+def test_an_entry_from_the_future_is_stale(tmp_path, clock):
+    path = tmp_path / "windows.json"
+    path.write_text(json.dumps({"windows": {"k": {"endpoint": {"window": 4096,
+                                                               "at": clock[0] + 1}}}}))
+    assert WindowCache(path, 3600).get("k", ENDPOINT) == (False, None)
+
+
 def test_an_unwritable_cache_still_remembers_in_memory(tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("x")

@@ -144,7 +144,8 @@ class WindowCache:
         item = entry.get(kind) if isinstance(entry, dict) else None
         if not isinstance(item, dict) or not isinstance(item.get("at"), int | float):
             return False, None
-        if time.time() - item["at"] > self.ttl_s:
+        age = time.time() - item["at"]
+        if not 0 <= age <= self.ttl_s:  # from the future: a clock set back, or a bad file
             return False, None
         return True, _size(item.get("window"))
 
