@@ -334,6 +334,16 @@ def test_host_rules_decide_by_host_or_host_and_port(root):
         permit_address(ws, "EVIL.example", ["93.184.216.34"])
 
 
+def test_host_rules_name_an_ipv6_address_in_brackets_as_a_url_does(root):
+    ws = Workspace(root, hosts={"[::1]:8080": "allow", "[fd00::5]": "allow",
+                                "[fe80::*]": "deny"})
+    assert permit_address(ws, "::1", ["::1"], 8080) is None
+    assert permit_address(ws, "::1", ["::1"], 8081) is not None  # another port
+    assert permit_address(ws, "fd00::5", ["fd00::5"], 5432) is None  # no port: any port
+    with pytest.raises(Refused, match="^fe80::1 is denied by a host rule$"):
+        permit_address(ws, "fe80::1", ["fe80::1"])
+
+
 def test_host_rules_match_whatever_case_they_are_written_in(root):
     ws = Workspace(root, hosts={"LocalHost:11434": "allow", "*.CORP.example": "deny"})
     assert permit_address(ws, "localhost", ["127.0.0.1"], 11434) is None

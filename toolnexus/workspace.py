@@ -85,7 +85,7 @@ class Workspace:
     `secrets`: more files or folders that hold secrets (an application's own keys file
     and config folder). `paths`: glob patterns on resolved paths (`~` allowed; `*` also
     matches across folders). `hosts`: glob patterns on `host` or `host:port`, in
-    any case.
+    any case (an IPv6 address in brackets: `[::1]:8080`).
     """
 
     def __init__(self, root: str | Path | None = None, *, secrets: Iterable[str | Path] = (),
@@ -94,7 +94,7 @@ class Workspace:
         self.root = _real(root if root is not None else os.getcwd())
         self.extra_secrets = [_real(p) for p in secrets]
         self.path_rules = [(str(_real(p)), d) for p, d in checked_rules(paths, "path rule")]
-        self.host_rules = [(p.lower(), d) for p, d in checked_rules(hosts, "host rule")]
+        self.host_rules = [(_host_glob(p), d) for p, d in checked_rules(hosts, "host rule")]
 
     # -- paths ---------------------------------------------------------------------------
     def resolve(self, path: str | Path) -> Path:
@@ -173,6 +173,8 @@ class Workspace:
 
     # -- addresses -----------------------------------------------------------------------
     def host_rule(self, host: str, port: int) -> str | None:
+        if ":" in host:  # an IPv6 literal, written in brackets as in a URL
+            host = f"[{host}]"
         for pattern, decision in self.host_rules:
             if fnmatch.fnmatchcase(f"{host}:{port}", pattern) or fnmatch.fnmatchcase(
                     host, pattern):
@@ -196,6 +198,13 @@ class Workspace:
                 "network or link-local)")
         elif rule == "ask":
             ask(context, f"origin:{origin}", f"fetch {origin}? (a host rule asks first)")
+
+
+def _host_glob(pattern: str) -> str:
+    """A host rule as a lowercase glob; the opening bracket of an IPv6 literal (`[::1]:8080`)
+    is itself, not the start of a character class."""
+    pattern = pattern.lower()
+    return "[[]" + pattern[1:] if pattern.startswith("[") else pattern
 
 
 def is_public(address: str) -> bool:
