@@ -142,6 +142,14 @@ def test_offset_and_limit_below_their_range_are_taken_as_their_least(tools, tmp_
     assert read(tools, "f.txt", limit=-1) == "\n... 2 more lines (use offset)"
 
 
+def test_an_offset_past_the_last_line_says_how_many_lines_there_are(tools, tmp_path):
+    (tmp_path / "f.txt").write_text("a\nb\nc")
+    (tmp_path / "one.txt").write_text("a\n")
+    assert read(tools, "f.txt", offset=4) == "[offset=4 is past the end: the file has 3 lines]"
+    assert read(tools, "one.txt", offset=9) == "[offset=9 is past the end: the file has 1 line]"
+    assert read(tools, "f.txt", offset=3) == numbered((3, "c"))
+
+
 def test_a_long_file_shows_the_default_number_of_lines_then_how_many_more(tools, tmp_path):
     (tmp_path / "long.txt").write_text("".join(f"{n}\n" for n in range(1, 2501)))
     shown = read(tools, "long.txt").splitlines()

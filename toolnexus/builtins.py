@@ -317,6 +317,9 @@ def _numbered_lines(handle: BinaryIO, start: int, limit: int) -> str:
     while True:
         raw = handle.readline(MAX_READ_BYTES + 1)
         if not raw:
+            if not shown and start > 1:
+                lines = "1 line" if number == 1 else f"{number} lines"
+                return f"[offset={start} is past the end: the file has {lines}]"
             return "\n".join(shown)
         rest_of_a_line, ended = not ended, raw.endswith(b"\n")
         if rest_of_a_line:  # of a line longer than one read: numbered already
