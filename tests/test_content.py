@@ -169,9 +169,14 @@ def test_a_folder_is_not_attached(tmp_path):
         Attachment.from_path(tmp_path)
 
 
-def test_an_endless_device_is_read_only_up_to_the_cap():
-    with pytest.raises(ToolnexusError, match="cannot attach 'zero': larger than 1 KB"):
-        Attachment.from_path("/dev/zero", max_bytes=1024)
+@pytest.mark.parametrize("special", ["fifo", "/dev/zero"])
+def test_a_fifo_or_device_is_refused_by_name_without_waiting_on_it(tmp_path, special):
+    path = tmp_path / special
+    if special == "fifo":
+        os.mkfifo(path)  # nobody writes: opening it to read would block
+    with pytest.raises(ToolnexusError, match=f"cannot attach '{path}': Not a regular file "
+                                             r"\(a device, FIFO or socket\)"):
+        Attachment.from_path(path)
 
 
 def test_the_name_is_the_files_own_name_not_its_path(tmp_path):

@@ -16,12 +16,13 @@ import inspect
 import os
 import re
 import signal
-import stat
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from .regular_file import SpecialFile
+from .regular_file import open_regular as open_regular_file
 from .tools import Tool, ToolContext, define_tool
 from .web import fetch_page
 from .workspace import ApprovalNeeded, Refused, Workspace
@@ -58,17 +59,15 @@ def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def open_regular(path: Path) -> BinaryIO:
     """Open `path` for reading only if it is a regular file: a FIFO or device is refused
-    without blocking on it or reading it (checked on the open file, not before)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        if stat.S_ISDIR(mode):
-            raise IsADirectoryError(f"{path} is a folder, not a file: list_dir shows what it "
-                                    "holds")
+    without blocking on it or reading it."""
+    try:
+        return open_regular_file(path)
+    except IsADirectoryError:
+        raise IsADirectoryError(f"{path} is a folder, not a file: list_dir shows what it "
+                                "holds") from None
+    except SpecialFile:
         raise Refused(f"{path} is a special file (a device, FIFO or socket): tools read "
-                      "only files")
-    return os.fdopen(fd, "rb")
+                      "only files") from None
 
 
 def _kib(n: int) -> str:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
 from .errors import ToolnexusError
+from .regular_file import open_regular
 
 MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024
 
@@ -129,7 +130,7 @@ class Attachment:
                   max_bytes: int = MAX_ATTACHMENT_BYTES) -> Attachment:
         name = os.path.basename(os.fspath(path))
         try:
-            with open(path, "rb") as f:
+            with open_regular(path) as f:
                 if os.fstat(f.fileno()).st_size > max_bytes:
                     raise _too_big(name, max_bytes)
                 data = f.read(max_bytes + 1)  # the size may change as we read

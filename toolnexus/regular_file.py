@@ -1,0 +1,26 @@
+"""Opening a file to read only if it is a regular file, never blocking on a FIFO or device."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from typing import BinaryIO
+
+
+class SpecialFile(OSError):
+    """A FIFO, device or socket where a regular file was wanted."""
+
+
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """Open `path` for reading if it is a regular file; a folder raises IsADirectoryError,
+    anything else SpecialFile. Judged on the open file, not before (so a path swapped
+    meanwhile cannot slip through), opened without blocking and without reading it."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISREG(mode):
+        return os.fdopen(fd, "rb")
+    os.close(fd)
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
+    raise SpecialFile("Not a regular file (a device, FIFO or socket)")
