@@ -161,6 +161,15 @@ def test_a_secret_is_refused_inside_or_outside_the_root(home, root, given):
 
 
 @pytest.mark.parametrize("given", [
+    "~/.SSH/config", "~/.Aws/credentials", "~/.Docker/Config.json", "SERVER.PEM", "sub/TLS.Key",
+    "ID_RSA", "../.ENV", "../.Env.local", "cfg/KEYS.json",
+])
+def test_a_secret_is_refused_whatever_case_its_name_is_written_in(home, root, given):
+    ws = Workspace(root, secrets=[root / "cfg" / "keys.json"])
+    assert "holds secrets" in refused(ws, given)
+
+
+@pytest.mark.parametrize("given", [
     "~/.sshx/id", "~/.ssh-backup/notes", "~/.aws.txt", "~/.netrc.example/x", "id_rsa.pub",
     "server.pem.txt", ".envrc", "environment", "/proc/self/status",
 ])

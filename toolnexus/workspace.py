@@ -74,6 +74,10 @@ def _real(path: str | Path) -> Path:
     return Path(os.path.realpath(os.path.expanduser(str(path))))
 
 
+def _folded(path: Path) -> Path:
+    return Path(str(path).lower())
+
+
 def _within(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
@@ -107,14 +111,15 @@ class Workspace:
         return _within(path, self.root)
 
     def is_secret(self, path: Path) -> bool:
-        home = _real(Path.home())
-        if any(_within(path, home / name) for name in HOME_SECRETS):
+        # in any case: a case-insensitive disk (macOS) opens ~/.SSH/id_rsa as ~/.ssh/id_rsa
+        folded, home = _folded(path), _folded(_real(Path.home()))
+        if any(_within(folded, home / name) for name in HOME_SECRETS):
             return True
-        if any(_within(path, secret) for secret in self.extra_secrets):
+        if any(_within(folded, _folded(secret)) for secret in self.extra_secrets):
             return True
         if any(fnmatch.fnmatchcase(str(path), pattern) for pattern in PROC_SECRETS):
             return True
-        name = path.name
+        name = folded.name
         if any(fnmatch.fnmatchcase(name, pattern) for pattern in SECRET_NAMES):
             return True
         if name.startswith("id_") and "." not in name:  # id_rsa, id_ed25519, ...
