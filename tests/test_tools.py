@@ -9,7 +9,7 @@ from typing import Literal, Optional
 
 import pytest
 
-from toolnexus import ToolResult, create_toolkit, define_tool
+from toolnexus import ToolContext, ToolResult, create_toolkit, define_tool
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -146,6 +146,28 @@ async def test_a_sync_function_is_called_with_keywords():
 
     result = await run(define_tool(greet), name="Ada", greeting="Hello")
     assert (result.output, result.is_error) == ("Hello, Ada!", False)
+
+
+async def test_positional_only_parameters_are_offered_and_passed_by_position():
+    def between(low: int, high: int = 10, /, *, step: int = 1) -> str:
+        return f"{low}..{high} by {step}"
+
+    tool = define_tool(between)
+    assert list(tool.input_schema["properties"]) == ["low", "high", "step"]
+    assert tool.input_schema["required"] == ["low"]
+    assert (await run(tool, step=2, high=5, low=1)).output == "1..5 by 2"
+    assert (await run(tool, low=3)).output == "3..10 by 1"
+    assert (await run(tool, high=5)).output == (
+        "error: between needs 'low'; its parameters are: low, high, step")
+
+
+async def test_a_positional_only_context_parameter_gets_the_context():
+    def whose(context: ToolContext, name: str, /) -> str:
+        return f"{name} in {context.call_id or 'a call'}"
+
+    tool = define_tool(whose)
+    assert (tool.context_param, list(tool.input_schema["properties"])) == ("context", ["name"])
+    assert (await run(tool, name="Ada")).output == "Ada in a call"
 
 
 async def test_an_async_function_is_awaited():

@@ -70,10 +70,11 @@ class Tool:
             kwargs.setdefault(name, None)
         if self.context_param:
             kwargs[self.context_param] = context
+        positional = _take_positional_only(self.fn, kwargs)
         if self.is_async:
-            value = await self.fn(**kwargs)
+            value = await self.fn(*positional, **kwargs)
         else:
-            value = await maybe_await(await asyncio.to_thread(self.fn, **kwargs))
+            value = await maybe_await(await asyncio.to_thread(self.fn, *positional, **kwargs))
         return to_result(value)
 
     def argument_problem(self, args: dict[str, Any]) -> str | None:
@@ -96,12 +97,31 @@ class Tool:
         missing = [p.name for p in params.values()
                    if p.default is inspect.Parameter.empty and p.name not in args
                    and p.name != self.context_param and p.name not in self.optional_params
-                   and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                  inspect.Parameter.KEYWORD_ONLY)]
+                   and p.kind in _NAMED_KINDS]
         if missing:
             names = ", ".join(repr(name) for name in missing)
             return f"{self.name} needs {names}; its parameters are: {takes}"
         return None
+
+
+def _take_positional_only(fn: Callable[..., Any], kwargs: dict[str, Any]) -> list[Any]:
+    """Out of `kwargs`, the values of `fn`'s positional-only parameters (`def f(a, /)`), in
+    order, a default standing in for one not given."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    positional = []
+    for p in params:
+        if p.kind is not inspect.Parameter.POSITIONAL_ONLY:
+            break
+        if p.name in kwargs:
+            positional.append(kwargs.pop(p.name))
+        elif p.default is not inspect.Parameter.empty:
+            positional.append(p.default)
+        else:
+            break
+    return positional
 
 
 def to_result(value: Any) -> ToolResult:
@@ -123,7 +143,8 @@ def define_tool(
     timeout: float | None = None,
     max_output: int | None = None,
 ) -> Tool:
-    """Make a tool of a sync or async function, called with the arguments as keywords.
+    """Make a tool of a sync or async function, called with the arguments as keywords
+    (those of positional-only parameters by position).
 
     Without `input_schema` the schema comes from the type hints, the description from
     the docstring (its first paragraph; `Args:` lines describe the parameters).
@@ -162,9 +183,13 @@ def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
         return hints
 
 
+# the parameters an argument can be given to by name (not *args or **kwargs)
+_NAMED_KINDS = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                inspect.Parameter.KEYWORD_ONLY)
+
+
 def _parameters(fn: Callable[..., Any]) -> list[inspect.Parameter]:
-    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return [p for p in inspect.signature(fn).parameters.values() if p.kind in kinds]
+    return [p for p in inspect.signature(fn).parameters.values() if p.kind in _NAMED_KINDS]
 
 
 def _special_params(fn: Callable[..., Any]) -> tuple[str | None, tuple[str, ...]]:
