@@ -130,7 +130,7 @@ class Attachment:
                   max_bytes: int = MAX_ATTACHMENT_BYTES) -> Attachment:
         name = os.path.basename(os.fspath(path))
         try:
-            with open_regular(path) as f:
+            with open_regular(path, pipes=True) as f:  # `ask -a <(command)` is a pipe
                 if os.fstat(f.fileno()).st_size > max_bytes:
                     raise _too_big(name, max_bytes)
                 data = f.read(max_bytes + 1)  # the size may change as we read
