@@ -94,3 +94,23 @@ def test_the_live_view_of_long_reasoning_is_the_bottom_of_the_whole_of_it(stream
                                            streaming.console.options, pad=False)
     assert text_of(rows)[-2:] == ["thought 500, and so on", "so the ans"]
     assert rows == whole[-ROWS:]
+
+
+@pytest.mark.parametrize("feed", ["think", "text"])
+def test_one_huge_line_is_rendered_from_near_its_end_only(streaming, monkeypatch, feed):
+    words = [f"w{n}" for n in range(60_000)]  # some 400 KB without a line break
+    rendered_lengths: list[int] = []
+    render_lines = streaming.console.render_lines
+
+    def counted(renderable, *args, **kwargs):
+        rendered_lengths.append(len("".join(
+            segment.text for line in render_lines(renderable, *args, **kwargs)
+            for segment in line)))
+        return render_lines(renderable, *args, **kwargs)
+
+    getattr(streaming, feed)(" ".join(words))
+    monkeypatch.setattr(streaming.console, "render_lines", counted)
+    rows = text_of(live_rows(streaming))
+    assert rows[-1].endswith("w59999") and len(rows) == ROWS
+    assert " ".join(rows).split()[0] in words  # the cut fell between words
+    assert max(rendered_lengths) < 10 * ROWS * WIDTH  # not the whole line

@@ -170,12 +170,13 @@ class _LiveView:
             return console.render_lines(renderable, options, pad=False)
 
         lines: list[list[Segment]] = []
+        budget = 4 * rows * options.max_width  # characters: more than the screen can show
         if stream.tail.strip():
-            lines = _bottom(stream.tail, rows,
+            lines = _bottom(stream.tail, rows, budget,
                             lambda start: rendered(stream._block(stream._tail_from(start))))
         elif stream.reasoning and stream.show_reasoning:
             reasoning = stream.reasoning
-            lines = _bottom(reasoning, rows, lambda start: rendered(
+            lines = _bottom(reasoning, rows, budget, lambda start: rendered(
                 Text(reasoning[start:], style="dim italic")))
         below: list[object] = []
         if stream.status or not lines:
@@ -192,14 +193,18 @@ class _LiveView:
             yield from line
 
 
-def _bottom(text: str, rows: int,
+def _bottom(text: str, rows: int, budget: int,
             render_from: Callable[[int], list[list[Segment]]]) -> list[list[Segment]]:
     """The rendered lines of `text` from a line start on (`render_from(start)`), starting
     late enough to be cheap and early enough to fill `rows` rows: from the last `rows`
-    source lines, with twice as many while they fall short (a fence line shows no row)."""
+    source lines, with twice as many while they fall short (a fence line shows no row).
+    A line longer than `budget` characters (reasoning often has no line breaks) is cut at
+    a word `budget` characters from the end, which still wraps into more than `rows` rows."""
     count = rows
     while True:
         start = _start_of_last_lines(text, count)
+        if len(text) - start > budget:
+            start = text.find(" ", len(text) - budget) + 1 or len(text) - budget
         lines = render_from(start)
         if start == 0 or len(lines) >= rows:
             return lines
