@@ -171,7 +171,7 @@ def test_a_folder_is_not_attached(tmp_path):
 
 def test_a_device_is_refused_by_name_without_reading_it():
     with pytest.raises(ToolnexusError, match="cannot attach '/dev/zero': Not a regular file "
-                                             r"\(a device, FIFO or socket\)"):
+                                             r"\(a device or socket\)"):
         Attachment.from_path("/dev/zero")
 
 
