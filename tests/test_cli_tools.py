@@ -185,7 +185,7 @@ def test_non_interactive_ask_denies_and_says_to_pass_yes(cli, stub):
 
     assert result.code == 0, result
     assert result.stdout == "I could not run it.\n"
-    assert tool_results(stub.requests[1]) == ["denied by the user"]
+    assert tool_results(stub.requests[1]) == ["not approved: nobody to ask"]
     denial = [line for line in result.stderr.splitlines() if "denied" in line]
     assert denial == ["toolnexus: denied bash: it needs approval and nobody can be asked "
                       "here; pass --yes to allow it"]
@@ -223,7 +223,7 @@ def test_an_allowed_command_does_not_carry_a_chained_one(cli, stub):
     result = cli.run("ask", "run echo")
 
     assert result.code == 0, result
-    assert tool_results(stub.requests[1]) == ["denied by the user"]
+    assert tool_results(stub.requests[1]) == ["not approved: nobody to ask"]
     assert "pass --yes" in result.stderr
     assert not marker.exists()
 
@@ -244,7 +244,8 @@ def test_without_a_terminal_a_suspended_tool_is_declined_and_the_model_told(cli,
     result = cli.run("ask", "--functions", str(SUSPENDING_TOOLS), "greet me")
 
     assert result.code == 0, result
-    assert tool_results(stub.requests[1]) == ["declined: what is your name? (nobody could answer)"]
+    assert tool_results(stub.requests[1]) == [
+        "declined: what is your name? (not approved: nobody to ask)"]
     assert "declined a tool's input (what is your name?): nobody can answer here" in result.stderr
 
 

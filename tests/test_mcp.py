@@ -32,7 +32,7 @@ from tests.stub_provider import (
     pdf_bytes,
     png_bytes,
 )
-from tests.waiting import alive, eventually, pid_in, wait_until
+from tests.waiting import alive, eventually, pid_in, running_with, wait_until
 from toolnexus import ToolContext, ToolnexusError, create_toolkit
 from toolnexus.mcp import ServerStatus, add_mcp_servers, convert_content, open_mcp_servers
 
@@ -296,11 +296,12 @@ async def test_a_broken_server_is_isolated_and_the_others_work(http_server, toke
         assert [t.name for t in toolkit.tools()] == ["remote_whoami", "remote_shout"]
         assert (await toolkit.execute("remote_shout", {"text": "still here"})).output == (
             "STILL HERE")
-        pid = await eventually(lambda: pid_in(hung_pid), "a PID in hung_pid")
-        assert alive(pid)
+        await eventually(hung_pid.exists, "the hung server to start")
+        assert running_with(str(hung_pid))  # its environment names the file
     finally:
         await toolkit.close()
-    await eventually(lambda: not alive(pid), "the hung server to end after close()")
+    await eventually(lambda: not running_with(str(hung_pid)),
+                     "the hung server to end after close()")
 
 
 async def test_a_wrong_token_fails_with_the_http_status_and_no_secret(http_server, monkeypatch):

@@ -1,7 +1,8 @@
-"""Security promise: no orphans. What the `bash` tool starts and MCP stdio servers (also
-grandchildren behind `sh -c`) run in their own process group and are killed whole when
-the command ends, and when toolnexus gets SIGTERM or SIGHUP, which end a run like Ctrl-C
-(exit 128 + the signal) so that clean-up runs."""
+"""Security promise: no orphans. What the `bash` tool starts, MCP stdio servers (also
+grandchildren behind `sh -c`) and key commands cannot outlive them, not even a process that
+called setsid to leave their process group: they run in a PID namespace of their own (or
+under a subreaper), which ends with them and with toolnexus. SIGTERM and SIGHUP end a run
+like Ctrl-C (exit 128 + the signal) so that clean-up runs."""
 
 from __future__ import annotations
 
@@ -16,26 +17,11 @@ import pytest
 from tests import cli_helpers
 from tests.cli_helpers import ENTRY
 from tests.stub_provider import Recorded, Reply, openai_stream
-from tests.waiting import WAIT_S, alive, wait_for_pid, wait_until
+from tests.waiting import WAIT_S, alive, running_with, wait_for_pid, wait_until
 
-cli, stub = cli_helpers.cli, cli_helpers.stub
+cli, bare_cli, stub = cli_helpers.cli, cli_helpers.bare_cli, cli_helpers.stub
 
 SERVER = Path(__file__).with_name("mcp_servers") / "stdio_server.py"
-
-
-def group_members(pgid: int) -> list[int]:
-    """The live (not zombie) processes whose process group is `pgid`."""
-    members = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            members.append(int(entry.name))
-    return members
 
 
 def start(cli, *args: str) -> subprocess.Popen:
@@ -53,28 +39,51 @@ def bash_call_then_answer(stub, command: str) -> None:
     stub.handler = handler
 
 
+def leaving_children(tmp_path: Path) -> tuple[str, str]:
+    """A command that starts three sleeps, one in the background, one in a session of its
+    own (setsid: out of the process group), one double-forked; and the marker their
+    environments hold (computed by the shell, so no command line holds it)."""
+    marker = f"left-{id(tmp_path)}-42"
+    command = (f"export TOOLNEXUS_TEST_MARK={marker.removesuffix('-42')}-$((6*7)); "
+               "sleep 300 & setsid sleep 300 & (sleep 300 &) ; sleep 300")
+    return command, marker
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["TERM", "HUP"])
-def test_a_signal_kills_the_bash_tools_whole_process_group(cli, stub, tmp_path, signum):
-    pid_file = tmp_path / "group"
-    bash_call_then_answer(stub, f"echo $$ > {pid_file}; sleep 300 & sleep 300")
+def test_a_signal_kills_everything_the_bash_tool_started(cli, stub, tmp_path, signum):
+    command, marker = leaving_children(tmp_path)
+    bash_call_then_answer(stub, command)
     process = start(cli, "ask", "--builtins", "--yes", "--id", "b1", "run it")
-    pgid = wait_for_pid(pid_file)
-    wait_until(lambda: len(group_members(pgid)) >= 3, "bash and its two sleeps")
+    wait_until(lambda: len(running_with(marker)) == 4, "the four sleeps")
 
     process.send_signal(signum)
     out, err = process.communicate(timeout=WAIT_S)
 
     assert process.returncode == 128 + signum, err
     assert "Traceback" not in err
-    assert group_members(pgid) == []
+    wait_until(lambda: not running_with(marker), "every sleep to end")
 
 
-def test_what_a_bash_command_leaves_in_the_background_ends_with_it(cli, stub, tmp_path):
-    pid_file = tmp_path / "group"
-    bash_call_then_answer(stub, f"echo $$ > {pid_file}; sleep 300 > /dev/null 2>&1 & echo ok")
+def test_what_a_bash_command_leaves_running_ends_with_it(cli, stub, tmp_path):
+    command, marker = leaving_children(tmp_path)
+    bash_call_then_answer(stub, command.removesuffix("; sleep 300") + "; echo ok")
     result = cli.run("ask", "--builtins", "--yes", "go")
     assert result.code == 0, result
-    assert group_members(wait_for_pid(pid_file)) == []
+    assert running_with(marker) == []  # gone by the time the answer came
+
+
+def test_a_key_command_leaves_nothing_running(bare_cli, stub, tmp_path):
+    """A key command that starts a daemon (as gpg starts gpg-agent) leaves nothing behind."""
+    marker = f"key-{id(tmp_path)}-42"
+    command = (f"TOOLNEXUS_TEST_MARK={marker.removesuffix('-42')}-$((6*7)) setsid sleep 300 & "
+               "echo sk-from-the-command")
+    bare_cli.write_config(f'default_model = "m"\n[providers.vault]\nbase_url = "{stub.url}"\n'
+                          f'style = "openai"\napi_key_cmd = {json.dumps(command)}\n'
+                          '[models.m]\nprovider = "vault"\nmodel = "stub-model"\n')
+    result = bare_cli.run("ask", "hi")
+    assert result.code == 0, result
+    assert stub.requests[0].headers["authorization"] == "Bearer sk-from-the-command"
+    assert running_with(marker) == []
 
 
 def mcp_config(tmp_path: Path, pid_file: Path) -> Path:
@@ -122,3 +131,16 @@ def test_a_signal_while_mcp_servers_start_ends_them_too(cli, stub, tmp_path):
     assert process.returncode == 143, err
     assert "Traceback" not in err
     wait_until(lambda: not alive(pid), "the server to end")
+
+
+def test_what_an_mcp_server_started_in_a_session_of_its_own_ends_with_ask(cli, stub, tmp_path):
+    marker = f"server-{id(tmp_path)}-42"
+    mark = f"TOOLNEXUS_TEST_MARK={marker.removesuffix('-42')}-$((6*7))"
+    config = {"mcpServers": {"calc": {
+        "command": "sh", "args": ["-c", f"{mark} setsid sleep 300 & exec '{sys.executable}' "
+                                        f"'{SERVER}'"]}}}
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    result = cli.run("ask", "--mcp", str(path), "hi")
+    assert result.code == 0, result
+    wait_until(lambda: not running_with(marker), "the server's daemon to end")

@@ -10,7 +10,7 @@ import pytest
 
 from tests import cli_helpers
 from tests.stub_provider import Reply, openai_stream
-from tests.waiting import alive, wait_for_pid, wait_until
+from tests.waiting import running_with, wait_until
 
 cli, stub, bare_cli = cli_helpers.cli, cli_helpers.stub, cli_helpers.bare_cli
 INJECTED = "sk-good\r\nX-Injected: 1"
@@ -75,13 +75,14 @@ def test_key_command_printing_two_lines_is_refused(bare_cli, stub):
 
 
 def test_key_command_is_killed_whole_on_its_timeout(bare_cli, stub, tmp_path):
-    pid_file = tmp_path / "child.pid"
-    command = f'"sleep 120 & echo $! > {pid_file}; wait"'
+    started, marker = tmp_path / "started", f"key-{id(tmp_path)}-42"
+    command = (f'"TOOLNEXUS_TEST_MARK=key-{id(tmp_path)}-$((6*7)) sleep 120 & '
+               f'touch {started}; wait"')
     bare_cli.write_config(provider_config(stub, api_key_cmd=command, api_key_cmd_timeout="1"))
     line = error_line(bare_cli.run("ask", "hi"), 2)
     assert "api_key_cmd for vault took over 1 s" in line and stub.requests == []
-    child = wait_for_pid(pid_file)
-    wait_until(lambda: not alive(child), "the key command's child to be killed")
+    assert started.exists()
+    wait_until(lambda: not running_with(marker), "the key command's child to be killed")
 
 
 # ----------------------------------------------------------------------------- endpoints

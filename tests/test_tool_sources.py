@@ -15,7 +15,7 @@ import pytest
 
 from tests.resilience_helpers import single_try_client
 from tests.stub_provider import Recorded, Reply, StubProvider, openai_stream
-from tests.waiting import alive, eventually, pids_in, wait_until
+from tests.waiting import eventually, running_with, wait_until
 from toolnexus import ToolnexusError, create_toolkit, define_tool
 from toolnexus.approval import DENIED_BY_USER, ApprovalPolicy, approval_hook
 from toolnexus.functions import function_tools
@@ -382,53 +382,46 @@ async def test_bash_reports_exit_code_and_merged_output(builtins, tmp_path):
         assert root.output == f"exit code 0\n{tmp_path}\n"
 
 
-SPAWN = "echo $$ > {pids}; sleep 60 & echo $! >> {pids}; wait"
+def spawning(marker: str, started: Path) -> str:
+    """A command that leaves two children behind (one in a session of its own), marked
+    in their environment so they can be found from outside; `marker` ends in -42, which
+    the shell computes, so the command line itself does not hold it."""
+    unmarked = marker.removesuffix("-42") + "-$((6*7))"
+    return (f"export TOOLNEXUS_TEST_MARK={unmarked}; sleep 60 & setsid sleep 60 & "
+            f"touch {started}; wait")
 
 
 async def test_bash_timeout_kills_the_command_and_its_children(builtins, tmp_path):
-    pids = tmp_path / "pids"
-    result = await builtins.execute("bash", {"command": SPAWN.format(pids=pids),
+    marker, started = f"spawn-{id(tmp_path)}-42", tmp_path / "started"
+    result = await builtins.execute("bash", {"command": spawning(marker, started),
                                              "timeout": 0.5})
     assert result.output == "killed after 0.5 s (timeout)"
-    assert len(pids_in(pids)) == 2
-    await eventually(lambda: not any(alive(p) for p in pids_in(pids)), "the processes to die")
+    assert started.exists()
+    await eventually(lambda: not running_with(marker), "the processes to die")
 
 
 async def test_cancelling_bash_kills_its_process_group(builtins, tmp_path):
-    pids = tmp_path / "pids"
-    task = asyncio.create_task(builtins.execute("bash", {"command": SPAWN.format(pids=pids)}))
-    await eventually(lambda: len(pids_in(pids)) == 2, "bash and its sleep to start")
-    assert all(alive(p) for p in pids_in(pids))
+    marker, started = f"spawn-{id(tmp_path)}-42", tmp_path / "started"
+    task = asyncio.create_task(builtins.execute("bash", {"command": spawning(marker, started)}))
+    await eventually(started.exists, "bash and its sleeps to start")
+    await eventually(lambda: len(running_with(marker)) == 2, "the two sleeps")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    await eventually(lambda: not any(alive(p) for p in pids_in(pids)), "the processes to die")
-
-
-def running_with(marker: str) -> list[int]:
-    """The live processes whose command line holds `marker`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            holds = marker.encode() in (entry / "cmdline").read_bytes()
-        except OSError:  # not a process, or gone meanwhile
-            continue
-        if holds and entry.name.isdigit() and alive(int(entry.name)):
-            found.append(int(entry.name))
-    return found
+    await eventually(lambda: not running_with(marker), "the processes to die")
 
 
 async def test_a_bash_cancelled_while_it_starts_leaves_nothing_running(builtins, tmp_path):
     """On a busy machine the command runs ahead of the event loop: it has started a
     background child before the call is done connecting its pipes. A cancel then still
     kills the whole group. (The loop is held on purpose, to be that busy machine.)"""
-    marker = f"toolnexus-test-{os.getpid()}-{id(tmp_path)}"
-    pids = tmp_path / "pids"
+    name = f"toolnexus-test-{os.getpid()}-{id(tmp_path)}"
+    marker, started = f"{name}-42", tmp_path / "started"  # the shell computes the 42
     task = asyncio.create_task(builtins.execute("bash", {
-        "command": f"echo $$ > {pids}; (exec -a {marker} sleep 60) & echo $! >> {pids}; wait"}))
-    while not pids_in(pids):  # the bash runs: the call is starting it (or has)
+        "command": f"(exec -a {name}-$((6*7)) sleep 60) & touch {started}; wait"}))
+    while not started.exists():  # the bash runs: the call is starting it (or has)
         await asyncio.sleep(0)
-    wait_until(lambda: len(pids_in(pids)) == 2, "the background child")  # the loop held
+    wait_until(lambda: running_with(marker), "the background child")  # the loop held
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from toolnexus.rules import checked_rules
 from toolnexus.tools import ToolContext
 from toolnexus.workspace import (
     ApprovalNeeded,
     Refused,
     Workspace,
     ask,
-    checked_rules,
     is_public,
     request_id,
 )
@@ -151,18 +151,38 @@ def test_a_link_changed_after_the_yes_asks_again(home, root, tmp_path):
 @pytest.mark.parametrize("given", [
     "~/.ssh/id_rsa", "~/.ssh", "~/.ssh/", "~/.ssh/../.ssh/id_rsa", "~/.aws/credentials",
     "~/.netrc", "~/.gnupg/private-keys-v1.d/x.key", "~/.docker/config.json", "~/.kube/config",
-    "~/.config/gcloud/credentials.db", "server.pem", "sub/tls.key", "cert.p12", "id_ed25519",
-    "sub/id_rsa", "/proc/self/environ", "/proc/thread-self/environ", "/proc/self/mem",
+    "~/.config/gcloud/credentials.db", "~/.npmrc", "~/.cargo/credentials.toml",
+    "../server.pem", "../tls.key", "../cert.p12", "../id_ed25519", "../.npmrc",
+    "/proc/self/environ", "/proc/thread-self/environ", "/proc/self/mem",
 ])
-def test_a_secret_is_refused_inside_or_outside_the_root(home, root, given):
+def test_a_secret_is_refused_in_its_place_and_by_its_name_outside_the_root(home, root, given):
     assert refused(Workspace(root), given).endswith(
         "holds secrets: no tool may read or change it (a path rule naming it exactly is the "
         "only way to allow it)")
 
 
 @pytest.mark.parametrize("given", [
-    "~/.SSH/config", "~/.Aws/credentials", "~/.Docker/Config.json", "SERVER.PEM", "sub/TLS.Key",
-    "ID_RSA", "../.ENV", "../.Env.local", "cfg/KEYS.json",
+    "server.pem", "sub/tls.key", "cert.p12", "id_ed25519", "sub/id_rsa", ".env",
+    ".env.production", ".npmrc", ".netrc", ".pypirc",
+])
+def test_what_looks_secret_inside_the_root_asks_a_person(home, root, given):
+    """Inside the workspace such a file is the project's, but may hold its secrets: a
+    person is asked, and --yes does not answer (the request says so)."""
+    with pytest.raises(ApprovalNeeded) as caught:
+        Workspace(root).permit(given, None, action="read")
+    request = caught.value.result.metadata["pending"]
+    assert request["needs_person"] is True
+    assert request["prompt"].startswith(f"read {given} (which is {root / given})? Its name "
+                                        "says it holds secrets")
+
+
+def test_an_env_template_is_not_a_secret(home, root):
+    assert Workspace(root).permit(".env.example", None, action="read") == root / ".env.example"
+
+
+@pytest.mark.parametrize("given", [
+    "~/.SSH/config", "~/.Aws/credentials", "~/.Docker/Config.json", "../SERVER.PEM",
+    "../TLS.Key", "../ID_RSA", "../.ENV", "../.Env.local", "cfg/KEYS.json",
 ])
 def test_a_secret_is_refused_whatever_case_its_name_is_written_in(home, root, given):
     ws = Workspace(root, secrets=[root / "cfg" / "keys.json"])
@@ -198,13 +218,13 @@ def test_a_home_given_through_a_symlink_still_guards_its_secrets(home, root, tmp
     assert "holds secrets" in refused(Workspace(root), str(home / ".ssh" / "id_rsa"))
 
 
-def test_an_env_file_is_the_projects_inside_the_root_and_a_secret_outside(home, root, tmp_path):
+def test_an_env_file_asks_inside_the_root_and_is_a_secret_outside(home, root, tmp_path):
     for folder in (root, tmp_path):
         (folder / ".env").write_text("K=V")
         (folder / ".env.local").write_text("K=V")
     ws = Workspace(root, paths={str(tmp_path / "*"): "allow"})
-    assert ws.permit(".env", None, action="read") == root / ".env"
-    assert ws.permit(".env.local", None, action="read") == root / ".env.local"
+    assert "says it holds secrets" in asked(ws, ".env")
+    assert "says it holds secrets" in asked(ws, ".env.local")
     assert "holds secrets" in refused(ws, "../.env")
     assert "holds secrets" in refused(ws, "../.env.local")
 
@@ -323,12 +343,31 @@ def permit_address(ws: Workspace, host: str, addresses: list[str], port: int = 8
 
 def test_a_name_with_any_address_that_is_not_public_asks_naming_those(root):
     ws = Workspace(root)
-    assert permit_address(ws, "example.com", ["93.184.216.34", "2606:2800:220:1::"]) is None
     assert permit_address(ws, "rebind.example", ["93.184.216.34", "10.0.0.5", "::1"]) == (
         "fetch http://rebind.example:80? rebind.example (10.0.0.5, ::1) is not a public "
         "address (loopback, private network or link-local)")
     assert permit_address(ws, "169.254.169.254", ["169.254.169.254"]).startswith(
         "fetch http://169.254.169.254:80? 169.254.169.254 is not a public address")
+
+
+def test_every_host_asks_a_person_once_a_session(root):
+    """Anything a model read can leave in a URL, so a fetch from a new host asks, public or
+    not; a yes holds for that origin for the rest of the session, and --yes does not answer
+    it."""
+    ws = Workspace(root)
+    subject = "origin:http://example.com:80"
+    with pytest.raises(ApprovalNeeded) as caught:
+        ws.permit_address("http://example.com:80", "example.com", 80, ["93.184.216.34"], None)
+    request = caught.value.result.metadata["pending"]
+    assert request["prompt"] == ("fetch http://example.com:80? (the first fetch from this "
+                                 "host; yes holds for the session)")
+    assert request["needs_person"] is True
+    yes = ToolContext(call_id="c1", answer={"id": request_id(ToolContext(call_id="c1"),
+                                                             subject), "ok": True})
+    assert permit_address(ws, "example.com", ["93.184.216.34"], context=yes) is None
+    assert permit_address(ws, "example.com", ["93.184.216.34"]) is None  # remembered
+    assert permit_address(ws, "example.com", ["93.184.216.34"], port=8080) is not None
+    assert permit_address(Workspace(root), "example.com", ["93.184.216.34"]) is not None
 
 
 def test_host_rules_decide_by_host_or_host_and_port(root):
@@ -339,6 +378,7 @@ def test_host_rules_decide_by_host_or_host_and_port(root):
     assert permit_address(ws, "db.internal", ["10.1.1.1"], 5432) is None
     assert permit_address(ws, "example.org", ["93.184.216.34"]) == (
         "fetch http://example.org:80? (a host rule asks first)")
+    assert permit_address(ws, "example.net", ["93.184.216.34"]) is not None  # no rule
     with pytest.raises(Refused, match="^EVIL.example is denied by a host rule$"):
         permit_address(ws, "EVIL.example", ["93.184.216.34"])
 
@@ -360,7 +400,7 @@ def test_host_rules_match_whatever_case_they_are_written_in(root):
         permit_address(ws, "Wiki.corp.example", ["10.0.0.9"])
 
 
-def test_a_yes_to_an_address_counts_for_that_origin_and_call_only(root):
+def test_a_yes_to_a_private_address_counts_for_that_origin_and_call_only(root):
     ws = Workspace(root)
     subject = "origin:http://10.0.0.5:80"
     yes = ToolContext(call_id="c1", answer={"id": request_id(ToolContext(call_id="c1"),

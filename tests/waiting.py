@@ -73,3 +73,22 @@ def pid_in(path: Path) -> int | None:
 def wait_for_pid(path: Path, timeout: float = WAIT_S) -> int:
     """The PID a process writes into `path`, once it has."""
     return wait_until(lambda: pid_in(path), f"a PID in {path.name}", timeout)
+
+
+def running_with(marker: str) -> list[int]:
+    """The live processes whose command line or environment holds `marker`, by the PIDs
+    this machine gives them: a command that runs in a PID namespace of its own sees other
+    numbers (`echo $$` there says 2), so tests mark what they start and look from here."""
+    found = []
+    wanted = marker.encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            holds = wanted in (entry / "cmdline").read_bytes() or (
+                wanted in (entry / "environ").read_bytes())
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+        if holds and alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found

@@ -3,6 +3,13 @@
 Rules are glob patterns on tool names (and, for `bash`, on the parsed command) mapped to
 "allow", "ask" or "deny". Without a matching rule: read-only built-ins, Python functions
 and skills are allowed; `bash`, `write_file`, `edit_file` and every MCP tool ask.
+
+For `bash` an "allow" lets a command run in the sandbox without asking; leaving the sandbox
+is the bash tool's own question (builtins.py), which only a person or an explicit
+[approval.outside] rule answers. Where commands run with no sandbox at all, every command is
+that question, so the policy leaves bash to it (deny rules still hold). Deny rules are
+best-effort: they read the command line, and any interpreter is a way around them; the
+sandbox, not a rule, is the guarantee.
 The policy works as a `before_tool` hook, so it is the loop's own tool path.
 """
 
@@ -15,31 +22,28 @@ from typing import Any
 
 from ._await import maybe_await
 from .builtins import CHANGING
-from .shell import (
-    Parsed,
-    matches_as_written,
-    names_program,
-    names_program_anywhere,
-    programs_run,
-    risky,
-    words_anywhere,
-)
+from .command_rules import CommandRules
+from .rules import DECISIONS, checked_rules
 from .toolkit import Toolkit
 from .tools import Tool, ToolResult
-from .workspace import DECISIONS, checked_rules
 
-__all__ = ["DECISIONS", "DENIED_BY_USER", "ApprovalPolicy", "approval_hook"]
+__all__ = ["DECISIONS", "DENIED_BY_USER", "NOBODY_TO_ASK", "ApprovalPolicy", "approval_hook"]
 DENIED_BY_USER = "denied by the user"
+NOBODY_TO_ASK = "not approved: nobody to ask"
 
-# ask(name, args) -> "yes" | "no" | "always"
+# ask(name, args) -> "yes" | "no" | "always" | "nobody" (no one could be asked)
 AskUser = Callable[[str, Any], Awaitable[str] | str]
 
 
 class ApprovalPolicy:
+    """`sandboxed`: whether bash commands run in a sandbox (if not, bash asks a person about
+    every command itself, and only deny rules apply here)."""
+
     def __init__(self, rules: dict[str, str] | None = None,
-                 commands: dict[str, str] | None = None) -> None:
+                 commands: dict[str, str] | None = None, *, sandboxed: bool = True) -> None:
         self.rules = checked_rules(rules, "approval rule for tool")
-        self.commands = checked_rules(commands, "approval rule for command")
+        self.commands = CommandRules(commands, "approval rule for command")
+        self.sandboxed = sandboxed
 
     def default_for(self, tool: Tool | None) -> str:
         if tool is None:
@@ -56,8 +60,12 @@ class ApprovalPolicy:
         return self.default_for(tool)
 
     def decide(self, tool: Tool | None, name: str, args: Any) -> str:
-        if name == "bash" and isinstance(args, dict) and self.commands:
+        if name == "bash" and isinstance(args, dict):
             decision = self.command_rule(str(args.get("command", "")))
+            if decision == "deny":
+                return decision
+            if not self.sandboxed:  # the tool asks a person about every command
+                return "deny" if tool is not None and self.rule_for(tool) == "deny" else "allow"
             if decision is not None:
                 return decision
         if tool is not None:
@@ -65,42 +73,9 @@ class ApprovalPolicy:
         return next((d for p, d in self.rules if fnmatch.fnmatchcase(name, p)), "allow")
 
     def command_rule(self, command: str) -> str | None:
-        """The decision of the command rules, or None when they say nothing.
-
-        Rules match the command as the shell parses it, word by word. A "deny" rule
-        matches its program however it is spelled or wrapped (`\\rm`, `/bin/rm`,
-        `sudo rm`, `env -i rm`, `xargs rm`, `bash -c "rm ..."`), anywhere in a chain,
-        and wins. An "allow" rule covers only one plain command written as the rule is:
-        nothing chained (`;`, `&&`, `|`, a new line...), substituted or redirected, and
-        no option that makes it run code or write files (`git -c`, `find -exec`,
-        `sed -i`, `--output`...); otherwise it asks."""
-        parsed = Parsed(command)
-        if any(self._denies(cmd) for cmd in parsed.commands):
-            return "deny"
-        if (parsed.nested or not parsed.ok) and self._denies_anywhere(command):
-            return "deny"  # a parse that may be wrong fails closed: --yes must not run it
-        if not parsed.ok:
-            return "ask"
-        found = [self._as_written(cmd) for cmd in parsed.commands or [[]]]
-        if parsed.plain:
-            if found[0] == "allow" and risky(parsed.commands[0]):
-                return "ask"
-            return found[0]
-        return "ask" if "ask" in found else None  # the tool's own rule decides
-
-    def _denies(self, words: list[str]) -> bool:
-        return any(decision == "deny" and names_program(pattern, run)
-                   for run in programs_run(words) for pattern, decision in self.commands)
-
-    def _denies_anywhere(self, command: str) -> bool:
-        """Whether a denied program stands anywhere in the command as a word, followed by
-        the rule's other words, whatever the quoting and nesting around it."""
-        words = words_anywhere(command)
-        return any(decision == "deny" and names_program_anywhere(pattern, words)
-                   for pattern, decision in self.commands)
-
-    def _as_written(self, words: list[str]) -> str | None:
-        return next((d for p, d in self.commands if matches_as_written(p, words)), None)
+        """The decision of the command rules, or None when they say nothing (see
+        CommandRules.decide)."""
+        return self.commands.decide(command) if self.commands else None
 
 
 def approval_hook(policy: ApprovalPolicy, toolkit: Toolkit, ask: AskUser,
@@ -129,6 +104,7 @@ def approval_hook(policy: ApprovalPolicy, toolkit: Toolkit, ask: AskUser,
             return None
         if answer == "yes":
             return None
-        return {"result": ToolResult(DENIED_BY_USER, is_error=True)}
+        refusal = NOBODY_TO_ASK if answer == "nobody" else DENIED_BY_USER
+        return {"result": ToolResult(refusal, is_error=True)}
 
     return before_tool

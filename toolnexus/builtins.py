@@ -9,23 +9,22 @@ ask first.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import functools
 import inspect
 import os
 import re
-import signal
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from .command_run import run_command
 from .regular_file import SpecialFile
 from .regular_file import open_regular as open_regular_file
+from .sandbox import reaped
 from .tools import Tool, ToolContext, define_tool
 from .web import fetch_page
-from .workspace import ApprovalNeeded, Refused, Workspace
+from .workspace import ApprovalNeeded, Refused, Workspace, approved, ask
 
 MAX_LINES = 2000
 MAX_READ_BYTES = 256 * 1024  # of text, per read_file call
@@ -35,6 +34,9 @@ MAX_MATCHES = 200
 MAX_ENTRIES = 500
 SEARCH_SECONDS = 10.0  # glob and grep stop after this long with what they found
 SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"}
+SANDBOX_REFUSAL = ("sandbox: this command ran in a sandbox that lets it write only in the "
+                   "workspace, not read the home folder, and not use the network; a "
+                   "\"Permission denied\" above may come from it")
 
 
 def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -137,6 +139,8 @@ class Builtins:
         for name in names:
             tool = define_tool(getattr(self, name))
             tool.source = "builtin"
+            if name == "bash":
+                tool.description += " " + self.workspace.sandbox.for_model()
             tools.append(tool)
         return tools
 
@@ -262,7 +266,9 @@ class Builtins:
         target.write_text(text.replace(old, new, 1), encoding="utf-8")
         return f"edited {target}"
 
-    async def bash(self, command: str, cwd: str | None = None, timeout: float = 120) -> str:
+    @guarded
+    async def bash(self, command: str, cwd: str | None = None, timeout: float = 120, *,
+                   context: ToolContext) -> str:
         """Run a shell command with bash; returns its exit code and output (stdout+stderr).
 
         Args:
@@ -270,33 +276,28 @@ class Builtins:
             cwd: the directory to run it in (default: the workspace root).
             timeout: seconds before the command is killed.
         """
+        workspace = self.workspace
         # models send "" (or blanks) for "no folder in particular"
-        where = self.workspace.resolve(cwd) if cwd and cwd.strip() else self.workspace.root
-        # Its own process group, killed whole when the command ends, times out or the run
-        # is cancelled: nothing it started in the background outlives the call.
-        starting = asyncio.ensure_future(asyncio.create_subprocess_exec(
-            "bash", "-c", command, cwd=where,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-            stdin=asyncio.subprocess.DEVNULL, start_new_session=True,
-        ))
-        try:
-            process = await asyncio.shield(starting)
-        except asyncio.CancelledError:
-            # Cancelled while it was being started: the command may be running already.
-            with contextlib.suppress(Exception):
-                started = await starting
-                _kill_group(started.pid)
-                await started.wait()
-            raise
-        try:
-            output, _ = await asyncio.wait_for(process.communicate(), timeout)
-        except TimeoutError:
-            return f"killed after {timeout:g} s (timeout)"
-        finally:
-            _kill_group(process.pid)
-            await process.wait()
-        text = output.decode("utf-8", "replace")
-        return f"exit code {process.returncode}\n{text}"
+        where = workspace.resolve(cwd) if cwd and cwd.strip() else workspace.root
+        sandbox, leaving = workspace.sandbox, f"outside:{command}"
+        outside = approved(context, leaving) or workspace.outside.decide(command) == "allow"
+        if not outside and not sandbox.active:
+            ask(context, leaving, f"run this command with no sandbox ({sandbox.why_not})?\n"
+                f"{command}", needs_person=True)
+        argv = ["bash", "-c", command]
+        if outside or not sandbox.active:
+            ran = await run_command(reaped(argv), cwd=where, env=os.environ, timeout=timeout)
+            return ran.report(timeout)
+        ran = await run_command(sandbox.command(argv), cwd=where, env=sandbox.environment(),
+                                timeout=timeout)
+        if not ran.refused_something:
+            return ran.report(timeout)
+        report = f"{ran.report(timeout)}\n[{SANDBOX_REFUSAL}]"
+        if workspace.outside.decide(command) != "deny":
+            ask(context, leaving, f"this command failed in the sandbox:\n{command}\n"
+                f"{_last_lines(ran.output)}\nrun it again outside the sandbox, with your "
+                "files and the network?", needs_person=True, fallback=report)
+        return report
 
     @guarded
     async def fetch_url(self, url: str, *, context: ToolContext) -> str:
@@ -372,11 +373,8 @@ def _text_lines(file: Path) -> Iterator[tuple[int, str]]:
     yield from enumerate(data.decode("utf-8", "replace").splitlines(), start=1)
 
 
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):  # gone (EPERM: only zombies are left)
-        pass
+def _last_lines(output: str, count: int = 5) -> str:
+    return "\n".join(output.rstrip("\n").splitlines()[-count:])
 
 
 CHANGING = ("write_file", "edit_file", "bash")

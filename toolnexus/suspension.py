@@ -14,7 +14,10 @@ from typing import Any
 
 from .tools import ToolResult
 
-Request = dict[str, Any]  # {id, kind, prompt, url?, data?, expiresAt?}
+# {id, kind, prompt, url?, data?, expiresAt?, needs_person?, fallback?}: `needs_person` marks
+# an approval that only a person (or a rule) may give, never a blanket "yes to all";
+# `fallback` is what the model reads, before the refusal, if the request is declined.
+Request = dict[str, Any]
 Answer = dict[str, Any]  # {id, ok, data?, reason?}
 # What answers a suspended tool's request for the loop (sync or async).
 WaitFor = Callable[[Request], Answer | Awaitable[Answer]]
@@ -24,9 +27,14 @@ PENDING_KEY = "pending"
 
 def make_request(
     kind: str, prompt: str, *, url: str | None = None, data: Any = None,
-    expires_at: str | None = None, id: str | None = None,
+    expires_at: str | None = None, id: str | None = None, needs_person: bool = False,
+    fallback: str | None = None,
 ) -> Request:
     req: Request = {"id": id or f"req_{uuid.uuid4().hex[:16]}", "kind": kind, "prompt": prompt}
+    if needs_person:
+        req["needs_person"] = True
+    if fallback is not None:
+        req["fallback"] = fallback
     if url is not None:
         req["url"] = url
     if data is not None:
@@ -60,4 +68,7 @@ def pending_request(result: ToolResult) -> Request | None:
 
 def declined(req: Request, ans: Answer | None = None) -> ToolResult:
     reason = f" ({ans['reason']})" if ans and ans.get("reason") else ""
-    return ToolResult(f"declined: {req.get('prompt', '')}{reason}", is_error=True)
+    refusal = f"declined: {req.get('prompt', '')}{reason}"
+    fallback = req.get("fallback")
+    return ToolResult(f"{fallback}\n\n{refusal}" if isinstance(fallback, str) else refusal,
+                      is_error=True)

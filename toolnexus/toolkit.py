@@ -22,6 +22,7 @@ class Toolkit:
         self._closers: list[Callable[[], Awaitable[None]]] = []
         self.instructions: list[str] = []  # added to the system prompt (e.g. the skills)
         self.servers: list[Any] = []  # the status of each MCP server
+        self.workspace: Any = None  # where the built-in tools act (a Workspace), if any
 
     def register(self, *tools: Tool) -> Toolkit:
         for tool in tools:
@@ -126,6 +127,7 @@ async def create_toolkit(
             if not isinstance(workspace, Workspace):
                 workspace = Workspace(workspace)
             toolkit.register(*builtin_tools(builtins, workspace))
+            toolkit.workspace = workspace
         if functions:
             from .functions import function_tools
 

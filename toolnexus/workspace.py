@@ -4,12 +4,23 @@ File tools act inside one root folder. A path is resolved (`~`, `..`, symlinks) 
 judged, so a `notes.txt` that links to `~/.bashrc` is judged as `~/.bashrc`:
 
 - a special file (FIFO, device, socket) is refused;
-- a secret (keys, credentials, `/proc/*/environ`...) is refused unless a path rule without
-  wildcards names it: no approval, not even `--yes`, opens one;
+- a secret (keys, credentials, `/proc/*/environ`...; secret_files.py) is refused unless a
+  path rule without wildcards names it: no approval, not even `--yes`, opens one;
+- a file that only looks secret (`.env`, `*.pem`, `id_*`, `.npmrc`, a `.git/config` with a
+  token) asks inside the root, and only a person answers that, never `--yes`;
 - a path outside the root asks first, unless a path rule allows (or denies) it.
 
-`fetch_url` is judged the same way by address: a host that resolves to a loopback, private,
-link-local or otherwise non-public address asks first, unless a host rule decides.
+Then what is opened is judged, not the path text: the file is opened without following a
+symlink in any part of its path (one swapped in meanwhile makes the open fail), and the open
+file is refused if it is a known secret under another name (its inode), has other names
+(hard links) that cannot be checked, or belongs to another user.
+
+`fetch_url` is judged by address: every host asks once per session (the first fetch of it)
+unless a host rule decides, and only a person answers that; a host that resolves to a
+loopback, private, link-local or otherwise non-public address says so when it asks.
+
+Commands (`bash`) run in the workspace's Sandbox (sandbox.py); `outside` rules say which
+may run outside it without asking.
 
 Asking goes through suspension (suspension.py): the tool returns an approval request and
 is run again with the person's answer, so a host's `wait_for` (a terminal prompt, `--yes`,
@@ -18,6 +29,7 @@ nobody) decides, and the request names the resolved path or address.
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import hashlib
 import ipaddress
@@ -27,17 +39,15 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .command_rules import CommandRules
+from .rules import checked_rules, has_wildcard
+from .sandbox import Sandbox, SandboxPolicy
+from .secret_files import KnownSecrets, holds_credentials, is_git_config, looks_secret
 from .suspension import suspend
 from .tools import ToolContext, ToolResult
 
-DECISIONS = ("allow", "ask", "deny")
-
-# Under the home folder: credentials of common tools.
-HOME_SECRETS = (".ssh", ".aws", ".config/gcloud", ".netrc", ".gnupg", ".git-credentials",
-                ".pgpass", ".docker/config.json", ".kube", ".azure")
-# Anywhere: private keys and certificates with their keys.
-SECRET_NAMES = ("*.pem", "*.key", "*.p12", "*.pfx")
-PROC_SECRETS = ("/proc/*/environ", "/proc/*/task/*/environ", "/proc/*/mem")
+MAX_GIT_CONFIG = 1024 * 1024  # bytes of a .git/config read to look for credentials
+_SEARCH = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class Refused(PermissionError):
@@ -53,52 +63,61 @@ class ApprovalNeeded(Exception):  # noqa: N818 - not an error: a question for a 
         self.result = result
 
 
-def checked_rules(rules: Mapping[str, str] | None, what: str) -> list[tuple[str, str]]:
-    """`rules` (pattern -> decision) checked, most specific first; `what` names them in
-    the error ("path rule")."""
-    checked = []
-    for pattern, decision in (rules or {}).items():
-        if decision not in DECISIONS:
-            raise ValueError(f"{what} {pattern!r} = {decision!r}: "
-                             "use \"allow\", \"ask\" or \"deny\"")
-        checked.append((pattern, decision))
-    # exact ones first, then the longest (most specific) pattern
-    return sorted(checked, key=lambda rule: (_has_wildcard(rule[0]), -len(rule[0])))
-
-
-def _has_wildcard(pattern: str) -> bool:
-    return any(c in pattern for c in "*?[")
-
-
 def _real(path: str | Path) -> Path:
     return Path(os.path.realpath(os.path.expanduser(str(path))))
-
-
-def _folded(path: Path) -> Path:
-    return Path(str(path).lower())
 
 
 def _within(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
+def open_beneath(path: Path, flags: int, mode: int = 0o666) -> int:
+    """Open the resolved `path` without following a symlink in any part of it: a link
+    swapped in after the path was resolved (and judged) makes this fail, never leads
+    elsewhere."""
+    folder = os.open("/", _SEARCH)
+    try:
+        for name in path.parts[1:-1]:
+            inner = os.open(name, _SEARCH, dir_fd=folder)
+            os.close(folder)
+            folder = inner
+        return os.open(path.name or ".", flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode,
+                       dir_fd=folder)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+            raise Refused(f"{path} changed while it was being opened (a link appeared in "
+                          "its path): not opened") from None
+        raise
+    finally:
+        os.close(folder)
+
+
 class Workspace:
-    """The root the file tools work in, the secrets they never read, and the path and
-    host rules ("allow" / "ask" / "deny") that decide what lies outside.
+    """The root the file tools work in, the secrets they never read, the path and host
+    rules ("allow" / "ask" / "deny") that decide what lies outside, and the sandbox its
+    commands run in.
 
     `secrets`: more files or folders that hold secrets (an application's own keys file
     and config folder). `paths`: glob patterns on resolved paths (`~` allowed; `*` also
     matches across folders). `hosts`: glob patterns on `host` or `host:port`, in
-    any case (an IPv6 address in brackets: `[::1]:8080`).
+    any case (an IPv6 address in brackets: `[::1]:8080`). `sandbox`: how commands are
+    confined (default: writes only in the workspace, no network). `outside`: rules on
+    bash commands that may run outside the sandbox ("allow": without asking; "deny":
+    never offered).
     """
 
     def __init__(self, root: str | Path | None = None, *, secrets: Iterable[str | Path] = (),
                  paths: Mapping[str, str] | None = None,
-                 hosts: Mapping[str, str] | None = None) -> None:
+                 hosts: Mapping[str, str] | None = None,
+                 sandbox: SandboxPolicy | None = None,
+                 outside: Mapping[str, str] | None = None) -> None:
         self.root = _real(root if root is not None else os.getcwd())
-        self.extra_secrets = [_real(p) for p in secrets]
+        self.secrets = KnownSecrets([_real(p) for p in secrets])
         self.path_rules = [(str(_real(p)), d) for p, d in checked_rules(paths, "path rule")]
         self.host_rules = [(_host_glob(p), d) for p, d in checked_rules(hosts, "host rule")]
+        self.sandbox = Sandbox(sandbox, [self.root], self.secrets.places)
+        self.outside = CommandRules(outside, "rule on leaving the sandbox")
+        self.hosts_approved: set[str] = set()  # origins a person allowed this session
 
     # -- paths ---------------------------------------------------------------------------
     def resolve(self, path: str | Path) -> Path:
@@ -111,20 +130,9 @@ class Workspace:
         return _within(path, self.root)
 
     def is_secret(self, path: Path) -> bool:
-        # in any case: a case-insensitive disk (macOS) opens ~/.SSH/id_rsa as ~/.ssh/id_rsa
-        folded, home = _folded(path), _folded(_real(Path.home()))
-        if any(_within(folded, home / name) for name in HOME_SECRETS):
-            return True
-        if any(_within(folded, _folded(secret)) for secret in self.extra_secrets):
-            return True
-        if any(fnmatch.fnmatchcase(str(path), pattern) for pattern in PROC_SECRETS):
-            return True
-        name = folded.name
-        if any(fnmatch.fnmatchcase(name, pattern) for pattern in SECRET_NAMES):
-            return True
-        if name.startswith("id_") and "." not in name:  # id_rsa, id_ed25519, ...
-            return True
-        return (name == ".env" or name.startswith(".env.")) and not self.inside(path)
+        """A secret no approval opens: in a secret place, or a secret-looking name outside
+        the workspace."""
+        return self.secrets.holds(path) or (looks_secret(path) and not self.inside(path))
 
     def path_rule(self, path: Path) -> str | None:
         text = str(path)
@@ -137,7 +145,7 @@ class Workspace:
         """A secret opens only by an "allow" rule without wildcards that names it or a
         folder holding it which is itself secret (`~/.aws`, not `~`)."""
         for pattern, decision in self.path_rules:
-            if decision != "allow" or _has_wildcard(pattern):
+            if decision != "allow" or has_wildcard(pattern):
                 continue
             named = Path(pattern)
             if path == named or (_within(path, named) and self.is_secret(named)):
@@ -162,19 +170,76 @@ class Workspace:
     def permit(self, given: str, context: ToolContext | None, *, action: str) -> Path:
         """The resolved path a tool may `action` ("read", "write", ...), or Refused, or
         ApprovalNeeded when it lies outside the root and no rule decides (or an "ask"
-        rule names it)."""
+        rule names it, or it looks like it holds secrets)."""
         path = self.resolve(given)
         why = self.refusal(path)
         if why:
             raise Refused(why)
+        shown = given if str(path) == given else f"{given} (which is {path})"
+        if action != "write" and looks_secret(path) and not self.secret_allowed(path):
+            _ask_about_secret(context, path, f"{action} {shown}? Its name says it holds "
+                              "secrets")
         rule = self.path_rule(path)
         if rule == "allow" or (self.inside(path) and rule != "ask"):
             return path
-        shown = given if str(path) == given else f"{given} (which is {path})"
         why = ("? (a path rule asks first)" if rule == "ask"
                else f", outside the workspace {self.root}?")
         ask(context, f"path:{path}", f"{action} {shown}{why}")
         return path
+
+    def open(self, given: str, context: ToolContext | None, *, action: str,
+             flags: int = os.O_RDONLY) -> tuple[Path, int]:
+        """The resolved path a tool may `action` and a descriptor of it opened with
+        `flags`, judged as opened (see `judge_opened`); Refused or ApprovalNeeded as
+        `permit` says."""
+        path = self.permit(given, context, action=action)
+        fd = open_beneath(path, flags | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+        try:
+            self.judge_opened(path, fd)
+            if action != "write" and is_git_config(path) and not self.secret_allowed(path):
+                if holds_credentials(os.pread(fd, MAX_GIT_CONFIG, 0).decode("utf-8", "replace")):
+                    _ask_about_secret(context, path, f"{action} {path}? It holds a password "
+                                      "or a token")
+            os.set_blocking(fd, True)
+        except BaseException:
+            os.close(fd)
+            raise
+        return path, fd
+
+    def judge_opened(self, path: Path, fd: int) -> None:
+        """Refused if the open file (or folder) is a known secret under another name, a
+        file with other names (hard links) that cannot be checked, one that belongs to
+        another user, or not a plain file or folder."""
+        st = os.fstat(fd)
+        secret = self.secrets.behind(st)
+        if secret is not None and not (secret == path and self.secret_allowed(path)):
+            raise Refused(f"{path} is {secret}, which holds secrets: no tool may read or "
+                          "change it")
+        if stat.S_ISDIR(st.st_mode):
+            return
+        if not stat.S_ISREG(st.st_mode):
+            raise Refused(f"{path} is a special file (a device, FIFO or socket): tools "
+                          "read only files")
+        if st.st_nlink > 1:
+            raise Refused(f"{path} has {st.st_nlink} names (hard links) and the others "
+                          "cannot be checked: no tool opens it (a copy of it can be read)")
+        if st.st_uid not in (os.geteuid(), 0):
+            raise Refused(f"{path} belongs to another user (uid {st.st_uid}): no tool opens "
+                          "it")
+
+    def secret_behind(self, given: str | Path) -> Path | None:
+        """The secret a path leads to, by a link or by another name of the same file (a
+        hard link), or is; None if it is none. A name that only looks secret counts when
+        a link leads to it from another name."""
+        path = self.resolve(given)
+        if self.secrets.holds(path):
+            return path
+        if looks_secret(path) and path.name != Path(given).name:
+            return path
+        try:
+            return self.secrets.behind(os.stat(path))
+        except OSError:
+            return None
 
     # -- addresses -----------------------------------------------------------------------
     def host_rule(self, host: str, port: int) -> str | None:
@@ -189,20 +254,26 @@ class Workspace:
     def permit_address(self, origin: str, host: str, port: int, addresses: list[str],
                        context: ToolContext | None) -> None:
         """May a fetch connect to `addresses` (what `host` resolved to)? Refused by a
-        deny rule; asks when one of them is not a public address."""
+        deny rule, allowed by an allow rule; otherwise a person is asked: once per origin
+        this session for a public one (anything a model read can leave in a URL), each
+        call for one that is not public."""
         rule = self.host_rule(host.lower(), port)
         if rule == "deny":
             raise Refused(f"{host} is denied by a host rule")
         if rule == "allow":
             return
         private = [a for a in addresses if not is_public(a)]
-        if private:
+        if private:  # asked each time: the name may resolve elsewhere next time
             where = host if private == [host] else f"{host} ({', '.join(private)})"
-            ask(context, f"origin:{origin}",
-                f"fetch {origin}? {where} is not a public address (loopback, private "
-                "network or link-local)")
-        elif rule == "ask":
-            ask(context, f"origin:{origin}", f"fetch {origin}? (a host rule asks first)")
+            ask(context, f"origin:{origin}", f"fetch {origin}? {where} is not a public "
+                "address (loopback, private network or link-local)", needs_person=True)
+            return
+        if origin in self.hosts_approved:
+            return
+        why = ("a host rule asks first" if rule == "ask"
+               else "the first fetch from this host; yes holds for the session")
+        ask(context, f"origin:{origin}", f"fetch {origin}? ({why})", needs_person=True)
+        self.hosts_approved.add(origin)
 
 
 def _host_glob(pattern: str) -> str:
@@ -247,7 +318,15 @@ def approved(context: ToolContext | None, subject: str) -> bool:
             and answer.get("id") == request_id(context, subject))
 
 
-def ask(context: ToolContext | None, subject: str, prompt: str) -> None:
-    """Go on if the person already said yes to `subject` in this call, else ask."""
+def ask(context: ToolContext | None, subject: str, prompt: str, *,
+        needs_person: bool = False, fallback: str | None = None) -> None:
+    """Go on if the person already said yes to `subject` in this call, else ask.
+    `needs_person`: a blanket yes (`--yes`) does not answer it. `fallback`: what the model
+    reads if the answer is no."""
     if not approved(context, subject):
-        raise ApprovalNeeded(suspend("approval", prompt, id=request_id(context, subject)))
+        raise ApprovalNeeded(suspend("approval", prompt, id=request_id(context, subject),
+                                     needs_person=needs_person, fallback=fallback))
+
+
+def _ask_about_secret(context: ToolContext | None, path: Path, prompt: str) -> None:
+    ask(context, f"secret:{path}", f"{prompt}; --yes does not answer this", needs_person=True)

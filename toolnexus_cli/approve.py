@@ -8,7 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 from toolnexus import Answer, Request, make_answer
-from toolnexus.approval import AskUser
+from toolnexus._await import maybe_await
+from toolnexus.approval import NOBODY_TO_ASK, AskUser
 from toolnexus.suspension import WaitFor
 
 from .toolbox import describe_call
@@ -143,17 +144,34 @@ def terminal_wait_for(console: Any, before_prompt: Callable[[], None],
 
 
 def wait_for_without_terminal(allow_all: bool) -> WaitFor:
-    """For `ask` with no one to ask: approvals follow --yes; URLs and input are declined,
-    saying why on stderr."""
+    """For `ask` with no one to ask: approvals follow --yes, except those only a person may
+    give (leaving the sandbox, a secret-looking file, a new host); URLs and input are
+    declined. Each refusal says why on stderr; the model reads "not approved: nobody to
+    ask"."""
 
     async def wait_for(request: Request) -> Answer:
         kind = request.get("kind", "request")
-        if kind == "approval" and allow_all:
+        if kind == "approval" and allow_all and not request.get("needs_person"):
             return make_answer(request, True)
-        advice = "; pass --yes to allow it" if kind == "approval" else ""
+        advice = ""
+        if kind == "approval":
+            advice = ("; --yes does not answer this, only a person or a rule in the config"
+                      if request.get("needs_person") else "; pass --yes to allow it")
         sys.stderr.write(f"toolnexus: declined a tool's {kind} "
                          f"({request.get('prompt', '')}): nobody can answer here{advice}\n")
         sys.stderr.flush()
-        return make_answer(request, False, reason="nobody could answer")
+        return make_answer(request, False, reason=NOBODY_TO_ASK)
+
+    return wait_for
+
+
+def yes_to_what_it_covers(ask_person: WaitFor) -> WaitFor:
+    """--yes with a person at the terminal: approvals are answered yes, except those only a
+    person may give, which `ask_person` asks."""
+
+    async def wait_for(request: Request) -> Answer:
+        if request.get("kind") == "approval" and not request.get("needs_person"):
+            return make_answer(request, True)
+        return await maybe_await(ask_person(request))
 
     return wait_for

@@ -17,6 +17,7 @@ from .render import NO_FACTS, PlainRenderer, TerminalRenderer, unfinished_note
 from .session import Output, Session
 from .structured import SchemaOutput
 from .theme import terminal_ui
+from .toolbox import sandbox_line
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -101,6 +102,9 @@ def run_ask(config: Config, options: AskOptions) -> int:
     check_carried(session.target, options.attachments)
 
     async def answer() -> int:
+        sandbox = sandbox_line(session.toolkit)
+        if options.verbose and sandbox:
+            sys.stderr.write(f"toolnexus: {sandbox}\n")
         turn = await session.run_turn(options.parts(), schema=options.schema)
         if turn.status == "cancelled":
             sys.stderr.write("interrupted: the partial answer is saved in thread "

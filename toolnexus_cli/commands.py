@@ -140,7 +140,8 @@ class Commands(ContextCommands):
     async def tools(self, arg: str) -> None:
         from rich.table import Table
 
-        rows = tool_rows(self.session.toolkit, approval_policy(self.session.config))
+        rows = tool_rows(self.session.toolkit, approval_policy(self.session.config,
+                                                                   self.session.toolkit))
         if not rows:
             self.say("no tools are enabled (--builtins, --functions, --skills, --mcp)")
             return

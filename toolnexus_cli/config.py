@@ -20,7 +20,9 @@ if TYPE_CHECKING:
 
 APP = "toolnexus"
 RULES = "rules"  # a table of glob pattern -> "allow" | "ask" | "deny"
-RULE_TABLES = ("commands", "paths", "hosts")  # [approval.X]: rules on what a tool touches
+# [approval.X]: rules on what a tool touches; "outside": bash commands that may leave the
+# sandbox
+RULE_TABLES = ("commands", "paths", "hosts", "outside")
 PRICE = "price"  # a table of USD per million tokens, PRICE_KEYS (toolnexus.pricing.Price)
 PRICE_KEYS = ("input", "output", "cached_input", "cache_write")
 
@@ -31,6 +33,7 @@ TOP_KEYS: dict[str, Any] = {
     "timeout": (int, float),  # seconds a whole run may take (the idle timeout is apart)
     "functions": list, "skills": str, "mcp": str, "builtins": (bool, list),
     "workspace": str, "approval": RULES,
+    "sandbox": {"mode": str, "network": bool, "read": list, "write": list},
     "context_window": int,  # tokens; also per provider and per model (the most specific wins)
     "reasoning": str,  # off, low, medium or high; a model's own setting wins
     "ui": {"markdown": bool, "show_reasoning": bool, "code_theme": str, "footer": bool,
@@ -54,6 +57,7 @@ BUILTIN_PROVIDERS: dict[str, dict[str, Any]] = {
 }
 
 UI_CHOICES = {"editing_mode": ["emacs", "vi"], "theme": ["auto", "dark", "light"]}
+SANDBOX_MODES = ["workspace-write", "read-only", "off"]  # toolnexus.sandbox.MODES
 
 DEFAULT_TIMEOUT_S = 600.0
 
@@ -197,6 +201,8 @@ def _choices(prefix: str, key: str) -> list[str] | None:
         return sorted(get_all_styles())
     if prefix == "ui.":
         return UI_CHOICES.get(key)
+    if prefix == "sandbox." and key == "mode":
+        return SANDBOX_MODES
     if prefix.startswith("providers.") and key == "style":
         from toolnexus.wire import STYLES
 

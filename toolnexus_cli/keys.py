@@ -129,8 +129,11 @@ def _from_env(name: str, provider: str | None) -> KeyChoice:
 
 def _run_key_command(command: str, provider: str, timeout: float) -> str:
     """The key a command prints: one line, its line end removed. The command runs in a
-    process group of its own, killed whole (a shell and what it started) on timeout."""
-    proc = subprocess.Popen(command, shell=True, stdin=subprocess.DEVNULL,
+    process group of its own, killed whole (a shell and what it started) on timeout, and
+    nothing it started outlives it (a gpg-agent it spawned included)."""
+    from toolnexus.sandbox import reaped
+
+    proc = subprocess.Popen(reaped(["/bin/sh", "-c", command]), stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             process_group=0)
     try:

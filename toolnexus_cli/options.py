@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from toolnexus.params import parse_option_value
+from toolnexus.sandbox import MODES
 from toolnexus.wire.base import REASONING_LEVELS
 
 ConfigOpt = Annotated[str | None, typer.Option("--config", help="Config file to use.",
@@ -26,6 +27,7 @@ BuiltinsOpt = Annotated[bool, typer.Option(
 RootOpt = Annotated[str | None, typer.Option(
     "--root", help="The folder the built-in tools work in (default: the current one).")]
 Reasoning = Enum("Reasoning", {level: level for level in REASONING_LEVELS}, type=str)  # type: ignore[misc]
+Sandbox = Enum("Sandbox", {mode: mode for mode in MODES}, type=str)  # type: ignore[misc]
 # Options that take two values each time they are given (see `two_value_options`).
 TWO_VALUES = frozenset({"request_options"})
 
@@ -38,6 +40,7 @@ class ToolFlags:
     builtins: bool = False
     off: bool = False  # --no-tools
     root: str | None = None  # --root: the workspace of the built-in tools
+    sandbox: str | None = None  # --sandbox: how bash commands are confined
 
 
 @dataclass
@@ -83,8 +86,12 @@ SHARED: dict[str, tuple[Any, Any]] = {
     "mcp": (McpOpt, None),
     "builtins": (BuiltinsOpt, False),
     "root": (RootOpt, None),
+    "sandbox": (Annotated[Sandbox | None, typer.Option(
+        "--sandbox", help="How bash commands are confined: workspace-write (the default: "
+        "writes only in the workspace, no network), read-only, or off.")], None),
     "yes": (Annotated[bool, typer.Option(
-        "--yes", "-y", help="Approve tool calls that would ask first.")], False),
+        "--yes", "-y", help="Approve tool calls that would ask first (bash runs in the "
+        "sandbox; leaving it, secrets and new hosts still need a person).")], False),
     "config": (ConfigOpt, None),
     "request_options": (Annotated[list[str] | None, typer.Option(
         "--option", "-o", metavar="KEY VALUE",
@@ -100,14 +107,17 @@ SHARED: dict[str, tuple[Any, Any]] = {
 
 
 def tool_flags(functions: list[str] | None, skills: str | None, mcp: str | None,
-               builtins: bool, off: bool = False, root: str | None = None) -> ToolFlags:
+               builtins: bool, off: bool = False, root: str | None = None,
+               sandbox: Enum | None = None) -> ToolFlags:
     return ToolFlags(functions=list(functions or []), skills=skills, mcp=mcp,
-                     builtins=builtins, off=off, root=root)
+                     builtins=builtins, off=off, root=root,
+                     sandbox=sandbox.value if sandbox is not None else None)
 
 
 def _collect(values: dict[str, Any]) -> RunOptions:
     tools = tool_flags(values.pop("functions"), values.pop("skills"), values.pop("mcp"),
-                       values.pop("builtins"), values.pop("no_tools"), values.pop("root"))
+                       values.pop("builtins"), values.pop("no_tools"), values.pop("root"),
+                       values.pop("sandbox"))
     params = {key: parse_option_value(value) for key, value in values.pop("request_options")
               or ()}
     reasoning = values.pop("reasoning")

@@ -18,7 +18,7 @@ from .session import Session
 from .shell import offer_to_add, run_shell
 from .terminal import KeyWatch, mute_keyboard, prompt_session, restore_keyboard
 from .theme import terminal_ui
-from .toolbox import tools_summary
+from .toolbox import sandbox_line, tools_summary
 
 
 class Repl:
@@ -49,6 +49,10 @@ class Repl:
         tools = tools_summary(session.toolkit)
         if tools:
             self.console.print(Text(visible(tools), style="dim"))
+        sandbox = sandbox_line(session.toolkit)
+        if sandbox:
+            self.console.print(Text(sandbox, style="dim" if session.toolkit.workspace.sandbox
+                                    .active else "yellow"))
         if session.options.thread or session.options.continue_last:
             self.commands.show_last_exchange(await session.store.load(session.thread))
         armed_exit = False

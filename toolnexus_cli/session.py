@@ -30,7 +30,12 @@ from toolnexus.stores import Thread, ThreadStore
 from toolnexus.suspension import WaitFor
 from toolnexus.visible import visible
 
-from .approve import terminal_asker, terminal_wait_for, wait_for_without_terminal
+from .approve import (
+    terminal_asker,
+    terminal_wait_for,
+    wait_for_without_terminal,
+    yes_to_what_it_covers,
+)
 from .config import Config, Target, cache_dir, data_dir, resolve_target
 from .errors import UsageError
 from .keys import KeyChoice, check_provider_headers, choose_key
@@ -145,10 +150,13 @@ class Session:
         yes, console = self.options.yes, self.console
         asker: AskUser = refuse_without_terminal(yes)
         wait_for: WaitFor = wait_for_without_terminal(yes)
-        if console is not None and not yes:
-            asker = terminal_asker(console, self.pause_output, self.interrupted_at_question)
-            wait_for = terminal_wait_for(console, self.pause_output,
-                                         self.interrupted_at_question)
+        if console is not None:
+            person = terminal_wait_for(console, self.pause_output,
+                                       self.interrupted_at_question)
+            wait_for = yes_to_what_it_covers(person) if yes else person
+            if not yes:
+                asker = terminal_asker(console, self.pause_output,
+                                       self.interrupted_at_question)
         hooks = make_hooks(self.config, self.toolkit, asker)
         client, self.key, self.redact = make_client(target, self.store, hooks=hooks,
                                                     wait_for=wait_for,

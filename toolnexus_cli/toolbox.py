@@ -10,6 +10,7 @@ from typing import Any
 
 from toolnexus import Toolkit, ToolnexusError, create_toolkit
 from toolnexus.approval import ApprovalPolicy, AskUser, approval_hook
+from toolnexus.sandbox import SandboxPolicy
 from toolnexus.workspace import Workspace
 
 from .config import Config, config_dir, data_dir, state_dir
@@ -47,8 +48,22 @@ def workspace(config: Config, flags: ToolFlags) -> Workspace:
     if not root.is_dir():
         raise UsageError(f"the workspace {root} is not a folder: give --root an existing one")
     rules = config.data.get("approval", {})
-    secrets = [keys_path(), config_dir(), config.path, data_dir(), state_dir()]
-    return Workspace(root, secrets=secrets, paths=rules.get("paths"), hosts=rules.get("hosts"))
+    return Workspace(root, secrets=own_secrets(config), paths=rules.get("paths"),
+                     hosts=rules.get("hosts"), sandbox=sandbox_policy(config, flags),
+                     outside=rules.get("outside"))
+
+
+def own_secrets(config: Config) -> list[Path]:
+    """What this program keeps that no tool may read: keys, config, threads, history."""
+    return [keys_path(), config_dir(), config.path, data_dir(), state_dir()]
+
+
+def sandbox_policy(config: Config, flags: ToolFlags) -> SandboxPolicy:
+    table = config.data.get("sandbox", {})
+    return SandboxPolicy(mode=flags.sandbox or table.get("mode", "workspace-write"),
+                         network=table.get("network", False),
+                         read=tuple(str(p) for p in table.get("read", [])),
+                         write=tuple(str(p) for p in table.get("write", [])))
 
 
 def warn_failed_servers(toolkit: Toolkit) -> None:
@@ -64,18 +79,30 @@ def _relative(base: Path, value: str) -> str:
     return str(path if path.is_absolute() else base / path)
 
 
-def approval_policy(config: Config) -> ApprovalPolicy:
+def approval_policy(config: Config, toolkit: Toolkit) -> ApprovalPolicy:
     rules = dict(config.data.get("approval", {}))
     commands = rules.pop("commands", None)
-    rules.pop("paths", None)  # the workspace's
-    rules.pop("hosts", None)
-    return ApprovalPolicy(rules, commands)
+    for table in ("paths", "hosts", "outside"):  # the workspace's
+        rules.pop(table, None)
+    return ApprovalPolicy(rules, commands, sandboxed=sandboxed(toolkit))
+
+
+def sandboxed(toolkit: Toolkit) -> bool:
+    """Whether the toolkit's commands run in a sandbox."""
+    return toolkit.workspace is None or toolkit.workspace.sandbox.active
+
+
+def sandbox_line(toolkit: Toolkit) -> str | None:
+    """What the sandbox does, for the banner and -v, when the model is offered bash."""
+    if toolkit.get("bash") is None or toolkit.workspace is None:
+        return None
+    return toolkit.workspace.sandbox.describe()
 
 
 def make_hooks(config: Config, toolkit: Toolkit, ask: AskUser) -> dict[str, Any] | None:
     if not len(toolkit):
         return None
-    return {"before_tool": approval_hook(approval_policy(config), toolkit, ask)}
+    return {"before_tool": approval_hook(approval_policy(config, toolkit), toolkit, ask)}
 
 
 def describe_call(name: str, args: Any) -> str:
@@ -96,7 +123,7 @@ def refuse_without_terminal(allow_all: bool) -> AskUser:
         sys.stderr.write(f"toolnexus: denied {name}: it needs approval and nobody can be "
                          "asked here; pass --yes to allow it\n")
         sys.stderr.flush()
-        return "no"
+        return "nobody"
 
     return ask
 
@@ -136,7 +163,7 @@ def list_tools(config: Config, flags: ToolFlags, *, as_json: bool) -> int:
     async def collect() -> list[dict[str, Any]]:
         toolkit = await open_toolkit(config, flags)
         try:
-            return tool_rows(toolkit, approval_policy(config))
+            return tool_rows(toolkit, approval_policy(config, toolkit))
         finally:
             await toolkit.close()
 

@@ -69,11 +69,24 @@ def secret_env() -> str:
     return "token ok" if os.environ.get("CALC_TOKEN") == os.environ.get("CALC_EXPECTED") else "no"
 
 
+def pid_on_this_machine() -> int:
+    """This process's PID as the machine sees it (it may run in a PID namespace of its own,
+    where os.getpid() is that namespace's number)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("NSpid:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return os.getpid()
+
+
 if __name__ == "__main__":
     pid_file = os.environ.get("MCP_PID_FILE")
     if pid_file:
         with open(pid_file, "w") as f:
-            f.write(str(os.getpid()))
+            f.write(str(pid_on_this_machine()))
     server.run()
     if os.environ.get("MCP_LINGER") == "1":
         time.sleep(3600)

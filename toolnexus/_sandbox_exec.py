@@ -1,0 +1,292 @@
+"""Run one command so that nothing it starts outlives it, optionally inside a Landlock sandbox.
+
+This file runs as a script of its own (`python -I -S _sandbox_exec.py SPEC -- ARGV...`),
+between toolnexus and a command (`bash -c ...`, an MCP server, a key command). It imports
+only the standard library: it starts in a few milliseconds and needs no site-packages.
+SPEC is JSON: {"parent": PID, "landlock": RULES or null}.
+
+Keeping descendants in (Linux):
+- Best, a PID namespace: the command runs under a small init of a new namespace, and when
+  that init exits the kernel kills every process left in the namespace, also those that
+  called setsid or double-forked. Root gets one directly; others through a user namespace
+  that maps their own uid and gid (so files keep their owner). A confined command also
+  gets a /proc of its own namespace (a mount namespace of its own).
+- Else a child subreaper: orphans of the command are re-parented to this process, which
+  kills them all once the command ends.
+Either way the whole tree dies with toolnexus: this process and the namespace's init get
+a parent-death signal.
+
+Landlock (RULES): {"abi": N, "read": [paths], "write": [paths], "files": [[path, write]],
+"network": bool}. Everything not listed is out of reach (rules are an allow-list); with
+"network" false, TCP connect and bind are refused (ABI 4+); signals and abstract UNIX
+sockets outside the sandbox are out of reach (ABI 6+). `no_new_privs` is set first, so
+nothing inside gains privileges through a set-uid program.
+
+A failure to confine is one line on stderr and exit status 126: the command never runs
+unconfined when confinement was asked for.
+"""
+
+import ctypes
+import json
+import os
+import select
+import signal
+import stat
+import sys
+
+CONFINE_FAILED = 126
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 38, 36
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
+FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
+
+# Landlock (include/uapi/linux/landlock.h); the syscall numbers are the same on every
+# architecture.
+SYS_CREATE_RULESET, SYS_ADD_RULE, SYS_RESTRICT_SELF = 444, 445, 446
+RULE_PATH_BENEATH, RULE_NET_PORT = 1, 2
+EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+REFER, TRUNCATE, IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
+NET_BIND_TCP, NET_CONNECT_TCP = 1 << 0, 1 << 1
+SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1
+FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV  # all a file rule takes
+READ_RIGHTS = EXECUTE | READ_FILE | READ_DIR
+
+
+class Confinement(Exception):
+    """Landlock could not be applied; the message says why."""
+
+
+libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _check(result, what):
+    if result < 0:
+        raise Confinement(f"{what}: {os.strerror(ctypes.get_errno())}")
+    return result
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("fs", ctypes.c_uint64), ("net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
+
+
+class _PathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def handled_fs(abi):
+    rights = (1 << 13) - 1  # ABI 1: execute .. make_sym
+    if abi >= 2:
+        rights |= REFER
+    if abi >= 3:
+        rights |= TRUNCATE
+    if abi >= 5:
+        rights |= IOCTL_DEV
+    return rights
+
+
+def confine(rules):
+    """Apply Landlock to this process and everything it starts from now on."""
+    abi = rules["abi"]
+    fs = handled_fs(abi)
+    attr = _RulesetAttr(fs, 0, 0)
+    size = 8
+    if abi >= 4 and not rules["network"]:
+        attr.net, size = NET_BIND_TCP | NET_CONNECT_TCP, 16
+    if abi >= 6:
+        attr.scoped, size = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL, 24
+    ruleset = _check(libc.syscall(SYS_CREATE_RULESET, ctypes.byref(attr), size, 0),
+                     "landlock_create_ruleset")
+    try:
+        for path in rules["read"]:
+            _allow(ruleset, path, READ_RIGHTS & fs)
+        for path in rules["write"]:
+            _allow(ruleset, path, fs)
+        for path, write in rules["files"]:
+            _allow(ruleset, path, (READ_FILE | (WRITE_FILE | TRUNCATE if write else 0)
+                                   | IOCTL_DEV) & fs)
+        _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+        _check(libc.syscall(SYS_RESTRICT_SELF, ruleset, 0), "landlock_restrict_self")
+    finally:
+        os.close(ruleset)
+
+
+def _allow(ruleset, path, rights):
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return  # a folder this machine does not have
+    try:
+        if not stat.S_ISDIR(os.fstat(fd).st_mode):
+            rights &= FILE_RIGHTS  # a rule on a file takes only the rights of files
+        rule = _PathBeneath(rights, fd)
+        _check(libc.syscall(SYS_ADD_RULE, ruleset, RULE_PATH_BENEATH, ctypes.byref(rule), 0),
+               f"landlock_add_rule {path}")
+    finally:
+        os.close(fd)
+
+
+def exit_like(status):
+    """End this process the way a child with wait status `status` ended."""
+    code = os.waitstatus_to_exitcode(status)
+    os._exit(code if code >= 0 else 128 - code)
+
+
+def die_with_parent(parent, sig):
+    """Get `sig` when the parent dies; if it already has, act on it now."""
+    libc.prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
+    if parent and os.getppid() != parent:
+        os.kill(os.getpid(), sig)
+
+
+def new_pid_namespace():
+    """Whether children from now on start in a PID namespace of their own (and a mount
+    namespace, where the namespace's init mounts a /proc that shows only its processes)."""
+    uid, gid = os.geteuid(), os.getegid()
+    if libc.unshare(CLONE_NEWNS | CLONE_NEWPID) == 0:
+        return True
+    if libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID) != 0:
+        return False
+    try:  # keep the same uid and gid inside, so files keep their owner
+        for name, text in (("uid_map", f"{uid} {uid} 1"), ("setgroups", "deny"),
+                           ("gid_map", f"{gid} {gid} 1")):
+            with open(f"/proc/self/{name}", "w") as handle:
+                handle.write(text)
+    except OSError:
+        return False
+    return True
+
+
+def run(argv):
+    try:
+        os.execvp(argv[0], argv)
+    except OSError as exc:
+        sys.stderr.write(f"cannot run {argv[0]!r}: {exc.strerror or exc}\n")
+    os._exit(127)
+
+
+def start(argv, rules):
+    """Fork the command (confined by `rules` when given); its pid."""
+    child = os.fork()
+    if child == 0:
+        for sig in FORWARDED:
+            signal.signal(sig, signal.SIG_DFL)
+        if rules is not None:
+            try:
+                confine(rules)
+            except Confinement as exc:
+                sys.stderr.write(f"toolnexus sandbox: cannot confine the command ({exc})\n")
+                os._exit(CONFINE_FAILED)
+        run(argv)
+    return child
+
+
+def forward_signals(target):
+    for sig in FORWARDED:
+        signal.signal(sig, lambda signum, _frame: _kill(target, signum))
+
+
+def _kill(pid, sig):
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def wait_for(command):
+    """Reap children until `command` ends; its wait status."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, 0)
+        except InterruptedError:
+            continue
+        if pid == command:
+            return status
+
+
+def namespace_init(argv, rules, lifeline):
+    """PID 1 of the new namespace: run the command, reap orphans, and exit with it (the
+    kernel then kills whatever is left in the namespace). `lifeline` reads a pipe whose
+    only write end the parent holds: readable (at its end) once the parent is gone."""
+    die_with_parent(0, signal.SIGKILL)
+    if select.select([lifeline], [], [], 0)[0]:  # the parent died before the signal was set
+        os._exit(CONFINE_FAILED)
+    os.close(lifeline)
+    if rules is not None:
+        own_proc()
+    command = start(argv, rules)
+    forward_signals(command)
+    exit_like(wait_for(command))
+
+
+def own_proc():
+    """For a confined command: mount a /proc of this PID namespace over the host's, so other
+    processes' command lines are out of sight; mounts made here stay here (private). If it
+    cannot, the host's /proc stays (Landlock still keeps other processes' memory and
+    environment out of reach)."""
+    if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) == 0:
+        libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
+
+
+def kill_descendants():
+    """As a subreaper: kill every child (orphans included, as they are re-parented here)
+    until none is left."""
+    me = os.getpid()
+    while True:
+        for pid in children_of(me):
+            _kill(pid, signal.SIGKILL)
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            return
+        except InterruptedError:
+            continue
+
+
+def children_of(parent):
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(fields[1]) == parent:
+                found.append(int(entry))
+    return found
+
+
+def main():
+    spec = json.loads(sys.argv[1])
+    argv = sys.argv[3:]  # after "--"
+    rules = spec.get("landlock")
+    parent = spec["parent"]
+    if new_pid_namespace():
+        die_with_parent(parent, signal.SIGKILL)  # the namespace's init follows: see below
+        read_end, write_end = os.pipe()
+        init = os.fork()
+        if init == 0:
+            os.close(write_end)
+            namespace_init(argv, rules, read_end)
+        os.close(read_end)  # write_end stays open as long as this process lives
+        forward_signals(init)
+        exit_like(wait_for(init))
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+    def end(signum, _frame):
+        kill_descendants()
+        os._exit(128 + signum)
+
+    for sig in FORWARDED:
+        signal.signal(sig, end)
+    die_with_parent(parent, signal.SIGTERM)
+    command = start(argv, rules)
+    status = wait_for(command)
+    kill_descendants()
+    exit_like(status)
+
+
+if __name__ == "__main__":
+    main()
