@@ -160,6 +160,28 @@ def tool_results(request: Recorded) -> list[str]:
     return [m["content"] for m in request.json["messages"] if m["role"] == "tool"]
 
 
+def model_calls(stub: StubProvider, calls: list[tuple[str, dict[str, Any]]],
+                answer: str = "ok") -> None:
+    """The stub's next request asks for `calls` (a hostile model's, say); every one after
+    it gets `answer`."""
+    first = len(stub.requests) + 1
+
+    def handler(request: Recorded) -> Any:
+        if len(stub.requests) == first:
+            return openai_stream(tool_calls=calls)
+        return openai_stream(answer)
+
+    stub.handler = handler
+
+
+def write_files(base: Path, contents: dict[str, str]) -> None:
+    """Files under `base` (folders made as needed): relative name -> text."""
+    for name, text in contents.items():
+        path = base / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
 def plain(text: str) -> str:
     """Terminal output without escape sequences and carriage returns."""
     return ANSI.sub("", text).replace("\r", "")

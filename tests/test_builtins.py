@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import toolnexus.builtins as builtins_module
-from toolnexus.builtins import ALL, Builtins, builtin_tools, glob_regex, guarded, open_regular
+from toolnexus.builtins import ALL, Builtins, builtin_tools, glob_regex, guarded
 from toolnexus.tools import ToolContext, ToolResult
 from toolnexus.workspace import ApprovalNeeded, Refused, Workspace
 
@@ -93,9 +93,9 @@ def test_an_unknown_built_in_names_the_choices():
         builtin_tools(["read_file", "delete"])
 
 
-def test_a_device_is_refused_when_opened():
+def test_a_device_is_refused_when_opened(tmp_path):
     with pytest.raises(Refused, match="/dev/null is a special file"):
-        open_regular(Path("/dev/null"))
+        Workspace(tmp_path).open_path(Path("/dev/null"), None, action="read")
 
 
 def test_a_folder_given_to_a_file_tool_is_called_a_folder(tools, tmp_path):

@@ -21,7 +21,7 @@ import pytest
 
 import toolnexus.builtins as builtins_module
 from tests import cli_helpers
-from tests.cli_helpers import CLI, tool_results
+from tests.cli_helpers import CLI, model_calls, tool_results, write_files
 from tests.pty_screen import PtySession
 from tests.stub_provider import Recorded, Reply, StubProvider, openai_stream
 from toolnexus import ToolContext, create_toolkit
@@ -33,25 +33,6 @@ cli, stub = cli_helpers.cli, cli_helpers.stub
 
 ROOT = Path(__file__).parents[1]
 ASKED = "needs you|nobody can answer here"
-
-
-def files(base: Path, contents: dict[str, str]) -> None:
-    for name, text in contents.items():
-        path = base / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-
-
-def model_calls(stub: StubProvider, calls: list[tuple[str, dict]], answer: str = "ok") -> None:
-    """The next request asks for `calls`; every one after it gets `answer`."""
-    first = len(stub.requests) + 1
-
-    def handler(request: Recorded) -> Reply:
-        if len(stub.requests) == first:
-            return openai_stream(tool_calls=calls)
-        return openai_stream(answer)
-
-    stub.handler = handler
 
 
 def declined_lines(stderr: str) -> list[str]:
@@ -78,9 +59,9 @@ async def approve(toolkit, name: str, args: dict) -> str:
 # ======================================================== 1. the workspace, and leaving it
 
 def test_file_tools_act_inside_the_workspace_and_ask_before_leaving_it(cli, stub, work):
-    files(work, {"inside.txt": "inside-content\n"})
-    files(cli.home, {".bashrc": "bashrc-content\n"})
-    files(cli.root / "elsewhere", {"outside.txt": "outside-content\n"})
+    write_files(work, {"inside.txt": "inside-content\n"})
+    write_files(cli.home, {".bashrc": "bashrc-content\n"})
+    write_files(cli.root / "elsewhere", {"outside.txt": "outside-content\n"})
     (work / "notes.txt").symlink_to(cli.home / ".bashrc")
     reads = [("read_file", {"path": p}) for p in
              ("inside.txt", "notes.txt", "../elsewhere/outside.txt", "~/.bashrc",
@@ -115,7 +96,7 @@ def test_file_tools_act_inside_the_workspace_and_ask_before_leaving_it(cli, stub
 
 
 def test_the_approval_panel_shows_the_resolved_path(cli, stub, work):
-    files(cli.home, {".bashrc": "bashrc-content\n"})
+    write_files(cli.home, {".bashrc": "bashrc-content\n"})
     (work / "notes.txt").symlink_to(cli.home / ".bashrc")
     model_calls(stub, [("read_file", {"path": "notes.txt"})], "Not read.")
     chat = PtySession(cli, "chat", "--builtins", "--root", str(work), rows=40, cols=200)
@@ -138,21 +119,20 @@ SECRETS = {".ssh/id_rsa": "SSH-KEY-0001", ".aws/credentials": "AWS-KEY-0002",
 
 
 def test_secrets_are_never_readable_without_an_explicit_path_rule_even_with_yes(cli, stub, work):
-    files(cli.home, SECRETS)
-    files(work, {"server.pem": "PEM-0005", "deploy/id_ed25519": "ED-0006",
-                 ".env": "INSIDE_ENV=ok"})
-    files(cli.root / "other", {".env": "ENV-0007"})
+    write_files(cli.home, SECRETS)
+    write_files(work, {"server.pem": "PEM-0005", "deploy/id_ed25519": "ED-0006",
+                 ".env": "INSIDE-ENV-0010", "notes.txt": "KEYS- is a word here"})
+    write_files(cli.root / "other", {".env": "ENV-0007"})
     cli.keys_file.parent.mkdir(parents=True, exist_ok=True)
     cli.keys_file.write_text('{"openai": "KEYS-0008"}')
     (work / "innocent.txt").symlink_to(cli.keys_file)
-    paths = [f"~/{name}" for name in SECRETS] + [
-        "server.pem", "deploy/id_ed25519", "../other/.env", str(cli.keys_file),
-        str(cli.config_dir / "keys.json"), "innocent.txt", "/proc/self/environ",
-        "/proc/thread-self/environ"]
-    calls = [("read_file", {"path": p}) for p in paths] + [
-        ("read_file", {"path": ".env"}),  # a .env inside the workspace is the project's
+    refused = [f"~/{name}" for name in SECRETS] + [
+        "../other/.env", str(cli.keys_file), str(cli.config_dir / "keys.json"), "innocent.txt",
+        "/proc/self/environ", "/proc/thread-self/environ"]
+    asking = ["server.pem", "deploy/id_ed25519", ".env"]  # the project's, but they look secret
+    calls = [("read_file", {"path": p}) for p in refused + asking] + [
         ("grep", {"pattern": "-000", "path": str(cli.home)}),
-        ("grep", {"pattern": "KEYS-", "path": "."}),
+        ("grep", {"pattern": "KEYS-|-000", "path": "."}),
         ("glob", {"pattern": "**/*", "path": str(cli.home)}),
         ("list_dir", {"path": "~/.ssh"}),
         ("write_file", {"path": "~/.ssh/authorized_keys", "content": "attacker"})]
@@ -165,13 +145,17 @@ def test_secrets_are_never_readable_without_an_explicit_path_rule_even_with_yes(
     results = tool_results(stub.requests[1])
     sent = str(stub.requests[1].json)
     for marker in ["SSH-KEY", "AWS-KEY", "GCLOUD", "NETRC", "PEM-", "ED-0006", "ENV-0007",
-                   "KEYS-0008", "ENV-VALUE-0009"]:
+                   "KEYS-0008", "ENV-VALUE-0009", "INSIDE-ENV"]:
         assert marker not in sent, marker
-    assert all("holds secrets" in r for r in results[:len(paths)]), results
-    assert results[len(paths)].endswith("INSIDE_ENV=ok")
-    assert results[len(paths) + 1:len(paths) + 3] == ["no matches", "no matches"]
-    assert ".ssh" not in results[len(paths) + 3] and ".aws" not in results[len(paths) + 3]
-    assert all("holds secrets" in r for r in results[-2:])
+    assert all("holds secrets" in r for r in results[:len(refused)]), results
+    asked = results[len(refused):len(refused) + len(asking)]
+    assert all(r.startswith("declined: read ") and "says it holds secrets; --yes does not "
+               "answer this (not approved: nobody to ask)" in r for r in asked), asked
+    searches = results[len(refused) + len(asking):]
+    assert searches[0] == "no matches"
+    assert searches[1].endswith("notes.txt:1: KEYS- is a word here")  # .env etc. not searched
+    assert ".ssh" not in searches[2] and ".aws" not in searches[2]
+    assert all("holds secrets" in r for r in searches[-2:])
     assert not (cli.home / ".ssh" / "authorized_keys").exists()
 
     # only a rule without wildcards that names the secret opens it
@@ -377,10 +361,10 @@ def test_keys_typed_ahead_do_not_answer_an_approval(cli, stub, tmp_path):
 # ======================================================= a hostile model, end to end
 
 def test_a_hostile_model_in_a_pipe_gets_no_secret_out(cli, stub, work):
-    files(cli.home, {".ssh/id_rsa": "-----BEGIN OPENSSH PRIVATE KEY----- HOSTILE-1"})
+    write_files(cli.home, {".ssh/id_rsa": "-----BEGIN OPENSSH PRIVATE KEY----- HOSTILE-1"})
     cli.keys_file.parent.mkdir(parents=True, exist_ok=True)
     cli.keys_file.write_text('{"openai": "sk-HOSTILE-2"}')
-    files(cli.home, {".bashrc": "export TOKEN=HOSTILE-3"})
+    write_files(cli.home, {".bashrc": "export TOKEN=HOSTILE-3"})
     (work / "README.md").symlink_to(cli.home / ".bashrc")
     attempts = [("read_file", {"path": str(cli.keys_file)}),
                 ("read_file", {"path": "~/.ssh/id_rsa"}),

@@ -19,12 +19,11 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from .command_run import run_command
-from .regular_file import SpecialFile
-from .regular_file import open_regular as open_regular_file
 from .sandbox import reaped
+from .secret_files import looks_secret
 from .tools import Tool, ToolContext, define_tool
 from .web import fetch_page
-from .workspace import ApprovalNeeded, Refused, Workspace, approved, ask
+from .workspace import ApprovalNeeded, Workspace, approved, ask
 
 MAX_LINES = 2000
 MAX_READ_BYTES = 256 * 1024  # of text, per read_file call
@@ -57,19 +56,6 @@ def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
         except ApprovalNeeded as need:
             return need.result
     return run
-
-
-def open_regular(path: Path) -> BinaryIO:
-    """Open `path` for reading only if it is a regular file: a FIFO or device is refused
-    without blocking on it or reading it."""
-    try:
-        return open_regular_file(path)
-    except IsADirectoryError:
-        raise IsADirectoryError(f"{path} is a folder, not a file: list_dir shows what it "
-                                "holds") from None
-    except SpecialFile:
-        raise Refused(f"{path} is a special file (a device, FIFO or socket): tools read "
-                      "only files") from None
 
 
 def _kib(n: int) -> str:
@@ -154,8 +140,8 @@ class Builtins:
             offset: the first line to show (1-based).
             limit: how many lines to show at most.
         """
-        target = self.workspace.permit(path, context, action="read")
-        with open_regular(target) as handle:
+        _, fd = self.workspace.open(path, context, action="read")
+        with os.fdopen(fd, "rb") as handle:
             if b"\0" in handle.read(8192):
                 raise ValueError(f"{path} looks like a binary file")
             handle.seek(0)
@@ -168,9 +154,13 @@ class Builtins:
         Args:
             path: the directory to list.
         """
-        target = self.workspace.permit(path, context, action="list")
-        entries = sorted(os.scandir(target), key=lambda e: e.name)
-        names = [e.name + ("/" if e.is_dir() else "") for e in entries[:MAX_ENTRIES]]
+        _, fd = self.workspace.open(path, context, action="list",
+                                    flags=os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            entries = sorted(os.scandir(fd), key=lambda e: e.name)
+            names = [e.name + ("/" if e.is_dir() else "") for e in entries[:MAX_ENTRIES]]
+        finally:
+            os.close(fd)
         more = len(entries) - len(names)
         return "\n".join(names) + (f"\n... {more} more entries" if more > 0 else "")
 
@@ -217,7 +207,7 @@ class Builtins:
             files = (f for f in search.files() if wanted.match(f.relative_to(root).as_posix()))
         matches: list[str] = []
         for file in files:
-            for number, line in _text_lines(file):
+            for number, line in _text_lines(self.workspace, file):
                 if regex.search(line):
                     matches.append(f"{file}:{number}: {line.strip()[:300]}")
                     if len(matches) >= MAX_MATCHES:
@@ -238,10 +228,15 @@ class Builtins:
             path: the file to write; missing directories are created.
             content: the whole new content.
         """
-        target = self.workspace.permit(path, context, action="write")
+        workspace = self.workspace
+        target = workspace.permit(path, context, action="write")
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content, encoding="utf-8")
-        return f"wrote {len(content.encode())} bytes to {target}"
+        fd = workspace.open_path(target, context, action="write", flags=os.O_WRONLY | os.O_CREAT)
+        data = content.encode()
+        with os.fdopen(fd, "wb") as handle:
+            handle.truncate(0)
+            handle.write(data)
+        return f"wrote {len(data)} bytes to {target}"
 
     @guarded
     def edit_file(self, path: str, old: str, new: str, *, context: ToolContext) -> str:
@@ -252,18 +247,21 @@ class Builtins:
             old: the exact text to replace; it must occur exactly once.
             new: the replacement text.
         """
-        target = self.workspace.permit(path, context, action="edit")
-        with open_regular(target) as handle:
+        target, fd = self.workspace.open(path, context, action="edit", flags=os.O_RDWR)
+        with os.fdopen(fd, "r+b") as handle:  # read and written as one open file
             data = handle.read(MAX_EDIT_BYTES + 1)
-        if len(data) > MAX_EDIT_BYTES:
-            raise ValueError(f"{target} is over {_kib(MAX_EDIT_BYTES)}: too big to edit here")
-        text = data.decode("utf-8")
-        count = text.count(old)
-        if count != 1:
-            where = "does not occur" if count == 0 else f"occurs {count} times"
-            raise ValueError(f"the text to replace {where} in {target}; give an exact, "
-                             "unique piece")
-        target.write_text(text.replace(old, new, 1), encoding="utf-8")
+            if len(data) > MAX_EDIT_BYTES:
+                raise ValueError(f"{target} is over {_kib(MAX_EDIT_BYTES)}: too big to edit "
+                                 "here")
+            text = data.decode("utf-8")
+            count = text.count(old)
+            if count != 1:
+                where = "does not occur" if count == 0 else f"occurs {count} times"
+                raise ValueError(f"the text to replace {where} in {target}; give an exact, "
+                                 "unique piece")
+            handle.seek(0)
+            handle.truncate(0)
+            handle.write(text.replace(old, new, 1).encode())
         return f"edited {target}"
 
     @guarded
@@ -293,7 +291,7 @@ class Builtins:
         if not ran.refused_something:
             return ran.report(timeout)
         report = f"{ran.report(timeout)}\n[{SANDBOX_REFUSAL}]"
-        if workspace.outside.decide(command) != "deny":
+        if ran.code != 0 and workspace.outside.decide(command) != "deny":
             ask(context, leaving, f"this command failed in the sandbox:\n{command}\n"
                 f"{_last_lines(ran.output)}\nrun it again outside the sandbox, with your "
                 "files and the network?", needs_person=True, fallback=report)
@@ -360,13 +358,17 @@ def _rest_note(handle: BinaryIO, read: bytes) -> str:
     return "\n... more lines follow (use offset)"
 
 
-def _text_lines(file: Path) -> Iterator[tuple[int, str]]:
+def _text_lines(workspace: Workspace, file: Path) -> Iterator[tuple[int, str]]:
     """The numbered lines of a text file's beginning (MAX_GREP_FILE_BYTES); nothing for a
-    binary, unreadable or special file."""
+    binary, unreadable or special file, nor one the workspace would not open or would ask
+    about (a secret-looking one)."""
+    real = Path(os.path.realpath(file))
+    if looks_secret(real):
+        return
     try:
-        with open_regular(file) as handle:
+        with os.fdopen(workspace.open_path(real, None, action="search"), "rb") as handle:
             data = handle.read(MAX_GREP_FILE_BYTES)
-    except OSError:
+    except (OSError, ApprovalNeeded):
         return
     if b"\0" in data[:8192]:
         return

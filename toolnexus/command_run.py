@@ -15,9 +15,9 @@ from pathlib import Path
 
 MAX_OUTPUT_BYTES = 1024 * 1024
 # What a command prints when the system refused it something: in a sandbox, maybe the
-# sandbox (Landlock answers EACCES; bash prints "Permission denied").
-_REFUSED = re.compile(r"permission denied|operation not permitted|read-only file system",
-                      re.I)
+# sandbox (Landlock answers EACCES, or EXDEV for a link or move across what it allows).
+_REFUSED = re.compile(r"permission denied|operation not permitted|read-only file system|"
+                      r"invalid cross-device link", re.I)
 
 
 @dataclass
@@ -31,7 +31,9 @@ class Ran:
 
     @property
     def refused_something(self) -> bool:
-        return self.code != 0 and bool(_REFUSED.search(self.output))
+        """Whether it printed that the system refused it something (a pipeline may still
+        have ended well)."""
+        return bool(_REFUSED.search(self.output))
 
     def report(self, timeout: float) -> str:
         """What the model reads."""

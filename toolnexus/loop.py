@@ -321,16 +321,19 @@ class _Run:
         if not ans or not ans.get("ok"):
             return declined(req, ans)
         ctx.answer = ans
-        outcome = await self.control.race(self._execute(call, ctx))
+        outcome = await self.control.race(self._execute(call, ctx, resumed=True))
         return declined(req) if pending_request(outcome) is not None else outcome
 
-    async def _execute(self, call: _Call, ctx: ToolContext) -> ToolResult:
+    async def _execute(self, call: _Call, ctx: ToolContext, *, resumed: bool = False,
+                       ) -> ToolResult:
+        """Run one call through the hooks. A `resumed` call (run again with a person's
+        answer) already passed `before_tool`: it is not asked about a second time."""
         if call.problem:
             return ToolResult(call.problem, is_error=True)
         hooks, turn = self.settings.hooks, self.result.turns
         args = call.args
         outcome = None
-        if "before_tool" in hooks:
+        if "before_tool" in hooks and not resumed:
             changes = await hooks.call("before_tool",
                                        {"name": call.name, "args": args, "id": call.id,
                                         "turn": turn})

@@ -30,6 +30,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from .secret_files import holds_credentials
+
 MODES = ("workspace-write", "read-only", "off")
 LAUNCHER = Path(__file__).with_name("_sandbox_exec.py")
 
@@ -40,6 +42,8 @@ SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"
 # Toolchains installed in the home folder: programs and libraries, not credentials (which
 # is why ~/.cargo is not here whole: ~/.cargo/credentials.toml holds a registry token).
 HOME_TOOLCHAINS = (".cargo/bin", ".rustup", ".pyenv", ".nvm", ".local/bin", ".local/lib")
+# The user's git settings (name, e-mail, aliases): readable unless they hold a token.
+GIT_CONFIGS = (".gitconfig", ".config/git/config")
 # Devices a command may open, and whether it may write them.
 DEVICES = {"/dev/null": True, "/dev/zero": True, "/dev/full": True, "/dev/random": False,
            "/dev/urandom": False}
@@ -156,6 +160,8 @@ class Sandbox:
                 if not SECRET_VARIABLE.search(name) and not URL_WITH_PASSWORD.search(value)}
         tmp = str(self.tmp)
         kept.update(TMPDIR=tmp, TMP=tmp, TEMP=tmp)
+        if any(not clean for clean in _git_configs().values()):
+            kept["GIT_CONFIG_GLOBAL"] = os.devnull  # git stops at a config it cannot read
         return kept
 
     def landlock_rules(self) -> dict[str, object]:
@@ -167,6 +173,7 @@ class Sandbox:
         where = write if policy.mode == "workspace-write" else read
         where.extend(str(root) for root in self.roots)
         files = [[path, writable] for path, writable in DEVICES.items()]
+        files += [[path, False] for path, clean in _git_configs().items() if clean]
         return {"abi": support().abi, "read": read, "write": write, "files": files,
                 "network": policy.network}
 
@@ -200,6 +207,18 @@ def _launch(argv: list[str], rules: dict[str, object] | None) -> list[str]:
 def _interpreters() -> list[str]:
     """The Python toolnexus runs on (and its virtual environment): scripts need it."""
     return sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
+
+
+def _git_configs() -> dict[str, bool]:
+    """The user's git config files that exist, and whether they are free of credentials."""
+    found = {}
+    for name in GIT_CONFIGS:
+        path = Path.home() / name
+        try:
+            found[str(path)] = not holds_credentials(path.read_text("utf-8", "replace"))
+        except OSError:
+            continue
+    return found
 
 
 def _path_entries() -> list[str]:

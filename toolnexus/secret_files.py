@@ -76,6 +76,20 @@ class KnownSecrets:
             return True
         return any(fnmatch.fnmatchcase(str(path), pattern) for pattern in PROC_SECRETS)
 
+    def leads_to(self, given: Path) -> Path | None:
+        """The secret `given` is or leads to: by a symlink, or as another name of the same
+        file (a hard link); a name that only looks secret counts when a link leads to it
+        from a name that does not. None if it leads to none."""
+        real = Path(os.path.realpath(os.path.expanduser(given)))
+        if self.holds(real):
+            return real
+        if looks_secret(real) and not looks_secret(Path(given)):
+            return real
+        try:
+            return self.behind(os.stat(real))
+        except OSError:
+            return None
+
     def behind(self, st: os.stat_result) -> Path | None:
         """The secret an opened file or folder is (by device and inode), if it is one."""
         if self._inodes is None:

@@ -78,18 +78,29 @@ def open_beneath(path: Path, flags: int, mode: int = 0o666) -> int:
     folder = os.open("/", _SEARCH)
     try:
         for name in path.parts[1:-1]:
-            inner = os.open(name, _SEARCH, dir_fd=folder)
+            inner = _open_step(name, _SEARCH, folder, path)
             os.close(folder)
             folder = inner
-        return os.open(path.name or ".", flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode,
-                       dir_fd=folder)
+        return _open_step(path.name or ".", flags | os.O_NOFOLLOW | os.O_CLOEXEC, folder, path,
+                          mode)
+    finally:
+        os.close(folder)
+
+
+def _folder(path: Path) -> IsADirectoryError:
+    return IsADirectoryError(f"{path} is a folder, not a file: list_dir shows what it holds")
+
+
+def _open_step(name: str, flags: int, folder: int, path: Path, mode: int = 0o666) -> int:
+    try:
+        return os.open(name, flags, mode, dir_fd=folder)
     except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+        # a symlink where a folder was (ENOTDIR with O_DIRECTORY) or at the end (ELOOP)
+        link = exc.errno == errno.ELOOP or (exc.errno == errno.ENOTDIR and name != path.name)
+        if link:
             raise Refused(f"{path} changed while it was being opened (a link appeared in "
                           "its path): not opened") from None
         raise
-    finally:
-        os.close(folder)
 
 
 class Workspace:
@@ -190,12 +201,23 @@ class Workspace:
     def open(self, given: str, context: ToolContext | None, *, action: str,
              flags: int = os.O_RDONLY) -> tuple[Path, int]:
         """The resolved path a tool may `action` and a descriptor of it opened with
-        `flags`, judged as opened (see `judge_opened`); Refused or ApprovalNeeded as
-        `permit` says."""
+        `flags`: Refused or ApprovalNeeded as `permit` and `open_path` say."""
         path = self.permit(given, context, action=action)
-        fd = open_beneath(path, flags | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+        return path, self.open_path(path, context, action=action, flags=flags)
+
+    def open_path(self, path: Path, context: ToolContext | None, *, action: str,
+                  flags: int = os.O_RDONLY) -> int:
+        """A descriptor of the permitted, resolved `path`, opened with no symlink followed
+        and judged as opened (`judge_opened`); a `.git/config` holding a token asks. A
+        folder is opened only with O_DIRECTORY in `flags`."""
+        try:
+            fd = open_beneath(path, flags | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+        except IsADirectoryError:  # opened to write
+            raise _folder(path) from None
         try:
             self.judge_opened(path, fd)
+            if stat.S_ISDIR(os.fstat(fd).st_mode) and not flags & os.O_DIRECTORY:
+                raise _folder(path)
             if action != "write" and is_git_config(path) and not self.secret_allowed(path):
                 if holds_credentials(os.pread(fd, MAX_GIT_CONFIG, 0).decode("utf-8", "replace")):
                     _ask_about_secret(context, path, f"{action} {path}? It holds a password "
@@ -204,7 +226,7 @@ class Workspace:
         except BaseException:
             os.close(fd)
             raise
-        return path, fd
+        return fd
 
     def judge_opened(self, path: Path, fd: int) -> None:
         """Refused if the open file (or folder) is a known secret under another name, a
@@ -226,20 +248,6 @@ class Workspace:
         if st.st_uid not in (os.geteuid(), 0):
             raise Refused(f"{path} belongs to another user (uid {st.st_uid}): no tool opens "
                           "it")
-
-    def secret_behind(self, given: str | Path) -> Path | None:
-        """The secret a path leads to, by a link or by another name of the same file (a
-        hard link), or is; None if it is none. A name that only looks secret counts when
-        a link leads to it from another name."""
-        path = self.resolve(given)
-        if self.secrets.holds(path):
-            return path
-        if looks_secret(path) and path.name != Path(given).name:
-            return path
-        try:
-            return self.secrets.behind(os.stat(path))
-        except OSError:
-            return None
 
     # -- addresses -----------------------------------------------------------------------
     def host_rule(self, host: str, port: int) -> str | None:

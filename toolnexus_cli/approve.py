@@ -157,8 +157,9 @@ def wait_for_without_terminal(allow_all: bool) -> WaitFor:
         if kind == "approval":
             advice = ("; --yes does not answer this, only a person or a rule in the config"
                       if request.get("needs_person") else "; pass --yes to allow it")
-        sys.stderr.write(f"toolnexus: declined a tool's {kind} "
-                         f"({request.get('prompt', '')}): nobody can answer here{advice}\n")
+        prompt = " ".join(str(request.get("prompt", "")).split())  # one line, however long
+        sys.stderr.write(f"toolnexus: declined a tool's {kind} ({prompt}): nobody can answer "
+                         f"here{advice}\n")
         sys.stderr.flush()
         return make_answer(request, False, reason=NOBODY_TO_ASK)
 

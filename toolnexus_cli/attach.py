@@ -30,9 +30,25 @@ def load_attachment(spec: str) -> Attachment:
     try:
         if URL.match(spec):
             return Attachment.from_url(spec)
-        return Attachment.from_path(Path(unquote(spec)).expanduser())
+        path = Path(unquote(spec)).expanduser()
+        refuse_secret(path)
+        return Attachment.from_path(path)
     except ToolnexusError as exc:
         raise UsageError(str(exc)) from None
+
+
+def refuse_secret(path: Path) -> None:
+    """A UsageError naming the real file when `path` is, or leads to, a secret (by a link or
+    a hard link): an attachment goes to the endpoint."""
+    from toolnexus.secret_files import KnownSecrets
+
+    from .config import config_dir, data_dir, state_dir
+    from .keys import keys_path
+
+    secret = KnownSecrets([keys_path(), config_dir(), data_dir(), state_dir()]).leads_to(path)
+    if secret is not None:
+        shown = "" if secret == path else f" leads to {secret}, which"
+        raise UsageError(f"{path}{shown} holds secrets: it is not attached")
 
 
 def check_carried(target: Target, attachments: Sequence[Attachment]) -> None:
