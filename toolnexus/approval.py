@@ -15,13 +15,13 @@ from typing import Any
 
 from ._await import maybe_await
 from .builtins import CHANGING
+from .command_vetting import allow_covers
 from .shell import (
     Parsed,
     matches_as_written,
     names_program,
     names_program_anywhere,
     programs_run,
-    risky,
     words_anywhere,
 )
 from .toolkit import Toolkit
@@ -83,7 +83,7 @@ class ApprovalPolicy:
             return "ask"
         found = [self._as_written(cmd) for cmd in parsed.commands or [[]]]
         if parsed.plain:
-            if found[0] == "allow" and risky(parsed.commands[0]):
+            if found[0] == "allow" and not allow_covers(parsed.commands[0]):
                 return "ask"
             return found[0]
         return "ask" if "ask" in found else None  # the tool's own rule decides
