@@ -362,6 +362,32 @@ def test_an_allow_rule_still_covers_the_ordinary_read_only_forms(command):
     assert vetted(command) == "allow"
 
 
+# What a model may add to a shipped rule's words to read arbitrary paths or run a program.
+ESCAPES_AFTER_RULE = [
+    "--no-index ~/.ssh/id_rsa /dev/null", "/dev/null ~/.ssh/id_rsa", "-- ~/.ssh/id_rsa",
+    "../../.ssh/id_rsa README.md", "$HOME/.ssh/id_rsa README.md", "--output=/tmp/x",
+    "--ext-diff", "--textconv", "-O/tmp/order", "--open-files-in-pager=id",
+    "--contents ~/.ssh/id_rsa"]
+ESCAPES_AFTER_PROGRAM = ["-c core.pager=id", "-C /", "--git-dir=/x", "-p", "--exec-path=/x"]
+
+
+def test_no_shipped_example_allow_rule_reads_arbitrary_paths_or_runs_a_program():
+    example = tomllib.loads((ROOT / "toolnexus_cli" / "config.example.toml").read_text())
+    block = re.search(r"```toml\n(\[approval\].*?)```", (ROOT / "README.md").read_text(), re.S)
+    assert block, "README shows the approval rules"
+    rules = {**example["approval"]["commands"],
+             **tomllib.loads(block.group(1))["approval"]["commands"]}
+    allowed = [pattern for pattern, decision in rules.items() if decision == "allow"]
+    assert allowed, rules
+    policy = ApprovalPolicy(commands=rules)
+    for pattern in allowed:
+        words = pattern.rstrip("*").split()
+        for command in ([*words, escape] for escape in ESCAPES_AFTER_RULE):
+            assert policy.decide(BASH, "bash", {"command": " ".join(command)}) == "ask", command
+        for command in ([words[0], escape, *words[1:]] for escape in ESCAPES_AFTER_PROGRAM):
+            assert policy.decide(BASH, "bash", {"command": " ".join(command)}) == "ask", command
+
+
 def test_a_deny_rule_wins_over_yes(cli, stub):
     cli.write_config('builtins = true\n\n[approval.commands]\n"rm *" = "deny"\n')
     victim = cli.home / "victim.txt"
