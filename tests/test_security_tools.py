@@ -296,6 +296,82 @@ def test_command_rules_match_the_parsed_command_and_deny_wins_however_spelled():
     assert everything.decide(bash, "bash", {"command": "sudo rm -rf /"}) == "deny"
 
 
+BASH = Tool("bash", "", {}, lambda: None, source="builtin")
+# An allow rule for each vetted program, and for programs that run others: each covers only
+# the forms known to read only.
+VETTED_RULES = {"sed *": "allow", "tar *": "allow", "git *": "allow", "git diff*": "allow",
+                "find *": "allow", "awk *": "allow", "xargs *": "allow", "env*": "allow",
+                "printenv*": "allow", "less *": "allow", "vim *": "allow", "sudo *": "allow",
+                "sort *": "allow", "rg *": "allow", "fd *": "allow"}
+
+
+def vetted(command: str) -> str:
+    return ApprovalPolicy(commands=VETTED_RULES).decide(BASH, "bash", {"command": command})
+
+
+@pytest.mark.parametrize("command", [
+    "sed 's/x/y/ge' f", "sed 's/a/b/gw /tmp/out' f", "sed -n '/x/Ie id' f",
+    "tar --rsh-command=/x -tf a.tar", "tar --info-script=x -tf a.tar",
+    "tar --new-volume-script=x -tf a.tar", "tar -tf host:file", "tar tvf host:file",
+    "tar -xf a.tar",
+    "git diff --no-index ~/.ssh/id_rsa /dev/null", "git diff /dev/null ~/.ssh/id_rsa",
+    "git diff ../../.ssh/id_rsa README.md", "git diff --textconv",
+    "git grep --no-index secret /", "git lg", "git branch new",
+    "awk 'BEGIN{print ENVIRON[\"KEY\"]}'", "xargs grep x", "env", "printenv", "less f",
+    "vim f", "sudo ls",
+])
+def test_an_allow_rule_covers_no_escape_from_a_read_only_program(command):
+    """The escapes an audit found past the deny-list of options that came before."""
+    assert vetted(command) == "ask"
+
+
+@pytest.mark.parametrize("command", [
+    "sed 's/a/b/e' f", "sed 'e id' f", "sed '1e id' f", "sed 'w /tmp/out' f",
+    "sed -i s/a/b/ f", "tar --to-command=sh -xf a.tar", "tar --checkpoint-action=exec=id -tf a",
+    "git -c core.pager=id log", "git -C / status", "git diff --output=/tmp/x",
+    "git diff --ext-diff", "git grep -O id x", "find . -exec id \\;", "find . -delete",
+    "find . -fprint /tmp/x", "awk 'BEGIN{system(\"id\")}'", "sort -o /tmp/x f",
+    "rg --pre id x", "fd -x id",
+])
+def test_an_allow_rule_still_refuses_what_the_option_deny_list_refused(command):
+    assert vetted(command) == "ask"
+
+
+@pytest.mark.parametrize("command", [
+    "git log --oneline -5", "git diff HEAD~1 -- src/x.py", "git status --short",
+    "sed -n '1,20p' f", "sed 's/a/b/g' f", "tar -tzf x.tgz", "tar -xOf x.tar member",
+    "find . -name '*.py' -type f", "awk '{print $1}' f", "sort -u f", "rg -n needle src",
+])
+def test_an_allow_rule_still_covers_the_ordinary_read_only_forms(command):
+    assert vetted(command) == "allow"
+
+
+# What a model may add to a shipped rule's words to read arbitrary paths or run a program.
+ESCAPES_AFTER_RULE = [
+    "--no-index ~/.ssh/id_rsa /dev/null", "/dev/null ~/.ssh/id_rsa", "-- ~/.ssh/id_rsa",
+    "../../.ssh/id_rsa README.md", "$HOME/.ssh/id_rsa README.md", "--output=/tmp/x",
+    "--ext-diff", "--textconv", "-O/tmp/order", "--open-files-in-pager=id",
+    "--contents ~/.ssh/id_rsa"]
+ESCAPES_AFTER_PROGRAM = ["-c core.pager=id", "-C /", "--git-dir=/x", "-p", "--exec-path=/x"]
+
+
+def test_no_shipped_example_allow_rule_reads_arbitrary_paths_or_runs_a_program():
+    example = tomllib.loads((ROOT / "toolnexus_cli" / "config.example.toml").read_text())
+    block = re.search(r"```toml\n(\[approval\].*?)```", (ROOT / "README.md").read_text(), re.S)
+    assert block, "README shows the approval rules"
+    rules = {**example["approval"]["commands"],
+             **tomllib.loads(block.group(1))["approval"]["commands"]}
+    allowed = [pattern for pattern, decision in rules.items() if decision == "allow"]
+    assert allowed, rules
+    policy = ApprovalPolicy(commands=rules)
+    for pattern in allowed:
+        words = pattern.rstrip("*").split()
+        for command in ([*words, escape] for escape in ESCAPES_AFTER_RULE):
+            assert policy.decide(BASH, "bash", {"command": " ".join(command)}) == "ask", command
+        for command in ([words[0], escape, *words[1:]] for escape in ESCAPES_AFTER_PROGRAM):
+            assert policy.decide(BASH, "bash", {"command": " ".join(command)}) == "ask", command
+
+
 def test_a_deny_rule_wins_over_yes(cli, stub):
     cli.write_config('builtins = true\n\n[approval.commands]\n"rm *" = "deny"\n')
     victim = cli.home / "victim.txt"

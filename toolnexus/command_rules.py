@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from .command_vetting import allow_covers
 from .rules import checked_rules
 from .shell import (
     Parsed,
@@ -13,7 +14,6 @@ from .shell import (
     names_program,
     names_program_anywhere,
     programs_run,
-    risky,
     words_anywhere,
 )
 
@@ -43,7 +43,7 @@ class CommandRules:
             return "ask"
         found = [self._as_written(cmd) for cmd in parsed.commands or [[]]]
         if parsed.plain:
-            if found[0] == "allow" and risky(parsed.commands[0]):
+            if found[0] == "allow" and not allow_covers(parsed.commands[0]):
                 return "ask"
             return found[0]
         return "ask" if "ask" in found else None  # the tool's own rule decides

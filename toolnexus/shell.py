@@ -1,7 +1,7 @@
 """What a shell command line would run, read the way the shell reads it (shlex), for the
-command rules of approval.py: its simple commands as words, the program behind wrappers
-(`sudo rm`, `env -i rm`, `xargs rm`, `bash -c "rm ..."`), and the options that make a
-read-only program run code or write files.
+command rules of approval.py: its simple commands as words, and the program behind wrappers
+(`sudo rm`, `env -i rm`, `xargs rm`, `bash -c "rm ..."`). Which forms of a program an
+"allow" rule covers is command_vetting.py's.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import shlex
 from collections.abc import Iterator
 
 PUNCTUATION = "();<>|&`"
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
 class Parsed:
@@ -120,7 +120,7 @@ def programs_run(words: list[str], depth: int = 0) -> Iterator[list[str]]:
     seen: set[str] = set()  # a wrapper met again further down a chain runs nothing new
     at = 0
     while True:
-        while at < len(words) and _ASSIGNMENT.match(words[at]):
+        while at < len(words) and ASSIGNMENT.match(words[at]):
             at += 1
         if at >= len(words) or depth > 8:
             return
@@ -163,7 +163,7 @@ def _unwrapped(name: str, words: list[str], i: int) -> int:
         if arg == "--":
             i += 1
             break
-        if name == "env" and _ASSIGNMENT.match(arg):
+        if name == "env" and ASSIGNMENT.match(arg):
             i += 1
         elif arg.startswith("--"):
             i += 2 if arg in LONG_WITH_VALUE else 1
@@ -229,61 +229,3 @@ def names_program_anywhere(pattern: str, words: list[str]) -> bool:
     first = next((i for i, word in enumerate(words)
                   if fnmatch.fnmatchcase(program(word), name)), None)
     return first is not None and names_program(pattern, [name, *words[first + 1:]])
-
-
-# ----------------------------------------------------------------------------- risky options
-
-# Options that make an otherwise read-only program write a file or run a program.
-RISKY_ANYWHERE = ("--output", "--exec", "--upload-pack", "--receive-pack", "--config-env",
-                  "--to-command", "--checkpoint-action", "--use-compress-program",
-                  "--compress-program", "--pre", "--open-files-in-pager", "--ext-diff",
-                  "--in-place", "--pager", "--editor")
-RISKY_EXACT = {"-o"}
-RISKY_BY_PROGRAM: dict[str, set[str]] = {
-    "git": {"-c", "-C", "--git-dir", "--work-tree", "--exec-path", "-O", "--paginate", "-p"},
-    "find": {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0",
-             "-fprintf", "-fls"},
-    "fd": {"-x", "-X", "--exec-batch"}, "fdfind": {"-x", "-X", "--exec-batch"},
-    "rg": {"-z", "--search-zip"}, "tar": {"-I", "-F"}, "less": {"-o", "-O"},
-}
-_SED_COMMAND = re.compile(r"(?:^|[;{}\s\d$/!])[ewWrR](?:\s|$|[;}])")
-AWKS = {"awk", "gawk", "mawk", "nawk"}
-
-
-def risky(words: list[str]) -> bool:
-    """Whether an allowed read-only command would, with these options, write files or run
-    code (`git -c`, `find -exec`, `sed -i`, awk's system(), `--output`...)."""
-    name, args = program(words[0]), words[1:]
-    per_program = RISKY_BY_PROGRAM.get(name, set())
-    for arg in args:
-        option = arg.split("=", 1)[0]
-        if option in RISKY_EXACT or option in per_program or _names(arg, RISKY_ANYWHERE):
-            return True
-        if name == "sort" and arg.startswith("-o"):
-            return True
-    if name == "sed":
-        return any(_sed_risky(a) for a in args)
-    if name in AWKS:
-        return any(a.startswith(("-f", "-i", "-E")) or _names(a, ("--file", "--include", "--exec"))
-                   or re.search(r"system|getline|[|>]", a) for a in args)
-    return False
-
-
-def _sed_risky(arg: str) -> bool:
-    """A sed word that edits in place, reads a script file, or holds a script that runs or
-    writes, also inside an option (`-e'1e id'`, `--expression=...`, `-ni`)."""
-    if arg.startswith("--"):
-        return _names(arg, ("--in-place", "--file")) or bool(
-            _SED_COMMAND.search(arg.partition("=")[2]))
-    if arg.startswith("-"):
-        cut = next((i for i, c in enumerate(arg) if c in "el"), len(arg))  # takes a value
-        return bool({"i", "f"} & set(arg[:cut])) or bool(_SED_COMMAND.search(arg[cut + 1:]))
-    return bool(_SED_COMMAND.search(arg))
-
-
-def _names(arg: str, options: tuple[str, ...]) -> bool:
-    """Whether `arg` is one of the long `options`: written out, run on (`--output-dir`), or
-    abbreviated, as GNU tools and git take any start of one for it (`--in` is `--in-place`)."""
-    option = arg.split("=", 1)[0]
-    return option.startswith(options) or (
-        len(option) > 2 and option.startswith("--") and any(o.startswith(option) for o in options))
