@@ -2,11 +2,13 @@
 values, a password or a key in the base URL, a PostgreSQL DSN (URL and keyword form) - on
 stdout, stderr, `-v`, `--events`, `--json`, the thread store, `config show` or an error
 line: not whole, not split across deltas (or between reasoning and text), not base64, hex or
-percent-encoded."""
+percent-encoded. A header value that could not travel in a header is refused before any
+connection, MCP servers' too."""
 
 from __future__ import annotations
 
 import base64
+import json
 from urllib.parse import quote
 
 from tests import cli_helpers
@@ -208,3 +210,27 @@ def test_config_show_masks_query_keys_and_an_inline_key_command(cli):
     assert 'providers.p.api_key_cmd = "***"' in result.stdout
     assert 'providers.q.base_url = "https://example.com/v1?token=***&x=1"' in result.stdout
 
+
+def test_an_mcp_header_that_cannot_travel_is_refused_naming_where_it_came_from(cli, stub,
+                                                                               tmp_path):
+    token = "mcp-tok-58c1"
+    mcp = tmp_path / "mcp.json"
+    mcp.write_text(json.dumps({"mcpServers": {
+        "remote": {"url": f"{stub.base_url}/mcp",
+                   "headers": {"Authorization": "Bearer ${MCP_TOKEN}"}},
+        "bell": {"url": f"{stub.base_url}/mcp", "headers": {"X-Key": "abc\u0007def"}},
+    }}))
+    env = {"MCP_TOKEN": f"{token}\r\nX-Injected: 1"}
+    rows = cli.run("tools", "--json", "--mcp", str(mcp), env=env)
+    assert rows.code == 0, rows
+    status = {row["source"]: row["status"] for row in rows.json}
+    assert status["mcp:remote"] == ("failed: the value of headers.Authorization (from "
+                                    "$MCP_TOKEN) contains a line break: fix it there")
+    assert status["mcp:bell"] == ("failed: the value of headers.X-Key contains a control "
+                                  "character (0x07): fix it in the MCP config")
+    asked = cli.run("ask", "--mcp", str(mcp), "hi", env=env)
+    assert asked.code == 0, asked
+    warnings = [line for line in asked.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 2 and "$MCP_TOKEN" in warnings[0], asked
+    assert token not in rows.stdout + asked.stdout + asked.stderr
+    assert [request.path for request in stub.requests] == ["/v1/chat/completions"]
