@@ -1,11 +1,13 @@
 """Security promise: what the endpoint, a tool or a server sends reaches a terminal without
-control sequences (no clipboard write, title change, screen clear, BEL); a pipe gets the
-model's exact bytes. The real CLI runs in pseudo-terminals against a hostile stub."""
+control sequences (no clipboard write, title change, screen clear, BEL) or Rich markup (no
+hyperlink, no style); a pipe gets the model's exact bytes. The real CLI runs in
+pseudo-terminals against a hostile stub."""
 
 from __future__ import annotations
 
 import asyncio
 import io
+import json
 import sys
 import textwrap
 from pathlib import Path
@@ -14,6 +16,7 @@ import pexpect
 
 from tests import cli_helpers, pty_screen
 from tests.cli_helpers import CLI
+from tests.pty_screen import PtySession
 from tests.stub_provider import Recorded, Reply, openai_stream
 from toolnexus import create_toolkit
 from toolnexus.visible import visible
@@ -175,4 +178,24 @@ def test_the_stderr_tail_is_bounded():
     assert tail.last_line() == "the end^[[2J"
 
 
+MARKUP = "[link=https://evil.example]click[/link] and [bold red]LOUD[/bold red]"
+HYPERLINK = "\x1b]8;"  # OSC 8: the terminal makes the text a link
 
+
+def test_tools_shows_markup_from_tools_and_servers_literally(cli, stub, tmp_path):
+    tools = tmp_path / "tools.py"
+    tools.write_text(f'def lure() -> str:\n    """{MARKUP}"""\n    return ""\n')
+    mcp = tmp_path / "mcp.json"  # a server that cannot start: /tools lists its name
+    mcp.write_text(json.dumps({"mcpServers": {"[link=https://evil.example]srv[/link]": {}}}))
+    chat = PtySession(cli, "chat", "--functions", str(tools), "--mcp", str(mcp),
+                      rows=40, cols=160)
+    try:
+        chat.expect("›")
+        chat.send_line("/tools")
+        chat.wait(lambda: "mcp:" in chat.term.text() and chat.term.cursor_line() == "›",
+                  "the tools listed and a new prompt")
+    finally:
+        chat.close()
+    assert HYPERLINK not in chat.term.raw_text()
+    assert MARKUP in chat.term.text()
+    assert "mcp:[link=https://evil.example]srv[/link]" in chat.term.text()
