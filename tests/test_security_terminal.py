@@ -1,7 +1,7 @@
 """Security promise: what the endpoint, a tool or a server sends reaches a terminal without
 control sequences (no clipboard write, title change, screen clear, BEL) or Rich markup (no
-hyperlink, no style); a pipe gets the model's exact bytes. The real CLI runs in
-pseudo-terminals against a hostile stub."""
+hyperlink, no style); an approval question shows the whole command; a pipe gets the
+model's exact bytes. The real CLI runs in pseudo-terminals against a hostile stub."""
 
 from __future__ import annotations
 
@@ -199,3 +199,24 @@ def test_tools_shows_markup_from_tools_and_servers_literally(cli, stub, tmp_path
     assert HYPERLINK not in chat.term.raw_text()
     assert MARKUP in chat.term.text()
     assert "mcp:[link=https://evil.example]srv[/link]" in chat.term.text()
+
+
+def test_an_approval_question_shows_the_command_between_runs_of_blank_lines(cli, stub):
+    """Blank lines cannot push a command off a 40-row screen, above or below it."""
+    command = "echo hi\n" + "\n" * 500 + "rm -rf ~/precious\n" + "  \t\n" * 500 + "echo done"
+    replies = [openai_stream(tool_calls=[("bash", {"command": command})]),
+               openai_stream("not run")]
+    stub.handler = lambda rec: replies[len(stub.requests) - 1]
+    chat = PtySession(cli, "chat", "--builtins", rows=40, cols=100)
+    try:
+        chat.expect("›")
+        chat.send_line("go")
+        chat.expect(r"\[y\]es / \[n\]o / \[a\]lways")
+        screen = "\n".join(chat.term.display())
+        chat.child.send("n")
+        chat.expect("not run")
+    finally:
+        chat.close()
+    for line in ("bash: echo hi", "rm -rf ~/precious", "echo done"):
+        assert line in screen, screen
+    assert screen.count("(500 blank lines)") == 2, screen
