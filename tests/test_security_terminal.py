@@ -1,13 +1,15 @@
 """Security promise: what the endpoint, a tool or a server sends reaches a terminal without
 control sequences (no clipboard write, title change, screen clear, BEL) or Rich markup (no
-hyperlink, no style); an approval question shows the whole command; a pipe gets the
-model's exact bytes. The real CLI runs in pseudo-terminals against a hostile stub."""
+hyperlink, no style); an approval question shows the whole command; `/copy` puts no control
+character on the clipboard; a pipe gets the model's exact bytes. The real CLI runs in
+pseudo-terminals against a hostile stub."""
 
 from __future__ import annotations
 
 import asyncio
 import io
 import json
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -220,3 +222,35 @@ def test_an_approval_question_shows_the_command_between_runs_of_blank_lines(cli,
     for line in ("bash: echo hi", "rm -rf ~/precious", "echo done"):
         assert line in screen, screen
     assert screen.count("(500 blank lines)") == 2, screen
+
+
+def fake_clipboard(cli: CLI, folder: Path) -> Path:
+    """A `wl-copy` first on `cli`'s PATH that keeps what it is given in the file returned."""
+    tool, kept = folder / "bin" / "wl-copy", folder / "clipboard"
+    tool.parent.mkdir()
+    tool.write_text(f"#!/bin/sh\ncat > '{kept}'\n")
+    tool.chmod(0o755)
+    cli.env["PATH"] = f"{tool.parent}{os.pathsep}{cli.env['PATH']}"
+    return kept
+
+
+def test_copy_puts_no_control_characters_on_the_clipboard(cli, stub, tmp_path):
+    paste_out = "\x1b[201~"  # ends a bracketed paste: what follows would run in a shell
+    answer = f"{HOSTILE}\n{paste_out}rm -rf ~/precious\r\n```\nls {TITLE}\n```\n"
+    stub.handler = lambda rec: openai_stream(answer)
+    clipboard = fake_clipboard(cli, tmp_path)
+    chat = PtySession(cli, "chat", rows=40, cols=120)
+    try:
+        chat.expect("›")
+        chat.send_line("hello")
+        chat.expect("precious")
+        chat.send_line("/copy")
+        chat.expect("copied the last answer \\(wl-copy\\)")
+        copied = clipboard.read_text()
+        chat.send_line("/copy code")
+        chat.expect("copied code block 1")
+        code = clipboard.read_text()
+    finally:
+        chat.close()
+    assert copied == "Look here and there  done.\nrm -rf ~/precious\n```\nls \n```\n"
+    assert code == "ls \n"
