@@ -8,6 +8,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,19 +138,41 @@ def load_config(flag: str | None = None) -> Config:
         if flag or os.environ.get("TOOLNEXUS_CONFIG"):
             raise UsageError(f"{path}: no such config file")
         return Config(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{path}: byte {exc.start} is not UTF-8: save the config as UTF-8 "
-                         "text") from None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read the config file: {exc.strerror or exc}") from None
+    text = _read_own_file(path)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path}: {exc}: fix the TOML syntax there") from None
     _validate(path, text, data, TOP_KEYS, "")
     return Config(path, data)
+
+
+def _read_own_file(path: Path) -> str:
+    """The config's text, once it is known that nobody else could have written it."""
+    try:
+        with path.open("rb") as handle:
+            _check_written_by_owner(path, os.fstat(handle.fileno()))
+            data = handle.read()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read the config file: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: byte {exc.start} is not UTF-8: save the config as UTF-8 "
+                         "text") from None
+
+
+def _check_written_by_owner(path: Path, status: os.stat_result) -> None:
+    """Refuse, as ssh does, a config file another user owns or may write: it names the
+    commands toolnexus runs (api_key_cmd, MCP servers, functions) and where keys go."""
+    if not hasattr(os, "getuid"):  # no POSIX owners and modes
+        return
+    if status.st_uid not in (os.getuid(), 0):
+        raise UsageError(f"{path} belongs to another user (uid {status.st_uid}): only a "
+                         "config file of your own (or root's) is read")
+    if status.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise UsageError(f"{path} is writable by other users than you: 'chmod go-w {path}' "
+                         "fixes it")
 
 
 def _validate(path: Path, text: str, data: dict[str, Any], schema: dict[str, Any],
