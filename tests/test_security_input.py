@@ -1,8 +1,8 @@
 """Security promises: files holding typed text or keys are 0600 whatever the umask and the
 folder's mode; a config file others can write is refused, as ssh refuses one; no input
-gives a traceback - undecodable stdin or config, a config path that is a folder, huge stdin,
-a broken or locked thread database, a closed stdout. Each runs the real CLI as a subprocess
-(or in a pty where it needs a terminal)."""
+gives a traceback - undecodable stdin or config, a config path that is a folder, a number
+out of its range, huge stdin, a broken or locked thread database, a closed stdout. Each runs
+the real CLI as a subprocess (or in a pty where it needs a terminal)."""
 
 from __future__ import annotations
 
@@ -126,6 +126,26 @@ def test_a_config_file_owned_by_another_user_is_refused(cli, stub):
     line = one_line_before_anything_is_sent(cli.run("ask", "hi"), stub)
     assert line == (f"error: {cli.config_file} belongs to another user (uid 65534): only "
                     "a config file of your own (or root's) is read\n")
+
+
+@pytest.mark.parametrize("setting, said", [
+    ("max_turns = 0", "config.toml:1: 'max_turns' must be a whole number from 1 to 1000 "
+                      "(model calls per question)"),
+    ("max_turns = 5000", "'max_turns' must be a whole number from 1 to 1000"),
+    ("timeout = nan", "config.toml:1: 'timeout' must be a number of seconds above 0 and "
+                      "at most 86400 (a day)"),
+    ("timeout = inf", "'timeout' must be a number of seconds above 0 and at most 86400"),
+    ("[models.m]\ncontext_window = 10_000_000_000",
+     "config.toml:2: 'models.m.context_window' must be a whole number from 1 to 100000000 "
+     "(tokens)"),
+    ("[providers.p]\napi_key_cmd_timeout = 1e9",
+     "config.toml:2: 'providers.p.api_key_cmd_timeout' must be a number of seconds above 0 "
+     "and at most 3600 (an hour)"),
+])
+def test_a_number_out_of_its_range_is_one_line(cli, stub, setting, said):
+    cli.write_config(setting + "\n")
+    line = one_line_before_anything_is_sent(cli.run("ask", "hi"), stub)
+    assert said in line, line
 
 
 def test_a_config_path_that_is_a_folder_is_one_line(cli, stub, tmp_path):

@@ -56,6 +56,38 @@ BUILTIN_PROVIDERS: dict[str, dict[str, Any]] = {
 
 UI_CHOICES = {"editing_mode": ["emacs", "vi"], "theme": ["auto", "dark", "light"]}
 
+
+@dataclass(frozen=True)
+class Limit:
+    """The values a numeric setting may take: whole numbers from `low` to `high`, or for
+    `seconds`, any number above `low` and at most `high` (`what` says what it counts)."""
+
+    low: int
+    high: int
+    what: str
+    seconds: bool = False
+
+    def allows(self, value: float) -> bool:
+        if isinstance(value, bool):
+            return False
+        if self.seconds:
+            return self.low < value <= self.high  # false for nan too
+        return isinstance(value, int) and self.low <= value <= self.high
+
+    def rule(self) -> str:
+        if self.seconds:
+            return f"a number of seconds above {self.low} and at most {self.high} ({self.what})"
+        return f"a whole number from {self.low} to {self.high} ({self.what})"
+
+
+# Every numeric setting, by its key wherever it stands (top level, provider, model).
+LIMITS = {
+    "max_turns": Limit(1, 1000, "model calls per question"),
+    "context_window": Limit(1, 100_000_000, "tokens"),
+    "timeout": Limit(0, 86_400, "a day", seconds=True),
+    "api_key_cmd_timeout": Limit(0, 3_600, "an hour", seconds=True),
+}
+
 DEFAULT_TIMEOUT_S = 600.0
 
 NOTHING_CONFIGURED = (
@@ -207,9 +239,10 @@ def _validate(path: Path, text: str, data: dict[str, Any], schema: dict[str, Any
                 f"{_where(path, text, key, prefix)}: '{dotted}' must be a {_type_name(expected)}")
         else:
             _check_choice(path, text, key, prefix, value)
-            if key == "context_window" and (isinstance(value, bool) or value <= 0):
-                raise UsageError(f"{_where(path, text, key, prefix)}: '{dotted}' must be the "
-                                 "model's context window in tokens, a whole number above 0")
+            limit = LIMITS.get(key)
+            if limit is not None and not limit.allows(value):
+                raise UsageError(f"{_where(path, text, key, prefix)}: '{dotted}' must be "
+                                 f"{limit.rule()}")
 
 
 def _choices(prefix: str, key: str) -> list[str] | None:
@@ -377,10 +410,9 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
         price=_price(entry.get("price")),
         prompt_cache=entry.get("prompt_cache", provider.get("prompt_cache", True)),
         system=system or env.get("TOOLNEXUS_SYSTEM") or config.data.get("system"),
-        max_turns=config.data.get("max_turns", 10),
-        timeout=_positive(config, "timeout", config.data.get("timeout", DEFAULT_TIMEOUT_S)),
-        api_key_cmd_timeout=_positive(config, f"providers.{provider_name}.api_key_cmd_timeout",
-                                      provider.get("api_key_cmd_timeout", 30.0)),
+        max_turns=config.data.get("max_turns", 10),  # the numbers were checked (LIMITS)
+        timeout=float(config.data.get("timeout", DEFAULT_TIMEOUT_S)),
+        api_key_cmd_timeout=float(provider.get("api_key_cmd_timeout", 30.0)),
         context_window=window or provider.get("context_window")
         or config.data.get("context_window"),
     )
@@ -392,12 +424,6 @@ def _price(table: dict[str, float] | None) -> Price | None:
     from toolnexus.pricing import Price
 
     return Price(**table)  # the keys and values were checked when the file was read
-
-
-def _positive(config: Config, key: str, seconds: float) -> float:
-    if isinstance(seconds, bool) or seconds <= 0:
-        raise UsageError(f"{config.path}: '{key}' must be a number of seconds above 0")
-    return float(seconds)
 
 
 def _model_entry(config: Config, name: str) -> dict[str, Any] | None:
