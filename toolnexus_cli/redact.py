@@ -57,6 +57,11 @@ class Redactor:
         found = {form for s in secrets_ if s and len(s) >= MIN_SECRET for form in _forms(s)}
         self.secrets = sorted(found, key=len, reverse=True)  # a longer one may hold a shorter
         self._pattern = re.compile("|".join(map(re.escape, self.secrets))) if found else None
+        self._by_first: dict[str, list[str]] = {}  # the secrets by their first character
+        for secret in self.secrets:
+            self._by_first.setdefault(secret[0], []).append(secret)
+        self._first = re.compile(f"[{''.join(map(re.escape, self._by_first))}]") if found \
+            else None
 
     @classmethod
     def for_run(cls, key: str | None, target: Any = None, store: Any = None) -> Redactor:
@@ -82,12 +87,13 @@ class Redactor:
         """`pieces` without the known secrets, redacted as the one text they make: a secret
         that spans pieces is masked in the piece where it begins (the rest of it goes).
         Neighbours of one kind are joined."""
-        text = "".join(part for _, part in pieces)
         if self._pattern is None:
             return _joined(pieces)
+        text = "".join(part for _, part in pieces)
         spans = [match.span() for match in self._pattern.finditer(text)]
         masked = self._pattern.sub(MASK, text)
-        out, start, end = [], 0, 0
+        out: list[Piece] = []
+        start = end = 0
         for kind, part in pieces:
             end += len(part)
             moved = _moved(end, spans)
@@ -96,8 +102,16 @@ class Redactor:
         return _joined(out)
 
     def could_begin(self, text: str) -> int:
-        """The length of the longest end of `text` that could begin a secret (0: none)."""
-        return max((_start_of(secret, text) for secret in self.secrets), default=0)
+        """The length of the longest end of `text` that could begin a secret (0: none).
+        Runs once per streamed delta, so it looks only at the end that is shorter than
+        the longest secret, and there only where some secret's first character stands."""
+        if self._first is None:
+            return 0
+        for first in self._first.finditer(text, max(0, len(text) - len(self.secrets[0]) + 1)):
+            end = text[first.start():]
+            if any(secret.startswith(end) for secret in self._by_first[end[0]]):
+                return len(end)
+        return 0
 
     def line(self, text: str) -> str:
         """One of the CLI's own lines (an error, a setting) without the known secrets or
@@ -265,17 +279,6 @@ class StreamRedactor:
         """What was held back (the stream ended, or something else comes between)."""
         held, self.held = self.held, []
         return held
-
-
-def _start_of(secret: str, text: str) -> int:
-    """The length of the longest end of `text` that begins `secret` (0: none). Runs once
-    per streamed delta, so it only looks where the secret's first character occurs."""
-    index = text.find(secret[0], max(0, len(text) - len(secret) + 1))
-    while index != -1:
-        if secret.startswith(text[index:]):
-            return len(text) - index
-        index = text.find(secret[0], index + 1)
-    return 0
 
 
 STREAMED = ("text", "reasoning")  # the events whose deltas make one stream
