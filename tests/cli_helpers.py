@@ -101,8 +101,11 @@ class CLI:
         return self.root / "data" / "toolnexus" / "threads.db"
 
     def write_config(self, text: str) -> Path:
+        """The user's config file, holding `text`; 0600, as a config others may write is
+        refused (whatever the umask of the tests)."""
         self.config_dir.mkdir(parents=True, exist_ok=True)
         self.config_file.write_text(text, encoding="utf-8")
+        self.config_file.chmod(0o600)
         return self.config_file
 
     def run(self, *args: str, input: str = "", env: dict[str, str | None] | None = None,

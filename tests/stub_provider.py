@@ -471,8 +471,11 @@ def _head(reply: Reply, keep: bool) -> bytes:
 
 # ----------------------------------------------------------------------------- payloads
 
-def _words(text: str, split: bool = True) -> list[str]:
-    """'Hello big world' -> ['Hello', ' big', ' world'] (about one word per piece)."""
+def _words(text: str | list[str], split: bool = True) -> list[str]:
+    """'Hello big world' -> ['Hello', ' big', ' world'] (about one word per piece); a list
+    is the pieces exactly."""
+    if isinstance(text, list):
+        return text
     if not split:
         return [text] if text else []
     return [p for p in re.split(r"(?<=\S)(?=\s)", text) if p]
@@ -533,13 +536,15 @@ def openai_tool_call(calls: list[tuple[str, dict | str]], usage: tuple[int, int]
     return _openai_body(message, "tool_calls", usage, model)
 
 
-def openai_stream(text: str | None = None, tool_calls: list[tuple[str, dict | str]] | None = None,
-                  usage: tuple[int, int] = (10, 5), reasoning: str | None = None,
+def openai_stream(text: str | list[str] | None = None,
+                  tool_calls: list[tuple[str, dict | str]] | None = None,
+                  usage: tuple[int, int] = (10, 5), reasoning: str | list[str] | None = None,
                   split: bool = True, model: str = "stub-model", reasoning_tokens: int = 0,
                   finish: str | None = None, cache: tuple[int, int] = NO_CACHE,
                   **sse: Any) -> Reply:
-    """A chat.completion.chunk stream; `finish` overrides the finish_reason ("length");
-    extra keywords (pause, chunks, ...) go to Reply.sse."""
+    """A chat.completion.chunk stream (`text` and `reasoning` as lists: those deltas
+    exactly); `finish` overrides the finish_reason ("length"); extra keywords (pause,
+    chunks, ...) go to Reply.sse."""
     base = {"id": "chatcmpl-stub", "object": "chat.completion.chunk",
             "created": int(time.time()), "model": model, "system_fingerprint": "fp_stub"}
 

@@ -1,7 +1,8 @@
 """Security promises: files holding typed text or keys are 0600 whatever the umask and the
-folder's mode; no input gives a traceback - undecodable stdin or config, a config path that
-is a folder, huge stdin, a broken or locked thread database, a closed stdout. Each runs the
-real CLI as a subprocess (or in a pty where it needs a terminal)."""
+folder's mode; a config file others can write is refused, as ssh refuses one; no input
+gives a traceback - undecodable stdin or config, a config path that is a folder, a number
+out of its range, huge stdin, a broken or locked thread database, a closed stdout. Each runs
+the real CLI as a subprocess (or in a pty where it needs a terminal)."""
 
 from __future__ import annotations
 
@@ -67,6 +68,15 @@ def test_the_keys_file_is_0600_under_umask_000_in_an_open_folder(cli):
     assert mode(cli.keys_file) == 0o600
 
 
+def test_a_config_file_toolnexus_writes_is_0600_under_umask_000_and_it_reads_it(cli):
+    child = under_umask_000(cli, "config", "init")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert mode(cli.config_file) == 0o600
+    assert cli.run("config", "show").code == 0
+
+
 # ------------------------------------------------------------------------- bad input
 
 def test_non_utf8_stdin_goes_through_with_replacement_and_one_warning(cli, stub):
@@ -91,6 +101,51 @@ def test_a_non_utf8_config_file_is_one_line(cli, stub):
     assert result.code == 2, result
     assert "UTF-8" in result.stderr and str(cli.config_file) in result.stderr
     assert "Traceback" not in result.stderr and result.stderr.count("\n") == 1
+
+
+def one_line_before_anything_is_sent(result, stub) -> str:
+    assert result.code == 2, result
+    assert "Traceback" not in result.stderr and result.stderr.count("\n") == 1, result
+    assert stub.requests == []
+    return result.stderr
+
+
+@pytest.mark.parametrize("mode", [0o620, 0o602, 0o666])
+def test_a_config_file_others_can_write_is_refused(cli, stub, mode):
+    cli.write_config('system = "answer in French"\n').chmod(mode)
+    for args in (("ask", "hi"), ("config", "show")):
+        line = one_line_before_anything_is_sent(cli.run(*args), stub)
+        assert line == (f"error: {cli.config_file} is writable by other users than you: "
+                        f"'chmod go-w {cli.config_file}' fixes it\n")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another user")
+def test_a_config_file_owned_by_another_user_is_refused(cli, stub):
+    cli.write_config('system = "answer in French"\n')
+    os.chown(cli.config_file, 65534, 65534)  # nobody
+    line = one_line_before_anything_is_sent(cli.run("ask", "hi"), stub)
+    assert line == (f"error: {cli.config_file} belongs to another user (uid 65534): only "
+                    "a config file of your own (or root's) is read\n")
+
+
+@pytest.mark.parametrize("setting, said", [
+    ("max_turns = 0", "config.toml:1: 'max_turns' must be a whole number from 1 to 1000 "
+                      "(model calls per question)"),
+    ("max_turns = 5000", "'max_turns' must be a whole number from 1 to 1000"),
+    ("timeout = nan", "config.toml:1: 'timeout' must be a number of seconds above 0 and "
+                      "at most 86400 (a day)"),
+    ("timeout = inf", "'timeout' must be a number of seconds above 0 and at most 86400"),
+    ("[models.m]\ncontext_window = 10_000_000_000",
+     "config.toml:2: 'models.m.context_window' must be a whole number from 1 to 100000000 "
+     "(tokens)"),
+    ("[providers.p]\napi_key_cmd_timeout = 1e9",
+     "config.toml:2: 'providers.p.api_key_cmd_timeout' must be a number of seconds above 0 "
+     "and at most 3600 (an hour)"),
+])
+def test_a_number_out_of_its_range_is_one_line(cli, stub, setting, said):
+    cli.write_config(setting + "\n")
+    line = one_line_before_anything_is_sent(cli.run("ask", "hi"), stub)
+    assert said in line, line
 
 
 def test_a_config_path_that_is_a_folder_is_one_line(cli, stub, tmp_path):

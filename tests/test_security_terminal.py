@@ -1,11 +1,15 @@
 """Security promise: what the endpoint, a tool or a server sends reaches a terminal without
-control sequences (no clipboard write, title change, screen clear, BEL); a pipe gets the
-model's exact bytes. The real CLI runs in pseudo-terminals against a hostile stub."""
+control sequences (no clipboard write, title change, screen clear, BEL) or Rich markup (no
+hyperlink, no style); an approval question shows the whole command; `/copy` puts no control
+character on the clipboard; a pipe gets the model's exact bytes. The real CLI runs in
+pseudo-terminals against a hostile stub."""
 
 from __future__ import annotations
 
 import asyncio
 import io
+import json
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -14,6 +18,7 @@ import pexpect
 
 from tests import cli_helpers, pty_screen
 from tests.cli_helpers import CLI
+from tests.pty_screen import PtySession
 from tests.stub_provider import Recorded, Reply, openai_stream
 from toolnexus import create_toolkit
 from toolnexus.visible import visible
@@ -175,4 +180,77 @@ def test_the_stderr_tail_is_bounded():
     assert tail.last_line() == "the end^[[2J"
 
 
+MARKUP = "[link=https://evil.example]click[/link] and [bold red]LOUD[/bold red]"
+HYPERLINK = "\x1b]8;"  # OSC 8: the terminal makes the text a link
 
+
+def test_tools_shows_markup_from_tools_and_servers_literally(cli, stub, tmp_path):
+    tools = tmp_path / "tools.py"
+    tools.write_text(f'def lure() -> str:\n    """{MARKUP}"""\n    return ""\n')
+    mcp = tmp_path / "mcp.json"  # a server that cannot start: /tools lists its name
+    mcp.write_text(json.dumps({"mcpServers": {"[link=https://evil.example]srv[/link]": {}}}))
+    chat = PtySession(cli, "chat", "--functions", str(tools), "--mcp", str(mcp),
+                      rows=40, cols=160)
+    try:
+        chat.expect("›")
+        chat.send_line("/tools")
+        chat.wait(lambda: "mcp:" in chat.term.text() and chat.term.cursor_line() == "›",
+                  "the tools listed and a new prompt")
+    finally:
+        chat.close()
+    assert HYPERLINK not in chat.term.raw_text()
+    assert MARKUP in chat.term.text()
+    assert "mcp:[link=https://evil.example]srv[/link]" in chat.term.text()
+
+
+def test_an_approval_question_shows_the_command_between_runs_of_blank_lines(cli, stub):
+    """Blank lines cannot push a command off a 40-row screen, above or below it."""
+    command = "echo hi\n" + "\n" * 500 + "rm -rf ~/precious\n" + "  \t\n" * 500 + "echo done"
+    replies = [openai_stream(tool_calls=[("bash", {"command": command})]),
+               openai_stream("not run")]
+    stub.handler = lambda rec: replies[len(stub.requests) - 1]
+    chat = PtySession(cli, "chat", "--builtins", rows=40, cols=100)
+    try:
+        chat.expect("›")
+        chat.send_line("go")
+        chat.expect(r"\[y\]es / \[n\]o / \[a\]lways")
+        screen = "\n".join(chat.term.display())
+        chat.child.send("n")
+        chat.expect("not run")
+    finally:
+        chat.close()
+    for line in ("bash: echo hi", "rm -rf ~/precious", "echo done"):
+        assert line in screen, screen
+    assert screen.count("(500 blank lines)") == 2, screen
+
+
+def fake_clipboard(cli: CLI, folder: Path) -> Path:
+    """A `wl-copy` first on `cli`'s PATH that keeps what it is given in the file returned."""
+    tool, kept = folder / "bin" / "wl-copy", folder / "clipboard"
+    tool.parent.mkdir()
+    tool.write_text(f"#!/bin/sh\ncat > '{kept}'\n")
+    tool.chmod(0o755)
+    cli.env["PATH"] = f"{tool.parent}{os.pathsep}{cli.env['PATH']}"
+    return kept
+
+
+def test_copy_puts_no_control_characters_on_the_clipboard(cli, stub, tmp_path):
+    paste_out = "\x1b[201~"  # ends a bracketed paste: what follows would run in a shell
+    answer = f"{HOSTILE}\n{paste_out}rm -rf ~/precious\r\n```\nls {TITLE}\n```\n"
+    stub.handler = lambda rec: openai_stream(answer)
+    clipboard = fake_clipboard(cli, tmp_path)
+    chat = PtySession(cli, "chat", rows=40, cols=120)
+    try:
+        chat.expect("›")
+        chat.send_line("hello")
+        chat.expect("precious")
+        chat.send_line("/copy")
+        chat.expect("copied the last answer \\(wl-copy\\)")
+        copied = clipboard.read_text()
+        chat.send_line("/copy code")
+        chat.expect("copied code block 1")
+        code = clipboard.read_text()
+    finally:
+        chat.close()
+    assert copied == "Look here and there  done.\nrm -rf ~/precious\n```\nls \n```\n"
+    assert code == "ls \n"

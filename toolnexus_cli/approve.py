@@ -88,7 +88,9 @@ def panel(console: Any, body: str, title: str) -> None:
 
     from toolnexus.visible import unmistakable
 
-    console.print(Panel(Text(unmistakable(body)), title=Text(unmistakable(title)),
+    from .render import call_text
+
+    console.print(Panel(call_text(body), title=Text(unmistakable(title)),
                         title_align="left", border_style="yellow", expand=False))
 
 

@@ -49,7 +49,7 @@ class JsonOutput:
 
     def event(self, event: dict[str, Any]) -> None:
         if self.events:
-            self._print(_event_json(event))
+            self._print(self._event_json(event))
         elif event["type"] == "compaction":
             self.compactions.append(event)
 
@@ -59,7 +59,7 @@ class JsonOutput:
     def finish(self, result: RunResult, thread: str | None,
                facts: FooterFacts = NO_FACTS) -> None:
         if not self.events:
-            body = result_json(result, thread or "", facts.price)
+            body = result_json(self.session.redact.result(result), thread or "", facts.price)
             if self.compactions:
                 body["compactions"] = self.compactions
             self._print(body)
@@ -69,8 +69,8 @@ class JsonOutput:
         sys.stdout.write(self.session.redact(line) + "\n")
         sys.stdout.flush()
 
-
-def _event_json(event: dict[str, Any]) -> dict[str, Any]:
-    if event["type"] == "done":
-        return {"type": "done", "result": dataclasses.asdict(event["result"])}
-    return event
+    def _event_json(self, event: dict[str, Any]) -> dict[str, Any]:
+        if event["type"] == "done":
+            result = self.session.redact.result(event["result"])
+            return {"type": "done", "result": dataclasses.asdict(result)}
+        return event

@@ -3,11 +3,16 @@
 OSC 52 asks the terminal itself to set its clipboard, so it works over SSH too. It is the
 one OSC 52 the program ever writes: our own, with the text base64-encoded, so nothing in
 the text can act on the terminal (the model's text is always shown `visible`).
+
+What is copied is pasted later, into a shell perhaps: escape sequences and control
+characters are taken out first (an "end of bracketed paste" sequence in a model's answer
+would make the shell run the rest of the paste as typed).
 """
 
 from __future__ import annotations
 
 import base64
+import re
 import shutil
 import subprocess
 from typing import TextIO
@@ -16,9 +21,22 @@ NATIVE_TOOLS = (["wl-copy"], ["xclip", "-selection", "clipboard"], ["xsel", "--c
                                                                    "--input"], ["pbcopy"])
 TOOL_TIMEOUT_S = 5.0
 
+# A whole escape sequence: CSI (ESC [ or its 8-bit form) with its parameters; an OSC, DCS,
+# SOS, PM or APC string with its terminator; or ESC, intermediates and a final character.
+_ESCAPE = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
+                     r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d-\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)"
+                     r"|\x1b[ -/]*[0-~]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # every one but tab and line feed
+
+
+def pasteable(text: str) -> str:
+    """`text` without escape sequences or control characters (tabs and line ends stay)."""
+    return _CONTROL.sub("", _ESCAPE.sub("", text))
+
 
 def copy_text(text: str, terminal: TextIO) -> str:
-    """Copy `text`; the name of what did it ("xclip", "OSC 52")."""
+    """Copy `text`, made `pasteable`; the name of what did it ("xclip", "OSC 52")."""
+    text = pasteable(text)
     for command in NATIVE_TOOLS:
         path = shutil.which(command[0])
         if path is None:

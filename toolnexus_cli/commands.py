@@ -149,10 +149,11 @@ class Commands(ContextCommands):
         for style in ("bold", "", ""):
             table.add_column(style=style, no_wrap=True)
         table.add_column(style="dim", overflow="fold")  # the whole description, wrapped
-        for row in rows:
+        for row in rows:  # Text: markup in a server's names or words shows as written
             about = row["description"] if row["status"] == "ok" else row["status"]
-            table.add_row(*(visible(str(row[key])) for key in ("name", "source", "approval")),
-                          visible(" ".join(about.split())))
+            table.add_row(*(Text(visible(str(row[key]))) for key in ("name", "source",
+                                                                     "approval")),
+                          Text(visible(" ".join(about.split()))))
         self.console.print(table)
 
     async def thread(self, arg: str) -> None:

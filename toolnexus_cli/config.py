@@ -8,6 +8,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +59,38 @@ BUILTIN_PROVIDERS: dict[str, dict[str, Any]] = {
 
 UI_CHOICES = {"editing_mode": ["emacs", "vi"], "theme": ["auto", "dark", "light"]}
 SANDBOX_MODES = ["workspace-write", "read-only", "off"]  # toolnexus.sandbox.MODES
+
+
+@dataclass(frozen=True)
+class Limit:
+    """The values a numeric setting may take: whole numbers from `low` to `high`, or for
+    `seconds`, any number above `low` and at most `high` (`what` says what it counts)."""
+
+    low: int
+    high: int
+    what: str
+    seconds: bool = False
+
+    def allows(self, value: float) -> bool:
+        if isinstance(value, bool):
+            return False
+        if self.seconds:
+            return self.low < value <= self.high  # false for nan too
+        return isinstance(value, int) and self.low <= value <= self.high
+
+    def rule(self) -> str:
+        if self.seconds:
+            return f"a number of seconds above {self.low} and at most {self.high} ({self.what})"
+        return f"a whole number from {self.low} to {self.high} ({self.what})"
+
+
+# Every numeric setting, by its key wherever it stands (top level, provider, model).
+LIMITS = {
+    "max_turns": Limit(1, 1000, "model calls per question"),
+    "context_window": Limit(1, 100_000_000, "tokens"),
+    "timeout": Limit(0, 86_400, "a day", seconds=True),
+    "api_key_cmd_timeout": Limit(0, 3_600, "an hour", seconds=True),
+}
 
 DEFAULT_TIMEOUT_S = 600.0
 
@@ -141,19 +174,41 @@ def load_config(flag: str | None = None) -> Config:
         if flag or os.environ.get("TOOLNEXUS_CONFIG"):
             raise UsageError(f"{path}: no such config file")
         return Config(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{path}: byte {exc.start} is not UTF-8: save the config as UTF-8 "
-                         "text") from None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read the config file: {exc.strerror or exc}") from None
+    text = _read_own_file(path)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path}: {exc}: fix the TOML syntax there") from None
     _validate(path, text, data, TOP_KEYS, "")
     return Config(path, data)
+
+
+def _read_own_file(path: Path) -> str:
+    """The config's text, once it is known that nobody else could have written it."""
+    try:
+        with path.open("rb") as handle:
+            _check_written_by_owner(path, os.fstat(handle.fileno()))
+            data = handle.read()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read the config file: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: byte {exc.start} is not UTF-8: save the config as UTF-8 "
+                         "text") from None
+
+
+def _check_written_by_owner(path: Path, status: os.stat_result) -> None:
+    """Refuse, as ssh does, a config file another user owns or may write: it names the
+    commands toolnexus runs (api_key_cmd, MCP servers, functions) and where keys go."""
+    if not hasattr(os, "getuid"):  # no POSIX owners and modes
+        return
+    if status.st_uid not in (os.getuid(), 0):
+        raise UsageError(f"{path} belongs to another user (uid {status.st_uid}): only a "
+                         "config file of your own (or root's) is read")
+    if status.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise UsageError(f"{path} is writable by other users than you: 'chmod go-w {path}' "
+                         "fixes it")
 
 
 def _validate(path: Path, text: str, data: dict[str, Any], schema: dict[str, Any],
@@ -188,9 +243,10 @@ def _validate(path: Path, text: str, data: dict[str, Any], schema: dict[str, Any
                 f"{_where(path, text, key, prefix)}: '{dotted}' must be a {_type_name(expected)}")
         else:
             _check_choice(path, text, key, prefix, value)
-            if key == "context_window" and (isinstance(value, bool) or value <= 0):
-                raise UsageError(f"{_where(path, text, key, prefix)}: '{dotted}' must be the "
-                                 "model's context window in tokens, a whole number above 0")
+            limit = LIMITS.get(key)
+            if limit is not None and not limit.allows(value):
+                raise UsageError(f"{_where(path, text, key, prefix)}: '{dotted}' must be "
+                                 f"{limit.rule()}")
 
 
 def _choices(prefix: str, key: str) -> list[str] | None:
@@ -360,10 +416,9 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
         price=_price(entry.get("price")),
         prompt_cache=entry.get("prompt_cache", provider.get("prompt_cache", True)),
         system=system or env.get("TOOLNEXUS_SYSTEM") or config.data.get("system"),
-        max_turns=config.data.get("max_turns", 10),
-        timeout=_positive(config, "timeout", config.data.get("timeout", DEFAULT_TIMEOUT_S)),
-        api_key_cmd_timeout=_positive(config, f"providers.{provider_name}.api_key_cmd_timeout",
-                                      provider.get("api_key_cmd_timeout", 30.0)),
+        max_turns=config.data.get("max_turns", 10),  # the numbers were checked (LIMITS)
+        timeout=float(config.data.get("timeout", DEFAULT_TIMEOUT_S)),
+        api_key_cmd_timeout=float(provider.get("api_key_cmd_timeout", 30.0)),
         context_window=window or provider.get("context_window")
         or config.data.get("context_window"),
     )
@@ -375,12 +430,6 @@ def _price(table: dict[str, float] | None) -> Price | None:
     from toolnexus.pricing import Price
 
     return Price(**table)  # the keys and values were checked when the file was read
-
-
-def _positive(config: Config, key: str, seconds: float) -> float:
-    if isinstance(seconds, bool) or seconds <= 0:
-        raise UsageError(f"{config.path}: '{key}' must be a number of seconds above 0")
-    return float(seconds)
 
 
 def _model_entry(config: Config, name: str) -> dict[str, Any] | None:

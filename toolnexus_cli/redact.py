@@ -2,80 +2,157 @@
 
 One Redactor does it all. Everywhere (answers, events, transcripts, tool output) it
 replaces the secrets the run holds: the key, every key the environment could supply,
-provider header values, the base URL's password and the thread store's DSN password. In
+provider header values, the password and the keys in the query of the base URL, and the
+thread store's DSN password; each also in its base64, hex and percent-encoded forms. In
 the CLI's own lines (errors, `config show`) it also masks the password of any URL
-(`scheme://user:PASSWORD@host`, or a lone token before the `@`) and of any keyword-form
+(`scheme://user:PASSWORD@host`, or a lone token before the `@`), the query parameters of
+any URL that name a secret (`?api-key=`, `&token=`) and the password of any keyword-form
 DSN (`host=db password=PASSWORD`), known or not. It does not guess at such patterns in
 what a model or tool wrote: that would rewrite the code in an answer.
+
+A streamed answer is redacted as one stream, its reasoning and text together, so a secret
+split across deltas (or begun in the reasoning and ended in the text) is caught too.
 """
 
 from __future__ import annotations
 
+import base64
+import dataclasses
 import os
 import re
-from typing import Any
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, quote, unquote, urlsplit
+
+if TYPE_CHECKING:
+    from toolnexus import RunResult
 
 MASK = "***"
 MIN_SECRET = 4  # shorter values are not replaced (they would blank out ordinary words)
+MIN_ENCODED = 8  # the encoded forms of shorter ones could turn up in ordinary text
 # Header values that describe a request rather than authenticate it; every other header
 # value is a secret.
 PUBLIC_HEADERS = {"accept", "content-type", "user-agent", "anthropic-version", "anthropic-beta",
                   "openai-beta", "http-referer", "referer", "x-title"}
-# A config key whose last word is one of these holds a secret ("max_tokens" does not).
-SECRET_SETTING = re.compile(r"(^|[_-])(key|token|secret|password|authorization|cookie)$", re.I)
+# A config key whose last word is one of these holds a secret ("max_tokens" does not);
+# a key command may hold the key itself (`echo sk-...`).
+SECRET_SETTING = re.compile(r"(^|[_-])(key|key_cmd|token|secret|password|authorization|cookie)$",
+                            re.I)
+# A URL query parameter whose name ends so carries a secret (`api-key`, `access_token`, `sig`).
+SECRET_PARAMETER = re.compile(r"(^|[_.-]|api)(key|token|secret|password|sig|signature|auth)$",
+                              re.I)
 
 _URL_USERINFO = re.compile(r"(\b[a-z][a-z0-9+.-]*://)([^\s/@]+)@", re.I)
+_URL_QUERY = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^\s?#'\"<>]*\?)([^\s#'\"<>]*)", re.I)
+_QUERY_PARAMETER = re.compile(r"([^=&;]+)=([^&;]*)")
 _DSN_PASSWORD = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s'\"]+)", re.I)
+_URLSAFE = str.maketrans("+/", "-_")
+
+Piece = tuple[str, str]  # (kind, text): a stretch of a stream whose kinds take turns
 
 
 class Redactor:
     """Removes secrets from anything the CLI prints or saves."""
 
     def __init__(self, *secrets_: str | None) -> None:
-        found = {s for s in secrets_ if s and len(s) >= MIN_SECRET}
+        found = {form for s in secrets_ if s and len(s) >= MIN_SECRET for form in _forms(s)}
         self.secrets = sorted(found, key=len, reverse=True)  # a longer one may hold a shorter
+        self._pattern = re.compile("|".join(map(re.escape, self.secrets))) if found else None
+        self._by_first: dict[str, list[str]] = {}  # the secrets by their first character
+        for secret in self.secrets:
+            self._by_first.setdefault(secret[0], []).append(secret)
+        self._first = re.compile(f"[{''.join(map(re.escape, self._by_first))}]") if found \
+            else None
 
     @classmethod
     def for_run(cls, key: str | None, target: Any = None, store: Any = None) -> Redactor:
         """The run's key, every key the environment could have supplied, the target's
-        header values and base URL password, and the password of the store's DSN."""
+        header values, the password and query keys of its base URL, and the password of
+        the store's DSN."""
         secrets_ = [key, *(os.environ.get(name) for name in key_variables())]
         if target is not None:
             secrets_ += [value for name, value in (target.headers or {}).items()
                          if name.lower() not in PUBLIC_HEADERS]
-            secrets_.append(_password(target.base_url))
+            secrets_ += _url_secrets(target.base_url)
         dsn = getattr(store, "dsn", None)
         if isinstance(dsn, str):
-            secrets_.append(_password(dsn))
+            secrets_ += _url_secrets(dsn)
             secrets_ += [match.group(2).strip("'") for match in _DSN_PASSWORD.finditer(dsn)]
         return cls(*secrets_)
 
     def __call__(self, text: str) -> str:
-        """`text` without the known secrets (safe on a piece of a stream, too)."""
-        for secret in self.secrets:
-            text = text.replace(secret, MASK)
-        return text
+        """`text` without the known secrets."""
+        return self._pattern.sub(MASK, text) if self._pattern else text
+
+    def pieces(self, pieces: list[Piece]) -> list[Piece]:
+        """`pieces` without the known secrets, redacted as the one text they make: a secret
+        that spans pieces is masked in the piece where it begins (the rest of it goes).
+        Neighbours of one kind are joined."""
+        if self._pattern is None:
+            return _joined(pieces)
+        text = "".join(part for _, part in pieces)
+        spans = [match.span() for match in self._pattern.finditer(text)]
+        masked = self._pattern.sub(MASK, text)
+        out: list[Piece] = []
+        start = end = 0
+        for kind, part in pieces:
+            end += len(part)
+            moved = _moved(end, spans)
+            out.append((kind, masked[start:moved]))
+            start = moved
+        return _joined(out)
+
+    def could_begin(self, text: str) -> int:
+        """The length of the longest end of `text` that could begin a secret (0: none).
+        Runs once per streamed delta, so it looks only at the end that is shorter than
+        the longest secret, and there only where some secret's first character stands."""
+        if self._first is None:
+            return 0
+        for first in self._first.finditer(text, max(0, len(text) - len(self.secrets[0]) + 1)):
+            end = text[first.start():]
+            if any(secret.startswith(end) for secret in self._by_first[end[0]]):
+                return len(end)
+        return 0
 
     def line(self, text: str) -> str:
         """One of the CLI's own lines (an error, a setting) without the known secrets or
-        any URL or DSN password."""
+        any URL password or secret query parameter, or DSN password."""
         text = _URL_USERINFO.sub(_masked_userinfo, self(text))
+        text = _URL_QUERY.sub(_masked_query, text)
         return _DSN_PASSWORD.sub(rf"\g<1>{MASK}", text)
 
     def value(self, data: Any) -> Any:
-        """A copy of a JSON-like value (a transcript, an event) without the secrets."""
+        """A copy of a JSON-like value (a transcript, an event) without the secrets. An
+        assistant message's reasoning and text are redacted as the stream they came in."""
         if isinstance(data, str):
             return self(data)
         if isinstance(data, list):
             return [self.value(item) for item in data]
         if isinstance(data, dict):
+            if _reasoned(data):
+                data = self._message(data)
             return {key: self.value(item) for key, item in data.items()}
         return data
 
+    def _message(self, message: dict[str, Any]) -> dict[str, Any]:
+        """An assistant message whose reasoning and text are redacted as one stream."""
+        said = dict(self.pieces([("reasoning", message["reasoning"]),
+                                 ("content", message["content"])]))
+        return {**message, "reasoning": said.get("reasoning", ""),
+                "content": said.get("content", "")}
+
+    def result(self, result: RunResult) -> RunResult:
+        """A copy of a run's result without the secrets; its text is the last message's,
+        redacted with that message's reasoning."""
+        messages = self.value(result.messages)
+        last = result.messages[-1] if result.messages else {}
+        text = messages[-1]["content"] if _reasoned(last) and last["content"] == result.text \
+            else self(result.text)
+        return dataclasses.replace(result, messages=messages, text=text,
+                                   tool_calls=self.value(result.tool_calls))
+
     def setting(self, path: str, value: Any) -> Any:
         """A config value as `config show` prints it: masked whole when its key names a
-        secret or it is a header, else without passwords."""
+        secret (or a key command) or it is a header, else as one of the CLI's lines."""
         if SECRET_SETTING.search(path.rsplit(".", 1)[-1]) or ".headers." in path.lower():
             return MASK
         return self.line(value) if isinstance(value, str) else value
@@ -98,64 +175,137 @@ def _masked_userinfo(match: re.Match[str]) -> str:
     return f"{match.group(1)}{user + ':' if colon else ''}{MASK}@"
 
 
-def _password(url: str | None) -> str | None:
+def _masked_query(match: re.Match[str]) -> str:
+    return match.group(1) + _QUERY_PARAMETER.sub(_masked_parameter, match.group(2))
+
+
+def _masked_parameter(match: re.Match[str]) -> str:
+    name = match.group(1)
+    return f"{name}={MASK}" if SECRET_PARAMETER.search(unquote(name)) else match.group(0)
+
+
+def _url_secrets(url: str | None) -> list[str | None]:
+    """The password of `url` and the values of its query parameters that name a secret."""
     try:
-        return urlsplit(url or "").password
+        parts = urlsplit(url or "")
+        password = parts.password
     except ValueError:
-        return None
+        return []
+    return [password, *(value for name, value in parse_qsl(parts.query)
+                        if SECRET_PARAMETER.search(name))]
+
+
+def _forms(secret: str) -> set[str]:
+    """`secret` and, unless it is short, how it reads base64, hex or percent-encoded."""
+    if len(secret) < MIN_ENCODED:
+        return {secret}
+    raw = secret.encode()
+    percent = {quote(secret, safe=""), quote(secret)}
+    return {secret, raw.hex(), raw.hex().upper(), *_base64_cores(raw), *percent,
+            *(re.sub("%[0-9A-F]{2}", lambda m: m.group().lower(), form) for form in percent)}
+
+
+def _base64_cores(raw: bytes) -> set[str]:
+    """The base64 characters that come from `raw` alone, wherever it stands in what was
+    encoded (3 alignments: it may follow other bytes, as in `user:KEY`), in both alphabets."""
+    cores = set()
+    for offset in range(3):
+        encoded = base64.b64encode(bytes(offset) + raw).decode("ascii")
+        core = encoded[-(-offset * 8 // 6):(offset + len(raw)) * 8 // 6]
+        cores |= {core, core.translate(_URLSAFE)}
+    return cores
+
+
+def _reasoned(message: Any) -> bool:
+    """Whether `message` is an assistant message with reasoning and text (one stream)."""
+    return (isinstance(message, dict) and isinstance(message.get("reasoning"), str)
+            and isinstance(message.get("content"), str))
+
+
+def _moved(position: int, spans: list[tuple[int, int]]) -> int:
+    """Where `position` of a text is once each of `spans` is replaced by MASK; from inside
+    a span it moves to the end of that mask (the secret is masked where it begins)."""
+    shift = 0
+    for start, end in spans:
+        if position <= start:
+            break
+        if position < end:
+            return start - shift + len(MASK)
+        shift += end - start - len(MASK)
+    return position - shift
+
+
+def _joined(pieces: list[Piece]) -> list[Piece]:
+    """`pieces` without empty ones, neighbours of one kind made one."""
+    out: list[Piece] = []
+    for kind, text in pieces:
+        if out and out[-1][0] == kind:
+            out[-1] = (kind, out[-1][1] + text)
+        elif text:
+            out.append((kind, text))
+    return out
+
+
+def _cut(pieces: list[Piece], at: int) -> tuple[list[Piece], list[Piece]]:
+    """`pieces` cut in two where their joined text is cut at `at`."""
+    before: list[Piece] = []
+    after: list[Piece] = []
+    for kind, text in pieces:
+        before += [(kind, text[:at])] if text[:at] else []
+        after += [(kind, text[at:])] if text[at:] else []
+        at = max(0, at - len(text))
+    return before, after
 
 
 class StreamRedactor:
-    """Redacts text that arrives in pieces: a piece ending in what could be the start of a
-    secret is held back until the next piece shows whether it is one."""
-
-    def __init__(self, redact: Redactor) -> None:
-        self.redact, self.held = redact, ""
-
-    def feed(self, piece: str) -> str:
-        if not self.redact.secrets:
-            return piece
-        text = self.redact(self.held + piece)
-        keep = max(_start_of(secret, text) for secret in self.redact.secrets)
-        self.held = text[len(text) - keep:] if keep else ""
-        return text[:len(text) - keep]
-
-    def flush(self) -> str:
-        rest, self.held = self.held, ""
-        return rest
-
-
-def _start_of(secret: str, text: str) -> int:
-    """The length of the longest end of `text` that begins `secret` (0: none). Runs once
-    per streamed delta, so it only looks where the secret's first character occurs."""
-    index = text.find(secret[0], max(0, len(text) - len(secret) + 1))
-    while index != -1:
-        if secret.startswith(text[index:]):
-            return len(text) - index
-        index = text.find(secret[0], index + 1)
-    return 0
-
-
-class EventRedactor:
-    """Loop events without the secrets; text and reasoning are redacted across deltas."""
+    """Redacts a stream that arrives in pieces, of one kind or of several taking turns
+    (reasoning, text): the end of what came that could begin a secret is held back, kinds
+    and all, until the next piece shows whether it does. Only that much is looked at again."""
 
     def __init__(self, redact: Redactor) -> None:
         self.redact = redact
-        self.streams = {"text": redact.stream(), "reasoning": redact.stream()}
+        self.held: list[Piece] = []
+
+    def feed(self, kind: str, text: str) -> list[Piece]:
+        """What can be shown now of the stream, `text` (of `kind`) come."""
+        if not self.redact.secrets:
+            return [(kind, text)] if text else []
+        pieces = self.redact.pieces([*self.held, (kind, text)])
+        whole = "".join(part for _, part in pieces)
+        out, self.held = _cut(pieces, len(whole) - self.redact.could_begin(whole))
+        return out
+
+    def flush(self) -> list[Piece]:
+        """What was held back (the stream ended, or something else comes between)."""
+        held, self.held = self.held, []
+        return held
+
+
+STREAMED = ("text", "reasoning")  # the events whose deltas make one stream
+
+
+class EventRedactor:
+    """Loop events without the secrets; the deltas of text and reasoning are redacted as
+    one stream."""
+
+    def __init__(self, redact: Redactor) -> None:
+        self.redact = redact
+        self.stream = redact.stream()
 
     def __call__(self, event: dict[str, Any]) -> list[dict[str, Any]]:
         kind = event["type"]
-        if kind in self.streams:
-            out = self.flush(but=kind)
-            delta = self.streams[kind].feed(event["delta"])
-            return [*out, {**event, "delta": delta}] if delta else out
+        if kind in STREAMED:
+            return _deltas(self.stream.feed(kind, event["delta"]))
         # a done event's result is redacted where it is printed
         return [*self.flush(), event if kind == "done" else self.redact.value(event)]
 
-    def flush(self, but: str | None = None) -> list[dict[str, Any]]:
+    def flush(self) -> list[dict[str, Any]]:
         """Whatever was held back, as events (before an event of another kind, or at the end)."""
-        return [{"type": kind, "delta": rest} for kind, stream in self.streams.items()
-                if kind != but and (rest := stream.flush())]
+        return _deltas(self.stream.flush())
+
+
+def _deltas(pieces: list[Piece]) -> list[dict[str, Any]]:
+    return [{"type": kind, "delta": text} for kind, text in pieces]
 
 
 class RedactingStore:

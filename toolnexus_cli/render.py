@@ -8,6 +8,7 @@ from the endpoint, a tool or a server acts on the terminal.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from toolnexus.pricing import Price
 
 RESULT_PREVIEW_LINES = 8
+_BLANK_LINES = re.compile(r"^(?:[^\S\n]*\n){2,}", re.M)  # two or more in a row
 
 
 def retry_note(event: dict[str, Any]) -> str:
@@ -210,6 +212,21 @@ def format_args(args: Any) -> str:
     return args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
 
 
+def call_text(call: str) -> Any:
+    """A tool call as a person checks it, as Rich Text: every hidden character shown (see
+    unmistakable), and each run of blank lines one dim line that counts them, so that no
+    run of them can push a part of the call off the screen."""
+    from rich.text import Text
+
+    shown, text, start = Text(), unmistakable(call), 0
+    for run in _BLANK_LINES.finditer(text):
+        shown.append(text[start:run.start()])
+        shown.append(f"({run.group().count(chr(10))} blank lines)\n", style="dim")
+        start = run.end()
+    shown.append(text[start:])
+    return shown
+
+
 def preview(output: str, lines: int = RESULT_PREVIEW_LINES) -> str:
     output = output.rstrip()
     rows = output.splitlines()
@@ -348,13 +365,13 @@ class TerminalRenderer:
             stream.print(Text(compaction_note(event), style="dim"))
 
     def _panel(self, body: str, title: str, style: str, *, exact: bool = False) -> Any:
-        """`exact`: a tool call's arguments, hidden characters shown (see unmistakable)."""
+        """`exact`: a tool call's arguments, shown as `call_text`."""
         from rich.panel import Panel
         from rich.text import Text
 
-        shown = unmistakable if exact else visible
-        return Panel(Text(shown(body)), title=Text(shown(title)), title_align="left",
-                     border_style=style, expand=False)
+        return Panel(call_text(body) if exact else Text(visible(body)),
+                     title=Text(unmistakable(title) if exact else visible(title)),
+                     title_align="left", border_style=style, expand=False)
 
     def end_answer(self) -> None:
         if self.keys is not None:

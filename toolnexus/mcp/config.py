@@ -5,7 +5,8 @@ A top-level `mcpServers`, `servers` or `mcp` object holds servers by name; each 
 `disabled: true`. `${VAR}` (or `${VAR:-default}`) in the command, args, env, cwd, url and
 headers is replaced from the environment; every value substituted, and every literal that
 looks like a credential, is a secret of the spec, and `ServerSpec.redact` blanks them out of
-anything shown.
+anything shown. A header value no request could carry (a line break, a control character)
+is the spec's error, naming the variable or the config key it came from.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ToolnexusError
+from ..transport import header_value_problem
 
 SERVER_KEYS = ("mcpServers", "servers", "mcp")
 HTTP_TYPES = {"http", "streamable-http", "streamable_http", "streamablehttp", "remote"}
@@ -155,8 +157,23 @@ def _parse_http(spec: ServerSpec, entry: Mapping[str, Any], url: Any) -> None:
         raise _ConfigError("'headers' must be an object")
     for key, value in headers.items():
         spec.headers[str(key)] = expanded = expand(value, f"headers.{key}", spec.secrets)
+        _check_header(f"headers.{key}", value, expanded)
         if len(expanded) >= MIN_SECRET:  # a literal token in the file is a secret too
             spec.secrets.add(expanded)
+
+
+def _check_header(where: str, written: Any, value: str) -> None:
+    """Refuse a header value no request could carry (a line break would smuggle in
+    another header), before any connection, naming where it came from."""
+    problem = header_value_problem(value)
+    if problem is None:
+        return
+    text = str(written)
+    variables = [f"${name}" for name, _ in _VAR.findall(text)]
+    if variables and header_value_problem(_VAR.sub("", text)) is None:
+        raise _ConfigError(f"the value of {where} (from {', '.join(variables)}) contains "
+                           f"{problem}: fix it there")
+    raise _ConfigError(f"the value of {where} contains {problem}: fix it in the MCP config")
 
 
 def _parse_stdio(spec: ServerSpec, entry: Mapping[str, Any], command: Any) -> None:
