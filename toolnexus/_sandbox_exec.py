@@ -3,7 +3,8 @@
 This file runs as a script of its own (`python -I -S _sandbox_exec.py SPEC -- ARGV...`),
 between toolnexus and a command (`bash -c ...`, an MCP server, a key command). It imports
 only the standard library: it starts in a few milliseconds and needs no site-packages.
-SPEC is JSON: {"parent": PID, "landlock": RULES or null}.
+SPEC is JSON: {"parent": PID, "landlock": RULES or null, "reaper": "namespace" (the
+default: a PID namespace where the system allows one, else a subreaper) or "subreaper"}.
 
 Keeping descendants in (Linux):
 - Best, a PID namespace: the command runs under a small init of a new namespace, and when
@@ -263,7 +264,7 @@ def main():
     argv = sys.argv[3:]  # after "--"
     rules = spec.get("landlock")
     parent = spec["parent"]
-    if new_pid_namespace():
+    if spec.get("reaper", "namespace") == "namespace" and new_pid_namespace():
         die_with_parent(parent, signal.SIGKILL)  # the namespace's init follows: see below
         read_end, write_end = os.pipe()
         init = os.fork()
