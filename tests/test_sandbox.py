@@ -136,7 +136,8 @@ def test_nothing_the_command_started_outlives_it(tmp_path, reaper):
     wait_until(lambda: not running_with(marker), "every process the command left")
 
 
-@pytest.mark.skipif(not LINUX or os.geteuid() != 0 or shutil.which("setpriv") is None,
+@pytest.mark.skipif(not LINUX or os.geteuid() != 0 or shutil.which("setpriv") is None
+                    or not os.path.exists("/usr/bin/python3"),
                     reason="running as another user needs root and setpriv")
 def test_another_user_s_command_keeps_its_uid_and_leaves_nothing(tmp_path):
     """An ordinary user gets the PID namespace through a user namespace of their own."""
