@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import bounded_json
 from ._await import maybe_await
 from .content import Prompt, user_content, with_attachments
 from .context import ContextKeeper, Outgoing
@@ -379,10 +380,11 @@ def _parse_call(call: dict[str, Any]) -> _Call:
     name = fn.get("name", "")
     raw = fn.get("arguments") or "{}"
     try:
-        args = json.loads(raw)
+        args = bounded_json.loads(raw)
     except ValueError as exc:
+        why = exc if isinstance(exc, bounded_json.TooDeep) else f"not valid JSON ({exc})"
         return _Call(call["id"], name, raw,
-                     f"error: the arguments for {name!r} are not valid JSON ({exc}): {raw[:500]}")
+                     f"error: the arguments for {name!r} are {why}: {raw[:500]}")
     if not isinstance(args, dict):
         return _Call(call["id"], name, args,
                      f"error: the arguments for {name!r} must be a JSON object, got: {raw[:500]}")

@@ -11,11 +11,11 @@ httpx2 is imported when a list is fetched, never at import time.
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from . import bounded_json
 from .errors import ProviderError
 from .transport import _new_http_client, check_endpoint, check_headers
 from .wire import WireStyle, wire_style
@@ -98,7 +98,7 @@ async def _get_json(client: httpx2.AsyncClient, url: str, headers: dict[str, str
     except (httpx2.HTTPError, httpx2.InvalidURL) as exc:
         raise ProviderError(f"the request to {url} failed: {exc or type(exc).__name__}") from None
     try:
-        data = json.loads(body)
+        data = bounded_json.loads(body)
     except ValueError:
         data = None
     if status >= 300:

@@ -21,6 +21,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from . import bounded_json
 from .control import RunControl
 from .errors import ProviderError
 from .events import retry_event
@@ -268,7 +269,9 @@ class Transport:
         if not raw.strip():
             raise ProviderError("the endpoint sent an empty reply (HTTP 200 with no body)")
         try:
-            return json.loads(raw)
+            return bounded_json.loads(raw)
+        except bounded_json.TooDeep as exc:
+            raise ProviderError(f"the endpoint's reply is {exc}") from None
         except ValueError:
             raise ProviderError(
                 f"the endpoint's reply is not valid JSON: {raw[:200]!r}"
@@ -377,7 +380,7 @@ class Transport:
                     raw += chunk
                     if len(raw) > limit:
                         return None
-                return json.loads(raw)
+                return bounded_json.loads(raw)
             finally:
                 await response.aclose()
 
@@ -397,7 +400,7 @@ class Transport:
         status = response.status_code
         data: Any
         try:
-            data = json.loads(raw)
+            data = bounded_json.loads(raw)
         except ValueError:
             data = raw.decode("utf-8", "replace").strip() or None
         error = self.describe_error(status, data)

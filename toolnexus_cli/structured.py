@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any, TextIO
 
-from toolnexus import RunResult, ToolnexusError
+from toolnexus import RunResult, ToolnexusError, bounded_json
 
 from .errors import UsageError
 from .render import NO_FACTS, FooterFacts, PlainRenderer
@@ -48,9 +48,10 @@ def _read_file(path: Path) -> str:
 
 def _json(text: str, where: str) -> Any:
     try:
-        return json.loads(text)
+        return bounded_json.loads(text)
     except ValueError as exc:
-        raise UsageError(f"--schema: {where} is not valid JSON: {exc}") from None
+        why = exc if isinstance(exc, bounded_json.TooDeep) else f"not valid JSON: {exc}"
+        raise UsageError(f"--schema: {where} is {why}") from None
 
 
 class SchemaOutput(PlainRenderer):

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import bounded_json
 from ..errors import ToolnexusError
 
 SERVER_KEYS = ("mcpServers", "servers", "mcp")
@@ -66,11 +67,13 @@ def load_servers(config: McpConfig) -> Mapping[str, Any]:
             why = exc.strerror or exc
             raise ToolnexusError(f"cannot read the MCP config {path}: {why}") from None
         try:
-            data = json.loads(text)
+            data = bounded_json.loads(text)
         except json.JSONDecodeError as exc:
             raise ToolnexusError(
                 f"{path}:{exc.lineno}:{exc.colno}: the MCP config is not valid JSON: {exc.msg}"
             ) from None
+        except bounded_json.TooDeep as exc:
+            raise ToolnexusError(f"{path}: the MCP config is {exc}") from None
         where = str(path)
     elif isinstance(config, Mapping):
         data, where = config, "the MCP config"

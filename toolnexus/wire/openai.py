@@ -8,6 +8,7 @@ import urllib.parse
 from collections.abc import Sequence
 from typing import Any
 
+from .. import bounded_json
 from ..content import Media, media_of, unsupported
 from ..errors import ProviderError
 from ..events import Usage, empty_usage, reasoning_event, text_event
@@ -140,7 +141,7 @@ class OpenAIStyle(WireStyle):
         if '"error"' not in data:
             return None
         try:
-            self.raise_if_error(json.loads(data))
+            self.raise_if_error(bounded_json.loads(data))
         except ProviderError as error:
             return error
         except (ValueError, AttributeError):
@@ -225,7 +226,7 @@ class _Call:
 
     def complete(self) -> bool:
         try:
-            json.loads("".join(self.args))
+            bounded_json.loads("".join(self.args))
         except ValueError:
             return False
         return True

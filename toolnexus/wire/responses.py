@@ -6,10 +6,10 @@ reasoning comes back encrypted and is sent back unchanged on the next request.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
+from .. import bounded_json
 from ..content import Media, media_of, unsupported
 from ..errors import ProviderError
 from ..events import Usage, reasoning_event, text_event
@@ -113,7 +113,7 @@ class ResponsesStyle(WireStyle):
         if event not in ("error", "response.failed") and '"error"' not in data:
             return None
         try:
-            obj = json.loads(data)
+            obj = bounded_json.loads(data)
         except ValueError:
             return None
         if not isinstance(obj, dict):

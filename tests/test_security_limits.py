@@ -1,0 +1,142 @@
+"""Security promises: nothing hostile can hang toolnexus or flood it. One test per promise,
+in this order:
+
+1. grep and glob match in linear time (RE2), whatever pattern the model picks; a pattern
+   RE2 cannot take is one error to the model that names RE2 syntax.
+2. fetch_url turns HTML into text in one linear pass: scripts and styles are dropped, and
+   an unclosed tag drops the rest.
+3. SIGTERM and SIGINT end `ask` (143, 130, no traceback) while a tool chews on the inputs
+   that used to freeze it: a backtracking grep pattern, a page of unclosed `<script`.
+4. At most 32 tool calls run per reply and 256 per run (settings of the library and keys of
+   the config file); the rest are refused with one line to the model, and the thread stays
+   valid and small in every wire style.
+5. JSON nested too deep (stream events, replies, tool arguments, --schema files and
+   answers) is one clear error, never a RecursionError.
+6. A SOCKS proxy that answers garbage is one line.
+
+The CLI cases run the real `toolnexus` command against the loopback stub endpoint, which
+scripts what a hostile model or server would send.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests import cli_helpers
+from tests.cli_helpers import tool_results
+from tests.stub_provider import (
+    Recorded,
+    Reply,
+    StubProvider,
+    anthropic_stream,
+    openai_stream,
+)
+from toolnexus import bounded_json
+from toolnexus.bounded_json import MAX_DEPTH
+
+cli, stub = cli_helpers.cli, cli_helpers.stub
+
+DEEP = "[" * 100_000 + "]" * 100_000  # Python's own parser meets it with a RecursionError
+TOO_DEEP = f"JSON nested deeper than {MAX_DEPTH} levels"
+
+
+def model_calls(stub: StubProvider) -> list[Recorded]:
+    """The requests that called the model (not a lookup of its context window)."""
+    return [request for request in stub.requests if request.method == "POST"]
+
+
+def answer_after(stub: StubProvider, first: Reply, then: Reply) -> None:
+    """The first model call gets `first`, every later one `then`; no window is listed."""
+    def handler(request: Recorded) -> Reply:
+        if request.method == "GET":
+            return Reply.json({"error": {"message": "no listing"}}, status=404)
+        return first if len(model_calls(stub)) == 1 else then
+
+    stub.handler = handler
+
+
+def one_error_line(result: cli_helpers.Result, code: int = 1) -> str:
+    assert result.code == code, result
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result
+    return lines[0]
+
+
+# ============================================================ 5. JSON nested too deep
+
+
+@pytest.mark.parametrize(("reply", "said"), [
+    (Reply.sse([DEEP]), f"the endpoint sent a stream event of {TOO_DEEP}"),
+    (Reply.raw([DEEP.encode()], chunked=False), f"the endpoint's reply is {TOO_DEEP}"),
+], ids=["stream event", "whole reply"])
+def test_a_deeply_nested_reply_is_one_error_line(cli, stub, reply, said):
+    stub.handler = lambda rec: reply
+    assert one_error_line(cli.run("ask", "hi")) == f"error: {said}"
+
+
+def test_a_deeply_nested_structured_answer_is_one_error_line(cli, stub):
+    stub.handler = lambda rec: openai_stream('{"a": ' + DEEP + "}")
+    result = cli.run("ask", "--schema", "a list", "hi")
+    assert one_error_line(result) == f"error: the reply is {TOO_DEEP}"
+
+
+def test_a_deeply_nested_schema_file_is_one_usage_line(cli, stub, tmp_path):
+    schema = tmp_path / "schema.json"
+    schema.write_text('{"type": "object", "properties": ' + DEEP + "}")
+    result = cli.run("ask", "--schema", str(schema), "hi")
+    assert one_error_line(result, 2) == f"error: --schema: {schema} is {TOO_DEEP}"
+    assert stub.requests == []
+
+
+def test_the_depth_limit_counts_arrays_and_objects_not_brackets_in_strings():
+    def nested(depth: int) -> str:
+        return '{"a": ' * depth + "1" + "}" * depth
+
+    assert bounded_json.loads(nested(MAX_DEPTH).encode())
+    with pytest.raises(bounded_json.TooDeep):
+        bounded_json.loads(nested(MAX_DEPTH + 1))
+    assert bounded_json.loads(json.dumps(["[{" * 1000])) == ["[{" * 1000]
+
+
+def test_deeply_nested_tool_arguments_are_refused_to_the_model(cli, stub):
+    arguments = '{"path": ' + DEEP + "}"
+    answer_after(stub, openai_stream(tool_calls=[("read_file", arguments)]),
+                 openai_stream("understood"))
+    result = cli.run("ask", "--builtins", "read it")
+    assert result.code == 0 and "Traceback" not in result.stderr, result
+    assert result.stdout == "understood\n"
+    [told] = tool_results(model_calls(stub)[1])
+    assert told.startswith(f"error: the arguments for 'read_file' are {TOO_DEEP}: ")
+
+
+def anthropic_tool_input(partial_json: str) -> Reply:
+    """An anthropic stream whose one tool_use block's input is `partial_json`."""
+    events = [
+        ("message_start", {"type": "message_start", "message": {
+            "id": "msg_1", "type": "message", "role": "assistant", "content": [],
+            "model": "claude-stub", "usage": {"input_tokens": 5, "output_tokens": 1}}}),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {
+            "type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {}}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+            "type": "input_json_delta", "partial_json": partial_json}}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use"},
+                           "usage": {"output_tokens": 9}}),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+    return Reply.sse(events)
+
+
+def test_deeply_nested_anthropic_tool_input_is_refused_to_the_model(cli, stub):
+    answer_after(stub, anthropic_tool_input('{"path": ' + DEEP + "}"),
+                 anthropic_stream("understood"))
+    result = cli.run("ask", "--builtins", "read it", env={"TOOLNEXUS_STYLE": "anthropic"})
+    assert result.code == 0 and "Traceback" not in result.stderr, result
+    [message] = [m for m in model_calls(stub)[1].json["messages"]
+                 if m["role"] == "user" and m["content"][0]["type"] == "tool_result"]
+    told = message["content"][0]
+    assert told["is_error"] and told["content"].startswith(
+        f"error: the arguments for 'read_file' are {TOO_DEEP}: ")
