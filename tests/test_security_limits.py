@@ -20,12 +20,14 @@ scripts what a hostile model or server would send.
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
 
 from tests import cli_helpers
 from tests.cli_helpers import tool_results
+from tests.net_servers import LoopbackServer
 from tests.stub_provider import (
     Recorded,
     Reply,
@@ -140,3 +142,22 @@ def test_deeply_nested_anthropic_tool_input_is_refused_to_the_model(cli, stub):
     told = message["content"][0]
     assert told["is_error"] and told["content"].startswith(
         f"error: the arguments for 'read_file' are {TOO_DEEP}: ")
+
+
+# ============================================================ 6. a SOCKS proxy's garbage
+
+
+async def answers_in_http(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    await reader.read(1024)  # the SOCKS5 greeting
+    writer.write(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+    await writer.drain()
+
+
+async def test_a_socks_proxy_that_answers_garbage_is_one_line(cli):
+    async with LoopbackServer(answers_in_http) as proxy:
+        env = {name: None for name in cli.env if name.lower().endswith("_proxy")}
+        env |= {"ALL_PROXY": f"socks5://127.0.0.1:{proxy.port}",
+                "TOOLNEXUS_BASE_URL": "http://model.invalid/v1"}
+        result = await asyncio.to_thread(cli.run, "ask", "hi", env=env)
+    line = one_error_line(result)
+    assert "SOCKS proxy's answer is not SOCKS5" in line

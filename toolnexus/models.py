@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import bounded_json
 from .errors import ProviderError
-from .transport import _new_http_client, check_endpoint, check_headers
+from .transport import _new_http_client, check_endpoint, check_headers, socks_errors_mapped
 from .wire import WireStyle, wire_style
 
 if TYPE_CHECKING:
@@ -87,10 +87,11 @@ async def _get_json(client: httpx2.AsyncClient, url: str, headers: dict[str, str
     import httpx2
 
     try:
-        async with client.stream("GET", url, headers=headers, params=params,
-                                 timeout=httpx2.Timeout(timeout)) as response:
-            body = await _read_limited(response, url)
-            status = response.status_code
+        with socks_errors_mapped():
+            async with client.stream("GET", url, headers=headers, params=params,
+                                     timeout=httpx2.Timeout(timeout)) as response:
+                body = await _read_limited(response, url)
+                status = response.status_code
     except httpx2.TimeoutException:
         raise ProviderError(f"{url} did not answer within {timeout:g} s") from None
     except httpx2.ConnectError as exc:

@@ -18,7 +18,7 @@ import json
 import os
 import random
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import bounded_json
@@ -307,7 +307,8 @@ class Transport:
                 "POST", url, content=content, timeout=self._request_timeout(),
                 headers={"content-type": "application/json", "user-agent": USER_AGENT,
                          **headers})
-            response = await client.send(request, stream=True, follow_redirects=False)
+            with socks_errors_mapped():
+                response = await client.send(request, stream=True, follow_redirects=False)
             content_type = _check_status(response, url)
             if response.status_code >= 400:
                 raise await self._http_error(response)
@@ -371,7 +372,8 @@ class Transport:
             request = client.build_request(
                 "GET", url, timeout=self._request_timeout(),
                 headers={"user-agent": USER_AGENT, **headers})
-            response = await client.send(request, stream=True, follow_redirects=False)
+            with socks_errors_mapped():
+                response = await client.send(request, stream=True, follow_redirects=False)
             try:
                 if response.status_code != 200:
                     return None
@@ -440,6 +442,21 @@ def _new_http_client() -> httpx2.AsyncClient:
         raise ProviderError(
             "the proxy set in the environment (HTTPS_PROXY / HTTP_PROXY / ALL_PROXY) is not "
             "usable: give an http://, https:// or socks5:// URL") from None
+
+
+@contextlib.contextmanager
+def socks_errors_mapped() -> Iterator[None]:
+    """A SOCKS proxy that answers garbage makes socksio raise its own errors, which
+    httpcore2 lets through as they are: here they become the httpx2.ProxyError they mean."""
+    try:
+        yield
+    except Exception as exc:
+        if type(exc).__module__.partition(".")[0] != "socksio":
+            raise
+        import httpx2
+
+        raise httpx2.ProxyError(
+            f"the SOCKS proxy's answer is not SOCKS5 ({_describe(exc)})") from None
 
 
 _TLS_CONTEXTS: dict[tuple[str | None, str | None], ssl.SSLContext] = {}
