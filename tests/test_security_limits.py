@@ -26,7 +26,7 @@ import json
 import pytest
 
 from tests import cli_helpers
-from tests.cli_helpers import tool_results
+from tests.cli_helpers import CLI, tool_results
 from tests.net_servers import LoopbackServer
 from tests.stub_provider import (
     Recorded,
@@ -35,8 +35,10 @@ from tests.stub_provider import (
     anthropic_stream,
     openai_stream,
 )
-from toolnexus import bounded_json
+from toolnexus import ToolContext, bounded_json
 from toolnexus.bounded_json import MAX_DEPTH
+from toolnexus.builtins import Builtins
+from toolnexus.workspace import Workspace
 
 cli, stub = cli_helpers.cli, cli_helpers.stub
 
@@ -49,14 +51,28 @@ def model_calls(stub: StubProvider) -> list[Recorded]:
     return [request for request in stub.requests if request.method == "POST"]
 
 
-def answer_after(stub: StubProvider, first: Reply, then: Reply) -> None:
-    """The first model call gets `first`, every later one `then`; no window is listed."""
+def answer_after(stub: StubProvider, first: Reply, then: Reply, page: bytes = b"") -> None:
+    """The next model call gets `first`, every later one `then`; a GET of /page gets the
+    HTML `page`, and no model window is listed."""
+    first_call = len(model_calls(stub)) + 1
+
     def handler(request: Recorded) -> Reply:
+        if request.path == "/page":
+            return Reply.raw([page], chunked=False, headers={"Content-Type": "text/html"})
         if request.method == "GET":
             return Reply.json({"error": {"message": "no listing"}}, status=404)
-        return first if len(model_calls(stub)) == 1 else then
+        return first if len(model_calls(stub)) == first_call else then
 
     stub.handler = handler
+
+
+def tool_said(cli: CLI, stub: StubProvider, call: tuple[str, dict], page: bytes = b"") -> str:
+    """What the tool told the model when it made `call` (`ask --builtins --yes`)."""
+    answer_after(stub, openai_stream(tool_calls=[call]), openai_stream("done"), page)
+    result = cli.run("ask", "--builtins", "--yes", "go")
+    assert result.code == 0 and result.stderr == "", result
+    [said] = tool_results(model_calls(stub)[-1])
+    return said
 
 
 def one_error_line(result: cli_helpers.Result, code: int = 1) -> str:
@@ -65,6 +81,39 @@ def one_error_line(result: cli_helpers.Result, code: int = 1) -> str:
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), result
     return lines[0]
+
+
+# ============================================================ 1. grep and glob in RE2
+
+
+def test_grep_refuses_a_pattern_re2_cannot_take_with_one_error_naming_its_syntax(cli, stub):
+    (cli.home / "notes.txt").write_text("aa\n")
+    said = tool_said(cli, stub, ("grep", {"pattern": r"(a)\1"}))
+    assert said == (r"error: ValueError: the pattern '(a)\\1' is not in RE2 syntax (invalid "
+                    r"escape sequence: \1); RE2 has no backreferences or lookaround, see "
+                    "https://github.com/google/re2/wiki/Syntax")
+
+
+def test_grep_matches_line_by_line_as_before(tmp_path):
+    (tmp_path / "notes.txt").write_bytes(b"ab\r\ncd\r\n\nab\n")
+    tools = Builtins(Workspace(tmp_path))
+    found = [tools.grep(pattern, context=ToolContext()) for pattern in
+             (r"b\s*c", "^c", "b$", "^$", "(?i)CD$")]
+    where = tmp_path / "notes.txt"
+    assert found == ["no matches", f"{where}:2: cd", f"{where}:1: ab\n{where}:4: ab",
+                     f"{where}:3: ", f"{where}:2: cd"]
+
+
+@pytest.mark.parametrize(("glob", "said"), [
+    ("**/" * 40 + "x.txt", "no matches"),
+    ("[" * 200_000, "error: ValueError: the glob '" + "[" * 80 + "'... is 200000 characters "
+                    "long: at most 8192 are taken"),
+], ids=["many **/", "huge"])
+def test_a_hostile_glob_takes_linear_time(cli, stub, glob, said):
+    deep = cli.home.joinpath(*["d"] * 30)  # what `**/` x 40 backtracked over, exponentially
+    deep.mkdir(parents=True)
+    (deep / "y.txt").write_text("")
+    assert tool_said(cli, stub, ("glob", {"pattern": glob})) == said
 
 
 # ============================================================ 5. JSON nested too deep
