@@ -22,6 +22,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
+import threading
+from pathlib import Path
+from typing import TextIO
 
 import pytest
 
@@ -35,6 +40,8 @@ from tests.stub_provider import (
     anthropic_stream,
     openai_stream,
 )
+from tests.test_security_processes import start
+from tests.waiting import WAIT_S, wait_until
 from toolnexus import ToolContext, bounded_json
 from toolnexus.bounded_json import MAX_DEPTH
 from toolnexus.builtins import Builtins
@@ -114,6 +121,73 @@ def test_a_hostile_glob_takes_linear_time(cli, stub, glob, said):
     deep.mkdir(parents=True)
     (deep / "y.txt").write_text("")
     assert tool_said(cli, stub, ("glob", {"pattern": glob})) == said
+
+
+# ============================================================ 2. HTML to text
+
+
+def test_fetch_url_drops_scripts_styles_and_whatever_an_unclosed_tag_leaves(cli, stub):
+    page = (b"<p>Kept &amp; shown</p><script>var x = '<p>no</p>';</script><STYLE>p {}</STYLE>"
+            b"\n\n\n<p>a < b, after</p><!-- not > this --><a href='x' never closed, nor this")
+    said = tool_said(cli, stub, ("fetch_url", {"url": stub.url + "/page"}), page)
+    assert said == f"HTTP 200 {stub.url}/page\n\nKept & shown\n\na < b, after"
+
+
+# ============================================================ 3. signals while a tool works
+
+
+def cpu_seconds(pid: int) -> float:
+    """The CPU time process `pid` has used."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Lines:
+    """The lines of a stream, read by a thread as they come."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.lines: list[str] = []
+        self.reader = threading.Thread(target=self.lines.extend, args=(stream,), daemon=True)
+        self.reader.start()
+
+    def text(self) -> str:
+        self.reader.join(WAIT_S)
+        return "".join(self.lines)
+
+
+PAGE_OF_OPEN_SCRIPTS = b"<script " * (1 << 17)  # 1 MiB
+
+
+def hostile_call(cli: CLI, tool: str) -> tuple[str, dict]:
+    """A call that kept Python's backtracking regex busy for hours."""
+    if tool == "grep":
+        (cli.home / "hostile.txt").write_text("a" * 40 + "!")
+        return "grep", {"pattern": "(a+)+$"}
+    return "fetch_url", {"url": cli.env["TOOLNEXUS_BASE_URL"].removesuffix("/v1") + "/page"}
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["TERM", "INT"])
+@pytest.mark.parametrize("tool", ["grep", "fetch_url"])
+def test_a_signal_ends_ask_while_a_tool_works_on_hostile_input(cli, stub, tool, signum):
+    # after the tool, the model never answers: the run is still there to be signalled
+    answer_after(stub, openai_stream(tool_calls=[hostile_call(cli, tool)]), Reply.hang(),
+                 PAGE_OF_OPEN_SCRIPTS)
+    process = start(cli, "ask", "-v", "--builtins", "--yes", "go")
+    try:
+        stderr = Lines(process.stderr)
+        wait_until(lambda: any(line.startswith(f"[tool] {tool}(") for line in stderr.lines),
+                   "the tool call")
+        busy_from = cpu_seconds(process.pid)
+        wait_until(lambda: len(model_calls(stub)) == 2 or cpu_seconds(process.pid) > busy_from + 1,
+                   "the tool to be done, or busy for a CPU second")
+        process.send_signal(signum)
+        code = process.wait(timeout=WAIT_S)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert code == 128 + signum
+    assert "Traceback" not in stderr.text()
 
 
 # ============================================================ 5. JSON nested too deep
