@@ -42,8 +42,8 @@ from tests.stub_provider import (
 )
 from tests.test_security_processes import start
 from tests.waiting import WAIT_S, wait_until
-from toolnexus import ToolContext, bounded_json
-from toolnexus.bounded_json import MAX_DEPTH
+from toolnexus import ToolContext
+from toolnexus.bounded_json import MAX_DEPTH, TooDeep, loads_bounded
 from toolnexus.builtins import Builtins
 from toolnexus.workspace import Workspace
 
@@ -220,10 +220,10 @@ def test_the_depth_limit_counts_arrays_and_objects_not_brackets_in_strings():
     def nested(depth: int) -> str:
         return '{"a": ' * depth + "1" + "}" * depth
 
-    assert bounded_json.loads(nested(MAX_DEPTH).encode())
-    with pytest.raises(bounded_json.TooDeep):
-        bounded_json.loads(nested(MAX_DEPTH + 1))
-    assert bounded_json.loads(json.dumps(["[{" * 1000])) == ["[{" * 1000]
+    assert loads_bounded(nested(MAX_DEPTH).encode())
+    with pytest.raises(TooDeep):
+        loads_bounded(nested(MAX_DEPTH + 1))
+    assert loads_bounded(json.dumps(["[{" * 1000])) == ["[{" * 1000]
 
 
 def test_deeply_nested_tool_arguments_are_refused_to_the_model(cli, stub):

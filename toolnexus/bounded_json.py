@@ -21,7 +21,7 @@ class TooDeep(ValueError):
         super().__init__(f"JSON nested deeper than {MAX_DEPTH} levels")
 
 
-def loads(data: str | bytes) -> Any:
+def loads_bounded(data: str | bytes) -> Any:
     """`json.loads(data)`; TooDeep when arrays and objects nest more than MAX_DEPTH deep."""
     try:
         value = json.loads(data)

@@ -13,8 +13,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import bounded_json
 from ._await import maybe_await
+from .bounded_json import TooDeep, loads_bounded
 from .content import Prompt, user_content, with_attachments
 from .context import ContextKeeper, Outgoing
 from .control import RunControl
@@ -380,9 +380,9 @@ def _parse_call(call: dict[str, Any]) -> _Call:
     name = fn.get("name", "")
     raw = fn.get("arguments") or "{}"
     try:
-        args = bounded_json.loads(raw)
+        args = loads_bounded(raw)
     except ValueError as exc:
-        why = exc if isinstance(exc, bounded_json.TooDeep) else f"not valid JSON ({exc})"
+        why = exc if isinstance(exc, TooDeep) else f"not valid JSON ({exc})"
         return _Call(call["id"], name, raw,
                      f"error: the arguments for {name!r} are {why}: {raw[:500]}")
     if not isinstance(args, dict):

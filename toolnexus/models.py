@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import bounded_json
+from .bounded_json import loads_bounded
 from .errors import ProviderError
 from .transport import _new_http_client, check_endpoint, check_headers, socks_errors_mapped
 from .wire import WireStyle, wire_style
@@ -99,7 +99,7 @@ async def _get_json(client: httpx2.AsyncClient, url: str, headers: dict[str, str
     except (httpx2.HTTPError, httpx2.InvalidURL) as exc:
         raise ProviderError(f"the request to {url} failed: {exc or type(exc).__name__}") from None
     try:
-        data = bounded_json.loads(body)
+        data = loads_bounded(body)
     except ValueError:
         data = None
     if status >= 300:

@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from . import bounded_json
+from .bounded_json import TooDeep, loads_bounded
 from .control import RunControl
 from .errors import ProviderError
 from .events import retry_event
@@ -269,8 +269,8 @@ class Transport:
         if not raw.strip():
             raise ProviderError("the endpoint sent an empty reply (HTTP 200 with no body)")
         try:
-            return bounded_json.loads(raw)
-        except bounded_json.TooDeep as exc:
+            return loads_bounded(raw)
+        except TooDeep as exc:
             raise ProviderError(f"the endpoint's reply is {exc}") from None
         except ValueError:
             raise ProviderError(
@@ -382,7 +382,7 @@ class Transport:
                     raw += chunk
                     if len(raw) > limit:
                         return None
-                return bounded_json.loads(raw)
+                return loads_bounded(raw)
             finally:
                 await response.aclose()
 
@@ -402,7 +402,7 @@ class Transport:
         status = response.status_code
         data: Any
         try:
-            data = bounded_json.loads(raw)
+            data = loads_bounded(raw)
         except ValueError:
             data = raw.decode("utf-8", "replace").strip() or None
         error = self.describe_error(status, data)

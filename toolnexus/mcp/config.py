@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import bounded_json
+from ..bounded_json import TooDeep, loads_bounded
 from ..errors import ToolnexusError
 
 SERVER_KEYS = ("mcpServers", "servers", "mcp")
@@ -67,12 +67,12 @@ def load_servers(config: McpConfig) -> Mapping[str, Any]:
             why = exc.strerror or exc
             raise ToolnexusError(f"cannot read the MCP config {path}: {why}") from None
         try:
-            data = bounded_json.loads(text)
+            data = loads_bounded(text)
         except json.JSONDecodeError as exc:
             raise ToolnexusError(
                 f"{path}:{exc.lineno}:{exc.colno}: the MCP config is not valid JSON: {exc.msg}"
             ) from None
-        except bounded_json.TooDeep as exc:
+        except TooDeep as exc:
             raise ToolnexusError(f"{path}: the MCP config is {exc}") from None
         where = str(path)
     elif isinstance(config, Mapping):

@@ -6,7 +6,7 @@ import json
 import uuid
 from typing import Any
 
-from .. import bounded_json
+from ..bounded_json import TooDeep, loads_bounded
 from ..errors import ProviderError
 from ..events import Usage, empty_usage
 
@@ -17,8 +17,8 @@ def new_call_id() -> str:
 
 def loads_event(data: str) -> Any:
     try:
-        return bounded_json.loads(data)
-    except bounded_json.TooDeep as exc:
+        return loads_bounded(data)
+    except TooDeep as exc:
         raise ProviderError(f"the endpoint sent a stream event of {exc}") from None
     except ValueError:
         raise ProviderError(

@@ -8,7 +8,7 @@ import urllib.parse
 from collections.abc import Sequence
 from typing import Any
 
-from .. import bounded_json
+from ..bounded_json import loads_bounded
 from ..content import Media, media_of, unsupported
 from ..errors import ProviderError
 from ..events import Usage, empty_usage, reasoning_event, text_event
@@ -141,7 +141,7 @@ class OpenAIStyle(WireStyle):
         if '"error"' not in data:
             return None
         try:
-            self.raise_if_error(bounded_json.loads(data))
+            self.raise_if_error(loads_bounded(data))
         except ProviderError as error:
             return error
         except (ValueError, AttributeError):
@@ -226,7 +226,7 @@ class _Call:
 
     def complete(self) -> bool:
         try:
-            bounded_json.loads("".join(self.args))
+            loads_bounded("".join(self.args))
         except ValueError:
             return False
         return True

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .. import bounded_json
+from ..bounded_json import loads_bounded
 from ..content import Media, media_of, unsupported
 from ..errors import ProviderError
 from ..events import Usage, reasoning_event, text_event
@@ -113,7 +113,7 @@ class ResponsesStyle(WireStyle):
         if event not in ("error", "response.failed") and '"error"' not in data:
             return None
         try:
-            obj = bounded_json.loads(data)
+            obj = loads_bounded(data)
         except ValueError:
             return None
         if not isinstance(obj, dict):
