@@ -33,12 +33,14 @@ import pytest
 from tests import cli_helpers
 from tests.cli_helpers import CLI, tool_results
 from tests.net_servers import LoopbackServer
+from tests.resilience_helpers import collect, echo_toolkit, make_client
 from tests.stub_provider import (
     Recorded,
     Reply,
     StubProvider,
     anthropic_stream,
     openai_stream,
+    responses_stream,
 )
 from tests.test_security_processes import start
 from tests.waiting import WAIT_S, wait_until
@@ -188,6 +190,100 @@ def test_a_signal_ends_ask_while_a_tool_works_on_hostile_input(cli, stub, tool, 
             process.wait()
     assert code == 128 + signum
     assert "Traceback" not in stderr.text()
+
+
+# ============================================================ 4. tool calls per reply and run
+
+REPLY_IN = {"openai": openai_stream, "anthropic": anthropic_stream,
+            "responses": responses_stream}
+
+
+def calls_and_results(style: str, body: dict) -> tuple[list[str], list[str]]:
+    """The ids of the tool calls a request's assistant turns hold, and of those its tool
+    results answer, in the style's own shape."""
+    if style == "openai":
+        messages = body["messages"]
+        return ([call["id"] for m in messages for call in m.get("tool_calls", [])],
+                [m["tool_call_id"] for m in messages if m["role"] == "tool"])
+    if style == "anthropic":
+        blocks = [b for m in body["messages"] if isinstance(m["content"], list)
+                  for b in m["content"]]
+        return ([b["id"] for b in blocks if b["type"] == "tool_use"],
+                [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"])
+    items = body["input"]
+    return ([i["call_id"] for i in items if i["type"] == "function_call"],
+            [i["call_id"] for i in items if i["type"] == "function_call_output"])
+
+
+@pytest.mark.parametrize("style", list(REPLY_IN))
+async def test_of_a_reply_of_thousands_of_tool_calls_32_run_and_the_thread_stays_small(stub,
+                                                                                       style):
+    many = [("echo", {"text": str(n)}) for n in range(3000)]
+    answer_after(stub, REPLY_IN[style](tool_calls=many), REPLY_IN[style]("done"))
+    toolkit = await echo_toolkit()
+    async with make_client(stub, style, context=None) as client:
+        events, error = await collect(client, "go", toolkit)
+    assert error is None and events[-1]["result"].text == "done"
+    assert len(toolkit.seen) == 32
+    follow_up = model_calls(stub)[1]
+    calls, results = calls_and_results(style, follow_up.json)
+    assert calls == results and len(calls) == 33  # the 33rd tells the model about the rest
+    assert len(follow_up.body) < 64 * 1024
+    told = [e for e in events if e["type"] == "tool_result"][-1]
+    assert told["is_error"] and told["output"] == (
+        "error: not run: the reply made 3000 tool calls and at most 32 run per reply; this "
+        "call and the 2967 after it did not run")
+
+
+async def test_a_run_runs_at_most_256_tool_calls(stub):
+    batches = iter(range(9))  # 9 replies of 32 calls: 288
+
+    def handler(request: Recorded) -> Reply:
+        batch = next(batches, None)
+        if batch is None:
+            return openai_stream("done")
+        return openai_stream(tool_calls=[("echo", {"text": f"{batch}.{n}"}) for n in range(32)])
+
+    stub.handler = handler
+    toolkit = await echo_toolkit()
+    async with make_client(stub, context=None, max_turns=20) as client:
+        result = await client.run("go", toolkit)
+    assert result.text == "done" and len(toolkit.seen) == 256
+    refused = [m for m in result.messages if m["role"] == "tool" and m.get("is_error")]
+    assert [m["content"] for m in refused] == [
+        "error: not run: this run made its 256 tool calls, the most one run may make; answer "
+        "with what you have"] * 32
+
+
+def test_the_config_sets_both_limits(cli, stub):
+    cli.write_config("max_tool_calls_per_reply = 2\nmax_tool_calls_per_run = 3\n")
+    replies = iter([openai_stream(tool_calls=[("list_dir", {"path": "."})] * 5),
+                    openai_stream(tool_calls=[("list_dir", {"path": "."}),
+                                              ("read_file", {"path": "x"})])])
+    stub.handler = lambda rec: next(replies, openai_stream("done"))
+    result = cli.run("ask", "--builtins", "go")
+    assert result.code == 0 and result.stdout == "done\n", result
+    first, second = (tool_results(request)[-2:] for request in model_calls(stub)[1:])
+    assert first[1] == ("error: not run: the reply made 5 tool calls and at most 2 run per "
+                        "reply; this call and the 2 after it did not run")
+    assert second[1] == ("error: not run: this run made its 3 tool calls, the most one run "
+                         "may make; answer with what you have")
+
+
+@pytest.mark.parametrize("setting", ["max_tool_calls_per_reply = 0", "max_tool_calls_per_run = -5",
+                                     "max_turns = true"])
+def test_a_limit_below_one_is_one_config_error(cli, stub, setting):
+    cli.write_config(f"{setting}\n")
+    line = one_error_line(cli.run("ask", "hi"), 2)
+    key = setting.split()[0]
+    assert line == f"error: {cli.config_file}:1: '{key}' must be a whole number above 0"
+    assert stub.requests == []
+
+
+def test_the_library_refuses_a_limit_below_one(stub):
+    with pytest.raises(ValueError, match="max_tool_calls_per_run must be a whole number of at "
+                                         "least 1, not 0"):
+        make_client(stub, max_tool_calls_per_run=0)
 
 
 # ============================================================ 5. JSON nested too deep

@@ -57,6 +57,8 @@ class LoopSettings:
     transport: Transport
     system_prompt: str | None = None
     max_turns: int = 10
+    max_tool_calls_per_reply: int = 32
+    max_tool_calls_per_run: int = 256
     request_params: dict[str, Any] = field(default_factory=dict)
     reasoning: str = "off"
     run_timeout_s: float | None = None
@@ -119,7 +121,7 @@ async def agent_loop(
             async with contextlib.aclosing(run.model_turn(stream)) as events:
                 async for event in events:
                     yield event
-            calls = [_parse_call(c) for c in messages[-1].get("tool_calls") or []]
+            calls = run.calls_to_make()
             if not calls:
                 result.text = text_of(messages[-1].get("content"))
                 if result.finish_reason in settings.wire.cut_off_reasons:
@@ -159,6 +161,33 @@ class _Run:
         ) or None
         self.assembler: StreamAssembler | None = None  # the stream being read
         self.failed_before: set[tuple[str, str]] = set()  # the last tool turn's failed calls
+        self.calls_left = settings.max_tool_calls_per_run
+
+    def calls_to_make(self) -> list[_Call]:
+        """The tool calls of the reply just received, within the limits: of one reply the
+        first max_tool_calls_per_reply, and in all max_tool_calls_per_run; a call past a
+        limit is refused (its problem tells the model so)."""
+        message = self.messages[-1]
+        asked = message.get("tool_calls") or []
+        cap = self.settings.max_tool_calls_per_reply
+        if len(asked) > cap:
+            # Each call kept in the thread needs a result there. Kept: the first `cap`, and
+            # one more whose result tells the model that it and the rest did not run.
+            message = self.messages[-1] = {**message, "tool_calls": asked[:cap + 1]}
+        calls = [_parse_call(call) for call in message.get("tool_calls") or []]
+        if len(asked) > cap:
+            rest = len(asked) - cap - 1
+            calls[cap].problem = (
+                f"error: not run: the reply made {len(asked)} tool calls and at most {cap} run "
+                f"per reply; this call{f' and the {rest} after it' if rest else ''} did not run")
+        for call in calls[:cap]:
+            if call.problem is None and self.calls_left == 0:
+                call.problem = (f"error: not run: this run made its "
+                                f"{self.settings.max_tool_calls_per_run} tool calls, the most "
+                                "one run may make; answer with what you have")
+            elif call.problem is None:
+                self.calls_left -= 1
+        return calls
 
     def stop_on_repeated_failure(self, calls: list[_Call]) -> None:
         """End the run when the model makes a call that just failed again, with the same

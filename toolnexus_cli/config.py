@@ -28,6 +28,7 @@ PRICE_KEYS = ("input", "output", "cached_input", "cache_write")
 # "*" a table of named tables.
 TOP_KEYS: dict[str, Any] = {
     "default_model": str, "system": str, "store": str, "max_turns": int,
+    "max_tool_calls_per_reply": int, "max_tool_calls_per_run": int,
     "timeout": (int, float),  # seconds a whole run may take (the idle timeout is apart)
     "functions": list, "skills": str, "mcp": str, "builtins": (bool, list),
     "workspace": str, "approval": RULES,
@@ -54,6 +55,7 @@ BUILTIN_PROVIDERS: dict[str, dict[str, Any]] = {
 }
 
 UI_CHOICES = {"editing_mode": ["emacs", "vi"], "theme": ["auto", "dark", "light"]}
+COUNTS = ("max_turns", "max_tool_calls_per_reply", "max_tool_calls_per_run")  # 1 or more
 
 DEFAULT_TIMEOUT_S = 600.0
 
@@ -187,6 +189,9 @@ def _validate(path: Path, text: str, data: dict[str, Any], schema: dict[str, Any
             if key == "context_window" and (isinstance(value, bool) or value <= 0):
                 raise UsageError(f"{_where(path, text, key, prefix)}: '{dotted}' must be the "
                                  "model's context window in tokens, a whole number above 0")
+            if key in COUNTS and (isinstance(value, bool) or value <= 0):
+                raise UsageError(f"{_where(path, text, key, prefix)}: '{dotted}' must be a "
+                                 "whole number above 0")
 
 
 def _choices(prefix: str, key: str) -> list[str] | None:
@@ -287,6 +292,8 @@ class Target:
     reasoning: str = "off"
     system: str | None = None
     max_turns: int = 10  # model calls per run before it stops "incomplete"
+    max_tool_calls_per_reply: int = 32  # more in one reply are refused
+    max_tool_calls_per_run: int = 256  # and more in one run
     timeout: float = DEFAULT_TIMEOUT_S  # seconds a whole run may take
     api_key_cmd_timeout: float = 30.0
     context_window: int | None = None  # tokens, when the config states it
@@ -355,6 +362,8 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
         prompt_cache=entry.get("prompt_cache", provider.get("prompt_cache", True)),
         system=system or env.get("TOOLNEXUS_SYSTEM") or config.data.get("system"),
         max_turns=config.data.get("max_turns", 10),
+        max_tool_calls_per_reply=config.data.get("max_tool_calls_per_reply", 32),
+        max_tool_calls_per_run=config.data.get("max_tool_calls_per_run", 256),
         timeout=_positive(config, "timeout", config.data.get("timeout", DEFAULT_TIMEOUT_S)),
         api_key_cmd_timeout=_positive(config, f"providers.{provider_name}.api_key_cmd_timeout",
                                       provider.get("api_key_cmd_timeout", 30.0)),
