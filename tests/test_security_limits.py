@@ -235,6 +235,34 @@ async def test_of_a_reply_of_thousands_of_tool_calls_32_run_and_the_thread_stays
         "call and the 2967 after it did not run")
 
 
+def calls_without_indexes(style: str, count: int) -> Reply:
+    """A reply of `count` tool calls that name no index (fragments and items are matched
+    by id), which a search through the calls read so far made quadratic."""
+    if style == "openai":
+        event = ('data: {"choices": [{"index": 0, "delta": {"tool_calls": [{"id": "call_%d", '
+                 '"function": {"name": "echo", "arguments": "{\\"text\\": \\"%d\\"}"}}]}}]}\n\n')
+        end = ('data: {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}'
+               "\n\ndata: [DONE]\n\n")
+    else:
+        event = ('data: {"type": "response.output_item.done", "item": {"id": "fc_%d", "type": '
+                 '"function_call", "call_id": "call_%d", "name": "echo", "arguments": '
+                 '"{\\"text\\": \\"n\\"}"}}\n\n')
+        end = ('data: {"type": "response.completed", "response": {"status": "completed", '
+               '"output": []}}\n\n')
+    body = "".join(event % (n, n) for n in range(count)) + end
+    return Reply.raw([body.encode()])
+
+
+@pytest.mark.parametrize("style", ["openai", "responses"])
+async def test_a_reply_of_100_000_tool_calls_without_indexes_is_read_in_linear_time(stub,
+                                                                                   style):
+    answer_after(stub, calls_without_indexes(style, 100_000), REPLY_IN[style]("done"))
+    toolkit = await echo_toolkit()
+    async with make_client(stub, style, context=None) as client:
+        result = await client.run("go", toolkit)
+    assert result.text == "done" and len(toolkit.seen) == 32
+
+
 async def test_a_run_runs_at_most_256_tool_calls(stub):
     batches = iter(range(9))  # 9 replies of 32 calls: 288
 
