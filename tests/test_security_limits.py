@@ -113,6 +113,18 @@ def test_grep_matches_line_by_line_as_before(tmp_path):
                      f"{where}:3: ", f"{where}:2: cd"]
 
 
+def test_grep_and_glob_stop_once_the_run_is_cancelled(tmp_path):
+    """They run in a worker thread, which a cancelled run cannot stop and the process
+    waits for on its way out: they watch the call's `cancelled` between files."""
+    (tmp_path / "notes.txt").write_text("hit\n")
+    tools = Builtins(Workspace(tmp_path))
+    assert tools.grep("hit", context=ToolContext()) == f"{tmp_path / 'notes.txt'}:1: hit"
+    cancelled = ToolContext()
+    cancelled.cancelled.set()
+    assert tools.grep("hit", context=cancelled) == "no matches"
+    assert tools.glob("*.txt", context=cancelled) == "no matches"
+
+
 @pytest.mark.parametrize(("glob", "said"), [
     ("**/" * 40 + "x.txt", "no matches"),
     ("[" * 200_000, "error: ValueError: the glob '" + "[" * 80 + "'... is 200000 characters "
