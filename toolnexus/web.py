@@ -16,7 +16,6 @@ import socket
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from .html_text import html_to_text
 from .tools import ToolContext
 from .workspace import Refused, Workspace
 
@@ -104,6 +103,8 @@ async def _page_text(url: str, reply: Any) -> str:
     except LookupError:  # a charset Python does not know
         text = data.decode("utf-8", "replace")
     if "html" in mime:
+        from .html_text import html_to_text  # html.entities is large: not at start-up
+
         text = html_to_text(text)
     note = (f"\n\n[truncated: fetch_url reads at most {MAX_FETCH_BYTES // 1024} KiB of a body]"
             if truncated else "")
