@@ -167,26 +167,21 @@ class _Run:
         """The tool calls of the reply just received, within the limits: of one reply the
         first max_tool_calls_per_reply, and in all max_tool_calls_per_run; a call past a
         limit is refused (its problem tells the model so)."""
-        message = self.messages[-1]
-        asked = message.get("tool_calls") or []
+        asked = self.messages[-1].get("tool_calls") or []
         cap = self.settings.max_tool_calls_per_reply
+        kept = asked[:cap + 1]
         if len(asked) > cap:
             # Each call kept in the thread needs a result there. Kept: the first `cap`, and
             # one more whose result tells the model that it and the rest did not run.
-            message = self.messages[-1] = {**message, "tool_calls": asked[:cap + 1]}
-        calls = [_parse_call(call) for call in message.get("tool_calls") or []]
-        if len(asked) > cap:
-            rest = len(asked) - cap - 1
-            calls[cap].problem = (
-                f"error: not run: the reply made {len(asked)} tool calls and at most {cap} run "
-                f"per reply; this call{f' and the {rest} after it' if rest else ''} did not run")
+            self.messages[-1] = {**self.messages[-1], "tool_calls": kept}
+        calls = [_parse_call(call) for call in kept]
         for call in calls[:cap]:
             if call.problem is None and self.calls_left == 0:
-                call.problem = (f"error: not run: this run made its "
-                                f"{self.settings.max_tool_calls_per_run} tool calls, the most "
-                                "one run may make; answer with what you have")
+                call.problem = _over_run_limit(self.settings.max_tool_calls_per_run)
             elif call.problem is None:
                 self.calls_left -= 1
+        if len(asked) > cap:
+            calls[cap].problem = _over_reply_limit(len(asked), cap)
         return calls
 
     def stop_on_repeated_failure(self, calls: list[_Call]) -> None:
@@ -418,6 +413,18 @@ def _parse_call(call: dict[str, Any]) -> _Call:
         return _Call(call["id"], name, args,
                      f"error: the arguments for {name!r} must be a JSON object, got: {raw[:500]}")
     return _Call(call["id"], name, args)
+
+
+def _over_reply_limit(asked: int, cap: int) -> str:
+    rest = asked - cap - 1
+    which = f"this call and the {rest} after it" if rest else "this call"
+    return (f"error: not run: the reply made {asked} tool calls and at most {cap} run per "
+            f"reply; {which} did not run")
+
+
+def _over_run_limit(cap: int) -> str:
+    return (f"error: not run: this run made its {cap} tool calls, the most one run may make; "
+            "answer with what you have")
 
 
 def _call_key(call: _Call) -> tuple[str, str]:
