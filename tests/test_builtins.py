@@ -249,7 +249,7 @@ def test_grep_reads_only_the_beginning_of_a_huge_file(tools, tmp_path, monkeypat
 
 
 def test_a_pattern_that_is_no_regular_expression_is_an_error(tools):
-    with pytest.raises(Exception, match="missing \\), unterminated subpattern"):
+    with pytest.raises(ValueError, match=r"'\(unclosed' is not in RE2 syntax \(missing \)"):
         tools.grep("(unclosed", context=ToolContext())
 
 

@@ -12,13 +12,14 @@ from __future__ import annotations
 import functools
 import inspect
 import os
-import re
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from .command_run import run_command
+from .linear_regex import glob_regex, line_regex, matching_lines
 from .sandbox import reaped
 from .secret_files import looks_secret
 from .tools import Tool, ToolContext, define_tool
@@ -65,10 +66,13 @@ def _kib(n: int) -> str:
 class FileSearch:
     """The walk glob and grep share: the files under a folder that a tool may see
     (no secrets, special files or links out of the permitted places), in order, stopping
-    at a deadline."""
+    at a deadline or when the run is cancelled (`cancelled` is the call's
+    ToolContext.cancelled: the tool runs in a thread, which nobody else can stop)."""
 
-    def __init__(self, workspace: Workspace, root: Path, max_depth: int | None = None) -> None:
+    def __init__(self, workspace: Workspace, root: Path, max_depth: int | None,
+                 cancelled: threading.Event) -> None:
         self.workspace, self.root, self.max_depth = workspace, root, max_depth
+        self.cancelled = cancelled
         self.deadline = time.monotonic() + SEARCH_SECONDS
         self.timed_out = False
 
@@ -80,10 +84,14 @@ class FileSearch:
         return (ws.inside(real) or real == self.root or self.root in real.parents
                 or ws.path_rule(real) == "allow")
 
+    def stopped(self) -> bool:
+        """Out of time (then noted) or cancelled: no more files are wanted."""
+        self.timed_out = self.timed_out or time.monotonic() > self.deadline
+        return self.timed_out or self.cancelled.is_set()
+
     def files(self) -> Iterator[Path]:
         for folder, dirs, names in os.walk(self.root):
-            if time.monotonic() > self.deadline:
-                self.timed_out = True
+            if self.stopped():
                 return
             here = Path(folder)
             depth = len(here.relative_to(self.root).parts)
@@ -94,24 +102,13 @@ class FileSearch:
                 path = here / name
                 if self.visible(path) and os.path.isfile(path):
                     yield path
+                    if self.stopped():  # what was done with it took the time left
+                        return
 
     def note(self, found: int, cap: int, noun: str) -> str:
         if self.timed_out:
             return f"\n... stopped after {SEARCH_SECONDS:g} s ({found} {noun} so far)"
         return f"\n... stopped at {cap} {noun}" if found >= cap else ""
-
-
-_GLOB_PART = re.compile(r"\*\*/|\*\*|\*|\?|\[[^\]/]*\]|[^*?\[]+|\[")
-
-
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A glob on relative paths: `*` and `?` stay inside one folder, `**/` spans any."""
-    out = []
-    for piece in _GLOB_PART.findall(pattern):
-        out.append({"**/": "(?:.*/)?", "**": ".*", "*": "[^/]*", "?": "[^/]"}.get(piece) or (
-            piece.replace("!", "^", 1) if piece.startswith("[") and len(piece) > 1
-            else re.escape(piece)))
-    return re.compile("".join(out) + r"\Z")
 
 
 class Builtins:
@@ -175,7 +172,7 @@ class Builtins:
         root = self.workspace.permit(path, context, action="search")
         regex = glob_regex(pattern)
         depth = None if "**" in pattern else pattern.count("/") + 1
-        search = FileSearch(self.workspace, root, depth)
+        search = FileSearch(self.workspace, root, depth, context.cancelled)
         found: list[str] = []
         for file in search.files():
             relative = file.relative_to(root).as_posix()
@@ -193,13 +190,14 @@ class Builtins:
         """Search file contents with a regular expression; prints file:line: text.
 
         Args:
-            pattern: a Python regular expression.
+            pattern: a regular expression in RE2 syntax (no backreferences or lookaround).
             path: a file or directory to search.
             glob: which files under path to search.
         """
-        regex = re.compile(pattern)
+        regex = line_regex(pattern)
         root = self.workspace.permit(path, context, action="search")
-        search = FileSearch(self.workspace, root, None if "**" in glob else glob.count("/") + 1)
+        depth = None if "**" in glob else glob.count("/") + 1
+        search = FileSearch(self.workspace, root, depth, context.cancelled)
         if root.is_file():
             files: Iterator[Path] = iter([root])
         else:
@@ -207,15 +205,11 @@ class Builtins:
             files = (f for f in search.files() if wanted.match(f.relative_to(root).as_posix()))
         matches: list[str] = []
         for file in files:
-            for number, line in _text_lines(self.workspace, file):
-                if regex.search(line):
-                    matches.append(f"{file}:{number}: {line.strip()[:300]}")
-                    if len(matches) >= MAX_MATCHES:
-                        return "\n".join(matches) + search.note(MAX_MATCHES, MAX_MATCHES,
-                                                                "matches")
-            if time.monotonic() > search.deadline:
-                search.timed_out = True
-                break
+            for number, line in matching_lines(regex, _text_of(self.workspace, file)):
+                matches.append(f"{file}:{number}: {line.strip()[:300]}")
+                if len(matches) >= MAX_MATCHES:
+                    return "\n".join(matches) + search.note(MAX_MATCHES, MAX_MATCHES,
+                                                            "matches")
         if not matches and not search.timed_out:
             return "no matches"
         return "\n".join(matches) + search.note(len(matches), MAX_MATCHES, "matches")
@@ -358,21 +352,21 @@ def _rest_note(handle: BinaryIO, read: bytes) -> str:
     return "\n... more lines follow (use offset)"
 
 
-def _text_lines(workspace: Workspace, file: Path) -> Iterator[tuple[int, str]]:
-    """The numbered lines of a text file's beginning (MAX_GREP_FILE_BYTES); nothing for a
-    binary, unreadable or special file, nor one the workspace would not open or would ask
-    about (a secret-looking one)."""
+def _text_of(workspace: Workspace, file: Path) -> str:
+    """The beginning of a text file (MAX_GREP_FILE_BYTES); nothing for a binary,
+    unreadable or special file, nor one the workspace would not open or would ask about
+    (a secret-looking one)."""
     real = Path(os.path.realpath(file))
     if looks_secret(real):
-        return
+        return ""
     try:
         with os.fdopen(workspace.open_path(real, None, action="search"), "rb") as handle:
             data = handle.read(MAX_GREP_FILE_BYTES)
     except (OSError, ApprovalNeeded):
-        return
+        return ""
     if b"\0" in data[:8192]:
-        return
-    yield from enumerate(data.decode("utf-8", "replace").splitlines(), start=1)
+        return ""
+    return data.decode("utf-8", "replace")
 
 
 def _last_lines(output: str, count: int = 5) -> str:

@@ -243,6 +243,8 @@ def create_client(
     headers: dict[str, str] | None = None,
     system_prompt: str | None = None,
     max_turns: int = 10,
+    max_tool_calls_per_reply: int = 32,
+    max_tool_calls_per_run: int = 256,
     store: ConversationStore | None = None,
     request_params: dict[str, Any] | None = None,
     reasoning: str = "off",
@@ -269,6 +271,10 @@ def create_client(
     `context_window` states the window in tokens. `prompt_cache` marks the prompt for the
     provider's cache where that must be asked for (the anthropic style); False sends no
     such marks.
+
+    A run makes at most `max_turns` model calls. Of one reply's tool calls at most
+    `max_tool_calls_per_reply` run, and at most `max_tool_calls_per_run` in the whole run:
+    the model is told in one line that the others did not run.
 
     `timeouts` and `retries` (a `Retries`, or just the count) are in seconds; the older
     keywords (`retry_base_ms`, `on_error`, `timeout_ms`,
@@ -302,7 +308,10 @@ def create_client(
         model=model,
         transport=transport,
         system_prompt=system_prompt,
-        max_turns=max_turns,
+        max_turns=_at_least_one("max_turns", max_turns),
+        max_tool_calls_per_reply=_at_least_one("max_tool_calls_per_reply",
+                                               max_tool_calls_per_reply),
+        max_tool_calls_per_run=_at_least_one("max_tool_calls_per_run", max_tool_calls_per_run),
         request_params=params,
         reasoning=check_reasoning(reasoning),
         run_timeout_s=timeouts.run_s,
@@ -314,3 +323,9 @@ def create_client(
                            base_url=base_url, model=model)
     settings.context = keeper if context is not None else None
     return Client(settings, store if store is not None else MemoryStore(), keeper)
+
+
+def _at_least_one(name: str, count: int) -> int:
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f"{name} must be a whole number of at least 1, not {count!r}")
+    return count

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._await import maybe_await
+from .bounded_json import TooDeep, loads_bounded
 from .content import Prompt, user_content, with_attachments
 from .context import ContextKeeper, Outgoing
 from .control import RunControl
@@ -56,6 +57,8 @@ class LoopSettings:
     transport: Transport
     system_prompt: str | None = None
     max_turns: int = 10
+    max_tool_calls_per_reply: int = 32
+    max_tool_calls_per_run: int = 256
     request_params: dict[str, Any] = field(default_factory=dict)
     reasoning: str = "off"
     run_timeout_s: float | None = None
@@ -118,7 +121,7 @@ async def agent_loop(
             async with contextlib.aclosing(run.model_turn(stream)) as events:
                 async for event in events:
                     yield event
-            calls = [_parse_call(c) for c in messages[-1].get("tool_calls") or []]
+            calls = run.calls_to_make()
             if not calls:
                 result.text = text_of(messages[-1].get("content"))
                 if result.finish_reason in settings.wire.cut_off_reasons:
@@ -158,6 +161,28 @@ class _Run:
         ) or None
         self.assembler: StreamAssembler | None = None  # the stream being read
         self.failed_before: set[tuple[str, str]] = set()  # the last tool turn's failed calls
+        self.calls_left = settings.max_tool_calls_per_run
+
+    def calls_to_make(self) -> list[_Call]:
+        """The tool calls of the reply just received, within the limits: of one reply the
+        first max_tool_calls_per_reply, and in all max_tool_calls_per_run; a call past a
+        limit is refused (its problem tells the model so)."""
+        asked = self.messages[-1].get("tool_calls") or []
+        cap = self.settings.max_tool_calls_per_reply
+        kept = asked[:cap + 1]
+        if len(asked) > cap:
+            # Each call kept in the thread needs a result there. Kept: the first `cap`, and
+            # one more whose result tells the model that it and the rest did not run.
+            self.messages[-1] = {**self.messages[-1], "tool_calls": kept}
+        calls = [_parse_call(call) for call in kept]
+        for call in calls[:cap]:
+            if call.problem is None and self.calls_left == 0:
+                call.problem = _over_run_limit(self.settings.max_tool_calls_per_run)
+            elif call.problem is None:
+                self.calls_left -= 1
+        if len(asked) > cap:
+            calls[cap].problem = _over_reply_limit(len(asked), cap)
+        return calls
 
     def stop_on_repeated_failure(self, calls: list[_Call]) -> None:
         """End the run when the model makes a call that just failed again, with the same
@@ -382,14 +407,27 @@ def _parse_call(call: dict[str, Any]) -> _Call:
     name = fn.get("name", "")
     raw = fn.get("arguments") or "{}"
     try:
-        args = json.loads(raw)
+        args = loads_bounded(raw)
     except ValueError as exc:
+        why = exc if isinstance(exc, TooDeep) else f"not valid JSON ({exc})"
         return _Call(call["id"], name, raw,
-                     f"error: the arguments for {name!r} are not valid JSON ({exc}): {raw[:500]}")
+                     f"error: the arguments for {name!r} are {why}: {raw[:500]}")
     if not isinstance(args, dict):
         return _Call(call["id"], name, args,
                      f"error: the arguments for {name!r} must be a JSON object, got: {raw[:500]}")
     return _Call(call["id"], name, args)
+
+
+def _over_reply_limit(asked: int, cap: int) -> str:
+    rest = asked - cap - 1
+    which = f"this call and the {rest} after it" if rest else "this call"
+    return (f"error: not run: the reply made {asked} tool calls and at most {cap} run per "
+            f"reply; {which} did not run")
+
+
+def _over_run_limit(cap: int) -> str:
+    return (f"error: not run: this run made its {cap} tool calls, the most one run may make; "
+            "answer with what you have")
 
 
 def _call_key(call: _Call) -> tuple[str, str]:

@@ -11,13 +11,13 @@ httpx2 is imported when a list is fetched, never at import time.
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .bounded_json import loads_bounded
 from .errors import ProviderError
-from .transport import _new_http_client, check_endpoint, check_headers
+from .transport import _new_http_client, check_endpoint, check_headers, socks_errors_mapped
 from .wire import WireStyle, wire_style
 
 if TYPE_CHECKING:
@@ -87,10 +87,11 @@ async def _get_json(client: httpx2.AsyncClient, url: str, headers: dict[str, str
     import httpx2
 
     try:
-        async with client.stream("GET", url, headers=headers, params=params,
-                                 timeout=httpx2.Timeout(timeout)) as response:
-            body = await _read_limited(response, url)
-            status = response.status_code
+        with socks_errors_mapped():
+            async with client.stream("GET", url, headers=headers, params=params,
+                                     timeout=httpx2.Timeout(timeout)) as response:
+                body = await _read_limited(response, url)
+                status = response.status_code
     except httpx2.TimeoutException:
         raise ProviderError(f"{url} did not answer within {timeout:g} s") from None
     except httpx2.ConnectError as exc:
@@ -98,7 +99,7 @@ async def _get_json(client: httpx2.AsyncClient, url: str, headers: dict[str, str
     except (httpx2.HTTPError, httpx2.InvalidURL) as exc:
         raise ProviderError(f"the request to {url} failed: {exc or type(exc).__name__}") from None
     try:
-        data = json.loads(body)
+        data = loads_bounded(body)
     except ValueError:
         data = None
     if status >= 300:

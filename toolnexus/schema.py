@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from .bounded_json import TooDeep, loads_bounded
 from .errors import ProviderError, ToolnexusError
 
 DEFAULT_NAME = "response"
@@ -47,7 +48,9 @@ class OutputSchema:
     def read(self, text: str) -> Any:
         """The reply's JSON, checked against the schema; ProviderError when it does not fit."""
         try:
-            data = json.loads(text)
+            data = loads_bounded(text)
+        except TooDeep as exc:
+            raise ProviderError(f"the reply is {exc}") from None
         except ValueError:
             raise ProviderError(f"the reply is not the JSON the schema asks for: "
                                 f"{text[:200]!r}") from None

@@ -18,9 +18,10 @@ import json
 import os
 import random
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from .bounded_json import TooDeep, loads_bounded
 from .control import RunControl
 from .errors import ProviderError
 from .events import retry_event
@@ -268,7 +269,9 @@ class Transport:
         if not raw.strip():
             raise ProviderError("the endpoint sent an empty reply (HTTP 200 with no body)")
         try:
-            return json.loads(raw)
+            return loads_bounded(raw)
+        except TooDeep as exc:
+            raise ProviderError(f"the endpoint's reply is {exc}") from None
         except ValueError:
             raise ProviderError(
                 f"the endpoint's reply is not valid JSON: {raw[:200]!r}"
@@ -304,7 +307,8 @@ class Transport:
                 "POST", url, content=content, timeout=self._request_timeout(),
                 headers={"content-type": "application/json", "user-agent": USER_AGENT,
                          **headers})
-            response = await client.send(request, stream=True, follow_redirects=False)
+            with socks_errors_mapped():
+                response = await client.send(request, stream=True, follow_redirects=False)
             content_type = _check_status(response, url)
             if response.status_code >= 400:
                 raise await self._http_error(response)
@@ -368,7 +372,8 @@ class Transport:
             request = client.build_request(
                 "GET", url, timeout=self._request_timeout(),
                 headers={"user-agent": USER_AGENT, **headers})
-            response = await client.send(request, stream=True, follow_redirects=False)
+            with socks_errors_mapped():
+                response = await client.send(request, stream=True, follow_redirects=False)
             try:
                 if response.status_code != 200:
                     return None
@@ -377,7 +382,7 @@ class Transport:
                     raw += chunk
                     if len(raw) > limit:
                         return None
-                return json.loads(raw)
+                return loads_bounded(raw)
             finally:
                 await response.aclose()
 
@@ -397,7 +402,7 @@ class Transport:
         status = response.status_code
         data: Any
         try:
-            data = json.loads(raw)
+            data = loads_bounded(raw)
         except ValueError:
             data = raw.decode("utf-8", "replace").strip() or None
         error = self.describe_error(status, data)
@@ -437,6 +442,21 @@ def _new_http_client() -> httpx2.AsyncClient:
         raise ProviderError(
             "the proxy set in the environment (HTTPS_PROXY / HTTP_PROXY / ALL_PROXY) is not "
             "usable: give an http://, https:// or socks5:// URL") from None
+
+
+@contextlib.contextmanager
+def socks_errors_mapped() -> Iterator[None]:
+    """A SOCKS proxy that answers garbage makes socksio raise its own errors, which
+    httpcore2 lets through as they are: here they become the httpx2.ProxyError they mean."""
+    try:
+        yield
+    except Exception as exc:
+        if type(exc).__module__.partition(".")[0] != "socksio":
+            raise
+        import httpx2
+
+        raise httpx2.ProxyError(
+            f"the SOCKS proxy's answer is not SOCKS5 ({_describe(exc)})") from None
 
 
 _TLS_CONTEXTS: dict[tuple[str | None, str | None], ssl.SSLContext] = {}

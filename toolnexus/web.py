@@ -10,7 +10,6 @@ Redirects are followed here, one judged hop at a time.
 from __future__ import annotations
 
 import asyncio
-import html
 import ipaddress
 import re
 import socket
@@ -26,7 +25,6 @@ REDIRECTS = (301, 302, 303, 307, 308)
 _TEXT_TYPES = re.compile(r"^(text/|application/(json|xml|xhtml\+xml|javascript|ecmascript|"
                          r"x-www-form-urlencoded|ld\+json|rss\+xml|atom\+xml)$|"
                          r"application/[\w.+-]+\+(json|xml)$)")
-_TAGS = re.compile(r"<(script|style)\b.*?</\1>|<[^>]+>", re.S | re.I)
 
 
 async def fetch_page(url: str, workspace: Workspace, context: ToolContext | None) -> str:
@@ -105,7 +103,9 @@ async def _page_text(url: str, reply: Any) -> str:
     except LookupError:  # a charset Python does not know
         text = data.decode("utf-8", "replace")
     if "html" in mime:
-        text = re.sub(r"\n\s*\n+", "\n\n", html.unescape(_TAGS.sub("", text)))
+        from .html_text import html_to_text  # html.entities is large: not at start-up
+
+        text = html_to_text(text)
     note = (f"\n\n[truncated: fetch_url reads at most {MAX_FETCH_BYTES // 1024} KiB of a body]"
             if truncated else "")
     return f"HTTP {reply.status_code} {url}\n\n{text.strip()}{note}"

@@ -31,6 +31,7 @@ PRICE_KEYS = ("input", "output", "cached_input", "cache_write")
 # "*" a table of named tables.
 TOP_KEYS: dict[str, Any] = {
     "default_model": str, "system": str, "store": str, "max_turns": int,
+    "max_tool_calls_per_reply": int, "max_tool_calls_per_run": int,
     "timeout": (int, float),  # seconds a whole run may take (the idle timeout is apart)
     "functions": list, "skills": str, "mcp": str, "builtins": (bool, list),
     "workspace": str, "approval": RULES,
@@ -87,6 +88,8 @@ class Limit:
 # Every numeric setting, by its key wherever it stands (top level, provider, model).
 LIMITS = {
     "max_turns": Limit(1, 1000, "model calls per question"),
+    "max_tool_calls_per_reply": Limit(1, 10_000, "tool calls run of one reply"),
+    "max_tool_calls_per_run": Limit(1, 100_000, "tool calls run in one question"),
     "context_window": Limit(1, 100_000_000, "tokens"),
     "timeout": Limit(0, 86_400, "a day", seconds=True),
     "api_key_cmd_timeout": Limit(0, 3_600, "an hour", seconds=True),
@@ -349,6 +352,8 @@ class Target:
     reasoning: str = "off"
     system: str | None = None
     max_turns: int = 10  # model calls per run before it stops "incomplete"
+    max_tool_calls_per_reply: int = 32  # more in one reply are refused
+    max_tool_calls_per_run: int = 256  # and more in one run
     timeout: float = DEFAULT_TIMEOUT_S  # seconds a whole run may take
     api_key_cmd_timeout: float = 30.0
     context_window: int | None = None  # tokens, when the config states it
@@ -417,6 +422,8 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
         prompt_cache=entry.get("prompt_cache", provider.get("prompt_cache", True)),
         system=system or env.get("TOOLNEXUS_SYSTEM") or config.data.get("system"),
         max_turns=config.data.get("max_turns", 10),  # the numbers were checked (LIMITS)
+        max_tool_calls_per_reply=config.data.get("max_tool_calls_per_reply", 32),
+        max_tool_calls_per_run=config.data.get("max_tool_calls_per_run", 256),
         timeout=float(config.data.get("timeout", DEFAULT_TIMEOUT_S)),
         api_key_cmd_timeout=float(provider.get("api_key_cmd_timeout", 30.0)),
         context_window=window or provider.get("context_window")

@@ -318,6 +318,8 @@ def make_client(target: Target, store: ThreadStore, *, hooks: dict[str, Any] | N
             store=RedactingStore(store, redact) if store is not None and redact.secrets
             else store,
             hooks=hooks, wait_for=wait_for, max_turns=target.max_turns,
+            max_tool_calls_per_reply=target.max_tool_calls_per_reply,
+            max_tool_calls_per_run=target.max_tool_calls_per_run,
             timeout_ms=target.timeout * 1000, prompt_cache=target.prompt_cache,
             context=ContextPolicy(cache_path=cache_dir() / "windows.json") if compact else None,
             context_window=target.context_window,

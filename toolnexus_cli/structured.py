@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from toolnexus import RunResult, ToolnexusError
+from toolnexus.bounded_json import TooDeep, loads_bounded
 
 from .errors import UsageError
 from .render import NO_FACTS, FooterFacts, PlainRenderer
@@ -48,9 +49,10 @@ def _read_file(path: Path) -> str:
 
 def _json(text: str, where: str) -> Any:
     try:
-        return json.loads(text)
+        return loads_bounded(text)
     except ValueError as exc:
-        raise UsageError(f"--schema: {where} is not valid JSON: {exc}") from None
+        why = exc if isinstance(exc, TooDeep) else f"not valid JSON: {exc}"
+        raise UsageError(f"--schema: {where} is {why}") from None
 
 
 class SchemaOutput(PlainRenderer):

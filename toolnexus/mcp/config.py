@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..bounded_json import TooDeep, loads_bounded
 from ..errors import ToolnexusError
 from ..transport import header_value_problem
 
@@ -68,11 +69,13 @@ def load_servers(config: McpConfig) -> Mapping[str, Any]:
             why = exc.strerror or exc
             raise ToolnexusError(f"cannot read the MCP config {path}: {why}") from None
         try:
-            data = json.loads(text)
+            data = loads_bounded(text)
         except json.JSONDecodeError as exc:
             raise ToolnexusError(
                 f"{path}:{exc.lineno}:{exc.colno}: the MCP config is not valid JSON: {exc.msg}"
             ) from None
+        except TooDeep as exc:
+            raise ToolnexusError(f"{path}: the MCP config is {exc}") from None
         where = str(path)
     elif isinstance(config, Mapping):
         data, where = config, "the MCP config"

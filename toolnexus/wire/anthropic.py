@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Sequence
 from typing import Any
 
+from ..bounded_json import loads_bounded
 from ..content import Media, media_of, unsupported
 from ..errors import ProviderError, ToolnexusError
 from ..events import Usage, empty_usage, reasoning_event, text_event
@@ -162,7 +162,7 @@ class AnthropicStyle(WireStyle):
         if event != "error" and '"error"' not in data:
             return None
         try:
-            obj = json.loads(data)
+            obj = loads_bounded(data)
             if isinstance(obj, dict) and (event == "error" or obj.get("type") == "error"):
                 self.raise_error(obj)
         except ProviderError as error:
@@ -281,7 +281,7 @@ def _assistant_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
     for call in message.get("tool_calls") or []:
         fn = call.get("function") or {}
         try:
-            args = json.loads(fn.get("arguments") or "{}")
+            args = loads_bounded(fn.get("arguments") or "{}")
         except ValueError:
             args = {}
         blocks.append({
@@ -417,6 +417,6 @@ def _parse_input(raw: str) -> Any:
     if not raw:
         return {}
     try:
-        return json.loads(raw)
+        return loads_bounded(raw)
     except ValueError:
         return raw

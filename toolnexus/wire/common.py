@@ -6,6 +6,7 @@ import json
 import uuid
 from typing import Any
 
+from ..bounded_json import TooDeep, loads_bounded
 from ..errors import ProviderError
 from ..events import Usage, empty_usage
 
@@ -16,7 +17,9 @@ def new_call_id() -> str:
 
 def loads_event(data: str) -> Any:
     try:
-        return json.loads(data)
+        return loads_bounded(data)
+    except TooDeep as exc:
+        raise ProviderError(f"the endpoint sent a stream event of {exc}") from None
     except ValueError:
         raise ProviderError(
             f"the endpoint sent a stream event that is not JSON: {data[:200]!r}"

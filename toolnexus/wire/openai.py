@@ -8,6 +8,7 @@ import urllib.parse
 from collections.abc import Sequence
 from typing import Any
 
+from ..bounded_json import loads_bounded
 from ..content import Media, media_of, unsupported
 from ..errors import ProviderError
 from ..events import Usage, empty_usage, reasoning_event, text_event
@@ -140,7 +141,7 @@ class OpenAIStyle(WireStyle):
         if '"error"' not in data:
             return None
         try:
-            self.raise_if_error(json.loads(data))
+            self.raise_if_error(loads_bounded(data))
         except ProviderError as error:
             return error
         except (ValueError, AttributeError):
@@ -225,7 +226,7 @@ class _Call:
 
     def complete(self) -> bool:
         try:
-            json.loads("".join(self.args))
+            loads_bounded("".join(self.args))
         except ValueError:
             return False
         return True
@@ -251,6 +252,7 @@ class ChunkStream(StreamAssembler):
         self.finish_reason: str | None = None
         self.done = False
         self._by_index: dict[int, _Call] = {}
+        self._by_id: dict[str, _Call] = {}  # a reply may hold thousands: no search each time
 
     def read(self, event: str, data: str) -> list[dict[str, Any]]:
         if data == "[DONE]":
@@ -295,6 +297,7 @@ class ChunkStream(StreamAssembler):
         if call is None:
             call = _Call(call_id or new_call_id(), name or "")
             self.calls.append(call)
+            self._by_id.setdefault(call.id, call)
             if index is not None:
                 self._by_index[index] = call
         elif name and not call.name:
@@ -308,7 +311,7 @@ class ChunkStream(StreamAssembler):
         """The call a fragment continues, or None when it starts a new one."""
         if index is None:
             if call_id:
-                return next((c for c in self.calls if c.id == call_id), None)
+                return self._by_id.get(call_id)
             if name or not self.calls:
                 return None  # several calls in one chunk without index or id
             return self.calls[-1]

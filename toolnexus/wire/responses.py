@@ -6,10 +6,10 @@ reasoning comes back encrypted and is sent back unchanged on the next request.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
+from ..bounded_json import loads_bounded
 from ..content import Media, media_of, unsupported
 from ..errors import ProviderError
 from ..events import Usage, reasoning_event, text_event
@@ -113,7 +113,7 @@ class ResponsesStyle(WireStyle):
         if event not in ("error", "response.failed") and '"error"' not in data:
             return None
         try:
-            obj = json.loads(data)
+            obj = loads_bounded(data)
         except ValueError:
             return None
         if not isinstance(obj, dict):
@@ -259,6 +259,10 @@ class EventStream(StreamAssembler):
         self.text: list[str] = []
         self.reasoning: list[str] = []
         self.response: dict[str, Any] | None = None  # from response.completed / .incomplete
+        # where an event without an output index goes (a reply may hold thousands of items:
+        # no search each time)
+        self._slot_of_id: dict[str, int] = {}
+        self._next_slot = 0
 
     def read(self, event: str, data: str) -> list[dict[str, Any]]:
         obj = optional(loads_event(data), dict, "a stream event")
@@ -284,7 +288,7 @@ class EventStream(StreamAssembler):
                 self.arguments[self._slot(obj)] = arguments
         elif kind in ("response.output_item.added", "response.output_item.done"):
             item = optional(obj.get("item"), dict, f"{kind} item") or {}
-            self.items[self._slot(obj, item.get("id"))] = item
+            self._keep(self._slot(obj, item.get("id")), item)
         elif kind in ("response.completed", "response.incomplete"):
             self.response = optional(obj.get("response"), dict, f"{kind} response") or {}
             if kind == "response.incomplete":
@@ -301,9 +305,14 @@ class EventStream(StreamAssembler):
         if isinstance(index, int) and not isinstance(index, bool):
             return index
         item_id = item_id or obj.get("item_id")
-        found = next((i for i, item in self.items.items() if item_id and
-                      item.get("id") == item_id), None)
-        return found if found is not None else max(self.items, default=-1) + 1
+        found = self._slot_of_id.get(item_id) if isinstance(item_id, str) else None
+        return found if found is not None else self._next_slot
+
+    def _keep(self, slot: int, item: dict[str, Any]) -> None:
+        self.items[slot] = item
+        self._next_slot = max(self._next_slot, slot + 1)
+        if isinstance(item.get("id"), str):
+            self._slot_of_id.setdefault(item["id"], slot)
 
     def partial_text(self) -> str:
         return "".join(self.text)

@@ -1,0 +1,53 @@
+"""JSON from outside (an endpoint, a model's tool arguments, a user's file), parsed with a
+bound on how deeply it nests.
+
+Python's parser meets `[[[[...` with a RecursionError, which no `except ValueError` catches;
+and a document just under the interpreter's recursion limit parses, then breaks whatever
+walks it next (printing, saving, checking it against a schema). Here a document nested
+deeper than MAX_DEPTH is a `TooDeep`, a ValueError, so every caller's handling of bad JSON
+covers it too.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+MAX_DEPTH = 128  # arrays and objects inside each other; real documents stay far below
+
+
+class TooDeep(ValueError):
+    def __init__(self) -> None:
+        super().__init__(f"JSON nested deeper than {MAX_DEPTH} levels")
+
+
+def loads_bounded(data: str | bytes) -> Any:
+    """`json.loads(data)`; TooDeep when arrays and objects nest more than MAX_DEPTH deep."""
+    try:
+        value = json.loads(data)
+    except RecursionError:
+        raise TooDeep() from None
+    # Nesting needs brackets: most documents (every stream event of a normal reply) have
+    # too few to nest too deep, and are not walked at all.
+    if _brackets(data) > MAX_DEPTH and _deeper_than(value, MAX_DEPTH):
+        raise TooDeep()
+    return value
+
+
+def _brackets(data: str | bytes) -> int:
+    if isinstance(data, str):
+        return data.count("[") + data.count("{")
+    return data.count(b"[") + data.count(b"{")
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether lists and dicts nest more than `limit` deep in `value` (walked without
+    recursion)."""
+    pending = [(value, 1)] if isinstance(value, list | dict) else []
+    while pending:
+        container, depth = pending.pop()
+        if depth > limit:
+            return True
+        items = container.values() if isinstance(container, dict) else container
+        pending.extend((item, depth + 1) for item in items if isinstance(item, list | dict))
+    return False
