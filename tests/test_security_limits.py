@@ -76,8 +76,12 @@ def script_model(stub: StubProvider, *replies: Reply, page: bytes = b"") -> None
     stub.handler = handler
 
 
+LOOPBACK_ALLOWED = '[approval.hosts]\n"127.0.0.1:*" = "allow"\n'  # fetch_url reaches the stub
+
+
 def tool_said(cli: CLI, stub: StubProvider, call: tuple[str, dict], page: bytes = b"") -> str:
     """What the tool told the model when it made `call` (`ask --builtins --yes`)."""
+    cli.write_config(LOOPBACK_ALLOWED)
     script_model(stub, openai_stream(tool_calls=[call]), openai_stream("done"), page=page)
     result = cli.run("ask", "--builtins", "--yes", "go")
     assert result.code == 0 and result.stderr == "", result
@@ -187,6 +191,7 @@ def test_a_signal_ends_ask_while_a_tool_works_on_hostile_input(cli, stub, tool, 
     # after the tool, the model never answers: the run is still there to be signalled
     script_model(stub, openai_stream(tool_calls=[hostile_call(cli, tool)]), Reply.hang(),
                  page=PAGE_OF_OPEN_SCRIPTS)
+    cli.write_config(LOOPBACK_ALLOWED)
     process = start(cli, "ask", "-v", "--builtins", "--yes", "go")
     try:
         stderr = Lines(process.stderr)
@@ -305,13 +310,15 @@ def test_the_config_sets_both_limits(cli, stub):
                          "may make; answer with what you have")
 
 
-@pytest.mark.parametrize("setting", ["max_tool_calls_per_reply = 0", "max_tool_calls_per_run = -5",
-                                     "max_turns = true"])
-def test_a_limit_below_one_is_one_config_error(cli, stub, setting):
+@pytest.mark.parametrize("setting, rule", [
+    ("max_tool_calls_per_reply = 0", "from 1 to 10000 (tool calls run of one reply)"),
+    ("max_tool_calls_per_run = -5", "from 1 to 100000 (tool calls run in one question)"),
+    ("max_turns = true", "from 1 to 1000 (model calls per question)")])
+def test_a_limit_below_one_is_one_config_error(cli, stub, setting, rule):
     cli.write_config(f"{setting}\n")
     line = one_error_line(cli.run("ask", "hi"), 2)
     key = setting.split()[0]
-    assert line == f"error: {cli.config_file}:1: '{key}' must be a whole number above 0"
+    assert line == f"error: {cli.config_file}:1: '{key}' must be a whole number {rule}"
     assert stub.requests == []
 
 
