@@ -144,3 +144,15 @@ def test_what_an_mcp_server_started_in_a_session_of_its_own_ends_with_ask(cli, s
     result = cli.run("ask", "--mcp", str(path), "hi")
     assert result.code == 0, result
     wait_until(lambda: not running_with(marker), "the server's daemon to end")
+
+
+def test_what_bash_started_ends_when_toolnexus_is_killed(cli, stub, tmp_path):
+    """SIGKILL leaves toolnexus no time to clean up: the kernel ends the command's PID
+    namespace when the launcher, told by the parent-death signal, dies with it."""
+    command, marker = leaving_children(tmp_path)
+    bash_call_then_answer(stub, command)
+    process = start(cli, "ask", "--builtins", "--yes", "run it")
+    wait_until(lambda: len(running_with(marker)) == 4, "the four sleeps")
+    process.kill()
+    process.communicate(timeout=WAIT_S)
+    wait_until(lambda: not running_with(marker), "every sleep to end with toolnexus")

@@ -206,6 +206,17 @@ def test_the_chat_offers_to_run_a_stopped_command_outside_the_sandbox(cli, stub,
     assert tool_results(stub.requests[1]) == ["exit code 0\n"]
 
 
+def test_the_banner_says_when_commands_run_with_no_sandbox(cli, stub, work):
+    chat = PtySession(cli, "chat", "--builtins", "--sandbox", "off", "--root", str(work),
+                      rows=30, cols=160)
+    try:
+        chat.expect(re.escape('no sandbox: the sandbox is off (sandbox mode "off"); bash asks '
+                              "before every command"))
+        chat.expect("›")
+    finally:
+        chat.close()
+
+
 def test_an_allow_rule_runs_a_command_in_the_sandbox_without_asking(cli, stub, work):
     cli.write_config('[approval.commands]\n"touch *" = "allow"\n')
     outside = cli.home / "made-outside"
