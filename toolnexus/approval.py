@@ -24,12 +24,12 @@ from ._await import maybe_await
 from .builtins import CHANGING
 from .command_rules import CommandRules
 from .rules import DECISIONS, checked_rules
+from .suspension import NOBODY_TO_ASK
 from .toolkit import Toolkit
 from .tools import Tool, ToolResult
 
 __all__ = ["DECISIONS", "DENIED_BY_USER", "NOBODY_TO_ASK", "ApprovalPolicy", "approval_hook"]
 DENIED_BY_USER = "denied by the user"
-NOBODY_TO_ASK = "not approved: nobody to ask"
 
 # ask(name, args) -> "yes" | "no" | "always" | "nobody" (no one could be asked)
 AskUser = Callable[[str, Any], Awaitable[str] | str]

@@ -22,15 +22,10 @@ import functools
 import json
 import os
 import re
-import shutil
 import sys
-import tempfile
-import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-
-from .secret_files import holds_credentials
 
 MODES = ("workspace-write", "read-only", "off")
 LAUNCHER = Path(__file__).with_name("_sandbox_exec.py")
@@ -140,6 +135,10 @@ class Sandbox:
     @property
     def tmp(self) -> Path:
         if self._tmp is None:
+            import shutil
+            import tempfile
+            import weakref
+
             self._tmp = Path(tempfile.mkdtemp(prefix="toolnexus-sandbox-"))
             weakref.finalize(self, shutil.rmtree, self._tmp, ignore_errors=True)
         return self._tmp
@@ -211,6 +210,8 @@ def _interpreters() -> list[str]:
 
 def _git_configs() -> dict[str, bool]:
     """The user's git config files that exist, and whether they are free of credentials."""
+    from .secret_files import holds_credentials
+
     found = {}
     for name in GIT_CONFIGS:
         path = Path.home() / name

@@ -23,6 +23,7 @@ Answer = dict[str, Any]  # {id, ok, data?, reason?}
 WaitFor = Callable[[Request], Answer | Awaitable[Answer]]
 
 PENDING_KEY = "pending"
+NOBODY_TO_ASK = "not approved: nobody to ask"  # why a request nobody could answer was declined
 
 
 def make_request(

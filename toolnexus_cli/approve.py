@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolnexus import Answer, Request, make_answer
 from toolnexus._await import maybe_await
-from toolnexus.approval import NOBODY_TO_ASK, AskUser
-from toolnexus.suspension import WaitFor
+from toolnexus.suspension import NOBODY_TO_ASK, WaitFor
 
 from .toolbox import describe_call
+
+if TYPE_CHECKING:
+    from toolnexus.approval import AskUser
 
 YES_NO_ALWAYS = {"y": "yes", "n": "no", "a": "always"}
 YES_NO = {"y": "yes", "n": "no"}

@@ -24,7 +24,6 @@ from toolnexus import (
     ToolnexusError,
     create_client,
 )
-from toolnexus.approval import AskUser
 from toolnexus.content import Prompt
 from toolnexus.stores import Thread, ThreadStore
 from toolnexus.suspension import WaitFor
@@ -49,6 +48,8 @@ from .toolbox import make_hooks, open_toolkit, refuse_without_terminal, warn_fai
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from toolnexus.approval import AskUser
 
 
 class Output(Protocol):

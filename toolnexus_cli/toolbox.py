@@ -6,17 +6,19 @@ import json
 import sys
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolnexus import Toolkit, ToolnexusError, create_toolkit
-from toolnexus.approval import ApprovalPolicy, AskUser, approval_hook
-from toolnexus.sandbox import SandboxPolicy
-from toolnexus.workspace import Workspace
 
 from .config import Config, config_dir, data_dir, state_dir
 from .errors import UsageError
 from .keys import keys_path
 from .options import ToolFlags
+
+if TYPE_CHECKING:  # imported where tools are offered: a plain `ask` needs none of them
+    from toolnexus.approval import ApprovalPolicy, AskUser
+    from toolnexus.sandbox import SandboxPolicy
+    from toolnexus.workspace import Workspace
 
 
 async def open_toolkit(config: Config, flags: ToolFlags) -> Toolkit:
@@ -30,7 +32,8 @@ async def open_toolkit(config: Config, flags: ToolFlags) -> Toolkit:
     builtins = True if flags.builtins else data.get("builtins")
     try:
         return await create_toolkit(functions=functions, skills_dir=skills, mcp_config=mcp,
-                                    builtins=builtins, workspace=workspace(config, flags))
+                                    builtins=builtins,
+                                    workspace=workspace(config, flags) if builtins else None)
     except (ToolnexusError, ValueError) as exc:
         raise UsageError(str(exc)) from None
 
@@ -39,6 +42,8 @@ def workspace(config: Config, flags: ToolFlags) -> Workspace:
     """Where the built-in tools act (--root, config `workspace`, else the working folder),
     what they never read (this program's keys, config, threads and history besides the
     usual credentials) and the path and host rules of [approval.paths] / [approval.hosts]."""
+    from toolnexus.workspace import Workspace
+
     if flags.root:
         root = Path(flags.root).expanduser()
     elif "workspace" in config.data:
@@ -59,6 +64,8 @@ def own_secrets(config: Config) -> list[Path]:
 
 
 def sandbox_policy(config: Config, flags: ToolFlags) -> SandboxPolicy:
+    from toolnexus.sandbox import SandboxPolicy
+
     table = config.data.get("sandbox", {})
     return SandboxPolicy(mode=flags.sandbox or table.get("mode", "workspace-write"),
                          network=table.get("network", False),
@@ -80,6 +87,8 @@ def _relative(base: Path, value: str) -> str:
 
 
 def approval_policy(config: Config, toolkit: Toolkit) -> ApprovalPolicy:
+    from toolnexus.approval import ApprovalPolicy
+
     rules = dict(config.data.get("approval", {}))
     commands = rules.pop("commands", None)
     for table in ("paths", "hosts", "outside"):  # the workspace's
@@ -102,6 +111,8 @@ def sandbox_line(toolkit: Toolkit) -> str | None:
 def make_hooks(config: Config, toolkit: Toolkit, ask: AskUser) -> dict[str, Any] | None:
     if not len(toolkit):
         return None
+    from toolnexus.approval import approval_hook
+
     return {"before_tool": approval_hook(approval_policy(config, toolkit), toolkit, ask)}
 
 
