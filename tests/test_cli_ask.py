@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import sys
 
 from tests import cli_helpers
 from tests.cli_helpers import ENTRY, STUB_MODEL, user_text
@@ -192,3 +193,24 @@ def test_an_answer_cut_off_at_max_tokens_says_so_on_stderr(cli, stub):
     stub.handler = lambda rec: openai_stream("Roses are red.")
     whole = cli.run("ask", "a poem")
     assert whole.code == 0 and whole.stderr == "", whole
+
+
+TOOL_MACHINERY = ("toolnexus.approval", "toolnexus.builtins", "toolnexus.workspace",
+                  "toolnexus.web", "toolnexus.shell", "toolnexus.command_rules",
+                  "toolnexus.command_vetting", "toolnexus.secret_files",
+                  "toolnexus.command_run", "toolnexus.linear_regex", "toolnexus.html_text",
+                  "toolnexus.mcp", "re2")
+
+
+def test_an_ask_without_tools_imports_none_of_the_tool_machinery(cli, stub, tmp_path):
+    """Start-up is paid by every piped question: what serves tools waits until a tool is
+    offered."""
+    loaded = tmp_path / "modules"
+    code = ("import atexit, sys; path = sys.argv.pop(); atexit.register(lambda: open(path, 'w')"
+            ".write('\\n'.join(sys.modules))); from toolnexus_cli.app import main; main()")
+    done = subprocess.run([sys.executable, "-c", code, "ask", "hi", str(loaded)],
+                          env=cli.merged_env(), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    modules = set(loaded.read_text().split())
+    assert "toolnexus.loop" in modules  # it did answer
+    assert sorted(m for m in modules if m.startswith(TOOL_MACHINERY)) == []
