@@ -7,7 +7,7 @@ from rich.text import Text
 
 from toolnexus.visible import visible
 
-from .approve import confirm
+from .approve import confirm, confirm_default_no
 from .attach import pasted_image
 from .commands import COMMANDS, Commands
 from .config import Config
@@ -15,7 +15,7 @@ from .models import model_names
 from .options import RunOptions
 from .render import TerminalRenderer, unfinished_note
 from .session import Session
-from .shell import offer_to_add, run_shell
+from .shell import run_shell
 from .terminal import KeyWatch, mute_keyboard, prompt_session, restore_keyboard
 from .theme import terminal_ui
 from .toolbox import sandbox_line, tools_summary
@@ -102,7 +102,7 @@ class Repl:
             self.console.print(Text("(interrupted: its process group was killed)", style="dim"))
         elif run.exit_code:
             self.console.print(Text(f"(exit code {run.exit_code})", style="dim"))
-        if await offer_to_add():
+        if await confirm_default_no("add this output to your next message? [y/N] "):
             self.carried.append(run.as_message())
             self.console.print(Text("(it goes with your next message)", style="dim"))
 
