@@ -42,3 +42,35 @@ def test_a_yes_no_takes_one_key_and_what_is_typed_next_goes_to_the_prompt(stub, 
     chat.wait_text("attach cat.png? [Y/n]")
     chat.child.send("nthe file name")  # no: the line goes as text; the rest is the next line
     at_prompt(chat, "the file name")
+
+
+# ------------------------------------------------------------ lines starting with "/"
+
+
+def test_a_line_starting_with_a_slash_that_is_no_command_is_a_message(stub, cli, open_chat):
+    """The newcomer's steps: ask "/usr/bin/env python3 -V prints nothing, why?", paste the
+    path of a screenshot (/home/me/shot.png), and try "//help" for the word itself: each
+    said "unknown command", though the README promises that a pasted image path offers to
+    attach it. A mistyped command (/hepl) still says it is one."""
+    numbered_answers(stub)
+    (cli.home / "shot.png").write_bytes(png_bytes())
+    chat = open_chat()
+    chat.say("/usr/bin/env python3 -V prints nothing, why?")
+    chat.wait_text("answer 1.")
+    chat.say("//help")
+    chat.wait_text("answer 2.")
+    chat.send_line(str(cli.home / "shot.png"))
+    chat.wait_text("attach shot.png? [Y/n]")
+    chat.child.send("y")
+    chat.wait_prompt()
+    chat.say("/hepl")
+    assert "unknown command /hepl - did you mean /help? (//hepl sends it as text)" in (
+        chat.term.lines())
+    chat.say("what is in it?")
+    chat.wait_text("answer 3.")
+    assert [conversation(request)[-1] for request in stub.requests[:2]] == [
+        ("user", "/usr/bin/env python3 -V prints nothing, why?"), ("user", "/help")]
+    content = stub.requests[2].json["messages"][-1]["content"]
+    assert content[0] == {"type": "text", "text": "what is in it?"}
+    assert content[1]["image_url"]["url"].startswith("data:image/png;base64,")
+    assert len(stub.requests) == 3

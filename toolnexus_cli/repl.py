@@ -9,7 +9,7 @@ from toolnexus.visible import visible
 
 from .approve import confirm, confirm_default_no
 from .attach import pasted_image
-from .commands import COMMANDS, Commands
+from .commands import COMMANDS, Commands, meant_as_command
 from .config import Config
 from .models import model_names
 from .options import RunOptions
@@ -68,24 +68,33 @@ class Repl:
             except EOFError:
                 return 0
             armed_exit = False
-            text = line.strip()
-            if not text:
-                continue
-            if text.startswith("!"):
-                await self.shell(text[1:].strip())
-            elif text.startswith("/"):
-                outcome = await self.commands.run(text)
-                if outcome == "exit":
-                    return 0
-                if outcome:  # a prompt to send (from /retry or /edit)
-                    await self.turn(outcome)
-            elif (image := pasted_image(text)) is not None and await confirm(
-                    f"attach {visible(image.name)}?"):
-                await self.commands.attach(str(image))
-            else:
-                await self.turn(line)
+            if await self.handle(line) == "exit":
+                return 0
             if session.interrupts.received:  # SIGTERM or SIGHUP stopped the turn
                 return session.interrupts.exit_code(0)
+
+    async def handle(self, line: str) -> str | None:
+        """One line as typed at the prompt: a `!command`, a slash command, an image to
+        attach, or a message (`//` sends one that starts with `/`); "exit" to leave."""
+        text = line.strip()
+        if not text:
+            return None
+        if text.startswith("!"):
+            await self.shell(text[1:].strip())
+        elif text.startswith("//"):
+            await self.turn(text[1:])
+        elif text.startswith("/") and meant_as_command(text):
+            outcome = await self.commands.run(text)
+            if outcome == "exit":
+                return "exit"
+            if outcome:  # a prompt to send (from /retry or /edit)
+                await self.turn(outcome)
+        elif (image := pasted_image(text)) is not None and await confirm(
+                f"attach {visible(image.name)}?"):
+            await self.commands.attach(str(image))
+        else:
+            await self.turn(line)
+        return None
 
     async def shell(self, command: str) -> None:
         """`!command`: run it here, show its output, offer to add it to the next message."""
