@@ -74,3 +74,52 @@ def test_a_line_starting_with_a_slash_that_is_no_command_is_a_message(stub, cli,
     assert content[0] == {"type": "text", "text": "what is in it?"}
     assert content[1]["image_url"]["url"].startswith("data:image/png;base64,")
     assert len(stub.requests) == 3
+
+
+# ------------------------------------------------------------------------ shell mode
+
+PASTE_START, PASTE_END = "\x1b[200~", "\x1b[201~"  # how a terminal brackets a paste
+
+
+def shows(chat: Chat, text: str) -> bool:
+    """Whether the screen (not its scrollback) shows `text` now."""
+    return any(text in line for line in chat.term.display())
+
+
+def test_a_line_starting_with_a_bang_shows_shell_mode(stub, open_chat):
+    """The newcomer's steps: type "!ls" at the prompt: nothing on the screen says that
+    Enter will run it with the shell rather than send it."""
+    chat = open_chat()
+    chat.child.send("hello")
+    at_prompt(chat, "hello")
+    assert not shows(chat, "shell mode")
+    chat.child.send("\x15!echo single")  # Ctrl-U, then a shell line
+    chat.wait(lambda: shows(chat, "shell mode: Enter runs this line with your shell"),
+              "the shell mode toolbar")
+    chat.send_line("")
+    chat.wait_text("add this output to your next message? [y/N]")
+    assert not shows(chat, "shell mode"), "the toolbar outlived its line"
+    assert "single" in chat.term.lines()
+    assert not stub.requests
+
+
+def test_a_pasted_paragraph_starting_with_a_bang_asks_before_running(stub, cli, open_chat):
+    """The newcomer's steps: copy a paragraph of a code review that starts with "!" (its
+    next line was "rm is not used here") and paste it at the prompt, then Enter: every
+    line ran in bash at once, and nothing asked."""
+    ran = cli.root / "ran"
+    paste = f"!! wrong, see below\necho line two >> {ran}\necho line three >> {ran}"
+    chat = open_chat()
+    chat.child.send(PASTE_START + paste + PASTE_END + "\r")
+    chat.wait_text("run these 3 lines with your shell? [y/N]")
+    assert all(any(line in row for row in chat.term.lines()) for line in paste.splitlines())
+    chat.child.send("\r")  # no, by default
+    chat.wait_prompt()
+    assert "(not run)" in chat.term.lines() and not ran.exists()
+
+    chat.child.send(PASTE_START + paste + PASTE_END + "\r")
+    chat.wait_text("run these 3 lines with your shell? [y/N]", 2)
+    chat.child.send("y")
+    chat.wait_text("add this output to your next message? [y/N]")
+    assert ran.read_text() == "line two\nline three\n"
+    assert not stub.requests

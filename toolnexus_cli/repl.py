@@ -7,7 +7,7 @@ from rich.text import Text
 
 from toolnexus.visible import visible
 
-from .approve import confirm, confirm_default_no
+from .approve import confirm, confirm_default_no, panel
 from .attach import pasted_image
 from .commands import COMMANDS, Commands, meant_as_command
 from .config import Config
@@ -101,6 +101,9 @@ class Repl:
         if not command:
             self.console.print(Text("usage: !COMMAND runs a shell command here", style="yellow"))
             return
+        if "\n" in command and not await self._lines_confirmed(command):
+            self.console.print(Text("(not run)", style="dim"))
+            return
         self.console.print(Text(visible(f"$ {command}"), style="bold"))
         keyboard = mute_keyboard()
         try:
@@ -114,6 +117,13 @@ class Repl:
         if await confirm_default_no("add this output to your next message? [y/N] "):
             self.carried.append(run.as_message())
             self.console.print(Text("(it goes with your next message)", style="dim"))
+
+    async def _lines_confirmed(self, command: str) -> bool:
+        """A `!` paste of several lines runs only when the person has seen them all and
+        said y: a pasted paragraph that happens to start with "!" is no script."""
+        panel(self.console, command, "! with several lines: each one runs with your shell")
+        count = len(command.splitlines())
+        return await confirm_default_no(f"run these {count} lines with your shell? [y/N] ")
 
     async def turn(self, prompt: str) -> None:
         """One exchange, its answer live on screen; a failure is one red line."""

@@ -93,11 +93,15 @@ def private_file(path: Path) -> Path:
     return path
 
 
+SHELL_MODE = "shell mode: Enter runs this line with your shell, not the model"
+
+
 def prompt_session(commands: Iterable[str], models: Iterable[str] = (), *,
                    vi: bool = False) -> Any:
     """The prompt line: a private history, Esc-Enter for a new line, Ctrl-C clears the
     line (on an empty one it raises KeyboardInterrupt), `commands` complete, and so do
-    `models` after `/model`. `vi`: vi keys, the mode shown in a toolbar."""
+    `models` after `/model`. A toolbar says "shell mode" while the line starts with "!";
+    `vi`: vi keys, the mode shown in it too."""
     from prompt_toolkit import PromptSession
     from prompt_toolkit.history import FileHistory
     from prompt_toolkit.key_binding import KeyBindings
@@ -116,15 +120,32 @@ def prompt_session(commands: Iterable[str], models: Iterable[str] = (), *,
         else:
             event.app.exit(exception=KeyboardInterrupt())
 
-    return PromptSession(
+    session = PromptSession(
         history=FileHistory(str(history_path)),
         completer=_slash_completer(list(commands), list(models)),
         complete_while_typing=True, key_bindings=bindings, enable_history_search=True,
-        vi_mode=vi, bottom_toolbar=_vi_mode_toolbar if vi else None,
+        vi_mode=vi,
     )
+    _toolbar_while_it_has_news(session, vi)
+    return session
 
 
-def _vi_mode_toolbar() -> str:
+def _toolbar_while_it_has_news(session: Any, vi: bool) -> None:
+    """The toolbar shows the vi mode (with `vi`) and "shell mode" while the line starts
+    with "!", and is not there when it has neither to say: prompt_toolkit shows a toolbar
+    whenever `bottom_toolbar` is set, so it is set or cleared before each redraw."""
+
+    def toolbar() -> str:
+        shell = session.default_buffer.text.lstrip().startswith("!")
+        return "  ".join([*([_vi_mode()] if vi else []), *([SHELL_MODE] if shell else [])])
+
+    def before_render(app: Any) -> None:
+        session.bottom_toolbar = toolbar if toolbar() else None
+
+    session.app.before_render += before_render
+
+
+def _vi_mode() -> str:
     from prompt_toolkit.application.current import get_app
     from prompt_toolkit.key_binding.vi_state import InputMode
 
