@@ -5,8 +5,10 @@ back to a thread. Each test's docstring holds the steps a newcomer took to find 
 
 from __future__ import annotations
 
+import re
+
 from tests import chat_session, cli_helpers
-from tests.chat_session import PROMPT, Chat, conversation, numbered_answers
+from tests.chat_session import CTRL_D, PROMPT, Chat, conversation, numbered_answers
 from tests.stub_provider import png_bytes
 
 cli = cli_helpers.cli  # fixture; its `stub` is the plain one of conftest.py
@@ -123,3 +125,29 @@ def test_a_pasted_paragraph_starting_with_a_bang_asks_before_running(stub, cli, 
     chat.wait_text("add this output to your next message? [y/N]")
     assert ran.read_text() == "line two\nline three\n"
     assert not stub.requests
+
+
+# --------------------------------------------------------------------------- leaving
+
+
+def test_leaving_says_how_to_go_on_with_the_thread(stub, cli, open_chat):
+    """The newcomer's steps: a long talk, Ctrl-D for the night, and the next morning no
+    idea how to get back to it (the id was in the first line, scrolled away long ago)."""
+    numbered_answers(stub)
+    chat = open_chat()
+    chat.child.send(CTRL_D)
+    assert chat.exit_code() == 0
+    assert "to go on with this thread" not in chat.term.text(), "an empty thread offered"
+
+    chat = open_chat()
+    chat.say("hello")
+    chat.child.send(CTRL_D)
+    assert chat.exit_code() == 0
+    thread = re.search(r"thread (t-[0-9a-f]{8})", chat.term.text())[1]
+    last = [line for line in chat.term.lines() if line.strip()][-1]
+    assert last == f"to go on with this thread: toolnexus chat --id {thread}", chat.term.text()
+    chat = open_chat("--id", thread)
+    chat.send_line("/exit")  # /exit says it too
+    assert chat.exit_code() == 0
+    assert f"to go on with this thread: toolnexus chat --id {thread}" in chat.term.lines()
+    assert conversation(stub.requests[0]) == [("user", "hello")]

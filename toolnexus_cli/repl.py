@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shlex
+from typing import Any
+
 from rich.console import Console
 from rich.text import Text
 
@@ -42,6 +45,13 @@ class Repl:
     async def _read_loop(self) -> int:
         prompts = prompt_session(COMMANDS, model_names(self.session.config),
                                  vi=self.ui["editing_mode"] == "vi")
+        await self._banner()
+        code = await self._chat(prompts)
+        if not self.session.interrupts.received:
+            await self._say_how_to_come_back()
+        return code
+
+    async def _banner(self) -> None:
         session = self.session
         self.console.print(Text(
             f"toolnexus chat · {session.target.model} · thread {session.thread} · "
@@ -55,6 +65,11 @@ class Repl:
                                     .active else "yellow"))
         if session.options.thread or session.options.continue_last:
             self.commands.show_last_exchange(await session.store.load(session.thread))
+
+    async def _chat(self, prompts: Any) -> int:
+        """Line after line until the person leaves (Ctrl-D, /exit, Ctrl-C twice on an
+        empty line) or a signal ends the chat: the exit code."""
+        session = self.session
         armed_exit = False
         while True:
             try:
@@ -72,6 +87,14 @@ class Repl:
                 return 0
             if session.interrupts.received:  # SIGTERM or SIGHUP stopped the turn
                 return session.interrupts.exit_code(0)
+
+    async def _say_how_to_come_back(self) -> None:
+        """On leaving a thread that holds something: the command that goes on with it."""
+        thread = self.session.thread
+        if await self.session.store.get(thread):
+            self.console.print(Text(visible(
+                f"to go on with this thread: toolnexus chat --id {shlex.quote(thread)}"),
+                style="dim"))
 
     async def handle(self, line: str) -> str | None:
         """One line as typed at the prompt: a `!command`, a slash command, an image to
