@@ -5,11 +5,17 @@ back to a thread. Each test's docstring holds the steps a newcomer took to find 
 
 from __future__ import annotations
 
+import io
 import re
+import threading
+from collections.abc import Callable, Iterator
+
+import pytest
 
 from tests import chat_session, cli_helpers
 from tests.chat_session import CTRL_D, PROMPT, Chat, conversation, numbered_answers
-from tests.stub_provider import png_bytes
+from tests.stub_provider import Recorded, Reply, StubProvider, openai_stream, png_bytes
+from tests.waiting import WAIT_S
 
 cli = cli_helpers.cli  # fixture; its `stub` is the plain one of conftest.py
 open_chat = chat_session.open_chat  # fixture
@@ -125,6 +131,106 @@ def test_a_pasted_paragraph_starting_with_a_bang_asks_before_running(stub, cli, 
     chat.wait_text("add this output to your next message? [y/N]")
     assert ran.read_text() == "line two\nline three\n"
     assert not stub.requests
+
+
+# ------------------------------------------------------- typing while an answer streams
+
+INTERRUPTED = "(interrupted: the partial answer is kept)"
+
+
+def first_answer_held(stub: StubProvider, go_on: threading.Event) -> None:
+    """The first answer streams "w01 w02" and waits for `go_on` to end with " w03."; the
+    n-th after it is "answer n."."""
+    def handler(request: Recorded) -> Reply:
+        if len(stub.requests) > 1:
+            return openai_stream(f"answer {len(stub.requests)}.")
+        reply = openai_stream("w01 w02 w03.")
+        parts = list(reply.parts)  # the role, then a part a word, then the end
+
+        def stream() -> Iterator[bytes]:
+            yield from parts[:3]
+            go_on.wait(WAIT_S)
+            yield from parts[3:]
+
+        reply.parts = stream()  # type: ignore[assignment]
+        return reply
+
+    stub.handler = handler
+
+
+@pytest.fixture
+def go_on() -> Iterator[threading.Event]:
+    """Set to let a held answer end (and set after the test, so the stub is not held)."""
+    event = threading.Event()
+    yield event
+    event.set()
+
+
+def queued_while_held(stub: StubProvider, open_chat: Callable[..., Chat],
+                      go_on: threading.Event, line: str) -> Chat:
+    """A chat whose first answer is held (see first_answer_held), `line` typed and
+    queued meanwhile."""
+    first_answer_held(stub, go_on)
+    chat = open_chat()
+    chat.send_line("count")
+    chat.wait_text("w02")
+    chat.child.send(line + "\r")
+    chat.wait(lambda: shows(chat, f"queued: {line}"), "the queued line")
+    return chat
+
+
+def test_what_is_typed_while_an_answer_streams_is_queued_and_sent_after_it(stub, open_chat,
+                                                                            go_on):
+    """The newcomer's steps: while a long answer streamed, type the next question and
+    press Enter, as in Claude Code: nothing showed what was typed, nor that it would be
+    sent."""
+    chat = queued_while_held(stub, open_chat, go_on, "and then?")
+    chat.child.send("half typed")
+    chat.wait(lambda: shows(chat, "typing: half typed"), "the line being typed")
+    go_on.set()
+    chat.wait_text("answer 2.")
+    at_prompt(chat, "half typed")  # not queued: it waits at the prompt
+    assert f"{PROMPT} and then?" in chat.term.lines()
+    assert conversation(stub.requests[1])[-2:] == [("assistant", "w01 w02 w03."),
+                                                    ("user", "and then?")]
+    assert len(stub.requests) == 2
+
+
+def test_esc_drops_the_queue_and_after_ctrl_c_it_waits_at_the_prompt(stub, open_chat,
+                                                                     go_on):
+    """The newcomer's steps: while an answer streamed, type "never mind" and Enter,
+    think better of it, press Esc; paste two lines and Enter; then stop the answer with
+    Ctrl-C: what was typed during the answer could be neither seen nor taken back."""
+    chat = queued_while_held(stub, open_chat, go_on, "never mind")
+    chat.child.send("\x1b")
+    chat.wait(lambda: not shows(chat, "queued:"), "the queue dropped")
+    chat.child.send(PASTE_START + "two\nlines" + PASTE_END + "\r")
+    chat.wait(lambda: shows(chat, "queued: two (+1 lines)"), "the paste queued whole")
+    chat.interrupt()
+    chat.wait_text(INTERRUPTED)
+    chat.wait(lambda: chat.term.cursor_line() == "lines", "the queue back at the prompt")
+    assert f"{PROMPT} two" in chat.term.display()
+    assert len(stub.requests) == 1, "something queued was sent after Ctrl-C"
+    chat.send_line("")
+    chat.wait_text("answer 2.")
+    assert conversation(stub.requests[1])[-1] == ("user", "two\nlines")
+
+
+def test_keys_typed_while_an_answer_streams_edit_the_line_as_at_the_prompt():
+    """Arrows and function keys do nothing, even when a read cuts their sequence; Esc
+    Enter starts a new line; Backspace and Ctrl-U edit; a paste is one message even when
+    it comes in pieces; Enter on a blank line queues nothing; Esc alone drops it all."""
+    from toolnexus_cli.terminal import TypeAhead
+
+    typed = TypeAhead(io.StringIO())
+    for keys in ["ab\x1b[A\x1b[", "D\x1bOPc\x7f\x1b\r", "d\r\r", "x\x15",
+                 PASTE_START + "one\r\n", "two" + PASTE_END + "!\r", "éh"]:
+        typed.feed(keys)
+    assert typed.queued == ["ab\nd", "one\ntwo!"] and typed.line == "éh"
+    assert typed.shown().splitlines()[:3] == ["queued: ab (+1 lines)",
+                                              "queued: one (+1 lines)", "typing: éh"]
+    typed.feed("\x1b")
+    assert (typed.queued, typed.line, typed.shown()) == ([], "", "")
 
 
 # --------------------------------------------------------------------------- leaving

@@ -17,9 +17,9 @@ from .config import Config
 from .models import model_names
 from .options import RunOptions
 from .render import TerminalRenderer, unfinished_note
-from .session import Session
+from .session import Session, Turn
 from .shell import run_shell
-from .terminal import KeyWatch, mute_keyboard, prompt_session, restore_keyboard
+from .terminal import TypeAhead, mute_keyboard, prompt_session, restore_keyboard
 from .theme import terminal_ui
 from .toolbox import sandbox_line, tools_summary
 
@@ -32,9 +32,10 @@ class Repl:
         self.session = Session(config, options, output=self._renderer, console=self.console)
         self.commands = Commands(self.session, self.console, self.ui)
         self.carried: list[str] = []  # `!command` output to add to the next message
+        self.typed = TypeAhead(self.console.file)  # while an answer streams
 
     def _renderer(self, session: Session) -> TerminalRenderer:
-        renderer = TerminalRenderer(self.console, self.ui, keys=KeyWatch())
+        renderer = TerminalRenderer(self.console, self.ui, keys=self.typed)
         renderer.start()
         return renderer
 
@@ -73,7 +74,7 @@ class Repl:
         armed_exit = False
         while True:
             try:
-                line = await prompts.prompt_async("› ", multiline=False)
+                line = await self._next_line(prompts)
             except KeyboardInterrupt:  # on an empty line
                 if armed_exit:
                     return 0
@@ -87,6 +88,17 @@ class Repl:
                 return 0
             if session.interrupts.received:  # SIGTERM or SIGHUP stopped the turn
                 return session.interrupts.exit_code(0)
+
+    async def _next_line(self, prompts: Any) -> str:
+        """A message queued while the last answer streamed, shown as if typed at the
+        prompt; else a line typed at the prompt, which starts with whatever was typed
+        meanwhile and not queued."""
+        queued = self.typed.next_queued()
+        if queued is not None:
+            self.console.print(Text(visible(f"› {queued}")))
+            return queued
+        return await prompts.prompt_async("› ", multiline=False,
+                                          default=self.typed.take_line())
 
     async def _say_how_to_come_back(self) -> None:
         """On leaving a thread that holds something: the command that goes on with it."""
@@ -149,16 +161,19 @@ class Repl:
         return await confirm_default_no(f"run these {count} lines with your shell? [y/N] ")
 
     async def turn(self, prompt: str) -> None:
-        """One exchange, its answer live on screen; a failure is one red line."""
+        """One exchange, its answer live on screen; a failure is one red line. What is
+        typed meanwhile is queued, and waits at the prompt if the answer did not end."""
         if self.carried:
             prompt = "\n\n".join([*self.carried, prompt])
             self.carried = []
         attached = self.commands.take_attached()
-        keyboard = mute_keyboard()
-        try:
+        with self.typed.during_turn():
             turn = await self.session.run_turn([prompt, *attached] if attached else prompt)
-        finally:
-            restore_keyboard(keyboard)
+            await self._show_end(turn)
+        if turn.status != "done":
+            self.typed.keep_for_prompt()
+
+    async def _show_end(self, turn: Turn) -> None:
         if turn.status == "cancelled":
             self.console.print(Text("(interrupted: the partial answer is kept)", style="dim"))
         elif turn.result is None:
