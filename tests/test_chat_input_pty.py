@@ -224,11 +224,11 @@ def test_keys_typed_while_an_answer_streams_edit_the_line_as_at_the_prompt():
 
     typed = TypeAhead(io.StringIO())
     for keys in ["ab\x1b[A\x1b[", "D\x1bOPc\x7f\x1b\r", "d\r\r", "x\x15",
-                 PASTE_START + "one\r\n", "two" + PASTE_END + "!\r", "éh"]:
+                 PASTE_START + "one\r\n", "two" + PASTE_END + "!\r", "!éh"]:
         typed.feed(keys)
-    assert typed.queued == ["ab\nd", "one\ntwo!"] and typed.line == "éh"
-    assert typed.shown().splitlines()[:3] == ["queued: ab (+1 lines)",
-                                              "queued: one (+1 lines)", "typing: éh"]
+    assert typed.queued == ["ab\nd", "one\ntwo!"] and typed.line == "!éh"
+    assert typed.shown().splitlines()[:3] == [
+        "queued: ab (+1 lines)", "queued: one (+1 lines)", "typing (shell mode): !éh"]
     typed.feed("\x1b")
     assert (typed.queued, typed.line, typed.shown()) == ([], "", "")
 

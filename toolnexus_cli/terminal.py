@@ -176,9 +176,9 @@ class TypeAhead:
         """The queue and the line typed, to show under the answer ("" for nothing)."""
         if not self.queued and not self.line:
             return ""
-        lines = [f"queued: {_glimpse(message)}" for message in self.queued]
+        lines = [_labelled("queued", message) for message in self.queued]
         if self.line:
-            lines.append(f"typing: {_glimpse(self.line)}")
+            lines.append(_labelled("typing", self.line))
         return "\n".join([*lines, TYPING_HINT])
 
     def next_queued(self) -> str | None:
@@ -194,6 +194,12 @@ class TypeAhead:
         again. It all waits at the prompt, one line after the other."""
         self.line = "\n".join([*self.queued, *([self.line] if self.line else [])])
         self.queued = []
+
+
+def _labelled(label: str, text: str) -> str:
+    """A line of the queue: what it is, and the start of it; a shell command says so."""
+    shell = " (shell mode)" if text.lstrip().startswith("!") else ""
+    return f"{label}{shell}: {_glimpse(text)}"
 
 
 def _glimpse(text: str, width: int = 80) -> str:
