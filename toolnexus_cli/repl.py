@@ -8,6 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from toolnexus import ToolnexusError
 from toolnexus.visible import visible
 
 from .approve import confirm, confirm_default_no, panel
@@ -103,7 +104,11 @@ class Repl:
     async def _say_how_to_come_back(self) -> None:
         """On leaving a thread that holds something: the command that goes on with it."""
         thread = self.session.thread
-        if await self.session.store.get(thread):
+        try:
+            kept = await self.session.store.get(thread)
+        except ToolnexusError:  # the store is broken: that was said when it failed
+            return
+        if kept:
             self.console.print(Text(visible(
                 f"to go on with this thread: toolnexus chat --id {shlex.quote(thread)}"),
                 style="dim"))
