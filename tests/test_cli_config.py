@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import stat
+import tomllib
 from pathlib import Path
 
 import pexpect
@@ -301,3 +302,44 @@ def test_enumerated_settings_are_checked_like_keys(bare_cli):
 
     bare_cli.write_config('[ui]\ncode_theme = "dracula"\n')  # any Pygments style will do
     assert bare_cli.run("config", "show").code == 0
+
+
+SHOWN_CONFIG = """\
+system = "emoji 🙂, an escape \\u001b[31m and a DEL \\u007f"
+store = "postgresql://alice:pg-SECRET-pw@db.example:5432/threads"
+
+[approval.commands]
+"git status*" = "allow"
+
+[approval.hosts]
+"localhost:11434" = "allow"
+
+[approval.paths]
+
+[providers.corp]
+base_url = "https://llm.corp.example/v1"
+api_key_cmd = "pass show corp-SECRET"
+headers = { Authorization = "Bearer hdr-SECRET-token" }
+
+[models."gpt-4.1"]
+provider = "corp"
+model = "openai/gpt-4.1"
+aliases = ["g", "four one"]
+request_params = { temperature = 0.5, stop = ["END"] }
+"""
+
+
+def test_config_show_prints_toml_that_reads_back_with_secrets_masked(bare_cli):
+    """The newcomer's steps: `toolnexus config show > backup.toml`, then load it (or
+    `python -c "import tomllib; tomllib.load(open('backup.toml', 'rb'))"`): refused at
+    `approval.commands.git status* = "allow"`, a key TOML only reads quoted."""
+    bare_cli.write_config(SHOWN_CONFIG)
+    shown = bare_cli.run("config", "show")
+    assert shown.code == 0, shown
+    assert "SECRET" not in shown.stdout and "\x1b" not in shown.stdout, shown.stdout
+    read = tomllib.loads(shown.stdout)
+    written = tomllib.loads(SHOWN_CONFIG)
+    written["store"] = "postgresql://alice:***@db.example:5432/threads"
+    written["providers"]["corp"]["api_key_cmd"] = "***"
+    written["providers"]["corp"]["headers"]["Authorization"] = "***"
+    assert read == written

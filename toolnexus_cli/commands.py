@@ -62,6 +62,22 @@ COMMANDS = {
 }
 
 
+def meant_as_command(text: str) -> bool:
+    """Whether a line starting with "/" is a command: its first word is one, or is a
+    single name (no other "/") that is no existing file or folder either, which is taken
+    for a mistyped command (/hepl). Any other such line (an absolute path, `/usr/bin/env
+    python ...`) is a message."""
+    word = text.split(maxsplit=1)[0]
+    return word in COMMANDS or ("/" not in word[1:] and not _names_a_path(word))
+
+
+def _names_a_path(word: str) -> bool:
+    try:
+        return Path(word).exists()
+    except (OSError, ValueError):  # a name too long for the system, a NUL in it
+        return False
+
+
 class Commands(ContextCommands):
     def __init__(self, session: Session, console: Console,
                  ui: dict[str, Any] | None = None) -> None:
@@ -81,7 +97,7 @@ class Commands(ContextCommands):
         if handler is None:
             near = difflib.get_close_matches(name, list(COMMANDS), n=1, cutoff=0.4)
             hint = f" - did you mean {near[0]}?" if near else " - /help lists them"
-            self.say(f"unknown command {name}{hint}", "yellow")
+            self.say(f"unknown command {name}{hint} (/{name} sends it as text)", "yellow")
             return None
         try:
             return await handler(arg.strip())

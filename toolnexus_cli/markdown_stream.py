@@ -35,7 +35,7 @@ class MarkdownStream:
         self.tail = ""  # the unfinished block, shown live
         self.reasoning = ""
         self.status = ""
-        self.hint_line = ""  # a dim line under everything, for the rest of the answer
+        self.hint_line = ""  # dim lines under everything (what is typed meanwhile)
         self.started = time.monotonic()
         self._scan = 0  # where the first line not yet examined starts in `tail`
         self._in_fence = False
@@ -63,7 +63,7 @@ class MarkdownStream:
         self.status = visible(status)
 
     def hint(self, text: str) -> None:
-        """A dim line at the bottom of the live region until the answer ends."""
+        """Dim lines at the bottom of the live region, until another hint ("" for none)."""
         self.hint_line = visible(text)
 
     def print(self, renderable: object) -> None:

@@ -305,8 +305,7 @@ class PlainRenderer:
 
 class TerminalRenderer:
     """For a terminal: live Markdown, dimmed reasoning, tool panels, a footer. With `keys`
-    (a terminal.KeyWatch), a key pressed while the answer streams shows, once, how to
-    stop it."""
+    (a terminal.TypeAhead), what is typed while the answer streams shows under it."""
 
     def __init__(self, console: Any, ui: dict[str, Any], keys: Any = None) -> None:
         self.console = console
@@ -314,24 +313,22 @@ class TerminalRenderer:
         self.stream: Any = None
         self.meter = Meter()
         self.keys = keys
-        self.hinted = False
 
     def _live(self) -> Any:
         if self.stream is None:
             from .markdown_stream import MarkdownStream
 
+            if self.keys is not None:  # before the live region draws: it writes too
+                self.keys.arm(self._typed)
             self.stream = MarkdownStream(self.console, code_theme=self.ui["code_theme"],
                                          show_reasoning=self.ui["show_reasoning"])
-            if self.keys is not None and not self.hinted:
-                self.keys.arm(self._key_pressed)
+            if self.keys is not None:  # what was typed before a question, say
+                self.stream.hint(self.keys.shown())
         return self.stream
 
-    def _key_pressed(self) -> None:
-        from .terminal import KEY_HINT
-
-        self.hinted = True
+    def _typed(self, shown: str) -> None:
         if self.stream is not None:
-            self.stream.hint(KEY_HINT)
+            self.stream.hint(shown)
 
     def start(self) -> None:
         self._live()
