@@ -13,6 +13,7 @@ combination of rule, tool and answer, with the hook called directly."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -227,3 +228,20 @@ async def test_an_asker_that_raises_reaches_the_caller_and_the_next_question_is_
         await hook({"name": "touch", "args": {}})
     assert denied(await hook({"name": "touch", "args": {}})) is None
     assert len(asker.asked) == 2
+
+
+async def test_always_covers_the_identical_calls_already_waiting_for_their_turn():
+    """A reply with the same call three times: they all reach the hook before the first
+    question is answered, and "always" to it lets the other two run unasked."""
+    asked: list[str] = []
+
+    async def asker(name: str, args: Any) -> str:
+        asked.append(args["command"])
+        await asyncio.sleep(0)  # the person takes a moment: the other calls queue up
+        return "always"
+
+    hook = approval_hook(ApprovalPolicy(), Toolkit().register(BASH), asker)
+    same = {"name": "bash", "args": {"command": "make test"}}
+    outcomes = await asyncio.gather(*(hook(dict(same)) for _ in range(3)))
+    assert [denied(outcome) for outcome in outcomes] == [None] * 3
+    assert asked == ["make test"]

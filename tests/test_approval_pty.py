@@ -142,3 +142,19 @@ def test_a_suspended_tool_asks_inline_for_a_url_visit_and_for_input(stub, open_c
 
     assert tool_results(stub.requests[1]) == ["signed in to forge"]
     assert tool_results(stub.requests[2])[-1] == "the name is Ada"
+
+
+def test_always_covers_the_same_call_repeated_in_one_reply(stub, open_chat):
+    """Newcomer's repro: `toolnexus chat --builtins`, ask for something the model answers
+    with the same command three times in one reply (`echo same-call` x3); answer `a` at
+    the first question. The other two used to ask again, one after the other."""
+    same = ("bash", {"command": "echo same-call"})
+    script(stub, openai_stream(tool_calls=[same, same, same]), openai_stream("Ran all three."))
+    chat = open_chat("--builtins")
+
+    chat.send_line("run it three times")
+    chat.approve("echo same-call", "a")
+    chat.answered("Ran all three.")
+
+    assert chat.questions() == 1
+    assert tool_results(stub.requests[1]) == ["exit code 0\nsame-call\n"] * 3

@@ -81,7 +81,8 @@ class ApprovalPolicy:
 def approval_hook(policy: ApprovalPolicy, toolkit: Toolkit, ask: AskUser,
                   ) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]:
     """A `before_tool` hook that applies `policy`, asking the user through `ask`.
-    Prompts never overlap: concurrent calls wait their turn."""
+    Prompts never overlap: concurrent calls wait their turn, and one whose turn comes
+    after an "always" that covers it runs without a question."""
     remembered: set[tuple[str, str]] = set()
     turn = asyncio.Lock()
 
@@ -95,14 +96,13 @@ def approval_hook(policy: ApprovalPolicy, toolkit: Toolkit, ask: AskUser,
                                          is_error=True)}
         key = (name, str(args.get("command", "")) if name == "bash" and isinstance(
             args, dict) else "")
-        if key in remembered:
-            return None
         async with turn:
+            if key in remembered:
+                return None
             answer = await maybe_await(ask(name, args))
-        if answer == "always":
-            remembered.add(key)
-            return None
-        if answer == "yes":
+            if answer == "always":
+                remembered.add(key)
+        if answer in ("yes", "always"):
             return None
         refusal = NOBODY_TO_ASK if answer == "nobody" else DENIED_BY_USER
         return {"result": ToolResult(refusal, is_error=True)}
