@@ -158,3 +158,20 @@ def test_always_covers_the_same_call_repeated_in_one_reply(stub, open_chat):
 
     assert chat.questions() == 1
     assert tool_results(stub.requests[1]) == ["exit code 0\nsame-call\n"] * 3
+
+
+def test_a_deny_rule_says_which_rule_refused_which_command(cli, stub, open_chat):
+    """Newcomer's repro: `"rm *" = "deny"` under [approval.commands], `toolnexus chat
+    --builtins`, and the model runs `rm -rf build`. The panel used to say only "denied by
+    policy: bash may not run", as if bash itself were forbidden."""
+    cli.write_config('[approval.commands]\n"rm *" = "deny"\n')
+    script(stub, bash_call("rm -rf build"), openai_stream("I will clean up another way."))
+    chat = open_chat("--builtins")
+
+    chat.send_line("clean the build")
+    chat.answered("I will clean up another way.")
+
+    told = 'denied by the rule "rm *" = "deny" in [approval.commands]: rm -rf build'
+    assert told in chat.term.text()
+    assert tool_results(stub.requests[1]) == [told]
+    assert chat.questions() == 0

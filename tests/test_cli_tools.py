@@ -211,7 +211,8 @@ def test_a_config_command_rule_allows_without_yes(cli, stub):
 
     assert result.code == 0, result
     assert tool_results(stub.requests[1]) == ["exit code 0\napproved-123\n",
-                                              "denied by policy: bash may not run"]
+                                              ('denied by the rule "rm *" = "deny" in '
+                                               '[approval.commands]: rm -rf somewhere')]
     assert "denied bash" not in result.stderr  # nobody needed asking
 
 

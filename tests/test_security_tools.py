@@ -379,7 +379,9 @@ def test_a_deny_rule_wins_over_yes(cli, stub):
     model_calls(stub, [("bash", {"command": f"sudo -n rm {victim}"}),
                              ("bash", {"command": f"env -i /bin/rm {victim}"})], "ok")
     result = cli.run("ask", "--yes", "x")
-    assert tool_results(stub.requests[1]) == ["denied by policy: bash may not run"] * 2, result
+    rule = 'denied by the rule "rm *" = "deny" in [approval.commands]'
+    assert tool_results(stub.requests[1]) == [f"{rule}: sudo -n rm {victim}",
+                                              f"{rule}: env -i /bin/rm {victim}"], result
     assert victim.exists()
 
 
