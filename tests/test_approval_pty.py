@@ -18,6 +18,7 @@ from tests import cli_helpers
 from tests.cli_helpers import CLI, SUSPENDING_TOOLS, tool_results
 from tests.pty_screen import PtySession, opener
 from tests.stub_provider import Recorded, Reply, StubProvider, openai_stream
+from toolnexus.sandbox import support
 
 cli = cli_helpers.cli  # fixture; its `stub` is the plain one of conftest.py
 
@@ -175,3 +176,44 @@ def test_a_deny_rule_says_which_rule_refused_which_command(cli, stub, open_chat)
     assert told in chat.term.text()
     assert tool_results(stub.requests[1]) == [told]
     assert chat.questions() == 0
+
+
+def shown(chat: Chat) -> str:
+    """The screen's text with every run of blanks and line ends as one space (a long line
+    wraps where the terminal's width says)."""
+    return " ".join(chat.term.text().split())
+
+
+def footer(chat: Chat) -> str:
+    return next(line for line in chat.term.lines() if "completion tokens" in line)
+
+
+@pytest.mark.skipif(support().abi == 0, reason=f"no Landlock: {support().why_not}")
+def test_yes_says_that_approvals_are_off_and_what_still_asks(stub, open_chat):
+    """Newcomer's repro: `toolnexus chat --builtins --yes`. Nothing on the screen said
+    that tool calls now run without a question, nor what still asks a person (leaving
+    the sandbox, secret-looking files, new hosts); /tools listed bash as "ask"."""
+    script(stub, openai_stream("Hi."))
+    chat = open_chat("--builtins", "--yes")
+    assert ("approvals off (--yes): tool calls run without asking; still asked: leaving "
+            "the sandbox, secret-looking files, new hosts") in shown(chat)
+
+    chat.say("hello", "Hi.")
+    chat.wait(lambda: any("completion tokens" in line for line in chat.term.lines()),
+              "the footer")
+    assert footer(chat).endswith(" · approvals off (--yes)")
+    chat.send_line("/tools")
+    chat.wait_text("allow (--yes, sandbox)")
+    rows = {line.split()[0]: line for line in chat.term.lines() if line.strip()}
+    assert " builtin allow (--yes) " in rows["write_file"]
+    assert " builtin allow " in rows["read_file"]
+
+
+def test_yes_without_a_sandbox_says_bash_still_asks(stub, open_chat):
+    """Newcomer's repro: `toolnexus chat --builtins --yes --sandbox off`: every bash
+    command asks a person all the same, and neither the banner nor /tools said so."""
+    chat = open_chat("--builtins", "--yes", "--sandbox", "off")
+    assert ("approvals off (--yes): tool calls run without asking; still asked: every "
+            "bash command (no sandbox), secret-looking files, new hosts") in shown(chat)
+    chat.send_line("/tools")
+    chat.wait_text("ask (no sandbox)")

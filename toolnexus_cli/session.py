@@ -261,7 +261,8 @@ class Session:
         return FooterFacts(window=window,
                            fill=report.fill if window and report.estimated else None,
                            price=self.target.price,
-                           thread_usage=info.usage if info else None)
+                           thread_usage=info.usage if info else None,
+                           approvals_off=self.options.yes and bool(len(self.toolkit)))
 
     @staticmethod
     def _show_held(redact_events: EventRedactor, renderer: Output) -> None:
