@@ -44,8 +44,7 @@ class CommandRules:
         no option that makes it run code or write files (`git -c`, `find -exec`, `sed -i`,
         `--output`...); otherwise it asks."""
         parsed = Parsed(command)
-        denying = next((found for words in parsed.commands
-                        if (found := self._denying(words)) is not None), None)
+        denying = self._denying(parsed.commands)
         if denying is None and (parsed.nested or not parsed.ok):
             # a parse that may be wrong fails closed: --yes must not run it
             denying = self._denying_anywhere(command)
@@ -65,9 +64,10 @@ class CommandRules:
     def _by(self, pattern: str, decision: str) -> Ruling:
         return Ruling(decision, pattern, self.table)
 
-    def _denying(self, words: list[str]) -> str | None:
-        """The pattern of a deny rule naming a program `words` run, if any."""
-        return next((pattern for run in programs_run(words) for pattern, decision in self.rules
+    def _denying(self, commands: list[list[str]]) -> str | None:
+        """The pattern of a deny rule naming a program one of `commands` runs, if any."""
+        return next((pattern for words in commands for run in programs_run(words)
+                     for pattern, decision in self.rules
                      if decision == "deny" and names_program(pattern, run)), None)
 
     def _denying_anywhere(self, command: str) -> str | None:
