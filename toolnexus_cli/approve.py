@@ -12,7 +12,8 @@ from toolnexus._await import maybe_await
 from toolnexus.approval import NOBODY_TO_ASK, AskUser
 from toolnexus.suspension import WaitFor
 
-from .toolbox import describe_call
+from .render import call_text
+from .toolbox import CallView
 
 YES_NO_ALWAYS = {"y": "yes", "n": "no", "a": "always"}
 YES_NO = {"y": "yes", "n": "no"}
@@ -82,26 +83,25 @@ async def confirm_default_no(question: str) -> bool:
     return await choose(question, YES_NO, enter="no") == "yes"
 
 
-def panel(console: Any, body: str, title: str) -> None:
+def panel(console: Any, body: Any, title: str) -> None:
+    """`body` (Rich Text) in a panel that stands out, under `title`."""
     from rich.panel import Panel
     from rich.text import Text
 
     from toolnexus.visible import unmistakable
 
-    from .render import call_text
-
-    console.print(Panel(call_text(body), title=Text(unmistakable(title)),
+    console.print(Panel(body, title=Text(unmistakable(title)),
                         title_align="left", border_style="yellow", expand=False))
 
 
 def terminal_asker(console: Any, before_prompt: Callable[[], None],
-                   on_interrupt: Callable[[], None]) -> AskUser:
-    """Shows the call in full, then asks [y]es / [n]o / [a]lways (this session). Ctrl-C
-    is "no", and `on_interrupt` is told."""
+                   on_interrupt: Callable[[], None], show: CallView) -> AskUser:
+    """Shows the call as `show` makes it (in full), then asks [y]es / [n]o / [a]lways
+    (this session). Ctrl-C is "no", and `on_interrupt` is told."""
 
     async def ask(name: str, args: Any) -> str:
         before_prompt()  # stop live output so the question stands still
-        panel(console, describe_call(name, args), "approve this tool call?")
+        panel(console, show(name, args), "approve this tool call?")
         answer = await choose("[y]es / [n]o / [a]lways (this session): ", YES_NO_ALWAYS)
         if answer == INTERRUPT:
             on_interrupt()
@@ -123,7 +123,7 @@ def terminal_wait_for(console: Any, before_prompt: Callable[[], None],
         before_prompt()
         kind, prompt = request.get("kind", "input"), request.get("prompt", "")
         body = f"{prompt}\n{request['url']}" if request.get("url") else prompt
-        panel(console, body, f"a tool needs you ({kind})")
+        panel(console, call_text(body), f"a tool needs you ({kind})")
         declined = make_answer(request, False, reason="declined by the user")
         if kind == "approval":
             answer = await choose("[y]es / [n]o: ", YES_NO)

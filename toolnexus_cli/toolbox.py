@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,29 @@ def make_hooks(config: Config, toolkit: Toolkit, ask: AskUser) -> dict[str, Any]
     if not len(toolkit):
         return None
     return {"before_tool": approval_hook(approval_policy(config, toolkit), toolkit, ask)}
+
+
+# How the question about a call shows it: (name, args) -> Rich Text.
+CallView = Callable[[str, Any], Any]
+
+
+def call_view(toolkit: Toolkit) -> CallView:
+    """A built-in write_file or edit_file call as the change it would make to the file
+    (file_change.py); any other call as its arguments in full."""
+
+    def show(name: str, args: Any) -> Any:
+        from .render import call_text
+
+        tool, workspace = toolkit.get(name), toolkit.workspace
+        if workspace is not None and tool is not None and tool.source == "builtin":
+            from .file_change import file_change
+
+            change = file_change(workspace, name, args)
+            if change is not None:
+                return change
+        return call_text(describe_call(name, args))
+
+    return show
 
 
 def describe_call(name: str, args: Any) -> str:
