@@ -84,13 +84,15 @@ async def confirm_default_no(question: str) -> bool:
 
 
 def panel(console: Any, body: Any, title: str) -> None:
-    """`body` (Rich Text) in a panel that stands out, under `title`."""
+    """`body` in a panel that stands out, under `title`: text as `call_text` shows it
+    (never read as markup), or Rich Text made safe already."""
     from rich.panel import Panel
     from rich.text import Text
 
     from toolnexus.visible import unmistakable
 
-    console.print(Panel(body, title=Text(unmistakable(title)),
+    shown = call_text(body) if isinstance(body, str) else body
+    console.print(Panel(shown, title=Text(unmistakable(title)),
                         title_align="left", border_style="yellow", expand=False))
 
 
@@ -123,7 +125,7 @@ def terminal_wait_for(console: Any, before_prompt: Callable[[], None],
         before_prompt()
         kind, prompt = request.get("kind", "input"), request.get("prompt", "")
         body = f"{prompt}\n{request['url']}" if request.get("url") else prompt
-        panel(console, call_text(body), f"a tool needs you ({kind})")
+        panel(console, body, f"a tool needs you ({kind})")
         declined = make_answer(request, False, reason="declined by the user")
         if kind == "approval":
             answer = await choose("[y]es / [n]o: ", YES_NO)

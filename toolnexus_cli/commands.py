@@ -319,9 +319,8 @@ class Commands(ContextCommands):
             self.say("nothing to send: the message is empty")
             return None
         from .approve import confirm, panel
-        from .render import call_text
 
-        panel(self.console, call_text(text), "your message")
+        panel(self.console, text, "your message")
         if not await confirm("send it?"):
             self.say("not sent")
             return None
