@@ -8,9 +8,12 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests import cli_helpers
 from tests.cli_helpers import SUSPENDING_TOOLS, tool_results
 from tests.stub_provider import Recorded, Reply, StubProvider, openai_stream
+from toolnexus.sandbox import support
 
 cli, stub = cli_helpers.cli, cli_helpers.stub
 
@@ -162,8 +165,35 @@ def test_tools_shows_the_config_rules(cli, tmp_path):
     lines = table.stdout.splitlines()
     assert lines[0].split() == ["TOOL", "SOURCE", "STATUS", "APPROVAL"]
     assert [line.split() for line in lines[1:]] == [
-        ["read_file", "builtin", "ok", "ask"], ["bash", "builtin", "ok", "ask"],
+        ["read_file", "builtin", "ok", "ask"],
+        ["bash", "builtin", "ok", "ask", "(sandbox)" if support().abi else "(no sandbox)"],
         ["add", "python", "ok", "deny"]]
+
+
+@pytest.mark.skipif(support().abi == 0, reason=f"no Landlock: {support().why_not}")
+def test_tools_shows_the_approval_in_effect_with_yes_and_the_sandbox(cli):
+    """Newcomer's repro: `toolnexus tools --builtins` says bash and write_file "ask", but
+    `ask --yes` runs them without a word, in the sandbox; and with `--sandbox off` bash
+    asks before every command, --yes or not. The list showed the config's rule, never
+    what happens."""
+    def approvals(*flags: str) -> dict[str, tuple[str, str]]:
+        result = cli.run("tools", "--json", "--builtins", *flags)
+        assert result.code == 0, result
+        return {row["name"]: (row["approval"], row["approval_note"]) for row in result.json}
+
+    with_yes = approvals("--yes")
+    assert {name: with_yes[name] for name in ("bash", "write_file", "read_file")} == {
+        "bash": ("allow", "--yes, sandbox"), "write_file": ("allow", "--yes"),
+        "read_file": ("allow", "")}
+    assert approvals()["bash"] == ("ask", "sandbox")
+    unconfined = approvals("--yes", "--sandbox", "off")
+    assert unconfined["bash"] == ("ask", "no sandbox")
+    assert unconfined["edit_file"] == ("allow", "--yes")
+
+    table = cli.run("tools", "--builtins", "--yes").stdout.splitlines()
+    assert next(line for line in table if line.startswith("bash ")).endswith(
+        " allow (--yes, sandbox)")
+    assert next(line for line in table if line.startswith("read_file ")).endswith(" allow")
 
 
 def test_tools_without_any_says_how_to_add_some(cli):
@@ -211,7 +241,8 @@ def test_a_config_command_rule_allows_without_yes(cli, stub):
 
     assert result.code == 0, result
     assert tool_results(stub.requests[1]) == ["exit code 0\napproved-123\n",
-                                              "denied by policy: bash may not run"]
+                                              ('denied by the rule "rm *" = "deny" in '
+                                               '[approval.commands]: rm -rf somewhere')]
     assert "denied bash" not in result.stderr  # nobody needed asking
 
 

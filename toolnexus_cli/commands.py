@@ -39,7 +39,7 @@ from .errors import UsageError
 from .listing import holding
 from .session import Session
 from .threads import fork_thread
-from .toolbox import approval_policy, tool_rows
+from .toolbox import approval_policy, approval_text, tool_rows
 
 COMMANDS = {
     "/help": "show this list",
@@ -156,8 +156,9 @@ class Commands(ContextCommands):
     async def tools(self, arg: str) -> None:
         from rich.table import Table
 
-        rows = tool_rows(self.session.toolkit, approval_policy(self.session.config,
-                                                                   self.session.toolkit))
+        session = self.session
+        rows = tool_rows(session.toolkit, approval_policy(session.config, session.toolkit),
+                         yes=session.options.yes)
         if not rows:
             self.say("no tools are enabled (--builtins, --functions, --skills, --mcp)")
             return
@@ -167,9 +168,9 @@ class Commands(ContextCommands):
         table.add_column(style="dim", overflow="fold")  # the whole description, wrapped
         for row in rows:  # Text: markup in a server's names or words shows as written
             about = row["description"] if row["status"] == "ok" else row["status"]
-            table.add_row(*(Text(visible(str(row[key]))) for key in ("name", "source",
-                                                                     "approval")),
-                          Text(visible(" ".join(about.split()))))
+            table.add_row(*(Text(visible(str(shown))) for shown in (
+                row["name"], row["source"], approval_text(row))),
+                Text(visible(" ".join(about.split()))))
         self.console.print(table)
 
     async def thread(self, arg: str) -> None:

@@ -28,6 +28,12 @@ RootOpt = Annotated[str | None, typer.Option(
     "--root", help="The folder the built-in tools work in (default: the current one).")]
 Reasoning = Enum("Reasoning", {level: level for level in REASONING_LEVELS}, type=str)  # type: ignore[misc]
 Sandbox = Enum("Sandbox", {mode: mode for mode in MODES}, type=str)  # type: ignore[misc]
+SandboxOpt = Annotated[Sandbox | None, typer.Option(
+    "--sandbox", help="How bash commands are confined: workspace-write (the default: writes "
+    "only in the workspace, no network), read-only, or off.")]
+ApproveOpt = Annotated[bool, typer.Option(
+    "--yes", "-y", help="Approve tool calls that would ask first (bash runs in the sandbox; "
+    "leaving it, secrets and new hosts still need a person).")]
 # Options that take two values each time they are given (see `two_value_options`).
 TWO_VALUES = frozenset({"request_options"})
 
@@ -86,12 +92,8 @@ SHARED: dict[str, tuple[Any, Any]] = {
     "mcp": (McpOpt, None),
     "builtins": (BuiltinsOpt, False),
     "root": (RootOpt, None),
-    "sandbox": (Annotated[Sandbox | None, typer.Option(
-        "--sandbox", help="How bash commands are confined: workspace-write (the default: "
-        "writes only in the workspace, no network), read-only, or off.")], None),
-    "yes": (Annotated[bool, typer.Option(
-        "--yes", "-y", help="Approve tool calls that would ask first (bash runs in the "
-        "sandbox; leaving it, secrets and new hosts still need a person).")], False),
+    "sandbox": (SandboxOpt, None),
+    "yes": (ApproveOpt, False),
     "config": (ConfigOpt, None),
     "request_options": (Annotated[list[str] | None, typer.Option(
         "--option", "-o", metavar="KEY VALUE",

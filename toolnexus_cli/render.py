@@ -69,6 +69,7 @@ class FooterFacts:
     # standing in for the last call's reported prompt tokens
     price: Price | None = None  # the model's, when the config gives one
     thread_usage: Usage | None = None  # the thread's usage summed over its turns, this one in
+    approvals_off: bool = False  # --yes: tool calls that would ask run without a question
 
 
 NO_FACTS = FooterFacts()
@@ -90,6 +91,7 @@ class Figures:
     fill_estimated: bool = False  # context_tokens is an estimate
     turn_cost: float | None = None  # USD; None when no price is known
     thread_cost: float | None = None
+    approvals_off: bool = False
 
     @property
     def tokens_per_second(self) -> float | None:
@@ -120,7 +122,8 @@ def run_figures(result: RunResult, snapshots: list[Usage], *, seconds: float,
                    seconds=seconds, generating_seconds=generating_seconds,
                    cut_off=result.incomplete_reason == MAX_TOKENS, thread=thread,
                    window=facts.window, fill_estimated=facts.fill is not None,
-                   turn_cost=turn_cost, thread_cost=thread_cost)
+                   turn_cost=turn_cost, thread_cost=thread_cost,
+                   approvals_off=facts.approvals_off)
 
 
 def footer_text(figures: Figures) -> str:
@@ -139,6 +142,8 @@ def footer_text(figures: Figures) -> str:
         parts.append(f"thread {thread}")
     if figures.cut_off:
         parts.append("cut off at max_tokens")
+    if figures.approvals_off:
+        parts.append("approvals off (--yes)")
     return " · ".join(parts)
 
 

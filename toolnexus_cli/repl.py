@@ -22,7 +22,7 @@ from .session import Session, Turn
 from .shell import run_shell
 from .terminal import TypeAhead, mute_keyboard, prompt_session, restore_keyboard
 from .theme import terminal_ui
-from .toolbox import sandbox_line, tools_summary
+from .toolbox import sandbox_line, tools_summary, yes_line
 
 
 class Repl:
@@ -65,6 +65,8 @@ class Repl:
         if sandbox:
             self.console.print(Text(sandbox, style="dim" if session.toolkit.workspace.sandbox
                                     .active else "yellow"))
+        if session.options.yes and tools:
+            self.console.print(Text(yes_line(session.toolkit), style="yellow"))
         if session.options.thread or session.options.continue_last:
             self.commands.show_last_exchange(await session.store.load(session.thread))
 

@@ -44,7 +44,13 @@ from .recap import recorded_system, system_record
 from .redact import EventRedactor, RedactingStore, Redactor
 from .render import NO_FACTS, FooterFacts
 from .signals import Interrupts
-from .toolbox import make_hooks, open_toolkit, refuse_without_terminal, warn_failed_servers
+from .toolbox import (
+    call_view,
+    make_hooks,
+    open_toolkit,
+    refuse_without_terminal,
+    warn_failed_servers,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -157,7 +163,7 @@ class Session:
             wait_for = yes_to_what_it_covers(person) if yes else person
             if not yes:
                 asker = terminal_asker(console, self.pause_output,
-                                       self.interrupted_at_question)
+                                       self.interrupted_at_question, call_view(self.toolkit))
         hooks = make_hooks(self.config, self.toolkit, asker)
         client, self.key, self.redact = make_client(target, self.store, hooks=hooks,
                                                     wait_for=wait_for,
@@ -262,7 +268,8 @@ class Session:
         return FooterFacts(window=window,
                            fill=report.fill if window and report.estimated else None,
                            price=self.target.price,
-                           thread_usage=info.usage if info else None)
+                           thread_usage=info.usage if info else None,
+                           approvals_off=self.options.yes and bool(len(self.toolkit)))
 
     @staticmethod
     def _show_held(redact_events: EventRedactor, renderer: Output) -> None:
