@@ -316,14 +316,26 @@ async def test_an_overflow_is_retried_once_never_in_a_loop(stub):
     assert sendable(thread) == history
 
 
-async def test_a_message_larger_than_the_window_says_how_large_it_is(stub):
+@pytest.mark.parametrize("history", [[], turns((note(1, 900), "ok"), (note(2, 900), "ok"))],
+                         ids=["alone", "after two long turns"])
+async def test_a_message_larger_than_the_window_is_refused_before_any_summary(stub, history):
+    """Repro: chat with llama.cpp serving a 4,096-token window, a few turns in; paste a
+    file of ~10,000 tokens and send it. Two summaries of the earlier turns were asked for
+    (one before sending, one after the overflow error), neither could make room, and then
+    it failed anyway. Now it fails at once, saying how large the message is and the window,
+    and no request goes out."""
     llama = stub.handler = LlamaCppLike(window=4096)
     async with client_for(stub) as client:
+        await client.conversation_store.save("T", history)
         with pytest.raises(ProviderError) as caught:
-            await client.run("word " * 8000, None)
-    used = caught.value.context_overflow.used
-    assert f"the message is ~{used:,} tokens; the model's window is 4,096" in str(caught.value)
-    assert llama.overflows == 1 and len(posts(stub)) == 1  # nothing to compact: no retry
+            await client.ask("word " * 8000, None, id="T")
+        thread = await client.conversation_store.get("T")
+    message = str(caught.value)
+    assert "the message is ~10,004 tokens; the model's window is 4,096" in message
+    assert "too long for this model" in message
+    assert caught.value.context_overflow.window == 4096
+    assert llama.summaries == 0 and posts(stub) == []
+    assert thread[-1][DROPPED_KEY] == "failed" and sendable(thread) == history
 
 
 async def test_without_a_policy_an_overflow_is_just_the_error_with_its_numbers(stub):

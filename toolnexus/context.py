@@ -23,7 +23,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from .errors import ProviderError
+from .errors import ContextOverflow, ProviderError
 from .events import Usage, add_usage, compaction_event
 from .marks import (
     COMPACTION_KEY,
@@ -31,6 +31,7 @@ from .marks import (
     Span,
     active_spans,
     is_prompt,
+    last_prompt,
     pin,
     sendable,
     sent_indices,
@@ -79,6 +80,8 @@ MESSAGE_OVERHEAD = 4  # tokens a message costs beyond its text (role, separators
 PART_TOKENS = 800  # an image or document part, roughly
 SMALLEST_WINDOW = 2048  # below threshold x this, a request is sent without looking the window up
 SUMMARY_TOKENS = 1024  # the summary's share of the window, at most (an eighth on small ones)
+TOO_LONG_HINT = ("too long for this model: shorten it, unpin messages, or use a model with a "
+                 "larger window")
 # Output-shaping request parameters that would bend the summary's reply out of shape.
 _NOT_FOR_SUMMARY = frozenset({"response_format", "text", "tool_choice", "parallel_tool_calls"})
 _BUDGET_KEYS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
@@ -407,6 +410,7 @@ class ContextKeeper:
         budget = self._budget(out, window.size)
         if fill <= budget.limit:
             return [out.messages[i] for i in order], []
+        self._refuse_a_prompt_over(out, window.size)
         compaction = await self._compact(out, order, spans, fill, window.size, budget,
                                          reason="threshold")
         return self._after(out, compaction)
@@ -425,6 +429,7 @@ class ContextKeeper:
         scale = max(1.0, used / estimate) if used else 1.0
         window = (await self.windows.resolve(out.fetch_json)).size
         if window:
+            self._refuse_a_prompt_over(out, window, error, scale)
             budget = self._budget(out, window)
         else:  # nobody says how large the window is: aim at half of what was refused
             refused = used or estimate * scale
@@ -454,13 +459,20 @@ class ContextKeeper:
             what = (f"what must be sent verbatim (system prompt, tools, first and last "
                     f"prompt, pinned messages) is ~{total:,} tokens; the model's window "
                     f"is {window:,}")
-        said = f" (the endpoint said: {error.provider_message})" if error.provider_message else ""
-        return ProviderError(
-            f"the request does not fit the model's context window: {what}{said}",
-            status=error.status, provider_message=error.provider_message,
-            hint="too long for this model: shorten it, unpin messages, or use a model with "
-                 "a larger window",
-            body=error.body, context_overflow=overflow)
+        return _does_not_fit(what, error)
+
+    @staticmethod
+    def _refuse_a_prompt_over(out: Outgoing, window: int, error: ProviderError | None = None,
+                              scale: float = 1.0) -> None:
+        """Raise when the newest prompt alone is larger than the whole window: it is sent
+        verbatim, so no summary of older turns could make room for it, and none is asked
+        for. `scale`: what the endpoint counted over the estimate, when it said."""
+        index = last_prompt(out.messages)
+        size = round(message_tokens(out.messages[index]) * scale) if index is not None else 0
+        if size > window:
+            raise _does_not_fit(
+                f"the message is ~{size:,} tokens; the model's window is {window:,}", error,
+                ContextOverflow(None, window))
 
     # -- what the CLI calls (through Client)
 
@@ -609,6 +621,18 @@ class ContextKeeper:
             return sendable(out.messages), []
         out.messages.append(compaction.record)
         return sendable(out.messages), [compaction.event()]
+
+
+def _does_not_fit(what: str, error: ProviderError | None,
+                  overflow: ContextOverflow | None = None) -> ProviderError:
+    """"The request does not fit ...: `what`", with what the endpoint said, if it did."""
+    said = error.provider_message if error is not None else None
+    return ProviderError(
+        f"the request does not fit the model's context window: {what}"
+        + (f" (the endpoint said: {said})" if said else ""),
+        status=error.status if error is not None else None, provider_message=said,
+        hint=TOO_LONG_HINT, body=error.body if error is not None else None,
+        context_overflow=error.context_overflow if error is not None else overflow)
 
 
 def with_window(policy: ContextPolicy, window: int | None) -> ContextPolicy:
