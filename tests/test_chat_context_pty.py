@@ -97,3 +97,22 @@ def test_pin_unpin_and_context(stub, cli, open_chat):
     assert not any(m.get(PINNED_KEY) for m in cli.thread("T"))
     chat.say("/unpin 3")
     assert "message 3 (user: second) is not pinned" in chat.term.text()
+
+
+def test_the_first_footer_has_the_endpoints_window_and_real_counts(stub, cli, open_chat):
+    """Repro: llama.cpp serves Qwen2.5-Coder-0.5B with `-c 4096`; `toolnexus chat -m
+    qwen2.5-coder-0.5b-instruct`, say hi. The footer read "~34 / 32.8k tokens, 0%": the
+    window of a built-in table for qwen2.5 models, not the server's, and "~" although
+    the server had counted every token. Now it shows 4.1k (asked of the server once) and
+    the server's count, and /context agrees."""
+    qwen = "qwen2.5-coder-0.5b-instruct"
+    stub.handler = LlamaCppLike(window=4096, model=qwen, answer="Hello there.")
+    chat = open_chat("-m", qwen)
+    chat.say("hi")
+    footer = [line for line in chat.term.lines() if line.startswith(f"{qwen} · ")]
+    assert len(footer) == 1 and re.match(rf"{qwen} · \d+ / 4\.1k tokens, \d+% · ", footer[0]), \
+        chat.term.text()
+    chat.say("/context")
+    text = chat.term.text()
+    assert "window: 4,096 tokens (from the endpoint's model listing)" in text, text
+    assert re.search(r"fill: \d+ / 4\.1k tokens, \d+% in 2 messages\n", text), text

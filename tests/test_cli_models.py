@@ -50,7 +50,7 @@ def cache_file(cli: CLI) -> Path:
 
 
 def model_lists(stub: StubProvider) -> int:
-    return sum(1 for r in stub.requests if r.path == "/v1/models")
+    return sum(1 for r in stub.lookups if r.path == "/v1/models")
 
 
 def test_the_table_in_a_terminal_with_one_provider_down(user):
@@ -137,9 +137,9 @@ style = "anthropic"
         r = cli.run("models", env={"TOOLNEXUS_API_KEY": "sk-everywhere"})
         assert r.code == 0, r
         assert "claude-x" in r.stdout and "local-m" in r.stdout
-        sent = anthropic.requests[0].headers
+        sent = anthropic.lookups[0].headers
         assert sent["x-api-key"] == "sk-ant-stored" and "anthropic-version" in sent
-        assert "authorization" not in local.requests[0].headers
+        assert "authorization" not in local.lookups[0].headers
         assert "sk-" not in r.stdout + r.stderr
 
 
@@ -164,7 +164,7 @@ def test_model_names_for_chat_completion_come_from_the_cache(as_user, stub):
 
     config = load_config()
     assert model_names(config) == ["fast", "f"]  # nothing cached yet, and no request made
-    assert stub.requests == []
+    assert stub.lookups == []
     assert as_user.run("models").code == 0
     names = model_names(config)
     assert names == ["fast", "f", "up:router/m", "up:llama-m"]

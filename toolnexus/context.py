@@ -381,16 +381,20 @@ class ContextKeeper:
         self.policy = policy
         self.windows = Windows(base_url, model, explicit=policy.window,
                                cache=WindowCache(policy.cache_path, policy.cache_ttl_s))
-        # id(reply message) -> (that message, prompt tokens of the request it answered)
-        self._anchors: OrderedDict[int, tuple[Message, int]] = OrderedDict()
+        # id(reply message) -> (that message, prompt tokens of the request it answered,
+        # what the reply itself counts in the next prompt: None when the endpoint did not say)
+        self._anchors: OrderedDict[int, tuple[Message, int, int | None]] = OrderedDict()
         self._reply_max: int | None = None
 
     # -- what the loop calls
 
-    def note_reply(self, message: Message, prompt_tokens: int) -> None:
-        """The endpoint counted `prompt_tokens` for the request `message` answers."""
+    def note_reply(self, message: Message, prompt_tokens: int,
+                   reply_tokens: int | None = None) -> None:
+        """The endpoint counted `prompt_tokens` for the request `message` answers, and
+        `reply_tokens` for `message` itself (its completion tokens, less any reasoning,
+        which is not sent again)."""
         if prompt_tokens > 0:
-            self._anchors[id(message)] = (message, prompt_tokens)
+            self._anchors[id(message)] = (message, prompt_tokens, reply_tokens)
             self._anchors.move_to_end(id(message))
             while len(self._anchors) > self._ANCHORS:
                 self._anchors.popitem(last=False)
@@ -533,6 +537,18 @@ class ContextKeeper:
     def _reserve(window: int | None) -> int:
         return min(SUMMARY_TOKENS, window // 8) if window else SUMMARY_TOKENS
 
+    def _anchor_of(self, message: Message) -> tuple[Message, int, int | None] | None:
+        """What the endpoint counted for the reply `message`: found by identity, or, in a
+        thread loaded again from its store, the newest reply's by equality."""
+        anchor = self._anchors.get(id(message))
+        if anchor is not None and anchor[0] is message:
+            return anchor
+        if self._anchors and message.get("role") == "assistant":
+            newest = next(reversed(self._anchors.values()))
+            if newest[0] == message:
+                return newest
+        return None
+
     def _fill(self, out: Outgoing, order: list[int], spans: list[Span]) -> tuple[int, int]:
         """(tokens of the request, how many of them the endpoint counted): the newest
         reply's real prompt tokens (if it came after the newest compaction) plus an
@@ -546,10 +562,13 @@ class ContextKeeper:
             if index <= newest:
                 break
             message = messages[index]
+            anchor = self._anchor_of(message)
+            if anchor is not None:
+                _, prompt, reply = anchor
+                if reply is not None:  # the reply was counted too: up to here, all real
+                    return prompt + reply + added, prompt + reply
+                return prompt + message_tokens(message) + added, prompt
             added += message_tokens(message)
-            anchor = self._anchors.get(id(message))
-            if anchor is not None and anchor[0] is message:
-                return anchor[1] + added, anchor[1]
         if newest < 0:  # no record: the walk went through every message sent
             return out.fixed_tokens() + added, 0
         after = messages[newest][COMPACTION_KEY].get("after_tokens")

@@ -24,6 +24,7 @@ from .events import (
     MAX_TURNS,
     Event,
     RunResult,
+    Usage,
     add_usage,
     done_event,
     pending_event,
@@ -162,6 +163,7 @@ class _Run:
         self.assembler: StreamAssembler | None = None  # the stream being read
         self.failed_before: set[tuple[str, str]] = set()  # the last tool turn's failed calls
         self.calls_left = settings.max_tool_calls_per_run
+        self.reply_usage: Usage = {}  # what the endpoint counted for the last model call
 
     def calls_to_make(self) -> list[_Call]:
         """The tool calls of the reply just received, within the limits: of one reply the
@@ -218,7 +220,6 @@ class _Run:
         for retry in (False, True):
             for note in notes:
                 yield note
-            counted_before = self.result.usage.get("prompt_tokens", 0)
             shown = False
             try:
                 async with contextlib.aclosing(self._call_model(stream, sent)) as events:
@@ -232,8 +233,7 @@ class _Run:
                     raise keeper.explain_overflow(out, exc) from None
                 sent, notes = await keeper.after_overflow(out, exc)
                 continue
-            keeper.note_reply(self.messages[-1],
-                              self.result.usage.get("prompt_tokens", 0) - counted_before)
+            keeper.note_reply(self.messages[-1], *_counted(self.reply_usage))
             return
 
     async def _call_model(self, stream: bool, sent: list[dict[str, Any]]
@@ -283,6 +283,7 @@ class _Run:
             if isinstance(changes, dict) and isinstance(changes.get("response"), dict):
                 message = changes["response"]
         self.messages.append(message)
+        self.reply_usage = reply.usage
         add_usage(self.result.usage, reply.usage)
         self.result.finish_reason = reply.finish_reason
         yield usage_event(self.result.usage)
@@ -389,6 +390,14 @@ def context_outgoing(settings: LoopSettings, toolkit: Toolkit | None,
     options = RequestOptions(reasoning=settings.reasoning, params=settings.request_params,
                              prompt_cache=settings.prompt_cache)
     return _Run(settings, toolkit, control, RunResult(messages=messages), options).outgoing()
+
+
+def _counted(usage: Usage) -> tuple[int, int | None]:
+    """(prompt tokens, tokens of the reply as the next prompt carries it) of one model
+    call, as the endpoint counted them; the reply's None when it reported none."""
+    completion = usage.get("completion_tokens", 0)
+    reply = completion - usage.get("reasoning_tokens", 0) if completion > 0 else None
+    return usage.get("prompt_tokens", 0), reply
 
 
 def _whole_reply_events(reply: ModelReply) -> list[dict[str, Any]]:

@@ -65,8 +65,8 @@ class FooterFacts:
     """What the footer shows beyond the run's own numbers, from whoever knows them."""
 
     window: int | None = None  # the model's context window in tokens, when known
-    fill: int | None = None  # an estimate of what the context holds (shown with "~"),
-    # standing in for the last call's reported prompt tokens
+    fill: int | None = None  # what the context holds (None: the last call's prompt tokens)
+    fill_estimated: bool = False  # part of `fill` is an estimate (shown with "~")
     price: Price | None = None  # the model's, when the config gives one
     thread_usage: Usage | None = None  # the thread's usage summed over its turns, this one in
 
@@ -119,7 +119,8 @@ def run_figures(result: RunResult, snapshots: list[Usage], *, seconds: float,
                    completion_tokens=result.usage.get("completion_tokens", 0),
                    seconds=seconds, generating_seconds=generating_seconds,
                    cut_off=result.incomplete_reason == MAX_TOKENS, thread=thread,
-                   window=facts.window, fill_estimated=facts.fill is not None,
+                   window=facts.window,
+                   fill_estimated=facts.fill is not None and facts.fill_estimated,
                    turn_cost=turn_cost, thread_cost=thread_cost)
 
 

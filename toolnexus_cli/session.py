@@ -247,19 +247,19 @@ class Session:
             self.interrupts.turn = None
 
     async def footer_facts(self, result: RunResult) -> FooterFacts:
-        """What a footer shows beyond the run's own numbers: the window and how full the
-        next request would be, the model's price and the thread's usage so far."""
+        """What a footer shows beyond the run's own numbers: the window (the endpoint is
+        asked once, the first time) and how full the next request would be, the model's
+        price and the thread's usage so far."""
         info = await self.store.info(self.thread)
         try:
-            report = await self.client.context_report(result.messages, self.toolkit,
-                                                      ask_endpoint=False)
+            report = await self.client.context_report(result.messages, self.toolkit)
         except ToolnexusError:  # the window could not be looked up: show what is known
             report = None
         window = report.window if report else None
         # the next request's size only matters against a window; without one the footer
         # shows what the last call really counted
-        return FooterFacts(window=window,
-                           fill=report.fill if window and report.estimated else None,
+        return FooterFacts(window=window, fill=report.fill if window else None,
+                           fill_estimated=bool(report and report.estimated),
                            price=self.target.price,
                            thread_usage=info.usage if info else None)
 
