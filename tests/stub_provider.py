@@ -28,7 +28,7 @@ from typing import Any
 
 __all__ = [
     "Headers", "LlamaCppLike", "Recorded", "Reply", "StubProvider", "llama_models",
-    "llama_props", "llama_slots",
+    "llama_props", "llama_slots", "llama_tool_arguments_error",
     "openai_text", "openai_tool_call", "openai_stream",
     "anthropic_text", "anthropic_tool_use", "anthropic_stream",
     "responses_reply", "responses_stream", "openai_models", "anthropic_models",
@@ -807,6 +807,9 @@ class LlamaCppLike:
                 return Reply.json(llama_slots([False] * self.slots, self.window))
             return Reply.json({"error": {"code": 404, "message": "File Not Found",
                                          "type": "not_found_error"}}, status=404)
+        refused = llama_tool_arguments_error(rec.json or {})
+        if refused is not None:
+            return refused
         used = len(rec.body) // 4
         if used > self.window:
             self.overflows += 1
@@ -825,6 +828,24 @@ class LlamaCppLike:
         if body.get("stream"):
             return openai_stream(text, usage=usage)
         return Reply.json(openai_text(text, usage=usage))
+
+
+def llama_tool_arguments_error(body: dict) -> Reply | None:
+    """llama.cpp's HTTP 500 for a request holding an assistant tool call whose `arguments`
+    string is not JSON (it parses every one in the history), else None."""
+    for message in body.get("messages") or []:
+        for call in message.get("tool_calls") or []:
+            arguments = (call.get("function") or {}).get("arguments")
+            try:
+                jsonlib.loads(arguments)
+            except ValueError as exc:
+                where = (f"[json.exception.parse_error.101] parse error at line {exc.lineno}, "
+                         f"column {exc.colno + 1}: syntax error while parsing value")
+                return Reply.json({"error": {
+                    "code": 500, "type": "server_error",
+                    "message": f"Failed to parse tool call arguments as JSON: {where}"}},
+                    status=500, headers={"Content-Type": "application/json; charset=utf-8"})
+    return None
 
 
 def llama_models(model: str = "stub-model", n_ctx: int = 4096) -> dict:

@@ -46,6 +46,9 @@ from .wire.base import RequestOptions, check_reasoning
 from .wire.common import text_of
 
 CANCELLED_TOOL_OUTPUT = "error: the run was interrupted before this tool finished"
+# On an assistant message: {call id: its arguments as the model wrote them}, for the calls
+# whose arguments were not a JSON object; the call itself carries "{}" instead.
+UNREADABLE_ARGUMENTS_KEY = "unreadable_arguments"
 _OUTPUT_EVENTS = frozenset({"text", "reasoning", "tool_call"})  # seen: a turn is not retried
 
 
@@ -75,6 +78,7 @@ class _Call:
     name: str
     args: Any  # a dict, or the raw text when it was not a JSON object
     problem: str | None = None  # why the call cannot run, as told to the model
+    unreadable: bool = False  # its arguments are not a JSON object
 
 
 async def agent_loop(
@@ -177,6 +181,9 @@ class _Run:
             # one more whose result tells the model that it and the rest did not run.
             self.messages[-1] = {**self.messages[-1], "tool_calls": kept}
         calls = [_parse_call(call) for call in kept]
+        unreadable = {call.id: call.args for call in calls if call.unreadable}
+        if unreadable:
+            self.messages[-1] = _readable_arguments(self.messages[-1], unreadable)
         for call in calls[:cap]:
             if call.problem is None and self.calls_left == 0:
                 call.problem = _over_run_limit(self.settings.max_tool_calls_per_run)
@@ -415,16 +422,28 @@ def _parse_call(call: dict[str, Any]) -> _Call:
     fn = call.get("function") or {}
     name = fn.get("name", "")
     raw = fn.get("arguments") or "{}"
+    again = "; the call did not run: make it again with its arguments as one JSON object"
     try:
         args = loads_bounded(raw)
     except ValueError as exc:
         why = exc if isinstance(exc, TooDeep) else f"not valid JSON ({exc})"
         return _Call(call["id"], name, raw,
-                     f"error: the arguments for {name!r} are {why}: {raw[:500]}")
+                     f"error: the arguments for {name!r} are {why}: {raw[:500]}{again}",
+                     unreadable=True)
     if not isinstance(args, dict):
-        return _Call(call["id"], name, args,
-                     f"error: the arguments for {name!r} must be a JSON object, got: {raw[:500]}")
+        return _Call(call["id"], name, raw, f"error: the arguments for {name!r} must be a "
+                     f"JSON object, got: {raw[:500]}{again}", unreadable=True)
     return _Call(call["id"], name, args)
+
+
+def _readable_arguments(message: dict[str, Any], unreadable: dict[str, str]
+                        ) -> dict[str, Any]:
+    """`message` with "{}" as the arguments of the calls in `unreadable`, whose own are
+    kept beside them: an endpoint parses the arguments of every call in what it is sent,
+    and llama.cpp refuses the whole request (HTTP 500) over one it cannot read."""
+    calls = [{**call, "function": {**call["function"], "arguments": "{}"}}
+             if call.get("id") in unreadable else call for call in message["tool_calls"]]
+    return {**message, "tool_calls": calls, UNREADABLE_ARGUMENTS_KEY: unreadable}
 
 
 def _over_reply_limit(asked: int, cap: int) -> str:
