@@ -196,7 +196,7 @@ class Client:
         if id is None or exc.result is None:
             return
         if not isinstance(exc, RunCancelled):
-            exc.result.messages = mark_failed_turn(exc.result.messages)
+            exc.result.messages = mark_failed_turn(exc.result.messages, str(exc))
         await self._save(id, exc.result.messages, version)
 
     async def _saving(self, id: str | None, version: int | None, running: Any) -> RunResult:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from toolnexus import (
     Client,
     ContextPolicy,
+    ProviderError,
     RunCancelled,
     RunResult,
     RunTimeout,
@@ -26,6 +27,7 @@ from toolnexus import (
 )
 from toolnexus.approval import AskUser
 from toolnexus.content import Prompt
+from toolnexus.marks import failures_in_a_row
 from toolnexus.stores import Thread, ThreadStore
 from toolnexus.suspension import WaitFor
 from toolnexus.visible import visible
@@ -49,6 +51,11 @@ from .toolbox import make_hooks, open_toolkit, refuse_without_terminal, warn_fai
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+
+# An endpoint's answer about the request itself (not the key, the model, the load): the
+# same one on every turn of a thread means something in the thread is what it refuses.
+REFUSED_REQUEST = frozenset({400, 422, 500})
 
 
 class Output(Protocol):
@@ -240,11 +247,26 @@ class Session:
             return Turn("cancelled", renderer)
         except ToolnexusError as exc:
             self._show_held(redact_events, renderer)
-            line = self.redact.line(f"error: {explain_error(exc, self.key)}")
+            again = await self._refused_again(exc)
+            line = self.redact.line(f"error: {explain_error(exc, self.key)}{again}")
             return Turn("failed", renderer, error=visible(line))
         finally:
             loop.remove_signal_handler(signal.SIGINT)
             self.interrupts.turn = None
+
+    async def _refused_again(self, exc: ToolnexusError) -> str:
+        """When the endpoint refused the request itself and the turns before this one
+        ended in the same error, how to go on without what it refuses; else ""."""
+        if not (isinstance(exc, ProviderError) and exc.status in REFUSED_REQUEST
+                and exc.context_overflow is None):
+            return ""
+        count = failures_in_a_row(await self.store.load(self.thread))
+        if count < 2:
+            return ""
+        return (f"; the same error ended the last {count} turns, so something in this thread "
+                f"may be what the endpoint refuses: in the chat (toolnexus chat --id "
+                f"{self.thread}), /undo drops the last exchange, /fork N goes on with "
+                "messages 1..N only, /retry asks again")
 
     async def footer_facts(self, result: RunResult) -> FooterFacts:
         """What a footer shows beyond the run's own numbers: the window (the endpoint is
