@@ -304,6 +304,26 @@ async def ask_model(settings: ModelTarget, control: RunControl, system: str,
 # ----------------------------------------------------------------------------- results
 
 @dataclass
+class Draft:
+    """A compaction worked out but not made yet: what it summarizes (`plan`), those
+    messages as the summarizer reads them (`lines`, of which the ones before `start` do
+    not fit its request and are left out), and what its record will say."""
+
+    plan: _Plan
+    lines: list[str]
+    start: int
+    before: int  # tokens of the request before it
+    reason: str  # "threshold", "overflow" or "manual"
+    reserve: int  # tokens the summary may take
+    instructions: str | None = None
+
+    @property
+    def messages(self) -> int:
+        """How many thread messages it summarizes (or leaves out)."""
+        return len(self.plan.summarize)
+
+
+@dataclass
 class Compaction:
     """A compaction worked out for a thread: `record` is the message that stands in for
     what it summarizes. Made by ContextKeeper.compact (a preview: nothing applied yet)
@@ -399,30 +419,37 @@ class ContextKeeper:
             while len(self._anchors) > self._ANCHORS:
                 self._anchors.popitem(last=False)
 
-    async def prepare(self, out: Outgoing) -> tuple[list[Message], list[dict[str, Any]]]:
-        """What to send for this request, and the events of a compaction made for it."""
+    async def prepare(self, out: Outgoing) -> list[Message] | Draft:
+        """What to send for this request, or the compaction to make first (`compacted`
+        makes it and says what to send then)."""
         spans = active_spans(out.messages)
         order = sent_indices(out.messages, spans)
         fill, _ = self._fill(out, order, spans)
         window = self.windows.known()
         if (window is None and fill < self.policy.threshold * SMALLEST_WINDOW):
-            return [out.messages[i] for i in order], []
+            return [out.messages[i] for i in order]
         if window is None:
             window = await self.windows.resolve(out.fetch_json)
         if window.size is None:
-            return [out.messages[i] for i in order], []
+            return [out.messages[i] for i in order]
         budget = self._budget(out, window.size)
         if fill <= budget.limit:
-            return [out.messages[i] for i in order], []
+            return [out.messages[i] for i in order]
         self._refuse_a_prompt_over(out, window.size)
-        compaction = await self._compact(out, order, spans, fill, window.size, budget,
-                                         reason="threshold")
-        return self._after(out, compaction)
+        draft = self._draft(out, order, spans, fill, window.size, budget, reason="threshold")
+        return sendable(out.messages) if draft is None else draft
 
-    async def after_overflow(self, out: Outgoing, error: ProviderError
-                             ) -> tuple[list[Message], list[dict[str, Any]]]:
-        """The endpoint said the request did not fit: learn the window, compact, and say
-        what to send on the one retry. Raises when nothing can be compacted."""
+    async def compacted(self, out: Outgoing, draft: Draft
+                        ) -> tuple[list[Message], dict[str, Any]]:
+        """Make the compaction `draft` plans (the model summarizes), append its record to
+        the thread: what to send now, and the compaction event."""
+        compaction = await self._finish(out, draft)
+        out.messages.append(compaction.record)
+        return sendable(out.messages), compaction.event()
+
+    async def after_overflow(self, out: Outgoing, error: ProviderError) -> Draft:
+        """The endpoint said the request did not fit: learn the window, and plan the
+        compaction to make before the one retry. Raises when nothing can be compacted."""
         overflow = error.context_overflow
         if overflow is not None and overflow.window:
             self.windows.learn(overflow.window)
@@ -438,11 +465,11 @@ class ContextKeeper:
         else:  # nobody says how large the window is: aim at half of what was refused
             refused = used or estimate * scale
             budget = _Budget(refused / 2, refused / 2, refused * 0.9)
-        compaction = await self._compact(out, order, spans, round(estimate * scale), window,
-                                         budget, reason="overflow", scale=scale)
-        if compaction is None:
+        draft = self._draft(out, order, spans, round(estimate * scale), window, budget,
+                            reason="overflow", scale=scale)
+        if draft is None:
             raise self.explain_overflow(out, error)
-        return self._after(out, compaction)
+        return draft
 
     def explain_overflow(self, out: Outgoing, error: ProviderError) -> ProviderError:
         """The error for a request that does not fit even compacted: it names the message
@@ -510,8 +537,9 @@ class ContextKeeper:
             budget = _Budget(limit, limit, window - self._reply_budget(out))
         else:
             budget = _Budget(float("inf"), float("inf"), float("inf"))
-        return await self._compact(out, order, spans, fill, window, budget, reason="manual",
-                                   instructions=instructions)
+        draft = self._draft(out, order, spans, fill, window, budget, reason="manual",
+                            instructions=instructions)
+        return await self._finish(out, draft) if draft is not None else None
 
     # -- inside
 
@@ -576,14 +604,13 @@ class ContextKeeper:
             return after + added, 0
         return out.fixed_tokens() + sum(message_tokens(messages[i]) for i in order), 0
 
-    async def _compact(self, out: Outgoing, order: list[int], spans: list[Span], before: int,
-                       window: int | None, budget: _Budget, *, reason: str,
-                       scale: float = 1.0, instructions: str | None = None
-                       ) -> Compaction | None:
+    def _draft(self, out: Outgoing, order: list[int], spans: list[Span], before: int,
+               window: int | None, budget: _Budget, *, reason: str, scale: float = 1.0,
+               instructions: str | None = None) -> Draft | None:
+        """The compaction that gets the request under the budget; None if none can."""
         reserve = self._reserve(window)
-        fixed = out.fixed_tokens()
-        plan = _plan(out.messages, order, spans, fixed=fixed, budget=budget, reserve=reserve,
-                     keep_last=self.policy.keep_last, scale=scale)
+        plan = _plan(out.messages, order, spans, fixed=out.fixed_tokens(), budget=budget,
+                     reserve=reserve, keep_last=self.policy.keep_last, scale=scale)
         if plan is None:
             return None
         room = budget.limit - reserve - _text_tokens(self.policy.summarizer_prompt) - 64
@@ -593,7 +620,12 @@ class ContextKeeper:
         while start > 0 and total + sizes[start - 1] <= room:
             start -= 1
             total += sizes[start]
-        summary = await self._summary(out, lines[start:], instructions, reserve) \
+        return Draft(plan, lines, start, before, reason, reserve, instructions)
+
+    async def _finish(self, out: Outgoing, draft: Draft) -> Compaction:
+        """The compaction `draft` plans, with the model's summary of what it summarizes."""
+        plan, lines, start = draft.plan, draft.lines, draft.start
+        summary = await self._summary(out, lines[start:], draft.instructions, draft.reserve) \
             if start < len(lines) else None
         dropped = len(lines) if summary is None else start
         if summary is None:
@@ -608,13 +640,13 @@ class ContextKeeper:
         info: dict[str, Any] = {
             "summarized": [plan.first, plan.last], "kept": plan.kept,
             "messages": len(plan.summarize), "dropped": dropped,
-            "before_tokens": round(before), "after_tokens": round(after), "estimate": True,
-            "model": out.settings.model, "method": "dropped" if dropped else "summary",
-            "reason": reason, "first_prompt_kept": plan.first_prompt_kept,
-            "at": round(time.time()),
+            "before_tokens": round(draft.before), "after_tokens": round(after),
+            "estimate": True, "model": out.settings.model,
+            "method": "dropped" if dropped else "summary", "reason": draft.reason,
+            "first_prompt_kept": plan.first_prompt_kept, "at": round(time.time()),
         }
-        if instructions:
-            info["instructions"] = instructions
+        if draft.instructions:
+            info["instructions"] = draft.instructions
         record = {"role": "user", "content": content, COMPACTION_KEY: info}
         return Compaction(record, len(out.messages))
 
@@ -633,13 +665,6 @@ class ContextKeeper:
         if not text:
             raise ProviderError("the endpoint's summary of the earlier conversation is empty")
         return text[:reserve * CHARS_PER_TOKEN * 2]
-
-    def _after(self, out: Outgoing, compaction: Compaction | None
-               ) -> tuple[list[Message], list[dict[str, Any]]]:
-        if compaction is None:
-            return sendable(out.messages), []
-        out.messages.append(compaction.record)
-        return sendable(out.messages), [compaction.event()]
 
 
 def _does_not_fit(what: str, error: ProviderError | None,

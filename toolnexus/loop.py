@@ -16,7 +16,7 @@ from typing import Any
 from ._await import maybe_await
 from .bounded_json import TooDeep, loads_bounded
 from .content import Prompt, user_content, with_attachments
-from .context import ContextKeeper, Outgoing
+from .context import ContextKeeper, Draft, Outgoing
 from .control import RunControl
 from .errors import ProviderError, ToolnexusError
 from .events import (
@@ -26,6 +26,7 @@ from .events import (
     RunResult,
     Usage,
     add_usage,
+    compacting_event,
     done_event,
     pending_event,
     reasoning_event,
@@ -223,10 +224,14 @@ class _Run:
                     yield event
             return
         out = self.outgoing()
-        sent, notes = await keeper.prepare(out)
+        prepared = await keeper.prepare(out)
         for retry in (False, True):
-            for note in notes:
+            if isinstance(prepared, Draft):
+                yield compacting_event(prepared.messages)
+                sent, note = await keeper.compacted(out, prepared)
                 yield note
+            else:
+                sent = prepared
             shown = False
             try:
                 async with contextlib.aclosing(self._call_model(stream, sent)) as events:
@@ -238,7 +243,7 @@ class _Run:
                     raise
                 if retry:
                     raise keeper.explain_overflow(out, exc) from None
-                sent, notes = await keeper.after_overflow(out, exc)
+                prepared = await keeper.after_overflow(out, exc)
                 continue
             keeper.note_reply(self.messages[-1], *_counted(self.reply_usage))
             return

@@ -348,22 +348,27 @@ class TerminalRenderer:
         elif kind == "tool_call":
             stream.print(self._panel(format_args(event["args"]), f"⚙ {event['name']}", "cyan",
                                      exact=True))
-            stream.note(f"running {event['name']}…")
+            stream.wait(f"running {event['name']}")
         elif kind == "tool_result":
             style = "red" if event["is_error"] else "green"
             title = f"{'✗' if event['is_error'] else '✓'} {event['name']}"
             labels = attachment_labels(event)
             body = "\n".join([preview(event["output"]), *labels]).strip() or "(no output)"
             stream.print(self._panel(body, title, style))
-            stream.note("")
+            stream.wait()
         elif kind == "retry":
-            stream.note(retry_note(event))
+            stream.wait(retry_note(event), seconds=event["delay"])
+        elif kind == "compacting":
+            from .context_view import compacting_note
+
+            stream.wait(compacting_note(event))
         elif kind == "compaction":
             from rich.text import Text
 
             from .context_view import compaction_note
 
             stream.print(Text(compaction_note(event), style="dim"))
+            stream.wait()
 
     def _panel(self, body: str, title: str, style: str, *, exact: bool = False) -> Any:
         """`exact`: a tool call's arguments, shown as `call_text`."""
