@@ -274,3 +274,36 @@ def test_chat_continues_the_thread_of_a_one_shot_with_c_and_with_id(stub, cli, o
     chat.say("back to the plan")
     assert conversation(stub.requests[3])[:2] == [
         ("user", "first in plan"), ("assistant", "answer 1.")]
+
+
+def test_while_waiting_the_line_counts_the_seconds_of_each_wait(stub, open_chat):
+    """Repro: a chat on a busy llama.cpp; the first try of an answer got HTTP 503 and was
+    retried. For the whole second try (a minute) the line said "the server answered 503,
+    retrying in 1 s (attempt 1)", with no count, as if nothing moved. Now, once the retry
+    is sent, it says "waiting for the model… Ns" again, counting the seconds of that try."""
+    import threading
+
+    answer_may_come = threading.Event()
+
+    def handler(request: Recorded) -> Reply:
+        if request.method == "GET":
+            return Reply.error(404, "File Not Found")
+        if len(stub.requests) == 1:
+            return Reply.error(503, "Loading model", headers={"Retry-After": "1"})
+        answer_may_come.wait(WAIT_S)  # until the test has seen the screen
+        return openai_stream("Here now.")
+
+    stub.handler = handler
+    chat = open_chat()
+    chat.send_line("hello")
+
+    def live_line(pattern: str) -> bool:
+        return any(re.search(pattern, line) for line in chat.term.display())
+
+    chat.wait(lambda: live_line(r"the server answered 503, retrying in 1 s \(attempt 1\)… "
+                                r"\d+s$"), "the retry, counted")
+    chat.wait(lambda: live_line(r"waiting for the model… [1-9]\d*s$"), "the retry's wait")
+    answer_may_come.set()
+    chat.wait_text("Here now.")
+    chat.wait_prompt()
+    assert len(stub.requests) == 2

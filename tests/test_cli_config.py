@@ -301,3 +301,23 @@ def test_enumerated_settings_are_checked_like_keys(bare_cli):
 
     bare_cli.write_config('[ui]\ncode_theme = "dracula"\n')  # any Pygments style will do
     assert bare_cli.run("config", "show").code == 0
+
+
+def test_the_idle_timeout_is_a_setting_and_a_flag(cli, stub):
+    """Repro: a local server on a slow machine reads in a long prompt for over a minute;
+    every `ask` ended in "sent nothing for 60 s (idle timeout)", and nothing could change
+    the 60. Now `idle_timeout` in the config (top level or per provider) sets it, and
+    --idle-timeout beats that; the error names both."""
+    stub.handler = lambda rec: Reply.hang() if rec.method == "POST" else Reply.error(404, "no")
+    cli.write_config("idle_timeout = 0.2\n")
+    r = cli.run("ask", "hi")
+    assert r.code == 1, r
+    assert "sent nothing for 0.2 s (idle timeout): the server may be busy ('idle_timeout' " \
+           "in the config file, or --idle-timeout, waits longer)" in r.stderr
+    r = cli.run("ask", "hi", "--idle-timeout", "0.3")
+    assert r.code == 1 and "sent nothing for 0.3 s (idle timeout)" in r.stderr, r
+    line = one_error_line(cli.run("ask", "hi", "--idle-timeout", "0"))
+    assert "--idle-timeout must be a number of seconds above 0 and at most 86400" in line
+    cli.write_config("idle_timeout = -1\n")
+    line = one_error_line(cli.run("ask", "hi"))
+    assert "'idle_timeout' must be a number of seconds above 0" in line

@@ -33,6 +33,7 @@ TOP_KEYS: dict[str, Any] = {
     "default_model": str, "system": str, "store": str, "max_turns": int,
     "max_tool_calls_per_reply": int, "max_tool_calls_per_run": int,
     "timeout": (int, float),  # seconds a whole run may take (the idle timeout is apart)
+    "idle_timeout": (int, float),  # seconds the endpoint may send nothing; also per provider
     "functions": list, "skills": str, "mcp": str, "builtins": (bool, list),
     "workspace": str, "approval": RULES,
     "sandbox": {"mode": str, "network": bool, "read": list, "write": list},
@@ -42,7 +43,8 @@ TOP_KEYS: dict[str, Any] = {
            "editing_mode": str, "theme": str},
     "providers": ("*", {"base_url": str, "style": str, "api_key_env": str, "api_key_cmd": str,
                         "api_key_cmd_timeout": (int, float), "headers": dict,
-                        "context_window": int, "prompt_cache": bool}),
+                        "context_window": int, "prompt_cache": bool,
+                        "idle_timeout": (int, float)}),
     "models": ("*", {"provider": str, "model": str, "aliases": list, "request_params": dict,
                      "system": str, "reasoning": str, "price": PRICE,
                      "prompt_cache": bool, "context_window": int}),
@@ -92,6 +94,7 @@ LIMITS = {
     "max_tool_calls_per_run": Limit(1, 100_000, "tool calls run in one question"),
     "context_window": Limit(1, 100_000_000, "tokens"),
     "timeout": Limit(0, 86_400, "a day", seconds=True),
+    "idle_timeout": Limit(0, 86_400, "a day", seconds=True),
     "api_key_cmd_timeout": Limit(0, 3_600, "an hour", seconds=True),
 }
 
@@ -355,6 +358,7 @@ class Target:
     max_tool_calls_per_reply: int = 32  # more in one reply are refused
     max_tool_calls_per_run: int = 256  # and more in one run
     timeout: float = DEFAULT_TIMEOUT_S  # seconds a whole run may take
+    idle_timeout: float | None = None  # seconds the endpoint may send nothing (None: 60)
     api_key_cmd_timeout: float = 30.0
     context_window: int | None = None  # tokens, when the config states it
     price: Price | None = None  # the model's, when the config gives one
@@ -425,10 +429,15 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
         max_tool_calls_per_reply=config.data.get("max_tool_calls_per_reply", 32),
         max_tool_calls_per_run=config.data.get("max_tool_calls_per_run", 256),
         timeout=float(config.data.get("timeout", DEFAULT_TIMEOUT_S)),
+        idle_timeout=_seconds(provider.get("idle_timeout", config.data.get("idle_timeout"))),
         api_key_cmd_timeout=float(provider.get("api_key_cmd_timeout", 30.0)),
         context_window=window or provider.get("context_window")
         or config.data.get("context_window"),
     )
+
+
+def _seconds(value: float | None) -> float | None:
+    return None if value is None else float(value)
 
 
 def _price(table: dict[str, float] | None) -> Price | None:

@@ -27,6 +27,7 @@ from toolnexus import (
 )
 from toolnexus.approval import AskUser
 from toolnexus.content import Prompt
+from toolnexus.errors import IdleTimeout
 from toolnexus.marks import failures_in_a_row
 from toolnexus.stores import Thread, ThreadStore
 from toolnexus.suspension import WaitFor
@@ -38,7 +39,7 @@ from .approve import (
     wait_for_without_terminal,
     yes_to_what_it_covers,
 )
-from .config import Config, Target, cache_dir, data_dir, resolve_target
+from .config import LIMITS, Config, Target, cache_dir, data_dir, resolve_target
 from .errors import UsageError
 from .keys import KeyChoice, check_provider_headers, choose_key
 from .listing import latest_holding
@@ -103,13 +104,17 @@ class Session:
 
     def _resolve(self, options: RunOptions) -> Target:
         """The config's target, with the command line's request options (-o) over the
-        model's request_params and its --reasoning over the config's."""
+        model's request_params, and its --reasoning and --idle-timeout over the config's."""
         target = resolve_target(self.config, model=options.model, base_url=options.base_url,
                                 style=options.style, system=options.system,
                                 named_provider=options.provider)
+        idle = options.idle_timeout
+        if idle is not None and not LIMITS["idle_timeout"].allows(idle):
+            raise UsageError(f"--idle-timeout must be {LIMITS['idle_timeout'].rule()}")
         return dataclasses.replace(
             target, request_params={**target.request_params, **options.params},
-            reasoning=options.reasoning or target.reasoning)
+            reasoning=options.reasoning or target.reasoning,
+            idle_timeout=target.idle_timeout if idle is None else idle)
 
     def run(self, body: Callable[[], Awaitable[int]]) -> int:
         """Open the session, run `body` (the front end) and close it all: the exit code.
@@ -342,7 +347,8 @@ def make_client(target: Target, store: ThreadStore, *, hooks: dict[str, Any] | N
             hooks=hooks, wait_for=wait_for, max_turns=target.max_turns,
             max_tool_calls_per_reply=target.max_tool_calls_per_reply,
             max_tool_calls_per_run=target.max_tool_calls_per_run,
-            timeout_ms=target.timeout * 1000, prompt_cache=target.prompt_cache,
+            timeout_ms=target.timeout * 1000, idle_timeout_s=target.idle_timeout,
+            prompt_cache=target.prompt_cache,
             context=ContextPolicy(cache_path=cache_dir() / "windows.json") if compact else None,
             context_window=target.context_window,
         )
@@ -357,6 +363,9 @@ def explain_error(exc: BaseException, choice: KeyChoice) -> str:
     if isinstance(exc, RunTimeout) and seconds is not None:
         return (f"timed out after {seconds:g} s (the 'timeout' setting of the config file "
                 "allows longer)")
+    if isinstance(exc, IdleTimeout):
+        return (f"{' '.join(str(exc).split())}: the server may be busy ('idle_timeout' in "
+                "the config file, or --idle-timeout, waits longer)")
     status = getattr(exc, "status", None)
     if status in (401, 403):
         said = getattr(exc, "provider_message", None) or "the key was refused"
