@@ -10,7 +10,11 @@ import pexpect
 
 from tests import cli_helpers
 from tests.cli_helpers import ENTRY
-from tests.stub_provider import Reply, anthropic_stream, openai_stream
+from tests.stub_provider import (
+    Reply,
+    anthropic_stream,
+    openai_stream,
+)
 
 bare_cli, cli, stub = cli_helpers.bare_cli, cli_helpers.cli, cli_helpers.stub  # fixtures
 
@@ -108,9 +112,10 @@ def test_no_config_and_a_local_server_needs_no_key(bare_cli, stub):
 
 def test_nothing_configured_says_what_to_set(bare_cli):
     line = one_error_line(bare_cli.run("ask", "hi"))
-    for what in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY", "--base-url",
-                 "config init"):
+    for what in ("toolnexus setup", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
+                 "OPENROUTER_API_KEY", "--base-url"):
         assert what in line
+    assert line.index("toolnexus setup") < line.index("OPENAI_API_KEY")
 
 
 def test_config_errors_name_the_file_the_line_and_the_key(bare_cli, stub):

@@ -101,9 +101,9 @@ LIMITS = {
 DEFAULT_TIMEOUT_S = 600.0
 
 NOTHING_CONFIGURED = (
-    "no model endpoint is configured: set OPENAI_API_KEY, ANTHROPIC_API_KEY or "
-    "OPENROUTER_API_KEY, or pass --base-url URL -m MODEL for a local server, "
-    "or run 'toolnexus config init' and edit the file"
+    "no model endpoint is configured: run 'toolnexus setup' (it finds the model servers on "
+    "this machine, or asks for a key), or set OPENAI_API_KEY, ANTHROPIC_API_KEY or "
+    "OPENROUTER_API_KEY, or pass --base-url URL for a local server"
 )
 
 
@@ -398,7 +398,7 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
         provider_name, model_name = model.split(":", 1)
         params = {}
     else:
-        provider_name = None if base_url else _provider_from_env(providers)
+        provider_name = None if base_url else _provider_of(config, model)
         model_name = model
         params = {}
     entry = entry or {}
@@ -456,6 +456,16 @@ def _model_entry(config: Config, name: str) -> dict[str, Any] | None:
         if name in entry.get("aliases", []):
             return entry
     return None
+
+
+def _provider_of(config: Config, model: str | None) -> str | None:
+    """The provider of a bare model name: the configured one that serves it (models.py
+    looks it up); without a name, the first built-in one whose key is in the environment."""
+    if model:
+        from .models import provider_serving
+
+        return provider_serving(config, model)
+    return _provider_from_env(config.providers())
 
 
 def _provider_from_env(providers: dict[str, dict[str, Any]]) -> str | None:

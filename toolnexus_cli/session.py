@@ -181,7 +181,8 @@ class Session:
         UsageError (an unknown model, say) leaves everything as it was."""
         options = dataclasses.replace(self.options, **changes)
         previous = self.client
-        self._connect(self._resolve(options))
+        # in a thread: resolving may ask the endpoints which models they serve
+        self._connect(await asyncio.to_thread(self._resolve, options))
         self.options = options
         await previous.aclose()
 
