@@ -13,6 +13,8 @@ from tests.cli_helpers import ENTRY
 from tests.stub_provider import (
     Reply,
     anthropic_stream,
+    llama_models,
+    openai_models,
     openai_stream,
 )
 
@@ -116,6 +118,22 @@ def test_nothing_configured_says_what_to_set(bare_cli):
                  "OPENROUTER_API_KEY", "--base-url"):
         assert what in line
     assert line.index("toolnexus setup") < line.index("OPENAI_API_KEY")
+
+
+def test_a_base_url_alone_uses_the_one_model_its_server_serves(bare_cli, stub):
+    """Repro: `toolnexus ask --base-url http://127.0.0.1:8080/v1 hi` against llama.cpp,
+    which serves one model, said "no model given: pass -m MODEL ...". Now that model is
+    used; a server that serves several names them in the error."""
+    qwen = "qwen2.5-coder-0.5b-instruct"
+    stub.models = Reply.json(llama_models(qwen))
+    r = bare_cli.run("ask", "hi", "--base-url", stub.base_url)
+    assert r.code == 0, r
+    assert stub.requests[-1].json["model"] == qwen
+    stub.models = openai_models(["llama3.2", "qwen3"])
+    line = one_error_line(bare_cli.run("ask", "hi", "--base-url", stub.base_url))
+    assert f"no model given, and {stub.base_url} serves 2 models (llama3.2, qwen3): pass " \
+           "-m MODEL" in line
+    assert len(stub.requests) == 1
 
 
 def test_config_errors_name_the_file_the_line_and_the_key(bare_cli, stub):

@@ -406,18 +406,14 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
     url = base_url or provider.get("base_url")
     if not url:
         raise NotConfigured(NOTHING_CONFIGURED)
-    model_name = model_name or provider.get("default_model")
-    if not model_name:
-        raise UsageError(
-            "no model given: pass -m MODEL, set TOOLNEXUS_MODEL, or set default_model "
-            f"in {config.path}")
     resolved_style = style or provider.get("style") or "openai"
     from toolnexus.wire import STYLES
 
     if resolved_style not in STYLES:
         raise UsageError(f"unknown style '{resolved_style}': use one of {', '.join(STYLES)}")
-    return Target(
-        base_url=url, style=resolved_style, model=model_name, provider=provider_name,
+    target = Target(
+        base_url=url, style=resolved_style, provider=provider_name,
+        model=model_name or provider.get("default_model") or "",
         api_key_env=provider.get("api_key_env"), api_key_cmd=provider.get("api_key_cmd"),
         headers={k: os.path.expandvars(str(v)) for k, v in provider.get("headers", {}).items()},
         request_params=params,
@@ -434,6 +430,11 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
         context_window=window or provider.get("context_window")
         or config.data.get("context_window"),
     )
+    if not target.model:  # named nowhere: the endpoint's own, if it serves only one
+        from .models import served_model
+
+        target.model = served_model(target, config.path)
+    return target
 
 
 def _seconds(value: float | None) -> float | None:

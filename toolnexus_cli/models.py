@@ -302,6 +302,30 @@ def _unknown_model(model: str, results: list[ProviderModels]) -> str:
               "one for a name it does not list")
 
 
+def served_model(target: Target, config_path: Path) -> str:
+    """The model of a run that names none: the only one its endpoint serves."""
+    from toolnexus import ToolnexusError
+    from toolnexus.models import list_models
+
+    from .keys import choose_key
+
+    pass_one = (f"pass -m MODEL, set TOOLNEXUS_MODEL, or set default_model in "
+                f"{config_path}")
+    try:
+        models = asyncio.run(list_models(target.base_url, target.style,
+                                         choose_key(target).value, headers=target.headers,
+                                         timeout=FETCH_TIMEOUT_S))
+    except ToolnexusError as exc:
+        raise UsageError(f"no model given, and {target.base_url} could not say which it "
+                         f"serves ({exc}): {pass_one}") from None
+    ids = [visible(m.id) for m in models]
+    if len(ids) == 1:
+        return models[0].id
+    shown = ", ".join(ids[:10]) + (", …" if len(ids) > 10 else "")
+    which = f"serves {len(ids)} models ({shown})" if ids else "lists no model"
+    raise UsageError(f"no model given, and {target.base_url} {which}: {pass_one}")
+
+
 # ------------------------------------------------------------------ chat completion
 
 
