@@ -9,8 +9,10 @@ its results). If the summary request cannot fit, the oldest turns are left out i
 and the record and event say so. An overflow error from the endpoint compacts once more
 and the turn is retried once (loop.py); then the error says what did not fit.
 
-Token counts are estimates: the last reply's real prompt tokens plus characters/4 for
-what was added since, or characters/4 for all of it when no reply has been seen.
+Token counts: what the endpoint counted for the last reply (the request's prompt tokens,
+and the reply's own completion tokens when it reports them) plus characters/4 for what was
+added since, or characters/4 for all of it when no reply has been seen. A prompt larger
+than the whole window is refused before anything is asked of the model.
 """
 
 from __future__ import annotations

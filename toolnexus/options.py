@@ -41,6 +41,10 @@ class Retries:
     on_error: ErrorHook | None = None
     busy_poll_s: float = 2.0
 
+    def __post_init__(self) -> None:
+        if not self.busy_poll_s > 0:
+            raise ValueError("Retries.busy_poll_s must be a number of seconds above 0")
+
 
 def resolve_options(
     timeouts: Timeouts | None,
