@@ -296,13 +296,17 @@ def test_while_waiting_the_line_counts_the_seconds_of_each_wait(stub, open_chat)
     stub.handler = handler
     chat = open_chat()
     chat.send_line("hello")
+    retry = re.compile(r"the server answered 503, retrying in 1 s \(attempt 1\)… \d+s")
+    counted = re.compile(r"waiting for the model… [1-9]\d*s")
 
-    def live_line(pattern: str) -> bool:
-        return any(re.search(pattern, line) for line in chat.term.display())
+    def counting_after_the_retry() -> bool:
+        """The retry was shown (in any frame drawn), then the wait for its answer counted
+        at least a second, and it is what the live line shows now."""
+        drawn = retry.search(chat.term.raw_text())
+        return bool(drawn and counted.search(chat.term.raw_text(), drawn.end())
+                    and any(counted.search(line) for line in chat.term.display()))
 
-    chat.wait(lambda: live_line(r"the server answered 503, retrying in 1 s \(attempt 1\)… "
-                                r"\d+s$"), "the retry, counted")
-    chat.wait(lambda: live_line(r"waiting for the model… [1-9]\d*s$"), "the retry's wait")
+    chat.wait(counting_after_the_retry, "the retry, then its wait counted")
     answer_may_come.set()
     chat.wait_text("Here now.")
     chat.wait_prompt()
