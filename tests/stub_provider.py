@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
-    "Headers", "LlamaCppLike", "Recorded", "Reply", "StubProvider",
+    "Headers", "LlamaCppLike", "Recorded", "Reply", "StubProvider", "llama_models",
+    "llama_props", "llama_slots", "llama_tool_arguments_error",
     "openai_text", "openai_tool_call", "openai_stream",
     "anthropic_text", "anthropic_tool_use", "anthropic_stream",
     "responses_reply", "responses_stream", "openai_models", "anthropic_models",
@@ -190,9 +191,10 @@ def _sse_event(event: Any, nl: str) -> bytes:
 class StubProvider:
     """Loopback HTTP/1.1 server answering each request with the next scripted Reply.
 
-    A GET of the model listing (or llama.cpp's /props) never takes a scripted model reply:
-    it gets `models` when set, else the next reply of `script_listing`, else (a client
-    looking up the window on its own) a 404, kept in `lookups` rather than `requests`."""
+    A GET of the model listing (or llama.cpp's /props or /slots) is kept in `lookups`, not
+    `requests`, and never takes a scripted model reply: it gets `models` when set (/props
+    and /slots a 404 then), else the next reply of `script_listing`, else the handler's,
+    else a 404."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         self.host, self.port = host, port
@@ -201,7 +203,7 @@ class StubProvider:
         self.models: Reply | None = None  # when set, the answer to every GET .../models
         self._listings: deque[Reply] = deque()
         self.requests: list[Recorded] = []
-        self.lookups: list[Recorded] = []  # model-listing GETs, when no handler answers them
+        self.lookups: list[Recorded] = []  # GETs of the model listing, /props and /slots
         self._queue: deque[Reply] = deque()
         self._cond = threading.Condition()
         self._closing = threading.Event()
@@ -288,12 +290,11 @@ class StubProvider:
                 request = reader.read_request(conn_id)
                 if request is None:
                     break
-                if (self.handler is None and self.models is None and not self._listings
-                        and _is_listing(request)):
-                    # A client may look up the model's window: kept apart, so scripts and
-                    # `requests` stay the model calls a test wrote them for.
+                if _is_listing(request):
+                    # Kept apart, so scripts and `requests` stay the model calls a test
+                    # wrote them for, whatever a client looks up on its own meanwhile.
                     self.lookups.append(request)
-                    reply = _NO_LISTING
+                    reply = self._look_up(request)
                 else:
                     with self._cond:
                         self.requests.append(request)
@@ -308,12 +309,15 @@ class StubProvider:
                 self._conns.pop(conn_id, None)
             conn.close()
 
-    def _pick(self, request: Recorded) -> Reply:
-        if _is_listing(request) and self.models is not None:
-            return self.models
-        if _is_listing(request) and self.handler is None:
-            with self._cond:
+    def _look_up(self, request: Recorded) -> Reply:
+        if self.models is not None:
+            return self.models if _last_segment(request) == "models" else _NO_LISTING
+        with self._cond:
+            if self._listings:
                 return self._listings.popleft()
+        return self._pick(request) if self.handler is not None else _NO_LISTING
+
+    def _pick(self, request: Recorded) -> Reply:
         if self.handler is not None:
             try:
                 return self.handler(request)
@@ -328,9 +332,12 @@ _NO_LISTING = Reply.json({"error": {"code": 404, "message": "File Not Found",
 
 
 def _is_listing(request: Recorded) -> bool:
-    """A GET of the model listing (`/v1/models`) or llama.cpp's `/props`."""
-    path = request.path.split("?")[0].rstrip("/")
-    return request.method == "GET" and path.rsplit("/", 1)[-1] in ("models", "props")
+    """A GET of the model listing (`/v1/models`) or llama.cpp's `/props` and `/slots`."""
+    return request.method == "GET" and _last_segment(request) in ("models", "props", "slots")
+
+
+def _last_segment(request: Recorded) -> str:
+    return request.path.split("?")[0].rstrip("/").rsplit("/", 1)[-1]
 
 
 def _shutdown(conn: socket.socket) -> None:
@@ -774,24 +781,35 @@ class LlamaCppLike:
     llama.cpp's exact 400 (`exceed_context_size_error` with n_prompt_tokens and n_ctx).
     A summary request (a user message holding "<conversation>") gets a short summary,
     any other request `answer`; both stream when asked to, with usage. With `listing`,
-    GET /v1/models answers like llama.cpp (the window in `meta.n_ctx`); else 404.
+    GET /v1/models answers like llama.cpp (the server's whole context in `meta.n_ctx`,
+    `slots` times the window) and GET /props and /slots do too (a slot's window in
+    `n_ctx`); else 404.
 
         stub.handler = LlamaCppLike(window=4096)
     """
 
     def __init__(self, window: int = 4096, answer: str = "Noted.", listing: bool = True,
                  summary: str = "Summary: the user sent long notes; the assistant noted "
-                                "each one.") -> None:
+                                "each one.", model: str = "stub-model", slots: int = 1) -> None:
         self.window, self.answer, self.listing, self.summary = window, answer, listing, summary
+        self.model, self.slots = model, slots
         self.overflows = 0
         self.summaries = 0
 
     def __call__(self, rec: Recorded) -> Reply:
         if rec.method == "GET":
-            if self.listing and rec.path.endswith("/models"):
-                return Reply.json(self._models())
+            path = rec.path.split("?")[0]
+            if self.listing and path.endswith("/models"):
+                return Reply.json(llama_models(self.model, self.window * self.slots))
+            if self.listing and path == "/props":
+                return Reply.json(llama_props(self.model, self.window, self.slots))
+            if self.listing and path == "/slots":
+                return Reply.json(llama_slots([False] * self.slots, self.window))
             return Reply.json({"error": {"code": 404, "message": "File Not Found",
                                          "type": "not_found_error"}}, status=404)
+        refused = llama_tool_arguments_error(rec.json or {})
+        if refused is not None:
+            return refused
         used = len(rec.body) // 4
         if used > self.window:
             self.overflows += 1
@@ -811,13 +829,75 @@ class LlamaCppLike:
             return openai_stream(text, usage=usage)
         return Reply.json(openai_text(text, usage=usage))
 
-    def _models(self) -> dict:
-        return {"object": "list", "data": [{
-            "id": "stub-model", "object": "model", "created": 1796111300,
-            "owned_by": "llamacpp",
-            "meta": {"vocab_type": 2, "n_vocab": 151936, "n_ctx": self.window,
-                     "n_ctx_train": 32768, "n_embd": 896, "n_params": 630167424,
-                     "size": 485452288}}]}
+
+def llama_tool_arguments_error(body: dict) -> Reply | None:
+    """llama.cpp's HTTP 500 for a request holding an assistant tool call whose `arguments`
+    string is not JSON (it parses every one in the history), else None."""
+    for message in body.get("messages") or []:
+        for call in message.get("tool_calls") or []:
+            arguments = (call.get("function") or {}).get("arguments")
+            try:
+                jsonlib.loads(arguments)
+            except ValueError as exc:
+                where = (f"[json.exception.parse_error.101] parse error at line {exc.lineno}, "
+                         f"column {exc.colno + 1}: syntax error while parsing value")
+                return Reply.json({"error": {
+                    "code": 500, "type": "server_error",
+                    "message": f"Failed to parse tool call arguments as JSON: {where}"}},
+                    status=500, headers={"Content-Type": "application/json; charset=utf-8"})
+    return None
+
+
+def llama_models(model: str = "stub-model", n_ctx: int = 4096) -> dict:
+    """llama.cpp's `GET /v1/models`: its Ollama-style `models` beside the OpenAI `data`;
+    `meta.n_ctx` is the whole server's context (all slots), `n_ctx_train` the model's."""
+    return {
+        "models": [{"name": model, "model": model, "modified_at": "", "size": "", "digest": "",
+                    "type": "model", "description": "", "tags": [""],
+                    "capabilities": ["completion"], "parameters": "",
+                    "details": {"parent_model": "", "format": "gguf", "family": "",
+                                "families": [""], "parameter_size": "",
+                                "quantization_level": ""}}],
+        "object": "list",
+        "data": [{"id": model, "aliases": [model], "tags": [], "object": "model",
+                  "architecture": {"input_modalities": ["text"], "output_modalities": ["text"]},
+                  "created": 1796145656, "owned_by": "llamacpp",
+                  "meta": {"vocab_type": 2, "n_vocab": 151936, "n_ctx": n_ctx,
+                           "n_ctx_train": 32768, "n_embd": 896, "n_params": 630167424,
+                           "size": 485452288, "ftype": "Q4_K - Medium"}}]}
+
+
+def llama_props(model: str = "stub-model", n_ctx: int = 4096, slots: int = 1) -> dict:
+    """llama.cpp's `GET /props` (the chat template left out): a slot's window in
+    `default_generation_settings.n_ctx`."""
+    return {
+        "default_generation_settings": {"params": _LLAMA_PARAMS, "n_ctx": n_ctx},
+        "total_slots": slots, "model_alias": model, "model_ftype": "Q4_K - Medium",
+        "model_path": f"/models/{model}.gguf",
+        "modalities": {"vision": False, "video": False, "audio": False},
+        "media_marker": "<__media_stub__>", "endpoint_slots": True, "endpoint_props": False,
+        "endpoint_metrics": False, "ui": False, "ui_settings": {}, "chat_template": "",
+        "chat_template_caps": {"supports_tool_calls": True, "supports_tools": True},
+        "bos_token": "<|endoftext|>", "eos_token": "<|im_end|>", "build_info": "b0-unknown",
+        "is_sleeping": False, "cors_proxy_enabled": False}
+
+
+def llama_slots(processing: list[bool], n_ctx: int = 4096) -> list[dict]:
+    """llama.cpp's `GET /slots`: one entry a slot, `is_processing` while it works."""
+    return [{"id": i, "n_ctx": n_ctx, "speculative": False, "is_processing": busy,
+             "id_task": 7 if busy else 0, "n_prompt_tokens": 1039 if busy else 0,
+             "n_prompt_tokens_processed": 512 if busy else 0, "n_prompt_tokens_cache": 0,
+             "params": _LLAMA_PARAMS,
+             "next_token": [{"has_next_token": busy, "has_new_line": False, "n_remain": -1,
+                             "n_decoded": 0}]}
+            for i, busy in enumerate(processing)]
+
+
+_LLAMA_PARAMS = {"seed": 4294967295, "temperature": 0.800000011920929, "top_k": 40,
+                 "top_p": 0.949999988079071, "min_p": 0.05000000074505806, "max_tokens": -1,
+                 "n_predict": -1, "n_keep": 0, "stream": True, "chat_format": "peg-native",
+                 "reasoning_format": "deepseek", "samplers": ["penalties", "top_k", "top_p",
+                                                              "min_p", "temperature"]}
 
 # ----------------------------------------------------------------------------- media
 

@@ -139,7 +139,7 @@ async def test_an_explicit_window_is_used_without_asking_the_endpoint(stub, how)
         report = await client.context_report(history)
         result = await client.run(note(3, 600), None, history=history)
     assert (report.window, report.window_source) == (2000, "explicit")
-    assert [r.method for r in stub.requests].count("GET") == 0
+    assert stub.lookups == []
     assert llama.summaries == 1 and COMPACTION_KEY in result.messages[-2]
 
 
@@ -152,18 +152,17 @@ async def test_the_endpoint_listing_is_asked_once_and_cached_on_disk(stub, tmp_p
         again = await client.context_report([])
     assert (first.window, first.window_source) == (4096, "endpoint")
     assert again.window == 4096
-    gets = [r for r in stub.requests if r.method == "GET"]
-    assert [r.path for r in gets] == ["/v1/models"]
-    assert gets[0].headers["authorization"] == "Bearer sk-secret-key"
+    assert [r.path for r in stub.lookups] == ["/v1/models", "/props"]  # llama.cpp: a slot's
+    assert stub.lookups[0].headers["authorization"] == "Bearer sk-secret-key"
     assert stat.S_IMODE(os.stat(cache).st_mode) == 0o600
     assert "sk-secret" not in cache.read_text()
     async with client_for(stub, context=policy) as client:  # another process, same cache
         assert (await client.context_report([])).window == 4096
-    assert len([r for r in stub.requests if r.method == "GET"]) == 1
+    assert len(stub.lookups) == 2
     stale = ContextPolicy(cache_path=cache, cache_ttl_s=0)
     async with client_for(stub, context=stale) as client:
         assert (await client.context_report([])).window == 4096
-    assert len([r for r in stub.requests if r.method == "GET"]) == 2  # asked again
+    assert len(stub.lookups) == 4  # asked again
 
 
 @pytest.mark.parametrize(("listing", "window"), [
@@ -316,14 +315,26 @@ async def test_an_overflow_is_retried_once_never_in_a_loop(stub):
     assert sendable(thread) == history
 
 
-async def test_a_message_larger_than_the_window_says_how_large_it_is(stub):
+@pytest.mark.parametrize("history", [[], turns((note(1, 900), "ok"), (note(2, 900), "ok"))],
+                         ids=["alone", "after two long turns"])
+async def test_a_message_larger_than_the_window_is_refused_before_any_summary(stub, history):
+    """Repro: chat with llama.cpp serving a 4,096-token window, a few turns in; paste a
+    file of ~10,000 tokens and send it. Two summaries of the earlier turns were asked for
+    (one before sending, one after the overflow error), neither could make room, and then
+    it failed anyway. Now it fails at once, saying how large the message is and the window,
+    and no request goes out."""
     llama = stub.handler = LlamaCppLike(window=4096)
     async with client_for(stub) as client:
+        await client.conversation_store.save("T", history)
         with pytest.raises(ProviderError) as caught:
-            await client.run("word " * 8000, None)
-    used = caught.value.context_overflow.used
-    assert f"the message is ~{used:,} tokens; the model's window is 4,096" in str(caught.value)
-    assert llama.overflows == 1 and len(posts(stub)) == 1  # nothing to compact: no retry
+            await client.ask("word " * 8000, None, id="T")
+        thread = await client.conversation_store.get("T")
+    message = str(caught.value)
+    assert "the message is ~10,004 tokens; the model's window is 4,096" in message
+    assert "too long for this model" in message
+    assert caught.value.context_overflow.window == 4096
+    assert llama.summaries == 0 and posts(stub) == []
+    assert thread[-1][DROPPED_KEY] == "failed" and sendable(thread) == history
 
 
 async def test_without_a_policy_an_overflow_is_just_the_error_with_its_numbers(stub):
@@ -388,9 +399,12 @@ async def test_the_context_report_shows_window_fill_and_what_would_be_summarized
     assert 2400 < cold.fill < 2500 and cold.percent == pytest.approx(100 * cold.fill / 4096)
     # all but the first and last prompt (the last answer does not fit the target with them)
     assert cold.would_summarize == [1, 2, 3, 5]
-    # after a reply, the fill is the endpoint's count plus an estimate of the answer
-    assert warm.counted == len(answers(stub)[-1].body) // 4  # what the stub counted
-    assert warm.estimated and warm.fill > warm.counted
+    # after a reply, the fill is what the endpoint counted: the request and the answer
+    assert warm.counted == len(answers(stub)[-1].body) // 4 + len("Noted.") // 4
+    assert not warm.estimated and warm.fill == warm.counted
+    # a prompt added since is estimated on top of that count
+    more = await client.context_report([*result.messages, {"role": "user", "content": "x"}])
+    assert more.estimated and more.counted == warm.counted and more.fill > warm.fill
 
 
 async def test_compact_previews_a_summary_and_applies_it_only_when_asked(stub):

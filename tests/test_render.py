@@ -125,9 +125,12 @@ def test_without_a_window_or_prices_the_footer_shows_the_tokens_alone():
 
 
 def test_an_estimated_fill_says_so():
-    facts = FooterFacts(window=4096, fill=3300)
+    facts = FooterFacts(window=4096, fill=3300, fill_estimated=True)
     assert turn_footer(facts).startswith("m · ~3.3k / 4.1k tokens, 81% · ")
-    assert turn_footer(FooterFacts(fill=250)).startswith("m · ~250 prompt tokens · ")
+    assert turn_footer(FooterFacts(fill=250, fill_estimated=True)).startswith(
+        "m · ~250 prompt tokens · ")
+    counted = FooterFacts(window=4096, fill=3300)  # the endpoint counted all of it
+    assert turn_footer(counted).startswith("m · 3.3k / 4.1k tokens, 81% · ")
 
 
 def test_big_windows_and_tiny_costs_read_well():

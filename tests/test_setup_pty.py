@@ -231,3 +231,28 @@ def test_the_written_config_allows_nothing_the_user_did_not_choose(tmp_path, stu
     mcp.write_text(json.dumps({"mcpServers": {"github": server}}))
     rows = cli.run("tools", "--json", "--mcp", str(mcp)).json
     assert {row["name"]: row["approval"] for row in rows}["github_add"] == "ask", rows
+
+
+def test_right_after_setup_model_names_complete_and_a_bare_name_is_found(
+        tmp_path, stub, start):
+    """Repro: `toolnexus chat` on a fresh machine; the setup finds llama.cpp serving m-one
+    and m-two and takes m-one. In the chat, `/model m-t` and Tab completed nothing (the
+    list the setup had fetched was not kept), and `/model m-two` said "no model endpoint
+    is configured: set OPENAI_API_KEY ...". Now Tab completes it, and the chat goes on
+    with m-two on that server."""
+    stub.models = openai_models(["m-one", "m-two"])
+    stub.handler = lambda rec: openai_stream(f"this is {rec.json['model']}")
+    cli = user(tmp_path, stub.port)
+    chat = start(cli, "chat")
+    answer(chat, "Choose [1]:", "")  # the server found
+    answer(chat, "Choose [1]:", "", count=2)  # its first model
+    wait_chat_prompt(chat)
+    chat.child.send("/model m-t\t")
+    chat.wait(lambda: chat.term.cursor_line().rstrip().endswith("› /model m-two"),
+              "the completed model name")
+    chat.child.send("\r")
+    chat.wait_text(f"model: m-two ({stub.base_url})")
+    assert "not a model the config" not in chat.term.text()
+    chat.send_line("hi")
+    chat.wait_text("this is m-two")
+    assert [r.json["model"] for r in stub.requests] == ["m-two"]

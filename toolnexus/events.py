@@ -85,6 +85,11 @@ class RetryEvent(TypedDict):
     reason: str
 
 
+class CompactingEvent(TypedDict):
+    type: Literal["compacting"]
+    messages: int
+
+
 class CompactionEvent(TypedDict):
     type: Literal["compaction"]
     before_tokens: int
@@ -106,7 +111,7 @@ class DoneEvent(TypedDict):
 
 
 Event = (TextEvent | ReasoningEvent | ToolCallEvent | ToolResultEvent | PendingEvent
-         | RetryEvent | CompactionEvent | UsageEvent | DoneEvent)
+         | RetryEvent | CompactingEvent | CompactionEvent | UsageEvent | DoneEvent)
 
 
 def text_event(delta: str) -> TextEvent:
@@ -137,6 +142,12 @@ def pending_event(request: dict[str, Any]) -> PendingEvent:
 
 def retry_event(attempt: int, delay: float, reason: str) -> RetryEvent:
     return {"type": "retry", "attempt": attempt, "delay": delay, "reason": reason}
+
+
+def compacting_event(messages: int) -> CompactingEvent:
+    """A compaction of `messages` older thread messages starts (a summary is asked for);
+    a `compaction` event follows when it is made."""
+    return {"type": "compacting", "messages": messages}
 
 
 def compaction_event(before_tokens: int, after_tokens: int, summarized: int, *,

@@ -19,11 +19,11 @@ import os
 import random
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .bounded_json import TooDeep, loads_bounded
 from .control import RunControl
-from .errors import ProviderError
+from .errors import IdleTimeout, ProviderError
 from .events import retry_event
 from .options import Retries, Timeouts
 from .sse import SSEDecoder
@@ -99,6 +99,17 @@ class _Retryable(Exception):
 StreamError = Callable[[str, str], ProviderError | None]
 
 
+class LoadCheck(NamedTuple):
+    """Where a server says how busy it is (a GET of JSON), and how to read why it cannot
+    take a request now (None: it can, or it does not say)."""
+
+    url: str
+    read: Callable[[Any], str | None]
+
+
+MAX_BUSY_WAIT_S = 600.0  # then the call is retried anyway
+
+
 class Transport:
     def __init__(
         self,
@@ -107,10 +118,12 @@ class Transport:
         timeouts: Timeouts,
         describe_error: Callable[[int, str | None], ProviderError],
         http_client: httpx2.AsyncClient | None = None,
+        load_check: LoadCheck | None = None,
     ) -> None:
         self.retries = retries
         self.timeouts = timeouts
         self.describe_error = describe_error
+        self.load_check = load_check  # asked before retrying after an idle timeout
         self._caller_client = http_client  # the caller's: used, never closed
         self._clients: dict[asyncio.AbstractEventLoop, httpx2.AsyncClient] = {}
         self._timeout: httpx2.Timeout | None = None
@@ -173,8 +186,25 @@ class Transport:
                     raise failure.error from None
                 attempt += 1
                 delay = await self._retry_delay(failure, attempt, control)
+                if isinstance(failure.error, IdleTimeout):
+                    async for event in self._while_busy(headers, control, attempt):
+                        yield "retry", event
                 yield "retry", retry_event(attempt, delay, failure.reason)
                 await control.sleep(delay)
+
+    async def _while_busy(self, headers: dict[str, str], control: RunControl,
+                          attempt: int) -> AsyncIterator[dict[str, Any]]:
+        """Wait while the server says it is still busy (with the request that timed out,
+        likely): a retry now would queue behind it. A retry event each time it is asked."""
+        check, poll = self.load_check, self.retries.busy_poll_s
+        waited = 0.0
+        while check is not None and waited < MAX_BUSY_WAIT_S:
+            reason = check.read(await self.get_json(check.url, headers, control))
+            if reason is None:
+                return
+            yield retry_event(attempt, poll, reason)
+            await control.sleep(poll)
+            waited += poll
 
     async def _retry_delay(
         self, failure: _Retryable, attempt: int, control: RunControl
@@ -347,8 +377,9 @@ class Transport:
             return ProviderError(f"TLS with {url} failed: {refusal} (check the base URL, or "
                                  "SSL_CERT_FILE / SSL_CERT_DIR for a private CA)")
         if isinstance(exc, httpx2.ReadTimeout):
-            error = ProviderError(
-                f"{url} sent nothing for {self.timeouts.idle_s:g} s (idle timeout)")
+            idle = self.timeouts.idle_s
+            error = IdleTimeout(f"{url} sent nothing for {idle:g} s (idle timeout)",
+                                seconds=idle)
             return _Retryable(error, "the server stopped answering")
         if isinstance(exc, (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout,
                             httpx2.ProxyError)):

@@ -25,6 +25,8 @@ from toolnexus.visible import visible
 from .chat_markdown import ChatMarkdown
 from .live_region import LiveRegion
 
+WAITING = "waiting for the model"
+
 
 class MarkdownStream:
     def __init__(self, console: Console, *, code_theme: str = "monokai",
@@ -34,9 +36,10 @@ class MarkdownStream:
         self.show_reasoning = show_reasoning
         self.tail = ""  # the unfinished block, shown live
         self.reasoning = ""
-        self.status = ""
         self.hint_line = ""  # dim lines under everything (what is typed meanwhile)
-        self.started = time.monotonic()
+        # what is waited for, since when, and when it turns back into waiting for the model
+        self._wait: tuple[str, float, float | None] = (WAITING, time.monotonic(), None)
+        self.waiting_shown = False  # a wait was set after the last text: shown under it
         self._scan = 0  # where the first line not yet examined starts in `tail`
         self._in_fence = False
         self._fences: list[int] = []  # where each fence line examined so far starts in `tail`
@@ -49,7 +52,8 @@ class MarkdownStream:
     def text(self, delta: str) -> None:
         if self.reasoning:
             self._flush_reasoning()
-        self.status = ""
+        if self.waiting_shown or self._wait[0] != WAITING:
+            self._wait, self.waiting_shown = (WAITING, time.monotonic(), None), False
         delta = visible(delta)
         self.tail += delta
         if "\n" in delta:
@@ -58,9 +62,23 @@ class MarkdownStream:
     def think(self, delta: str) -> None:
         self.reasoning += visible(delta)
 
-    def note(self, status: str) -> None:
-        """A one-line status under the answer (retries, waiting for tools)."""
-        self.status = visible(status)
+    def wait(self, label: str = WAITING, seconds: float | None = None) -> None:
+        """Say on the live line what is waited for now (a tool, a retry, a compaction),
+        counting the seconds: the same label again goes on counting. After `seconds`, if
+        given, it is the model that is waited for again, counted from then."""
+        now = time.monotonic()
+        label = visible(label)
+        current, since = self.waiting(now)
+        self._wait = (label, since if label == current else now,
+                      None if seconds is None else now + seconds)
+        self.waiting_shown = True
+
+    def waiting(self, now: float) -> tuple[str, float]:
+        """What is waited for at `now`, and since when."""
+        label, since, until = self._wait
+        if until is not None and now >= until:
+            return WAITING, until
+        return label, since
 
     def hint(self, text: str) -> None:
         """Dim lines at the bottom of the live region, until another hint ("" for none)."""
@@ -156,7 +174,7 @@ class _Block:
 
 class _LiveView:
     """What the live region shows: the unfinished block (its last lines only), or the
-    reasoning so far, or a spinner with the seconds waited."""
+    reasoning so far, or a spinner with what is waited for and the seconds waited."""
 
     def __init__(self, stream: MarkdownStream) -> None:
         self.stream = stream
@@ -179,10 +197,11 @@ class _LiveView:
             lines = _bottom(reasoning, rows, budget, lambda start: rendered(
                 Text(reasoning[start:], style="dim italic")))
         below: list[object] = []
-        if stream.status or not lines:
-            waited = time.monotonic() - stream.started
-            label = stream.status or f"waiting for the model… {waited:.0f}s"
-            below.append(Spinner("dots", text=Text(label, style="dim")))
+        if stream.waiting_shown or not lines:
+            now = time.monotonic()
+            label, since = stream.waiting(now)
+            below.append(Spinner("dots", text=Text(f"{label}… {now - since:.0f}s",
+                                                   style="dim")))
         if stream.hint_line:
             below.append(Text(stream.hint_line, style="dim"))
         if below:

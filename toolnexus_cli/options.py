@@ -66,6 +66,7 @@ class RunOptions:
     params: dict[str, Any] = field(default_factory=dict)  # -o key value: over the config's
     reasoning: str | None = None  # --reasoning: over the config's
     compact: bool = True  # --no-compact: a thread too long for the window is an error
+    idle_timeout: float | None = None  # --idle-timeout: over the config's
 
 
 # name -> (annotation, default), in the order `--help` lists them.
@@ -102,6 +103,10 @@ SHARED: dict[str, tuple[Any, Any]] = {
     "reasoning": (Annotated[Reasoning | None, typer.Option(
         "--reasoning", help="How much the model thinks first: off, low, medium or high.")],
         None),
+    "idle_timeout": (Annotated[float | None, typer.Option(
+        "--idle-timeout", metavar="SECONDS", help="How long the endpoint may send nothing "
+        "before the reply is given up and asked again (default 60; a busy local server "
+        "reading in a long prompt may need more).")], None),
     "no_compact": (Annotated[bool, typer.Option(
         "--no-compact", help="Never summarize older turns to fit the model's context window: "
         "a thread too long for it is an error.")], False),

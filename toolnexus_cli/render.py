@@ -65,8 +65,8 @@ class FooterFacts:
     """What the footer shows beyond the run's own numbers, from whoever knows them."""
 
     window: int | None = None  # the model's context window in tokens, when known
-    fill: int | None = None  # an estimate of what the context holds (shown with "~"),
-    # standing in for the last call's reported prompt tokens
+    fill: int | None = None  # what the context holds (None: the last call's prompt tokens)
+    fill_estimated: bool = False  # part of `fill` is an estimate (shown with "~")
     price: Price | None = None  # the model's, when the config gives one
     thread_usage: Usage | None = None  # the thread's usage summed over its turns, this one in
     approvals_off: bool = False  # --yes: tool calls that would ask run without a question
@@ -121,7 +121,8 @@ def run_figures(result: RunResult, snapshots: list[Usage], *, seconds: float,
                    completion_tokens=result.usage.get("completion_tokens", 0),
                    seconds=seconds, generating_seconds=generating_seconds,
                    cut_off=result.incomplete_reason == MAX_TOKENS, thread=thread,
-                   window=facts.window, fill_estimated=facts.fill is not None,
+                   window=facts.window,
+                   fill_estimated=facts.fill is not None and facts.fill_estimated,
                    turn_cost=turn_cost, thread_cost=thread_cost,
                    approvals_off=facts.approvals_off)
 
@@ -349,22 +350,27 @@ class TerminalRenderer:
         elif kind == "tool_call":
             stream.print(self._panel(format_args(event["args"]), f"⚙ {event['name']}", "cyan",
                                      exact=True))
-            stream.note(f"running {event['name']}…")
+            stream.wait(f"running {event['name']}")
         elif kind == "tool_result":
             style = "red" if event["is_error"] else "green"
             title = f"{'✗' if event['is_error'] else '✓'} {event['name']}"
             labels = attachment_labels(event)
             body = "\n".join([preview(event["output"]), *labels]).strip() or "(no output)"
             stream.print(self._panel(body, title, style))
-            stream.note("")
+            stream.wait()
         elif kind == "retry":
-            stream.note(retry_note(event))
+            stream.wait(retry_note(event), seconds=event["delay"])
+        elif kind == "compacting":
+            from .context_view import compacting_note
+
+            stream.wait(compacting_note(event))
         elif kind == "compaction":
             from rich.text import Text
 
             from .context_view import compaction_note
 
             stream.print(Text(compaction_note(event), style="dim"))
+            stream.wait()
 
     def _panel(self, body: str, title: str, style: str, *, exact: bool = False) -> Any:
         """`exact`: a tool call's arguments, shown as `call_text`."""
