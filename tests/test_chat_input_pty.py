@@ -233,6 +233,24 @@ def test_keys_typed_while_an_answer_streams_edit_the_line_as_at_the_prompt():
     assert (typed.queued, typed.line, typed.shown()) == ([], "", "")
 
 
+def test_ctrl_d_typed_while_an_answer_streams_leaves_once_the_queue_is_done():
+    """Ctrl-D pressed just as an answer ends (before the prompt is drawn) must not be lost:
+    on an empty line it leaves, as at the prompt, after what was queued before it; with
+    text typed, it is no key; Esc takes it back."""
+    from toolnexus_cli.terminal import TypeAhead
+
+    typed = TypeAhead(io.StringIO())
+    typed.feed("first\r\x04")
+    assert typed.next_queued() == "first"
+    with pytest.raises(EOFError):
+        typed.next_queued()
+    assert typed.next_queued() is None  # once
+    typed.feed("half\x04")
+    assert not typed.leaving and typed.line == "half"
+    typed.feed("\x15\x04\x1b")
+    assert not typed.leaving
+
+
 # --------------------------------------------------------------------------- leaving
 
 

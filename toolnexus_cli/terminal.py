@@ -61,7 +61,8 @@ def restore_keyboard(state: Any) -> None:
 class TypeAhead:
     """What is typed while an answer streams, read from the muted keyboard: Enter queues
     the line typed to be sent when the answer ends, Esc drops the queue and the line,
-    Backspace and Ctrl-U edit the line, Esc Enter puts a new line in it, and a paste goes in
+    Backspace and Ctrl-U edit the line, Esc Enter puts a new line in it, Ctrl-D on an empty
+    line leaves the chat once the queue is done (as at the prompt), and a paste goes in
     whole (the terminal is asked to bracket pastes: their line ends queue nothing).
     `arm` reads until `disarm`, which must come before anything else reads the keyboard
     (a question about a tool call)."""
@@ -70,6 +71,7 @@ class TypeAhead:
         self.terminal = terminal
         self.queued: list[str] = []
         self.line = ""  # typed, not queued yet
+        self.leaving = False  # Ctrl-D on an empty line: leave once the queue is done
         self._unread = ""  # the start of an escape sequence or a paste, the rest to come
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._fd: int | None = None
@@ -153,6 +155,8 @@ class TypeAhead:
             self.line = self.line[:-1]
         elif char == "\x15":  # Ctrl-U
             self.line = ""
+        elif char == "\x04" and not self.line:  # Ctrl-D, as at the prompt: leave
+            self.leaving = True
         elif char >= " ":
             self.line += char
         return at + 1
@@ -160,7 +164,7 @@ class TypeAhead:
     def _escaped(self, text: str, at: int) -> int:
         key = _KEY_AFTER_ESC.match(text, at)
         if key is None and at + 1 == len(text):  # Esc alone (a terminal sends a key whole)
-            self.queued, self.line = [], ""
+            self.queued, self.line, self.leaving = [], "", False
             return at + 1
         if key is None:  # cut short, unless it is too long to be one sequence
             return self._wait_for_rest(text, at) if len(text) - at < 32 else at + 1
@@ -182,7 +186,13 @@ class TypeAhead:
         return "\n".join([*lines, TYPING_HINT])
 
     def next_queued(self) -> str | None:
-        return self.queued.pop(0) if self.queued else None
+        """The next queued message; EOFError once the queue is done if Ctrl-D was typed."""
+        if self.queued:
+            return self.queued.pop(0)
+        if self.leaving:
+            self.leaving = False
+            raise EOFError
+        return None
 
     def take_line(self) -> str:
         """The line typed and not queued, for the prompt to start with."""
@@ -193,7 +203,7 @@ class TypeAhead:
         """Nothing queued is sent: an answer stopped or failed, and the person decides
         again. It all waits at the prompt, one line after the other."""
         self.line = "\n".join([*self.queued, *([self.line] if self.line else [])])
-        self.queued = []
+        self.queued, self.leaving = [], False
 
 
 def _labelled(label: str, text: str) -> str:
