@@ -406,7 +406,7 @@ class Transport:
         except ValueError:
             data = raw.decode("utf-8", "replace").strip() or None
         error = self.describe_error(status, data)
-        if status not in RETRYABLE_STATUS:
+        if not _retry_wanted(status, response.headers):
             return error
         reason = "rate limited" if status == 429 else f"the server answered {status}"
         error.retry_after = parse_retry_after(response.headers)
@@ -534,6 +534,15 @@ def _hang_up(producer: asyncio.Task[None]) -> None:
     the connection."""
     if not producer.done() and not producer.cancelling():
         producer.cancel()
+
+
+def _retry_wanted(status: int, headers: Mapping[str, str]) -> bool:
+    """Whether a failed request is worth sending again: as the server says in
+    `x-should-retry` ("true" or "false", as the official SDKs obey it), else by its status."""
+    said = headers.get("x-should-retry", "").strip().lower()
+    if said in ("true", "false"):
+        return said == "true"
+    return status in RETRYABLE_STATUS
 
 
 def parse_retry_after(headers: Mapping[str, str]) -> float | None:
