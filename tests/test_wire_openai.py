@@ -471,3 +471,104 @@ async def test_a_refusal_in_a_whole_reply_is_shown_as_text(stub, make_client):
     events = await stream(make_client())
     assert joined(events, "text") == "I won't do that."
     assert result_of(events).text == "I won't do that."
+
+
+# ----------------------------------------------------------------------------- shapes not to lose
+
+
+async def test_usage_under_x_groq_in_the_last_chunk(stub, make_client):
+    """Groq puts a stream's usage under `x_groq` in its last chunk (the chunk as quoted in
+    vercel/ai#1651)."""
+    last = {"id": "chatcmpl-8566e76f", "object": "chat.completion.chunk",
+            "created": 1716131679, "model": "llama3-8b-8192", "system_fingerprint": "fp_179b0f92c9",
+            "choices": [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": "stop"}],
+            "x_groq": {"id": "req_01hy8ppkajfqk987jv2vx88m9r", "usage": {
+                "queue_time": 0.07535312, "prompt_tokens": 23, "prompt_time": 0.006,
+                "completion_tokens": 19, "completion_time": 0.022, "total_tokens": 42,
+                "total_time": 0.027999999999999997}}}
+    stub.script(sse(chunk({"role": "assistant", "content": "Hi"}), last))
+    events = await stream(make_client())
+    assert result_of(events).usage == {"prompt_tokens": 23, "completion_tokens": 19,
+                                       "total_tokens": 42}
+    assert of_type(events, "usage")[-1]["usage"]["prompt_tokens"] == 23
+
+
+async def test_usage_inside_the_last_choice(stub, make_client):
+    """Moonshot (Kimi) puts a stream's usage inside the choice of its last chunk, not beside
+    it (the stream quoted in northes/go-moonshot#17)."""
+    base = {"id": "cmpl-1305b94c570f447fbde3180560736287", "object": "chat.completion.chunk",
+            "created": 1698999575, "model": "moonshot-v1-8k"}
+    stub.script(sse(
+        {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""},
+                              "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {"content": "你好"}, "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop", "usage": {
+            "prompt_tokens": 19, "completion_tokens": 13, "total_tokens": 32}}]}))
+    result = result_of(await stream(make_client()))
+    assert result.text == "你好"
+    assert result.usage == {"prompt_tokens": 19, "completion_tokens": 13, "total_tokens": 32}
+
+
+async def test_a_later_chunk_of_zeros_does_not_undo_the_count(stub, make_client):
+    """xAI's Grok sends its usage in a chunk before the last one (BerriAI/litellm#17136):
+    what comes after it, even a usage of zeros, leaves the count as it was."""
+    zeros = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+    stub.script(sse(chunk({"content": "ok"}), chunk(finish="stop", usage=USAGE),
+                    {"choices": [], "usage": zeros}))
+    assert result_of(await stream(make_client())).usage == USAGE
+
+
+@pytest.mark.parametrize("order", ["0-first", "1-first"])
+async def test_choices_other_than_index_0_are_never_merged(stub, make_client, order):
+    """With `n` > 1 each chunk's choice says which candidate it continues by its `index`
+    (OpenAI API reference, chat.completion.chunk: choices[].index); only candidate 0 is the
+    answer."""
+    def both(zero: dict, one: dict) -> dict:
+        choices = [{"index": 0, "delta": zero, "finish_reason": None},
+                   {"index": 1, "delta": one, "finish_reason": None}]
+        return chunk(choices=choices if order == "0-first" else choices[::-1])
+
+    stub.script(sse({**both({"content": "Yes"}, {"content": "No"})},
+                    {**chunk(), "choices": [{"index": 1, "delta": {"content": " way"},
+                                             "finish_reason": "stop"}]},
+                    both({"content": "."}, {}),
+                    {**chunk(), "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}))
+    events = await stream(make_client())
+    assert joined(events, "text") == "Yes." and result_of(events).text == "Yes."
+
+
+async def test_a_whole_reply_answers_with_choice_0(stub, make_client):
+    reply = openai_text("first candidate")
+    second = {**reply["choices"][0], "index": 1,
+              "message": {"role": "assistant", "content": "second candidate"}}
+    reply["choices"] = [second, reply["choices"][0]]
+    stub.script(Reply.json(reply))
+    assert (await make_client().run("hi", None)).text == "first candidate"
+
+
+@pytest.mark.parametrize("streamed", [True, False], ids=["stream", "json"])
+async def test_a_legacy_function_call_becomes_a_tool_call(stub, make_client, toolkit, streamed):
+    """Older OpenAI-compatible servers still answer in the deprecated `function_call` form
+    (openai-python src/openai/types/chat/chat_completion_chunk.py, ChoiceDeltaFunctionCall;
+    finish_reason "function_call")."""
+    if streamed:
+        first = sse(chunk({"role": "assistant", "content": None,
+                           "function_call": {"name": "echo", "arguments": ""}}),
+                    chunk({"function_call": {"arguments": '{"text": '}}),
+                    chunk({"function_call": {"arguments": '"old"}'}}),
+                    chunk(finish="function_call"))
+    else:
+        reply = openai_text("")
+        reply["choices"][0]["message"] = {"role": "assistant", "content": None,
+                                          "function_call": {"name": "echo",
+                                                            "arguments": '{"text": "old"}'}}
+        reply["choices"][0]["finish_reason"] = "function_call"
+        first = Reply.json(reply)
+    stub.script(first, FINAL)
+    events = await stream(make_client(), toolkit=toolkit)
+    [call] = of_type(events, "tool_call")
+    assert (call["name"], call["args"]) == ("echo", {"text": "old"}) and call["id"]
+    assert toolkit.seen == [{"text": "old"}]
+    assert wire_results(stub) == [{"role": "tool", "tool_call_id": call["id"],
+                                   "content": "echo:old"}]
+    assert result_of(events).text == "done"

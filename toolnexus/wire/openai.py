@@ -167,15 +167,20 @@ class OpenAIStyle(WireStyle):
         choices = optional(data.get("choices"), list, "choices")
         if not choices:
             raise ProviderError("the endpoint's reply has no choices")
-        choice = element(choices[0], "choices[0]")
+        choice = _answer_choice(choices)
+        if choice is None:
+            raise ProviderError("the endpoint's reply has no choice with index 0")
         msg = optional(choice.get("message"), dict, "choices[0].message") or {}
         calls = [_whole_call(c) for c in optional(msg.get("tool_calls"), list, "tool_calls") or []]
+        if msg.get("function_call"):  # the deprecated single-call form of older servers
+            calls.append(_whole_call({"function": msg["function_call"]}))
         reasoning = msg.get("reasoning_content") or msg.get("reasoning") or ""
         message = assistant_message(
             _reply_text(msg.get("content")) + (optional(msg.get("refusal"), str, "refusal") or ""),
             calls, reasoning if isinstance(reasoning, str) else "",
         )
-        return ModelReply(message, parse_usage(data.get("usage")), choice.get("finish_reason"))
+        usage = parse_usage(_usage_of(data, choice))
+        return ModelReply(message, usage, choice.get("finish_reason"))
 
     def new_stream(self) -> StreamAssembler:
         return ChunkStream(self)
@@ -198,6 +203,27 @@ def _reply_text(content: Any) -> str:
             element(part, "a content part")
         return text_of(content)
     return optional(content, str, "message.content") or ""
+
+
+def _answer_choice(choices: list[Any]) -> dict[str, Any] | None:
+    """The choice that is the answer: index 0 (or none given). Other candidates (n > 1, a
+    server's extra choices) are never merged into it."""
+    for raw in choices:
+        choice = element(raw, "a choice")
+        if choice.get("index") in (0, None):
+            return choice
+    return None
+
+
+def _usage_of(data: dict[str, Any], choice: dict[str, Any] | None) -> Any:
+    """The usage a reply or chunk carries: at the top (OpenAI), under `x_groq` (Groq) or in
+    its choice (Moonshot)."""
+    if data.get("usage"):
+        return data["usage"]
+    groq = data.get("x_groq")
+    if isinstance(groq, dict) and groq.get("usage"):
+        return groq["usage"]
+    return choice.get("usage") if choice is not None else None
 
 
 def _whole_call(raw: Any) -> dict[str, Any]:
@@ -238,6 +264,9 @@ class _Call:
         return call
 
 
+_LEGACY_CALL = -1  # the index a `function_call` delta's call is kept under
+
+
 class ChunkStream(StreamAssembler):
     """Assembles chat.completion.chunk events into deltas and, at the end, one reply."""
 
@@ -262,12 +291,13 @@ class ChunkStream(StreamAssembler):
         if not obj:
             return []
         self.wire.raise_if_error(obj)
-        if obj.get("usage"):
-            self.usage = parse_usage(obj["usage"])
         choices = optional(obj.get("choices"), list, "choices")
-        if not choices:
+        choice = _answer_choice(choices) if choices else None
+        usage = _usage_of(obj, choice)
+        if usage:
+            self._count(parse_usage(usage))
+        if choice is None:
             return []
-        choice = element(choices[0], "choices[0]")
         delta = optional(choice.get("delta"), dict, "choices[0].delta") or {}
         out = []
         thought = delta.get("reasoning_content") or delta.get("reasoning")
@@ -281,9 +311,17 @@ class ChunkStream(StreamAssembler):
                 out.append(text_event(piece))
         for fragment in optional(delta.get("tool_calls"), list, "delta.tool_calls") or []:
             self._fragment(element(fragment, "a tool call fragment"))
+        if delta.get("function_call"):  # the deprecated single-call form of older servers
+            self._fragment({"index": _LEGACY_CALL, "function": delta["function_call"]})
         if choice.get("finish_reason"):
             self.finish_reason = choice["finish_reason"]
         return out
+
+    def _count(self, usage: Usage) -> None:
+        """Keep the newest usage that counts anything: a later chunk of zeros (or of
+        nothing) does not undo what the endpoint already counted."""
+        if usage["total_tokens"] or self.usage is None:
+            self.usage = usage
 
     def _fragment(self, fragment: dict[str, Any]) -> None:
         index = fragment.get("index")
