@@ -400,6 +400,34 @@ async def test_usage_is_start_input_plus_the_last_cumulative_output(stub):
     assert result.finish_reason == "end_turn"
 
 
+async def test_cumulative_message_delta_usage_with_cache_tokens_replaces_the_start(stub):
+    """message_delta's usage is cumulative, input and cache counts included (anthropic-sdk
+    MessageDeltaUsage: input_tokens, cache_creation_input_tokens, cache_read_input_tokens,
+    output_tokens, server_tool_use); with server tools they grow during the message, and a
+    delta may carry only some of them."""
+    start = message_start(input_tokens=0)
+    start[1]["message"]["usage"].update(cache_creation_input_tokens=0,
+                                        cache_read_input_tokens=0)
+    events_in = [
+        start,
+        *text_block(0, "Searched."),
+        ev("message_delta", delta={"stop_reason": None},
+           usage={"input_tokens": 2679, "cache_creation_input_tokens": 0,
+                  "cache_read_input_tokens": 1536, "output_tokens": 200,
+                  "server_tool_use": {"web_search_requests": 1}}),
+        ev("message_delta", delta={"stop_reason": "end_turn", "stop_sequence": None},
+           usage={"cache_read_input_tokens": 2048, "output_tokens": 510}),
+        ev("message_stop"),
+    ]
+    stub.script(Reply.sse(events_in))
+    async with client_for(stub.url) as client:
+        events = await collect(client.stream("hi", None))
+    assert events[-1]["result"].usage == {
+        "prompt_tokens": 2679 + 2048, "completion_tokens": 510, "total_tokens": 5237,
+        "cached_tokens": 2048}
+    assert of_type(events, "usage")[-1]["usage"]["prompt_tokens"] == 4727
+
+
 async def test_usage_sums_over_turns(stub):
     stub.script(anthropic_stream(tool_calls=[("echo", {"text": "a"})], usage=(10, 3)),
                 anthropic_stream("fine", usage=(20, 4)))

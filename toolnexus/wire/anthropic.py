@@ -293,21 +293,18 @@ def _assistant_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
     return blocks
 
 
-def parse_usage(raw: Any, usage: Usage | None = None) -> Usage:
-    """Fold an Anthropic usage object into `usage`. Fields present replace earlier ones:
-    `output_tokens` in message_delta is cumulative, not a delta."""
-    usage = usage if usage is not None else empty_usage()
+def parse_usage(raw: Any) -> Usage:
+    """An Anthropic usage object as canonical usage."""
+    usage = empty_usage()
     raw = optional(raw, dict, "usage")
     if raw:
         # input_tokens counts only what is past the last cache breakpoint: prompt_tokens is
         # the whole prompt, cache reads and writes included, as in the other styles
         parts = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-        if any(raw.get(p) is not None for p in parts):
-            usage["prompt_tokens"] = sum(tokens(raw, p) for p in parts)
+        usage["prompt_tokens"] = sum(tokens(raw, p) for p in parts)
         put_count(usage, "cached_tokens", raw, "cache_read_input_tokens")
         put_count(usage, "cache_write_tokens", raw, "cache_creation_input_tokens")
-        if raw.get("output_tokens") is not None:
-            usage["completion_tokens"] = tokens(raw, "output_tokens")
+        usage["completion_tokens"] = tokens(raw, "output_tokens")
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
     return usage
 
@@ -340,7 +337,10 @@ class MessageStream(StreamAssembler):
         self.blocks: dict[int, dict[str, Any]] = {}
         self.json_parts: dict[int, list[str]] = {}
         self.text: list[str] = []
-        self.usage = empty_usage()
+        # the newest value of each usage field: message_start's, then message_delta's, which
+        # are cumulative (input and cache counts too, where server tools ran) and may
+        # carry only some fields
+        self.counts: dict[str, Any] = {}
         self.finish_reason: str | None = None
         self.done = False
 
@@ -362,16 +362,20 @@ class MessageStream(StreamAssembler):
                 return [text_event(block["text"])]
         elif kind == "message_start":
             message = optional(obj.get("message"), dict, "message_start.message") or {}
-            parse_usage(message.get("usage"), self.usage)
+            self._count(message.get("usage"))
         elif kind == "message_delta":
             delta = optional(obj.get("delta"), dict, "message_delta.delta") or {}
             self.finish_reason = delta.get("stop_reason") or self.finish_reason
-            parse_usage(obj.get("usage"), self.usage)
+            self._count(obj.get("usage"))
         elif kind == "message_stop":
             self.done = True
         elif kind == "error":
             self.wire.raise_error(obj)
         return []
+
+    def _count(self, raw: Any) -> None:
+        raw = optional(raw, dict, "usage") or {}
+        self.counts.update((key, value) for key, value in raw.items() if value is not None)
 
     def _delta(self, index: int, delta: dict[str, Any]) -> list[dict[str, Any]]:
         block = self.blocks.setdefault(index, {"type": "text", "text": ""})
@@ -408,7 +412,8 @@ class MessageStream(StreamAssembler):
                 raw = "".join(self.json_parts.get(index, [])).strip()
                 block = {**block, "input": _parse_input(raw)}
             blocks.append(block)
-        return ModelReply(_message_from_blocks(blocks), self.usage, self.finish_reason)
+        return ModelReply(_message_from_blocks(blocks), parse_usage(self.counts),
+                          self.finish_reason)
 
 
 def _parse_input(raw: str) -> Any:
