@@ -41,6 +41,8 @@ REASONING_ITEMS_KEY = "reasoning_items"
 # Error codes sent inside a stream -> the HTTP status they stand for (for the retry policy).
 _ERROR_STATUS = {"rate_limit_exceeded": 429, "server_error": 500, "server_is_overloaded": 503}
 _TEXT_DELTAS = ("response.output_text.delta", "response.refusal.delta")
+# the whole text of a content part, and the key it is under
+_TEXT_DONE = {"response.output_text.done": "text", "response.refusal.done": "refusal"}
 _REASONING_DELTAS = ("response.reasoning_summary_text.delta", "response.reasoning_text.delta")
 
 
@@ -211,9 +213,7 @@ def _message_from_items(items: list[Any]) -> dict[str, Any]:
         item = element(raw, "an output item")
         kind = item.get("type")
         if kind == "message":
-            for part in optional(item.get("content"), list, "a message's content") or []:
-                part = element(part, "a content part")
-                text.append(part.get("text") or part.get("refusal") or "")
+            text.append(_item_text(item))
         elif kind == "function_call":
             calls.append(canonical_call(item.get("call_id") or item.get("id") or new_call_id(),
                                         item.get("name") or "", item.get("arguments") or ""))
@@ -225,6 +225,13 @@ def _message_from_items(items: list[Any]) -> dict[str, Any]:
     if kept:
         message[REASONING_ITEMS_KEY] = kept
     return message
+
+
+def _item_text(item: dict[str, Any]) -> str:
+    """The text of a message item: its output text and refusal parts."""
+    parts = optional(item.get("content"), list, "a message's content") or []
+    return "".join(element(part, "a content part").get("text") or part.get("refusal") or ""
+                   for part in parts)
 
 
 def _reasoning_text(item: dict[str, Any]) -> str:
@@ -279,6 +286,9 @@ class EventStream(StreamAssembler):
             self.pieces.setdefault(self._slot(obj), []).append(piece)
             self.text.append(piece)
             return [text_event(piece)]
+        if kind in _TEXT_DONE:
+            whole = optional(obj.get(_TEXT_DONE[kind]), str, f"{kind} text") or ""
+            return self._show(self._slot(obj), whole)
         if kind == "response.function_call_arguments.delta":
             piece = optional(obj.get("delta"), str, "arguments delta") or ""
             self.pieces.setdefault(self._slot(obj), []).append(piece)
@@ -288,16 +298,40 @@ class EventStream(StreamAssembler):
                 self.arguments[self._slot(obj)] = arguments
         elif kind in ("response.output_item.added", "response.output_item.done"):
             item = optional(obj.get("item"), dict, f"{kind} item") or {}
-            self._keep(self._slot(obj, item.get("id")), item)
+            slot = self._slot(obj, item.get("id"))
+            self._keep(slot, item)
+            if kind == "response.output_item.done" and item.get("type") == "message":
+                return self._show(slot, _item_text(item))
         elif kind in ("response.completed", "response.incomplete"):
             self.response = optional(obj.get("response"), dict, f"{kind} response") or {}
             if kind == "response.incomplete":
                 self.response.setdefault("status", "incomplete")
+            if self.text:  # its output was streamed (its indexes may not be the stream's)
+                return []
+            return [event for slot, item in enumerate(self._output() or [])
+                    if element(item, "an output item").get("type") == "message"
+                    for event in self._show(slot, _item_text(item))]
         else:
             error = self.wire.stream_error(kind, data)
             if error is not None:
                 raise error
         return []
+
+    def _show(self, slot: int, text: str) -> list[dict[str, Any]]:
+        """What the whole text of an output item (in its .done event, or only in the
+        completed response) adds to the deltas seen for it: all of it when none came, the
+        tail the deltas missed when they stopped short; shown as one delta."""
+        seen = "".join(self.pieces.get(slot, ()))
+        if len(text) <= len(seen) or not text.startswith(seen):
+            return []
+        rest = text[len(seen):]
+        self.pieces.setdefault(slot, []).append(rest)
+        self.text.append(rest)
+        return [text_event(rest)]
+
+    def _output(self) -> list[Any] | None:
+        """The completed response's output items, if it lists any."""
+        return optional((self.response or {}).get("output"), list, "output")
 
     def _slot(self, obj: dict[str, Any], item_id: Any = None) -> int:
         """The output index an event is about: its own, else that of its item's id."""
@@ -321,6 +355,17 @@ class EventStream(StreamAssembler):
         if self.response is None:
             raise ProviderError("the stream ended before the reply was complete "
                                 "(no response.completed event)")
+        # The completed response is what is kept; the stream's own items only when it
+        # lists none (servers that send the output as deltas alone).
+        message = _message_from_items(self._output() or self._streamed_items())
+        if self.reasoning:
+            message["reasoning"] = "".join(self.reasoning)
+        usage = parse_usage(self.response.get("usage"))
+        return ModelReply(message, usage, _finish_reason(self.response, message))
+
+    def _streamed_items(self) -> list[dict[str, Any]]:
+        """The output items as the stream built them: items with their text and
+        arguments filled in from the deltas."""
         items = []
         for index in sorted(self.items.keys() | self.pieces.keys()):
             item = dict(self.items.get(index) or {"type": "message"})
@@ -330,8 +375,4 @@ class EventStream(StreamAssembler):
             elif item.get("type") == "message" and streamed:
                 item["content"] = [{"type": "output_text", "text": streamed}]
             items.append(item)
-        message = _message_from_items(items)
-        if self.reasoning:
-            message["reasoning"] = "".join(self.reasoning)
-        usage = parse_usage(self.response.get("usage"))
-        return ModelReply(message, usage, _finish_reason(self.response, message))
+        return items
