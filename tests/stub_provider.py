@@ -707,11 +707,12 @@ def responses_stream(text: str | None = None,
                      reasoning: str | None = None, encrypted: str | None = None,
                      refusal: str | None = None, usage: tuple[int, int] = (10, 5),
                      model: str = "stub-model", end: str | None = "completed",
-                     cache: tuple[int, int] = NO_CACHE, **sse: Any) -> Reply:
+                     cache: tuple[int, int] = NO_CACHE, why: str = "max_output_tokens",
+                     **sse: Any) -> Reply:
     """The Responses streaming sequence (named events, each with its sequence_number).
 
-    `end` is "completed", "incomplete" (max_output_tokens) or None (the stream just stops);
-    extra keywords (pause, chunks, ...) go to Reply.sse."""
+    `end` is "completed", "incomplete" (for the reason `why`) or None (the stream just
+    stops); extra keywords (pause, chunks, ...) go to Reply.sse."""
     events: list = []
 
     def emit(kind: str, **fields: Any) -> None:
@@ -761,7 +762,7 @@ def responses_stream(text: str | None = None,
              response=_responses_object(items, "completed", final_usage, model))
     elif end == "incomplete":
         emit("response.incomplete", response=_responses_object(
-            items, "incomplete", final_usage, model, "max_output_tokens"))
+            items, "incomplete", final_usage, model, why))
     return Reply.sse(events, **sse)
 
 

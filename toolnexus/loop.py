@@ -20,8 +20,8 @@ from .context import ContextKeeper, Outgoing
 from .control import RunControl
 from .errors import ProviderError, ToolnexusError
 from .events import (
-    MAX_TOKENS,
     MAX_TURNS,
+    REFUSED,
     Event,
     RunResult,
     add_usage,
@@ -34,7 +34,7 @@ from .events import (
     usage_event,
 )
 from .hooks import Hooks
-from .marks import INTERRUPTED_KEY, sendable
+from .marks import INTERRUPTED_KEY, mark_refused_turn, sendable
 from .schema import OutputSchema
 from .suspension import PENDING_KEY, Answer, Request, WaitFor, declined, pending_request
 from .toolkit import Toolkit
@@ -124,8 +124,10 @@ async def agent_loop(
             calls = run.calls_to_make()
             if not calls:
                 result.text = text_of(messages[-1].get("content"))
-                if result.finish_reason in settings.wire.cut_off_reasons:
-                    result.status, result.incomplete_reason = "incomplete", MAX_TOKENS
+                if run.unfinished is not None:
+                    result.status, result.incomplete_reason = "incomplete", run.unfinished
+                    if run.unfinished == REFUSED:
+                        messages[:] = mark_refused_turn(messages)
                 elif options.schema is not None:  # a cut-off answer is no JSON to read
                     result.data = options.schema.read(result.text)
                 break
@@ -160,6 +162,7 @@ class _Run:
             if part
         ) or None
         self.assembler: StreamAssembler | None = None  # the stream being read
+        self.unfinished: str | None = None  # why the last reply's answer is not whole
         self.failed_before: set[tuple[str, str]] = set()  # the last tool turn's failed calls
         self.calls_left = settings.max_tool_calls_per_run
 
@@ -285,6 +288,7 @@ class _Run:
         self.messages.append(message)
         add_usage(self.result.usage, reply.usage)
         self.result.finish_reason = reply.finish_reason
+        self.unfinished = settings.wire.why_unfinished(reply)
         yield usage_event(self.result.usage)
 
     async def tool_turn(self, calls: list[_Call]) -> AsyncIterator[dict[str, Any]]:

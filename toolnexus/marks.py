@@ -27,6 +27,7 @@ INTERRUPTED_KEY = "interrupted"
 UNDONE = "undone"  # /undo
 RETRIED = "retried"  # /retry asked the same question again
 FAILED = "failed"  # the turn ended in an error; /retry offers its prompt
+REFUSED = "refused"  # the model refused the prompt: sending the exchange again invites more
 SYSTEM_PROMPT = "system prompt"  # on a system message: the thread's system prompt from here on
 COMPACTION_KEY = "compaction"  # on a record: what it summarizes (see context.py)
 PINNED_KEY = "pinned"  # sent verbatim, never summarized
@@ -141,6 +142,14 @@ def mark_failed_turn(messages: list[Message]) -> list[Message]:
     if start is None or not all(is_record(m) for m in messages[start + 1:]):
         return messages
     return mark_from(messages, start, FAILED)
+
+
+def mark_refused_turn(messages: list[Message]) -> list[Message]:
+    """The transcript of a run whose answer was a refusal: the exchange, from its prompt
+    on, kept and marked refused, so that no later request carries it (Anthropic asks that
+    a refused turn be left out or changed before going on)."""
+    start = last_prompt(messages)
+    return messages if start is None else mark_from(messages, start, REFUSED)
 
 
 def pin(messages: list[Message], index: int) -> list[Message]:

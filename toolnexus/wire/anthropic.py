@@ -10,7 +10,15 @@ from typing import Any
 from ..bounded_json import loads_bounded
 from ..content import Media, media_of, unsupported
 from ..errors import ProviderError, ToolnexusError
-from ..events import Usage, empty_usage, reasoning_event, text_event
+from ..events import (
+    CONTEXT_FULL,
+    MAX_TOKENS,
+    REFUSED,
+    Usage,
+    empty_usage,
+    reasoning_event,
+    text_event,
+)
 from .base import (
     NO_OPTIONS,
     ModelReply,
@@ -58,7 +66,8 @@ class AnthropicStyle(WireStyle):
     name = "anthropic"
     key_env = "ANTHROPIC_API_KEY"
     preamble_events = frozenset({"message_start", "ping"})
-    cut_off_reasons = frozenset({"max_tokens"})
+    unfinished_reasons = {"max_tokens": MAX_TOKENS, "refusal": REFUSED,
+                          "model_context_window_exceeded": CONTEXT_FULL}
 
     def endpoint(self, base_url: str) -> str:
         base = base_url.rstrip("/")

@@ -11,7 +11,7 @@ from typing import Any
 from ..bounded_json import loads_bounded
 from ..content import Media, media_of, unsupported
 from ..errors import ProviderError
-from ..events import Usage, empty_usage, reasoning_event, text_event
+from ..events import FILTERED, MAX_TOKENS, Usage, empty_usage, reasoning_event, text_event
 from .base import (
     NO_OPTIONS,
     ModelReply,
@@ -48,7 +48,7 @@ EXTRA_CONTENT_KEY = "extra_content"
 class OpenAIStyle(WireStyle):
     name = "openai"
     key_env = "OPENAI_API_KEY"
-    cut_off_reasons = frozenset({"length"})
+    unfinished_reasons = {"length": MAX_TOKENS, "content_filter": FILTERED}
 
     def endpoint(self, base_url: str) -> str:
         return base_url.rstrip("/") + "/chat/completions"
@@ -175,12 +175,11 @@ class OpenAIStyle(WireStyle):
         if msg.get("function_call"):  # the deprecated single-call form of older servers
             calls.append(_whole_call({"function": msg["function_call"]}))
         reasoning = msg.get("reasoning_content") or msg.get("reasoning") or ""
-        message = assistant_message(
-            _reply_text(msg.get("content")) + (optional(msg.get("refusal"), str, "refusal") or ""),
-            calls, reasoning if isinstance(reasoning, str) else "",
-        )
+        refusal = optional(msg.get("refusal"), str, "refusal") or ""
+        message = assistant_message(_reply_text(msg.get("content")) + refusal, calls,
+                                    reasoning if isinstance(reasoning, str) else "")
         usage = parse_usage(_usage_of(data, choice))
-        return ModelReply(message, usage, choice.get("finish_reason"))
+        return ModelReply(message, usage, choice.get("finish_reason"), refused=bool(refusal))
 
     def new_stream(self) -> StreamAssembler:
         return ChunkStream(self)
@@ -279,6 +278,7 @@ class ChunkStream(StreamAssembler):
         self.calls: list[_Call] = []
         self.usage: Usage | None = None
         self.finish_reason: str | None = None
+        self.refused = False
         self.done = False
         self._by_index: dict[int, _Call] = {}
         self._by_id: dict[str, _Call] = {}  # a reply may hold thousands: no search each time
@@ -309,6 +309,7 @@ class ChunkStream(StreamAssembler):
             if piece:
                 self.text.append(piece)
                 out.append(text_event(piece))
+                self.refused = self.refused or key == "refusal"
         for fragment in optional(delta.get("tool_calls"), list, "delta.tool_calls") or []:
             self._fragment(element(fragment, "a tool call fragment"))
         if delta.get("function_call"):  # the deprecated single-call form of older servers
@@ -371,4 +372,5 @@ class ChunkStream(StreamAssembler):
                                 "(no finish reason and no [DONE])")
         message = assistant_message("".join(self.text), [c.canonical() for c in self.calls],
                                     "".join(self.reasoning))
-        return ModelReply(message, self.usage or empty_usage(), self.finish_reason)
+        return ModelReply(message, self.usage or empty_usage(), self.finish_reason,
+                          refused=self.refused)

@@ -12,7 +12,7 @@ from typing import Any
 from ..bounded_json import loads_bounded
 from ..content import Media, media_of, unsupported
 from ..errors import ProviderError
-from ..events import Usage, reasoning_event, text_event
+from ..events import CUT_OFF, FILTERED, MAX_TOKENS, Usage, reasoning_event, text_event
 from .base import (
     NO_OPTIONS,
     ModelReply,
@@ -44,13 +44,15 @@ _TEXT_DELTAS = ("response.output_text.delta", "response.refusal.delta")
 # the whole text of a content part, and the key it is under
 _TEXT_DONE = {"response.output_text.done": "text", "response.refusal.done": "refusal"}
 _REASONING_DELTAS = ("response.reasoning_summary_text.delta", "response.reasoning_text.delta")
+_FINISHED = ("stop", "tool_calls")  # the finish reasons of a completed response
+_REFUSAL_EVENTS = frozenset({"response.refusal.delta", "response.refusal.done"})
 
 
 class ResponsesStyle(WireStyle):
     name = "responses"
     key_env = "OPENAI_API_KEY"
     preamble_events = frozenset({"response.created", "response.in_progress", "response.queued"})
-    cut_off_reasons = frozenset({"max_output_tokens"})
+    unfinished_reasons = {"max_output_tokens": MAX_TOKENS, "content_filter": FILTERED}
 
     def endpoint(self, base_url: str) -> str:
         return base_url.rstrip("/") + "/responses"
@@ -59,6 +61,11 @@ class ResponsesStyle(WireStyle):
         # strict defaults to true in this API, which rejects ordinary (non-strict) schemas.
         return [{"type": "function", "name": t.name, "description": t.description,
                  "parameters": t.parameters, "strict": False} for t in tools]
+
+    def why_unfinished(self, reply: ModelReply) -> str | None:
+        """Any reason an incomplete response gives is a cut-off."""
+        whole = reply.finish_reason in _FINISHED
+        return super().why_unfinished(reply) or (None if whole else CUT_OFF)
 
     def build_body(self, *, model: str, messages: list[dict[str, Any]], system: str | None,
                    tools: list[dict[str, Any]], stream: bool,
@@ -137,7 +144,8 @@ class ResponsesStyle(WireStyle):
         if output is None:
             raise ProviderError("the endpoint's reply has no output")
         message = _message_from_items(output)
-        return ModelReply(message, parse_usage(data.get("usage")), _finish_reason(data, message))
+        return ModelReply(message, parse_usage(data.get("usage")), _finish_reason(data, message),
+                          refused=_has_refusal(output))
 
     def new_stream(self) -> StreamAssembler:
         return EventStream(self)
@@ -240,6 +248,13 @@ def _reasoning_text(item: dict[str, Any]) -> str:
     return "".join(element(p, "a reasoning part").get("text") or "" for p in parts)
 
 
+def _has_refusal(items: list[Any]) -> bool:
+    """Whether an output message holds a refusal part (items already read: well-formed)."""
+    return any(isinstance(part, dict) and part.get("type") == "refusal"
+               for item in items if item.get("type") == "message"
+               for part in item.get("content") or [])
+
+
 def _finish_reason(response: dict[str, Any], message: dict[str, Any]) -> str:
     if response.get("status") == "incomplete":
         details = optional(response.get("incomplete_details"), dict, "incomplete_details") or {}
@@ -265,6 +280,7 @@ class EventStream(StreamAssembler):
         self.arguments: dict[int, str] = {}  # the whole arguments, once an item says them
         self.text: list[str] = []
         self.reasoning: list[str] = []
+        self.refused = False
         self.response: dict[str, Any] | None = None  # from response.completed / .incomplete
         # where an event without an output index goes (a reply may hold thousands of items:
         # no search each time)
@@ -276,6 +292,7 @@ class EventStream(StreamAssembler):
         if not obj:
             return []
         kind = obj.get("type") or event
+        self.refused = self.refused or kind in _REFUSAL_EVENTS
         if kind in _TEXT_DELTAS or kind in _REASONING_DELTAS:
             piece = optional(obj.get("delta"), str, f"{kind} delta") or ""
             if not piece:
@@ -357,11 +374,13 @@ class EventStream(StreamAssembler):
                                 "(no response.completed event)")
         # The completed response is what is kept; the stream's own items only when it
         # lists none (servers that send the output as deltas alone).
-        message = _message_from_items(self._output() or self._streamed_items())
+        items = self._output() or self._streamed_items()
+        message = _message_from_items(items)
         if self.reasoning:
             message["reasoning"] = "".join(self.reasoning)
         usage = parse_usage(self.response.get("usage"))
-        return ModelReply(message, usage, _finish_reason(self.response, message))
+        return ModelReply(message, usage, _finish_reason(self.response, message),
+                          refused=self.refused or _has_refusal(items))
 
     def _streamed_items(self) -> list[dict[str, Any]]:
         """The output items as the stream built them: items with their text and
