@@ -572,3 +572,91 @@ async def test_a_legacy_function_call_becomes_a_tool_call(stub, make_client, too
     assert wire_results(stub) == [{"role": "tool", "tool_call_id": call["id"],
                                    "content": "echo:old"}]
     assert result_of(events).text == "done"
+
+
+# ---------------------------------------------------------------------- dialects: what goes back
+
+
+def dialect_client(stub, monkeypatch, host: str, **kw: Any):
+    """A client on `host` by its name (its dialect is chosen by host), reaching the stub
+    as an HTTP proxy."""
+    for var in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", stub.url)
+    return create_client(base_url=f"http://{host}/v1", style="openai", model="m",
+                         api_key="sk-test", retries=0, **kw)
+
+
+def detail(**fields: Any) -> dict:
+    return {"type": "reasoning.text", "text": "", "signature": None, "id": "reasoning-text-1",
+            "format": "anthropic-claude-v1", "index": 0, **fields}
+
+
+ENCRYPTED_DETAIL = {"type": "reasoning.encrypted", "data": "eyJlbmNyeXB0ZWQiOiJ0cnVlIn0=",
+                    "id": "reasoning-encrypted-1", "format": "anthropic-claude-v1", "index": 1}
+WHOLE_DETAILS = [detail(text="Let me think about this step by step...",
+                        signature="sha256:abc123def456"), ENCRYPTED_DETAIL]
+
+
+@pytest.mark.parametrize("streamed", [True, False], ids=["stream", "json"])
+async def test_openrouter_reasoning_details_go_back_verbatim_with_the_tool_calls(
+        stub, monkeypatch, toolkit, streamed):
+    """OpenRouter's reasoning_details (choices[].message.reasoning_details, or pieces in
+    choices[].delta.reasoning_details "built by concatenating all chunks in order") must go
+    back unmodified on the assistant message with its tool calls (openrouter.ai docs,
+    "Reasoning Tokens": Preserving Reasoning Blocks)."""
+    if streamed:
+        first = sse(
+            chunk({"role": "assistant", "content": None, "reasoning": "Let me think",
+                   "reasoning_details": [detail(text="Let me think")]}),
+            chunk({"reasoning": " about this step by step...",
+                   "reasoning_details": [detail(text=" about this step by step...")]}),
+            chunk({"reasoning_details": [detail(signature="sha256:abc123def456")]}),
+            chunk({"reasoning_details": [ENCRYPTED_DETAIL]}),
+            calls(frag(0, "call_a", "echo", '{"text": "hi"}')), chunk(finish="tool_calls"))
+    else:
+        reply = openai_tool_call([("echo", {"text": "hi"})])
+        reply["choices"][0]["message"].update(reasoning="Let me think about this step by step...",
+                                              reasoning_details=WHOLE_DETAILS)
+        first = Reply.json(reply)
+    stub.script(first, FINAL, FINAL)
+    async with dialect_client(stub, monkeypatch, "openrouter.ai") as client:
+        events = await stream(client, toolkit=toolkit)
+        assert joined(events, "reasoning") == "Let me think about this step by step..."
+        assistant = stub.requests[1].json["messages"][1]
+        assert assistant["reasoning_details"] == WHOLE_DETAILS and assistant["tool_calls"]
+        # kept on the thread's message: a later turn sends it again
+        await client.run("again", toolkit, history=result_of(events).messages)
+    assert stub.requests[2].json["messages"][1]["reasoning_details"] == WHOLE_DETAILS
+
+
+async def test_reasoning_details_are_not_sent_to_a_plain_server(stub, make_client, toolkit):
+    reply = openai_tool_call([("echo", {"text": "hi"})])
+    reply["choices"][0]["message"]["reasoning_details"] = WHOLE_DETAILS
+    stub.script(Reply.json(reply), FINAL)
+    events = await stream(make_client(), toolkit=toolkit)
+    assert result_of(events).messages[1]["reasoning_details"] == WHOLE_DETAILS  # kept
+    assert "reasoning_details" not in stub.requests[1].json["messages"][1]
+
+
+async def test_deepseek_reasoning_content_goes_back_with_its_tool_calls(stub, monkeypatch,
+                                                                        toolkit):
+    """DeepSeek's thinking mode: between two user messages, the reasoning_content of an
+    assistant message that made tool calls must be passed back in every later request (the
+    API answers 400 "The reasoning_content in the thinking mode must be passed back to the
+    API"); that of one without tool calls is not needed (api-docs.deepseek.com, "Thinking
+    Mode")."""
+    stub.script(
+        openai_stream(reasoning="I need the tool.", tool_calls=[("echo", {"text": "a"})]),
+        openai_stream("Done.", reasoning="Now I can answer."),
+        openai_stream("Again."))
+    async with dialect_client(stub, monkeypatch, "api.deepseek.com") as client:
+        events = await stream(client, toolkit=toolkit)
+        await client.run("more", toolkit, history=result_of(events).messages)
+    in_loop = stub.requests[1].json["messages"]
+    assert in_loop[1] == {"role": "assistant", "content": None,
+                          "reasoning_content": "I need the tool.",
+                          "tool_calls": in_loop[1]["tool_calls"]}
+    later = stub.requests[2].json["messages"]
+    assert [m.get("reasoning_content") for m in later if m["role"] == "assistant"] == [
+        "I need the tool.", None]  # the finished turn's reasoning stays home

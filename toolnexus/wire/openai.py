@@ -43,6 +43,9 @@ _WIRE_KEYS = {
 }
 # Gemini puts each tool call's thought signature here; it must go back with that call.
 EXTRA_CONTENT_KEY = "extra_content"
+# OpenRouter's structured reasoning (signed or encrypted), kept verbatim on the assistant
+# message it came on: it must go back unchanged with that turn's tool calls.
+REASONING_DETAILS_KEY = "reasoning_details"
 
 
 class OpenAIStyle(WireStyle):
@@ -59,8 +62,9 @@ class OpenAIStyle(WireStyle):
 
     def for_base_url(self, base_url: str) -> WireStyle:
         host = urllib.parse.urlsplit(base_url).hostname or ""
-        if host == "openrouter.ai" or host.endswith(".openrouter.ai"):
-            return OPENROUTER
+        for domain, dialect in _DIALECTS.items():
+            if host == domain or host.endswith("." + domain):
+                return dialect
         return self
 
     def build_body(self, *, model: str, messages: list[dict[str, Any]], system: str | None,
@@ -77,6 +81,8 @@ class OpenAIStyle(WireStyle):
                 held = []
             keys = _WIRE_KEYS.get(role, ("role", "content"))
             out = {k: message[k] for k in keys if k in message}
+            if role == "assistant":
+                self.add_continuation(message, out)
             if isinstance(out.get("content"), list):
                 if role == "tool":
                     held += self._tool_attachments(message)
@@ -101,6 +107,10 @@ class OpenAIStyle(WireStyle):
 
     def reasoning_params(self, level: str) -> dict[str, Any]:
         return {"reasoning_effort": level}
+
+    def add_continuation(self, message: dict[str, Any], out: dict[str, Any]) -> None:
+        """Add to an assistant message on the wire what this dialect needs back to go on
+        from it (nothing, in plain chat completions)."""
 
     def _part(self, part: Any) -> Any:
         """A canonical part as it goes on the wire: the same, once checked it can."""
@@ -178,6 +188,9 @@ class OpenAIStyle(WireStyle):
         refusal = optional(msg.get("refusal"), str, "refusal") or ""
         message = assistant_message(_reply_text(msg.get("content")) + refusal, calls,
                                     reasoning if isinstance(reasoning, str) else "")
+        details = optional(msg.get(REASONING_DETAILS_KEY), list, REASONING_DETAILS_KEY)
+        if details:
+            message[REASONING_DETAILS_KEY] = details
         usage = parse_usage(_usage_of(data, choice))
         return ModelReply(message, usage, choice.get("finish_reason"), refused=bool(refusal))
 
@@ -186,13 +199,30 @@ class OpenAIStyle(WireStyle):
 
 
 class OpenRouterStyle(OpenAIStyle):
-    """OpenRouter: the openai style, with reasoning as `reasoning: {"effort": ...}`."""
+    """OpenRouter: the openai style, with reasoning as `reasoning: {"effort": ...}`, and a
+    turn's `reasoning_details` sent back with it, unchanged."""
 
     def reasoning_params(self, level: str) -> dict[str, Any]:
         return {"reasoning": {"effort": level}}
 
+    def add_continuation(self, message: dict[str, Any], out: dict[str, Any]) -> None:
+        if message.get(REASONING_DETAILS_KEY):
+            out[REASONING_DETAILS_KEY] = message[REASONING_DETAILS_KEY]
 
-OPENROUTER = OpenRouterStyle()
+
+class DeepSeekStyle(OpenAIStyle):
+    """DeepSeek: in thinking mode, an assistant message that made tool calls must carry its
+    `reasoning_content` in every later request (the API answers 400 without it); that of a
+    turn without tool calls is not needed and is left out."""
+
+    def add_continuation(self, message: dict[str, Any], out: dict[str, Any]) -> None:
+        if message.get("tool_calls"):
+            out["reasoning_content"] = message.get("reasoning") or ""
+
+
+# hosts that speak a dialect of chat completions (a subdomain counts as its domain)
+_DIALECTS: dict[str, OpenAIStyle] = {"openrouter.ai": OpenRouterStyle(),
+                                     "api.deepseek.com": DeepSeekStyle()}
 
 
 def _reply_text(content: Any) -> str:
@@ -264,6 +294,35 @@ class _Call:
 
 
 _LEGACY_CALL = -1  # the index a `function_call` delta's call is kept under
+_DETAIL_TEXTS = ("text", "summary", "data")  # what a streamed reasoning detail adds to
+
+
+class _Details:
+    """OpenRouter's reasoning_details as they stream: a piece with the type and index of the
+    last detail continues it (its text, summary or data grows; other fields, such as the
+    signature that comes last, are set); any other piece starts a new one."""
+
+    def __init__(self) -> None:
+        self.details: list[dict[str, Any]] = []
+        self.texts: list[dict[str, list[str]]] = []  # the pieces of each detail's texts
+
+    def add(self, piece: dict[str, Any]) -> None:
+        last = self.details[-1] if self.details else None
+        if last is None or (last.get("type"), last.get("index")) != (piece.get("type"),
+                                                                       piece.get("index")):
+            self.details.append({})
+            self.texts.append({})
+            last = self.details[-1]
+        texts = self.texts[-1]
+        for key, value in piece.items():
+            if key in _DETAIL_TEXTS and isinstance(value, str):
+                texts.setdefault(key, []).append(value)
+            elif value is not None or key not in last:
+                last[key] = value
+
+    def whole(self) -> list[dict[str, Any]]:
+        return [{**detail, **{key: "".join(parts) for key, parts in texts.items()}}
+                for detail, texts in zip(self.details, self.texts, strict=True)]
 
 
 class ChunkStream(StreamAssembler):
@@ -277,6 +336,7 @@ class ChunkStream(StreamAssembler):
         self.reasoning: list[str] = []
         self.calls: list[_Call] = []
         self.usage: Usage | None = None
+        self.details = _Details()
         self.finish_reason: str | None = None
         self.refused = False
         self.done = False
@@ -304,6 +364,8 @@ class ChunkStream(StreamAssembler):
         if thought and isinstance(thought, str):
             self.reasoning.append(thought)
             out.append(reasoning_event(thought))
+        for detail in optional(delta.get(REASONING_DETAILS_KEY), list, REASONING_DETAILS_KEY) or ():
+            self.details.add(element(detail, "a reasoning detail"))
         for key in ("content", "refusal"):
             piece = optional(delta.get(key), str, f"delta.{key}")
             if piece:
@@ -372,5 +434,7 @@ class ChunkStream(StreamAssembler):
                                 "(no finish reason and no [DONE])")
         message = assistant_message("".join(self.text), [c.canonical() for c in self.calls],
                                     "".join(self.reasoning))
+        if self.details.details:
+            message[REASONING_DETAILS_KEY] = self.details.whole()
         return ModelReply(message, self.usage or empty_usage(), self.finish_reason,
                           refused=self.refused)
