@@ -29,7 +29,8 @@ from typing import Any
 __all__ = [
     "Headers", "LlamaCppLike", "Recorded", "Reply", "StubProvider",
     "openai_text", "openai_tool_call", "openai_stream",
-    "anthropic_text", "anthropic_tool_use", "anthropic_stream",
+    "anthropic_text", "anthropic_tool_use", "anthropic_stream", "anthropic_blocks_stream",
+    "anthropic_message",
     "responses_reply", "responses_stream", "openai_models", "anthropic_models",
     "png_bytes", "pdf_bytes", "wav_bytes",
 ]
@@ -607,38 +608,68 @@ def anthropic_stream(text: str | None = None,
                      **sse: Any) -> Reply:
     """The Messages streaming sequence; `stop` overrides the stop_reason ("max_tokens");
     extra keywords (pause, chunks, ...) go to Reply.sse."""
+    blocks: list[dict] = []
+    if thinking is not None:
+        blocks.append({"type": "thinking", "thinking": thinking, "signature": signature})
+    if text:
+        blocks.append({"type": "text", "text": text})
+    blocks += [{"type": "tool_use", "id": f"toolu_{i}", "name": name, "input": _tool_input(args)}
+               for i, (name, args) in enumerate(tool_calls or [], 1)]
+    return anthropic_blocks_stream(blocks, stop or ("tool_use" if tool_calls else "end_turn"),
+                                   usage, model, cache, **sse)
+
+
+def anthropic_blocks_stream(blocks: list[dict], stop: str = "end_turn",
+                            usage: tuple[int, int] = (10, 5), model: str = "claude-stub",
+                            cache: tuple[int, int] = NO_CACHE, **sse: Any) -> Reply:
+    """The Messages stream of a reply made of `blocks`, each kind as the API streams it
+    (docs, "Streaming Messages", the web search example): text in text_delta pieces (its
+    citations as citations_delta), thinking in thinking_delta pieces then its
+    signature_delta, a client or server tool's call (`*tool_use`) as input_json_delta, and
+    any other block (a server tool's result) whole in its content_block_start."""
     start_usage = _anthropic_usage((usage[0], 1), cache)
     events: list = [
         ("message_start", {"type": "message_start",
                            "message": _anthropic_message([], None, start_usage, model)}),
         ("ping", {"type": "ping"}),
     ]
-
-    def block(start: dict, deltas: list[dict]) -> None:
-        index = sum(1 for name, _ in events if name == "content_block_start")
+    for index, whole in enumerate(blocks):
+        start, deltas = _streamed_block(whole)
         events.append(("content_block_start", {"type": "content_block_start", "index": index,
                                                "content_block": start}))
         events.extend(("content_block_delta", {"type": "content_block_delta", "index": index,
                                                "delta": d}) for d in deltas)
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
-
-    if thinking is not None:
-        block({"type": "thinking", "thinking": "", "signature": ""},
-              [{"type": "thinking_delta", "thinking": p} for p in _words(thinking)]
-              + [{"type": "signature_delta", "signature": signature}])
-    if text:
-        block({"type": "text", "text": ""},
-              [{"type": "text_delta", "text": p} for p in _words(text)])
-    for i, (name, args) in enumerate(tool_calls or [], 1):
-        raw = jsonlib.dumps(_tool_input(args))
-        block({"type": "tool_use", "id": f"toolu_{i}", "name": name, "input": {}},
-              [{"type": "input_json_delta", "partial_json": p} for p in _thirds(raw)])
-    stop = stop or ("tool_use" if tool_calls else "end_turn")
     events.append(("message_delta", {"type": "message_delta",
                                      "delta": {"stop_reason": stop, "stop_sequence": None},
                                      "usage": {"output_tokens": usage[1]}}))
     events.append(("message_stop", {"type": "message_stop"}))
     return Reply.sse(events, **sse)
+
+
+def _streamed_block(block: dict) -> tuple[dict, list[dict]]:
+    """A whole content block as its content_block_start block and its deltas."""
+    kind = block["type"]
+    if kind == "text":
+        return ({"type": "text", "text": ""},
+                [{"type": "text_delta", "text": p} for p in _words(block["text"])]
+                + [{"type": "citations_delta", "citation": c}
+                   for c in block.get("citations") or []])
+    if kind == "thinking":
+        return ({"type": "thinking", "thinking": "", "signature": ""},
+                [{"type": "thinking_delta", "thinking": p} for p in _words(block["thinking"])]
+                + [{"type": "signature_delta", "signature": block["signature"]}])
+    if kind.endswith("tool_use"):
+        raw = jsonlib.dumps(block["input"])
+        return ({**block, "input": {}},
+                [{"type": "input_json_delta", "partial_json": p} for p in _thirds(raw)])
+    return block, []
+
+
+def anthropic_message(blocks: list[dict], stop: str = "end_turn",
+                      usage: tuple[int, int] = (10, 5), model: str = "claude-stub") -> dict:
+    """A whole (non-streamed) Messages reply made of `blocks`."""
+    return _anthropic_message(blocks, stop, _anthropic_usage(usage, NO_CACHE), model)
 
 
 # Responses API (POST /v1/responses)

@@ -122,6 +122,8 @@ async def agent_loop(
                 async for event in events:
                     yield event
             calls = run.calls_to_make()
+            if not calls and run.paused:  # the server paused its own turn: send it back
+                continue
             if not calls:
                 result.text = text_of(messages[-1].get("content"))
                 if run.unfinished is not None:
@@ -163,6 +165,7 @@ class _Run:
         ) or None
         self.assembler: StreamAssembler | None = None  # the stream being read
         self.unfinished: str | None = None  # why the last reply's answer is not whole
+        self.paused = False  # the last reply is a turn the server paused, to go on from
         self.failed_before: set[tuple[str, str]] = set()  # the last tool turn's failed calls
         self.calls_left = settings.max_tool_calls_per_run
 
@@ -285,10 +288,13 @@ class _Run:
             })
             if isinstance(changes, dict) and isinstance(changes.get("response"), dict):
                 message = changes["response"]
+        if self.paused:  # it went on from the paused turn it was sent with: one turn
+            message = settings.wire.continued(self.messages.pop(), message)
         self.messages.append(message)
         add_usage(self.result.usage, reply.usage)
         self.result.finish_reason = reply.finish_reason
         self.unfinished = settings.wire.why_unfinished(reply)
+        self.paused = reply.finish_reason in settings.wire.pause_reasons
         yield usage_event(self.result.usage)
 
     async def tool_turn(self, calls: list[_Call]) -> AsyncIterator[dict[str, Any]]:

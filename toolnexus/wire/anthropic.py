@@ -48,6 +48,12 @@ THINKING_BUDGET = {"low": 1024, "medium": 4096, "high": 16384}
 # Thinking blocks ride on the canonical assistant message under this key, signatures and all,
 # so they can go back to the API ahead of the tool_use they led to.
 THINKING_KEY = "thinking_blocks"
+# A reply holding blocks the canonical form has no place for (server tools' calls and results:
+# web search, web fetch, code execution) keeps all its blocks, in order, under this key: they
+# go back verbatim, the client tool_use blocks among them as the canonical calls now are.
+BLOCKS_KEY = "anthropic_content"
+# The blocks the canonical form holds by itself (as text, tool calls, thinking).
+_CANONICAL_BLOCKS = frozenset({"text", "tool_use", "thinking", "redacted_thinking"})
 
 # Anthropic error types -> the HTTP status they stand for, for errors sent inside a stream.
 _ERROR_STATUS = {
@@ -66,6 +72,8 @@ class AnthropicStyle(WireStyle):
     name = "anthropic"
     key_env = "ANTHROPIC_API_KEY"
     preamble_events = frozenset({"message_start", "ping"})
+    # server tools ran long: the turn goes on when it is sent back as it is
+    pause_reasons = frozenset({"pause_turn"})
     unfinished_reasons = {"max_tokens": MAX_TOKENS, "refusal": REFUSED,
                           "model_context_window_exceeded": CONTEXT_FULL}
 
@@ -144,6 +152,11 @@ class AnthropicStyle(WireStyle):
         answer = {k: v for k, v in message.items() if k != "tool_calls"}
         answer["content"] = call["function"]["arguments"]
         return answer
+
+    def continued(self, paused: dict[str, Any], more: dict[str, Any]) -> dict[str, Any]:
+        """A paused turn and what came when it was sent back are one assistant turn: its
+        blocks, in the order they came."""
+        return _message_from_blocks(_assistant_blocks(paused) + _assistant_blocks(more))
 
     def error_message(self, data: Any) -> str | None:
         if isinstance(data, dict):
@@ -283,23 +296,40 @@ def _media_block(media: Media) -> dict[str, Any]:
 
 
 def _assistant_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    if message.get(BLOCKS_KEY):
+        return _kept_blocks(message)
     blocks = list(message.get(THINKING_KEY) or [])
     text = text_of(message.get("content"))
     if text.strip():
         blocks.append({"type": "text", "text": text})
-    for call in message.get("tool_calls") or []:
-        fn = call.get("function") or {}
-        try:
-            args = loads_bounded(fn.get("arguments") or "{}")
-        except ValueError:
-            args = {}
-        blocks.append({
-            "type": "tool_use",
-            "id": _wire_id(call.get("id")),
-            "name": fn.get("name", ""),
-            "input": args if isinstance(args, dict) else {"value": args},
-        })
+    blocks += [_tool_use(call) for call in message.get("tool_calls") or []]
     return blocks
+
+
+def _kept_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """The blocks of a reply kept whole, in their order; each client tool_use as the
+    canonical call with its id now is (a call the thread no longer holds is left out, one
+    added since goes last)."""
+    calls = {_wire_id(call.get("id")): call for call in message.get("tool_calls") or []}
+    blocks = []
+    for block in message[BLOCKS_KEY]:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") != "tool_use":
+            blocks.append(block)
+        elif str(block.get("id")) in calls:
+            blocks.append(_tool_use(calls.pop(str(block.get("id")))))
+    return blocks + [_tool_use(call) for call in calls.values()]
+
+
+def _tool_use(call: dict[str, Any]) -> dict[str, Any]:
+    fn = call.get("function") or {}
+    try:
+        args = loads_bounded(fn.get("arguments") or "{}")
+    except ValueError:
+        args = {}
+    return {"type": "tool_use", "id": _wire_id(call.get("id")), "name": fn.get("name", ""),
+            "input": args if isinstance(args, dict) else {"value": args}}
 
 
 def parse_usage(raw: Any) -> Usage:
@@ -320,6 +350,7 @@ def parse_usage(raw: Any) -> Usage:
 
 def _message_from_blocks(blocks: list[dict[str, Any]]) -> dict[str, Any]:
     text, calls, thinking, reasoning = [], [], [], []
+    kept = []  # what can go back: every block but empty text, which the API refuses
     for block in blocks:
         kind = element(block, "a content block").get("type")
         if kind == "text":
@@ -330,8 +361,12 @@ def _message_from_blocks(blocks: list[dict[str, Any]]) -> dict[str, Any]:
         elif kind in ("thinking", "redacted_thinking"):
             thinking.append(block)
             reasoning.append(block.get("thinking", ""))
+        if kind != "text" or text[-1].strip():
+            kept.append(block)
     message = assistant_message("".join(text), calls, "".join(reasoning))
-    if thinking:
+    if any(block.get("type") not in _CANONICAL_BLOCKS for block in kept):
+        message[BLOCKS_KEY] = kept
+    elif thinking:
         message[THINKING_KEY] = thinking
     return message
 
@@ -402,6 +437,8 @@ class MessageStream(StreamAssembler):
             return [reasoning_event(piece)] if piece else []
         elif kind == "signature_delta":
             block["signature"] = block.get("signature", "") + delta.get("signature", "")
+        elif kind == "citations_delta":
+            block.setdefault("citations", []).append(delta.get("citation"))
         return []
 
     def partial_text(self) -> str:
@@ -417,8 +454,8 @@ class MessageStream(StreamAssembler):
         blocks = []
         for index in sorted(self.blocks):
             block = self.blocks[index]
-            if block.get("type") == "tool_use":
-                raw = "".join(self.json_parts.get(index, [])).strip()
+            if index in self.json_parts:  # a client or a server tool's call
+                raw = "".join(self.json_parts[index]).strip()
                 block = {**block, "input": _parse_input(raw)}
             blocks.append(block)
         return ModelReply(_message_from_blocks(blocks), parse_usage(self.counts),

@@ -108,6 +108,8 @@ class WireStyle(ABC):
     preamble_events: ClassVar[frozenset[str]] = frozenset()  # stream events with no output
     # finish reasons of an answer that did not end by itself -> why (events.MAX_TOKENS...)
     unfinished_reasons: ClassVar[dict[str, str]] = {}
+    # finish reasons of a turn the server paused: it goes on when sent back (see continued)
+    pause_reasons: ClassVar[frozenset[str]] = frozenset()
 
     @abstractmethod
     def endpoint(self, base_url: str) -> str: ...
@@ -146,6 +148,11 @@ class WireStyle(ABC):
         if reply.refused:
             return REFUSED
         return self.unfinished_reasons.get(reply.finish_reason or "")
+
+    def continued(self, paused: dict[str, Any], more: dict[str, Any]) -> dict[str, Any]:
+        """The one assistant message a paused turn and the reply that went on from it
+        make (for a style with pause_reasons)."""
+        raise NotImplementedError(f"the {self.name} style has no paused turns")
 
     def parse_reply(self, data: Any) -> ModelReply:
         """A whole (non-streamed) JSON reply as a ModelReply; raises ProviderError."""
