@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..bounded_json import loads_bounded
-from ..content import Media, media_of, unsupported
+from ..content import Media, media_of, stand_in
 from ..errors import ProviderError, ToolnexusError
 from ..events import (
     CONTEXT_FULL,
@@ -34,6 +34,7 @@ from .common import (
     element,
     loads_event,
     malformed,
+    newest_prompt,
     optional,
     put_count,
     text_of,
@@ -100,10 +101,11 @@ class AnthropicStyle(WireStyle):
                    options: RequestOptions = NO_OPTIONS) -> dict[str, Any]:
         own_system = [text_of(m.get("content")) for m in messages if m.get("role") == "system"]
         wire: list[dict[str, Any]] = []
-        for message in messages:
+        prompt = newest_prompt(messages)
+        for index, message in enumerate(messages):
             role = message.get("role")
             if role == "user":
-                _push(wire, "user", _user_blocks(message.get("content")))
+                _push(wire, "user", _user_blocks(message.get("content"), strict=index == prompt))
             elif role == "assistant":
                 _push(wire, "assistant", _assistant_blocks(message))
             elif role == "tool":
@@ -260,15 +262,19 @@ def _think(body: dict[str, Any], budget: int, options: RequestOptions) -> None:
     body["max_tokens"] = reply + budget
 
 
-def _user_blocks(content: Any) -> list[dict[str, Any]]:
+def _user_blocks(content: Any, *, strict: bool) -> list[dict[str, Any]]:
+    """User content as blocks; media this API cannot carry as its note, or (`strict`, the
+    prompt being asked) an error."""
     if not isinstance(content, list):
         text = text_of(content)
         return [{"type": "text", "text": text}] if text else []
     blocks = []
     for part in content:
         media = media_of(part)
-        if media is not None:
+        if media is not None and _carries(media):
             blocks.append(_media_block(media))
+        elif media is not None:
+            blocks.append({"type": "text", "text": stand_in("anthropic", media, strict=strict)})
         elif isinstance(part, dict) and part.get("type") == "text" and part.get("text"):
             blocks.append({"type": "text", "text": part["text"]})
     return blocks
@@ -278,13 +284,17 @@ def _tool_result_content(content: Any) -> Any:
     """A tool result's content: its text, or text and image/document blocks."""
     if not isinstance(content, list) or all(media_of(p) is None for p in content):
         return text_of(content)
-    return _user_blocks(content)
+    return _user_blocks(content, strict=False)
+
+
+def _carries(media: Media) -> bool:
+    """Whether the Messages API can carry this media: images, and PDFs (inline or by URL)."""
+    if media.kind == "document":
+        return media.base64 is None or media.mime == "application/pdf"
+    return media.kind != "audio"
 
 
 def _media_block(media: Media) -> dict[str, Any]:
-    if media.kind == "audio" or (media.kind == "document" and media.base64 is not None
-                                 and media.mime != "application/pdf"):
-        raise unsupported("anthropic", media)
     source: dict[str, Any] = (
         {"type": "url", "url": media.url} if media.url is not None else
         {"type": "base64", "media_type": media.mime, "data": media.base64}

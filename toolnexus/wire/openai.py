@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..bounded_json import loads_bounded
-from ..content import Media, media_of, unsupported
+from ..content import Media, media_of, stand_in
 from ..errors import ProviderError
 from ..events import FILTERED, MAX_TOKENS, Usage, empty_usage, reasoning_event, text_event
 from .base import (
@@ -28,6 +28,7 @@ from .common import (
     loads_event,
     malformed,
     new_call_id,
+    newest_prompt,
     optional,
     text_of,
     token_usage,
@@ -74,7 +75,8 @@ class OpenAIStyle(WireStyle):
         if system and not (messages and messages[0].get("role") == "system"):
             wire.append({"role": "system", "content": system})
         held: list[dict[str, Any]] = []  # attachments of tool results, sent after them
-        for message in messages:
+        prompt = newest_prompt(messages)
+        for index, message in enumerate(messages):
             role = message.get("role", "")
             if held and role != "tool":
                 wire.append({"role": "user", "content": held})
@@ -88,7 +90,8 @@ class OpenAIStyle(WireStyle):
                     held += self._tool_attachments(message)
                     out["content"] = text_of(out["content"])
                 else:
-                    out["content"] = [self._part(p) for p in out["content"]]
+                    out["content"] = [self._part(p, strict=index == prompt)
+                                      for p in out["content"]]
             wire.append(out)
         if held:
             wire.append({"role": "user", "content": held})
@@ -112,18 +115,13 @@ class OpenAIStyle(WireStyle):
         """Add to an assistant message on the wire what this dialect needs back to go on
         from it (nothing, in plain chat completions)."""
 
-    def _part(self, part: Any) -> Any:
-        """A canonical part as it goes on the wire: the same, once checked it can."""
+    def _part(self, part: Any, *, strict: bool) -> Any:
+        """A canonical part as it goes on the wire: the same, or the note standing for
+        media this style cannot carry."""
         media = media_of(part)
-        if media is not None:
-            self._check(media)
-        return part
-
-    def _check(self, media: Media) -> None:
-        if media.kind == "document" and (media.url or media.mime != "application/pdf"):
-            raise unsupported(self.name, media)
-        if media.kind == "audio" and media.mime not in ("audio/wav", "audio/mpeg"):
-            raise unsupported(self.name, media)
+        if media is None or _carries(media):
+            return part
+        return {"type": "text", "text": stand_in(self.name, media, strict=strict)}
 
     def _tool_attachments(self, message: dict[str, Any]) -> list[dict[str, Any]]:
         """A tool message's media parts, for the user message that follows the results (a
@@ -131,10 +129,9 @@ class OpenAIStyle(WireStyle):
         parts = [p for p in message["content"] if media_of(p) is not None]
         if not parts:
             return []
-        for part in parts:
-            self._part(part)
         intro = f"(attachments returned by tool call {message.get('tool_call_id')})"
-        return [{"type": "text", "text": intro}, *parts]
+        return [{"type": "text", "text": intro},
+                *(self._part(part, strict=False) for part in parts)]
 
     def error_message(self, data: Any) -> str | None:
         if isinstance(data, dict):
@@ -232,6 +229,13 @@ def _reply_text(content: Any) -> str:
             element(part, "a content part")
         return text_of(content)
     return optional(content, str, "message.content") or ""
+
+
+def _carries(media: Media) -> bool:
+    """Whether chat completions can carry this media: images, PDFs inline, wav and mp3."""
+    if media.kind == "document":
+        return media.url is None and media.mime == "application/pdf"
+    return media.kind != "audio" or media.mime in ("audio/wav", "audio/mpeg")
 
 
 def _answer_choice(choices: list[Any]) -> dict[str, Any] | None:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..bounded_json import loads_bounded
-from ..content import Media, media_of, unsupported
+from ..content import Media, media_of, stand_in
 from ..errors import ProviderError
 from ..events import CUT_OFF, FILTERED, MAX_TOKENS, Usage, reasoning_event, text_event
 from .base import (
@@ -29,6 +29,7 @@ from .common import (
     loads_event,
     malformed,
     new_call_id,
+    newest_prompt,
     optional,
     text_of,
     token_usage,
@@ -73,11 +74,12 @@ class ResponsesStyle(WireStyle):
         own_system = [text_of(m.get("content")) for m in messages if m.get("role") == "system"]
         items: list[dict[str, Any]] = []
         held: list[dict[str, Any]] = []  # attachments of tool results, sent after them
-        for message in messages:
+        prompt = newest_prompt(messages)
+        for index, message in enumerate(messages):
             if held and message.get("role") != "tool":
                 items.append({"type": "message", "role": "user", "content": held})
                 held = []
-            items.extend(_input_items(message))
+            items.extend(_input_items(message, strict=index == prompt))
             if message.get("role") == "tool":
                 held += _tool_attachments(message)
         if held:
@@ -151,11 +153,12 @@ class ResponsesStyle(WireStyle):
         return EventStream(self)
 
 
-def _input_items(message: dict[str, Any]) -> list[dict[str, Any]]:
-    """The input items standing for one canonical message."""
+def _input_items(message: dict[str, Any], *, strict: bool) -> list[dict[str, Any]]:
+    """The input items standing for one canonical message (`strict`: the prompt being
+    asked, whose media goes as it is or not at all)."""
     role = message.get("role")
     if role == "user":
-        content = _user_content(message.get("content"))
+        content = _user_content(message.get("content"), strict=strict)
         return [{"type": "message", "role": "user", "content": content}] if content else []
     if role == "assistant":
         items = list(message.get(REASONING_ITEMS_KEY) or [])
@@ -173,15 +176,18 @@ def _input_items(message: dict[str, Any]) -> list[dict[str, Any]]:
     return []  # system messages become `instructions`
 
 
-def _user_content(content: Any) -> list[dict[str, Any]]:
+def _user_content(content: Any, *, strict: bool) -> list[dict[str, Any]]:
     if not isinstance(content, list):
         text = text_of(content)
         return [{"type": "input_text", "text": text}] if text else []
     parts = []
     for part in content:
         media = media_of(part)
-        if media is not None:
+        if media is not None and _carries(media):
             parts.append(_media_part(media, part))
+        elif media is not None:
+            parts.append({"type": "input_text",
+                          "text": stand_in("responses", media, strict=strict)})
         elif isinstance(part, dict) and part.get("type") == "text" and part.get("text"):
             parts.append({"type": "input_text", "text": part["text"]})
     return parts
@@ -195,7 +201,14 @@ def _tool_attachments(message: dict[str, Any]) -> list[dict[str, Any]]:
     if not parts:
         return []
     intro = f"(attachments returned by tool call {message.get('tool_call_id')})"
-    return [{"type": "input_text", "text": intro}, *_user_content(parts)]
+    return [{"type": "input_text", "text": intro}, *_user_content(parts, strict=False)]
+
+
+def _carries(media: Media) -> bool:
+    """Whether this API can carry this media: images, and files by URL or inline PDFs."""
+    if media.kind == "document":
+        return media.url is not None or media.mime == "application/pdf"
+    return media.kind == "image"
 
 
 def _media_part(media: Media, part: dict[str, Any]) -> dict[str, Any]:
@@ -203,12 +216,10 @@ def _media_part(media: Media, part: dict[str, Any]) -> dict[str, Any]:
         image = part.get("image_url") if isinstance(part.get("image_url"), dict) else {}
         return {"type": "input_image", "image_url": media.url or image.get("url"),
                 "detail": image.get("detail") or "auto"}
-    if media.kind == "document" and media.url is not None:
+    if media.url is not None:
         return {"type": "input_file", "file_url": media.url}
-    if media.kind == "document" and media.mime == "application/pdf":
-        return {"type": "input_file", "filename": media.filename,
-                "file_data": part["file"]["file_data"]}
-    raise unsupported("responses", media)
+    return {"type": "input_file", "filename": media.filename,
+            "file_data": part["file"]["file_data"]}
 
 
 def _message_item(role: str, part_type: str, text: str) -> dict[str, Any]:
