@@ -804,17 +804,19 @@ class LlamaCppLike:
 
     It counts a request's prompt tokens as its body's bytes / 4; over `window` it answers
     llama.cpp's exact 400 (`exceed_context_size_error` with n_prompt_tokens and n_ctx).
-    A summary request (a user message holding "<conversation>") gets a short summary,
-    any other request `answer`; both stream when asked to, with usage. With `listing`,
-    GET /v1/models answers like llama.cpp (the window in `meta.n_ctx`); else 404.
+    A summary request (a user message holding "<conversation>") gets a short summary (with
+    `echo`, as a verbose model does: its whole input, whatever max_tokens asked), any other
+    request `answer`; both stream when asked to, with usage. With `listing`, GET /v1/models
+    answers like llama.cpp (the window in `meta.n_ctx`); else 404.
 
         stub.handler = LlamaCppLike(window=4096)
     """
 
     def __init__(self, window: int = 4096, answer: str = "Noted.", listing: bool = True,
                  summary: str = "Summary: the user sent long notes; the assistant noted "
-                                "each one.") -> None:
+                                "each one.", echo: bool = False) -> None:
         self.window, self.answer, self.listing, self.summary = window, answer, listing, summary
+        self.echo = echo
         self.overflows = 0
         self.summaries = 0
 
@@ -837,7 +839,8 @@ class LlamaCppLike:
                     {})
         asked_summary = "<conversation>" in str(last.get("content"))
         self.summaries += asked_summary
-        text = self.summary if asked_summary else self.answer
+        text = self.answer if not asked_summary else str(last["content"]) if self.echo \
+            else self.summary
         usage = (used, max(1, len(text) // 4))
         if body.get("stream"):
             return openai_stream(text, usage=usage)

@@ -110,6 +110,7 @@ class WireStyle(ABC):
     unfinished_reasons: ClassVar[dict[str, str]] = {}
     # finish reasons of a turn the server paused: it goes on when sent back (see continued)
     pause_reasons: ClassVar[frozenset[str]] = frozenset()
+    reply_budget_key: ClassVar[str] = "max_tokens"  # the request key of the reply's length
 
     @abstractmethod
     def endpoint(self, base_url: str) -> str: ...

@@ -54,6 +54,7 @@ class ResponsesStyle(WireStyle):
     key_env = "OPENAI_API_KEY"
     preamble_events = frozenset({"response.created", "response.in_progress", "response.queued"})
     unfinished_reasons = {"max_output_tokens": MAX_TOKENS, "content_filter": FILTERED}
+    reply_budget_key = "max_output_tokens"
 
     def endpoint(self, base_url: str) -> str:
         return base_url.rstrip("/") + "/responses"
