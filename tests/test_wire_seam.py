@@ -3,6 +3,7 @@ replies as one clear error, and the numbers of a context-overflow error."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 from tests.stub_provider import (
     Reply,
     StubProvider,
+    anthropic_blocks_stream,
     anthropic_stream,
     anthropic_text,
     openai_stream,
@@ -405,3 +407,56 @@ async def test_a_refused_answer_is_kept_marked_and_never_sent_again(stub, style,
     assert [(m["role"], m.get("dropped")) for m in thread] == [
         ("user", "refused"), ("assistant", "refused"), ("user", None), ("assistant", None)]
     assert thread[1]["content"] == shown  # kept as it was said
+
+
+# ------------------------------------------------------------------ new fields, every style
+
+OPENROUTER_DETAILS = [{"type": "reasoning.text", "text": "Check the echo first.",
+                       "signature": "sig-or-1", "id": "reasoning-text-1",
+                       "format": "anthropic-claude-v1", "index": 0}]
+SEARCH_BLOCKS = [
+    {"type": "server_tool_use", "id": "srvtoolu_01A", "name": "web_search",
+     "input": {"query": "echo"}},
+    {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01A", "content": [
+        {"type": "web_search_result", "title": "Echo", "url": "https://example.com/echo",
+         "encrypted_content": "EqgfCioIARgBIiQ3YTAwMjY1Mi1mZjM5LTQ1NGUtODgxNC1kNjNjNTk1ZWI3",
+         "page_age": None}]},
+    {"type": "text", "text": "Found it."},
+]
+
+
+async def test_the_new_fields_round_trip_through_every_style(stub, monkeypatch):
+    """A thread started on OpenRouter (reasoning_details with a tool call) goes on with
+    Anthropic's web search (server tool blocks), then the Responses API and a plain chat
+    completions server, and back: each provider gets back exactly what it needs from its
+    own turns, the others never see it, and the stored thread (JSON) keeps it all."""
+    for var in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", stub.url)  # openrouter.ai by its name, via the stub
+    reply = openai_tool_call([("echo", {"text": "a"})])
+    reply["choices"][0]["message"].update(reasoning="Check the echo first.",
+                                          reasoning_details=OPENROUTER_DETAILS)
+    stub.script(Reply.json(reply), Reply.json(openai_text("echoed")),
+                anthropic_blocks_stream(SEARCH_BLOCKS), responses_stream("third"),
+                openai_stream("fourth"), Reply.json(openai_text("fifth")),
+                Reply.json(anthropic_text("sixth")))
+    kit = await tools()
+    async with contextlib.AsyncExitStack() as open_clients:
+        openrouter, claude, responses, chat = [await open_clients.enter_async_context(c) for c in (
+            create_client(base_url="http://openrouter.ai/api/v1", style="openai", model="m",
+                          api_key="sk-or", retries=0),
+            client_for(stub, "anthropic"), client_for(stub, "responses"),
+            client_for(stub, "openai"))]
+        messages: list = []
+        for client in (openrouter, claude, responses, chat, openrouter, claude):
+            result = await client.run("go on", kit, history=messages)
+            messages = json.loads(json.dumps(result.messages))  # as a store keeps it
+    bodies = [json.dumps(r.json) for r in stub.requests]
+    assert all("reasoning_details" not in body for body in bodies[2:5])
+    assert json.loads(bodies[5])["messages"][1]["reasoning_details"] == OPENROUTER_DETAILS
+    assert all("srvtoolu_01A" not in body for body in bodies[3:6])
+    anthropic_turn = [m for m in json.loads(bodies[6])["messages"]
+                      if m["role"] == "assistant"][2]
+    assert anthropic_turn["content"] == SEARCH_BLOCKS
+    assert "signature" not in bodies[6] and "sig-or-1" not in bodies[6]
+    assert result.text == "sixth"
