@@ -120,11 +120,12 @@ async def test_when_even_a_cut_summary_does_not_fit_the_first_prompt_is_summariz
     summary's share; when the summary, cut to that share, still leaves the request too
     large, the first prompt is summarized too. It stays in the thread."""
     stub.handler = LlamaCppLike(window=8192, echo=True)
-    first = "F" * (1244 * 4)  # 1,248 tokens with its overhead, as estimated
+    # estimated with their overhead: first 1,248 tokens, last 500; with the summary's share
+    # of the 2,000-token window (250) they plan to 1,998, but the record itself costs 4 more
+    first, last = "F" * (1244 * 4), "L" * (496 * 4)
     history = turns((first, "ok"), ("M" * 1184, "ok"))
-    last = "L" * (496 * 4)  # 500 tokens: first and last fit the 2,000-token window by 2...
     async with client_for(stub, context=ContextPolicy(window=2000)) as client:
-        events = await stream_on(client, history, last)  # ...but the record costs 4 more
+        events = await stream_on(client, history, last)
         thread = await client.conversation_store.get("T")
     assert events[-1]["result"].text == "Noted."
     [record] = [m for m in thread if COMPACTION_KEY in m]
