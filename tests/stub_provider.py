@@ -30,7 +30,8 @@ __all__ = [
     "Headers", "LlamaCppLike", "Recorded", "Reply", "StubProvider", "llama_models",
     "llama_props", "llama_slots", "llama_tool_arguments_error",
     "openai_text", "openai_tool_call", "openai_stream",
-    "anthropic_text", "anthropic_tool_use", "anthropic_stream",
+    "anthropic_text", "anthropic_tool_use", "anthropic_stream", "anthropic_blocks_stream",
+    "anthropic_message",
     "responses_reply", "responses_stream", "openai_models", "anthropic_models",
     "png_bytes", "pdf_bytes", "wav_bytes",
 ]
@@ -614,38 +615,68 @@ def anthropic_stream(text: str | None = None,
                      **sse: Any) -> Reply:
     """The Messages streaming sequence; `stop` overrides the stop_reason ("max_tokens");
     extra keywords (pause, chunks, ...) go to Reply.sse."""
+    blocks: list[dict] = []
+    if thinking is not None:
+        blocks.append({"type": "thinking", "thinking": thinking, "signature": signature})
+    if text:
+        blocks.append({"type": "text", "text": text})
+    blocks += [{"type": "tool_use", "id": f"toolu_{i}", "name": name, "input": _tool_input(args)}
+               for i, (name, args) in enumerate(tool_calls or [], 1)]
+    return anthropic_blocks_stream(blocks, stop or ("tool_use" if tool_calls else "end_turn"),
+                                   usage, model, cache, **sse)
+
+
+def anthropic_blocks_stream(blocks: list[dict], stop: str = "end_turn",
+                            usage: tuple[int, int] = (10, 5), model: str = "claude-stub",
+                            cache: tuple[int, int] = NO_CACHE, **sse: Any) -> Reply:
+    """The Messages stream of a reply made of `blocks`, each kind as the API streams it
+    (docs, "Streaming Messages", the web search example): text in text_delta pieces (its
+    citations as citations_delta), thinking in thinking_delta pieces then its
+    signature_delta, a client or server tool's call (`*tool_use`) as input_json_delta, and
+    any other block (a server tool's result) whole in its content_block_start."""
     start_usage = _anthropic_usage((usage[0], 1), cache)
     events: list = [
         ("message_start", {"type": "message_start",
                            "message": _anthropic_message([], None, start_usage, model)}),
         ("ping", {"type": "ping"}),
     ]
-
-    def block(start: dict, deltas: list[dict]) -> None:
-        index = sum(1 for name, _ in events if name == "content_block_start")
+    for index, whole in enumerate(blocks):
+        start, deltas = _streamed_block(whole)
         events.append(("content_block_start", {"type": "content_block_start", "index": index,
                                                "content_block": start}))
         events.extend(("content_block_delta", {"type": "content_block_delta", "index": index,
                                                "delta": d}) for d in deltas)
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
-
-    if thinking is not None:
-        block({"type": "thinking", "thinking": "", "signature": ""},
-              [{"type": "thinking_delta", "thinking": p} for p in _words(thinking)]
-              + [{"type": "signature_delta", "signature": signature}])
-    if text:
-        block({"type": "text", "text": ""},
-              [{"type": "text_delta", "text": p} for p in _words(text)])
-    for i, (name, args) in enumerate(tool_calls or [], 1):
-        raw = jsonlib.dumps(_tool_input(args))
-        block({"type": "tool_use", "id": f"toolu_{i}", "name": name, "input": {}},
-              [{"type": "input_json_delta", "partial_json": p} for p in _thirds(raw)])
-    stop = stop or ("tool_use" if tool_calls else "end_turn")
     events.append(("message_delta", {"type": "message_delta",
                                      "delta": {"stop_reason": stop, "stop_sequence": None},
                                      "usage": {"output_tokens": usage[1]}}))
     events.append(("message_stop", {"type": "message_stop"}))
     return Reply.sse(events, **sse)
+
+
+def _streamed_block(block: dict) -> tuple[dict, list[dict]]:
+    """A whole content block as its content_block_start block and its deltas."""
+    kind = block["type"]
+    if kind == "text":
+        return ({"type": "text", "text": ""},
+                [{"type": "text_delta", "text": p} for p in _words(block["text"])]
+                + [{"type": "citations_delta", "citation": c}
+                   for c in block.get("citations") or []])
+    if kind == "thinking":
+        return ({"type": "thinking", "thinking": "", "signature": ""},
+                [{"type": "thinking_delta", "thinking": p} for p in _words(block["thinking"])]
+                + [{"type": "signature_delta", "signature": block["signature"]}])
+    if kind.endswith("tool_use"):
+        raw = jsonlib.dumps(block["input"])
+        return ({**block, "input": {}},
+                [{"type": "input_json_delta", "partial_json": p} for p in _thirds(raw)])
+    return block, []
+
+
+def anthropic_message(blocks: list[dict], stop: str = "end_turn",
+                      usage: tuple[int, int] = (10, 5), model: str = "claude-stub") -> dict:
+    """A whole (non-streamed) Messages reply made of `blocks`."""
+    return _anthropic_message(blocks, stop, _anthropic_usage(usage, NO_CACHE), model)
 
 
 # Responses API (POST /v1/responses)
@@ -714,11 +745,12 @@ def responses_stream(text: str | None = None,
                      reasoning: str | None = None, encrypted: str | None = None,
                      refusal: str | None = None, usage: tuple[int, int] = (10, 5),
                      model: str = "stub-model", end: str | None = "completed",
-                     cache: tuple[int, int] = NO_CACHE, **sse: Any) -> Reply:
+                     cache: tuple[int, int] = NO_CACHE, why: str = "max_output_tokens",
+                     **sse: Any) -> Reply:
     """The Responses streaming sequence (named events, each with its sequence_number).
 
-    `end` is "completed", "incomplete" (max_output_tokens) or None (the stream just stops);
-    extra keywords (pause, chunks, ...) go to Reply.sse."""
+    `end` is "completed", "incomplete" (for the reason `why`) or None (the stream just
+    stops); extra keywords (pause, chunks, ...) go to Reply.sse."""
     events: list = []
 
     def emit(kind: str, **fields: Any) -> None:
@@ -768,7 +800,7 @@ def responses_stream(text: str | None = None,
              response=_responses_object(items, "completed", final_usage, model))
     elif end == "incomplete":
         emit("response.incomplete", response=_responses_object(
-            items, "incomplete", final_usage, model, "max_output_tokens"))
+            items, "incomplete", final_usage, model, why))
     return Reply.sse(events, **sse)
 
 
@@ -779,20 +811,21 @@ class LlamaCppLike:
 
     It counts a request's prompt tokens as its body's bytes / 4; over `window` it answers
     llama.cpp's exact 400 (`exceed_context_size_error` with n_prompt_tokens and n_ctx).
-    A summary request (a user message holding "<conversation>") gets a short summary,
-    any other request `answer`; both stream when asked to, with usage. With `listing`,
-    GET /v1/models answers like llama.cpp (the server's whole context in `meta.n_ctx`,
-    `slots` times the window) and GET /props and /slots do too (a slot's window in
-    `n_ctx`); else 404.
+    A summary request (a user message holding "<conversation>") gets a short summary (with
+    `echo`, as a verbose model does: its whole input, whatever max_tokens asked), any other
+    request `answer`; both stream when asked to, with usage. With `listing`, GET /v1/models
+    answers like llama.cpp (the server's whole context in `meta.n_ctx`, `slots` times the
+    window) and GET /props and /slots do too (a slot's window in `n_ctx`); else 404.
 
         stub.handler = LlamaCppLike(window=4096)
     """
 
     def __init__(self, window: int = 4096, answer: str = "Noted.", listing: bool = True,
                  summary: str = "Summary: the user sent long notes; the assistant noted "
-                                "each one.", model: str = "stub-model", slots: int = 1) -> None:
+                                "each one.", model: str = "stub-model", slots: int = 1,
+                 echo: bool = False) -> None:
         self.window, self.answer, self.listing, self.summary = window, answer, listing, summary
-        self.model, self.slots = model, slots
+        self.model, self.slots, self.echo = model, slots, echo
         self.overflows = 0
         self.summaries = 0
 
@@ -823,7 +856,8 @@ class LlamaCppLike:
                     {})
         asked_summary = "<conversation>" in str(last.get("content"))
         self.summaries += asked_summary
-        text = self.summary if asked_summary else self.answer
+        text = self.answer if not asked_summary else str(last["content"]) if self.echo \
+            else self.summary
         usage = (used, max(1, len(text) // 4))
         if body.get("stream"):
             return openai_stream(text, usage=usage)

@@ -12,7 +12,7 @@ import pytest
 from tests.long_threads import is_summary_request, note, posts, turns
 from tests.stub_provider import LlamaCppLike, Reply, openai_stream, openai_text
 from toolnexus import ContextPolicy, ProviderError, create_client, create_toolkit, define_tool
-from toolnexus.context import LEFT_OUT_HEADER, SUMMARY_HEADER, apply_compaction
+from toolnexus.context import CUT_MARK, LEFT_OUT_HEADER, SUMMARY_HEADER, apply_compaction
 from toolnexus.marks import COMPACTION_KEY, DROPPED_KEY, PINNED_KEY, pin, sendable, unpin
 
 
@@ -83,6 +83,57 @@ async def test_five_long_turns_on_one_thread_fit_a_4k_window_and_the_thread_keep
     assert last_request[0]["content"] == note(1) and last_request[-1]["content"] == note(5)
     assert sum(SUMMARY_HEADER in m["content"] for m in last_request) == 1
     assert "Summary: the user sent long notes" in last_request[1]["content"]
+
+
+async def test_a_verbose_summarizer_cannot_make_the_thread_unusable(stub):
+    """Five long turns against a 4,096-token window, with a model that echoes its whole
+    input as the "summary" (what a small local model does when it ignores max_tokens):
+    the summary request asks for the share the plan gave it (max_tokens, a window's
+    eighth), a longer summary is cut to it, and every turn answers without an overflow."""
+    llama = stub.handler = LlamaCppLike(window=4096, echo=True)
+    async with client_for(stub) as client:
+        for n in range(1, 6):
+            events = [e async for e in client.stream(note(n), None, id="T")]
+            assert events[-1]["result"].text == "Noted."
+        thread = await client.conversation_store.get("T")
+    assert llama.overflows == 0 and llama.summaries >= 3
+    summaries = [r for r in posts(stub) if is_summary_request(r)]
+    assert [r.json["max_tokens"] for r in summaries] == [512] * len(summaries)
+    records = [m["content"] for m in thread if COMPACTION_KEY in m]
+    assert records and all(len(r) <= 512 * 4 and r.endswith(CUT_MARK) for r in records)
+    assert prompts(thread) == [note(n) for n in range(1, 6)]
+
+
+async def test_the_summary_asks_for_its_share_under_the_clients_own_budget_key(stub):
+    llama = stub.handler = LlamaCppLike(window=4096)
+    history = turns((note(1), "ok"), (note(2), "ok"))
+    params = {"max_completion_tokens": 64}
+    async with client_for(stub, request_params=params) as client:
+        await stream_on(client, history, note(3))
+    [summary] = [r.json for r in posts(stub) if is_summary_request(r)]
+    assert summary["max_completion_tokens"] == 512 and "max_tokens" not in summary
+    assert llama.summaries == 1
+
+
+async def test_when_even_a_cut_summary_does_not_fit_the_first_prompt_is_summarized(stub):
+    """The first prompt stays verbatim only while it fits with what must be sent and the
+    summary's share; when the summary, cut to that share, still leaves the request too
+    large, the first prompt is summarized too. It stays in the thread."""
+    stub.handler = LlamaCppLike(window=8192, echo=True)
+    # estimated with their overhead: first 1,248 tokens, last 500; with the summary's share
+    # of the 2,000-token window (250) they plan to 1,998, but the record itself costs 4 more
+    first, last = "F" * (1244 * 4), "L" * (496 * 4)
+    history = turns((first, "ok"), ("M" * 1184, "ok"))
+    async with client_for(stub, context=ContextPolicy(window=2000)) as client:
+        events = await stream_on(client, history, last)
+        thread = await client.conversation_store.get("T")
+    assert events[-1]["result"].text == "Noted."
+    [record] = [m for m in thread if COMPACTION_KEY in m]
+    assert record[COMPACTION_KEY]["first_prompt_kept"] is False
+    assert record[COMPACTION_KEY]["after_tokens"] <= 2000
+    sent = [m["content"] for m in answers(stub)[-1].json["messages"]]
+    assert first not in sent and sent[-1] == last
+    assert thread[0]["content"] == first  # kept in the thread
 
 
 async def test_a_conversation_keeps_going_past_the_window(stub):

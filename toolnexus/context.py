@@ -77,6 +77,7 @@ DEFAULT_SUMMARIZER_PROMPT = (
 )
 SUMMARY_HEADER = "[summary of earlier conversation]"
 LEFT_OUT_HEADER = "[earlier conversation left out]"
+CUT_MARK = " [...]"  # ends a summary cut to the share it was asked for
 CHARS_PER_TOKEN = 4
 MESSAGE_OVERHEAD = 4  # tokens a message costs beyond its text (role, separators)
 PART_TOKENS = 800  # an image or document part, roughly
@@ -205,10 +206,11 @@ class _Budget(NamedTuple):
 
 
 def _plan(messages: list[Message], order: list[int], spans: list[Span], *, fixed: int,
-          budget: _Budget, reserve: int, keep_last: int, scale: float = 1.0) -> _Plan | None:
+          budget: _Budget, reserve: int, keep_last: int, scale: float = 1.0,
+          keep_first: bool = True) -> _Plan | None:
     """What to summarize so the request gets under the target (the summary's `reserve`
-    included); None if nothing can be. The first prompt stays unless it cannot be sent
-    with what must stay."""
+    included); None if nothing can be. The first prompt stays (with `keep_first`) unless it
+    cannot be sent with what must stay."""
     tokens = [message_tokens(messages[i]) * scale for i in order]
     units = _units(messages, order)
     unit_tokens = [sum(tokens[s:e]) for s, e in units]
@@ -220,8 +222,8 @@ def _plan(messages: list[Message], order: list[int], spans: list[Span], *, fixed
             keep.add(u)
     kept_tokens = fixed + reserve + sum(unit_tokens[u] for u in keep)
     first_kept = False
-    if prompts and (prompts[0] in keep
-                    or kept_tokens + unit_tokens[prompts[0]] <= budget.hard):
+    if prompts and (prompts[0] in keep or keep_first
+                    and kept_tokens + unit_tokens[prompts[0]] <= budget.hard):
         first_kept = True
         if prompts[0] not in keep:
             keep.add(prompts[0])
@@ -277,11 +279,15 @@ def _summary_request(lines: list[str], instructions: str | None) -> str:
 
 
 async def ask_model(settings: ModelTarget, control: RunControl, system: str,
-                    text: str) -> ModelReply:
+                    text: str, max_tokens: int) -> ModelReply:
     """One non-streaming request without tools (the summary), outside the agent loop:
-    no hooks, no turn."""
+    no hooks, no turn; its reply asked to be at most `max_tokens` (under the budget key
+    the client's own options use, else the style's)."""
     wire = settings.wire
     params = {k: v for k, v in settings.request_params.items() if k not in _NOT_FOR_SUMMARY}
+    budget_key = next((k for k in _BUDGET_KEYS if k in params), wire.reply_budget_key)
+    params = {k: v for k, v in params.items() if k not in _BUDGET_KEYS}
+    params[budget_key] = max_tokens
     body = wire.build_body(model=settings.model, messages=[{"role": "user", "content": text}],
                            system=system, tools=[], stream=False,
                            # asked once: writing it to a prompt cache would only cost more
@@ -317,7 +323,10 @@ class Draft:
     before: int  # tokens of the request before it
     reason: str  # "threshold", "overflow" or "manual"
     reserve: int  # tokens the summary may take
+    hard: int  # tokens the request must stay under
+    scale: float  # what the endpoint counts over the characters/4 estimate
     instructions: str | None = None
+    fallback: Draft | None = None  # the same, summarizing the first prompt too
 
     @property
     def messages(self) -> int:
@@ -608,11 +617,14 @@ class ContextKeeper:
 
     def _draft(self, out: Outgoing, order: list[int], spans: list[Span], before: int,
                window: int | None, budget: _Budget, *, reason: str, scale: float = 1.0,
-               instructions: str | None = None) -> Draft | None:
-        """The compaction that gets the request under the budget; None if none can."""
+               instructions: str | None = None, keep_first: bool = True) -> Draft | None:
+        """The compaction that gets the request under the budget; None if none can. One
+        that keeps the first prompt verbatim carries the one that summarizes that prompt too
+        (it stays in the thread), for when its summary, cut to its share, does not fit."""
         reserve = self._reserve(window)
         plan = _plan(out.messages, order, spans, fixed=out.fixed_tokens(), budget=budget,
-                     reserve=reserve, keep_last=self.policy.keep_last, scale=scale)
+                     reserve=reserve, keep_last=self.policy.keep_last, scale=scale,
+                     keep_first=keep_first)
         if plan is None:
             return None
         room = budget.limit - reserve - _text_tokens(self.policy.summarizer_prompt) - 64
@@ -622,23 +634,31 @@ class ContextKeeper:
         while start > 0 and total + sizes[start - 1] <= room:
             start -= 1
             total += sizes[start]
-        return Draft(plan, lines, start, before, reason, reserve, instructions)
+        fallback = self._draft(out, order, spans, before, window, budget, reason=reason,
+                               scale=scale, instructions=instructions, keep_first=False) \
+            if plan.first_prompt_kept else None
+        return Draft(plan, lines, start, before, reason, reserve, budget.hard, scale,
+                     instructions, fallback)
 
     async def _finish(self, out: Outgoing, draft: Draft) -> Compaction:
-        """The compaction `draft` plans, with the model's summary of what it summarizes."""
+        """The compaction `draft` plans, with the model's summary of what it summarizes;
+        if that still does not fit (a verbose model), the one that summarizes the first
+        prompt too."""
+        made = await self._make(out, draft)
+        if draft.fallback is not None and made.info["after_tokens"] > draft.hard:
+            made = await self._make(out, draft.fallback)
+        return made
+
+    async def _make(self, out: Outgoing, draft: Draft) -> Compaction:
         plan, lines, start = draft.plan, draft.lines, draft.start
+        reserve, scale = draft.reserve, draft.scale
         summary = await self._summary(out, lines[start:], draft.instructions, draft.reserve) \
             if start < len(lines) else None
         dropped = len(lines) if summary is None else start
-        if summary is None:
-            content = (f"{LEFT_OUT_HEADER}\n{len(lines)} earlier messages were left out: "
-                       "they did not fit the model's context window, even to be summarized.")
-        elif dropped:
-            content = (f"{SUMMARY_HEADER}\n(The {dropped} oldest of these messages did not "
-                       f"fit the model's context window and were left out.)\n{summary}")
-        else:
-            content = f"{SUMMARY_HEADER}\n{summary}"
-        after = plan.kept_tokens + _text_tokens(content) + MESSAGE_OVERHEAD
+        # text the endpoint counts as denser than characters/4 (`scale`) is cut shorter
+        content = _record_text(summary, dropped, len(lines),
+                               int(reserve * CHARS_PER_TOKEN / scale))
+        after = plan.kept_tokens + (_text_tokens(content) + MESSAGE_OVERHEAD) * scale
         info: dict[str, Any] = {
             "summarized": [plan.first, plan.last], "kept": plan.kept,
             "messages": len(plan.summarize), "dropped": dropped,
@@ -657,7 +677,7 @@ class ContextKeeper:
         """The model's summary of `lines`, or None if the request did not fit."""
         try:
             reply = await ask_model(out.settings, out.control, self.policy.summarizer_prompt,
-                                    _summary_request(lines, instructions))
+                                    _summary_request(lines, instructions), reserve)
         except ProviderError as exc:
             if exc.context_overflow is None:
                 raise
@@ -666,7 +686,7 @@ class ContextKeeper:
         text = text_of(reply.message.get("content")).strip()
         if not text:
             raise ProviderError("the endpoint's summary of the earlier conversation is empty")
-        return text[:reserve * CHARS_PER_TOKEN * 2]
+        return text
 
 
 def _does_not_fit(what: str, error: ProviderError | None,
@@ -679,6 +699,21 @@ def _does_not_fit(what: str, error: ProviderError | None,
         status=error.status if error is not None else None, provider_message=said,
         hint=TOO_LONG_HINT, body=error.body if error is not None else None,
         context_overflow=error.context_overflow if error is not None else overflow)
+
+
+def _record_text(summary: str | None, dropped: int, total: int, limit: int) -> str:
+    """A compaction record's text, at most `limit` characters when there is a summary: one
+    longer than the share it was asked for (a verbose model) is cut to fit."""
+    if summary is None:
+        return (f"{LEFT_OUT_HEADER}\n{total} earlier messages were left out: they did not "
+                "fit the model's context window, even to be summarized.")
+    head = SUMMARY_HEADER + "\n"
+    if dropped:
+        head += (f"(The {dropped} oldest of these messages did not fit the model's context "
+                 "window and were left out.)\n")
+    if len(head) + len(summary) > limit:
+        summary = summary[:max(0, limit - len(head) - len(CUT_MARK))].rstrip() + CUT_MARK
+    return head + summary
 
 
 def with_window(policy: ContextPolicy, window: int | None) -> ContextPolicy:

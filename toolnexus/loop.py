@@ -20,8 +20,8 @@ from .context import ContextKeeper, Draft, Outgoing
 from .control import RunControl
 from .errors import ProviderError, ToolnexusError
 from .events import (
-    MAX_TOKENS,
     MAX_TURNS,
+    REFUSED,
     Event,
     RunResult,
     Usage,
@@ -36,7 +36,7 @@ from .events import (
     usage_event,
 )
 from .hooks import Hooks
-from .marks import INTERRUPTED_KEY, sendable
+from .marks import INTERRUPTED_KEY, mark_refused_turn, sendable
 from .schema import OutputSchema
 from .suspension import PENDING_KEY, Answer, Request, WaitFor, declined, pending_request
 from .toolkit import Toolkit
@@ -128,10 +128,14 @@ async def agent_loop(
                 async for event in events:
                     yield event
             calls = run.calls_to_make()
+            if not calls and run.paused:  # the server paused its own turn: send it back
+                continue
             if not calls:
                 result.text = text_of(messages[-1].get("content"))
-                if result.finish_reason in settings.wire.cut_off_reasons:
-                    result.status, result.incomplete_reason = "incomplete", MAX_TOKENS
+                if run.unfinished is not None:
+                    result.status, result.incomplete_reason = "incomplete", run.unfinished
+                    if run.unfinished == REFUSED:
+                        messages[:] = mark_refused_turn(messages)
                 elif options.schema is not None:  # a cut-off answer is no JSON to read
                     result.data = options.schema.read(result.text)
                 break
@@ -166,6 +170,8 @@ class _Run:
             if part
         ) or None
         self.assembler: StreamAssembler | None = None  # the stream being read
+        self.unfinished: str | None = None  # why the last reply's answer is not whole
+        self.paused = False  # the last reply is a turn the server paused, to go on from
         self.failed_before: set[tuple[str, str]] = set()  # the last tool turn's failed calls
         self.calls_left = settings.max_tool_calls_per_run
         self.reply_usage: Usage = {}  # what the endpoint counted for the last model call
@@ -294,10 +300,14 @@ class _Run:
             })
             if isinstance(changes, dict) and isinstance(changes.get("response"), dict):
                 message = changes["response"]
+        if self.paused:  # it went on from the paused turn it was sent with: one turn
+            message = settings.wire.continued(self.messages.pop(), message)
         self.messages.append(message)
         self.reply_usage = reply.usage
         add_usage(self.result.usage, reply.usage)
         self.result.finish_reason = reply.finish_reason
+        self.unfinished = settings.wire.why_unfinished(reply)
+        self.paused = reply.finish_reason in settings.wire.pause_reasons
         yield usage_event(self.result.usage)
 
     async def tool_turn(self, calls: list[_Call]) -> AsyncIterator[dict[str, Any]]:

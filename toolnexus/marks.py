@@ -27,6 +27,7 @@ INTERRUPTED_KEY = "interrupted"
 UNDONE = "undone"  # /undo
 RETRIED = "retried"  # /retry asked the same question again
 FAILED = "failed"  # the turn ended in an error; /retry offers its prompt
+REFUSED = "refused"  # the model refused the prompt: sending the exchange again invites more
 SYSTEM_PROMPT = "system prompt"  # on a system message: the thread's system prompt from here on
 COMPACTION_KEY = "compaction"  # on a record: what it summarizes (see context.py)
 FAILED_WITH_KEY = "failed_with"  # on the prompt of a turn that ended in an error: the error
@@ -162,6 +163,14 @@ def failures_in_a_row(messages: list[Message]) -> int:
             break
         count += 1
     return count
+
+
+def mark_refused_turn(messages: list[Message]) -> list[Message]:
+    """The transcript of a run whose answer was a refusal: the exchange, from its prompt
+    on, kept and marked refused, so that no later request carries it (Anthropic asks that
+    a refused turn be left out or changed before going on)."""
+    start = last_prompt(messages)
+    return messages if start is None else mark_from(messages, start, REFUSED)
 
 
 def pin(messages: list[Message], index: int) -> list[Message]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
 from toolnexus import RunResult
-from toolnexus.events import MAX_TOKENS, Usage
+from toolnexus.events import CONTEXT_FULL, CUT_OFF, FILTERED, MAX_TOKENS, REFUSED, Usage
 from toolnexus.visible import unmistakable, visible
 
 if TYPE_CHECKING:
@@ -29,12 +29,29 @@ def retry_note(event: dict[str, Any]) -> str:
     return f"{event['reason']}, retrying in {event['delay']:.0f} s (attempt {event['attempt']})"
 
 
+# What the footer says of an answer that is not whole, by its incomplete reason.
+_STOPPED = {MAX_TOKENS: "cut off at max_tokens", CONTEXT_FULL: "cut off: the context is full",
+            FILTERED: "stopped by the content filter", REFUSED: "refused",
+            CUT_OFF: "stopped early"}
+
+
 def unfinished_note(result: RunResult) -> str | None:
     """What to tell the user when a run ended without a (whole) final answer."""
-    if result.incomplete_reason == MAX_TOKENS:
-        return (f"note: the answer was cut off at max_tokens (finish reason "
-                f"{result.finish_reason!r}); ask it to go on, or raise max_tokens in the "
-                "model's request_params")
+    said = f"(finish reason {str(result.finish_reason)[:60]!r})"
+    why = result.incomplete_reason
+    if why == MAX_TOKENS:
+        return (f"note: the answer was cut off at max_tokens {said}; ask it to go on, or raise "
+                "max_tokens in the model's request_params")
+    if why == CONTEXT_FULL:
+        return (f"note: the answer was cut off when the model's context window filled up "
+                f"{said}; compact the thread or start a new one")
+    if why == FILTERED:
+        return f"note: the provider's content filter stopped the answer {said}"
+    if why == REFUSED:
+        return ("note: the model refused; the exchange stays in the thread but is not sent "
+                "with the next prompt")
+    if why == CUT_OFF:
+        return f"note: the provider stopped the answer before its end {said}"
     if result.status == "incomplete":
         return (f"note: stopped after {result.turns} model calls without a final answer "
                 "(the tools kept being called); ask again to let it go on")
@@ -85,7 +102,7 @@ class Figures:
     completion_tokens: int  # summed over every call of the run
     seconds: float
     generating_seconds: float | None  # from the first token on; None if none came
-    cut_off: bool = False
+    stopped: str | None = None  # how the answer was stopped short, when it was
     thread: str | None = None
     window: int | None = None
     fill_estimated: bool = False  # context_tokens is an estimate
@@ -120,7 +137,7 @@ def run_figures(result: RunResult, snapshots: list[Usage], *, seconds: float,
                    context_tokens=context if facts.fill is None else facts.fill,
                    completion_tokens=result.usage.get("completion_tokens", 0),
                    seconds=seconds, generating_seconds=generating_seconds,
-                   cut_off=result.incomplete_reason == MAX_TOKENS, thread=thread,
+                   stopped=_STOPPED.get(result.incomplete_reason or ""), thread=thread,
                    window=facts.window,
                    fill_estimated=facts.fill is not None and facts.fill_estimated,
                    turn_cost=turn_cost, thread_cost=thread_cost,
@@ -141,8 +158,8 @@ def footer_text(figures: Figures) -> str:
         money(figures.thread_cost) if figures.thread_cost is not None else None) if part)
     if thread:
         parts.append(f"thread {thread}")
-    if figures.cut_off:
-        parts.append("cut off at max_tokens")
+    if figures.stopped:
+        parts.append(figures.stopped)
     if figures.approvals_off:
         parts.append("approvals off (--yes)")
     return " · ".join(parts)
