@@ -636,7 +636,7 @@ class ContextKeeper:
             total += sizes[start]
         fallback = self._draft(out, order, spans, before, window, budget, reason=reason,
                                scale=scale, instructions=instructions, keep_first=False) \
-            if plan.first_prompt_kept else None
+            if keep_first and plan.first_prompt_kept else None
         return Draft(plan, lines, start, before, reason, reserve, budget.hard, scale,
                      instructions, fallback)
 
