@@ -54,7 +54,7 @@ async def test_malformed_entries_are_skipped(stub):
     (Reply.error(401, "bad key"), "answered HTTP 401: bad key (check the API key)"),
     (Reply.raw([b"<html>hi</html>"], chunked=False, headers={"Content-Type": "text/html"}),
      "is not JSON"),
-    (Reply.json({"models": []}), "is not a model list"),
+    (Reply.json({"items": []}), "is not a model list"),
     (Reply.json([1, 2]), "is not a model list"),
     (Reply.drop_after([b'{"data": [']), "failed"),
 ])

@@ -1,9 +1,5 @@
-"""The models an endpoint serves: one `GET .../models`, parsed into ModelInfo.
-
-Servers describe their models in different words; what is known of each is read here, in
-one place: the context window (OpenRouter `context_length`, vLLM `max_model_len`, llama.cpp
-`meta.n_ctx` / `meta.n_ctx_train`, Anthropic `max_input_tokens`...) and the price
-(OpenRouter `pricing`, dollars per token). Anything else, or anything malformed, is left out.
+"""The models an endpoint serves: `GET .../models`, every page of it, read by the one
+listing reader (`wire/listing.py`) into ModelInfo.
 
 httpx2 is imported when a list is fetched, never at import time.
 """
@@ -11,33 +7,21 @@ httpx2 is imported when a list is fetched, never at import time.
 from __future__ import annotations
 
 import asyncio
-import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .bounded_json import loads_bounded
 from .errors import ProviderError
 from .transport import _new_http_client, check_endpoint, check_headers, socks_errors_mapped
 from .wire import WireStyle, wire_style
+from .wire.listing import ModelInfo, read_listing
 
 if TYPE_CHECKING:
     import httpx2
 
 MAX_LIST_BYTES = 16 * 1024 * 1024  # OpenRouter's list of every model is about 1 MB
 MAX_PAGES = 20  # a server that always says "has_more" is not followed for ever
-MAX_ID_CHARS = 256
 DEFAULT_TIMEOUT_S = 5.0
 
-
-@dataclass(frozen=True)
-class ModelInfo:
-    """One model as an endpoint lists it. Prices are US dollars per million tokens;
-    None means the endpoint did not say."""
-
-    id: str
-    context_window: int | None = None
-    input_price: float | None = None
-    output_price: float | None = None
 
 
 async def list_models(base_url: str, style: str = "openai", api_key: str | None = None, *,
@@ -126,46 +110,9 @@ async def _read_limited(response: httpx2.Response, url: str) -> bytes:
 
 
 def parse_models(data: Any, source: str = "the endpoint") -> list[ModelInfo]:
-    """The ModelInfo of each well-formed entry of a `{"data": [...]}` model list. Entries
-    without a usable id are skipped; a reply without the list raises ProviderError."""
-    entries = data.get("data") if isinstance(data, dict) else None
-    if not isinstance(entries, list):
-        raise ProviderError(f"the reply from {source} is not a model list (no 'data' list)")
-    models = []
-    for entry in entries:
-        if not isinstance(entry, dict):
-            continue
-        model_id = entry.get("id")
-        if not isinstance(model_id, str) or not model_id.strip() or len(model_id) > MAX_ID_CHARS:
-            continue
-        pricing = entry.get("pricing") if isinstance(entry.get("pricing"), dict) else {}
-        models.append(ModelInfo(
-            id=model_id, context_window=_context_window(entry),
-            input_price=_per_million(pricing.get("prompt")),
-            output_price=_per_million(pricing.get("completion"))))
-    return models
-
-
-def _context_window(entry: dict[str, Any]) -> int | None:
-    meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
-    top = entry.get("top_provider") if isinstance(entry.get("top_provider"), dict) else {}
-    # llama.cpp: n_ctx is what the server was started with, n_ctx_train the model's own limit.
-    for value in (entry.get("context_length"), entry.get("context_window"),
-                  entry.get("max_model_len"), entry.get("max_input_tokens"),
-                  meta.get("n_ctx"), meta.get("n_ctx_train"), top.get("context_length")):
-        if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 1 << 40:
-            return value
-    return None
-
-
-def _per_million(per_token: Any) -> float | None:
-    """OpenRouter prices a token in dollars, as a string ("0.000003"); -1 means "varies"."""
-    if isinstance(per_token, bool) or not isinstance(per_token, (str, int, float)):
-        return None
-    try:
-        value = float(per_token)
-    except ValueError:
-        return None
-    if not math.isfinite(value) or value < 0:
-        return None
-    return round(value * 1_000_000, 6)
+    """The ModelInfo of each well-formed entry of a model listing. Entries without a
+    usable id are skipped; a reply that is not a listing raises ProviderError."""
+    listed = read_listing(data)
+    if listed is None:
+        raise ProviderError(f"the reply from {source} is not a model list")
+    return [entry.info for entry in listed]

@@ -1,9 +1,8 @@
 """A model's context window, and where it comes from.
 
 In order: an explicit value; the size an overflow error named (evidence beats what any
-listing says); the endpoint's model listing (`GET {base}/models`: for llama.cpp its
-`/props`, else `meta.n_ctx`; OpenRouter's `context_length`, others' `context_window`,
-`max_context_length`, `max_model_len`, `max_input_tokens`), asked once and remembered
+listing says); the endpoint's model listing (`GET {base}/models`, read by the one listing
+reader, `wire/listing.py`; for llama.cpp its `/props` first), asked once and remembered
 with a TTL; a small built-in table of common models. What the endpoint said, or that it
 said nothing, and what an overflow taught are kept in a cache: a JSON file (0600) when
 the caller names one, else memory.
@@ -20,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from .wire.listing import find_listed, read_listing
 
 FetchJSON = Callable[[str], Awaitable[Any]]  # GET url -> its JSON body, or None
 
@@ -47,8 +48,6 @@ TABLE: dict[str, int] = {
     "qwen3": 32_768,
     "mistral-large": 131_072,
 }
-_LISTING_KEYS = ("context_length", "context_window", "max_context_length", "max_model_len",
-                 "max_input_tokens")
 ENDPOINT, OVERFLOW = "endpoint", "overflow"
 
 
@@ -73,29 +72,12 @@ def _size(value: Any) -> int | None:
 
 def window_from_listing(data: Any, model: str) -> int | None:
     """The window a `/models` answer gives for `model` (or for its only model)."""
-    entries = data.get("data") if isinstance(data, dict) else None
-    if not isinstance(entries, list):
-        return None
-    entries = [e for e in entries if isinstance(e, dict)]
-    named = [e for e in entries if e.get("id") == model
-             or model in (e.get("aliases") if isinstance(e.get("aliases"), list) else ())]
-    chosen = named or (entries if len(entries) == 1 else [])
-    if not chosen:
-        return None
-    entry = chosen[0]
-    meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
-    top = entry.get("top_provider") if isinstance(entry.get("top_provider"), dict) else {}
-    for value in (meta.get("n_ctx"), *(entry.get(k) for k in _LISTING_KEYS),
-                  top.get("context_length")):
-        if _size(value):
-            return value
-    return None
+    entry = find_listed(read_listing(data) or [], model)
+    return entry.info.context_window if entry else None
 
 
 def is_llama_cpp(data: Any) -> bool:
-    entries = data.get("data") if isinstance(data, dict) else None
-    return isinstance(entries, list) and any(
-        isinstance(e, dict) and e.get("owned_by") == "llamacpp" for e in entries)
+    return any(entry.owned_by == "llamacpp" for entry in read_listing(data) or [])
 
 
 def window_from_props(data: Any) -> int | None:
