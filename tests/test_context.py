@@ -383,7 +383,7 @@ async def test_a_message_larger_than_the_window_is_refused_before_any_summary(st
     message = str(caught.value)
     assert "the message is ~10,004 tokens; the model's window is 4,096" in message
     assert "too long for this model" in message
-    assert caught.value.context_overflow.window == 4096
+    assert caught.value.context_overflow == (10_004, 4096)
     assert llama.summaries == 0 and posts(stub) == []
     assert thread[-1][DROPPED_KEY] == "failed" and sendable(thread) == history
 

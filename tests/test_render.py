@@ -11,6 +11,7 @@ from rich.console import Console
 from toolnexus import RunResult
 from toolnexus.pricing import Price
 from toolnexus_cli import approve
+from toolnexus_cli.config import load_config
 from toolnexus_cli.render import (
     NO_FACTS,
     Figures,
@@ -22,8 +23,9 @@ from toolnexus_cli.render import (
     run_figures,
     unfinished_note,
 )
+from toolnexus_cli.settings import UiSettings
 
-UI = {"markdown": True, "show_reasoning": True, "code_theme": "monokai", "footer": True}
+UI = UiSettings(code_theme="monokai")
 WIDTH = 60
 
 
@@ -261,3 +263,16 @@ def test_an_answer_keeps_right_to_left_marks_and_joiners():
     renderer.event(text(answer))
     renderer.end_answer()
     assert answer in screen.file.getvalue()
+
+
+def test_ui_markdown_false_in_the_config_shows_answers_as_the_text_they_are(tmp_path):
+    path = tmp_path / "config.toml"
+    path.write_text("[ui]\nmarkdown = false\n")
+    answer = [text("# Plan\n\nRun **this** first.\n\n- one\n")]
+    plain = TerminalRenderer(console(), load_config(str(path)).settings.ui)
+    for event in answer:
+        plain.event(event)
+    plain.end_answer()
+    assert shown(plain.console.file.getvalue()) == ["# Plan", "", "Run **this** first.", "",
+                                                    "- one"]
+    assert "**" not in rendered(answer)  # Markdown, by default

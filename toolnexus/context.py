@@ -514,7 +514,7 @@ class ContextKeeper:
         if size > window:
             raise _does_not_fit(
                 f"the message is ~{size:,} tokens; the model's window is {window:,}", error,
-                ContextOverflow(None, window))
+                ContextOverflow(size, window))  # `used` as estimated: nothing was sent
 
     # -- what the CLI calls (through Client)
 

@@ -76,13 +76,13 @@ class AskOptions:
 
 def run_ask(config: Config, options: AskOptions) -> int:
     """The exit code of one turn, its answer on stdout (rendered on a terminal)."""
-    console, ui = None, config.ui
+    console, ui = None, config.settings.ui
     if options.output == "auto" and sys.stdout.isatty():
         from rich.console import Console
 
         console = Console(highlight=False)
         if options.schema is None:  # a rendered answer: colours for the background
-            ui = terminal_ui(config.ui, console)
+            ui = terminal_ui(ui, console)
 
     def output(session: Session) -> Output:
         return CompactionOnStderr(chosen_output(session))

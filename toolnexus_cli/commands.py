@@ -38,6 +38,7 @@ from .context_commands import ContextCommands
 from .errors import UsageError
 from .listing import holding
 from .session import Session
+from .settings import UiSettings
 from .threads import fork_thread
 from .toolbox import approval_policy, approval_text, tool_rows
 
@@ -80,10 +81,10 @@ def _names_a_path(word: str) -> bool:
 
 class Commands(ContextCommands):
     def __init__(self, session: Session, console: Console,
-                 ui: dict[str, Any] | None = None) -> None:
+                 ui: UiSettings | None = None) -> None:
         self.session = session
         self.console = console
-        self.ui = ui or session.config.ui  # the terminal's settings (its code theme)
+        self.ui = ui or session.config.settings.ui  # the terminal's (with its code theme)
         self.attached: list[Attachment] = []  # /attach: for the next message
 
     def take_attached(self) -> list[Attachment]:
@@ -204,7 +205,7 @@ class Commands(ContextCommands):
         from .recap import show_last_exchange
 
         show_last_exchange(self.console, messages, self.session.thread,
-                           self.ui.get("code_theme") or "monokai")
+                           self.ui.code_theme or "monokai")
 
     async def _mark_from(self, thread: Thread, start: int, reason: str) -> bool:
         """Mark the thread's exchange from `start` on (nothing is deleted: `threads show`

@@ -10,11 +10,21 @@ import os
 import re
 import stat
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import NotConfigured, UsageError
+from .settings import (
+    DEFAULT_KEY_CMD_TIMEOUT_S,
+    DEFAULT_TIMEOUT_S,
+    ModelEntry,
+    ProviderSettings,
+    Settings,
+    provider_settings,
+    settings_from,
+)
 
 if TYPE_CHECKING:
     from toolnexus.pricing import Price
@@ -98,8 +108,6 @@ LIMITS = {
     "api_key_cmd_timeout": Limit(0, 3_600, "an hour", seconds=True),
 }
 
-DEFAULT_TIMEOUT_S = 600.0
-
 NOTHING_CONFIGURED = (
     "no model endpoint is configured: run 'toolnexus setup' (it finds the model servers on "
     "this machine, or asks for a key), or set OPENAI_API_KEY, ANTHROPIC_API_KEY or "
@@ -145,22 +153,27 @@ def config_path(flag: str | None = None) -> Path:
     return Path(explicit).expanduser() if explicit else config_dir() / "config.toml"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Config:
+    """The config file (`file`, as read and checked, shown by `config show`) and its
+    `settings`, typed once."""
+
     path: Path
-    data: dict[str, Any] = field(default_factory=dict)
+    file: Mapping[str, Any] = field(default_factory=dict)
+    settings: Settings = field(init=False)
+    _providers: Mapping[str, ProviderSettings] = field(init=False, repr=False)
 
-    @property
-    def ui(self) -> dict[str, Any]:
-        # no code_theme: by default `theme` (the terminal's background) picks it
-        return {"markdown": True, "show_reasoning": True, "footer": True,
-                "editing_mode": "emacs", "theme": "auto", **self.data.get("ui", {})}
-
-    def providers(self) -> dict[str, dict[str, Any]]:
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "settings", settings_from(self.file))
         merged = {name: dict(p) for name, p in BUILTIN_PROVIDERS.items()}
-        for name, p in self.data.get("providers", {}).items():
-            merged[name] = {**merged.get(name, {}), **p}
-        return merged
+        for name, table in self.file.get("providers", {}).items():
+            merged[name] = {**merged.get(name, {}), **table}
+        object.__setattr__(self, "_providers",
+                           {name: provider_settings(table) for name, table in merged.items()})
+
+    def providers(self) -> Mapping[str, ProviderSettings]:
+        """The built-in providers and the file's, a file's table over a built-in one."""
+        return self._providers
 
 
 def check_provider(config: Config, name: str) -> None:
@@ -359,7 +372,7 @@ class Target:
     max_tool_calls_per_run: int = 256  # and more in one run
     timeout: float = DEFAULT_TIMEOUT_S  # seconds a whole run may take
     idle_timeout: float | None = None  # seconds the endpoint may send nothing (None: 60)
-    api_key_cmd_timeout: float = 30.0
+    api_key_cmd_timeout: float = DEFAULT_KEY_CMD_TIMEOUT_S
     context_window: int | None = None  # tokens, when the config states it
     price: Price | None = None  # the model's, when the config gives one
     prompt_cache: bool = True  # mark prompts for the provider's cache (anthropic style)
@@ -370,8 +383,8 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
                    named_provider: str | None = None) -> Target:
     """`named_provider` (--provider) is the provider to talk to, whatever the model."""
     env = os.environ
-    model = model or env.get("TOOLNEXUS_MODEL") or config.data.get("default_model")
-    reasoning = None  # the model's own, if it has one
+    settings = config.settings
+    model = model or env.get("TOOLNEXUS_MODEL") or settings.default_model
     if named_provider is None:  # else the provider's own URL and style beat the variables
         base_url = base_url or env.get("TOOLNEXUS_BASE_URL")
         style = style or env.get("TOOLNEXUS_STYLE")
@@ -380,55 +393,53 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
         raise UsageError(f"unknown provider '{named_provider}': use one of "
                          f"{', '.join(providers)} or add [providers.{named_provider}] to "
                          f"{config.path}")
-    entry = _model_entry(config, model) if model else None
-    window = (entry or {}).get("context_window")
-    if entry is not None:
-        provider_name = named_provider or entry.get("provider")
+    found = _model_entry(config, model) if model else None
+    entry = found or ModelEntry()
+    provider_name: str | None
+    if found is not None:
+        provider_name = named_provider or found.provider
         if provider_name not in providers:
             raise UsageError(
                 f"{config.path}: model '{model}' names provider '{provider_name}', which is not "
                 f"defined: add [providers.{provider_name}] or use one of {', '.join(providers)}")
-        model_name = entry.get("model", model)
-        params = dict(entry.get("request_params", {}))
-        system = system or entry.get("system")
-        reasoning = entry.get("reasoning")
+        model_name = found.model or model
+        system = system or found.system
     elif named_provider is not None:
-        provider_name, model_name, params = named_provider, model, {}
+        provider_name, model_name = named_provider, model
     elif model and ":" in model and model.split(":", 1)[0] in providers and not base_url:
         provider_name, model_name = model.split(":", 1)
-        params = {}
     else:
         provider_name = None if base_url else _provider_of(config, model)
         model_name = model
-        params = {}
-    entry = entry or {}
-    provider = providers.get(provider_name, {}) if provider_name else {}
-    url = base_url or provider.get("base_url")
+    provider = providers[provider_name] if provider_name else ProviderSettings()
+    url = base_url or provider.base_url
     if not url:
         raise NotConfigured(NOTHING_CONFIGURED)
-    resolved_style = style or provider.get("style") or "openai"
+    resolved_style = style or provider.style or "openai"
     from toolnexus.wire import STYLES
 
     if resolved_style not in STYLES:
         raise UsageError(f"unknown style '{resolved_style}': use one of {', '.join(STYLES)}")
+    prompt_cache = entry.prompt_cache if entry.prompt_cache is not None else provider.prompt_cache
     target = Target(
         base_url=url, style=resolved_style, provider=provider_name,
-        model=model_name or provider.get("default_model") or "",
-        api_key_env=provider.get("api_key_env"), api_key_cmd=provider.get("api_key_cmd"),
-        headers={k: os.path.expandvars(str(v)) for k, v in provider.get("headers", {}).items()},
-        request_params=params,
-        reasoning=reasoning or config.data.get("reasoning") or "off",
-        price=_price(entry.get("price")),
-        prompt_cache=entry.get("prompt_cache", provider.get("prompt_cache", True)),
-        system=system or env.get("TOOLNEXUS_SYSTEM") or config.data.get("system"),
-        max_turns=config.data.get("max_turns", 10),  # the numbers were checked (LIMITS)
-        max_tool_calls_per_reply=config.data.get("max_tool_calls_per_reply", 32),
-        max_tool_calls_per_run=config.data.get("max_tool_calls_per_run", 256),
-        timeout=float(config.data.get("timeout", DEFAULT_TIMEOUT_S)),
-        idle_timeout=_seconds(provider.get("idle_timeout", config.data.get("idle_timeout"))),
-        api_key_cmd_timeout=float(provider.get("api_key_cmd_timeout", 30.0)),
-        context_window=window or provider.get("context_window")
-        or config.data.get("context_window"),
+        model=model_name or provider.default_model or "",
+        api_key_env=provider.api_key_env, api_key_cmd=provider.api_key_cmd,
+        headers={k: os.path.expandvars(str(v)) for k, v in provider.headers.items()},
+        request_params=dict(entry.request_params),
+        reasoning=entry.reasoning or settings.reasoning or "off",
+        price=_price(entry.price),
+        prompt_cache=True if prompt_cache is None else prompt_cache,
+        system=system or env.get("TOOLNEXUS_SYSTEM") or settings.system,
+        max_turns=settings.max_turns,
+        max_tool_calls_per_reply=settings.max_tool_calls_per_reply,
+        max_tool_calls_per_run=settings.max_tool_calls_per_run,
+        timeout=settings.timeout,
+        idle_timeout=(provider.idle_timeout if provider.idle_timeout is not None
+                      else settings.idle_timeout),
+        api_key_cmd_timeout=provider.api_key_cmd_timeout,
+        context_window=entry.context_window or provider.context_window
+        or settings.context_window,
     )
     if not target.model:  # named nowhere: the endpoint's own, if it serves only one
         from .models import served_model
@@ -437,11 +448,7 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
     return target
 
 
-def _seconds(value: float | None) -> float | None:
-    return None if value is None else float(value)
-
-
-def _price(table: dict[str, float] | None) -> Price | None:
+def _price(table: Mapping[str, float] | None) -> Price | None:
     if table is None:
         return None
     from toolnexus.pricing import Price
@@ -449,14 +456,11 @@ def _price(table: dict[str, float] | None) -> Price | None:
     return Price(**table)  # the keys and values were checked when the file was read
 
 
-def _model_entry(config: Config, name: str) -> dict[str, Any] | None:
-    models = config.data.get("models", {})
+def _model_entry(config: Config, name: str) -> ModelEntry | None:
+    models = config.settings.models
     if name in models:
         return models[name]
-    for entry in models.values():
-        if name in entry.get("aliases", []):
-            return entry
-    return None
+    return next((entry for entry in models.values() if name in entry.aliases), None)
 
 
 def _provider_of(config: Config, model: str | None) -> str | None:
@@ -469,9 +473,9 @@ def _provider_of(config: Config, model: str | None) -> str | None:
     return _provider_from_env(config.providers())
 
 
-def _provider_from_env(providers: dict[str, dict[str, Any]]) -> str | None:
+def _provider_from_env(providers: Mapping[str, ProviderSettings]) -> str | None:
     """With nothing chosen, the first built-in provider whose key is in the environment."""
     for name in ("openai", "anthropic", "openrouter"):
-        if os.environ.get(providers[name].get("api_key_env", "")):
+        if os.environ.get(providers[name].api_key_env or ""):
             return name
     return None

@@ -6,6 +6,7 @@ import datetime
 import json
 import math
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +24,11 @@ def show(config: Config) -> str:
     where = visible(str(config.path)).replace("\n", "^J")  # a comment is one line
     lines = [f"# {where}" + ("" if config.path.exists() else " (not created yet)")]
     lines += [f"{'.'.join(map(toml_key, path))} = {toml_value(value)}"
-              for path, value in _flatten(config.data, ())]
+              for path, value in _flatten(config.file, ())]
     return "\n".join(lines)
 
 
-def _flatten(data: dict[str, Any], prefix: tuple[str, ...]) -> list[tuple[tuple[str, ...], Any]]:
+def _flatten(data: Mapping[str, Any], prefix: tuple[str, ...]) -> list[tuple[tuple[str, ...], Any]]:
     """Each setting by its path of keys, masked as `Redactor.setting` masks it; an empty
     table stays, as `{}`."""
     rows: list[tuple[tuple[str, ...], Any]] = []

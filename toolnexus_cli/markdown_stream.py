@@ -30,9 +30,11 @@ WAITING = "waiting for the model"
 
 class MarkdownStream:
     def __init__(self, console: Console, *, code_theme: str = "monokai",
-                 show_reasoning: bool = True, refresh_per_second: float = 12) -> None:
+                 show_reasoning: bool = True, markdown: bool = True,
+                 refresh_per_second: float = 12) -> None:
         self.console = console
         self.code_theme = code_theme
+        self.markdown = markdown  # False: answers show as the plain text they are
         self.show_reasoning = show_reasoning
         self.tail = ""  # the unfinished block, shown live
         self.reasoning = ""
@@ -133,6 +135,8 @@ class MarkdownStream:
         self._gap = True
 
     def _block(self, text: str) -> _Block:
+        if not self.markdown:
+            return _Block(Text(text), self._gap)
         return _Block(ChatMarkdown(text, code_theme=self.code_theme), self._gap)
 
     def _tail_from(self, start: int) -> str:
@@ -158,7 +162,7 @@ class _Block:
     exactly one blank line between two blocks. (Rendered alone, a paragraph has no blank
     line before it and a list or quote has one.)"""
 
-    def __init__(self, markdown: ChatMarkdown, gap: bool) -> None:
+    def __init__(self, markdown: ChatMarkdown | Text, gap: bool) -> None:
         self.markdown, self.gap = markdown, gap
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:

@@ -20,6 +20,7 @@ from toolnexus.visible import visible
 
 from .config import APP, Config, Target
 from .errors import UsageError
+from .settings import ProviderSettings
 
 CACHE_TTL_S = 3600.0
 CACHE_VERSION = 1
@@ -41,22 +42,23 @@ class ProviderModels:
 # ------------------------------------------------------------------ which providers
 
 
-def configured_providers(config: Config) -> dict[str, dict[str, Any]]:
+def configured_providers(config: Config) -> dict[str, ProviderSettings]:
     """The providers worth asking: those the config file defines or its models use, and
     the built-in ones whose key is at hand (environment or keys file)."""
     from .keys import load_keys
 
-    in_file = set(config.data.get("providers", {}))
-    used = {entry.get("provider") for entry in config.data.get("models", {}).values()}
-    default = str(config.data.get("default_model", ""))
+    settings = config.settings
+    in_file = set(settings.providers)
+    used = {entry.provider for entry in settings.models.values()}
+    default = settings.default_model or ""
     if ":" in default:
         used.add(default.split(":", 1)[0])
     stored = load_keys()
     chosen = {}
     for name, provider in config.providers().items():
-        env = provider.get("api_key_env")
+        env = provider.api_key_env
         has_key = name in stored or bool(env and os.environ.get(env))
-        if provider.get("base_url") and (name in in_file or name in used or has_key):
+        if provider.base_url and (name in in_file or name in used or has_key):
             chosen[name] = provider
     return chosen
 
@@ -64,9 +66,9 @@ def configured_providers(config: Config) -> dict[str, dict[str, Any]]:
 def aliases_by_model(config: Config) -> dict[tuple[str, str], list[str]]:
     """(provider, model id) -> the names the config gives it: the entry's name and aliases."""
     names: dict[tuple[str, str], list[str]] = {}
-    for entry_name, entry in config.data.get("models", {}).items():
-        key = (str(entry.get("provider")), str(entry.get("model", entry_name)))
-        names.setdefault(key, []).extend([entry_name, *map(str, entry.get("aliases", []))])
+    for entry_name, entry in config.settings.models.items():
+        key = (str(entry.provider), entry.model or entry_name)
+        names.setdefault(key, []).extend(entry.named(entry_name))
     return names
 
 
@@ -114,12 +116,12 @@ def keep_listing(result: ProviderModels) -> None:
     write_cache(cache)
 
 
-def cached_models(cache: dict[str, Any], name: str, provider: dict[str, Any],
+def cached_models(cache: dict[str, Any], name: str, provider: ProviderSettings,
                   max_age: float | None) -> list[ModelInfo] | None:
     """The cached list for this provider at this URL, if younger than `max_age` seconds
     (None: any age)."""
     entry = cache.get(name)
-    if not isinstance(entry, dict) or entry.get("base_url") != provider.get("base_url"):
+    if not isinstance(entry, dict) or entry.get("base_url") != provider.base_url:
         return None
     fetched = entry.get("fetched_at")
     if not isinstance(fetched, (int, float)) or not isinstance(entry.get("models"), list):
@@ -135,33 +137,37 @@ def cached_models(cache: dict[str, Any], name: str, provider: dict[str, Any],
 # ------------------------------------------------------------------ fetching
 
 
-async def fetch_provider(name: str, provider: dict[str, Any],
+async def fetch_provider(name: str, provider: ProviderSettings,
                          api_key: str | None) -> ProviderModels:
     from toolnexus import ToolnexusError
     from toolnexus.models import list_models
 
-    style = provider.get("style") or "openai"
-    result = ProviderModels(name, provider["base_url"], style)
+    result = _row(name, provider)
     try:
         result.models = await list_models(
-            provider["base_url"], style, api_key, headers=_headers(provider),
+            result.base_url, result.style, api_key, headers=_headers(provider),
             timeout=FETCH_TIMEOUT_S)
     except (ToolnexusError, ValueError) as exc:
         result.error = str(exc)
     return result
 
 
-def _headers(provider: dict[str, Any]) -> dict[str, str]:
-    return {k: os.path.expandvars(str(v)) for k, v in provider.get("headers", {}).items()}
+def _row(name: str, provider: ProviderSettings, **known: Any) -> ProviderModels:
+    """A configured provider's row group (its base_url is set: it was configured)."""
+    return ProviderModels(name, provider.base_url or "", provider.style or "openai", **known)
 
 
-def _provider_key(name: str, provider: dict[str, Any]) -> str | None:
+def _headers(provider: ProviderSettings) -> dict[str, str]:
+    return {k: os.path.expandvars(str(v)) for k, v in provider.headers.items()}
+
+
+def _provider_key(name: str, provider: ProviderSettings) -> str | None:
     from .keys import provider_key
 
-    target = Target(base_url=provider["base_url"], style=provider.get("style") or "openai",
-                    model="", provider=name, api_key_env=provider.get("api_key_env"),
-                    api_key_cmd=provider.get("api_key_cmd"),
-                    api_key_cmd_timeout=float(provider.get("api_key_cmd_timeout", 30.0)))
+    target = Target(base_url=provider.base_url or "", style=provider.style or "openai",
+                    model="", provider=name, api_key_env=provider.api_key_env,
+                    api_key_cmd=provider.api_key_cmd,
+                    api_key_cmd_timeout=provider.api_key_cmd_timeout)
     choice = provider_key(target)
     return choice.value if choice else None
 
@@ -185,14 +191,12 @@ def gather_models(config: Config, only: str | None = None,
     for name, provider in providers.items():
         fresh = None if refresh else cached_models(cache, name, provider, CACHE_TTL_S)
         if fresh is not None:
-            results[name] = ProviderModels(name, provider["base_url"],
-                                           provider.get("style") or "openai", fresh, cached=True)
+            results[name] = _row(name, provider, models=fresh, cached=True)
             continue
         try:
             to_fetch.append(fetch_provider(name, provider, _provider_key(name, provider)))
         except UsageError as exc:  # its api_key_cmd failed: that provider's row says so
-            results[name] = ProviderModels(name, provider["base_url"],
-                                           provider.get("style") or "openai", error=str(exc))
+            results[name] = _row(name, provider, error=str(exc))
 
     async def fetch_all() -> list[ProviderModels]:
         return list(await asyncio.gather(*to_fetch))
@@ -334,8 +338,8 @@ def model_names(config: Config) -> list[str]:
     `provider:model` for every model in the cache (any age), then each of those models'
     bare names. Never waits on the network."""
     names: list[str] = []
-    for entry_name, entry in config.data.get("models", {}).items():
-        names += [entry_name, *map(str, entry.get("aliases", []))]
+    for entry_name, entry in config.settings.models.items():
+        names += entry.named(entry_name)
     try:
         providers = configured_providers(config)
     except UsageError:  # an unreadable keys file: the chat says so elsewhere

@@ -21,6 +21,8 @@ from toolnexus.visible import unmistakable, visible
 if TYPE_CHECKING:
     from toolnexus.pricing import Price
 
+    from .settings import UiSettings
+
 RESULT_PREVIEW_LINES = 8
 _BLANK_LINES = re.compile(r"^(?:[^\S\n]*\n){2,}", re.M)  # two or more in a row
 
@@ -330,7 +332,7 @@ class TerminalRenderer:
     """For a terminal: live Markdown, dimmed reasoning, tool panels, a footer. With `keys`
     (a terminal.TypeAhead), what is typed while the answer streams shows under it."""
 
-    def __init__(self, console: Any, ui: dict[str, Any], keys: Any = None) -> None:
+    def __init__(self, console: Any, ui: UiSettings, keys: Any = None) -> None:
         self.console = console
         self.ui = ui
         self.stream: Any = None
@@ -343,8 +345,9 @@ class TerminalRenderer:
 
             if self.keys is not None:  # before the live region draws: it writes too
                 self.keys.arm(self._typed)
-            self.stream = MarkdownStream(self.console, code_theme=self.ui["code_theme"],
-                                         show_reasoning=self.ui["show_reasoning"])
+            self.stream = MarkdownStream(self.console, code_theme=self.ui.code_theme or "monokai",
+                                         show_reasoning=self.ui.show_reasoning,
+                                         markdown=self.ui.markdown)
             if self.keys is not None:  # what was typed before a question, say
                 self.stream.hint(self.keys.shown())
         return self.stream
@@ -413,7 +416,7 @@ class TerminalRenderer:
             from rich.text import Text
 
             self.console.print(Text(note, style="dim italic"))
-        if self.ui["footer"]:
+        if self.ui.footer:
             from rich.text import Text
 
             footer = self.meter.footer(result, thread, facts)

@@ -29,7 +29,7 @@ class Repl:
     def __init__(self, config: Config, options: RunOptions,
                  console: Console | None = None) -> None:
         self.console = console or terminal_console()
-        self.ui = terminal_ui(config.ui, self.console)
+        self.ui = terminal_ui(config.settings.ui, self.console)
         self.session = Session(config, options, output=self._renderer, console=self.console)
         self.commands = Commands(self.session, self.console, self.ui)
         self.carried: list[str] = []  # `!command` output to add to the next message
@@ -46,7 +46,7 @@ class Repl:
 
     async def _read_loop(self) -> int:
         prompts = prompt_session(COMMANDS, model_names(self.session.config),
-                                 vi=self.ui["editing_mode"] == "vi")
+                                 vi=self.ui.editing_mode == "vi")
         await self._banner()
         code = await self._chat(prompts)
         if not self.session.interrupts.received:

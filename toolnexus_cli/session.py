@@ -312,7 +312,7 @@ def open_store(config: Config) -> ThreadStore:
     SQLite file in the user data directory."""
     from toolnexus.stores import open_store as open_named_store
 
-    spec = os.environ.get("TOOLNEXUS_STORE") or config.data.get("store") or "sqlite"
+    spec = os.environ.get("TOOLNEXUS_STORE") or config.settings.store or "sqlite"
     return open_named_store(data_dir() / "threads.db" if spec == "sqlite" else spec)
 
 

@@ -236,9 +236,9 @@ def _pick_model(endpoint: Endpoint) -> str:
 def _fit_into(config: Config, choice: Choice) -> None:
     """Adding to an existing file: reuse a provider it has for the same URL, else take a
     name it does not use yet."""
-    providers = config.data.get("providers", {})
+    providers = config.settings.providers
     for name, settings in providers.items():
-        if choice.table and settings.get("base_url") == choice.settings.get("base_url"):
+        if choice.table and settings.base_url == choice.settings.get("base_url"):
             choice.name, choice.table = name, False
             return
     base, n = choice.name, 2

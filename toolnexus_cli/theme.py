@@ -12,7 +12,11 @@ import os
 import re
 import sys
 import time
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .settings import UiSettings
 
 CODE_THEMES = {"dark": "monokai", "light": "friendly"}
 # Rich's Markdown styles that are unreadable on a light background (yellow, cyan on black)
@@ -28,17 +32,17 @@ _BACKGROUND = re.compile(rb"\x1b\]11;rgb:([0-9a-fA-F]{1,4})/([0-9a-fA-F]{1,4})/(
 _DEVICE_ATTRIBUTES = re.compile(rb"\x1b\[\?[0-9;]*c")
 
 
-def terminal_ui(ui: dict[str, Any], console: Any) -> dict[str, Any]:
+def terminal_ui(ui: UiSettings, console: Any) -> UiSettings:
     """`ui` with its code theme chosen for the background (unless `ui.code_theme` names
     one), Markdown styles for a light one pushed on `console`."""
-    background = ui["theme"]
+    background = ui.theme
     if background == "auto":
         background = "dark" if os.environ.get("NO_COLOR") else ask_background() or "dark"
     if background == "light":
         from rich.theme import Theme
 
         console.push_theme(Theme(LIGHT_MARKDOWN))
-    return {**ui, "code_theme": ui.get("code_theme") or CODE_THEMES[background]}
+    return replace(ui, code_theme=ui.code_theme or CODE_THEMES[background])
 
 
 def ask_background() -> str | None:

@@ -25,12 +25,13 @@ if TYPE_CHECKING:  # imported where tools are offered: a plain `ask` needs none 
 async def open_toolkit(config: Config, flags: ToolFlags) -> Toolkit:
     if flags.off:
         return await create_toolkit()
-    data = config.data
+    settings = config.settings
     base = config.path.parent
-    functions = flags.functions or [_relative(base, f) for f in data.get("functions", [])]
-    skills = flags.skills or (_relative(base, data["skills"]) if "skills" in data else None)
-    mcp = flags.mcp or (_relative(base, data["mcp"]) if "mcp" in data else None)
-    builtins = True if flags.builtins else data.get("builtins")
+    functions = flags.functions or [_relative(base, f) for f in settings.functions]
+    skills = flags.skills or (_relative(base, settings.skills) if settings.skills else None)
+    mcp = flags.mcp or (_relative(base, settings.mcp) if settings.mcp else None)
+    chosen = settings.builtins
+    builtins = True if flags.builtins else list(chosen) if isinstance(chosen, tuple) else chosen
     try:
         return await create_toolkit(functions=functions, skills_dir=skills, mcp_config=mcp,
                                     builtins=builtins,
@@ -47,16 +48,15 @@ def workspace(config: Config, flags: ToolFlags) -> Workspace:
 
     if flags.root:
         root = Path(flags.root).expanduser()
-    elif "workspace" in config.data:
-        root = Path(_relative(config.path.parent, config.data["workspace"]))
+    elif config.settings.workspace is not None:
+        root = Path(_relative(config.path.parent, config.settings.workspace))
     else:
         root = Path.cwd()
     if not root.is_dir():
         raise UsageError(f"the workspace {root} is not a folder: give --root an existing one")
-    rules = config.data.get("approval", {})
-    return Workspace(root, secrets=own_secrets(config), paths=rules.get("paths"),
-                     hosts=rules.get("hosts"), sandbox=sandbox_policy(config, flags),
-                     outside=rules.get("outside"))
+    rules = config.settings.approval
+    return Workspace(root, secrets=own_secrets(config), paths=rules.paths, hosts=rules.hosts,
+                     sandbox=sandbox_policy(config, flags), outside=rules.outside)
 
 
 def own_secrets(config: Config) -> list[Path]:
@@ -67,11 +67,9 @@ def own_secrets(config: Config) -> list[Path]:
 def sandbox_policy(config: Config, flags: ToolFlags) -> SandboxPolicy:
     from toolnexus.sandbox import SandboxPolicy
 
-    table = config.data.get("sandbox", {})
-    return SandboxPolicy(mode=flags.sandbox or table.get("mode", "workspace-write"),
-                         network=table.get("network", False),
-                         read=tuple(str(p) for p in table.get("read", [])),
-                         write=tuple(str(p) for p in table.get("write", [])))
+    table = config.settings.sandbox
+    return SandboxPolicy(mode=flags.sandbox or table.mode, network=table.network,
+                         read=table.read, write=table.write)
 
 
 def warn_failed_servers(toolkit: Toolkit) -> None:
@@ -90,11 +88,9 @@ def _relative(base: Path, value: str) -> str:
 def approval_policy(config: Config, toolkit: Toolkit) -> ApprovalPolicy:
     from toolnexus.approval import ApprovalPolicy
 
-    rules = dict(config.data.get("approval", {}))
-    commands = rules.pop("commands", None)
-    for table in ("paths", "hosts", "outside"):  # the workspace's
-        rules.pop(table, None)
-    return ApprovalPolicy(rules, commands, sandboxed=sandboxed(toolkit))
+    rules = config.settings.approval
+    commands = dict(rules.commands) if rules.commands is not None else None
+    return ApprovalPolicy(dict(rules.tools), commands, sandboxed=sandboxed(toolkit))
 
 
 def sandboxed(toolkit: Toolkit) -> bool:

@@ -1,0 +1,160 @@
+"""The config file's settings as frozen dataclasses: read once, after config.py checked every
+key, type and range, so the rest of the CLI reads typed fields, never the raw TOML."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+DEFAULT_TIMEOUT_S = 600.0
+DEFAULT_KEY_CMD_TIMEOUT_S = 30.0
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class UiSettings:
+    """[ui]: how a terminal shows answers. `code_theme` None: the background picks it."""
+
+    markdown: bool = True
+    show_reasoning: bool = True
+    footer: bool = True
+    editing_mode: str = "emacs"
+    theme: str = "auto"
+    code_theme: str | None = None
+
+
+@dataclass(frozen=True)
+class SandboxSettings:
+    """[sandbox]: where commands may write and read, and whether they reach the network."""
+
+    mode: str = "workspace-write"
+    network: bool = False
+    read: tuple[str, ...] = ()
+    write: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ApprovalSettings:
+    """[approval]: tool-name rules, and the command, path, host and outside rule tables."""
+
+    tools: Mapping[str, str] = field(default_factory=dict)
+    commands: Mapping[str, str] | None = None
+    paths: Mapping[str, str] | None = None
+    hosts: Mapping[str, str] | None = None
+    outside: Mapping[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class ProviderSettings:
+    """A [providers.NAME] table, over the built-in provider of that name if there is one."""
+
+    base_url: str | None = None
+    style: str | None = None
+    api_key_env: str | None = None
+    api_key_cmd: str | None = None
+    api_key_cmd_timeout: float = DEFAULT_KEY_CMD_TIMEOUT_S
+    headers: Mapping[str, str] = field(default_factory=dict)
+    context_window: int | None = None
+    prompt_cache: bool | None = None
+    idle_timeout: float | None = None
+    default_model: str | None = None  # built-in providers' own
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """A [models.NAME] table: a name (and aliases) for a provider's model and its settings."""
+
+    provider: str | None = None
+    model: str | None = None
+    aliases: tuple[str, ...] = ()
+    request_params: Mapping[str, Any] = field(default_factory=dict)
+    system: str | None = None
+    reasoning: str | None = None
+    price: Mapping[str, float] | None = None
+    prompt_cache: bool | None = None
+    context_window: int | None = None
+
+    def named(self, entry_name: str) -> tuple[str, ...]:
+        """Every name the config gives this model: its entry's, then its aliases."""
+        return (entry_name, *self.aliases)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the file says, typed; what it leaves out has its built-in default."""
+
+    default_model: str | None = None
+    system: str | None = None
+    store: str | None = None
+    max_turns: int = 10
+    max_tool_calls_per_reply: int = 32
+    max_tool_calls_per_run: int = 256
+    timeout: float = DEFAULT_TIMEOUT_S
+    idle_timeout: float | None = None
+    functions: tuple[str, ...] = ()
+    skills: str | None = None
+    mcp: str | None = None
+    builtins: bool | tuple[str, ...] | None = None
+    workspace: str | None = None
+    approval: ApprovalSettings = field(default_factory=ApprovalSettings)
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    context_window: int | None = None
+    reasoning: str | None = None
+    ui: UiSettings = field(default_factory=UiSettings)
+    providers: Mapping[str, ProviderSettings] = field(default_factory=dict)
+    models: Mapping[str, ModelEntry] = field(default_factory=dict)
+
+
+def settings_from(data: Mapping[str, Any]) -> Settings:
+    """The typed settings of a checked config file's data."""
+    builtins = data.get("builtins")
+    return Settings(
+        default_model=data.get("default_model"), system=data.get("system"),
+        store=data.get("store"),
+        max_turns=data.get("max_turns", 10),
+        max_tool_calls_per_reply=data.get("max_tool_calls_per_reply", 32),
+        max_tool_calls_per_run=data.get("max_tool_calls_per_run", 256),
+        timeout=float(data.get("timeout", DEFAULT_TIMEOUT_S)),
+        idle_timeout=_seconds(data.get("idle_timeout")),
+        functions=tuple(map(str, data.get("functions", ()))),
+        skills=data.get("skills"), mcp=data.get("mcp"),
+        builtins=tuple(map(str, builtins)) if isinstance(builtins, list) else builtins,
+        workspace=data.get("workspace"),
+        approval=_approval(data.get("approval", {})),
+        sandbox=_table(SandboxSettings, data.get("sandbox", {}), read=tuple, write=tuple),
+        context_window=data.get("context_window"), reasoning=data.get("reasoning"),
+        ui=_table(UiSettings, data.get("ui", {})),
+        providers={name: provider_settings(table)
+                   for name, table in data.get("providers", {}).items()},
+        models={name: _table(ModelEntry, table, aliases=lambda a: tuple(map(str, a)))
+                for name, table in data.get("models", {}).items()},
+    )
+
+
+def provider_settings(table: Mapping[str, Any]) -> ProviderSettings:
+    return _table(ProviderSettings, table, api_key_cmd_timeout=float, idle_timeout=float)
+
+
+def _approval(rules: Mapping[str, Any]) -> ApprovalSettings:
+    tables = {name: rules[name] for name in ("commands", "paths", "hosts", "outside")
+              if isinstance(rules.get(name), dict)}
+    return ApprovalSettings(tools={k: v for k, v in rules.items() if k not in tables},
+                            **tables)
+
+
+def _table(kind: type[T], table: Mapping[str, Any], **convert: Any) -> T:
+    """`kind` from a checked table, each value passed through its converter if it has one;
+    keys `kind` does not declare are not in a checked table."""
+    names = {f.name for f in dataclasses.fields(kind)}  # type: ignore[arg-type]
+    return kind(**{key: convert.get(key, _same)(value) for key, value in table.items()
+                   if key in names})
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _seconds(value: float | None) -> float | None:
+    return None if value is None else float(value)
