@@ -2,7 +2,8 @@
 
     python http_server.py    # prints the port it listens on, then serves /mcp
 
-Every request must carry `Authorization: Bearer $HTTP_MCP_TOKEN` (else 401).
+Every request must carry `Authorization: Bearer $HTTP_MCP_TOKEN` (else 401). It listens on
+$HTTP_MCP_PORT when set (a server started again where the last one was), else on a free port.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def die_with_parent() -> None:
 async def main() -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
+    sock.bind(("127.0.0.1", int(os.environ.get("HTTP_MCP_PORT", "0"))))
     sock.listen(16)
     app = RequireToken(server.streamable_http_app())
     config = uvicorn.Config(app, log_level="warning", lifespan="on")

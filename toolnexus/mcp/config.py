@@ -2,11 +2,13 @@
 
 A top-level `mcpServers`, `servers` or `mcp` object holds servers by name; each has
 `command` + `args` + `env` (stdio) or `url` + `headers` (streamable HTTP), and may say
-`disabled: true`. `${VAR}` (or `${VAR:-default}`) in the command, args, env, cwd, url and
-headers is replaced from the environment; every value substituted, and every literal that
-looks like a credential, is a secret of the spec, and `ServerSpec.redact` blanks them out of
-anything shown. A header value no request could carry (a line break, a control character)
-is the spec's error, naming the variable or the config key it came from.
+`disabled: true` (it is still read, so that it can be enabled later) and
+`startup_timeout_sec` (how long it may take to start). `${VAR}` (or `${VAR:-default}`) in
+the command, args, env, cwd, url and headers is replaced from the environment; every value
+substituted, and every literal that looks like a credential, is a secret of the spec, and
+`ServerSpec.redact` blanks them out of anything shown. A header value no request could
+carry (a line break, a control character) is the spec's error, naming the variable or the
+config key it came from.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ SERVER_KEYS = ("mcpServers", "servers", "mcp")
 HTTP_TYPES = {"http", "streamable-http", "streamable_http", "streamablehttp", "remote"}
 STDIO_TYPES = {"stdio", "local"}
 MIN_SECRET = 4  # shorter values are not redacted (they would blank out ordinary words)
+STARTUP_TIMEOUT = 30.0  # seconds a server may take to start, unless its entry says
+MAX_STARTUP_TIMEOUT = 3600.0
 
 McpConfig = str | os.PathLike[str] | Mapping[str, Any]
 
@@ -44,6 +48,7 @@ class ServerSpec:
     url: str = ""
     headers: dict[str, str] = field(default_factory=dict)
     disabled: bool = False
+    startup_timeout: float | None = None  # seconds; None: the default of whoever starts it
     error: str | None = None
     secrets: set[str] = field(default_factory=set)
 
@@ -132,10 +137,9 @@ def parse_server(name: str, entry: Any) -> ServerSpec:
     remote = kind in HTTP_TYPES or kind == "sse" or (url and not command and not kind)
     transport = "http" if remote else "stdio"
     spec = ServerSpec(name, transport)
-    if entry.get("disabled") is True or entry.get("enabled") is False:
-        spec.disabled = True
-        return spec
+    spec.disabled = entry.get("disabled") is True or entry.get("enabled") is False
     try:
+        spec.startup_timeout = _startup_timeout(entry.get("startup_timeout_sec"))
         if kind and kind not in HTTP_TYPES | STDIO_TYPES:
             if kind == "sse":
                 raise _ConfigError("the SSE transport is not supported: give a streamable HTTP url")
@@ -147,6 +151,16 @@ def parse_server(name: str, entry: Any) -> ServerSpec:
     except _ConfigError as exc:
         spec.error = str(exc)
     return spec
+
+
+def _startup_timeout(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (
+            0 < value <= MAX_STARTUP_TIMEOUT):
+        raise _ConfigError(f"startup_timeout_sec must be a number of seconds from 0 to "
+                           f"{MAX_STARTUP_TIMEOUT:g}, not {json.dumps(value)[:40]}")
+    return float(value)
 
 
 def _parse_http(spec: ServerSpec, entry: Mapping[str, Any], url: Any) -> None:
