@@ -24,6 +24,7 @@ from toolnexus.visible import visible
 
 from .chat_markdown import ChatMarkdown
 from .live_region import LiveRegion
+from .running import RunningTools
 
 
 class MarkdownStream:
@@ -35,6 +36,9 @@ class MarkdownStream:
         self.tail = ""  # the unfinished block, shown live
         self.reasoning = ""
         self.status = ""
+        self.status_since: float | None = None  # when what the status says began
+        self.running: RunningTools | None = None  # the tool calls running, shown live
+        self.spinner = Spinner("dots")  # one spinner, so that it turns
         self.hint_line = ""  # a dim line under everything, for the rest of the answer
         self.started = time.monotonic()
         self._scan = 0  # where the first line not yet examined starts in `tail`
@@ -58,9 +62,11 @@ class MarkdownStream:
     def think(self, delta: str) -> None:
         self.reasoning += visible(delta)
 
-    def note(self, status: str) -> None:
-        """A one-line status under the answer (retries, waiting for tools)."""
+    def note(self, status: str, since: float | None = None) -> None:
+        """A one-line status under the answer (retries, waiting for tools); with `since`
+        (a time.monotonic()), the seconds since then follow it."""
         self.status = visible(status)
+        self.status_since = since
 
     def hint(self, text: str) -> None:
         """A dim line at the bottom of the live region until the answer ends."""
@@ -156,7 +162,7 @@ class _Block:
 
 class _LiveView:
     """What the live region shows: the unfinished block (its last lines only), or the
-    reasoning so far, or a spinner with the seconds waited."""
+    reasoning so far; under it the tools running, or a spinner with the seconds waited."""
 
     def __init__(self, stream: MarkdownStream) -> None:
         self.stream = stream
@@ -179,10 +185,15 @@ class _LiveView:
             lines = _bottom(reasoning, rows, budget, lambda start: rendered(
                 Text(reasoning[start:], style="dim italic")))
         below: list[object] = []
-        if stream.status or not lines:
-            waited = time.monotonic() - stream.started
-            label = stream.status or f"waiting for the model… {waited:.0f}s"
-            below.append(Spinner("dots", text=Text(label, style="dim")))
+        if stream.running:
+            below.append(stream.running)
+        elif stream.status or not lines:
+            since = stream.started if not stream.status else stream.status_since
+            label = stream.status or "waiting for the model…"
+            if since is not None:
+                label += f" {time.monotonic() - since:.0f}s"
+            stream.spinner.update(text=Text(label, style="dim"))
+            below.append(stream.spinner)
         if stream.hint_line:
             below.append(Text(stream.hint_line, style="dim"))
         if below:

@@ -29,6 +29,18 @@ def retry_note(event: dict[str, Any]) -> str:
     return f"{event['reason']}, retrying in {event['delay']:.0f} s (attempt {event['attempt']})"
 
 
+def waiting_note(event: dict[str, Any]) -> str:
+    names = ", ".join(event["sources"])
+    return f"waiting for MCP server{'s' if len(event['sources']) > 1 else ''} {names} to start…"
+
+
+def progress_note(event: dict[str, Any]) -> str:
+    done = event["progress"]
+    counted = "" if done is None else (
+        f"{done:g}/{event['total']:g} " if event["total"] else f"{done:g} ")
+    return f"{event['name']}: {counted}{event['message']}".rstrip()
+
+
 def unfinished_note(result: RunResult) -> str | None:
     """What to tell the user when a run ended without a (whole) final answer."""
     if result.incomplete_reason == MAX_TOKENS:
@@ -273,6 +285,10 @@ class PlainRenderer:
                 self._err_line(label)
         elif kind == "retry":
             self._err_line(f"[retry] {retry_note(event)}")
+        elif kind == "waiting" and event["sources"]:
+            self._err_line(f"[waiting] {waiting_note(event)}")
+        elif kind == "tool_progress":
+            self._err_line(f"[progress] {progress_note(event)}")
         self.err.flush()
 
     def _err_line(self, line: str) -> None:
@@ -281,6 +297,9 @@ class PlainRenderer:
             self.err.write("\n")
         self.err.write(visible(line) + "\n")
         self.err_at_line_start = True
+
+    def resume(self, tool: str) -> None:
+        pass  # nothing is live here
 
     def end_answer(self) -> None:
         if self.wrote and not self.ended_with_newline:
@@ -309,12 +328,15 @@ class TerminalRenderer:
     stop it."""
 
     def __init__(self, console: Any, ui: dict[str, Any], keys: Any = None) -> None:
+        from .running import RunningTools
+
         self.console = console
         self.ui = ui
         self.stream: Any = None
         self.meter = Meter()
         self.keys = keys
         self.hinted = False
+        self.running = RunningTools()
 
     def _live(self) -> Any:
         if self.stream is None:
@@ -322,6 +344,7 @@ class TerminalRenderer:
 
             self.stream = MarkdownStream(self.console, code_theme=self.ui["code_theme"],
                                          show_reasoning=self.ui["show_reasoning"])
+            self.stream.running = self.running
             if self.keys is not None and not self.hinted:
                 self.keys.arm(self._key_pressed)
         return self.stream
@@ -347,16 +370,21 @@ class TerminalRenderer:
         elif kind == "tool_call":
             stream.print(self._panel(format_args(event["args"]), f"⚙ {event['name']}", "cyan",
                                      exact=True))
-            stream.note(f"running {event['name']}…")
+            self.running.start(event["id"], event["name"])
+        elif kind == "tool_progress":
+            self.running.report(event["id"], event["message"], event["progress"],
+                                event["total"])
         elif kind == "tool_result":
+            self.running.finish(event["id"])
             style = "red" if event["is_error"] else "green"
             title = f"{'✗' if event['is_error'] else '✓'} {event['name']}"
             labels = attachment_labels(event)
             body = "\n".join([preview(event["output"]), *labels]).strip() or "(no output)"
             stream.print(self._panel(body, title, style))
-            stream.note("")
         elif kind == "retry":
             stream.note(retry_note(event))
+        elif kind == "waiting":
+            stream.note(waiting_note(event) if event["sources"] else "", since=time.monotonic())
         elif kind == "compaction":
             from rich.text import Text
 
@@ -372,6 +400,11 @@ class TerminalRenderer:
         return Panel(call_text(body) if exact else Text(visible(body)),
                      title=Text(unmistakable(title) if exact else visible(title)),
                      title_align="left", border_style=style, expand=False)
+
+    def resume(self, tool: str) -> None:
+        """Live output again after a question about `tool` was answered yes: it runs now."""
+        self.running.restart_clock(tool)
+        self._live()
 
     def end_answer(self) -> None:
         if self.keys is not None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Console
 from rich.text import Text
 
@@ -11,6 +13,7 @@ from .approve import confirm
 from .attach import pasted_image
 from .commands import COMMANDS, Commands
 from .config import Config
+from .mcp_view import status_line
 from .models import model_names
 from .options import RunOptions
 from .render import TerminalRenderer, unfinished_note
@@ -20,15 +23,24 @@ from .terminal import KeyWatch, mute_keyboard, prompt_session, restore_keyboard
 from .theme import terminal_ui
 from .toolbox import sandbox_line, tools_summary
 
+MCP_WAIT = 5.0  # seconds after it began that a model call waits for an MCP server to start
+
 
 class Repl:
     def __init__(self, config: Config, options: RunOptions,
                  console: Console | None = None) -> None:
         self.console = console or terminal_console()
         self.ui = terminal_ui(config.ui, self.console)
-        self.session = Session(config, options, output=self._renderer, console=self.console)
+        self.session = Session(config, options, output=self._renderer, console=self.console,
+                               mcp_wait=MCP_WAIT, on_server=self._server_changed)
         self.commands = Commands(self.session, self.console, self.ui)
         self.carried: list[str] = []  # `!command` output to add to the next message
+        self.prompts: Any = None  # the prompt line, once the chat runs
+
+    def _server_changed(self, server: Any) -> None:
+        """An MCP server's status changed: the status line under the prompt says so."""
+        if self.prompts is not None:
+            self.prompts.app.invalidate()
 
     def _renderer(self, session: Session) -> TerminalRenderer:
         renderer = TerminalRenderer(self.console, self.ui, keys=KeyWatch())
@@ -40,9 +52,11 @@ class Repl:
         return self.session.run(self._read_loop)
 
     async def _read_loop(self) -> int:
-        prompts = prompt_session(COMMANDS, model_names(self.session.config),
-                                 vi=self.ui["editing_mode"] == "vi")
         session = self.session
+        servers = session.toolkit.servers
+        self.prompts = prompts = prompt_session(
+            COMMANDS, model_names(self.session.config), vi=self.ui["editing_mode"] == "vi",
+            status=(lambda: status_line(session.toolkit.servers)) if servers else None)
         self.console.print(Text(
             f"toolnexus chat · {session.target.model} · thread {session.thread} · "
             "/help for commands, Ctrl-D to leave", style="dim"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -94,10 +94,11 @@ def private_file(path: Path) -> Path:
 
 
 def prompt_session(commands: Iterable[str], models: Iterable[str] = (), *,
-                   vi: bool = False) -> Any:
+                   vi: bool = False, status: Callable[[], str] | None = None) -> Any:
     """The prompt line: a private history, Esc-Enter for a new line, Ctrl-C clears the
     line (on an empty one it raises KeyboardInterrupt), `commands` complete, and so do
-    `models` after `/model`. `vi`: vi keys, the mode shown in a toolbar."""
+    `models` after `/model`. `vi`: vi keys, the mode shown in a toolbar; `status`: a line
+    for the toolbar too (redrawn when the app is invalidated)."""
     from prompt_toolkit import PromptSession
     from prompt_toolkit.history import FileHistory
     from prompt_toolkit.key_binding import KeyBindings
@@ -120,8 +121,19 @@ def prompt_session(commands: Iterable[str], models: Iterable[str] = (), *,
         history=FileHistory(str(history_path)),
         completer=_slash_completer(list(commands), list(models)),
         complete_while_typing=True, key_bindings=bindings, enable_history_search=True,
-        vi_mode=vi, bottom_toolbar=_vi_mode_toolbar if vi else None,
+        vi_mode=vi, bottom_toolbar=_toolbar(vi, status),
     )
+
+
+def _toolbar(vi: bool, status: Callable[[], str] | None) -> Callable[[], str] | None:
+    if not vi and status is None:
+        return None
+
+    def toolbar() -> str:
+        return "  ".join(part for part in (_vi_mode_toolbar() if vi else "",
+                                           status() if status else "") if part)
+
+    return toolbar
 
 
 def _vi_mode_toolbar() -> str:
