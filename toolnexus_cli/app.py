@@ -387,6 +387,25 @@ def tools_cmd(
     raise typer.Exit(code)
 
 
+mcp_app = typer.Typer(help="The MCP servers of the config (or --mcp).", no_args_is_help=True)
+app.add_typer(mcp_app, name="mcp")
+
+
+@mcp_app.command("list")
+def mcp_list(mcp: McpOpt = None, root: RootOpt = None, as_json: JsonOpt = False,
+             config: ConfigOpt = None) -> None:
+    """Start each MCP server and show its state, tools, resources, prompts and stderr
+    (exit 1 if one that is not disabled fails)."""
+    from .mcp_list import list_servers
+
+    try:
+        code = list_servers(load_config(config), tool_flags(None, None, mcp, False, root=root),
+                            json_out=as_json)
+    except UsageError as exc:
+        fail_usage(exc)
+    raise typer.Exit(code)
+
+
 @app.command("setup")
 def setup_cmd(config: ConfigOpt = None) -> None:
     """Find a local model server or set up a hosted one; write the config (and key)."""
