@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 import warnings
 from typing import Annotated
@@ -211,7 +212,13 @@ def _warning_line(message: Warning | str, *args: object, **kwargs: object) -> st
 def main() -> None:
     # The library warns (a duplicate skill, say) through `warnings`: one plain line each.
     warnings.formatwarning = _warning_line
-    two_value_options(typer.main.get_command(app))(prog_name="toolnexus")
+    try:
+        two_value_options(typer.main.get_command(app))(prog_name="toolnexus")
+    finally:
+        # Everything is closed by now. The interpreter's last full collection would walk
+        # every object left alive (after MCP servers, the SDK's models: half a second on
+        # the way out); there is nothing it needs to find, so those objects are set aside.
+        gc.freeze()
 
 
 @app.command()
