@@ -340,7 +340,7 @@ class _Run:
                 ctx.cancelled.set()
             for task in tasks:
                 task.cancel()
-            running.add_done_callback(_read_and_forget)
+            await asyncio.gather(running, *tasks, return_exceptions=True)  # until they stop
             raise
         finally:
             if not outcomes:
@@ -437,13 +437,6 @@ def context_outgoing(settings: LoopSettings, toolkit: Toolkit | None,
     options = RequestOptions(reasoning=settings.reasoning, params=settings.request_params,
                              prompt_cache=settings.prompt_cache)
     return _Run(settings, toolkit, control, RunResult(messages=messages), options).outgoing()
-
-
-def _read_and_forget(future: asyncio.Future[Any]) -> None:
-    """Read the outcome nobody awaits any more (calls that were stopped), so that asyncio
-    does not report it as never retrieved."""
-    if not future.cancelled():
-        future.exception()
 
 
 def _reporter(queue: asyncio.Queue[dict[str, Any]], call: _Call
