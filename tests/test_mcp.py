@@ -343,7 +343,9 @@ async def test_call_timeouts_and_close_mid_call(tmp_path):
     pid_a, pid_b = tmp_path / "a.pid", tmp_path / "b.pid"
     toolkit = await create_toolkit()
     try:
-        never = {"MCP_STEPS_GATE": str(tmp_path / "never")}  # its steps never end
+        called = tmp_path / "called"
+        never = {"MCP_STEPS_GATE": str(tmp_path / "never"),  # its steps never end
+                 "MCP_CALLED_FILE": str(called)}
         status_a, status_b = await add_mcp_servers(
             toolkit, {"mcpServers": {"a": calc(pid_a), "b": calc(pid_b, never)}}, timeout=START)
         assert status_a.ok and status_b.ok
@@ -355,7 +357,7 @@ async def test_call_timeouts_and_close_mid_call(tmp_path):
         pid = await eventually(lambda: pid_in(pid_b), "a PID in pid_b")
         assert alive(pid)
         call = asyncio.create_task(toolkit.execute("b_steps", {"count": 1}))
-        await eventually(lambda: toolkit.sources[0].servers[1]._calls, "the call to run")
+        await eventually(called.exists, "the call to run")
     finally:
         await toolkit.close()
     await eventually(lambda: not alive(pid), "the server to end after close()")

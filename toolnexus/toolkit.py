@@ -98,6 +98,7 @@ class Toolkit:
         return [name for source in self.sources for name in source.starting()]
 
     async def started(self) -> None:
+        """Returns once none of `starting()` is starting any more."""
         await asyncio.gather(*(source.started() for source in self.sources))
 
     def news(self) -> list[str]:

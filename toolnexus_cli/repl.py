@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
@@ -23,6 +23,9 @@ from .terminal import KeyWatch, mute_keyboard, prompt_session, restore_keyboard
 from .theme import terminal_ui
 from .toolbox import sandbox_line, tools_summary
 
+if TYPE_CHECKING:
+    from toolnexus.mcp import McpServer
+
 MCP_WAIT = 5.0  # seconds after it began that a model call waits for an MCP server to start
 
 
@@ -37,7 +40,7 @@ class Repl:
         self.carried: list[str] = []  # `!command` output to add to the next message
         self.prompts: Any = None  # the prompt line, once the chat runs
 
-    def _server_changed(self, server: Any) -> None:
+    def _server_changed(self, server: McpServer) -> None:
         """An MCP server's status changed: the status line under the prompt says so."""
         if self.prompts is not None:
             self.prompts.app.invalidate()

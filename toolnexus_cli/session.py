@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from toolnexus.approval import AskUser
+    from toolnexus.mcp import McpServer
 
 
 class Output(Protocol):
@@ -96,7 +97,7 @@ class Session:
     def __init__(self, config: Config, options: RunOptions, *,
                  output: Callable[[Session], Output], console: Console | None = None,
                  mcp_wait: float | None = None,
-                 on_server: Callable[[Any], None] | None = None) -> None:
+                 on_server: Callable[[McpServer], None] | None = None) -> None:
         self.config = config
         self.options = options
         self.mcp_wait = mcp_wait
@@ -235,7 +236,7 @@ class Session:
 
         return asked
 
-    def _warn_if_failed(self, server: Any) -> None:
+    def _warn_if_failed(self, server: McpServer) -> None:
         if server.status.status.startswith("failed"):
             self.pause_output()  # the warning goes to stderr, where live output may be
             warn_if_failed(server.status)

@@ -91,15 +91,15 @@ class ToolNames:
     server's tool each time the server comes back."""
 
     def __init__(self, taken: list[str]) -> None:
-        self.taken = set(taken)
-        self.given: dict[tuple[str, str], str] = {}
+        self._taken = set(taken)
+        self._given: dict[tuple[str, str], str] = {}
 
     def name(self, server: str, tool: str) -> str:
-        if (server, tool) not in self.given:
-            name = _unique(_tool_name(server, tool), self.taken)
-            self.taken.add(name)
-            self.given[server, tool] = name
-        return self.given[server, tool]
+        if (server, tool) not in self._given:
+            name = _unique(_tool_name(server, tool), self._taken)
+            self._taken.add(name)
+            self._given[server, tool] = name
+        return self._given[server, tool]
 
 
 class McpServer:
