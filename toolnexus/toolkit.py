@@ -177,6 +177,7 @@ async def create_toolkit(
     mcp_timeout: float = 30.0,
     mcp_wait: float | None = None,
     mcp_roots: Iterable[str | Path] | None = None,
+    mcp_tokens: str | Path | None = None,
     timeout: float = DEFAULT_TIMEOUT_S,
     max_output: int = DEFAULT_MAX_OUTPUT,
 ) -> Toolkit:
@@ -192,7 +193,8 @@ async def create_toolkit(
     the servers still starting, at most `mcp_wait` seconds after they began (None: until
     each runs or has failed, within `mcp_timeout`, a server's start-up limit unless its
     entry says). `mcp_roots`: the folders advertised to them (default: the workspace's, or
-    the working folder).
+    the working folder). `mcp_tokens`: the file where OAuth logins of remote servers are
+    kept (0600; None: remote servers get only their configured headers).
     """
     toolkit = Toolkit(timeout=timeout, max_output=max_output)
     try:
@@ -221,7 +223,8 @@ async def create_toolkit(
             if mcp_roots is None and toolkit.workspace is not None:
                 mcp_roots = [toolkit.workspace.root]
             pool = ServerPool(mcp_config, startup_timeout=mcp_timeout, wait=mcp_wait,
-                              taken=[tool.name for tool in toolkit.tools()], roots=mcp_roots)
+                              taken=[tool.name for tool in toolkit.tools()], roots=mcp_roots,
+                              tokens=mcp_tokens)
             toolkit.add_source(pool)
             pool.start()
     except BaseException:

@@ -413,6 +413,38 @@ def mcp_list(mcp: McpOpt = None, root: RootOpt = None, as_json: JsonOpt = False,
     raise typer.Exit(code)
 
 
+@mcp_app.command("login")
+def mcp_login(
+    name: Annotated[str, typer.Argument(help="The remote server, by its name in mcp.json.")],
+    browser: Annotated[bool, typer.Option(
+        "--browser/--no-browser", help="Open the URL in a browser when one can be shown.")] = True,
+    port: Annotated[int | None, typer.Option(
+        "--port", help="Listen for the browser's redirect on this loopback port.")] = None,
+    mcp: McpOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Log in to a remote MCP server with OAuth: prints the URL to open, waits on a
+    loopback port for the browser's redirect, and keeps the tokens (0600) beside the keys."""
+    from .mcp_login import login_server
+
+    try:
+        code = login_server(load_config(config), tool_flags(None, None, mcp, False),
+                            name, browser=browser, port=port)
+    except UsageError as exc:
+        fail_usage(exc)
+    raise typer.Exit(code)
+
+
+@mcp_app.command("logout")
+def mcp_logout(
+    name: Annotated[str, typer.Argument(help="The remote server, by its name in mcp.json.")],
+) -> None:
+    """Forget the OAuth tokens of a remote MCP server."""
+    from .mcp_login import logout_server
+
+    raise typer.Exit(logout_server(name))
+
+
 @app.command("setup")
 def setup_cmd(config: ConfigOpt = None) -> None:
     """Find a local model server or set up a hosted one; write the config (and key)."""

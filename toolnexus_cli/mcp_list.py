@@ -12,6 +12,7 @@ from toolnexus import ToolnexusError
 
 from .config import Config
 from .errors import UsageError
+from .keys import mcp_tokens_path
 from .mcp_view import as_json, details
 from .options import ToolFlags
 from .toolbox import mcp_config, quiet_mcp_sdk, workspace_root
@@ -33,7 +34,7 @@ async def _show(path: str, roots: list[Path], json_out: bool) -> int:
     from toolnexus.mcp import ServerPool
 
     try:
-        pool = ServerPool(path, roots=roots)
+        pool = ServerPool(path, roots=roots, tokens=mcp_tokens_path())
     except ToolnexusError as exc:
         raise UsageError(str(exc)) from None
     pool.start()

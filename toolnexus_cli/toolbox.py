@@ -12,7 +12,7 @@ from toolnexus import Toolkit, ToolnexusError, create_toolkit
 
 from .config import Config, config_dir, data_dir, state_dir
 from .errors import UsageError
-from .keys import keys_path
+from .keys import keys_path, mcp_tokens_path
 from .options import ToolFlags
 
 if TYPE_CHECKING:  # imported where tools are offered: a plain `ask` needs none of them
@@ -41,7 +41,7 @@ async def open_toolkit(config: Config, flags: ToolFlags, *,
         return await create_toolkit(functions=functions, skills_dir=skills, mcp_config=mcp,
                                     builtins=builtins,
                                     workspace=workspace(config, flags) if builtins else None,
-                                    mcp_wait=mcp_wait,
+                                    mcp_wait=mcp_wait, mcp_tokens=mcp_tokens_path(),
                                     mcp_roots=[workspace_root(config, flags)] if mcp else None)
     except (ToolnexusError, ValueError) as exc:
         raise UsageError(str(exc)) from None

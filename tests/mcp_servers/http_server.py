@@ -8,15 +8,14 @@ $HTTP_MCP_PORT when set (a server started again where the last one was), else on
 
 from __future__ import annotations
 
-import ctypes
 import os
-import signal
 import socket
 import sys
 
 import anyio
 import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
+from parent import die_with_parent  # this folder: the script's own
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -48,14 +47,6 @@ class RequireToken:
                 await PlainTextResponse("unauthorized", status_code=401)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
-
-
-def die_with_parent() -> None:
-    """Linux: SIGKILL this server when the test process that started it dies, however."""
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-        if os.getppid() != int(os.environ.get("HTTP_MCP_PARENT", os.getppid())):
-            sys.exit(1)
 
 
 async def main() -> None:

@@ -1,7 +1,9 @@
 """The MCP config: the common `mcp.json` shape read into one `ServerSpec` per server.
 
 A top-level `mcpServers`, `servers` or `mcp` object holds servers by name; each has
-`command` + `args` + `env` (stdio) or `url` + `headers` (streamable HTTP), and may say
+`command` + `args` + `env` (stdio) or `url` + `headers` (streamable HTTP, falling back to
+the legacy HTTP+SSE transport for an older server; `"type": "sse"` for that one only), and
+may say
 `disabled: true` (it is still read, so that it can be enabled later) and
 `startup_timeout_sec` (how long it may take to start). `${VAR}` (or `${VAR:-default}`) in
 the command, args, env, cwd, url and headers is replaced from the environment; every value
@@ -40,7 +42,7 @@ class ServerSpec:
     """One configured server, its values expanded; `error` says why it cannot start."""
 
     name: str
-    transport: str  # "stdio" or "http"
+    transport: str  # "stdio", "http" or "sse"
     command: str = ""
     args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
@@ -135,16 +137,14 @@ def parse_server(name: str, entry: Any) -> ServerSpec:
     url = entry.get("url") or entry.get("serverUrl")
     command = entry.get("command")
     remote = kind in HTTP_TYPES or kind == "sse" or (url and not command and not kind)
-    transport = "http" if remote else "stdio"
+    transport = "sse" if kind == "sse" else "http" if remote else "stdio"
     spec = ServerSpec(name, transport)
     spec.disabled = entry.get("disabled") is True or entry.get("enabled") is False
     try:
         spec.startup_timeout = _startup_timeout(entry.get("startup_timeout_sec"))
-        if kind and kind not in HTTP_TYPES | STDIO_TYPES:
-            if kind == "sse":
-                raise _ConfigError("the SSE transport is not supported: give a streamable HTTP url")
-            raise _ConfigError(f"unknown transport type {kind!r} (use 'stdio' or 'http')")
-        if transport == "http":
+        if kind and kind not in HTTP_TYPES | STDIO_TYPES | {"sse"}:
+            raise _ConfigError(f"unknown transport type {kind!r} (use 'stdio', 'http' or 'sse')")
+        if transport != "stdio":
             _parse_http(spec, entry, url)
         else:
             _parse_stdio(spec, entry, command)

@@ -1,7 +1,9 @@
 """One connection to an MCP server, from its start to its end: the transport (a stdio
-process, or streamable HTTP), the SDK session over it with toolnexus's side of the protocol
-(the roots it advertises, the progress and log messages it takes), the handshake, and
-what the server offers (its tools, resources and prompts).
+process, streamable HTTP, or the legacy HTTP+SSE of older servers: a remote server that
+refuses the streamable POST with a 4xx other than 401/403 is asked for an SSE stream, as the
+protocol's backwards-compatibility section says), the SDK session over it with toolnexus's
+side of the protocol (the roots it advertises, the progress and log messages it takes),
+the handshake, and what the server offers (its tools, resources and prompts).
 """
 
 from __future__ import annotations
@@ -16,12 +18,17 @@ from http import HTTPStatus
 from types import SimpleNamespace
 from typing import Any
 
+from ..errors import ToolnexusError
 from ..visible import visible
+from .auth import LOGIN_HINT, LoginNeeded, has_own_authorization
 from .config import ServerSpec
 from .process import CommandNotFound, ServerProcess, StderrTail
 
 PAGES = 100  # pages of one listing followed at most: a server that pages forever is cut off
 LOG_LEVEL = "info"  # the least severe log messages asked of a server
+HTTP_TIMEOUT = 30.0  # seconds to connect, send, or wait for a free connection
+STREAM_TIMEOUT = 300.0  # seconds a response stream may stay silent
+WHY_LIMIT = 300  # characters of an error's own text in a status
 
 
 @dataclass
@@ -44,21 +51,45 @@ class ClientSide:
 
 class Connection:
     """Open it in an AsyncExitStack (`await connection.open(stack)`); closing the stack
-    ends it. `phase` says what it was doing, for a message when it fails."""
+    ends it. `phase` says what it was doing, for a message when it fails. `transport` is
+    what it speaks ("stdio", "http" or "sse"; "http" becomes "sse" when the server is an
+    older one); `auth` an httpx2.Auth for a remote server's requests (OAuth), or None."""
 
     def __init__(self, spec: ServerSpec, sdk: SimpleNamespace, side: ClientSide,
-                 stderr: StderrTail) -> None:
+                 stderr: StderrTail, *, transport: str | None = None, auth: Any = None
+                 ) -> None:
         self.spec = spec
         self.sdk = sdk
         self.side = side
         self.stderr = stderr
+        self.transport = transport or spec.transport
+        self.auth = auth
         self.phase = "starting"
         self.session: Any = None
         self.process: ServerProcess | None = None
-        self.http_error: str | None = None  # the first HTTP error status seen while starting
+        self.http_status: int | None = None  # the first HTTP error status seen while starting
         self.ready = False
 
     async def open(self, stack: contextlib.AsyncExitStack) -> Offer:
+        if self.transport == "http":
+            try:
+                async with contextlib.AsyncExitStack() as attempt:
+                    offer = await self._open_over(attempt)
+                    stack.push_async_exit(attempt.pop_all())
+                    return offer
+            except Exception:
+                if not self._older_server():
+                    raise
+            self.transport, self.http_status = "sse", None
+        return await self._open_over(stack)
+
+    def _older_server(self) -> bool:
+        """The server refused the streamable HTTP POST as a server of the HTTP+SSE
+        transport would (not for want of authorization)."""
+        status = self.http_status
+        return status is not None and 400 <= status < 500 and status not in (401, 403)
+
+    async def _open_over(self, stack: contextlib.AsyncExitStack) -> Offer:
         read, write = await self._transport(stack)
         sdk = self.sdk
         me = sdk.Implementation(name="toolnexus", version=_version())
@@ -98,23 +129,36 @@ class Connection:
 
     async def _transport(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
         sdk, spec = self.sdk, self.spec
-        if spec.transport == "http":
+        if self.transport == "http":
             self.phase = "connecting"
-
-            async def note_http_error(response: Any) -> None:
-                if response.status_code >= 400 and self.http_error is None:
-                    self.http_error = f"HTTP {response.status_code} {_phrase(response.status_code)}"
-
-            client = await stack.enter_async_context(sdk.http.AsyncClient(
-                headers=spec.headers, timeout=sdk.http.Timeout(30.0, read=300.0),
-                event_hooks={"response": [note_http_error]}))
+            client = await stack.enter_async_context(self._http_client(
+                spec.headers, sdk.http.Timeout(HTTP_TIMEOUT, read=STREAM_TIMEOUT), self.auth))
             read, write = await stack.enter_async_context(
                 sdk.streamable_http_client(spec.url, http_client=client))
+            return read, write
+        if self.transport == "sse":
+            self.phase = "connecting (HTTP+SSE)"
+            read, write = await stack.enter_async_context(sdk.sse_client(
+                spec.url, headers=spec.headers, timeout=HTTP_TIMEOUT,
+                sse_read_timeout=STREAM_TIMEOUT, auth=self.auth,
+                httpx_client_factory=self._http_client))
             return read, write
         self.phase = "starting the process"
         self.process = ServerProcess(spec, self.stderr)
         read, write = await stack.enter_async_context(self.process.running())
         return read, write
+
+    def _http_client(self, headers: dict[str, str] | None = None, timeout: Any = None,
+                     auth: Any = None) -> Any:
+        """The SDK's HTTP client for this server (its proxies and TLS settings are httpx2's,
+        from the environment), noting the first HTTP error status while it starts."""
+
+        async def note_http_error(response: Any) -> None:
+            if response.status_code >= 400 and self.http_status is None and not self.ready:
+                self.http_status = response.status_code
+
+        return self.sdk.http.AsyncClient(headers=headers, timeout=timeout, auth=auth,
+                                         event_hooks={"response": [note_http_error]})
 
     async def _listed(self, list_page: Any, kind: str, capabilities: dict[str, Any]
                       ) -> list[dict[str, Any]]:
@@ -154,14 +198,19 @@ class Connection:
 
     def _why(self, exc: BaseException) -> str:
         leaf = _leaf(exc)
-        if isinstance(leaf, CommandNotFound):
-            return str(leaf)
+        if isinstance(leaf, CommandNotFound | LoginNeeded | ToolnexusError):
+            return str(leaf)  # ours, said for a person already
         status = getattr(getattr(leaf, "response", None), "status_code", None)
-        text = " ".join(str(leaf).split())
-        if status is not None:
+        if status is None and not self.ready:
+            status = self.http_status
+        text = " ".join(str(leaf).split())[:WHY_LIMIT]
+        if status == 401 and not has_own_authorization(self.spec):
+            why = f"HTTP 401 Unauthorized from {self.spec.url}: " + LOGIN_HINT.format(
+                name=self.spec.name)
+        elif status is not None:
             why = f"HTTP {status} {_phrase(status)} from {self.spec.url}"
-        elif self.http_error and not self.ready:
-            why = f"{self.http_error} from {self.spec.url}"
+        elif type(leaf).__module__.startswith("mcp.client.auth"):
+            why = f"OAuth with {self.spec.url} failed: {text}"
         elif self.process is not None and self.process.returncode is not None:
             why = self.process.why_it_ended()
             if not self.ready:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..tools import Tool
+from .auth import TokenFile
 from .config import STARTUP_TIMEOUT, McpConfig, read_specs
 from .server import McpServer, ServerStatus, ToolNames, import_sdk
 
@@ -25,11 +26,13 @@ class ServerPool:
     """`ServerPool(config, ...)` reads the config (raising ToolnexusError only for one that
     cannot be read at all, or a missing `mcp` package); `start()` starts the servers;
     `close()` ends them. `roots` are the folders advertised to the servers as their roots
-    (by default the working folder)."""
+    (by default the working folder). `tokens`: the file of OAuth logins (see auth.py;
+    None: remote servers get only their configured headers)."""
 
     def __init__(self, config: McpConfig, *, startup_timeout: float = STARTUP_TIMEOUT,
                  wait: float | None = None, taken: Iterable[str] = (),
-                 roots: Iterable[str | Path] | None = None) -> None:
+                 roots: Iterable[str | Path] | None = None,
+                 tokens: str | Path | None = None) -> None:
         sdk = import_sdk()
         specs = read_specs(config)
         self.wait = wait
@@ -37,8 +40,10 @@ class ServerPool:
         self._watchers: list[Watcher] = []
         self._told: dict[str, str] = {}  # what the model was last told of a server
         names = ToolNames(list(taken))
+        token_file = None if tokens is None else TokenFile(tokens)
         self.servers = [McpServer(spec, sdk, names, lambda: self._roots, self._changed,
-                                  startup_timeout=startup_timeout) for spec in specs]
+                                  startup_timeout=startup_timeout, tokens=token_file)
+                        for spec in specs]
 
     def start(self) -> None:
         for server in self.servers:

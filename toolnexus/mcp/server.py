@@ -28,6 +28,7 @@ from typing import Any
 
 from ..errors import ToolnexusError
 from ..tools import Tool, ToolContext, ToolResult
+from .auth import ServerTokens, TokenFile, has_own_authorization, oauth
 from .config import STARTUP_TIMEOUT, ServerSpec
 from .connection import ClientSide, Connection, Offer, closed_connection, session_lost
 from .connection import _dump as dump
@@ -52,7 +53,7 @@ class ServerStatus:
     under while it runs."""
 
     name: str
-    transport: str  # "stdio" or "http"
+    transport: str  # "stdio", "http" or "sse" (also an "http" server found to be an older one)
     status: str
     tools: list[str] = field(default_factory=list)
 
@@ -71,6 +72,7 @@ def import_sdk() -> SimpleNamespace:
     try:
         import anyio
         import httpx2  # the HTTP client mcp 2.x is built on (a dependency of it)
+        from mcp.client.sse import sse_client
         from mcp.client.streamable_http import streamable_http_client
     except ImportError as exc:
         raise ToolnexusError(
@@ -81,6 +83,7 @@ def import_sdk() -> SimpleNamespace:
         ClientSession=mcp.ClientSession,
         Implementation=mcp.Implementation,
         streamable_http_client=streamable_http_client,
+        sse_client=sse_client,
         http=httpx2,
         types=mcp.types,
     )
@@ -105,13 +108,15 @@ class ToolNames:
 class McpServer:
     """One configured server. `start()` runs its supervisor in the background; `status`
     says how it is doing, `tools()` what it offers now. `on_change` is called whenever
-    its status changes."""
+    its status changes. `tokens`: where OAuth logins are kept (None: OAuth is not used)."""
 
     def __init__(self, spec: ServerSpec, sdk: SimpleNamespace, names: ToolNames,
                  roots: Callable[[], list[tuple[str, str]]],
                  on_change: Callable[[McpServer], None], *,
-                 startup_timeout: float = STARTUP_TIMEOUT) -> None:
+                 startup_timeout: float = STARTUP_TIMEOUT, tokens: TokenFile | None = None
+                 ) -> None:
         self.spec = spec
+        self.tokens = tokens
         self.name = spec.name
         self.sdk = sdk
         self.names = names
@@ -248,7 +253,8 @@ class McpServer:
         it ended (or could not start)."""
         if self._stopping.is_set():
             return None
-        connection = Connection(self.spec, self.sdk, self.side, self.stderr)
+        connection = Connection(self.spec, self.sdk, self.side, self.stderr,
+                                transport=self.status.transport, auth=self._auth())
         self._lost.clear()
         why: str | None = None
         try:
@@ -270,8 +276,17 @@ class McpServer:
             self._connection = None
         return None if self._stopping.is_set() else why
 
+    def _auth(self) -> Any:
+        """OAuth for a remote server that has a login (else None: a 401 says to log in)."""
+        spec, tokens = self.spec, self.tokens
+        if (tokens is None or spec.transport == "stdio" or has_own_authorization(spec)
+                or not tokens.logged_in(spec.name, spec.url)):
+            return None
+        return oauth(spec, ServerTokens(tokens, spec))
+
     def _ready(self, connection: Connection, offer: Offer) -> None:
         self.offer = offer
+        self.status.transport = connection.transport  # an older server speaks "sse"
         self._tools = self._make_tools(offer.tools)
         self._connection = connection
         self.status.tools = [tool.name for tool in self._tools]
