@@ -39,9 +39,14 @@ def read_line(proc: subprocess.Popen, timeout: float) -> str:
 def start_http_server(token: str, port: int = 0) -> tuple[subprocess.Popen, int]:
     """The streamable-HTTP server on 127.0.0.1:`port` (0: a free one), and its port once
     it listens."""
-    env = {**os.environ, "HTTP_MCP_TOKEN": token, "HTTP_MCP_PARENT": str(os.getpid()),
-           "HTTP_MCP_PORT": str(port)}
-    proc = subprocess.Popen([sys.executable, str(SERVERS / "http_server.py")],
+    return start_server("http_server.py", HTTP_MCP_TOKEN=token, HTTP_MCP_PORT=str(port))
+
+
+def start_server(script: str, **env: str) -> tuple[subprocess.Popen, int]:
+    """One of the HTTP servers of tests/mcp_servers/ (with `env`, its knobs), and the port
+    it listens on once it does."""
+    env = {**os.environ, "HTTP_MCP_PARENT": str(os.getpid()), **env}
+    proc = subprocess.Popen([sys.executable, str(SERVERS / script)],
                             stdout=subprocess.PIPE, text=True, env=env)
     return proc, int(read_line(proc, START))
 

@@ -5,7 +5,7 @@ redirects straight to the client's redirect URI with the code), refresh tokens.
 
     python oauth_server.py    # prints the port it listens on, then serves /mcp
 
-Besides MCP: POST /admin/expire invalidates every access token (refresh tokens keep
+With $OAUTH_MCP_DENY set, every authorization is refused (access_denied). Besides MCP: POST /admin/expire invalidates every access token (refresh tokens keep
 working), POST /admin/revoke every token of either kind, GET /admin/stats counts what
 happened ({"registrations", "authorizations", "refreshes", "bearers"}: `bearers` the
 Authorization headers seen on /mcp, e.g. to show that one without a token sent none).
@@ -26,6 +26,7 @@ from mcp.server.auth.provider import (
     AccessToken,
     AuthorizationCode,
     AuthorizationParams,
+    AuthorizeError,
     RefreshToken,
     construct_redirect_uri,
 )
@@ -58,6 +59,8 @@ class Provider:
 
     async def authorize(self, client: OAuthClientInformationFull,
                         params: AuthorizationParams) -> str:
+        if os.environ.get("OAUTH_MCP_DENY"):
+            raise AuthorizeError("access_denied", "the tester said no")
         self.stats["authorizations"] += 1
         code = secrets.token_urlsafe(16)
         self.codes[code] = AuthorizationCode(
