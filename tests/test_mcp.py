@@ -457,13 +457,13 @@ async def test_bad_entries_are_failed_statuses():
     toolkit = await create_toolkit()
     statuses = await add_mcp_servers(toolkit, {"mcpServers": {
         "empty": {},
-        "sse": {"type": "sse", "url": "http://127.0.0.1:9/sse"},
+        "ws": {"type": "websocket", "url": "ws://127.0.0.1:9/ws"},
         "scalar": 3,
         "ftp": {"url": "ftp://example.invalid"},
     }})
     assert [s.status for s in statuses] == [
         "failed: a local server needs a 'command' (or a 'url' for a remote one)",
-        "failed: the SSE transport is not supported: give a streamable HTTP url",
+        "failed: unknown transport type 'websocket' (use 'stdio', 'http' or 'sse')",
         "failed: the server entry must be an object",
         "failed: the url must start with http:// or https://",
     ]

@@ -9,6 +9,8 @@ sse_server.py speaks only HTTP+SSE), with the real `toolnexus` command.
 from __future__ import annotations
 
 import json
+import os
+import selectors
 import stat
 import subprocess
 
@@ -17,7 +19,7 @@ import pytest
 
 from tests import cli_helpers
 from tests.cli_helpers import ENTRY
-from tests.mcp_helpers import START, mcp_file, read_line, start_server, stop, tool_messages
+from tests.mcp_helpers import START, mcp_file, start_server, stop, tool_messages
 from tests.stub_provider import openai_stream
 from toolnexus import create_toolkit
 
@@ -67,12 +69,24 @@ def start_login(cli, config: str) -> tuple[subprocess.Popen, str]:
     """`toolnexus mcp login remote` started, and the authorization URL it printed."""
     proc = subprocess.Popen([*ENTRY, "mcp", "login", "remote", "--no-browser", "--mcp", config],
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=cli.merged_env(),
+                            stderr=subprocess.PIPE, bufsize=0, env=cli.merged_env(),
                             cwd=cli.home)
-    shown = ""
-    while "/authorize?" not in shown:
-        shown += read_line(proc, WAIT)
-    return proc, shown.split()[-1]
+    shown = b""
+    with selectors.DefaultSelector() as sel:  # unbuffered: select sees every byte
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        while b"/authorize?" not in shown or not shown.endswith(b"\n"):
+            assert sel.select(WAIT), f"no authorization URL within {WAIT} s: {shown!r}"
+            chunk = os.read(proc.stdout.fileno(), 65536)
+            assert chunk, f"it ended without an authorization URL: {shown!r}"
+            shown += chunk
+    url = next(word for word in shown.decode().split() if "/authorize?" in word)
+    return proc, url
+
+
+def finish(proc: subprocess.Popen) -> tuple[str, str]:
+    """What it printed after the URL, once it ended."""
+    out, err = proc.communicate(timeout=WAIT)
+    return out.decode(), err.decode()
 
 
 def login(cli, config: str) -> tuple[str, str]:
@@ -82,7 +96,7 @@ def login(cli, config: str) -> tuple[str, str]:
     try:
         page = httpx2.get(url, follow_redirects=True, timeout=WAIT)  # the browser
         assert page.status_code == 200 and "toolnexus is authorized" in page.text
-        out, err = proc.communicate(timeout=WAIT)
+        out, err = finish(proc)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -205,7 +219,7 @@ def test_a_denied_authorization_is_one_line(cli, tmp_path):
         login_proc, url = start_login(cli, config)
         page = httpx2.get(url, follow_redirects=True, timeout=WAIT)
         assert "The authorization was refused." in page.text
-        _, err = login_proc.communicate(timeout=WAIT)
+        _, err = finish(login_proc)
     finally:
         stop(proc)
     assert login_proc.returncode == 2
