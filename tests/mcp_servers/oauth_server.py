@@ -5,7 +5,9 @@ redirects straight to the client's redirect URI with the code), refresh tokens.
 
     python oauth_server.py    # prints the port it listens on, then serves /mcp
 
-With $OAUTH_MCP_DENY set, every authorization is refused (access_denied). Besides MCP: POST /admin/expire invalidates every access token (refresh tokens keep
+With $OAUTH_MCP_DENY set, every authorization is refused (access_denied).
+
+Besides MCP: POST /admin/expire invalidates every access token (refresh tokens keep
 working), POST /admin/revoke every token of either kind, GET /admin/stats counts what
 happened ({"registrations", "authorizations", "refreshes", "bearers"}: `bearers` the
 Authorization headers seen on /mcp, e.g. to show that one without a token sent none).
