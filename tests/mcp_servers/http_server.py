@@ -9,13 +9,9 @@ $HTTP_MCP_PORT when set (a server started again where the last one was), else on
 from __future__ import annotations
 
 import os
-import socket
-import sys
 
-import anyio
-import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
-from parent import die_with_parent  # this folder: the script's own
+from serving import serve  # this folder: the script's own
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -49,20 +45,5 @@ class RequireToken:
         await self.app(scope, receive, send)
 
 
-async def main() -> None:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", int(os.environ.get("HTTP_MCP_PORT", "0"))))
-    sock.listen(16)
-    app = RequireToken(server.streamable_http_app())
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
-    print(sock.getsockname()[1], flush=True)  # listening already: connections queue
-    await uvicorn.Server(config).serve(sockets=[sock])
-
-
 if __name__ == "__main__":
-    die_with_parent()
-    try:
-        anyio.run(main)
-    except KeyboardInterrupt:
-        sys.exit(0)
+    serve(lambda port: RequireToken(server.streamable_http_app()))

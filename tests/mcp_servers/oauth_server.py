@@ -17,13 +17,9 @@ from __future__ import annotations
 
 import os
 import secrets
-import socket
-import sys
 import time
 from collections import Counter
 
-import anyio
-import uvicorn
 from mcp.server.auth.provider import (
     AccessToken,
     AuthorizationCode,
@@ -35,7 +31,7 @@ from mcp.server.auth.provider import (
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
-from parent import die_with_parent  # this folder: the script's own
+from serving import serve  # this folder: the script's own
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -153,22 +149,10 @@ def counting_bearers(app, provider: Provider):
     return counted
 
 
-async def main() -> None:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", int(os.environ.get("HTTP_MCP_PORT", "0"))))
-    sock.listen(16)
-    port = sock.getsockname()[1]
+def app_for(port: int):
     server, provider = build(port)
-    app = counting_bearers(server.streamable_http_app(), provider)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
-    print(port, flush=True)  # listening already: connections queue
-    await uvicorn.Server(config).serve(sockets=[sock])
+    return counting_bearers(server.streamable_http_app(), provider)
 
 
 if __name__ == "__main__":
-    die_with_parent()
-    try:
-        anyio.run(main)
-    except KeyboardInterrupt:
-        sys.exit(0)
+    serve(app_for)

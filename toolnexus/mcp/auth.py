@@ -115,13 +115,7 @@ class ServerTokens:
     async def get_tokens(self) -> Any:
         from mcp.shared.auth import OAuthToken
 
-        entry = self.file.entry(self.name, self.url)
-        tokens = entry.get("tokens")
-        if not isinstance(tokens, dict):
-            return None
-        with contextlib.suppress(ValueError):
-            return OAuthToken.model_validate(tokens)
-        return None
+        return self._stored("tokens", OAuthToken)
 
     async def set_tokens(self, tokens: Any) -> None:
         expires_at = None if tokens.expires_in is None else time.time() + int(tokens.expires_in)
@@ -131,16 +125,20 @@ class ServerTokens:
     async def get_client_info(self) -> Any:
         from mcp.shared.auth import OAuthClientInformationFull
 
-        client = self.file.entry(self.name, self.url).get("client")
-        if not isinstance(client, dict):
-            return None
-        with contextlib.suppress(ValueError):
-            return OAuthClientInformationFull.model_validate(client)
-        return None
+        return self._stored("client", OAuthClientInformationFull)
 
     async def set_client_info(self, client_info: Any) -> None:
         self.file.update(self.name, self.url,
                          client=client_info.model_dump(mode="json", exclude_none=True))
+
+    def _stored(self, key: str, model: Any) -> Any:
+        """The entry's `key` as the SDK's `model` (None: absent, or not one)."""
+        value = self.file.entry(self.name, self.url).get(key)
+        if not isinstance(value, dict):
+            return None
+        with contextlib.suppress(ValueError):
+            return model.model_validate(value)
+        return None
 
     def expires_at(self) -> float | None:
         value = self.file.entry(self.name, self.url).get("expires_at")
