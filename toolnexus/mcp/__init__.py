@@ -1,4 +1,5 @@
-"""MCP servers as a tool source: local servers over stdio, remote ones over streamable HTTP.
+"""MCP servers as a tool source: local servers over stdio, remote ones over streamable HTTP
+(or the legacy HTTP+SSE), with OAuth.
 
     tools, statuses, close = await open_mcp_servers("mcp.json")   # or a parsed dict
     ...
@@ -8,13 +9,16 @@
 the toolkit's sources (their tools offered while they run) and `toolkit.close()` ends them.
 The package: `config` reads mcp.json (env expansion, secrets), `pool` runs the servers of
 one config as a tool source, `server` is one server's lifecycle (restarts, its tools),
-`connection` one connection to it (transport, session, handshake), `process` how a stdio
-server's process runs (a group supervisor, a bounded stderr tail, a quick end), `content`
-turns what a tool returns into text and attachments.
+`connection` one connection to it (transport, session, handshake), `auth` a remote
+server's OAuth (its tokens kept in a `TokenFile`: pass its path as `tokens`), `login` the
+browser flow that gets them (`await login(spec, TokenFile(path), print)`), `process` how a
+stdio server's process runs (a group supervisor, a bounded stderr tail, a quick end),
+`content` turns what a tool returns into text and attachments.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable, Iterable
 from typing import NamedTuple, Protocol
 
@@ -47,17 +51,20 @@ class McpServers(NamedTuple):
 
 
 async def open_mcp_servers(config: McpConfig, *, timeout: float = STARTUP_TIMEOUT,
-                           taken: Iterable[str] = ()) -> McpServers:
+                           taken: Iterable[str] = (),
+                           tokens: str | os.PathLike[str] | None = None) -> McpServers:
     """Start the configured MCP servers concurrently; once each runs or has failed, return
     their tools, statuses and close.
 
     Tool names are `<server>_<tool>`, made unique against each other and against `taken`
     (the names already in use). `timeout` is a server's start-up limit unless its entry
-    says (`startup_timeout_sec`). Raises ToolnexusError only for a config that cannot be
-    read at all (or a missing `mcp` package); a problem with one server is its status. Until
-    `close` is awaited, the servers that started keep running (and are restarted).
+    says (`startup_timeout_sec`). `tokens`: the file of OAuth logins (`toolnexus mcp login`
+    keeps them in mcp_tokens.json beside its keys). Raises ToolnexusError only for a config
+    that cannot be read at all (or a missing `mcp` package); a problem with one server is
+    its status. Until `close` is awaited, the servers that started keep running (and are
+    restarted).
     """
-    pool = ServerPool(config, startup_timeout=timeout, taken=taken)
+    pool = ServerPool(config, startup_timeout=timeout, taken=taken, tokens=tokens)
     await _started(pool)
     return McpServers(pool.tools(), pool.statuses(), pool.close)
 
@@ -70,11 +77,12 @@ class ToolRegistry(Protocol):
 
 
 async def add_mcp_servers(toolkit: ToolRegistry, config: McpConfig, *,
-                          timeout: float = STARTUP_TIMEOUT) -> list[ServerStatus]:
+                          timeout: float = STARTUP_TIMEOUT,
+                          tokens: str | os.PathLike[str] | None = None) -> list[ServerStatus]:
     """`open_mcp_servers` onto `toolkit`: the servers become one of its sources (their tools
     named clear of the tools it has) and `toolkit.close()` ends them. Returns one status
     per server, once each runs or has failed."""
-    pool = ServerPool(config, startup_timeout=timeout,
+    pool = ServerPool(config, startup_timeout=timeout, tokens=tokens,
                       taken=[tool.name for tool in toolkit.tools()])
     toolkit.add_source(pool)
     await _started(pool)

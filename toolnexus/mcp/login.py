@@ -26,6 +26,7 @@ from .process import StderrTail
 from .server import import_sdk
 
 CALLBACK_PATH = "/callback"
+LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
 LOGIN_TIMEOUT = 300.0  # seconds a person has to authorize in the browser
 MAX_REQUEST_HEAD = 16 * 1024  # bytes of the redirect's request line and headers read
 DONE_PAGE = ("<!doctype html><title>toolnexus</title><p>{}</p>"
@@ -149,6 +150,10 @@ def _check_remote(spec: ServerSpec) -> None:
     if has_own_authorization(spec):
         raise ToolnexusError(f"{spec.name} has an Authorization header in the MCP config: "
                              "that is what it is sent, so it needs no login")
+    parts = urlsplit(spec.url)
+    if parts.scheme != "https" and parts.hostname not in LOOPBACK_HOSTS:
+        raise ToolnexusError(f"{spec.name} is not reached over https: OAuth tokens travel "
+                             "only over TLS (or to this machine)")
 
 
 async def _connect(spec: ServerSpec, auth: Any, timeout: float) -> Offer:

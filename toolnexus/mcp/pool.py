@@ -10,6 +10,7 @@ it could use goes down, comes back, or is still starting when it is asked withou
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -32,7 +33,7 @@ class ServerPool:
     def __init__(self, config: McpConfig, *, startup_timeout: float = STARTUP_TIMEOUT,
                  wait: float | None = None, taken: Iterable[str] = (),
                  roots: Iterable[str | Path] | None = None,
-                 tokens: str | Path | None = None) -> None:
+                 tokens: str | os.PathLike[str] | None = None) -> None:
         sdk = import_sdk()
         specs = read_specs(config)
         self.wait = wait
