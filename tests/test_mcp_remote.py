@@ -17,13 +17,15 @@ import subprocess
 import httpx2
 import pytest
 
-from tests import cli_helpers
+from tests import chat_session, cli_helpers
+from tests.chat_session import numbered_answers
 from tests.cli_helpers import ENTRY
 from tests.mcp_helpers import START, mcp_file, start_server, stop, tool_messages
 from tests.stub_provider import openai_stream
 from toolnexus import create_toolkit
 
 cli, stub = cli_helpers.cli, cli_helpers.stub
+open_chat = chat_session.open_chat
 
 pytest.importorskip("mcp")
 pytestmark = pytest.mark.timeout(600)  # each test runs a server and several toolnexus processes
@@ -267,3 +269,14 @@ def test_ask_calls_a_tool_of_a_legacy_sse_server(cli, stub, sse_port, tmp_path):
     assert result.code == 0 and result.stdout == "got cba\n", result
     listed = cli.run("mcp", "list", "--mcp", config, timeout=WAIT)
     assert listed.code == 0 and "old  sse  ok" in listed.stdout, listed
+
+
+def test_the_chat_says_that_a_server_needs_a_login_and_goes_on(open_chat, stub, remote):
+    numbered_answers(stub)
+    chat = open_chat("--mcp", remote)
+    chat.wait_text("0 of 1 MCP servers ready · remote needs 'toolnexus mcp login remote'")
+    chat.say("hello")
+    chat.wait_text("answer 1.")
+    chat.say("/mcp remote")
+    chat.wait_text(LOGIN_HINT)
+    assert "Traceback" not in chat.term.text()

@@ -24,7 +24,9 @@ def status_line(servers: list[ServerStatus]) -> str:
     if not shown:
         return "every MCP server is disabled (/mcp)"
     ready = sum(server.ok for server in shown)
-    others = [f"{server.name} {state_word(server.status)}" for server in shown if not server.ok]
+    others = [f"{server.name} needs 'toolnexus mcp login {server.name}'" if server.needs_login
+              else f"{server.name} {state_word(server.status)}"
+              for server in shown if not server.ok]
     return visible(" · ".join([f"{ready} of {len(shown)} MCP servers ready", *others]))
 
 

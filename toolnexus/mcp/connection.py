@@ -206,8 +206,7 @@ class Connection:
             status = self.http_status
         text = " ".join(str(leaf).split())[:WHY_LIMIT]
         if status == 401 and not has_own_authorization(self.spec):
-            why = f"HTTP 401 Unauthorized from {self.spec.url}: " + LOGIN_HINT.format(
-                name=self.spec.name)
+            why = LOGIN_HINT.format(name=self.spec.name)  # no login, or one that no longer works
         elif status is not None:
             why = f"HTTP {status} {_phrase(status)} from {self.spec.url}"
         elif type(leaf).__module__.startswith("mcp.client.auth"):

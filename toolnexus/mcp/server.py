@@ -29,7 +29,7 @@ from typing import Any
 
 from ..errors import ToolnexusError
 from ..tools import Tool, ToolContext, ToolResult
-from .auth import ServerTokens, TokenFile, has_own_authorization, oauth
+from .auth import LOGIN_HINT, ServerTokens, TokenFile, has_own_authorization, oauth
 from .config import STARTUP_TIMEOUT, ServerSpec
 from .connection import (
     ClientSide,
@@ -70,6 +70,12 @@ class ServerStatus:
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    @property
+    def needs_login(self) -> bool:
+        """It failed for want of an OAuth login (`toolnexus mcp login NAME`)."""
+        return self.status.startswith("failed") and self.status.endswith(
+            LOGIN_HINT.format(name=self.name))
 
 
 def import_sdk() -> SimpleNamespace:
