@@ -142,7 +142,6 @@ class McpServer:
         self.stderr = StderrTail()
         self.logs: deque[str] = deque(maxlen=LOG_LINES)
         self.offer = Offer()  # what it offered when it last ran
-        self.started_at = 0.0  # the event loop's time when it last began to start
         self.side = ClientSide(roots=roots, log=self._log)
         self._tools: list[Tool] = []
         self._connection: Connection | None = None
@@ -180,7 +179,6 @@ class McpServer:
             return
         self._stopping.clear()
         self._settled.clear()
-        self.started_at = asyncio.get_running_loop().time()
         self._set("starting")
         self._task = asyncio.create_task(self._supervise(), name=f"mcp server {self.name}")
 
