@@ -15,7 +15,6 @@ refreshed when they expire); one that has none, or whose login no longer works, 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import time
@@ -92,6 +91,8 @@ class TokenFile:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
+        import fcntl  # POSIX, as the rest of toolnexus's process handling
+
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd = os.open(self.path.with_name(self.path.name + ".lock"), os.O_RDWR | os.O_CREAT,
                      0o600)
