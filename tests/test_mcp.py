@@ -13,7 +13,6 @@ import base64
 import json
 import os
 import re
-import selectors
 import signal
 import subprocess
 import sys
@@ -22,6 +21,15 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from tests.mcp_helpers import (
+    SERVERS,
+    START,
+    calc,
+    read_line,
+    start_http_server,
+    stop,
+    tool_messages,
+)
 from tests.resilience_helpers import single_try_client
 from tests.stub_provider import (
     Reply,
@@ -41,49 +49,17 @@ pytest.importorskip("mcp")
 # The tests that share the module's toolkit (and its server tasks) run in the module's loop.
 shared_loop = pytest.mark.asyncio(loop_scope="module")
 
-SERVERS = Path(__file__).parent / "mcp_servers"
-STDIO_SERVER = str(SERVERS / "stdio_server.py")
 HTTP_TOKEN = "tok-8f3a91c2e7"  # the value behind ${TOOLNEXUS_TEST_MCP_TOKEN}
-START = 30.0  # start-up limit for servers that should come up (a loaded machine is slow)
-
-
-# ----------------------------------------------------------------------------- helpers
-
-
-def read_line(proc: subprocess.Popen, timeout: float) -> str:
-    """One line of the process's stdout, or fail after `timeout` seconds."""
-    with selectors.DefaultSelector() as sel:
-        sel.register(proc.stdout, selectors.EVENT_READ)
-        if not sel.select(timeout):
-            raise AssertionError(f"no output from {proc.args} within {timeout} s")
-    return proc.stdout.readline()
-
-
-def calc(pid_file: Path | None = None, **extra) -> dict:
-    env = {"MCP_PID_FILE": str(pid_file)} if pid_file else {}
-    return {"command": sys.executable, "args": [STDIO_SERVER], "env": env, **extra}
-
-
-def tool_messages(body: dict) -> list[dict]:
-    return [m for m in body["messages"] if m.get("role") == "tool"]
 
 
 @pytest.fixture(scope="module")
 def http_server():
     """The streamable-HTTP server on 127.0.0.1 (a free port it picks and prints)."""
-    env = {**os.environ, "HTTP_MCP_TOKEN": HTTP_TOKEN, "HTTP_MCP_PARENT": str(os.getpid())}
-    proc = subprocess.Popen([sys.executable, str(SERVERS / "http_server.py")],
-                            stdout=subprocess.PIPE, text=True, env=env)
+    proc, port = start_http_server(HTTP_TOKEN)
     try:
-        port = int(read_line(proc, 30))
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +97,7 @@ async def test_servers_start_and_their_tools_are_named_server_tool(kit):
     assert statuses == [
         ServerStatus("calc", "stdio", "ok",
                      ["calc_add", "calc_echo", "calc_fail", "calc_picture", "calc_report",
-                      "calc_slow", "calc_secret_env"]),
+                      "calc_slow", "calc_steps", "calc_roots", "calc_secret_env"]),
         ServerStatus("remote", "http", "ok", ["remote_whoami", "remote_shout"]),
         ServerStatus("off", "stdio", "disabled", []),
     ]
@@ -265,8 +241,8 @@ def test_content_that_is_not_what_it_claims_is_not_attached():
 
 async def test_a_broken_server_is_isolated_and_the_others_work(http_server, token_env, tmp_path):
     """One exits at once, one never answers initialize (and ignores stdin closing), one has
-    no command, one needs an unset variable: each says why, the good server works, and
-    close() ends the hung process too."""
+    no command, one needs an unset variable: each says why, the good server works, and the
+    hung process is ended as it times out."""
     hung_pid = tmp_path / "hung.pid"
     hang = ("import os, time; open(os.environ['PID_FILE'], 'w').write(str(os.getpid()));"
             " time.sleep(120)")
@@ -284,9 +260,9 @@ async def test_a_broken_server_is_isolated_and_the_others_work(http_server, toke
     try:
         statuses = {s.name: s for s in await add_mcp_servers(toolkit, config, timeout=1.5)}
         assert statuses["remote"].status == "ok"
-        crashed = statuses["crashes"].status
-        assert crashed.startswith("failed: the server closed the connection")
-        assert "bad config" in crashed  # the last line of its stderr
+        assert statuses["crashes"].status == (
+            "failed: it exited with status 1 while waiting for the initialize answer "
+            "(stderr: bad config)")  # the last line of its stderr
         assert statuses["hangs"].status == (
             "failed: timed out after 1.5 s waiting for the initialize answer")
         assert statuses["missing"].status == "failed: command not found: 'toolnexus-no-such-server'"
@@ -296,12 +272,10 @@ async def test_a_broken_server_is_isolated_and_the_others_work(http_server, toke
         assert [t.name for t in toolkit.tools()] == ["remote_whoami", "remote_shout"]
         assert (await toolkit.execute("remote_shout", {"text": "still here"})).output == (
             "STILL HERE")
-        await eventually(hung_pid.exists, "the hung server to start")
-        assert running_with(str(hung_pid))  # its environment names the file
+        assert hung_pid.exists()  # it did start
+        assert not running_with(str(hung_pid))  # and was ended when it timed out
     finally:
         await toolkit.close()
-    await eventually(lambda: not running_with(str(hung_pid)),
-                     "the hung server to end after close()")
 
 
 async def test_a_wrong_token_fails_with_the_http_status_and_no_secret(http_server, monkeypatch):
@@ -363,44 +337,75 @@ async def test_opening_servers_returns_their_tools_statuses_and_close(tmp_path):
 # ----------------------------------------------------------------------------- lifetimes
 
 
-async def test_call_timeouts_crashes_and_close_mid_call(tmp_path):
-    """Two servers of one toolkit: on `a` a call cut by its timeout, then a crash; on `b` a
-    call still running when close() ends the server (each ends as an error result)."""
+async def test_call_timeouts_and_close_mid_call(tmp_path):
+    """Two servers of one toolkit: on `a` a call cut by its timeout; on `b` a call still
+    running when close() ends the server (each ends as an error result)."""
     pid_a, pid_b = tmp_path / "a.pid", tmp_path / "b.pid"
     toolkit = await create_toolkit()
     try:
+        called = tmp_path / "called"
+        never = {"MCP_STEPS_GATE": str(tmp_path / "never"),  # its steps never end
+                 "MCP_CALLED_FILE": str(called)}
         status_a, status_b = await add_mcp_servers(
-            toolkit, {"mcpServers": {"a": calc(pid_a), "b": calc(pid_b)}}, timeout=START)
+            toolkit, {"mcpServers": {"a": calc(pid_a), "b": calc(pid_b, never)}}, timeout=START)
         assert status_a.ok and status_b.ok
         toolkit.get("a_slow").timeout = 0.3
         cut = await toolkit.execute("a_slow", {"seconds": 30})
         assert cut.is_error and "timed out after 0.3 s" in cut.output
         assert (await toolkit.execute("a_add", {"a": 20, "b": 22})).output == "42"
 
-        os.kill(await eventually(lambda: pid_in(pid_a), "a PID in pid_a"), signal.SIGKILL)
-        crashed = await toolkit.execute("a_add", {"a": 1, "b": 1})
-        assert crashed.is_error
-        assert crashed.output.startswith("error: MCP server 'a': the server closed the")
-        assert status_a.status.startswith("failed: the server closed the connection")
-
         pid = await eventually(lambda: pid_in(pid_b), "a PID in pid_b")
         assert alive(pid)
-        started = asyncio.Event()
-
-        async def slow_call():
-            started.set()
-            return await toolkit.execute("b_slow", {"seconds": 30})
-
-        call = asyncio.create_task(slow_call())
-        await started.wait()
+        call = asyncio.create_task(toolkit.execute("b_steps", {"count": 1}))
+        await eventually(called.exists, "the call to run")
     finally:
         await toolkit.close()
     await eventually(lambda: not alive(pid), "the server to end after close()")
     in_flight = await asyncio.wait_for(call, 10)
-    assert in_flight.is_error and "'b'" in in_flight.output
-    assert status_b.status == "ok"  # closing is not a failure
+    assert in_flight.output == "error: MCP server 'b': it was stopped during the call"
+    assert status_b.status == "stopped"  # closing is not a failure
     after = await toolkit.execute("b_add", {"a": 1, "b": 1})
-    assert after.is_error and "not running" in after.output
+    assert after.output == "error: b_add is not available now: its MCP server b is stopped"
+
+
+async def test_a_stdio_server_that_dies_is_restarted_and_its_tools_come_back(tmp_path):
+    """Killed during a call: the call says why, its tools are withdrawn while it is down (a
+    call to one says why, without an approval question or a request to any server), and
+    once it runs again they are back, under the same names."""
+    pid_file, gate = tmp_path / "pid", tmp_path / "gate"
+    gate.touch()
+    config = {"mcpServers": {"calc": calc(pid_file, env={"MCP_START_GATE": str(gate)})}}
+    toolkit = await create_toolkit()
+    try:
+        [status] = await add_mcp_servers(toolkit, config, timeout=START)
+        first = pid_in(pid_file)
+        reported = asyncio.Event()
+        steps = ToolContext(on_progress=lambda _: reported.set())
+        call = asyncio.create_task(toolkit.get("calc_steps").call({"count": 1}, steps))
+        await reported.wait()
+        gate.unlink()  # it starts again only when the test says
+        pid_file.unlink()
+        os.kill(first, signal.SIGKILL)
+
+        died = await call
+        assert died.output == ("error: MCP server 'calc': it was killed by SIGKILL; it is "
+                               "restarted")
+        await eventually(lambda: status.status.startswith("restarting"), "the restart")
+        assert status.status == "restarting: it was killed by SIGKILL"
+        assert not any(tool.source == "mcp:calc" for tool in toolkit.tools())
+        assert toolkit.get("calc_add") is None  # so an approval rule is not asked about it
+        missing = await toolkit.execute("calc_add", {"a": 1, "b": 2})
+        assert missing.output == ("error: calc_add is not available now: its MCP server "
+                                  "calc is not running (restarting: it was killed by SIGKILL)")
+
+        second = await eventually(lambda: pid_in(pid_file), "the server to start again")
+        gate.touch()
+        await eventually(lambda: status.ok, "the server to run again")
+        assert second != first
+        assert (await toolkit.execute("calc_add", {"a": 1, "b": 2})).output == "3"
+        assert status.tools[:2] == ["calc_add", "calc_echo"]
+    finally:
+        await toolkit.close()
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
@@ -452,13 +457,13 @@ async def test_bad_entries_are_failed_statuses():
     toolkit = await create_toolkit()
     statuses = await add_mcp_servers(toolkit, {"mcpServers": {
         "empty": {},
-        "sse": {"type": "sse", "url": "http://127.0.0.1:9/sse"},
+        "ws": {"type": "websocket", "url": "ws://127.0.0.1:9/ws"},
         "scalar": 3,
         "ftp": {"url": "ftp://example.invalid"},
     }})
     assert [s.status for s in statuses] == [
         "failed: a local server needs a 'command' (or a 'url' for a remote one)",
-        "failed: the SSE transport is not supported: give a streamable HTTP url",
+        "failed: unknown transport type 'websocket' (use 'stdio', 'http' or 'sse')",
         "failed: the server entry must be an object",
         "failed: the url must start with http:// or https://",
     ]

@@ -174,8 +174,8 @@ def test_the_stderr_tail_is_bounded():
 
     tail = StderrTail()
     for _ in range(1000):
-        tail.data_received(b"x" * 1000 + b"\n")
-    tail.data_received(b"the end\x1b[2J\n")
+        tail.add(b"x" * 1000 + b"\n")
+    tail.add(b"the end\x1b[2J\n")
     assert len(tail.data) <= STDERR_TAIL
     assert tail.last_line() == "the end^[[2J"
 

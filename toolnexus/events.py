@@ -104,6 +104,21 @@ class CompactionEvent(TypedDict):
     reason: str
 
 
+class WaitingEvent(TypedDict):
+    type: Literal["waiting"]
+    sources: list[str]  # what the next model call waits for to start (MCP servers, by
+    # name); empty once it waits no more
+
+
+class ToolProgressEvent(TypedDict):
+    type: Literal["tool_progress"]
+    id: str
+    name: str
+    message: str
+    progress: float | None  # how far it got, out of `total` (which may be unknown)
+    total: float | None
+
+
 class UsageEvent(TypedDict):
     type: Literal["usage"]
     usage: Usage
@@ -115,7 +130,8 @@ class DoneEvent(TypedDict):
 
 
 Event = (TextEvent | ReasoningEvent | ToolCallEvent | ToolResultEvent | PendingEvent
-         | RetryEvent | CompactingEvent | CompactionEvent | UsageEvent | DoneEvent)
+         | RetryEvent | CompactingEvent | CompactionEvent | WaitingEvent | ToolProgressEvent
+         | UsageEvent | DoneEvent)
 
 
 def text_event(delta: str) -> TextEvent:
@@ -162,6 +178,16 @@ def compaction_event(before_tokens: int, after_tokens: int, summarized: int, *,
     return {"type": "compaction", "before_tokens": before_tokens,
             "after_tokens": after_tokens, "summarized": summarized, "method": method,
             "dropped": dropped, "reason": reason}
+
+
+def waiting_event(sources: list[str]) -> WaitingEvent:
+    return {"type": "waiting", "sources": sources}
+
+
+def tool_progress_event(call_id: str, name: str, message: str, progress: float | None,
+                        total: float | None) -> ToolProgressEvent:
+    return {"type": "tool_progress", "id": call_id, "name": name, "message": message,
+            "progress": progress, "total": total}
 
 
 def usage_event(usage: Usage) -> UsageEvent:

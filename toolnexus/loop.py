@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,15 +32,17 @@ from .events import (
     reasoning_event,
     text_event,
     tool_call_event,
+    tool_progress_event,
     tool_result_event,
     usage_event,
+    waiting_event,
 )
 from .hooks import Hooks
-from .marks import INTERRUPTED_KEY, mark_refused_turn, sendable
+from .marks import INTERRUPTED_KEY, mark_refused_turn, notice, sendable
 from .schema import OutputSchema
 from .suspension import PENDING_KEY, Answer, Request, WaitFor, declined, pending_request
 from .toolkit import Toolkit
-from .tools import ToolContext, ToolResult, to_result
+from .tools import ToolContext, ToolProgress, ToolResult, to_result
 from .transport import Transport
 from .wire import ModelReply, StreamAssembler, WireStyle
 from .wire.base import RequestOptions, check_reasoning
@@ -164,7 +166,7 @@ class _Run:
         self.control = control
         self.result = result
         self.messages = result.messages
-        self.tools = settings.wire.tool_schemas(toolkit.specs()) if toolkit else []
+        self.tools = self._tool_schemas()
         self.system = "\n\n".join(
             part for part in (settings.system_prompt, *(toolkit.instructions if toolkit else ()))
             if part
@@ -175,6 +177,24 @@ class _Run:
         self.failed_before: set[tuple[str, str]] = set()  # the last tool turn's failed calls
         self.calls_left = settings.max_tool_calls_per_run
         self.reply_usage: Usage = {}  # what the endpoint counted for the last model call
+
+    def _tool_schemas(self) -> list[dict[str, Any]]:
+        return self.settings.wire.tool_schemas(self.toolkit.specs()) if self.toolkit else []
+
+    async def _tools_now(self) -> AsyncIterator[dict[str, Any]]:
+        """Before a model call: wait for the tool sources still starting (saying so), then
+        take the tools offered now, the model told once of any that went or came back."""
+        if self.toolkit is None:
+            return
+        starting = self.toolkit.starting()
+        if starting:
+            yield waiting_event(starting)
+            await self.control.race(self.toolkit.started())
+            yield waiting_event([])
+        news = self.toolkit.news()
+        if news:
+            self.messages.append(notice(" ".join(news)))
+        self.tools = self._tool_schemas()
 
     def calls_to_make(self) -> list[_Call]:
         """The tool calls of the reply just received, within the limits: of one reply the
@@ -222,6 +242,9 @@ class _Run:
                         self.result.usage)
 
     async def model_turn(self, stream: bool) -> AsyncIterator[dict[str, Any]]:
+        async with contextlib.aclosing(self._tools_now()) as events:
+            async for event in events:
+                yield event
         keeper = self.settings.context
         if keeper is None:
             async with contextlib.aclosing(self._call_model(stream, sendable(self.messages))
@@ -317,12 +340,17 @@ class _Run:
         for call in calls:
             self.result.tool_calls.append({"id": call.id, "name": call.name, "args": call.args})
             yield tool_call_event(call.id, call.name, call.args)
-        contexts = [ToolContext(call_id=call.id) for call in calls]
+        progress: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        contexts = [ToolContext(call_id=call.id, on_progress=_reporter(progress, call))
+                    for call in calls]
         tasks = [asyncio.ensure_future(self._execute(call, ctx))
                  for call, ctx in zip(calls, contexts, strict=True)]
+        running = asyncio.gather(*tasks)
         outcomes: list[ToolResult] = []
         try:
-            await self.control.race(asyncio.gather(*tasks))
+            async with contextlib.aclosing(self._progress_until(running, progress)) as events:
+                async for event in events:
+                    yield event
             outcomes = [task.result() for task in tasks]
             for index, (call, ctx) in enumerate(zip(calls, contexts, strict=True)):
                 req = pending_request(outcomes[index])
@@ -335,6 +363,7 @@ class _Run:
                 ctx.cancelled.set()
             for task in tasks:
                 task.cancel()
+            await asyncio.gather(running, *tasks, return_exceptions=True)  # until they stop
             raise
         finally:
             if not outcomes:
@@ -348,6 +377,25 @@ class _Run:
                 self.result.status = "pending"  # nobody to ask: the run ends here
                 self.result.pending = req
                 yield pending_event(req)
+
+    async def _progress_until(self, running: asyncio.Future[Any],
+                              progress: asyncio.Queue[dict[str, Any]]
+                              ) -> AsyncIterator[dict[str, Any]]:
+        """The progress the running calls report, as events, until `running` is done."""
+        while True:
+            reported = asyncio.ensure_future(progress.get())
+            try:
+                await self.control.race(asyncio.wait({running, reported},
+                                                     return_when=asyncio.FIRST_COMPLETED))
+            finally:
+                reported.cancel()
+            if not reported.cancelled() and reported.done():
+                yield reported.result()
+            elif running.done():
+                running.result()  # a hook's failure goes on up
+                while not progress.empty():
+                    yield progress.get_nowait()
+                return
 
     async def resume(self, ans: Answer) -> AsyncIterator[dict[str, Any]]:
         """Answer the request a "pending" run stopped on, then go on."""
@@ -412,6 +460,20 @@ def context_outgoing(settings: LoopSettings, toolkit: Toolkit | None,
     options = RequestOptions(reasoning=settings.reasoning, params=settings.request_params,
                              prompt_cache=settings.prompt_cache)
     return _Run(settings, toolkit, control, RunResult(messages=messages), options).outgoing()
+
+
+def _reporter(queue: asyncio.Queue[dict[str, Any]], call: _Call
+              ) -> Callable[[ToolProgress], None]:
+    """What a call's ToolContext reports to: its progress as events in `queue` (from the
+    event loop's thread, whichever thread the tool runs in)."""
+    loop = asyncio.get_running_loop()
+
+    def report(step: ToolProgress) -> None:
+        event = tool_progress_event(call.id, call.name, step.message, step.progress,
+                                    step.total)
+        loop.call_soon_threadsafe(queue.put_nowait, event)
+
+    return report
 
 
 def _counted(usage: Usage) -> tuple[int, int | None]:

@@ -13,6 +13,9 @@ A compaction record (a user message carrying COMPACTION_KEY, appended after the 
 summarizes) is sent in place of the thread messages `summarized` spans, at the position
 of the first of them; the messages it lists as `kept`, and pinned ones, are still sent. A
 newer record that spans an older one supersedes it. Records are never prompts.
+
+A notice (a user message carrying NOTICE_KEY) is what the program told the model about its
+tools (an MCP server went down or came back); it is sent, but it is no prompt either.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ SYSTEM_PROMPT = "system prompt"  # on a system message: the thread's system prom
 COMPACTION_KEY = "compaction"  # on a record: what it summarizes (see context.py)
 FAILED_WITH_KEY = "failed_with"  # on the prompt of a turn that ended in an error: the error
 PINNED_KEY = "pinned"  # sent verbatim, never summarized
+NOTICE_KEY = "notice"  # on a user message the program wrote for the model
 
 
 def is_sent(message: Message) -> bool:
@@ -45,8 +49,14 @@ def is_record(message: Message) -> bool:
 
 
 def is_prompt(message: Message) -> bool:
-    """A user message someone typed (not a compaction record)."""
-    return message.get("role") == "user" and COMPACTION_KEY not in message
+    """A user message someone typed (not a compaction record, not a notice)."""
+    return (message.get("role") == "user" and COMPACTION_KEY not in message
+            and NOTICE_KEY not in message)
+
+
+def notice(text: str) -> Message:
+    """A message telling the model something about its tools, from the program."""
+    return {"role": "user", "content": f"(toolnexus, not the user: {text})", NOTICE_KEY: True}
 
 
 class Span(NamedTuple):
@@ -145,7 +155,7 @@ def mark_failed_turn(messages: list[Message], error: str | None = None) -> list[
     if error is not None:
         messages = [*messages[:start], {**messages[start], FAILED_WITH_KEY: error},
                     *messages[start + 1:]]
-    if not all(is_record(m) for m in messages[start + 1:]):
+    if not all(is_record(m) or NOTICE_KEY in m for m in messages[start + 1:]):
         return messages
     return mark_from(messages, start, FAILED)
 

@@ -1,4 +1,8 @@
-"""Toolkit: the set of tools one run may call, and how they are executed."""
+"""Toolkit: the set of tools one run may call, and how they are executed.
+
+Tools are registered once, or come from sources whose tools come and go (the servers of an
+MCP config: offered while they run): `tools()` is what is offered now.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +10,44 @@ import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .tools import DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_S, Tool, ToolContext, ToolResult
 from .wire import ToolSpec, wire_style
+
+
+class ToolSource(Protocol):
+    """Tools that come and go (see mcp/pool.py, the one kind there is)."""
+
+    def tools(self) -> list[Tool]:
+        """The tools offered now."""
+        ...
+
+    def unavailable(self, name: str) -> str | None:
+        """Why `name`, one of its tools, is not offered now; None if it is not one."""
+        ...
+
+    def starting(self) -> list[str]:
+        """What a model call should wait for (by name) before it is made."""
+        ...
+
+    async def started(self) -> None:
+        """Returns once nothing of `starting()` is starting any more."""
+        ...
+
+    def news(self) -> list[str]:
+        """What the model should be told about tools that went or came, once each."""
+        ...
+
+    def statuses(self) -> list[Any]:
+        """How each part of it is doing (an MCP server's ServerStatus)."""
+        ...
+
+    def watch(self, watcher: Callable[[Any], None]) -> None:
+        """Call `watcher(part)` whenever a part's status changes."""
+        ...
+
+    async def close(self) -> None: ...
 
 
 class Toolkit:
@@ -21,7 +59,7 @@ class Toolkit:
         self._tools: dict[str, Tool] = {}
         self._closers: list[Callable[[], Awaitable[None]]] = []
         self.instructions: list[str] = []  # added to the system prompt (e.g. the skills)
-        self.servers: list[Any] = []  # the status of each MCP server
+        self.sources: list[ToolSource] = []
         self.workspace: Any = None  # where the built-in tools act (a Workspace), if any
 
     def register(self, *tools: Tool) -> Toolkit:
@@ -31,14 +69,41 @@ class Toolkit:
             self._tools[tool.name] = tool
         return self
 
+    def add_source(self, source: ToolSource) -> Toolkit:
+        """Offer `source`'s tools while it offers them; it is closed with the toolkit."""
+        self.sources.append(source)
+        self.on_close(source.close)
+        return self
+
     def tools(self) -> list[Tool]:
-        return list(self._tools.values())
+        """The tools offered now."""
+        return [*self._tools.values(), *(t for source in self.sources for t in source.tools())]
 
     def get(self, name: str) -> Tool | None:
-        return self._tools.get(name)
+        found = self._tools.get(name)
+        if found is None:
+            found = next((t for t in self.tools() if t.name == name), None)
+        return found
 
     def __len__(self) -> int:
-        return len(self._tools)
+        return len(self.tools())
+
+    @property
+    def servers(self) -> list[Any]:
+        """The status of each MCP server (of every source)."""
+        return [status for source in self.sources for status in source.statuses()]
+
+    def starting(self) -> list[str]:
+        """The tool sources a model call waits for, by name (MCP servers starting)."""
+        return [name for source in self.sources for name in source.starting()]
+
+    async def started(self) -> None:
+        """Returns once none of `starting()` is starting any more."""
+        await asyncio.gather(*(source.started() for source in self.sources))
+
+    def news(self) -> list[str]:
+        """What the model should hear about tools that went or came since it last heard."""
+        return [note for source in self.sources for note in source.news()]
 
     def on_close(self, closer: Callable[[], Awaitable[None]]) -> None:
         """Run `closer` when the toolkit closes (tool sources that hold processes use it)."""
@@ -49,9 +114,12 @@ class Toolkit:
     ) -> ToolResult:
         """Run one tool. Never raises for the tool's own failures: those become error
         results the model can read. Cancellation of the caller propagates."""
-        tool = self._tools.get(name)
+        tool = self.get(name)
         if tool is None:
-            known = ", ".join(sorted(self._tools)) or "none"
+            why = next((w for s in self.sources if (w := s.unavailable(name))), None)
+            if why is not None:
+                return ToolResult(f"error: {name} is not available now: {why}", is_error=True)
+            known = ", ".join(sorted(t.name for t in self.tools())) or "none"
             return ToolResult(f"error: unknown tool {name!r} (available: {known})", is_error=True)
         timeout = tool.timeout if tool.timeout is not None else self.timeout
         limit = asyncio.timeout(timeout)
@@ -71,7 +139,7 @@ class Toolkit:
 
     def specs(self) -> list[ToolSpec]:
         """The tools as the model sees them, in no provider's shape (a WireStyle shapes them)."""
-        return [ToolSpec(t.name, t.description, t.input_schema) for t in self._tools.values()]
+        return [ToolSpec(t.name, t.description, t.input_schema) for t in self.tools()]
 
     def to_openai(self) -> list[dict[str, Any]]:
         return wire_style("openai").tool_schemas(self.specs())
@@ -107,16 +175,26 @@ async def create_toolkit(
     builtins: bool | list[str] | None = None,
     workspace: Any = None,
     mcp_timeout: float = 30.0,
+    mcp_wait: float | None = None,
+    mcp_roots: Iterable[str | Path] | None = None,
+    mcp_tokens: str | Path | None = None,
     timeout: float = DEFAULT_TIMEOUT_S,
     max_output: int = DEFAULT_MAX_OUTPUT,
 ) -> Toolkit:
     """A toolkit with the tool sources asked for; with no arguments, an empty one.
 
     `functions`: callables, or paths of Python files whose public typed functions become
-    tools. `skills_dir`: a folder searched for **/SKILL.md. `mcp_config`: an mcp.json path
-    or dict. `builtins`: True for every built-in tool, or a list of their names;
-    `workspace`: where they act (a `toolnexus.workspace.Workspace`, or a folder; default
-    the working folder).
+    tools. `skills_dir`: a folder searched for **/SKILL.md. `builtins`: True for every
+    built-in tool, or a list of their names; `workspace`: where they act (a
+    `toolnexus.workspace.Workspace`, or a folder; default the working folder).
+
+    `mcp_config`: an mcp.json path or dict. Its servers start in the background (this
+    returns at once) and their tools are offered while they run; a model call waits for
+    the servers still starting, at most `mcp_wait` seconds after one first waited for
+    them (None: until each runs or has failed, within `mcp_timeout`, a server's start-up
+    limit unless its entry says). `mcp_roots`: the folders advertised to them (default:
+    the workspace's, or the working folder). `mcp_tokens`: the file where OAuth logins of
+    remote servers are kept (0600; None: remote servers get only their configured headers).
     """
     toolkit = Toolkit(timeout=timeout, max_output=max_output)
     try:
@@ -140,13 +218,15 @@ async def create_toolkit(
                 toolkit.register(skill_tool(skills))
                 toolkit.instructions.append(skills_prompt(skills))
         if mcp_config is not None:
-            from .mcp import open_mcp_servers
+            from .mcp import ServerPool
 
-            taken = [tool.name for tool in toolkit.tools()]
-            mcp = await open_mcp_servers(mcp_config, timeout=mcp_timeout, taken=taken)
-            toolkit.on_close(mcp.close)
-            toolkit.register(*mcp.tools)
-            toolkit.servers = mcp.statuses
+            if mcp_roots is None and toolkit.workspace is not None:
+                mcp_roots = [toolkit.workspace.root]
+            pool = ServerPool(mcp_config, startup_timeout=mcp_timeout, wait=mcp_wait,
+                              taken=[tool.name for tool in toolkit.tools()], roots=mcp_roots,
+                              tokens=mcp_tokens)
+            toolkit.add_source(pool)
+            pool.start()
     except BaseException:
         await toolkit.close()
         raise

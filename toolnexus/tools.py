@@ -33,16 +33,34 @@ class ToolResult:
 
 
 @dataclass
+class ToolProgress:
+    """How far a running tool got: a message, and `progress` out of `total` (either may
+    be missing, and `total` unknown)."""
+
+    message: str = ""
+    progress: float | None = None
+    total: float | None = None
+
+
+@dataclass
 class ToolContext:
     """Handed to a tool that declares a parameter annotated `ToolContext`.
 
     `cancelled` is set when the run is cancelled (a sync tool can poll it from its thread);
-    `answer` carries the person's answer when a suspended tool is re-run.
+    `answer` carries the person's answer when a suspended tool is re-run. `report` tells
+    whoever runs the tool how far it got (`on_progress` is theirs to set).
     """
 
     call_id: str = ""
     cancelled: threading.Event = field(default_factory=threading.Event)
     answer: dict[str, Any] | None = None
+    on_progress: Callable[[ToolProgress], None] | None = None
+
+    def report(self, message: str = "", progress: float | None = None,
+               total: float | None = None) -> None:
+        """Say how far the tool got (shown while it runs); from any thread."""
+        if self.on_progress is not None:
+            self.on_progress(ToolProgress(message, progress, total))
 
 
 @dataclass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 import warnings
 from typing import Annotated
@@ -213,7 +214,13 @@ def _warning_line(message: Warning | str, *args: object, **kwargs: object) -> st
 def main() -> None:
     # The library warns (a duplicate skill, say) through `warnings`: one plain line each.
     warnings.formatwarning = _warning_line
-    two_value_options(typer.main.get_command(app))(prog_name="toolnexus")
+    try:
+        two_value_options(typer.main.get_command(app))(prog_name="toolnexus")
+    finally:
+        # Everything is closed by now. The interpreter's last full collection would walk
+        # every object left alive (after MCP servers, the SDK's models: half a second on
+        # the way out); there is nothing it needs to find, so those objects are set aside.
+        gc.freeze()
 
 
 @app.command()
@@ -391,6 +398,57 @@ def tools_cmd(
     except UsageError as exc:
         fail_usage(exc)
     raise typer.Exit(code)
+
+
+mcp_app = typer.Typer(help="The MCP servers of the config (or --mcp).", no_args_is_help=True)
+app.add_typer(mcp_app, name="mcp")
+
+
+@mcp_app.command("list")
+def mcp_list(mcp: McpOpt = None, root: RootOpt = None, as_json: JsonOpt = False,
+             config: ConfigOpt = None) -> None:
+    """Start each MCP server and show its state, tools, resources, prompts and stderr
+    (exit 1 if one that is not disabled fails)."""
+    from .mcp_list import list_servers
+
+    try:
+        code = list_servers(load_config(config), tool_flags(None, None, mcp, False, root=root),
+                            json_out=as_json)
+    except UsageError as exc:
+        fail_usage(exc)
+    raise typer.Exit(code)
+
+
+@mcp_app.command("login")
+def mcp_login(
+    name: Annotated[str, typer.Argument(help="The remote server, by its name in mcp.json.")],
+    browser: Annotated[bool, typer.Option(
+        "--browser/--no-browser", help="Open the URL in a browser when one can be shown.")] = True,
+    port: Annotated[int | None, typer.Option(
+        "--port", help="Listen for the browser's redirect on this loopback port.")] = None,
+    mcp: McpOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Log in to a remote MCP server with OAuth: prints the URL to open, waits on a
+    loopback port for the browser's redirect, and keeps the tokens (0600) beside the keys."""
+    from .mcp_login import login_server
+
+    try:
+        code = login_server(load_config(config), tool_flags(None, None, mcp, False),
+                            name, browser=browser, port=port)
+    except UsageError as exc:
+        fail_usage(exc)
+    raise typer.Exit(code)
+
+
+@mcp_app.command("logout")
+def mcp_logout(
+    name: Annotated[str, typer.Argument(help="The remote server, by its name in mcp.json.")],
+) -> None:
+    """Forget the OAuth tokens of a remote MCP server."""
+    from .mcp_login import logout_server
+
+    raise typer.Exit(logout_server(name))
 
 
 @app.command("setup")

@@ -34,6 +34,9 @@ class CompactionOnStderr:
     def end_answer(self) -> None:
         self.output.end_answer()
 
+    def resume(self, tool: str) -> None:
+        self.output.resume(tool)
+
     def finish(self, result: RunResult, thread: str | None,
                facts: FooterFacts = NO_FACTS) -> None:
         self.output.finish(result, thread, facts)
@@ -54,6 +57,9 @@ class JsonOutput:
             self.compactions.append(event)
 
     def end_answer(self) -> None:
+        pass
+
+    def resume(self, tool: str) -> None:
         pass
 
     def finish(self, result: RunResult, thread: str | None,

@@ -37,6 +37,8 @@ from .context_commands import COMMANDS as CONTEXT_COMMANDS
 from .context_commands import ContextCommands
 from .errors import UsageError
 from .listing import holding
+from .mcp_commands import COMMANDS as MCP_COMMANDS
+from .mcp_commands import McpCommands
 from .session import Session
 from .settings import UiSettings
 from .threads import fork_thread
@@ -48,6 +50,7 @@ COMMANDS = {
     "/model": "show or change the model: /model NAME",
     "/system": "show or change the system prompt: /system TEXT",
     "/tools": "list the tools the model may call",
+    **MCP_COMMANDS,
     "/thread": "this thread's id, title and tokens",
     "/threads": "list recent threads",
     "/switch": "continue another thread: /switch ID",
@@ -79,7 +82,7 @@ def _names_a_path(word: str) -> bool:
         return False
 
 
-class Commands(ContextCommands):
+class Commands(ContextCommands, McpCommands):
     def __init__(self, session: Session, console: Console,
                  ui: UiSettings | None = None) -> None:
         self.session = session

@@ -21,6 +21,11 @@ def keys_path() -> Path:
     return config_dir() / "keys.json"
 
 
+def mcp_tokens_path() -> Path:
+    """Where `toolnexus mcp login` keeps the OAuth tokens of remote MCP servers (0600)."""
+    return config_dir() / "mcp_tokens.json"
+
+
 def load_keys() -> dict[str, str]:
     path = keys_path()
     if not path.exists():

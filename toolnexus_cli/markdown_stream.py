@@ -24,6 +24,7 @@ from toolnexus.visible import visible
 
 from .chat_markdown import ChatMarkdown
 from .live_region import LiveRegion
+from .running import RunningTools
 
 WAITING = "waiting for the model"
 
@@ -42,6 +43,8 @@ class MarkdownStream:
         # what is waited for, since when, and when it turns back into waiting for the model
         self._wait: tuple[str, float, float | None] = (WAITING, time.monotonic(), None)
         self.waiting_shown = False  # a wait was set after the last text: shown under it
+        self.running: RunningTools | None = None  # the tool calls running, shown live
+        self.spinner = Spinner("dots")  # one spinner, so that it turns
         self._scan = 0  # where the first line not yet examined starts in `tail`
         self._in_fence = False
         self._fences: list[int] = []  # where each fence line examined so far starts in `tail`
@@ -178,7 +181,8 @@ class _Block:
 
 class _LiveView:
     """What the live region shows: the unfinished block (its last lines only), or the
-    reasoning so far, or a spinner with what is waited for and the seconds waited."""
+    reasoning so far; under it the tools running, or a spinner with what is waited for and
+    the seconds waited."""
 
     def __init__(self, stream: MarkdownStream) -> None:
         self.stream = stream
@@ -201,11 +205,13 @@ class _LiveView:
             lines = _bottom(reasoning, rows, budget, lambda start: rendered(
                 Text(reasoning[start:], style="dim italic")))
         below: list[object] = []
-        if stream.waiting_shown or not lines:
+        if stream.running:
+            below.append(stream.running)
+        elif stream.waiting_shown or not lines:
             now = time.monotonic()
             label, since = stream.waiting(now)
-            below.append(Spinner("dots", text=Text(f"{label}… {now - since:.0f}s",
-                                                   style="dim")))
+            stream.spinner.update(text=Text(f"{label}… {now - since:.0f}s", style="dim"))
+            below.append(stream.spinner)
         if stream.hint_line:
             below.append(Text(stream.hint_line, style="dim"))
         if below:

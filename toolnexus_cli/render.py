@@ -31,6 +31,18 @@ def retry_note(event: dict[str, Any]) -> str:
     return f"{event['reason']}, retrying in {event['delay']:.0f} s (attempt {event['attempt']})"
 
 
+def waiting_note(event: dict[str, Any]) -> str:
+    names = ", ".join(event["sources"])
+    return f"waiting for MCP server{'s' if len(event['sources']) > 1 else ''} {names} to start"
+
+
+def progress_note(event: dict[str, Any]) -> str:
+    done = event["progress"]
+    counted = "" if done is None else (
+        f"{done:g}/{event['total']:g} " if event["total"] else f"{done:g} ")
+    return f"{event['name']}: {counted}{event['message']}".rstrip()
+
+
 # What the footer says of an answer that is not whole, by its incomplete reason.
 _STOPPED = {MAX_TOKENS: "cut off at max_tokens", CONTEXT_FULL: "cut off: the context is full",
             FILTERED: "stopped by the content filter", REFUSED: "refused",
@@ -298,6 +310,10 @@ class PlainRenderer:
                 self._err_line(label)
         elif kind == "retry":
             self._err_line(f"[retry] {retry_note(event)}")
+        elif kind == "waiting" and event["sources"]:
+            self._err_line(f"[waiting] {waiting_note(event)}")
+        elif kind == "tool_progress":
+            self._err_line(f"[progress] {progress_note(event)}")
         self.err.flush()
 
     def _err_line(self, line: str) -> None:
@@ -306,6 +322,9 @@ class PlainRenderer:
             self.err.write("\n")
         self.err.write(visible(line) + "\n")
         self.err_at_line_start = True
+
+    def resume(self, tool: str) -> None:
+        pass  # nothing is live here
 
     def end_answer(self) -> None:
         if self.wrote and not self.ended_with_newline:
@@ -333,11 +352,14 @@ class TerminalRenderer:
     (a terminal.TypeAhead), what is typed while the answer streams shows under it."""
 
     def __init__(self, console: Any, ui: UiSettings, keys: Any = None) -> None:
+        from .running import RunningTools
+
         self.console = console
         self.ui = ui
         self.stream: Any = None
         self.meter = Meter()
         self.keys = keys
+        self.running = RunningTools()
 
     def _live(self) -> Any:
         if self.stream is None:
@@ -348,6 +370,7 @@ class TerminalRenderer:
             self.stream = MarkdownStream(self.console, code_theme=self.ui.code_theme or "monokai",
                                          show_reasoning=self.ui.show_reasoning,
                                          markdown=self.ui.markdown)
+            self.stream.running = self.running
             if self.keys is not None:  # what was typed before a question, say
                 self.stream.hint(self.keys.shown())
         return self.stream
@@ -370,14 +393,23 @@ class TerminalRenderer:
         elif kind == "tool_call":
             stream.print(self._panel(format_args(event["args"]), f"⚙ {event['name']}", "cyan",
                                      exact=True))
-            stream.wait(f"running {event['name']}")
+            self.running.start(event["id"], event["name"])
+        elif kind == "tool_progress":
+            self.running.report(event["id"], event["message"], event["progress"],
+                                event["total"])
         elif kind == "tool_result":
+            self.running.finish(event["id"])
             style = "red" if event["is_error"] else "green"
             title = f"{'✗' if event['is_error'] else '✓'} {event['name']}"
             labels = attachment_labels(event)
             body = "\n".join([preview(event["output"]), *labels]).strip() or "(no output)"
             stream.print(self._panel(body, title, style))
             stream.wait()
+        elif kind == "waiting":
+            if event["sources"]:
+                stream.wait(waiting_note(event))
+            else:
+                stream.wait()
         elif kind == "retry":
             stream.wait(retry_note(event), seconds=event["delay"])
         elif kind == "compacting":
@@ -400,6 +432,11 @@ class TerminalRenderer:
         return Panel(call_text(body) if exact else Text(visible(body)),
                      title=Text(unmistakable(title) if exact else visible(title)),
                      title_align="left", border_style=style, expand=False)
+
+    def resume(self, tool: str) -> None:
+        """Live output again after a question about `tool` was answered yes: it runs now."""
+        self.running.restart_clock(tool)
+        self._live()
 
     def end_answer(self) -> None:
         if self.keys is not None:

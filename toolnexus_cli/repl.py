@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shlex
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
@@ -15,6 +15,7 @@ from .approve import confirm, confirm_default_no, panel
 from .attach import pasted_image
 from .commands import COMMANDS, Commands, meant_as_command
 from .config import Config
+from .mcp_view import status_line
 from .models import model_names
 from .options import RunOptions
 from .render import TerminalRenderer, unfinished_note
@@ -24,16 +25,28 @@ from .terminal import TypeAhead, mute_keyboard, prompt_session, restore_keyboard
 from .theme import terminal_ui
 from .toolbox import sandbox_line, tools_summary, yes_line
 
+if TYPE_CHECKING:
+    from toolnexus.mcp import McpServer
+
+MCP_WAIT = 5.0  # seconds model calls wait for an MCP server to start, from the first one
+
 
 class Repl:
     def __init__(self, config: Config, options: RunOptions,
                  console: Console | None = None) -> None:
         self.console = console or terminal_console()
         self.ui = terminal_ui(config.settings.ui, self.console)
-        self.session = Session(config, options, output=self._renderer, console=self.console)
+        self.session = Session(config, options, output=self._renderer, console=self.console,
+                               mcp_wait=MCP_WAIT, on_server=self._server_changed)
         self.commands = Commands(self.session, self.console, self.ui)
         self.carried: list[str] = []  # `!command` output to add to the next message
         self.typed = TypeAhead(self.console.file)  # while an answer streams
+        self.prompts: Any = None  # the prompt line, once the chat runs
+
+    def _server_changed(self, server: McpServer) -> None:
+        """An MCP server's status changed: the status line under the prompt says so."""
+        if self.prompts is not None:
+            self.prompts.app.invalidate()
 
     def _renderer(self, session: Session) -> TerminalRenderer:
         renderer = TerminalRenderer(self.console, self.ui, keys=self.typed)
@@ -45,11 +58,14 @@ class Repl:
         return self.session.run(self._read_loop)
 
     async def _read_loop(self) -> int:
-        prompts = prompt_session(COMMANDS, model_names(self.session.config),
-                                 vi=self.ui.editing_mode == "vi")
+        session = self.session
+        servers = session.toolkit.servers
+        self.prompts = prompts = prompt_session(
+            COMMANDS, model_names(session.config), vi=self.ui.editing_mode == "vi",
+            status=(lambda: status_line(session.toolkit.servers)) if servers else None)
         await self._banner()
         code = await self._chat(prompts)
-        if not self.session.interrupts.received:
+        if not session.interrupts.received:
             await self._say_how_to_come_back()
         return code
 

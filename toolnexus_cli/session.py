@@ -25,6 +25,7 @@ from toolnexus import (
     ToolnexusError,
     create_client,
 )
+from toolnexus._await import maybe_await
 from toolnexus.content import Prompt
 from toolnexus.errors import IdleTimeout
 from toolnexus.marks import failures_in_a_row
@@ -53,12 +54,14 @@ from .toolbox import (
     open_toolkit,
     refuse_without_terminal,
     warn_failed_servers,
+    warn_if_failed,
 )
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from toolnexus.approval import AskUser
+    from toolnexus.mcp import McpServer
 
 
 # An endpoint's answer about the request itself (not the key, the model, the load): the
@@ -72,6 +75,10 @@ class Output(Protocol):
     def event(self, event: dict[str, Any]) -> None: ...
 
     def end_answer(self) -> None: ...
+
+    def resume(self, tool: str) -> None:
+        """Live output again after a question, `tool` about to run."""
+        ...
 
     def finish(self, result: RunResult, thread: str | None,
                facts: FooterFacts = NO_FACTS) -> None: ...
@@ -91,12 +98,20 @@ class Turn:
 class Session:
     """`async with Session(...)` opens everything, `run_turn` runs one turn on `thread`.
     `output` makes each turn's renderer; `console` is where tool calls are asked about
-    (None: nobody can be asked, and --yes decides)."""
+    (None: nobody can be asked, and --yes decides). MCP servers start in the background as
+    the session opens; a model call waits for those still starting at most `mcp_wait`
+    seconds after one first waited for them (None: until each runs or has failed).
+    `on_server` hears of each change of a server's status (by default, one that fails is a
+    warning)."""
 
     def __init__(self, config: Config, options: RunOptions, *,
-                 output: Callable[[Session], Output], console: Console | None = None) -> None:
+                 output: Callable[[Session], Output], console: Console | None = None,
+                 mcp_wait: float | None = None,
+                 on_server: Callable[[McpServer], None] | None = None) -> None:
         self.config = config
         self.options = options
+        self.mcp_wait = mcp_wait
+        self.on_server = on_server or self._warn_if_failed
         self.target = self._resolve(options)  # config errors before anything opens
         self.console = console
         self.interrupts = Interrupts()
@@ -147,8 +162,11 @@ class Session:
         return self
 
     async def _open(self, resources: contextlib.AsyncExitStack) -> None:
-        self.toolkit: Toolkit = await open_toolkit(self.config, self.options.tools)
+        self.toolkit: Toolkit = await open_toolkit(self.config, self.options.tools,
+                                                   mcp_wait=self.mcp_wait)
         resources.push_async_callback(self.toolkit.close)
+        for source in self.toolkit.sources:
+            source.watch(self.on_server)
         warn_failed_servers(self.toolkit)
         self.store: ThreadStore = open_store(self.config)
         resources.push_async_callback(self.store.aclose)
@@ -174,8 +192,9 @@ class Session:
                                        self.interrupted_at_question)
             wait_for = yes_to_what_it_covers(person) if yes else person
             if not yes:
-                asker = terminal_asker(console, self.pause_output,
-                                       self.interrupted_at_question, call_view(self.toolkit))
+                asker = self._resume_output(terminal_asker(
+                    console, self.pause_output, self.interrupted_at_question,
+                    call_view(self.toolkit)))
         hooks = make_hooks(self.config, self.toolkit, asker)
         client, self.key, self.redact = make_client(target, self.store, hooks=hooks,
                                                     wait_for=wait_for,
@@ -221,6 +240,22 @@ class Session:
         """Stop live output, so a question about a tool call stands still."""
         if self.renderer is not None:
             self.renderer.end_answer()
+
+    def _resume_output(self, ask: AskUser) -> AskUser:
+        """`ask`, after which a call that may run shows as running again."""
+
+        async def asked(name: str, args: Any) -> str:
+            answer = await maybe_await(ask(name, args))
+            if answer in ("yes", "always") and self.renderer is not None:
+                self.renderer.resume(name)
+            return answer
+
+        return asked
+
+    def _warn_if_failed(self, server: McpServer) -> None:
+        if server.status.status.startswith("failed"):
+            self.pause_output()  # the warning goes to stderr, where live output may be
+            warn_if_failed(server.status)
 
     def interrupted_at_question(self) -> None:
         """Ctrl-C at a question about a tool declines that call and the turn goes on; a

@@ -234,11 +234,12 @@ SHELL_MODE = "shell mode: Enter runs this line with your shell, not the model"
 
 
 def prompt_session(commands: Iterable[str], models: Iterable[str] = (), *,
-                   vi: bool = False) -> Any:
+                   vi: bool = False, status: Callable[[], str] | None = None) -> Any:
     """The prompt line: a private history, Esc-Enter for a new line, Ctrl-C clears the
     line (on an empty one it raises KeyboardInterrupt), `commands` complete, and so do
     `models` after `/model`. A toolbar says "shell mode" while the line starts with "!";
-    `vi`: vi keys, the mode shown in it too."""
+    `vi`: vi keys, the mode shown in it too; `status`: a line for it too (redrawn when the
+    app is invalidated)."""
     from prompt_toolkit import PromptSession
     from prompt_toolkit.history import FileHistory
     from prompt_toolkit.key_binding import KeyBindings
@@ -263,18 +264,22 @@ def prompt_session(commands: Iterable[str], models: Iterable[str] = (), *,
         complete_while_typing=True, key_bindings=bindings, enable_history_search=True,
         vi_mode=vi,
     )
-    _toolbar_while_it_has_news(session, vi)
+    _toolbar_while_it_has_news(session, vi, status)
     return session
 
 
-def _toolbar_while_it_has_news(session: Any, vi: bool) -> None:
-    """The toolbar shows the vi mode (with `vi`) and "shell mode" while the line starts
-    with "!", and is not there when it has neither to say: prompt_toolkit shows a toolbar
-    whenever `bottom_toolbar` is set, so it is set or cleared before each redraw."""
+def _toolbar_while_it_has_news(session: Any, vi: bool,
+                               status: Callable[[], str] | None) -> None:
+    """The toolbar shows the vi mode (with `vi`), "shell mode" while the line starts with
+    "!" and the `status` line, and is not there when it has nothing to say: prompt_toolkit
+    shows a toolbar whenever `bottom_toolbar` is set, so it is set or cleared before each
+    redraw."""
 
     def toolbar() -> str:
         shell = session.default_buffer.text.lstrip().startswith("!")
-        return "  ".join([*([_vi_mode()] if vi else []), *([SHELL_MODE] if shell else [])])
+        return "  ".join(part for part in (_vi_mode() if vi else "",
+                                           SHELL_MODE if shell else "",
+                                           status() if status else "") if part)
 
     def before_render(app: Any) -> None:
         session.bottom_toolbar = toolbar if toolbar() else None

@@ -13,39 +13,72 @@ from toolnexus import Tool, Toolkit, ToolnexusError, create_toolkit
 
 from .config import Config, config_dir, data_dir, state_dir
 from .errors import UsageError
-from .keys import keys_path
+from .keys import keys_path, mcp_tokens_path
 from .options import ToolFlags
 
 if TYPE_CHECKING:  # imported where tools are offered: a plain `ask` needs none of them
     from toolnexus.approval import ApprovalPolicy, AskUser
+    from toolnexus.mcp import McpServer, ServerStatus
     from toolnexus.sandbox import SandboxPolicy
     from toolnexus.workspace import Workspace
 
 
-async def open_toolkit(config: Config, flags: ToolFlags) -> Toolkit:
+async def open_toolkit(config: Config, flags: ToolFlags, *,
+                       mcp_wait: float | None = None) -> Toolkit:
+    """The toolkit the flags and the config ask for. MCP servers start in the background;
+    a model call waits for those still starting at most `mcp_wait` seconds after one first
+    waited for them (None: until each runs or has failed)."""
     if flags.off:
         return await create_toolkit()
     settings = config.settings
     base = config.path.parent
     functions = flags.functions or [_relative(base, f) for f in settings.functions]
     skills = flags.skills or (_relative(base, settings.skills) if settings.skills else None)
-    mcp = flags.mcp or (_relative(base, settings.mcp) if settings.mcp else None)
+    mcp = mcp_config(config, flags)
     chosen = settings.builtins
     builtins = True if flags.builtins else list(chosen) if isinstance(chosen, tuple) else chosen
+    if mcp:
+        quiet_mcp_sdk()
     try:
         return await create_toolkit(functions=functions, skills_dir=skills, mcp_config=mcp,
                                     builtins=builtins,
-                                    workspace=workspace(config, flags) if builtins else None)
+                                    workspace=workspace(config, flags) if builtins else None,
+                                    mcp_wait=mcp_wait, mcp_tokens=mcp_tokens_path(),
+                                    mcp_roots=[workspace_root(config, flags)] if mcp else None)
     except (ToolnexusError, ValueError) as exc:
         raise UsageError(str(exc)) from None
 
 
-def workspace(config: Config, flags: ToolFlags) -> Workspace:
-    """Where the built-in tools act (--root, config `workspace`, else the working folder),
-    what they never read (this program's keys, config, threads and history besides the
-    usual credentials) and the path and host rules of [approval.paths] / [approval.hosts]."""
-    from toolnexus.workspace import Workspace
+def mcp_config(config: Config, flags: ToolFlags) -> str | None:
+    """The mcp.json to use: --mcp, else the config's `mcp` (relative to the config)."""
+    if flags.mcp or config.settings.mcp is None:
+        return flags.mcp
+    return _relative(config.path.parent, config.settings.mcp)
 
+
+def quiet_mcp_sdk() -> None:
+    """Unless logging is set up, the SDK's warnings (a refused session's goodbye, a line
+    that is not JSON) would reach stderr as bare lines; what matters reaches a server's
+    status instead."""
+    import logging
+
+    for name in ("mcp", "client"):  # "client": the SDK's session logs under that name
+        logging.getLogger(name).addHandler(logging.NullHandler())
+
+
+def mcp_servers(toolkit: Toolkit) -> list[McpServer]:
+    """The toolkit's MCP servers (none unless one was configured)."""
+    if not toolkit.servers:
+        return []
+    from toolnexus.mcp import ServerPool
+
+    return [server for source in toolkit.sources if isinstance(source, ServerPool)
+            for server in source.servers]
+
+
+def workspace_root(config: Config, flags: ToolFlags) -> Path:
+    """--root, the config's `workspace`, else the working folder: where the built-in tools
+    act, and the root MCP servers are told of."""
     if flags.root:
         root = Path(flags.root).expanduser()
     elif config.settings.workspace is not None:
@@ -54,6 +87,16 @@ def workspace(config: Config, flags: ToolFlags) -> Workspace:
         root = Path.cwd()
     if not root.is_dir():
         raise UsageError(f"the workspace {root} is not a folder: give --root an existing one")
+    return root
+
+
+def workspace(config: Config, flags: ToolFlags) -> Workspace:
+    """Where the built-in tools act (see workspace_root), what they never read (this
+    program's keys, config, threads and history besides the usual credentials) and the path
+    and host rules of [approval.paths] / [approval.hosts]."""
+    from toolnexus.workspace import Workspace
+
+    root = workspace_root(config, flags)
     rules = config.settings.approval
     return Workspace(root, secrets=own_secrets(config), paths=rules.paths, hosts=rules.hosts,
                      sandbox=sandbox_policy(config, flags), outside=rules.outside)
@@ -75,9 +118,13 @@ def sandbox_policy(config: Config, flags: ToolFlags) -> SandboxPolicy:
 def warn_failed_servers(toolkit: Toolkit) -> None:
     """Say which MCP servers could not start; the run goes on with the others."""
     for server in toolkit.servers:
-        if server.status.startswith("failed"):
-            warnings.warn(f"MCP server {server.name} {server.status}; its tools are "
-                          "unavailable ('toolnexus tools' shows every status)", stacklevel=2)
+        warn_if_failed(server)
+
+
+def warn_if_failed(server: ServerStatus) -> None:
+    if server.status.startswith("failed"):
+        warnings.warn(f"MCP server {server.name} {server.status}; its tools are "
+                      "unavailable ('toolnexus tools' shows every status)", stacklevel=2)
 
 
 def _relative(base: Path, value: str) -> str:
@@ -106,7 +153,7 @@ def sandbox_line(toolkit: Toolkit) -> str | None:
 
 
 def make_hooks(config: Config, toolkit: Toolkit, ask: AskUser) -> dict[str, Any] | None:
-    if not len(toolkit):
+    if not len(toolkit) and not toolkit.sources:  # tools may come later (MCP servers)
         return None
     from toolnexus.approval import approval_hook
 
@@ -244,6 +291,7 @@ def list_tools(config: Config, flags: ToolFlags, *, as_json: bool, yes: bool = F
     async def collect() -> list[dict[str, Any]]:
         toolkit = await open_toolkit(config, flags)
         try:
+            await toolkit.started()  # each MCP server runs or has failed
             return tool_rows(toolkit, approval_policy(config, toolkit), yes=yes)
         finally:
             await toolkit.close()

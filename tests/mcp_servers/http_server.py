@@ -2,20 +2,16 @@
 
     python http_server.py    # prints the port it listens on, then serves /mcp
 
-Every request must carry `Authorization: Bearer $HTTP_MCP_TOKEN` (else 401).
+Every request must carry `Authorization: Bearer $HTTP_MCP_TOKEN` (else 401). It listens on
+$HTTP_MCP_PORT when set (a server started again where the last one was), else on a free port.
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
-import signal
-import socket
-import sys
 
-import anyio
-import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
+from serving import serve  # this folder: the script's own
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -49,28 +45,5 @@ class RequireToken:
         await self.app(scope, receive, send)
 
 
-def die_with_parent() -> None:
-    """Linux: SIGKILL this server when the test process that started it dies, however."""
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-        if os.getppid() != int(os.environ.get("HTTP_MCP_PARENT", os.getppid())):
-            sys.exit(1)
-
-
-async def main() -> None:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(16)
-    app = RequireToken(server.streamable_http_app())
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
-    print(sock.getsockname()[1], flush=True)  # listening already: connections queue
-    await uvicorn.Server(config).serve(sockets=[sock])
-
-
 if __name__ == "__main__":
-    die_with_parent()
-    try:
-        anyio.run(main)
-    except KeyboardInterrupt:
-        sys.exit(0)
+    serve(lambda port: RequireToken(server.streamable_http_app()))

@@ -1,12 +1,16 @@
 """The MCP config: the common `mcp.json` shape read into one `ServerSpec` per server.
 
 A top-level `mcpServers`, `servers` or `mcp` object holds servers by name; each has
-`command` + `args` + `env` (stdio) or `url` + `headers` (streamable HTTP), and may say
-`disabled: true`. `${VAR}` (or `${VAR:-default}`) in the command, args, env, cwd, url and
-headers is replaced from the environment; every value substituted, and every literal that
-looks like a credential, is a secret of the spec, and `ServerSpec.redact` blanks them out of
-anything shown. A header value no request could carry (a line break, a control character)
-is the spec's error, naming the variable or the config key it came from.
+`command` + `args` + `env` (stdio) or `url` + `headers` (streamable HTTP, falling back to
+the legacy HTTP+SSE transport for an older server; `"type": "sse"` for that one only), and
+may say
+`disabled: true` (it is still read, so that it can be enabled later) and
+`startup_timeout_sec` (how long it may take to start). `${VAR}` (or `${VAR:-default}`) in
+the command, args, env, cwd, url and headers is replaced from the environment; every value
+substituted, and every literal that looks like a credential, is a secret of the spec, and
+`ServerSpec.redact` blanks them out of anything shown. A header value no request could
+carry (a line break, a control character) is the spec's error, naming the variable or the
+config key it came from.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ SERVER_KEYS = ("mcpServers", "servers", "mcp")
 HTTP_TYPES = {"http", "streamable-http", "streamable_http", "streamablehttp", "remote"}
 STDIO_TYPES = {"stdio", "local"}
 MIN_SECRET = 4  # shorter values are not redacted (they would blank out ordinary words)
+STARTUP_TIMEOUT = 30.0  # seconds a server may take to start, unless its entry says
+MAX_STARTUP_TIMEOUT = 3600.0
 
 McpConfig = str | os.PathLike[str] | Mapping[str, Any]
 
@@ -36,7 +42,7 @@ class ServerSpec:
     """One configured server, its values expanded; `error` says why it cannot start."""
 
     name: str
-    transport: str  # "stdio" or "http"
+    transport: str  # "stdio", "http" or "sse"
     command: str = ""
     args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
@@ -44,6 +50,7 @@ class ServerSpec:
     url: str = ""
     headers: dict[str, str] = field(default_factory=dict)
     disabled: bool = False
+    startup_timeout: float | None = None  # seconds; None: the default of whoever starts it
     error: str | None = None
     secrets: set[str] = field(default_factory=set)
 
@@ -130,23 +137,30 @@ def parse_server(name: str, entry: Any) -> ServerSpec:
     url = entry.get("url") or entry.get("serverUrl")
     command = entry.get("command")
     remote = kind in HTTP_TYPES or kind == "sse" or (url and not command and not kind)
-    transport = "http" if remote else "stdio"
+    transport = "sse" if kind == "sse" else "http" if remote else "stdio"
     spec = ServerSpec(name, transport)
-    if entry.get("disabled") is True or entry.get("enabled") is False:
-        spec.disabled = True
-        return spec
+    spec.disabled = entry.get("disabled") is True or entry.get("enabled") is False
     try:
-        if kind and kind not in HTTP_TYPES | STDIO_TYPES:
-            if kind == "sse":
-                raise _ConfigError("the SSE transport is not supported: give a streamable HTTP url")
-            raise _ConfigError(f"unknown transport type {kind!r} (use 'stdio' or 'http')")
-        if transport == "http":
+        spec.startup_timeout = _startup_timeout(entry.get("startup_timeout_sec"))
+        if kind and kind not in HTTP_TYPES | STDIO_TYPES | {"sse"}:
+            raise _ConfigError(f"unknown transport type {kind!r} (use 'stdio', 'http' or 'sse')")
+        if transport != "stdio":
             _parse_http(spec, entry, url)
         else:
             _parse_stdio(spec, entry, command)
     except _ConfigError as exc:
         spec.error = str(exc)
     return spec
+
+
+def _startup_timeout(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (
+            0 < value <= MAX_STARTUP_TIMEOUT):
+        raise _ConfigError(f"startup_timeout_sec must be a number of seconds from 0 to "
+                           f"{MAX_STARTUP_TIMEOUT:g}, not {json.dumps(value)[:40]}")
+    return float(value)
 
 
 def _parse_http(spec: ServerSpec, entry: Mapping[str, Any], url: Any) -> None:

@@ -1,10 +1,18 @@
-"""Running MCP servers: each one's lifecycle, and its tools as toolnexus Tools.
+"""One MCP server's lifecycle, and its tools as toolnexus Tools.
 
 Built on the official `mcp` SDK, an optional extra (`pip install 'toolnexus[mcp]'`) imported
 only when servers are opened. The SDK's context managers must be entered and exited in one
-task, so each server lives in a background task of its own: it connects, signals ready,
-waits to be stopped, then disconnects. A server that fails or is too slow to start is
-isolated: its status says why and the other servers keep working.
+task, so each server lives in a background task of its own, its supervisor: it connects,
+offers the server's tools while the connection lasts, and when the connection ends by
+itself (a stdio server exits, a remote one forgets the session or drops) connects again
+after a pause that grows with each failure in a row, up to len(BACKOFF) tries (a remote
+server longer: REMOTE_BACKOFF, as it may be away while it is redeployed). A server
+that cannot start the first time is not retried: its status says why, and the others keep
+working. While a server is down its tools are not offered, and a call to one says why.
+
+The status of a server (`ServerStatus.status`) is one of "starting" (its first start, or
+after `restart`/`enable`), "ok", "restarting: <why it went down>", "failed: <why>",
+"disabled" and, once closed, "stopped".
 """
 
 from __future__ import annotations
@@ -13,33 +21,49 @@ import asyncio
 import contextlib
 import logging
 import re
-from collections.abc import Awaitable, Callable, Iterable
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from http import HTTPStatus
 from types import SimpleNamespace
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..errors import ToolnexusError
-from ..tools import Tool, ToolResult
-from .config import McpConfig, ServerSpec, read_specs
+from ..tools import Tool, ToolContext, ToolResult
+from .auth import LOGIN_HINT, ServerTokens, TokenFile, has_own_authorization, oauth
+from .config import STARTUP_TIMEOUT, ServerSpec
+from .connection import (
+    ClientSide,
+    Connection,
+    Offer,
+    closed_connection,
+    connection_failed,
+    dump,
+    session_lost,
+)
 from .content import convert_content
-from .process import CommandNotFound, StderrPipe, supervised_command
+from .process import StderrTail
 
 log = logging.getLogger("toolnexus.mcp")
 
 INSTALL_HINT = "MCP servers need the mcp package: pip install 'toolnexus[mcp]'"
-CLOSE_TIMEOUT = 10.0  # the SDK's own stdio shutdown is bounded at about 6.5 s
+BACKOFF = (0.5, 1.0, 2.0, 4.0, 8.0)  # seconds before each restart of a failing run
+# a remote server being redeployed is away longer than a local one takes to fail for good
+REMOTE_BACKOFF = (*BACKOFF, 15.0, 30.0, 30.0, 30.0, 30.0)
+STABLE_S = 60.0  # a run this long resets the count of failures in a row
+STOP_WAIT = 0.3  # seconds a stopping server may take to say goodbye before it is cut off
+LOG_LINES = 50  # log messages of a server kept for /mcp
 NAME_LIMIT = 64
+CONTEXT_PARAM = "toolnexus_context"  # how an MCP tool's function gets its ToolContext
 
 
 @dataclass
 class ServerStatus:
-    """How one configured server fared. `status` is "ok", "disabled" or "failed: <why>"
-    (a server that crashes later turns "failed" then); `tools` are the names its tools
-    were registered under."""
+    """How one configured server is doing (it changes as the server starts, goes down and
+    comes back): `status` (see the module), and `tools`, the names its tools are offered
+    under while it runs."""
 
     name: str
-    transport: str  # "stdio" or "http"
+    transport: str  # "stdio", "http" or "sse" (also an "http" server found to be an older one)
     status: str
     tools: list[str] = field(default_factory=list)
 
@@ -47,64 +71,14 @@ class ServerStatus:
     def ok(self) -> bool:
         return self.status == "ok"
 
-
-class McpServers(NamedTuple):
-    """What `open_mcp_servers` opened: the servers' tools, one status per configured
-    server (in config order), and the coroutine function that stops them all."""
-
-    tools: list[Tool]
-    statuses: list[ServerStatus]
-    close: Callable[[], Awaitable[None]]
+    @property
+    def needs_login(self) -> bool:
+        """It failed for want of an OAuth login (`toolnexus mcp login NAME`)."""
+        return self.status.startswith("failed") and self.status.endswith(
+            LOGIN_HINT.format(name=self.name))
 
 
-async def open_mcp_servers(
-    config: McpConfig, *, timeout: float = 30.0, taken: Iterable[str] = ()
-) -> McpServers:
-    """Start the configured MCP servers concurrently; return their tools, statuses and close.
-
-    Tool names are `<server>_<tool>`, made unique against each other and against `taken`
-    (the names already in use). Raises ToolnexusError only for a config that cannot be read
-    at all (or a missing `mcp` package); a problem with one server is its status. Until
-    `close` is awaited, the servers that started keep running.
-    """
-    sdk = _import_sdk()
-    statuses: list[ServerStatus] = []
-    runners: list[_Server] = []
-    for spec in read_specs(config):
-        if spec.disabled:
-            status = ServerStatus(spec.name, spec.transport, "disabled")
-        elif spec.error:
-            status = ServerStatus(spec.name, spec.transport, f"failed: {spec.redact(spec.error)}")
-        else:
-            status = ServerStatus(spec.name, spec.transport, "starting")
-            runners.append(_Server(spec, status, sdk))
-        statuses.append(status)
-
-    async def close() -> None:
-        await _stop_all(runners)
-
-    try:
-        await asyncio.gather(*(runner.start(timeout) for runner in runners))
-    except BaseException:  # cancelled (Ctrl-C) while starting: leave nothing running
-        await close()
-        raise
-
-    tools: list[Tool] = []
-    names = set(taken)
-    for runner in runners:
-        if runner.status.ok:
-            offered = runner.make_tools(names)
-            tools.extend(offered)
-            runner.status.tools = [tool.name for tool in offered]
-    for status in statuses:
-        log.info("MCP server %s (%s): %s", status.name, status.transport, status.status)
-    return McpServers(tools, statuses, close)
-
-
-# ----------------------------------------------------------------------------- the SDK
-
-
-def _import_sdk() -> SimpleNamespace:
+def import_sdk() -> SimpleNamespace:
     try:
         import mcp
     except ImportError as exc:
@@ -114,6 +88,7 @@ def _import_sdk() -> SimpleNamespace:
     try:
         import anyio
         import httpx2  # the HTTP client mcp 2.x is built on (a dependency of it)
+        from mcp.client.sse import sse_client
         from mcp.client.streamable_http import streamable_http_client
     except ImportError as exc:
         raise ToolnexusError(
@@ -123,238 +98,342 @@ def _import_sdk() -> SimpleNamespace:
         anyio=anyio,
         ClientSession=mcp.ClientSession,
         Implementation=mcp.Implementation,
-        StdioServerParameters=mcp.StdioServerParameters,
-        stdio_client=mcp.stdio_client,
         streamable_http_client=streamable_http_client,
+        sse_client=sse_client,
         http=httpx2,
         types=mcp.types,
     )
 
 
-# ----------------------------------------------------------------------------- one server
+class ToolNames:
+    """The names tools are offered under: `<server>_<tool>`, unique, and the same for a
+    server's tool each time the server comes back."""
+
+    def __init__(self, taken: list[str]) -> None:
+        self._taken = set(taken)
+        self._given: dict[tuple[str, str], str] = {}
+
+    def name(self, server: str, tool: str) -> str:
+        if (server, tool) not in self._given:
+            name = _unique(_tool_name(server, tool), self._taken)
+            self._taken.add(name)
+            self._given[server, tool] = name
+        return self._given[server, tool]
 
 
-class _Server:
-    """One server's background task: enter the SDK contexts, serve, exit them, all in it."""
+class McpServer:
+    """One configured server. `start()` runs its supervisor in the background; `status`
+    says how it is doing, `tools()` what it offers now. `on_change` is called whenever
+    its status changes. `tokens`: where OAuth logins are kept (None: OAuth is not used)."""
 
-    def __init__(self, spec: ServerSpec, status: ServerStatus, sdk: SimpleNamespace) -> None:
+    def __init__(self, spec: ServerSpec, sdk: SimpleNamespace, names: ToolNames,
+                 roots: Callable[[], list[tuple[str, str]]],
+                 on_change: Callable[[McpServer], None], *,
+                 startup_timeout: float = STARTUP_TIMEOUT, tokens: TokenFile | None = None
+                 ) -> None:
         self.spec = spec
+        self.tokens = tokens
         self.name = spec.name
-        self.status = status
         self.sdk = sdk
-        self.session: Any = None
-        self.listed: list[dict[str, Any]] = []
-        self.phase = "starting"
-        self.ready = asyncio.Event()
-        self.stop = asyncio.Event()
-        self.scope = sdk.anyio.CancelScope()
-        self.task: asyncio.Task[None] | None = None
-        self.stderr = StderrPipe()
-        self.http_error: str | None = None  # the first HTTP error status seen while starting
+        self.names = names
+        self.on_change = on_change
+        self.startup_timeout = spec.startup_timeout or startup_timeout
+        self.status = ServerStatus(spec.name, spec.transport, _first_status(spec))
+        self.stderr = StderrTail()
+        self.logs: deque[str] = deque(maxlen=LOG_LINES)
+        self.offer = Offer()  # what it offered when it last ran
+        self.side = ClientSide(roots=roots, log=self._log)
+        self._tools: list[Tool] = []
+        self._connection: Connection | None = None
+        self._calls: list[ToolContext] = []  # running now: log messages go to them
+        self._task: asyncio.Task[None] | None = None
+        self._stopping = asyncio.Event()
+        self._lost = asyncio.Event()  # a call found that a new connection is needed
+        self._lost_why = ""  # and why
+        self._settled = asyncio.Event()  # ready, or failed, after it began to start
+        self._next_run: list[asyncio.Future[bool]] = []  # calls waiting for a new connection
+        self._scope: Any = None
 
-    async def start(self, timeout: float) -> None:
-        self.task = asyncio.create_task(self._run(), name=f"mcp server {self.name}")
-        try:
+    # -- what it offers ------------------------------------------------------------------
+
+    @property
+    def runnable(self) -> bool:
+        return self.spec.error is None
+
+    def tools(self) -> list[Tool]:
+        return self._tools if self._connection is not None else []
+
+    def owns(self, tool_name: str) -> bool:
+        return tool_name in self.status.tools
+
+    def why_not_running(self) -> str:
+        state = self.status.status
+        return {"starting": "is still starting", "disabled": "is disabled",
+                "stopped": "is stopped"}.get(state, f"is not running ({state})")
+
+    # -- its lifecycle -------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Begin to start it (in the background); its status is "starting" until it runs."""
+        if not self.runnable or (self._task is not None and not self._task.done()):
+            return
+        self._stopping.clear()
+        self._settled.clear()
+        self._set("starting")
+        self._task = asyncio.create_task(self._supervise(), name=f"mcp server {self.name}")
+
+    async def stop(self) -> None:
+        """End it and wait until it has ended; it says goodbye within STOP_WAIT, or is cut
+        off (a stdio server's process is ended at once either way, see process.py)."""
+        task = self._task
+        if task is None or task.done():
+            return
+        self._stopping.set()
+        if self._connection is None:
+            self._cut_off(task)  # still starting: nothing to say goodbye to
+        done, _ = await asyncio.wait({task}, timeout=STOP_WAIT)
+        if not done:
+            self._cut_off(task)
+            await asyncio.wait({task})
+
+    def _cut_off(self, task: asyncio.Task[None]) -> None:
+        if self._scope is not None:
+            self._scope.cancel()
+        else:  # not yet in its cancel scope
+            task.cancel()
+
+    async def close(self) -> None:
+        await self.stop()
+        if self.status.status.startswith(("ok", "starting", "restarting")):
+            self._set("stopped")
+
+    async def restart(self) -> None:
+        await self.stop()
+        self.start()
+
+    async def disable(self) -> None:
+        await self.stop()
+        self._set("disabled")
+
+    def enable(self) -> None:
+        """Start it, if it is not running (disabled, failed or stopped)."""
+        if not self.runnable:
+            raise ToolnexusError(f"{self.name} cannot start: "
+                                 f"{self.spec.redact(self.spec.error or '')}")
+        self.start()
+
+    async def wait_settled(self, deadline: float | None) -> None:
+        """Until it runs or has failed, or the event loop's time `deadline` passes."""
+        timeout = None if deadline is None else deadline - asyncio.get_running_loop().time()
+        with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout):
-                await self.ready.wait()
-        except TimeoutError:
-            if not self.ready.is_set():
-                self._fail(f"timed out after {timeout:g} s {self.phase}")
-                self.scope.cancel()  # it finishes cleaning up in the background; close() waits
+                await self._settled.wait()
 
-    def request_stop(self) -> None:
-        self.stop.set()
-        if not self.ready.is_set() or self.session is None:
-            self.scope.cancel()
+    async def roots_changed(self) -> None:
+        if self._connection is not None:
+            await self._connection.roots_changed()
 
-    async def _run(self) -> None:
+    async def _supervise(self) -> None:
         try:
-            with self.scope:
-                async with contextlib.AsyncExitStack() as stack:
-                    streams = await self._connect(stack)
-                    me = self.sdk.Implementation(name="toolnexus", version=_version())
-                    session = await stack.enter_async_context(
-                        self.sdk.ClientSession(streams[0], streams[1], client_info=me)
-                    )
-                    try:
-                        self.phase = "waiting for the initialize answer"
-                        init = await session.initialize()
-                        self.phase = "listing its tools"
-                        self.listed = await self._list_tools(session, init)
-                    except Exception as exc:
-                        await self.stderr.settle()
-                        self._fail(self._describe(exc))
-                        raise
-                    self.session = session
-                    self.phase = "running"
-                    if self.status.status == "starting":
-                        self.status.status = "ok"
-                    self.ready.set()
-                    await self.stop.wait()
-        except Exception as exc:
-            await self.stderr.settle()
-            self._fail(self._describe(exc))
+            await self._keep_running()
         finally:
-            self.session = None
-            if self.status.status == "starting":
-                self._fail("stopped before it was ready")
-            self.ready.set()
-            self.stderr.close_write_end()
+            self._settled.set()
+            self._wake_callers(False)
 
-    async def _connect(self, stack: contextlib.AsyncExitStack) -> Any:
-        sdk, spec = self.sdk, self.spec
-        if spec.transport == "http":
-            self.phase = "connecting"
+    async def _keep_running(self) -> None:
+        backoff = BACKOFF if self.spec.transport == "stdio" else REMOTE_BACKOFF
+        failures = 0
+        while True:
+            began = asyncio.get_running_loop().time()
+            why = await self._run_once()
+            if why is None:  # stopped on purpose
+                return
+            if self.status.status == "starting":  # it never ran since start()
+                self._set(f"failed: {why}")
+                return
+            ran = asyncio.get_running_loop().time() - began
+            failures = 1 if ran >= STABLE_S else failures + 1
+            if failures > len(backoff):
+                self._set(f"failed: {why}; it failed {failures} times in a row, so it is not "
+                          "started again unless it is restarted")
+                return
+            self._set(f"restarting: {why}")
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(backoff[failures - 1]):
+                    await self._stopping.wait()
+            if self._stopping.is_set():
+                return
 
-            async def note_http_error(response: Any) -> None:
-                if response.status_code >= 400 and self.http_error is None:
-                    self.http_error = f"HTTP {response.status_code} {_phrase(response.status_code)}"
+    async def _run_once(self) -> str | None:
+        """One connection from start to end: None when it was stopped on purpose, else why
+        it ended (or could not start)."""
+        if self._stopping.is_set():
+            return None
+        connection = Connection(self.spec, self.sdk, self.side, self.stderr,
+                                transport=self.status.transport, auth=self._auth())
+        self._lost.clear()
+        why: str | None = None
+        try:
+            with self.sdk.anyio.CancelScope() as self._scope:
+                async with contextlib.AsyncExitStack() as stack:
+                    try:
+                        async with asyncio.timeout(self.startup_timeout):
+                            offer = await connection.open(stack)
+                    except TimeoutError:
+                        return (f"timed out after {self.startup_timeout:g} s "
+                                f"{connection.phase}")
+                    self._ready(connection, offer)
+                    why = await self._until_it_ends(connection)
+        except Exception as exc:
+            await connection.settle()
+            why = connection.describe(exc)
+        finally:
+            self._scope = None
+            self._connection = None
+        return None if self._stopping.is_set() else why
 
-            client = await stack.enter_async_context(
-                sdk.http.AsyncClient(
-                    headers=spec.headers,
-                    timeout=sdk.http.Timeout(30.0, read=300.0),
-                    event_hooks={"response": [note_http_error]},
-                )
-            )
-            return await stack.enter_async_context(
-                sdk.streamable_http_client(spec.url, http_client=client)
-            )
-        self.phase = "starting the process"
-        command, args = supervised_command(spec)
-        params = sdk.StdioServerParameters(
-            command=command, args=args, env=spec.env or None, cwd=spec.cwd
-        )
-        errlog = await self.stderr.open()
-        streams = await stack.enter_async_context(sdk.stdio_client(params, errlog=errlog))
-        self.stderr.close_write_end()
-        return streams
+    def _auth(self) -> Any:
+        """OAuth for a remote server that has a login (else None: a 401 says to log in)."""
+        spec, tokens = self.spec, self.tokens
+        if (tokens is None or spec.transport == "stdio" or has_own_authorization(spec)
+                or not tokens.logged_in(spec.name, spec.url)):
+            return None
+        return oauth(spec, ServerTokens(tokens, spec))
 
-    async def _list_tools(self, session: Any, init: Any) -> list[dict[str, Any]]:
-        capabilities = _dump(init).get("capabilities") or {}
-        if "tools" not in capabilities:
-            return []
-        listed: list[dict[str, Any]] = []
-        cursor = None
-        for _ in range(100):  # a server that pages forever is not our problem to follow
-            if cursor is None:
-                page = _dump(await session.list_tools())
-            else:
-                params = self.sdk.types.PaginatedRequestParams(cursor=cursor)
-                page = _dump(await session.list_tools(params=params))
-            listed.extend(t for t in page.get("tools") or [] if isinstance(t, dict))
-            cursor = page.get("nextCursor")
-            if not cursor:
-                break
-        return listed
+    def _ready(self, connection: Connection, offer: Offer) -> None:
+        self.offer = offer
+        self.status.transport = connection.transport  # an older server speaks "sse"
+        self._tools = self._make_tools(offer.tools)
+        self._connection = connection
+        self.status.tools = [tool.name for tool in self._tools]
+        self._set("ok")
+        self._settled.set()
+        self._wake_callers(True)
 
-    def make_tools(self, taken: set[str]) -> list[Tool]:
+    def _wake_callers(self, connected: bool) -> None:
+        waiting, self._next_run = self._next_run, []
+        for waiter in waiting:
+            if not waiter.done():
+                waiter.set_result(connected)
+
+    async def _until_it_ends(self, connection: Connection) -> str | None:
+        ended = asyncio.ensure_future(connection.ended())
+        waits = [ended, asyncio.ensure_future(self._stopping.wait()),
+                 asyncio.ensure_future(self._lost.wait())]
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for wait in waits:
+                wait.cancel()
+        if ended.done() and not ended.cancelled():
+            return ended.result()
+        return None if self._stopping.is_set() else self._lost_why
+
+    def _set(self, status: str) -> None:
+        status = self.spec.redact(status)
+        if status != self.status.status:
+            self.status.status = status
+            log.info("MCP server %s (%s): %s", self.name, self.spec.transport, status)
+            self.on_change(self)
+
+    def _log(self, text: str) -> None:
+        self.logs.append(text)
+        for context in self._calls:
+            context.report(text)
+
+    # -- its tools -----------------------------------------------------------------------
+
+    def _make_tools(self, listed: list[dict[str, Any]]) -> list[Tool]:
         tools = []
-        for listed in self.listed:
-            original = str(listed.get("name") or "")
+        for entry in listed:
+            original = str(entry.get("name") or "")
             if not original:
                 continue
-            name = _unique(_tool_name(self.name, original), taken)
-            taken.add(name)
-            schema = listed.get("inputSchema")
+            schema = entry.get("inputSchema")
             schema = dict(schema) if isinstance(schema, dict) else {}
             schema.setdefault("type", "object")
             if schema["type"] == "object":
                 schema.setdefault("properties", {})
-            description = listed.get("description") or listed.get("title") or original
-            tools.append(Tool(
-                name=name,
-                description=str(description),
-                input_schema=schema,
-                fn=self._caller(original),
-                source=f"mcp:{self.name}",
-            ))
+            description = entry.get("description") or entry.get("title") or original
+            tools.append(Tool(name=self.names.name(self.name, original),
+                              description=str(description), input_schema=schema,
+                              fn=self._caller(original), source=f"mcp:{self.name}",
+                              context_param=CONTEXT_PARAM))
         return tools
 
-    def _caller(self, original: str) -> Any:
-        async def call_mcp_tool(**arguments: Any) -> ToolResult:
-            session = self.session
+    def _caller(self, original: str) -> Callable[..., Any]:
+        async def call_mcp_tool(toolnexus_context: ToolContext, **arguments: Any
+                                ) -> ToolResult:
             meta = {"mcp_server": self.name, "mcp_tool": original}
-            if session is None:
-                return ToolResult(f"error: MCP server {self.name!r} is not running", True, meta)
+            self._calls.append(toolnexus_context)
             try:
-                result = await session.call_tool(original, arguments)
-            except Exception as exc:
-                if self.closed_connection(exc):
-                    await self.stderr.settle()
-                why = self._describe(exc)
-                if self.closed_connection(exc) and not self.stop.is_set():
-                    # it crashed: say so in its status too
-                    self._fail(why)
-                return ToolResult(f"error: MCP server {self.name!r}: {why}", True, meta)
-            dumped = _dump(result)
-            text, attachments = convert_content(dumped)
-            return ToolResult(text, bool(dumped.get("isError")), meta, attachments)
+                return await self._call(original, arguments, toolnexus_context, meta)
+            finally:
+                self._calls.remove(toolnexus_context)
 
         return call_mcp_tool
 
-    def _fail(self, why: str) -> None:
-        if not self.status.status.startswith("failed"):
-            self.status.status = f"failed: {self.spec.redact(why)}"
+    async def _call(self, original: str, arguments: dict[str, Any], context: ToolContext,
+                    meta: dict[str, str], *, again: bool = True) -> ToolResult:
+        connection = self._connection
+        if connection is None:
+            return ToolResult(f"error: MCP server {self.name!r} {self.why_not_running()}",
+                              True, meta)
 
-    @staticmethod
-    def closed_connection(exc: BaseException) -> bool:
-        return "connection closed" in str(_leaf(exc)).lower()
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            context.report(message or "", done, total)
 
-    def _describe(self, exc: BaseException) -> str:
-        leaf = _leaf(exc)
-        if isinstance(leaf, CommandNotFound):
-            return self.spec.redact(str(leaf))
-        status = getattr(getattr(leaf, "response", None), "status_code", None)
-        text = str(leaf).strip()
-        if status is not None:
-            why = f"HTTP {status} {_phrase(status)} from {self.spec.url}"
-        elif self.http_error and not self.ready.is_set():
-            why = f"{self.http_error} from {self.spec.url}"
-        elif self.closed_connection(leaf):
-            why = "the server closed the connection"
-            if self.phase != "running":
-                why += f" while {self.phase}"
-        elif type(leaf).__name__ in ("ConnectError", "ConnectTimeout"):
-            why = f"cannot connect to {self.spec.url}: {text or type(leaf).__name__}"
-        else:
-            why = f"{type(leaf).__name__}: {text}" if text else type(leaf).__name__
-        tail = self.stderr.last_line()
-        if tail and (self.phase != "running" or self.closed_connection(leaf)):
-            why = f"{why} (stderr: {tail})"  # why it died, most likely
-        return self.spec.redact(why)
+        try:
+            result = await connection.session.call_tool(original, arguments,
+                                                        progress_callback=progress)
+        except Exception as exc:
+            if again and session_lost(exc) and await self._connected_again():
+                return await self._call(original, arguments, context, meta, again=False)
+            return ToolResult(f"error: MCP server {self.name!r}: "
+                              f"{await self._call_failure(connection, exc)}", True, meta)
+        dumped = dump(result)
+        text, attachments = convert_content(dumped)
+        return ToolResult(text, bool(dumped.get("isError")), meta, attachments)
 
+    async def _connected_again(self) -> bool:
+        """After a remote server forgot the session (so the call never ran): a new
+        connection, if one comes within the start-up timeout."""
+        waiter = asyncio.get_running_loop().create_future()
+        self._next_run.append(waiter)
+        self._reconnect("it forgot the session (it restarted?)")
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(BACKOFF[0] + self.startup_timeout):
+                return await waiter
+        return False
 
-async def _stop_all(runners: list[_Server]) -> None:
-    for runner in runners:
-        runner.request_stop()
-    tasks = [r.task for r in runners if r.task is not None and not r.task.done()]
-    if not tasks:
-        return
-    _, pending = await asyncio.wait(tasks, timeout=CLOSE_TIMEOUT)
-    for task in pending:  # the SDK's shutdown is bounded: this is a last resort
-        log.warning("MCP server task %s did not stop in time; cancelling it", task.get_name())
-        task.cancel()
-    if pending:
-        await asyncio.wait(pending, timeout=2.0)
+    def _reconnect(self, why: str) -> None:
+        """A call found the connection to a remote server unusable: the supervisor ends it
+        and makes a new one (see _keep_running)."""
+        self._lost_why = why
+        self._lost.set()
 
-
-# ----------------------------------------------------------------------------- helpers
-
-
-def _dump(model: Any) -> dict[str, Any]:
-    """An SDK model in its wire shape (camelCase keys), whatever the SDK's attribute names."""
-    if isinstance(model, dict):
-        return model
-    return model.model_dump(by_alias=True, mode="json", exclude_none=True)
+    async def _call_failure(self, connection: Connection, exc: Exception) -> str:
+        if connection.process is None and connection_failed(exc) and not self._stopping.is_set():
+            why = connection.describe(exc)
+            self._reconnect(why)
+            return f"{why}; it is reconnected"
+        if not (closed_connection(exc) and connection.process is not None):
+            return connection.describe(exc)
+        # the process ended under the call: its exit (seen in a moment) says why
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(1.0):
+                await connection.process.exited()
+        if self._stopping.is_set():
+            return "it was stopped during the call"
+        return f"{connection.describe(exc)}; it is restarted"
 
 
-def _leaf(exc: BaseException) -> BaseException:
-    """The first real error inside (nested) exception groups."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        inner = [e for e in exc.exceptions if not isinstance(e, asyncio.CancelledError)]
-        exc = (inner or list(exc.exceptions))[0]
-    return exc
+def _first_status(spec: ServerSpec) -> str:
+    if spec.disabled:
+        return "disabled"
+    if spec.error:
+        return f"failed: {spec.redact(spec.error)}"
+    return "starting"
 
 
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
@@ -373,19 +452,3 @@ def _unique(name: str, taken: set[str]) -> str:
         suffix = f"_{n}"
         candidate = name[: NAME_LIMIT - len(suffix)] + suffix
     return candidate
-
-
-def _phrase(status: int) -> str:
-    try:
-        return HTTPStatus(status).phrase
-    except ValueError:
-        return ""
-
-
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("toolnexus")
-    except Exception:
-        return "0"

@@ -1,0 +1,163 @@
+"""Every server of one MCP config, as one tool source of a toolkit (toolkit.ToolSource).
+
+The servers start in the background, all at once; the tools of those running are offered.
+A model call waits for servers still starting, but with `wait` only until `wait` seconds
+after the first model call that waited for this start of theirs (None: until each runs or
+has failed): a chat answers soon while a slow server starts, and `ask` takes every server
+that can start. The model is told once when a server it could use goes down, comes back,
+or is still starting when it is asked without it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from ..tools import Tool
+from .auth import TokenFile
+from .config import STARTUP_TIMEOUT, McpConfig, read_specs
+from .server import McpServer, ServerStatus, ToolNames, import_sdk
+
+Watcher = Callable[[McpServer], None]
+NAMED_IN_NOTICE = 8  # tools a notice names before "…"
+
+
+class ServerPool:
+    """`ServerPool(config, ...)` reads the config (raising ToolnexusError only for one that
+    cannot be read at all, or a missing `mcp` package); `start()` starts the servers;
+    `close()` ends them. `roots` are the folders advertised to the servers as their roots
+    (by default the working folder). `tokens`: the file of OAuth logins (see auth.py;
+    None: remote servers get only their configured headers)."""
+
+    def __init__(self, config: McpConfig, *, startup_timeout: float = STARTUP_TIMEOUT,
+                 wait: float | None = None, taken: Iterable[str] = (),
+                 roots: Iterable[str | Path] | None = None,
+                 tokens: str | os.PathLike[str] | None = None) -> None:
+        sdk = import_sdk()
+        specs = read_specs(config)
+        self.wait = wait
+        self._roots = _root_entries([Path.cwd()] if roots is None else roots)
+        self._watchers: list[Watcher] = []
+        self._told: dict[str, str] = {}  # what the model was last told of a server
+        self._deadlines: dict[str, float] = {}  # until when model calls wait for a server
+        names = ToolNames(list(taken))
+        token_file = None if tokens is None else TokenFile(tokens)
+        self.servers = [McpServer(spec, sdk, names, lambda: self._roots, self._changed,
+                                  startup_timeout=startup_timeout, tokens=token_file)
+                        for spec in specs]
+
+    def start(self) -> None:
+        for server in self.servers:
+            if server.status.status == "starting":
+                server.start()
+
+    async def close(self) -> None:
+        await asyncio.gather(*(server.close() for server in self.servers))
+
+    # -- what a toolkit asks of a tool source ---------------------------------------------
+
+    def tools(self) -> list[Tool]:
+        return [tool for server in self.servers for tool in server.tools()]
+
+    def unavailable(self, name: str) -> str | None:
+        """Why the tool `name`, offered before, is not offered now (None: not one of ours)."""
+        for server in self.servers:
+            if server.owns(name):
+                return f"its MCP server {server.name} {server.why_not_running()}"
+        return None
+
+    def starting(self) -> list[str]:
+        """The servers a model call waits for: starting, and within their `wait` (which
+        begins now for one no model call waited for yet)."""
+        return [server.name for server in self._waited_for()]
+
+    async def started(self) -> None:
+        """Returns once none of `starting()` is starting any more."""
+        await asyncio.gather(*(server.wait_settled(
+            None if self.wait is None else self._deadlines[server.name])
+            for server in self._waited_for()))
+
+    def _waited_for(self) -> list[McpServer]:
+        now = asyncio.get_running_loop().time()
+        waited = []
+        for server in self.servers:
+            if server.status.status != "starting":
+                continue
+            if self.wait is None or now < self._deadlines.setdefault(server.name,
+                                                                     now + self.wait):
+                waited.append(server)
+        return waited
+
+    def news(self) -> list[str]:
+        """What the model should be told about servers since it was last told, once: one
+        it knew of went down or came back, one is still starting without being waited for."""
+        notes = []
+        for server in self.servers:
+            state, told = _state(server), self._told.get(server.name)
+            if state == told:
+                continue
+            note = _notice(server, state, told)
+            if note is not None:
+                notes.append(note)
+            if note is not None or state == "ok":
+                self._told[server.name] = state
+        return notes
+
+    def statuses(self) -> list[ServerStatus]:
+        return [server.status for server in self.servers]
+
+    def watch(self, watcher: Watcher) -> None:
+        """Call `watcher(server)` whenever a server's status changes."""
+        self._watchers.append(watcher)
+
+    # -- the roots ------------------------------------------------------------------------
+
+    async def set_roots(self, roots: Iterable[str | Path]) -> None:
+        """Advertise other roots; running servers are told the list changed."""
+        self._roots = _root_entries(roots)
+        await asyncio.gather(*(server.roots_changed() for server in self.servers))
+
+    def _changed(self, server: McpServer) -> None:
+        if server.status.status == "starting":  # a new start: model calls wait for it anew
+            self._deadlines.pop(server.name, None)
+        for watcher in self._watchers:
+            watcher(server)
+
+
+def _root_entries(roots: Iterable[str | Path]) -> list[tuple[str, str]]:
+    """The roots as (file:// URI, name) pairs."""
+    paths = [Path(root).expanduser().resolve() for root in roots]
+    return [(path.as_uri(), path.name or str(path)) for path in paths]
+
+
+def _state(server: McpServer) -> str:
+    """A server's state as the model hears of it: "ok", "starting", or "down"."""
+    status = server.status.status
+    return status if status in ("ok", "starting") else "down"
+
+
+def _notice(server: McpServer, state: str, told: str | None) -> str | None:
+    """The note for the model on a server now in `state` of which it was last told `told`
+    (None: nothing, so it knows only the tools it is offered)."""
+    name = server.name
+    if state == "starting":
+        return f"The MCP server {name} is still starting: its tools are offered once it runs."
+    if state == "ok":
+        if told == "down":
+            return f"The MCP server {name} is running again: its tools are offered again."
+        if told == "starting":
+            return (f"The MCP server {name} is ready: its tools are offered now "
+                    f"({_named(server.status.tools)}).")
+        return None
+    if told is None:
+        return None  # it never heard of this server
+    tools = f" ({_named(server.status.tools)})" if server.status.tools else ""
+    return (f"The MCP server {name} {server.why_not_running()}: its tools{tools} are not "
+            "offered until it runs again.")
+
+
+def _named(tools: list[str]) -> str:
+    shown = ", ".join(tools[:NAMED_IN_NOTICE])
+    return shown + (", …" if len(tools) > NAMED_IN_NOTICE else "")

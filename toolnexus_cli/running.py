@@ -1,0 +1,74 @@
+"""The tool calls of a turn that are running, as the live region shows them: a spinner
+line with the seconds they have run, and what a tool reported (its progress, its server's
+messages) in a panel of its own. What a tool reports comes from it, or from an MCP server:
+it is made `visible` on the way in."""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.panel import Panel
+from rich.spinner import Spinner
+from rich.text import Text
+
+from toolnexus.visible import visible
+
+MESSAGES_SHOWN = 3  # a tool's last messages in its panel
+
+
+@dataclass
+class _Call:
+    name: str
+    started: float
+    progress: str = ""  # "3/10", or "3" when the total is unknown
+    messages: deque[str] = field(default_factory=lambda: deque(maxlen=MESSAGES_SHOWN))
+
+
+class RunningTools:
+    """Fed by the renderer (start, report, finish); renders while any call runs."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, _Call] = {}
+        self.spinner = Spinner("dots")  # one spinner, so that it turns
+
+    def __bool__(self) -> bool:
+        return bool(self.calls)
+
+    def start(self, call_id: str, name: str) -> None:
+        self.calls[call_id] = _Call(visible(name), time.monotonic())
+
+    def report(self, call_id: str, message: str, progress: float | None,
+               total: float | None) -> None:
+        call = self.calls.get(call_id)
+        if call is None:
+            return
+        if progress is not None:
+            call.progress = f"{progress:g}/{total:g}" if total else f"{progress:g}"
+        shown = visible(" ".join(message.split()))[:200]
+        if shown and (not call.messages or call.messages[-1] != shown):
+            call.messages.append(shown)
+
+    def finish(self, call_id: str) -> None:
+        self.calls.pop(call_id, None)
+
+    def restart_clock(self, name: str) -> None:
+        """A call asked about (approved just now) begins to run only now."""
+        for call in self.calls.values():
+            if call.name == visible(name) and not (call.progress or call.messages):
+                call.started = time.monotonic()
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        now = time.monotonic()
+        for call in self.calls.values():
+            if call.progress or call.messages:
+                body = "\n".join(line for line in (call.progress, *call.messages) if line)
+                yield Panel(Text(body), title=Text(f"⚙ {call.name} · {now - call.started:.0f}s"),
+                            title_align="left", border_style="cyan", expand=False)
+        first = min(self.calls.values(), key=lambda call: call.started)
+        names = ", ".join(call.name for call in self.calls.values())
+        self.spinner.update(text=Text(f"running {names}… {now - first.started:.0f}s",
+                                      style="dim"))
+        yield self.spinner
