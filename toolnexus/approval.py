@@ -2,7 +2,9 @@
 
 Rules are glob patterns on tool names (and, for `bash`, on the parsed command) mapped to
 "allow", "ask" or "deny". Without a matching rule: read-only built-ins, Python functions
-and skills are allowed; `bash`, `write_file`, `edit_file` and every MCP tool ask.
+and skills are allowed; `bash`, `write_file`, `edit_file` and every MCP tool ask. An MCP
+tool's annotations only make this stricter, except by a rule that trusts them:
+`destructiveHint` always asks, `readOnlyHint` follows the rule "mcp:read-only" if any.
 
 For `bash` an "allow" lets a command run in the sandbox without asking; leaving the sandbox
 is the bash tool's own question (builtins.py), which only a person or an explicit
@@ -28,8 +30,12 @@ from .suspension import NOBODY_TO_ASK
 from .toolkit import Toolkit
 from .tools import Tool, ToolResult
 
-__all__ = ["DECISIONS", "DENIED_BY_USER", "NOBODY_TO_ASK", "ApprovalPolicy", "approval_hook"]
+__all__ = ["DECISIONS", "DENIED_BY_USER", "NOBODY_TO_ASK", "READ_ONLY_RULE", "ApprovalPolicy",
+           "approval_hook"]
 DENIED_BY_USER = "denied by the user"
+# the rule for MCP tools that say they only read ("mcp:read-only" = "allow"); tool names
+# cannot hold ":", so no tool is named by it
+READ_ONLY_RULE = "mcp:read-only"
 
 # ask(name, args) -> "yes" | "no" | "always" | "nobody" (no one could be asked)
 AskUser = Callable[[str, Any], Awaitable[str] | str]
@@ -53,11 +59,17 @@ class ApprovalPolicy:
         return "allow"
 
     def rule_for(self, tool: Tool) -> str:
-        """The decision for a tool by name alone (what `toolnexus tools` shows)."""
-        for pattern, decision in self.rules:
-            if fnmatch.fnmatchcase(tool.name, pattern):
-                return decision
-        return self.default_for(tool)
+        """The decision for a tool by name alone (what `toolnexus tools` shows). An MCP
+        tool that says it is destructive is never allowed without asking; one that says
+        it only reads follows the rule READ_ONLY_RULE when no rule names it."""
+        decision = next((d for p, d in self.rules if fnmatch.fnmatchcase(tool.name, p)), None)
+        hints = tool.annotations if tool.source.startswith("mcp") else {}
+        if decision is None and hints.get("readOnlyHint") is True \
+                and hints.get("destructiveHint") is not True:
+            decision = dict(self.rules).get(READ_ONLY_RULE)
+        if decision is None:
+            decision = self.default_for(tool)
+        return "ask" if decision == "allow" and hints.get("destructiveHint") is True else decision
 
     def decide(self, tool: Tool | None, name: str, args: Any) -> str:
         if name == "bash" and isinstance(args, dict):
