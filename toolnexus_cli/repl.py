@@ -7,12 +7,14 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.text import Text
 
+from toolnexus import ToolnexusError
 from toolnexus.visible import visible
 
 from .approve import confirm
 from .attach import pasted_image
 from .commands import COMMANDS, Commands
 from .config import Config
+from .mcp_prompts import attach_mentions
 from .mcp_view import status_line
 from .models import model_names
 from .options import RunOptions
@@ -60,6 +62,13 @@ class Repl:
         self.prompts = prompts = prompt_session(
             COMMANDS, model_names(self.session.config), vi=self.ui["editing_mode"] == "vi",
             status=(lambda: status_line(session.toolkit.servers)) if servers else None)
+        if servers:
+            from prompt_toolkit.completion import merge_completers
+
+            from .mcp_prompts import mcp_completer
+
+            prompts.completer = merge_completers([prompts.completer,
+                                                  mcp_completer(session.toolkit)])
         self.console.print(Text(
             f"toolnexus chat · {session.target.model} · thread {session.thread} · "
             "/help for commands, Ctrl-D to leave", style="dim"))
@@ -129,6 +138,11 @@ class Repl:
             prompt = "\n\n".join([*self.carried, prompt])
             self.carried = []
         attached = self.commands.take_attached()
+        try:
+            attached += await attach_mentions(self.session.toolkit, prompt)
+        except ToolnexusError as exc:
+            self.console.print(Text(visible(f"error: {exc} (not sent)"), style="bold red"))
+            return
         keyboard = mute_keyboard()
         try:
             turn = await self.session.run_turn([prompt, *attached] if attached else prompt)

@@ -5,6 +5,7 @@ tool returned, or those the servers list (its calls are approved like any MCP to
 from __future__ import annotations
 
 from collections.abc import Callable
+
 from ..content import Attachment
 from ..errors import ToolnexusError
 from ..tools import Tool, ToolResult
