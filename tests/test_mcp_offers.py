@@ -162,7 +162,7 @@ async def test_sampling_is_answered_by_the_host(kit, requests):
     async def sample(server, params):
         asked.append(params)
         prompt, history = sampling_prompt(params)
-        assert prompt == ["Summarize: a long text"]
+        assert prompt == "Summarize: a long text"
         assert history == [{"role": "user", "content": "(instructions from the server) "
                                                        "Be brief."}]
         return {"role": "assistant", "content": {"type": "text", "text": "short"},

@@ -21,7 +21,8 @@ log = logging.getLogger("toolnexus.mcp")
 SHOWN_PER_MESSAGE = 600  # characters of each message a person is shown
 
 
-def sampling_prompt(params: dict[str, Any]) -> tuple[list[Any], list[dict[str, Any]]]:
+def sampling_prompt(params: dict[str, Any]
+                    ) -> tuple[str | list[Any], list[dict[str, Any]]]:
     """The request as a run's prompt (the last message: its text and attachments) and
     history (the messages before it, the server's system prompt first); Refused if
     there is nothing to answer."""
@@ -35,10 +36,8 @@ def sampling_prompt(params: dict[str, Any]) -> tuple[list[Any], list[dict[str, A
     for message in messages[:-1]:
         role = "assistant" if message.get("role") == "assistant" else "user"
         history.append({"role": role, "content": "\n".join(_texts(message))})
-    last = messages[-1]
-    prompt: list[Any] = ["\n".join(_texts(last))]
-    prompt.extend(_attachments(last))
-    return prompt, history
+    text, attachments = "\n".join(_texts(messages[-1])), _attachments(messages[-1])
+    return ([text, *attachments] if attachments else text), history
 
 
 def describe_sampling(server: str, params: dict[str, Any]) -> str:
