@@ -65,7 +65,7 @@ async def median_ms(client, messages: list[dict], runs: int, *, warm: bool,
     for _ in range(runs):
         out = Outgoing(messages, None, [], settings, control)
         start = time.process_time()
-        sent, _ = await keeper.prepare(out)
+        sent = await keeper.prepare(out)
         if build:
             settings.wire.build_body(model=settings.model, messages=sent, system=None,
                                      tools=[], stream=True)

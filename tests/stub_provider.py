@@ -27,9 +27,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
-    "Headers", "LlamaCppLike", "Recorded", "Reply", "StubProvider",
+    "Headers", "LlamaCppLike", "Recorded", "Reply", "StubProvider", "llama_models",
+    "llama_props", "llama_slots", "llama_tool_arguments_error",
     "openai_text", "openai_tool_call", "openai_stream",
-    "anthropic_text", "anthropic_tool_use", "anthropic_stream",
+    "anthropic_text", "anthropic_tool_use", "anthropic_stream", "anthropic_blocks_stream",
+    "anthropic_message",
     "responses_reply", "responses_stream", "openai_models", "anthropic_models",
     "png_bytes", "pdf_bytes", "wav_bytes",
 ]
@@ -190,9 +192,10 @@ def _sse_event(event: Any, nl: str) -> bytes:
 class StubProvider:
     """Loopback HTTP/1.1 server answering each request with the next scripted Reply.
 
-    A GET of the model listing (or llama.cpp's /props) never takes a scripted model reply:
-    it gets `models` when set, else the next reply of `script_listing`, else (a client
-    looking up the window on its own) a 404, kept in `lookups` rather than `requests`."""
+    A GET of the model listing (or llama.cpp's /props or /slots) is kept in `lookups`, not
+    `requests`, and never takes a scripted model reply: it gets `models` when set (/props
+    and /slots a 404 then), else the next reply of `script_listing`, else the handler's,
+    else a 404."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         self.host, self.port = host, port
@@ -201,7 +204,7 @@ class StubProvider:
         self.models: Reply | None = None  # when set, the answer to every GET .../models
         self._listings: deque[Reply] = deque()
         self.requests: list[Recorded] = []
-        self.lookups: list[Recorded] = []  # model-listing GETs, when no handler answers them
+        self.lookups: list[Recorded] = []  # GETs of the model listing, /props and /slots
         self._queue: deque[Reply] = deque()
         self._cond = threading.Condition()
         self._closing = threading.Event()
@@ -288,12 +291,11 @@ class StubProvider:
                 request = reader.read_request(conn_id)
                 if request is None:
                     break
-                if (self.handler is None and self.models is None and not self._listings
-                        and _is_listing(request)):
-                    # A client may look up the model's window: kept apart, so scripts and
-                    # `requests` stay the model calls a test wrote them for.
+                if _is_listing(request):
+                    # Kept apart, so scripts and `requests` stay the model calls a test
+                    # wrote them for, whatever a client looks up on its own meanwhile.
                     self.lookups.append(request)
-                    reply = _NO_LISTING
+                    reply = self._look_up(request)
                 else:
                     with self._cond:
                         self.requests.append(request)
@@ -308,12 +310,15 @@ class StubProvider:
                 self._conns.pop(conn_id, None)
             conn.close()
 
-    def _pick(self, request: Recorded) -> Reply:
-        if _is_listing(request) and self.models is not None:
-            return self.models
-        if _is_listing(request) and self.handler is None:
-            with self._cond:
+    def _look_up(self, request: Recorded) -> Reply:
+        if self.models is not None:
+            return self.models if _last_segment(request) == "models" else _NO_LISTING
+        with self._cond:
+            if self._listings:
                 return self._listings.popleft()
+        return self._pick(request) if self.handler is not None else _NO_LISTING
+
+    def _pick(self, request: Recorded) -> Reply:
         if self.handler is not None:
             try:
                 return self.handler(request)
@@ -328,9 +333,12 @@ _NO_LISTING = Reply.json({"error": {"code": 404, "message": "File Not Found",
 
 
 def _is_listing(request: Recorded) -> bool:
-    """A GET of the model listing (`/v1/models`) or llama.cpp's `/props`."""
-    path = request.path.split("?")[0].rstrip("/")
-    return request.method == "GET" and path.rsplit("/", 1)[-1] in ("models", "props")
+    """A GET of the model listing (`/v1/models`) or llama.cpp's `/props` and `/slots`."""
+    return request.method == "GET" and _last_segment(request) in ("models", "props", "slots")
+
+
+def _last_segment(request: Recorded) -> str:
+    return request.path.split("?")[0].rstrip("/").rsplit("/", 1)[-1]
 
 
 def _shutdown(conn: socket.socket) -> None:
@@ -607,38 +615,68 @@ def anthropic_stream(text: str | None = None,
                      **sse: Any) -> Reply:
     """The Messages streaming sequence; `stop` overrides the stop_reason ("max_tokens");
     extra keywords (pause, chunks, ...) go to Reply.sse."""
+    blocks: list[dict] = []
+    if thinking is not None:
+        blocks.append({"type": "thinking", "thinking": thinking, "signature": signature})
+    if text:
+        blocks.append({"type": "text", "text": text})
+    blocks += [{"type": "tool_use", "id": f"toolu_{i}", "name": name, "input": _tool_input(args)}
+               for i, (name, args) in enumerate(tool_calls or [], 1)]
+    return anthropic_blocks_stream(blocks, stop or ("tool_use" if tool_calls else "end_turn"),
+                                   usage, model, cache, **sse)
+
+
+def anthropic_blocks_stream(blocks: list[dict], stop: str = "end_turn",
+                            usage: tuple[int, int] = (10, 5), model: str = "claude-stub",
+                            cache: tuple[int, int] = NO_CACHE, **sse: Any) -> Reply:
+    """The Messages stream of a reply made of `blocks`, each kind as the API streams it
+    (docs, "Streaming Messages", the web search example): text in text_delta pieces (its
+    citations as citations_delta), thinking in thinking_delta pieces then its
+    signature_delta, a client or server tool's call (`*tool_use`) as input_json_delta, and
+    any other block (a server tool's result) whole in its content_block_start."""
     start_usage = _anthropic_usage((usage[0], 1), cache)
     events: list = [
         ("message_start", {"type": "message_start",
                            "message": _anthropic_message([], None, start_usage, model)}),
         ("ping", {"type": "ping"}),
     ]
-
-    def block(start: dict, deltas: list[dict]) -> None:
-        index = sum(1 for name, _ in events if name == "content_block_start")
+    for index, whole in enumerate(blocks):
+        start, deltas = _streamed_block(whole)
         events.append(("content_block_start", {"type": "content_block_start", "index": index,
                                                "content_block": start}))
         events.extend(("content_block_delta", {"type": "content_block_delta", "index": index,
                                                "delta": d}) for d in deltas)
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
-
-    if thinking is not None:
-        block({"type": "thinking", "thinking": "", "signature": ""},
-              [{"type": "thinking_delta", "thinking": p} for p in _words(thinking)]
-              + [{"type": "signature_delta", "signature": signature}])
-    if text:
-        block({"type": "text", "text": ""},
-              [{"type": "text_delta", "text": p} for p in _words(text)])
-    for i, (name, args) in enumerate(tool_calls or [], 1):
-        raw = jsonlib.dumps(_tool_input(args))
-        block({"type": "tool_use", "id": f"toolu_{i}", "name": name, "input": {}},
-              [{"type": "input_json_delta", "partial_json": p} for p in _thirds(raw)])
-    stop = stop or ("tool_use" if tool_calls else "end_turn")
     events.append(("message_delta", {"type": "message_delta",
                                      "delta": {"stop_reason": stop, "stop_sequence": None},
                                      "usage": {"output_tokens": usage[1]}}))
     events.append(("message_stop", {"type": "message_stop"}))
     return Reply.sse(events, **sse)
+
+
+def _streamed_block(block: dict) -> tuple[dict, list[dict]]:
+    """A whole content block as its content_block_start block and its deltas."""
+    kind = block["type"]
+    if kind == "text":
+        return ({"type": "text", "text": ""},
+                [{"type": "text_delta", "text": p} for p in _words(block["text"])]
+                + [{"type": "citations_delta", "citation": c}
+                   for c in block.get("citations") or []])
+    if kind == "thinking":
+        return ({"type": "thinking", "thinking": "", "signature": ""},
+                [{"type": "thinking_delta", "thinking": p} for p in _words(block["thinking"])]
+                + [{"type": "signature_delta", "signature": block["signature"]}])
+    if kind.endswith("tool_use"):
+        raw = jsonlib.dumps(block["input"])
+        return ({**block, "input": {}},
+                [{"type": "input_json_delta", "partial_json": p} for p in _thirds(raw)])
+    return block, []
+
+
+def anthropic_message(blocks: list[dict], stop: str = "end_turn",
+                      usage: tuple[int, int] = (10, 5), model: str = "claude-stub") -> dict:
+    """A whole (non-streamed) Messages reply made of `blocks`."""
+    return _anthropic_message(blocks, stop, _anthropic_usage(usage, NO_CACHE), model)
 
 
 # Responses API (POST /v1/responses)
@@ -707,11 +745,12 @@ def responses_stream(text: str | None = None,
                      reasoning: str | None = None, encrypted: str | None = None,
                      refusal: str | None = None, usage: tuple[int, int] = (10, 5),
                      model: str = "stub-model", end: str | None = "completed",
-                     cache: tuple[int, int] = NO_CACHE, **sse: Any) -> Reply:
+                     cache: tuple[int, int] = NO_CACHE, why: str = "max_output_tokens",
+                     **sse: Any) -> Reply:
     """The Responses streaming sequence (named events, each with its sequence_number).
 
-    `end` is "completed", "incomplete" (max_output_tokens) or None (the stream just stops);
-    extra keywords (pause, chunks, ...) go to Reply.sse."""
+    `end` is "completed", "incomplete" (for the reason `why`) or None (the stream just
+    stops); extra keywords (pause, chunks, ...) go to Reply.sse."""
     events: list = []
 
     def emit(kind: str, **fields: Any) -> None:
@@ -761,7 +800,7 @@ def responses_stream(text: str | None = None,
              response=_responses_object(items, "completed", final_usage, model))
     elif end == "incomplete":
         emit("response.incomplete", response=_responses_object(
-            items, "incomplete", final_usage, model, "max_output_tokens"))
+            items, "incomplete", final_usage, model, why))
     return Reply.sse(events, **sse)
 
 
@@ -772,26 +811,38 @@ class LlamaCppLike:
 
     It counts a request's prompt tokens as its body's bytes / 4; over `window` it answers
     llama.cpp's exact 400 (`exceed_context_size_error` with n_prompt_tokens and n_ctx).
-    A summary request (a user message holding "<conversation>") gets a short summary,
-    any other request `answer`; both stream when asked to, with usage. With `listing`,
-    GET /v1/models answers like llama.cpp (the window in `meta.n_ctx`); else 404.
+    A summary request (a user message holding "<conversation>") gets a short summary (with
+    `echo`, as a verbose model does: its whole input, whatever max_tokens asked), any other
+    request `answer`; both stream when asked to, with usage. With `listing`, GET /v1/models
+    answers like llama.cpp (the server's whole context in `meta.n_ctx`, `slots` times the
+    window) and GET /props and /slots do too (a slot's window in `n_ctx`); else 404.
 
         stub.handler = LlamaCppLike(window=4096)
     """
 
     def __init__(self, window: int = 4096, answer: str = "Noted.", listing: bool = True,
                  summary: str = "Summary: the user sent long notes; the assistant noted "
-                                "each one.") -> None:
+                                "each one.", model: str = "stub-model", slots: int = 1,
+                 echo: bool = False) -> None:
         self.window, self.answer, self.listing, self.summary = window, answer, listing, summary
+        self.model, self.slots, self.echo = model, slots, echo
         self.overflows = 0
         self.summaries = 0
 
     def __call__(self, rec: Recorded) -> Reply:
         if rec.method == "GET":
-            if self.listing and rec.path.endswith("/models"):
-                return Reply.json(self._models())
+            path = rec.path.split("?")[0]
+            if self.listing and path.endswith("/models"):
+                return Reply.json(llama_models(self.model, self.window * self.slots))
+            if self.listing and path == "/props":
+                return Reply.json(llama_props(self.model, self.window, self.slots))
+            if self.listing and path == "/slots":
+                return Reply.json(llama_slots([False] * self.slots, self.window))
             return Reply.json({"error": {"code": 404, "message": "File Not Found",
                                          "type": "not_found_error"}}, status=404)
+        refused = llama_tool_arguments_error(rec.json or {})
+        if refused is not None:
+            return refused
         used = len(rec.body) // 4
         if used > self.window:
             self.overflows += 1
@@ -805,19 +856,82 @@ class LlamaCppLike:
                     {})
         asked_summary = "<conversation>" in str(last.get("content"))
         self.summaries += asked_summary
-        text = self.summary if asked_summary else self.answer
+        text = self.answer if not asked_summary else str(last["content"]) if self.echo \
+            else self.summary
         usage = (used, max(1, len(text) // 4))
         if body.get("stream"):
             return openai_stream(text, usage=usage)
         return Reply.json(openai_text(text, usage=usage))
 
-    def _models(self) -> dict:
-        return {"object": "list", "data": [{
-            "id": "stub-model", "object": "model", "created": 1796111300,
-            "owned_by": "llamacpp",
-            "meta": {"vocab_type": 2, "n_vocab": 151936, "n_ctx": self.window,
-                     "n_ctx_train": 32768, "n_embd": 896, "n_params": 630167424,
-                     "size": 485452288}}]}
+
+def llama_tool_arguments_error(body: dict) -> Reply | None:
+    """llama.cpp's HTTP 500 for a request holding an assistant tool call whose `arguments`
+    string is not JSON (it parses every one in the history), else None."""
+    for message in body.get("messages") or []:
+        for call in message.get("tool_calls") or []:
+            arguments = (call.get("function") or {}).get("arguments")
+            try:
+                jsonlib.loads(arguments)
+            except ValueError as exc:
+                where = (f"[json.exception.parse_error.101] parse error at line {exc.lineno}, "
+                         f"column {exc.colno + 1}: syntax error while parsing value")
+                return Reply.json({"error": {
+                    "code": 500, "type": "server_error",
+                    "message": f"Failed to parse tool call arguments as JSON: {where}"}},
+                    status=500, headers={"Content-Type": "application/json; charset=utf-8"})
+    return None
+
+
+def llama_models(model: str = "stub-model", n_ctx: int = 4096) -> dict:
+    """llama.cpp's `GET /v1/models`: its Ollama-style `models` beside the OpenAI `data`;
+    `meta.n_ctx` is the whole server's context (all slots), `n_ctx_train` the model's."""
+    return {
+        "models": [{"name": model, "model": model, "modified_at": "", "size": "", "digest": "",
+                    "type": "model", "description": "", "tags": [""],
+                    "capabilities": ["completion"], "parameters": "",
+                    "details": {"parent_model": "", "format": "gguf", "family": "",
+                                "families": [""], "parameter_size": "",
+                                "quantization_level": ""}}],
+        "object": "list",
+        "data": [{"id": model, "aliases": [model], "tags": [], "object": "model",
+                  "architecture": {"input_modalities": ["text"], "output_modalities": ["text"]},
+                  "created": 1796145656, "owned_by": "llamacpp",
+                  "meta": {"vocab_type": 2, "n_vocab": 151936, "n_ctx": n_ctx,
+                           "n_ctx_train": 32768, "n_embd": 896, "n_params": 630167424,
+                           "size": 485452288, "ftype": "Q4_K - Medium"}}]}
+
+
+def llama_props(model: str = "stub-model", n_ctx: int = 4096, slots: int = 1) -> dict:
+    """llama.cpp's `GET /props` (the chat template left out): a slot's window in
+    `default_generation_settings.n_ctx`."""
+    return {
+        "default_generation_settings": {"params": _LLAMA_PARAMS, "n_ctx": n_ctx},
+        "total_slots": slots, "model_alias": model, "model_ftype": "Q4_K - Medium",
+        "model_path": f"/models/{model}.gguf",
+        "modalities": {"vision": False, "video": False, "audio": False},
+        "media_marker": "<__media_stub__>", "endpoint_slots": True, "endpoint_props": False,
+        "endpoint_metrics": False, "ui": False, "ui_settings": {}, "chat_template": "",
+        "chat_template_caps": {"supports_tool_calls": True, "supports_tools": True},
+        "bos_token": "<|endoftext|>", "eos_token": "<|im_end|>", "build_info": "b0-unknown",
+        "is_sleeping": False, "cors_proxy_enabled": False}
+
+
+def llama_slots(processing: list[bool], n_ctx: int = 4096) -> list[dict]:
+    """llama.cpp's `GET /slots`: one entry a slot, `is_processing` while it works."""
+    return [{"id": i, "n_ctx": n_ctx, "speculative": False, "is_processing": busy,
+             "id_task": 7 if busy else 0, "n_prompt_tokens": 1039 if busy else 0,
+             "n_prompt_tokens_processed": 512 if busy else 0, "n_prompt_tokens_cache": 0,
+             "params": _LLAMA_PARAMS,
+             "next_token": [{"has_next_token": busy, "has_new_line": False, "n_remain": -1,
+                             "n_decoded": 0}]}
+            for i, busy in enumerate(processing)]
+
+
+_LLAMA_PARAMS = {"seed": 4294967295, "temperature": 0.800000011920929, "top_k": 40,
+                 "top_p": 0.949999988079071, "min_p": 0.05000000074505806, "max_tokens": -1,
+                 "n_predict": -1, "n_keep": 0, "stream": True, "chat_format": "peg-native",
+                 "reasoning_format": "deepseek", "samplers": ["penalties", "top_k", "top_p",
+                                                              "min_p", "temperature"]}
 
 # ----------------------------------------------------------------------------- media
 

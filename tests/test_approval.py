@@ -13,6 +13,7 @@ combination of rule, tool and answer, with the hook called directly."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -161,6 +162,31 @@ def test_command_rules_are_for_bash_only():
 # ----------------------------------------------------------------------------- the hook
 
 
+@pytest.mark.parametrize(("policy", "name", "args", "told"), [
+    (ApprovalPolicy(commands={"rm *": "deny", "ls *": "allow"}), "bash",
+     {"command": "rm -rf build"},
+     'denied by the rule "rm *" = "deny" in [approval.commands]: rm -rf build'),
+    (ApprovalPolicy(commands={"git push*": "deny"}), "bash",  # a parse that may be wrong
+     {"command": 'echo "$(echo "(" ; git push -f)"'},
+     'denied by the rule "git push*" = "deny" in [approval.commands]: '
+     'echo "$(echo "(" ; git push -f)"'),
+    (ApprovalPolicy({"bash": "deny", "b*": "allow"}), "bash", {"command": "ls"},
+     'denied by the rule "bash" = "deny" in [approval]: bash'),
+    (ApprovalPolicy({"bash": "deny"}, sandboxed=False), "bash", {"command": "ls"},
+     'denied by the rule "bash" = "deny" in [approval]: bash'),
+    (ApprovalPolicy({"*_file": "deny"}), "write_file", {"path": "x", "content": ""},
+     'denied by the rule "*_file" = "deny" in [approval]: write_file'),
+    (ApprovalPolicy({"drop_*": "deny"}), "drop_table", {},  # a tool the toolkit lacks
+     'denied by the rule "drop_*" = "deny" in [approval]: drop_table'),
+])
+async def test_a_refusal_names_the_rule_that_refused_and_what_it_refused(policy, name, args,
+                                                                         told):
+    asker = Answers()
+    hook = hook_for(policy, asker, BASH, tool("write_file", "builtin"))
+    assert denied(await hook({"name": name, "args": args})) == told
+    assert asker.asked == []
+
+
 @pytest.mark.parametrize("is_async", [True, False], ids=["async", "sync"])
 async def test_allow_and_deny_never_ask(is_async):
     asker = Answers(is_async=is_async)
@@ -168,7 +194,7 @@ async def test_allow_and_deny_never_ask(is_async):
                     tool("safe"), tool("risky"))
     assert denied(await hook({"name": "safe", "args": {}})) is None
     assert denied(await hook({"name": "risky", "args": {}})) == (
-        "denied by policy: risky may not run")
+        'denied by the rule "risky" = "deny" in [approval]: risky')
     assert asker.asked == []
 
 
@@ -207,7 +233,7 @@ async def test_always_for_one_bash_command_never_opens_a_denied_one():
     hook = hook_for(ApprovalPolicy(commands={"rm *": "deny"}), asker, BASH)
     assert denied(await hook({"name": "bash", "args": {"command": "echo hi"}})) is None
     assert denied(await hook({"name": "bash", "args": {"command": "echo hi; rm -rf x"}})) == (
-        "denied by policy: bash may not run")
+        'denied by the rule "rm *" = "deny" in [approval.commands]: echo hi; rm -rf x')
     assert len(asker.asked) == 1
 
 
@@ -227,3 +253,20 @@ async def test_an_asker_that_raises_reaches_the_caller_and_the_next_question_is_
         await hook({"name": "touch", "args": {}})
     assert denied(await hook({"name": "touch", "args": {}})) is None
     assert len(asker.asked) == 2
+
+
+async def test_always_covers_the_identical_calls_already_waiting_for_their_turn():
+    """A reply with the same call three times: they all reach the hook before the first
+    question is answered, and "always" to it lets the other two run unasked."""
+    asked: list[str] = []
+
+    async def asker(name: str, args: Any) -> str:
+        asked.append(args["command"])
+        await asyncio.sleep(0)  # the person takes a moment: the other calls queue up
+        return "always"
+
+    hook = approval_hook(ApprovalPolicy(), Toolkit().register(BASH), asker)
+    same = {"name": "bash", "args": {"command": "make test"}}
+    outcomes = await asyncio.gather(*(hook(dict(same)) for _ in range(3)))
+    assert [denied(outcome) for outcome in outcomes] == [None] * 3
+    assert asked == ["make test"]

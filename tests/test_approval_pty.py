@@ -18,6 +18,7 @@ from tests import cli_helpers
 from tests.cli_helpers import CLI, SUSPENDING_TOOLS, tool_results
 from tests.pty_screen import PtySession, opener
 from tests.stub_provider import Recorded, Reply, StubProvider, openai_stream
+from toolnexus.sandbox import support
 
 cli = cli_helpers.cli  # fixture; its `stub` is the plain one of conftest.py
 
@@ -142,3 +143,176 @@ def test_a_suspended_tool_asks_inline_for_a_url_visit_and_for_input(stub, open_c
 
     assert tool_results(stub.requests[1]) == ["signed in to forge"]
     assert tool_results(stub.requests[2])[-1] == "the name is Ada"
+
+
+def test_always_covers_the_same_call_repeated_in_one_reply(stub, open_chat):
+    """Newcomer's repro: `toolnexus chat --builtins`, ask for something the model answers
+    with the same command three times in one reply (`echo same-call` x3); answer `a` at
+    the first question. The other two used to ask again, one after the other."""
+    same = ("bash", {"command": "echo same-call"})
+    script(stub, openai_stream(tool_calls=[same, same, same]), openai_stream("Ran all three."))
+    chat = open_chat("--builtins")
+
+    chat.send_line("run it three times")
+    chat.approve("echo same-call", "a")
+    chat.answered("Ran all three.")
+
+    assert chat.questions() == 1
+    assert tool_results(stub.requests[1]) == ["exit code 0\nsame-call\n"] * 3
+
+
+def test_a_deny_rule_says_which_rule_refused_which_command(cli, stub, open_chat):
+    """Newcomer's repro: `"rm *" = "deny"` under [approval.commands], `toolnexus chat
+    --builtins`, and the model runs `rm -rf build`. The panel used to say only "denied by
+    policy: bash may not run", as if bash itself were forbidden."""
+    cli.write_config('[approval.commands]\n"rm *" = "deny"\n')
+    script(stub, bash_call("rm -rf build"), openai_stream("I will clean up another way."))
+    chat = open_chat("--builtins")
+
+    chat.send_line("clean the build")
+    chat.answered("I will clean up another way.")
+
+    told = 'denied by the rule "rm *" = "deny" in [approval.commands]: rm -rf build'
+    assert told in chat.term.text()
+    assert tool_results(stub.requests[1]) == [told]
+    assert chat.questions() == 0
+
+
+def shown(chat: Chat) -> str:
+    """The screen's text with every run of blanks and line ends as one space (a long line
+    wraps where the terminal's width says)."""
+    return " ".join(chat.term.text().split())
+
+
+def footer(chat: Chat) -> str:
+    return next(line for line in chat.term.lines() if "completion tokens" in line)
+
+
+@pytest.mark.skipif(support().abi == 0, reason=f"no Landlock: {support().why_not}")
+def test_yes_says_that_approvals_are_off_and_what_still_asks(stub, open_chat):
+    """Newcomer's repro: `toolnexus chat --builtins --yes`. Nothing on the screen said
+    that tool calls now run without a question, nor what still asks a person (leaving
+    the sandbox, secret-looking files, new hosts); /tools listed bash as "ask"."""
+    script(stub, openai_stream("Hi."))
+    chat = open_chat("--builtins", "--yes")
+    assert ("approvals off (--yes): tool calls run without asking; still asked: leaving "
+            "the sandbox, secret-looking files, new hosts") in shown(chat)
+
+    chat.say("hello", "Hi.")
+    chat.wait(lambda: any("completion tokens" in line for line in chat.term.lines()),
+              "the footer")
+    assert footer(chat).endswith(" · approvals off (--yes)")
+    chat.send_line("/tools")
+    chat.wait_text("allow (--yes, sandbox)")
+    rows = {line.split()[0]: line for line in chat.term.lines() if line.strip()}
+    assert " builtin allow (--yes) " in rows["write_file"]
+    assert " builtin allow " in rows["read_file"]
+
+
+def test_yes_without_a_sandbox_says_bash_still_asks(stub, open_chat):
+    """Newcomer's repro: `toolnexus chat --builtins --yes --sandbox off`: every bash
+    command asks a person all the same, and neither the banner nor /tools said so."""
+    chat = open_chat("--builtins", "--yes", "--sandbox", "off")
+    assert ("approvals off (--yes): tool calls run without asking; still asked: every "
+            "bash command (no sandbox), secret-looking files, new hosts") in shown(chat)
+    chat.send_line("/tools")
+    chat.wait_text("ask (no sandbox)")
+
+
+def question(chat: Chat, count: int) -> str:
+    """Until the `count`-th question stands on the screen; the text of the panel it asks
+    about, its rows joined by spaces (a long line wraps onto the next row)."""
+    def after_title() -> str:
+        return chat.term.text().rsplit(PANEL_TITLE, 1)[1]
+
+    chat.wait(lambda: chat.questions() == count and "(this session):" in after_title(),
+              f"question {count}")
+    rows = after_title().split("\n")[1:]
+    inside = [row.strip().strip("│").strip() for row in rows if row.startswith("│")]
+    return " ".join(" ".join(inside).split())
+
+
+def colour(chat: Chat, text: str) -> str:
+    """The foreground colour of `text` where the screen shows it."""
+    for y, line in enumerate(chat.term.display()):
+        x = line.find(text)
+        if x >= 0:
+            return chat.term.screen.buffer[y][x].fg
+    raise AssertionError(f"no {text!r} on the screen:\n{chat.term.text()}")
+
+
+def test_a_file_write_is_approved_by_the_change_it_makes(cli, stub, open_chat):
+    """Newcomer's repro: `toolnexus chat --builtins`, and the model edits a file, creates
+    one and rewrites another. Each question showed the call's JSON, the file's whole new
+    text as one escaped string ("line 1\\nline 2\\n..."), not what would change, nor where
+    the path really leads."""
+    home = cli.home
+    (home / "notes.txt").write_text("".join(f"line {n}\n" for n in range(1, 11)))
+    (home / "big.txt").write_text("old\n" * 5)
+    hostile = "line three [bold red]x[/] \x1b]0;pwned\x07"
+    script(stub, openai_stream(tool_calls=[
+        ("edit_file", {"path": "notes.txt", "old": "line 3", "new": hostile}),
+        ("write_file", {"path": "sub/new.txt", "content": "alpha\nbeta\n"}),
+        ("write_file", {"path": "big.txt", "content": "new\n" * 400}),
+    ]), openai_stream("Files updated."))
+    chat = open_chat("--builtins")
+    chat.send_line("tidy my files")
+
+    panel = question(chat, 1)
+    assert f"edit_file notes.txt → {home}/notes.txt" in panel
+    assert "@@ -1,6 +1,6 @@" in panel
+    assert colour(chat, "-line 3") == "red"
+    assert colour(chat, "+line three [bold red]x[/] ^[]0;pwned^G") == "green"
+    assert "\x1b]0;pwned" not in chat.term.raw_text()
+    chat.child.send("y")
+
+    panel = question(chat, 2)
+    assert f"write_file sub/new.txt → {home}/sub/new.txt" in panel
+    assert "a new file, 2 lines" in panel
+    assert colour(chat, "+beta") == "green"
+    chat.child.send("y")
+
+    panel = question(chat, 3)
+    assert "overwrites the file: 5 lines → 400 lines" in panel
+    # the hunk's line, 5 removed and 400 added lines: 30 shown
+    assert "… 376 more lines" in panel
+    chat.child.send("y")
+    chat.answered("Files updated.")
+
+    assert "line three" in (home / "notes.txt").read_text()
+    assert (home / "sub" / "new.txt").read_text() == "alpha\nbeta\n"
+
+
+def test_the_change_shown_never_reads_what_the_tools_may_not(cli, stub, open_chat):
+    """Newcomer's repro: `toolnexus chat --builtins --root work`, and the model writes to
+    a link to ~/.ssh/id_rsa, edits .env, writes outside the workspace and over a huge
+    log. Showing the change must not read, or show, what the tools themselves may not:
+    the panel says why instead of a diff."""
+    home, work = cli.home, cli.home / "work"
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_rsa").write_text("PRIVATE-KEY-TEXT\n")
+    work.mkdir()
+    (work / "notes.txt").symlink_to(home / ".ssh" / "id_rsa")
+    (work / ".env").write_text("API_TOKEN=hunter2\n")
+    (home / "outside.txt").write_text("OUTSIDE-TEXT\n")
+    (work / "big.log").write_text("LOG-TEXT\n" * 40_000)
+    script(stub, openai_stream(tool_calls=[
+        ("write_file", {"path": "notes.txt", "content": "x\n"}),
+        ("edit_file", {"path": ".env", "old": "API_TOKEN", "new": "TOKEN"}),
+        ("write_file", {"path": "../outside.txt", "content": "y\n"}),
+        ("write_file", {"path": "big.log", "content": "z\n"}),
+    ]), openai_stream("Nothing written."))
+    chat = open_chat("--builtins", "--root", str(work))
+    chat.send_line("write them")
+
+    refusals = [f"{home}/.ssh/id_rsa holds secrets: no tool may read or change it",
+                "the current file looks like it holds secrets: not shown",
+                "the current file is outside the workspace: not read without asking",
+                "the current file is over 256 KiB: too big to compare here"]
+    for count, said in enumerate(refusals, 1):
+        assert said in question(chat, count)
+        chat.child.send("n")
+    chat.answered("Nothing written.")
+
+    for content in ("PRIVATE-KEY-TEXT", "hunter2", "OUTSIDE-TEXT", "LOG-TEXT"):
+        assert content not in chat.term.text()

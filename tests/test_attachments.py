@@ -22,6 +22,7 @@ from tests.stub_provider import (
     wav_bytes,
 )
 from toolnexus import Attachment, ToolnexusError, ToolResult, create_toolkit, define_tool
+from toolnexus.content import user_content as user_content_of
 
 PNG = png_bytes(3, 2)
 PNG_URL = "data:image/png;base64," + base64.b64encode(PNG).decode()
@@ -325,3 +326,59 @@ async def test_a_long_output_is_cut_but_keeps_its_attachments(stub):
     result = await toolkit.execute("shot", {})
     assert result.output.startswith("xxxxxxxxxx\n[output truncated")
     assert [a.describe() for a in result.attachments] == ["image 3x2 png"]
+
+
+# ------------------------------------------------------------------ media a style cannot carry
+
+LONG_WAV = wav_bytes(frames=25600)  # 3.2 s of 8 kHz mono
+NOTE = "[audio: audio/wav, 3.2 s]"
+
+
+async def recorder_toolkit():
+    def record() -> ToolResult:
+        """Record a clip."""
+        return ToolResult("recorded", attachments=[Attachment.from_bytes(LONG_WAV,
+                                                                         name="clip.wav")])
+
+    return (await create_toolkit()).register(define_tool(record))
+
+
+async def test_audio_a_tool_returns_goes_as_its_note_where_it_cannot_go_and_the_thread_lives(
+        stub):
+    """A tool may return audio (MCP tool results hold `audio` content: base64 data and a
+    mimeType); neither the Messages API nor the Responses API takes audio input, so there
+    it goes as its note, never as a failed run, and the thread goes on in every style."""
+    stub.script(Reply.json(anthropic_tool_use([("record", {})])),
+                Reply.json(anthropic_text("heard")),
+                Reply.json(responses_reply("still here")),
+                Reply.json(openai_text("and here")))
+    kit = await recorder_toolkit()
+    async with single_try_client(stub, "anthropic", prompt_cache=False) as claude:
+        first = await claude.run("record", kit)
+    assert first.text == "heard"
+    assert stub.requests[1].json["messages"][2]["content"][0]["content"] == [
+        {"type": "text", "text": "recorded"}, {"type": "text", "text": NOTE}]
+    async with single_try_client(stub, "responses") as responses:
+        second = await responses.run("again?", kit, history=first.messages)
+    assert stub.requests[2].json["input"][3]["content"][1] == {"type": "input_text",
+                                                                "text": NOTE}
+    async with single_try_client(stub, "openai") as chat:  # which carries wav
+        await chat.run("and?", kit, history=second.messages)
+    carried = stub.requests[3].json["messages"][3]["content"][1]
+    assert carried["type"] == "input_audio" and carried["input_audio"]["format"] == "wav"
+
+
+async def test_media_of_an_earlier_prompt_goes_as_its_note_the_newest_prompts_must_go_whole(
+        stub):
+    ogg = Attachment.from_bytes(b"OggS" + b"\0" * 20, name="voice.ogg")
+    stub.script(Reply.json(responses_reply("ok")))
+    history = [{"role": "user", "content": user_content_of(["listen", ogg])},
+               {"role": "assistant", "content": "heard"}]
+    async with single_try_client(stub, "responses") as client:
+        await client.run("what did it say?", None, history=history)
+        with pytest.raises(ToolnexusError, match="cannot carry audio"):
+            await client.run(["and this?", ogg], None, history=history)
+    assert stub.requests[0].json["input"][0]["content"] == [
+        {"type": "input_text", "text": "listen"},
+        {"type": "input_text", "text": "[audio: audio/ogg]"}]
+    assert len(stub.requests) == 1

@@ -5,10 +5,12 @@ like llama.cpp (a 4,096-token window): the line an automatic compaction prints,
 from __future__ import annotations
 
 import re
+import threading
 
 from tests import chat_session, cli_helpers
 from tests.long_threads import is_summary_request, note, posts, turns
 from tests.stub_provider import LlamaCppLike
+from tests.waiting import WAIT_S
 from toolnexus.marks import COMPACTION_KEY, PINNED_KEY
 
 cli = cli_helpers.cli  # fixture
@@ -31,6 +33,36 @@ def test_an_automatic_compaction_prints_one_line(stub, cli, open_chat):
     shown = chat.term.lines()
     assert shown.index(lines[0]) < shown.index("Noted.", shown.index("› one more"))
     assert any(COMPACTION_KEY in m for m in cli.thread("T"))
+
+
+def test_an_automatic_compaction_shows_as_compaction_while_it_runs(stub, cli, open_chat):
+    """Repro: a chat on llama.cpp (4,096 tokens) whose thread is past 80% of the window;
+    send one more message. While the model wrote the summary of the older turns (a minute
+    on a busy machine) the line said "waiting for the model… 41s", as if the answer were
+    late. Now it says "compacting 3 earlier messages… 41s" until the summary is made,
+    then waits for the model (the answer) again."""
+    llama = LlamaCppLike(window=4096)
+    summary_may_come = threading.Event()
+
+    def handler(rec):
+        if rec.method == "POST" and is_summary_request(rec):
+            summary_may_come.wait(WAIT_S)  # until the test has seen the screen
+        return llama(rec)
+
+    stub.handler = handler
+    cli.seed_thread("T", turns(*[(note(n, 820), "Noted.") for n in range(1, 5)]))
+    chat = open_chat("--id", "T")
+    chat.send_line("one more")
+    compacting = re.compile(r"compacting \d+ earlier messages… \d+s$")
+    chat.wait(lambda: any(compacting.search(line) for line in chat.term.display()),
+              "the compacting line")
+    assert not any("waiting for the model" in line for line in chat.term.display())
+    summary_may_come.set()
+    chat.wait_prompt()
+    shown = chat.term.lines()
+    assert any(line.startswith("compacted ") for line in shown), chat.term.text()
+    assert shown.index("Noted.", shown.index("› one more")) > 0
+    assert not any(compacting.search(line) for line in chat.term.display())
 
 
 def test_compact_previews_the_summary_and_applies_it_only_on_y(stub, cli, open_chat):
@@ -97,3 +129,22 @@ def test_pin_unpin_and_context(stub, cli, open_chat):
     assert not any(m.get(PINNED_KEY) for m in cli.thread("T"))
     chat.say("/unpin 3")
     assert "message 3 (user: second) is not pinned" in chat.term.text()
+
+
+def test_the_first_footer_has_the_endpoints_window_and_real_counts(stub, cli, open_chat):
+    """Repro: llama.cpp serves Qwen2.5-Coder-0.5B with `-c 4096`; `toolnexus chat -m
+    qwen2.5-coder-0.5b-instruct`, say hi. The footer read "~34 / 32.8k tokens, 0%": the
+    window of a built-in table for qwen2.5 models, not the server's, and "~" although
+    the server had counted every token. Now it shows 4.1k (asked of the server once) and
+    the server's count, and /context agrees."""
+    qwen = "qwen2.5-coder-0.5b-instruct"
+    stub.handler = LlamaCppLike(window=4096, model=qwen, answer="Hello there.")
+    chat = open_chat("-m", qwen)
+    chat.say("hi")
+    footer = [line for line in chat.term.lines() if line.startswith(f"{qwen} · ")]
+    assert len(footer) == 1 and re.match(rf"{qwen} · \d+ / 4\.1k tokens, \d+% · ", footer[0]), \
+        chat.term.text()
+    chat.say("/context")
+    text = chat.term.text()
+    assert "window: 4,096 tokens (from the endpoint's model listing)" in text, text
+    assert re.search(r"fill: \d+ / 4\.1k tokens, \d+% in 2 messages\n", text), text

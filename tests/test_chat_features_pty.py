@@ -89,7 +89,7 @@ def test_bang_runs_a_command_here_and_its_output_can_go_with_the_next_message(st
     assert "$ echo hi; printf 'esc:\\033[31m red'" in lines
     assert "hi" in lines and "esc:^[[31m red" in lines, "the output is shown visible"
     assert not stub.requests, "the model was involved"
-    chat.send_line("y")
+    chat.child.send("y")  # one key answers
     chat.wait_prompt()
     chat.say("what is this?")
     assert conversation(stub.requests[0]) == [(
@@ -97,7 +97,7 @@ def test_bang_runs_a_command_here_and_its_output_can_go_with_the_next_message(st
                 "\n\nwhat is this?")]
     chat.send_line("!echo again")
     chat.wait_text("add this output to your next message? [y/N]", count=2)
-    chat.send_line("")  # N by default
+    chat.child.send("\r")  # N by default
     chat.wait_prompt()
     chat.say("and now?")
     assert conversation(stub.requests[1])[-1] == ("user", "and now?")
@@ -112,7 +112,7 @@ def test_ctrl_c_kills_the_process_group_of_a_bang_command(stub, cli, open_chat):
     chat.interrupt()
     chat.wait_text("its process group was killed")
     chat.wait_text("add this output to your next message? [y/N]")
-    chat.send_line("n")
+    chat.child.send("n")
     chat.wait_prompt()
     chat.wait(lambda: not alive(sleeper) and not alive(shell), "the command's processes to end")
     assert not stub.requests

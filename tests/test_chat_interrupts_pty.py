@@ -194,7 +194,8 @@ def test_ctrl_c_at_a_suspended_tools_question_declines_it(stub, open_chat):
     assert any("declined by the user" in result for result in tool_results(stub.requests[1]))
 
 
-KEY_HINT = "(Ctrl-C stops the answer; type when it is done)"
+KEY_HINT = ("(Enter queues it for when the answer ends, Esc drops the queue, Ctrl-C stops "
+            "the answer)")
 
 
 def test_a_key_pressed_while_the_answer_streams_shows_how_to_stop_it(stub, open_chat):

@@ -274,3 +274,40 @@ def test_chat_continues_the_thread_of_a_one_shot_with_c_and_with_id(stub, cli, o
     chat.say("back to the plan")
     assert conversation(stub.requests[3])[:2] == [
         ("user", "first in plan"), ("assistant", "answer 1.")]
+
+
+def test_while_waiting_the_line_counts_the_seconds_of_each_wait(stub, open_chat):
+    """Repro: a chat on a busy llama.cpp; the first try of an answer got HTTP 503 and was
+    retried. For the whole second try (a minute) the line said "the server answered 503,
+    retrying in 1 s (attempt 1)", with no count, as if nothing moved. Now, once the retry
+    is sent, it says "waiting for the model… Ns" again, counting the seconds of that try."""
+    import threading
+
+    answer_may_come = threading.Event()
+
+    def handler(request: Recorded) -> Reply:
+        if request.method == "GET":
+            return Reply.error(404, "File Not Found")
+        if len(stub.requests) == 1:
+            return Reply.error(503, "Loading model", headers={"Retry-After": "1"})
+        answer_may_come.wait(WAIT_S)  # until the test has seen the screen
+        return openai_stream("Here now.")
+
+    stub.handler = handler
+    chat = open_chat()
+    chat.send_line("hello")
+    retry = re.compile(r"the server answered 503, retrying in 1 s \(attempt 1\)… \d+s")
+    counted = re.compile(r"waiting for the model… [1-9]\d*s")
+
+    def counting_after_the_retry() -> bool:
+        """The retry was shown (in any frame drawn), then the wait for its answer counted
+        at least a second, and it is what the live line shows now."""
+        drawn = retry.search(chat.term.raw_text())
+        return bool(drawn and counted.search(chat.term.raw_text(), drawn.end())
+                    and any(counted.search(line) for line in chat.term.display()))
+
+    chat.wait(counting_after_the_retry, "the retry, then its wait counted")
+    answer_may_come.set()
+    chat.wait_text("Here now.")
+    chat.wait_prompt()
+    assert len(stub.requests) == 2

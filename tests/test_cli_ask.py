@@ -6,9 +6,11 @@ import signal
 import subprocess
 import sys
 
+import pytest
+
 from tests import cli_helpers
 from tests.cli_helpers import ENTRY, STUB_MODEL, user_text
-from tests.stub_provider import Reply, openai_stream
+from tests.stub_provider import Reply, anthropic_stream, openai_stream
 
 cli, stub = cli_helpers.cli, cli_helpers.stub  # fixtures
 
@@ -177,6 +179,34 @@ def test_a_piped_ask_loads_no_renderer_or_prompt_library(cli, stub):
                 for line in result.stderr.splitlines() if line.startswith("import time:")}
     assert "toolnexus_cli" in imported  # the profile is there
     assert imported.isdisjoint({"rich", "prompt_toolkit", "markdown_it", "pygments", "mcp"})
+
+
+@pytest.mark.parametrize(("finish", "reason", "note"), [
+    ("content_filter", "content_filter",
+     "note: the provider's content filter stopped the answer (finish reason 'content_filter')"),
+    ("refusal", "refused", "note: the model refused; the exchange stays in the thread"),
+    ("model_context_window_exceeded", "context_window",
+     "note: the answer was cut off when the model's context window filled up"),
+])
+def test_every_cut_off_says_so_on_stderr_and_in_the_json(cli, stub, finish, reason, note):
+    """Each stop reason of an answer that did not end by itself (OpenAI/Azure
+    "content_filter", Anthropic "refusal" and "model_context_window_exceeded") is reported
+    as max_tokens is."""
+    if finish == "content_filter":
+        stub.handler = lambda rec: openai_stream("Here is how", finish=finish)
+        style = []
+    else:
+        stub.handler = lambda rec: anthropic_stream("Here is how", stop=finish)
+        style = ["--style", "anthropic", "--base-url", stub.url]
+    piped = cli.run("ask", "a story", *style)
+    assert piped.code == 0, piped
+    assert piped.stdout == "Here is how\n"
+    assert piped.stderr.splitlines() == [piped.stderr.strip()]
+    assert piped.stderr.startswith(note)
+    as_json = cli.run("ask", "a story", "--json", *style)
+    assert as_json.code == 0 and as_json.stderr == "", as_json
+    assert (as_json.json["status"], as_json.json["finish_reason"],
+            as_json.json["incomplete_reason"]) == ("incomplete", finish, reason)
 
 
 def test_an_answer_cut_off_at_max_tokens_says_so_on_stderr(cli, stub):

@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import json
 import stat
+import tomllib
 from pathlib import Path
 
 import pexpect
 
 from tests import cli_helpers
 from tests.cli_helpers import ENTRY
-from tests.stub_provider import Reply, anthropic_stream, openai_stream
+from tests.stub_provider import (
+    Reply,
+    anthropic_stream,
+    llama_models,
+    openai_models,
+    openai_stream,
+)
 
 bare_cli, cli, stub = cli_helpers.bare_cli, cli_helpers.cli, cli_helpers.stub  # fixtures
 
@@ -108,9 +115,26 @@ def test_no_config_and_a_local_server_needs_no_key(bare_cli, stub):
 
 def test_nothing_configured_says_what_to_set(bare_cli):
     line = one_error_line(bare_cli.run("ask", "hi"))
-    for what in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY", "--base-url",
-                 "config init"):
+    for what in ("toolnexus setup", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
+                 "OPENROUTER_API_KEY", "--base-url"):
         assert what in line
+    assert line.index("toolnexus setup") < line.index("OPENAI_API_KEY")
+
+
+def test_a_base_url_alone_uses_the_one_model_its_server_serves(bare_cli, stub):
+    """Repro: `toolnexus ask --base-url http://127.0.0.1:8080/v1 hi` against llama.cpp,
+    which serves one model, said "no model given: pass -m MODEL ...". Now that model is
+    used; a server that serves several names them in the error."""
+    qwen = "qwen2.5-coder-0.5b-instruct"
+    stub.models = Reply.json(llama_models(qwen))
+    r = bare_cli.run("ask", "hi", "--base-url", stub.base_url)
+    assert r.code == 0, r
+    assert stub.requests[-1].json["model"] == qwen
+    stub.models = openai_models(["llama3.2", "qwen3"])
+    line = one_error_line(bare_cli.run("ask", "hi", "--base-url", stub.base_url))
+    assert f"no model given, and {stub.base_url} serves 2 models (llama3.2, qwen3): pass " \
+           "-m MODEL" in line
+    assert len(stub.requests) == 1
 
 
 def test_config_errors_name_the_file_the_line_and_the_key(bare_cli, stub):
@@ -301,3 +325,64 @@ def test_enumerated_settings_are_checked_like_keys(bare_cli):
 
     bare_cli.write_config('[ui]\ncode_theme = "dracula"\n')  # any Pygments style will do
     assert bare_cli.run("config", "show").code == 0
+
+
+SHOWN_CONFIG = """\
+system = "emoji 🙂, an escape \\u001b[31m and a DEL \\u007f"
+store = "postgresql://alice:pg-SECRET-pw@db.example:5432/threads"
+
+[approval.commands]
+"git status*" = "allow"
+
+[approval.hosts]
+"localhost:11434" = "allow"
+
+[approval.paths]
+
+[providers.corp]
+base_url = "https://llm.corp.example/v1"
+api_key_cmd = "pass show corp-SECRET"
+headers = { Authorization = "Bearer hdr-SECRET-token" }
+
+[models."gpt-4.1"]
+provider = "corp"
+model = "openai/gpt-4.1"
+aliases = ["g", "four one"]
+request_params = { temperature = 0.5, stop = ["END"] }
+"""
+
+
+def test_config_show_prints_toml_that_reads_back_with_secrets_masked(bare_cli):
+    """The newcomer's steps: `toolnexus config show > backup.toml`, then load it (or
+    `python -c "import tomllib; tomllib.load(open('backup.toml', 'rb'))"`): refused at
+    `approval.commands.git status* = "allow"`, a key TOML only reads quoted."""
+    bare_cli.write_config(SHOWN_CONFIG)
+    shown = bare_cli.run("config", "show")
+    assert shown.code == 0, shown
+    assert "SECRET" not in shown.stdout and "\x1b" not in shown.stdout, shown.stdout
+    read = tomllib.loads(shown.stdout)
+    written = tomllib.loads(SHOWN_CONFIG)
+    written["store"] = "postgresql://alice:***@db.example:5432/threads"
+    written["providers"]["corp"]["api_key_cmd"] = "***"
+    written["providers"]["corp"]["headers"]["Authorization"] = "***"
+    assert read == written
+
+
+def test_the_idle_timeout_is_a_setting_and_a_flag(cli, stub):
+    """Repro: a local server on a slow machine reads in a long prompt for over a minute;
+    every `ask` ended in "sent nothing for 60 s (idle timeout)", and nothing could change
+    the 60. Now `idle_timeout` in the config (top level or per provider) sets it, and
+    --idle-timeout beats that; the error names both."""
+    stub.handler = lambda rec: Reply.hang() if rec.method == "POST" else Reply.error(404, "no")
+    cli.write_config("idle_timeout = 0.2\n")
+    r = cli.run("ask", "hi")
+    assert r.code == 1, r
+    assert "sent nothing for 0.2 s (idle timeout): the server may be busy ('idle_timeout' " \
+           "in the config file, or --idle-timeout, waits longer)" in r.stderr
+    r = cli.run("ask", "hi", "--idle-timeout", "0.3")
+    assert r.code == 1 and "sent nothing for 0.3 s (idle timeout)" in r.stderr, r
+    line = one_error_line(cli.run("ask", "hi", "--idle-timeout", "0"))
+    assert "--idle-timeout must be a number of seconds above 0 and at most 86400" in line
+    cli.write_config("idle_timeout = -1\n")
+    line = one_error_line(cli.run("ask", "hi"))
+    assert "'idle_timeout' must be a number of seconds above 0" in line

@@ -37,8 +37,8 @@ def two_long_turns() -> list[dict]:
     return turns((note(1), "Noted."), (note(2), "Noted."))
 
 
-def gets(stub) -> list:
-    return [r for r in stub.requests if r.method == "GET"]
+def looked_up(stub) -> list[str]:
+    return [r.path for r in stub.lookups]
 
 
 NOTE_LINE = re.compile(r"toolnexus: compacted (\d+) earlier messages?: [\d.]+k â†’ [\d.]+k tokens "
@@ -48,13 +48,13 @@ NOTE_LINE = re.compile(r"toolnexus: compacted (\d+) earlier messages?: [\d.]+k â
 def test_the_window_is_asked_once_and_remembered_in_a_private_cache_file(cli, stub):
     stub.handler = LlamaCppLike(window=4096)
     assert cli.run("ask", "--id", "T", note(1, 2000)).code == 0  # big enough to look it up
-    assert len(gets(stub)) == 1
+    assert looked_up(stub) == ["/v1/models", "/props"]
     cache = cli.root / "cache" / "toolnexus" / "windows.json"
     assert stat.S_IMODE(cache.stat().st_mode) == 0o600
     assert '"window": 4096' in cache.read_text()
     second = cli.run("ask", "--id", "T", note(2))  # compacts: the window comes from the file
     assert second.code == 0 and NOTE_LINE.fullmatch(second.stderr), second
-    assert len(gets(stub)) == 1
+    assert looked_up(stub) == ["/v1/models", "/props"]
 
 
 @pytest.mark.parametrize("where", ["top", "provider", "model"])
@@ -71,7 +71,7 @@ def test_a_context_window_in_the_config_is_used_without_asking_the_endpoint(cli,
     assert cli.run("ask", "-m", "small", "--id", "T", note(1, 1300)).code == 0
     second = cli.run("ask", "-m", "small", "--id", "T", note(2, 1300))  # 2.6k > 80% of 3,000
     assert second.code == 0 and NOTE_LINE.fullmatch(second.stderr), second
-    assert llama.summaries == 1 and gets(stub) == []
+    assert llama.summaries == 1 and looked_up(stub) == []
 
 
 @pytest.mark.parametrize("value", ["0", "-5", "true", '"big"', "1.5"])

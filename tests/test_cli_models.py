@@ -16,7 +16,7 @@ import pytest
 from tests.cli_helpers import CLI
 from tests.net_servers import dead_port
 from tests.pty_screen import PtySession
-from tests.stub_provider import Reply, StubProvider, anthropic_models, openai_models
+from tests.stub_provider import Reply, StubProvider, anthropic_models, openai_models, openai_stream
 
 LISTED = {"router/m": {"context_length": 128000,
                        "pricing": {"prompt": "0.0000025", "completion": "0.00001"}},
@@ -50,7 +50,7 @@ def cache_file(cli: CLI) -> Path:
 
 
 def model_lists(stub: StubProvider) -> int:
-    return sum(1 for r in stub.requests if r.path == "/v1/models")
+    return sum(1 for r in stub.lookups if r.path == "/v1/models")
 
 
 def test_the_table_in_a_terminal_with_one_provider_down(user):
@@ -137,9 +137,9 @@ style = "anthropic"
         r = cli.run("models", env={"TOOLNEXUS_API_KEY": "sk-everywhere"})
         assert r.code == 0, r
         assert "claude-x" in r.stdout and "local-m" in r.stdout
-        sent = anthropic.requests[0].headers
+        sent = anthropic.lookups[0].headers
         assert sent["x-api-key"] == "sk-ant-stored" and "anthropic-version" in sent
-        assert "authorization" not in local.requests[0].headers
+        assert "authorization" not in local.lookups[0].headers
         assert "sk-" not in r.stdout + r.stderr
 
 
@@ -164,10 +164,10 @@ def test_model_names_for_chat_completion_come_from_the_cache(as_user, stub):
 
     config = load_config()
     assert model_names(config) == ["fast", "f"]  # nothing cached yet, and no request made
-    assert stub.requests == []
+    assert stub.lookups == []
     assert as_user.run("models").code == 0
     names = model_names(config)
-    assert names == ["fast", "f", "up:router/m", "up:llama-m"]
+    assert names == ["fast", "f", "up:router/m", "up:llama-m", "router/m", "llama-m"]
     stub.close()
     assert model_names(config) == names  # the network is never asked
 
@@ -176,3 +176,49 @@ def test_model_names_for_chat_completion_come_from_the_cache(as_user, stub):
     for text, offered in (("/model up:ro", ["up:router/m"]), ("/mo", ["/model"])):
         found = completer.get_completions(Document(text, len(text)), CompleteEvent())
         assert [c.text for c in found] == offered
+
+
+def test_a_bare_model_name_is_looked_up_among_the_configured_providers(tmp_path):
+    """Repro: the setup wrote a provider for a local llama.cpp serving gemma-3-270m, and
+    `toolnexus models` lists it; yet `ask -m gemma-3-270m hi` said "no model endpoint is
+    configured: set OPENAI_API_KEY ...". Now a bare name goes to the one provider there
+    is; with several, to the one that serves it, found in the models cache first, then in
+    their lists; a name several serve, or none, is one error naming the candidates."""
+    with StubProvider() as one, StubProvider() as two:
+        one.models = openai_models(["gemma-3-270m", "shared-m"])
+        two.models = openai_models(["qwen2.5-coder", "shared-m"])
+        one.handler = lambda rec: openai_stream(f"one serves {rec.json['model']}")
+        two.handler = lambda rec: openai_stream(f"two serves {rec.json['model']}")
+        cli = CLI(tmp_path)
+        config = (f'default_model = "one:shared-m"\n'
+                  f'[providers.one]\nbase_url = "{one.base_url}"\n')
+        cli.write_config(config)
+        r = cli.run("ask", "-m", "gemma-3-270m", "hi")
+        assert (r.code, r.stdout) == (0, "one serves gemma-3-270m\n"), r
+        assert one.lookups == []  # one provider: nothing to look up
+
+        cli.write_config(config + f'[providers.two]\nbase_url = "{two.base_url}"\n')
+        r = cli.run("ask", "-m", "qwen2.5-coder", "hi")
+        assert (r.code, r.stdout) == (0, "two serves qwen2.5-coder\n"), r
+        assert (len(one.lookups), len(two.lookups)) == (1, 1)  # both lists, now cached
+        r = cli.run("ask", "-m", "gemma-3-270m", "hi")
+        assert (r.code, r.stdout) == (0, "one serves gemma-3-270m\n"), r
+        assert (len(one.lookups), len(two.lookups)) == (1, 1)  # from the cache
+
+        r = cli.run("ask", "-m", "shared-m", "hi")
+        assert r.code == 2 and r.stderr == (
+            "error: 'shared-m' is served by one, two: name one, e.g. -m one:shared-m "
+            "(/model one:shared-m in the chat)\n"), r
+        r = cli.run("ask", "-m", "gemma-3-27m", "hi")
+        assert r.code == 2 and r.stderr.startswith(
+            "error: no configured provider lists a model named 'gemma-3-27m'; did you mean "
+            "'gemma-3-270m'?; 'toolnexus models' lists what each serves"), r
+        assert len(one.requests) == 2 and len(two.requests) == 1
+
+
+def test_nothing_configured_points_to_setup_first(tmp_path):
+    """Repro: on a fresh machine, `toolnexus ask hi` said to set a key variable or to run
+    `config init` and edit the file; the setup that finds local servers went unmentioned."""
+    r = CLI(tmp_path).run("ask", "hi")
+    assert r.code == 2 and r.stderr.startswith(
+        "error: no model endpoint is configured: run 'toolnexus setup'"), r

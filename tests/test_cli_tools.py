@@ -8,9 +8,13 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests import cli_helpers
 from tests.cli_helpers import SUSPENDING_TOOLS, tool_results
-from tests.stub_provider import Recorded, Reply, StubProvider, openai_stream
+from tests.stub_provider import LlamaCppLike, Recorded, Reply, StubProvider, openai_stream
+from toolnexus.loop import UNREADABLE_ARGUMENTS_KEY
+from toolnexus.sandbox import support
 
 cli, stub = cli_helpers.cli, cli_helpers.stub
 
@@ -162,8 +166,35 @@ def test_tools_shows_the_config_rules(cli, tmp_path):
     lines = table.stdout.splitlines()
     assert lines[0].split() == ["TOOL", "SOURCE", "STATUS", "APPROVAL"]
     assert [line.split() for line in lines[1:]] == [
-        ["read_file", "builtin", "ok", "ask"], ["bash", "builtin", "ok", "ask"],
+        ["read_file", "builtin", "ok", "ask"],
+        ["bash", "builtin", "ok", "ask", "(sandbox)" if support().abi else "(no sandbox)"],
         ["add", "python", "ok", "deny"]]
+
+
+@pytest.mark.skipif(support().abi == 0, reason=f"no Landlock: {support().why_not}")
+def test_tools_shows_the_approval_in_effect_with_yes_and_the_sandbox(cli):
+    """Newcomer's repro: `toolnexus tools --builtins` says bash and write_file "ask", but
+    `ask --yes` runs them without a word, in the sandbox; and with `--sandbox off` bash
+    asks before every command, --yes or not. The list showed the config's rule, never
+    what happens."""
+    def approvals(*flags: str) -> dict[str, tuple[str, str]]:
+        result = cli.run("tools", "--json", "--builtins", *flags)
+        assert result.code == 0, result
+        return {row["name"]: (row["approval"], row["approval_note"]) for row in result.json}
+
+    with_yes = approvals("--yes")
+    assert {name: with_yes[name] for name in ("bash", "write_file", "read_file")} == {
+        "bash": ("allow", "--yes, sandbox"), "write_file": ("allow", "--yes"),
+        "read_file": ("allow", "")}
+    assert approvals()["bash"] == ("ask", "sandbox")
+    unconfined = approvals("--yes", "--sandbox", "off")
+    assert unconfined["bash"] == ("ask", "no sandbox")
+    assert unconfined["edit_file"] == ("allow", "--yes")
+
+    table = cli.run("tools", "--builtins", "--yes").stdout.splitlines()
+    assert next(line for line in table if line.startswith("bash ")).endswith(
+        " allow (--yes, sandbox)")
+    assert next(line for line in table if line.startswith("read_file ")).endswith(" allow")
 
 
 def test_tools_without_any_says_how_to_add_some(cli):
@@ -211,7 +242,8 @@ def test_a_config_command_rule_allows_without_yes(cli, stub):
 
     assert result.code == 0, result
     assert tool_results(stub.requests[1]) == ["exit code 0\napproved-123\n",
-                                              "denied by policy: bash may not run"]
+                                              ('denied by the rule "rm *" = "deny" in '
+                                               '[approval.commands]: rm -rf somewhere')]
     assert "denied bash" not in result.stderr  # nobody needed asking
 
 
@@ -313,3 +345,35 @@ def test_max_turns_comes_from_the_config(cli, stub, tmp_path):
     assert result.code == 0, result
     assert len(stub.requests) == 3
     assert "stopped after 3 model calls" in result.stderr
+
+
+def test_a_call_with_unreadable_arguments_does_not_break_the_thread(cli, stub, tmp_path):
+    """Repro: llama.cpp serving a small model, `ask --functions tools.py --id T`; the model
+    calls `add` with arguments cut short, `{"a": 1, `. llama.cpp parses the arguments of
+    every tool call in the history, so the turn's next request, and every later turn on
+    the thread, got HTTP 500 "Failed to parse tool call arguments as JSON" until /undo.
+    Now the call is stored and sent back with `{}` as its arguments (the model's own text
+    kept beside it in the thread), and its result tells the model they were invalid."""
+    llama = LlamaCppLike(window=4096, answer="It is 3.")
+    cut_short = '{"a": 1, '
+
+    def handler(request: Recorded) -> Reply:
+        if request.method == "POST" and len(stub.requests) == 1:
+            return openai_stream(tool_calls=[("add", cut_short)])
+        return llama(request)
+
+    stub.handler = handler
+    tools = write(tmp_path / "tools.py", FUNCTIONS)
+    first = cli.run("ask", "--functions", str(tools), "--id", "T", "what is 1 + 2?")
+    assert first.code == 0 and first.stdout == "It is 3.\n", first
+    call = stub.requests[1].json["messages"][1]["tool_calls"][0]
+    assert call["function"] == {"name": "add", "arguments": "{}"}
+    [result] = tool_results(stub.requests[1])
+    assert "the arguments for 'add' are not valid JSON" in result and cut_short in result
+    assert "make it again with its arguments as one JSON object" in result
+    stored = cli.thread("T")[1]
+    assert stored[UNREADABLE_ARGUMENTS_KEY] == {"call_1": cut_short}
+
+    second = cli.run("ask", "--functions", str(tools), "--id", "T", "and 2 + 3?")
+    assert second.code == 0 and second.stdout == "It is 3.\n", second
+    assert len(stub.requests) == 3

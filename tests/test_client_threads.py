@@ -71,7 +71,7 @@ async def test_a_failed_prompt_is_kept_marked_and_not_sent_again(stub):
             await client.ask("two", None, id="t")
         except Exception as exc:  # noqa: BLE001
             assert exc.result.messages[-1] == {"role": "user", "content": "two",
-                                               "dropped": "failed"}
+                                               "dropped": "failed", "failed_with": str(exc)}
         await client.ask("three", None, id="t")
     assert [m["content"] for m in stub.requests[-1].json["messages"]] == [
         "one", "first answer", "three"]

@@ -12,7 +12,7 @@ import pytest
 from tests.long_threads import is_summary_request, note, posts, turns
 from tests.stub_provider import LlamaCppLike, Reply, openai_stream, openai_text
 from toolnexus import ContextPolicy, ProviderError, create_client, create_toolkit, define_tool
-from toolnexus.context import LEFT_OUT_HEADER, SUMMARY_HEADER, apply_compaction
+from toolnexus.context import CUT_MARK, LEFT_OUT_HEADER, SUMMARY_HEADER, apply_compaction
 from toolnexus.marks import COMPACTION_KEY, DROPPED_KEY, PINNED_KEY, pin, sendable, unpin
 
 
@@ -85,6 +85,57 @@ async def test_five_long_turns_on_one_thread_fit_a_4k_window_and_the_thread_keep
     assert "Summary: the user sent long notes" in last_request[1]["content"]
 
 
+async def test_a_verbose_summarizer_cannot_make_the_thread_unusable(stub):
+    """Five long turns against a 4,096-token window, with a model that echoes its whole
+    input as the "summary" (what a small local model does when it ignores max_tokens):
+    the summary request asks for the share the plan gave it (max_tokens, a window's
+    eighth), a longer summary is cut to it, and every turn answers without an overflow."""
+    llama = stub.handler = LlamaCppLike(window=4096, echo=True)
+    async with client_for(stub) as client:
+        for n in range(1, 6):
+            events = [e async for e in client.stream(note(n), None, id="T")]
+            assert events[-1]["result"].text == "Noted."
+        thread = await client.conversation_store.get("T")
+    assert llama.overflows == 0 and llama.summaries >= 3
+    summaries = [r for r in posts(stub) if is_summary_request(r)]
+    assert [r.json["max_tokens"] for r in summaries] == [512] * len(summaries)
+    records = [m["content"] for m in thread if COMPACTION_KEY in m]
+    assert records and all(len(r) <= 512 * 4 and r.endswith(CUT_MARK) for r in records)
+    assert prompts(thread) == [note(n) for n in range(1, 6)]
+
+
+async def test_the_summary_asks_for_its_share_under_the_clients_own_budget_key(stub):
+    llama = stub.handler = LlamaCppLike(window=4096)
+    history = turns((note(1), "ok"), (note(2), "ok"))
+    params = {"max_completion_tokens": 64}
+    async with client_for(stub, request_params=params) as client:
+        await stream_on(client, history, note(3))
+    [summary] = [r.json for r in posts(stub) if is_summary_request(r)]
+    assert summary["max_completion_tokens"] == 512 and "max_tokens" not in summary
+    assert llama.summaries == 1
+
+
+async def test_when_even_a_cut_summary_does_not_fit_the_first_prompt_is_summarized(stub):
+    """The first prompt stays verbatim only while it fits with what must be sent and the
+    summary's share; when the summary, cut to that share, still leaves the request too
+    large, the first prompt is summarized too. It stays in the thread."""
+    stub.handler = LlamaCppLike(window=8192, echo=True)
+    # estimated with their overhead: first 1,248 tokens, last 500; with the summary's share
+    # of the 2,000-token window (250) they plan to 1,998, but the record itself costs 4 more
+    first, last = "F" * (1244 * 4), "L" * (496 * 4)
+    history = turns((first, "ok"), ("M" * 1184, "ok"))
+    async with client_for(stub, context=ContextPolicy(window=2000)) as client:
+        events = await stream_on(client, history, last)
+        thread = await client.conversation_store.get("T")
+    assert events[-1]["result"].text == "Noted."
+    [record] = [m for m in thread if COMPACTION_KEY in m]
+    assert record[COMPACTION_KEY]["first_prompt_kept"] is False
+    assert record[COMPACTION_KEY]["after_tokens"] <= 2000
+    sent = [m["content"] for m in answers(stub)[-1].json["messages"]]
+    assert first not in sent and sent[-1] == last
+    assert thread[0]["content"] == first  # kept in the thread
+
+
 async def test_a_conversation_keeps_going_past_the_window(stub):
     stub.handler = LlamaCppLike(window=4096)
     async with client_for(stub) as client:
@@ -139,7 +190,7 @@ async def test_an_explicit_window_is_used_without_asking_the_endpoint(stub, how)
         report = await client.context_report(history)
         result = await client.run(note(3, 600), None, history=history)
     assert (report.window, report.window_source) == (2000, "explicit")
-    assert [r.method for r in stub.requests].count("GET") == 0
+    assert stub.lookups == []
     assert llama.summaries == 1 and COMPACTION_KEY in result.messages[-2]
 
 
@@ -152,18 +203,17 @@ async def test_the_endpoint_listing_is_asked_once_and_cached_on_disk(stub, tmp_p
         again = await client.context_report([])
     assert (first.window, first.window_source) == (4096, "endpoint")
     assert again.window == 4096
-    gets = [r for r in stub.requests if r.method == "GET"]
-    assert [r.path for r in gets] == ["/v1/models"]
-    assert gets[0].headers["authorization"] == "Bearer sk-secret-key"
+    assert [r.path for r in stub.lookups] == ["/v1/models", "/props"]  # llama.cpp: a slot's
+    assert stub.lookups[0].headers["authorization"] == "Bearer sk-secret-key"
     assert stat.S_IMODE(os.stat(cache).st_mode) == 0o600
     assert "sk-secret" not in cache.read_text()
     async with client_for(stub, context=policy) as client:  # another process, same cache
         assert (await client.context_report([])).window == 4096
-    assert len([r for r in stub.requests if r.method == "GET"]) == 1
+    assert len(stub.lookups) == 2
     stale = ContextPolicy(cache_path=cache, cache_ttl_s=0)
     async with client_for(stub, context=stale) as client:
         assert (await client.context_report([])).window == 4096
-    assert len([r for r in stub.requests if r.method == "GET"]) == 2  # asked again
+    assert len(stub.lookups) == 4  # asked again
 
 
 @pytest.mark.parametrize(("listing", "window"), [
@@ -316,14 +366,26 @@ async def test_an_overflow_is_retried_once_never_in_a_loop(stub):
     assert sendable(thread) == history
 
 
-async def test_a_message_larger_than_the_window_says_how_large_it_is(stub):
+@pytest.mark.parametrize("history", [[], turns((note(1, 900), "ok"), (note(2, 900), "ok"))],
+                         ids=["alone", "after two long turns"])
+async def test_a_message_larger_than_the_window_is_refused_before_any_summary(stub, history):
+    """Repro: chat with llama.cpp serving a 4,096-token window, a few turns in; paste a
+    file of ~10,000 tokens and send it. Two summaries of the earlier turns were asked for
+    (one before sending, one after the overflow error), neither could make room, and then
+    it failed anyway. Now it fails at once, saying how large the message is and the window,
+    and no request goes out."""
     llama = stub.handler = LlamaCppLike(window=4096)
     async with client_for(stub) as client:
+        await client.conversation_store.save("T", history)
         with pytest.raises(ProviderError) as caught:
-            await client.run("word " * 8000, None)
-    used = caught.value.context_overflow.used
-    assert f"the message is ~{used:,} tokens; the model's window is 4,096" in str(caught.value)
-    assert llama.overflows == 1 and len(posts(stub)) == 1  # nothing to compact: no retry
+            await client.ask("word " * 8000, None, id="T")
+        thread = await client.conversation_store.get("T")
+    message = str(caught.value)
+    assert "the message is ~10,004 tokens; the model's window is 4,096" in message
+    assert "too long for this model" in message
+    assert caught.value.context_overflow.window == 4096
+    assert llama.summaries == 0 and posts(stub) == []
+    assert thread[-1][DROPPED_KEY] == "failed" and sendable(thread) == history
 
 
 async def test_without_a_policy_an_overflow_is_just_the_error_with_its_numbers(stub):
@@ -388,9 +450,12 @@ async def test_the_context_report_shows_window_fill_and_what_would_be_summarized
     assert 2400 < cold.fill < 2500 and cold.percent == pytest.approx(100 * cold.fill / 4096)
     # all but the first and last prompt (the last answer does not fit the target with them)
     assert cold.would_summarize == [1, 2, 3, 5]
-    # after a reply, the fill is the endpoint's count plus an estimate of the answer
-    assert warm.counted == len(answers(stub)[-1].body) // 4  # what the stub counted
-    assert warm.estimated and warm.fill > warm.counted
+    # after a reply, the fill is what the endpoint counted: the request and the answer
+    assert warm.counted == len(answers(stub)[-1].body) // 4 + len("Noted.") // 4
+    assert not warm.estimated and warm.fill == warm.counted
+    # a prompt added since is estimated on top of that count
+    more = await client.context_report([*result.messages, {"role": "user", "content": "x"}])
+    assert more.estimated and more.counted == warm.counted and more.fill > warm.fill
 
 
 async def test_compact_previews_a_summary_and_applies_it_only_when_asked(stub):

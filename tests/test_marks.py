@@ -15,6 +15,7 @@ from toolnexus.marks import (
     COMPACTION_KEY,
     DROPPED_KEY,
     FAILED,
+    FAILED_WITH_KEY,
     INTERRUPTED_KEY,
     PINNED_KEY,
     RETRIED,
@@ -22,6 +23,7 @@ from toolnexus.marks import (
     UNDONE,
     Span,
     active_spans,
+    failures_in_a_row,
     group_of,
     is_prompt,
     is_record,
@@ -119,6 +121,20 @@ def test_a_prompt_nothing_came_back_for_is_marked_failed_with_its_compaction():
     assert [m.get(DROPPED_KEY) for m in mark_failed_turn(compacted)] == [
         None, None, FAILED, FAILED]
     assert DROPPED_KEY not in thread[2] and DROPPED_KEY not in compacted[3]
+
+
+def test_a_failed_turn_notes_its_error_on_its_prompt_and_the_same_error_is_counted():
+    thread = [user("one"), answer("1"), user("two")]
+    failed = mark_failed_turn(thread, "HTTP 500: bad")
+    assert failed[2][FAILED_WITH_KEY] == "HTTP 500: bad" and FAILED_WITH_KEY not in thread[2]
+    assert failures_in_a_row(thread) == 0 and failures_in_a_row(failed) == 1
+    got_somewhere = mark_failed_turn([*failed, user("three"), calls("a"), result("a")],
+                                     "HTTP 500: bad")
+    assert got_somewhere[-3][FAILED_WITH_KEY] == "HTTP 500: bad"  # kept unmarked, noted
+    assert is_sent(got_somewhere[-3]) and failures_in_a_row(got_somewhere) == 2
+    other = mark_failed_turn([*got_somewhere, user("four")], "HTTP 400: other")
+    assert failures_in_a_row(other) == 1
+    assert failures_in_a_row([*got_somewhere, answer("3"), user("five")]) == 0
 
 
 @pytest.mark.parametrize("tail", [

@@ -74,7 +74,7 @@ def test_ask_waits_for_its_servers_to_start_and_says_so(cli, stub, tmp_path):
     stub.handler = lambda rec: openai_stream("answered")
     process = start(cli, "ask", "-v", "--mcp", str(config), "hi")
     line = process.stderr.readline()
-    assert line == "[waiting] waiting for MCP server calc to start…\n"
+    assert line == "[waiting] waiting for MCP server calc to start\n"
     wait_until(lambda: pid_in(tmp_path / "pid"), "the server to start")
     assert stub.requests == []  # the model call waits
     gate.touch()

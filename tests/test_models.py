@@ -27,7 +27,7 @@ async def test_metadata_of_openrouter_vllm_and_llamacpp_lists(stub):
         ModelInfo("llama-m", 4096),  # what the server runs with, not what it was trained for
         ModelInfo("bare"),
     ]
-    request = stub.requests[0]
+    request = stub.lookups[0]
     assert (request.method, request.path) == ("GET", "/v1/models")
     assert request.headers["authorization"] == "Bearer sk-k"
 
@@ -37,7 +37,7 @@ async def test_anthropic_pages_are_followed_with_its_headers(stub):
                 anthropic_models(["claude-c"]))
     models = await list_models(stub.url, "anthropic", "sk-ant")
     assert [m.id for m in models] == ["claude-a", "claude-b", "claude-c"]
-    first, second = stub.requests
+    first, second = stub.lookups
     assert first.path == "/v1/models" and second.path == "/v1/models?after_id=claude-b"
     assert first.headers["x-api-key"] == "sk-ant" and "anthropic-version" in first.headers
     assert "authorization" not in first.headers
@@ -95,4 +95,4 @@ async def test_the_callers_client_is_used_and_left_open(stub):
     async with httpx2.AsyncClient(headers={"X-Mine": "1"}) as client:
         assert [m.id for m in await list_models(stub.base_url, http_client=client)] == ["m"]
         assert not client.is_closed
-    assert stub.requests[0].headers["x-mine"] == "1"
+    assert stub.lookups[0].headers["x-mine"] == "1"

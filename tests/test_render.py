@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 
 import pyte
+import pytest
 from rich.console import Console
 
 from toolnexus import RunResult
@@ -125,9 +126,12 @@ def test_without_a_window_or_prices_the_footer_shows_the_tokens_alone():
 
 
 def test_an_estimated_fill_says_so():
-    facts = FooterFacts(window=4096, fill=3300)
+    facts = FooterFacts(window=4096, fill=3300, fill_estimated=True)
     assert turn_footer(facts).startswith("m · ~3.3k / 4.1k tokens, 81% · ")
-    assert turn_footer(FooterFacts(fill=250)).startswith("m · ~250 prompt tokens · ")
+    assert turn_footer(FooterFacts(fill=250, fill_estimated=True)).startswith(
+        "m · ~250 prompt tokens · ")
+    counted = FooterFacts(window=4096, fill=3300)  # the endpoint counted all of it
+    assert turn_footer(counted).startswith("m · 3.3k / 4.1k tokens, 81% · ")
 
 
 def test_big_windows_and_tiny_costs_read_well():
@@ -190,6 +194,22 @@ def test_a_cut_off_answer_says_so_in_the_footer_the_note_and_the_json():
     assert result_json(whole, "t-1")["status"] == "done"
     turns = RunResult(model="m", status="incomplete", incomplete_reason="max_turns", turns=10)
     assert "stopped after 10 model calls" in unfinished_note(turns)
+
+
+@pytest.mark.parametrize(("finish", "why", "footer"), [
+    ("content_filter", "content_filter", "stopped by the content filter"),
+    ("refusal", "refused", "refused"),
+    ("model_context_window_exceeded", "context_window", "cut off: the context is full"),
+    ("a_new_reason", "cut_off", "stopped early"),
+])
+def test_every_cut_off_says_so_in_the_footer(finish, why, footer):
+    result = RunResult(text="Here is", model="m", status="incomplete", finish_reason=finish,
+                       incomplete_reason=why,
+                       usage={"prompt_tokens": 9, "completion_tokens": 3, "total_tokens": 12})
+    screen = " ".join(rendered([text("Here is"), usage(9, 3)], result).split())
+    assert screen.endswith(f" · {footer}")
+    assert unfinished_note(result).startswith("note: ")
+    assert result_json(result, "t-1")["incomplete_reason"] == why
 
 
 # ----------------------------------------------------------------------------- Markdown

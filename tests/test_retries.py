@@ -62,6 +62,26 @@ async def test_other_4xx_is_never_retried(stub, style, status):
     assert len(stub.requests) == 1
 
 
+@pytest.mark.parametrize(("status", "header", "retried"), [
+    (503, "false", False), (429, "false", False), (400, "true", True), (409, "true", True),
+    (500, "True", True),
+])
+async def test_x_should_retry_overrides_the_status(stub, status, header, retried):
+    """The official SDKs obey `x-should-retry` before looking at the status
+    (openai/openai-python src/openai/_base_client.py, `_should_retry`): "false" is never
+    retried, "true" always is."""
+    stub.script(Reply.error(status, "said the server", headers={"x-should-retry": header}),
+                ok_reply("openai", "ok"))
+    async with make_client(stub, retries=2, retry_base_ms=1) as client:
+        events, exc = await collect(client)
+    assert len(stub.requests) == (2 if retried else 1)
+    assert len(retries_of(events)) == (1 if retried else 0)
+    if retried:
+        assert exc is None and events[-1]["result"].text == "ok"
+    else:
+        assert isinstance(exc, ProviderError) and exc.status == status
+
+
 async def test_connection_closed_before_the_response_is_retried(stub):
     stub.script(Reply.close_without_response(), ok_reply("openai", "second time lucky"))
     async with make_client(stub, retries=1) as client:

@@ -92,7 +92,8 @@ def test_twenty_nine_spellings_of_rm_change_nothing_outside_the_workspace_even_w
     assert len(results) == 29
     # refused by the rule's best effort, or stopped by the sandbox (perl's unlink fails
     # silently); half of them got past the rule
-    assert all(r.startswith("denied by policy") or "[sandbox: " in r or r == "exit code 0\n"
+    refused = 'denied by the rule "rm *" = "deny" in [approval.commands]: '
+    assert all(r.startswith(refused) or "[sandbox: " in r or r == "exit code 0\n"
                for r in results), results
     assert sum("[sandbox: " in r for r in results) >= 10, results
 

@@ -346,6 +346,17 @@ def test_an_allow_rule_still_covers_the_ordinary_read_only_forms(command):
     assert vetted(command) == "allow"
 
 
+# A rule the example config shows commented out: `# "git status*" = "allow"`.
+COMMENTED_RULE = re.compile(r'^# ("[^"\n]*"|[\w*?-]+) = ("(?:allow|ask|deny)")', re.M)
+
+
+def example_rules() -> dict:
+    """The example config's approval tables with the rules it shows as commented
+    examples taken as written: a user who removes the "# " gets exactly these."""
+    text = (ROOT / "toolnexus_cli" / "config.example.toml").read_text()
+    return tomllib.loads(COMMENTED_RULE.sub(r"\1 = \2", text))["approval"]
+
+
 # What a model may add to a shipped rule's words to read arbitrary paths or run a program.
 ESCAPES_AFTER_RULE = [
     "--no-index ~/.ssh/id_rsa /dev/null", "/dev/null ~/.ssh/id_rsa", "-- ~/.ssh/id_rsa",
@@ -356,10 +367,9 @@ ESCAPES_AFTER_PROGRAM = ["-c core.pager=id", "-C /", "--git-dir=/x", "-p", "--ex
 
 
 def test_no_shipped_example_allow_rule_reads_arbitrary_paths_or_runs_a_program():
-    example = tomllib.loads((ROOT / "toolnexus_cli" / "config.example.toml").read_text())
     block = re.search(r"```toml\n(\[approval\].*?)```", (ROOT / "README.md").read_text(), re.S)
     assert block, "README shows the approval rules"
-    rules = {**example["approval"]["commands"],
+    rules = {**example_rules()["commands"],
              **tomllib.loads(block.group(1))["approval"]["commands"]}
     allowed = [pattern for pattern, decision in rules.items() if decision == "allow"]
     assert allowed, rules
@@ -379,14 +389,15 @@ def test_a_deny_rule_wins_over_yes(cli, stub):
     model_calls(stub, [("bash", {"command": f"sudo -n rm {victim}"}),
                              ("bash", {"command": f"env -i /bin/rm {victim}"})], "ok")
     result = cli.run("ask", "--yes", "x")
-    assert tool_results(stub.requests[1]) == ["denied by policy: bash may not run"] * 2, result
+    rule = 'denied by the rule "rm *" = "deny" in [approval.commands]'
+    assert tool_results(stub.requests[1]) == [f"{rule}: sudo -n rm {victim}",
+                                              f"{rule}: env -i /bin/rm {victim}"], result
     assert victim.exists()
 
 
 # ================================================================= 6. rules for MCP tools
 
 def test_the_documented_mcp_rule_matches_the_name_the_user_sees(cli, tmp_path):
-    example = tomllib.loads((ROOT / "toolnexus_cli" / "config.example.toml").read_text())
     readme = (ROOT / "README.md").read_text()
     block = re.search(r"```toml\n(\[approval\].*?)```", readme, re.S)
     assert block, "README shows the approval rules"
@@ -394,7 +405,7 @@ def test_the_documented_mcp_rule_matches_the_name_the_user_sees(cli, tmp_path):
     server = {"command": sys.executable,
               "args": [str(ROOT / "tests" / "mcp_servers" / "stdio_server.py")]}
     mcp.write_text(json.dumps({"mcpServers": {"github": server}}))
-    for rules in (example["approval"], tomllib.loads(block.group(1))["approval"]):
+    for rules in (example_rules(), tomllib.loads(block.group(1))["approval"]):
         mcp_rules = {k: v for k, v in rules.items() if k.startswith("github")}
         assert mcp_rules, rules
         lines = "".join(f'"{k}" = "{v}"\n' for k, v in mcp_rules.items())

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import stat
+import sys
 import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -29,6 +30,7 @@ from tests.stub_provider import (
 
 bare_cli = cli_helpers.bare_cli  # fixture
 
+ROOT = Path(__file__).parents[1]
 ROWS, COLS = 40, 200  # wide enough for the temporary paths on one line
 PROMPT = "›"
 SECRET = "sk-secret-4242"
@@ -199,3 +201,58 @@ def test_setup_adds_a_provider_to_an_existing_config(tmp_path, stub, start):
     again.wait_text("kept the config as it is")
     assert exit_status(again) == 0
     assert cli.config_file.read_text() == text
+
+
+def test_the_written_config_allows_nothing_the_user_did_not_choose(tmp_path, stub, start):
+    """Newcomer's repro: `toolnexus setup`, pick the local server, then use an MCP server
+    named "github": its tools ran without a question, as the written config carried the
+    example's `"github_*" = "allow"` (and `"git status*"`, `"localhost:11434"` allow rules)
+    as live rules nobody chose. They stay in the file, as commented examples."""
+    stub.models = openai_models(["only-model"])
+    cli = user(tmp_path, stub.port)
+    setup = start(cli, "setup")
+    answer(setup, "Choose [1]:", "")  # the server found
+    setup.wait_text("start chatting with: toolnexus chat")
+    assert exit_status(setup) == 0
+
+    text = cli.config_file.read_text(encoding="utf-8")
+    approval = tomllib.loads(text).get("approval", {})
+    live = {**{k: v for k, v in approval.items() if isinstance(v, str)},
+            **{k: v for table in approval.values() if isinstance(table, dict)
+               for k, v in table.items()}}
+    assert "allow" not in live.values(), live
+    for example in ('# "github_*" = "allow"', '# "git status*" = "allow"',
+                    '# "localhost:11434" = "allow"'):
+        assert example in text
+
+    mcp = tmp_path / "mcp.json"
+    server = {"command": sys.executable,
+              "args": [str(ROOT / "tests" / "mcp_servers" / "stdio_server.py")]}
+    mcp.write_text(json.dumps({"mcpServers": {"github": server}}))
+    rows = cli.run("tools", "--json", "--mcp", str(mcp)).json
+    assert {row["name"]: row["approval"] for row in rows}["github_add"] == "ask", rows
+
+
+def test_right_after_setup_model_names_complete_and_a_bare_name_is_found(
+        tmp_path, stub, start):
+    """Repro: `toolnexus chat` on a fresh machine; the setup finds llama.cpp serving m-one
+    and m-two and takes m-one. In the chat, `/model m-t` and Tab completed nothing (the
+    list the setup had fetched was not kept), and `/model m-two` said "no model endpoint
+    is configured: set OPENAI_API_KEY ...". Now Tab completes it, and the chat goes on
+    with m-two on that server."""
+    stub.models = openai_models(["m-one", "m-two"])
+    stub.handler = lambda rec: openai_stream(f"this is {rec.json['model']}")
+    cli = user(tmp_path, stub.port)
+    chat = start(cli, "chat")
+    answer(chat, "Choose [1]:", "")  # the server found
+    answer(chat, "Choose [1]:", "", count=2)  # its first model
+    wait_chat_prompt(chat)
+    chat.child.send("/model m-t\t")
+    chat.wait(lambda: chat.term.cursor_line().rstrip().endswith("› /model m-two"),
+              "the completed model name")
+    chat.child.send("\r")
+    chat.wait_text(f"model: m-two ({stub.base_url})")
+    assert "not a model the config" not in chat.term.text()
+    chat.send_line("hi")
+    chat.wait_text("this is m-two")
+    assert [r.json["model"] for r in stub.requests] == ["m-two"]

@@ -28,10 +28,11 @@ from tests.resilience_helpers import (
     tool_call_reply,
     wait_disconnect,
 )
-from tests.stub_provider import Reply
+from tests.stub_provider import Reply, llama_slots
 from tests.waiting import WAIT_S
 from toolnexus import (
     ProviderError,
+    Retries,
     RunTimeout,
     ToolContext,
     Toolkit,
@@ -58,8 +59,9 @@ async def test_a_server_that_never_answers_fails_within_the_idle_timeout(stub, s
         assert IDLE_S * 0.9 <= elapsed
         assert events == []
         await wait_disconnect(stub.requests[0])
-        # the prompt is kept, marked failed: never sent again by itself
-        assert exc.result.messages == [{"role": "user", "content": "hi", "dropped": "failed"}]
+        # the prompt is kept, marked failed (never sent again by itself), with its error
+        assert exc.result.messages == [{"role": "user", "content": "hi", "dropped": "failed",
+                                        "failed_with": str(exc)}]
         assert await client.conversation_store.get(THREAD) == exc.result.messages
 
 
@@ -72,6 +74,34 @@ async def test_an_idle_timeout_before_the_response_is_retried(stub):
     assert retry["attempt"] == 1 and retry["reason"] == "the server stopped answering"
     assert stub.requests[0].disconnected.is_set()  # the hung request was hung up on
     assert len(stub.requests) == 2
+
+
+async def test_after_an_idle_timeout_a_busy_llama_cpp_is_waited_for_before_the_retry(stub):
+    """Repro: llama.cpp with one slot reads in a long prompt for longer than the idle
+    timeout (60 s); toolnexus gave up and sent the same request again at once. The slot
+    was still reading in the first (a server cannot stop that for a client that left),
+    so the retry queued behind it and timed out as well. Now, before the retry, the server
+    is asked (llama.cpp's /slots) and the retry waits until its slot is free."""
+    seen: list[str] = []
+
+    def handler(rec):
+        seen.append(f"{rec.method} {rec.path}")
+        if rec.path == "/slots":  # busy for the first two questions, then free
+            return Reply.json(llama_slots([seen.count("GET /slots") <= 2]))
+        if len(stub.requests) == 1:
+            return Reply.hang()
+        return ok_reply("openai", "done at last")
+
+    stub.handler = handler
+    retries = Retries(count=1, base_s=0.001, busy_poll_s=0.01)
+    async with make_client(stub, retries=retries, idle_timeout_s=IDLE_S) as client:
+        events, exc = await collect(client)
+    assert exc is None and events[-1]["result"].text == "done at last"
+    post = "POST /v1/chat/completions"
+    assert seen == [post, "GET /slots", "GET /slots", "GET /slots", post]
+    retried = [(e["attempt"], e["reason"]) for e in events if e["type"] == "retry"]
+    busy = "the server is still working on an earlier request (1 of 1 slot busy)"
+    assert retried == [(1, busy), (1, busy), (1, "the server stopped answering")]
 
 
 async def test_every_attempt_hanging_ends_after_retries(stub):
@@ -143,8 +173,9 @@ async def test_timeout_ms_while_waiting_for_headers_raises_run_timeout(stub):
         assert isinstance(exc, RunTimeout) and "timeout_ms" in str(exc)
         assert 0.25 <= elapsed
         await wait_disconnect(stub.requests[0])
-        # the prompt is kept, marked failed: never sent again by itself
-        assert exc.result.messages == [{"role": "user", "content": "hi", "dropped": "failed"}]
+        # the prompt is kept, marked failed (never sent again by itself), with its error
+        assert exc.result.messages == [{"role": "user", "content": "hi", "dropped": "failed",
+                                        "failed_with": str(exc)}]
         assert await client.conversation_store.get(THREAD) == exc.result.messages
         assert len(stub.requests) == 1  # a deadline is not retried
 

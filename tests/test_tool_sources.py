@@ -576,8 +576,7 @@ async def test_deny_sends_the_model_an_error_without_running(stub):
                               [("touch", {"name": "a"})])
     assert ran == [] and asker.asked == []
     [message] = tool_messages(stub.requests[1])
-    assert message["content"].startswith("denied by policy")
-    assert "touch" in message["content"]
+    assert message["content"] == 'denied by the rule "touch" = "deny" in [approval]: touch'
     assert result.text == "done."  # the run goes on
 
 
@@ -635,7 +634,8 @@ async def test_bash_command_rules_through_a_run(stub):
                       ("bash", {"command": "touch x"})])
     contents = [m["content"] for m in tool_messages(stub.requests[1])]
     assert contents[0] == "exit code 0\nfine\n"
-    assert contents[1].startswith("denied by policy")
+    assert contents[1] == ('denied by the rule "rm *" = "deny" in [approval.commands]: '
+                           "rm -rf x")
     assert contents[2] == "denied by the user"
     assert [args["command"] for _, args in asker.asked] == ["touch x"]
 

@@ -351,6 +351,45 @@ async def test_an_empty_reply_is_an_error(stub, reply, words):
     assert [e for e in events if e["type"] == "text"] == []
 
 
+@pytest.mark.parametrize("label", ["application/json", "text/plain", ""])
+@pytest.mark.parametrize("streamed", [True, False], ids=["stream", "run"])
+async def test_sse_under_another_content_type_is_read_as_sse(stub, label, streamed):
+    """Relays and gateways send a healthy SSE body as application/json, text/plain or with
+    no type at all (xiaoliu10/claude-code-router-next#45): it is read by what it is."""
+    reply = openai_stream(["whole ", "answer"], chunks=3)  # even when it trickles in
+    stub.script(Reply.raw(reply.parts, headers={"Content-Type": label}))
+    async with client_on(stub.base_url) as client:
+        if streamed:
+            events, exc = await collect(client)
+            assert exc is None and [e["delta"] for e in events if e["type"] == "text"] == [
+                "whole ", "answer"]
+            text = events[-1]["result"].text
+        else:
+            text = (await client.run("hi", None)).text
+    assert text == "whole answer"
+
+
+async def test_a_json_body_under_text_event_stream_is_read_as_json(stub):
+    """A server answering a streaming request with one JSON body labelled as a stream
+    (mistralai/mistral-vibe#619) gives its answer, never an empty success."""
+    body = json.dumps(openai_text("one piece", usage=(3, 2))).encode()
+    stub.script(Reply.raw([b"\n", body], headers={"Content-Type": "text/event-stream"}))
+    async with client_on(stub.base_url) as client:
+        events, exc = await collect(client)
+    assert exc is None
+    assert [e["delta"] for e in events if e["type"] == "text"] == ["one piece"]
+    assert events[-1]["result"].usage["completion_tokens"] == 2
+
+
+async def test_broken_json_under_text_event_stream_is_one_clear_error(stub):
+    stub.script(Reply.raw([b'{"choices": [{"message": '], headers={
+        "Content-Type": "text/event-stream"}))
+    async with client_on(stub.base_url) as client:
+        events, exc = await collect(client)
+    assert isinstance(exc, ProviderError) and "not valid JSON" in str(exc)
+    assert "\n" not in str(exc) and [e for e in events if e["type"] == "text"] == []
+
+
 async def test_a_redirect_is_not_followed_and_names_where_it_pointed(stub):
     stub.script(Reply.raw([b""], status=308, chunked=False,
                           headers={"Location": "https://elsewhere.example/v1/chat/completions"}))

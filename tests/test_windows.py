@@ -291,3 +291,16 @@ def test_putting_keeps_the_other_entries_of_the_file(tmp_path, clock):
     cache = WindowCache(path, 3600)
     assert [cache.get("old", ENDPOINT), cache.get("k", ENDPOINT), cache.get("k", OVERFLOW)] == [
         (True, 1000), (True, 2000), (True, 3000)]
+
+
+async def test_llama_cpp_gives_the_window_of_one_slot_from_its_props():
+    """Repro: `llama-server -c 8192 -np 2` (two requests at a time). Its listing's
+    meta.n_ctx says 8192, the whole server's context; each request gets a slot of 4096
+    and is refused over that. /props says the slot's window: that one is used."""
+    endpoint = Endpoint(**{
+        "/v1/models": {"data": [{"id": "m", "owned_by": "llamacpp", "meta": {"n_ctx": 8192}}]},
+        "/props": {"default_generation_settings": {"n_ctx": 4096}, "total_slots": 2}})
+    assert await windows().resolve(endpoint) == Window(4096, "endpoint")
+    silent = Endpoint(**{  # a server without /props: the listing's is better than none
+        "/v1/models": {"data": [{"id": "m", "owned_by": "llamacpp", "meta": {"n_ctx": 8192}}]}})
+    assert await windows().resolve(silent) == Window(8192, "endpoint")

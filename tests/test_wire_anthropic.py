@@ -11,6 +11,8 @@ from tests.stream_events import joined, of_type
 from tests.stub_provider import (
     Reply,
     StubProvider,
+    anthropic_blocks_stream,
+    anthropic_message,
     anthropic_stream,
     anthropic_text,
     anthropic_tool_use,
@@ -400,6 +402,34 @@ async def test_usage_is_start_input_plus_the_last_cumulative_output(stub):
     assert result.finish_reason == "end_turn"
 
 
+async def test_cumulative_message_delta_usage_with_cache_tokens_replaces_the_start(stub):
+    """message_delta's usage is cumulative, input and cache counts included (anthropic-sdk
+    MessageDeltaUsage: input_tokens, cache_creation_input_tokens, cache_read_input_tokens,
+    output_tokens, server_tool_use); with server tools they grow during the message, and a
+    delta may carry only some of them."""
+    start = message_start(input_tokens=0)
+    start[1]["message"]["usage"].update(cache_creation_input_tokens=0,
+                                        cache_read_input_tokens=0)
+    events_in = [
+        start,
+        *text_block(0, "Searched."),
+        ev("message_delta", delta={"stop_reason": None},
+           usage={"input_tokens": 2679, "cache_creation_input_tokens": 0,
+                  "cache_read_input_tokens": 1536, "output_tokens": 200,
+                  "server_tool_use": {"web_search_requests": 1}}),
+        ev("message_delta", delta={"stop_reason": "end_turn", "stop_sequence": None},
+           usage={"cache_read_input_tokens": 2048, "output_tokens": 510}),
+        ev("message_stop"),
+    ]
+    stub.script(Reply.sse(events_in))
+    async with client_for(stub.url) as client:
+        events = await collect(client.stream("hi", None))
+    assert events[-1]["result"].usage == {
+        "prompt_tokens": 2679 + 2048, "completion_tokens": 510, "total_tokens": 5237,
+        "cached_tokens": 2048}
+    assert of_type(events, "usage")[-1]["usage"]["prompt_tokens"] == 4727
+
+
 async def test_usage_sums_over_turns(stub):
     stub.script(anthropic_stream(tool_calls=[("echo", {"text": "a"})], usage=(10, 3)),
                 anthropic_stream("fine", usage=(20, 4)))
@@ -614,3 +644,111 @@ async def test_foreign_tool_ids_are_made_valid_and_stay_paired(stub):
     assert [b["tool_use_id"] for b in blocks_of(body, "tool_result")] == ids
     assert [b["content"] for b in blocks_of(body, "tool_result")] == ["3", "7"]
     assert before.messages[1]["tool_calls"][0]["id"] == "functions.add:0"  # transcript as is
+
+
+# ----------------------------------------------------------------------------- server tools
+
+SEARCH_ID = "srvtoolu_014hJH82Qum7Td6UV8gDXThB"
+# the blocks of the web search reply in the docs' "Streaming Messages" example; the cited
+# text block's citation as the anthropic SDK's CitationsWebSearchResultLocation
+WEB_SEARCH = [
+    {"type": "text", "text": "I'll check the current weather in New York City for you."},
+    {"type": "server_tool_use", "id": SEARCH_ID, "name": "web_search",
+     "input": {"query": "weather NYC today"}},
+    {"type": "web_search_tool_result", "tool_use_id": SEARCH_ID, "content": [
+        {"type": "web_search_result",
+         "title": "Weather in New York City in May 2025 (New York) - detailed Weather "
+                  "Forecast for a month",
+         "url": "https://world-weather.info/forecast/usa/new_york/may-2025/",
+         "encrypted_content": "Ev0DCioIAxgCIiQ3NmU4ZmI4OC1k...", "page_age": None}]},
+    {"type": "text", "text": "Here's the current weather information for New York City.",
+     "citations": [{"type": "web_search_result_location", "cited_text": "Mostly sunny, 72°F",
+                    "url": "https://world-weather.info/forecast/usa/new_york/may-2025/",
+                    "title": "Weather in New York City in May 2025",
+                    "encrypted_index": "Eo8BCioIAhgBIiQyYjQ0OWJmZi1lNm.."}]},
+]
+
+
+async def test_server_tool_blocks_are_kept_in_order_and_go_back_verbatim(stub):
+    """A web search reply (server_tool_use, web_search_tool_result, cited text) streamed as
+    the docs show it: its blocks stay in the thread in their order and go back unchanged,
+    also after the thread went through the other styles."""
+    stub.script(anthropic_blocks_stream(WEB_SEARCH),
+                Reply.json(openai_text("elsewhere")), Reply.json(anthropic_text("back")))
+    async with client_for(stub.url) as client:
+        events = await collect(client.stream("weather in NYC?", None))
+        result = events[-1]["result"]
+        async with client_for(stub.base_url, style="openai") as other:
+            moved = await other.run("and tomorrow?", None, history=result.messages)
+        await client.run("thanks", None, history=moved.messages)
+    said = "I'll check the current weather in New York City for you.Here's the current " \
+           "weather information for New York City."
+    assert joined(events, "text") == result.text == said
+    assert sent(stub, 1)["messages"][1] == {"role": "assistant", "content": said}  # its text
+    assert sent(stub, 2)["messages"][1] == {"role": "assistant", "content": WEB_SEARCH}
+
+
+async def test_a_server_tool_call_goes_back_with_a_client_tool_use_of_the_same_turn(stub):
+    """When Claude calls a server tool and a client tool together, the server_tool_use
+    comes without a result and the reply ends with stop_reason "tool_use"; the API runs it
+    when the client's tool_result comes back (platform.claude.com, "Server tools")."""
+    fetch = {"type": "server_tool_use", "id": "srvtoolu_01WebFetch", "name": "web_fetch",
+             "input": {"url": "https://example.com/article"}}
+    blocks = [{"type": "text", "text": "Let me fetch it and echo a word."}, fetch,
+              {"type": "tool_use", "id": "toolu_01Echo", "name": "echo",
+               "input": {"text": "hi"}}]
+    web_fetch = {"type": "web_fetch_tool_result", "tool_use_id": "srvtoolu_01WebFetch",
+                 "content": {"type": "web_fetch_result", "url": "https://example.com/article",
+                             "retrieved_at": "2025-09-10T12:00:00Z",
+                             "content": {"type": "document", "title": "Article",
+                                         "source": {"type": "text", "media_type": "text/plain",
+                                                    "data": "The article."}}}}
+    stub.script(Reply.json(anthropic_message(blocks, "tool_use")),
+                Reply.json(anthropic_message([web_fetch, {"type": "text", "text": "Done."}])))
+    async with client_for(stub.url) as client:
+        result = await client.run("go", await tools())
+    body = sent(stub, 1)
+    assert body["messages"][1] == {"role": "assistant", "content": blocks}
+    assert body["messages"][2]["content"] == [
+        {"type": "tool_result", "tool_use_id": "toolu_01Echo", "content": "hi"}]
+    assert result.text == "Done." and result.status == "done"
+    assert result.messages[-1]["anthropic_content"][0] == web_fetch  # kept for later
+
+
+BASH_ID = "srvtoolu_01Bash"
+PAUSED = [{"type": "text", "text": "Searching first. "}, *WEB_SEARCH[1:3]]
+WENT_ON = [
+    {"type": "server_tool_use", "id": BASH_ID, "name": "bash_code_execution",
+     "input": {"command": "python -c 'print(6 * 7)'"}},
+    {"type": "bash_code_execution_tool_result", "tool_use_id": BASH_ID,
+     "content": {"type": "bash_code_execution_result", "stdout": "42\n", "stderr": "",
+                 "return_code": 0, "content": []}},
+    {"type": "text", "text": "It is 42."},
+]
+
+
+async def test_pause_turn_is_continued_by_sending_the_turn_back(stub):
+    """stop_reason "pause_turn": the API paused a long server-side turn; it goes on when
+    the assistant's content is sent back as it is (platform.claude.com, "Server tools":
+    the server-side loop and pause_turn). It is never the end of the answer."""
+    stub.script(anthropic_blocks_stream(PAUSED, stop="pause_turn"),
+                anthropic_blocks_stream(WENT_ON))
+    async with client_for(stub.url) as client:
+        events = await collect(client.stream("search, then compute", None))
+    result = events[-1]["result"]
+    assert sent(stub, 1)["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "search, then compute"}]},
+        {"role": "assistant", "content": PAUSED}]
+    assert (result.status, result.finish_reason, result.turns) == ("done", "end_turn", 2)
+    assert joined(events, "text") == result.text == "Searching first. It is 42."
+    [answer] = [m for m in result.messages if m["role"] == "assistant"]  # one turn
+    assert answer["anthropic_content"] == PAUSED + WENT_ON
+
+
+async def test_pause_turn_is_continued_only_up_to_max_turns(stub):
+    stub.script(*[anthropic_blocks_stream(PAUSED, stop="pause_turn")] * 3)
+    async with client_for(stub.url, max_turns=3) as client:
+        events = await collect(client.stream("search forever", None))
+    result = events[-1]["result"]
+    assert len(stub.requests) == 3
+    assert (result.status, result.incomplete_reason) == ("incomplete", "max_turns")

@@ -471,3 +471,192 @@ async def test_a_refusal_in_a_whole_reply_is_shown_as_text(stub, make_client):
     events = await stream(make_client())
     assert joined(events, "text") == "I won't do that."
     assert result_of(events).text == "I won't do that."
+
+
+# ----------------------------------------------------------------------------- shapes not to lose
+
+
+async def test_usage_under_x_groq_in_the_last_chunk(stub, make_client):
+    """Groq puts a stream's usage under `x_groq` in its last chunk (the chunk as quoted in
+    vercel/ai#1651)."""
+    last = {"id": "chatcmpl-8566e76f", "object": "chat.completion.chunk",
+            "created": 1716131679, "model": "llama3-8b-8192", "system_fingerprint": "fp_179b0f92c9",
+            "choices": [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": "stop"}],
+            "x_groq": {"id": "req_01hy8ppkajfqk987jv2vx88m9r", "usage": {
+                "queue_time": 0.07535312, "prompt_tokens": 23, "prompt_time": 0.006,
+                "completion_tokens": 19, "completion_time": 0.022, "total_tokens": 42,
+                "total_time": 0.027999999999999997}}}
+    stub.script(sse(chunk({"role": "assistant", "content": "Hi"}), last))
+    events = await stream(make_client())
+    assert result_of(events).usage == {"prompt_tokens": 23, "completion_tokens": 19,
+                                       "total_tokens": 42}
+    assert of_type(events, "usage")[-1]["usage"]["prompt_tokens"] == 23
+
+
+async def test_usage_inside_the_last_choice(stub, make_client):
+    """Moonshot (Kimi) puts a stream's usage inside the choice of its last chunk, not beside
+    it (the stream quoted in northes/go-moonshot#17)."""
+    base = {"id": "cmpl-1305b94c570f447fbde3180560736287", "object": "chat.completion.chunk",
+            "created": 1698999575, "model": "moonshot-v1-8k"}
+    stub.script(sse(
+        {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""},
+                              "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {"content": "你好"}, "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop", "usage": {
+            "prompt_tokens": 19, "completion_tokens": 13, "total_tokens": 32}}]}))
+    result = result_of(await stream(make_client()))
+    assert result.text == "你好"
+    assert result.usage == {"prompt_tokens": 19, "completion_tokens": 13, "total_tokens": 32}
+
+
+async def test_a_later_chunk_of_zeros_does_not_undo_the_count(stub, make_client):
+    """xAI's Grok sends its usage in a chunk before the last one (BerriAI/litellm#17136):
+    what comes after it, even a usage of zeros, leaves the count as it was."""
+    zeros = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+    stub.script(sse(chunk({"content": "ok"}), chunk(finish="stop", usage=USAGE),
+                    {"choices": [], "usage": zeros}))
+    assert result_of(await stream(make_client())).usage == USAGE
+
+
+@pytest.mark.parametrize("order", ["0-first", "1-first"])
+async def test_choices_other_than_index_0_are_never_merged(stub, make_client, order):
+    """With `n` > 1 each chunk's choice says which candidate it continues by its `index`
+    (OpenAI API reference, chat.completion.chunk: choices[].index); only candidate 0 is the
+    answer."""
+    def both(zero: dict, one: dict) -> dict:
+        choices = [{"index": 0, "delta": zero, "finish_reason": None},
+                   {"index": 1, "delta": one, "finish_reason": None}]
+        return chunk(choices=choices if order == "0-first" else choices[::-1])
+
+    stub.script(sse({**both({"content": "Yes"}, {"content": "No"})},
+                    {**chunk(), "choices": [{"index": 1, "delta": {"content": " way"},
+                                             "finish_reason": "stop"}]},
+                    both({"content": "."}, {}),
+                    {**chunk(), "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}))
+    events = await stream(make_client())
+    assert joined(events, "text") == "Yes." and result_of(events).text == "Yes."
+
+
+async def test_a_whole_reply_answers_with_choice_0(stub, make_client):
+    reply = openai_text("first candidate")
+    second = {**reply["choices"][0], "index": 1,
+              "message": {"role": "assistant", "content": "second candidate"}}
+    reply["choices"] = [second, reply["choices"][0]]
+    stub.script(Reply.json(reply))
+    assert (await make_client().run("hi", None)).text == "first candidate"
+
+
+@pytest.mark.parametrize("streamed", [True, False], ids=["stream", "json"])
+async def test_a_legacy_function_call_becomes_a_tool_call(stub, make_client, toolkit, streamed):
+    """Older OpenAI-compatible servers still answer in the deprecated `function_call` form
+    (openai-python src/openai/types/chat/chat_completion_chunk.py, ChoiceDeltaFunctionCall;
+    finish_reason "function_call")."""
+    if streamed:
+        first = sse(chunk({"role": "assistant", "content": None,
+                           "function_call": {"name": "echo", "arguments": ""}}),
+                    chunk({"function_call": {"arguments": '{"text": '}}),
+                    chunk({"function_call": {"arguments": '"old"}'}}),
+                    chunk(finish="function_call"))
+    else:
+        reply = openai_text("")
+        reply["choices"][0]["message"] = {"role": "assistant", "content": None,
+                                          "function_call": {"name": "echo",
+                                                            "arguments": '{"text": "old"}'}}
+        reply["choices"][0]["finish_reason"] = "function_call"
+        first = Reply.json(reply)
+    stub.script(first, FINAL)
+    events = await stream(make_client(), toolkit=toolkit)
+    [call] = of_type(events, "tool_call")
+    assert (call["name"], call["args"]) == ("echo", {"text": "old"}) and call["id"]
+    assert toolkit.seen == [{"text": "old"}]
+    assert wire_results(stub) == [{"role": "tool", "tool_call_id": call["id"],
+                                   "content": "echo:old"}]
+    assert result_of(events).text == "done"
+
+
+# ---------------------------------------------------------------------- dialects: what goes back
+
+
+def dialect_client(stub, monkeypatch, host: str, **kw: Any):
+    """A client on `host` by its name (its dialect is chosen by host), reaching the stub
+    as an HTTP proxy."""
+    for var in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", stub.url)
+    return create_client(base_url=f"http://{host}/v1", style="openai", model="m",
+                         api_key="sk-test", retries=0, **kw)
+
+
+def detail(**fields: Any) -> dict:
+    return {"type": "reasoning.text", "text": "", "signature": None, "id": "reasoning-text-1",
+            "format": "anthropic-claude-v1", "index": 0, **fields}
+
+
+ENCRYPTED_DETAIL = {"type": "reasoning.encrypted", "data": "eyJlbmNyeXB0ZWQiOiJ0cnVlIn0=",
+                    "id": "reasoning-encrypted-1", "format": "anthropic-claude-v1", "index": 1}
+WHOLE_DETAILS = [detail(text="Let me think about this step by step...",
+                        signature="sha256:abc123def456"), ENCRYPTED_DETAIL]
+
+
+@pytest.mark.parametrize("streamed", [True, False], ids=["stream", "json"])
+async def test_openrouter_reasoning_details_go_back_verbatim_with_the_tool_calls(
+        stub, monkeypatch, toolkit, streamed):
+    """OpenRouter's reasoning_details (choices[].message.reasoning_details, or pieces in
+    choices[].delta.reasoning_details "built by concatenating all chunks in order") must go
+    back unmodified on the assistant message with its tool calls (openrouter.ai docs,
+    "Reasoning Tokens": Preserving Reasoning Blocks)."""
+    if streamed:
+        first = sse(
+            chunk({"role": "assistant", "content": None, "reasoning": "Let me think",
+                   "reasoning_details": [detail(text="Let me think")]}),
+            chunk({"reasoning": " about this step by step...",
+                   "reasoning_details": [detail(text=" about this step by step...")]}),
+            chunk({"reasoning_details": [detail(signature="sha256:abc123def456")]}),
+            chunk({"reasoning_details": [ENCRYPTED_DETAIL]}),
+            calls(frag(0, "call_a", "echo", '{"text": "hi"}')), chunk(finish="tool_calls"))
+    else:
+        reply = openai_tool_call([("echo", {"text": "hi"})])
+        reply["choices"][0]["message"].update(reasoning="Let me think about this step by step...",
+                                              reasoning_details=WHOLE_DETAILS)
+        first = Reply.json(reply)
+    stub.script(first, FINAL, FINAL)
+    async with dialect_client(stub, monkeypatch, "openrouter.ai") as client:
+        events = await stream(client, toolkit=toolkit)
+        assert joined(events, "reasoning") == "Let me think about this step by step..."
+        assistant = stub.requests[1].json["messages"][1]
+        assert assistant["reasoning_details"] == WHOLE_DETAILS and assistant["tool_calls"]
+        # kept on the thread's message: a later turn sends it again
+        await client.run("again", toolkit, history=result_of(events).messages)
+    assert stub.requests[2].json["messages"][1]["reasoning_details"] == WHOLE_DETAILS
+
+
+async def test_reasoning_details_are_not_sent_to_a_plain_server(stub, make_client, toolkit):
+    reply = openai_tool_call([("echo", {"text": "hi"})])
+    reply["choices"][0]["message"]["reasoning_details"] = WHOLE_DETAILS
+    stub.script(Reply.json(reply), FINAL)
+    events = await stream(make_client(), toolkit=toolkit)
+    assert result_of(events).messages[1]["reasoning_details"] == WHOLE_DETAILS  # kept
+    assert "reasoning_details" not in stub.requests[1].json["messages"][1]
+
+
+async def test_deepseek_reasoning_content_goes_back_with_its_tool_calls(stub, monkeypatch,
+                                                                        toolkit):
+    """DeepSeek's thinking mode: between two user messages, the reasoning_content of an
+    assistant message that made tool calls must be passed back in every later request (the
+    API answers 400 "The reasoning_content in the thinking mode must be passed back to the
+    API"); that of one without tool calls is not needed (api-docs.deepseek.com, "Thinking
+    Mode")."""
+    stub.script(
+        openai_stream(reasoning="I need the tool.", tool_calls=[("echo", {"text": "a"})]),
+        openai_stream("Done.", reasoning="Now I can answer."),
+        openai_stream("Again."))
+    async with dialect_client(stub, monkeypatch, "api.deepseek.com") as client:
+        events = await stream(client, toolkit=toolkit)
+        await client.run("more", toolkit, history=result_of(events).messages)
+    in_loop = stub.requests[1].json["messages"]
+    assert in_loop[1] == {"role": "assistant", "content": None,
+                          "reasoning_content": "I need the tool.",
+                          "tool_calls": in_loop[1]["tool_calls"]}
+    later = stub.requests[2].json["messages"]
+    assert [m.get("reasoning_content") for m in later if m["role"] == "assistant"] == [
+        "I need the tool.", None]  # the finished turn's reasoning stays home

@@ -289,3 +289,83 @@ async def test_unknown_events_are_ignored(stub):
         events = await collect(client)
     assert events[-1]["result"].text == "cited"
     assert json.dumps(events[-1]["result"].messages[-1]).count("cited") == 1
+
+
+# ------------------------------------------------------------------------- answers without deltas
+
+
+def created() -> tuple[str, dict]:
+    return ev("response.created", response={"id": "resp_1", "object": "response",
+                                            "status": "in_progress", "output": []})
+
+
+def message_item(text: str) -> dict:
+    return {"id": "msg_1", "type": "message", "status": "completed", "role": "assistant",
+            "content": [{"type": "output_text", "annotations": [], "text": text}]}
+
+
+async def test_an_answer_only_in_output_text_done_is_the_answer(stub):
+    """A server that streams `response.created`, `response.output_text.done` and
+    `response.completed` only, no delta (Sophomoresty/gemini-web2api#57, before its fix),
+    still gives its answer, shown once."""
+    stub.script(Reply.sse([
+        created(),
+        ev("response.output_text.done", item_id="msg_1", output_index=0, content_index=0,
+           text="Only at the end."),
+        completed(),
+    ]))
+    async with client_for(stub) as client:
+        events = await collect(client)
+    assert [e["delta"] for e in of_type(events, "text")] == ["Only at the end."]
+    assert events[-1]["result"].text == "Only at the end."
+    assert events[-1]["result"].messages[-1]["content"] == "Only at the end."
+
+
+async def test_an_answer_only_in_the_completed_response_is_the_answer(stub):
+    """`response.completed` carries the whole response, its `output` included
+    (openai-python src/openai/types/responses/response_completed_event.py): with no delta
+    before it, that output is the answer."""
+    stub.script(Reply.sse([created(), completed([message_item("All in one.")])]))
+    async with client_for(stub) as client:
+        events = await collect(client)
+    assert joined(events, "text") == "All in one."
+    assert events[-1]["result"].text == "All in one."
+
+
+async def test_the_completed_response_is_what_is_kept_and_a_missed_tail_is_shown(stub):
+    """Deltas that stop short of the item's text (vercel/ai#13844: xAI's stream dropped
+    its last fragments) are completed from `response.output_item.done`; what is kept is the
+    completed response's output."""
+    stub.script(Reply.sse([
+        created(),
+        ev("response.output_item.added", output_index=0,
+           item={**message_item(""), "status": "in_progress", "content": []}),
+        ev("response.output_text.delta", item_id="msg_1", output_index=0, content_index=0,
+           delta="The answer"),
+        ev("response.output_text.delta", item_id="msg_1", output_index=0, content_index=0,
+           delta=" is"),
+        ev("response.output_item.done", output_index=0, item=message_item("The answer is 42.")),
+        completed([message_item("The answer is 42.")]),
+    ]))
+    async with client_for(stub) as client:
+        events = await collect(client)
+    assert [e["delta"] for e in of_type(events, "text")] == ["The answer", " is", " 42."]
+    assert events[-1]["result"].text == "The answer is 42."
+
+
+async def test_deltas_with_an_empty_completed_output_are_the_answer(stub):
+    """A gateway whose `response.completed` lists no output (mnfst/llm-gateway#2064) keeps
+    what the deltas said."""
+    stub.script(Reply.sse([
+        ev("response.output_text.delta", item_id="msg_0", output_index=0, content_index=0,
+           delta="Hello"),
+        ev("response.output_text.delta", item_id="msg_0", output_index=0, content_index=0,
+           delta="!"),
+        ev("response.completed", response={"status": "completed", "output": [], "usage": {
+            "input_tokens": 1576, "output_tokens": 32, "total_tokens": 1608}}),
+    ]))
+    async with client_for(stub) as client:
+        events = await collect(client)
+    result = events[-1]["result"]
+    assert joined(events, "text") == result.text == "Hello!"
+    assert result.usage["prompt_tokens"] == 1576

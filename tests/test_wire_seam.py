@@ -3,6 +3,7 @@ replies as one clear error, and the numbers of a context-overflow error."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 from tests.stub_provider import (
     Reply,
     StubProvider,
+    anthropic_blocks_stream,
     anthropic_stream,
     anthropic_text,
     openai_stream,
@@ -293,6 +295,51 @@ async def test_an_answer_cut_off_by_the_length_limit_is_incomplete(stub, style, 
     assert result.finish_reason == reason  # in the provider's own words
 
 
+AZURE_FILTERED = {"hate": {"filtered": False, "severity": "safe"},
+                  "violence": {"filtered": True, "severity": "medium"}}
+
+
+def _azure_filtered_reply() -> Reply:
+    """A whole reply Azure's content filter emptied: no content, finish_reason
+    "content_filter", the filter's verdict per category beside it."""
+    body = openai_text("")
+    body["choices"][0].update(finish_reason="content_filter",
+                              message={"role": "assistant", "content": None},
+                              content_filter_results=AZURE_FILTERED)
+    return Reply.json(body)
+
+
+@pytest.mark.parametrize(("style", "reply", "text", "finish", "why"), [
+    # openai-python's ChatCompletionChunk: finish_reason "content_filter" "if content was
+    # omitted due to a flag from our content filters" (commit f10c757); Azure's filter
+    # ends a stream with it on the last chunk, or empties a whole reply
+    ("openai", openai_stream("Here is how", finish="content_filter"), "Here is how",
+     "content_filter", "content_filter"),
+    ("openai", _azure_filtered_reply(), "", "content_filter", "content_filter"),
+    # Anthropic: the stop reason a model's context window filling up mid-answer gives
+    # (anthropic-sdk-python v0.119.0, "add new stop reason 'model_context_window_exceeded'")
+    ("anthropic", anthropic_stream("Chapter one", stop="model_context_window_exceeded"),
+     "Chapter one", "model_context_window_exceeded", "context_window"),
+    # Responses: response.incomplete's incomplete_details.reason, "max_output_tokens" or
+    # "content_filter" (openai-python types/responses/response.py), or any other
+    ("responses", responses_stream("Here is how", end="incomplete", why="content_filter"),
+     "Here is how", "content_filter", "content_filter"),
+    ("responses", responses_stream("Here is how", end="incomplete", why="a_new_reason"),
+     "Here is how", "a_new_reason", "cut_off"),
+], ids=["openai-filter-stream", "azure-filter-json", "anthropic-context-window",
+        "responses-filter", "responses-any-reason"])
+async def test_every_other_cut_off_is_incomplete_with_its_reason(stub, style, reply, text,
+                                                                  finish, why):
+    stub.script(reply)
+    async with client_for(stub, style) as client:
+        result = await _streamed(client, "a story")
+    assert result.text == text
+    assert (result.status, result.incomplete_reason, result.finish_reason) == (
+        "incomplete", why, finish)
+    assert result.messages[-1]["role"] == "assistant"
+    assert "dropped" not in result.messages[-1]  # kept and sent: only a refusal is not
+
+
 async def test_running_out_of_turns_is_incomplete_for_another_reason(stub):
     stub.script(*[openai_stream(tool_calls=[("echo", {"text": str(n)})]) for n in range(2)])
     async with client_for(stub, "openai", max_turns=2) as client:
@@ -302,3 +349,114 @@ async def test_running_out_of_turns_is_incomplete_for_another_reason(stub):
     async with client_for(stub, "openai") as client:
         whole = await _streamed(client, "a poem")
     assert whole.status == "done" and whole.incomplete_reason is None
+
+
+# ----------------------------------------------------------------------------- refusals
+
+REFUSAL = "I can't help with that."
+
+
+def _openai_refusal() -> Reply:
+    """A whole reply whose message is a refusal: content null, `refusal` set
+    (openai-python ChatCompletionMessage.refusal, structured outputs)."""
+    body = openai_text("")
+    body["choices"][0]["message"].update(content=None, refusal=REFUSAL)
+    return Reply.json(body)
+
+
+def _openai_refusal_deltas() -> Reply:
+    """The same refusal streamed as `refusal` deltas (ChoiceDelta.refusal)."""
+    def chunk(delta: dict, finish: str | None = None) -> dict:
+        return {**OPENAI_CHUNK, "choices": [{"index": 0, "delta": delta,
+                                             "finish_reason": finish}]}
+
+    return Reply.sse([chunk({"role": "assistant", "content": None, "refusal": "I can't "}),
+                      chunk({"refusal": "help with that."}), chunk({}, "stop")], done=True)
+
+
+@pytest.mark.parametrize(("style", "refusal", "shown"), [
+    # Anthropic's streaming classifiers stop an answer with stop_reason "refusal"; the turn
+    # must be left out or changed before going on, or the refusals continue
+    # (platform.claude.com, "Streaming refusals")
+    ("anthropic", anthropic_stream("Here is the first st", stop="refusal"),
+     "Here is the first st"),
+    ("openai", _openai_refusal(), REFUSAL),
+    ("openai", _openai_refusal_deltas(), REFUSAL),
+    ("responses", responses_stream(refusal=REFUSAL), REFUSAL),
+], ids=["anthropic-stop-reason", "openai-refusal-field", "openai-refusal-deltas",
+        "responses-refusal-part"])
+async def test_a_refused_answer_is_kept_marked_and_never_sent_again(stub, style, refusal,
+                                                                     shown):
+    later = {"openai": openai_stream("Sure."), "anthropic": anthropic_stream("Sure."),
+             "responses": responses_stream("Sure.")}
+    stub.script(refusal, later[style], Reply.json(openai_text("Still fine.")))
+    store = MemoryStore()
+    async with client_for(stub, style, store=store) as client:
+        events = [e async for e in client.stream("the bad question", None, id="t")]
+        answered = [e async for e in client.stream("something else", None, id="t")]
+    refused = events[-1]["result"]
+    assert refused.text == shown
+    assert (refused.status, refused.incomplete_reason) == ("incomplete", "refused")
+    assert answered[-1]["result"].status == "done"
+    async with client_for(stub, "openai", store=store) as other:  # on another style too
+        await other.run("and more", None, history=await store.get("t"))
+    for request in stub.requests[1:]:
+        assert "the bad question" not in request.body.decode()
+        assert shown not in request.body.decode()
+    thread = await store.get("t")
+    assert [(m["role"], m.get("dropped")) for m in thread] == [
+        ("user", "refused"), ("assistant", "refused"), ("user", None), ("assistant", None)]
+    assert thread[1]["content"] == shown  # kept as it was said
+
+
+# ------------------------------------------------------------------ new fields, every style
+
+OPENROUTER_DETAILS = [{"type": "reasoning.text", "text": "Check the echo first.",
+                       "signature": "sig-or-1", "id": "reasoning-text-1",
+                       "format": "anthropic-claude-v1", "index": 0}]
+SEARCH_BLOCKS = [
+    {"type": "server_tool_use", "id": "srvtoolu_01A", "name": "web_search",
+     "input": {"query": "echo"}},
+    {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01A", "content": [
+        {"type": "web_search_result", "title": "Echo", "url": "https://example.com/echo",
+         "encrypted_content": "EqgfCioIARgBIiQ3YTAwMjY1Mi1mZjM5LTQ1NGUtODgxNC1kNjNjNTk1ZWI3",
+         "page_age": None}]},
+    {"type": "text", "text": "Found it."},
+]
+
+
+async def test_the_new_fields_round_trip_through_every_style(stub, monkeypatch):
+    """A thread started on OpenRouter (reasoning_details with a tool call) goes on with
+    Anthropic's web search (server tool blocks), then the Responses API and a plain chat
+    completions server, and back: each provider gets back exactly what it needs from its
+    own turns, the others never see it, and the stored thread (JSON) keeps it all."""
+    for var in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", stub.url)  # openrouter.ai by its name, via the stub
+    reply = openai_tool_call([("echo", {"text": "a"})])
+    reply["choices"][0]["message"].update(reasoning="Check the echo first.",
+                                          reasoning_details=OPENROUTER_DETAILS)
+    stub.script(Reply.json(reply), Reply.json(openai_text("echoed")),
+                anthropic_blocks_stream(SEARCH_BLOCKS), responses_stream("third"),
+                openai_stream("fourth"), Reply.json(openai_text("fifth")),
+                Reply.json(anthropic_text("sixth")))
+    kit = await tools()
+    async with contextlib.AsyncExitStack() as open_clients:
+        openrouter, claude, responses, chat = [await open_clients.enter_async_context(c) for c in (
+            create_client(base_url="http://openrouter.ai/api/v1", style="openai", model="m",
+                          api_key="sk-or", retries=0),
+            client_for(stub, "anthropic"), client_for(stub, "responses"),
+            client_for(stub, "openai"))]
+        messages: list = []
+        for client in (openrouter, claude, responses, chat, openrouter, claude):
+            result = await client.run("go on", kit, history=messages)
+            messages = json.loads(json.dumps(result.messages))  # as a store keeps it
+    bodies = [json.dumps(r.json) for r in stub.requests]
+    assert all("reasoning_details" not in body for body in bodies[2:5])
+    assert json.loads(bodies[5])["messages"][1]["reasoning_details"] == OPENROUTER_DETAILS
+    assert all("srvtoolu_01A" not in body for body in bodies[3:6])
+    anthropic_turn = [m for m in json.loads(bodies[6])["messages"]
+                      if m["role"] == "assistant"][2]
+    assert anthropic_turn["content"] == SEARCH_BLOCKS
+    assert "signature" not in bodies[6] and "sig-or-1" not in bodies[6]
+    assert result.text == "sixth"

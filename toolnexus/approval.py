@@ -11,7 +11,9 @@ is the bash tool's own question (builtins.py), which only a person or an explici
 [approval.outside] rule answers. Where commands run with no sandbox at all, every command is
 that question, so the policy leaves bash to it (deny rules still hold). Deny rules are
 best-effort: they read the command line, and any interpreter is a way around them; the
-sandbox, not a rule, is the guarantee.
+sandbox, not a rule, is the guarantee. A call a rule denies is answered with that rule and
+what it refused (`denied by the rule "rm *" = "deny" in [approval.commands]: rm -rf
+build`), so the model can try another way.
 The policy works as a `before_tool` hook, so it is the loop's own tool path.
 """
 
@@ -25,7 +27,7 @@ from typing import Any
 from ._await import maybe_await
 from .builtins import CHANGING
 from .command_rules import CommandRules
-from .rules import DECISIONS, checked_rules
+from .rules import DECISIONS, Ruling, checked_rules
 from .suspension import NOBODY_TO_ASK
 from .toolkit import Toolkit
 from .tools import Tool, ToolResult
@@ -39,6 +41,8 @@ READ_ONLY_RULE = "mcp:read-only"
 
 # ask(name, args) -> "yes" | "no" | "always" | "nobody" (no one could be asked)
 AskUser = Callable[[str, Any], Awaitable[str] | str]
+# Where the config keeps the rules on tool names and on bash commands.
+TOOLS_TABLE, COMMANDS_TABLE = "approval", "approval.commands"
 
 
 class ApprovalPolicy:
@@ -48,7 +52,7 @@ class ApprovalPolicy:
     def __init__(self, rules: dict[str, str] | None = None,
                  commands: dict[str, str] | None = None, *, sandboxed: bool = True) -> None:
         self.rules = checked_rules(rules, "approval rule for tool")
-        self.commands = CommandRules(commands, "approval rule for command")
+        self.commands = CommandRules(commands, "approval rule for command", COMMANDS_TABLE)
         self.sandboxed = sandboxed
 
     def default_for(self, tool: Tool | None) -> str:
@@ -62,61 +66,86 @@ class ApprovalPolicy:
         """The decision for a tool by name alone (what `toolnexus tools` shows). An MCP
         tool that says it is destructive is never allowed without asking; one that says
         it only reads follows the rule READ_ONLY_RULE when no rule names it."""
-        decision = next((d for p, d in self.rules if fnmatch.fnmatchcase(tool.name, p)), None)
+        return self.tool_ruling(tool).decision
+
+    def tool_ruling(self, tool: Tool) -> Ruling:
         hints = tool.annotations if tool.source.startswith("mcp") else {}
-        if decision is None and hints.get("readOnlyHint") is True \
+        ruling = self._by_name(tool.name)
+        if ruling is None and hints.get("readOnlyHint") is True \
                 and hints.get("destructiveHint") is not True:
-            decision = dict(self.rules).get(READ_ONLY_RULE)
-        if decision is None:
-            decision = self.default_for(tool)
-        return "ask" if decision == "allow" and hints.get("destructiveHint") is True else decision
+            ruling = next((Ruling(decision, pattern, TOOLS_TABLE) for pattern, decision
+                           in self.rules if pattern == READ_ONLY_RULE), None)
+        if ruling is None:
+            ruling = Ruling(self.default_for(tool))
+        if ruling.decision == "allow" and hints.get("destructiveHint") is True:
+            return Ruling("ask")  # what the tool says of itself beats the rule
+        return ruling
+
+    def _by_name(self, name: str) -> Ruling | None:
+        return next((Ruling(decision, pattern, TOOLS_TABLE) for pattern, decision in self.rules
+                     if fnmatch.fnmatchcase(name, pattern)), None)
 
     def decide(self, tool: Tool | None, name: str, args: Any) -> str:
+        return self.ruling(tool, name, args).decision
+
+    def ruling(self, tool: Tool | None, name: str, args: Any) -> Ruling:
+        """The decision for this call and the rule that made it."""
         if name == "bash" and isinstance(args, dict):
-            decision = self.command_rule(str(args.get("command", "")))
-            if decision == "deny":
-                return decision
+            by_command = self.command_ruling(str(args.get("command", "")))
+            if by_command is not None and by_command.decision == "deny":
+                return by_command
             if not self.sandboxed:  # the tool asks a person about every command
-                return "deny" if tool is not None and self.rule_for(tool) == "deny" else "allow"
-            if decision is not None:
-                return decision
+                by_tool = self.tool_ruling(tool) if tool is not None else None
+                return by_tool if by_tool and by_tool.decision == "deny" else Ruling("allow")
+            if by_command is not None:
+                return by_command
         if tool is not None:
-            return self.rule_for(tool)
-        return next((d for p, d in self.rules if fnmatch.fnmatchcase(name, p)), "allow")
+            return self.tool_ruling(tool)
+        return self._by_name(name) or Ruling("allow")
 
     def command_rule(self, command: str) -> str | None:
         """The decision of the command rules, or None when they say nothing (see
-        CommandRules.decide)."""
-        return self.commands.decide(command) if self.commands else None
+        CommandRules.ruling)."""
+        ruling = self.command_ruling(command)
+        return ruling.decision if ruling else None
+
+    def command_ruling(self, command: str) -> Ruling | None:
+        return self.commands.ruling(command) if self.commands else None
+
+
+def refusal(ruling: Ruling, name: str, args: Any) -> str:
+    """What the model and the person read when a rule denies a call: the rule, and the
+    command or tool it refused, so that the model can try another way."""
+    refused = args["command"] if ruling.table == COMMANDS_TABLE else name
+    return f"denied by the rule {ruling.rule()}: {refused}"
 
 
 def approval_hook(policy: ApprovalPolicy, toolkit: Toolkit, ask: AskUser,
                   ) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]:
     """A `before_tool` hook that applies `policy`, asking the user through `ask`.
-    Prompts never overlap: concurrent calls wait their turn."""
+    Prompts never overlap: concurrent calls wait their turn, and one whose turn comes
+    after an "always" that covers it runs without a question."""
     remembered: set[tuple[str, str]] = set()
     turn = asyncio.Lock()
 
     async def before_tool(call: dict[str, Any]) -> dict[str, Any] | None:
         name, args = call["name"], call["args"]
-        decision = policy.decide(toolkit.get(name), name, args)
-        if decision == "allow":
+        ruling = policy.ruling(toolkit.get(name), name, args)
+        if ruling.decision == "allow":
             return None
-        if decision == "deny":
-            return {"result": ToolResult(f"denied by policy: {name} may not run",
-                                         is_error=True)}
+        if ruling.decision == "deny":
+            return {"result": ToolResult(refusal(ruling, name, args), is_error=True)}
         key = (name, str(args.get("command", "")) if name == "bash" and isinstance(
             args, dict) else "")
-        if key in remembered:
-            return None
         async with turn:
+            if key in remembered:
+                return None
             answer = await maybe_await(ask(name, args))
-        if answer == "always":
-            remembered.add(key)
+            if answer == "always":
+                remembered.add(key)
+        if answer in ("yes", "always"):
             return None
-        if answer == "yes":
-            return None
-        refusal = NOBODY_TO_ASK if answer == "nobody" else DENIED_BY_USER
-        return {"result": ToolResult(refusal, is_error=True)}
+        why = NOBODY_TO_ASK if answer == "nobody" else DENIED_BY_USER
+        return {"result": ToolResult(why, is_error=True)}
 
     return before_tool

@@ -24,7 +24,7 @@ from .sandbox import reaped
 from .secret_files import looks_secret
 from .tools import Tool, ToolContext, define_tool
 from .web import fetch_page
-from .workspace import ApprovalNeeded, Workspace, approved, ask
+from .workspace import ApprovalNeeded, Refused, Workspace, approved, ask
 
 MAX_LINES = 2000
 MAX_READ_BYTES = 256 * 1024  # of text, per read_file call
@@ -34,9 +34,6 @@ MAX_MATCHES = 200
 MAX_ENTRIES = 500
 SEARCH_SECONDS = 10.0  # glob and grep stop after this long with what they found
 SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"}
-SANDBOX_REFUSAL = ("sandbox: this command ran in a sandbox that lets it write only in the "
-                   "workspace, not read the home folder, and not use the network; a "
-                   "\"Permission denied\" above may come from it")
 
 
 def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -272,8 +269,12 @@ class Builtins:
         # models send "" (or blanks) for "no folder in particular"
         where = workspace.resolve(cwd) if cwd and cwd.strip() else workspace.root
         sandbox, leaving = workspace.sandbox, f"outside:{command}"
-        outside = approved(context, leaving) or workspace.outside.decide(command) == "allow"
+        rule = workspace.outside.decide(command)
+        outside = approved(context, leaving) or rule == "allow"
         if not outside and not sandbox.active:
+            if rule == "deny":
+                raise Refused("there is no sandbox here and a rule forbids running this "
+                              "command outside one")
             ask(context, leaving, f"run this command with no sandbox ({sandbox.why_not})?\n"
                 f"{command}", needs_person=True)
         argv = ["bash", "-c", command]
@@ -284,8 +285,9 @@ class Builtins:
                                 timeout=timeout)
         if not ran.refused_something:
             return ran.report(timeout)
-        report = f"{ran.report(timeout)}\n[{SANDBOX_REFUSAL}]"
-        if ran.code != 0 and workspace.outside.decide(command) != "deny":
+        report = (f"{ran.report(timeout)}\n[sandbox: this command ran in a sandbox where "
+                  f"{sandbox.limits()}; a \"Permission denied\" above may come from it]")
+        if ran.code != 0 and rule != "deny":
             ask(context, leaving, f"this command failed in the sandbox:\n{command}\n"
                 f"{_last_lines(ran.output)}\nrun it again outside the sandbox, with your "
                 "files and the network?", needs_person=True, fallback=report)

@@ -22,9 +22,10 @@ from .params import check_request_params
 from .stores import ConversationStore, MemoryStore, VersionedStore
 from .suspension import Answer, WaitFor
 from .toolkit import Toolkit
-from .transport import Transport, check_endpoint, check_headers
+from .transport import LoadCheck, Transport, check_endpoint, check_headers
 from .wire import wire_style
 from .wire.base import check_reasoning
+from .wire.load import busy_reason, slots_url
 
 if TYPE_CHECKING:
     import httpx2
@@ -196,7 +197,7 @@ class Client:
         if id is None or exc.result is None:
             return
         if not isinstance(exc, RunCancelled):
-            exc.result.messages = mark_failed_turn(exc.result.messages)
+            exc.result.messages = mark_failed_turn(exc.result.messages, str(exc))
         await self._save(id, exc.result.messages, version)
 
     async def _saving(self, id: str | None, version: int | None, running: Any) -> RunResult:
@@ -298,7 +299,8 @@ def create_client(
         idle_timeout_s=idle_timeout_s,
     )
     transport = Transport(retries=retries, timeouts=timeouts, describe_error=describe_error,
-                          http_client=http_client)
+                          http_client=http_client,
+                          load_check=LoadCheck(slots_url(base_url), busy_reason))
     request_headers = {**wire.auth_headers(key), **(headers or {})}
     check_headers(request_headers)
     settings = LoopSettings(

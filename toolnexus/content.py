@@ -328,3 +328,41 @@ def unsupported(style: str, media: Media) -> ToolnexusError:
     what = {"document": "documents", "image": "images", "audio": "audio"}[media.kind]
     how = " by URL" if media.url else ""
     return ToolnexusError(f"the {style} style cannot carry {what}{how} ({media.mime})")
+
+
+def stand_in(style: str, media: Media, *, strict: bool) -> str:
+    """The text that goes in place of media a style cannot carry: its note, such as
+    "[audio: audio/wav, 3.2 s]" (a tool's result, an earlier turn of the thread). With
+    `strict` (the prompt being asked) it is an error instead, before anything is sent."""
+    if strict:
+        raise unsupported(style, media)
+    facts = [media.mime]
+    seconds = _wav_seconds(media) if media.mime == "audio/wav" else None
+    if seconds is not None:
+        facts.append(f"{seconds:.1f} s")
+    if media.kind == "document":
+        facts.append(media.url or media.filename)
+    return f"[{media.kind}: {', '.join(facts)}]"
+
+
+_WAV_HEAD = 4096  # base64 characters: enough for the chunks before a WAV's data
+
+
+def _wav_seconds(media: Media) -> float | None:
+    """A WAV's length from its header: the data chunk's size over the fmt chunk's byte rate
+    (None when the header does not say)."""
+    try:
+        head = base64.b64decode((media.base64 or "")[:_WAV_HEAD])
+    except (binascii.Error, ValueError):
+        return None
+    if head[:4] != b"RIFF" or head[8:12] != b"WAVE":
+        return None
+    at, byte_rate = 12, 0
+    while at + 8 <= len(head):
+        chunk, size = head[at:at + 4], int.from_bytes(head[at + 4:at + 8], "little")
+        if chunk == b"fmt " and at + 20 <= len(head):
+            byte_rate = int.from_bytes(head[at + 16:at + 20], "little")
+        elif chunk == b"data":
+            return size / byte_rate if byte_rate else None
+        at += 8 + size + (size & 1)  # chunks are padded to an even size
+    return None

@@ -9,8 +9,10 @@ its results). If the summary request cannot fit, the oldest turns are left out i
 and the record and event say so. An overflow error from the endpoint compacts once more
 and the turn is retried once (loop.py); then the error says what did not fit.
 
-Token counts are estimates: the last reply's real prompt tokens plus characters/4 for
-what was added since, or characters/4 for all of it when no reply has been seen.
+Token counts: what the endpoint counted for the last reply (the request's prompt tokens,
+and the reply's own completion tokens when it reports them) plus characters/4 for what was
+added since, or characters/4 for all of it when no reply has been seen. A prompt larger
+than the whole window is refused before anything is asked of the model.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from .errors import ProviderError
+from .errors import ContextOverflow, ProviderError
 from .events import Usage, add_usage, compaction_event
 from .marks import (
     COMPACTION_KEY,
@@ -31,6 +33,7 @@ from .marks import (
     Span,
     active_spans,
     is_prompt,
+    last_prompt,
     pin,
     sendable,
     sent_indices,
@@ -74,11 +77,14 @@ DEFAULT_SUMMARIZER_PROMPT = (
 )
 SUMMARY_HEADER = "[summary of earlier conversation]"
 LEFT_OUT_HEADER = "[earlier conversation left out]"
+CUT_MARK = " [...]"  # ends a summary cut to the share it was asked for
 CHARS_PER_TOKEN = 4
 MESSAGE_OVERHEAD = 4  # tokens a message costs beyond its text (role, separators)
 PART_TOKENS = 800  # an image or document part, roughly
 SMALLEST_WINDOW = 2048  # below threshold x this, a request is sent without looking the window up
 SUMMARY_TOKENS = 1024  # the summary's share of the window, at most (an eighth on small ones)
+TOO_LONG_HINT = ("too long for this model: shorten it, unpin messages, or use a model with a "
+                 "larger window")
 # Output-shaping request parameters that would bend the summary's reply out of shape.
 _NOT_FOR_SUMMARY = frozenset({"response_format", "text", "tool_choice", "parallel_tool_calls"})
 _BUDGET_KEYS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
@@ -200,10 +206,11 @@ class _Budget(NamedTuple):
 
 
 def _plan(messages: list[Message], order: list[int], spans: list[Span], *, fixed: int,
-          budget: _Budget, reserve: int, keep_last: int, scale: float = 1.0) -> _Plan | None:
+          budget: _Budget, reserve: int, keep_last: int, scale: float = 1.0,
+          keep_first: bool = True) -> _Plan | None:
     """What to summarize so the request gets under the target (the summary's `reserve`
-    included); None if nothing can be. The first prompt stays unless it cannot be sent
-    with what must stay."""
+    included); None if nothing can be. The first prompt stays (with `keep_first`) unless it
+    cannot be sent with what must stay."""
     tokens = [message_tokens(messages[i]) * scale for i in order]
     units = _units(messages, order)
     unit_tokens = [sum(tokens[s:e]) for s, e in units]
@@ -215,8 +222,8 @@ def _plan(messages: list[Message], order: list[int], spans: list[Span], *, fixed
             keep.add(u)
     kept_tokens = fixed + reserve + sum(unit_tokens[u] for u in keep)
     first_kept = False
-    if prompts and (prompts[0] in keep
-                    or kept_tokens + unit_tokens[prompts[0]] <= budget.hard):
+    if prompts and (prompts[0] in keep or keep_first
+                    and kept_tokens + unit_tokens[prompts[0]] <= budget.hard):
         first_kept = True
         if prompts[0] not in keep:
             keep.add(prompts[0])
@@ -272,11 +279,15 @@ def _summary_request(lines: list[str], instructions: str | None) -> str:
 
 
 async def ask_model(settings: ModelTarget, control: RunControl, system: str,
-                    text: str) -> ModelReply:
+                    text: str, max_tokens: int) -> ModelReply:
     """One non-streaming request without tools (the summary), outside the agent loop:
-    no hooks, no turn."""
+    no hooks, no turn; its reply asked to be at most `max_tokens` (under the budget key
+    the client's own options use, else the style's)."""
     wire = settings.wire
     params = {k: v for k, v in settings.request_params.items() if k not in _NOT_FOR_SUMMARY}
+    budget_key = next((k for k in _BUDGET_KEYS if k in params), wire.reply_budget_key)
+    params = {k: v for k, v in params.items() if k not in _BUDGET_KEYS}
+    params[budget_key] = max_tokens
     body = wire.build_body(model=settings.model, messages=[{"role": "user", "content": text}],
                            system=system, tools=[], stream=False,
                            # asked once: writing it to a prompt cache would only cost more
@@ -299,6 +310,29 @@ async def ask_model(settings: ModelTarget, control: RunControl, system: str,
 
 
 # ----------------------------------------------------------------------------- results
+
+@dataclass
+class Draft:
+    """A compaction worked out but not made yet: what it summarizes (`plan`), those
+    messages as the summarizer reads them (`lines`, of which the ones before `start` do
+    not fit its request and are left out), and what its record will say."""
+
+    plan: _Plan
+    lines: list[str]
+    start: int
+    before: int  # tokens of the request before it
+    reason: str  # "threshold", "overflow" or "manual"
+    reserve: int  # tokens the summary may take
+    hard: int  # tokens the request must stay under
+    scale: float  # what the endpoint counts over the characters/4 estimate
+    instructions: str | None = None
+    fallback: Draft | None = None  # the same, summarizing the first prompt too
+
+    @property
+    def messages(self) -> int:
+        """How many thread messages it summarizes (or leaves out)."""
+        return len(self.plan.summarize)
+
 
 @dataclass
 class Compaction:
@@ -378,43 +412,55 @@ class ContextKeeper:
         self.policy = policy
         self.windows = Windows(base_url, model, explicit=policy.window,
                                cache=WindowCache(policy.cache_path, policy.cache_ttl_s))
-        # id(reply message) -> (that message, prompt tokens of the request it answered)
-        self._anchors: OrderedDict[int, tuple[Message, int]] = OrderedDict()
+        # id(reply message) -> (that message, prompt tokens of the request it answered,
+        # what the reply itself counts in the next prompt: None when the endpoint did not say)
+        self._anchors: OrderedDict[int, tuple[Message, int, int | None]] = OrderedDict()
         self._reply_max: int | None = None
 
     # -- what the loop calls
 
-    def note_reply(self, message: Message, prompt_tokens: int) -> None:
-        """The endpoint counted `prompt_tokens` for the request `message` answers."""
+    def note_reply(self, message: Message, prompt_tokens: int,
+                   reply_tokens: int | None = None) -> None:
+        """The endpoint counted `prompt_tokens` for the request `message` answers, and
+        `reply_tokens` for `message` itself (its completion tokens, less any reasoning,
+        which is not sent again)."""
         if prompt_tokens > 0:
-            self._anchors[id(message)] = (message, prompt_tokens)
+            self._anchors[id(message)] = (message, prompt_tokens, reply_tokens)
             self._anchors.move_to_end(id(message))
             while len(self._anchors) > self._ANCHORS:
                 self._anchors.popitem(last=False)
 
-    async def prepare(self, out: Outgoing) -> tuple[list[Message], list[dict[str, Any]]]:
-        """What to send for this request, and the events of a compaction made for it."""
+    async def prepare(self, out: Outgoing) -> list[Message] | Draft:
+        """What to send for this request, or the compaction to make first (`compacted`
+        makes it and says what to send then)."""
         spans = active_spans(out.messages)
         order = sent_indices(out.messages, spans)
         fill, _ = self._fill(out, order, spans)
         window = self.windows.known()
         if (window is None and fill < self.policy.threshold * SMALLEST_WINDOW):
-            return [out.messages[i] for i in order], []
+            return [out.messages[i] for i in order]
         if window is None:
             window = await self.windows.resolve(out.fetch_json)
         if window.size is None:
-            return [out.messages[i] for i in order], []
+            return [out.messages[i] for i in order]
         budget = self._budget(out, window.size)
         if fill <= budget.limit:
-            return [out.messages[i] for i in order], []
-        compaction = await self._compact(out, order, spans, fill, window.size, budget,
-                                         reason="threshold")
-        return self._after(out, compaction)
+            return [out.messages[i] for i in order]
+        self._refuse_a_prompt_over(out, window.size)
+        draft = self._draft(out, order, spans, fill, window.size, budget, reason="threshold")
+        return sendable(out.messages) if draft is None else draft
 
-    async def after_overflow(self, out: Outgoing, error: ProviderError
-                             ) -> tuple[list[Message], list[dict[str, Any]]]:
-        """The endpoint said the request did not fit: learn the window, compact, and say
-        what to send on the one retry. Raises when nothing can be compacted."""
+    async def compacted(self, out: Outgoing, draft: Draft
+                        ) -> tuple[list[Message], dict[str, Any]]:
+        """Make the compaction `draft` plans (the model summarizes), append its record to
+        the thread: what to send now, and the compaction event."""
+        compaction = await self._finish(out, draft)
+        out.messages.append(compaction.record)
+        return sendable(out.messages), compaction.event()
+
+    async def after_overflow(self, out: Outgoing, error: ProviderError) -> Draft:
+        """The endpoint said the request did not fit: learn the window, and plan the
+        compaction to make before the one retry. Raises when nothing can be compacted."""
         overflow = error.context_overflow
         if overflow is not None and overflow.window:
             self.windows.learn(overflow.window)
@@ -425,15 +471,16 @@ class ContextKeeper:
         scale = max(1.0, used / estimate) if used else 1.0
         window = (await self.windows.resolve(out.fetch_json)).size
         if window:
+            self._refuse_a_prompt_over(out, window, error, scale)
             budget = self._budget(out, window)
         else:  # nobody says how large the window is: aim at half of what was refused
             refused = used or estimate * scale
             budget = _Budget(refused / 2, refused / 2, refused * 0.9)
-        compaction = await self._compact(out, order, spans, round(estimate * scale), window,
-                                         budget, reason="overflow", scale=scale)
-        if compaction is None:
+        draft = self._draft(out, order, spans, round(estimate * scale), window, budget,
+                            reason="overflow", scale=scale)
+        if draft is None:
             raise self.explain_overflow(out, error)
-        return self._after(out, compaction)
+        return draft
 
     def explain_overflow(self, out: Outgoing, error: ProviderError) -> ProviderError:
         """The error for a request that does not fit even compacted: it names the message
@@ -454,13 +501,20 @@ class ContextKeeper:
             what = (f"what must be sent verbatim (system prompt, tools, first and last "
                     f"prompt, pinned messages) is ~{total:,} tokens; the model's window "
                     f"is {window:,}")
-        said = f" (the endpoint said: {error.provider_message})" if error.provider_message else ""
-        return ProviderError(
-            f"the request does not fit the model's context window: {what}{said}",
-            status=error.status, provider_message=error.provider_message,
-            hint="too long for this model: shorten it, unpin messages, or use a model with "
-                 "a larger window",
-            body=error.body, context_overflow=overflow)
+        return _does_not_fit(what, error)
+
+    @staticmethod
+    def _refuse_a_prompt_over(out: Outgoing, window: int, error: ProviderError | None = None,
+                              scale: float = 1.0) -> None:
+        """Raise when the newest prompt alone is larger than the whole window: it is sent
+        verbatim, so no summary of older turns could make room for it, and none is asked
+        for. `scale`: what the endpoint counted over the estimate, when it said."""
+        index = last_prompt(out.messages)
+        size = round(message_tokens(out.messages[index]) * scale) if index is not None else 0
+        if size > window:
+            raise _does_not_fit(
+                f"the message is ~{size:,} tokens; the model's window is {window:,}", error,
+                ContextOverflow(None, window))
 
     # -- what the CLI calls (through Client)
 
@@ -494,8 +548,9 @@ class ContextKeeper:
             budget = _Budget(limit, limit, window - self._reply_budget(out))
         else:
             budget = _Budget(float("inf"), float("inf"), float("inf"))
-        return await self._compact(out, order, spans, fill, window, budget, reason="manual",
-                                   instructions=instructions)
+        draft = self._draft(out, order, spans, fill, window, budget, reason="manual",
+                            instructions=instructions)
+        return await self._finish(out, draft) if draft is not None else None
 
     # -- inside
 
@@ -521,6 +576,18 @@ class ContextKeeper:
     def _reserve(window: int | None) -> int:
         return min(SUMMARY_TOKENS, window // 8) if window else SUMMARY_TOKENS
 
+    def _anchor_of(self, message: Message) -> tuple[Message, int, int | None] | None:
+        """What the endpoint counted for the reply `message`: found by identity, or, in a
+        thread loaded again from its store, the newest reply's by equality."""
+        anchor = self._anchors.get(id(message))
+        if anchor is not None and anchor[0] is message:
+            return anchor
+        if self._anchors and message.get("role") == "assistant":
+            newest = next(reversed(self._anchors.values()))
+            if newest[0] == message:
+                return newest
+        return None
+
     def _fill(self, out: Outgoing, order: list[int], spans: list[Span]) -> tuple[int, int]:
         """(tokens of the request, how many of them the endpoint counted): the newest
         reply's real prompt tokens (if it came after the newest compaction) plus an
@@ -534,10 +601,13 @@ class ContextKeeper:
             if index <= newest:
                 break
             message = messages[index]
+            anchor = self._anchor_of(message)
+            if anchor is not None:
+                _, prompt, reply = anchor
+                if reply is not None:  # the reply was counted too: up to here, all real
+                    return prompt + reply + added, prompt + reply
+                return prompt + message_tokens(message) + added, prompt
             added += message_tokens(message)
-            anchor = self._anchors.get(id(message))
-            if anchor is not None and anchor[0] is message:
-                return anchor[1] + added, anchor[1]
         if newest < 0:  # no record: the walk went through every message sent
             return out.fixed_tokens() + added, 0
         after = messages[newest][COMPACTION_KEY].get("after_tokens")
@@ -545,14 +615,16 @@ class ContextKeeper:
             return after + added, 0
         return out.fixed_tokens() + sum(message_tokens(messages[i]) for i in order), 0
 
-    async def _compact(self, out: Outgoing, order: list[int], spans: list[Span], before: int,
-                       window: int | None, budget: _Budget, *, reason: str,
-                       scale: float = 1.0, instructions: str | None = None
-                       ) -> Compaction | None:
+    def _draft(self, out: Outgoing, order: list[int], spans: list[Span], before: int,
+               window: int | None, budget: _Budget, *, reason: str, scale: float = 1.0,
+               instructions: str | None = None, keep_first: bool = True) -> Draft | None:
+        """The compaction that gets the request under the budget; None if none can. One
+        that keeps the first prompt verbatim carries the one that summarizes that prompt too
+        (it stays in the thread), for when its summary, cut to its share, does not fit."""
         reserve = self._reserve(window)
-        fixed = out.fixed_tokens()
-        plan = _plan(out.messages, order, spans, fixed=fixed, budget=budget, reserve=reserve,
-                     keep_last=self.policy.keep_last, scale=scale)
+        plan = _plan(out.messages, order, spans, fixed=out.fixed_tokens(), budget=budget,
+                     reserve=reserve, keep_last=self.policy.keep_last, scale=scale,
+                     keep_first=keep_first)
         if plan is None:
             return None
         room = budget.limit - reserve - _text_tokens(self.policy.summarizer_prompt) - 64
@@ -562,28 +634,41 @@ class ContextKeeper:
         while start > 0 and total + sizes[start - 1] <= room:
             start -= 1
             total += sizes[start]
-        summary = await self._summary(out, lines[start:], instructions, reserve) \
+        fallback = self._draft(out, order, spans, before, window, budget, reason=reason,
+                               scale=scale, instructions=instructions, keep_first=False) \
+            if keep_first and plan.first_prompt_kept else None
+        return Draft(plan, lines, start, before, reason, reserve, budget.hard, scale,
+                     instructions, fallback)
+
+    async def _finish(self, out: Outgoing, draft: Draft) -> Compaction:
+        """The compaction `draft` plans, with the model's summary of what it summarizes;
+        if that still does not fit (a verbose model), the one that summarizes the first
+        prompt too."""
+        made = await self._make(out, draft)
+        if draft.fallback is not None and made.info["after_tokens"] > draft.hard:
+            made = await self._make(out, draft.fallback)
+        return made
+
+    async def _make(self, out: Outgoing, draft: Draft) -> Compaction:
+        plan, lines, start = draft.plan, draft.lines, draft.start
+        reserve, scale = draft.reserve, draft.scale
+        summary = await self._summary(out, lines[start:], draft.instructions, draft.reserve) \
             if start < len(lines) else None
         dropped = len(lines) if summary is None else start
-        if summary is None:
-            content = (f"{LEFT_OUT_HEADER}\n{len(lines)} earlier messages were left out: "
-                       "they did not fit the model's context window, even to be summarized.")
-        elif dropped:
-            content = (f"{SUMMARY_HEADER}\n(The {dropped} oldest of these messages did not "
-                       f"fit the model's context window and were left out.)\n{summary}")
-        else:
-            content = f"{SUMMARY_HEADER}\n{summary}"
-        after = plan.kept_tokens + _text_tokens(content) + MESSAGE_OVERHEAD
+        # text the endpoint counts as denser than characters/4 (`scale`) is cut shorter
+        content = _record_text(summary, dropped, len(lines),
+                               int(reserve * CHARS_PER_TOKEN / scale))
+        after = plan.kept_tokens + (_text_tokens(content) + MESSAGE_OVERHEAD) * scale
         info: dict[str, Any] = {
             "summarized": [plan.first, plan.last], "kept": plan.kept,
             "messages": len(plan.summarize), "dropped": dropped,
-            "before_tokens": round(before), "after_tokens": round(after), "estimate": True,
-            "model": out.settings.model, "method": "dropped" if dropped else "summary",
-            "reason": reason, "first_prompt_kept": plan.first_prompt_kept,
-            "at": round(time.time()),
+            "before_tokens": round(draft.before), "after_tokens": round(after),
+            "estimate": True, "model": out.settings.model,
+            "method": "dropped" if dropped else "summary", "reason": draft.reason,
+            "first_prompt_kept": plan.first_prompt_kept, "at": round(time.time()),
         }
-        if instructions:
-            info["instructions"] = instructions
+        if draft.instructions:
+            info["instructions"] = draft.instructions
         record = {"role": "user", "content": content, COMPACTION_KEY: info}
         return Compaction(record, len(out.messages))
 
@@ -592,7 +677,7 @@ class ContextKeeper:
         """The model's summary of `lines`, or None if the request did not fit."""
         try:
             reply = await ask_model(out.settings, out.control, self.policy.summarizer_prompt,
-                                    _summary_request(lines, instructions))
+                                    _summary_request(lines, instructions), reserve)
         except ProviderError as exc:
             if exc.context_overflow is None:
                 raise
@@ -601,14 +686,34 @@ class ContextKeeper:
         text = text_of(reply.message.get("content")).strip()
         if not text:
             raise ProviderError("the endpoint's summary of the earlier conversation is empty")
-        return text[:reserve * CHARS_PER_TOKEN * 2]
+        return text
 
-    def _after(self, out: Outgoing, compaction: Compaction | None
-               ) -> tuple[list[Message], list[dict[str, Any]]]:
-        if compaction is None:
-            return sendable(out.messages), []
-        out.messages.append(compaction.record)
-        return sendable(out.messages), [compaction.event()]
+
+def _does_not_fit(what: str, error: ProviderError | None,
+                  overflow: ContextOverflow | None = None) -> ProviderError:
+    """"The request does not fit ...: `what`", with what the endpoint said, if it did."""
+    said = error.provider_message if error is not None else None
+    return ProviderError(
+        f"the request does not fit the model's context window: {what}"
+        + (f" (the endpoint said: {said})" if said else ""),
+        status=error.status if error is not None else None, provider_message=said,
+        hint=TOO_LONG_HINT, body=error.body if error is not None else None,
+        context_overflow=error.context_overflow if error is not None else overflow)
+
+
+def _record_text(summary: str | None, dropped: int, total: int, limit: int) -> str:
+    """A compaction record's text, at most `limit` characters when there is a summary: one
+    longer than the share it was asked for (a verbose model) is cut to fit."""
+    if summary is None:
+        return (f"{LEFT_OUT_HEADER}\n{total} earlier messages were left out: they did not "
+                "fit the model's context window, even to be summarized.")
+    head = SUMMARY_HEADER + "\n"
+    if dropped:
+        head += (f"(The {dropped} oldest of these messages did not fit the model's context "
+                 "window and were left out.)\n")
+    if len(head) + len(summary) > limit:
+        summary = summary[:max(0, limit - len(head) - len(CUT_MARK))].rstrip() + CUT_MARK
+    return head + summary
 
 
 def with_window(policy: ContextPolicy, window: int | None) -> ContextPolicy:

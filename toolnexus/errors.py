@@ -51,6 +51,14 @@ class ProviderError(ToolnexusError):
         super().__init__(f"{message} ({hint})" if hint else message)
 
 
+class IdleTimeout(ProviderError):
+    """The endpoint sent nothing for `seconds` (the idle timeout) while a reply was awaited."""
+
+    def __init__(self, message: str, *, seconds: float) -> None:
+        super().__init__(message)
+        self.seconds = seconds
+
+
 class RunCancelled(ToolnexusError):
     """The caller's cancel event fired. `.result` holds the transcript as it stood."""
 

@@ -31,14 +31,18 @@ class RunResult:
     status: str = "done"  # "done" | "pending" | "incomplete"
     pending: dict[str, Any] | None = None
     finish_reason: str | None = None  # the last model call's, in the provider's words
-    # why an "incomplete" run stopped: MAX_TURNS (tools kept being called) or MAX_TOKENS
-    # (the final answer was cut off by the length limit)
+    # why an "incomplete" run stopped: MAX_TURNS (tools kept being called), or why its final
+    # answer is not whole: MAX_TOKENS, CONTEXT_FULL, FILTERED, REFUSED or CUT_OFF
     incomplete_reason: str | None = None
     data: Any = None  # with a schema: the answer's JSON, parsed and checked
 
 
 MAX_TURNS = "max_turns"
-MAX_TOKENS = "max_tokens"
+MAX_TOKENS = "max_tokens"  # cut off by the reply's length limit
+CONTEXT_FULL = "context_window"  # cut off when the model's context window filled up
+FILTERED = "content_filter"  # stopped or emptied by the provider's content filter
+REFUSED = "refused"  # the model refused: the exchange is kept, marked, and not sent again
+CUT_OFF = "cut_off"  # stopped by the provider for another reason (finish_reason says which)
 
 
 # The events the loop yields: plain dicts whose keys each of these declares.
@@ -85,6 +89,11 @@ class RetryEvent(TypedDict):
     reason: str
 
 
+class CompactingEvent(TypedDict):
+    type: Literal["compacting"]
+    messages: int
+
+
 class CompactionEvent(TypedDict):
     type: Literal["compaction"]
     before_tokens: int
@@ -121,8 +130,8 @@ class DoneEvent(TypedDict):
 
 
 Event = (TextEvent | ReasoningEvent | ToolCallEvent | ToolResultEvent | PendingEvent
-         | RetryEvent | CompactionEvent | WaitingEvent | ToolProgressEvent | UsageEvent
-         | DoneEvent)
+         | RetryEvent | CompactingEvent | CompactionEvent | WaitingEvent | ToolProgressEvent
+         | UsageEvent | DoneEvent)
 
 
 def text_event(delta: str) -> TextEvent:
@@ -153,6 +162,12 @@ def pending_event(request: dict[str, Any]) -> PendingEvent:
 
 def retry_event(attempt: int, delay: float, reason: str) -> RetryEvent:
     return {"type": "retry", "attempt": attempt, "delay": delay, "reason": reason}
+
+
+def compacting_event(messages: int) -> CompactingEvent:
+    """A compaction of `messages` older thread messages starts (a summary is asked for);
+    a `compaction` event follows when it is made."""
+    return {"type": "compacting", "messages": messages}
 
 
 def compaction_event(before_tokens: int, after_tokens: int, summarized: int, *,

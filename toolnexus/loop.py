@@ -16,15 +16,17 @@ from typing import Any
 from ._await import maybe_await
 from .bounded_json import TooDeep, loads_bounded
 from .content import Prompt, user_content, with_attachments
-from .context import ContextKeeper, Outgoing
+from .context import ContextKeeper, Draft, Outgoing
 from .control import RunControl
 from .errors import ProviderError, ToolnexusError
 from .events import (
-    MAX_TOKENS,
     MAX_TURNS,
+    REFUSED,
     Event,
     RunResult,
+    Usage,
     add_usage,
+    compacting_event,
     done_event,
     pending_event,
     reasoning_event,
@@ -36,7 +38,7 @@ from .events import (
     waiting_event,
 )
 from .hooks import Hooks
-from .marks import INTERRUPTED_KEY, notice, sendable
+from .marks import INTERRUPTED_KEY, mark_refused_turn, notice, sendable
 from .schema import OutputSchema
 from .suspension import PENDING_KEY, Answer, Request, WaitFor, declined, pending_request
 from .toolkit import Toolkit
@@ -47,6 +49,9 @@ from .wire.base import RequestOptions, check_reasoning
 from .wire.common import text_of
 
 CANCELLED_TOOL_OUTPUT = "error: the run was interrupted before this tool finished"
+# On an assistant message: {call id: its arguments as the model wrote them}, for the calls
+# whose arguments were not a JSON object; the call itself carries "{}" instead.
+UNREADABLE_ARGUMENTS_KEY = "unreadable_arguments"
 _OUTPUT_EVENTS = frozenset({"text", "reasoning", "tool_call"})  # seen: a turn is not retried
 
 
@@ -76,6 +81,7 @@ class _Call:
     name: str
     args: Any  # a dict, or the raw text when it was not a JSON object
     problem: str | None = None  # why the call cannot run, as told to the model
+    unreadable: bool = False  # its arguments are not a JSON object
 
 
 async def agent_loop(
@@ -124,10 +130,14 @@ async def agent_loop(
                 async for event in events:
                     yield event
             calls = run.calls_to_make()
+            if not calls and run.paused:  # the server paused its own turn: send it back
+                continue
             if not calls:
                 result.text = text_of(messages[-1].get("content"))
-                if result.finish_reason in settings.wire.cut_off_reasons:
-                    result.status, result.incomplete_reason = "incomplete", MAX_TOKENS
+                if run.unfinished is not None:
+                    result.status, result.incomplete_reason = "incomplete", run.unfinished
+                    if run.unfinished == REFUSED:
+                        messages[:] = mark_refused_turn(messages)
                 elif options.schema is not None:  # a cut-off answer is no JSON to read
                     result.data = options.schema.read(result.text)
                 break
@@ -159,8 +169,11 @@ class _Run:
         self.tools = self._tool_schemas()
         self.system = self._system_prompt()
         self.assembler: StreamAssembler | None = None  # the stream being read
+        self.unfinished: str | None = None  # why the last reply's answer is not whole
+        self.paused = False  # the last reply is a turn the server paused, to go on from
         self.failed_before: set[tuple[str, str]] = set()  # the last tool turn's failed calls
         self.calls_left = settings.max_tool_calls_per_run
+        self.reply_usage: Usage = {}  # what the endpoint counted for the last model call
 
     def _system_prompt(self) -> str | None:
         parts = self.toolkit.all_instructions() if self.toolkit else []
@@ -198,6 +211,9 @@ class _Run:
             # one more whose result tells the model that it and the rest did not run.
             self.messages[-1] = {**self.messages[-1], "tool_calls": kept}
         calls = [_parse_call(call) for call in kept]
+        unreadable = {call.id: call.args for call in calls if call.unreadable}
+        if unreadable:
+            self.messages[-1] = _readable_arguments(self.messages[-1], unreadable)
         for call in calls[:cap]:
             if call.problem is None and self.calls_left == 0:
                 call.problem = _over_run_limit(self.settings.max_tool_calls_per_run)
@@ -240,11 +256,14 @@ class _Run:
                     yield event
             return
         out = self.outgoing()
-        sent, notes = await keeper.prepare(out)
+        prepared = await keeper.prepare(out)
         for retry in (False, True):
-            for note in notes:
+            if isinstance(prepared, Draft):
+                yield compacting_event(prepared.messages)
+                sent, note = await keeper.compacted(out, prepared)
                 yield note
-            counted_before = self.result.usage.get("prompt_tokens", 0)
+            else:
+                sent = prepared
             shown = False
             try:
                 async with contextlib.aclosing(self._call_model(stream, sent)) as events:
@@ -256,10 +275,9 @@ class _Run:
                     raise
                 if retry:
                     raise keeper.explain_overflow(out, exc) from None
-                sent, notes = await keeper.after_overflow(out, exc)
+                prepared = await keeper.after_overflow(out, exc)
                 continue
-            keeper.note_reply(self.messages[-1],
-                              self.result.usage.get("prompt_tokens", 0) - counted_before)
+            keeper.note_reply(self.messages[-1], *_counted(self.reply_usage))
             return
 
     async def _call_model(self, stream: bool, sent: list[dict[str, Any]]
@@ -308,9 +326,14 @@ class _Run:
             })
             if isinstance(changes, dict) and isinstance(changes.get("response"), dict):
                 message = changes["response"]
+        if self.paused:  # it went on from the paused turn it was sent with: one turn
+            message = settings.wire.continued(self.messages.pop(), message)
         self.messages.append(message)
+        self.reply_usage = reply.usage
         add_usage(self.result.usage, reply.usage)
         self.result.finish_reason = reply.finish_reason
+        self.unfinished = settings.wire.why_unfinished(reply)
+        self.paused = reply.finish_reason in settings.wire.pause_reasons
         yield usage_event(self.result.usage)
 
     async def tool_turn(self, calls: list[_Call]) -> AsyncIterator[dict[str, Any]]:
@@ -456,6 +479,14 @@ def _reporter(queue: asyncio.Queue[dict[str, Any]], call: _Call
     return report
 
 
+def _counted(usage: Usage) -> tuple[int, int | None]:
+    """(prompt tokens, tokens of the reply as the next prompt carries it) of one model
+    call, as the endpoint counted them; the reply's None when it reported none."""
+    completion = usage.get("completion_tokens", 0)
+    reply = completion - usage.get("reasoning_tokens", 0) if completion > 0 else None
+    return usage.get("prompt_tokens", 0), reply
+
+
 def _whole_reply_events(reply: ModelReply) -> list[dict[str, Any]]:
     """A reply that came as one JSON body yields its text as a single delta."""
     events = []
@@ -471,16 +502,28 @@ def _parse_call(call: dict[str, Any]) -> _Call:
     fn = call.get("function") or {}
     name = fn.get("name", "")
     raw = fn.get("arguments") or "{}"
+    again = "; the call did not run: make it again with its arguments as one JSON object"
     try:
         args = loads_bounded(raw)
     except ValueError as exc:
         why = exc if isinstance(exc, TooDeep) else f"not valid JSON ({exc})"
         return _Call(call["id"], name, raw,
-                     f"error: the arguments for {name!r} are {why}: {raw[:500]}")
+                     f"error: the arguments for {name!r} are {why}: {raw[:500]}{again}",
+                     unreadable=True)
     if not isinstance(args, dict):
-        return _Call(call["id"], name, args,
-                     f"error: the arguments for {name!r} must be a JSON object, got: {raw[:500]}")
+        return _Call(call["id"], name, raw, f"error: the arguments for {name!r} must be a "
+                     f"JSON object, got: {raw[:500]}{again}", unreadable=True)
     return _Call(call["id"], name, args)
+
+
+def _readable_arguments(message: dict[str, Any], unreadable: dict[str, str]
+                        ) -> dict[str, Any]:
+    """`message` with "{}" as the arguments of the calls in `unreadable`, whose own are
+    kept beside them: an endpoint parses the arguments of every call in what it is sent,
+    and llama.cpp refuses the whole request (HTTP 500) over one it cannot read."""
+    calls = [{**call, "function": {**call["function"], "arguments": "{}"}}
+             if call.get("id") in unreadable else call for call in message["tool_calls"]]
+    return {**message, "tool_calls": calls, UNREADABLE_ARGUMENTS_KEY: unreadable}
 
 
 def _over_reply_limit(asked: int, cap: int) -> str:

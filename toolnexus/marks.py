@@ -30,8 +30,10 @@ INTERRUPTED_KEY = "interrupted"
 UNDONE = "undone"  # /undo
 RETRIED = "retried"  # /retry asked the same question again
 FAILED = "failed"  # the turn ended in an error; /retry offers its prompt
+REFUSED = "refused"  # the model refused the prompt: sending the exchange again invites more
 SYSTEM_PROMPT = "system prompt"  # on a system message: the thread's system prompt from here on
 COMPACTION_KEY = "compaction"  # on a record: what it summarizes (see context.py)
+FAILED_WITH_KEY = "failed_with"  # on the prompt of a turn that ended in an error: the error
 PINNED_KEY = "pinned"  # sent verbatim, never summarized
 NOTICE_KEY = "notice"  # on a user message the program wrote for the model
 
@@ -141,16 +143,44 @@ def mark_from(messages: list[Message], start: int, reason: str) -> list[Message]
         {**m, DROPPED_KEY: reason} if is_sent(m) else m for m in messages[start:]]
 
 
-def mark_failed_turn(messages: list[Message]) -> list[Message]:
-    """The transcript of a run that failed. A prompt nothing came back for is marked
-    failed: kept, shown, offered by /retry, never sent again by itself (a compaction made
-    for it goes with it). A turn that got somewhere (tools ran, part of an answer was
-    shown, kept marked interrupted) stays as it is, so the next turn goes on from what
-    happened."""
+def mark_failed_turn(messages: list[Message], error: str | None = None) -> list[Message]:
+    """The transcript of a run that failed, with `error` noted on its prompt. A prompt
+    nothing came back for is marked failed: kept, shown, offered by /retry, never sent
+    again by itself (a compaction made for it goes with it). A turn that got somewhere
+    (tools ran, part of an answer was shown, kept marked interrupted) stays as it is, so
+    the next turn goes on from what happened."""
     start = last_prompt(messages)
-    if start is None or not all(is_record(m) or NOTICE_KEY in m for m in messages[start + 1:]):
+    if start is None:
+        return messages
+    if error is not None:
+        messages = [*messages[:start], {**messages[start], FAILED_WITH_KEY: error},
+                    *messages[start + 1:]]
+    if not all(is_record(m) or NOTICE_KEY in m for m in messages[start + 1:]):
         return messages
     return mark_from(messages, start, FAILED)
+
+
+def failures_in_a_row(messages: list[Message]) -> int:
+    """How many of the thread's newest turns in a row ended in the same error as the
+    last one (0: the last turn did not fail)."""
+    errors = (m.get(FAILED_WITH_KEY) for m in reversed(messages) if is_prompt(m))
+    last = next(errors, None)
+    if last is None:
+        return 0
+    count = 1
+    for error in errors:
+        if error != last:
+            break
+        count += 1
+    return count
+
+
+def mark_refused_turn(messages: list[Message]) -> list[Message]:
+    """The transcript of a run whose answer was a refusal: the exchange, from its prompt
+    on, kept and marked refused, so that no later request carries it (Anthropic asks that
+    a refused turn be left out or changed before going on)."""
+    start = last_prompt(messages)
+    return messages if start is None else mark_from(messages, start, REFUSED)
 
 
 def pin(messages: list[Message], index: int) -> list[Message]:

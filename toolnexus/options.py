@@ -32,11 +32,18 @@ class Timeouts:
 @dataclass(frozen=True)
 class Retries:
     """`count` retries of a failed model call, the n-th after about `base_s * 2**(n-1)`
-    seconds (or what the server's Retry-After asks); `on_error` may decide each time."""
+    seconds (or what the server's Retry-After asks); `on_error` may decide each time.
+    After an idle timeout, a server that says it is still busy (llama.cpp's /slots) is
+    asked again every `busy_poll_s` seconds, and the call is retried once it is free."""
 
     count: int = 2
     base_s: float = 0.5
     on_error: ErrorHook | None = None
+    busy_poll_s: float = 2.0
+
+    def __post_init__(self) -> None:
+        if not self.busy_poll_s > 0:
+            raise ValueError("Retries.busy_poll_s must be a number of seconds above 0")
 
 
 def resolve_options(

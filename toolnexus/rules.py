@@ -3,7 +3,9 @@ ordered most specific first."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 DECISIONS = ("allow", "ask", "deny")
 
@@ -23,3 +25,18 @@ def checked_rules(rules: Mapping[str, str] | None, what: str) -> list[tuple[str,
 
 def has_wildcard(pattern: str) -> bool:
     return any(c in pattern for c in "*?[")
+
+
+@dataclass(frozen=True)
+class Ruling:
+    """A decision and the rule that made it: its pattern and the config table it is in
+    (no pattern: a default made it, or no single rule did)."""
+
+    decision: str
+    pattern: str | None = None
+    table: str = ""
+
+    def rule(self) -> str:
+        """The rule as the config writes it: `"rm *" = "deny" in [approval.commands]`."""
+        return (f"{json.dumps(self.pattern, ensure_ascii=False)} = \"{self.decision}\" "
+                f"in [{self.table}]")

@@ -121,16 +121,19 @@ class Sandbox:
                   else "read-only")
         return f"sandbox: {self.policy.mode} (Landlock ABI {support().abi}): {writes}, {network}"
 
+    def limits(self) -> str:
+        """What the sandbox keeps a command from, in words the model reads."""
+        writes = ("it writes only inside the workspace and $TMPDIR"
+                  if self.policy.mode == "workspace-write" else "it writes only in $TMPDIR")
+        network = "" if self.policy.network else " and has no network"
+        return f"{writes}, cannot read the home folder{network}"
+
     def for_model(self) -> str:
         """What the bash tool's description tells the model about where commands run."""
         if not self.active:
             return "There is no sandbox here: the user is asked before each command."
-        writes = ("write only inside the workspace and $TMPDIR"
-                  if self.policy.mode == "workspace-write" else "write only in $TMPDIR")
-        network = "" if self.policy.network else "; they have no network"
-        return (f"Commands run in a sandbox: they can read the system and the workspace and "
-                f"{writes}; the home folder is out of reach{network}. A command the sandbox "
-                "stops can be run outside it once the user agrees.")
+        return (f"Commands run in a sandbox: {self.limits()}. A command the sandbox stops "
+                "can be run outside it once the user agrees.")
 
     @property
     def tmp(self) -> Path:

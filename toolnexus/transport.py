@@ -19,11 +19,11 @@ import os
 import random
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .bounded_json import TooDeep, loads_bounded
 from .control import RunControl
-from .errors import ProviderError
+from .errors import IdleTimeout, ProviderError
 from .events import retry_event
 from .options import Retries, Timeouts
 from .sse import SSEDecoder
@@ -78,6 +78,10 @@ class _Channel:
         self._wake(self._putter)
         return item
 
+    def unget(self, items: list[tuple[Any, ...]]) -> None:
+        """Put items taken with `get` back at the front, in their order."""
+        self._items.extendleft(reversed(items))
+
     def take_data(self) -> list[bytes]:
         """The data items at the front of the queue, without waiting: a reader that
         fell behind handles everything already received in one go."""
@@ -99,6 +103,17 @@ class _Retryable(Exception):
 StreamError = Callable[[str, str], ProviderError | None]
 
 
+class LoadCheck(NamedTuple):
+    """Where a server says how busy it is (a GET of JSON), and how to read why it cannot
+    take a request now (None: it can, or it does not say)."""
+
+    url: str
+    read: Callable[[Any], str | None]
+
+
+MAX_BUSY_WAIT_S = 600.0  # then the call is retried anyway
+
+
 class Transport:
     def __init__(
         self,
@@ -107,10 +122,12 @@ class Transport:
         timeouts: Timeouts,
         describe_error: Callable[[int, str | None], ProviderError],
         http_client: httpx2.AsyncClient | None = None,
+        load_check: LoadCheck | None = None,
     ) -> None:
         self.retries = retries
         self.timeouts = timeouts
         self.describe_error = describe_error
+        self.load_check = load_check  # asked before retrying after an idle timeout
         self._caller_client = http_client  # the caller's: used, never closed
         self._clients: dict[asyncio.AbstractEventLoop, httpx2.AsyncClient] = {}
         self._timeout: httpx2.Timeout | None = None
@@ -173,8 +190,25 @@ class Transport:
                     raise failure.error from None
                 attempt += 1
                 delay = await self._retry_delay(failure, attempt, control)
+                if isinstance(failure.error, IdleTimeout):
+                    async for event in self._while_busy(headers, control, attempt):
+                        yield "retry", event
                 yield "retry", retry_event(attempt, delay, failure.reason)
                 await control.sleep(delay)
+
+    async def _while_busy(self, headers: dict[str, str], control: RunControl,
+                          attempt: int) -> AsyncIterator[dict[str, Any]]:
+        """Wait while the server says it is still busy (with the request that timed out,
+        likely): a retry now would queue behind it. A retry event each time it is asked."""
+        check, poll = self.load_check, self.retries.busy_poll_s
+        waited = 0.0
+        while check is not None and waited < MAX_BUSY_WAIT_S:
+            reason = check.read(await self.get_json(check.url, headers, control))
+            if reason is None:
+                return
+            yield retry_event(attempt, poll, reason)
+            await control.sleep(poll)
+            waited += poll
 
     async def _retry_delay(
         self, failure: _Retryable, attempt: int, control: RunControl
@@ -227,9 +261,8 @@ class Transport:
         try:
             kind, *head = await channel.get()
             if kind == _HEAD:
-                content_type = head[0]
-                expects_json = head[1]
-                if "json" in content_type or ("event-stream" not in content_type and expects_json):
+                start = await _body_start(channel)
+                if _reads_as_json(start, content_type=head[0], expects_json=head[1]):
                     yield "json", await self._read_json(channel, control)
                 else:
                     async for events in self._read_sse(channel, control):
@@ -347,8 +380,9 @@ class Transport:
             return ProviderError(f"TLS with {url} failed: {refusal} (check the base URL, or "
                                  "SSL_CERT_FILE / SSL_CERT_DIR for a private CA)")
         if isinstance(exc, httpx2.ReadTimeout):
-            error = ProviderError(
-                f"{url} sent nothing for {self.timeouts.idle_s:g} s (idle timeout)")
+            idle = self.timeouts.idle_s
+            error = IdleTimeout(f"{url} sent nothing for {idle:g} s (idle timeout)",
+                                seconds=idle)
             return _Retryable(error, "the server stopped answering")
         if isinstance(exc, (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout,
                             httpx2.ProxyError)):
@@ -406,7 +440,7 @@ class Transport:
         except ValueError:
             data = raw.decode("utf-8", "replace").strip() or None
         error = self.describe_error(status, data)
-        if status not in RETRYABLE_STATUS:
+        if not _retry_wanted(status, response.headers):
             return error
         reason = "rate limited" if status == 429 else f"the server answered {status}"
         error.retry_after = parse_retry_after(response.headers)
@@ -512,6 +546,39 @@ def _tls_refusal(exc: BaseException) -> str | None:
     return None
 
 
+_SNIFF_BYTES = 8  # enough of a body's start to tell JSON from an SSE field line
+_SSE_LINE_STARTS = (b"data", b"event", b"id:", b"retry:", b":")
+_BOM = b"\xef\xbb\xbf"
+
+
+async def _body_start(channel: _Channel) -> bytes:
+    """The first bytes of the body past blanks (b"" for a blank body), left in the channel
+    for the reader: a reply is read by what it is, whatever its content type says."""
+    taken: list[tuple[Any, ...]] = []
+    start = b""
+    try:
+        while len(start) < _SNIFF_BYTES and b"\n" not in start:
+            item = await channel.get()
+            taken.append(item)
+            if item[0] != _DATA:
+                break
+            start = (start + item[1][:4096]).removeprefix(_BOM).lstrip()
+    finally:
+        channel.unget(taken)
+    return start
+
+
+def _reads_as_json(start: bytes, *, content_type: str, expects_json: bool) -> bool:
+    """Whether a body beginning with `start` is one JSON document rather than an SSE stream:
+    its first character says so when it can (SSE labelled application/json or text/plain,
+    JSON sent as text/event-stream), else the content type and what was asked for."""
+    if start[:1] in (b"{", b"["):
+        return True
+    if start.startswith(_SSE_LINE_STARTS):
+        return False
+    return "json" in content_type or ("event-stream" not in content_type and expects_json)
+
+
 def _output_begins(events: list[tuple[str, str]], stream_error: StreamError,
                    preamble: frozenset[str]) -> bool:
     """Whether these events carry output; raises _Retryable for a retryable error that
@@ -534,6 +601,15 @@ def _hang_up(producer: asyncio.Task[None]) -> None:
     the connection."""
     if not producer.done() and not producer.cancelling():
         producer.cancel()
+
+
+def _retry_wanted(status: int, headers: Mapping[str, str]) -> bool:
+    """Whether a failed request is worth sending again: as the server says in
+    `x-should-retry` ("true" or "false", as the official SDKs obey it), else by its status."""
+    said = headers.get("x-should-retry", "").strip().lower()
+    if said in ("true", "false"):
+        return said == "true"
+    return status in RETRYABLE_STATUS
 
 
 def parse_retry_after(headers: Mapping[str, str]) -> float | None:

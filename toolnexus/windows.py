@@ -1,12 +1,12 @@
 """A model's context window, and where it comes from.
 
 In order: an explicit value; the size an overflow error named (evidence beats what any
-listing says); the endpoint's model listing (`GET {base}/models`: llama.cpp's `meta.n_ctx`
-or `/props`, OpenRouter's `context_length`, others' `context_window`, `max_context_length`,
-`max_model_len`, `max_input_tokens`), asked once and remembered with a TTL; a small
-built-in table of common models. What the endpoint said, or that it said nothing, and
-what an overflow taught are kept in a cache: a JSON file (0600) when the caller names one,
-else memory.
+listing says); the endpoint's model listing (`GET {base}/models`: for llama.cpp its
+`/props`, else `meta.n_ctx`; OpenRouter's `context_length`, others' `context_window`,
+`max_context_length`, `max_model_len`, `max_input_tokens`), asked once and remembered
+with a TTL; a small built-in table of common models. What the endpoint said, or that it
+said nothing, and what an overflow taught are kept in a cache: a JSON file (0600) when
+the caller names one, else memory.
 """
 
 from __future__ import annotations
@@ -218,11 +218,13 @@ class Windows:
 
     async def _ask(self, fetch: FetchJSON) -> int | None:
         listing = await fetch(self.base_url + "/models")
-        size = window_from_listing(listing, self.model)
-        if size is None and is_llama_cpp(listing):
+        if is_llama_cpp(listing):
+            # /props has the window of one request (a slot's); the listing's meta.n_ctx is
+            # the whole server's, shared by its slots
             root = self.base_url.removesuffix("/v1")
-            size = window_from_props(await fetch(root + "/props"))
-        return size
+            props = window_from_props(await fetch(root + "/props"))
+            return props or window_from_listing(listing, self.model)
+        return window_from_listing(listing, self.model)
 
     def learn(self, size: int) -> None:
         """An overflow error named the window: it wins over the listing and the table."""

@@ -127,7 +127,8 @@ class Workspace:
         self.path_rules = [(str(_real(p)), d) for p, d in checked_rules(paths, "path rule")]
         self.host_rules = [(_host_glob(p), d) for p, d in checked_rules(hosts, "host rule")]
         self.sandbox = Sandbox(sandbox, [self.root], self.secrets.places)
-        self.outside = CommandRules(outside, "rule on leaving the sandbox")
+        self.outside = CommandRules(outside, "rule on leaving the sandbox",
+                                    "approval.outside")
         self.hosts_approved: set[str] = set()  # origins a person allowed this session
 
     # -- paths ---------------------------------------------------------------------------

@@ -13,12 +13,14 @@ from . import __version__
 from .config import load_config
 from .errors import UsageError
 from .options import (
+    ApproveOpt,
     BuiltinsOpt,
     ConfigOpt,
     FunctionsOpt,
     McpOpt,
     RootOpt,
     RunOptions,
+    SandboxOpt,
     SkillsOpt,
     run_options,
     tool_flags,
@@ -379,16 +381,20 @@ def tools_cmd(
     mcp: McpOpt = None,
     builtins: BuiltinsOpt = False,
     root: RootOpt = None,
+    sandbox: SandboxOpt = None,
+    yes: ApproveOpt = False,
     as_json: JsonOpt = False,
     config: ConfigOpt = None,
 ) -> None:
-    """List every tool with its source, status and approval rule."""
+    """List every tool with its source, status and the approval its calls meet (with
+    --yes and --sandbox as `ask` and `chat` would have them)."""
     from .toolbox import list_tools
 
     try:
         code = list_tools(load_config(config),
-                          tool_flags(functions, skills, mcp, builtins, root=root),
-                          as_json=as_json)
+                          tool_flags(functions, skills, mcp, builtins, root=root,
+                                     sandbox=sandbox),
+                          as_json=as_json, yes=yes)
     except UsageError as exc:
         fail_usage(exc)
     raise typer.Exit(code)

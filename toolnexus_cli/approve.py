@@ -11,7 +11,8 @@ from toolnexus import Answer, Request, make_answer
 from toolnexus._await import maybe_await
 from toolnexus.suspension import NOBODY_TO_ASK, WaitFor
 
-from .toolbox import describe_call
+from .render import call_text
+from .toolbox import CallView
 
 if TYPE_CHECKING:
     from toolnexus.approval import AskUser
@@ -84,26 +85,27 @@ async def confirm_default_no(question: str) -> bool:
     return await choose(question, YES_NO, enter="no") == "yes"
 
 
-def panel(console: Any, body: str, title: str) -> None:
+def panel(console: Any, body: Any, title: str) -> None:
+    """`body` in a panel that stands out, under `title`: text as `call_text` shows it
+    (never read as markup), or Rich Text made safe already."""
     from rich.panel import Panel
     from rich.text import Text
 
     from toolnexus.visible import unmistakable
 
-    from .render import call_text
-
-    console.print(Panel(call_text(body), title=Text(unmistakable(title)),
+    shown = call_text(body) if isinstance(body, str) else body
+    console.print(Panel(shown, title=Text(unmistakable(title)),
                         title_align="left", border_style="yellow", expand=False))
 
 
 def terminal_asker(console: Any, before_prompt: Callable[[], None],
-                   on_interrupt: Callable[[], None]) -> AskUser:
-    """Shows the call in full, then asks [y]es / [n]o / [a]lways (this session). Ctrl-C
-    is "no", and `on_interrupt` is told."""
+                   on_interrupt: Callable[[], None], show: CallView) -> AskUser:
+    """Shows the call as `show` makes it (in full), then asks [y]es / [n]o / [a]lways
+    (this session). Ctrl-C is "no", and `on_interrupt` is told."""
 
     async def ask(name: str, args: Any) -> str:
         before_prompt()  # stop live output so the question stands still
-        panel(console, describe_call(name, args), "approve this tool call?")
+        panel(console, show(name, args), "approve this tool call?")
         answer = await choose("[y]es / [n]o / [a]lways (this session): ", YES_NO_ALWAYS)
         if answer == INTERRUPT:
             on_interrupt()

@@ -13,7 +13,7 @@ from .attach import check_carried
 from .config import Config
 from .errors import UsageError
 from .options import RunOptions
-from .render import NO_FACTS, PlainRenderer, TerminalRenderer, unfinished_note
+from .render import NO_FACTS, FooterFacts, PlainRenderer, TerminalRenderer, unfinished_note
 from .session import Output, Session
 from .structured import SchemaOutput
 from .theme import terminal_ui
@@ -113,8 +113,11 @@ def run_ask(config: Config, options: AskOptions) -> int:
         if turn.result is None:
             sys.stderr.write(f"{turn.error}\n")
             return EXIT_ERROR
-        shows_figures = console is not None or options.verbose or options.output == "json"
-        facts = await session.footer_facts(turn.result) if shows_figures else NO_FACTS
+        facts = NO_FACTS
+        if console is not None or options.verbose:  # a footer
+            facts = await session.footer_facts(turn.result)
+        elif options.output == "json":  # its cost
+            facts = FooterFacts(price=session.target.price)
         turn.output.finish(turn.result, session.thread, facts)
         note = unfinished_note(turn.result)
         if note and options.output == "auto":

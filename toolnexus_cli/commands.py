@@ -42,7 +42,7 @@ from .mcp_commands import McpCommands
 from .mcp_prompts import is_prompt_command
 from .session import Session
 from .threads import fork_thread
-from .toolbox import approval_policy, tool_rows
+from .toolbox import approval_policy, approval_text, tool_rows
 
 COMMANDS = {
     "/help": "show this list",
@@ -66,6 +66,22 @@ COMMANDS = {
 }
 
 
+def meant_as_command(text: str) -> bool:
+    """Whether a line starting with "/" is a command: its first word is one, or is a
+    single name (no other "/") that is no existing file or folder either, which is taken
+    for a mistyped command (/hepl). Any other such line (an absolute path, `/usr/bin/env
+    python ...`) is a message."""
+    word = text.split(maxsplit=1)[0]
+    return word in COMMANDS or ("/" not in word[1:] and not _names_a_path(word))
+
+
+def _names_a_path(word: str) -> bool:
+    try:
+        return Path(word).exists()
+    except (OSError, ValueError):  # a name too long for the system, a NUL in it
+        return False
+
+
 class Commands(ContextCommands, McpCommands):
     def __init__(self, session: Session, console: Console,
                  ui: dict[str, Any] | None = None) -> None:
@@ -87,7 +103,7 @@ class Commands(ContextCommands, McpCommands):
         if handler is None:
             near = difflib.get_close_matches(name, list(COMMANDS), n=1, cutoff=0.4)
             hint = f" - did you mean {near[0]}?" if near else " - /help lists them"
-            self.say(f"unknown command {name}{hint}", "yellow")
+            self.say(f"unknown command {name}{hint} (/{name} sends it as text)", "yellow")
             return None
         try:
             return await handler(arg.strip())
@@ -146,8 +162,9 @@ class Commands(ContextCommands, McpCommands):
     async def tools(self, arg: str) -> None:
         from rich.table import Table
 
-        rows = tool_rows(self.session.toolkit, approval_policy(self.session.config,
-                                                                   self.session.toolkit))
+        session = self.session
+        rows = tool_rows(session.toolkit, approval_policy(session.config, session.toolkit),
+                         yes=session.options.yes)
         if not rows:
             self.say("no tools are enabled (--builtins, --functions, --skills, --mcp)")
             return
@@ -157,9 +174,9 @@ class Commands(ContextCommands, McpCommands):
         table.add_column(style="dim", overflow="fold")  # the whole description, wrapped
         for row in rows:  # Text: markup in a server's names or words shows as written
             about = row["description"] if row["status"] == "ok" else row["status"]
-            table.add_row(*(Text(visible(str(row[key]))) for key in ("name", "source",
-                                                                     "approval")),
-                          Text(visible(" ".join(about.split()))))
+            table.add_row(*(Text(visible(str(shown))) for shown in (
+                row["name"], row["source"], approval_text(row))),
+                Text(visible(" ".join(about.split()))))
         self.console.print(table)
 
     async def thread(self, arg: str) -> None:

@@ -33,6 +33,7 @@ TOP_KEYS: dict[str, Any] = {
     "default_model": str, "system": str, "store": str, "max_turns": int,
     "max_tool_calls_per_reply": int, "max_tool_calls_per_run": int,
     "timeout": (int, float),  # seconds a whole run may take (the idle timeout is apart)
+    "idle_timeout": (int, float),  # seconds the endpoint may send nothing; also per provider
     "functions": list, "skills": str, "mcp": str, "builtins": (bool, list),
     "workspace": str, "approval": RULES,
     "sandbox": {"mode": str, "network": bool, "read": list, "write": list},
@@ -42,7 +43,8 @@ TOP_KEYS: dict[str, Any] = {
            "editing_mode": str, "theme": str},
     "providers": ("*", {"base_url": str, "style": str, "api_key_env": str, "api_key_cmd": str,
                         "api_key_cmd_timeout": (int, float), "headers": dict,
-                        "context_window": int, "prompt_cache": bool}),
+                        "context_window": int, "prompt_cache": bool,
+                        "idle_timeout": (int, float)}),
     "models": ("*", {"provider": str, "model": str, "aliases": list, "request_params": dict,
                      "system": str, "reasoning": str, "price": PRICE,
                      "prompt_cache": bool, "context_window": int}),
@@ -92,15 +94,16 @@ LIMITS = {
     "max_tool_calls_per_run": Limit(1, 100_000, "tool calls run in one question"),
     "context_window": Limit(1, 100_000_000, "tokens"),
     "timeout": Limit(0, 86_400, "a day", seconds=True),
+    "idle_timeout": Limit(0, 86_400, "a day", seconds=True),
     "api_key_cmd_timeout": Limit(0, 3_600, "an hour", seconds=True),
 }
 
 DEFAULT_TIMEOUT_S = 600.0
 
 NOTHING_CONFIGURED = (
-    "no model endpoint is configured: set OPENAI_API_KEY, ANTHROPIC_API_KEY or "
-    "OPENROUTER_API_KEY, or pass --base-url URL -m MODEL for a local server, "
-    "or run 'toolnexus config init' and edit the file"
+    "no model endpoint is configured: run 'toolnexus setup' (it finds the model servers on "
+    "this machine, or asks for a key), or set OPENAI_API_KEY, ANTHROPIC_API_KEY or "
+    "OPENROUTER_API_KEY, or pass --base-url URL for a local server"
 )
 
 
@@ -355,6 +358,7 @@ class Target:
     max_tool_calls_per_reply: int = 32  # more in one reply are refused
     max_tool_calls_per_run: int = 256  # and more in one run
     timeout: float = DEFAULT_TIMEOUT_S  # seconds a whole run may take
+    idle_timeout: float | None = None  # seconds the endpoint may send nothing (None: 60)
     api_key_cmd_timeout: float = 30.0
     context_window: int | None = None  # tokens, when the config states it
     price: Price | None = None  # the model's, when the config gives one
@@ -394,7 +398,7 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
         provider_name, model_name = model.split(":", 1)
         params = {}
     else:
-        provider_name = None if base_url else _provider_from_env(providers)
+        provider_name = None if base_url else _provider_of(config, model)
         model_name = model
         params = {}
     entry = entry or {}
@@ -402,18 +406,14 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
     url = base_url or provider.get("base_url")
     if not url:
         raise NotConfigured(NOTHING_CONFIGURED)
-    model_name = model_name or provider.get("default_model")
-    if not model_name:
-        raise UsageError(
-            "no model given: pass -m MODEL, set TOOLNEXUS_MODEL, or set default_model "
-            f"in {config.path}")
     resolved_style = style or provider.get("style") or "openai"
     from toolnexus.wire import STYLES
 
     if resolved_style not in STYLES:
         raise UsageError(f"unknown style '{resolved_style}': use one of {', '.join(STYLES)}")
-    return Target(
-        base_url=url, style=resolved_style, model=model_name, provider=provider_name,
+    target = Target(
+        base_url=url, style=resolved_style, provider=provider_name,
+        model=model_name or provider.get("default_model") or "",
         api_key_env=provider.get("api_key_env"), api_key_cmd=provider.get("api_key_cmd"),
         headers={k: os.path.expandvars(str(v)) for k, v in provider.get("headers", {}).items()},
         request_params=params,
@@ -425,10 +425,20 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
         max_tool_calls_per_reply=config.data.get("max_tool_calls_per_reply", 32),
         max_tool_calls_per_run=config.data.get("max_tool_calls_per_run", 256),
         timeout=float(config.data.get("timeout", DEFAULT_TIMEOUT_S)),
+        idle_timeout=_seconds(provider.get("idle_timeout", config.data.get("idle_timeout"))),
         api_key_cmd_timeout=float(provider.get("api_key_cmd_timeout", 30.0)),
         context_window=window or provider.get("context_window")
         or config.data.get("context_window"),
     )
+    if not target.model:  # named nowhere: the endpoint's own, if it serves only one
+        from .models import served_model
+
+        target.model = served_model(target, config.path)
+    return target
+
+
+def _seconds(value: float | None) -> float | None:
+    return None if value is None else float(value)
 
 
 def _price(table: dict[str, float] | None) -> Price | None:
@@ -447,6 +457,16 @@ def _model_entry(config: Config, name: str) -> dict[str, Any] | None:
         if name in entry.get("aliases", []):
             return entry
     return None
+
+
+def _provider_of(config: Config, model: str | None) -> str | None:
+    """The provider of a bare model name: the configured one that serves it (models.py
+    looks it up); without a name, the first built-in one whose key is in the environment."""
+    if model:
+        from .models import provider_serving
+
+        return provider_serving(config, model)
+    return _provider_from_env(config.providers())
 
 
 def _provider_from_env(providers: dict[str, dict[str, Any]]) -> str | None:

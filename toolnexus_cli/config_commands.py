@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import datetime
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
+
+from toolnexus.visible import visible
 
 from .config import Config
 from .errors import UsageError
@@ -15,21 +19,45 @@ EXAMPLE = Path(__file__).with_name("config.example.toml")
 
 
 def show(config: Config) -> str:
-    lines = [f"# {config.path}" + ("" if config.path.exists() else " (not created yet)")]
-    lines += [f"{path} = {json.dumps(value)}" for path, value in _flatten(config.data, "")]
+    """The config as TOML, a dotted key a setting, secrets masked as the string "***"."""
+    where = visible(str(config.path)).replace("\n", "^J")  # a comment is one line
+    lines = [f"# {where}" + ("" if config.path.exists() else " (not created yet)")]
+    lines += [f"{'.'.join(map(toml_key, path))} = {toml_value(value)}"
+              for path, value in _flatten(config.data, ())]
     return "\n".join(lines)
 
 
-def _flatten(data: dict[str, Any], prefix: str) -> list[tuple[str, Any]]:
-    rows: list[tuple[str, Any]] = []
+def _flatten(data: dict[str, Any], prefix: tuple[str, ...]) -> list[tuple[tuple[str, ...], Any]]:
+    """Each setting by its path of keys, masked as `Redactor.setting` masks it; an empty
+    table stays, as `{}`."""
+    rows: list[tuple[tuple[str, ...], Any]] = []
     redact = Redactor()
     for key, value in data.items():
-        path = f"{prefix}{key}"
-        if isinstance(value, dict):
-            rows += _flatten(value, path + ".")
+        path = (*prefix, key)
+        if isinstance(value, dict) and value:
+            rows += _flatten(value, path)
         else:
-            rows.append((path, redact.setting(path, value)))
+            rows.append((path, redact.setting(".".join(path), value)))
     return rows
+
+
+def toml_value(value: Any) -> str:
+    """A value read from TOML, written back as TOML (on one line)."""
+    if isinstance(value, str):
+        return toml_string(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{toml_key(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"not a TOML value: {type(value).__name__}")
 
 
 def init(path: Path, *, force: bool = False) -> Path:
@@ -69,12 +97,22 @@ def example_with(default_model: str, tables: str) -> str:
     return f"{head}{tables.rstrip()}\n\n# More examples (not in use):\n{examples}"
 
 
+_NOT_PRINTED = re.compile("[\x7f-\x9f]")  # DEL (TOML wants it escaped) and the C1 controls
+
+
 def toml_string(value: str) -> str:
-    """A TOML basic string (JSON's escapes are TOML's)."""
-    return json.dumps(value)
+    """A TOML basic string that acts on no terminal: JSON's escapes are TOML's (every other
+    control character is one), and DEL and the C1 controls are escaped too."""
+    return _NOT_PRINTED.sub(lambda found: f"\\u{ord(found[0]):04x}",
+                            json.dumps(value, ensure_ascii=False))
+
+
+def toml_key(key: str) -> str:
+    """A key, bare when TOML allows it, else quoted."""
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else toml_string(key)
 
 
 def provider_table(name: str, settings: dict[str, str]) -> str:
-    key = name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else toml_string(name)
-    lines = [f"[providers.{key}]"] + [f"{k} = {toml_string(v)}" for k, v in settings.items()]
+    lines = [f"[providers.{toml_key(name)}]"] + [f"{toml_key(k)} = {toml_string(v)}"
+                                                 for k, v in settings.items()]
     return "\n".join(lines) + "\n"

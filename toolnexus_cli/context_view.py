@@ -38,6 +38,12 @@ def _how(method: str, summarized: int, dropped: int) -> str:
     return f"summary; the {dropped} oldest dropped: they did not fit"
 
 
+def compacting_note(event: dict[str, Any]) -> str:
+    """What the live line says while an automatic compaction asks for its summary."""
+    count = event["messages"]
+    return f"compacting {count} earlier message{'s' if count != 1 else ''}"
+
+
 def compaction_note(event: dict[str, Any]) -> str:
     """The one line an automatic compaction prints."""
     summarized = event["summarized"]

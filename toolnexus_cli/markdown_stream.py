@@ -26,6 +26,8 @@ from .chat_markdown import ChatMarkdown
 from .live_region import LiveRegion
 from .running import RunningTools
 
+WAITING = "waiting for the model"
+
 
 class MarkdownStream:
     def __init__(self, console: Console, *, code_theme: str = "monokai",
@@ -35,12 +37,12 @@ class MarkdownStream:
         self.show_reasoning = show_reasoning
         self.tail = ""  # the unfinished block, shown live
         self.reasoning = ""
-        self.status = ""
-        self.status_since: float | None = None  # when what the status says began
+        self.hint_line = ""  # dim lines under everything (what is typed meanwhile)
+        # what is waited for, since when, and when it turns back into waiting for the model
+        self._wait: tuple[str, float, float | None] = (WAITING, time.monotonic(), None)
+        self.waiting_shown = False  # a wait was set after the last text: shown under it
         self.running: RunningTools | None = None  # the tool calls running, shown live
         self.spinner = Spinner("dots")  # one spinner, so that it turns
-        self.hint_line = ""  # a dim line under everything, for the rest of the answer
-        self.started = time.monotonic()
         self._scan = 0  # where the first line not yet examined starts in `tail`
         self._in_fence = False
         self._fences: list[int] = []  # where each fence line examined so far starts in `tail`
@@ -53,7 +55,8 @@ class MarkdownStream:
     def text(self, delta: str) -> None:
         if self.reasoning:
             self._flush_reasoning()
-        self.status = ""
+        if self.waiting_shown or self._wait[0] != WAITING:
+            self._wait, self.waiting_shown = (WAITING, time.monotonic(), None), False
         delta = visible(delta)
         self.tail += delta
         if "\n" in delta:
@@ -62,14 +65,26 @@ class MarkdownStream:
     def think(self, delta: str) -> None:
         self.reasoning += visible(delta)
 
-    def note(self, status: str, since: float | None = None) -> None:
-        """A one-line status under the answer (retries, waiting for tools); with `since`
-        (a time.monotonic()), the seconds since then follow it."""
-        self.status = visible(status)
-        self.status_since = since
+    def wait(self, label: str = WAITING, seconds: float | None = None) -> None:
+        """Say on the live line what is waited for now (a tool, a retry, a compaction),
+        counting the seconds: the same label again goes on counting. After `seconds`, if
+        given, it is the model that is waited for again, counted from then."""
+        now = time.monotonic()
+        label = visible(label)
+        current, since = self.waiting(now)
+        self._wait = (label, since if label == current else now,
+                      None if seconds is None else now + seconds)
+        self.waiting_shown = True
+
+    def waiting(self, now: float) -> tuple[str, float]:
+        """What is waited for at `now`, and since when."""
+        label, since, until = self._wait
+        if until is not None and now >= until:
+            return WAITING, until
+        return label, since
 
     def hint(self, text: str) -> None:
-        """A dim line at the bottom of the live region until the answer ends."""
+        """Dim lines at the bottom of the live region, until another hint ("" for none)."""
         self.hint_line = visible(text)
 
     def print(self, renderable: object) -> None:
@@ -162,7 +177,8 @@ class _Block:
 
 class _LiveView:
     """What the live region shows: the unfinished block (its last lines only), or the
-    reasoning so far; under it the tools running, or a spinner with the seconds waited."""
+    reasoning so far; under it the tools running, or a spinner with what is waited for and
+    the seconds waited."""
 
     def __init__(self, stream: MarkdownStream) -> None:
         self.stream = stream
@@ -187,12 +203,10 @@ class _LiveView:
         below: list[object] = []
         if stream.running:
             below.append(stream.running)
-        elif stream.status or not lines:
-            since = stream.started if not stream.status else stream.status_since
-            label = stream.status or "waiting for the model…"
-            if since is not None:
-                label += f" {time.monotonic() - since:.0f}s"
-            stream.spinner.update(text=Text(label, style="dim"))
+        elif stream.waiting_shown or not lines:
+            now = time.monotonic()
+            label, since = stream.waiting(now)
+            stream.spinner.update(text=Text(f"{label}… {now - since:.0f}s", style="dim"))
             below.append(stream.spinner)
         if stream.hint_line:
             below.append(Text(stream.hint_line, style="dim"))

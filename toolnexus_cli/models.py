@@ -7,6 +7,7 @@ the chat through `model_names`, which never touches the network.
 from __future__ import annotations
 
 import asyncio
+import difflib
 import json
 import os
 import time
@@ -104,6 +105,13 @@ def remember(cache: dict[str, Any], result: ProviderModels) -> None:
     cache[result.provider] = {"base_url": result.base_url, "style": result.style,
                               "fetched_at": time.time(),
                               "models": [asdict(m) for m in result.models]}
+
+
+def keep_listing(result: ProviderModels) -> None:
+    """Add one provider's list, just fetched, to the cache."""
+    cache = read_cache()
+    remember(cache, result)
+    write_cache(cache)
 
 
 def cached_models(cache: dict[str, Any], name: str, provider: dict[str, Any],
@@ -253,12 +261,78 @@ def _price(value: float | None) -> str:
     return "" if value is None else f"{value:.2f}" if value >= 0.01 or value == 0 else f"{value:g}"
 
 
+# ------------------------------------------------------------------ models by name
+
+
+def provider_serving(config: Config, model: str) -> str | None:
+    """The configured provider that serves the bare model name `model`: with one provider,
+    that one; with several, the one whose cached list (of any age) has it, else whose
+    model list (asked now, cached) has it. None when no provider is configured. A
+    UsageError naming the candidates when several serve it, or none does."""
+    providers = configured_providers(config)
+    if len(providers) <= 1:
+        return next(iter(providers), None)
+    cache = read_cache()
+    serving = [name for name, provider in providers.items()
+               if _lists(cached_models(cache, name, provider, None), model)]
+    if not serving:
+        results = gather_models(config)
+        serving = [r.provider for r in results if _lists(r.models, model)]
+        if not serving:
+            raise UsageError(_unknown_model(model, results))
+    if len(serving) > 1:
+        raise UsageError(f"{model!r} is served by {', '.join(serving)}: name one, e.g. "
+                         f"-m {serving[0]}:{model} (/model {serving[0]}:{model} in the chat)")
+    return serving[0]
+
+
+def _lists(models: list[ModelInfo] | None, model: str) -> bool:
+    return any(m.id == model for m in models or ())
+
+
+def _unknown_model(model: str, results: list[ProviderModels]) -> str:
+    listed = [f"{r.provider}:{m.id}" for r in results for m in r.models]
+    near = difflib.get_close_matches(model, [name.split(":", 1)[1] for name in listed],
+                                     n=3, cutoff=0.6)
+    silent = [r.provider for r in results if r.error is not None]
+    return (f"no configured provider lists a model named {model!r}"
+            + (f"; did you mean {', '.join(map(repr, near))}?" if near else "")
+            + (f" ({', '.join(silent)} could not be asked)" if silent else "")
+            + "; 'toolnexus models' lists what each serves, and -m PROVIDER:MODEL asks "
+              "one for a name it does not list")
+
+
+def served_model(target: Target, config_path: Path) -> str:
+    """The model of a run that names none: the only one its endpoint serves."""
+    from toolnexus import ToolnexusError
+    from toolnexus.models import list_models
+
+    from .keys import choose_key
+
+    pass_one = (f"pass -m MODEL, set TOOLNEXUS_MODEL, or set default_model in "
+                f"{config_path}")
+    try:
+        models = asyncio.run(list_models(target.base_url, target.style,
+                                         choose_key(target).value, headers=target.headers,
+                                         timeout=FETCH_TIMEOUT_S))
+    except ToolnexusError as exc:
+        raise UsageError(f"no model given, and {target.base_url} could not say which it "
+                         f"serves ({exc}): {pass_one}") from None
+    ids = [visible(m.id) for m in models]
+    if len(ids) == 1:
+        return models[0].id
+    shown = ", ".join(ids[:10]) + (", …" if len(ids) > 10 else "")
+    which = f"serves {len(ids)} models ({shown})" if ids else "lists no model"
+    raise UsageError(f"no model given, and {target.base_url} {which}: {pass_one}")
+
+
 # ------------------------------------------------------------------ chat completion
 
 
 def model_names(config: Config) -> list[str]:
     """What `/model` accepts, for completion: the config's model names and aliases, then
-    `provider:model` for every model in the cache (any age). Never waits on the network."""
+    `provider:model` for every model in the cache (any age), then each of those models'
+    bare names. Never waits on the network."""
     names: list[str] = []
     for entry_name, entry in config.data.get("models", {}).items():
         names += [entry_name, *map(str, entry.get("aliases", []))]
@@ -267,6 +341,8 @@ def model_names(config: Config) -> list[str]:
     except UsageError:  # an unreadable keys file: the chat says so elsewhere
         return names
     cache = read_cache()
-    for name, provider in providers.items():
-        names += [f"{name}:{m.id}" for m in cached_models(cache, name, provider, None) or []]
+    listed = [(name, m.id) for name, provider in providers.items()
+              for m in cached_models(cache, name, provider, None) or []]
+    names += [f"{name}:{model}" for name, model in listed]
+    names += [model for _, model in listed]
     return list(dict.fromkeys(names))

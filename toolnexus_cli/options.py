@@ -28,6 +28,12 @@ RootOpt = Annotated[str | None, typer.Option(
     "--root", help="The folder the built-in tools work in (default: the current one).")]
 Reasoning = Enum("Reasoning", {level: level for level in REASONING_LEVELS}, type=str)  # type: ignore[misc]
 Sandbox = Enum("Sandbox", {mode: mode for mode in MODES}, type=str)  # type: ignore[misc]
+SandboxOpt = Annotated[Sandbox | None, typer.Option(
+    "--sandbox", help="How bash commands are confined: workspace-write (the default: writes "
+    "only in the workspace, no network), read-only, or off.")]
+ApproveOpt = Annotated[bool, typer.Option(
+    "--yes", "-y", help="Approve tool calls that would ask first (bash runs in the sandbox; "
+    "leaving it, secrets and new hosts still need a person).")]
 # Options that take two values each time they are given (see `two_value_options`).
 TWO_VALUES = frozenset({"request_options"})
 
@@ -60,6 +66,7 @@ class RunOptions:
     params: dict[str, Any] = field(default_factory=dict)  # -o key value: over the config's
     reasoning: str | None = None  # --reasoning: over the config's
     compact: bool = True  # --no-compact: a thread too long for the window is an error
+    idle_timeout: float | None = None  # --idle-timeout: over the config's
 
 
 # name -> (annotation, default), in the order `--help` lists them.
@@ -86,12 +93,8 @@ SHARED: dict[str, tuple[Any, Any]] = {
     "mcp": (McpOpt, None),
     "builtins": (BuiltinsOpt, False),
     "root": (RootOpt, None),
-    "sandbox": (Annotated[Sandbox | None, typer.Option(
-        "--sandbox", help="How bash commands are confined: workspace-write (the default: "
-        "writes only in the workspace, no network), read-only, or off.")], None),
-    "yes": (Annotated[bool, typer.Option(
-        "--yes", "-y", help="Approve tool calls that would ask first (bash runs in the "
-        "sandbox; leaving it, secrets and new hosts still need a person).")], False),
+    "sandbox": (SandboxOpt, None),
+    "yes": (ApproveOpt, False),
     "config": (ConfigOpt, None),
     "request_options": (Annotated[list[str] | None, typer.Option(
         "--option", "-o", metavar="KEY VALUE",
@@ -100,6 +103,10 @@ SHARED: dict[str, tuple[Any, Any]] = {
     "reasoning": (Annotated[Reasoning | None, typer.Option(
         "--reasoning", help="How much the model thinks first: off, low, medium or high.")],
         None),
+    "idle_timeout": (Annotated[float | None, typer.Option(
+        "--idle-timeout", metavar="SECONDS", help="How long the endpoint may send nothing "
+        "before the reply is given up and asked again (default 60; a busy local server "
+        "reading in a long prompt may need more).")], None),
     "no_compact": (Annotated[bool, typer.Option(
         "--no-compact", help="Never summarize older turns to fit the model's context window: "
         "a thread too long for it is an error.")], False),

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
 from toolnexus import RunResult
-from toolnexus.events import MAX_TOKENS, Usage
+from toolnexus.events import CONTEXT_FULL, CUT_OFF, FILTERED, MAX_TOKENS, REFUSED, Usage
 from toolnexus.visible import unmistakable, visible
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ def retry_note(event: dict[str, Any]) -> str:
 
 def waiting_note(event: dict[str, Any]) -> str:
     names = ", ".join(event["sources"])
-    return f"waiting for MCP server{'s' if len(event['sources']) > 1 else ''} {names} to start…"
+    return f"waiting for MCP server{'s' if len(event['sources']) > 1 else ''} {names} to start"
 
 
 def progress_note(event: dict[str, Any]) -> str:
@@ -41,12 +41,29 @@ def progress_note(event: dict[str, Any]) -> str:
     return f"{event['name']}: {counted}{event['message']}".rstrip()
 
 
+# What the footer says of an answer that is not whole, by its incomplete reason.
+_STOPPED = {MAX_TOKENS: "cut off at max_tokens", CONTEXT_FULL: "cut off: the context is full",
+            FILTERED: "stopped by the content filter", REFUSED: "refused",
+            CUT_OFF: "stopped early"}
+
+
 def unfinished_note(result: RunResult) -> str | None:
     """What to tell the user when a run ended without a (whole) final answer."""
-    if result.incomplete_reason == MAX_TOKENS:
-        return (f"note: the answer was cut off at max_tokens (finish reason "
-                f"{result.finish_reason!r}); ask it to go on, or raise max_tokens in the "
-                "model's request_params")
+    said = f"(finish reason {str(result.finish_reason)[:60]!r})"
+    why = result.incomplete_reason
+    if why == MAX_TOKENS:
+        return (f"note: the answer was cut off at max_tokens {said}; ask it to go on, or raise "
+                "max_tokens in the model's request_params")
+    if why == CONTEXT_FULL:
+        return (f"note: the answer was cut off when the model's context window filled up "
+                f"{said}; compact the thread or start a new one")
+    if why == FILTERED:
+        return f"note: the provider's content filter stopped the answer {said}"
+    if why == REFUSED:
+        return ("note: the model refused; the exchange stays in the thread but is not sent "
+                "with the next prompt")
+    if why == CUT_OFF:
+        return f"note: the provider stopped the answer before its end {said}"
     if result.status == "incomplete":
         return (f"note: stopped after {result.turns} model calls without a final answer "
                 "(the tools kept being called); ask again to let it go on")
@@ -77,10 +94,11 @@ class FooterFacts:
     """What the footer shows beyond the run's own numbers, from whoever knows them."""
 
     window: int | None = None  # the model's context window in tokens, when known
-    fill: int | None = None  # an estimate of what the context holds (shown with "~"),
-    # standing in for the last call's reported prompt tokens
+    fill: int | None = None  # what the context holds (None: the last call's prompt tokens)
+    fill_estimated: bool = False  # part of `fill` is an estimate (shown with "~")
     price: Price | None = None  # the model's, when the config gives one
     thread_usage: Usage | None = None  # the thread's usage summed over its turns, this one in
+    approvals_off: bool = False  # --yes: tool calls that would ask run without a question
 
 
 NO_FACTS = FooterFacts()
@@ -96,12 +114,13 @@ class Figures:
     completion_tokens: int  # summed over every call of the run
     seconds: float
     generating_seconds: float | None  # from the first token on; None if none came
-    cut_off: bool = False
+    stopped: str | None = None  # how the answer was stopped short, when it was
     thread: str | None = None
     window: int | None = None
     fill_estimated: bool = False  # context_tokens is an estimate
     turn_cost: float | None = None  # USD; None when no price is known
     thread_cost: float | None = None
+    approvals_off: bool = False
 
     @property
     def tokens_per_second(self) -> float | None:
@@ -130,9 +149,11 @@ def run_figures(result: RunResult, snapshots: list[Usage], *, seconds: float,
                    context_tokens=context if facts.fill is None else facts.fill,
                    completion_tokens=result.usage.get("completion_tokens", 0),
                    seconds=seconds, generating_seconds=generating_seconds,
-                   cut_off=result.incomplete_reason == MAX_TOKENS, thread=thread,
-                   window=facts.window, fill_estimated=facts.fill is not None,
-                   turn_cost=turn_cost, thread_cost=thread_cost)
+                   stopped=_STOPPED.get(result.incomplete_reason or ""), thread=thread,
+                   window=facts.window,
+                   fill_estimated=facts.fill is not None and facts.fill_estimated,
+                   turn_cost=turn_cost, thread_cost=thread_cost,
+                   approvals_off=facts.approvals_off)
 
 
 def footer_text(figures: Figures) -> str:
@@ -149,8 +170,10 @@ def footer_text(figures: Figures) -> str:
         money(figures.thread_cost) if figures.thread_cost is not None else None) if part)
     if thread:
         parts.append(f"thread {thread}")
-    if figures.cut_off:
-        parts.append("cut off at max_tokens")
+    if figures.stopped:
+        parts.append(figures.stopped)
+    if figures.approvals_off:
+        parts.append("approvals off (--yes)")
     return " · ".join(parts)
 
 
@@ -324,8 +347,7 @@ class PlainRenderer:
 
 class TerminalRenderer:
     """For a terminal: live Markdown, dimmed reasoning, tool panels, a footer. With `keys`
-    (a terminal.KeyWatch), a key pressed while the answer streams shows, once, how to
-    stop it."""
+    (a terminal.TypeAhead), what is typed while the answer streams shows under it."""
 
     def __init__(self, console: Any, ui: dict[str, Any], keys: Any = None) -> None:
         from .running import RunningTools
@@ -335,26 +357,24 @@ class TerminalRenderer:
         self.stream: Any = None
         self.meter = Meter()
         self.keys = keys
-        self.hinted = False
         self.running = RunningTools()
 
     def _live(self) -> Any:
         if self.stream is None:
             from .markdown_stream import MarkdownStream
 
+            if self.keys is not None:  # before the live region draws: it writes too
+                self.keys.arm(self._typed)
             self.stream = MarkdownStream(self.console, code_theme=self.ui["code_theme"],
                                          show_reasoning=self.ui["show_reasoning"])
             self.stream.running = self.running
-            if self.keys is not None and not self.hinted:
-                self.keys.arm(self._key_pressed)
+            if self.keys is not None:  # what was typed before a question, say
+                self.stream.hint(self.keys.shown())
         return self.stream
 
-    def _key_pressed(self) -> None:
-        from .terminal import KEY_HINT
-
-        self.hinted = True
+    def _typed(self, shown: str) -> None:
         if self.stream is not None:
-            self.stream.hint(KEY_HINT)
+            self.stream.hint(shown)
 
     def start(self) -> None:
         self._live()
@@ -381,16 +401,25 @@ class TerminalRenderer:
             labels = attachment_labels(event)
             body = "\n".join([preview(event["output"]), *labels]).strip() or "(no output)"
             stream.print(self._panel(body, title, style))
-        elif kind == "retry":
-            stream.note(retry_note(event))
+            stream.wait()
         elif kind == "waiting":
-            stream.note(waiting_note(event) if event["sources"] else "", since=time.monotonic())
+            if event["sources"]:
+                stream.wait(waiting_note(event))
+            else:
+                stream.wait()
+        elif kind == "retry":
+            stream.wait(retry_note(event), seconds=event["delay"])
+        elif kind == "compacting":
+            from .context_view import compacting_note
+
+            stream.wait(compacting_note(event))
         elif kind == "compaction":
             from rich.text import Text
 
             from .context_view import compaction_note
 
             stream.print(Text(compaction_note(event), style="dim"))
+            stream.wait()
 
     def _panel(self, body: str, title: str, style: str, *, exact: bool = False) -> Any:
         """`exact`: a tool call's arguments, shown as `call_text`."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -10,20 +11,20 @@ from rich.text import Text
 from toolnexus import ToolnexusError
 from toolnexus.visible import visible
 
-from .approve import confirm
+from .approve import confirm, confirm_default_no, panel
 from .attach import pasted_image
-from .commands import COMMANDS, Commands
+from .commands import COMMANDS, Commands, meant_as_command
 from .config import Config
 from .mcp_prompts import attach_mentions
 from .mcp_view import status_line
 from .models import model_names
 from .options import RunOptions
 from .render import TerminalRenderer, unfinished_note
-from .session import Session
-from .shell import offer_to_add, run_shell
-from .terminal import KeyWatch, mute_keyboard, prompt_session, restore_keyboard
+from .session import Session, Turn
+from .shell import run_shell
+from .terminal import TypeAhead, mute_keyboard, prompt_session, restore_keyboard
 from .theme import terminal_ui
-from .toolbox import sandbox_line, tools_summary
+from .toolbox import sandbox_line, tools_summary, yes_line
 
 if TYPE_CHECKING:
     from toolnexus.mcp import McpServer
@@ -40,6 +41,7 @@ class Repl:
                                mcp_wait=MCP_WAIT, on_server=self._server_changed)
         self.commands = Commands(self.session, self.console, self.ui)
         self.carried: list[str] = []  # `!command` output to add to the next message
+        self.typed = TypeAhead(self.console.file)  # while an answer streams
         self.prompts: Any = None  # the prompt line, once the chat runs
 
     def _server_changed(self, server: McpServer) -> None:
@@ -48,7 +50,7 @@ class Repl:
             self.prompts.app.invalidate()
 
     def _renderer(self, session: Session) -> TerminalRenderer:
-        renderer = TerminalRenderer(self.console, self.ui, keys=KeyWatch())
+        renderer = TerminalRenderer(self.console, self.ui, keys=self.typed)
         renderer.start()
         return renderer
 
@@ -60,7 +62,7 @@ class Repl:
         session = self.session
         servers = session.toolkit.servers
         self.prompts = prompts = prompt_session(
-            COMMANDS, model_names(self.session.config), vi=self.ui["editing_mode"] == "vi",
+            COMMANDS, model_names(session.config), vi=self.ui["editing_mode"] == "vi",
             status=(lambda: status_line(session.toolkit.servers)) if servers else None)
         if servers:
             from prompt_toolkit.completion import merge_completers
@@ -69,6 +71,14 @@ class Repl:
 
             prompts.completer = merge_completers([prompts.completer,
                                                   mcp_completer(session.toolkit)])
+        await self._banner()
+        code = await self._chat(prompts)
+        if not session.interrupts.received:
+            await self._say_how_to_come_back()
+        return code
+
+    async def _banner(self) -> None:
+        session = self.session
         self.console.print(Text(
             f"toolnexus chat · {session.target.model} · thread {session.thread} · "
             "/help for commands, Ctrl-D to leave", style="dim"))
@@ -79,12 +89,19 @@ class Repl:
         if sandbox:
             self.console.print(Text(sandbox, style="dim" if session.toolkit.workspace.sandbox
                                     .active else "yellow"))
+        if session.options.yes and tools:
+            self.console.print(Text(yes_line(session.toolkit), style="yellow"))
         if session.options.thread or session.options.continue_last:
             self.commands.show_last_exchange(await session.store.load(session.thread))
+
+    async def _chat(self, prompts: Any) -> int:
+        """Line after line until the person leaves (Ctrl-D, /exit, Ctrl-C twice on an
+        empty line) or a signal ends the chat: the exit code."""
+        session = self.session
         armed_exit = False
         while True:
             try:
-                line = await prompts.prompt_async("› ", multiline=False)
+                line = await self._next_line(prompts)
             except KeyboardInterrupt:  # on an empty line
                 if armed_exit:
                     return 0
@@ -94,29 +111,64 @@ class Repl:
             except EOFError:
                 return 0
             armed_exit = False
-            text = line.strip()
-            if not text:
-                continue
-            if text.startswith("!"):
-                await self.shell(text[1:].strip())
-            elif text.startswith("/"):
-                outcome = await self.commands.run(text)
-                if outcome == "exit":
-                    return 0
-                if outcome:  # a prompt to send (from /retry or /edit)
-                    await self.turn(outcome)
-            elif (image := pasted_image(text)) is not None and await confirm(
-                    f"attach {visible(image.name)}?"):
-                await self.commands.attach(str(image))
-            else:
-                await self.turn(line)
+            if await self.handle(line) == "exit":
+                return 0
             if session.interrupts.received:  # SIGTERM or SIGHUP stopped the turn
                 return session.interrupts.exit_code(0)
+
+    async def _next_line(self, prompts: Any) -> str:
+        """A message queued while the last answer streamed, shown as if typed at the
+        prompt; else a line typed at the prompt, which starts with whatever was typed
+        meanwhile and not queued."""
+        queued = self.typed.next_queued()
+        if queued is not None:
+            self.console.print(Text(visible(f"› {queued}")))
+            return queued
+        return await prompts.prompt_async("› ", multiline=False,
+                                          default=self.typed.take_line())
+
+    async def _say_how_to_come_back(self) -> None:
+        """On leaving a thread that holds something: the command that goes on with it."""
+        thread = self.session.thread
+        try:
+            kept = await self.session.store.get(thread)
+        except ToolnexusError:  # the store is broken: that was said when it failed
+            return
+        if kept:
+            self.console.print(Text(visible(
+                f"to go on with this thread: toolnexus chat --id {shlex.quote(thread)}"),
+                style="dim"))
+
+    async def handle(self, line: str) -> str | None:
+        """One line as typed at the prompt: a `!command`, a slash command, an image to
+        attach, or a message (`//` sends one that starts with `/`); "exit" to leave."""
+        text = line.strip()
+        if not text:
+            return None
+        if text.startswith("!"):
+            await self.shell(text[1:].strip())
+        elif text.startswith("//"):
+            await self.turn(text[1:])
+        elif text.startswith("/") and meant_as_command(text):
+            outcome = await self.commands.run(text)
+            if outcome == "exit":
+                return "exit"
+            if outcome:  # a prompt to send (from /retry or /edit)
+                await self.turn(outcome)
+        elif (image := pasted_image(text)) is not None and await confirm(
+                f"attach {visible(image.name)}?"):
+            await self.commands.attach(str(image))
+        else:
+            await self.turn(line)
+        return None
 
     async def shell(self, command: str) -> None:
         """`!command`: run it here, show its output, offer to add it to the next message."""
         if not command:
             self.console.print(Text("usage: !COMMAND runs a shell command here", style="yellow"))
+            return
+        if "\n" in command and not await self._lines_confirmed(command):
+            self.console.print(Text("(not run)", style="dim"))
             return
         self.console.print(Text(visible(f"$ {command}"), style="bold"))
         keyboard = mute_keyboard()
@@ -128,12 +180,20 @@ class Repl:
             self.console.print(Text("(interrupted: its process group was killed)", style="dim"))
         elif run.exit_code:
             self.console.print(Text(f"(exit code {run.exit_code})", style="dim"))
-        if await offer_to_add():
+        if await confirm_default_no("add this output to your next message? [y/N] "):
             self.carried.append(run.as_message())
             self.console.print(Text("(it goes with your next message)", style="dim"))
 
+    async def _lines_confirmed(self, command: str) -> bool:
+        """A `!` paste of several lines runs only when the person has seen them all and
+        said y: a pasted paragraph that happens to start with "!" is no script."""
+        panel(self.console, command, "! with several lines: each one runs with your shell")
+        count = len(command.splitlines())
+        return await confirm_default_no(f"run these {count} lines with your shell? [y/N] ")
+
     async def turn(self, prompt: str) -> None:
-        """One exchange, its answer live on screen; a failure is one red line."""
+        """One exchange, its answer live on screen; a failure is one red line. What is
+        typed meanwhile is queued, and waits at the prompt if the answer did not end."""
         if self.carried:
             prompt = "\n\n".join([*self.carried, prompt])
             self.carried = []
@@ -143,11 +203,13 @@ class Repl:
         except ToolnexusError as exc:
             self.console.print(Text(visible(f"error: {exc} (not sent)"), style="bold red"))
             return
-        keyboard = mute_keyboard()
-        try:
+        with self.typed.during_turn():
             turn = await self.session.run_turn([prompt, *attached] if attached else prompt)
-        finally:
-            restore_keyboard(keyboard)
+            await self._show_end(turn)
+        if turn.status != "done":
+            self.typed.keep_for_prompt()
+
+    async def _show_end(self, turn: Turn) -> None:
         if turn.status == "cancelled":
             self.console.print(Text("(interrupted: the partial answer is kept)", style="dim"))
         elif turn.result is None:

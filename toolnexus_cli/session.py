@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from toolnexus import (
     Client,
     ContextPolicy,
+    ProviderError,
     RunCancelled,
     RunResult,
     RunTimeout,
@@ -26,6 +27,8 @@ from toolnexus import (
 )
 from toolnexus._await import maybe_await
 from toolnexus.content import Prompt
+from toolnexus.errors import IdleTimeout
+from toolnexus.marks import failures_in_a_row
 from toolnexus.stores import Thread, ThreadStore
 from toolnexus.suspension import WaitFor
 from toolnexus.visible import visible
@@ -36,7 +39,7 @@ from .approve import (
     wait_for_without_terminal,
     yes_to_what_it_covers,
 )
-from .config import Config, Target, cache_dir, data_dir, resolve_target
+from .config import LIMITS, Config, Target, cache_dir, data_dir, resolve_target
 from .errors import UsageError
 from .keys import KeyChoice, check_provider_headers, choose_key
 from .listing import latest_holding
@@ -47,6 +50,7 @@ from .redact import EventRedactor, RedactingStore, Redactor
 from .render import NO_FACTS, FooterFacts
 from .signals import Interrupts
 from .toolbox import (
+    call_view,
     make_hooks,
     open_toolkit,
     refuse_without_terminal,
@@ -59,6 +63,11 @@ if TYPE_CHECKING:
 
     from toolnexus.approval import AskUser
     from toolnexus.mcp import McpServer
+
+
+# An endpoint's answer about the request itself (not the key, the model, the load): the
+# same one on every turn of a thread means something in the thread is what it refuses.
+REFUSED_REQUEST = frozenset({400, 422, 500})
 
 
 class Output(Protocol):
@@ -117,13 +126,17 @@ class Session:
 
     def _resolve(self, options: RunOptions) -> Target:
         """The config's target, with the command line's request options (-o) over the
-        model's request_params and its --reasoning over the config's."""
+        model's request_params, and its --reasoning and --idle-timeout over the config's."""
         target = resolve_target(self.config, model=options.model, base_url=options.base_url,
                                 style=options.style, system=options.system,
                                 named_provider=options.provider)
+        idle = options.idle_timeout
+        if idle is not None and not LIMITS["idle_timeout"].allows(idle):
+            raise UsageError(f"--idle-timeout must be {LIMITS['idle_timeout'].rule()}")
         return dataclasses.replace(
             target, request_params={**target.request_params, **options.params},
-            reasoning=options.reasoning or target.reasoning)
+            reasoning=options.reasoning or target.reasoning,
+            idle_timeout=target.idle_timeout if idle is None else idle)
 
     def run(self, body: Callable[[], Awaitable[int]]) -> int:
         """Open the session, run `body` (the front end) and close it all: the exit code.
@@ -180,8 +193,9 @@ class Session:
                                        self.interrupted_at_question)
             wait_for = yes_to_what_it_covers(person) if yes else person
             if not yes:
-                asker = self._resume_output(terminal_asker(console, self.pause_output,
-                                                           self.interrupted_at_question))
+                asker = self._resume_output(terminal_asker(
+                    console, self.pause_output, self.interrupted_at_question,
+                    call_view(self.toolkit)))
         hooks = make_hooks(self.config, self.toolkit, asker)
         client, self.key, self.redact = make_client(target, self.store, hooks=hooks,
                                                     wait_for=wait_for,
@@ -194,7 +208,8 @@ class Session:
         UsageError (an unknown model, say) leaves everything as it was."""
         options = dataclasses.replace(self.options, **changes)
         previous = self.client
-        self._connect(self._resolve(options))
+        # in a thread: resolving may ask the endpoints which models they serve
+        self._connect(await asyncio.to_thread(self._resolve, options))
         self.options = options
         await previous.aclose()
 
@@ -281,28 +296,44 @@ class Session:
             return Turn("cancelled", renderer)
         except ToolnexusError as exc:
             self._show_held(redact_events, renderer)
-            line = self.redact.line(f"error: {explain_error(exc, self.key)}")
+            again = await self._refused_again(exc)
+            line = self.redact.line(f"error: {explain_error(exc, self.key)}{again}")
             return Turn("failed", renderer, error=visible(line))
         finally:
             loop.remove_signal_handler(signal.SIGINT)
             self.interrupts.turn = None
 
+    async def _refused_again(self, exc: ToolnexusError) -> str:
+        """When the endpoint refused the request itself and the turns before this one
+        ended in the same error, how to go on without what it refuses; else ""."""
+        if not (isinstance(exc, ProviderError) and exc.status in REFUSED_REQUEST
+                and exc.context_overflow is None):
+            return ""
+        count = failures_in_a_row(await self.store.load(self.thread))
+        if count < 2:
+            return ""
+        return (f"; the same error ended the last {count} turns, so something in this thread "
+                f"may be what the endpoint refuses: in the chat (toolnexus chat --id "
+                f"{self.thread}), /undo drops the last exchange, /fork N goes on with "
+                "messages 1..N only, /retry asks again")
+
     async def footer_facts(self, result: RunResult) -> FooterFacts:
-        """What a footer shows beyond the run's own numbers: the window and how full the
-        next request would be, the model's price and the thread's usage so far."""
+        """What a footer shows beyond the run's own numbers: the window (the endpoint is
+        asked once, the first time) and how full the next request would be, the model's
+        price and the thread's usage so far."""
         info = await self.store.info(self.thread)
         try:
-            report = await self.client.context_report(result.messages, self.toolkit,
-                                                      ask_endpoint=False)
+            report = await self.client.context_report(result.messages, self.toolkit)
         except ToolnexusError:  # the window could not be looked up: show what is known
             report = None
         window = report.window if report else None
         # the next request's size only matters against a window; without one the footer
         # shows what the last call really counted
-        return FooterFacts(window=window,
-                           fill=report.fill if window and report.estimated else None,
+        return FooterFacts(window=window, fill=report.fill if window else None,
+                           fill_estimated=bool(report and report.estimated),
                            price=self.target.price,
-                           thread_usage=info.usage if info else None)
+                           thread_usage=info.usage if info else None,
+                           approvals_off=self.options.yes and bool(len(self.toolkit)))
 
     @staticmethod
     def _show_held(redact_events: EventRedactor, renderer: Output) -> None:
@@ -361,7 +392,8 @@ def make_client(target: Target, store: ThreadStore, *, hooks: dict[str, Any] | N
             hooks=hooks, wait_for=wait_for, max_turns=target.max_turns,
             max_tool_calls_per_reply=target.max_tool_calls_per_reply,
             max_tool_calls_per_run=target.max_tool_calls_per_run,
-            timeout_ms=target.timeout * 1000, prompt_cache=target.prompt_cache,
+            timeout_ms=target.timeout * 1000, idle_timeout_s=target.idle_timeout,
+            prompt_cache=target.prompt_cache,
             context=ContextPolicy(cache_path=cache_dir() / "windows.json") if compact else None,
             context_window=target.context_window,
         )
@@ -376,6 +408,9 @@ def explain_error(exc: BaseException, choice: KeyChoice) -> str:
     if isinstance(exc, RunTimeout) and seconds is not None:
         return (f"timed out after {seconds:g} s (the 'timeout' setting of the config file "
                 "allows longer)")
+    if isinstance(exc, IdleTimeout):
+        return (f"{' '.join(str(exc).split())}: the server may be busy ('idle_timeout' in "
+                "the config file, or --idle-timeout, waits longer)")
     status = getattr(exc, "status", None)
     if status in (401, 403):
         said = getattr(exc, "provider_message", None) or "the key was refused"

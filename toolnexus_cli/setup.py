@@ -38,17 +38,6 @@ PROVIDER_NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
 
 
 @dataclass
-class Choice:
-    """What the answers add up to: one provider, its model, maybe a key."""
-
-    name: str
-    settings: dict[str, str]
-    model: str
-    key: str | None = None
-    table: bool = True  # False: the provider is already in the file (or built in)
-
-
-@dataclass
 class Endpoint:
     label: str
     name: str
@@ -57,6 +46,19 @@ class Endpoint:
     key_env: str | None = None
     default_model: str | None = None
     models: list[ModelInfo] = field(default_factory=list)
+
+
+@dataclass
+class Choice:
+    """What the answers add up to: one provider, its model, maybe a key, and the endpoint
+    as it answered (its models are cached for the chat's /model completion)."""
+
+    name: str
+    settings: dict[str, str]
+    model: str
+    endpoint: Endpoint
+    key: str | None = None
+    table: bool = True  # False: the provider is already in the file (or built in)
 
 
 # ------------------------------------------------------------------ entry points
@@ -134,9 +136,9 @@ def _choose_endpoint() -> Choice:
     endpoint = options[picked]
     if endpoint in found:
         return Choice(endpoint.name, {"base_url": endpoint.base_url, "style": endpoint.style},
-                      _pick_model(endpoint))
+                      _pick_model(endpoint), endpoint)
     key = _ask_key(endpoint)
-    return Choice(endpoint.name, {}, _pick_model(endpoint), key, table=False)
+    return Choice(endpoint.name, {}, _pick_model(endpoint), endpoint, key, table=False)
 
 
 def _hosted(label: str, name: str) -> Endpoint:
@@ -170,7 +172,8 @@ def _custom_endpoint() -> Choice:
         print("  letters, digits, - and _ only")
     endpoint = Endpoint(name, name, url, style, key_env="")
     key = _ask_key(endpoint, optional=True)
-    return Choice(name, {"base_url": url, "style": style}, _pick_model(endpoint), key)
+    return Choice(name, {"base_url": url, "style": style}, _pick_model(endpoint), endpoint,
+                  key)
 
 
 def _ask_key(endpoint: Endpoint, optional: bool = False) -> str | None:
@@ -302,9 +305,21 @@ def _write(path: Path, choice: Choice, old_text: str | None) -> None:
     keys = load_keys() if choice.key else {}
     write_config(path, text)
     print(f"wrote {path}")
+    _cache_models(choice)
     if choice.key:
         keys[choice.name] = choice.key
         print(f"stored the key for {choice.name} in {write_keys(keys)}")
+
+
+def _cache_models(choice: Choice) -> None:
+    """Keep the models the endpoint listed, as `toolnexus models` would: the chat
+    completes their names after /model from the first run on."""
+    from .models import ProviderModels, keep_listing
+
+    endpoint = choice.endpoint
+    if endpoint.models:
+        keep_listing(ProviderModels(choice.name, endpoint.base_url, endpoint.style,
+                                    endpoint.models))
 
 
 def _with_default(text: str, default: str | None) -> str:

@@ -1,5 +1,6 @@
 """`!command` in the chat: a shell command the user typed, run here (no model, no approval:
-the user asked for it), its output shown and, if they want, added to the next message.
+the user asked for it), its output shown (the chat asks whether to add it to the next
+message).
 
 The command runs in its own process group, so Ctrl-C kills it and whatever it started,
 not the chat. Its output is shown `visible` (it is data, like anything a tool prints).
@@ -86,15 +87,3 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):  # gone (EPERM: only zombies are left)
         pass
-
-
-async def offer_to_add() -> bool:
-    """Asks "add this output to your next message? [y/N]"; only y (or yes) says yes."""
-    from prompt_toolkit import PromptSession
-
-    try:
-        answer = await PromptSession().prompt_async(
-            "add this output to your next message? [y/N] ")
-    except (KeyboardInterrupt, EOFError):
-        return False
-    return answer.strip().lower() in ("y", "yes")

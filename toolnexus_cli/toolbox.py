@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import sys
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolnexus import Toolkit, ToolnexusError, create_toolkit
+from toolnexus import Tool, Toolkit, ToolnexusError, create_toolkit
 
 from .config import Config, config_dir, data_dir, state_dir
 from .errors import UsageError
@@ -163,6 +164,29 @@ def make_hooks(config: Config, toolkit: Toolkit, ask: AskUser) -> dict[str, Any]
     return {"before_tool": approval_hook(approval_policy(config, toolkit), toolkit, ask)}
 
 
+# How the question about a call shows it: (name, args) -> Rich Text.
+CallView = Callable[[str, Any], Any]
+
+
+def call_view(toolkit: Toolkit) -> CallView:
+    """A built-in write_file or edit_file call as the change it would make to the file
+    (file_change.py); any other call as its arguments in full."""
+
+    def show(name: str, args: Any) -> Any:
+        from .render import call_text
+
+        tool, workspace = toolkit.get(name), toolkit.workspace
+        if workspace is not None and tool is not None and tool.source == "builtin":
+            from .file_change import file_change
+
+            change = file_change(workspace, name, args)
+            if change is not None:
+                return change
+        return call_text(describe_call(name, args))
+
+    return show
+
+
 def describe_call(name: str, args: Any) -> str:
     if name == "bash" and isinstance(args, dict) and "command" in args:
         more = "".join(f"\n{key}: {value if isinstance(value, str) else json.dumps(value)}"
@@ -187,6 +211,7 @@ def refuse_without_terminal(allow_all: bool) -> AskUser:
 
 
 SOURCE_NAMES = {"builtin": "built-in", "python": "functions", "skills": "skills"}
+FILE_TOOLS = ("read_file", "list_dir", "glob", "grep", "write_file", "edit_file")
 NAMED_IN_BANNER = 6
 
 
@@ -205,24 +230,73 @@ def tools_summary(toolkit: Toolkit) -> str | None:
     return f"tools: {shown} ({', '.join(f'{n} {label}' for label, n in counts.items())})"
 
 
-def tool_rows(toolkit: Toolkit, policy: ApprovalPolicy) -> list[dict[str, Any]]:
-    rows = [{"name": t.name, "source": t.source, "status": "ok", "approval": policy.rule_for(t),
-             "description": t.description} for t in toolkit.tools()]
+def approval_in_effect(policy: ApprovalPolicy, tool: Tool, yes: bool) -> tuple[str, str]:
+    """What a call of `tool` meets by its name alone, and why when the config's rule is
+    not the whole story: ("allow", "--yes, sandbox"), ("ask", "no sandbox"), ("deny", "")."""
+    decision = policy.rule_for(tool)
+    bash = tool.source == "builtin" and tool.name == "bash"
+    if decision == "deny":
+        return decision, ""
+    if bash and not policy.sandboxed:
+        return "ask", "no sandbox"  # a person, before every command, --yes or not
+    if decision == "ask" and yes:
+        return "allow", "--yes, sandbox" if bash else "--yes"
+    return decision, "sandbox" if bash else ""
+
+
+def tool_rows(toolkit: Toolkit, policy: ApprovalPolicy, *, yes: bool = False,
+              ) -> list[dict[str, Any]]:
+    """A row per tool: name, source, status, the approval in effect (with --yes if
+    `yes`) and why ("approval_note"), description."""
+    rows = []
+    for tool in toolkit.tools():
+        approval, note = approval_in_effect(policy, tool, yes)
+        rows.append({"name": tool.name, "source": tool.source, "status": "ok",
+                     "approval": approval, "approval_note": note,
+                     "description": tool.description})
     for server in toolkit.servers:
         if server.status != "ok":
             rows.append({"name": f"{server.name}_*", "source": f"mcp:{server.name}",
-                         "status": server.status, "approval": "-", "description": ""})
+                         "status": server.status, "approval": "-", "approval_note": "",
+                         "description": ""})
     return rows
 
 
-def list_tools(config: Config, flags: ToolFlags, *, as_json: bool) -> int:
+def approval_text(row: dict[str, Any]) -> str:
+    """A row's approval as the tool lists show it: "allow (--yes, sandbox)"."""
+    return f"{row['approval']} ({row['approval_note']})" if row["approval_note"] else row[
+        "approval"]
+
+
+def yes_line(toolkit: Toolkit) -> str:
+    """What --yes does here, for the banner: what runs without asking, and what a person
+    is still asked whatever --yes says."""
+    line = "approvals off (--yes): tool calls run without asking"
+    still = still_asked(toolkit)
+    return f"{line}; still asked: {', '.join(still)}" if still else line
+
+
+def still_asked(toolkit: Toolkit) -> list[str]:
+    """What only a person answers, --yes or not, among what the tools offered can do."""
+    still = []
+    if toolkit.get("bash") is not None:
+        still.append("leaving the sandbox" if sandboxed(toolkit)
+                     else "every bash command (no sandbox)")
+    if any(toolkit.get(name) is not None for name in FILE_TOOLS):
+        still.append("secret-looking files")
+    if toolkit.get("fetch_url") is not None:
+        still.append("new hosts")
+    return still
+
+
+def list_tools(config: Config, flags: ToolFlags, *, as_json: bool, yes: bool = False) -> int:
     import asyncio
 
     async def collect() -> list[dict[str, Any]]:
         toolkit = await open_toolkit(config, flags)
         try:
             await toolkit.started()  # each MCP server runs or has failed
-            return tool_rows(toolkit, approval_policy(config, toolkit))
+            return tool_rows(toolkit, approval_policy(config, toolkit), yes=yes)
         finally:
             await toolkit.close()
 
@@ -236,5 +310,5 @@ def list_tools(config: Config, flags: ToolFlags, *, as_json: bool) -> int:
         print(f"{'TOOL':<28} {'SOURCE':<16} {'STATUS':<8} {'APPROVAL':<8}")
         for row in rows:
             print(f"{row['name']:<28} {row['source']:<16} {row['status']:<8} "
-                  f"{row['approval']:<8}")
+                  f"{approval_text(row)}")
     return 0

@@ -8,9 +8,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..bounded_json import loads_bounded
-from ..content import Media, media_of, unsupported
+from ..content import Media, media_of, stand_in
 from ..errors import ProviderError, ToolnexusError
-from ..events import Usage, empty_usage, reasoning_event, text_event
+from ..events import (
+    CONTEXT_FULL,
+    MAX_TOKENS,
+    REFUSED,
+    Usage,
+    empty_usage,
+    reasoning_event,
+    text_event,
+)
 from .base import (
     NO_OPTIONS,
     ModelReply,
@@ -26,6 +34,7 @@ from .common import (
     element,
     loads_event,
     malformed,
+    newest_prompt,
     optional,
     put_count,
     text_of,
@@ -40,6 +49,12 @@ THINKING_BUDGET = {"low": 1024, "medium": 4096, "high": 16384}
 # Thinking blocks ride on the canonical assistant message under this key, signatures and all,
 # so they can go back to the API ahead of the tool_use they led to.
 THINKING_KEY = "thinking_blocks"
+# A reply holding blocks the canonical form has no place for (server tools' calls and results:
+# web search, web fetch, code execution) keeps all its blocks, in order, under this key: they
+# go back verbatim, the client tool_use blocks among them as the canonical calls now are.
+BLOCKS_KEY = "anthropic_content"
+# The blocks the canonical form holds by itself (as text, tool calls, thinking).
+_CANONICAL_BLOCKS = frozenset({"text", "tool_use", "thinking", "redacted_thinking"})
 
 # Anthropic error types -> the HTTP status they stand for, for errors sent inside a stream.
 _ERROR_STATUS = {
@@ -58,7 +73,10 @@ class AnthropicStyle(WireStyle):
     name = "anthropic"
     key_env = "ANTHROPIC_API_KEY"
     preamble_events = frozenset({"message_start", "ping"})
-    cut_off_reasons = frozenset({"max_tokens"})
+    # server tools ran long: the turn goes on when it is sent back as it is
+    pause_reasons = frozenset({"pause_turn"})
+    unfinished_reasons = {"max_tokens": MAX_TOKENS, "refusal": REFUSED,
+                          "model_context_window_exceeded": CONTEXT_FULL}
 
     def endpoint(self, base_url: str) -> str:
         base = base_url.rstrip("/")
@@ -83,10 +101,11 @@ class AnthropicStyle(WireStyle):
                    options: RequestOptions = NO_OPTIONS) -> dict[str, Any]:
         own_system = [text_of(m.get("content")) for m in messages if m.get("role") == "system"]
         wire: list[dict[str, Any]] = []
-        for message in messages:
+        prompt = newest_prompt(messages)
+        for index, message in enumerate(messages):
             role = message.get("role")
             if role == "user":
-                _push(wire, "user", _user_blocks(message.get("content")))
+                _push(wire, "user", _user_blocks(message.get("content"), strict=index == prompt))
             elif role == "assistant":
                 _push(wire, "assistant", _assistant_blocks(message))
             elif role == "tool":
@@ -135,6 +154,11 @@ class AnthropicStyle(WireStyle):
         answer = {k: v for k, v in message.items() if k != "tool_calls"}
         answer["content"] = call["function"]["arguments"]
         return answer
+
+    def continued(self, paused: dict[str, Any], more: dict[str, Any]) -> dict[str, Any]:
+        """A paused turn and what came when it was sent back are one assistant turn: its
+        blocks, in the order they came."""
+        return _message_from_blocks(_assistant_blocks(paused) + _assistant_blocks(more))
 
     def error_message(self, data: Any) -> str | None:
         if isinstance(data, dict):
@@ -238,15 +262,19 @@ def _think(body: dict[str, Any], budget: int, options: RequestOptions) -> None:
     body["max_tokens"] = reply + budget
 
 
-def _user_blocks(content: Any) -> list[dict[str, Any]]:
+def _user_blocks(content: Any, *, strict: bool) -> list[dict[str, Any]]:
+    """User content as blocks; media this API cannot carry as its note, or (`strict`, the
+    prompt being asked) an error."""
     if not isinstance(content, list):
         text = text_of(content)
         return [{"type": "text", "text": text}] if text else []
     blocks = []
     for part in content:
         media = media_of(part)
-        if media is not None:
+        if media is not None and _carries(media):
             blocks.append(_media_block(media))
+        elif media is not None:
+            blocks.append({"type": "text", "text": stand_in("anthropic", media, strict=strict)})
         elif isinstance(part, dict) and part.get("type") == "text" and part.get("text"):
             blocks.append({"type": "text", "text": part["text"]})
     return blocks
@@ -256,13 +284,17 @@ def _tool_result_content(content: Any) -> Any:
     """A tool result's content: its text, or text and image/document blocks."""
     if not isinstance(content, list) or all(media_of(p) is None for p in content):
         return text_of(content)
-    return _user_blocks(content)
+    return _user_blocks(content, strict=False)
+
+
+def _carries(media: Media) -> bool:
+    """Whether the Messages API can carry this media: images, and PDFs (inline or by URL)."""
+    if media.kind == "document":
+        return media.base64 is None or media.mime == "application/pdf"
+    return media.kind != "audio"
 
 
 def _media_block(media: Media) -> dict[str, Any]:
-    if media.kind == "audio" or (media.kind == "document" and media.base64 is not None
-                                 and media.mime != "application/pdf"):
-        raise unsupported("anthropic", media)
     source: dict[str, Any] = (
         {"type": "url", "url": media.url} if media.url is not None else
         {"type": "base64", "media_type": media.mime, "data": media.base64}
@@ -274,46 +306,61 @@ def _media_block(media: Media) -> dict[str, Any]:
 
 
 def _assistant_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    if message.get(BLOCKS_KEY):
+        return _kept_blocks(message)
     blocks = list(message.get(THINKING_KEY) or [])
     text = text_of(message.get("content"))
     if text.strip():
         blocks.append({"type": "text", "text": text})
-    for call in message.get("tool_calls") or []:
-        fn = call.get("function") or {}
-        try:
-            args = loads_bounded(fn.get("arguments") or "{}")
-        except ValueError:
-            args = {}
-        blocks.append({
-            "type": "tool_use",
-            "id": _wire_id(call.get("id")),
-            "name": fn.get("name", ""),
-            "input": args if isinstance(args, dict) else {"value": args},
-        })
+    blocks += [_tool_use(call) for call in message.get("tool_calls") or []]
     return blocks
 
 
-def parse_usage(raw: Any, usage: Usage | None = None) -> Usage:
-    """Fold an Anthropic usage object into `usage`. Fields present replace earlier ones:
-    `output_tokens` in message_delta is cumulative, not a delta."""
-    usage = usage if usage is not None else empty_usage()
+def _kept_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """The blocks of a reply kept whole, in their order; each client tool_use as the
+    canonical call with its id now is (a call the thread no longer holds is left out, one
+    added since goes last)."""
+    calls = {_wire_id(call.get("id")): call for call in message.get("tool_calls") or []}
+    blocks = []
+    for block in message[BLOCKS_KEY]:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") != "tool_use":
+            blocks.append(block)
+        elif str(block.get("id")) in calls:
+            blocks.append(_tool_use(calls.pop(str(block.get("id")))))
+    return blocks + [_tool_use(call) for call in calls.values()]
+
+
+def _tool_use(call: dict[str, Any]) -> dict[str, Any]:
+    fn = call.get("function") or {}
+    try:
+        args = loads_bounded(fn.get("arguments") or "{}")
+    except ValueError:
+        args = {}
+    return {"type": "tool_use", "id": _wire_id(call.get("id")), "name": fn.get("name", ""),
+            "input": args if isinstance(args, dict) else {"value": args}}
+
+
+def parse_usage(raw: Any) -> Usage:
+    """An Anthropic usage object as canonical usage."""
+    usage = empty_usage()
     raw = optional(raw, dict, "usage")
     if raw:
         # input_tokens counts only what is past the last cache breakpoint: prompt_tokens is
         # the whole prompt, cache reads and writes included, as in the other styles
         parts = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-        if any(raw.get(p) is not None for p in parts):
-            usage["prompt_tokens"] = sum(tokens(raw, p) for p in parts)
+        usage["prompt_tokens"] = sum(tokens(raw, p) for p in parts)
         put_count(usage, "cached_tokens", raw, "cache_read_input_tokens")
         put_count(usage, "cache_write_tokens", raw, "cache_creation_input_tokens")
-        if raw.get("output_tokens") is not None:
-            usage["completion_tokens"] = tokens(raw, "output_tokens")
+        usage["completion_tokens"] = tokens(raw, "output_tokens")
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
     return usage
 
 
 def _message_from_blocks(blocks: list[dict[str, Any]]) -> dict[str, Any]:
     text, calls, thinking, reasoning = [], [], [], []
+    kept = []  # what can go back: every block but empty text, which the API refuses
     for block in blocks:
         kind = element(block, "a content block").get("type")
         if kind == "text":
@@ -324,8 +371,12 @@ def _message_from_blocks(blocks: list[dict[str, Any]]) -> dict[str, Any]:
         elif kind in ("thinking", "redacted_thinking"):
             thinking.append(block)
             reasoning.append(block.get("thinking", ""))
+        if kind != "text" or text[-1].strip():
+            kept.append(block)
     message = assistant_message("".join(text), calls, "".join(reasoning))
-    if thinking:
+    if any(block.get("type") not in _CANONICAL_BLOCKS for block in kept):
+        message[BLOCKS_KEY] = kept
+    elif thinking:
         message[THINKING_KEY] = thinking
     return message
 
@@ -340,7 +391,10 @@ class MessageStream(StreamAssembler):
         self.blocks: dict[int, dict[str, Any]] = {}
         self.json_parts: dict[int, list[str]] = {}
         self.text: list[str] = []
-        self.usage = empty_usage()
+        # the newest value of each usage field: message_start's, then message_delta's, which
+        # are cumulative (input and cache counts too, where server tools ran) and may
+        # carry only some fields
+        self.counts: dict[str, Any] = {}
         self.finish_reason: str | None = None
         self.done = False
 
@@ -362,16 +416,20 @@ class MessageStream(StreamAssembler):
                 return [text_event(block["text"])]
         elif kind == "message_start":
             message = optional(obj.get("message"), dict, "message_start.message") or {}
-            parse_usage(message.get("usage"), self.usage)
+            self._count(message.get("usage"))
         elif kind == "message_delta":
             delta = optional(obj.get("delta"), dict, "message_delta.delta") or {}
             self.finish_reason = delta.get("stop_reason") or self.finish_reason
-            parse_usage(obj.get("usage"), self.usage)
+            self._count(obj.get("usage"))
         elif kind == "message_stop":
             self.done = True
         elif kind == "error":
             self.wire.raise_error(obj)
         return []
+
+    def _count(self, raw: Any) -> None:
+        raw = optional(raw, dict, "usage") or {}
+        self.counts.update((key, value) for key, value in raw.items() if value is not None)
 
     def _delta(self, index: int, delta: dict[str, Any]) -> list[dict[str, Any]]:
         block = self.blocks.setdefault(index, {"type": "text", "text": ""})
@@ -389,6 +447,8 @@ class MessageStream(StreamAssembler):
             return [reasoning_event(piece)] if piece else []
         elif kind == "signature_delta":
             block["signature"] = block.get("signature", "") + delta.get("signature", "")
+        elif kind == "citations_delta":
+            block.setdefault("citations", []).append(delta.get("citation"))
         return []
 
     def partial_text(self) -> str:
@@ -404,11 +464,12 @@ class MessageStream(StreamAssembler):
         blocks = []
         for index in sorted(self.blocks):
             block = self.blocks[index]
-            if block.get("type") == "tool_use":
-                raw = "".join(self.json_parts.get(index, [])).strip()
+            if index in self.json_parts:  # a client or a server tool's call
+                raw = "".join(self.json_parts[index]).strip()
                 block = {**block, "input": _parse_input(raw)}
             blocks.append(block)
-        return ModelReply(_message_from_blocks(blocks), self.usage, self.finish_reason)
+        return ModelReply(_message_from_blocks(blocks), parse_usage(self.counts),
+                          self.finish_reason)
 
 
 def _parse_input(raw: str) -> Any:

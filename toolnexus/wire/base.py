@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..errors import ContextOverflow, ProviderError, http_error
-from ..events import Usage
+from ..events import REFUSED, Usage
 from ..schema import OutputSchema
 
 REASONING_LEVELS = ("off", "low", "medium", "high")
@@ -59,6 +59,7 @@ class ModelReply:
     message: dict[str, Any]
     usage: Usage
     finish_reason: str | None
+    refused: bool = False  # the answer is a refusal (the provider said so, not its wording)
 
 
 @contextlib.contextmanager
@@ -105,7 +106,11 @@ class WireStyle(ABC):
     name: ClassVar[str]
     key_env: ClassVar[str]  # the environment variable that holds this style's API key
     preamble_events: ClassVar[frozenset[str]] = frozenset()  # stream events with no output
-    cut_off_reasons: ClassVar[frozenset[str]] = frozenset()  # finish reasons of a length limit
+    # finish reasons of an answer that did not end by itself -> why (events.MAX_TOKENS...)
+    unfinished_reasons: ClassVar[dict[str, str]] = {}
+    # finish reasons of a turn the server paused: it goes on when sent back (see continued)
+    pause_reasons: ClassVar[frozenset[str]] = frozenset()
+    reply_budget_key: ClassVar[str] = "max_tokens"  # the request key of the reply's length
 
     @abstractmethod
     def endpoint(self, base_url: str) -> str: ...
@@ -137,6 +142,18 @@ class WireStyle(ABC):
         """For a style that delivers structured output other than as the answer's text (a
         forced tool call), the assistant message with that output as its text; else None."""
         return None
+
+    def why_unfinished(self, reply: ModelReply) -> str | None:
+        """Why a final answer is not whole (an incomplete reason of events.py), or None
+        when it ended by itself."""
+        if reply.refused:
+            return REFUSED
+        return self.unfinished_reasons.get(reply.finish_reason or "")
+
+    def continued(self, paused: dict[str, Any], more: dict[str, Any]) -> dict[str, Any]:
+        """The one assistant message a paused turn and the reply that went on from it
+        make (for a style with pause_reasons)."""
+        raise NotImplementedError(f"the {self.name} style has no paused turns")
 
     def parse_reply(self, data: Any) -> ModelReply:
         """A whole (non-streamed) JSON reply as a ModelReply; raises ProviderError."""

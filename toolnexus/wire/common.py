@@ -117,6 +117,14 @@ def canonical_call(call_id: str, name: str, arguments: Any) -> dict[str, Any]:
     }
 
 
+def newest_prompt(messages: list[dict[str, Any]]) -> int:
+    """The index of the last user message (-1 if none): the prompt being asked, whose
+    attachments go as they are or not at all. Media of earlier messages and of tool results
+    that a style cannot carry goes as its text note (content.stand_in)."""
+    return next((i for i in range(len(messages) - 1, -1, -1)
+                 if messages[i].get("role") == "user"), -1)
+
+
 def text_of(content: Any) -> str:
     """The text of a canonical `content`: a string or a list of parts."""
     if content is None:

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..bounded_json import loads_bounded
-from ..content import Media, media_of, unsupported
+from ..content import Media, media_of, stand_in
 from ..errors import ProviderError
-from ..events import Usage, empty_usage, reasoning_event, text_event
+from ..events import FILTERED, MAX_TOKENS, Usage, empty_usage, reasoning_event, text_event
 from .base import (
     NO_OPTIONS,
     ModelReply,
@@ -28,6 +28,7 @@ from .common import (
     loads_event,
     malformed,
     new_call_id,
+    newest_prompt,
     optional,
     text_of,
     token_usage,
@@ -43,12 +44,15 @@ _WIRE_KEYS = {
 }
 # Gemini puts each tool call's thought signature here; it must go back with that call.
 EXTRA_CONTENT_KEY = "extra_content"
+# OpenRouter's structured reasoning (signed or encrypted), kept verbatim on the assistant
+# message it came on: it must go back unchanged with that turn's tool calls.
+REASONING_DETAILS_KEY = "reasoning_details"
 
 
 class OpenAIStyle(WireStyle):
     name = "openai"
     key_env = "OPENAI_API_KEY"
-    cut_off_reasons = frozenset({"length"})
+    unfinished_reasons = {"length": MAX_TOKENS, "content_filter": FILTERED}
 
     def endpoint(self, base_url: str) -> str:
         return base_url.rstrip("/") + "/chat/completions"
@@ -59,8 +63,9 @@ class OpenAIStyle(WireStyle):
 
     def for_base_url(self, base_url: str) -> WireStyle:
         host = urllib.parse.urlsplit(base_url).hostname or ""
-        if host == "openrouter.ai" or host.endswith(".openrouter.ai"):
-            return OPENROUTER
+        for domain, dialect in _DIALECTS.items():
+            if host == domain or host.endswith("." + domain):
+                return dialect
         return self
 
     def build_body(self, *, model: str, messages: list[dict[str, Any]], system: str | None,
@@ -70,19 +75,23 @@ class OpenAIStyle(WireStyle):
         if system and not (messages and messages[0].get("role") == "system"):
             wire.append({"role": "system", "content": system})
         held: list[dict[str, Any]] = []  # attachments of tool results, sent after them
-        for message in messages:
+        prompt = newest_prompt(messages)
+        for index, message in enumerate(messages):
             role = message.get("role", "")
             if held and role != "tool":
                 wire.append({"role": "user", "content": held})
                 held = []
             keys = _WIRE_KEYS.get(role, ("role", "content"))
             out = {k: message[k] for k in keys if k in message}
+            if role == "assistant":
+                self.add_continuation(message, out)
             if isinstance(out.get("content"), list):
                 if role == "tool":
                     held += self._tool_attachments(message)
                     out["content"] = text_of(out["content"])
                 else:
-                    out["content"] = [self._part(p) for p in out["content"]]
+                    out["content"] = [self._part(p, strict=index == prompt)
+                                      for p in out["content"]]
             wire.append(out)
         if held:
             wire.append({"role": "user", "content": held})
@@ -102,18 +111,17 @@ class OpenAIStyle(WireStyle):
     def reasoning_params(self, level: str) -> dict[str, Any]:
         return {"reasoning_effort": level}
 
-    def _part(self, part: Any) -> Any:
-        """A canonical part as it goes on the wire: the same, once checked it can."""
-        media = media_of(part)
-        if media is not None:
-            self._check(media)
-        return part
+    def add_continuation(self, message: dict[str, Any], out: dict[str, Any]) -> None:
+        """Add to an assistant message on the wire what this dialect needs back to go on
+        from it (nothing, in plain chat completions)."""
 
-    def _check(self, media: Media) -> None:
-        if media.kind == "document" and (media.url or media.mime != "application/pdf"):
-            raise unsupported(self.name, media)
-        if media.kind == "audio" and media.mime not in ("audio/wav", "audio/mpeg"):
-            raise unsupported(self.name, media)
+    def _part(self, part: Any, *, strict: bool) -> Any:
+        """A canonical part as it goes on the wire: the same, or the note standing for
+        media this style cannot carry."""
+        media = media_of(part)
+        if media is None or _carries(media):
+            return part
+        return {"type": "text", "text": stand_in(self.name, media, strict=strict)}
 
     def _tool_attachments(self, message: dict[str, Any]) -> list[dict[str, Any]]:
         """A tool message's media parts, for the user message that follows the results (a
@@ -121,10 +129,9 @@ class OpenAIStyle(WireStyle):
         parts = [p for p in message["content"] if media_of(p) is not None]
         if not parts:
             return []
-        for part in parts:
-            self._part(part)
         intro = f"(attachments returned by tool call {message.get('tool_call_id')})"
-        return [{"type": "text", "text": intro}, *parts]
+        return [{"type": "text", "text": intro},
+                *(self._part(part, strict=False) for part in parts)]
 
     def error_message(self, data: Any) -> str | None:
         if isinstance(data, dict):
@@ -167,28 +174,52 @@ class OpenAIStyle(WireStyle):
         choices = optional(data.get("choices"), list, "choices")
         if not choices:
             raise ProviderError("the endpoint's reply has no choices")
-        choice = element(choices[0], "choices[0]")
+        choice = _answer_choice(choices)
+        if choice is None:
+            raise ProviderError("the endpoint's reply has no choice with index 0")
         msg = optional(choice.get("message"), dict, "choices[0].message") or {}
         calls = [_whole_call(c) for c in optional(msg.get("tool_calls"), list, "tool_calls") or []]
+        if msg.get("function_call"):  # the deprecated single-call form of older servers
+            calls.append(_whole_call({"function": msg["function_call"]}))
         reasoning = msg.get("reasoning_content") or msg.get("reasoning") or ""
-        message = assistant_message(
-            _reply_text(msg.get("content")) + (optional(msg.get("refusal"), str, "refusal") or ""),
-            calls, reasoning if isinstance(reasoning, str) else "",
-        )
-        return ModelReply(message, parse_usage(data.get("usage")), choice.get("finish_reason"))
+        refusal = optional(msg.get("refusal"), str, "refusal") or ""
+        message = assistant_message(_reply_text(msg.get("content")) + refusal, calls,
+                                    reasoning if isinstance(reasoning, str) else "")
+        details = optional(msg.get(REASONING_DETAILS_KEY), list, REASONING_DETAILS_KEY)
+        if details:
+            message[REASONING_DETAILS_KEY] = details
+        usage = parse_usage(_usage_of(data, choice))
+        return ModelReply(message, usage, choice.get("finish_reason"), refused=bool(refusal))
 
     def new_stream(self) -> StreamAssembler:
         return ChunkStream(self)
 
 
 class OpenRouterStyle(OpenAIStyle):
-    """OpenRouter: the openai style, with reasoning as `reasoning: {"effort": ...}`."""
+    """OpenRouter: the openai style, with reasoning as `reasoning: {"effort": ...}`, and a
+    turn's `reasoning_details` sent back with it, unchanged."""
 
     def reasoning_params(self, level: str) -> dict[str, Any]:
         return {"reasoning": {"effort": level}}
 
+    def add_continuation(self, message: dict[str, Any], out: dict[str, Any]) -> None:
+        if message.get(REASONING_DETAILS_KEY):
+            out[REASONING_DETAILS_KEY] = message[REASONING_DETAILS_KEY]
 
-OPENROUTER = OpenRouterStyle()
+
+class DeepSeekStyle(OpenAIStyle):
+    """DeepSeek: in thinking mode, an assistant message that made tool calls must carry its
+    `reasoning_content` in every later request (the API answers 400 without it); that of a
+    turn without tool calls is not needed and is left out."""
+
+    def add_continuation(self, message: dict[str, Any], out: dict[str, Any]) -> None:
+        if message.get("tool_calls"):
+            out["reasoning_content"] = message.get("reasoning") or ""
+
+
+# hosts that speak a dialect of chat completions (a subdomain counts as its domain)
+_DIALECTS: dict[str, OpenAIStyle] = {"openrouter.ai": OpenRouterStyle(),
+                                     "api.deepseek.com": DeepSeekStyle()}
 
 
 def _reply_text(content: Any) -> str:
@@ -198,6 +229,34 @@ def _reply_text(content: Any) -> str:
             element(part, "a content part")
         return text_of(content)
     return optional(content, str, "message.content") or ""
+
+
+def _carries(media: Media) -> bool:
+    """Whether chat completions can carry this media: images, PDFs inline, wav and mp3."""
+    if media.kind == "document":
+        return media.url is None and media.mime == "application/pdf"
+    return media.kind != "audio" or media.mime in ("audio/wav", "audio/mpeg")
+
+
+def _answer_choice(choices: list[Any]) -> dict[str, Any] | None:
+    """The choice that is the answer: index 0 (or none given). Other candidates (n > 1, a
+    server's extra choices) are never merged into it."""
+    for raw in choices:
+        choice = element(raw, "a choice")
+        if choice.get("index") in (0, None):
+            return choice
+    return None
+
+
+def _usage_of(data: dict[str, Any], choice: dict[str, Any] | None) -> Any:
+    """The usage a reply or chunk carries: at the top (OpenAI), under `x_groq` (Groq) or in
+    its choice (Moonshot)."""
+    if data.get("usage"):
+        return data["usage"]
+    groq = data.get("x_groq")
+    if isinstance(groq, dict) and groq.get("usage"):
+        return groq["usage"]
+    return choice.get("usage") if choice is not None else None
 
 
 def _whole_call(raw: Any) -> dict[str, Any]:
@@ -238,6 +297,38 @@ class _Call:
         return call
 
 
+_LEGACY_CALL = -1  # the index a `function_call` delta's call is kept under
+_DETAIL_TEXTS = ("text", "summary", "data")  # what a streamed reasoning detail adds to
+
+
+class _Details:
+    """OpenRouter's reasoning_details as they stream: a piece with the type and index of the
+    last detail continues it (its text, summary or data grows; other fields, such as the
+    signature that comes last, are set); any other piece starts a new one."""
+
+    def __init__(self) -> None:
+        self.details: list[dict[str, Any]] = []
+        self.texts: list[dict[str, list[str]]] = []  # the pieces of each detail's texts
+
+    def add(self, piece: dict[str, Any]) -> None:
+        last = self.details[-1] if self.details else None
+        if last is None or (last.get("type"), last.get("index")) != (piece.get("type"),
+                                                                       piece.get("index")):
+            self.details.append({})
+            self.texts.append({})
+            last = self.details[-1]
+        texts = self.texts[-1]
+        for key, value in piece.items():
+            if key in _DETAIL_TEXTS and isinstance(value, str):
+                texts.setdefault(key, []).append(value)
+            elif value is not None or key not in last:
+                last[key] = value
+
+    def whole(self) -> list[dict[str, Any]]:
+        return [{**detail, **{key: "".join(parts) for key, parts in texts.items()}}
+                for detail, texts in zip(self.details, self.texts, strict=True)]
+
+
 class ChunkStream(StreamAssembler):
     """Assembles chat.completion.chunk events into deltas and, at the end, one reply."""
 
@@ -249,7 +340,9 @@ class ChunkStream(StreamAssembler):
         self.reasoning: list[str] = []
         self.calls: list[_Call] = []
         self.usage: Usage | None = None
+        self.details = _Details()
         self.finish_reason: str | None = None
+        self.refused = False
         self.done = False
         self._by_index: dict[int, _Call] = {}
         self._by_id: dict[str, _Call] = {}  # a reply may hold thousands: no search each time
@@ -262,28 +355,40 @@ class ChunkStream(StreamAssembler):
         if not obj:
             return []
         self.wire.raise_if_error(obj)
-        if obj.get("usage"):
-            self.usage = parse_usage(obj["usage"])
         choices = optional(obj.get("choices"), list, "choices")
-        if not choices:
+        choice = _answer_choice(choices) if choices else None
+        usage = _usage_of(obj, choice)
+        if usage:
+            self._count(parse_usage(usage))
+        if choice is None:
             return []
-        choice = element(choices[0], "choices[0]")
         delta = optional(choice.get("delta"), dict, "choices[0].delta") or {}
         out = []
         thought = delta.get("reasoning_content") or delta.get("reasoning")
         if thought and isinstance(thought, str):
             self.reasoning.append(thought)
             out.append(reasoning_event(thought))
+        for detail in optional(delta.get(REASONING_DETAILS_KEY), list, REASONING_DETAILS_KEY) or ():
+            self.details.add(element(detail, "a reasoning detail"))
         for key in ("content", "refusal"):
             piece = optional(delta.get(key), str, f"delta.{key}")
             if piece:
                 self.text.append(piece)
                 out.append(text_event(piece))
+                self.refused = self.refused or key == "refusal"
         for fragment in optional(delta.get("tool_calls"), list, "delta.tool_calls") or []:
             self._fragment(element(fragment, "a tool call fragment"))
+        if delta.get("function_call"):  # the deprecated single-call form of older servers
+            self._fragment({"index": _LEGACY_CALL, "function": delta["function_call"]})
         if choice.get("finish_reason"):
             self.finish_reason = choice["finish_reason"]
         return out
+
+    def _count(self, usage: Usage) -> None:
+        """Keep the newest usage that counts anything: a later chunk of zeros (or of
+        nothing) does not undo what the endpoint already counted."""
+        if usage["total_tokens"] or self.usage is None:
+            self.usage = usage
 
     def _fragment(self, fragment: dict[str, Any]) -> None:
         index = fragment.get("index")
@@ -333,4 +438,7 @@ class ChunkStream(StreamAssembler):
                                 "(no finish reason and no [DONE])")
         message = assistant_message("".join(self.text), [c.canonical() for c in self.calls],
                                     "".join(self.reasoning))
-        return ModelReply(message, self.usage or empty_usage(), self.finish_reason)
+        if self.details.details:
+            message[REASONING_DETAILS_KEY] = self.details.whole()
+        return ModelReply(message, self.usage or empty_usage(), self.finish_reason,
+                          refused=self.refused)

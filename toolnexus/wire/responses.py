@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..bounded_json import loads_bounded
-from ..content import Media, media_of, unsupported
+from ..content import Media, media_of, stand_in
 from ..errors import ProviderError
-from ..events import Usage, reasoning_event, text_event
+from ..events import CUT_OFF, FILTERED, MAX_TOKENS, Usage, reasoning_event, text_event
 from .base import (
     NO_OPTIONS,
     ModelReply,
@@ -29,6 +29,7 @@ from .common import (
     loads_event,
     malformed,
     new_call_id,
+    newest_prompt,
     optional,
     text_of,
     token_usage,
@@ -41,14 +42,19 @@ REASONING_ITEMS_KEY = "reasoning_items"
 # Error codes sent inside a stream -> the HTTP status they stand for (for the retry policy).
 _ERROR_STATUS = {"rate_limit_exceeded": 429, "server_error": 500, "server_is_overloaded": 503}
 _TEXT_DELTAS = ("response.output_text.delta", "response.refusal.delta")
+# the whole text of a content part, and the key it is under
+_TEXT_DONE = {"response.output_text.done": "text", "response.refusal.done": "refusal"}
 _REASONING_DELTAS = ("response.reasoning_summary_text.delta", "response.reasoning_text.delta")
+_FINISHED = ("stop", "tool_calls")  # the finish reasons of a completed response
+_REFUSAL_EVENTS = frozenset({"response.refusal.delta", "response.refusal.done"})
 
 
 class ResponsesStyle(WireStyle):
     name = "responses"
     key_env = "OPENAI_API_KEY"
     preamble_events = frozenset({"response.created", "response.in_progress", "response.queued"})
-    cut_off_reasons = frozenset({"max_output_tokens"})
+    unfinished_reasons = {"max_output_tokens": MAX_TOKENS, "content_filter": FILTERED}
+    reply_budget_key = "max_output_tokens"
 
     def endpoint(self, base_url: str) -> str:
         return base_url.rstrip("/") + "/responses"
@@ -58,17 +64,23 @@ class ResponsesStyle(WireStyle):
         return [{"type": "function", "name": t.name, "description": t.description,
                  "parameters": t.parameters, "strict": False} for t in tools]
 
+    def why_unfinished(self, reply: ModelReply) -> str | None:
+        """Any reason an incomplete response gives is a cut-off."""
+        whole = reply.finish_reason in _FINISHED
+        return super().why_unfinished(reply) or (None if whole else CUT_OFF)
+
     def build_body(self, *, model: str, messages: list[dict[str, Any]], system: str | None,
                    tools: list[dict[str, Any]], stream: bool,
                    options: RequestOptions = NO_OPTIONS) -> dict[str, Any]:
         own_system = [text_of(m.get("content")) for m in messages if m.get("role") == "system"]
         items: list[dict[str, Any]] = []
         held: list[dict[str, Any]] = []  # attachments of tool results, sent after them
-        for message in messages:
+        prompt = newest_prompt(messages)
+        for index, message in enumerate(messages):
             if held and message.get("role") != "tool":
                 items.append({"type": "message", "role": "user", "content": held})
                 held = []
-            items.extend(_input_items(message))
+            items.extend(_input_items(message, strict=index == prompt))
             if message.get("role") == "tool":
                 held += _tool_attachments(message)
         if held:
@@ -135,17 +147,19 @@ class ResponsesStyle(WireStyle):
         if output is None:
             raise ProviderError("the endpoint's reply has no output")
         message = _message_from_items(output)
-        return ModelReply(message, parse_usage(data.get("usage")), _finish_reason(data, message))
+        return ModelReply(message, parse_usage(data.get("usage")), _finish_reason(data, message),
+                          refused=_has_refusal(output))
 
     def new_stream(self) -> StreamAssembler:
         return EventStream(self)
 
 
-def _input_items(message: dict[str, Any]) -> list[dict[str, Any]]:
-    """The input items standing for one canonical message."""
+def _input_items(message: dict[str, Any], *, strict: bool) -> list[dict[str, Any]]:
+    """The input items standing for one canonical message (`strict`: the prompt being
+    asked, whose media goes as it is or not at all)."""
     role = message.get("role")
     if role == "user":
-        content = _user_content(message.get("content"))
+        content = _user_content(message.get("content"), strict=strict)
         return [{"type": "message", "role": "user", "content": content}] if content else []
     if role == "assistant":
         items = list(message.get(REASONING_ITEMS_KEY) or [])
@@ -163,15 +177,18 @@ def _input_items(message: dict[str, Any]) -> list[dict[str, Any]]:
     return []  # system messages become `instructions`
 
 
-def _user_content(content: Any) -> list[dict[str, Any]]:
+def _user_content(content: Any, *, strict: bool) -> list[dict[str, Any]]:
     if not isinstance(content, list):
         text = text_of(content)
         return [{"type": "input_text", "text": text}] if text else []
     parts = []
     for part in content:
         media = media_of(part)
-        if media is not None:
+        if media is not None and _carries(media):
             parts.append(_media_part(media, part))
+        elif media is not None:
+            parts.append({"type": "input_text",
+                          "text": stand_in("responses", media, strict=strict)})
         elif isinstance(part, dict) and part.get("type") == "text" and part.get("text"):
             parts.append({"type": "input_text", "text": part["text"]})
     return parts
@@ -185,7 +202,14 @@ def _tool_attachments(message: dict[str, Any]) -> list[dict[str, Any]]:
     if not parts:
         return []
     intro = f"(attachments returned by tool call {message.get('tool_call_id')})"
-    return [{"type": "input_text", "text": intro}, *_user_content(parts)]
+    return [{"type": "input_text", "text": intro}, *_user_content(parts, strict=False)]
+
+
+def _carries(media: Media) -> bool:
+    """Whether this API can carry this media: images, and files by URL or inline PDFs."""
+    if media.kind == "document":
+        return media.url is not None or media.mime == "application/pdf"
+    return media.kind == "image"
 
 
 def _media_part(media: Media, part: dict[str, Any]) -> dict[str, Any]:
@@ -193,12 +217,10 @@ def _media_part(media: Media, part: dict[str, Any]) -> dict[str, Any]:
         image = part.get("image_url") if isinstance(part.get("image_url"), dict) else {}
         return {"type": "input_image", "image_url": media.url or image.get("url"),
                 "detail": image.get("detail") or "auto"}
-    if media.kind == "document" and media.url is not None:
+    if media.url is not None:
         return {"type": "input_file", "file_url": media.url}
-    if media.kind == "document" and media.mime == "application/pdf":
-        return {"type": "input_file", "filename": media.filename,
-                "file_data": part["file"]["file_data"]}
-    raise unsupported("responses", media)
+    return {"type": "input_file", "filename": media.filename,
+            "file_data": part["file"]["file_data"]}
 
 
 def _message_item(role: str, part_type: str, text: str) -> dict[str, Any]:
@@ -211,9 +233,7 @@ def _message_from_items(items: list[Any]) -> dict[str, Any]:
         item = element(raw, "an output item")
         kind = item.get("type")
         if kind == "message":
-            for part in optional(item.get("content"), list, "a message's content") or []:
-                part = element(part, "a content part")
-                text.append(part.get("text") or part.get("refusal") or "")
+            text.append(_item_text(item))
         elif kind == "function_call":
             calls.append(canonical_call(item.get("call_id") or item.get("id") or new_call_id(),
                                         item.get("name") or "", item.get("arguments") or ""))
@@ -227,10 +247,24 @@ def _message_from_items(items: list[Any]) -> dict[str, Any]:
     return message
 
 
+def _item_text(item: dict[str, Any]) -> str:
+    """The text of a message item: its output text and refusal parts."""
+    parts = optional(item.get("content"), list, "a message's content") or []
+    return "".join(element(part, "a content part").get("text") or part.get("refusal") or ""
+                   for part in parts)
+
+
 def _reasoning_text(item: dict[str, Any]) -> str:
     parts = [*(optional(item.get("summary"), list, "a reasoning summary") or []),
              *(optional(item.get("content"), list, "a reasoning item's content") or [])]
     return "".join(element(p, "a reasoning part").get("text") or "" for p in parts)
+
+
+def _has_refusal(items: list[Any]) -> bool:
+    """Whether an output message holds a refusal part (items already read: well-formed)."""
+    return any(isinstance(part, dict) and part.get("type") == "refusal"
+               for item in items if item.get("type") == "message"
+               for part in item.get("content") or [])
 
 
 def _finish_reason(response: dict[str, Any], message: dict[str, Any]) -> str:
@@ -258,6 +292,7 @@ class EventStream(StreamAssembler):
         self.arguments: dict[int, str] = {}  # the whole arguments, once an item says them
         self.text: list[str] = []
         self.reasoning: list[str] = []
+        self.refused = False
         self.response: dict[str, Any] | None = None  # from response.completed / .incomplete
         # where an event without an output index goes (a reply may hold thousands of items:
         # no search each time)
@@ -269,6 +304,7 @@ class EventStream(StreamAssembler):
         if not obj:
             return []
         kind = obj.get("type") or event
+        self.refused = self.refused or kind in _REFUSAL_EVENTS
         if kind in _TEXT_DELTAS or kind in _REASONING_DELTAS:
             piece = optional(obj.get("delta"), str, f"{kind} delta") or ""
             if not piece:
@@ -279,6 +315,9 @@ class EventStream(StreamAssembler):
             self.pieces.setdefault(self._slot(obj), []).append(piece)
             self.text.append(piece)
             return [text_event(piece)]
+        if kind in _TEXT_DONE:
+            whole = optional(obj.get(_TEXT_DONE[kind]), str, f"{kind} text") or ""
+            return self._show(self._slot(obj), whole)
         if kind == "response.function_call_arguments.delta":
             piece = optional(obj.get("delta"), str, "arguments delta") or ""
             self.pieces.setdefault(self._slot(obj), []).append(piece)
@@ -288,16 +327,40 @@ class EventStream(StreamAssembler):
                 self.arguments[self._slot(obj)] = arguments
         elif kind in ("response.output_item.added", "response.output_item.done"):
             item = optional(obj.get("item"), dict, f"{kind} item") or {}
-            self._keep(self._slot(obj, item.get("id")), item)
+            slot = self._slot(obj, item.get("id"))
+            self._keep(slot, item)
+            if kind == "response.output_item.done" and item.get("type") == "message":
+                return self._show(slot, _item_text(item))
         elif kind in ("response.completed", "response.incomplete"):
             self.response = optional(obj.get("response"), dict, f"{kind} response") or {}
             if kind == "response.incomplete":
                 self.response.setdefault("status", "incomplete")
+            if self.text:  # its output was streamed (its indexes may not be the stream's)
+                return []
+            return [event for slot, item in enumerate(self._output() or [])
+                    if element(item, "an output item").get("type") == "message"
+                    for event in self._show(slot, _item_text(item))]
         else:
             error = self.wire.stream_error(kind, data)
             if error is not None:
                 raise error
         return []
+
+    def _show(self, slot: int, text: str) -> list[dict[str, Any]]:
+        """What the whole text of an output item (in its .done event, or only in the
+        completed response) adds to the deltas seen for it: all of it when none came, the
+        tail the deltas missed when they stopped short; shown as one delta."""
+        seen = "".join(self.pieces.get(slot, ()))
+        if len(text) <= len(seen) or not text.startswith(seen):
+            return []
+        rest = text[len(seen):]
+        self.pieces.setdefault(slot, []).append(rest)
+        self.text.append(rest)
+        return [text_event(rest)]
+
+    def _output(self) -> list[Any] | None:
+        """The completed response's output items, if it lists any."""
+        return optional((self.response or {}).get("output"), list, "output")
 
     def _slot(self, obj: dict[str, Any], item_id: Any = None) -> int:
         """The output index an event is about: its own, else that of its item's id."""
@@ -321,6 +384,19 @@ class EventStream(StreamAssembler):
         if self.response is None:
             raise ProviderError("the stream ended before the reply was complete "
                                 "(no response.completed event)")
+        # The completed response is what is kept; the stream's own items only when it
+        # lists none (servers that send the output as deltas alone).
+        items = self._output() or self._streamed_items()
+        message = _message_from_items(items)
+        if self.reasoning:
+            message["reasoning"] = "".join(self.reasoning)
+        usage = parse_usage(self.response.get("usage"))
+        return ModelReply(message, usage, _finish_reason(self.response, message),
+                          refused=self.refused or _has_refusal(items))
+
+    def _streamed_items(self) -> list[dict[str, Any]]:
+        """The output items as the stream built them: items with their text and
+        arguments filled in from the deltas."""
         items = []
         for index in sorted(self.items.keys() | self.pieces.keys()):
             item = dict(self.items.get(index) or {"type": "message"})
@@ -330,8 +406,4 @@ class EventStream(StreamAssembler):
             elif item.get("type") == "message" and streamed:
                 item["content"] = [{"type": "output_text", "text": streamed}]
             items.append(item)
-        message = _message_from_items(items)
-        if self.reasoning:
-            message["reasoning"] = "".join(self.reasoning)
-        usage = parse_usage(self.response.get("usage"))
-        return ModelReply(message, usage, _finish_reason(self.response, message))
+        return items
