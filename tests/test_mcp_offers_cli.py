@@ -68,3 +68,15 @@ def test_a_rule_lets_a_server_sample_and_the_model_answers_it(cli, stub, tmp_pat
         {"role": "user", "content": "(instructions from the server) Be brief."},
         {"role": "user", "content": "Summarize: abc"}]
     assert tool_results(stub.requests[2]) == ["summary from stub-model: a short summary"]
+
+
+def test_mcp_list_shows_instructions_templates_prompt_commands_and_task_only_tools(
+        cli, tmp_path):
+    result = cli.run("mcp", "list", "--mcp", offers(tmp_path), timeout=SLOW)
+    assert result.code == 0, result
+    lines = result.stdout.splitlines()
+    assert "  resource templates (1): note://items/{item}" in lines
+    assert "  prompts (1): /offers:review" in lines
+    assert "  not offered (they run only as tasks) (1): background_job" in lines
+    instructions = lines.index("  instructions:")
+    assert lines[instructions + 1] == "    Always call add_more before answering."

@@ -14,7 +14,7 @@ from .connection import _dump as dump
 from .content import convert_content
 from .server import McpServer
 
-COMPLETION_WAIT = 2.0  # seconds a completion may take before the list is shown without it
+COMPLETION_WAIT = 5.0  # seconds a completion may take before the list is shown without it
 COMPLETIONS = 50
 
 
