@@ -108,9 +108,9 @@ def test_a_server_prompt_is_a_command_and_a_resource_attaches(open_chat, stub, t
     chat = offers_chat(open_chat, tmp_path)
     chat.child.send("/offers:rev\t")
     chat.wait(lambda: "/offers:review" in chat.term.cursor_line(), "the command completed")
-    chat.child.send(" code=x style=st")
-    chat.wait_text("style=strict")  # the server's completions, in the menu
-    chat.send_line("rict")
+    chat.child.send(" code=x style=st\t")  # the server completes it
+    chat.wait(lambda: "style=strict" in chat.term.cursor_line(), "the value completed")
+    chat.send_line("")
     chat.wait_text("noted.")
     assert user_text(stub.requests[0])[-1] == "Review this (strict):\nx"
     chat.wait_prompt()
