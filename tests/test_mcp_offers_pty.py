@@ -53,6 +53,7 @@ def test_a_form_the_server_asks_for_is_filled_in_at_the_chat(open_chat, stub, tm
     chat = offers_chat(open_chat, tmp_path)
     chat.send_line("who am I?")
     chat.expect(r"\[y\]es / \[n\]o / \[a\]lways")
+    chat.wait_text("Ask who you are")  # its title, above the call
     chat.child.send("y")
     chat.wait_text("offers asks you for input")
     chat.wait_text("Who are you?")
