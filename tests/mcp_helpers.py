@@ -12,7 +12,7 @@ from pathlib import Path
 
 SERVERS = Path(__file__).parent / "mcp_servers"
 STDIO_SERVER = str(SERVERS / "stdio_server.py")
-START = 30.0  # start-up limit for servers that should come up (a loaded machine is slow)
+START = 60.0  # start-up limit for servers that should come up (a loaded machine is slow)
 
 
 def calc(pid_file: Path | None = None, env: dict | None = None, **extra) -> dict:

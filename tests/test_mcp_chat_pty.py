@@ -53,9 +53,13 @@ def test_the_prompt_comes_at_once_and_an_answer_while_a_server_still_starts(
         "one": calc(), "two": calc(), "slow": calc(env={"MCP_START_GATE": str(gate)})})
     numbered_answers(stub)
     chat = open_chat("--mcp", str(config))
-    wait_status(chat, lambda line: "slow starting" in line, "the status line")
-    chat.say("hello")
+    wait_status(chat, lambda line: line == "2 of 3 MCP servers ready · slow starting",
+                "the status line")
+    chat.send_line("hello")
+    chat.wait(lambda: "waiting for MCP server slow to start… " in chat.term.raw_text(),
+              "the line saying what the model call waits for")
     chat.wait_text("answer 1.")
+    chat.wait_prompt()
     wait_status(chat, lambda line: line.endswith("MCP servers ready · slow starting"),
                 "the status line at the next prompt")  # answered, and it still starts
     gate.touch()

@@ -201,6 +201,33 @@ async def test_a_remote_server_that_restarts_is_reconnected(tmp_path):
         stop(server)
 
 
+@pytest.mark.timeout(180)  # the HTTP server starts twice: its imports are slow on a busy machine
+async def test_a_remote_server_that_goes_away_is_withdrawn_and_reconnected(tmp_path,
+                                                                          monkeypatch):
+    """The server behind the url stops: the call that finds it gone says so, its tools are
+    withdrawn while it cannot be reached, and they return once it answers again."""
+    from toolnexus.mcp import server as lifecycle
+
+    monkeypatch.setattr(lifecycle, "REMOTE_BACKOFF", (0.2,) * 1000)  # tries go on meanwhile
+    server, port = start_http_server(TOKEN)
+    toolkit = await create_toolkit()
+    try:
+        [status] = await add_mcp_servers(toolkit, {"mcpServers": {"remote": {
+            "url": f"http://127.0.0.1:{port}/mcp",
+            "headers": {"Authorization": f"Bearer {TOKEN}"}}}}, timeout=START)
+        stop(server)
+        gone = await toolkit.execute("remote_shout", {"text": "a"})
+        assert gone.is_error and gone.output.endswith("; it is reconnected"), gone.output
+        await eventually(lambda: status.status.startswith("restarting"), "the reconnection")
+        assert toolkit.tools() == []
+        server, _ = await asyncio.to_thread(start_http_server, TOKEN, port)
+        await eventually(lambda: status.ok, "the server to be reached again")
+        assert (await toolkit.execute("remote_shout", {"text": "b"})).output == "B"
+    finally:
+        await toolkit.close()
+        stop(server)
+
+
 # ----------------------------------------------------------------------------- progress, roots
 
 

@@ -206,10 +206,10 @@ async def create_toolkit(
 
     `mcp_config`: an mcp.json path or dict. Its servers start in the background (this
     returns at once) and their tools are offered while they run; a model call waits for
-    the servers still starting, at most `mcp_wait` seconds after they began (None: until
-    each runs or has failed, within `mcp_timeout`, a server's start-up limit unless its
-    entry says). `mcp_roots`: the folders advertised to them (default: the workspace's, or
-    the working folder).
+    the servers still starting, at most `mcp_wait` seconds after one first waited for
+    them (None: until each runs or has failed, within `mcp_timeout`, a server's start-up
+    limit unless its entry says). `mcp_roots`: the folders advertised to them (default:
+    the workspace's, or the working folder).
     """
     toolkit = Toolkit(timeout=timeout, max_output=max_output)
     try:

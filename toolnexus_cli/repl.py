@@ -29,7 +29,7 @@ from .toolbox import sandbox_line, tools_summary, yes_line
 if TYPE_CHECKING:
     from toolnexus.mcp import McpServer
 
-MCP_WAIT = 5.0  # seconds after it began that a model call waits for an MCP server to start
+MCP_WAIT = 5.0  # seconds model calls wait for an MCP server to start, from the first one
 
 
 class Repl:

@@ -101,8 +101,9 @@ class Session:
     `output` makes each turn's renderer; `console` is where tool calls are asked about
     (None: nobody can be asked, and --yes decides). MCP servers start in the background as
     the session opens; a model call waits for those still starting at most `mcp_wait`
-    seconds after they began (None: until each runs or has failed). `on_server` hears of
-    each change of a server's status (by default, one that fails is a warning)."""
+    seconds after one first waited for them (None: until each runs or has failed).
+    `on_server` hears of each change of a server's status (by default, one that fails is a
+    warning)."""
 
     def __init__(self, config: Config, options: RunOptions, *,
                  output: Callable[[Session], Output], console: Console | None = None,

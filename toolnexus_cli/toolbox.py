@@ -26,8 +26,8 @@ if TYPE_CHECKING:  # imported where tools are offered: a plain `ask` needs none 
 async def open_toolkit(config: Config, flags: ToolFlags, *,
                        mcp_wait: float | None = None) -> Toolkit:
     """The toolkit the flags and the config ask for. MCP servers start in the background;
-    a model call waits for those still starting at most `mcp_wait` seconds after they
-    began (None: until each runs or has failed)."""
+    a model call waits for those still starting at most `mcp_wait` seconds after one first
+    waited for them (None: until each runs or has failed)."""
     if flags.off:
         return await create_toolkit()
     data = config.data

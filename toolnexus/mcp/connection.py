@@ -32,6 +32,7 @@ _CHANGED = {"ToolListChangedNotification": "tools",
             "ResourceListChangedNotification": "resources",
             "PromptListChangedNotification": "prompts"}
 LOG_LEVEL = "info"  # the least severe log messages asked of a server
+CONNECTION_ERRORS = ("ConnectError", "ConnectTimeout")  # httpx2's, by name: it is imported late
 
 
 @dataclass
@@ -84,7 +85,7 @@ class Connection:
             sampling_callback=self._sample, elicitation_callback=self._elicit,
             message_handler=self._notified))
         self.phase = "waiting for the initialize answer"
-        init = _dump(await session.initialize())
+        init = dump(await session.initialize())
         capabilities = init.get("capabilities") or {}
         if "logging" in capabilities:
             with contextlib.suppress(Exception), warnings.catch_warnings():
@@ -147,7 +148,7 @@ class Connection:
         for _ in range(PAGES):
             params = None if cursor is None else self.sdk.types.PaginatedRequestParams(
                 cursor=cursor)
-            page = _dump(await list_page(params=params))
+            page = dump(await list_page(params=params))
             listed.extend(item for item in page.get(kind) or [] if isinstance(item, dict))
             cursor = page.get("nextCursor")
             if not cursor:
@@ -204,7 +205,7 @@ class Connection:
             why = "the server closed the connection"
             if not self.ready:
                 why += f" while {self.phase}"
-        elif type(leaf).__name__ in ("ConnectError", "ConnectTimeout"):
+        elif type(leaf).__name__ in CONNECTION_ERRORS:
             why = f"cannot connect to {self.spec.url}: {text or type(leaf).__name__}"
         else:
             why = f"{type(leaf).__name__}: {text}" if text else type(leaf).__name__
@@ -219,6 +220,12 @@ def closed_connection(exc: BaseException) -> bool:
     return "connection closed" in str(_leaf(exc)).lower()
 
 
+def connection_failed(exc: BaseException) -> bool:
+    """The connection under a request is gone (closed, or a remote server cannot be
+    reached): a new one is needed."""
+    return closed_connection(exc) or type(_leaf(exc)).__name__ in CONNECTION_ERRORS
+
+
 def session_lost(exc: BaseException) -> bool:
     """A remote server no longer knows the session (it restarted): a new one is needed,
     and the request never ran."""
@@ -226,7 +233,7 @@ def session_lost(exc: BaseException) -> bool:
     return "session terminated" in text or "session not found" in text
 
 
-def _dump(model: Any) -> dict[str, Any]:
+def dump(model: Any) -> dict[str, Any]:
     """An SDK model in its wire shape (camelCase keys), whatever the SDK's attribute names."""
     if isinstance(model, dict):
         return model

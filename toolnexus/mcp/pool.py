@@ -1,10 +1,11 @@
 """Every server of one MCP config, as one tool source of a toolkit (toolkit.ToolSource).
 
 The servers start in the background, all at once; the tools of those running are offered.
-A model call waits for servers still starting, but only until `wait` seconds after each
-began (None: until each runs or has failed): a chat answers at once while a slow server
-starts, and `ask` takes every server that can start. The model is told once when a server
-it could use goes down, comes back, or is still starting when it is asked without it.
+A model call waits for servers still starting, but with `wait` only until `wait` seconds
+after the first model call that waited for this start of theirs (None: until each runs or
+has failed): a chat answers soon while a slow server starts, and `ask` takes every server
+that can start. The model is told once when a server it could use goes down, comes back,
+or is still starting when it is asked without it.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class ServerPool:
         self._roots = _root_entries([Path.cwd()] if roots is None else roots)
         self._watchers: list[Watcher] = []
         self._told: dict[str, str] = {}  # what the model was last told of a server
+        self._deadlines: dict[str, float] = {}  # until when model calls wait for a server
         names = ToolNames(list(taken))
         self.servers = [McpServer(spec, sdk, names, lambda: self._roots, self._changed,
                                   startup_timeout=startup_timeout) for spec in specs]
@@ -85,18 +87,26 @@ class ServerPool:
         return None
 
     def starting(self) -> list[str]:
-        """The servers a model call waits for: starting, and within their `wait`."""
-        now = asyncio.get_running_loop().time()
-        return [server.name for server in self.servers
-                if server.status.status == "starting"
-                and (self.wait is None or now < server.started_at + self.wait)]
+        """The servers a model call waits for: starting, and within their `wait` (which
+        begins now for one no model call waited for yet)."""
+        return [server.name for server in self._waited_for()]
 
     async def started(self) -> None:
         """Returns once none of `starting()` is starting any more."""
-        waited = [server for server in self.servers if server.name in self.starting()]
         await asyncio.gather(*(server.wait_settled(
-            None if self.wait is None else server.started_at + self.wait)
-            for server in waited))
+            None if self.wait is None else self._deadlines[server.name])
+            for server in self._waited_for()))
+
+    def _waited_for(self) -> list[McpServer]:
+        now = asyncio.get_running_loop().time()
+        waited = []
+        for server in self.servers:
+            if server.status.status != "starting":
+                continue
+            if self.wait is None or now < self._deadlines.setdefault(server.name,
+                                                                     now + self.wait):
+                waited.append(server)
+        return waited
 
     def news(self) -> list[str]:
         """What the model should be told about servers since it was last told, once: one
@@ -128,6 +138,8 @@ class ServerPool:
         await asyncio.gather(*(server.roots_changed() for server in self.servers))
 
     def _changed(self, server: McpServer) -> None:
+        if server.status.status == "starting":  # a new start: model calls wait for it anew
+            self._deadlines.pop(server.name, None)
         for watcher in self._watchers:
             watcher(server)
 

@@ -5,7 +5,8 @@ only when servers are opened. The SDK's context managers must be entered and exi
 task, so each server lives in a background task of its own, its supervisor: it connects,
 offers the server's tools while the connection lasts, and when the connection ends by
 itself (a stdio server exits, a remote one forgets the session or drops) connects again
-after a pause that grows with each failure in a row, up to len(BACKOFF) tries. A server
+after a pause that grows with each failure in a row, up to len(BACKOFF) tries (a remote
+server longer: REMOTE_BACKOFF, as it may be away while it is redeployed). A server
 that cannot start the first time is not retried: its status says why, and the others keep
 working. While a server is down its tools are not offered, and a call to one says why.
 
@@ -29,8 +30,15 @@ from typing import Any
 from ..errors import ToolnexusError
 from ..tools import Tool, ToolContext, ToolResult
 from .config import STARTUP_TIMEOUT, ServerSpec
-from .connection import ClientSide, Connection, Offer, closed_connection, session_lost
-from .connection import _dump as dump
+from .connection import (
+    ClientSide,
+    Connection,
+    Offer,
+    closed_connection,
+    connection_failed,
+    dump,
+    session_lost,
+)
 from .content import convert_content
 from .process import StderrTail
 
@@ -38,6 +46,8 @@ log = logging.getLogger("toolnexus.mcp")
 
 INSTALL_HINT = "MCP servers need the mcp package: pip install 'toolnexus[mcp]'"
 BACKOFF = (0.5, 1.0, 2.0, 4.0, 8.0)  # seconds before each restart of a failing run
+# a remote server being redeployed is away longer than a local one takes to fail for good
+REMOTE_BACKOFF = (*BACKOFF, 15.0, 30.0, 30.0, 30.0, 30.0)
 STABLE_S = 60.0  # a run this long resets the count of failures in a row
 STOP_WAIT = 0.3  # seconds a stopping server may take to say goodbye before it is cut off
 LOG_LINES = 50  # log messages of a server kept for /mcp
@@ -121,7 +131,6 @@ class McpServer:
         self.stderr = StderrTail()
         self.logs: deque[str] = deque(maxlen=LOG_LINES)
         self.offer = Offer()  # what it offered when it last ran
-        self.started_at = 0.0  # the event loop's time when it last began to start
         self.side = ClientSide(roots=roots, log=self._log, changed=self._list_changed)
         self.task_only: list[str] = []  # its tools that run only as tasks: not offered
         self._tools: list[Tool] = []
@@ -130,6 +139,7 @@ class McpServer:
         self._task: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()
         self._lost = asyncio.Event()  # a call found that a new connection is needed
+        self._lost_why = ""  # and why
         self._settled = asyncio.Event()  # ready, or failed, after it began to start
         self._next_run: list[asyncio.Future[bool]] = []  # calls waiting for a new connection
         self._scope: Any = None
@@ -165,7 +175,6 @@ class McpServer:
             return
         self._stopping.clear()
         self._settled.clear()
-        self.started_at = asyncio.get_running_loop().time()
         self._set("starting")
         self._task = asyncio.create_task(self._supervise(), name=f"mcp server {self.name}")
 
@@ -228,6 +237,7 @@ class McpServer:
             self._wake_callers(False)
 
     async def _keep_running(self) -> None:
+        backoff = REMOTE_BACKOFF if self.spec.transport == "http" else BACKOFF
         failures = 0
         while True:
             began = asyncio.get_running_loop().time()
@@ -239,13 +249,13 @@ class McpServer:
                 return
             ran = asyncio.get_running_loop().time() - began
             failures = 1 if ran >= STABLE_S else failures + 1
-            if failures > len(BACKOFF):
+            if failures > len(backoff):
                 self._set(f"failed: {why}; it failed {failures} times in a row, so it is not "
                           "started again unless it is restarted")
                 return
             self._set(f"restarting: {why}")
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(BACKOFF[failures - 1]):
+                async with asyncio.timeout(backoff[failures - 1]):
                     await self._stopping.wait()
             if self._stopping.is_set():
                 return
@@ -303,7 +313,7 @@ class McpServer:
                 wait.cancel()
         if ended.done() and not ended.cancelled():
             return ended.result()
-        return None if self._stopping.is_set() else "it forgot the session (it restarted?)"
+        return None if self._stopping.is_set() else self._lost_why
 
     def _set(self, status: str) -> None:
         status = self.spec.redact(status)
@@ -414,13 +424,23 @@ class McpServer:
         connection, if one comes within the start-up timeout."""
         waiter = asyncio.get_running_loop().create_future()
         self._next_run.append(waiter)
-        self._lost.set()
+        self._reconnect("it forgot the session (it restarted?)")
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(BACKOFF[0] + self.startup_timeout):
                 return await waiter
         return False
 
+    def _reconnect(self, why: str) -> None:
+        """A call found the connection to a remote server unusable: the supervisor ends it
+        and makes a new one (see _keep_running)."""
+        self._lost_why = why
+        self._lost.set()
+
     async def _call_failure(self, connection: Connection, exc: Exception) -> str:
+        if connection.process is None and connection_failed(exc) and not self._stopping.is_set():
+            why = connection.describe(exc)
+            self._reconnect(why)
+            return f"{why}; it is reconnected"
         if not (closed_connection(exc) and connection.process is not None):
             return connection.describe(exc)
         # the process ended under the call: its exit (seen in a moment) says why
