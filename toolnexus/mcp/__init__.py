@@ -10,7 +10,10 @@ The package: `config` reads mcp.json (env expansion, secrets), `pool` runs the s
 one config as a tool source, `server` is one server's lifecycle (restarts, its tools),
 `connection` one connection to it (transport, session, handshake), `process` how a stdio
 server's process runs (a group supervisor, a bounded stderr tail, a quick end), `content`
-turns what a tool returns into text and attachments.
+turns what a tool returns into text and attachments. What servers offer besides tools:
+`resources` (read_resource, the built-in tool of that name), `prompts` (and completion),
+`requests` (who answers a server's `elicitation` and `sampling` requests: set
+`pool.requests.elicit` / `.sample`; unset, they are declined).
 """
 
 from __future__ import annotations
