@@ -179,15 +179,22 @@ async def test_a_server_that_keeps_dying_is_restarted_a_bounded_number_of_times(
         await toolkit.close()
 
 
+async def add_remote(toolkit, port: int):
+    """The HTTP server on `port`, as the server "remote" of `toolkit`: its status."""
+    [status] = await add_mcp_servers(toolkit, {"mcpServers": {"remote": {
+        "url": f"http://127.0.0.1:{port}/mcp",
+        "headers": {"Authorization": f"Bearer {TOKEN}"}}}}, timeout=START)
+    return status
+
+
+@pytest.mark.timeout(180)  # the HTTP server starts twice: its imports are slow on a busy machine
 async def test_a_remote_server_that_restarts_is_reconnected(tmp_path):
     """The server behind the url starts again (it forgot the session): the next call gets
     a new session and runs, as the call never reached the tool."""
     server, port = start_http_server(TOKEN)
     toolkit = await create_toolkit()
     try:
-        [status] = await add_mcp_servers(toolkit, {"mcpServers": {"remote": {
-            "url": f"http://127.0.0.1:{port}/mcp",
-            "headers": {"Authorization": f"Bearer {TOKEN}"}}}}, timeout=START)
+        status = await add_remote(toolkit, port)
         assert (await toolkit.execute("remote_shout", {"text": "a"})).output == "A"
         stop(server)
         server, _ = await asyncio.to_thread(start_http_server, TOKEN, port)
@@ -212,9 +219,7 @@ async def test_a_remote_server_that_goes_away_is_withdrawn_and_reconnected(tmp_p
     server, port = start_http_server(TOKEN)
     toolkit = await create_toolkit()
     try:
-        [status] = await add_mcp_servers(toolkit, {"mcpServers": {"remote": {
-            "url": f"http://127.0.0.1:{port}/mcp",
-            "headers": {"Authorization": f"Bearer {TOKEN}"}}}}, timeout=START)
+        status = await add_remote(toolkit, port)
         stop(server)
         gone = await toolkit.execute("remote_shout", {"text": "a"})
         assert gone.is_error and gone.output.endswith("; it is reconnected"), gone.output
