@@ -221,7 +221,7 @@ def test_content_joins_text_and_summarizes_the_rest():
     assert convert_content(result) == (
         "one\n[audio: audio/wav, not attached: cannot attach 'audio': not an image (png, jpeg, "
         "gif, webp), PDF, audio (wav, mp3, ogg, flac) or UTF-8 text file]\n"
-        "[resource link: file:///a.txt (a)]\n"
+        "[resource link: file:///a.txt (a); read_resource reads it]\n"
         "[resource: file:///b.txt]\nbee\n[resource: file:///c.bin (application/zip)]\n"
         "[hologram content]", [])
     assert convert_content({"content": [], "structuredContent": {"n": 1}}) == ('{"n": 1}', [])
@@ -323,7 +323,10 @@ async def test_opening_servers_returns_their_tools_statuses_and_close(tmp_path):
         {"mcpServers": {"calc": calc(pid_file)}}, timeout=START, taken=["calc_add"])
     try:
         by_name = {tool.name: tool for tool in tools}
-        assert statuses == [ServerStatus("calc", "stdio", "ok", list(by_name))]
+        # read_resource is offered too: the server lists a resource
+        assert statuses == [ServerStatus("calc", "stdio", "ok",
+                                         [name for name in by_name if name != "read_resource"])]
+        assert by_name["read_resource"].source == "mcp:resources"
         assert "calc_add" not in by_name and by_name["calc_add_2"].source == "mcp:calc"
         added = await by_name["calc_add_2"].call({"a": 2, "b": 3}, ToolContext())
         assert added.output == "5" and not added.is_error

@@ -148,7 +148,7 @@ def test_slash_mcp_shows_servers_and_restarts_disables_and_enables_one(open_chat
     chat.wait_text("SERVER")
     chat.say("/mcp calc")
     chat.wait_text("resources (1): readme (note://readme)")
-    chat.wait_text("prompts (1): review")
+    chat.wait_text("prompts (1): /calc:review")
     chat.say("/mcp crashes")
     chat.wait_text("    no such ^[]0;title")  # its stderr, made visible
 

@@ -106,7 +106,7 @@ def test_mcp_list_shows_each_server_like_slash_mcp(cli, tmp_path):
     assert lines[0] == "calc  stdio  ok"
     assert lines[1].startswith("  tools (9): calc_add, calc_echo,")
     assert "  resources (1): readme (note://readme)" in lines
-    assert "  prompts (1): review" in lines
+    assert "  prompts (1): /calc:review" in lines
     crashed = lines.index("crashes  stdio  failed: it exited with status 2 while waiting for "
                           "the initialize answer (stderr: bad ^[[31mconfig)")
     assert lines[crashed + 1:crashed + 3] == ["  stderr:", "    bad ^[[31mconfig"]

@@ -2,7 +2,9 @@
 
 Rules are glob patterns on tool names (and, for `bash`, on the parsed command) mapped to
 "allow", "ask" or "deny". Without a matching rule: read-only built-ins, Python functions
-and skills are allowed; `bash`, `write_file`, `edit_file` and every MCP tool ask.
+and skills are allowed; `bash`, `write_file`, `edit_file` and every MCP tool ask. An MCP
+tool's annotations only make this stricter, except by a rule that trusts them:
+`destructiveHint` always asks, `readOnlyHint` follows the rule "mcp:read-only" if any.
 
 For `bash` an "allow" lets a command run in the sandbox without asking; leaving the sandbox
 is the bash tool's own question (builtins.py), which only a person or an explicit
@@ -30,8 +32,12 @@ from .suspension import NOBODY_TO_ASK
 from .toolkit import Toolkit
 from .tools import Tool, ToolResult
 
-__all__ = ["DECISIONS", "DENIED_BY_USER", "NOBODY_TO_ASK", "ApprovalPolicy", "approval_hook"]
+__all__ = ["DECISIONS", "DENIED_BY_USER", "NOBODY_TO_ASK", "READ_ONLY_RULE", "ApprovalPolicy",
+           "approval_hook"]
 DENIED_BY_USER = "denied by the user"
+# the rule for MCP tools that say they only read ("mcp:read-only" = "allow"); tool names
+# cannot hold ":", so no tool is named by it
+READ_ONLY_RULE = "mcp:read-only"
 
 # ask(name, args) -> "yes" | "no" | "always" | "nobody" (no one could be asked)
 AskUser = Callable[[str, Any], Awaitable[str] | str]
@@ -57,11 +63,23 @@ class ApprovalPolicy:
         return "allow"
 
     def rule_for(self, tool: Tool) -> str:
-        """The decision for a tool by name alone (what `toolnexus tools` shows)."""
+        """The decision for a tool by name alone (what `toolnexus tools` shows). An MCP
+        tool that says it is destructive is never allowed without asking; one that says
+        it only reads follows the rule READ_ONLY_RULE when no rule names it."""
         return self.tool_ruling(tool).decision
 
     def tool_ruling(self, tool: Tool) -> Ruling:
-        return self._by_name(tool.name) or Ruling(self.default_for(tool))
+        hints = tool.annotations if tool.source.startswith("mcp") else {}
+        ruling = self._by_name(tool.name)
+        if ruling is None and hints.get("readOnlyHint") is True \
+                and hints.get("destructiveHint") is not True:
+            ruling = next((Ruling(decision, pattern, TOOLS_TABLE) for pattern, decision
+                           in self.rules if pattern == READ_ONLY_RULE), None)
+        if ruling is None:
+            ruling = Ruling(self.default_for(tool))
+        if ruling.decision == "allow" and hints.get("destructiveHint") is True:
+            return Ruling("ask")  # what the tool says of itself beats the rule
+        return ruling
 
     def _by_name(self, name: str) -> Ruling | None:
         return next((Ruling(decision, pattern, TOOLS_TABLE) for pattern, decision in self.rules

@@ -167,16 +167,17 @@ class _Run:
         self.result = result
         self.messages = result.messages
         self.tools = self._tool_schemas()
-        self.system = "\n\n".join(
-            part for part in (settings.system_prompt, *(toolkit.instructions if toolkit else ()))
-            if part
-        ) or None
+        self.system = self._system_prompt()
         self.assembler: StreamAssembler | None = None  # the stream being read
         self.unfinished: str | None = None  # why the last reply's answer is not whole
         self.paused = False  # the last reply is a turn the server paused, to go on from
         self.failed_before: set[tuple[str, str]] = set()  # the last tool turn's failed calls
         self.calls_left = settings.max_tool_calls_per_run
         self.reply_usage: Usage = {}  # what the endpoint counted for the last model call
+
+    def _system_prompt(self) -> str | None:
+        parts = self.toolkit.all_instructions() if self.toolkit else []
+        return "\n\n".join(p for p in (self.settings.system_prompt, *parts) if p) or None
 
     def _tool_schemas(self) -> list[dict[str, Any]]:
         return self.settings.wire.tool_schemas(self.toolkit.specs()) if self.toolkit else []
@@ -191,10 +192,12 @@ class _Run:
             yield waiting_event(starting)
             await self.control.race(self.toolkit.started())
             yield waiting_event([])
+        await self.control.race(self.toolkit.relisted())
         news = self.toolkit.news()
         if news:
             self.messages.append(notice(" ".join(news)))
         self.tools = self._tool_schemas()
+        self.system = self._system_prompt()
 
     def calls_to_make(self) -> list[_Call]:
         """The tool calls of the reply just received, within the limits: of one reply the

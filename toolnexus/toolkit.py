@@ -43,6 +43,14 @@ class ToolSource(Protocol):
         """How each part of it is doing (an MCP server's ServerStatus)."""
         ...
 
+    def instructions(self) -> list[str]:
+        """What its parts say of how to use them, for the system prompt."""
+        ...
+
+    async def relisted(self) -> None:
+        """Returns once the tools its parts said changed are known again."""
+        ...
+
     def watch(self, watcher: Callable[[Any], None]) -> None:
         """Call `watcher(part)` whenever a part's status changes."""
         ...
@@ -104,6 +112,15 @@ class Toolkit:
     def news(self) -> list[str]:
         """What the model should hear about tools that went or came since it last heard."""
         return [note for source in self.sources for note in source.news()]
+
+    def all_instructions(self) -> list[str]:
+        """What goes into the system prompt: `instructions`, then each source's."""
+        return [*self.instructions, *(i for source in self.sources
+                                      for i in source.instructions())]
+
+    async def relisted(self) -> None:
+        """Returns once the tool sources that said their tools changed list them again."""
+        await asyncio.gather(*(source.relisted() for source in self.sources))
 
     def on_close(self, closer: Callable[[], Awaitable[None]]) -> None:
         """Run `closer` when the toolkit closes (tool sources that hold processes use it)."""

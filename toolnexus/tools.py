@@ -74,6 +74,10 @@ class Tool:
     source: str = "python"
     context_param: str | None = None
     optional_params: tuple[str, ...] = ()
+    title: str = ""  # a display name (an MCP tool's title)
+    # what the tool says of itself (an MCP tool's annotations: readOnlyHint,
+    # destructiveHint, ...): hints from its author, which approval may only make stricter
+    annotations: dict[str, Any] = field(default_factory=dict)
 
     @property
     def is_async(self) -> bool:

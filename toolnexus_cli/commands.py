@@ -39,6 +39,7 @@ from .errors import UsageError
 from .listing import holding
 from .mcp_commands import COMMANDS as MCP_COMMANDS
 from .mcp_commands import McpCommands
+from .mcp_prompts import is_prompt_command
 from .session import Session
 from .settings import UiSettings
 from .threads import fork_thread
@@ -98,6 +99,8 @@ class Commands(ContextCommands, McpCommands):
     async def run(self, text: str) -> str | None:
         name, _, arg = text.partition(" ")
         handler = getattr(self, name[1:], None) if name in COMMANDS else None
+        if handler is None and is_prompt_command(self.session.toolkit, name):
+            return await self.mcp_prompt(name, arg)
         if handler is None:
             near = difflib.get_close_matches(name, list(COMMANDS), n=1, cutoff=0.4)
             hint = f" - did you mean {near[0]}?" if near else " - /help lists them"

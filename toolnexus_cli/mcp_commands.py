@@ -10,11 +10,13 @@ from rich.console import Console
 
 from toolnexus import ToolnexusError
 
+from .mcp_prompts import run_prompt_command
 from .mcp_view import details, overview
 from .session import Session
 from .toolbox import mcp_servers
 
 if TYPE_CHECKING:
+    from toolnexus.content import Attachment
     from toolnexus.mcp import McpServer
 
 COMMANDS = {
@@ -29,6 +31,18 @@ class McpCommands:
     session: Session
     console: Console
     say: Callable[..., None]
+    attached: list[Attachment]
+
+    async def mcp_prompt(self, name: str, arg: str) -> str | None:
+        """`/server:prompt arg=value ...`: the message the server's prompt makes, to send
+        (its attachments with it)."""
+        try:
+            text, attachments = await run_prompt_command(self.session.toolkit, name, arg)
+        except ToolnexusError as exc:
+            self.say(f"error: {exc}", "bold red")
+            return None
+        self.attached.extend(attachments)
+        return text or None
 
     async def mcp(self, arg: str) -> None:
         servers = mcp_servers(self.session.toolkit)

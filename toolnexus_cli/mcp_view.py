@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 STDERR_LINES = 5  # of a server's stderr, in its details
 LOG_LINES = 5  # of its log messages
+INSTRUCTION_LINES = 5  # of its instructions
 
 
 def status_line(servers: list[ServerStatus]) -> str:
@@ -63,7 +64,11 @@ def details(server: McpServer) -> RenderableType:
         (visible(status.status), _style(status)))]
     lines += _listed("tools", status.tools)
     lines += _listed("resources", [_resource(entry) for entry in server.offer.resources])
-    lines += _listed("prompts", [str(entry.get("name", "")) for entry in server.offer.prompts])
+    lines += _listed("resource templates", _templates(server))
+    lines += _listed("prompts", [f"/{server.name}:{entry.get('name', '')}"
+                                 for entry in server.offer.prompts])
+    lines += _listed("not offered (they run only as tasks)", server.task_only)
+    lines += _tail("instructions", _instructions(server))
     lines += _tail("stderr", server.stderr.lines(STDERR_LINES))
     lines += _tail("log", list(server.logs)[-LOG_LINES:])
     return Group(*lines)
@@ -73,7 +78,10 @@ def as_json(server: McpServer) -> dict[str, Any]:
     return {"name": server.name, "transport": server.status.transport,
             "status": server.status.status, "tools": server.status.tools,
             "resources": [_resource(entry) for entry in server.offer.resources],
+            "resource_templates": _templates(server),
             "prompts": [str(entry.get("name", "")) for entry in server.offer.prompts],
+            "task_only_tools": server.task_only,
+            "instructions": server.offer.instructions,
             "stderr": server.stderr.lines(STDERR_LINES), "log": list(server.logs)}
 
 
@@ -86,6 +94,17 @@ def _style(status: ServerStatus) -> str:
 def _resource(entry: dict[str, Any]) -> str:
     name, uri = str(entry.get("name", "")), str(entry.get("uri", ""))
     return f"{name} ({uri})" if name and uri and name != uri else name or uri
+
+
+def _templates(server: McpServer) -> list[str]:
+    return [str(entry.get("uriTemplate", "")) for entry in server.offer.templates]
+
+
+def _instructions(server: McpServer) -> list[str]:
+    """Its instructions (they join the system prompt), the first INSTRUCTION_LINES lines."""
+    lines = server.offer.instructions.strip().splitlines()
+    cut = lines[:INSTRUCTION_LINES]
+    return cut + ["…"] if len(lines) > INSTRUCTION_LINES else cut
 
 
 def _listed(label: str, names: list[str]) -> list[RenderableType]:

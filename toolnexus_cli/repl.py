@@ -15,6 +15,7 @@ from .approve import confirm, confirm_default_no, panel
 from .attach import pasted_image
 from .commands import COMMANDS, Commands, meant_as_command
 from .config import Config
+from .mcp_prompts import attach_mentions
 from .mcp_view import status_line
 from .models import model_names
 from .options import RunOptions
@@ -63,6 +64,13 @@ class Repl:
         self.prompts = prompts = prompt_session(
             COMMANDS, model_names(session.config), vi=self.ui.editing_mode == "vi",
             status=(lambda: status_line(session.toolkit.servers)) if servers else None)
+        if servers:
+            from prompt_toolkit.completion import merge_completers
+
+            from .mcp_prompts import mcp_completer
+
+            prompts.completer = merge_completers([prompts.completer,
+                                                  mcp_completer(session.toolkit)])
         await self._banner()
         code = await self._chat(prompts)
         if not session.interrupts.received:
@@ -190,6 +198,11 @@ class Repl:
             prompt = "\n\n".join([*self.carried, prompt])
             self.carried = []
         attached = self.commands.take_attached()
+        try:
+            attached += await attach_mentions(self.session.toolkit, prompt)
+        except ToolnexusError as exc:
+            self.console.print(Text(visible(f"error: {exc} (not sent)"), style="bold red"))
+            return
         with self.typed.during_turn():
             turn = await self.session.run_turn([prompt, *attached] if attached else prompt)
             await self._show_end(turn)

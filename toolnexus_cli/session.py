@@ -43,6 +43,7 @@ from .config import LIMITS, Config, Target, cache_dir, data_dir, resolve_target
 from .errors import UsageError
 from .keys import KeyChoice, check_provider_headers, choose_key
 from .listing import latest_holding
+from .mcp_requests import answer_mcp_requests
 from .options import RunOptions
 from .recap import recorded_system, system_record
 from .redact import EventRedactor, RedactingStore, Redactor
@@ -174,6 +175,7 @@ class Session:
                                         self.options.continue_last)
         self._connect(self.target)
         resources.push_async_callback(lambda: self.client.aclose())
+        answer_mcp_requests(self)
         if self.options.thread or self.options.continue_last:
             await self.follow(self.thread)
 

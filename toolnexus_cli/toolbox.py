@@ -178,9 +178,20 @@ def call_view(toolkit: Toolkit) -> CallView:
             change = file_change(workspace, name, args)
             if change is not None:
                 return change
-        return call_text(describe_call(name, args))
+        return call_text(_with_hints(tool, describe_call(name, args)))
 
     return show
+
+
+def _with_hints(tool: Any, text: str) -> str:
+    """An MCP tool's call with its title above it, and its warning of itself below."""
+    if tool is None or not tool.source.startswith("mcp"):
+        return text
+    if tool.title:
+        text = f"{tool.title}\n{text}"
+    if tool.annotations.get("destructiveHint") is True:
+        text += "\n(its server says it may change or delete things)"
+    return text
 
 
 def describe_call(name: str, args: Any) -> str:

@@ -13,7 +13,10 @@ one config as a tool source, `server` is one server's lifecycle (restarts, its t
 server's OAuth (its tokens kept in a `TokenFile`: pass its path as `tokens`), `login` the
 browser flow that gets them (`await login(spec, TokenFile(path), print)`), `process` how a
 stdio server's process runs (a group supervisor, a bounded stderr tail, a quick end),
-`content` turns what a tool returns into text and attachments.
+`content` turns what a tool returns into text and attachments. What servers offer besides
+tools: `resources` (read_resource, the built-in tool of that name), `prompts` (and
+completion), `requests` (who answers a server's `elicitation` and `sampling` requests: set
+`pool.requests.elicit` / `.sample`; unset, they are declined).
 """
 
 from __future__ import annotations

@@ -22,9 +22,19 @@ from ..errors import ToolnexusError
 from ..visible import visible
 from .auth import LOGIN_HINT, LoginNeeded, has_own_authorization
 from .config import ServerSpec
+from .elicitation import answer_elicitation
 from .process import CommandNotFound, ServerProcess, StderrTail
+from .requests import ServerRequests
+from .sampling import answer_sampling
 
 PAGES = 100  # pages of one listing followed at most: a server that pages forever is cut off
+_CAPABILITY = {"tools": "tools", "resources": "resources", "resourceTemplates": "resources",
+               "prompts": "prompts"}
+_LISTER = {"tools": "list_tools", "resources": "list_resources",
+           "resourceTemplates": "list_resource_templates", "prompts": "list_prompts"}
+_CHANGED = {"ToolListChangedNotification": "tools",
+            "ResourceListChangedNotification": "resources",
+            "PromptListChangedNotification": "prompts"}
 LOG_LEVEL = "info"  # the least severe log messages asked of a server
 HTTP_TIMEOUT = 30.0  # seconds to connect, send, or wait for a free connection
 STREAM_TIMEOUT = 300.0  # seconds a response stream may stay silent
@@ -38,16 +48,22 @@ class Offer:
 
     tools: list[dict[str, Any]] = field(default_factory=list)
     resources: list[dict[str, Any]] = field(default_factory=list)
+    templates: list[dict[str, Any]] = field(default_factory=list)  # resource templates
     prompts: list[dict[str, Any]] = field(default_factory=list)
+    instructions: str = ""  # how to use it, as the server says (untrusted)
+    capabilities: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
 class ClientSide:
-    """What toolnexus answers a server with: the roots (file:// URIs and names) and where
-    a log message goes (its text, made visible)."""
+    """What toolnexus answers a server with: the roots (file:// URIs and names), where
+    a log message goes (its text, made visible), who answers its elicitation and sampling
+    requests, and who hears that a listing changed ("tools", "resources", "prompts")."""
 
     roots: Callable[[], list[tuple[str, str]]]
     log: Callable[[str], None]
+    requests: ServerRequests = field(default_factory=ServerRequests)
+    changed: Callable[[str], None] = lambda kind: None
 
 
 class Connection:
@@ -96,7 +112,9 @@ class Connection:
         me = sdk.Implementation(name="toolnexus", version=_version())
         self.session = session = await stack.enter_async_context(sdk.ClientSession(
             read, write, client_info=me, list_roots_callback=self._list_roots,
-            logging_callback=self._log, log_level=LOG_LEVEL))
+            logging_callback=self._log, log_level=LOG_LEVEL,
+            sampling_callback=self._sample, elicitation_callback=self._elicit,
+            message_handler=self._notified))
         self.phase = "waiting for the initialize answer"
         init = dump(await session.initialize())
         capabilities = init.get("capabilities") or {}
@@ -106,9 +124,11 @@ class Connection:
                 await session.set_logging_level(LOG_LEVEL)
         self.phase = "listing what it offers"
         offer = Offer(
-            tools=await self._listed(session.list_tools, "tools", capabilities),
-            resources=await self._listed(session.list_resources, "resources", capabilities),
-            prompts=await self._listed(session.list_prompts, "prompts", capabilities))
+            tools=await self.listed("tools", capabilities),
+            resources=await self.listed("resources", capabilities),
+            templates=await self.listed("resourceTemplates", capabilities),
+            prompts=await self.listed("prompts", capabilities),
+            instructions=str(init.get("instructions") or ""), capabilities=capabilities)
         self.phase = "running"
         self.ready = True
         return offer
@@ -161,10 +181,12 @@ class Connection:
         return self.sdk.http.AsyncClient(headers=headers, timeout=timeout, auth=auth,
                                          event_hooks={"response": [note_http_error]})
 
-    async def _listed(self, list_page: Any, kind: str, capabilities: dict[str, Any]
-                      ) -> list[dict[str, Any]]:
-        if kind not in capabilities:
+    async def listed(self, kind: str, capabilities: dict[str, Any]) -> list[dict[str, Any]]:
+        """Everything of `kind` it offers ("tools", "resources", "resourceTemplates",
+        "prompts"), every page; nothing if it does not offer that kind."""
+        if _CAPABILITY[kind] not in capabilities:
             return []
+        list_page = getattr(self.session, _LISTER[kind])
         listed: list[dict[str, Any]] = []
         cursor = None
         for _ in range(PAGES):
@@ -181,6 +203,17 @@ class Connection:
         types = self.sdk.types
         return types.ListRootsResult(roots=[types.Root(uri=uri, name=name)
                                             for uri, name in self.side.roots()])
+
+    async def _sample(self, context: Any, params: Any) -> Any:
+        return await answer_sampling(self.side.requests, self.spec.name, self.sdk, params)
+
+    async def _elicit(self, context: Any, params: Any) -> Any:
+        return await answer_elicitation(self.side.requests, self.spec.name, self.sdk, params)
+
+    async def _notified(self, message: Any) -> None:
+        kind = _CHANGED.get(type(message).__name__)
+        if kind is not None:
+            self.side.changed(kind)
 
     async def _log(self, params: Any) -> None:
         data = params.data if isinstance(params.data, str) else json.dumps(

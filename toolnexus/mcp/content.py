@@ -26,7 +26,7 @@ def convert_content(result: Mapping[str, Any]) -> tuple[str, list[Attachment]]:
             parts.append(_attach(label, block.get("data"), kind, attachments))
         elif kind == "resource_link":
             label = f" ({block['name']})" if block.get("name") else ""
-            parts.append(f"[resource link: {block.get('uri', '')}{label}]")
+            parts.append(f"[resource link: {block.get('uri', '')}{label}; read_resource reads it]")
         elif kind == "resource":
             resource = block.get("resource") or {}
             uri = resource.get("uri", "")
@@ -38,12 +38,23 @@ def convert_content(result: Mapping[str, Any]) -> tuple[str, list[Attachment]]:
                 if mime.startswith(("image/", "audio/", "application/pdf")):
                     label = _attach(label, resource.get("blob"), uri.rsplit("/")[-1],
                                     attachments)
+                elif (text := _utf8(resource.get("blob"))) is not None:
+                    label = f"{label}\n{text}"
                 parts.append(label)
         else:
             parts.append(f"[{kind or 'unknown'} content]")
     if not parts and result.get("structuredContent") is not None:
         parts.append(json.dumps(result["structuredContent"], ensure_ascii=False))
     return "\n".join(parts), attachments
+
+
+def _utf8(data: Any) -> str | None:
+    """A blob's bytes as text, when they are text (JSON, CSV, a log) and not media."""
+    try:
+        text = base64.b64decode(str(data), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+    return text if all(c.isprintable() or c in "\n\r\t" for c in text) else None
 
 
 def _attach(label: str, data: Any, name: str, attachments: list[Attachment]) -> str:

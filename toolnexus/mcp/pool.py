@@ -16,12 +16,16 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..tools import Tool
+from ..visible import visible
 from .auth import TokenFile
 from .config import STARTUP_TIMEOUT, McpConfig, read_specs
+from .requests import ServerRequests
+from .resources import READ_TOOL, any_reader, reader_tool
 from .server import McpServer, ServerStatus, ToolNames, import_sdk
 
 Watcher = Callable[[McpServer], None]
 NAMED_IN_NOTICE = 8  # tools a notice names before "…"
+INSTRUCTIONS_LIMIT = 4000  # characters of a server's instructions added to the system prompt
 
 
 class ServerPool:
@@ -29,7 +33,8 @@ class ServerPool:
     cannot be read at all, or a missing `mcp` package); `start()` starts the servers;
     `close()` ends them. `roots` are the folders advertised to the servers as their roots
     (by default the working folder). `tokens`: the file of OAuth logins (see auth.py;
-    None: remote servers get only their configured headers)."""
+    None: remote servers get only their configured headers). `requests` says who answers
+    the servers' elicitation and sampling requests (see requests.py)."""
 
     def __init__(self, config: McpConfig, *, startup_timeout: float = STARTUP_TIMEOUT,
                  wait: float | None = None, taken: Iterable[str] = (),
@@ -47,6 +52,11 @@ class ServerPool:
         self.servers = [McpServer(spec, sdk, names, lambda: self._roots, self._changed,
                                   startup_timeout=startup_timeout, tokens=token_file)
                         for spec in specs]
+        self.requests = ServerRequests()
+        for server in self.servers:
+            server.side.requests = self.requests
+        self._reader = reader_tool(self.running, names.name("mcp", READ_TOOL)
+                                   if READ_TOOL in taken else READ_TOOL)
 
     def start(self) -> None:
         for server in self.servers:
@@ -59,7 +69,21 @@ class ServerPool:
     # -- what a toolkit asks of a tool source ---------------------------------------------
 
     def tools(self) -> list[Tool]:
-        return [tool for server in self.servers for tool in server.tools()]
+        tools = [tool for server in self.servers for tool in server.tools()]
+        return [*tools, self._reader] if any_reader(self.running()) else tools
+
+    def running(self) -> list[McpServer]:
+        return [server for server in self.servers if server.session is not None]
+
+    def instructions(self) -> list[str]:
+        """What the running servers say of how to use them, for the system prompt."""
+        return [f"Instructions from the MCP server {server.name} (for its tools only):\n"
+                + visible(server.offer.instructions)[:INSTRUCTIONS_LIMIT]
+                for server in self.running() if server.offer.instructions.strip()]
+
+    async def relisted(self) -> None:
+        """Returns once the listings the servers said changed are read again."""
+        await asyncio.gather(*(server.relisted() for server in self.servers))
 
     def unavailable(self, name: str) -> str | None:
         """Why the tool `name`, offered before, is not offered now (None: not one of ours)."""

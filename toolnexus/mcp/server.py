@@ -142,7 +142,8 @@ class McpServer:
         self.stderr = StderrTail()
         self.logs: deque[str] = deque(maxlen=LOG_LINES)
         self.offer = Offer()  # what it offered when it last ran
-        self.side = ClientSide(roots=roots, log=self._log)
+        self.side = ClientSide(roots=roots, log=self._log, changed=self._list_changed)
+        self.task_only: list[str] = []  # its tools that run only as tasks: not offered
         self._tools: list[Tool] = []
         self._connection: Connection | None = None
         self._calls: list[ToolContext] = []  # running now: log messages go to them
@@ -153,6 +154,7 @@ class McpServer:
         self._settled = asyncio.Event()  # ready, or failed, after it began to start
         self._next_run: list[asyncio.Future[bool]] = []  # calls waiting for a new connection
         self._scope: Any = None
+        self._relisting: set[asyncio.Task[None]] = set()
 
     # -- what it offers ------------------------------------------------------------------
 
@@ -162,6 +164,11 @@ class McpServer:
 
     def tools(self) -> list[Tool]:
         return self._tools if self._connection is not None else []
+
+    @property
+    def session(self) -> Any:
+        """The SDK session of its connection now; None while it is not running."""
+        return None if self._connection is None else self._connection.session
 
     def owns(self, tool_name: str) -> bool:
         return tool_name in self.status.tools
@@ -343,22 +350,60 @@ class McpServer:
 
     # -- its tools -----------------------------------------------------------------------
 
+    def _list_changed(self, kind: str) -> None:
+        """The server said a listing changed: read it again (tools are offered anew
+        before the next model call, see `relisted`)."""
+        task = asyncio.create_task(self._relist(kind), name=f"mcp relist {self.name}")
+        self._relisting.add(task)
+        task.add_done_callback(self._relisting.discard)
+
+    async def relisted(self) -> None:
+        """Returns once the listings the server said changed are read again (or the time
+        to start one has passed)."""
+        if self._relisting:
+            await asyncio.wait(set(self._relisting), timeout=self.startup_timeout)
+
+    async def _relist(self, kind: str) -> None:
+        connection = self._connection
+        if connection is None:
+            return
+        try:
+            listed = await connection.listed(kind, self.offer.capabilities)
+        except Exception as exc:
+            self._log(f"reading its {kind} again failed: {connection.describe(exc)}")
+            return
+        if connection is not self._connection:
+            return
+        setattr(self.offer, "templates" if kind == "resourceTemplates" else kind, listed)
+        if kind == "tools":
+            self._tools = self._make_tools(listed)
+            self.status.tools = [tool.name for tool in self._tools]
+        self.on_change(self)
+
     def _make_tools(self, listed: list[dict[str, Any]]) -> list[Tool]:
         tools = []
+        self.task_only = []
         for entry in listed:
             original = str(entry.get("name") or "")
             if not original:
+                continue
+            if _task_only(entry):
+                self.task_only.append(original)
                 continue
             schema = entry.get("inputSchema")
             schema = dict(schema) if isinstance(schema, dict) else {}
             schema.setdefault("type", "object")
             if schema["type"] == "object":
                 schema.setdefault("properties", {})
-            description = entry.get("description") or entry.get("title") or original
+            annotations = entry.get("annotations")
+            annotations = annotations if isinstance(annotations, dict) else {}
+            title = entry.get("title") or annotations.get("title") or ""
+            description = entry.get("description") or title or original
             tools.append(Tool(name=self.names.name(self.name, original),
                               description=str(description), input_schema=schema,
                               fn=self._caller(original), source=f"mcp:{self.name}",
-                              context_param=CONTEXT_PARAM))
+                              context_param=CONTEXT_PARAM, title=str(title)[:NAME_LIMIT * 2],
+                              annotations=annotations))
         return tools
 
     def _caller(self, original: str) -> Callable[..., Any]:
@@ -426,6 +471,13 @@ class McpServer:
         if self._stopping.is_set():
             return "it was stopped during the call"
         return f"{connection.describe(exc)}; it is restarted"
+
+
+def _task_only(entry: dict[str, Any]) -> bool:
+    """A tool that runs only through the tasks API, which toolnexus does not drive: every
+    plain call of it fails, so it is not offered."""
+    execution = entry.get("execution")
+    return isinstance(execution, dict) and execution.get("taskSupport") == "required"
 
 
 def _first_status(spec: ServerSpec) -> str:

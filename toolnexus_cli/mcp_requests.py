@@ -1,0 +1,98 @@
+"""Answering what MCP servers ask of the session: elicitation (a form, or a URL to visit)
+and sampling (a message from the session's model). With a terminal the person answers;
+without one an elicitation is declined and a sampling request refused, each saying so in
+one line, unless a rule of [approval] ("sampling:NAME" = "allow") lets that server
+sample. A rule "deny" refuses it even at a terminal."""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import sys
+from typing import TYPE_CHECKING, Any
+
+from toolnexus.visible import visible
+
+from .toolbox import mcp_servers
+
+if TYPE_CHECKING:
+    from .session import Session
+
+SAMPLING_RULE = "sampling:{server}"
+
+
+def answer_mcp_requests(session: Session) -> None:
+    """Let the session answer its MCP servers' elicitation and sampling requests."""
+    pools = {id(server.side.requests): server.side.requests
+             for server in mcp_servers(session.toolkit)}
+    one_at_a_time = asyncio.Lock()  # questions never overlap
+
+    async def elicit(server: str, request: dict[str, Any]) -> dict[str, Any]:
+        if session.console is None:
+            _say(f"declined the MCP server {server}'s request for input "
+                 f"({_one_line(request.get('message'))}): nobody can answer here")
+            return {"action": "decline"}
+        from .elicit_form import ask_elicitation
+
+        async with one_at_a_time:
+            session.pause_output()
+            return await ask_elicitation(session.console, server, request)
+
+    async def sample(server: str, params: dict[str, Any]) -> dict[str, Any]:
+        from toolnexus.mcp.requests import Refused
+        from toolnexus.mcp.sampling import sampling_prompt, sampling_result
+
+        rule = sampling_rule(session, server)
+        if rule == "deny":
+            raise Refused("sampling is denied by the user's rules")
+        if rule != "allow":
+            if session.console is None:
+                _say(f"refused the MCP server {server}'s sampling request: nobody can approve "
+                     f"it here (a rule \"sampling:{server}\" = \"allow\" in [approval] allows it)")
+                raise Refused("sampling needs the user's approval, and nobody can be asked")
+            async with one_at_a_time:
+                session.pause_output()
+                if not await _approved(session, server, params):
+                    raise Refused("the user declined")
+        prompt, history = sampling_prompt(params)
+        result = await session.client.run(prompt, None, history=history)
+        return sampling_result(result.text, result.model or session.target.model,
+                               cut_off=result.incomplete_reason is not None)
+
+    for requests in pools.values():
+        requests.elicit = elicit
+        requests.sample = sample
+
+
+def sampling_rule(session: Session, server: str) -> str | None:
+    """What [approval] says of `server` sampling: "allow", "ask", "deny" or None."""
+    from toolnexus.rules import checked_rules
+
+    table = session.config.data.get("approval", {})
+    rules = checked_rules({k: v for k, v in table.items() if k.startswith("sampling:")},
+                          "approval rule for sampling")
+    wanted = SAMPLING_RULE.format(server=server)
+    return next((d for pattern, d in rules if fnmatch.fnmatchcase(wanted, pattern)), None)
+
+
+async def _approved(session: Session, server: str, params: dict[str, Any]) -> bool:
+    from toolnexus.mcp.sampling import describe_sampling
+
+    from .approve import INTERRUPT, YES_NO, choose, panel
+
+    panel(session.console, describe_sampling(server, params),
+          f"let {server} use the model ({session.target.model})?")
+    answer = await choose("[y]es / [n]o: ", YES_NO)
+    if answer == INTERRUPT:
+        session.interrupted_at_question()
+    return answer == "yes"
+
+
+def _say(line: str) -> None:
+    sys.stderr.write(f"toolnexus: {visible(line)}\n")
+    sys.stderr.flush()
+
+
+def _one_line(text: Any) -> str:
+    line = " ".join(str(text or "").split())
+    return line if len(line) <= 120 else line[:120] + " …"
