@@ -68,7 +68,7 @@ def sampling_rule(session: Session, server: str) -> str | None:
     """What [approval] says of `server` sampling: "allow", "ask", "deny" or None."""
     from toolnexus.rules import checked_rules
 
-    table = session.config.data.get("approval", {})
+    table = session.config.settings.approval.tools
     rules = checked_rules({k: v for k, v in table.items() if k.startswith("sampling:")},
                           "approval rule for sampling")
     wanted = SAMPLING_RULE.format(server=server)
