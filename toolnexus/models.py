@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .bounded_json import loads_bounded
+from .bounded_json import loads_bounded, object_or_empty
 from .errors import ProviderError
 from .transport import _new_http_client, check_endpoint, check_headers, socks_errors_mapped
 from .wire import WireStyle, wire_style
@@ -138,7 +138,7 @@ def parse_models(data: Any, source: str = "the endpoint") -> list[ModelInfo]:
         model_id = entry.get("id")
         if not isinstance(model_id, str) or not model_id.strip() or len(model_id) > MAX_ID_CHARS:
             continue
-        pricing = entry.get("pricing") if isinstance(entry.get("pricing"), dict) else {}
+        pricing = object_or_empty(entry.get("pricing"))
         models.append(ModelInfo(
             id=model_id, context_window=_context_window(entry),
             input_price=_per_million(pricing.get("prompt")),
@@ -147,8 +147,8 @@ def parse_models(data: Any, source: str = "the endpoint") -> list[ModelInfo]:
 
 
 def _context_window(entry: dict[str, Any]) -> int | None:
-    meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
-    top = entry.get("top_provider") if isinstance(entry.get("top_provider"), dict) else {}
+    meta = object_or_empty(entry.get("meta"))
+    top = object_or_empty(entry.get("top_provider"))
     # llama.cpp: n_ctx is what the server was started with, n_ctx_train the model's own limit.
     for value in (entry.get("context_length"), entry.get("context_window"),
                   entry.get("max_model_len"), entry.get("max_input_tokens"),

@@ -14,11 +14,8 @@ from typing import Any
 
 from .tools import ToolResult
 
-# {id, kind, prompt, url?, data?, expiresAt?, needs_person?, fallback?}: `needs_person` marks
-# an approval that only a person (or a rule) may give, never a blanket "yes to all";
-# `fallback` is what the model reads, before the refusal, if the request is declined.
-Request = dict[str, Any]
-Answer = dict[str, Any]  # {id, ok, data?, reason?}
+from .types import Answer, Request
+
 # What answers a suspended tool's request for the loop (sync or async).
 WaitFor = Callable[[Request], Answer | Awaitable[Answer]]
 

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..bounded_json import loads_bounded
+from ..bounded_json import loads_bounded, object_or_empty
 from ..content import Media, media_of, stand_in
 from ..errors import ProviderError, ToolnexusError
 from ..events import (
@@ -172,7 +172,7 @@ class AnthropicStyle(WireStyle):
         return None
 
     def raise_error(self, data: dict[str, Any]) -> None:
-        err = data.get("error") if isinstance(data.get("error"), dict) else {}
+        err = object_or_empty(data.get("error"))
         message = self.error_message(data)
         raise ProviderError(
             f"the endpoint reported an error: {message or data}",

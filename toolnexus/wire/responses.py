@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..bounded_json import loads_bounded
+from ..bounded_json import loads_bounded, object_or_empty
 from ..content import Media, media_of, stand_in
 from ..errors import ProviderError
 from ..events import CUT_OFF, FILTERED, MAX_TOKENS, Usage, reasoning_event, text_event
@@ -134,7 +134,7 @@ class ResponsesStyle(WireStyle):
         if kind == "error":
             return self.error(obj.get("error") or obj, obj)
         if kind == "response.failed":
-            response = obj.get("response") if isinstance(obj.get("response"), dict) else {}
+            response = object_or_empty(obj.get("response"))
             return self.error(response.get("error") or "the response failed", obj)
         return None
 
@@ -214,7 +214,7 @@ def _carries(media: Media) -> bool:
 
 def _media_part(media: Media, part: dict[str, Any]) -> dict[str, Any]:
     if media.kind == "image":
-        image = part.get("image_url") if isinstance(part.get("image_url"), dict) else {}
+        image = object_or_empty(part.get("image_url"))
         return {"type": "input_image", "image_url": media.url or image.get("url"),
                 "detail": image.get("detail") or "auto"}
     if media.url is not None:
