@@ -13,7 +13,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .tools import ToolResult
-
 from .types import Answer, Request
 
 # What answers a suspended tool's request for the loop (sync or async).
