@@ -11,7 +11,7 @@ import contextlib
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from ._await import maybe_await
 from .bounded_json import TooDeep, loads_bounded
@@ -49,7 +49,7 @@ from .wire.common import text_of
 CANCELLED_TOOL_OUTPUT = "error: the run was interrupted before this tool finished"
 # On an assistant message: {call id: its arguments as the model wrote them}, for the calls
 # whose arguments were not a JSON object; the call itself carries "{}" instead.
-UNREADABLE_ARGUMENTS_KEY = "unreadable_arguments"
+UNREADABLE_ARGUMENTS_KEY: Final = "unreadable_arguments"
 _OUTPUT_EVENTS = frozenset({"text", "reasoning", "tool_call"})  # seen: a turn is not retried
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from .events import Usage
+from .types import Usage
 
 if TYPE_CHECKING:
     from .events import RunResult

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Final
 
 from .tools import ToolResult
 from .types import Answer, Request
@@ -18,7 +18,7 @@ from .types import Answer, Request
 # What answers a suspended tool's request for the loop (sync or async).
 WaitFor = Callable[[Request], Answer | Awaitable[Answer]]
 
-PENDING_KEY = "pending"
+PENDING_KEY: Final = "pending"
 NOBODY_TO_ASK = "not approved: nobody to ask"  # why a request nobody could answer was declined
 
 

@@ -8,7 +8,7 @@ reading one still checks what it finds (these types say what a well-formed one h
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, final
 
 if TYPE_CHECKING:
     from .events import RunResult
@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 # ----------------------------------------------------------------------------- content parts
 
 
+@final
 class TextPart(TypedDict):
     type: Literal["text"]
     text: str
@@ -25,6 +26,7 @@ class ImageURL(TypedDict):
     url: str  # http(s), or a data: URL with the image inline
 
 
+@final
 class ImagePart(TypedDict):
     type: Literal["image_url"]
     image_url: ImageURL
@@ -36,6 +38,7 @@ class FileData(TypedDict, total=False):
     file_url: str  # where the endpoint fetches it (not an OpenAI chat field)
 
 
+@final
 class FilePart(TypedDict):
     type: Literal["file"]
     file: FileData
@@ -46,6 +49,7 @@ class AudioData(TypedDict):
     format: str  # "wav", "mp3", "ogg", "flac"
 
 
+@final
 class AudioPart(TypedDict):
     type: Literal["input_audio"]
     input_audio: AudioData
@@ -135,11 +139,13 @@ class _MessageKeys(TypedDict, total=False):
     name: str
 
 
+@final
 class SystemMessage(_MessageKeys):
     role: Literal["system"]
     content: Content
 
 
+@final
 class UserMessage(_MessageKeys):
     role: Literal["user"]
     content: Content
@@ -147,6 +153,7 @@ class UserMessage(_MessageKeys):
     failed_with: NotRequired[str]  # the error the turn this prompt began ended in
 
 
+@final
 class AssistantMessage(_MessageKeys):
     role: Literal["assistant"]
     content: Content | None  # None: tool calls only
@@ -163,6 +170,7 @@ class AssistantMessage(_MessageKeys):
     reasoning_items: NotRequired[list[ProviderBlock]]  # Responses: encrypted reasoning
 
 
+@final
 class ToolMessage(_MessageKeys):
     role: Literal["tool"]
     tool_call_id: str
@@ -171,6 +179,8 @@ class ToolMessage(_MessageKeys):
     pending: NotRequired[Request]  # the tool suspended: what it asks a person
 
 
+# Each role's TypedDict is final, so that a key tells the role: `"tool_calls" in message`
+# narrows a Message to an AssistantMessage.
 Message = SystemMessage | UserMessage | AssistantMessage | ToolMessage
 Role = Literal["system", "user", "assistant", "tool"]
 

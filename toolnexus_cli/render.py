@@ -14,8 +14,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
-from toolnexus import RunResult
-from toolnexus.events import CONTEXT_FULL, CUT_OFF, FILTERED, MAX_TOKENS, REFUSED, Usage
+from toolnexus import RunResult, Usage
+from toolnexus.events import CONTEXT_FULL, CUT_OFF, FILTERED, MAX_TOKENS, REFUSED
 from toolnexus.visible import unmistakable, visible
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 from ..bounded_json import loads_bounded, object_or_empty
 from ..content import Media, media_of, stand_in
@@ -14,11 +14,11 @@ from ..events import (
     CONTEXT_FULL,
     MAX_TOKENS,
     REFUSED,
-    Usage,
     empty_usage,
     reasoning_event,
     text_event,
 )
+from ..types import AssistantMessage, Message, OutputEvent, Usage
 from .base import (
     NO_OPTIONS,
     ModelReply,
@@ -48,11 +48,11 @@ THINKING_BUDGET = {"low": 1024, "medium": 4096, "high": 16384}
 
 # Thinking blocks ride on the canonical assistant message under this key, signatures and all,
 # so they can go back to the API ahead of the tool_use they led to.
-THINKING_KEY = "thinking_blocks"
+THINKING_KEY: Final = "thinking_blocks"
 # A reply holding blocks the canonical form has no place for (server tools' calls and results:
 # web search, web fetch, code execution) keeps all its blocks, in order, under this key: they
 # go back verbatim, the client tool_use blocks among them as the canonical calls now are.
-BLOCKS_KEY = "anthropic_content"
+BLOCKS_KEY: Final = "anthropic_content"
 # The blocks the canonical form holds by itself (as text, tool calls, thinking).
 _CANONICAL_BLOCKS = frozenset({"text", "tool_use", "thinking", "redacted_thinking"})
 
@@ -96,7 +96,7 @@ class AnthropicStyle(WireStyle):
         return [{"name": t.name, "description": t.description, "input_schema": t.parameters}
                 for t in tools]
 
-    def build_body(self, *, model: str, messages: list[dict[str, Any]], system: str | None,
+    def build_body(self, *, model: str, messages: list[Message], system: str | None,
                    tools: list[dict[str, Any]], stream: bool,
                    options: RequestOptions = NO_OPTIONS) -> dict[str, Any]:
         own_system = [text_of(m.get("content")) for m in messages if m.get("role") == "system"]
@@ -305,7 +305,7 @@ def _media_block(media: Media) -> dict[str, Any]:
     return block
 
 
-def _assistant_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
     if message.get(BLOCKS_KEY):
         return _kept_blocks(message)
     blocks = list(message.get(THINKING_KEY) or [])
@@ -316,7 +316,7 @@ def _assistant_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
     return blocks
 
 
-def _kept_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+def _kept_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
     """The blocks of a reply kept whole, in their order; each client tool_use as the
     canonical call with its id now is (a call the thread no longer holds is left out, one
     added since goes last)."""
@@ -358,7 +358,7 @@ def parse_usage(raw: Any) -> Usage:
     return usage
 
 
-def _message_from_blocks(blocks: list[dict[str, Any]]) -> dict[str, Any]:
+def _message_from_blocks(blocks: list[dict[str, Any]]) -> AssistantMessage:
     text, calls, thinking, reasoning = [], [], [], []
     kept = []  # what can go back: every block but empty text, which the API refuses
     for block in blocks:
@@ -398,7 +398,7 @@ class MessageStream(StreamAssembler):
         self.finish_reason: str | None = None
         self.done = False
 
-    def read(self, event: str, data: str) -> list[dict[str, Any]]:
+    def read(self, event: str, data: str) -> list[OutputEvent]:
         obj = optional(loads_event(data), dict, "a stream event")
         if not obj:
             return []
@@ -431,7 +431,7 @@ class MessageStream(StreamAssembler):
         raw = optional(raw, dict, "usage") or {}
         self.counts.update((key, value) for key, value in raw.items() if value is not None)
 
-    def _delta(self, index: int, delta: dict[str, Any]) -> list[dict[str, Any]]:
+    def _delta(self, index: int, delta: dict[str, Any]) -> list[OutputEvent]:
         block = self.blocks.setdefault(index, {"type": "text", "text": ""})
         kind = delta.get("type")
         if kind == "text_delta":

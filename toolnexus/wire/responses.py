@@ -7,12 +7,13 @@ reasoning comes back encrypted and is sent back unchanged on the next request.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 from ..bounded_json import loads_bounded, object_or_empty
 from ..content import Media, media_of, stand_in
 from ..errors import ProviderError
-from ..events import CUT_OFF, FILTERED, MAX_TOKENS, Usage, reasoning_event, text_event
+from ..events import CUT_OFF, FILTERED, MAX_TOKENS, reasoning_event, text_event
+from ..types import AssistantMessage, Message, OutputEvent, ToolMessage, Usage
 from .base import (
     NO_OPTIONS,
     ModelReply,
@@ -37,7 +38,7 @@ from .common import (
 
 # Encrypted reasoning items ride on the canonical assistant message under this key, exactly
 # as the API sent them, and go back ahead of that message's output.
-REASONING_ITEMS_KEY = "reasoning_items"
+REASONING_ITEMS_KEY: Final = "reasoning_items"
 
 # Error codes sent inside a stream -> the HTTP status they stand for (for the retry policy).
 _ERROR_STATUS = {"rate_limit_exceeded": 429, "server_error": 500, "server_is_overloaded": 503}
@@ -69,7 +70,7 @@ class ResponsesStyle(WireStyle):
         whole = reply.finish_reason in _FINISHED
         return super().why_unfinished(reply) or (None if whole else CUT_OFF)
 
-    def build_body(self, *, model: str, messages: list[dict[str, Any]], system: str | None,
+    def build_body(self, *, model: str, messages: list[Message], system: str | None,
                    tools: list[dict[str, Any]], stream: bool,
                    options: RequestOptions = NO_OPTIONS) -> dict[str, Any]:
         own_system = [text_of(m.get("content")) for m in messages if m.get("role") == "system"]
@@ -154,7 +155,7 @@ class ResponsesStyle(WireStyle):
         return EventStream(self)
 
 
-def _input_items(message: dict[str, Any], *, strict: bool) -> list[dict[str, Any]]:
+def _input_items(message: Message, *, strict: bool) -> list[dict[str, Any]]:
     """The input items standing for one canonical message (`strict`: the prompt being
     asked, whose media goes as it is or not at all)."""
     role = message.get("role")
@@ -194,7 +195,7 @@ def _user_content(content: Any, *, strict: bool) -> list[dict[str, Any]]:
     return parts
 
 
-def _tool_attachments(message: dict[str, Any]) -> list[dict[str, Any]]:
+def _tool_attachments(message: ToolMessage) -> list[dict[str, Any]]:
     """A tool result's media, for the user message that follows the results (the output of
     a function call is its text), introduced by the call they came from."""
     content = message.get("content")
@@ -227,7 +228,7 @@ def _message_item(role: str, part_type: str, text: str) -> dict[str, Any]:
     return {"type": "message", "role": role, "content": [{"type": part_type, "text": text}]}
 
 
-def _message_from_items(items: list[Any]) -> dict[str, Any]:
+def _message_from_items(items: list[Any]) -> AssistantMessage:
     text, calls, reasoning, kept = [], [], [], []
     for raw in items:
         item = element(raw, "an output item")
@@ -299,7 +300,7 @@ class EventStream(StreamAssembler):
         self._slot_of_id: dict[str, int] = {}
         self._next_slot = 0
 
-    def read(self, event: str, data: str) -> list[dict[str, Any]]:
+    def read(self, event: str, data: str) -> list[OutputEvent]:
         obj = optional(loads_event(data), dict, "a stream event")
         if not obj:
             return []
@@ -346,7 +347,7 @@ class EventStream(StreamAssembler):
                 raise error
         return []
 
-    def _show(self, slot: int, text: str) -> list[dict[str, Any]]:
+    def _show(self, slot: int, text: str) -> list[OutputEvent]:
         """What the whole text of an output item (in its .done event, or only in the
         completed response) adds to the deltas seen for it: all of it when none came, the
         tail the deltas missed when they stopped short; shown as one delta."""
