@@ -15,6 +15,7 @@ from typing import Any, Literal, Union
 
 from ._await import maybe_await
 from .content import Attachment
+from .types import Answer
 
 # A default the toolkit fills in (`None` means "use the toolkit's").
 DEFAULT_TIMEOUT_S = 120.0
@@ -42,7 +43,7 @@ class ToolContext:
 
     call_id: str = ""
     cancelled: threading.Event = field(default_factory=threading.Event)
-    answer: dict[str, Any] | None = None
+    answer: Answer | None = None
 
 
 @dataclass

@@ -8,7 +8,7 @@ reading one still checks what it finds (these types say what a well-formed one h
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, final
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, TypeGuard, final
 
 if TYPE_CHECKING:
     from .events import RunResult
@@ -183,6 +183,20 @@ class ToolMessage(_MessageKeys):
 # narrows a Message to an AssistantMessage.
 Message = SystemMessage | UserMessage | AssistantMessage | ToolMessage
 Role = Literal["system", "user", "assistant", "tool"]
+
+
+# A message's role, told without trusting that it has one (a transcript from outside).
+def is_user(message: Message) -> TypeGuard[UserMessage]:
+    return message.get("role") == "user"
+
+
+def is_assistant(message: Message) -> TypeGuard[AssistantMessage]:
+    return message.get("role") == "assistant"
+
+
+def is_tool(message: Message) -> TypeGuard[ToolMessage]:
+    return message.get("role") == "tool"
+
 
 # ----------------------------------------------------------------------------- events
 

@@ -18,7 +18,16 @@ from ..events import (
     reasoning_event,
     text_event,
 )
-from ..types import AssistantMessage, Message, OutputEvent, Usage
+from ..types import (
+    AssistantMessage,
+    Message,
+    OutputEvent,
+    ToolCall,
+    Usage,
+    is_assistant,
+    is_tool,
+    is_user,
+)
 from .base import (
     NO_OPTIONS,
     ModelReply,
@@ -103,12 +112,11 @@ class AnthropicStyle(WireStyle):
         wire: list[dict[str, Any]] = []
         prompt = newest_prompt(messages)
         for index, message in enumerate(messages):
-            role = message.get("role")
-            if role == "user":
+            if is_user(message):
                 _push(wire, "user", _user_blocks(message.get("content"), strict=index == prompt))
-            elif role == "assistant":
+            elif is_assistant(message):
                 _push(wire, "assistant", _assistant_blocks(message))
-            elif role == "tool":
+            elif is_tool(message):
                 result: dict[str, Any] = {
                     "type": "tool_result",
                     "tool_use_id": _wire_id(message.get("tool_call_id")),
@@ -142,8 +150,8 @@ class AnthropicStyle(WireStyle):
         body.update(params)
         return body
 
-    def structured_answer(self, message: dict[str, Any],
-                          options: RequestOptions) -> dict[str, Any] | None:
+    def structured_answer(self, message: AssistantMessage,
+                          options: RequestOptions) -> AssistantMessage | None:
         """The schema arrives as the input of the forced tool: that call is the answer."""
         if options.schema is None:
             return None
@@ -151,11 +159,13 @@ class AnthropicStyle(WireStyle):
                      if (c.get("function") or {}).get("name") == options.schema.name), None)
         if call is None:
             return None
-        answer = {k: v for k, v in message.items() if k != "tool_calls"}
+        answer = message.copy()
+        del answer["tool_calls"]
         answer["content"] = call["function"]["arguments"]
         return answer
 
-    def continued(self, paused: dict[str, Any], more: dict[str, Any]) -> dict[str, Any]:
+    def continued(self, paused: AssistantMessage, more: AssistantMessage
+                  ) -> AssistantMessage:
         """A paused turn and what came when it was sent back are one assistant turn: its
         blocks, in the order they came."""
         return _message_from_blocks(_assistant_blocks(paused) + _assistant_blocks(more))
@@ -243,11 +253,11 @@ def _wire_id(call_id: Any) -> str:
     """The API takes tool ids of [a-zA-Z0-9_-] only. Ids made elsewhere (an OpenAI-style
     server's "functions.add:0") are rewritten the same way in the tool_use and in its
     tool_result, so the pair stays matched; the digest keeps distinct ids distinct."""
-    call_id = str(call_id or "")
-    if call_id and not _BAD_ID_CHARS.search(call_id):
-        return call_id
-    digest = hashlib.sha1(call_id.encode()).hexdigest()[:8]
-    return f"{_BAD_ID_CHARS.sub('_', call_id)}_{digest}"
+    given = str(call_id or "")
+    if given and not _BAD_ID_CHARS.search(given):
+        return given
+    digest = hashlib.sha1(given.encode()).hexdigest()[:8]
+    return f"{_BAD_ID_CHARS.sub('_', given)}_{digest}"
 
 
 def _think(body: dict[str, Any], budget: int, options: RequestOptions) -> None:
@@ -332,7 +342,7 @@ def _kept_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
     return blocks + [_tool_use(call) for call in calls.values()]
 
 
-def _tool_use(call: dict[str, Any]) -> dict[str, Any]:
+def _tool_use(call: ToolCall) -> dict[str, Any]:
     fn = call.get("function") or {}
     try:
         args = loads_bounded(fn.get("arguments") or "{}")

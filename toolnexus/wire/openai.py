@@ -12,7 +12,16 @@ from ..bounded_json import loads_bounded
 from ..content import Media, media_of, stand_in
 from ..errors import ProviderError
 from ..events import FILTERED, MAX_TOKENS, empty_usage, reasoning_event, text_event
-from ..types import AssistantMessage, Message, OutputEvent, ToolMessage, Usage
+from ..types import (
+    AssistantMessage,
+    Message,
+    OutputEvent,
+    ToolCall,
+    ToolMessage,
+    Usage,
+    is_assistant,
+    is_tool,
+)
 from .base import (
     NO_OPTIONS,
     ModelReply,
@@ -83,11 +92,12 @@ class OpenAIStyle(WireStyle):
                 wire.append({"role": "user", "content": held})
                 held = []
             keys = _WIRE_KEYS.get(role, ("role", "content"))
-            out = {k: message[k] for k in keys if k in message}
-            if role == "assistant":
+            fields: dict[str, Any] = dict(message)
+            out = {k: fields[k] for k in keys if k in fields}
+            if is_assistant(message):
                 self.add_continuation(message, out)
             if isinstance(out.get("content"), list):
-                if role == "tool":
+                if is_tool(message):
                     held += self._tool_attachments(message)
                     out["content"] = text_of(out["content"])
                 else:
@@ -127,7 +137,7 @@ class OpenAIStyle(WireStyle):
     def _tool_attachments(self, message: ToolMessage) -> list[dict[str, Any]]:
         """A tool message's media parts, for the user message that follows the results (a
         tool message carries text only), introduced by the call they came from."""
-        parts = [p for p in message["content"] if media_of(p) is not None]
+        parts = [p for p in message.get("content") or () if media_of(p) is not None]
         if not parts:
             return []
         intro = f"(attachments returned by tool call {message.get('tool_call_id')})"
@@ -260,7 +270,7 @@ def _usage_of(data: dict[str, Any], choice: dict[str, Any] | None) -> Any:
     return choice.get("usage") if choice is not None else None
 
 
-def _whole_call(raw: Any) -> dict[str, Any]:
+def _whole_call(raw: Any) -> ToolCall:
     raw = element(raw, "a tool call")
     fn = optional(raw.get("function"), dict, "a tool call's function") or {}
     call = canonical_call(raw.get("id") or new_call_id(), fn.get("name", ""),
@@ -291,7 +301,7 @@ class _Call:
             return False
         return True
 
-    def canonical(self) -> dict[str, Any]:
+    def canonical(self) -> ToolCall:
         call = canonical_call(self.id, self.name, "".join(self.args))
         if self.extra:
             call[EXTRA_CONTENT_KEY] = self.extra
@@ -364,7 +374,7 @@ class ChunkStream(StreamAssembler):
         if choice is None:
             return []
         delta = optional(choice.get("delta"), dict, "choices[0].delta") or {}
-        out = []
+        out: list[OutputEvent] = []
         thought = delta.get("reasoning_content") or delta.get("reasoning")
         if thought and isinstance(thought, str):
             self.reasoning.append(thought)

@@ -13,7 +13,16 @@ from ..bounded_json import loads_bounded, object_or_empty
 from ..content import Media, media_of, stand_in
 from ..errors import ProviderError
 from ..events import CUT_OFF, FILTERED, MAX_TOKENS, reasoning_event, text_event
-from ..types import AssistantMessage, Message, OutputEvent, ToolMessage, Usage
+from ..types import (
+    AssistantMessage,
+    Message,
+    OutputEvent,
+    ToolMessage,
+    Usage,
+    is_assistant,
+    is_tool,
+    is_user,
+)
 from .base import (
     NO_OPTIONS,
     ModelReply,
@@ -25,6 +34,7 @@ from .base import (
 )
 from .common import (
     assistant_message,
+    calls_of,
     canonical_call,
     element,
     loads_event,
@@ -82,7 +92,7 @@ class ResponsesStyle(WireStyle):
                 items.append({"type": "message", "role": "user", "content": held})
                 held = []
             items.extend(_input_items(message, strict=index == prompt))
-            if message.get("role") == "tool":
+            if is_tool(message):
                 held += _tool_attachments(message)
         if held:
             items.append({"type": "message", "role": "user", "content": held})
@@ -158,21 +168,20 @@ class ResponsesStyle(WireStyle):
 def _input_items(message: Message, *, strict: bool) -> list[dict[str, Any]]:
     """The input items standing for one canonical message (`strict`: the prompt being
     asked, whose media goes as it is or not at all)."""
-    role = message.get("role")
-    if role == "user":
+    if is_user(message):
         content = _user_content(message.get("content"), strict=strict)
         return [{"type": "message", "role": "user", "content": content}] if content else []
-    if role == "assistant":
+    if is_assistant(message):
         items = list(message.get(REASONING_ITEMS_KEY) or [])
         text = text_of(message.get("content"))
         if text.strip():
             items.append(_message_item("assistant", "output_text", text))
-        for call in message.get("tool_calls") or []:
+        for call in calls_of(message):
             fn = call.get("function") or {}
             items.append({"type": "function_call", "call_id": str(call.get("id") or ""),
                           "name": fn.get("name", ""), "arguments": fn.get("arguments") or "{}"})
         return items
-    if role == "tool":
+    if is_tool(message):
         return [{"type": "function_call_output", "call_id": str(message.get("tool_call_id")),
                  "output": text_of(message.get("content"))}]
     return []  # system messages become `instructions`
@@ -268,7 +277,7 @@ def _has_refusal(items: list[Any]) -> bool:
                for part in item.get("content") or [])
 
 
-def _finish_reason(response: dict[str, Any], message: dict[str, Any]) -> str:
+def _finish_reason(response: dict[str, Any], message: AssistantMessage) -> str:
     if response.get("status") == "incomplete":
         details = optional(response.get("incomplete_details"), dict, "incomplete_details") or {}
         return str(details.get("reason") or "incomplete")
@@ -361,7 +370,8 @@ class EventStream(StreamAssembler):
 
     def _output(self) -> list[Any] | None:
         """The completed response's output items, if it lists any."""
-        return optional((self.response or {}).get("output"), list, "output")
+        output: list[Any] | None = optional((self.response or {}).get("output"), list, "output")
+        return output
 
     def _slot(self, obj: dict[str, Any], item_id: Any = None) -> int:
         """The output index an event is about: its own, else that of its item's id."""
