@@ -39,12 +39,11 @@ from .marks import (
     sent_indices,
     unpin,
 )
-from .types import Message, Usage
 from .transport import JsonReply, StreamEvents
-from .types import CompactionEvent, CompactionInfo, Message, Usage, UserMessage
+from .types import CompactionEvent, CompactionInfo, Message, Usage, UserMessage, calls_of
 from .windows import Window, WindowCache, Windows
 from .wire.base import RequestOptions
-from .wire.common import calls_of, text_of
+from .wire.common import text_of
 
 if TYPE_CHECKING:
     from .control import RunControl

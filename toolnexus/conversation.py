@@ -11,6 +11,7 @@ from .content import Prompt
 from .errors import ToolnexusError
 from .events import RunResult
 from .toolkit import Toolkit
+from .types import Message
 
 
 class Runner(Protocol):
@@ -28,7 +29,7 @@ class Conversation:
         self.client = client
         self.toolkit = toolkit
         self.cancel = cancel
-        self.messages: list[dict[str, Any]] = []
+        self.messages: list[Message] = []
 
     async def send(self, prompt: Prompt, *, schema: dict[str, Any] | None = None,
                    reasoning: str | None = None) -> RunResult:

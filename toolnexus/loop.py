@@ -41,7 +41,6 @@ from .toolkit import Toolkit
 from .tools import ToolContext, ToolResult, to_result
 from .transport import JsonReply, Retrying, StreamEvents, Transport
 from .types import (
-    AssistantMessage,
     Answer,
     Event,
     Message,
@@ -51,10 +50,11 @@ from .types import (
     ToolMessage,
     ToolResultEvent,
     Usage,
+    calls_of,
 )
 from .wire import ModelReply, StreamAssembler, WireStyle
 from .wire.base import RequestOptions, check_reasoning
-from .wire.common import calls_of, text_of
+from .wire.common import text_of
 
 CANCELLED_TOOL_OUTPUT = "error: the run was interrupted before this tool finished"
 # On an assistant message: {call id: its arguments as the model wrote them}, for the calls

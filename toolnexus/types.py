@@ -198,6 +198,13 @@ def is_tool(message: Message) -> TypeGuard[ToolMessage]:
     return message.get("role") == "tool"
 
 
+def calls_of(message: Message) -> list[Any]:
+    """The tool calls a message carries (an assistant's), as found: each is still to be
+    checked."""
+    calls = message.get("tool_calls")
+    return calls if isinstance(calls, list) else []
+
+
 # ----------------------------------------------------------------------------- events
 
 Usage = dict[str, int]  # prompt_tokens, completion_tokens, total_tokens, and any others

@@ -12,8 +12,8 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
-from ._attachments import AttachmentInfo
 from .base import (
+    AttachmentInfo,
     ConversationStore,
     ForkPoint,
     StoreError,

@@ -27,7 +27,8 @@ from typing import Any, TypeVar
 
 from ..content import MAX_ATTACHMENT_BYTES
 from ..marks import is_sent
-from ._attachments import AttachmentInfo, Blob, Ref, digests, join, restored_text, split_all
+from ..types import Message
+from ._attachments import Blob, Ref, digests, join, restored_text, split_all
 from ._threads import (
     add_usage,
     clean_title,
@@ -40,12 +41,12 @@ from ._threads import (
     storable_text,
     title_of,
 )
-from .base import ForkPoint, StoreError, Thread, ThreadInfo
+from .base import AttachmentInfo, ForkPoint, StoreError, Thread, ThreadInfo
 from .planner import Versions
 
 T = TypeVar("T")
 Conn = Any
-Message = dict[str, Any]
+
 Row = tuple[str, str | None]  # a stored message: its body and its refs (JSON), if any
 INFO_COLUMNS = ("id, title, model, created, updated, message_count, usage, held_count, "
                 "forked_from, forked_at")

@@ -126,13 +126,6 @@ def newest_prompt(messages: list[Message]) -> int:
                  if messages[i].get("role") == "user"), -1)
 
 
-def calls_of(message: Message) -> list[Any]:
-    """The tool calls a message carries (an assistant's), as found: each is still to be
-    checked, as in any transcript from outside."""
-    calls = message.get("tool_calls")
-    return calls if isinstance(calls, list) else []
-
-
 def text_of(content: Any) -> str:
     """The text of a canonical `content`: a string or a list of parts."""
     if content is None:

@@ -19,6 +19,7 @@ from ..types import (
     OutputEvent,
     ToolMessage,
     Usage,
+    calls_of,
     is_assistant,
     is_tool,
     is_user,
@@ -34,7 +35,6 @@ from .base import (
 )
 from .common import (
     assistant_message,
-    calls_of,
     canonical_call,
     element,
     loads_event,
