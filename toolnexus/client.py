@@ -185,10 +185,10 @@ class Client:
         return await self._store.get(id), None
 
     async def _save(self, id: str, messages: list[Message], version: int | None) -> None:
-        if version is None:
-            await self._store.save(id, messages)
-        else:
+        if version is not None and isinstance(self._store, VersionedStore):
             await self._store.save(id, messages, version=version)
+        else:
+            await self._store.save(id, messages)
 
     async def _save_failed(self, id: str | None, exc: ToolnexusError,
                            version: int | None) -> None:
@@ -203,7 +203,7 @@ class Client:
 
     async def _saving(self, id: str | None, version: int | None, running: Any) -> RunResult:
         try:
-            result = await running
+            result: RunResult = await running
         except ToolnexusError as exc:
             await self._save_failed(id, exc, version)
             raise

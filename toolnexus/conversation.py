@@ -17,7 +17,8 @@ from .types import Message
 class Runner(Protocol):
     """What a Conversation needs of its client: `Client.run`."""
 
-    run: Callable[..., Awaitable[RunResult]]
+    @property
+    def run(self) -> Callable[..., Awaitable[RunResult]]: ...
 
 
 class Conversation:

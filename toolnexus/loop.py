@@ -51,6 +51,7 @@ from .types import (
     ToolResultEvent,
     Usage,
     calls_of,
+    is_assistant,
 )
 from .wire import ModelReply, StreamAssembler, WireStyle
 from .wire.base import RequestOptions, check_reasoning
@@ -536,9 +537,10 @@ def _find_pending(messages: list[Message], request_id: Any
 
 def _find_call(messages: list[Message], call_id: str) -> ToolCall:
     for message in reversed(messages):
-        for call in message.get("tool_calls", []) if "tool_calls" in message else []:
-            if call.get("id") == call_id:
-                return call
+        if is_assistant(message):
+            for call in message.get("tool_calls") or []:
+                if call.get("id") == call_id:
+                    return call
     raise ToolnexusError(f"the transcript has no tool call {call_id!r}")
 
 

@@ -59,7 +59,7 @@ def suspend(kind: str, prompt: str, **fields: Any) -> ToolResult:
 
 
 def pending_request(result: ToolResult) -> Request | None:
-    req = result.metadata.get(PENDING_KEY) if result.metadata else None
+    req: Request | None = result.metadata.get(PENDING_KEY) if result.metadata else None
     return req if isinstance(req, dict) else None
 
 

@@ -87,8 +87,8 @@ def window_from_listing(data: Any, model: str) -> int | None:
     top = entry.get("top_provider") if isinstance(entry.get("top_provider"), dict) else {}
     for value in (meta.get("n_ctx"), *(entry.get(k) for k in _LISTING_KEYS),
                   top.get("context_length")):
-        if _size(value):
-            return value
+        if size := _size(value):
+            return size
     return None
 
 

@@ -346,7 +346,8 @@ def _dump(model: Any) -> dict[str, Any]:
     """An SDK model in its wire shape (camelCase keys), whatever the SDK's attribute names."""
     if isinstance(model, dict):
         return model
-    return model.model_dump(by_alias=True, mode="json", exclude_none=True)
+    dumped: dict[str, Any] = model.model_dump(by_alias=True, mode="json", exclude_none=True)
+    return dumped
 
 
 def _leaf(exc: BaseException) -> BaseException:
