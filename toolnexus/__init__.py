@@ -15,8 +15,8 @@ _TYPES = (
     "Answer", "AssistantMessage", "AudioPart", "CompactingEvent", "CompactionEvent",
     "CompactionInfo", "Content", "ContentPart", "DoneEvent", "Event", "FilePart",
     "FunctionCall", "ImagePart", "Message", "PendingEvent", "ReasoningEvent", "Request",
-    "RetryEvent", "SystemMessage", "TextEvent", "TextPart", "ToolCall", "ToolCallEvent",
-    "ToolCallRecord", "ToolMessage", "ToolResultEvent", "Usage", "UsageEvent", "UserMessage",
+    "RetryEvent", "RunResult", "SystemMessage", "TextEvent", "TextPart", "ToolCall",
+    "ToolCallEvent", "ToolCallRecord", "ToolMessage", "ToolResultEvent", "Usage", "UsageEvent", "UserMessage",
 )
 
 # public name -> the module that defines it
@@ -27,7 +27,6 @@ _WHERE = {
     "Conversation": "conversation",
     "ProviderError": "errors", "RunCancelled": "errors", "RunTimeout": "errors",
     "ToolnexusError": "errors",
-    "RunResult": "events",
     "Retries": "options", "Timeouts": "options",
     "ConversationStore": "stores", "MemoryStore": "stores",
     "make_answer": "suspension",
@@ -69,7 +68,6 @@ if _typing.TYPE_CHECKING:
     from .context import ContextPolicy
     from .conversation import Conversation
     from .errors import ProviderError, RunCancelled, RunTimeout, ToolnexusError
-    from .events import RunResult
     from .options import Retries, Timeouts
     from .stores import ConversationStore, MemoryStore
     from .suspension import make_answer, make_request, suspend
@@ -94,6 +92,7 @@ if _typing.TYPE_CHECKING:
         ReasoningEvent,
         Request,
         RetryEvent,
+        RunResult,
         SystemMessage,
         TextEvent,
         TextPart,

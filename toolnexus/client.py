@@ -13,7 +13,7 @@ from .context import Compaction, ContextKeeper, ContextPolicy, ContextReport, wi
 from .control import RunControl
 from .conversation import Conversation
 from .errors import ProviderError, RunCancelled, ToolnexusError
-from .events import RunResult, add_usage
+from .events import add_usage
 from .hooks import Hooks, HookSource
 from .loop import LoopSettings, agent_loop, context_outgoing
 from .marks import mark_failed_turn
@@ -23,7 +23,7 @@ from .stores import ConversationStore, MemoryStore, VersionedStore
 from .suspension import WaitFor
 from .toolkit import Toolkit
 from .transport import LoadCheck, Transport, check_endpoint, check_headers
-from .types import Answer, Event, Message
+from .types import Answer, Event, Message, RunResult
 from .wire import wire_style
 from .wire.base import check_reasoning
 from .wire.load import busy_reason, slots_url

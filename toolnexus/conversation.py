@@ -9,9 +9,8 @@ from typing import Any, Protocol
 
 from .content import Prompt
 from .errors import ToolnexusError
-from .events import RunResult
 from .toolkit import Toolkit
-from .types import Message
+from .types import Message, RunResult
 
 
 class Runner(Protocol):

@@ -1,23 +1,21 @@
-"""RunResult, usage arithmetic, and the makers of the events the loop yields (their types
-are in toolnexus.types)."""
+"""Usage arithmetic, why a run ended incomplete, and the makers of the events the loop
+yields (their types, and RunResult, are in toolnexus.types)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from .types import (
     CompactingEvent,
     CompactionEvent,
     DoneEvent,
-    Message,
     PendingEvent,
     ReasoningEvent,
     Request,
     RetryEvent,
+    RunResult,
     TextEvent,
     ToolCallEvent,
-    ToolCallRecord,
     ToolResultEvent,
     Usage,
     UsageEvent,
@@ -33,23 +31,6 @@ def add_usage(total: Usage, turn: Usage) -> None:
     for key, value in turn.items():
         if isinstance(value, int):
             total[key] = total.get(key, 0) + value
-
-
-@dataclass
-class RunResult:
-    text: str = ""
-    messages: list[Message] = field(default_factory=list)
-    tool_calls: list[ToolCallRecord] = field(default_factory=list)
-    turns: int = 0
-    usage: Usage = field(default_factory=empty_usage)
-    model: str = ""
-    status: str = "done"  # "done" | "pending" | "incomplete"
-    pending: Request | None = None
-    finish_reason: str | None = None  # the last model call's, in the provider's words
-    # why an "incomplete" run stopped: MAX_TURNS (tools kept being called), or why its final
-    # answer is not whole: MAX_TOKENS, CONTEXT_FULL, FILTERED, REFUSED or CUT_OFF
-    incomplete_reason: str | None = None
-    data: Any = None  # with a schema: the answer's JSON, parsed and checked
 
 
 MAX_TURNS = "max_turns"

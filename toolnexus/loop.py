@@ -22,7 +22,6 @@ from .errors import ProviderError, ToolnexusError
 from .events import (
     MAX_TURNS,
     REFUSED,
-    RunResult,
     add_usage,
     compacting_event,
     done_event,
@@ -46,6 +45,7 @@ from .types import (
     Message,
     OutputEvent,
     Request,
+    RunResult,
     ToolCall,
     ToolMessage,
     ToolResultEvent,

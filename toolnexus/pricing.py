@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from .types import Usage
 
 if TYPE_CHECKING:
-    from .events import RunResult
+    from .types import RunResult
 
 PER = Decimal(1_000_000)
 # Anthropic bills a 5-minute cache write at 1.25 times the input price; the other providers

@@ -6,12 +6,8 @@ and from its provider's shape. A stored or hand-made transcript is data from out
 reading one still checks what it finds (these types say what a well-formed one holds).
 """
 
-from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, TypeGuard, final
-
-if TYPE_CHECKING:
-    from .events import RunResult
+from dataclasses import dataclass, field
+from typing import Any, Literal, NotRequired, TypedDict, TypeGuard, final
 
 # ----------------------------------------------------------------------------- content parts
 
@@ -208,6 +204,27 @@ def calls_of(message: Message) -> list[Any]:
 # ----------------------------------------------------------------------------- events
 
 Usage = dict[str, int]  # prompt_tokens, completion_tokens, total_tokens, and any others
+
+
+@dataclass
+class RunResult:
+    """What a run ended with: the whole transcript, what it cost, and how it ended."""
+
+    text: str = ""
+    messages: list[Message] = field(default_factory=list)
+    tool_calls: list[ToolCallRecord] = field(default_factory=list)
+    turns: int = 0
+    usage: Usage = field(default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0,
+                                                          "total_tokens": 0})
+    model: str = ""
+    status: str = "done"  # "done" | "pending" | "incomplete"
+    pending: Request | None = None
+    finish_reason: str | None = None  # the last model call's, in the provider's words
+    # why an "incomplete" run stopped: MAX_TURNS (tools kept being called), or why its final
+    # answer is not whole: MAX_TOKENS, CONTEXT_FULL, FILTERED, REFUSED or CUT_OFF
+    incomplete_reason: str | None = None
+    data: Any = None  # with a schema: the answer's JSON, parsed and checked
+
 
 
 class TextEvent(TypedDict):
