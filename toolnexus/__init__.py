@@ -16,7 +16,8 @@ _TYPES = (
     "CompactionInfo", "Content", "ContentPart", "DoneEvent", "Event", "FilePart",
     "FunctionCall", "ImagePart", "Message", "PendingEvent", "ReasoningEvent", "Request",
     "RetryEvent", "RunResult", "SystemMessage", "TextEvent", "TextPart", "ToolCall",
-    "ToolCallEvent", "ToolCallRecord", "ToolMessage", "ToolResultEvent", "Usage", "UsageEvent", "UserMessage",
+    "ToolCallEvent", "ToolCallRecord", "ToolMessage", "ToolResultEvent", "Usage", "UsageEvent",
+    "UserMessage",
 )
 
 # public name -> the module that defines it
