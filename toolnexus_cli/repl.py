@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shlex
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
@@ -23,6 +23,9 @@ from .shell import run_shell
 from .terminal import TypeAhead, mute_keyboard, prompt_session, restore_keyboard
 from .theme import terminal_ui
 from .toolbox import sandbox_line, tools_summary, yes_line
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 
 class Repl:
@@ -199,7 +202,7 @@ def terminal_console() -> Console:
     import os
     import sys
 
-    environ = os.environ
+    environ: Mapping[str, str] = os.environ
     if sys.stdout.isatty():
         environ = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     return Console(highlight=False, _environ=environ)
