@@ -38,8 +38,8 @@ bench: $(STAMP)
 # toolnexus_cli/.
 lint: $(STAMP)
 	$(BIN)/ruff check toolnexus toolnexus_cli tests bench
-	$(BIN)/ruff format --check toolnexus toolnexus_cli tests bench
 	$(BIN)/mypy
+	$(BIN)/ruff format --check toolnexus toolnexus_cli tests bench
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .coverage
