@@ -15,11 +15,12 @@ chat: $(STAMP)
 	$(BIN)/toolnexus chat
 
 # Byte-compiled up front: where PYTHONDONTWRITEBYTECODE is set, every `toolnexus` process a
-# test starts would otherwise compile the project's sources again (~0.1 s each).
+# test starts would otherwise compile the project's sources again (~0.1 s each). Coverage is
+# printed, never enforced; it counts the test processes, not the `toolnexus` processes
+# they start.
 test: $(STAMP)
-	$(BIN)/ruff check toolnexus toolnexus_cli tests bench
 	$(BIN)/python -m compileall -q toolnexus toolnexus_cli tests
-	$(BIN)/python -m pytest -q -n 2
+	$(BIN)/python -m pytest -q -n 2 --cov=toolnexus --cov=toolnexus_cli --cov-report=term
 
 # Every benchmark in bench/ (results.py is their shared helper), one after the other; each
 # prints its table and writes its section of bench/results.json. Peers install themselves
@@ -33,8 +34,12 @@ bench: $(STAMP)
 	if [ -n "$$failed" ]; then echo "bench failed:$$failed"; exit 1; fi; \
 	echo "all benchmarks ran; figures in bench/results.json"
 
+# The type checker's settings are in pyproject.toml: strict on toolnexus/, standard on
+# toolnexus_cli/.
 lint: $(STAMP)
 	$(BIN)/ruff check toolnexus toolnexus_cli tests bench
+	$(BIN)/mypy
+	$(BIN)/ruff format --check toolnexus toolnexus_cli tests bench
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .coverage

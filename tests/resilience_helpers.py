@@ -23,6 +23,7 @@ from tests.stub_provider import (
 )
 from tests.waiting import WAIT_S
 from toolnexus import Client, create_client, create_toolkit, define_tool
+from toolnexus.transport import Reply as TransportReply
 
 MODEL = "stub-model"
 THREAD = "thread-1"
@@ -166,8 +167,8 @@ class Trigger:
             self.cancel.set()
 
 
-def tap_transport(client: Client, on_item: Callable[[str, Any], None]) -> None:
-    """Call `on_item(kind, payload)` after the loop has fully handled each item the
+def tap_transport(client: Client, on_item: Callable[[TransportReply], None]) -> None:
+    """Call `on_item(reply)` after the loop has fully handled each item the
     transport hands it (the loop pulls the next item only when it is done with one).
 
     Used only where an entry point gives the caller no event of its own to react to
@@ -177,9 +178,9 @@ def tap_transport(client: Client, on_item: Callable[[str, Any], None]) -> None:
     send = transport.send
 
     async def tapped(*args: Any, **kwargs: Any):
-        async for kind, payload in send(*args, **kwargs):
-            yield kind, payload
-            on_item(kind, payload)
+        async for item in send(*args, **kwargs):
+            yield item
+            on_item(item)
 
     transport.send = tapped  # type: ignore[method-assign]
 

@@ -38,6 +38,7 @@ from tests.resilience_helpers import (
 from tests.stub_provider import Reply, StubProvider
 from tests.waiting import WAIT_S
 from toolnexus import Client, ProviderError, RunCancelled, ToolContext, Toolkit, define_tool
+from toolnexus.transport import Retrying, StreamEvents
 
 STYLES = ["openai", "anthropic"]
 
@@ -83,7 +84,8 @@ class AskRunner(Runner):
 
     async def run(self, client, prompt, toolkit, cancel, on_event):
         # ask shows text through on_text only; retries are watched at the transport.
-        tap_transport(client, lambda kind, item: kind == "retry" and self._see(on_event, item))
+        tap_transport(client, lambda item: isinstance(item, Retrying)
+                      and self._see(on_event, item.event))
         await client.ask(prompt, toolkit, id=THREAD, cancel=cancel,
                          on_text=lambda d: self._see(on_event, {"type": "text", "delta": d}))
 
@@ -96,10 +98,10 @@ class ConversationRunner(Runner):
         self.conversation = None
 
     async def run(self, client, prompt, toolkit, cancel, on_event):
-        def watch(kind: str, item: Any) -> None:
-            if kind == "retry":
-                on_event(item)
-            elif kind == "sse" and sse_has_text(self.style, item):
+        def watch(item: object) -> None:
+            if isinstance(item, Retrying):
+                on_event(item.event)
+            elif isinstance(item, StreamEvents) and sse_has_text(self.style, item.events):
                 on_event({"type": "text", "delta": None})
 
         tap_transport(client, watch)  # Conversation.send offers no events of its own

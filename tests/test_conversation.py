@@ -19,8 +19,8 @@ from tests.resilience_helpers import single_try_client
 from tests.stub_provider import Reply, openai_text
 from toolnexus import ProviderError, ToolnexusError
 from toolnexus.conversation import Conversation
-from toolnexus.events import RunResult
 from toolnexus.toolkit import Toolkit
+from toolnexus.types import RunResult
 
 
 def said(stub) -> list[list[tuple[str, Any]]]:

@@ -7,7 +7,8 @@ from typing import get_args, get_type_hints
 from tests.resilience_helpers import make_client
 from tests.stub_provider import Reply, openai_stream
 from toolnexus import create_toolkit, define_tool
-from toolnexus.events import Event, add_usage, tool_result_event
+from toolnexus.events import add_usage, tool_result_event
+from toolnexus.types import Event
 
 
 async def test_every_event_of_a_streamed_tool_run_has_the_keys_of_its_type(stub):

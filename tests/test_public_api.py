@@ -126,3 +126,29 @@ def test_importing_one_submodule_does_not_load_the_whole_library():
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            check=True).stdout
     assert shown.strip() == "[]"
+
+
+def test_the_version_is_the_packages():
+    from importlib.metadata import version
+
+    assert toolnexus.__version__ == version("toolnexus")
+
+
+def test_the_transcript_and_event_types_are_exported_with_their_keys():
+    from toolnexus import types
+
+    for name in ("Message", "SystemMessage", "UserMessage", "AssistantMessage", "ToolMessage",
+                 "ContentPart", "TextPart", "ImagePart", "FilePart", "AudioPart", "ToolCall",
+                 "CompactionInfo", "Event", "TextEvent", "ToolResultEvent", "DoneEvent",
+                 "Request", "Answer"):
+        assert getattr(toolnexus, name) is getattr(types, name), name
+    assistant = toolnexus.AssistantMessage
+    assert {"role", "content"} <= assistant.__required_keys__
+    assert {"tool_calls", "reasoning", "thinking_blocks", "anthropic_content",
+            "reasoning_details", "reasoning_items", "interrupted", "dropped",
+            "pinned"} <= assistant.__optional_keys__
+    assert {"compaction", "failed_with"} <= toolnexus.UserMessage.__optional_keys__
+    assert {"tool_call_id", "content"} <= toolnexus.ToolMessage.__required_keys__
+    assert {"is_error", "pending"} <= toolnexus.ToolMessage.__optional_keys__
+    assert toolnexus.ToolCall.__required_keys__ == {"id", "type", "function"}
+    assert toolnexus.ToolResultEvent.__optional_keys__ == {"attachments"}

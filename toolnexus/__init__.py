@@ -8,6 +8,18 @@ stores.
 import importlib as _importlib
 import typing as _typing
 
+__version__ = "0.1.0"  # the package's version: pyproject.toml reads it from here
+
+# the transcript's and the events' shapes (toolnexus.types)
+_TYPES = (
+    "Answer", "AssistantMessage", "AudioPart", "CompactingEvent", "CompactionEvent",
+    "CompactionInfo", "Content", "ContentPart", "DoneEvent", "Event", "FilePart",
+    "FunctionCall", "ImagePart", "Message", "PendingEvent", "ReasoningEvent", "Request",
+    "RetryEvent", "RunResult", "SystemMessage", "TextEvent", "TextPart", "ToolCall",
+    "ToolCallEvent", "ToolCallRecord", "ToolMessage", "ToolResultEvent", "Usage", "UsageEvent",
+    "UserMessage",
+)
+
 # public name -> the module that defines it
 _WHERE = {
     "Client": "client", "create_client": "client",
@@ -16,20 +28,25 @@ _WHERE = {
     "Conversation": "conversation",
     "ProviderError": "errors", "RunCancelled": "errors", "RunTimeout": "errors",
     "ToolnexusError": "errors",
-    "RunResult": "events",
     "Retries": "options", "Timeouts": "options",
     "ConversationStore": "stores", "MemoryStore": "stores",
-    "Answer": "suspension", "Request": "suspension", "make_answer": "suspension",
+    "make_answer": "suspension",
     "make_request": "suspension", "suspend": "suspension",
     "Toolkit": "toolkit", "create_toolkit": "toolkit",
     "Tool": "tools", "ToolContext": "tools", "ToolResult": "tools", "define_tool": "tools",
+    **dict.fromkeys(_TYPES, "types"),
 }
 
 __all__ = [
-    "Answer", "Attachment", "Client", "ContextPolicy", "Conversation", "ConversationStore",
-    "MemoryStore", "ProviderError", "Request", "Retries", "RunCancelled", "RunResult",
-    "RunTimeout", "Timeouts", "Tool", "ToolContext", "ToolResult", "Toolkit", "ToolnexusError",
-    "create_client", "create_toolkit", "define_tool", "make_answer", "make_request", "suspend",
+    "Answer", "AssistantMessage", "Attachment", "AudioPart", "Client", "CompactingEvent",
+    "CompactionEvent", "CompactionInfo", "Content", "ContentPart", "ContextPolicy", "Conversation",
+    "ConversationStore", "DoneEvent", "Event", "FilePart", "FunctionCall", "ImagePart",
+    "MemoryStore", "Message", "PendingEvent", "ProviderError", "ReasoningEvent", "Request",
+    "Retries", "RetryEvent", "RunCancelled", "RunResult", "RunTimeout", "SystemMessage",
+    "TextEvent", "TextPart", "Timeouts", "Tool", "ToolCall", "ToolCallEvent", "ToolCallRecord",
+    "ToolContext", "ToolMessage", "ToolResult", "ToolResultEvent", "Toolkit", "ToolnexusError",
+    "Usage", "UsageEvent", "UserMessage", "create_client", "create_toolkit", "define_tool",
+    "make_answer", "make_request", "suspend",
 ]
 
 
@@ -52,9 +69,40 @@ if _typing.TYPE_CHECKING:
     from .context import ContextPolicy
     from .conversation import Conversation
     from .errors import ProviderError, RunCancelled, RunTimeout, ToolnexusError
-    from .events import RunResult
     from .options import Retries, Timeouts
     from .stores import ConversationStore, MemoryStore
-    from .suspension import Answer, Request, make_answer, make_request, suspend
+    from .suspension import make_answer, make_request, suspend
     from .toolkit import Toolkit, create_toolkit
     from .tools import Tool, ToolContext, ToolResult, define_tool
+    from .types import (
+        Answer,
+        AssistantMessage,
+        AudioPart,
+        CompactingEvent,
+        CompactionEvent,
+        CompactionInfo,
+        Content,
+        ContentPart,
+        DoneEvent,
+        Event,
+        FilePart,
+        FunctionCall,
+        ImagePart,
+        Message,
+        PendingEvent,
+        ReasoningEvent,
+        Request,
+        RetryEvent,
+        RunResult,
+        SystemMessage,
+        TextEvent,
+        TextPart,
+        ToolCall,
+        ToolCallEvent,
+        ToolCallRecord,
+        ToolMessage,
+        ToolResultEvent,
+        Usage,
+        UsageEvent,
+        UserMessage,
+    )

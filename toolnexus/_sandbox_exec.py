@@ -27,6 +27,8 @@ A failure to confine is one line on stderr and exit status 126: the command neve
 unconfined when confinement was asked for.
 """
 
+from __future__ import annotations
+
 import ctypes
 import json
 import os
@@ -34,6 +36,18 @@ import select
 import signal
 import stat
 import sys
+
+TYPE_CHECKING = False  # not from typing: this script starts without importing it
+if TYPE_CHECKING:
+    from types import FrameType
+    from typing import NoReturn, TypedDict
+
+    class Rules(TypedDict):
+        abi: int
+        read: list[str]
+        write: list[str]
+        files: list[tuple[str, bool]]
+        network: bool
 
 CONFINE_FAILED = 126
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 38, 36
@@ -60,7 +74,7 @@ class Confinement(Exception):
 libc = ctypes.CDLL(None, use_errno=True)
 
 
-def _check(result, what):
+def _check(result: int, what: str) -> int:
     if result < 0:
         raise Confinement(f"{what}: {os.strerror(ctypes.get_errno())}")
     return result
@@ -75,7 +89,7 @@ class _PathBeneath(ctypes.Structure):
     _fields_ = [("allowed", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
-def handled_fs(abi):
+def handled_fs(abi: int) -> int:
     rights = (1 << 13) - 1  # ABI 1: execute .. make_sym
     if abi >= 2:
         rights |= REFER
@@ -86,7 +100,7 @@ def handled_fs(abi):
     return rights
 
 
-def confine(rules):
+def confine(rules: Rules) -> None:
     """Apply Landlock to this process and everything it starts from now on."""
     abi = rules["abi"]
     fs = handled_fs(abi)
@@ -112,7 +126,7 @@ def confine(rules):
         os.close(ruleset)
 
 
-def _allow(ruleset, path, rights):
+def _allow(ruleset: int, path: str, rights: int) -> None:
     try:
         fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
     except OSError:
@@ -127,20 +141,20 @@ def _allow(ruleset, path, rights):
         os.close(fd)
 
 
-def exit_like(status):
+def exit_like(status: int) -> NoReturn:
     """End this process the way a child with wait status `status` ended."""
     code = os.waitstatus_to_exitcode(status)
     os._exit(code if code >= 0 else 128 - code)
 
 
-def die_with_parent(parent, sig):
+def die_with_parent(parent: int, sig: int) -> None:
     """Get `sig` when the parent dies; if it already has, act on it now."""
     libc.prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
     if parent and os.getppid() != parent:
         os.kill(os.getpid(), sig)
 
 
-def new_pid_namespace():
+def new_pid_namespace() -> bool:
     """Whether children from now on start in a PID namespace of their own (and a mount
     namespace, where the namespace's init mounts a /proc that shows only its processes)."""
     uid, gid = os.geteuid(), os.getegid()
@@ -158,7 +172,7 @@ def new_pid_namespace():
     return True
 
 
-def run(argv):
+def run(argv: list[str]) -> NoReturn:
     try:
         os.execvp(argv[0], argv)
     except OSError as exc:
@@ -166,7 +180,7 @@ def run(argv):
     os._exit(127)
 
 
-def start(argv, rules):
+def start(argv: list[str], rules: Rules | None) -> int:
     """Fork the command (confined by `rules` when given); its pid."""
     child = os.fork()
     if child == 0:
@@ -182,19 +196,19 @@ def start(argv, rules):
     return child
 
 
-def forward_signals(target):
+def forward_signals(target: int) -> None:
     for sig in FORWARDED:
         signal.signal(sig, lambda signum, _frame: _kill(target, signum))
 
 
-def _kill(pid, sig):
+def _kill(pid: int, sig: int) -> None:
     try:
         os.kill(pid, sig)
     except ProcessLookupError:
         pass
 
 
-def wait_for(command):
+def wait_for(command: int) -> int:
     """Reap children until `command` ends; its wait status."""
     while True:
         try:
@@ -205,7 +219,7 @@ def wait_for(command):
             return status
 
 
-def namespace_init(argv, rules, lifeline):
+def namespace_init(argv: list[str], rules: Rules | None, lifeline: int) -> NoReturn:
     """PID 1 of the new namespace: run the command, reap orphans, and exit with it (the
     kernel then kills whatever is left in the namespace). `lifeline` reads a pipe whose
     only write end the parent holds: readable (at its end) once the parent is gone."""
@@ -220,7 +234,7 @@ def namespace_init(argv, rules, lifeline):
     exit_like(wait_for(command))
 
 
-def own_proc():
+def own_proc() -> None:
     """For a confined command: mount a /proc of this PID namespace over the host's, so other
     processes' command lines are out of sight; mounts made here stay here (private). If it
     cannot, the host's /proc stays (Landlock still keeps other processes' memory and
@@ -229,7 +243,7 @@ def own_proc():
         libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
 
 
-def kill_descendants():
+def kill_descendants() -> None:
     """As a subreaper: kill every child (orphans included, as they are re-parented here)
     until none is left."""
     me = os.getpid()
@@ -245,7 +259,7 @@ def kill_descendants():
             continue
 
 
-def children_of(parent):
+def children_of(parent: int) -> list[int]:
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -259,7 +273,7 @@ def children_of(parent):
     return found
 
 
-def main():
+def main() -> NoReturn:
     spec = json.loads(sys.argv[1])
     argv = sys.argv[3:]  # after "--"
     rules = spec.get("landlock")
@@ -276,7 +290,7 @@ def main():
         exit_like(wait_for(init))
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
-    def end(signum, _frame):
+    def end(signum: int, _frame: FrameType | None) -> NoReturn:
         kill_descendants()
         os._exit(128 + signum)
 

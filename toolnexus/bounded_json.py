@@ -51,3 +51,9 @@ def _deeper_than(value: Any, limit: int) -> bool:
         items = container.values() if isinstance(container, dict) else container
         pending.extend((item, depth + 1) for item in items if isinstance(item, list | dict))
     return False
+
+
+def object_or_empty(value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one: for an optional object in data
+    from outside, read with `.get` whatever it turns out to be."""
+    return value if isinstance(value, dict) else {}

@@ -13,16 +13,17 @@ from .context import Compaction, ContextKeeper, ContextPolicy, ContextReport, wi
 from .control import RunControl
 from .conversation import Conversation
 from .errors import ProviderError, RunCancelled, ToolnexusError
-from .events import Event, RunResult, add_usage
+from .events import add_usage
 from .hooks import Hooks, HookSource
 from .loop import LoopSettings, agent_loop, context_outgoing
 from .marks import mark_failed_turn
 from .options import ErrorHook, Retries, Timeouts, resolve_options
 from .params import check_request_params
 from .stores import ConversationStore, MemoryStore, VersionedStore
-from .suspension import Answer, WaitFor
+from .suspension import WaitFor
 from .toolkit import Toolkit
 from .transport import LoadCheck, Transport, check_endpoint, check_headers
+from .types import Answer, Event, Message, RunResult
 from .wire import wire_style
 from .wire.base import check_reasoning
 from .wire.load import busy_reason, slots_url
@@ -58,7 +59,7 @@ class Client:
         self,
         prompt: Prompt,
         toolkit: Toolkit | None,
-        history: list[dict[str, Any]] | None = None,
+        history: list[Message] | None = None,
         cancel: asyncio.Event | None = None,
         *,
         schema: dict[str, Any] | None = None,
@@ -138,7 +139,7 @@ class Client:
         resumed.tool_calls = result.tool_calls + resumed.tool_calls
         return resumed
 
-    async def context_report(self, messages: list[dict[str, Any]],
+    async def context_report(self, messages: list[Message],
                              toolkit: Toolkit | None = None, *,
                              ask_endpoint: bool = True) -> ContextReport:
         """The window, how full the next request on `messages` would be, and what a
@@ -151,7 +152,7 @@ class Client:
         finally:
             control.close()
 
-    async def compact(self, messages: list[dict[str, Any]], toolkit: Toolkit | None = None,
+    async def compact(self, messages: list[Message], toolkit: Toolkit | None = None,
                       *, instructions: str | None = None,
                       cancel: asyncio.Event | None = None) -> Compaction | None:
         """Summarize the older turns of `messages` now, following `instructions` too: a
@@ -174,7 +175,7 @@ class Client:
     def conversation(self, toolkit: Toolkit, cancel: asyncio.Event | None = None) -> Conversation:
         return Conversation(self, toolkit, cancel)
 
-    async def _load(self, id: str | None) -> tuple[list[dict[str, Any]] | None, int | None]:
+    async def _load(self, id: str | None) -> tuple[list[Message] | None, int | None]:
         """The thread's messages and the version they are at (None: not versioned)."""
         if id is None:
             return None, None
@@ -183,11 +184,11 @@ class Client:
             return thread, thread.version
         return await self._store.get(id), None
 
-    async def _save(self, id: str, messages: list[dict[str, Any]], version: int | None) -> None:
-        if version is None:
-            await self._store.save(id, messages)
-        else:
+    async def _save(self, id: str, messages: list[Message], version: int | None) -> None:
+        if version is not None and isinstance(self._store, VersionedStore):
             await self._store.save(id, messages, version=version)
+        else:
+            await self._store.save(id, messages)
 
     async def _save_failed(self, id: str | None, exc: ToolnexusError,
                            version: int | None) -> None:
@@ -202,7 +203,7 @@ class Client:
 
     async def _saving(self, id: str | None, version: int | None, running: Any) -> RunResult:
         try:
-            result = await running
+            result: RunResult = await running
         except ToolnexusError as exc:
             await self._save_failed(id, exc, version)
             raise

@@ -18,8 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
+from .bounded_json import object_or_empty
 from .errors import ToolnexusError
 from .regular_file import open_regular
+from .types import Content, ContentPart, FileData, TextPart
 
 MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024
 
@@ -184,7 +186,7 @@ class Attachment:
                                  f"(png, jpeg, gif, webp) and PDFs")
         return cls(kind, mime, name, url=url)
 
-    def part(self) -> dict[str, Any]:
+    def part(self) -> ContentPart:
         """The canonical (OpenAI chat) content part standing for this attachment."""
         if self.kind == "text":
             return {"type": "text", "text": _fenced(self.name, (self.data or b"").decode())}
@@ -193,7 +195,7 @@ class Attachment:
                     "input_audio": {"data": self.base64(), "format": AUDIO_FORMATS[self.mime]}}
         if self.kind == "image":
             return {"type": "image_url", "image_url": {"url": self.url or self.data_url()}}
-        file: dict[str, Any] = {"filename": self.name}
+        file: FileData = {"filename": self.name}
         if self.url:
             file["file_url"] = self.url  # not an OpenAI chat field: only some styles take it
         else:
@@ -252,11 +254,11 @@ def _data_url(url: str) -> tuple[str, bytes]:
 # ----------------------------------------------------------------------------- prompts
 
 
-def user_content(prompt: Prompt) -> str | list[dict[str, Any]]:
+def user_content(prompt: Prompt) -> Content:
     """A prompt (a string, or a list of strings and Attachments) as canonical content."""
     if isinstance(prompt, str):
         return prompt
-    parts: list[dict[str, Any]] = []
+    parts: list[ContentPart] = []
     for piece in prompt:
         if isinstance(piece, str):
             parts.append({"type": "text", "text": piece})
@@ -268,11 +270,12 @@ def user_content(prompt: Prompt) -> str | list[dict[str, Any]]:
     return parts
 
 
-def with_attachments(text: str, attachments: Sequence[Attachment]) -> str | list[dict[str, Any]]:
+def with_attachments(text: str, attachments: Sequence[Attachment]) -> Content:
     """A tool result's canonical content: the text, then its attachments' parts."""
     if not attachments:
         return text
-    return [{"type": "text", "text": text}, *(a.part() for a in attachments)]
+    first: TextPart = {"type": "text", "text": text}
+    return [first, *(a.part() for a in attachments)]
 
 
 # ----------------------------------------------------------------------------- reading parts
@@ -300,7 +303,7 @@ def media_of(part: Any) -> Media | None:
             raise ToolnexusError("an image_url part without a URL")
         return _located("image", url, "image")
     if kind == "file":
-        file = part.get("file") if isinstance(part.get("file"), dict) else {}
+        file = object_or_empty(part.get("file"))
         name = str(file.get("filename") or "document")
         if isinstance(file.get("file_data"), str):
             return _located("document", file["file_data"], name)
@@ -308,7 +311,7 @@ def media_of(part: Any) -> Media | None:
             return Media("document", "application/pdf", None, file["file_url"], name)
         raise ToolnexusError("a file part with neither file_data nor file_url")
     if kind == "input_audio":
-        audio = part.get("input_audio") if isinstance(part.get("input_audio"), dict) else {}
+        audio = object_or_empty(part.get("input_audio"))
         fmt = str(audio.get("format") or "")
         mime = next((m for m, f in AUDIO_FORMATS.items() if f == fmt), f"audio/{fmt}")
         return Media("audio", mime, str(audio.get("data") or ""), None, f"audio.{fmt}")

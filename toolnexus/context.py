@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from .errors import ContextOverflow, ProviderError
-from .events import Usage, add_usage, compaction_event
+from .events import add_usage, compaction_event
 from .marks import (
     COMPACTION_KEY,
     PINNED_KEY,
@@ -39,6 +39,8 @@ from .marks import (
     sent_indices,
     unpin,
 )
+from .transport import JsonReply, StreamEvents
+from .types import CompactionEvent, CompactionInfo, Message, Usage, UserMessage, calls_of
 from .windows import Window, WindowCache, Windows
 from .wire.base import RequestOptions
 from .wire.common import text_of
@@ -64,7 +66,6 @@ class ModelTarget(Protocol):
 __all__ = ["Compaction", "ContextKeeper", "ContextPolicy", "ContextReport", "Outgoing",
            "apply_compaction", "message_tokens", "pin", "unpin"]
 
-Message = dict[str, Any]
 
 DEFAULT_SUMMARIZER_PROMPT = (
     "You write the running summary of a conversation between a user and an AI assistant, "
@@ -132,8 +133,9 @@ def message_tokens(message: Message) -> int:
         chars = len(content)
     elif isinstance(content, list):
         for part in content:
-            if isinstance(part, dict) and isinstance(part.get("text"), str):
-                chars += len(part["text"])
+            text = part.get("text") if isinstance(part, dict) else None
+            if isinstance(text, str):
+                chars += len(text)
             else:
                 chars += PART_TOKENS * CHARS_PER_TOKEN
     calls = message.get("tool_calls")
@@ -262,7 +264,7 @@ def _render(message: Message) -> str:
     role = message.get("role")
     if role == "assistant":
         lines = [f"Assistant: {text}"] if text else []
-        for call in message.get("tool_calls") or []:
+        for call in calls_of(message):
             fn = call.get("function") if isinstance(call, dict) else None
             if isinstance(fn, dict):
                 lines.append(f"Assistant called the tool {fn.get('name')}({fn.get('arguments')})")
@@ -297,12 +299,12 @@ async def ask_model(settings: ModelTarget, control: RunControl, system: str,
                                       stream_error=wire.stream_error,
                                       preamble=wire.preamble_events)
     async with contextlib.aclosing(replies):
-        async for kind, payload in replies:
-            if kind == "json":
-                return wire.parse_reply(payload)
-            if kind == "sse":  # a server that streams whatever it was asked
+        async for reply in replies:
+            if isinstance(reply, JsonReply):
+                return wire.parse_reply(reply.data)
+            if isinstance(reply, StreamEvents):  # a server that streams whatever it was asked
                 assembler = assembler or wire.new_stream()
-                for event, data in payload:
+                for event, data in reply.events:
                     assembler.feed(event, data)
     if assembler is None:
         raise ProviderError("the endpoint sent no reply to the summary request")
@@ -323,7 +325,7 @@ class Draft:
     before: int  # tokens of the request before it
     reason: str  # "threshold", "overflow" or "manual"
     reserve: int  # tokens the summary may take
-    hard: int  # tokens the request must stay under
+    hard: float  # tokens the request must stay under
     scale: float  # what the endpoint counts over the characters/4 estimate
     instructions: str | None = None
     fallback: Draft | None = None  # the same, summarizing the first prompt too
@@ -340,19 +342,18 @@ class Compaction:
     what it summarizes. Made by ContextKeeper.compact (a preview: nothing applied yet)
     or automatically; `apply` adds it to the thread it was made for."""
 
-    record: Message
+    record: UserMessage
     thread_length: int  # the thread's length when it was made
 
     @property
-    def info(self) -> dict[str, Any]:
-        info: dict[str, Any] = self.record[COMPACTION_KEY]
-        return info
+    def info(self) -> CompactionInfo:
+        return self.record[COMPACTION_KEY]
 
     @property
     def summary(self) -> str:
         return str(self.record["content"])
 
-    def event(self) -> dict[str, Any]:
+    def event(self) -> CompactionEvent:
         info = self.info
         return compaction_event(info["before_tokens"], info["after_tokens"], info["messages"],
                                 method=info["method"], dropped=info["dropped"],
@@ -451,7 +452,7 @@ class ContextKeeper:
         return sendable(out.messages) if draft is None else draft
 
     async def compacted(self, out: Outgoing, draft: Draft
-                        ) -> tuple[list[Message], dict[str, Any]]:
+                        ) -> tuple[list[Message], CompactionEvent]:
         """Make the compaction `draft` plans (the model summarizes), append its record to
         the thread: what to send now, and the compaction event."""
         compaction = await self._finish(out, draft)
@@ -610,7 +611,8 @@ class ContextKeeper:
             added += message_tokens(message)
         if newest < 0:  # no record: the walk went through every message sent
             return out.fixed_tokens() + added, 0
-        after = messages[newest][COMPACTION_KEY].get("after_tokens")
+        record = messages[newest]
+        after = record["compaction"].get("after_tokens") if "compaction" in record else None
         if type(after) is int:
             return after + added, 0
         return out.fixed_tokens() + sum(message_tokens(messages[i]) for i in order), 0
@@ -659,7 +661,7 @@ class ContextKeeper:
         content = _record_text(summary, dropped, len(lines),
                                int(reserve * CHARS_PER_TOKEN / scale))
         after = plan.kept_tokens + (_text_tokens(content) + MESSAGE_OVERHEAD) * scale
-        info: dict[str, Any] = {
+        info: CompactionInfo = {
             "summarized": [plan.first, plan.last], "kept": plan.kept,
             "messages": len(plan.summarize), "dropped": dropped,
             "before_tokens": round(draft.before), "after_tokens": round(after),
@@ -669,7 +671,7 @@ class ContextKeeper:
         }
         if draft.instructions:
             info["instructions"] = draft.instructions
-        record = {"role": "user", "content": content, COMPACTION_KEY: info}
+        record: UserMessage = {"role": "user", "content": content, COMPACTION_KEY: info}
         return Compaction(record, len(out.messages))
 
     async def _summary(self, out: Outgoing, lines: list[str], instructions: str | None,

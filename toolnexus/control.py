@@ -83,9 +83,12 @@ class RunControl:
             raise
         task = asyncio.ensure_future(awaitable)
         interrupted = asyncio.get_running_loop().create_future()
-        unsubscribe = self.subscribe(
-            lambda: interrupted.done() or interrupted.set_result(None)
-        )
+
+        def interrupt() -> None:
+            if not interrupted.done():
+                interrupted.set_result(None)
+
+        unsubscribe = self.subscribe(interrupt)
         finished = False
         try:
             await asyncio.wait((task, interrupted), return_when=asyncio.FIRST_COMPLETED)

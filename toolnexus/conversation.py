@@ -9,14 +9,15 @@ from typing import Any, Protocol
 
 from .content import Prompt
 from .errors import ToolnexusError
-from .events import RunResult
 from .toolkit import Toolkit
+from .types import Message, RunResult
 
 
 class Runner(Protocol):
     """What a Conversation needs of its client: `Client.run`."""
 
-    run: Callable[..., Awaitable[RunResult]]
+    @property
+    def run(self) -> Callable[..., Awaitable[RunResult]]: ...
 
 
 class Conversation:
@@ -28,7 +29,7 @@ class Conversation:
         self.client = client
         self.toolkit = toolkit
         self.cancel = cancel
-        self.messages: list[dict[str, Any]] = []
+        self.messages: list[Message] = []
 
     async def send(self, prompt: Prompt, *, schema: dict[str, Any] | None = None,
                    reasoning: str | None = None) -> RunResult:

@@ -1,12 +1,27 @@
-"""RunResult, usage arithmetic and the event dicts the loop yields (typed, one TypedDict
-a type)."""
+"""Usage arithmetic, why a run ended incomplete, and the makers of the events the loop
+yields (their types, and RunResult, are in toolnexus.types)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict
+from typing import Any
 
-Usage = dict[str, int]
+from .types import (
+    CompactingEvent,
+    CompactionEvent,
+    DoneEvent,
+    PendingEvent,
+    ReasoningEvent,
+    Request,
+    RetryEvent,
+    RunResult,
+    TextEvent,
+    ToolCallEvent,
+    ToolProgressEvent,
+    ToolResultEvent,
+    Usage,
+    UsageEvent,
+    WaitingEvent,
+)
 
 
 def empty_usage() -> Usage:
@@ -20,118 +35,12 @@ def add_usage(total: Usage, turn: Usage) -> None:
             total[key] = total.get(key, 0) + value
 
 
-@dataclass
-class RunResult:
-    text: str = ""
-    messages: list[dict[str, Any]] = field(default_factory=list)
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    turns: int = 0
-    usage: Usage = field(default_factory=empty_usage)
-    model: str = ""
-    status: str = "done"  # "done" | "pending" | "incomplete"
-    pending: dict[str, Any] | None = None
-    finish_reason: str | None = None  # the last model call's, in the provider's words
-    # why an "incomplete" run stopped: MAX_TURNS (tools kept being called), or why its final
-    # answer is not whole: MAX_TOKENS, CONTEXT_FULL, FILTERED, REFUSED or CUT_OFF
-    incomplete_reason: str | None = None
-    data: Any = None  # with a schema: the answer's JSON, parsed and checked
-
-
 MAX_TURNS = "max_turns"
 MAX_TOKENS = "max_tokens"  # cut off by the reply's length limit
 CONTEXT_FULL = "context_window"  # cut off when the model's context window filled up
 FILTERED = "content_filter"  # stopped or emptied by the provider's content filter
 REFUSED = "refused"  # the model refused: the exchange is kept, marked, and not sent again
 CUT_OFF = "cut_off"  # stopped by the provider for another reason (finish_reason says which)
-
-
-# The events the loop yields: plain dicts whose keys each of these declares.
-
-
-class TextEvent(TypedDict):
-    type: Literal["text"]
-    delta: str
-
-
-class ReasoningEvent(TypedDict):
-    type: Literal["reasoning"]
-    delta: str
-
-
-class ToolCallEvent(TypedDict):
-    type: Literal["tool_call"]
-    id: str
-    name: str
-    args: Any  # a dict, or the raw text when the model sent no JSON object
-
-
-class _ToolResultKeys(TypedDict):
-    type: Literal["tool_result"]
-    id: str
-    name: str
-    output: str
-    is_error: bool
-
-
-class ToolResultEvent(_ToolResultKeys, total=False):
-    attachments: list[str]  # only when the tool returned any
-
-
-class PendingEvent(TypedDict):
-    type: Literal["pending"]
-    request: dict[str, Any]
-
-
-class RetryEvent(TypedDict):
-    type: Literal["retry"]
-    attempt: int
-    delay: float
-    reason: str
-
-
-class CompactingEvent(TypedDict):
-    type: Literal["compacting"]
-    messages: int
-
-
-class CompactionEvent(TypedDict):
-    type: Literal["compaction"]
-    before_tokens: int
-    after_tokens: int
-    summarized: int
-    method: str  # "summary" or "dropped"
-    dropped: int
-    reason: str
-
-
-class WaitingEvent(TypedDict):
-    type: Literal["waiting"]
-    sources: list[str]  # what the next model call waits for to start (MCP servers, by
-    # name); empty once it waits no more
-
-
-class ToolProgressEvent(TypedDict):
-    type: Literal["tool_progress"]
-    id: str
-    name: str
-    message: str
-    progress: float | None  # how far it got, out of `total` (which may be unknown)
-    total: float | None
-
-
-class UsageEvent(TypedDict):
-    type: Literal["usage"]
-    usage: Usage
-
-
-class DoneEvent(TypedDict):
-    type: Literal["done"]
-    result: RunResult
-
-
-Event = (TextEvent | ReasoningEvent | ToolCallEvent | ToolResultEvent | PendingEvent
-         | RetryEvent | CompactingEvent | CompactionEvent | WaitingEvent | ToolProgressEvent
-         | UsageEvent | DoneEvent)
 
 
 def text_event(delta: str) -> TextEvent:
@@ -156,7 +65,7 @@ def tool_result_event(call_id: str, name: str, output: str, is_error: bool,
     return event
 
 
-def pending_event(request: dict[str, Any]) -> PendingEvent:
+def pending_event(request: Request) -> PendingEvent:
     return {"type": "pending", "request": request}
 
 

@@ -29,7 +29,7 @@ def function_tools(functions: Iterable[Callable[..., Any] | str | Path]) -> list
 
 def public_functions(path: Path) -> list[Callable[..., Any]]:
     module = _import_file(path)
-    found = []
+    found: list[Callable[..., Any]] = []
     for name, value in vars(module).items():
         if name.startswith("_") or not inspect.isfunction(value):
             continue

@@ -73,7 +73,7 @@ class Hooks:
         if source is None:
             return
         for name in HOOK_NAMES:
-            fn = source.get(name) if isinstance(source, dict) else getattr(source, name, None)
+            fn: Any = source.get(name) if isinstance(source, dict) else getattr(source, name, None)
             if fn is not None:
                 self._fns[name] = fn
         if isinstance(source, dict):

@@ -105,8 +105,11 @@ async def _within(waiter: asyncio.Future[None], timeout: float | None,
     if timeout is None:
         await waiter
         return
-    timer = asyncio.get_running_loop().call_later(
-        timeout, lambda: waiter.done() or waiter.set_exception(error("timed out")))
+    def time_out() -> None:
+        if not waiter.done():
+            waiter.set_exception(error("timed out"))
+
+    timer = asyncio.get_running_loop().call_later(timeout, time_out)
     try:
         await waiter
     finally:
@@ -168,7 +171,7 @@ class AsyncioStream(httpcore2.AsyncNetworkStream):
             self._transport.abort()
             raise
         assert transport is not None
-        return AsyncioStream(transport, self._protocol)  # type: ignore[arg-type]
+        return AsyncioStream(transport, self._protocol)
 
     def get_extra_info(self, info: str) -> Any:
         if info == "is_readable":  # an idle pooled connection the server closed, or spoke on

@@ -9,9 +9,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from ._await import maybe_await
 from .bounded_json import TooDeep, loads_bounded
@@ -22,9 +22,6 @@ from .errors import ProviderError, ToolnexusError
 from .events import (
     MAX_TURNS,
     REFUSED,
-    Event,
-    RunResult,
-    Usage,
     add_usage,
     compacting_event,
     done_event,
@@ -40,10 +37,25 @@ from .events import (
 from .hooks import Hooks
 from .marks import INTERRUPTED_KEY, mark_refused_turn, notice, sendable
 from .schema import OutputSchema
-from .suspension import PENDING_KEY, Answer, Request, WaitFor, declined, pending_request
+from .suspension import PENDING_KEY, WaitFor, declined, pending_request
 from .toolkit import Toolkit
 from .tools import ToolContext, ToolProgress, ToolResult, to_result
-from .transport import Transport
+from .transport import JsonReply, Retrying, StreamEvents, Transport
+from .types import (
+    Answer,
+    Event,
+    Message,
+    OutputEvent,
+    Request,
+    RunResult,
+    ToolCall,
+    ToolMessage,
+    ToolProgressEvent,
+    ToolResultEvent,
+    Usage,
+    calls_of,
+    is_assistant,
+)
 from .wire import ModelReply, StreamAssembler, WireStyle
 from .wire.base import RequestOptions, check_reasoning
 from .wire.common import text_of
@@ -51,7 +63,7 @@ from .wire.common import text_of
 CANCELLED_TOOL_OUTPUT = "error: the run was interrupted before this tool finished"
 # On an assistant message: {call id: its arguments as the model wrote them}, for the calls
 # whose arguments were not a JSON object; the call itself carries "{}" instead.
-UNREADABLE_ARGUMENTS_KEY = "unreadable_arguments"
+UNREADABLE_ARGUMENTS_KEY: Final = "unreadable_arguments"
 _OUTPUT_EVENTS = frozenset({"text", "reasoning", "tool_call"})  # seen: a turn is not retried
 
 
@@ -89,14 +101,14 @@ async def agent_loop(
     prompt: Prompt | None,
     toolkit: Toolkit | None,
     *,
-    history: list[dict[str, Any]] | None = None,
+    history: list[Message] | None = None,
     cancel: asyncio.Event | None = None,
     stream: bool = True,
     resume: Answer | None = None,
     first_turn: int = 1,
     schema: dict[str, Any] | None = None,
     reasoning: str | None = None,
-) -> AsyncIterator[Event]:
+) -> AsyncGenerator[Event]:
     """Run to the end, yielding events. `prompt` None with `resume` continues a run that
     ended "pending", answering its request. With `schema`, the answer is JSON following it
     and `result.data` holds it; `reasoning` overrides the client's level for this run."""
@@ -182,7 +194,7 @@ class _Run:
     def _tool_schemas(self) -> list[dict[str, Any]]:
         return self.settings.wire.tool_schemas(self.toolkit.specs()) if self.toolkit else []
 
-    async def _tools_now(self) -> AsyncIterator[dict[str, Any]]:
+    async def _tools_now(self) -> AsyncGenerator[Event]:
         """Before a model call: wait for the tool sources still starting (saying so), then
         take the tools offered now, the model told once of any that went or came back."""
         if self.toolkit is None:
@@ -203,13 +215,13 @@ class _Run:
         """The tool calls of the reply just received, within the limits: of one reply the
         first max_tool_calls_per_reply, and in all max_tool_calls_per_run; a call past a
         limit is refused (its problem tells the model so)."""
-        asked = self.messages[-1].get("tool_calls") or []
+        asked = calls_of(self.messages[-1])
         cap = self.settings.max_tool_calls_per_reply
         kept = asked[:cap + 1]
         if len(asked) > cap:
             # Each call kept in the thread needs a result there. Kept: the first `cap`, and
             # one more whose result tells the model that it and the rest did not run.
-            self.messages[-1] = {**self.messages[-1], "tool_calls": kept}
+            self.messages[-1] = _with_calls(self.messages[-1], kept)
         calls = [_parse_call(call) for call in kept]
         unreadable = {call.id: call.args for call in calls if call.unreadable}
         if unreadable:
@@ -244,7 +256,7 @@ class _Run:
         return Outgoing(self.messages, self.system, self.tools, self.settings, self.control,
                         self.result.usage)
 
-    async def model_turn(self, stream: bool) -> AsyncIterator[dict[str, Any]]:
+    async def model_turn(self, stream: bool) -> AsyncGenerator[Event]:
         async with contextlib.aclosing(self._tools_now()) as events:
             async for event in events:
                 yield event
@@ -280,12 +292,13 @@ class _Run:
             keeper.note_reply(self.messages[-1], *_counted(self.reply_usage))
             return
 
-    async def _call_model(self, stream: bool, sent: list[dict[str, Any]]
-                          ) -> AsyncIterator[dict[str, Any]]:
+    async def _call_model(self, stream: bool, sent: list[Message]
+                          ) -> AsyncGenerator[Event]:
         settings, hooks, turn = self.settings, self.settings.hooks, self.result.turns
         # a thread keeps undone and failed turns, marked, and the originals of compacted
         # ones; they are never sent
-        request = {"messages": sent, "tools": self.tools, "model": settings.model}
+        request: dict[str, Any] = {"messages": sent, "tools": self.tools,
+                                   "model": settings.model}
         if "before_llm" in hooks:
             changes = await hooks.call("before_llm", {**request, "turn": turn})
             if isinstance(changes, dict):
@@ -300,17 +313,17 @@ class _Run:
                                           stream_error=settings.wire.stream_error,
                                           preamble=settings.wire.preamble_events)
         async with contextlib.aclosing(replies):
-            async for kind, payload in replies:
-                if kind == "sse":
-                    for event_name, data in payload:
+            async for item in replies:
+                if isinstance(item, StreamEvents):
+                    for event_name, data in item.events:
                         for event in assembler.feed(event_name, data):
                             yield event
-                elif kind == "json":
-                    reply = settings.wire.parse_reply(payload)
+                elif isinstance(item, JsonReply):
+                    reply = settings.wire.parse_reply(item.data)
                     for event in _whole_reply_events(reply):
                         yield event
-                else:
-                    yield payload
+                elif isinstance(item, Retrying):
+                    yield item.event
         if reply is None:
             reply = assembler.finish()
         self.assembler = None
@@ -318,7 +331,7 @@ class _Run:
         answer = settings.wire.structured_answer(message, self.options)
         if answer is not None:
             message = answer
-            yield text_event(answer["content"])
+            yield text_event(text_of(answer["content"]))
         if "after_llm" in hooks:
             changes = await hooks.call("after_llm", {
                 "response": message, "model": request["model"], "turn": turn,
@@ -326,8 +339,11 @@ class _Run:
             })
             if isinstance(changes, dict) and isinstance(changes.get("response"), dict):
                 message = changes["response"]
-        if self.paused:  # it went on from the paused turn it was sent with: one turn
-            message = settings.wire.continued(self.messages.pop(), message)
+        paused = self.messages[-1] if self.paused else None
+        if paused is not None and paused["role"] == "assistant":
+            # it went on from the paused turn it was sent with: one turn
+            self.messages.pop()
+            message = settings.wire.continued(paused, message)
         self.messages.append(message)
         self.reply_usage = reply.usage
         add_usage(self.result.usage, reply.usage)
@@ -336,14 +352,14 @@ class _Run:
         self.paused = reply.finish_reason in settings.wire.pause_reasons
         yield usage_event(self.result.usage)
 
-    async def tool_turn(self, calls: list[_Call]) -> AsyncIterator[dict[str, Any]]:
+    async def tool_turn(self, calls: list[_Call]) -> AsyncGenerator[Event]:
         """Run one turn's calls concurrently, then settle suspensions one by one; results
         go into the transcript in call order. On interruption, calls that did not finish
         get an error result, so no tool call is ever left without its result."""
         for call in calls:
             self.result.tool_calls.append({"id": call.id, "name": call.name, "args": call.args})
             yield tool_call_event(call.id, call.name, call.args)
-        progress: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        progress: asyncio.Queue[ToolProgressEvent] = asyncio.Queue()
         contexts = [ToolContext(call_id=call.id, on_progress=_reporter(progress, call))
                     for call in calls]
         tasks = [asyncio.ensure_future(self._execute(call, ctx))
@@ -382,8 +398,8 @@ class _Run:
                 yield pending_event(req)
 
     async def _progress_until(self, running: asyncio.Future[Any],
-                              progress: asyncio.Queue[dict[str, Any]]
-                              ) -> AsyncIterator[dict[str, Any]]:
+                              progress: asyncio.Queue[ToolProgressEvent]
+                              ) -> AsyncGenerator[ToolProgressEvent]:
         """The progress the running calls report, as events, until `running` is done."""
         while True:
             reported = asyncio.ensure_future(progress.get())
@@ -400,10 +416,9 @@ class _Run:
                     yield progress.get_nowait()
                 return
 
-    async def resume(self, ans: Answer) -> AsyncIterator[dict[str, Any]]:
+    async def resume(self, ans: Answer) -> AsyncGenerator[Event]:
         """Answer the request a "pending" run stopped on, then go on."""
-        index, req = _find_pending(self.messages, ans.get("id"))
-        tool_message = self.messages[index]
+        index, req, tool_message = _find_pending(self.messages, ans.get("id"))
         call = _parse_call(_find_call(self.messages, tool_message["tool_call_id"]))
         outcome = await self._settle(call, ToolContext(call_id=call.id), req, ans)
         self.messages[index] = _tool_message(call, outcome)
@@ -458,14 +473,14 @@ class _Run:
 
 
 def context_outgoing(settings: LoopSettings, toolkit: Toolkit | None,
-                     messages: list[dict[str, Any]], control: RunControl) -> Outgoing:
+                     messages: list[Message], control: RunControl) -> Outgoing:
     """The request a turn on `messages` would build (for the context report and /compact)."""
     options = RequestOptions(reasoning=settings.reasoning, params=settings.request_params,
                              prompt_cache=settings.prompt_cache)
     return _Run(settings, toolkit, control, RunResult(messages=messages), options).outgoing()
 
 
-def _reporter(queue: asyncio.Queue[dict[str, Any]], call: _Call
+def _reporter(queue: asyncio.Queue[ToolProgressEvent], call: _Call
               ) -> Callable[[ToolProgress], None]:
     """What a call's ToolContext reports to: its progress as events in `queue` (from the
     event loop's thread, whichever thread the tool runs in)."""
@@ -487,18 +502,19 @@ def _counted(usage: Usage) -> tuple[int, int | None]:
     return usage.get("prompt_tokens", 0), reply
 
 
-def _whole_reply_events(reply: ModelReply) -> list[dict[str, Any]]:
+def _whole_reply_events(reply: ModelReply) -> list[OutputEvent]:
     """A reply that came as one JSON body yields its text as a single delta."""
-    events = []
-    if reply.message.get("reasoning"):
-        events.append(reasoning_event(reply.message["reasoning"]))
+    events: list[OutputEvent] = []
+    reasoning = reply.message.get("reasoning")
+    if reasoning:
+        events.append(reasoning_event(reasoning))
     text = text_of(reply.message.get("content"))
     if text:
         events.append(text_event(text))
     return events
 
 
-def _parse_call(call: dict[str, Any]) -> _Call:
+def _parse_call(call: ToolCall) -> _Call:
     fn = call.get("function") or {}
     name = fn.get("name", "")
     raw = fn.get("arguments") or "{}"
@@ -516,13 +532,19 @@ def _parse_call(call: dict[str, Any]) -> _Call:
     return _Call(call["id"], name, args)
 
 
-def _readable_arguments(message: dict[str, Any], unreadable: dict[str, str]
-                        ) -> dict[str, Any]:
+def _with_calls(message: Message, calls: list[ToolCall]) -> Message:
+    return {**message, "tool_calls": calls} if message["role"] == "assistant" else message
+
+
+def _readable_arguments(message: Message, unreadable: dict[str, str]) -> Message:
     """`message` with "{}" as the arguments of the calls in `unreadable`, whose own are
     kept beside them: an endpoint parses the arguments of every call in what it is sent,
     and llama.cpp refuses the whole request (HTTP 500) over one it cannot read."""
-    calls = [{**call, "function": {**call["function"], "arguments": "{}"}}
-             if call.get("id") in unreadable else call for call in message["tool_calls"]]
+    if message["role"] != "assistant":
+        return message
+    calls: list[ToolCall] = [
+        {**call, "function": {**call["function"], "arguments": "{}"}}
+        if call.get("id") in unreadable else call for call in message.get("tool_calls", [])]
     return {**message, "tool_calls": calls, UNREADABLE_ARGUMENTS_KEY: unreadable}
 
 
@@ -542,13 +564,13 @@ def _call_key(call: _Call) -> tuple[str, str]:
     return call.name, json.dumps(call.args, sort_keys=True, default=str)
 
 
-def _result_event(call: _Call, outcome: ToolResult) -> dict[str, Any]:
+def _result_event(call: _Call, outcome: ToolResult) -> ToolResultEvent:
     return tool_result_event(call.id, call.name, outcome.output, outcome.is_error,
                              [a.describe() for a in outcome.attachments])
 
 
-def _tool_message(call: _Call, outcome: ToolResult) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "tool", "tool_call_id": call.id,
+def _tool_message(call: _Call, outcome: ToolResult) -> ToolMessage:
+    message: ToolMessage = {"role": "tool", "tool_call_id": call.id,
                                "content": with_attachments(outcome.output, outcome.attachments)}
     if outcome.is_error:
         message["is_error"] = True
@@ -564,27 +586,31 @@ def _finished_or_cancelled(task: asyncio.Future[ToolResult]) -> ToolResult:
     return ToolResult(CANCELLED_TOOL_OUTPUT, is_error=True)
 
 
-def _open_requests(messages: list[dict[str, Any]]) -> list[Request]:
-    return [m[PENDING_KEY] for m in messages if m.get("role") == "tool" and m.get(PENDING_KEY)]
+def _open_requests(messages: list[Message]) -> list[Request]:
+    return [m[PENDING_KEY] for m in messages
+            if PENDING_KEY in m and m.get("role") == "tool" and m[PENDING_KEY]]
 
 
-def _find_pending(messages: list[dict[str, Any]], request_id: Any) -> tuple[int, Request]:
+def _find_pending(messages: list[Message], request_id: Any
+                  ) -> tuple[int, Request, ToolMessage]:
     for index, message in enumerate(messages):
-        req = message.get(PENDING_KEY) if message.get("role") == "tool" else None
-        if req and req.get("id") == request_id:
-            return index, req
+        if PENDING_KEY in message and message.get("role") == "tool":
+            req = message[PENDING_KEY]
+            if req and req.get("id") == request_id:
+                return index, req, message
     raise ToolnexusError(f"no pending request {request_id!r} in this transcript")
 
 
-def _find_call(messages: list[dict[str, Any]], call_id: str) -> dict[str, Any]:
+def _find_call(messages: list[Message], call_id: str) -> ToolCall:
     for message in reversed(messages):
-        for call in message.get("tool_calls") or []:
-            if call.get("id") == call_id:
-                return call
+        if is_assistant(message):
+            for call in message.get("tool_calls") or []:
+                if call.get("id") == call_id:
+                    return call
     raise ToolnexusError(f"the transcript has no tool call {call_id!r}")
 
 
-def _keep_partial_answer(messages: list[dict[str, Any]], text: str) -> None:
+def _keep_partial_answer(messages: list[Message], text: str) -> None:
     """Keep what the user already saw of an answer that was cut off."""
     if text:
         messages.append({"role": "assistant", "content": text, INTERRUPTED_KEY: True})

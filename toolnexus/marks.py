@@ -20,22 +20,23 @@ tools (an MCP server went down or came back); it is sent, but it is no prompt ei
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from collections.abc import Sequence
+from typing import Final, NamedTuple
 
-Message = dict[str, Any]
+from .types import Message, UserMessage
 
-DROPPED_KEY = "dropped"
+DROPPED_KEY: Final = "dropped"
 # On an assistant message cut short by cancel or a deadline (it is kept and sent).
-INTERRUPTED_KEY = "interrupted"
+INTERRUPTED_KEY: Final = "interrupted"
 UNDONE = "undone"  # /undo
 RETRIED = "retried"  # /retry asked the same question again
 FAILED = "failed"  # the turn ended in an error; /retry offers its prompt
 REFUSED = "refused"  # the model refused the prompt: sending the exchange again invites more
 SYSTEM_PROMPT = "system prompt"  # on a system message: the thread's system prompt from here on
-COMPACTION_KEY = "compaction"  # on a record: what it summarizes (see context.py)
-FAILED_WITH_KEY = "failed_with"  # on the prompt of a turn that ended in an error: the error
-PINNED_KEY = "pinned"  # sent verbatim, never summarized
-NOTICE_KEY = "notice"  # on a user message the program wrote for the model
+COMPACTION_KEY: Final = "compaction"  # on a record: what it summarizes (see context.py)
+FAILED_WITH_KEY: Final = "failed_with"  # on the prompt of a turn that ended in an error: the error
+PINNED_KEY: Final = "pinned"  # sent verbatim, never summarized
+NOTICE_KEY: Final = "notice"  # on a user message the program wrote for the model
 
 
 def is_sent(message: Message) -> bool:
@@ -54,7 +55,7 @@ def is_prompt(message: Message) -> bool:
             and NOTICE_KEY not in message)
 
 
-def notice(text: str) -> Message:
+def notice(text: str) -> UserMessage:
     """A message telling the model something about its tools, from the program."""
     return {"role": "user", "content": f"(toolnexus, not the user: {text})", NOTICE_KEY: True}
 
@@ -68,7 +69,7 @@ class Span(NamedTuple):
     kept: frozenset[int]
 
 
-def active_spans(messages: list[Message]) -> list[Span]:
+def active_spans(messages: Sequence[Message]) -> list[Span]:
     """The records that currently stand in for older messages, ordered by position. A
     record that is marked, malformed, or overlapped by a newer record is not active."""
     records = [i for i, m in enumerate(messages) if COMPACTION_KEY in m]
@@ -95,7 +96,7 @@ def _span_of(record: Message, index: int) -> Span | None:
     return Span(bounds[0], bounds[1], index, kept)
 
 
-def sent_indices(messages: list[Message], spans: list[Span] | None = None) -> list[int]:
+def sent_indices(messages: Sequence[Message], spans: list[Span] | None = None) -> list[int]:
     """The thread indices of what a request carries, in the order it carries them."""
     if spans is None:
         spans = active_spans(messages)
@@ -119,13 +120,13 @@ def _plain_sent(message: Message) -> bool:
     return not message.get(DROPPED_KEY) and COMPACTION_KEY not in message
 
 
-def sendable(messages: list[Message]) -> list[Message]:
+def sendable(messages: Sequence[Message]) -> list[Message]:
     """The messages a request carries: unmarked ones, with active compaction records in
     place of what they summarize."""
     return [messages[i] for i in sent_indices(messages)]
 
 
-def last_prompt(messages: list[Message], *, failed_too: bool = False) -> int | None:
+def last_prompt(messages: Sequence[Message], *, failed_too: bool = False) -> int | None:
     """The index of the last unmarked user prompt (with `failed_too`: or the last one
     marked failed, whichever is later); None if there is none."""
     for index in range(len(messages) - 1, -1, -1):
@@ -140,7 +141,13 @@ def mark_from(messages: list[Message], start: int, reason: str) -> list[Message]
     """A new list: `messages` with every unmarked message from `start` on marked `reason`
     (new dicts for those; the others are the same objects)."""
     return messages[:start] + [
-        {**m, DROPPED_KEY: reason} if is_sent(m) else m for m in messages[start:]]
+        _marked(m, reason) if is_sent(m) else m for m in messages[start:]]
+
+
+def _marked(message: Message, reason: str) -> Message:
+    marked = message.copy()
+    marked[DROPPED_KEY] = reason
+    return marked
 
 
 def mark_failed_turn(messages: list[Message], error: str | None = None) -> list[Message]:
@@ -152,15 +159,16 @@ def mark_failed_turn(messages: list[Message], error: str | None = None) -> list[
     start = last_prompt(messages)
     if start is None:
         return messages
-    if error is not None:
-        messages = [*messages[:start], {**messages[start], FAILED_WITH_KEY: error},
+    prompt = messages[start]
+    if error is not None and prompt["role"] == "user":  # last_prompt finds user messages
+        messages = [*messages[:start], {**prompt, FAILED_WITH_KEY: error},
                     *messages[start + 1:]]
     if not all(is_record(m) or NOTICE_KEY in m for m in messages[start + 1:]):
         return messages
     return mark_from(messages, start, FAILED)
 
 
-def failures_in_a_row(messages: list[Message]) -> int:
+def failures_in_a_row(messages: Sequence[Message]) -> int:
     """How many of the thread's newest turns in a row ended in the same error as the
     last one (0: the last turn did not fail)."""
     errors = (m.get(FAILED_WITH_KEY) for m in reversed(messages) if is_prompt(m))
@@ -200,13 +208,20 @@ def _set_pin(messages: list[Message], index: int, on: bool) -> list[Message]:
     if is_record(messages[index]):
         raise ValueError(f"message {index} is a compaction record, not something said")
     first, last = group_of(messages, index)
-    changed = [{**m, PINNED_KEY: True} if on else
-               {k: v for k, v in m.items() if k != PINNED_KEY}
-               for m in messages[first:last + 1]]
-    return messages[:first] + changed + messages[last + 1:]
+    return messages[:first] + [_pinned(m, on) for m in messages[first:last + 1]] \
+        + messages[last + 1:]
 
 
-def group_of(messages: list[Message], index: int) -> tuple[int, int]:
+def _pinned(message: Message, on: bool) -> Message:
+    changed = message.copy()
+    if on:
+        changed[PINNED_KEY] = True
+    else:
+        changed.pop(PINNED_KEY, None)
+    return changed
+
+
+def group_of(messages: Sequence[Message], index: int) -> tuple[int, int]:
     """The first and last index of the group message `index` belongs to: an assistant
     message with tool calls and the tool results that follow it; else the message."""
     first = index

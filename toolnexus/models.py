@@ -15,6 +15,8 @@ from .transport import _new_http_client, check_endpoint, check_headers, socks_er
 from .wire import WireStyle, wire_style
 from .wire.listing import ModelInfo, read_listing
 
+__all__ = ["ModelInfo", "list_models", "parse_models"]
+
 if TYPE_CHECKING:
     import httpx2
 

@@ -66,8 +66,8 @@ def resolve_options(
                       "run_s": None if timeout_ms is None else timeout_ms / 1000}
     given_retries = {"base_s": None if retry_base_ms is None else retry_base_ms / 1000,
                      "on_error": on_error}
-    timeouts = dataclasses.replace(
-        timeouts, **{k: v for k, v in given_timeouts.items() if v is not None})
-    retries = dataclasses.replace(
-        retries, **{k: v for k, v in given_retries.items() if v is not None})
+    timeout_changes: dict[str, Any] = {k: v for k, v in given_timeouts.items() if v is not None}
+    retry_changes: dict[str, Any] = {k: v for k, v in given_retries.items() if v is not None}
+    timeouts = dataclasses.replace(timeouts, **timeout_changes)
+    retries = dataclasses.replace(retries, **retry_changes)
     return timeouts, retries

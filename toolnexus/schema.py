@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .bounded_json import TooDeep, loads_bounded
+from .bounded_json import TooDeep, loads_bounded, object_or_empty
 from .errors import ProviderError, ToolnexusError
 
 DEFAULT_NAME = "response"
@@ -122,7 +122,7 @@ def check(value: Any, schema: dict[str, Any], path: str = "$") -> str | None:
 
 
 def _check_object(value: dict[str, Any], schema: dict[str, Any], path: str) -> str | None:
-    properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    properties = object_or_empty(schema.get("properties"))
     for key in schema.get("required") or ():
         if key not in value:
             return f"{path}: missing required property {key!r}"

@@ -10,19 +10,15 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Final
 
 from .tools import ToolResult
+from .types import Answer, Request
 
-# {id, kind, prompt, url?, data?, expiresAt?, needs_person?, fallback?}: `needs_person` marks
-# an approval that only a person (or a rule) may give, never a blanket "yes to all";
-# `fallback` is what the model reads, before the refusal, if the request is declined.
-Request = dict[str, Any]
-Answer = dict[str, Any]  # {id, ok, data?, reason?}
 # What answers a suspended tool's request for the loop (sync or async).
 WaitFor = Callable[[Request], Answer | Awaitable[Answer]]
 
-PENDING_KEY = "pending"
+PENDING_KEY: Final = "pending"
 NOBODY_TO_ASK = "not approved: nobody to ask"  # why a request nobody could answer was declined
 
 
@@ -63,7 +59,7 @@ def suspend(kind: str, prompt: str, **fields: Any) -> ToolResult:
 
 
 def pending_request(result: ToolResult) -> Request | None:
-    req = result.metadata.get(PENDING_KEY) if result.metadata else None
+    req: Request | None = result.metadata.get(PENDING_KEY) if result.metadata else None
     return req if isinstance(req, dict) else None
 
 

@@ -15,6 +15,7 @@ from typing import Any, Literal, Union
 
 from ._await import maybe_await
 from .content import Attachment
+from .types import Answer
 
 # A default the toolkit fills in (`None` means "use the toolkit's").
 DEFAULT_TIMEOUT_S = 120.0
@@ -53,7 +54,7 @@ class ToolContext:
 
     call_id: str = ""
     cancelled: threading.Event = field(default_factory=threading.Event)
-    answer: dict[str, Any] | None = None
+    answer: Answer | None = None
     on_progress: Callable[[ToolProgress], None] | None = None
 
     def report(self, message: str = "", progress: float | None = None,

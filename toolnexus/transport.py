@@ -18,7 +18,8 @@ import json
 import os
 import random
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .bounded_json import TooDeep, loads_bounded
@@ -27,6 +28,7 @@ from .errors import IdleTimeout, ProviderError
 from .events import retry_event
 from .options import Retries, Timeouts
 from .sse import SSEDecoder
+from .types import RetryEvent
 
 if TYPE_CHECKING:
     import ssl
@@ -103,6 +105,25 @@ class _Retryable(Exception):
 StreamError = Callable[[str, str], ProviderError | None]
 
 
+# What `Transport.send` yields: a retry about to be made, then the reply.
+@dataclass(frozen=True)
+class Retrying:
+    event: RetryEvent
+
+
+@dataclass(frozen=True)
+class JsonReply:
+    data: Any  # the parsed body, whatever JSON it is
+
+
+@dataclass(frozen=True)
+class StreamEvents:
+    events: list[tuple[str, str]]  # (event, data) of the server-sent events read so far
+
+
+Reply = Retrying | JsonReply | StreamEvents
+
+
 class LoadCheck(NamedTuple):
     """Where a server says how busy it is (a GET of JSON), and how to read why it cannot
     take a request now (None: it can, or it does not say)."""
@@ -163,9 +184,9 @@ class Transport:
     async def send(
         self, url: str, headers: dict[str, str], body: dict[str, Any], control: RunControl,
         *, stream_error: StreamError | None = None, preamble: frozenset[str] = frozenset(),
-    ) -> AsyncIterator[tuple[str, Any]]:
-        """Yield ("retry", event) before each retry, then the reply as ("json", obj) or a
-        series of ("sse", [(event, data), ...]).
+    ) -> AsyncGenerator[Reply]:
+        """Yield Retrying before each retry, then the reply: one JsonReply, or a series of
+        StreamEvents.
 
         `stream_error(event, data)` tells an error sent inside a stream. An overloaded
         server often answers 200 and then sends an error before any output (only events
@@ -179,8 +200,9 @@ class Transport:
                     self._attempt(url, headers, body, control)
                 ) as items:
                     async for item in items:
-                        if not started and item[0] == "sse" and stream_error is not None:
-                            started = _output_begins(item[1], stream_error, preamble)
+                        if not started and isinstance(item, StreamEvents) \
+                                and stream_error is not None:
+                            started = _output_begins(item.events, stream_error, preamble)
                         else:
                             started = True
                         yield item
@@ -192,12 +214,12 @@ class Transport:
                 delay = await self._retry_delay(failure, attempt, control)
                 if isinstance(failure.error, IdleTimeout):
                     async for event in self._while_busy(headers, control, attempt):
-                        yield "retry", event
-                yield "retry", retry_event(attempt, delay, failure.reason)
+                        yield Retrying(event)
+                yield Retrying(retry_event(attempt, delay, failure.reason))
                 await control.sleep(delay)
 
     async def _while_busy(self, headers: dict[str, str], control: RunControl,
-                          attempt: int) -> AsyncIterator[dict[str, Any]]:
+                          attempt: int) -> AsyncIterator[RetryEvent]:
         """Wait while the server says it is still busy (with the request that timed out,
         likely): a retry now would queue behind it. A retry event each time it is asked."""
         check, poll = self.load_check, self.retries.busy_poll_s
@@ -243,12 +265,12 @@ class Transport:
             raise error
         if failure.delay is not None:
             return failure.delay
-        backoff = retries.base_s * 2 ** (attempt - 1)
+        backoff = retries.base_s * 2.0 ** (attempt - 1)
         return backoff * (0.5 + random.random() / 2)
 
     async def _attempt(
         self, url: str, headers: dict[str, str], body: dict[str, Any], control: RunControl
-    ) -> AsyncIterator[tuple[str, Any]]:
+    ) -> AsyncGenerator[JsonReply | StreamEvents]:
         channel = _Channel()
         producer = asyncio.get_running_loop().create_task(
             self._produce(channel, url, headers, body)
@@ -263,10 +285,10 @@ class Transport:
             if kind == _HEAD:
                 start = await _body_start(channel)
                 if _reads_as_json(start, content_type=head[0], expects_json=head[1]):
-                    yield "json", await self._read_json(channel, control)
+                    yield JsonReply(await self._read_json(channel, control))
                 else:
                     async for events in self._read_sse(channel, control):
-                        yield "sse", events
+                        yield StreamEvents(events)
             else:
                 self._unexpected(kind, head, control)
         finally:
@@ -381,7 +403,7 @@ class Transport:
                                  "SSL_CERT_FILE / SSL_CERT_DIR for a private CA)")
         if isinstance(exc, httpx2.ReadTimeout):
             idle = self.timeouts.idle_s
-            error = IdleTimeout(f"{url} sent nothing for {idle:g} s (idle timeout)",
+            error: ProviderError = IdleTimeout(f"{url} sent nothing for {idle:g} s (idle timeout)",
                                 seconds=idle)
             return _Retryable(error, "the server stopped answering")
         if isinstance(exc, (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout,

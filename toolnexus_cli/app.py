@@ -9,7 +9,8 @@ from typing import Annotated
 
 import typer
 
-from . import __version__
+from toolnexus import __version__
+
 from .config import load_config
 from .errors import UsageError
 from .options import (

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from toolnexus import RunResult
@@ -22,7 +23,7 @@ class CompactionOnStderr:
     def __init__(self, output: Output) -> None:
         self.output = output
 
-    def event(self, event: dict[str, Any]) -> None:
+    def event(self, event: Mapping[str, Any]) -> None:
         if event["type"] != "compaction" or isinstance(self.output, JsonOutput):
             self.output.event(event)
         if event["type"] == "compaction":
@@ -48,9 +49,9 @@ class JsonOutput:
 
     def __init__(self, session: Session, *, events: bool) -> None:
         self.session, self.events = session, events
-        self.compactions: list[dict[str, Any]] = []
+        self.compactions: list[Mapping[str, Any]] = []
 
-    def event(self, event: dict[str, Any]) -> None:
+    def event(self, event: Mapping[str, Any]) -> None:
         if self.events:
             self._print(self._event_json(event))
         elif event["type"] == "compaction":
@@ -75,8 +76,8 @@ class JsonOutput:
         sys.stdout.write(self.session.redact(line) + "\n")
         sys.stdout.flush()
 
-    def _event_json(self, event: dict[str, Any]) -> dict[str, Any]:
+    def _event_json(self, event: Mapping[str, Any]) -> dict[str, Any]:
         if event["type"] == "done":
             result = self.session.redact.result(event["result"])
             return {"type": "done", "result": dataclasses.asdict(result)}
-        return event
+        return dict(event)

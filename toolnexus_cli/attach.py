@@ -14,6 +14,7 @@ from toolnexus import ToolnexusError
 from .errors import UsageError
 
 if TYPE_CHECKING:
+    from toolnexus import UserMessage
     from toolnexus.content import Attachment
 
     from .config import Target
@@ -59,7 +60,7 @@ def check_carried(target: Target, attachments: Sequence[Attachment]) -> None:
     from toolnexus.wire import wire_style
 
     wire = wire_style(target.style).for_base_url(target.base_url)
-    message = {"role": "user", "content": [a.part() for a in attachments]}
+    message: UserMessage = {"role": "user", "content": [a.part() for a in attachments]}
     try:
         wire.build_body(model=target.model, messages=[message], system=None, tools=[],
                         stream=False)

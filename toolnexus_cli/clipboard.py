@@ -15,7 +15,7 @@ import base64
 import re
 import shutil
 import subprocess
-from typing import TextIO
+from typing import IO
 
 NATIVE_TOOLS = (["wl-copy"], ["xclip", "-selection", "clipboard"], ["xsel", "--clipboard",
                                                                    "--input"], ["pbcopy"])
@@ -34,7 +34,7 @@ def pasteable(text: str) -> str:
     return _CONTROL.sub("", _ESCAPE.sub("", text))
 
 
-def copy_text(text: str, terminal: TextIO) -> str:
+def copy_text(text: str, terminal: IO[str]) -> str:
     """Copy `text`, made `pasteable`; the name of what did it ("xclip", "OSC 52")."""
     text = pasteable(text)
     for command in NATIVE_TOOLS:

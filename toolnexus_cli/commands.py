@@ -10,7 +10,7 @@ import shlex
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.text import Text
@@ -44,6 +44,9 @@ from .session import Session
 from .settings import UiSettings
 from .threads import fork_thread
 from .toolbox import approval_policy, approval_text, tool_rows
+
+if TYPE_CHECKING:
+    from toolnexus import Message
 
 COMMANDS = {
     "/help": "show this list",
@@ -184,9 +187,9 @@ class Commands(ContextCommands, McpCommands):
         session = self.session
         kept = await session.store.load(session.thread)
         messages = sendable(kept)  # what the thread holds now: what the next turn sends
-        title = next((m["content"].splitlines()[0] for m in messages
-                      if m.get("role") == "user" and isinstance(m.get("content"), str)
-                      and m["content"].strip()), "(empty)")
+        prompts = (m.get("content") for m in messages if m.get("role") == "user")
+        title = next((text.splitlines()[0] for text in prompts
+                      if isinstance(text, str) and text.strip()), "(empty)")
         dropped = sum(1 for m in kept if m.get(DROPPED_KEY) not in (None, SYSTEM_PROMPT))
         extra = f" (and {dropped} undone or failed, not sent)" if dropped else ""
         self.say(f"thread {session.thread} · {title} · {len(messages)} messages{extra} · "
@@ -207,7 +210,7 @@ class Commands(ContextCommands, McpCommands):
             self.say(f"switched to thread {arg}")
             self.show_last_exchange(kept)
 
-    def show_last_exchange(self, messages: list[dict[str, Any]]) -> None:
+    def show_last_exchange(self, messages: list[Message]) -> None:
         from .recap import show_last_exchange
 
         show_last_exchange(self.console, messages, self.session.thread,

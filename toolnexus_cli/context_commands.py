@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import signal
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -18,6 +18,9 @@ from toolnexus.visible import visible
 
 from .context_view import context_lines, record_rule, span
 from .session import Session
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 COMMANDS = {
     "/compact": "summarize older turns now, after a preview: /compact [INSTRUCTIONS]",
@@ -53,8 +56,8 @@ class ContextCommands:
             self.say("kept the thread as it was")
             return
         try:
-            await self.session.client.conversation_store.save(
-                self.session.thread, preview.apply(thread), version=thread.version)
+            store: Any = self.session.client.conversation_store  # the CLI's are versioned
+            await store.save(self.session.thread, preview.apply(thread), version=thread.version)
         except (ToolnexusError, ValueError) as exc:
             self.say(f"error: {' '.join(str(exc).split())}", "bold red")
             return
@@ -149,7 +152,7 @@ class ContextCommands:
         self.say("pinned: " + "; ".join(_described(thread, a, b) for a, b in groups))
 
 
-def _described(thread: list[dict[str, Any]], first: int, last: int) -> str:
+def _described(thread: Sequence[Mapping[str, Any]], first: int, last: int) -> str:
     """ "message 3 (user: the first words…)" or "messages 4–6 (a tool call and its
     results)"."""
     if last > first:

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 from toolnexus.marks import COMPACTION_KEY
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from toolnexus.context import ContextReport
 
 SOURCES = {
@@ -38,13 +40,13 @@ def _how(method: str, summarized: int, dropped: int) -> str:
     return f"summary; the {dropped} oldest dropped: they did not fit"
 
 
-def compacting_note(event: dict[str, Any]) -> str:
+def compacting_note(event: Mapping[str, Any]) -> str:
     """What the live line says while an automatic compaction asks for its summary."""
     count = event["messages"]
     return f"compacting {count} earlier message{'s' if count != 1 else ''}"
 
 
-def compaction_note(event: dict[str, Any]) -> str:
+def compaction_note(event: Mapping[str, Any]) -> str:
     """The one line an automatic compaction prints."""
     summarized = event["summarized"]
     return (f"compacted {summarized} earlier message{'s' if summarized != 1 else ''}: "
@@ -89,7 +91,7 @@ def context_lines(report: ContextReport) -> list[str]:
     return lines
 
 
-def record_rule(record: dict[str, Any]) -> str:
+def record_rule(record: Mapping[str, Any]) -> str:
     """ "── summary of messages 3–17 (3.9k → 1.2k tokens, model) ──" for a record."""
     info = record.get(COMPACTION_KEY)
     info = info if isinstance(info, dict) else {}

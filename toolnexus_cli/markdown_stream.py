@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from bisect import bisect_left
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.segment import Segment
@@ -25,6 +26,9 @@ from toolnexus.visible import visible
 from .chat_markdown import ChatMarkdown
 from .live_region import LiveRegion
 from .running import RunningTools
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
 
 WAITING = "waiting for the model"
 
@@ -192,7 +196,7 @@ class _LiveView:
         rows = max(1, (options.height or console.height) - 1)
         options = options.update(height=None)
 
-        def rendered(renderable: object) -> list[list[Segment]]:
+        def rendered(renderable: RenderableType) -> list[list[Segment]]:
             return console.render_lines(renderable, options, pad=False)
 
         lines: list[list[Segment]] = []
@@ -204,7 +208,7 @@ class _LiveView:
             reasoning = stream.reasoning
             lines = _bottom(reasoning, rows, budget, lambda start: rendered(
                 Text(reasoning[start:], style="dim italic")))
-        below: list[object] = []
+        below: list[RenderableType] = []
         if stream.running:
             below.append(stream.running)
         elif stream.waiting_shown or not lines:

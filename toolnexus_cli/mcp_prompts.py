@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncGenerator, Iterable
 from typing import TYPE_CHECKING, Any
 
 from toolnexus import ToolnexusError
@@ -105,7 +105,7 @@ def mcp_completer(toolkit: Toolkit) -> Completer:
             return []  # only asynchronously: a server may take a moment
 
         async def get_completions_async(self, document: Any, event: Any
-                                        ) -> AsyncIterator[Completion]:
+                                        ) -> AsyncGenerator[Completion]:
             text = document.text_before_cursor
             word = text.split(" ")[-1]
             if text.startswith("/") and " " not in text:

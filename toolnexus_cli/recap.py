@@ -3,8 +3,9 @@ and the system prompt it was given (kept in the thread as a marked system messag
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from toolnexus import Message
 from toolnexus.marks import DROPPED_KEY, SYSTEM_PROMPT, last_prompt, sendable
 from toolnexus.visible import visible
 
@@ -13,7 +14,6 @@ from .transcript import content_text
 if TYPE_CHECKING:
     from rich.console import Console
 
-Message = dict[str, Any]
 QUESTION_LINES = 3  # of the last question, at most
 
 

@@ -23,8 +23,12 @@ import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
+from toolnexus.events import reasoning_event, text_event
+
 if TYPE_CHECKING:
-    from toolnexus import RunResult
+    from collections.abc import Mapping
+
+    from toolnexus import Event, Message, RunResult
 
 MASK = "***"
 MIN_SECRET = 4  # shorter values are not replaced (they would blank out ordinary words)
@@ -144,7 +148,7 @@ class Redactor:
         """A copy of a run's result without the secrets; its text is the last message's,
         redacted with that message's reasoning."""
         messages = self.value(result.messages)
-        last = result.messages[-1] if result.messages else {}
+        last: Mapping[str, Any] = result.messages[-1] if result.messages else {}
         text = messages[-1]["content"] if _reasoned(last) and last["content"] == result.text \
             else self(result.text)
         return dataclasses.replace(result, messages=messages, text=text,
@@ -292,20 +296,20 @@ class EventRedactor:
         self.redact = redact
         self.stream = redact.stream()
 
-    def __call__(self, event: dict[str, Any]) -> list[dict[str, Any]]:
-        kind = event["type"]
-        if kind in STREAMED:
-            return _deltas(self.stream.feed(kind, event["delta"]))
+    def __call__(self, event: Event) -> list[Event]:
+        if event["type"] == "text" or event["type"] == "reasoning":
+            return _deltas(self.stream.feed(event["type"], event["delta"]))
         # a done event's result is redacted where it is printed
-        return [*self.flush(), event if kind == "done" else self.redact.value(event)]
+        return [*self.flush(), event if event["type"] == "done" else self.redact.value(event)]
 
-    def flush(self) -> list[dict[str, Any]]:
+    def flush(self) -> list[Event]:
         """Whatever was held back, as events (before an event of another kind, or at the end)."""
         return _deltas(self.stream.flush())
 
 
-def _deltas(pieces: list[Piece]) -> list[dict[str, Any]]:
-    return [{"type": kind, "delta": text} for kind, text in pieces]
+def _deltas(pieces: list[Piece]) -> list[Event]:
+    return [text_event(text) if kind == "text" else reasoning_event(text)
+            for kind, text in pieces]
 
 
 class RedactingStore:
@@ -323,7 +327,7 @@ class RedactingStore:
     async def load(self, id: str) -> Any:
         return await self._store.load(id)
 
-    async def save(self, id: str, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
+    async def save(self, id: str, messages: list[Message], **kwargs: Any) -> Any:
         return await self._store.save(id, self._redact.value(messages), **kwargs)
 
     def __getattr__(self, name: str) -> Any:

@@ -11,14 +11,17 @@ import json
 import re
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
-from toolnexus import RunResult
-from toolnexus.events import CONTEXT_FULL, CUT_OFF, FILTERED, MAX_TOKENS, REFUSED, Usage
+from toolnexus import RunResult, Usage
+from toolnexus.events import CONTEXT_FULL, CUT_OFF, FILTERED, MAX_TOKENS, REFUSED
 from toolnexus.visible import unmistakable, visible
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from toolnexus.pricing import Price
 
     from .settings import UiSettings
@@ -27,16 +30,16 @@ RESULT_PREVIEW_LINES = 8
 _BLANK_LINES = re.compile(r"^(?:[^\S\n]*\n){2,}", re.M)  # two or more in a row
 
 
-def retry_note(event: dict[str, Any]) -> str:
+def retry_note(event: Mapping[str, Any]) -> str:
     return f"{event['reason']}, retrying in {event['delay']:.0f} s (attempt {event['attempt']})"
 
 
-def waiting_note(event: dict[str, Any]) -> str:
+def waiting_note(event: Mapping[str, Any]) -> str:
     names = ", ".join(event["sources"])
     return f"waiting for MCP server{'s' if len(event['sources']) > 1 else ''} {names} to start"
 
 
-def progress_note(event: dict[str, Any]) -> str:
+def progress_note(event: Mapping[str, Any]) -> str:
     done = event["progress"]
     counted = "" if done is None else (
         f"{done:g}/{event['total']:g} " if event["total"] else f"{done:g} ")
@@ -77,7 +80,7 @@ def unfinished_note(result: RunResult) -> str | None:
 def result_json(result: RunResult, thread: str, price: Price | None = None) -> dict[str, Any]:
     """The one JSON object `ask --json` prints for a finished run; with the model's price,
     `cost` is what the run cost in USD."""
-    body = {"text": result.text, "thread": thread, "model": result.model,
+    body: dict[str, Any] = {"text": result.text, "thread": thread, "model": result.model,
             "status": result.status, "finish_reason": result.finish_reason,
             "usage": result.usage, "tool_calls": result.tool_calls}
     if price is not None:
@@ -214,7 +217,7 @@ class Meter:
         self.snapshots: list[Usage] = []
         self.saw_reasoning = False  # reasoning text was shown (or could have been)
 
-    def see(self, event: dict[str, Any]) -> None:
+    def see(self, event: Mapping[str, Any]) -> None:
         kind = event["type"]
         if kind == "reasoning" and event["delta"]:
             self.saw_reasoning = True
@@ -240,7 +243,7 @@ def reasoned_note(result: RunResult, saw_reasoning: bool) -> str | None:
     return f"reasoned for {tokens} tokens"
 
 
-def attachment_labels(event: dict[str, Any]) -> list[str]:
+def attachment_labels(event: Mapping[str, Any]) -> list[str]:
     """What a tool returned besides text, one "[image 512x512 png]" each."""
     return [f"[{label}]" for label in event.get("attachments") or () if isinstance(label, str)]
 
@@ -284,7 +287,7 @@ class PlainRenderer:
         self.wrote = False
         self.meter = Meter()
 
-    def event(self, event: dict[str, Any]) -> None:
+    def event(self, event: Mapping[str, Any]) -> None:
         self.meter.see(event)
         kind = event["type"]
         if kind == "text":
@@ -296,7 +299,7 @@ class PlainRenderer:
         elif self.verbose:
             self._side(event)
 
-    def _side(self, event: dict[str, Any]) -> None:
+    def _side(self, event: Mapping[str, Any]) -> None:
         kind = event["type"]
         if kind == "reasoning":
             self.err.write(visible(event["delta"]))
@@ -382,7 +385,7 @@ class TerminalRenderer:
     def start(self) -> None:
         self._live()
 
-    def event(self, event: dict[str, Any]) -> None:
+    def event(self, event: Mapping[str, Any]) -> None:
         self.meter.see(event)
         kind = event["type"]
         stream = self._live()

@@ -27,6 +27,8 @@ from .theme import terminal_ui
 from .toolbox import sandbox_line, tools_summary, yes_line
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from toolnexus.mcp import McpServer
 
 MCP_WAIT = 5.0  # seconds model calls wait for an MCP server to start, from the first one
@@ -228,7 +230,7 @@ def terminal_console() -> Console:
     import os
     import sys
 
-    environ = os.environ
+    environ: Mapping[str, str] = os.environ
     if sys.stdout.isatty():
         environ = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     return Console(highlight=False, _environ=environ)

@@ -10,7 +10,7 @@ import dataclasses
 import os
 import secrets
 import signal
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -73,7 +73,7 @@ REFUSED_REQUEST = frozenset({400, 422, 500})
 class Output(Protocol):
     """Where a turn's events go: a renderer, or `ask`'s JSON lines."""
 
-    def event(self, event: dict[str, Any]) -> None: ...
+    def event(self, event: Mapping[str, Any]) -> None: ...
 
     def end_answer(self) -> None: ...
 
@@ -204,7 +204,7 @@ class Session:
         self.client: Client = client
         self.target = target
 
-    async def retarget(self, **changes: str | None) -> None:
+    async def retarget(self, **changes: Any) -> None:
         """From the next turn on, talk with changed options (`model=`, `system=`); a
         UsageError (an unknown model, say) leaves everything as it was."""
         options = dataclasses.replace(self.options, **changes)
@@ -330,7 +330,7 @@ class Session:
         window = report.window if report else None
         # the next request's size only matters against a window; without one the footer
         # shows what the last call really counted
-        return FooterFacts(window=window, fill=report.fill if window else None,
+        return FooterFacts(window=window, fill=report.fill if report and window else None,
                            fill_estimated=bool(report and report.estimated),
                            price=self.target.price,
                            thread_usage=info.usage if info else None,

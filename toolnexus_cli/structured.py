@@ -4,6 +4,7 @@ printing the answer as exactly one JSON document."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -64,7 +65,7 @@ class SchemaOutput(PlainRenderer):
         super().__init__(out, err, verbose=verbose)
         self.pretty, self.redact = pretty, redact
 
-    def event(self, event: dict[str, Any]) -> None:
+    def event(self, event: Mapping[str, Any]) -> None:
         if event["type"] == "text":  # the document comes whole, from result.data
             self.meter.see(event)
         else:

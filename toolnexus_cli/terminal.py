@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO, Any
 
 from .config import state_dir
 
@@ -67,7 +67,7 @@ class TypeAhead:
     `arm` reads until `disarm`, which must come before anything else reads the keyboard
     (a question about a tool call)."""
 
-    def __init__(self, terminal: TextIO) -> None:
+    def __init__(self, terminal: IO[str]) -> None:
         self.terminal = terminal
         self.queued: list[str] = []
         self.line = ""  # typed, not queued yet
@@ -258,7 +258,7 @@ def prompt_session(commands: Iterable[str], models: Iterable[str] = (), *,
         else:
             event.app.exit(exception=KeyboardInterrupt())
 
-    session = PromptSession(
+    session: PromptSession[str] = PromptSession(
         history=FileHistory(str(history_path)),
         completer=_slash_completer(list(commands), list(models)),
         complete_while_typing=True, key_bindings=bindings, enable_history_search=True,

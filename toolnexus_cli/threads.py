@@ -14,7 +14,7 @@ import json
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolnexus import ToolnexusError
 from toolnexus.marks import DROPPED_KEY, FAILED, sent_indices
@@ -28,6 +28,9 @@ from .errors import UsageError
 from .listing import holding
 from .session import new_thread_id, open_store
 from .transcript import to_markdown
+
+if TYPE_CHECKING:
+    from toolnexus import Message
 
 EXIT_NOT_FOUND = EXIT_STORE_ERROR = 1
 EXIT_USAGE = 2
@@ -185,7 +188,7 @@ async def export(store: Any, thread: str, *, fmt: str,
     return 0
 
 
-def _json(messages: list[dict[str, Any]], *, inline: bool) -> str:
+def _json(messages: list[Message], *, inline: bool) -> str:
     shown = messages if inline else [referenced(message) for message in messages]
     return json.dumps(shown, ensure_ascii=False, indent=2)
 

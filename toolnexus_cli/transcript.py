@@ -7,18 +7,24 @@ import binascii
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolnexus import ToolnexusError
 from toolnexus.content import _size, image_size, media_of
 from toolnexus.marks import DROPPED_KEY, INTERRUPTED_KEY, PINNED_KEY, SYSTEM_PROMPT, is_record
+from toolnexus.types import calls_of
 
 from .context_view import record_rule
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from toolnexus import Message
 
 _HEADINGS = {"user": "User", "assistant": "Assistant", "system": "System", "tool": "Tool result"}
 
 
-def to_markdown(messages: list[dict[str, Any]], numbers: list[int] | None = None) -> str:
+def to_markdown(messages: Sequence[Message], numbers: list[int] | None = None) -> str:
     """The transcript; with `numbers` (each message's 1-based place in its thread) every
     heading carries it. A compaction record is a rule saying what it summarizes, then
     the summary."""
@@ -36,7 +42,7 @@ def to_markdown(messages: list[dict[str, Any]], numbers: list[int] | None = None
             body = f"{body}\n\n*(the system prompt from here on)*"
         elif message.get(DROPPED_KEY):  # kept in the thread (undone, retried, failed), not sent
             body = f"{body or ''}\n\n*({message[DROPPED_KEY]}, not sent)*"
-        for call in message.get("tool_calls") or []:
+        for call in calls_of(message):
             fn = call.get("function", {})
             body = f"{body or ''}\n\n`{fn.get('name')}({fn.get('arguments')})`".strip()
         number = f"{numbers[at]} · " if numbers is not None else ""

@@ -38,7 +38,8 @@ def form_fields(schema: Any) -> list[FormField]:
     the protocol does not allow) are left out."""
     if not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict):
         return []
-    required = schema.get("required") if isinstance(schema.get("required"), list) else []
+    listed = schema.get("required")
+    required = listed if isinstance(listed, list) else []
     fields = []
     for name, prop in schema["properties"].items():
         if not isinstance(prop, dict):

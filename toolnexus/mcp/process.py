@@ -132,7 +132,9 @@ class ServerProcess:
             # Closed now: left to the garbage collector, the pipes' transport may be closed
             # after the event loop is, which fails loudly on the way out (asyncio keeps the
             # transport private; the SDK's stdio transport does the same).
-            self._proc._transport.close()
+            transport = getattr(self._proc, "_transport", None)
+            if transport is not None:
+                transport.close()
 
     async def exited(self) -> None:
         """Returns once the process has ended (by itself, or killed)."""

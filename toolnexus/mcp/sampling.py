@@ -13,6 +13,7 @@ from typing import Any
 
 from ..content import Attachment
 from ..errors import ToolnexusError
+from ..types import Message
 from ..visible import visible
 from .requests import Refused, ServerRequests
 
@@ -22,20 +23,21 @@ SHOWN_PER_MESSAGE = 600  # characters of each message a person is shown
 
 
 def sampling_prompt(params: dict[str, Any]
-                    ) -> tuple[str | list[Any], list[dict[str, Any]]]:
+                    ) -> tuple[str | list[Any], list[Message]]:
     """The request as a run's prompt (the last message: its text and attachments) and
     history (the messages before it, the server's system prompt first); Refused if
     there is nothing to answer."""
     messages = [m for m in params.get("messages") or [] if isinstance(m, dict)]
     if not messages or messages[-1].get("role") != "user":
         raise Refused("the last message must be the user's")
-    history: list[dict[str, Any]] = []
+    history: list[Message] = []
     system = params.get("systemPrompt")
     if isinstance(system, str) and system.strip():
         history.append({"role": "user", "content": f"(instructions from the server) {system}"})
     for message in messages[:-1]:
-        role = "assistant" if message.get("role") == "assistant" else "user"
-        history.append({"role": role, "content": "\n".join(_texts(message))})
+        text = "\n".join(_texts(message))
+        history.append({"role": "assistant", "content": text}
+                       if message.get("role") == "assistant" else {"role": "user", "content": text})
     text, attachments = "\n".join(_texts(messages[-1])), _attachments(messages[-1])
     return ([text, *attachments] if attachments else text), history
 

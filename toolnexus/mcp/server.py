@@ -443,7 +443,7 @@ class McpServer:
     async def _connected_again(self) -> bool:
         """After a remote server forgot the session (so the call never ran): a new
         connection, if one comes within the start-up timeout."""
-        waiter = asyncio.get_running_loop().create_future()
+        waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._next_run.append(waiter)
         self._reconnect("it forgot the session (it restarted?)")
         with contextlib.suppress(TimeoutError):

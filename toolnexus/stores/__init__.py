@@ -12,8 +12,8 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
-from ._attachments import AttachmentInfo
 from .base import (
+    AttachmentInfo,
     ConversationStore,
     ForkPoint,
     StoreError,
@@ -75,7 +75,7 @@ def open_store(spec: str | os.PathLike[str]) -> ThreadStore:
         return MemoryStore()
     from .sqlite import SQLiteStore
 
-    options: dict[str, float] = {}
+    options: dict[str, Any] = {}
     if text.startswith("sqlite://"):
         text, _, query = text[len("sqlite://"):].partition("?")
         options = _sqlite_options(query)
@@ -84,10 +84,10 @@ def open_store(spec: str | os.PathLike[str]) -> ThreadStore:
     return SQLiteStore(text, **options)
 
 
-def _sqlite_options(query: str) -> dict[str, float]:
+def _sqlite_options(query: str) -> dict[str, Any]:
     from urllib.parse import parse_qsl
 
-    options: dict[str, float] = {}
+    options: dict[str, Any] = {}
     for key, value in parse_qsl(query, keep_blank_values=True):
         if key != "timeout":
             raise StoreError(f"unknown SQLite store option {key!r} (there is: timeout)")

@@ -21,9 +21,9 @@ from typing import Any, NamedTuple
 
 from ..content import AUDIO_FORMATS, MAX_ATTACHMENT_BYTES
 from ..content import _size as size_text
+from ..types import Message
 from .base import AttachmentInfo, StoreError
 
-Message = dict[str, Any]
 Path = tuple[str | int, ...]
 Ref = list[Any]  # [path as a list, sha256 hex, prefix]: JSON-ready
 
@@ -70,7 +70,7 @@ def payloads(message: Message) -> Iterator[Payload]:
     for index, part in enumerate(content):
         if not isinstance(part, dict):
             continue
-        field = _FIELDS.get(part.get("type"))  # type: ignore[arg-type]
+        field = _FIELDS.get(part.get("type"))
         inner = part.get(field[0]) if field else None
         if field is None or not isinstance(inner, dict):
             continue
@@ -153,7 +153,8 @@ def join(body: Message, refs: list[Ref], text_of: Callable[[int, Ref], str]) -> 
 
 
 def restored_text(ref: Ref, data: bytes) -> str:
-    return ref[2] + base64.b64encode(data).decode("ascii")
+    prefix: str = ref[2]
+    return prefix + base64.b64encode(data).decode("ascii")
 
 
 def digests(refs: list[Ref]) -> list[str]:
@@ -185,7 +186,8 @@ def _copied_along(message: Message, path: Path) -> Message:
         child = node[key]
         node[key] = child = list(child) if isinstance(child, list) else dict(child)
         node = child
-    return top
+    copied: Message = top
+    return copied
 
 
 def _get(message: Message, path: Path) -> Any:

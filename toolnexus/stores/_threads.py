@@ -9,9 +9,8 @@ import json
 import re
 from typing import Any
 
+from ..types import Message, calls_of
 from .base import StoreError
-
-Message = dict[str, Any]
 
 TITLE_MAX = 80
 SNIPPET_WORDS = 12
@@ -32,9 +31,9 @@ def message_text(message: Message) -> str:
         for part in content:
             if isinstance(part, str):
                 parts.append(part)
-            elif isinstance(part, dict) and isinstance(part.get("text"), str):
-                parts.append(part["text"])
-    for call in message.get("tool_calls") or ():
+            elif isinstance(part, dict) and isinstance(text := part.get("text"), str):
+                parts.append(text)
+    for call in calls_of(message):
         function = call.get("function") if isinstance(call, dict) else None
         if isinstance(function, dict):
             name = function.get("name")
@@ -123,7 +122,8 @@ def decode_many(bodies: list[str]) -> list[Message]:
     """Stored message bodies back to dicts, parsed in one go."""
     if not bodies:
         return []
-    return json.loads("[" + ",".join(bodies) + "]")
+    messages: list[Message] = json.loads("[" + ",".join(bodies) + "]")
+    return messages
 
 
 def storable_text(text: str) -> str:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from ..errors import ToolnexusError
+from ..types import Message
 
 
 @dataclass(frozen=True)
@@ -25,12 +26,12 @@ class AttachmentInfo:
 class ConversationStore(Protocol):
     """Anything with these two methods can hold threads for `ask`/`stream` with an id."""
 
-    async def get(self, id: str) -> list[dict[str, Any]] | None: ...
+    async def get(self, id: str) -> list[Message] | None: ...
 
-    async def save(self, id: str, messages: list[dict[str, Any]]) -> Any: ...
+    async def save(self, id: str, messages: list[Message]) -> Any: ...
 
 
-class Thread(list[dict[str, Any]]):
+class Thread(list[Message]):
     """A thread's messages (a plain list of message dicts) and the `version` they are at.
 
     Pass the version to `save(..., version=)` when saving what was built on it: the store
@@ -53,7 +54,7 @@ class VersionedStore(ConversationStore, Protocol):
     async def load(self, id: str) -> Thread: ...
 
     async def save(
-        self, id: str, messages: list[dict[str, Any]], *, version: int | None = None,
+        self, id: str, messages: list[Message], *, version: int | None = None,
         model: str | None = None, usage: dict[str, int] | None = None,
     ) -> int: ...
 

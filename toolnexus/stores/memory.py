@@ -6,11 +6,11 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..content import MAX_ATTACHMENT_BYTES
 from ..marks import is_sent
-from ._attachments import AttachmentInfo, Blob, Ref, Split, join, split_all
+from ..types import Message
+from ._attachments import Blob, Ref, Split, join, split_all
 from ._threads import (
     add_usage,
     clean_title,
@@ -22,13 +22,13 @@ from ._threads import (
     text_matches,
     title_of,
 )
-from .base import ForkPoint, StoreError, Thread, ThreadInfo
+from .base import AttachmentInfo, ForkPoint, StoreError, Thread, ThreadInfo
 from .planner import Versions
 
 
 @dataclass
 class _Thread:
-    messages: list[dict[str, Any]]  # never mutated in place: replaced by a new list
+    messages: list[Message]  # never mutated in place: replaced by a new list
     version: int
     created: float
     updated: float
@@ -88,7 +88,7 @@ class MemoryStore:
     async def save(
         self,
         id: str,
-        messages: list[dict[str, Any]],
+        messages: list[Message],
         *,
         version: int | None = None,
         model: str | None = None,
@@ -130,7 +130,7 @@ class MemoryStore:
             self._versions.committed(id, plan, thread.version, written)
             return thread.version
 
-    def _shared(self, message: dict[str, Any], split: Split) -> dict[str, Any]:
+    def _shared(self, message: Message, split: Split) -> Message:
         """`message` (a copy) with each attachment the one string kept of it."""
         if not split.refs:
             return message

@@ -28,11 +28,9 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
+from ..types import Message
 from .base import ThreadConflict
-
-Message = dict[str, Any]
 
 
 @dataclass

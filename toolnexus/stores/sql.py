@@ -27,7 +27,8 @@ from typing import Any, TypeVar
 
 from ..content import MAX_ATTACHMENT_BYTES
 from ..marks import is_sent
-from ._attachments import AttachmentInfo, Blob, Ref, digests, join, restored_text, split_all
+from ..types import Message
+from ._attachments import Blob, Ref, digests, join, restored_text, split_all
 from ._threads import (
     add_usage,
     clean_title,
@@ -40,15 +41,20 @@ from ._threads import (
     storable_text,
     title_of,
 )
-from .base import ForkPoint, StoreError, Thread, ThreadInfo
+from .base import AttachmentInfo, ForkPoint, StoreError, Thread, ThreadInfo
 from .planner import Versions
 
 T = TypeVar("T")
 Conn = Any
-Message = dict[str, Any]
+
 Row = tuple[str, str | None]  # a stored message: its body and its refs (JSON), if any
 INFO_COLUMNS = ("id, title, model, created, updated, message_count, usage, held_count, "
                 "forked_from, forked_at")
+def _nth(texts: list[str]) -> Callable[[int, Ref], str]:
+    """For `join`: the original text of each reference, by its index."""
+    return lambda index, _ref: texts[index]
+
+
 _READ_TRIES = 3  # a read racing a rewrite that dropped an attachment is read again
 
 
@@ -287,7 +293,7 @@ class SQLStore:
             written = decode_many(bodies)
             for message, split in zip(written, splits, strict=True):
                 if split.refs:
-                    join(message, split.refs, lambda i, _, texts=split.texts: texts[i])
+                    join(message, split.refs, _nth(split.texts))
             new_version = self._next_version(conn)
             now = time.time()
             unlinked: list[str] = []
@@ -375,7 +381,7 @@ class SQLStore:
         with self._writing(conn, id):
             unlinked = self._unlink(conn, id)
             self._delete_messages(conn, id)
-            gone = self._q(conn, "DELETE FROM {threads} WHERE id = ?", id).rowcount > 0
+            gone: bool = self._q(conn, "DELETE FROM {threads} WHERE id = ?", id).rowcount > 0
             self._collect(conn, set(unlinked))
         self._versions.forget(id)
         return gone
@@ -439,8 +445,9 @@ class SQLStore:
             custom = title is not None
             if title is None:
                 title = title_of(self._stored(conn, id))
-            return self._q(conn, "UPDATE {threads} SET title = ?, custom_title = ? "
-                                 "WHERE id = ?", title, custom, id).rowcount > 0
+            renamed: bool = self._q(conn, "UPDATE {threads} SET title = ?, custom_title = ? "
+                                          "WHERE id = ?", title, custom, id).rowcount > 0
+            return renamed
 
     async def search(self, text: str, limit: int | None = None) -> list[tuple[ThreadInfo, str]]:
         """Threads with a message containing every word of `text` (each word matches the

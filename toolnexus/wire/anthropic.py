@@ -5,19 +5,28 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
-from ..bounded_json import loads_bounded
+from ..bounded_json import loads_bounded, object_or_empty
 from ..content import Media, media_of, stand_in
 from ..errors import ProviderError, ToolnexusError
 from ..events import (
     CONTEXT_FULL,
     MAX_TOKENS,
     REFUSED,
-    Usage,
     empty_usage,
     reasoning_event,
     text_event,
+)
+from ..types import (
+    AssistantMessage,
+    Message,
+    OutputEvent,
+    ToolCall,
+    Usage,
+    is_assistant,
+    is_tool,
+    is_user,
 )
 from .base import (
     NO_OPTIONS,
@@ -48,11 +57,11 @@ THINKING_BUDGET = {"low": 1024, "medium": 4096, "high": 16384}
 
 # Thinking blocks ride on the canonical assistant message under this key, signatures and all,
 # so they can go back to the API ahead of the tool_use they led to.
-THINKING_KEY = "thinking_blocks"
+THINKING_KEY: Final = "thinking_blocks"
 # A reply holding blocks the canonical form has no place for (server tools' calls and results:
 # web search, web fetch, code execution) keeps all its blocks, in order, under this key: they
 # go back verbatim, the client tool_use blocks among them as the canonical calls now are.
-BLOCKS_KEY = "anthropic_content"
+BLOCKS_KEY: Final = "anthropic_content"
 # The blocks the canonical form holds by itself (as text, tool calls, thinking).
 _CANONICAL_BLOCKS = frozenset({"text", "tool_use", "thinking", "redacted_thinking"})
 
@@ -96,19 +105,18 @@ class AnthropicStyle(WireStyle):
         return [{"name": t.name, "description": t.description, "input_schema": t.parameters}
                 for t in tools]
 
-    def build_body(self, *, model: str, messages: list[dict[str, Any]], system: str | None,
+    def build_body(self, *, model: str, messages: list[Message], system: str | None,
                    tools: list[dict[str, Any]], stream: bool,
                    options: RequestOptions = NO_OPTIONS) -> dict[str, Any]:
         own_system = [text_of(m.get("content")) for m in messages if m.get("role") == "system"]
         wire: list[dict[str, Any]] = []
         prompt = newest_prompt(messages)
         for index, message in enumerate(messages):
-            role = message.get("role")
-            if role == "user":
+            if is_user(message):
                 _push(wire, "user", _user_blocks(message.get("content"), strict=index == prompt))
-            elif role == "assistant":
+            elif is_assistant(message):
                 _push(wire, "assistant", _assistant_blocks(message))
-            elif role == "tool":
+            elif is_tool(message):
                 result: dict[str, Any] = {
                     "type": "tool_result",
                     "tool_use_id": _wire_id(message.get("tool_call_id")),
@@ -142,8 +150,8 @@ class AnthropicStyle(WireStyle):
         body.update(params)
         return body
 
-    def structured_answer(self, message: dict[str, Any],
-                          options: RequestOptions) -> dict[str, Any] | None:
+    def structured_answer(self, message: AssistantMessage,
+                          options: RequestOptions) -> AssistantMessage | None:
         """The schema arrives as the input of the forced tool: that call is the answer."""
         if options.schema is None:
             return None
@@ -151,11 +159,13 @@ class AnthropicStyle(WireStyle):
                      if (c.get("function") or {}).get("name") == options.schema.name), None)
         if call is None:
             return None
-        answer = {k: v for k, v in message.items() if k != "tool_calls"}
+        answer = message.copy()
+        del answer["tool_calls"]
         answer["content"] = call["function"]["arguments"]
         return answer
 
-    def continued(self, paused: dict[str, Any], more: dict[str, Any]) -> dict[str, Any]:
+    def continued(self, paused: AssistantMessage, more: AssistantMessage
+                  ) -> AssistantMessage:
         """A paused turn and what came when it was sent back are one assistant turn: its
         blocks, in the order they came."""
         return _message_from_blocks(_assistant_blocks(paused) + _assistant_blocks(more))
@@ -172,7 +182,7 @@ class AnthropicStyle(WireStyle):
         return None
 
     def raise_error(self, data: dict[str, Any]) -> None:
-        err = data.get("error") if isinstance(data.get("error"), dict) else {}
+        err = object_or_empty(data.get("error"))
         message = self.error_message(data)
         raise ProviderError(
             f"the endpoint reported an error: {message or data}",
@@ -243,11 +253,11 @@ def _wire_id(call_id: Any) -> str:
     """The API takes tool ids of [a-zA-Z0-9_-] only. Ids made elsewhere (an OpenAI-style
     server's "functions.add:0") are rewritten the same way in the tool_use and in its
     tool_result, so the pair stays matched; the digest keeps distinct ids distinct."""
-    call_id = str(call_id or "")
-    if call_id and not _BAD_ID_CHARS.search(call_id):
-        return call_id
-    digest = hashlib.sha1(call_id.encode()).hexdigest()[:8]
-    return f"{_BAD_ID_CHARS.sub('_', call_id)}_{digest}"
+    given = str(call_id or "")
+    if given and not _BAD_ID_CHARS.search(given):
+        return given
+    digest = hashlib.sha1(given.encode()).hexdigest()[:8]
+    return f"{_BAD_ID_CHARS.sub('_', given)}_{digest}"
 
 
 def _think(body: dict[str, Any], budget: int, options: RequestOptions) -> None:
@@ -305,7 +315,7 @@ def _media_block(media: Media) -> dict[str, Any]:
     return block
 
 
-def _assistant_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
     if message.get(BLOCKS_KEY):
         return _kept_blocks(message)
     blocks = list(message.get(THINKING_KEY) or [])
@@ -316,7 +326,7 @@ def _assistant_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
     return blocks
 
 
-def _kept_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+def _kept_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
     """The blocks of a reply kept whole, in their order; each client tool_use as the
     canonical call with its id now is (a call the thread no longer holds is left out, one
     added since goes last)."""
@@ -332,7 +342,7 @@ def _kept_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
     return blocks + [_tool_use(call) for call in calls.values()]
 
 
-def _tool_use(call: dict[str, Any]) -> dict[str, Any]:
+def _tool_use(call: ToolCall) -> dict[str, Any]:
     fn = call.get("function") or {}
     try:
         args = loads_bounded(fn.get("arguments") or "{}")
@@ -358,7 +368,7 @@ def parse_usage(raw: Any) -> Usage:
     return usage
 
 
-def _message_from_blocks(blocks: list[dict[str, Any]]) -> dict[str, Any]:
+def _message_from_blocks(blocks: list[dict[str, Any]]) -> AssistantMessage:
     text, calls, thinking, reasoning = [], [], [], []
     kept = []  # what can go back: every block but empty text, which the API refuses
     for block in blocks:
@@ -398,7 +408,7 @@ class MessageStream(StreamAssembler):
         self.finish_reason: str | None = None
         self.done = False
 
-    def read(self, event: str, data: str) -> list[dict[str, Any]]:
+    def read(self, event: str, data: str) -> list[OutputEvent]:
         obj = optional(loads_event(data), dict, "a stream event")
         if not obj:
             return []
@@ -431,7 +441,7 @@ class MessageStream(StreamAssembler):
         raw = optional(raw, dict, "usage") or {}
         self.counts.update((key, value) for key, value in raw.items() if value is not None)
 
-    def _delta(self, index: int, delta: dict[str, Any]) -> list[dict[str, Any]]:
+    def _delta(self, index: int, delta: dict[str, Any]) -> list[OutputEvent]:
         block = self.blocks.setdefault(index, {"type": "text", "text": ""})
         kind = delta.get("type")
         if kind == "text_delta":

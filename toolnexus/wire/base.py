@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..errors import ContextOverflow, ProviderError, http_error
-from ..events import REFUSED, Usage
+from ..events import REFUSED
 from ..schema import OutputSchema
+from ..types import AssistantMessage, Message, OutputEvent, Usage
 
 REASONING_LEVELS = ("off", "low", "medium", "high")
 
@@ -56,7 +57,7 @@ def check_reasoning(level: str) -> str:
 class ModelReply:
     """One model call's outcome, whatever the style: a canonical assistant message."""
 
-    message: dict[str, Any]
+    message: AssistantMessage
     usage: Usage
     finish_reason: str | None
     refused: bool = False  # the answer is a refusal (the provider said so, not its wording)
@@ -80,7 +81,7 @@ class StreamAssembler(ABC):
 
     style: ClassVar[str]
 
-    def feed(self, event: str, data: str) -> list[dict[str, Any]]:
+    def feed(self, event: str, data: str) -> list[OutputEvent]:
         with reply_shape(self.style):
             return self.read(event, data)
 
@@ -90,7 +91,7 @@ class StreamAssembler(ABC):
             return self.complete()
 
     @abstractmethod
-    def read(self, event: str, data: str) -> list[dict[str, Any]]: ...
+    def read(self, event: str, data: str) -> list[OutputEvent]: ...
 
     @abstractmethod
     def complete(self) -> ModelReply: ...
@@ -131,14 +132,14 @@ class WireStyle(ABC):
     def tool_schemas(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]: ...
 
     @abstractmethod
-    def build_body(self, *, model: str, messages: list[dict[str, Any]], system: str | None,
+    def build_body(self, *, model: str, messages: list[Message], system: str | None,
                    tools: list[dict[str, Any]], stream: bool,
                    options: RequestOptions = NO_OPTIONS) -> dict[str, Any]:
         """The request body. Raises ToolnexusError, before anything is sent, for content
         or options this style cannot carry."""
 
-    def structured_answer(self, message: dict[str, Any],
-                          options: RequestOptions) -> dict[str, Any] | None:
+    def structured_answer(self, message: AssistantMessage,
+                          options: RequestOptions) -> AssistantMessage | None:
         """For a style that delivers structured output other than as the answer's text (a
         forced tool call), the assistant message with that output as its text; else None."""
         return None
@@ -150,7 +151,8 @@ class WireStyle(ABC):
             return REFUSED
         return self.unfinished_reasons.get(reply.finish_reason or "")
 
-    def continued(self, paused: dict[str, Any], more: dict[str, Any]) -> dict[str, Any]:
+    def continued(self, paused: AssistantMessage, more: AssistantMessage
+                  ) -> AssistantMessage:
         """The one assistant message a paused turn and the reply that went on from it
         make (for a style with pause_reasons)."""
         raise NotImplementedError(f"the {self.name} style has no paused turns")

@@ -8,7 +8,8 @@ from typing import Any
 
 from ..bounded_json import TooDeep, loads_bounded
 from ..errors import ProviderError
-from ..events import Usage, empty_usage
+from ..events import empty_usage
+from ..types import AssistantMessage, Message, ToolCall, Usage
 
 
 def new_call_id() -> str:
@@ -94,9 +95,9 @@ def _shown(value: Any) -> str:
 
 
 def assistant_message(
-    text: str, tool_calls: list[dict[str, Any]], reasoning: str = ""
-) -> dict[str, Any]:
-    message: dict[str, Any] = {
+    text: str, tool_calls: list[ToolCall], reasoning: str = ""
+) -> AssistantMessage:
+    message: AssistantMessage = {
         "role": "assistant",
         "content": text if text or not tool_calls else None,
     }
@@ -107,7 +108,7 @@ def assistant_message(
     return message
 
 
-def canonical_call(call_id: str, name: str, arguments: Any) -> dict[str, Any]:
+def canonical_call(call_id: str, name: str, arguments: Any) -> ToolCall:
     if not isinstance(arguments, str):
         arguments = json.dumps(arguments, ensure_ascii=False)
     return {
@@ -117,7 +118,7 @@ def canonical_call(call_id: str, name: str, arguments: Any) -> dict[str, Any]:
     }
 
 
-def newest_prompt(messages: list[dict[str, Any]]) -> int:
+def newest_prompt(messages: list[Message]) -> int:
     """The index of the last user message (-1 if none): the prompt being asked, whose
     attachments go as they are or not at all. Media of earlier messages and of tool results
     that a style cannot carry goes as its text note (content.stand_in)."""

@@ -6,12 +6,22 @@ from __future__ import annotations
 import json
 import urllib.parse
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 from ..bounded_json import loads_bounded
 from ..content import Media, media_of, stand_in
 from ..errors import ProviderError
-from ..events import FILTERED, MAX_TOKENS, Usage, empty_usage, reasoning_event, text_event
+from ..events import FILTERED, MAX_TOKENS, empty_usage, reasoning_event, text_event
+from ..types import (
+    AssistantMessage,
+    Message,
+    OutputEvent,
+    ToolCall,
+    ToolMessage,
+    Usage,
+    is_assistant,
+    is_tool,
+)
 from .base import (
     NO_OPTIONS,
     ModelReply,
@@ -43,10 +53,10 @@ _WIRE_KEYS = {
     "tool": ("role", "tool_call_id", "content"),
 }
 # Gemini puts each tool call's thought signature here; it must go back with that call.
-EXTRA_CONTENT_KEY = "extra_content"
+EXTRA_CONTENT_KEY: Final = "extra_content"
 # OpenRouter's structured reasoning (signed or encrypted), kept verbatim on the assistant
 # message it came on: it must go back unchanged with that turn's tool calls.
-REASONING_DETAILS_KEY = "reasoning_details"
+REASONING_DETAILS_KEY: Final = "reasoning_details"
 
 
 class OpenAIStyle(WireStyle):
@@ -68,7 +78,7 @@ class OpenAIStyle(WireStyle):
                 return dialect
         return self
 
-    def build_body(self, *, model: str, messages: list[dict[str, Any]], system: str | None,
+    def build_body(self, *, model: str, messages: list[Message], system: str | None,
                    tools: list[dict[str, Any]], stream: bool,
                    options: RequestOptions = NO_OPTIONS) -> dict[str, Any]:
         wire: list[dict[str, Any]] = []
@@ -82,11 +92,12 @@ class OpenAIStyle(WireStyle):
                 wire.append({"role": "user", "content": held})
                 held = []
             keys = _WIRE_KEYS.get(role, ("role", "content"))
-            out = {k: message[k] for k in keys if k in message}
-            if role == "assistant":
+            fields: dict[str, Any] = dict(message)
+            out = {k: fields[k] for k in keys if k in fields}
+            if is_assistant(message):
                 self.add_continuation(message, out)
             if isinstance(out.get("content"), list):
-                if role == "tool":
+                if is_tool(message):
                     held += self._tool_attachments(message)
                     out["content"] = text_of(out["content"])
                 else:
@@ -111,7 +122,7 @@ class OpenAIStyle(WireStyle):
     def reasoning_params(self, level: str) -> dict[str, Any]:
         return {"reasoning_effort": level}
 
-    def add_continuation(self, message: dict[str, Any], out: dict[str, Any]) -> None:
+    def add_continuation(self, message: AssistantMessage, out: dict[str, Any]) -> None:
         """Add to an assistant message on the wire what this dialect needs back to go on
         from it (nothing, in plain chat completions)."""
 
@@ -123,10 +134,10 @@ class OpenAIStyle(WireStyle):
             return part
         return {"type": "text", "text": stand_in(self.name, media, strict=strict)}
 
-    def _tool_attachments(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+    def _tool_attachments(self, message: ToolMessage) -> list[dict[str, Any]]:
         """A tool message's media parts, for the user message that follows the results (a
         tool message carries text only), introduced by the call they came from."""
-        parts = [p for p in message["content"] if media_of(p) is not None]
+        parts = [p for p in message.get("content") or () if media_of(p) is not None]
         if not parts:
             return []
         intro = f"(attachments returned by tool call {message.get('tool_call_id')})"
@@ -202,7 +213,7 @@ class OpenRouterStyle(OpenAIStyle):
     def reasoning_params(self, level: str) -> dict[str, Any]:
         return {"reasoning": {"effort": level}}
 
-    def add_continuation(self, message: dict[str, Any], out: dict[str, Any]) -> None:
+    def add_continuation(self, message: AssistantMessage, out: dict[str, Any]) -> None:
         if message.get(REASONING_DETAILS_KEY):
             out[REASONING_DETAILS_KEY] = message[REASONING_DETAILS_KEY]
 
@@ -212,7 +223,7 @@ class DeepSeekStyle(OpenAIStyle):
     `reasoning_content` in every later request (the API answers 400 without it); that of a
     turn without tool calls is not needed and is left out."""
 
-    def add_continuation(self, message: dict[str, Any], out: dict[str, Any]) -> None:
+    def add_continuation(self, message: AssistantMessage, out: dict[str, Any]) -> None:
         if message.get("tool_calls"):
             out["reasoning_content"] = message.get("reasoning") or ""
 
@@ -259,7 +270,7 @@ def _usage_of(data: dict[str, Any], choice: dict[str, Any] | None) -> Any:
     return choice.get("usage") if choice is not None else None
 
 
-def _whole_call(raw: Any) -> dict[str, Any]:
+def _whole_call(raw: Any) -> ToolCall:
     raw = element(raw, "a tool call")
     fn = optional(raw.get("function"), dict, "a tool call's function") or {}
     call = canonical_call(raw.get("id") or new_call_id(), fn.get("name", ""),
@@ -290,7 +301,7 @@ class _Call:
             return False
         return True
 
-    def canonical(self) -> dict[str, Any]:
+    def canonical(self) -> ToolCall:
         call = canonical_call(self.id, self.name, "".join(self.args))
         if self.extra:
             call[EXTRA_CONTENT_KEY] = self.extra
@@ -347,7 +358,7 @@ class ChunkStream(StreamAssembler):
         self._by_index: dict[int, _Call] = {}
         self._by_id: dict[str, _Call] = {}  # a reply may hold thousands: no search each time
 
-    def read(self, event: str, data: str) -> list[dict[str, Any]]:
+    def read(self, event: str, data: str) -> list[OutputEvent]:
         if data == "[DONE]":
             self.done = True
             return []
@@ -363,7 +374,7 @@ class ChunkStream(StreamAssembler):
         if choice is None:
             return []
         delta = optional(choice.get("delta"), dict, "choices[0].delta") or {}
-        out = []
+        out: list[OutputEvent] = []
         thought = delta.get("reasoning_content") or delta.get("reasoning")
         if thought and isinstance(thought, str):
             self.reasoning.append(thought)

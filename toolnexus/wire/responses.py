@@ -7,12 +7,23 @@ reasoning comes back encrypted and is sent back unchanged on the next request.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
-from ..bounded_json import loads_bounded
+from ..bounded_json import loads_bounded, object_or_empty
 from ..content import Media, media_of, stand_in
 from ..errors import ProviderError
-from ..events import CUT_OFF, FILTERED, MAX_TOKENS, Usage, reasoning_event, text_event
+from ..events import CUT_OFF, FILTERED, MAX_TOKENS, reasoning_event, text_event
+from ..types import (
+    AssistantMessage,
+    Message,
+    OutputEvent,
+    ToolMessage,
+    Usage,
+    calls_of,
+    is_assistant,
+    is_tool,
+    is_user,
+)
 from .base import (
     NO_OPTIONS,
     ModelReply,
@@ -37,7 +48,7 @@ from .common import (
 
 # Encrypted reasoning items ride on the canonical assistant message under this key, exactly
 # as the API sent them, and go back ahead of that message's output.
-REASONING_ITEMS_KEY = "reasoning_items"
+REASONING_ITEMS_KEY: Final = "reasoning_items"
 
 # Error codes sent inside a stream -> the HTTP status they stand for (for the retry policy).
 _ERROR_STATUS = {"rate_limit_exceeded": 429, "server_error": 500, "server_is_overloaded": 503}
@@ -69,7 +80,7 @@ class ResponsesStyle(WireStyle):
         whole = reply.finish_reason in _FINISHED
         return super().why_unfinished(reply) or (None if whole else CUT_OFF)
 
-    def build_body(self, *, model: str, messages: list[dict[str, Any]], system: str | None,
+    def build_body(self, *, model: str, messages: list[Message], system: str | None,
                    tools: list[dict[str, Any]], stream: bool,
                    options: RequestOptions = NO_OPTIONS) -> dict[str, Any]:
         own_system = [text_of(m.get("content")) for m in messages if m.get("role") == "system"]
@@ -81,7 +92,7 @@ class ResponsesStyle(WireStyle):
                 items.append({"type": "message", "role": "user", "content": held})
                 held = []
             items.extend(_input_items(message, strict=index == prompt))
-            if message.get("role") == "tool":
+            if is_tool(message):
                 held += _tool_attachments(message)
         if held:
             items.append({"type": "message", "role": "user", "content": held})
@@ -134,7 +145,7 @@ class ResponsesStyle(WireStyle):
         if kind == "error":
             return self.error(obj.get("error") or obj, obj)
         if kind == "response.failed":
-            response = obj.get("response") if isinstance(obj.get("response"), dict) else {}
+            response = object_or_empty(obj.get("response"))
             return self.error(response.get("error") or "the response failed", obj)
         return None
 
@@ -154,24 +165,23 @@ class ResponsesStyle(WireStyle):
         return EventStream(self)
 
 
-def _input_items(message: dict[str, Any], *, strict: bool) -> list[dict[str, Any]]:
+def _input_items(message: Message, *, strict: bool) -> list[dict[str, Any]]:
     """The input items standing for one canonical message (`strict`: the prompt being
     asked, whose media goes as it is or not at all)."""
-    role = message.get("role")
-    if role == "user":
+    if is_user(message):
         content = _user_content(message.get("content"), strict=strict)
         return [{"type": "message", "role": "user", "content": content}] if content else []
-    if role == "assistant":
+    if is_assistant(message):
         items = list(message.get(REASONING_ITEMS_KEY) or [])
         text = text_of(message.get("content"))
         if text.strip():
             items.append(_message_item("assistant", "output_text", text))
-        for call in message.get("tool_calls") or []:
+        for call in calls_of(message):
             fn = call.get("function") or {}
             items.append({"type": "function_call", "call_id": str(call.get("id") or ""),
                           "name": fn.get("name", ""), "arguments": fn.get("arguments") or "{}"})
         return items
-    if role == "tool":
+    if is_tool(message):
         return [{"type": "function_call_output", "call_id": str(message.get("tool_call_id")),
                  "output": text_of(message.get("content"))}]
     return []  # system messages become `instructions`
@@ -194,7 +204,7 @@ def _user_content(content: Any, *, strict: bool) -> list[dict[str, Any]]:
     return parts
 
 
-def _tool_attachments(message: dict[str, Any]) -> list[dict[str, Any]]:
+def _tool_attachments(message: ToolMessage) -> list[dict[str, Any]]:
     """A tool result's media, for the user message that follows the results (the output of
     a function call is its text), introduced by the call they came from."""
     content = message.get("content")
@@ -214,7 +224,7 @@ def _carries(media: Media) -> bool:
 
 def _media_part(media: Media, part: dict[str, Any]) -> dict[str, Any]:
     if media.kind == "image":
-        image = part.get("image_url") if isinstance(part.get("image_url"), dict) else {}
+        image = object_or_empty(part.get("image_url"))
         return {"type": "input_image", "image_url": media.url or image.get("url"),
                 "detail": image.get("detail") or "auto"}
     if media.url is not None:
@@ -227,7 +237,7 @@ def _message_item(role: str, part_type: str, text: str) -> dict[str, Any]:
     return {"type": "message", "role": role, "content": [{"type": part_type, "text": text}]}
 
 
-def _message_from_items(items: list[Any]) -> dict[str, Any]:
+def _message_from_items(items: list[Any]) -> AssistantMessage:
     text, calls, reasoning, kept = [], [], [], []
     for raw in items:
         item = element(raw, "an output item")
@@ -267,7 +277,7 @@ def _has_refusal(items: list[Any]) -> bool:
                for part in item.get("content") or [])
 
 
-def _finish_reason(response: dict[str, Any], message: dict[str, Any]) -> str:
+def _finish_reason(response: dict[str, Any], message: AssistantMessage) -> str:
     if response.get("status") == "incomplete":
         details = optional(response.get("incomplete_details"), dict, "incomplete_details") or {}
         return str(details.get("reason") or "incomplete")
@@ -299,7 +309,7 @@ class EventStream(StreamAssembler):
         self._slot_of_id: dict[str, int] = {}
         self._next_slot = 0
 
-    def read(self, event: str, data: str) -> list[dict[str, Any]]:
+    def read(self, event: str, data: str) -> list[OutputEvent]:
         obj = optional(loads_event(data), dict, "a stream event")
         if not obj:
             return []
@@ -346,7 +356,7 @@ class EventStream(StreamAssembler):
                 raise error
         return []
 
-    def _show(self, slot: int, text: str) -> list[dict[str, Any]]:
+    def _show(self, slot: int, text: str) -> list[OutputEvent]:
         """What the whole text of an output item (in its .done event, or only in the
         completed response) adds to the deltas seen for it: all of it when none came, the
         tail the deltas missed when they stopped short; shown as one delta."""
@@ -360,7 +370,8 @@ class EventStream(StreamAssembler):
 
     def _output(self) -> list[Any] | None:
         """The completed response's output items, if it lists any."""
-        return optional((self.response or {}).get("output"), list, "output")
+        output: list[Any] | None = optional((self.response or {}).get("output"), list, "output")
+        return output
 
     def _slot(self, obj: dict[str, Any], item_id: Any = None) -> int:
         """The output index an event is about: its own, else that of its item's id."""

@@ -1,0 +1,313 @@
+"""The shapes toolnexus trades in: the canonical transcript and the events a run yields.
+
+The canonical transcript is OpenAI chat messages plus keys the library adds (reasoning,
+provider continuation fields, marks, compaction records); each wire style translates it to
+and from its provider's shape. A stored or hand-made transcript is data from outside: code
+reading one still checks what it finds (these types say what a well-formed one holds).
+"""
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, NotRequired, TypedDict, TypeGuard, final
+
+# ----------------------------------------------------------------------------- content parts
+
+
+@final
+class TextPart(TypedDict):
+    type: Literal["text"]
+    text: str
+
+
+class ImageURL(TypedDict):
+    url: str  # http(s), or a data: URL with the image inline
+
+
+@final
+class ImagePart(TypedDict):
+    type: Literal["image_url"]
+    image_url: ImageURL
+
+
+class FileData(TypedDict, total=False):
+    filename: str
+    file_data: str  # a data: URL with the document inline
+    file_url: str  # where the endpoint fetches it (not an OpenAI chat field)
+
+
+@final
+class FilePart(TypedDict):
+    type: Literal["file"]
+    file: FileData
+
+
+class AudioData(TypedDict):
+    data: str  # base64
+    format: str  # "wav", "mp3", "ogg", "flac"
+
+
+@final
+class AudioPart(TypedDict):
+    type: Literal["input_audio"]
+    input_audio: AudioData
+
+
+ContentPart = TextPart | ImagePart | FilePart | AudioPart
+Content = str | list[ContentPart]
+
+# A provider's own object, kept verbatim to go back to it (a signed thinking block, an
+# encrypted reasoning item, a server tool's result): only that provider reads it.
+ProviderBlock = dict[str, Any]
+
+# ----------------------------------------------------------------------------- tool calls
+
+
+class FunctionCall(TypedDict):
+    name: str
+    arguments: str  # JSON text, as the model wrote it
+
+
+class ToolCall(TypedDict):
+    id: str
+    type: Literal["function"]
+    function: FunctionCall
+    extra_content: NotRequired[ProviderBlock]  # Gemini's thought signature for this call
+
+
+class ToolCallRecord(TypedDict):
+    """A call as RunResult.tool_calls lists it: its arguments parsed."""
+
+    id: str
+    name: str
+    args: Any  # a dict, or the raw text when the model sent no JSON object
+
+
+# ----------------------------------------------------------------------------- suspension
+
+
+class Request(TypedDict):
+    """What a suspended tool asks a person (see toolnexus.suspension)."""
+
+    id: str
+    kind: str
+    prompt: str
+    url: NotRequired[str]
+    data: NotRequired[Any]
+    expiresAt: NotRequired[str]
+    needs_person: NotRequired[bool]  # only a person (or a rule) may approve, never "yes to all"
+    fallback: NotRequired[str]  # what the model reads, before the refusal, if declined
+
+
+class Answer(TypedDict):
+    id: str
+    ok: bool
+    data: NotRequired[Any]
+    reason: NotRequired[str]
+
+
+# ----------------------------------------------------------------------------- messages
+
+
+class CompactionInfo(TypedDict):
+    """What a compaction record summarizes (see toolnexus.marks and toolnexus.context)."""
+
+    summarized: list[int]  # [first, last]: the thread indices it stands in for
+    kept: list[int]  # those of them still sent verbatim
+    messages: int
+    dropped: int  # of them, how many were left out without a summary
+    before_tokens: int
+    after_tokens: int
+    estimate: bool
+    model: str
+    method: str  # "summary" or "dropped"
+    reason: str
+    first_prompt_kept: bool
+    at: int  # when, in seconds since the epoch
+    instructions: NotRequired[str]
+
+
+class _MessageKeys(TypedDict, total=False):
+    """Keys any message may carry: the thread keeps it but does not send it (`dropped`,
+    the reason: see toolnexus.marks), it is kept verbatim through compactions (`pinned`);
+    `name` is OpenAI's participant name."""
+
+    dropped: str
+    pinned: bool
+    name: str
+
+
+@final
+class SystemMessage(_MessageKeys):
+    role: Literal["system"]
+    content: Content
+
+
+@final
+class UserMessage(_MessageKeys):
+    role: Literal["user"]
+    content: Content
+    compaction: NotRequired[CompactionInfo]  # a compaction record, not a prompt
+    failed_with: NotRequired[str]  # the error the turn this prompt began ended in
+    notice: NotRequired[bool]  # the program wrote it, to tell the model about its tools
+
+
+@final
+class AssistantMessage(_MessageKeys):
+    role: Literal["assistant"]
+    content: Content | None  # None: tool calls only
+    tool_calls: NotRequired[list[ToolCall]]
+    reasoning: NotRequired[str]  # the model's reasoning as text (shown, never sent back)
+    interrupted: NotRequired[bool]  # cut short by cancel or a deadline
+    # {call id: its arguments as the model wrote them} for calls whose arguments were not
+    # a JSON object (the call itself carries "{}")
+    unreadable_arguments: NotRequired[dict[str, str]]
+    # provider continuation fields: sent back, unchanged, with the turn they came on
+    thinking_blocks: NotRequired[list[ProviderBlock]]  # Anthropic: signed thinking
+    anthropic_content: NotRequired[list[ProviderBlock]]  # Anthropic: server tool blocks
+    reasoning_details: NotRequired[list[ProviderBlock]]  # OpenRouter
+    reasoning_items: NotRequired[list[ProviderBlock]]  # Responses: encrypted reasoning
+
+
+@final
+class ToolMessage(_MessageKeys):
+    role: Literal["tool"]
+    tool_call_id: str
+    content: Content
+    is_error: NotRequired[bool]
+    pending: NotRequired[Request]  # the tool suspended: what it asks a person
+
+
+# Each role's TypedDict is final, so that a key tells the role: `"tool_calls" in message`
+# narrows a Message to an AssistantMessage.
+Message = SystemMessage | UserMessage | AssistantMessage | ToolMessage
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+# A message's role, told without trusting that it has one (a transcript from outside).
+def is_user(message: Message) -> TypeGuard[UserMessage]:
+    return message.get("role") == "user"
+
+
+def is_assistant(message: Message) -> TypeGuard[AssistantMessage]:
+    return message.get("role") == "assistant"
+
+
+def is_tool(message: Message) -> TypeGuard[ToolMessage]:
+    return message.get("role") == "tool"
+
+
+def calls_of(message: Message) -> list[Any]:
+    """The tool calls a message carries (an assistant's), as found: each is still to be
+    checked."""
+    calls = message.get("tool_calls")
+    return calls if isinstance(calls, list) else []
+
+
+# ----------------------------------------------------------------------------- events
+
+Usage = dict[str, int]  # prompt_tokens, completion_tokens, total_tokens, and any others
+
+
+@dataclass
+class RunResult:
+    """What a run ended with: the whole transcript, what it cost, and how it ended."""
+
+    text: str = ""
+    messages: list[Message] = field(default_factory=list)
+    tool_calls: list[ToolCallRecord] = field(default_factory=list)
+    turns: int = 0
+    usage: Usage = field(default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0,
+                                                          "total_tokens": 0})
+    model: str = ""
+    status: str = "done"  # "done" | "pending" | "incomplete"
+    pending: Request | None = None
+    finish_reason: str | None = None  # the last model call's, in the provider's words
+    # why an "incomplete" run stopped: MAX_TURNS (tools kept being called), or why its final
+    # answer is not whole: MAX_TOKENS, CONTEXT_FULL, FILTERED, REFUSED or CUT_OFF
+    incomplete_reason: str | None = None
+    data: Any = None  # with a schema: the answer's JSON, parsed and checked
+
+
+
+class TextEvent(TypedDict):
+    type: Literal["text"]
+    delta: str
+
+
+class ReasoningEvent(TypedDict):
+    type: Literal["reasoning"]
+    delta: str
+
+
+class ToolCallEvent(TypedDict):
+    type: Literal["tool_call"]
+    id: str
+    name: str
+    args: Any  # a dict, or the raw text when the model sent no JSON object
+
+
+class ToolResultEvent(TypedDict):
+    type: Literal["tool_result"]
+    id: str
+    name: str
+    output: str
+    is_error: bool
+    attachments: NotRequired[list[str]]  # only when the tool returned any
+
+
+class PendingEvent(TypedDict):
+    type: Literal["pending"]
+    request: Request
+
+
+class RetryEvent(TypedDict):
+    type: Literal["retry"]
+    attempt: int
+    delay: float
+    reason: str
+
+
+class CompactingEvent(TypedDict):
+    type: Literal["compacting"]
+    messages: int
+
+
+class CompactionEvent(TypedDict):
+    type: Literal["compaction"]
+    before_tokens: int
+    after_tokens: int
+    summarized: int
+    method: str  # "summary" or "dropped"
+    dropped: int
+    reason: str
+
+
+class WaitingEvent(TypedDict):
+    type: Literal["waiting"]
+    sources: list[str]  # what the next model call waits for to start (MCP servers, by
+    # name); empty once it waits no more
+
+
+class ToolProgressEvent(TypedDict):
+    type: Literal["tool_progress"]
+    id: str
+    name: str
+    message: str
+    progress: float | None  # how far it got, out of `total` (which may be unknown)
+    total: float | None
+
+
+class UsageEvent(TypedDict):
+    type: Literal["usage"]
+    usage: Usage
+
+
+class DoneEvent(TypedDict):
+    type: Literal["done"]
+    result: RunResult
+
+
+# What a model call yields as it streams.
+OutputEvent = TextEvent | ReasoningEvent
+Event = (TextEvent | ReasoningEvent | ToolCallEvent | ToolResultEvent | PendingEvent
+         | RetryEvent | CompactingEvent | CompactionEvent | WaitingEvent | ToolProgressEvent
+         | UsageEvent | DoneEvent)
