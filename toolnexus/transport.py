@@ -131,6 +131,7 @@ class Transport:
         self._caller_client = http_client  # the caller's: used, never closed
         self._clients: dict[asyncio.AbstractEventLoop, httpx2.AsyncClient] = {}
         self._timeout: httpx2.Timeout | None = None
+        self._timeout_extension: dict[str, float | None] | None = None
 
     def _client(self) -> httpx2.AsyncClient:
         """The caller's client, else the connection pool of the running event loop
@@ -153,6 +154,32 @@ class Transport:
                 connect=self.timeouts.connect_s, read=self.timeouts.idle_s,
                 write=self.timeouts.idle_s, pool=self.timeouts.connect_s)
         return self._timeout
+
+    async def _open(self, method: str, url: str, headers: dict[str, str],
+                    content: bytes | None = None) -> httpx2.Response:
+        """Send one request; the response, its body unread. The caller's client gets the
+        request through `send` (its auth, hooks and cookies apply). Our own has none of
+        those and never follows a redirect, so the request goes straight to the transport
+        httpx2 chose for the URL: its connection pool, TLS, limits and proxy mounts."""
+        import httpx2
+
+        client = self._client()
+        headers = {"user-agent": USER_AGENT, **headers}
+        with socks_errors_mapped():
+            if client is self._caller_client:
+                request = client.build_request(method, url, content=content, headers=headers,
+                                               timeout=self._request_timeout())
+                return await client.send(request, stream=True, follow_redirects=False)
+            if self._timeout_extension is None:
+                self._timeout_extension = self._request_timeout().as_dict()
+            request = httpx2.Request(
+                method, url, content=content,
+                headers={**client.headers, **{name.lower(): v for name, v in headers.items()}},
+                extensions={"timeout": self._timeout_extension})
+            response = await client._transport_for_url(request.url).handle_async_request(
+                request)
+        response.request = request
+        return response
 
     async def aclose(self) -> None:
         """Close this loop's own connection pool (a caller's client stays open)."""
@@ -334,14 +361,9 @@ class Transport:
     ) -> None:
         response: httpx2.Response | None = None
         try:
-            client = self._client()
             content = json.dumps(body, ensure_ascii=False).encode()
-            request = client.build_request(
-                "POST", url, content=content, timeout=self._request_timeout(),
-                headers={"content-type": "application/json", "user-agent": USER_AGENT,
-                         **headers})
-            with socks_errors_mapped():
-                response = await client.send(request, stream=True, follow_redirects=False)
+            response = await self._open("POST", url, {"content-type": "application/json",
+                                                      **headers}, content)
             content_type = _check_status(response, url)
             if response.status_code >= 400:
                 raise await self._http_error(response)
@@ -402,12 +424,7 @@ class Transport:
         import httpx2
 
         async def fetch() -> Any:
-            client = self._client()
-            request = client.build_request(
-                "GET", url, timeout=self._request_timeout(),
-                headers={"user-agent": USER_AGENT, **headers})
-            with socks_errors_mapped():
-                response = await client.send(request, stream=True, follow_redirects=False)
+            response = await self._open("GET", url, headers)
             try:
                 if response.status_code != 200:
                     return None
