@@ -8,7 +8,9 @@ loop writes (a request's head and body) goes out in one send. The HTTP protocol 
 pooling, keep-alive and TLS policy stay httpcore2's; proxies stay httpx2's (the client
 mounts its own proxy transports in front of this one).
 
-Imported only when a model call is made: it imports httpx2 and httpcore2.
+Imported only when a model call is made: it imports httpx2 and httpcore2 (declared in
+pyproject.toml; HTTP/2 when h2 is installed, tested in tests/test_transport.py). It saves
+about a fifth of the CPU of an agent run (bench/loop.py) over httpx2's anyio transport.
 """
 
 from __future__ import annotations
