@@ -264,7 +264,7 @@ class AsyncioTransport(httpx2.AsyncBaseTransport):
     """httpcore2's connection pool with the asyncio network layer: what httpx2's default
     transport does for a request that goes straight to the server."""
 
-    def __init__(self, ssl_context: ssl.SSLContext, *, http2: bool) -> None:
+    def __init__(self, ssl_context: ssl.SSLContext | None, *, http2: bool) -> None:
         limits = httpx2.Limits(max_connections=100, max_keepalive_connections=20)
         self._pool = httpcore2.AsyncConnectionPool(
             ssl_context=ssl_context, http2=http2, network_backend=AsyncioBackend(),

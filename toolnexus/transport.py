@@ -129,21 +129,22 @@ class Transport:
         self.describe_error = describe_error
         self.load_check = load_check  # asked before retrying after an idle timeout
         self._caller_client = http_client  # the caller's: used, never closed
-        self._clients: dict[asyncio.AbstractEventLoop, httpx2.AsyncClient] = {}
+        self._clients: dict[tuple[asyncio.AbstractEventLoop, bool], httpx2.AsyncClient] = {}
         self._timeout: httpx2.Timeout | None = None
         self._timeout_extension: dict[str, float | None] | None = None
 
-    def _client(self) -> httpx2.AsyncClient:
-        """The caller's client, else the connection pool of the running event loop
-        (connections belong to one loop)."""
+    def _client(self, url: str) -> httpx2.AsyncClient:
+        """The caller's client, else a connection pool of the running event loop
+        (connections belong to one loop): one for https URLs, one for plain http ones,
+        which never loads the TLS trust store."""
         if self._caller_client is not None:
             return self._caller_client
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
+        key = (asyncio.get_running_loop(), url[:6].lower() == "https:")
+        client = self._clients.get(key)
         if client is None:
-            for stale in [lp for lp in self._clients if lp.is_closed()]:
+            for stale in [k for k in self._clients if k[0].is_closed()]:
                 del self._clients[stale]
-            client = self._clients[loop] = _new_http_client()
+            client = self._clients[key] = _new_http_client(secure=key[1])
         return client
 
     def _request_timeout(self) -> httpx2.Timeout:
@@ -163,7 +164,7 @@ class Transport:
         httpx2 chose for the URL: its connection pool, TLS, limits and proxy mounts."""
         import httpx2
 
-        client = self._client()
+        client = self._client(url)
         headers = {"user-agent": USER_AGENT, **headers}
         with socks_errors_mapped():
             if client is self._caller_client:
@@ -182,10 +183,12 @@ class Transport:
         return response
 
     async def aclose(self) -> None:
-        """Close this loop's own connection pool (a caller's client stays open)."""
-        client = self._clients.pop(asyncio.get_running_loop(), None)
-        if client is not None:
-            await client.aclose()
+        """Close this loop's own connection pools (a caller's client stays open)."""
+        loop = asyncio.get_running_loop()
+        for secure in (False, True):
+            client = self._clients.pop((loop, secure), None)
+            if client is not None:
+                await client.aclose()
 
     async def send(
         self, url: str, headers: dict[str, str], body: dict[str, Any], control: RunControl,
@@ -464,12 +467,13 @@ class Transport:
         return _Retryable(error, reason, error.retry_after)
 
 
-def _new_http_client() -> httpx2.AsyncClient:
+def _new_http_client(*, secure: bool = True) -> httpx2.AsyncClient:
     """A pooled client: system trust store, proxies from the environment (HTTP(S)_PROXY,
     ALL_PROXY, NO_PROXY; loopback always direct), HTTP/2 when `h2` is installed. With no
-    proxy in the environment, connections use asyncio directly (http_network.py); httpx2
-    resolves proxies only for a client without a transport of its own, so with one set it
-    keeps all of its defaults."""
+    proxy in the environment, connections use asyncio directly (http_network.py), and a
+    client for plain http URLs (not `secure`) leaves the trust store unread (tens of ms);
+    httpx2 resolves proxies only for a client without a transport of its own, so with
+    one set it keeps all of its defaults."""
     import importlib.util
     from urllib.request import getproxies
 
@@ -480,11 +484,12 @@ def _new_http_client() -> httpx2.AsyncClient:
     http2 = importlib.util.find_spec("h2") is not None
     proxies = getproxies()
     direct = not any(proxies.get(scheme) for scheme in ("http", "https", "all"))
+    if direct:
+        transport = AsyncioTransport(_tls_context() if secure else None, http2=http2)
+        return httpx2.AsyncClient(transport=transport, follow_redirects=False)
     try:
-        return httpx2.AsyncClient(
-            transport=AsyncioTransport(_tls_context(), http2=http2) if direct else None,
-            trust_env=True, follow_redirects=False, mounts=_DIRECT, verify=_tls_context(),
-            http2=http2)
+        return httpx2.AsyncClient(trust_env=True, follow_redirects=False, mounts=_DIRECT,
+                                  verify=_tls_context(), http2=http2)
     except ImportError:  # httpx2 names the missing package; a SOCKS proxy needs socksio
         raise ProviderError(
             "a SOCKS proxy is set in the environment (ALL_PROXY / HTTPS_PROXY), but SOCKS "
