@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import sys
 import warnings
 from typing import Annotated
@@ -213,7 +214,22 @@ def _warning_line(message: Warning | str, *args: object, **kwargs: object) -> st
 def main() -> None:
     # The library warns (a duplicate skill, say) through `warnings`: one plain line each.
     warnings.formatwarning = _warning_line
-    two_value_options(typer.main.get_command(app))(prog_name="toolnexus")
+    two_value_options(typer.main.get_command(_narrowed(app, sys.argv[1:2])))(
+        prog_name="toolnexus")
+
+
+def _narrowed(whole: typer.Typer, first: list[str]) -> typer.Typer:
+    """The app with only the command `first` names, when it names one: typer turns every
+    command's signature into click's options before it runs any, which costs a piped
+    question more than its answer does. `toolnexus --help` and the groups get it whole."""
+    chosen = [command for command in whole.registered_commands
+              if (command.name or typer.main.get_command_name(command.callback.__name__))
+              in first]
+    if not chosen:
+        return whole
+    narrowed = copy.copy(whole)
+    narrowed.registered_commands, narrowed.registered_groups = chosen, []
+    return narrowed
 
 
 @app.command()
