@@ -18,8 +18,9 @@ file, llm with LLM_USER_PATH holding an extra-openai-models.yaml whose model `st
 stub. Every run must exit 0 and print the expected output (the stub's answer for the
 one-shots); a command that does not is reported as FAILED, never timed.
 
-Then the ratio llm / toolnexus for the one-shot and a verdict against the target of issue 5
-(ours at least 4x faster), and what the piped ask imports (python -X importtime, top
+Then the ratio llm / toolnexus for the one-shot and a verdict against the goal of issue 26
+(ours at least 4x faster on a quiet machine, 3x with both cores busy: the load seen decides
+which applies), and what the piped ask imports (python -X importtime, top
 modules by cumulative time) so a slow start-up shows where its time goes. The figures also
 go to the "startup" section of bench/results.json; the exit code is 1 when a command failed.
 
@@ -47,6 +48,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from results import load_line, load_seen, machine_load  # noqa: E402
 from stream_throughput import PEERS, ROOT, ServerProcess, peer_python, setup_step  # noqa: E402
 
 VENV = ROOT / ".venv"
@@ -56,7 +58,8 @@ LLM = PEERS / "bin" / "llm"
 MODEL = "stub-model"
 ANSWER = "Hi there, from the loopback stub!"
 PROMPT, STDIN = "say hi", "hi\n"
-TARGET = 4.0  # llm's one-shot / ours
+# llm's one-shot / ours (issue 26): on a quiet machine, and with both cores busy
+GOALS = {"quiet": 4.0, "busy": 3.0}
 # Modules a piped `ask` should not need (issue 5: loaded lazily, no Markdown renderer).
 LAZY = ("rich", "prompt_toolkit", "mcp", "markdown_it", "pygments")
 
@@ -228,17 +231,19 @@ def row(case: Case, floor: Case) -> str:
             f" {over} {ms(statistics.median(case.cpu))}   output OK")
 
 
-def verdict(ours: Case, theirs: Case) -> list[str]:
+def verdict(ours: Case, theirs: Case, state: str) -> list[str]:
     for case in (ours, theirs):
         if case.skipped or case.problem or not case.times:
             why = case.skipped or case.problem or "not measured"
             return ["llm / toolnexus: n/a", f"verdict: no comparison - {case.label}: {why}"]
     wall = statistics.median(theirs.times) / statistics.median(ours.times)
     cpu = statistics.median(theirs.cpu) / statistics.median(ours.cpu)
-    met = "MET" if wall >= TARGET else "MISSED"
+    goal = GOALS["quiet"] if state == "quiet" else GOALS["busy"]
+    met = "MET" if wall >= goal else "MISSED"
     return [f"llm / toolnexus, piped one-shot: {wall:.2f}x wall ({cpu:.2f}x CPU)",
-            f"verdict: toolnexus' one-shot is {wall:.2f}x faster than llm's "
-            f"(target >= {TARGET:.0f}x, wall): {met}"]
+            f"verdict: toolnexus' one-shot is {wall:.2f}x faster than llm's (goal >= "
+            f"{GOALS['quiet']:.0f}x quiet, >= {GOALS['busy']:.0f}x busy; this machine was "
+            f"{state}, so >= {goal:.0f}x, wall): {met}"]
 
 
 def report_imports(case: Case, top: int, runs: int = 3) -> None:
@@ -268,7 +273,8 @@ def report_imports(case: Case, top: int, runs: int = 3) -> None:
     print(f"  meant to be lazy: {', '.join(LAZY)} -> loaded: {', '.join(loaded) or 'none'}")
 
 
-def save(reps: int, cases: list[Case], llm_note: str, lines: list[str]) -> None:
+def save(reps: int, cases: list[Case], llm_note: str, lines: list[str],
+         seen: dict[str, object]) -> None:
     """The figures above as the "startup" section of bench/results.json."""
     from results import record  # bench/results.py, beside this file
 
@@ -282,13 +288,9 @@ def save(reps: int, cases: list[Case], llm_note: str, lines: list[str]) -> None:
                 "cpu_ms_median": round(statistics.median(case.cpu) * 1000, 1)}
 
     record("startup", {"python": platform.python_version(), "reps": reps, "llm": llm_note,
+                       "machine": seen,
                        **{case.label: figures(case) for case in cases},
                        "ratio": lines[0], "verdict": lines[-1]})
-
-
-def load() -> str:
-    return " ".join(Path("/proc/loadavg").read_text().split()[:3]) \
-        if Path("/proc/loadavg").exists() else "n/a"
 
 
 def main() -> int:
@@ -322,14 +324,15 @@ def main() -> int:
                 Case(f'echo hi | llm -m stub "{PROMPT}"', [str(LLM), "-m", "stub", PROMPT],
                      llm_env, answer, STDIN, skipped=None if llm else llm_note),
             ]
-            load_before = load()
+            load_before = machine_load()
             measure(cases, args.reps)
+            seen = load_seen(load_before, machine_load())
             print(f"python {platform.python_version()} ({PYTHON.relative_to(ROOT)}) | "
                   f"{llm_note if llm else 'llm: n/a'} ({PEERS.relative_to(ROOT)}) | "
                   f"stub {server.base_url}")
             print(f"wall time per process (time.perf_counter around subprocess.run) and its CPU"
                   f" (user+sys), median of {args.reps} runs (+1 warm-up), interleaved;"
-                  f" load average {load_before} before, {load()} after")
+                  f" {load_line(seen)}")
             print()
             print(f"{'command':<34} {'median':>8} {'min':>8} {'max':>8} {'-python':>8}"
                   f" {'CPU':>8}   data check")
@@ -337,13 +340,13 @@ def main() -> int:
             for case in cases:
                 print(row(case, floor))
             print()
-            lines = verdict(cases[3], cases[4])
+            lines = verdict(cases[3], cases[4], seen["state"])
             print("\n".join(lines))
             print()
             report_imports(cases[3], args.top)
         finally:
             server.close()
-    save(args.reps, cases, llm_note, lines)
+    save(args.reps, cases, llm_note, lines, seen)
     return 1 if any(case.problem for case in cases) else 0
 
 
