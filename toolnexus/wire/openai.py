@@ -298,6 +298,7 @@ class _Call:
 
 
 _LEGACY_CALL = -1  # the index a `function_call` delta's call is kept under
+_TEXT_KEYS = (("content", "delta.content"), ("refusal", "delta.refusal"))
 _DETAIL_TEXTS = ("text", "summary", "data")  # what a streamed reasoning detail adds to
 
 
@@ -370,8 +371,8 @@ class ChunkStream(StreamAssembler):
             out.append(reasoning_event(thought))
         for detail in optional(delta.get(REASONING_DETAILS_KEY), list, REASONING_DETAILS_KEY) or ():
             self.details.add(element(detail, "a reasoning detail"))
-        for key in ("content", "refusal"):
-            piece = optional(delta.get(key), str, f"delta.{key}")
+        for key, what in _TEXT_KEYS:
+            piece = optional(delta.get(key), str, what)
             if piece:
                 self.text.append(piece)
                 out.append(text_event(piece))
