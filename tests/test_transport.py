@@ -251,6 +251,16 @@ async def test_tls_trusted_through_ssl_cert_file(monkeypatch, certificate, serve
             assert await answer_of(client) == "over TLS"
 
 
+async def test_a_plain_http_endpoint_needs_no_trust_store(monkeypatch, tmp_path):
+    """A local model server over plain http is reached without reading the TLS trust
+    store: a broken SSL_CERT_FILE (meant for some https endpoint) does not stop it."""
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "missing.pem"))
+    async with LoopbackServer(JSONOrigin(openai_text("no TLS here"))) as target:
+        async with client_on(target.url + "/v1") as client:
+            assert await answer_of(client) == "no TLS here"
+
+
 async def test_an_endpoint_offering_http2_is_spoken_to_over_http2_on_one_connection(
         monkeypatch, certificate):
     """h2 installed (toolnexus[http2]) and the server offering it: both calls of a run go
