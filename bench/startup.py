@@ -4,7 +4,7 @@ Each command runs as its own process; the figure is time.perf_counter() around
 subprocess.run, median of several runs (after one warm-up), the commands interleaved run by
 run so drift in the machine hits them alike:
 
-  python -c pass                      the interpreter alone (the project venv's python)
+  python -c pass                      the interpreter alone
   python -c "import httpx2"           toolnexus' HTTP stack, the floor for any httpx2 client
   toolnexus --version                 the entry point, typer and the command tree
   echo hi | toolnexus ask "say hi"    a piped one-shot against the loopback stub
@@ -23,6 +23,10 @@ Then the ratio llm / toolnexus for the one-shot and a verdict against the goal o
 which applies), and what the piped ask imports (python -X importtime, top
 modules by cumulative time) so a slow start-up shows where its time goes. The figures also
 go to the "startup" section of bench/results.json; the exit code is 1 when a command failed.
+
+toolnexus runs from bench/.venvs/default (created when missing): this repo installed with
+no extras, as `pip install toolnexus` would (the project's .venv holds the test extras, and
+httpcore2 imports h2 and socksio whenever they are installed).
 
 `llm` is never a project dependency: it is installed into bench/.venvs/peers (created by
 bench/stream_throughput.py's helper when missing). If that fails, llm is reported as
@@ -51,7 +55,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results import load_line, load_seen, machine_load  # noqa: E402
 from stream_throughput import PEERS, ROOT, ServerProcess, peer_python, setup_step  # noqa: E402
 
-VENV = ROOT / ".venv"
+# What `pip install toolnexus` gives a user: no extras. The project's .venv holds the test
+# extras, and httpcore2 imports h2 and socksio whenever they are installed.
+VENV = ROOT / "bench" / ".venvs" / "default"
 PYTHON = VENV / "bin" / "python"
 TOOLNEXUS = VENV / "bin" / "toolnexus"
 LLM = PEERS / "bin" / "llm"
@@ -77,6 +83,20 @@ def serve() -> None:
     print(stub.base_url, flush=True)
     sys.stdin.read()
     stub.close()
+
+
+# ----------------------------------------------------------------------------- the venvs
+
+def default_install() -> str | None:
+    """bench/.venvs/default: this repo installed (editable) with no extras, created when
+    missing; None when it is ready, else why not."""
+    if TOOLNEXUS.exists():
+        return None
+    print(f"setting up {VENV.relative_to(ROOT)} (pip install -e . without extras) ...",
+          flush=True)
+    return setup_step([sys.executable, "-m", "venv", str(VENV)], "python -m venv") or \
+        setup_step([str(PYTHON), "-m", "pip", "install", "--quiet", "-e", str(ROOT)],
+                   "pip install -e .")
 
 
 # ----------------------------------------------------------------------------- llm
@@ -303,6 +323,10 @@ def main() -> int:
         serve()
         return 0
 
+    problem = default_install()
+    if problem:
+        print(f"cannot measure a default install: {problem}")
+        return 1
     llm, llm_note = llm_command()
     with tempfile.TemporaryDirectory(prefix="toolnexus-startup-") as tmpdir:
         tmp = Path(tmpdir)
