@@ -29,6 +29,8 @@ requests per run; otherwise the library is reported as "failed: <why>", never sk
 
   toolnexus       this repo: create_client(style="openai") + define_tool(add);
                   client.run / client.stream
+  toolnexus-httpx2  this repo with httpx2's own (anyio) transport in place of
+                  toolnexus/http_network.py: what that module is worth to a run
   toolnexus-pypi  the original `toolnexus` on PyPI (same import name, so its own venv
                   bench/.venvs/toolnexus-pypi): the same calls, create_toolkit(builtins=False)
   llm             llm's Python API: an extra OpenAI-compatible model (LLM_USER_PATH with an
@@ -80,6 +82,7 @@ A, B = 1234, 4321
 SUM = str(A + B)
 PROMPT = f"What is {A} + {B}? Use the add tool."
 MODES = ("run", "stream")
+THIS_REPO = ("toolnexus", "toolnexus-httpx2")  # run from this checkout, in this venv
 TARGET_VS_PYPI = 1.25  # issue 26: the original package takes >= 1.25x our time
 PYPI_SPEC = "toolnexus==0.21.0"
 
@@ -87,6 +90,7 @@ PYPI_SPEC = "toolnexus==0.21.0"
 LIBRARIES: dict[str, tuple[str, str, str, str]] = {
     "toolnexus": ("toolnexus (this repo)", "toolnexus", "toolnexus", ""),
     "toolnexus-pypi": ("toolnexus (PyPI)", "toolnexus", "toolnexus", PYPI_SPEC),
+    "toolnexus-httpx2": ("toolnexus, httpx2's own transport", "toolnexus", "toolnexus", ""),
     "llm": ("llm", "llm", "llm", "llm"),
     "openai": ("openai SDK", "openai", "openai", "openai"),
     "pydantic-ai": ("pydantic-ai", "pydantic-ai-slim", "pydantic_ai", "pydantic-ai-slim[openai]"),
@@ -332,8 +336,22 @@ async def setup_openai_agents(base_url: str, mode: str
     return (run if mode == "run" else stream), client.close
 
 
+async def setup_toolnexus_httpx2(base_url: str, mode: str
+                                 ) -> tuple[Runner, Callable[[], Awaitable[None]]]:
+    """This repo with httpx2's own transport (anyio) where toolnexus/http_network.py would
+    serve: what that module is worth to an agent run."""
+    import httpx2
+
+    import toolnexus.transport
+
+    toolnexus.transport._new_http_client = \
+        lambda secure=True: httpx2.AsyncClient(follow_redirects=False)
+    return await setup_toolnexus(base_url, mode)
+
+
 SETUPS: dict[str, Callable[..., Awaitable[tuple[Runner, Callable[[], Awaitable[None]]]]]] = {
     "toolnexus": setup_toolnexus,
+    "toolnexus-httpx2": setup_toolnexus_httpx2,
     "toolnexus-pypi": lambda url, mode: setup_toolnexus(url, mode, builtins_off=True),
     "llm": setup_llm,
     "openai": setup_openai,
@@ -432,7 +450,7 @@ def peer_main(lib: str, mode: str, base_url: str, warmup: int) -> None:
 
     # Never let this folder's modules (or the repo) shadow the library under test.
     sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCH]
-    if lib == "toolnexus":
+    if lib in THIS_REPO:
         sys.path.insert(0, str(ROOT))
 
     async def session() -> None:
@@ -444,7 +462,7 @@ def peer_main(lib: str, mode: str, base_url: str, warmup: int) -> None:
             version = md.version(LIBRARIES[lib][1])
             where = Path(module.__file__ or "").resolve()
             if lib.startswith("toolnexus") and \
-                    (ROOT / "toolnexus" in where.parents) != (lib == "toolnexus"):
+                    (ROOT / "toolnexus" in where.parents) != (lib in THIS_REPO):
                 raise RuntimeError(f"imported the wrong toolnexus: {where}")
             run_once, close = await SETUPS[lib](base_url, mode)
         except Exception as exc:
@@ -505,8 +523,9 @@ def interpreters(libs: list[str]) -> dict[str, tuple[Path | None, str]]:
     from stream_throughput import PEERS, peer_python
 
     found: dict[str, tuple[Path | None, str]] = {}
-    if "toolnexus" in libs:
-        found["toolnexus"] = (Path(sys.executable), "")
+    for lib in THIS_REPO:
+        if lib in libs:
+            found[lib] = (Path(sys.executable), "")
     if "toolnexus-pypi" in libs:
         python = PYPI_VENV / "bin" / "python"
         why = None
