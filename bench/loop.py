@@ -342,10 +342,13 @@ async def setup_toolnexus_httpx2(base_url: str, mode: str
     serve: what that module is worth to an agent run."""
     import httpx2
 
-    import toolnexus.transport
+    from toolnexus import transport
 
-    toolnexus.transport._new_http_client = \
-        lambda secure=True: httpx2.AsyncClient(follow_redirects=False)
+    def stock_pool(*, secure: bool) -> Any:
+        stock = httpx2.AsyncHTTPTransport()
+        return transport._Pool(httpx2.AsyncClient(transport=stock), stock)
+
+    transport._new_pool = stock_pool
     return await setup_toolnexus(base_url, mode)
 
 

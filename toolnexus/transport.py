@@ -129,23 +129,21 @@ class Transport:
         self.describe_error = describe_error
         self.load_check = load_check  # asked before retrying after an idle timeout
         self._caller_client = http_client  # the caller's: used, never closed
-        self._clients: dict[tuple[asyncio.AbstractEventLoop, bool], httpx2.AsyncClient] = {}
+        self._pools: dict[tuple[asyncio.AbstractEventLoop, bool], _Pool] = {}
         self._timeout: httpx2.Timeout | None = None
         self._timeout_extension: dict[str, float | None] | None = None
 
-    def _client(self, url: str) -> httpx2.AsyncClient:
-        """The caller's client, else a connection pool of the running event loop
-        (connections belong to one loop): one for https URLs, one for plain http ones,
-        which never loads the TLS trust store."""
-        if self._caller_client is not None:
-            return self._caller_client
+    def _pool(self, url: str) -> _Pool:
+        """The connection pool of the running event loop for `url` (connections belong to
+        one loop): one for https URLs, one for plain http ones, which never loads the TLS
+        trust store."""
         key = (asyncio.get_running_loop(), url[:6].lower() == "https:")
-        client = self._clients.get(key)
-        if client is None:
-            for stale in [k for k in self._clients if k[0].is_closed()]:
-                del self._clients[stale]
-            client = self._clients[key] = _new_http_client(secure=key[1])
-        return client
+        pool = self._pools.get(key)
+        if pool is None:
+            for stale in [k for k in self._pools if k[0].is_closed()]:
+                del self._pools[stale]
+            pool = self._pools[key] = _new_pool(secure=key[1])
+        return pool
 
     def _request_timeout(self) -> httpx2.Timeout:
         if self._timeout is None:
@@ -158,16 +156,20 @@ class Transport:
 
     async def _open(self, method: str, url: str, headers: dict[str, str],
                     content: bytes | None = None) -> httpx2.Response:
-        """Send one request; the response, its body unread. The caller's client gets the
-        request through `send` (its auth, hooks and cookies apply). Our own has none of
-        those and never follows a redirect, so the request goes straight to the transport
-        httpx2 chose for the URL: its connection pool, TLS, limits and proxy mounts."""
+        """Send one request; the response, its body unread. A caller's client, or ours
+        behind a proxy, gets it through `send` (auth, hooks, cookies and proxy mounts
+        apply). With no proxy our client has none of those and never follows a redirect,
+        so the request goes straight to its transport (http_network.py: httpcore2's pool,
+        TLS and limits)."""
         import httpx2
 
-        client = self._client(url)
         headers = {"user-agent": USER_AGENT, **headers}
+        if self._caller_client is not None:
+            client, direct = self._caller_client, None
+        else:
+            client, direct = self._pool(url)
         with socks_errors_mapped():
-            if client is self._caller_client:
+            if direct is None:
                 request = client.build_request(method, url, content=content, headers=headers,
                                                timeout=self._request_timeout())
                 return await client.send(request, stream=True, follow_redirects=False)
@@ -175,10 +177,9 @@ class Transport:
                 self._timeout_extension = self._request_timeout().as_dict()
             request = httpx2.Request(
                 method, url, content=content,
-                headers={**client.headers, **{name.lower(): v for name, v in headers.items()}},
+                headers={**client.headers, **{k.lower(): v for k, v in headers.items()}},
                 extensions={"timeout": self._timeout_extension})
-            response = await client._transport_for_url(request.url).handle_async_request(
-                request)
+            response = await direct.handle_async_request(request)
         response.request = request
         return response
 
@@ -186,9 +187,9 @@ class Transport:
         """Close this loop's own connection pools (a caller's client stays open)."""
         loop = asyncio.get_running_loop()
         for secure in (False, True):
-            client = self._clients.pop((loop, secure), None)
-            if client is not None:
-                await client.aclose()
+            pool = self._pools.pop((loop, secure), None)
+            if pool is not None:
+                await pool.client.aclose()
 
     async def send(
         self, url: str, headers: dict[str, str], body: dict[str, Any], control: RunControl,
@@ -467,7 +468,16 @@ class Transport:
         return _Retryable(error, reason, error.retry_after)
 
 
+class _Pool(NamedTuple):
+    client: httpx2.AsyncClient
+    direct: httpx2.AsyncBaseTransport | None  # its transport, when no proxy is set
+
+
 def _new_http_client(*, secure: bool = True) -> httpx2.AsyncClient:
+    return _new_pool(secure=secure).client
+
+
+def _new_pool(*, secure: bool) -> _Pool:
     """A pooled client: system trust store, proxies from the environment (HTTP(S)_PROXY,
     ALL_PROXY, NO_PROXY; loopback always direct), HTTP/2 when `h2` is installed. With no
     proxy in the environment, connections use asyncio directly (http_network.py), and a
@@ -483,13 +493,12 @@ def _new_http_client(*, secure: bool = True) -> httpx2.AsyncClient:
 
     http2 = importlib.util.find_spec("h2") is not None
     proxies = getproxies()
-    direct = not any(proxies.get(scheme) for scheme in ("http", "https", "all"))
-    if direct:
-        transport = AsyncioTransport(_tls_context() if secure else None, http2=http2)
-        return httpx2.AsyncClient(transport=transport, follow_redirects=False)
+    if not any(proxies.get(scheme) for scheme in ("http", "https", "all")):
+        direct = AsyncioTransport(_tls_context() if secure else None, http2=http2)
+        return _Pool(httpx2.AsyncClient(transport=direct, follow_redirects=False), direct)
     try:
-        return httpx2.AsyncClient(trust_env=True, follow_redirects=False, mounts=_DIRECT,
-                                  verify=_tls_context(), http2=http2)
+        return _Pool(httpx2.AsyncClient(trust_env=True, follow_redirects=False, mounts=_DIRECT,
+                                         verify=_tls_context(), http2=http2), None)
     except ImportError:  # httpx2 names the missing package; a SOCKS proxy needs socksio
         raise ProviderError(
             "a SOCKS proxy is set in the environment (ALL_PROXY / HTTPS_PROXY), but SOCKS "
