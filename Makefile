@@ -23,14 +23,17 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 --cov=toolnexus --cov=toolnexus_cli --cov-report=term
 
 # Every benchmark in bench/ (results.py is their shared helper), one after the other; each
-# prints its table and writes its section of bench/results.json. Peers install themselves
-# into bench/.venvs on first use. A failing benchmark does not stop the others.
-BENCHES = $(sort $(filter-out bench/results.py,$(wildcard bench/*.py)))
+# prints its table, the load it saw and its goals, and writes its section of
+# bench/results.json. Peers install themselves into bench/.venvs on first use. A failing
+# benchmark does not stop the others. Then tables.py prints every goal of issue 26 beside its
+# ratio and the README's figures (bench/tables.md), saying whether the machine was quiet.
+BENCHES = $(sort $(filter-out bench/results.py bench/tables.py,$(wildcard bench/*.py)))
 
 bench: $(STAMP)
 	@failed=; for b in $(BENCHES); do \
 		echo "== $$b"; $(BIN)/python $$b || failed="$$failed $$b"; echo; \
 	done; \
+	echo "== bench/tables.py"; $(BIN)/python bench/tables.py; \
 	if [ -n "$$failed" ]; then echo "bench failed:$$failed"; exit 1; fi; \
 	echo "all benchmarks ran; figures in bench/results.json"
 

@@ -4,7 +4,7 @@ Each command runs as its own process; the figure is time.perf_counter() around
 subprocess.run, median of several runs (after one warm-up), the commands interleaved run by
 run so drift in the machine hits them alike:
 
-  python -c pass                      the interpreter alone (the project venv's python)
+  python -c pass                      the interpreter alone
   python -c "import httpx2"           toolnexus' HTTP stack, the floor for any httpx2 client
   toolnexus --version                 the entry point, typer and the command tree
   echo hi | toolnexus ask "say hi"    a piped one-shot against the loopback stub
@@ -18,10 +18,15 @@ file, llm with LLM_USER_PATH holding an extra-openai-models.yaml whose model `st
 stub. Every run must exit 0 and print the expected output (the stub's answer for the
 one-shots); a command that does not is reported as FAILED, never timed.
 
-Then the ratio llm / toolnexus for the one-shot and a verdict against the target of issue 5
-(ours at least 4x faster), and what the piped ask imports (python -X importtime, top
+Then the ratio llm / toolnexus for the one-shot and a verdict against the goal of issue 26
+(ours at least 4x faster on a quiet machine, 3x with both cores busy: the load seen decides
+which applies), and what the piped ask imports (python -X importtime, top
 modules by cumulative time) so a slow start-up shows where its time goes. The figures also
 go to the "startup" section of bench/results.json; the exit code is 1 when a command failed.
+
+toolnexus runs from bench/.venvs/default (created when missing): this repo installed with
+no extras, as `pip install toolnexus` would (the project's .venv holds the test extras, and
+httpcore2 imports h2 and socksio whenever they are installed).
 
 `llm` is never a project dependency: it is installed into bench/.venvs/peers (created by
 bench/stream_throughput.py's helper when missing). If that fails, llm is reported as
@@ -47,16 +52,20 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from results import load_line, load_seen, machine_load  # noqa: E402
 from stream_throughput import PEERS, ROOT, ServerProcess, peer_python, setup_step  # noqa: E402
 
-VENV = ROOT / ".venv"
+# What `pip install toolnexus` gives a user: no extras. The project's .venv holds the test
+# extras, and httpcore2 imports h2 and socksio whenever they are installed.
+VENV = ROOT / "bench" / ".venvs" / "default"
 PYTHON = VENV / "bin" / "python"
 TOOLNEXUS = VENV / "bin" / "toolnexus"
 LLM = PEERS / "bin" / "llm"
 MODEL = "stub-model"
 ANSWER = "Hi there, from the loopback stub!"
 PROMPT, STDIN = "say hi", "hi\n"
-TARGET = 4.0  # llm's one-shot / ours
+# llm's one-shot / ours (issue 26): on a quiet machine, and with both cores busy
+GOALS = {"quiet": 4.0, "busy": 3.0}
 # Modules a piped `ask` should not need (issue 5: loaded lazily, no Markdown renderer).
 LAZY = ("rich", "prompt_toolkit", "mcp", "markdown_it", "pygments")
 
@@ -74,6 +83,20 @@ def serve() -> None:
     print(stub.base_url, flush=True)
     sys.stdin.read()
     stub.close()
+
+
+# ----------------------------------------------------------------------------- the venvs
+
+def default_install() -> str | None:
+    """bench/.venvs/default: this repo installed (editable) with no extras, created when
+    missing; None when it is ready, else why not."""
+    if TOOLNEXUS.exists():
+        return None
+    print(f"setting up {VENV.relative_to(ROOT)} (pip install -e . without extras) ...",
+          flush=True)
+    return setup_step([sys.executable, "-m", "venv", str(VENV)], "python -m venv") or \
+        setup_step([str(PYTHON), "-m", "pip", "install", "--quiet", "-e", str(ROOT)],
+                   "pip install -e .")
 
 
 # ----------------------------------------------------------------------------- llm
@@ -228,17 +251,19 @@ def row(case: Case, floor: Case) -> str:
             f" {over} {ms(statistics.median(case.cpu))}   output OK")
 
 
-def verdict(ours: Case, theirs: Case) -> list[str]:
+def verdict(ours: Case, theirs: Case, state: str) -> list[str]:
     for case in (ours, theirs):
         if case.skipped or case.problem or not case.times:
             why = case.skipped or case.problem or "not measured"
             return ["llm / toolnexus: n/a", f"verdict: no comparison - {case.label}: {why}"]
     wall = statistics.median(theirs.times) / statistics.median(ours.times)
     cpu = statistics.median(theirs.cpu) / statistics.median(ours.cpu)
-    met = "MET" if wall >= TARGET else "MISSED"
+    goal = GOALS["quiet"] if state == "quiet" else GOALS["busy"]
+    met = "MET" if wall >= goal else "MISSED"
     return [f"llm / toolnexus, piped one-shot: {wall:.2f}x wall ({cpu:.2f}x CPU)",
-            f"verdict: toolnexus' one-shot is {wall:.2f}x faster than llm's "
-            f"(target >= {TARGET:.0f}x, wall): {met}"]
+            f"verdict: toolnexus' one-shot is {wall:.2f}x faster than llm's (goal >= "
+            f"{GOALS['quiet']:.0f}x quiet, >= {GOALS['busy']:.0f}x busy; this machine was "
+            f"{state}, so >= {goal:.0f}x, wall): {met}"]
 
 
 def report_imports(case: Case, top: int, runs: int = 3) -> None:
@@ -268,7 +293,8 @@ def report_imports(case: Case, top: int, runs: int = 3) -> None:
     print(f"  meant to be lazy: {', '.join(LAZY)} -> loaded: {', '.join(loaded) or 'none'}")
 
 
-def save(reps: int, cases: list[Case], llm_note: str, lines: list[str]) -> None:
+def save(reps: int, cases: list[Case], llm_note: str, lines: list[str],
+         seen: dict[str, object]) -> None:
     """The figures above as the "startup" section of bench/results.json."""
     from results import record  # bench/results.py, beside this file
 
@@ -282,13 +308,9 @@ def save(reps: int, cases: list[Case], llm_note: str, lines: list[str]) -> None:
                 "cpu_ms_median": round(statistics.median(case.cpu) * 1000, 1)}
 
     record("startup", {"python": platform.python_version(), "reps": reps, "llm": llm_note,
+                       "machine": seen,
                        **{case.label: figures(case) for case in cases},
                        "ratio": lines[0], "verdict": lines[-1]})
-
-
-def load() -> str:
-    return " ".join(Path("/proc/loadavg").read_text().split()[:3]) \
-        if Path("/proc/loadavg").exists() else "n/a"
 
 
 def main() -> int:
@@ -301,6 +323,10 @@ def main() -> int:
         serve()
         return 0
 
+    problem = default_install()
+    if problem:
+        print(f"cannot measure a default install: {problem}")
+        return 1
     llm, llm_note = llm_command()
     with tempfile.TemporaryDirectory(prefix="toolnexus-startup-") as tmpdir:
         tmp = Path(tmpdir)
@@ -322,14 +348,15 @@ def main() -> int:
                 Case(f'echo hi | llm -m stub "{PROMPT}"', [str(LLM), "-m", "stub", PROMPT],
                      llm_env, answer, STDIN, skipped=None if llm else llm_note),
             ]
-            load_before = load()
+            load_before = machine_load()
             measure(cases, args.reps)
+            seen = load_seen(load_before, machine_load())
             print(f"python {platform.python_version()} ({PYTHON.relative_to(ROOT)}) | "
                   f"{llm_note if llm else 'llm: n/a'} ({PEERS.relative_to(ROOT)}) | "
                   f"stub {server.base_url}")
             print(f"wall time per process (time.perf_counter around subprocess.run) and its CPU"
                   f" (user+sys), median of {args.reps} runs (+1 warm-up), interleaved;"
-                  f" load average {load_before} before, {load()} after")
+                  f" {load_line(seen)}")
             print()
             print(f"{'command':<34} {'median':>8} {'min':>8} {'max':>8} {'-python':>8}"
                   f" {'CPU':>8}   data check")
@@ -337,13 +364,13 @@ def main() -> int:
             for case in cases:
                 print(row(case, floor))
             print()
-            lines = verdict(cases[3], cases[4])
+            lines = verdict(cases[3], cases[4], seen["state"])
             print("\n".join(lines))
             print()
             report_imports(cases[3], args.top)
         finally:
             server.close()
-    save(args.reps, cases, llm_note, lines)
+    save(args.reps, cases, llm_note, lines, seen)
     return 1 if any(case.problem for case in cases) else 0
 
 

@@ -17,7 +17,7 @@ repetitions (after one warm-up), reported as medians in microseconds per delta:
 
 Every client must deliver every delta (count and concatenated text) and the usage; a
 client that drops data is reported as FAILED rather than timed.
-Targets (issue 12): (t) at most 1.0x (a), and faster than (b).
+Goals (issues 12 and 26): (t) at most 1.0x (a), and faster than (b).
 
     .venv/bin/python bench/stream_throughput.py [--deltas 20000] [--reps 5]
 
@@ -374,7 +374,7 @@ def ratio(x: Result, y: Result | None) -> float | None:
 def verdict(t_a: float | None, t_b: float | None) -> str:
     if t_a is None:
         return "verdict: no comparison - a client dropped data (see above)"
-    parts = [f"toolnexus is {t_a:.2f}x raw httpx2 (target <= {TARGET_VS_RAW}x): "
+    parts = [f"toolnexus is {t_a:.2f}x raw httpx2 (goal <= {TARGET_VS_RAW}x): "
              + ("MET" if t_a <= TARGET_VS_RAW else "MISSED")]
     if t_b is None:
         parts.append("vs openai SDK: not measured")
@@ -385,13 +385,14 @@ def verdict(t_a: float | None, t_b: float | None) -> str:
 
 
 def report(deltas: int, reps: int, inproc: dict[str, Result], peer: Result | None,
-           peer_note: str) -> None:
+           peer_note: str, seen: dict[str, Any]) -> None:
     import httpx2
+    from results import load_line
 
     print(f"python {platform.python_version()} | httpx2 {httpx2.__version__} | peers: "
           f"{peer_note if peer else 'n/a'}")
     print(f"{deltas:,} one-token deltas per stream; median of {reps} streams (+1 warm-up);"
-          " client process CPU only")
+          f" client process CPU only; {load_line(seen)}")
     print()
     print(f"{'':<38} {'client CPU µs per delta':>24} {'wall ms':>9}")
     print(f"{'client':<38} {'median':>8} {'min':>7} {'max':>7} {'/stream':>9}   data check")
@@ -418,18 +419,22 @@ def main() -> None:
     if args.peer:
         return peer_main(args.base_url, args.deltas, args.reps)
 
+    from results import load_seen, machine_load  # bench/results.py, beside this file
+
+    load_before = machine_load()
     server = ServerProcess(__file__, "--deltas", str(args.deltas))
     try:
         inproc = asyncio.run(measure_in_process(server.base_url, args.deltas, args.reps))
         peer, peer_note = measure_peer(server.base_url, args.deltas, args.reps)
     finally:
         server.close()
-    report(args.deltas, args.reps, inproc, peer, peer_note)
-    save(args.deltas, args.reps, inproc, peer, peer_note)
+    seen = load_seen(load_before, machine_load())
+    report(args.deltas, args.reps, inproc, peer, peer_note, seen)
+    save(args.deltas, args.reps, inproc, peer, peer_note, seen)
 
 
 def save(deltas: int, reps: int, inproc: dict[str, Result], peer: Result | None,
-         peer_note: str) -> None:
+         peer_note: str, seen: dict[str, Any]) -> None:
     """The figures above as the "stream_throughput" section of bench/results.json."""
     from results import record  # bench/results.py, beside this file
 
@@ -445,7 +450,7 @@ def save(deltas: int, reps: int, inproc: dict[str, Result], peer: Result | None,
 
     t_a, t_b = ratio(inproc["t"], inproc["a"]), ratio(inproc["t"], peer)
     record("stream_throughput", {
-        "python": platform.python_version(), "deltas": deltas, "reps": reps,
+        "python": platform.python_version(), "deltas": deltas, "reps": reps, "machine": seen,
         "toolnexus": figures(inproc["t"]), "httpx2": figures(inproc["a"]),
         "openai": figures(peer, peer_note), "openai_versions": peer_note if peer else None,
         "t_over_a": round(t_a, 3) if t_a else None, "t_over_b": round(t_b, 3) if t_b else None,

@@ -92,6 +92,47 @@ class JSONOrigin:
             await writer.drain()
 
 
+class H2Origin:
+    """An HTTP/2 endpoint (TLS with ALPN "h2", the h2 package's server side) answering every
+    request with one OpenAI text reply; `protocols` is what each connection negotiated and
+    `requests` the (stream id, headers, body) of each request."""
+
+    def __init__(self, body: dict) -> None:
+        self.body = json.dumps(body).encode()
+        self.protocols: list[str | None] = []
+        self.requests: list[tuple[int, dict[bytes, bytes], bytes]] = []
+
+    async def __call__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        from h2.config import H2Configuration
+        from h2.connection import H2Connection
+        from h2.events import DataReceived, RequestReceived, StreamEnded
+
+        self.protocols.append(writer.get_extra_info("ssl_object").selected_alpn_protocol())
+        conn = H2Connection(H2Configuration(client_side=False))
+        conn.initiate_connection()
+        writer.write(conn.data_to_send())
+        heads: dict[int, dict[bytes, bytes]] = {}
+        bodies: dict[int, bytes] = {}
+        while data := await reader.read(65536):
+            for event in conn.receive_data(data):
+                if isinstance(event, RequestReceived):
+                    heads[event.stream_id] = dict(event.headers)
+                    bodies[event.stream_id] = b""
+                elif isinstance(event, DataReceived):
+                    bodies[event.stream_id] += event.data
+                    conn.acknowledge_received_data(event.flow_controlled_length,
+                                                   event.stream_id)
+                elif isinstance(event, StreamEnded):
+                    sid = event.stream_id
+                    self.requests.append((sid, heads.pop(sid), bodies.pop(sid)))
+                    conn.send_headers(sid, [(":status", "200"),
+                                            ("content-type", "application/json"),
+                                            ("content-length", str(len(self.body)))])
+                    conn.send_data(sid, self.body, end_stream=True)
+            writer.write(conn.data_to_send())
+            await writer.drain()
+
+
 class ForwardProxy:
     """An HTTP proxy: forwards absolute-form requests, tunnels CONNECT. `heads` holds the
     request heads it read, `seen` every byte the client sent it (tunnelled ones included)."""

@@ -232,9 +232,21 @@ TOOL_MACHINERY = ("toolnexus.approval", "toolnexus.builtins", "toolnexus.workspa
                   "toolnexus.mcp", "re2")
 
 
-def test_an_ask_without_tools_imports_none_of_the_tool_machinery(cli, stub, tmp_path):
-    """Start-up is paid by every piped question: what serves tools waits until a tool is
-    offered."""
+# What a piped `ask` has no use for: the terminal's rendering and input, and the modules
+# of the other commands (the chat, threads, models, setup, config).
+TERMINAL_AND_OTHER_COMMANDS = (
+    "rich", "prompt_toolkit", "markdown_it", "pygments", "toolnexus_cli.repl",
+    "toolnexus_cli.commands", "toolnexus_cli.chat_markdown", "toolnexus_cli.markdown_stream",
+    "toolnexus_cli.live_region", "toolnexus_cli.terminal", "toolnexus_cli.clipboard",
+    "toolnexus_cli.file_change", "toolnexus_cli.threads", "toolnexus_cli.models",
+    "toolnexus_cli.setup", "toolnexus_cli.config_commands", "toolnexus_cli.context_commands",
+    "toolnexus_cli.shell", "toolnexus.pricing")
+
+
+def test_a_piped_ask_without_tools_imports_only_what_it_uses(cli, stub, tmp_path):
+    """Start-up is paid by every piped question (the import budget of issue 26): what
+    serves tools waits until a tool is offered, and nothing of the terminal or of the
+    other commands is loaded."""
     loaded = tmp_path / "modules"
     code = ("import atexit, sys; path = sys.argv.pop(); atexit.register(lambda: open(path, 'w')"
             ".write('\\n'.join(sys.modules))); from toolnexus_cli.app import main; main()")
@@ -244,3 +256,7 @@ def test_an_ask_without_tools_imports_none_of_the_tool_machinery(cli, stub, tmp_
     modules = set(loaded.read_text().split())
     assert "toolnexus.loop" in modules  # it did answer
     assert sorted(m for m in modules if m.startswith(TOOL_MACHINERY)) == []
+    unused = sorted(m for m in modules
+                    if m.split(".")[0] in TERMINAL_AND_OTHER_COMMANDS
+                    or m in TERMINAL_AND_OTHER_COMMANDS)
+    assert unused == []

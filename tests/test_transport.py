@@ -17,6 +17,7 @@ import pytest
 
 from tests.net_servers import (
     ForwardProxy,
+    H2Origin,
     JSONOrigin,
     LoopbackServer,
     Socks5Proxy,
@@ -248,6 +249,37 @@ async def test_tls_trusted_through_ssl_cert_file(monkeypatch, certificate, serve
     async with LoopbackServer(JSONOrigin(openai_text("over TLS")), tls=server_tls) as target:
         async with client_on(target.url + "/v1") as client:
             assert await answer_of(client) == "over TLS"
+
+
+async def test_a_plain_http_endpoint_needs_no_trust_store(monkeypatch, tmp_path):
+    """A local model server over plain http is reached without reading the TLS trust
+    store: a broken SSL_CERT_FILE (meant for some https endpoint) does not stop it."""
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "missing.pem"))
+    async with LoopbackServer(JSONOrigin(openai_text("no TLS here"))) as target:
+        async with client_on(target.url + "/v1") as client:
+            assert await answer_of(client) == "no TLS here"
+
+
+async def test_an_endpoint_offering_http2_is_spoken_to_over_http2_on_one_connection(
+        monkeypatch, certificate):
+    """h2 installed (toolnexus[http2]) and the server offering it: both calls of a run go
+    over one HTTP/2 connection, as two streams, each with the whole request."""
+    trust(monkeypatch, certificate, True)
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls.load_cert_chain(*certificate)
+    tls.set_alpn_protocols(["h2", "http/1.1"])
+    origin = H2Origin(openai_text("over HTTP/2"))
+    async with LoopbackServer(origin, tls=tls) as target:
+        async with client_on(target.url + "/v1") as client:
+            assert await answer_of(client) == "over HTTP/2"
+            assert await answer_of(client) == "over HTTP/2"
+    assert origin.protocols == ["h2"]
+    assert [sid for sid, _, _ in origin.requests] == [1, 3]
+    for _, head, body in origin.requests:
+        assert head[b":method"] == b"POST" and head[b":path"] == b"/v1/chat/completions"
+        assert head[b"authorization"] == f"Bearer {KEY}".encode()
+        assert json.loads(body)["messages"][-1]["content"] == "hi"
 
 
 # ----------------------------------------------------------------------------- bad targets

@@ -8,7 +8,9 @@ loop writes (a request's head and body) goes out in one send. The HTTP protocol 
 pooling, keep-alive and TLS policy stay httpcore2's; proxies stay httpx2's (the client
 mounts its own proxy transports in front of this one).
 
-Imported only when a model call is made: it imports httpx2 and httpcore2.
+Imported only when a model call is made: it imports httpx2 and httpcore2 (declared in
+pyproject.toml; HTTP/2 when h2 is installed, tested in tests/test_transport.py). It saves
+about a fifth of the CPU of an agent run (bench/loop.py) over httpx2's anyio transport.
 """
 
 from __future__ import annotations
@@ -265,7 +267,7 @@ class AsyncioTransport(httpx2.AsyncBaseTransport):
     """httpcore2's connection pool with the asyncio network layer: what httpx2's default
     transport does for a request that goes straight to the server."""
 
-    def __init__(self, ssl_context: ssl.SSLContext, *, http2: bool) -> None:
+    def __init__(self, ssl_context: ssl.SSLContext | None, *, http2: bool) -> None:
         limits = httpx2.Limits(max_connections=100, max_keepalive_connections=20)
         self._pool = httpcore2.AsyncConnectionPool(
             ssl_context=ssl_context, http2=http2, network_backend=AsyncioBackend(),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import json
 import re
@@ -80,6 +81,15 @@ class Tool:
     # destructiveHint, ...): hints from its author, which approval may only make stricter
     annotations: dict[str, Any] = field(default_factory=dict)
 
+    @functools.cached_property
+    def signature(self) -> inspect.Signature | None:
+        """`fn`'s signature, read once (each call needs it twice), or None for a callable
+        without one."""
+        try:
+            return inspect.signature(self.fn)
+        except (TypeError, ValueError):
+            return None
+
     @property
     def is_async(self) -> bool:
         return inspect.iscoroutinefunction(self.fn)
@@ -93,7 +103,7 @@ class Tool:
             kwargs.setdefault(name, None)
         if self.context_param:
             kwargs[self.context_param] = context
-        positional = _take_positional_only(self.fn, kwargs)
+        positional = _take_positional_only(self.signature, kwargs)
         if self.is_async:
             value = await self.fn(*positional, **kwargs)
         else:
@@ -103,9 +113,8 @@ class Tool:
     def argument_problem(self, args: dict[str, Any]) -> str | None:
         """Why the function cannot take `args` (an argument it has no parameter for, a
         required one missing), in words the model can act on; None if it can."""
-        try:
-            signature = inspect.signature(self.fn)
-        except (TypeError, ValueError):  # a builtin without a signature: let it judge
+        signature = self.signature
+        if signature is None:  # a builtin without a signature: let it judge
             return None
         params = signature.parameters
         if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
@@ -127,15 +136,14 @@ class Tool:
         return None
 
 
-def _take_positional_only(fn: Callable[..., Any], kwargs: dict[str, Any]) -> list[Any]:
-    """Out of `kwargs`, the values of `fn`'s positional-only parameters (`def f(a, /)`), in
-    order, a default standing in for one not given."""
-    try:
-        params = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):
+def _take_positional_only(signature: inspect.Signature | None, kwargs: dict[str, Any]
+                          ) -> list[Any]:
+    """Out of `kwargs`, the values of the positional-only parameters (`def f(a, /)`) of a
+    function with `signature`, in order, a default standing in for one not given."""
+    if signature is None:
         return []
     positional = []
-    for p in params:
+    for p in signature.parameters.values():
         if p.kind is not inspect.Parameter.POSITIONAL_ONLY:
             break
         if p.name in kwargs:

@@ -150,21 +150,21 @@ class Transport:
         self.describe_error = describe_error
         self.load_check = load_check  # asked before retrying after an idle timeout
         self._caller_client = http_client  # the caller's: used, never closed
-        self._clients: dict[asyncio.AbstractEventLoop, httpx2.AsyncClient] = {}
+        self._pools: dict[tuple[asyncio.AbstractEventLoop, bool], _Pool] = {}
         self._timeout: httpx2.Timeout | None = None
+        self._timeout_extension: dict[str, float | None] | None = None
 
-    def _client(self) -> httpx2.AsyncClient:
-        """The caller's client, else the connection pool of the running event loop
-        (connections belong to one loop)."""
-        if self._caller_client is not None:
-            return self._caller_client
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
-            for stale in [lp for lp in self._clients if lp.is_closed()]:
-                del self._clients[stale]
-            client = self._clients[loop] = _new_http_client()
-        return client
+    def _pool(self, url: str) -> _Pool:
+        """The connection pool of the running event loop for `url` (connections belong to
+        one loop): one for https URLs, one for plain http ones, which never loads the TLS
+        trust store."""
+        key = (asyncio.get_running_loop(), url[:6].lower() == "https:")
+        pool = self._pools.get(key)
+        if pool is None:
+            for stale in [k for k in self._pools if k[0].is_closed()]:
+                del self._pools[stale]
+            pool = self._pools[key] = _new_pool(secure=key[1])
+        return pool
 
     def _request_timeout(self) -> httpx2.Timeout:
         if self._timeout is None:
@@ -175,11 +175,42 @@ class Transport:
                 write=self.timeouts.idle_s, pool=self.timeouts.connect_s)
         return self._timeout
 
+    async def _open(self, method: str, url: str, headers: dict[str, str],
+                    content: bytes | None = None) -> httpx2.Response:
+        """Send one request; the response, its body unread. A caller's client, or ours
+        behind a proxy, gets it through `send` (auth, hooks, cookies and proxy mounts
+        apply). With no proxy our client has none of those and never follows a redirect,
+        so the request goes straight to its transport (http_network.py: httpcore2's pool,
+        TLS and limits)."""
+        import httpx2
+
+        headers = {"user-agent": USER_AGENT, **headers}
+        if self._caller_client is not None:
+            client, direct = self._caller_client, None
+        else:
+            client, direct = self._pool(url)
+        with socks_errors_mapped():
+            if direct is None:
+                request = client.build_request(method, url, content=content, headers=headers,
+                                               timeout=self._request_timeout())
+                return await client.send(request, stream=True, follow_redirects=False)
+            if self._timeout_extension is None:
+                self._timeout_extension = self._request_timeout().as_dict()
+            request = httpx2.Request(
+                method, url, content=content,
+                headers={**client.headers, **{k.lower(): v for k, v in headers.items()}},
+                extensions={"timeout": self._timeout_extension})
+            response = await direct.handle_async_request(request)
+        response.request = request
+        return response
+
     async def aclose(self) -> None:
-        """Close this loop's own connection pool (a caller's client stays open)."""
-        client = self._clients.pop(asyncio.get_running_loop(), None)
-        if client is not None:
-            await client.aclose()
+        """Close this loop's own connection pools (a caller's client stays open)."""
+        loop = asyncio.get_running_loop()
+        for secure in (False, True):
+            pool = self._pools.pop((loop, secure), None)
+            if pool is not None:
+                await pool.client.aclose()
 
     async def send(
         self, url: str, headers: dict[str, str], body: dict[str, Any], control: RunControl,
@@ -356,14 +387,9 @@ class Transport:
     ) -> None:
         response: httpx2.Response | None = None
         try:
-            client = self._client()
             content = json.dumps(body, ensure_ascii=False).encode()
-            request = client.build_request(
-                "POST", url, content=content, timeout=self._request_timeout(),
-                headers={"content-type": "application/json", "user-agent": USER_AGENT,
-                         **headers})
-            with socks_errors_mapped():
-                response = await client.send(request, stream=True, follow_redirects=False)
+            response = await self._open("POST", url, {"content-type": "application/json",
+                                                      **headers}, content)
             content_type = _check_status(response, url)
             if response.status_code >= 400:
                 raise await self._http_error(response)
@@ -424,12 +450,7 @@ class Transport:
         import httpx2
 
         async def fetch() -> Any:
-            client = self._client()
-            request = client.build_request(
-                "GET", url, timeout=self._request_timeout(),
-                headers={"user-agent": USER_AGENT, **headers})
-            with socks_errors_mapped():
-                response = await client.send(request, stream=True, follow_redirects=False)
+            response = await self._open("GET", url, headers)
             try:
                 if response.status_code != 200:
                     return None
@@ -469,12 +490,22 @@ class Transport:
         return _Retryable(error, reason, error.retry_after)
 
 
-def _new_http_client() -> httpx2.AsyncClient:
+class _Pool(NamedTuple):
+    client: httpx2.AsyncClient
+    direct: httpx2.AsyncBaseTransport | None  # its transport, when no proxy is set
+
+
+def _new_http_client(*, secure: bool = True) -> httpx2.AsyncClient:
+    return _new_pool(secure=secure).client
+
+
+def _new_pool(*, secure: bool) -> _Pool:
     """A pooled client: system trust store, proxies from the environment (HTTP(S)_PROXY,
     ALL_PROXY, NO_PROXY; loopback always direct), HTTP/2 when `h2` is installed. With no
-    proxy in the environment, connections use asyncio directly (http_network.py); httpx2
-    resolves proxies only for a client without a transport of its own, so with one set it
-    keeps all of its defaults."""
+    proxy in the environment, connections use asyncio directly (http_network.py), and a
+    client for plain http URLs (not `secure`) leaves the trust store unread (tens of ms);
+    httpx2 resolves proxies only for a client without a transport of its own, so with
+    one set it keeps all of its defaults."""
     import importlib.util
     from urllib.request import getproxies
 
@@ -484,12 +515,12 @@ def _new_http_client() -> httpx2.AsyncClient:
 
     http2 = importlib.util.find_spec("h2") is not None
     proxies = getproxies()
-    direct = not any(proxies.get(scheme) for scheme in ("http", "https", "all"))
+    if not any(proxies.get(scheme) for scheme in ("http", "https", "all")):
+        direct = AsyncioTransport(_tls_context() if secure else None, http2=http2)
+        return _Pool(httpx2.AsyncClient(transport=direct, follow_redirects=False), direct)
     try:
-        return httpx2.AsyncClient(
-            transport=AsyncioTransport(_tls_context(), http2=http2) if direct else None,
-            trust_env=True, follow_redirects=False, mounts=_DIRECT, verify=_tls_context(),
-            http2=http2)
+        return _Pool(httpx2.AsyncClient(trust_env=True, follow_redirects=False, mounts=_DIRECT,
+                                         verify=_tls_context(), http2=http2), None)
     except ImportError:  # httpx2 names the missing package; a SOCKS proxy needs socksio
         raise ProviderError(
             "a SOCKS proxy is set in the environment (ALL_PROXY / HTTPS_PROXY), but SOCKS "

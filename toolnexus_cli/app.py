@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import gc
 import sys
 import warnings
@@ -216,12 +217,32 @@ def main() -> None:
     # The library warns (a duplicate skill, say) through `warnings`: one plain line each.
     warnings.formatwarning = _warning_line
     try:
-        two_value_options(typer.main.get_command(app))(prog_name="toolnexus")
+        two_value_options(typer.main.get_command(_narrowed(app, sys.argv[1:2])))(
+            prog_name="toolnexus")
     finally:
         # Everything is closed by now. The interpreter's last full collection would walk
         # every object left alive (after MCP servers, the SDK's models: half a second on
         # the way out); there is nothing it needs to find, so those objects are set aside.
         gc.freeze()
+
+
+def _narrowed(whole: typer.Typer, first: list[str]) -> typer.Typer:
+    """The app with only the command `first` names, when it names one: typer turns every
+    command's signature into click's options before it runs any, which costs a piped
+    question more than its answer does. `toolnexus --help` and the groups get it whole."""
+    chosen = [command for command in whole.registered_commands
+              if _command_name(command) in first]
+    if not chosen:
+        return whole
+    narrowed = copy.copy(whole)
+    narrowed.registered_commands, narrowed.registered_groups = chosen, []
+    return narrowed
+
+
+def _command_name(command: typer.models.CommandInfo) -> str | None:
+    if command.name or command.callback is None:
+        return command.name
+    return typer.main.get_command_name(command.callback.__name__)
 
 
 @app.command()

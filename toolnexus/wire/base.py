@@ -6,10 +6,9 @@ provider's request, and that provider's replies, streams and errors back into ca
 
 from __future__ import annotations
 
-import contextlib
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -63,17 +62,29 @@ class ModelReply:
     refused: bool = False  # the answer is a refusal (the provider said so, not its wording)
 
 
-@contextlib.contextmanager
-def reply_shape(style: str) -> Iterator[None]:
-    """Turn a reply whose shape the parser did not expect (a list where an object belongs,
-    a number for a message) into one ProviderError instead of a traceback."""
-    try:
-        yield
-    except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
-        raise ProviderError(
-            f"the endpoint's reply is not a well-formed {style} reply ({type(exc).__name__}: "
-            f"{str(exc)[:200]})"
-        ) from None
+_SHAPE_ERRORS = (AttributeError, TypeError, KeyError, IndexError, ValueError)
+
+
+class ReplyShape:
+    """`with ReplyShape(style):` turns a reply whose shape the parser did not expect (a list
+    where an object belongs, a number for a message) into one ProviderError instead of a
+    traceback. A class, not a generator: it wraps every streamed event."""
+
+    __slots__ = ("style",)
+
+    def __init__(self, style: str) -> None:
+        self.style = style
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 trace: object) -> None:
+        if kind is not None and issubclass(kind, _SHAPE_ERRORS):
+            raise ProviderError(
+                f"the endpoint's reply is not a well-formed {self.style} reply "
+                f"({kind.__name__}: {str(exc)[:200]})"
+            ) from None
 
 
 class StreamAssembler(ABC):
@@ -82,12 +93,12 @@ class StreamAssembler(ABC):
     style: ClassVar[str]
 
     def feed(self, event: str, data: str) -> list[OutputEvent]:
-        with reply_shape(self.style):
+        with ReplyShape(self.style):
             return self.read(event, data)
 
     def finish(self) -> ModelReply:
         """The reply; raises if the stream ended before the provider said it was complete."""
-        with reply_shape(self.style):
+        with ReplyShape(self.style):
             return self.complete()
 
     @abstractmethod
@@ -159,7 +170,7 @@ class WireStyle(ABC):
 
     def parse_reply(self, data: Any) -> ModelReply:
         """A whole (non-streamed) JSON reply as a ModelReply; raises ProviderError."""
-        with reply_shape(self.name):
+        with ReplyShape(self.name):
             return self.read_reply(data)
 
     @abstractmethod

@@ -309,6 +309,8 @@ class _Call:
 
 
 _LEGACY_CALL = -1  # the index a `function_call` delta's call is kept under
+_TEXT_KEYS = {"content": "delta.content", "refusal": "delta.refusal"}  # key -> its name
+_PLAIN_DELTA = frozenset({"role", "content"})
 _DETAIL_TEXTS = ("text", "summary", "data")  # what a streamed reasoning detail adds to
 
 
@@ -375,25 +377,35 @@ class ChunkStream(StreamAssembler):
             return []
         delta = optional(choice.get("delta"), dict, "choices[0].delta") or {}
         out: list[OutputEvent] = []
+        if delta.keys() <= _PLAIN_DELTA:  # most chunks: a piece of the answer, nothing else
+            self._text(delta.get("content"), "content", out)
+        else:
+            self._delta(delta, out)
+        if choice.get("finish_reason"):
+            self.finish_reason = choice["finish_reason"]
+        return out
+
+    def _text(self, piece: Any, key: str, out: list[OutputEvent]) -> None:
+        piece = optional(piece, str, _TEXT_KEYS[key])
+        if piece:
+            self.text.append(piece)
+            out.append(text_event(piece))
+            self.refused = self.refused or key == "refusal"
+
+    def _delta(self, delta: dict[str, Any], out: list[OutputEvent]) -> None:
+        """A delta with more than the answer's text: reasoning, a refusal, tool calls."""
         thought = delta.get("reasoning_content") or delta.get("reasoning")
         if thought and isinstance(thought, str):
             self.reasoning.append(thought)
             out.append(reasoning_event(thought))
         for detail in optional(delta.get(REASONING_DETAILS_KEY), list, REASONING_DETAILS_KEY) or ():
             self.details.add(element(detail, "a reasoning detail"))
-        for key in ("content", "refusal"):
-            piece = optional(delta.get(key), str, f"delta.{key}")
-            if piece:
-                self.text.append(piece)
-                out.append(text_event(piece))
-                self.refused = self.refused or key == "refusal"
+        for key in _TEXT_KEYS:
+            self._text(delta.get(key), key, out)
         for fragment in optional(delta.get("tool_calls"), list, "delta.tool_calls") or []:
             self._fragment(element(fragment, "a tool call fragment"))
         if delta.get("function_call"):  # the deprecated single-call form of older servers
             self._fragment({"index": _LEGACY_CALL, "function": delta["function_call"]})
-        if choice.get("finish_reason"):
-            self.finish_reason = choice["finish_reason"]
-        return out
 
     def _count(self, usage: Usage) -> None:
         """Keep the newest usage that counts anything: a later chunk of zeros (or of
