@@ -210,10 +210,11 @@ def _warning_line(message: Warning | str, *args: object, **kwargs: object) -> st
     return f"warning: {message}\n"
 
 
-def main() -> None:
+def main(args: list[str] | None = None) -> None:
+    """The `toolnexus` command with `args` (default: the process's own); exits."""
     # The library warns (a duplicate skill, say) through `warnings`: one plain line each.
     warnings.formatwarning = _warning_line
-    two_value_options(typer.main.get_command(app))(prog_name="toolnexus")
+    two_value_options(typer.main.get_command(app))(args, prog_name="toolnexus")
 
 
 @app.command()

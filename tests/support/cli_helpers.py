@@ -1,11 +1,13 @@
-"""Run the real `toolnexus` entry point in subprocesses against the loopback stub.
+"""Run the real `toolnexus` entry point against the loopback stub: `cli.call(...)` inside
+the test process (tests/support/in_process.py), `cli.run(...)` in a subprocess for what needs
+a real one (signals, deadlines, imports at start-up, process groups, a real pipe).
 
 Every test gets its own HOME and XDG directories under tmp_path, and an environment without
 any API key or TOOLNEXUS_* variable of the person running the tests.
 
     def test_x(cli, stub):                 # cli points at the stub (base URL + model)
         stub.handler = lambda rec: openai_stream("Hi")
-        r = cli.run("ask", "hello")
+        r = cli.call("ask", "hello")
         assert r.code == 0 and r.stdout == "Hi\\n"
 
     def test_y(bare_cli):                  # nothing configured at all
@@ -30,6 +32,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.in_process import run_cli
 from tests.support.stub_provider import Recorded, StubProvider, openai_stream
 from toolnexus.stores import SQLiteStore
 
@@ -115,6 +118,14 @@ class CLI:
                               env=self.merged_env(env), timeout=timeout, cwd=self.home)
         return Result(done.returncode, done.stdout, done.stderr)
 
+    def call(self, *args: str, input: str = "", env: dict[str, str | None] | None = None,
+             ) -> Result:
+        """`run`, but inside this process (tests/support/in_process.py): for what needs no
+        real process (signals, deadlines, start-up imports, process groups, a terminal)."""
+        code, stdout, stderr = run_cli(list(args), input=input, env=self.merged_env(env),
+                                       cwd=str(self.home))
+        return Result(code, stdout, stderr)
+
     def merged_env(self, env: dict[str, str | None] | None = None) -> dict[str, str]:
         merged = dict(self.env)
         for key, value in (env or {}).items():
@@ -125,7 +136,7 @@ class CLI:
         return merged
 
     def thread(self, thread_id: str) -> list[dict[str, Any]]:
-        result = self.run("threads", "show", thread_id, "--json")
+        result = self.call("threads", "show", thread_id, "--json")
         assert result.code == 0, result
         return result.json
 
