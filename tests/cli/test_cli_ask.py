@@ -8,11 +8,8 @@ import sys
 
 import pytest
 
-from tests.support import cli_helpers
 from tests.support.cli_helpers import ENTRY, STUB_MODEL, user_text
 from tests.support.stub_provider import Reply, anthropic_stream, openai_stream
-
-cli, stub = cli_helpers.cli, cli_helpers.stub  # fixtures
 
 ANSWER = "Here is **the answer**, with `code` and\n\n- a list item"
 

@@ -9,11 +9,8 @@ import json
 
 import pytest
 
-from tests.support import cli_helpers
 from tests.support.cli_helpers import STUB_MODEL
 from tests.support.stub_provider import openai_stream, pdf_bytes, png_bytes, wav_bytes
-
-cli, stub = cli_helpers.cli, cli_helpers.stub  # fixtures
 
 PNG = png_bytes(4, 3)
 PNG_URL = "data:image/png;base64," + base64.b64encode(PNG).decode()

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pexpect
 
-from tests.support import cli_helpers
 from tests.support.cli_helpers import ENTRY
 from tests.support.stub_provider import (
     Reply,
@@ -18,8 +17,6 @@ from tests.support.stub_provider import (
     openai_models,
     openai_stream,
 )
-
-bare_cli, cli, stub = cli_helpers.bare_cli, cli_helpers.cli, cli_helpers.stub  # fixtures
 
 EXAMPLE = Path(__file__).parents[2] / "toolnexus_cli" / "config.example.toml"
 KEY = "sk-test-SECRET-1234567890"

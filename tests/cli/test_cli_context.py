@@ -9,12 +9,9 @@ import stat
 
 import pytest
 
-from tests.support import cli_helpers
 from tests.support.long_threads import is_summary_request, note, posts, turns
 from tests.support.stub_provider import LlamaCppLike
 from toolnexus.marks import sendable
-
-cli, stub = cli_helpers.cli, cli_helpers.stub  # fixtures
 
 
 def test_five_long_asks_on_one_thread_all_succeed_and_the_thread_keeps_every_prompt(cli, stub):

@@ -8,13 +8,10 @@ import time
 
 import pytest
 
-from tests.support import cli_helpers
 from tests.support.cli_helpers import STUB_MODEL
 from tests.support.stub_provider import Reply, openai_stream
 from toolnexus import MemoryStore
 from toolnexus_cli.listing import latest_holding
-
-cli, stub = cli_helpers.cli, cli_helpers.stub  # fixtures
 
 OLD_Q, OLD_A = "Tell me about penguins", "Penguins are flightless birds."
 NEW_Q, NEW_A = "What is a volcano?", "A vent in the crust of a planet."

@@ -10,13 +10,10 @@ from typing import Any
 
 import pytest
 
-from tests.support import cli_helpers
 from tests.support.cli_helpers import SUSPENDING_TOOLS, tool_results
 from tests.support.stub_provider import LlamaCppLike, Recorded, Reply, StubProvider, openai_stream
 from toolnexus.loop import UNREADABLE_ARGUMENTS_KEY
 from toolnexus.sandbox import support
-
-cli, stub = cli_helpers.cli, cli_helpers.stub
 
 FUNCTIONS = '''
 import os

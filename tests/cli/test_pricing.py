@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support import cli_helpers
 from tests.support.stub_provider import Reply, openai_text
 from toolnexus import RunResult
 from toolnexus.pricing import Price, cost, thread_cost, turn_cost
@@ -122,7 +121,6 @@ def test_a_bad_price_is_one_line_naming_the_file_line_and_key(tmp_path, price, l
 
 # ----------------------------------------------------------------------------- through ask
 
-cli, stub = cli_helpers.cli, cli_helpers.stub
 
 PRICED = """\
 [providers.local]

@@ -14,10 +14,8 @@ import subprocess
 import pexpect
 import pytest
 
-from tests.support import cli_helpers, pty_screen
+from tests.support import pty_screen
 from tests.support.cli_helpers import ENTRY, user_text
-
-cli, stub = cli_helpers.cli, cli_helpers.stub
 
 
 def mode(path) -> int:

@@ -50,8 +50,6 @@ from toolnexus.bounded_json import MAX_DEPTH, TooDeep, loads_bounded
 from toolnexus.builtins import Builtins
 from toolnexus.workspace import Workspace
 
-cli, stub = cli_helpers.cli, cli_helpers.stub
-
 DEEP = "[" * 100_000 + "]" * 100_000  # Python's own parser meets it with a RecursionError
 TOO_DEEP = f"JSON nested deeper than {MAX_DEPTH} levels"
 

@@ -14,12 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import cli_helpers
 from tests.support.cli_helpers import ENTRY
 from tests.support.stub_provider import Recorded, Reply, openai_stream
 from tests.support.waiting import WAIT_S, alive, running_with, wait_for_pid, wait_until
-
-cli, bare_cli, stub = cli_helpers.cli, cli_helpers.bare_cli, cli_helpers.stub
 
 SERVER = Path(__file__).parents[1] / "support" / "mcp_servers" / "stdio_server.py"
 

@@ -18,12 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import cli_helpers
 from tests.support.cli_helpers import CLI, model_calls, tool_results, write_files
 from tests.support.pty_screen import PtySession
 from toolnexus.sandbox import support
-
-cli, stub = cli_helpers.cli, cli_helpers.stub
 
 pytestmark = pytest.mark.skipif(support().abi == 0,
                                 reason=f"no Landlock on this machine: {support().why_not}")

@@ -11,12 +11,9 @@ import base64
 import json
 from urllib.parse import quote
 
-from tests.support import cli_helpers
 from tests.support.net_servers import dead_port
 from tests.support.stub_provider import Recorded, openai_stream
 from toolnexus_cli.redact import EventRedactor, Redactor
-
-cli, stub = cli_helpers.cli, cli_helpers.stub
 
 HEADER_SECRET = "hdr-secret-7f3a9c21"
 URL_PASSWORD = "url-pw-5be0d4"

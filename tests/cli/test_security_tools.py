@@ -20,7 +20,6 @@ from pathlib import Path
 import pytest
 
 import toolnexus.builtins as builtins_module
-from tests.support import cli_helpers
 from tests.support.cli_helpers import CLI, model_calls, tool_results, write_files
 from tests.support.pty_screen import PtySession
 from tests.support.stub_provider import Recorded, Reply, StubProvider, openai_stream
@@ -28,8 +27,6 @@ from toolnexus import ToolContext, create_toolkit
 from toolnexus.approval import ApprovalPolicy
 from toolnexus.tools import Tool
 from toolnexus.workspace import Workspace, is_public
-
-cli, stub = cli_helpers.cli, cli_helpers.stub
 
 ROOT = Path(__file__).parents[2]
 ASKED = "needs you|nobody can answer here"

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support import cli_helpers
 from tests.support.stub_provider import Reply, openai_stream
 from tests.support.waiting import running_with, wait_until
 
-cli, stub, bare_cli = cli_helpers.cli, cli_helpers.stub, cli_helpers.bare_cli
 INJECTED = "sk-good\r\nX-Injected: 1"
 
 

@@ -3,10 +3,7 @@ comes from the style's variable, and an unknown style lists every style."""
 
 from __future__ import annotations
 
-from tests.support import cli_helpers
 from tests.support.stub_provider import responses_stream
-
-cli, stub = cli_helpers.cli, cli_helpers.stub  # fixtures
 
 
 def test_ask_on_the_responses_style_uses_its_key_variable(cli, stub):

@@ -14,13 +14,10 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from tests.support import cli_helpers
 from tests.support.cli_helpers import CLI, SUSPENDING_TOOLS, tool_results
 from tests.support.pty_screen import PtySession, opener
 from tests.support.stub_provider import Recorded, Reply, StubProvider, openai_stream
 from toolnexus.sandbox import support
-
-cli = cli_helpers.cli  # fixture; its `stub` is the plain one of conftest.py
 
 ROWS, COLS = 40, 120
 QUESTION = re.escape("[y]es / [n]o / [a]lways (this session):")

@@ -10,12 +10,9 @@ import json
 
 import pexpect
 
-from tests.support import chat_session, cli_helpers, pty_screen
+from tests.support import pty_screen
 from tests.support.cli_helpers import plain
 from tests.support.stub_provider import openai_stream, png_bytes
-
-cli = cli_helpers.cli  # fixture; its `stub` is the plain one of conftest.py
-open_chat = chat_session.open_chat  # fixture
 
 PNG = png_bytes(4, 3)
 IMAGE_PART = {"type": "image_url",

@@ -9,12 +9,8 @@ import stat
 
 import pytest
 
-from tests.support import chat_session, cli_helpers
 from tests.support.chat_session import CTRL_D, Chat, conversation, numbered_answers
 from tests.support.stub_provider import StubProvider
-
-cli = cli_helpers.cli  # fixture; its `stub` is the plain one of conftest.py
-open_chat = chat_session.open_chat  # fixture
 
 
 def no_traceback(chat: Chat) -> str:

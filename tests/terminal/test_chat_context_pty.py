@@ -7,14 +7,10 @@ from __future__ import annotations
 import re
 import threading
 
-from tests.support import chat_session, cli_helpers
 from tests.support.long_threads import is_summary_request, note, posts, turns
 from tests.support.stub_provider import LlamaCppLike
 from tests.support.waiting import WAIT_S
 from toolnexus.marks import COMPACTION_KEY, PINNED_KEY
-
-cli = cli_helpers.cli  # fixture
-open_chat = chat_session.open_chat  # fixture
 
 SIX_TURNS = turns(("first, call me Ada", "hello Ada"), ("second", "two"), ("third", "three"),
                   ("fourth", "four"), ("fifth", "five"), ("sixth", "six"))

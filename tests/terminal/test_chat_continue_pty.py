@@ -4,12 +4,8 @@ real pseudo-terminal against the stub endpoint (tests/support/pty_screen.py)."""
 
 from __future__ import annotations
 
-from tests.support import chat_session, cli_helpers
 from tests.support.chat_session import CTRL_D, Chat, conversation, numbered_answers
 from tests.support.stub_provider import Recorded, openai_stream
-
-cli = cli_helpers.cli  # fixture; its `stub` is the plain one of conftest.py
-open_chat = chat_session.open_chat  # fixture
 
 
 def system_of(request: Recorded) -> str | None:

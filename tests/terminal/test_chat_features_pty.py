@@ -13,14 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import chat_session, cli_helpers
 from tests.support.chat_session import COLS, ROWS, Chat, conversation, numbered_answers
 from tests.support.cli_helpers import CLI
 from tests.support.stub_provider import Reply, StubProvider, openai_stream
 from tests.support.waiting import WAIT_S, alive, pids_in
-
-cli = cli_helpers.cli  # fixture
-open_chat = chat_session.open_chat  # fixture
 
 LONG_LINE = "x = [" + ", ".join(str(n) for n in range(60)) + "]  # wider than the screen"
 SECOND_BLOCK = f"def f(a):\n\treturn a  \n\n\n{LONG_LINE}\n"  # a tab, trailing spaces, blanks

@@ -12,13 +12,9 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from tests.support import chat_session, cli_helpers
 from tests.support.chat_session import CTRL_D, PROMPT, Chat, conversation, numbered_answers
 from tests.support.stub_provider import Recorded, Reply, StubProvider, openai_stream, png_bytes
 from tests.support.waiting import WAIT_S
-
-cli = cli_helpers.cli  # fixture; its `stub` is the plain one of conftest.py
-open_chat = chat_session.open_chat  # fixture
 
 
 def at_prompt(chat: Chat, text: str) -> None:

@@ -15,13 +15,11 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from tests.support import chat_session, cli_helpers
+from tests.support import chat_session
 from tests.support.chat_session import PROMPT
 from tests.support.cli_helpers import CLI, SUSPENDING_TOOLS, tool_results
 from tests.support.pty_screen import opener
 from tests.support.stub_provider import Recorded, Reply, StubProvider, openai_stream
-
-cli = cli_helpers.cli  # fixture; its `stub` is the plain one of conftest.py
 
 QUESTION = "[y]es / [n]o / [a]lways (this session):"
 INTERRUPTED = "(interrupted: the partial answer is kept)"

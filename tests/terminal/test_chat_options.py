@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import typer
 
-from tests.support import chat_session, cli_helpers
+from tests.support import cli_helpers
 from tests.support.chat_session import CTRL_D
 from tests.support.stub_provider import (
     StubProvider,
@@ -16,8 +16,7 @@ from tests.support.stub_provider import (
 )
 from toolnexus_cli.app import app
 
-cli, stub = cli_helpers.cli, cli_helpers.stub  # fixtures
-open_chat = chat_session.open_chat  # fixture
+stub = cli_helpers.stub  # the one that answers by default, not conftest.py's
 
 ASK_ONLY = {"--json", "--events", "--verbose", "-v", "prompt",
             "--attach", "-a", "--schema", "--schema-multi"}  # the chat has /attach

@@ -13,14 +13,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from tests.support import chat_session, cli_helpers
 from tests.support.chat_session import CTRL_D, PROMPT, ROWS, conversation, numbered_answers
 from tests.support.stub_provider import Recorded, Reply, openai_stream
 from tests.support.waiting import WAIT_S
-
-cli = cli_helpers.cli  # fixture; its `stub` is the plain one of conftest.py
-open_chat = chat_session.open_chat  # fixture
-
 
 # ----------------------------------------------------------------------- acceptance 1
 

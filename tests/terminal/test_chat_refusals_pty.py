@@ -3,11 +3,7 @@ ends every turn, the chat says how to go on without what the endpoint refuses.""
 
 from __future__ import annotations
 
-from tests.support import chat_session, cli_helpers
 from tests.support.stub_provider import LlamaCppLike
-
-cli = cli_helpers.cli  # fixture
-open_chat = chat_session.open_chat  # fixture
 
 HINT = "so something in this thread may be what the endpoint refuses"
 

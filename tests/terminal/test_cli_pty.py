@@ -11,7 +11,7 @@ from tests.support import cli_helpers, pty_screen
 from tests.support.cli_helpers import STUB_MODEL, plain
 from tests.support.stub_provider import openai_stream
 
-cli, stub = cli_helpers.cli, cli_helpers.stub  # fixtures
+stub = cli_helpers.stub  # the one that answers by default, not conftest.py's
 
 SGR = re.compile(r"\x1b\[([0-9;]*)m")
 KEY = "sk-test-SECRET-1234567890"

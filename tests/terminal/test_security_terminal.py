@@ -23,7 +23,7 @@ from tests.support.stub_provider import Recorded, Reply, openai_stream
 from toolnexus import create_toolkit
 from toolnexus.visible import visible
 
-cli, stub = cli_helpers.cli, cli_helpers.stub
+stub = cli_helpers.stub  # the one that answers by default, not conftest.py's
 
 CLIPBOARD = "\x1b]52;c;ZWNobyBwd25lZA==\x07"
 TITLE = "\x1b]0;pwned\x07"

@@ -14,7 +14,6 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.support import cli_helpers
 from tests.support.cli_helpers import CLI
 from tests.support.net_servers import dead_port
 from tests.support.pty_screen import PtySession, opener
@@ -27,8 +26,6 @@ from tests.support.stub_provider import (
     openai_models,
     openai_stream,
 )
-
-bare_cli = cli_helpers.bare_cli  # fixture
 
 ROOT = Path(__file__).parents[2]
 ROWS, COLS = 40, 200  # wide enough for the temporary paths on one line
