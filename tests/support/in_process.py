@@ -3,8 +3,8 @@
 Starting a process costs a second or two on a busy machine, most of it imports; a test of
 arguments, config or output needs none of that. `run_cli` gives the command what a process
 gets from `subprocess.run(..., capture_output=True, text=True)`: its own environment, working
-directory, stdin (real files, so `fileno()` works and nothing is a terminal), stdout and stderr
-decoded the way `text=True` decodes them, Python's default warning filters, logging without
+directory, stdin, stdout and stderr (real files behind fds 0-2, none a terminal), the output
+decoded the way `text=True` decodes it, Python's default warning filters, logging without
 handlers, and an exit code. What the command leaves behind in this process is undone: the
 environment, cwd, warning and logging settings, and the modules it imported from a user's
 `--functions` file. An exception the command lets escape is raised here (a process would
@@ -138,9 +138,18 @@ def _stdin(text: str) -> Iterator[IO[str]]:
 
 @contextmanager
 def _std_streams(stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> Iterator[None]:
+    """sys.stdin/stdout/stderr and file descriptors 0-2 both: what the command's children
+    inherit and what rich measures (the size of fds 0-2) are the command's own streams, as
+    in a process, not the terminal of someone running `pytest -s`."""
     saved: tuple[Any, Any, Any] = (sys.stdin, sys.stdout, sys.stderr)
+    saved_fds = [os.dup(fd) for fd in range(3)]
+    for fd, stream in enumerate((stdin, stdout, stderr)):
+        os.dup2(stream.fileno(), fd)
     sys.stdin, sys.stdout, sys.stderr = stdin, stdout, stderr
     try:
         yield
     finally:
         sys.stdin, sys.stdout, sys.stderr = saved
+        for fd, copy in enumerate(saved_fds):
+            os.dup2(copy, fd)
+            os.close(copy)
