@@ -16,7 +16,7 @@ ANSWER = "Here is **the answer**, with `code` and\n\n- a list item"
 
 def test_piped_output_is_exactly_the_answer(cli, stub):
     stub.handler = lambda rec: openai_stream(ANSWER, reasoning="Let me think about this.")
-    quiet = cli.run("ask", "hi")
+    quiet = cli.call("ask", "hi")
     assert quiet.code == 0, quiet
     assert quiet.stdout == ANSWER + "\n"  # raw Markdown, one trailing newline, no ANSI
     assert "\x1b" not in quiet.stdout
@@ -25,7 +25,7 @@ def test_piped_output_is_exactly_the_answer(cli, stub):
 
     # an answer that already ends in a newline does not get a second one
     stub.handler = lambda rec: openai_stream("Line one.\nLine two.\n")
-    assert cli.run("ask", "hi").stdout == "Line one.\nLine two.\n"
+    assert cli.call("ask", "hi").stdout == "Line one.\nLine two.\n"
 
 
 def test_verbose_sends_tool_activity_and_reasoning_to_stderr(cli, stub):
@@ -36,7 +36,7 @@ def test_verbose_sends_tool_activity_and_reasoning_to_stderr(cli, stub):
         return openai_stream("It is sunny.", reasoning="Now I can answer.")
 
     stub.handler = handler
-    verbose = cli.run("ask", "weather?", "-v")
+    verbose = cli.call("ask", "weather?", "-v")
     assert verbose.code == 0, verbose
     assert verbose.stdout == "It is sunny.\n"
     assert "\x1b" not in verbose.stdout + verbose.stderr
@@ -51,7 +51,7 @@ def test_verbose_sends_tool_activity_and_reasoning_to_stderr(cli, stub):
     assert stub.requests[1].json["messages"][-1]["role"] == "tool"
 
     stub.requests.clear()
-    quiet = cli.run("ask", "weather?", "--json")
+    quiet = cli.call("ask", "weather?", "--json")
     assert quiet.code == 0 and quiet.stderr == "", quiet
     body = quiet.json
     assert body["text"] == "It is sunny."
@@ -60,16 +60,16 @@ def test_verbose_sends_tool_activity_and_reasoning_to_stderr(cli, stub):
 
 def test_stdin_is_combined_with_the_prompt(cli, stub):
     diff = "diff --git a/x b/x\n+added line\n"
-    both = cli.run("ask", "review this", input=diff)
+    both = cli.call("ask", "review this", input=diff)
     assert both.code == 0, both
     assert user_text(stub.requests[-1]) == ["review this\n\n" + diff]
 
-    alone = cli.run("ask", input=diff)
+    alone = cli.call("ask", input=diff)
     assert alone.code == 0, alone
     assert user_text(stub.requests[-1]) == [diff]
 
     asked = len(stub.requests)
-    neither = cli.run("ask")
+    neither = cli.call("ask")
     assert neither.code == 2
     assert neither.stdout == ""
     lines = neither.stderr.splitlines()
@@ -114,7 +114,7 @@ def test_threads_continue_across_processes_with_json_and_events(cli, stub):
 
 def test_provider_error_exits_1_with_one_line_and_a_hint(cli, stub):
     stub.handler = lambda rec: Reply.error(404, "The model `stub-model` does not exist")
-    result = cli.run("ask", "hi")
+    result = cli.call("ask", "hi")
     assert result.code == 1
     assert result.stdout == ""
     lines = result.stderr.splitlines()
@@ -128,7 +128,7 @@ def test_provider_error_exits_1_with_one_line_and_a_hint(cli, stub):
 def test_a_thread_database_that_cannot_be_opened_is_one_clear_line(cli, stub, tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    result = cli.run("ask", "hi", env={"TOOLNEXUS_STORE": str(blocker / "threads.db")})
+    result = cli.call("ask", "hi", env={"TOOLNEXUS_STORE": str(blocker / "threads.db")})
     assert result.code == 1, result
     [line] = result.stderr.splitlines()
     assert line.startswith(f"error: cannot open the thread database {blocker / 'threads.db'}")
@@ -136,9 +136,9 @@ def test_a_thread_database_that_cannot_be_opened_is_one_clear_line(cli, stub, tm
 
 
 def test_usage_errors_exit_2(cli, stub):
-    both = cli.run("ask", "hi", "--json", "--events")
+    both = cli.call("ask", "hi", "--json", "--events")
     assert both.code == 2 and both.stderr.startswith("error:"), both
-    style = cli.run("ask", "hi", "--style", "klingon")
+    style = cli.call("ask", "hi", "--style", "klingon")
     assert style.code == 2 and "klingon" in style.stderr, style
     assert not stub.requests
 
@@ -195,12 +195,12 @@ def test_every_cut_off_says_so_on_stderr_and_in_the_json(cli, stub, finish, reas
     else:
         stub.handler = lambda rec: anthropic_stream("Here is how", stop=finish)
         style = ["--style", "anthropic", "--base-url", stub.url]
-    piped = cli.run("ask", "a story", *style)
+    piped = cli.call("ask", "a story", *style)
     assert piped.code == 0, piped
     assert piped.stdout == "Here is how\n"
     assert piped.stderr.splitlines() == [piped.stderr.strip()]
     assert piped.stderr.startswith(note)
-    as_json = cli.run("ask", "a story", "--json", *style)
+    as_json = cli.call("ask", "a story", "--json", *style)
     assert as_json.code == 0 and as_json.stderr == "", as_json
     assert (as_json.json["status"], as_json.json["finish_reason"],
             as_json.json["incomplete_reason"]) == ("incomplete", finish, reason)
@@ -208,17 +208,17 @@ def test_every_cut_off_says_so_on_stderr_and_in_the_json(cli, stub, finish, reas
 
 def test_an_answer_cut_off_at_max_tokens_says_so_on_stderr(cli, stub):
     stub.handler = lambda rec: openai_stream("Roses are red, violets", finish="length")
-    piped = cli.run("ask", "a poem")
+    piped = cli.call("ask", "a poem")
     assert piped.code == 0, piped
     assert piped.stdout == "Roses are red, violets\n"  # the answer stays exact
     lines = piped.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("note: the answer was cut off at max_tokens")
-    as_json = cli.run("ask", "a poem", "--json")
+    as_json = cli.call("ask", "a poem", "--json")
     assert as_json.code == 0 and as_json.stderr == "", as_json
     assert as_json.json["status"] == "incomplete"
 
     stub.handler = lambda rec: openai_stream("Roses are red.")
-    whole = cli.run("ask", "a poem")
+    whole = cli.call("ask", "a poem")
     assert whole.code == 0 and whole.stderr == "", whole
 
 

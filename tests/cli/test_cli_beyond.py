@@ -33,7 +33,7 @@ def one_error_line(result, *words: str) -> None:
 def test_ask_attaches_files_and_urls_as_parts(cli, stub):
     (cli.home / "cat.png").write_bytes(PNG)
     (cli.home / "notes.txt").write_text("buy milk\n")
-    done = cli.run("ask", "what is this?", "-a", "cat.png", "-a", "notes.txt",
+    done = cli.call("ask", "what is this?", "-a", "cat.png", "-a", "notes.txt",
                    "-a", "https://example.com/dog.jpg")
     assert done.code == 0, done
     assert user_parts(stub) == [[
@@ -43,7 +43,7 @@ def test_ask_attaches_files_and_urls_as_parts(cli, stub):
         {"type": "image_url", "image_url": {"url": "https://example.com/dog.jpg"}},
     ]]
 
-    alone = cli.run("ask", "-a", "cat.png")  # an attachment needs no words
+    alone = cli.call("ask", "-a", "cat.png")  # an attachment needs no words
     assert alone.code == 0, alone
     assert user_parts(stub) == [[{"type": "image_url", "image_url": {"url": PNG_URL}}]]
 
@@ -67,7 +67,7 @@ def test_an_attachment_that_cannot_go_is_one_line_before_any_request(cli, stub, 
         (cli.home / make).write_bytes(wav_bytes())
     elif make == "doc.pdf":
         (cli.home / make).write_bytes(pdf_bytes())
-    done = cli.run("ask", "look", *args)
+    done = cli.call("ask", "look", *args)
     assert done.code == 2 and done.stdout == "", done
     one_error_line(done, *words)
     assert stub.requests == []
@@ -95,7 +95,7 @@ def test_a_tool_returned_image_shows_in_the_verbose_side_channel(cli, stub, tmp_
     tools = tmp_path / "camera.py"
     tools.write_text(FUNCTIONS)
     calls_snapshot_then_answers(stub)
-    done = cli.run("ask", "--functions", str(tools), "shoot", "-v")
+    done = cli.call("ask", "--functions", str(tools), "shoot", "-v")
     assert done.code == 0, done
     assert done.stdout == "A desk.\n"
     lines = done.stderr.splitlines()
@@ -115,7 +115,7 @@ def sent_schema(stub) -> dict:
 
 def test_schema_short_form_prints_exactly_the_document(cli, stub):
     stub.handler = lambda rec: openai_stream(json.dumps(PERSON, indent=4))
-    done = cli.run("ask", "who?", "--schema", "name, age int, tags list")
+    done = cli.call("ask", "who?", "--schema", "name, age int, tags list")
     assert done.code == 0 and done.stderr == "", done
     assert done.stdout == json.dumps(PERSON, ensure_ascii=False) + "\n"  # one compact line
     assert sent_schema(stub) == {
@@ -128,17 +128,17 @@ def test_schema_from_inline_json_and_from_a_file(cli, stub):
     schema = {"type": "object", "properties": {"name": {"type": "string"}},
               "required": ["name"]}
     stub.handler = lambda rec: openai_stream('{"name": "Ada"}')
-    inline = cli.run("ask", "who?", "--schema", json.dumps(schema))
+    inline = cli.call("ask", "who?", "--schema", json.dumps(schema))
     assert inline.code == 0 and inline.stdout == '{"name": "Ada"}\n', inline
     assert sent_schema(stub)["properties"] == {"name": {"type": "string"}}
 
     (cli.home / "person.json").write_text(json.dumps(schema))
-    filed = cli.run("ask", "who?", "--schema", "person.json")
+    filed = cli.call("ask", "who?", "--schema", "person.json")
     assert filed.code == 0 and filed.stdout == '{"name": "Ada"}\n', filed
     assert stub.requests[-1].json["response_format"]["json_schema"]["strict"] is True
 
     (cli.home / "broken.json").write_text("{not json")
-    broken = cli.run("ask", "who?", "--schema", "broken.json")
+    broken = cli.call("ask", "who?", "--schema", "broken.json")
     assert broken.code == 2, broken
     one_error_line(broken, "broken.json", "not valid JSON")
 
@@ -146,7 +146,7 @@ def test_schema_from_inline_json_and_from_a_file(cli, stub):
 def test_schema_multi_asks_for_a_list_of_objects(cli, stub):
     answer = {"items": [{"name": "Ada"}, {"name": "Alan"}]}
     stub.handler = lambda rec: openai_stream(json.dumps(answer))
-    done = cli.run("ask", "who?", "--schema-multi", "name")
+    done = cli.call("ask", "who?", "--schema-multi", "name")
     assert done.code == 0, done
     assert json.loads(done.stdout) == answer and done.stdout.count("\n") == 1
     assert sent_schema(stub)["properties"]["items"]["items"]["properties"] == {
@@ -155,7 +155,7 @@ def test_schema_multi_asks_for_a_list_of_objects(cli, stub):
 
 def test_a_reply_that_breaks_the_schema_is_one_line_and_exit_1(cli, stub):
     stub.handler = lambda rec: openai_stream('{"name": "Ada", "age": "old", "tags": []}')
-    done = cli.run("ask", "who?", "--schema", "name, age int, tags list")
+    done = cli.call("ask", "who?", "--schema", "name, age int, tags list")
     assert done.code == 1 and done.stdout == "", done
     one_error_line(done, "does not match the schema", "$.age", "integer")
 
@@ -172,7 +172,7 @@ provider = "stub"
 model = "{STUB_MODEL}"
 request_params = {{ temperature = 1.0, top_p = 0.5 }}
 ''')
-    done = cli.run("ask", "-m", "fast", "hi", "-o", "temperature", "0.2",
+    done = cli.call("ask", "-m", "fast", "hi", "-o", "temperature", "0.2",
                    "-o", "max_tokens", "500", "-o", "user", "ada", "-o", "stop", '["\\n"]')
     assert done.code == 0, done
     body = stub.requests[-1].json
@@ -180,7 +180,7 @@ request_params = {{ temperature = 1.0, top_p = 0.5 }}
     assert body["top_p"] == 0.5  # the config's still goes
     assert body["user"] == "ada" and body["stop"] == ["\n"]
 
-    reserved = cli.run("ask", "hi", "-o", "messages", "[]")
+    reserved = cli.call("ask", "hi", "-o", "messages", "[]")
     assert reserved.code == 2, reserved
     one_error_line(reserved, "messages")
 
@@ -195,28 +195,28 @@ provider = "stub"
 model = "{STUB_MODEL}"
 reasoning = "high"
 ''')
-    assert cli.run("ask", "hi").code == 0
+    assert cli.call("ask", "hi").code == 0
     assert stub.requests[-1].json["reasoning_effort"] == "low"  # top level
-    assert cli.run("ask", "-m", "deep", "hi").code == 0
+    assert cli.call("ask", "-m", "deep", "hi").code == 0
     assert stub.requests[-1].json["reasoning_effort"] == "high"  # the model's own
-    assert cli.run("ask", "-m", "deep", "hi", "--reasoning", "medium").code == 0
+    assert cli.call("ask", "-m", "deep", "hi", "--reasoning", "medium").code == 0
     assert stub.requests[-1].json["reasoning_effort"] == "medium"  # the flag
-    assert cli.run("ask", "hi", "--reasoning", "off").code == 0
+    assert cli.call("ask", "hi", "--reasoning", "off").code == 0
     assert "reasoning_effort" not in stub.requests[-1].json
 
-    bad = cli.run("ask", "hi", "--reasoning", "max")
+    bad = cli.call("ask", "hi", "--reasoning", "max")
     assert bad.code == 2 and "Traceback" not in bad.stderr and "max" in bad.stderr
 
     cli.write_config('reasoning = "hgh"\n')
-    wrong = cli.run("ask", "hi")
+    wrong = cli.call("ask", "hi")
     assert wrong.code == 2, wrong
     one_error_line(wrong, "config.toml:1", "'reasoning'", "did you mean 'high'?")
 
 
 def test_reasoning_tokens_note_stays_out_of_a_pipe(cli, stub):
     stub.handler = lambda rec: openai_stream("Done.", reasoning_tokens=42)
-    quiet = cli.run("ask", "hi")
+    quiet = cli.call("ask", "hi")
     assert quiet.code == 0 and quiet.stdout == "Done.\n" and quiet.stderr == "", quiet
-    verbose = cli.run("ask", "hi", "-v")
+    verbose = cli.call("ask", "hi", "-v")
     assert verbose.stdout == "Done.\n"
     assert "reasoned for 42 tokens" in verbose.stderr.splitlines()

@@ -61,7 +61,7 @@ model = "deep-model"
     provider_key = {"STUBBY_KEY": "sk-stubby-var"}
 
     # the config file alone: default model, its provider, key variable, headers, params
-    r = bare_cli.run("ask", "hi", env=provider_key)
+    r = bare_cli.call("ask", "hi", env=provider_key)
     assert r.code == 0 and r.stdout == "ok\n", r
     req = stub.requests[-1]
     assert req.path == "/cfg/chat/completions"
@@ -74,7 +74,7 @@ model = "deep-model"
     # the environment beats the file
     env = {**provider_key, "TOOLNEXUS_MODEL": "deep", "TOOLNEXUS_BASE_URL": f"{stub.url}/env",
            "TOOLNEXUS_STYLE": "anthropic", "TOOLNEXUS_API_KEY": "sk-toolnexus-var"}
-    r = bare_cli.run("ask", "hi", env=env)
+    r = bare_cli.call("ask", "hi", env=env)
     assert r.code == 0 and r.stdout == "ok\n", r
     req = stub.requests[-1]
     assert req.path == "/env/v1/messages"
@@ -83,7 +83,7 @@ model = "deep-model"
     assert "temperature" not in req.json  # deep has no request_params
 
     # flags beat the environment; an alias finds its model
-    r = bare_cli.run("ask", "hi", "-m", "f", "--base-url", f"{stub.url}/flag",
+    r = bare_cli.call("ask", "hi", "-m", "f", "--base-url", f"{stub.url}/flag",
                      "--style", "openai", "-s", "flag system", env=env)
     assert r.code == 0 and r.stdout == "ok\n", r
     req = stub.requests[-1]
@@ -93,7 +93,7 @@ model = "deep-model"
     assert req.json["messages"][0] == {"role": "system", "content": "flag system"}
 
     # provider:model picks a provider with any model name, without the model's params
-    r = bare_cli.run("ask", "hi", "-m", "stubby:raw-model", env=provider_key)
+    r = bare_cli.call("ask", "hi", "-m", "stubby:raw-model", env=provider_key)
     assert r.code == 0, r
     req = stub.requests[-1]
     assert req.path == "/cfg/chat/completions" and req.json["model"] == "raw-model"
@@ -101,7 +101,7 @@ model = "deep-model"
 
 
 def test_no_config_and_a_local_server_needs_no_key(bare_cli, stub):
-    r = bare_cli.run("ask", "hi", "--base-url", stub.base_url, "-m", "local-model")
+    r = bare_cli.call("ask", "hi", "--base-url", stub.base_url, "-m", "local-model")
     assert r.code == 0, r
     req = stub.requests[-1]
     assert req.path == "/v1/chat/completions"  # the default style is openai
@@ -111,7 +111,7 @@ def test_no_config_and_a_local_server_needs_no_key(bare_cli, stub):
 
 
 def test_nothing_configured_says_what_to_set(bare_cli):
-    line = one_error_line(bare_cli.run("ask", "hi"))
+    line = one_error_line(bare_cli.call("ask", "hi"))
     for what in ("toolnexus setup", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
                  "OPENROUTER_API_KEY", "--base-url"):
         assert what in line
@@ -124,11 +124,11 @@ def test_a_base_url_alone_uses_the_one_model_its_server_serves(bare_cli, stub):
     used; a server that serves several names them in the error."""
     qwen = "qwen2.5-coder-0.5b-instruct"
     stub.models = Reply.json(llama_models(qwen))
-    r = bare_cli.run("ask", "hi", "--base-url", stub.base_url)
+    r = bare_cli.call("ask", "hi", "--base-url", stub.base_url)
     assert r.code == 0, r
     assert stub.requests[-1].json["model"] == qwen
     stub.models = openai_models(["llama3.2", "qwen3"])
-    line = one_error_line(bare_cli.run("ask", "hi", "--base-url", stub.base_url))
+    line = one_error_line(bare_cli.call("ask", "hi", "--base-url", stub.base_url))
     assert f"no model given, and {stub.base_url} serves 2 models (llama3.2, qwen3): pass " \
            "-m MODEL" in line
     assert len(stub.requests) == 1
@@ -137,47 +137,47 @@ def test_a_base_url_alone_uses_the_one_model_its_server_serves(bare_cli, stub):
 def test_config_errors_name_the_file_the_line_and_the_key(bare_cli, stub):
     path = bare_cli.config_file
     bare_cli.write_config('# my config\nsystem = "hi"\ndefualt_model = "fast"\n')
-    line = one_error_line(bare_cli.run("ask", "hi"))
+    line = one_error_line(bare_cli.call("ask", "hi"))
     assert f"{path}:3" in line
     assert "defualt_model" in line and "did you mean 'default_model'" in line
 
     # a nested key, with the same key in an earlier table: the line is the offending one
     bare_cli.write_config(
         '[providers.one]\nstyle = "openai"\n\n[providers.two]\nstyle = 3\n')
-    line = one_error_line(bare_cli.run("ask", "hi"))
+    line = one_error_line(bare_cli.call("ask", "hi"))
     assert f"{path}:5" in line and "providers.two.style" in line and "string" in line
 
     bare_cli.write_config('[providers.one]\nbase_url = "http://x"\nbase_ur = "http://y"\n')
-    line = one_error_line(bare_cli.run("config", "show"))  # every command checks the file
+    line = one_error_line(bare_cli.call("config", "show"))  # every command checks the file
     assert f"{path}:3" in line and "did you mean 'providers.one.base_url'" in line
 
     bare_cli.write_config('system = "hi"\n\n[ui\nmarkdown = true\n')
-    line = one_error_line(bare_cli.run("ask", "hi"))
+    line = one_error_line(bare_cli.call("ask", "hi"))
     assert str(path) in line and "line 3" in line
 
     bare_cli.write_config('default_model = "x"\n[models.x]\nprovider = "nowhere"\n')
-    line = one_error_line(bare_cli.run("ask", "hi"))
+    line = one_error_line(bare_cli.call("ask", "hi"))
     assert str(path) in line and "nowhere" in line and "[providers.nowhere]" in line
 
-    line = one_error_line(bare_cli.run("ask", "hi", "--config", str(bare_cli.root / "no.toml")))
+    line = one_error_line(bare_cli.call("ask", "hi", "--config", str(bare_cli.root / "no.toml")))
     assert "no.toml" in line
     assert not stub.requests
 
 
 def test_config_path_show_and_init(bare_cli):
-    assert bare_cli.run("config", "path").stdout == f"{bare_cli.config_file}\n"
+    assert bare_cli.call("config", "path").stdout == f"{bare_cli.config_file}\n"
     elsewhere = bare_cli.root / "elsewhere.toml"
-    r = bare_cli.run("config", "path", env={"TOOLNEXUS_CONFIG": str(elsewhere)})
+    r = bare_cli.call("config", "path", env={"TOOLNEXUS_CONFIG": str(elsewhere)})
     assert r.stdout == f"{elsewhere}\n"
 
-    r = bare_cli.run("config", "init")
+    r = bare_cli.call("config", "init")
     assert r.code == 0 and str(bare_cli.config_file) in r.stdout, r
     example = EXAMPLE.read_text(encoding="utf-8")
     assert bare_cli.config_file.read_text(encoding="utf-8") == example
-    shown = bare_cli.run("config", "show")  # the example is a valid config
+    shown = bare_cli.call("config", "show")  # the example is a valid config
     assert shown.code == 0 and 'default_model = "fast"' in shown.stdout, shown
     assert "max_tokens = 8192" in shown.stdout  # settings are not mistaken for secrets
-    tools = bare_cli.run("tools")  # tools are opt-in: the written config turns none on
+    tools = bare_cli.call("tools")  # tools are opt-in: the written config turns none on
     assert tools.code == 0 and "no tools" in tools.stdout and "read_file" not in tools.stdout
     uncommented = "\n".join(line.removeprefix("# ") for line in example.splitlines()
                             if line.startswith("# builtins"))
@@ -191,16 +191,16 @@ base_url = "https://llm.corp.example/v1"
 api_key_env = "CORP_KEY"
 headers = { Authorization = "Bearer hdr-SECRET-token", "X-Trace" = "trace-SECRET" }
 """)
-    shown = bare_cli.run("config", "show")
+    shown = bare_cli.call("config", "show")
     assert shown.code == 0, shown
     assert "SECRET" not in shown.stdout
     assert "db.example:5432/threads" in shown.stdout and "CORP_KEY" in shown.stdout
     assert "llm.corp.example" in shown.stdout
 
-    refused = bare_cli.run("config", "init")
+    refused = bare_cli.call("config", "init")
     assert refused.code == 2 and "--force" in refused.stderr, refused
     assert "SECRET" in bare_cli.config_file.read_text(encoding="utf-8")  # untouched
-    forced = bare_cli.run("config", "init", "--force")
+    forced = bare_cli.call("config", "init", "--force")
     assert forced.code == 0, forced
     assert bare_cli.config_file.read_text(encoding="utf-8") == example
 
@@ -219,14 +219,14 @@ def test_keys_set_stores_a_0600_file_used_for_its_provider(bare_cli, stub):
     assert stat.S_IMODE(bare_cli.keys_file.stat().st_mode) == 0o600
     assert json.loads(bare_cli.keys_file.read_text()) == {"stubby": KEY}
 
-    listed = bare_cli.run("keys", "list")
+    listed = bare_cli.call("keys", "list")
     assert listed.stdout == "stubby\n"
 
-    r = bare_cli.run("ask", "hi")
+    r = bare_cli.call("ask", "hi")
     assert r.code == 0, r
     assert stub.requests[-1].headers["authorization"] == f"Bearer {KEY}"
 
-    removed = bare_cli.run("keys", "rm", "stubby")
+    removed = bare_cli.call("keys", "rm", "stubby")
     assert removed.code == 0 and KEY not in removed.stdout, removed
     assert json.loads(bare_cli.keys_file.read_text()) == {}
 
@@ -242,12 +242,12 @@ api_key_cmd = "printf sk-from-the-vault"
 base_url = "{stub.base_url}"
 api_key_cmd = "echo locked >&2; exit 3"
 """)
-    r = bare_cli.run("ask", "hi")
+    r = bare_cli.call("ask", "hi")
     assert r.code == 0, r
     assert stub.requests[-1].headers["authorization"] == "Bearer sk-from-the-vault"
 
     asked = len(stub.requests)
-    line = one_error_line(bare_cli.run("ask", "hi", "-m", "broken:m1"))
+    line = one_error_line(bare_cli.call("ask", "hi", "-m", "broken:m1"))
     assert "api_key_cmd" in line and "broken" in line and "exit 3" in line
     assert len(stub.requests) == asked
 
@@ -283,27 +283,27 @@ def test_no_key_leaks_into_output_errors_or_the_thread_file(cli, stub):
     env = {"TOOLNEXUS_API_KEY": KEY}
     outputs = []
     for args in (["-v"], ["--json"], ["--events"]):
-        r = cli.run("ask", "hi", "--id", "leaky", *args, env=env)
+        r = cli.call("ask", "hi", "--id", "leaky", *args, env=env)
         assert r.code == 0, r
         outputs.append(r)
     assert outputs[0].stdout.startswith("Your key is ")  # the answer still arrives
     assert outputs[0].stdout.endswith(" indeed.\n")
     assert "lookup" in outputs[0].stderr  # tool activity was shown, without the key
     for args in ([], ["--json"], ["--events"]):
-        r = cli.run("ask", "fail", "--id", "leaky", *args, env=env)
+        r = cli.call("ask", "fail", "--id", "leaky", *args, env=env)
         assert r.code == 1 and "Incorrect API key" in r.stderr, r
         outputs.append(r)
     assert stub.requests[0].headers["authorization"] == f"Bearer {KEY}"  # it was sent
     for r in outputs:
         assert KEY not in r.stdout and KEY not in r.stderr, r
         assert KEY[3:] not in r.stdout + r.stderr  # not even a recognisable part
-    shown = cli.run("threads", "show", "leaky", "--json")
+    shown = cli.call("threads", "show", "leaky", "--json")
     assert shown.code == 0 and "Your key is" in shown.stdout and KEY not in shown.stdout
     assert KEY.encode() not in cli.db_bytes()
 
 
 def test_keys_set_for_an_unknown_provider_names_the_known_ones(bare_cli):
-    line = one_error_line(bare_cli.run("keys", "set", "opnai", input="sk-x\n"))
+    line = one_error_line(bare_cli.call("keys", "set", "opnai", input="sk-x\n"))
     assert "unknown provider 'opnai'" in line and "did you mean 'openai'?" in line
     assert "openai, anthropic, openrouter, ollama" in line
     assert not bare_cli.keys_file.exists()  # nothing asked, nothing stored
@@ -312,16 +312,16 @@ def test_keys_set_for_an_unknown_provider_names_the_known_ones(bare_cli):
 def test_enumerated_settings_are_checked_like_keys(bare_cli):
     path = bare_cli.config_file
     bare_cli.write_config('system = "hi"\n[ui]\ncode_theme = "monokia"\n')
-    line = one_error_line(bare_cli.run("config", "show"))
+    line = one_error_line(bare_cli.call("config", "show"))
     assert f"{path}:3" in line and "'ui.code_theme' = 'monokia'" in line
     assert "did you mean 'monokai'?" in line
 
     bare_cli.write_config('[providers.mine]\nbase_url = "http://x"\nstyle = "antropic"\n')
-    line = one_error_line(bare_cli.run("ask", "hi"))
+    line = one_error_line(bare_cli.call("ask", "hi"))
     assert f"{path}:3" in line and "did you mean 'anthropic'?" in line
 
     bare_cli.write_config('[ui]\ncode_theme = "dracula"\n')  # any Pygments style will do
-    assert bare_cli.run("config", "show").code == 0
+    assert bare_cli.call("config", "show").code == 0
 
 
 SHOWN_CONFIG = """\
@@ -354,7 +354,7 @@ def test_config_show_prints_toml_that_reads_back_with_secrets_masked(bare_cli):
     `python -c "import tomllib; tomllib.load(open('backup.toml', 'rb'))"`): refused at
     `approval.commands.git status* = "allow"`, a key TOML only reads quoted."""
     bare_cli.write_config(SHOWN_CONFIG)
-    shown = bare_cli.run("config", "show")
+    shown = bare_cli.call("config", "show")
     assert shown.code == 0, shown
     assert "SECRET" not in shown.stdout and "\x1b" not in shown.stdout, shown.stdout
     read = tomllib.loads(shown.stdout)
@@ -372,14 +372,14 @@ def test_the_idle_timeout_is_a_setting_and_a_flag(cli, stub):
     --idle-timeout beats that; the error names both."""
     stub.handler = lambda rec: Reply.hang() if rec.method == "POST" else Reply.error(404, "no")
     cli.write_config("idle_timeout = 0.2\n")
-    r = cli.run("ask", "hi")
+    r = cli.call("ask", "hi")
     assert r.code == 1, r
     assert "sent nothing for 0.2 s (idle timeout): the server may be busy ('idle_timeout' " \
            "in the config file, or --idle-timeout, waits longer)" in r.stderr
-    r = cli.run("ask", "hi", "--idle-timeout", "0.3")
+    r = cli.call("ask", "hi", "--idle-timeout", "0.3")
     assert r.code == 1 and "sent nothing for 0.3 s (idle timeout)" in r.stderr, r
-    line = one_error_line(cli.run("ask", "hi", "--idle-timeout", "0"))
+    line = one_error_line(cli.call("ask", "hi", "--idle-timeout", "0"))
     assert "--idle-timeout must be a number of seconds above 0 and at most 86400" in line
     cli.write_config("idle_timeout = -1\n")
-    line = one_error_line(cli.run("ask", "hi"))
+    line = one_error_line(cli.call("ask", "hi"))
     assert "'idle_timeout' must be a number of seconds above 0" in line

@@ -17,7 +17,7 @@ from toolnexus.marks import sendable
 def test_five_long_asks_on_one_thread_all_succeed_and_the_thread_keeps_every_prompt(cli, stub):
     llama = stub.handler = LlamaCppLike(window=4096)
     for n in range(1, 6):  # each about 1,500 tokens: two fill the 4,096-token window
-        result = cli.run("ask", "--id", "T", note(n))
+        result = cli.call("ask", "--id", "T", note(n))
         assert result.code == 0, result
         assert result.stdout == "Noted.\n"
     assert llama.overflows == 0 and llama.summaries >= 2
@@ -44,12 +44,12 @@ NOTE_LINE = re.compile(r"toolnexus: compacted (\d+) earlier messages?: [\d.]+k �
 
 def test_the_window_is_asked_once_and_remembered_in_a_private_cache_file(cli, stub):
     stub.handler = LlamaCppLike(window=4096)
-    assert cli.run("ask", "--id", "T", note(1, 2000)).code == 0  # big enough to look it up
+    assert cli.call("ask", "--id", "T", note(1, 2000)).code == 0  # big enough to look it up
     assert looked_up(stub) == ["/v1/models", "/props"]
     cache = cli.root / "cache" / "toolnexus" / "windows.json"
     assert stat.S_IMODE(cache.stat().st_mode) == 0o600
     assert '"window": 4096' in cache.read_text()
-    second = cli.run("ask", "--id", "T", note(2))  # compacts: the window comes from the file
+    second = cli.call("ask", "--id", "T", note(2))  # compacts: the window comes from the file
     assert second.code == 0 and NOTE_LINE.fullmatch(second.stderr), second
     assert looked_up(stub) == ["/v1/models", "/props"]
 
@@ -65,8 +65,8 @@ def test_a_context_window_in_the_config_is_used_without_asking_the_endpoint(cli,
         + {"top": "", "provider": small, "model": big}[where]
         + '[models.small]\nprovider = "local"\nmodel = "stub-model"\n'
         + (small if where == "model" else ""))
-    assert cli.run("ask", "-m", "small", "--id", "T", note(1, 1300)).code == 0
-    second = cli.run("ask", "-m", "small", "--id", "T", note(2, 1300))  # 2.6k > 80% of 3,000
+    assert cli.call("ask", "-m", "small", "--id", "T", note(1, 1300)).code == 0
+    second = cli.call("ask", "-m", "small", "--id", "T", note(2, 1300))  # 2.6k > 80% of 3,000
     assert second.code == 0 and NOTE_LINE.fullmatch(second.stderr), second
     assert llama.summaries == 1 and looked_up(stub) == []
 
@@ -74,7 +74,7 @@ def test_a_context_window_in_the_config_is_used_without_asking_the_endpoint(cli,
 @pytest.mark.parametrize("value", ["0", "-5", "true", '"big"', "1.5"])
 def test_a_context_window_that_is_not_a_number_of_tokens_is_one_error_line(cli, value):
     cli.write_config(f'[models.small]\nmodel = "stub-model"\ncontext_window = {value}\n')
-    result = cli.run("ask", "hi")
+    result = cli.call("ask", "hi")
     assert result.code == 2 and result.stdout == "", result
     assert len(result.stderr.splitlines()) == 1, result
     assert "config.toml:3" in result.stderr and "'models.small.context_window'" in result.stderr
@@ -83,29 +83,29 @@ def test_a_context_window_that_is_not_a_number_of_tokens_is_one_error_line(cli, 
 def test_no_compact_refuses_a_thread_too_long_for_the_window_with_the_numbers(cli, stub):
     stub.handler = LlamaCppLike(window=4096)
     cli.seed_thread("T", two_long_turns())
-    refused = cli.run("ask", "--id", "T", "--no-compact", note(3))
+    refused = cli.call("ask", "--id", "T", "--no-compact", note(3))
     assert refused.code == 1 and refused.stdout == "", refused
     assert len(refused.stderr.splitlines()) == 1, refused
     assert re.search(r"\([\d,]+ tokens; its window is 4,096\)", refused.stderr), refused
     assert not any(is_summary_request(r) for r in posts(stub))
-    assert cli.run("ask", "--id", "T", note(3)).code == 0  # compaction on: it fits
+    assert cli.call("ask", "--id", "T", note(3)).code == 0  # compaction on: it fits
 
 
 def test_ask_says_it_compacted_in_one_stderr_line_and_json_carries_the_event(cli, stub):
     stub.handler = LlamaCppLike(window=4096)
     for thread in ("A", "B", "C"):
         cli.seed_thread(thread, two_long_turns())
-    plain = cli.run("ask", "--id", "A", note(3))
+    plain = cli.call("ask", "--id", "A", note(3))
     assert plain.code == 0 and plain.stdout == "Noted.\n", plain
     assert NOTE_LINE.fullmatch(plain.stderr).group(2) == "summary", plain
 
-    as_json = cli.run("ask", "--id", "B", "--json", note(3))
+    as_json = cli.call("ask", "--id", "B", "--json", note(3))
     assert as_json.code == 0 and NOTE_LINE.fullmatch(as_json.stderr), as_json
     (event,) = as_json.json["compactions"]
     assert event["type"] == "compaction" and event["method"] == "summary"
     assert event["before_tokens"] > 3277 > event["after_tokens"]
 
-    events = cli.run("ask", "--id", "C", "--events", note(3))
+    events = cli.call("ask", "--id", "C", "--events", note(3))
     assert events.code == 0 and NOTE_LINE.fullmatch(events.stderr), events
     kinds = [e["type"] for e in events.json_lines]
     assert kinds.count("compaction") == 1 and kinds.index("compaction") < kinds.index("text")
@@ -117,7 +117,7 @@ def test_ask_says_when_older_turns_were_dropped_because_the_summary_did_not_fit(
     stub.handler = lambda rec: (LlamaCppLike(window=10)(rec) if rec.method == "POST"
                                 and is_summary_request(rec) else llama(rec))
     cli.seed_thread("T", two_long_turns())
-    result = cli.run("ask", "--id", "T", note(3))
+    result = cli.call("ask", "--id", "T", note(3))
     assert result.code == 0 and result.stdout == "Noted.\n", result
     assert NOTE_LINE.fullmatch(result.stderr).group(2) == "dropped: the summary did not fit"
 
@@ -125,13 +125,13 @@ def test_ask_says_when_older_turns_were_dropped_because_the_summary_did_not_fit(
 def test_threads_show_marks_the_summary_and_sent_shows_what_the_model_sees(cli, stub):
     stub.handler = LlamaCppLike(window=4096)
     cli.seed_thread("T", two_long_turns())
-    assert cli.run("ask", "--id", "T", note(3)).code == 0
+    assert cli.call("ask", "--id", "T", note(3)).code == 0
     stored = cli.thread("T")
     (at,) = [i for i, m in enumerate(stored) if "compaction" in m]
     info = stored[at]["compaction"]
     first, last = info["summarized"]
 
-    shown = cli.run("threads", "show", "T")
+    shown = cli.call("threads", "show", "T")
     assert shown.code == 0, shown
     rule = re.search(r"^── summary of messages (\d+)–(\d+) \(([\d.]+k) → ([\d.]+k) tokens, "
                      r"stub-model\) ──$", shown.stdout, re.M)
@@ -142,10 +142,10 @@ def test_threads_show_marks_the_summary_and_sent_shows_what_the_model_sees(cli, 
     assert shown.stdout.startswith("## 1 · User\n\nNote 1:")
     assert f"## {at + 2} · Assistant\n\nNoted." in shown.stdout
 
-    sent = cli.run("threads", "show", "T", "--sent")
+    sent = cli.call("threads", "show", "T", "--sent")
     assert sent.code == 0 and rule[0] in sent.stdout, sent
     assert note(2) not in sent.stdout and note(1) in sent.stdout and note(3) in sent.stdout
-    as_json = cli.run("threads", "show", "T", "--json")
+    as_json = cli.call("threads", "show", "T", "--json")
     assert as_json.json[at] == stored[at] and as_json.json[at]["compaction"] == info
-    sent_json = cli.run("threads", "show", "T", "--sent", "--json").json
+    sent_json = cli.call("threads", "show", "T", "--sent", "--json").json
     assert sent_json == sendable(stored) and stored[at] in sent_json

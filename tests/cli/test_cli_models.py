@@ -78,7 +78,7 @@ def test_the_table_in_a_terminal_with_one_provider_down(user):
 
 
 def test_the_list_is_cached_an_hour_and_refresh_asks_again(user, stub):
-    first = user.run("models", "--json")
+    first = user.call("models", "--json")
     assert first.code == 0, first
     up, down = first.json
     assert (up["provider"], up["reachable"], up["cached"]) == ("up", True, False)
@@ -88,42 +88,42 @@ def test_the_list_is_cached_an_hour_and_refresh_asks_again(user, stub):
     assert "could not connect" in down["error"]
     assert stat.S_IMODE(cache_file(user).stat().st_mode) == 0o600
 
-    second = user.run("models", "--json")
+    second = user.call("models", "--json")
     assert second.json[0]["cached"] is True and second.json[0]["models"] == up["models"]
     assert model_lists(stub) == 1, "the cache was not used"
-    assert user.run("models", "--refresh").code == 0
+    assert user.call("models", "--refresh").code == 0
     assert model_lists(stub) == 2
 
     data = json.loads(cache_file(user).read_text())
     data["providers"]["up"]["fetched_at"] = time.time() - 3601  # an hour old
     cache_file(user).write_text(json.dumps(data))
-    assert user.run("models").code == 0
+    assert user.call("models").code == 0
     assert model_lists(stub) == 3
 
 
 def test_one_provider_only_and_unknown_names(user, stub):
-    r = user.run("models", "--provider", "up")
+    r = user.call("models", "--provider", "up")
     assert r.code == 0 and "down" not in r.stdout and "router/m" in r.stdout
-    r = user.run("models", "--provider", "nope")
+    r = user.call("models", "--provider", "nope")
     assert r.code == 2 and r.stderr.startswith("error: no provider named 'nope'")
 
 
 def test_all_down_is_exit_1_and_nothing_configured_is_exit_2(user, stub, tmp_path):
     stub.close()
-    r = user.run("models")
+    r = user.call("models")
     assert r.code == 1 and r.stdout.count("unreachable: ") == 2 and r.stderr == ""
-    r = CLI(tmp_path / "nobody").run("models")
+    r = CLI(tmp_path / "nobody").call("models")
     assert r.code == 2 and "run 'toolnexus setup'" in r.stderr
 
 
 def test_a_hostile_list_cannot_reach_the_terminal(user, stub):
     stub.models = openai_models(["evil\x1b]52;c;aGk=\x07name"])
-    r = user.run("models", "--provider", "up")
+    r = user.call("models", "--provider", "up")
     assert r.code == 0 and "\x1b" not in r.stdout and "evil^[]52;c;aGk=^Gname" in r.stdout
     stub.models = None
     stub.handler = lambda rec: Reply.raw(
         [b"<html>no</html>"], chunked=False, headers={"Content-Type": "text/html"})
-    r = user.run("models", "--provider", "up", "--refresh")
+    r = user.call("models", "--provider", "up", "--refresh")
     assert r.code == 1 and "unreachable: the reply from" in r.stdout and "is not JSON" in r.stdout
 
 
@@ -140,7 +140,7 @@ base_url = "{anthropic.url}"
 style = "anthropic"
 """)
         cli.keys_file.write_text(json.dumps({"anth": "sk-ant-stored"}))
-        r = cli.run("models", env={"TOOLNEXUS_API_KEY": "sk-everywhere"})
+        r = cli.call("models", env={"TOOLNEXUS_API_KEY": "sk-everywhere"})
         assert r.code == 0, r
         assert "claude-x" in r.stdout and "local-m" in r.stdout
         sent = anthropic.lookups[0].headers
@@ -171,7 +171,7 @@ def test_model_names_for_chat_completion_come_from_the_cache(as_user, stub):
     config = load_config()
     assert model_names(config) == ["fast", "f"]  # nothing cached yet, and no request made
     assert stub.lookups == []
-    assert as_user.run("models").code == 0
+    assert as_user.call("models").code == 0
     names = model_names(config)
     assert names == ["fast", "f", "up:router/m", "up:llama-m", "router/m", "llama-m"]
     stub.close()
@@ -199,23 +199,23 @@ def test_a_bare_model_name_is_looked_up_among_the_configured_providers(tmp_path)
         config = (f'default_model = "one:shared-m"\n'
                   f'[providers.one]\nbase_url = "{one.base_url}"\n')
         cli.write_config(config)
-        r = cli.run("ask", "-m", "gemma-3-270m", "hi")
+        r = cli.call("ask", "-m", "gemma-3-270m", "hi")
         assert (r.code, r.stdout) == (0, "one serves gemma-3-270m\n"), r
         assert one.lookups == []  # one provider: nothing to look up
 
         cli.write_config(config + f'[providers.two]\nbase_url = "{two.base_url}"\n')
-        r = cli.run("ask", "-m", "qwen2.5-coder", "hi")
+        r = cli.call("ask", "-m", "qwen2.5-coder", "hi")
         assert (r.code, r.stdout) == (0, "two serves qwen2.5-coder\n"), r
         assert (len(one.lookups), len(two.lookups)) == (1, 1)  # both lists, now cached
-        r = cli.run("ask", "-m", "gemma-3-270m", "hi")
+        r = cli.call("ask", "-m", "gemma-3-270m", "hi")
         assert (r.code, r.stdout) == (0, "one serves gemma-3-270m\n"), r
         assert (len(one.lookups), len(two.lookups)) == (1, 1)  # from the cache
 
-        r = cli.run("ask", "-m", "shared-m", "hi")
+        r = cli.call("ask", "-m", "shared-m", "hi")
         assert r.code == 2 and r.stderr == (
             "error: 'shared-m' is served by one, two: name one, e.g. -m one:shared-m "
             "(/model one:shared-m in the chat)\n"), r
-        r = cli.run("ask", "-m", "gemma-3-27m", "hi")
+        r = cli.call("ask", "-m", "gemma-3-27m", "hi")
         assert r.code == 2 and r.stderr.startswith(
             "error: no configured provider lists a model named 'gemma-3-27m'; did you mean "
             "'gemma-3-270m'?; 'toolnexus models' lists what each serves"), r
@@ -225,6 +225,6 @@ def test_a_bare_model_name_is_looked_up_among_the_configured_providers(tmp_path)
 def test_nothing_configured_points_to_setup_first(tmp_path):
     """Repro: on a fresh machine, `toolnexus ask hi` said to set a key variable or to run
     `config init` and edit the file; the setup that finds local servers went unmentioned."""
-    r = CLI(tmp_path).run("ask", "hi")
+    r = CLI(tmp_path).call("ask", "hi")
     assert r.code == 2 and r.stderr.startswith(
         "error: no model endpoint is configured: run 'toolnexus setup'"), r

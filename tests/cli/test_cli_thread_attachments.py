@@ -45,7 +45,7 @@ def pictured(cli, stub, tmp_path, thread: str = "t-pic", turns: int = 2):
 
     stub.handler = handler
     for k in range(turns):
-        r = cli.run("ask", "--functions", str(tools), "--id", thread, f"take picture {k}")
+        r = cli.call("ask", "--functions", str(tools), "--id", thread, f"take picture {k}")
         assert r.code == 0, r
 
 
@@ -54,27 +54,27 @@ def test_a_tool_image_is_stored_once_and_named_never_dumped(cli, stub, tmp_path)
     assert cli.db_rows("SELECT count(*), sum(size) FROM attachments") == [(1, len(IMAGE))]
     assert IMAGE_B64[:64].encode() not in cli.db_bytes()  # bytes once, not base64 per message
 
-    shown = cli.run("threads", "show", "t-pic")
+    shown = cli.call("threads", "show", "t-pic")
     assert shown.code == 0, shown
     assert shown.stdout.count(LABEL) == 2 and IMAGE_B64[:40] not in shown.stdout
-    raw = cli.run("threads", "show", "t-pic", "--json")
+    raw = cli.call("threads", "show", "t-pic", "--json")
     assert raw.code == 0 and REF in raw.stdout and IMAGE_B64[:40] not in raw.stdout, raw
 
-    md = cli.run("threads", "export", "t-pic")
+    md = cli.call("threads", "export", "t-pic")
     assert md.code == 0 and md.stdout.count(LABEL) == 2, md
     assert IMAGE_B64[:40] not in md.stdout
-    referenced = cli.run("threads", "export", "t-pic", "--format", "json")
+    referenced = cli.call("threads", "export", "t-pic", "--format", "json")
     assert referenced.code == 0, referenced
     assert referenced.stdout.count(REF) == 2 and IMAGE_B64[:40] not in referenced.stdout
     tool_parts = [m["content"] for m in referenced.json if m["role"] == "tool"]
     assert tool_parts[0][1] == {"type": "image_url", "image_url": {"url": REF}}
 
-    inline = cli.run("threads", "export", "t-pic", "--format", "json", "--include-attachments")
+    inline = cli.call("threads", "export", "t-pic", "--format", "json", "--include-attachments")
     assert inline.code == 0, inline
     urls = [m["content"][1]["image_url"]["url"] for m in inline.json if m["role"] == "tool"]
     assert urls == ["data:image/png;base64," + IMAGE_B64] * 2  # exactly as it was sent
 
-    wrong = cli.run("threads", "export", "t-pic", "--include-attachments")
+    wrong = cli.call("threads", "export", "t-pic", "--include-attachments")
     assert wrong.code == 2 and "--format json" in wrong.stderr, wrong
 
 
@@ -99,25 +99,25 @@ def test_no_base64_reaches_a_terminal(cli, stub, tmp_path):
 
 def test_fork_a_thread_and_go_on_from_the_fork(cli, stub, tmp_path):
     pictured(cli, stub, tmp_path)  # 8 messages: two turns of user, call, tool, answer
-    forked = cli.run("threads", "fork", "t-pic", "--at", "4")
+    forked = cli.call("threads", "fork", "t-pic", "--at", "4")
     assert forked.code == 0, forked
     new = forked.stdout.strip()
     assert new.startswith("t-") and new != "t-pic" and "\n" not in new
     assert cli.db_rows("SELECT count(*) FROM attachments") == [(1,)]  # shared, not copied
 
-    whole = cli.run("threads", "fork", "t-pic", "--id", "t-mine")
+    whole = cli.call("threads", "fork", "t-pic", "--id", "t-mine")
     assert whole.code == 0 and whole.stdout == "t-mine\n", whole
-    listed = {t["id"]: t for t in cli.run("threads", "list", "--json").json}
+    listed = {t["id"]: t for t in cli.call("threads", "list", "--json").json}
     assert listed[new]["forked_from"] == {"id": "t-pic", "at": 4}
     assert listed[new]["message_count"] == 4 and listed["t-mine"]["message_count"] == 8
     assert listed["t-pic"]["forked_from"] is None
-    table = cli.run("threads", "list").stdout.splitlines()
+    table = cli.call("threads", "list").stdout.splitlines()
     row = next(line for line in table if line.startswith(new))
     assert row.endswith("take picture 0 (fork of t-pic@4)"), table
     assert not next(line for line in table if line.startswith("t-pic ")).endswith(")")
 
     stub.handler = lambda rec: openai_stream("Going on from the first picture.")
-    r = cli.run("ask", "--id", new, "and then?")
+    r = cli.call("ask", "--id", new, "and then?")
     assert r.code == 0, r
     sent = stub.requests[-1].json["messages"]
     # the tool's image goes along (OpenAI: in a user message after the tool result)
@@ -134,7 +134,7 @@ def test_fork_says_in_one_line_what_it_cannot_do(cli, stub, tmp_path):
                        (["t-pic", "--at", "9"], "a fork keeps 1 to 4 of them, not 9"),
                        (["t-pic", "--at", "0"], "not 0"),
                        (["t-pic", "--id", "t-pic"], "already a thread 't-pic'")):
-        r = cli.run("threads", "fork", *args)
+        r = cli.call("threads", "fork", *args)
         assert r.code == 1 and r.stdout == "", r
         lines = r.stderr.splitlines()
         assert len(lines) == 1 and lines[0].startswith("error:") and says in lines[0], r

@@ -59,7 +59,7 @@ def test_a_functions_file_end_to_end_through_ask(cli, stub, tmp_path):
     path = write(tmp_path / "mytools.py", FUNCTIONS)
     calls_then_answer(stub, [("add", {"a": 2, "b": 40})], "The sum is 42.")
 
-    result = cli.run("ask", "--functions", str(path), "what is 2 + 40?")
+    result = cli.call("ask", "--functions", str(path), "what is 2 + 40?")
 
     assert result.code == 0, result
     assert result.stdout == "The sum is 42.\n"
@@ -80,7 +80,7 @@ def test_functions_is_repeatable(cli, stub, tmp_path):
     two = write(tmp_path / "two.py", 'def shout(text: str) -> str:\n    return text.upper()\n')
     calls_then_answer(stub, [("shout", {"text": "hey"})], "ok")
 
-    result = cli.run("ask", "--functions", str(one), "--functions", str(two), "go")
+    result = cli.call("ask", "--functions", str(one), "--functions", str(two), "go")
 
     assert result.code == 0, result
     assert sorted(tool_names(stub.requests[0])) == ["add", "shout"]
@@ -92,7 +92,7 @@ def test_functions_in_the_config_are_relative_to_the_config_file(cli, stub):
     cli.write_config('functions = ["tools/fns.py"]\n')
     calls_then_answer(stub, [("add", {"a": 1, "b": 1})], "Two.")
 
-    result = cli.run("ask", "1+1?")  # run from HOME, not from the config folder
+    result = cli.call("ask", "1+1?")  # run from HOME, not from the config folder
 
     assert result.code == 0, result
     assert result.stdout == "Two.\n"
@@ -104,7 +104,7 @@ def test_a_broken_functions_file_is_a_usage_error_naming_it(cli, stub, tmp_path)
 
     for args in (["ask", "--functions", str(broken), "hi"],
                  ["tools", "--functions", str(broken)]):
-        result = cli.run(*args)
+        result = cli.call(*args)
         assert result.code == 2, result
         assert str(broken) in result.stderr and "no_such_module_xyz" in result.stderr
         assert "Traceback" not in result.stderr
@@ -113,7 +113,7 @@ def test_a_broken_functions_file_is_a_usage_error_naming_it(cli, stub, tmp_path)
 
 def test_a_missing_functions_file_in_the_config_is_named(cli, stub):
     cli.write_config('functions = ["nope.py"]\n')
-    result = cli.run("ask", "hi")
+    result = cli.call("ask", "hi")
     assert result.code == 2, result
     assert str(cli.config_dir / "nope.py") in result.stderr
     assert stub.requests == []
@@ -130,7 +130,7 @@ def test_tools_json_lists_source_status_and_approval(cli, tmp_path):
     skills = write(tmp_path / "skills" / "pdf" / "SKILL.md",
                    "---\nname: pdf\ndescription: PDF forms\n---\nSteps.\n").parent.parent
 
-    result = cli.run("tools", "--json", "--builtins", "--functions", str(path),
+    result = cli.call("tools", "--json", "--builtins", "--functions", str(path),
                      "--skills", str(skills))
 
     assert result.code == 0, result
@@ -153,12 +153,12 @@ def test_tools_shows_the_config_rules(cli, tmp_path):
     cli.write_config(f'functions = ["{path}"]\nbuiltins = ["read_file", "bash"]\n\n'
                      '[approval]\n"add" = "deny"\n"read_*" = "ask"\n')
 
-    result = cli.run("tools", "--json")
+    result = cli.call("tools", "--json")
     assert result.code == 0, result
     approval = {row["name"]: row["approval"] for row in result.json}
     assert approval == {"read_file": "ask", "bash": "ask", "add": "deny"}
 
-    table = cli.run("tools")
+    table = cli.call("tools")
     assert table.code == 0, table
     lines = table.stdout.splitlines()
     assert lines[0].split() == ["TOOL", "SOURCE", "STATUS", "APPROVAL"]
@@ -175,7 +175,7 @@ def test_tools_shows_the_approval_in_effect_with_yes_and_the_sandbox(cli):
     asks before every command, --yes or not. The list showed the config's rule, never
     what happens."""
     def approvals(*flags: str) -> dict[str, tuple[str, str]]:
-        result = cli.run("tools", "--json", "--builtins", *flags)
+        result = cli.call("tools", "--json", "--builtins", *flags)
         assert result.code == 0, result
         return {row["name"]: (row["approval"], row["approval_note"]) for row in result.json}
 
@@ -188,17 +188,17 @@ def test_tools_shows_the_approval_in_effect_with_yes_and_the_sandbox(cli):
     assert unconfined["bash"] == ("ask", "no sandbox")
     assert unconfined["edit_file"] == ("allow", "--yes")
 
-    table = cli.run("tools", "--builtins", "--yes").stdout.splitlines()
+    table = cli.call("tools", "--builtins", "--yes").stdout.splitlines()
     assert next(line for line in table if line.startswith("bash ")).endswith(
         " allow (--yes, sandbox)")
     assert next(line for line in table if line.startswith("read_file ")).endswith(" allow")
 
 
 def test_tools_without_any_says_how_to_add_some(cli):
-    result = cli.run("tools")
+    result = cli.call("tools")
     assert result.code == 0, result
     assert "no tools" in result.stdout and "--builtins" in result.stdout
-    assert cli.run("tools", "--json").json == []
+    assert cli.call("tools", "--json").json == []
 
 
 # ================================================================ approval in a pipe
@@ -209,7 +209,7 @@ BASH_CALL = [("bash", {"command": "echo approved-123"})]
 def test_non_interactive_ask_denies_and_says_to_pass_yes(cli, stub):
     calls_then_answer(stub, BASH_CALL, "I could not run it.")
 
-    result = cli.run("ask", "--builtins", "run echo")
+    result = cli.call("ask", "--builtins", "run echo")
 
     assert result.code == 0, result
     assert result.stdout == "I could not run it.\n"
@@ -222,7 +222,7 @@ def test_non_interactive_ask_denies_and_says_to_pass_yes(cli, stub):
 def test_yes_approves(cli, stub):
     calls_then_answer(stub, BASH_CALL, "Done.")
 
-    result = cli.run("ask", "--builtins", "--yes", "run echo")
+    result = cli.call("ask", "--builtins", "--yes", "run echo")
 
     assert result.code == 0, result
     assert result.stdout == "Done.\n"
@@ -235,7 +235,7 @@ def test_a_config_command_rule_allows_without_yes(cli, stub):
                      '"rm *" = "deny"\n')
     calls_then_answer(stub, [*BASH_CALL, ("bash", {"command": "rm -rf somewhere"})], "Done.")
 
-    result = cli.run("ask", "run echo")
+    result = cli.call("ask", "run echo")
 
     assert result.code == 0, result
     assert tool_results(stub.requests[1]) == ["exit code 0\napproved-123\n",
@@ -249,7 +249,7 @@ def test_an_allowed_command_does_not_carry_a_chained_one(cli, stub):
     marker = cli.home / "pwned"
     calls_then_answer(stub, [("bash", {"command": f"echo hi; touch {marker}"})], "ok")
 
-    result = cli.run("ask", "run echo")
+    result = cli.call("ask", "run echo")
 
     assert result.code == 0, result
     assert tool_results(stub.requests[1]) == ["not approved: nobody to ask"]
@@ -260,7 +260,7 @@ def test_an_allowed_command_does_not_carry_a_chained_one(cli, stub):
 def test_no_tools_offers_none(cli, stub, tmp_path):
     path = write(tmp_path / "mytools.py", FUNCTIONS)
     stub.handler = lambda rec: openai_stream("plain")
-    result = cli.run("ask", "--builtins", "--functions", str(path), "--no-tools", "hi")
+    result = cli.call("ask", "--builtins", "--functions", str(path), "--no-tools", "hi")
     assert result.code == 0, result
     assert tool_names(stub.requests[0]) == []
 
@@ -270,7 +270,7 @@ def test_no_tools_offers_none(cli, stub, tmp_path):
 def test_without_a_terminal_a_suspended_tool_is_declined_and_the_model_told(cli, stub):
     calls_then_answer(stub, [("ask_name", {})], "I could not ask.")
 
-    result = cli.run("ask", "--functions", str(SUSPENDING_TOOLS), "greet me")
+    result = cli.call("ask", "--functions", str(SUSPENDING_TOOLS), "greet me")
 
     assert result.code == 0, result
     assert tool_results(stub.requests[1]) == [
@@ -281,7 +281,7 @@ def test_without_a_terminal_a_suspended_tool_is_declined_and_the_model_told(cli,
 def test_yes_answers_a_suspended_approval(cli, stub):
     calls_then_answer(stub, [("deploy", {"target": "prod"})], "Done.")
 
-    result = cli.run("ask", "--functions", str(SUSPENDING_TOOLS), "--yes", "deploy")
+    result = cli.call("ask", "--functions", str(SUSPENDING_TOOLS), "--yes", "deploy")
 
     assert result.code == 0, result
     assert tool_results(stub.requests[1]) == ["deployed to prod"]
@@ -292,7 +292,7 @@ def test_a_duplicate_skill_is_one_plain_warning_line(cli, tmp_path):
         write(tmp_path / "skills" / folder / "SKILL.md",
               f"---\nname: deploy\ndescription: {description}\n---\nSteps.\n")
 
-    result = cli.run("tools", "--skills", str(tmp_path / "skills"))
+    result = cli.call("tools", "--skills", str(tmp_path / "skills"))
 
     assert result.code == 0, result
     assert result.stderr.splitlines() == [
@@ -307,7 +307,7 @@ def test_an_mcp_server_that_cannot_start_is_a_warning_and_the_answer_still_comes
                    '{"mcpServers": {"broken": {"command": "no-such-mcp-server-x"}}}')
     stub.handler = lambda rec: openai_stream("Answered anyway.")
 
-    result = cli.run("ask", "--mcp", str(config), "hi")
+    result = cli.call("ask", "--mcp", str(config), "hi")
 
     assert result.code == 0, result
     assert result.stdout == "Answered anyway.\n"
@@ -321,7 +321,7 @@ def test_a_run_that_never_stops_calling_tools_ends_with_a_note(cli, stub, tmp_pa
     path = write(tmp_path / "mytools.py", FUNCTIONS)
     stub.handler = lambda rec: openai_stream(tool_calls=[("add", {"a": 1, "b": 1})])
 
-    result = cli.run("ask", "--functions", str(path), "loop forever")
+    result = cli.call("ask", "--functions", str(path), "loop forever")
 
     assert result.code == 0, result
     assert len(stub.requests) == 10  # max_turns
@@ -337,7 +337,7 @@ def test_max_turns_comes_from_the_config(cli, stub, tmp_path):
     cli.config_file.write_text("max_turns = 3\n")
     stub.handler = lambda rec: openai_stream(tool_calls=[("add", {"a": 1, "b": 1})])
 
-    result = cli.run("ask", "--functions", str(path), "loop forever")
+    result = cli.call("ask", "--functions", str(path), "loop forever")
 
     assert result.code == 0, result
     assert len(stub.requests) == 3
@@ -361,7 +361,7 @@ def test_a_call_with_unreadable_arguments_does_not_break_the_thread(cli, stub, t
 
     stub.handler = handler
     tools = write(tmp_path / "tools.py", FUNCTIONS)
-    first = cli.run("ask", "--functions", str(tools), "--id", "T", "what is 1 + 2?")
+    first = cli.call("ask", "--functions", str(tools), "--id", "T", "what is 1 + 2?")
     assert first.code == 0 and first.stdout == "It is 3.\n", first
     call = stub.requests[1].json["messages"][1]["tool_calls"][0]
     assert call["function"] == {"name": "add", "arguments": "{}"}
@@ -371,6 +371,6 @@ def test_a_call_with_unreadable_arguments_does_not_break_the_thread(cli, stub, t
     stored = cli.thread("T")[1]
     assert stored[UNREADABLE_ARGUMENTS_KEY] == {"call_1": cut_short}
 
-    second = cli.run("ask", "--functions", str(tools), "--id", "T", "and 2 + 3?")
+    second = cli.call("ask", "--functions", str(tools), "--id", "T", "and 2 + 3?")
     assert second.code == 0 and second.stdout == "It is 3.\n", second
     assert len(stub.requests) == 3

@@ -137,9 +137,9 @@ price = {{ input = 2, output = 10 }}
 def test_ask_shows_what_a_turn_and_its_thread_cost(cli, stub):
     stub.handler = lambda rec: Reply.json(openai_text("hi", usage=(1000, 100)))
     cli.write_config(PRICED.format(url=stub.base_url))
-    first = cli.run("ask", "--model", "priced", "--id", "t-1", "--json", "one")
+    first = cli.call("ask", "--model", "priced", "--id", "t-1", "--json", "one")
     assert first.code == 0, first
     assert first.json["cost"] == pytest.approx(0.003)  # 1,000 x $2/M + 100 x $10/M
-    second = cli.run("ask", "--model", "priced", "--id", "t-1", "-v", "two")
+    second = cli.call("ask", "--model", "priced", "--id", "t-1", "-v", "two")
     assert second.code == 0, second
     assert "$0.0030" in second.stderr and "thread t-1 $0.0060" in second.stderr

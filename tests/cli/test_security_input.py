@@ -72,7 +72,7 @@ def test_a_config_file_toolnexus_writes_is_0600_under_umask_000_and_it_reads_it(
     child.close()
     assert child.exitstatus == 0
     assert mode(cli.config_file) == 0o600
-    assert cli.run("config", "show").code == 0
+    assert cli.call("config", "show").code == 0
 
 
 # ------------------------------------------------------------------------- bad input
@@ -95,7 +95,7 @@ def test_stdin_over_16_mib_is_one_line_and_nothing_is_sent(cli, stub):
 def test_a_non_utf8_config_file_is_one_line(cli, stub):
     cli.config_dir.mkdir(parents=True)
     cli.config_file.write_bytes(b'system = "caf\xe9"\n')
-    result = cli.run("ask", "hi")
+    result = cli.call("ask", "hi")
     assert result.code == 2, result
     assert "UTF-8" in result.stderr and str(cli.config_file) in result.stderr
     assert "Traceback" not in result.stderr and result.stderr.count("\n") == 1
@@ -112,7 +112,7 @@ def one_line_before_anything_is_sent(result, stub) -> str:
 def test_a_config_file_others_can_write_is_refused(cli, stub, mode):
     cli.write_config('system = "answer in French"\n').chmod(mode)
     for args in (("ask", "hi"), ("config", "show")):
-        line = one_line_before_anything_is_sent(cli.run(*args), stub)
+        line = one_line_before_anything_is_sent(cli.call(*args), stub)
         assert line == (f"error: {cli.config_file} is writable by other users than you: "
                         f"'chmod go-w {cli.config_file}' fixes it\n")
 
@@ -121,7 +121,7 @@ def test_a_config_file_others_can_write_is_refused(cli, stub, mode):
 def test_a_config_file_owned_by_another_user_is_refused(cli, stub):
     cli.write_config('system = "answer in French"\n')
     os.chown(cli.config_file, 65534, 65534)  # nobody
-    line = one_line_before_anything_is_sent(cli.run("ask", "hi"), stub)
+    line = one_line_before_anything_is_sent(cli.call("ask", "hi"), stub)
     assert line == (f"error: {cli.config_file} belongs to another user (uid 65534): only "
                     "a config file of your own (or root's) is read\n")
 
@@ -142,13 +142,13 @@ def test_a_config_file_owned_by_another_user_is_refused(cli, stub):
 ])
 def test_a_number_out_of_its_range_is_one_line(cli, stub, setting, said):
     cli.write_config(setting + "\n")
-    line = one_line_before_anything_is_sent(cli.run("ask", "hi"), stub)
+    line = one_line_before_anything_is_sent(cli.call("ask", "hi"), stub)
     assert said in line, line
 
 
 def test_a_config_path_that_is_a_folder_is_one_line(cli, stub, tmp_path):
     for args in (("ask", "hi"), ("config", "show"), ("threads", "list")):
-        result = cli.run(*args, "--config", str(tmp_path))
+        result = cli.call(*args, "--config", str(tmp_path))
         assert result.code == 2, result
         assert str(tmp_path) in result.stderr and "directory" in result.stderr
         assert "Traceback" not in result.stderr and result.stderr.count("\n") == 1
@@ -166,7 +166,7 @@ def break_database(cli) -> None:
 @pytest.mark.parametrize("args", THREADS, ids=lambda args: args[0])
 def test_a_broken_thread_database_is_one_line_in_every_threads_command(cli, args):
     break_database(cli)
-    result = cli.run("threads", *args)
+    result = cli.call("threads", *args)
     assert result.code == 1, result
     assert "Traceback" not in result.stderr
     assert result.stderr.startswith("error:") and result.stderr.count("\n") == 1, result
@@ -176,7 +176,7 @@ def test_a_broken_thread_database_is_one_line_in_every_threads_command(cli, args
 def test_a_broken_thread_database_is_one_line_in_ask(cli, stub):
     break_database(cli)
     for args in (("ask", "hi"), ("ask", "-c", "hi")):
-        result = cli.run(*args)
+        result = cli.call(*args)
         assert result.code == 1, result
         assert "Traceback" not in result.stderr
         assert result.stderr.splitlines()[-1].startswith("error:"), result
@@ -202,13 +202,13 @@ def test_a_broken_thread_database_in_chat_is_a_line_and_the_chat_goes_on(cli, st
 
 
 def test_a_locked_thread_database_is_one_line(cli, stub):
-    assert cli.run("ask", "--id", "t1", "hello").code == 0
+    assert cli.call("ask", "--id", "t1", "hello").code == 0
     holder = sqlite3.connect(cli.db_path, isolation_level=None)
     try:
         holder.execute("PRAGMA locking_mode = EXCLUSIVE")
         holder.execute("BEGIN EXCLUSIVE")
         quick = {"TOOLNEXUS_STORE": f"sqlite://{cli.db_path}?timeout=0.5"}
-        result = cli.run("threads", "rename", "t1", "new", env=quick)
+        result = cli.call("threads", "rename", "t1", "new", env=quick)
     finally:
         holder.close()
     assert result.code == 1, result

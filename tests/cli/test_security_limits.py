@@ -81,7 +81,7 @@ def tool_said(cli: CLI, stub: StubProvider, call: tuple[str, dict], page: bytes 
     """What the tool told the model when it made `call` (`ask --builtins --yes`)."""
     cli.write_config(LOOPBACK_ALLOWED)
     script_model(stub, openai_stream(tool_calls=[call]), openai_stream("done"), page=page)
-    result = cli.run("ask", "--builtins", "--yes", "go")
+    result = cli.call("ask", "--builtins", "--yes", "go")
     assert result.code == 0 and result.stderr == "", result
     [said] = tool_results(model_calls(stub)[-1])
     return said
@@ -299,7 +299,7 @@ def test_the_config_sets_both_limits(cli, stub):
     script_model(stub, openai_stream(tool_calls=[listing] * 5),
                  openai_stream(tool_calls=[listing, ("read_file", {"path": "x"})]),
                  openai_stream("done"))
-    result = cli.run("ask", "--builtins", "go")
+    result = cli.call("ask", "--builtins", "go")
     assert result.code == 0 and result.stdout == "done\n", result
     first, second = (tool_results(request)[-2:] for request in model_calls(stub)[1:])
     assert first[1] == ("error: not run: the reply made 5 tool calls and at most 2 run per "
@@ -314,7 +314,7 @@ def test_the_config_sets_both_limits(cli, stub):
     ("max_turns = true", "from 1 to 1000 (model calls per question)")])
 def test_a_limit_below_one_is_one_config_error(cli, stub, setting, rule):
     cli.write_config(f"{setting}\n")
-    line = one_error_line(cli.run("ask", "hi"), 2)
+    line = one_error_line(cli.call("ask", "hi"), 2)
     key = setting.split()[0]
     assert line == f"error: {cli.config_file}:1: '{key}' must be a whole number {rule}"
     assert stub.requests == []
@@ -335,19 +335,19 @@ def test_the_library_refuses_a_limit_below_one(stub):
 ], ids=["stream event", "whole reply"])
 def test_a_deeply_nested_reply_is_one_error_line(cli, stub, reply, said):
     stub.handler = lambda rec: reply
-    assert one_error_line(cli.run("ask", "hi")) == f"error: {said}"
+    assert one_error_line(cli.call("ask", "hi")) == f"error: {said}"
 
 
 def test_a_deeply_nested_structured_answer_is_one_error_line(cli, stub):
     stub.handler = lambda rec: openai_stream('{"a": ' + DEEP + "}")
-    result = cli.run("ask", "--schema", "a list", "hi")
+    result = cli.call("ask", "--schema", "a list", "hi")
     assert one_error_line(result) == f"error: the reply is {TOO_DEEP}"
 
 
 def test_a_deeply_nested_schema_file_is_one_usage_line(cli, stub, tmp_path):
     schema = tmp_path / "schema.json"
     schema.write_text('{"type": "object", "properties": ' + DEEP + "}")
-    result = cli.run("ask", "--schema", str(schema), "hi")
+    result = cli.call("ask", "--schema", str(schema), "hi")
     assert one_error_line(result, 2) == f"error: --schema: {schema} is {TOO_DEEP}"
     assert stub.requests == []
 
@@ -366,7 +366,7 @@ def test_deeply_nested_tool_arguments_are_refused_to_the_model(cli, stub):
     arguments = '{"path": ' + DEEP + "}"
     script_model(stub, openai_stream(tool_calls=[("read_file", arguments)]),
                  openai_stream("understood"))
-    result = cli.run("ask", "--builtins", "read it")
+    result = cli.call("ask", "--builtins", "read it")
     assert result.code == 0 and "Traceback" not in result.stderr, result
     assert result.stdout == "understood\n"
     [told] = tool_results(model_calls(stub)[1])
@@ -394,7 +394,7 @@ def anthropic_tool_input(partial_json: str) -> Reply:
 def test_deeply_nested_anthropic_tool_input_is_refused_to_the_model(cli, stub):
     script_model(stub, anthropic_tool_input('{"path": ' + DEEP + "}"),
                  anthropic_stream("understood"))
-    result = cli.run("ask", "--builtins", "read it", env={"TOOLNEXUS_STYLE": "anthropic"})
+    result = cli.call("ask", "--builtins", "read it", env={"TOOLNEXUS_STYLE": "anthropic"})
     assert result.code == 0 and "Traceback" not in result.stderr, result
     [message] = [m for m in model_calls(stub)[1].json["messages"]
                  if m["role"] == "user" and m["content"][0]["type"] == "tool_result"]

@@ -47,7 +47,7 @@ def run_calls(cli: CLI, stub, work: Path, calls: list[tuple[str, dict]], *args: 
     before = len(stub.requests)
     model_calls(stub, calls, "done")
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
-    result = cli.run("ask", "--builtins", "--root", str(work), *args, "go",
+    result = cli.call("ask", "--builtins", "--root", str(work), *args, "go",
                      env={"PATH": path, **(env or {})})
     assert result.code == 0, result
     assert all(line.startswith("toolnexus: ") for line in result.stderr.splitlines()), result
@@ -158,7 +158,7 @@ def test_read_only_mode_writes_nothing_and_off_runs_nothing_without_a_person(cli
 
     cli.write_config('[sandbox]\nmode = "off"\n')
     model_calls(stub, bash("touch inside.txt"), "done")
-    result = cli.run("ask", "--builtins", "--yes", "-v", "--root", str(work), "go")
+    result = cli.call("ask", "--builtins", "--yes", "-v", "--root", str(work), "go")
     [off] = tool_results(stub.requests[-1])
     assert off.startswith("declined: run this command with no sandbox (the sandbox is off")
     assert off.endswith("(not approved: nobody to ask)")
@@ -219,7 +219,7 @@ def test_an_allow_rule_runs_a_command_in_the_sandbox_without_asking(cli, stub, w
     cli.write_config('[approval.commands]\n"touch *" = "allow"\n')
     outside = cli.home / "made-outside"
     model_calls(stub, bash("touch inside.txt", f"touch {outside}"), "done")
-    result = cli.run("ask", "--builtins", "--root", str(work), "go")  # no --yes
+    result = cli.call("ask", "--builtins", "--root", str(work), "go")  # no --yes
     inside, stopped = tool_results(stub.requests[1])
     assert inside == "exit code 0\n" and (work / "inside.txt").exists()
     assert "[sandbox: " in stopped and not outside.exists()  # leaving still needs a person
@@ -334,7 +334,7 @@ def test_an_attachment_that_leads_to_a_secret_is_refused_naming_it(cli, stub, wo
     (work / "diagram.png").symlink_to(key)
     os.link(key, work / "notes.txt")
     for name in ("diagram.png", "notes.txt"):
-        result = cli.run("ask", "-a", str(work / name), "what is this?")
+        result = cli.call("ask", "-a", str(work / name), "what is this?")
         assert result.code == 2, result
         assert result.stderr.strip() == (f"error: {work / name} leads to {key}, which holds "
                                          "secrets: it is not attached")

@@ -36,7 +36,7 @@ def test_a_config_header_value_is_redacted_on_every_channel(cli, stub):
     header_config(cli, stub)
     stub.handler = echoing
     env = {"TOOLNEXUS_BASE_URL": None, "TOOLNEXUS_MODEL": None}  # the config's provider
-    runs = [cli.run("ask", *args, "--id", f"h{i}", "hi", env=env)
+    runs = [cli.call("ask", *args, "--id", f"h{i}", "hi", env=env)
             for i, args in enumerate(((), ("-v",), ("--json",), ("--events",)))]
     assert stub.requests[0].headers["x-auth"] == HEADER_SECRET  # it was sent
     for result in runs:
@@ -50,7 +50,7 @@ def test_a_config_header_value_is_redacted_on_every_channel(cli, stub):
 def test_a_password_in_the_base_url_never_shows_in_an_error(cli):
     url = f"http://alice:{URL_PASSWORD}@127.0.0.1:{dead_port()}/v1"
     for args in (("ask", "hi"), ("ask", "-v", "hi"), ("ask", "--json", "hi")):
-        result = cli.run(*args, "--base-url", url)
+        result = cli.call(*args, "--base-url", url)
         assert result.code == 1, result
         assert URL_PASSWORD not in result.stdout + result.stderr, result
         assert "Traceback" not in result.stderr
@@ -60,7 +60,7 @@ def test_a_password_in_the_base_url_never_shows_in_an_error(cli):
 def test_an_endpoint_echoing_the_base_url_password_is_redacted(cli, stub):
     url = stub.base_url.replace("http://", f"http://alice:{URL_PASSWORD}@")
     stub.handler = lambda rec: openai_stream(f"password {URL_PASSWORD} seen")
-    result = cli.run("ask", "--base-url", url, "--id", "u1", "hi")
+    result = cli.call("ask", "--base-url", url, "--id", "u1", "hi")
     assert result.code == 0, result
     assert result.stdout == "password *** seen\n"
     assert URL_PASSWORD.encode() not in cli.db_bytes()
@@ -78,7 +78,7 @@ def url_dsn() -> str:
 def test_a_keyword_form_dsn_is_postgresql_and_its_password_never_shows(cli, stub):
     for dsn in (keyword_dsn(), url_dsn()):
         for args in (("threads", "list"), ("ask", "hi")):
-            result = cli.run(*args, env={"TOOLNEXUS_STORE": dsn})
+            result = cli.call(*args, env={"TOOLNEXUS_STORE": dsn})
             assert result.code == 1, result
             assert DSN_PASSWORD not in result.stdout + result.stderr, result
             assert "Traceback" not in result.stderr
@@ -92,7 +92,7 @@ def test_config_show_masks_every_secret(cli, stub):
         f'base_url = "https://alice:{URL_PASSWORD}@example.com/v1"\n'
         f'headers = {{ "X-Auth" = "{HEADER_SECRET}" }}\n'
         f'[providers.q]\nbase_url = "https://TOKEN{URL_PASSWORD}@example.com/v1"\n')
-    result = cli.run("config", "show")
+    result = cli.call("config", "show")
     assert result.code == 0, result
     for secret in (DSN_PASSWORD, URL_PASSWORD, HEADER_SECRET):
         assert secret not in result.stdout, result
@@ -118,10 +118,10 @@ def test_a_key_split_across_deltas_or_between_reasoning_and_text_is_masked(cli, 
         reasoning=["I saw ", SPLIT_KEY[:5], SPLIT_KEY[5:12]],
         text=[SPLIT_KEY[12:], " and ", SPLIT_KEY[:7], SPLIT_KEY[7:], " end"])
     env = {"TOOLNEXUS_API_KEY": SPLIT_KEY}
-    plain = cli.run("ask", "--id", "s1", "hi", env=env)
-    verbose = cli.run("ask", "-v", "--id", "s2", "hi", env=env)
-    events = cli.run("ask", "--events", "--id", "s3", "hi", env=env)
-    whole = cli.run("ask", "--json", "--id", "s4", "hi", env=env)
+    plain = cli.call("ask", "--id", "s1", "hi", env=env)
+    verbose = cli.call("ask", "-v", "--id", "s2", "hi", env=env)
+    events = cli.call("ask", "--events", "--id", "s3", "hi", env=env)
+    whole = cli.call("ask", "--json", "--id", "s4", "hi", env=env)
     assert plain.stdout == " and *** end\n", plain
     assert verbose.stdout == " and *** end\n" and "I saw ***\n" in verbose.stderr, verbose
     deltas = {kind: "".join(e["delta"] for e in events.json_lines if e["type"] == kind)
@@ -167,7 +167,7 @@ def test_the_base64_hex_and_percent_encoded_forms_of_a_key_are_masked(cli, stub)
     pieces = [part for form in forms for part in (form[:7], form[7:] + " | ")]  # split too
     stub.handler = lambda rec: openai_stream(pieces, reasoning=" ".join(forms))
     env = {"TOOLNEXUS_API_KEY": ENCODED_KEY}
-    runs = [cli.run("ask", *args, "--id", f"e{i}", "hi", env=env)
+    runs = [cli.call("ask", *args, "--id", f"e{i}", "hi", env=env)
             for i, args in enumerate(((), ("-v",), ("--events",), ("--json",)))]
     for result in runs:
         assert result.code == 0, result
@@ -182,13 +182,13 @@ QUERY_SECRET = "qs-7d2e19ab"
 
 def test_a_key_in_the_base_urls_query_never_shows(cli, stub):
     stub.handler = lambda rec: openai_stream(f"got {QUERY_SECRET} here")
-    echoed = cli.run("ask", "--base-url", f"{stub.base_url}?api-key={QUERY_SECRET}",
+    echoed = cli.call("ask", "--base-url", f"{stub.base_url}?api-key={QUERY_SECRET}",
                      "--id", "q1", "hi")
     assert echoed.code == 0 and echoed.stdout == "got *** here\n", echoed
     assert QUERY_SECRET.encode() not in cli.db_bytes()
     for name in ("api-key", "key", "token"):
         url = f"http://127.0.0.1:{dead_port()}/v1?api-version=2&{name}={QUERY_SECRET}"
-        failed = cli.run("ask", "-v", "--base-url", url, "hi")
+        failed = cli.call("ask", "-v", "--base-url", url, "hi")
         assert failed.code == 1, failed
         assert QUERY_SECRET not in failed.stdout + failed.stderr, failed
         assert f"?api-version=2&{name}=***" in failed.stderr.splitlines()[-1], failed
@@ -199,7 +199,7 @@ def test_config_show_masks_query_keys_and_an_inline_key_command(cli):
         f'[providers.p]\nbase_url = "https://example.com/v1?api-version=2&api-key={QUERY_SECRET}"\n'
         'api_key_cmd = "echo sk-inline-0b5e7a"\n'
         f'[providers.q]\nbase_url = "https://example.com/v1?token={QUERY_SECRET}&x=1"\n')
-    result = cli.run("config", "show")
+    result = cli.call("config", "show")
     assert result.code == 0, result
     assert QUERY_SECRET not in result.stdout and "sk-inline" not in result.stdout, result
     assert 'providers.p.base_url = "https://example.com/v1?api-version=2&api-key=***"' \
@@ -218,14 +218,14 @@ def test_an_mcp_header_that_cannot_travel_is_refused_naming_where_it_came_from(c
         "bell": {"url": f"{stub.base_url}/mcp", "headers": {"X-Key": "abc\u0007def"}},
     }}))
     env = {"MCP_TOKEN": f"{token}\r\nX-Injected: 1"}
-    rows = cli.run("tools", "--json", "--mcp", str(mcp), env=env)
+    rows = cli.call("tools", "--json", "--mcp", str(mcp), env=env)
     assert rows.code == 0, rows
     status = {row["source"]: row["status"] for row in rows.json}
     assert status["mcp:remote"] == ("failed: the value of headers.Authorization (from "
                                     "$MCP_TOKEN) contains a line break: fix it there")
     assert status["mcp:bell"] == ("failed: the value of headers.X-Key contains a control "
                                   "character (0x07): fix it in the MCP config")
-    asked = cli.run("ask", "--mcp", str(mcp), "hi", env=env)
+    asked = cli.call("ask", "--mcp", str(mcp), "hi", env=env)
     assert asked.code == 0, asked
     warnings = [line for line in asked.stderr.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 2 and "$MCP_TOKEN" in warnings[0], asked

@@ -65,7 +65,7 @@ def test_file_tools_act_inside_the_workspace_and_ask_before_leaving_it(cli, stub
               "sub/../../elsewhere/outside.txt")]
     model_calls(stub, reads, "ok")
 
-    piped = cli.run("ask", "--builtins", "--root", str(work), "read them")
+    piped = cli.call("ask", "--builtins", "--root", str(work), "read them")
 
     assert piped.code == 0, piped
     results = tool_results(stub.requests[1])
@@ -80,13 +80,13 @@ def test_file_tools_act_inside_the_workspace_and_ask_before_leaving_it(cli, stub
 
     # --yes answers the question; a path rule allows without one
     model_calls(stub, reads[1:2], "ok")
-    cli.run("ask", "--builtins", "--yes", "--root", str(work), "x")
+    cli.call("ask", "--builtins", "--yes", "--root", str(work), "x")
     assert tool_results(stub.requests[-1])[0].endswith("bashrc-content")
     cli.write_config(f'workspace = "{work}"\n\n[approval.paths]\n'
                      f'"{cli.root}/elsewhere/*" = "allow"\n')
     model_calls(stub, [("read_file", {"path": "../elsewhere/outside.txt"}),
                              ("read_file", {"path": "inside.txt"})], "ok")
-    ruled = cli.run("ask", "--builtins", "x")  # the config's workspace, not the cwd
+    ruled = cli.call("ask", "--builtins", "x")  # the config's workspace, not the cwd
     assert ruled.code == 0 and not declined_lines(ruled.stderr), ruled
     assert [r.splitlines()[0] for r in tool_results(stub.requests[-1])] == [
         "     1\toutside-content", "     1\tinside-content"]
@@ -135,7 +135,7 @@ def test_secrets_are_never_readable_without_an_explicit_path_rule_even_with_yes(
         ("write_file", {"path": "~/.ssh/authorized_keys", "content": "attacker"})]
     model_calls(stub, calls, "ok")
 
-    result = cli.run("ask", "--builtins", "--yes", "--root", str(work), "x",
+    result = cli.call("ask", "--builtins", "--yes", "--root", str(work), "x",
                      env={"TOOLNEXUS_SECRET_PROBE": "ENV-VALUE-0009"})
 
     assert result.code == 0, result
@@ -159,7 +159,7 @@ def test_secrets_are_never_readable_without_an_explicit_path_rule_even_with_yes(
     cli.write_config('[approval.paths]\n"~/**" = "allow"\n"~/.aws/credentials" = "allow"\n')
     model_calls(stub, [("read_file", {"path": "~/.aws/credentials"}),
                              ("read_file", {"path": "~/.ssh/id_rsa"})], "ok")
-    cli.run("ask", "--builtins", "--yes", "--root", str(work), "x")
+    cli.call("ask", "--builtins", "--yes", "--root", str(work), "x")
     opened, shut = tool_results(stub.requests[-1])
     assert opened.endswith("AWS-KEY-0002") and "holds secrets" in shut
 
@@ -385,7 +385,7 @@ def test_a_deny_rule_wins_over_yes(cli, stub):
     victim.write_text("keep me")
     model_calls(stub, [("bash", {"command": f"sudo -n rm {victim}"}),
                              ("bash", {"command": f"env -i /bin/rm {victim}"})], "ok")
-    result = cli.run("ask", "--yes", "x")
+    result = cli.call("ask", "--yes", "x")
     rule = 'denied by the rule "rm *" = "deny" in [approval.commands]'
     assert tool_results(stub.requests[1]) == [f"{rule}: sudo -n rm {victim}",
                                               f"{rule}: env -i /bin/rm {victim}"], result
@@ -407,7 +407,7 @@ def test_the_documented_mcp_rule_matches_the_name_the_user_sees(cli, tmp_path):
         assert mcp_rules, rules
         lines = "".join(f'"{k}" = "{v}"\n' for k, v in mcp_rules.items())
         cli.write_config(f"[approval]\n{lines}")
-        rows = cli.run("tools", "--json", "--mcp", str(mcp)).json
+        rows = cli.call("tools", "--json", "--mcp", str(mcp)).json
         seen = {row["name"]: row["approval"] for row in rows}
         assert "github_add" in seen, rows
         assert seen["github_add"] == next(iter(mcp_rules.values())) != "ask"
@@ -466,7 +466,7 @@ def test_a_hostile_model_in_a_pipe_gets_no_secret_out(cli, stub, work):
         return openai_stream("Done.")
 
     stub.handler = hostile
-    result = cli.run("ask", "--builtins", "--root", str(work), "summarise the project",
+    result = cli.call("ask", "--builtins", "--root", str(work), "summarise the project",
                      env={"HOSTILE_ENV": "HOSTILE-4"})
 
     assert result.code == 0 and result.stdout == "Done.\n", result

@@ -34,7 +34,7 @@ def provider_config(stub, **settings: str) -> str:
 
 @pytest.mark.parametrize("variable", ["OPENAI_API_KEY", "TOOLNEXUS_API_KEY"])
 def test_a_key_with_a_line_break_from_the_environment_is_refused(cli, stub, variable):
-    line = error_line(cli.run("ask", "hi", env={variable: INJECTED}), 2)
+    line = error_line(cli.call("ask", "hi", env={variable: INJECTED}), 2)
     assert f"the key from ${variable} contains a line break" in line
     assert "X-Injected" not in line and "sk-good" not in line
     assert stub.requests == []
@@ -44,7 +44,7 @@ def test_a_stored_key_with_a_control_character_is_refused(bare_cli, stub):
     bare_cli.config_dir.mkdir(parents=True)
     bare_cli.keys_file.write_text('{"vault": "sk-\\u0007bell"}', encoding="utf-8")
     bare_cli.write_config(provider_config(stub))
-    line = error_line(bare_cli.run("ask", "hi"), 2)
+    line = error_line(bare_cli.call("ask", "hi"), 2)
     assert "the key from the keys file" in line and "control character (0x07)" in line
     assert stub.requests == []
 
@@ -52,7 +52,7 @@ def test_a_stored_key_with_a_control_character_is_refused(bare_cli, stub):
 def test_a_config_header_with_a_line_break_is_refused(bare_cli, stub):
     bare_cli.write_config(provider_config(stub) + '[providers.vault.headers]\n'
                           'X-Org = "acme\\nX-Injected: 1"\n')
-    line = error_line(bare_cli.run("ask", "hi", env={"OPENAI_API_KEY": "sk-fine"}), 2)
+    line = error_line(bare_cli.call("ask", "hi", env={"OPENAI_API_KEY": "sk-fine"}), 2)
     assert "providers.vault.headers.X-Org" in line and "line break" in line
     assert stub.requests == []
 
@@ -60,14 +60,14 @@ def test_a_config_header_with_a_line_break_is_refused(bare_cli, stub):
 def test_key_command_output_loses_one_trailing_newline(bare_cli, stub):
     stub.handler = lambda rec: openai_stream("ok")
     bare_cli.write_config(provider_config(stub, api_key_cmd='"echo sk-from-the-vault"'))
-    result = bare_cli.run("ask", "hi")
+    result = bare_cli.call("ask", "hi")
     assert result.code == 0 and result.stdout == "ok\n", result
     assert stub.requests[0].headers["authorization"] == "Bearer sk-from-the-vault"
 
 
 def test_key_command_printing_two_lines_is_refused(bare_cli, stub):
     bare_cli.write_config(provider_config(stub, api_key_cmd="\"printf 'sk-one\\\\nsk-two\\\\n'\""))
-    line = error_line(bare_cli.run("ask", "hi"), 2)
+    line = error_line(bare_cli.call("ask", "hi"), 2)
     assert "api_key_cmd for vault printed more than one line" in line
     assert "sk-one" not in line and stub.requests == []
 
@@ -91,27 +91,27 @@ def test_key_command_is_killed_whole_on_its_timeout(bare_cli, stub, tmp_path):
     ("127.0.0.1:8080/v1", "must start with http:// or https://"),
 ])
 def test_a_bad_base_url_is_one_line(bare_cli, url, words):
-    line = error_line(bare_cli.run("ask", "hi", "--base-url", url, "-m", "m"), 2)
+    line = error_line(bare_cli.call("ask", "hi", "--base-url", url, "-m", "m"), 2)
     assert words in line
 
 
 def test_an_html_page_is_named_and_never_an_empty_success(cli, stub):
     stub.handler = lambda rec: Reply.raw([b"<html>It works!</html>"], chunked=False,
                                          headers={"Content-Type": "text/html"})
-    line = error_line(cli.run("ask", "hi"), 1)
+    line = error_line(cli.call("ask", "hi"), 1)
     assert "the endpoint answered with an HTML page (is the base URL right?" in line
 
 
 def test_an_empty_body_is_an_error(cli, stub):
     stub.handler = lambda rec: Reply.raw([], chunked=False)
-    line = error_line(cli.run("ask", "hi"), 1)
+    line = error_line(cli.call("ask", "hi"), 1)
     assert "empty" in line
 
 
 def test_a_redirect_names_its_location(cli, stub):
     stub.handler = lambda rec: Reply.raw([], status=301, chunked=False,
                                          headers={"Location": "https://new.example/v1"})
-    line = error_line(cli.run("ask", "hi"), 1)
+    line = error_line(cli.call("ask", "hi"), 1)
     assert "redirect (HTTP 301) to https://new.example/v1" in line
     assert len(stub.requests) == 1
 
@@ -119,13 +119,13 @@ def test_a_redirect_names_its_location(cli, stub):
 def test_a_server_dripping_keep_alives_forever_ends_at_the_configured_timeout(cli, stub):
     stub.handler = lambda rec: Reply.raw([b": keep-alive\n\n"] * 100_000, pause=0.05)
     cli.write_config("timeout = 1\n")
-    line = error_line(cli.run("ask", "hi"), 1)
+    line = error_line(cli.call("ask", "hi"), 1)
     assert "timed out after 1 s" in line and "'timeout'" in line
 
 
 def test_the_timeout_setting_must_be_positive(cli):
     cli.write_config("timeout = 0\n")
-    line = error_line(cli.run("ask", "hi"), 2)
+    line = error_line(cli.call("ask", "hi"), 2)
     assert "'timeout' must be a number of seconds above 0" in line
 
 

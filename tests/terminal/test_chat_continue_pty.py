@@ -20,9 +20,9 @@ def leave(chat: Chat) -> None:
 
 def test_continuing_shows_the_last_exchange(stub, cli, open_chat):
     numbered_answers(stub)
-    assert cli.run("ask", "--id", "plan", "first question").code == 0
-    assert cli.run("ask", "--id", "plan", "second question").code == 0
-    assert cli.run("ask", "--id", "other", "a question elsewhere").code == 0
+    assert cli.call("ask", "--id", "plan", "first question").code == 0
+    assert cli.call("ask", "--id", "plan", "second question").code == 0
+    assert cli.call("ask", "--id", "other", "a question elsewhere").code == 0
 
     chat = open_chat("--id", "plan")
     screen = chat.term.text()
@@ -42,7 +42,7 @@ def test_continuing_shows_the_last_exchange(stub, cli, open_chat):
 def test_a_long_last_answer_is_shown_to_a_screenful(stub, cli, open_chat):
     long = "\n\n".join(f"paragraph {i:03d}" for i in range(1, 101))
     stub.script(openai_stream(long))
-    assert cli.run("ask", "--id", "long", "tell me a lot").code == 0
+    assert cli.call("ask", "--id", "long", "tell me a lot").code == 0
 
     chat = open_chat("--id", "long")
     screen = chat.term.text()
@@ -54,7 +54,7 @@ def test_a_long_last_answer_is_shown_to_a_screenful(stub, cli, open_chat):
 
 def test_the_system_prompt_stays_with_the_thread(stub, cli, open_chat):
     numbered_answers(stub)
-    assert cli.run("ask", "--id", "plain", "no system here").code == 0
+    assert cli.call("ask", "--id", "plain", "no system here").code == 0
 
     chat = open_chat("--id", "pirate")
     chat.say("/system talk like a pirate")
@@ -80,5 +80,5 @@ def test_the_system_prompt_stays_with_the_thread(stub, cli, open_chat):
         assert system_of(stub.requests[-1]) == "talk like a pirate"
         leave(chat)
 
-    shown = cli.run("threads", "export", "pirate")
+    shown = cli.call("threads", "export", "pirate")
     assert shown.code == 0 and "the system prompt from here on" in shown.stdout, shown

@@ -226,11 +226,11 @@ def test_no_color_asks_nothing_and_a_bad_theme_is_one_line(stub, cli, open_chat)
     chat.say("hi")
     assert "]11;?" not in chat.term.raw_text()
     cli.write_config('[ui]\ntheme = "ligth"\nediting_mode = "vim"\n')
-    result = cli.run("ask", "hi")
+    result = cli.call("ask", "hi")
     assert result.code == 2 and "'ui.theme' = 'ligth' is not a known value: did you mean " \
         "'light'?" in result.stderr, result
     cli.write_config('[ui]\nediting_mode = "vim"\n')
-    result = cli.run("ask", "hi")
+    result = cli.call("ask", "hi")
     assert "did you mean 'vi'?" in result.stderr, result
 
 

@@ -80,7 +80,7 @@ def test_provider_picks_a_configured_provider_for_ask_and_chat(cli, stub, open_c
     with StubProvider() as team:
         team.handler = lambda rec: openai_stream("from the team.")
         cli.write_config(PROVIDERS.format(url=team.base_url))
-        done = cli.run("ask", "--provider", "team", "hi", env={"TOOLNEXUS_MODEL": None})
+        done = cli.call("ask", "--provider", "team", "hi", env={"TOOLNEXUS_MODEL": None})
         assert done.code == 0, done
         assert done.stdout == "from the team.\n"
         chat = open_chat("--provider", "team", "-m", "other-model")
@@ -94,7 +94,7 @@ def test_provider_picks_a_configured_provider_for_ask_and_chat(cli, stub, open_c
 
 def test_an_unknown_provider_is_one_line_naming_the_known_ones(cli):
     for command in ("ask", "chat"):
-        done = cli.run(command, "--provider", "nope", *(["hi"] if command == "ask" else []))
+        done = cli.call(command, "--provider", "nope", *(["hi"] if command == "ask" else []))
         assert done.code == 2, done
         assert done.stderr.count("\n") == 1 and "unknown provider 'nope'" in done.stderr
         assert "openai" in done.stderr and "Traceback" not in done.stderr

@@ -256,8 +256,8 @@ def test_a_key_the_endpoint_echoes_never_reaches_the_screen(stub, cli, open_chat
 
 def test_chat_continues_the_thread_of_a_one_shot_with_c_and_with_id(stub, cli, open_chat):
     numbered_answers(stub)
-    assert cli.run("ask", "--id", "plan", "first in plan").code == 0
-    assert cli.run("ask", "--id", "other", "first in other").code == 0
+    assert cli.call("ask", "--id", "plan", "first in plan").code == 0
+    assert cli.call("ask", "--id", "other", "first in other").code == 0
 
     chat = open_chat("-c")  # the most recent thread: "other"
     chat.say("go on")

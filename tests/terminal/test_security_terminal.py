@@ -51,7 +51,7 @@ def finish(child: pexpect.spawn) -> tuple[int, str]:
 
 def test_a_piped_ask_prints_the_models_bytes_exactly(cli, stub):
     stub.handler = lambda rec: openai_stream(HOSTILE)
-    result = cli.run("ask", "hi")
+    result = cli.call("ask", "hi")
     assert result.code == 0, result
     assert result.stdout == HOSTILE + "\n"
 
@@ -97,7 +97,7 @@ def test_tool_calls_and_tool_output_in_panels_are_harmless(cli, stub, tmp_path):
 
 def test_an_endpoint_error_message_is_harmless_on_stderr(cli, stub):
     stub.handler = lambda rec: Reply.error(400, f"bad request {TITLE}{CLEAR}")
-    result = cli.run("ask", "hi")
+    result = cli.call("ask", "hi")
     assert result.code == 1, result
     assert "bad request ^[]0;pwned^G^[[2J" in result.stderr
     assert_harmless(result.stderr)
@@ -105,7 +105,7 @@ def test_an_endpoint_error_message_is_harmless_on_stderr(cli, stub):
 
 def test_verbose_side_channel_is_harmless(cli, stub):
     stub.handler = lambda rec: openai_stream("ok", reasoning=f"hmm {CLIPBOARD}")
-    result = cli.run("ask", "-v", "hi")
+    result = cli.call("ask", "-v", "hi")
     assert result.code == 0, result
     assert_harmless(result.stderr)
     assert "hmm ^[]52;" in result.stderr
@@ -113,7 +113,7 @@ def test_verbose_side_channel_is_harmless(cli, stub):
 
 def test_chat_shows_hostile_answers_and_titles_without_control_sequences(cli, stub):
     stub.handler = lambda rec: openai_stream(HOSTILE)
-    cli.run("ask", "--id", "evil", f"title {TITLE}")  # a thread whose title is hostile
+    cli.call("ask", "--id", "evil", f"title {TITLE}")  # a thread whose title is hostile
     child = spawn(cli, "chat")
     child.expect("›")
     child.send("hello\r")
@@ -130,14 +130,14 @@ def test_chat_shows_hostile_answers_and_titles_without_control_sequences(cli, st
 
 def test_threads_list_and_show_on_a_terminal_are_harmless(cli, stub):
     stub.handler = lambda rec: openai_stream(HOSTILE)
-    assert cli.run("ask", "--id", "evil", f"title {TITLE}").code == 0
+    assert cli.call("ask", "--id", "evil", f"title {TITLE}").code == 0
     for args in (("threads", "list"), ("threads", "show", "evil"),
                  ("threads", "export", "evil"), ("threads", "search", "Look")):
         code, screen = finish(spawn(cli, *args))
         assert code == 0, screen
         assert_harmless(screen)
     # a pipe still gets the stored text exactly
-    assert HOSTILE in cli.run("threads", "export", "evil").stdout
+    assert HOSTILE in cli.call("threads", "export", "evil").stdout
 
 
 def test_visible_shows_every_control_character_and_keeps_text():

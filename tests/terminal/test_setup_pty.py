@@ -91,7 +91,7 @@ def test_first_chat_finds_a_local_server_writes_the_config_and_chats(tmp_path, s
     assert config["default_model"] == f"{name}:m-two"
     assert config["providers"][name] == {"base_url": stub.base_url, "style": "openai"}
     assert not cli.keys_file.exists()
-    r = cli.run("ask", "again")  # the config works without the setup too
+    r = cli.call("ask", "again")  # the config works without the setup too
     assert r.code == 0 and r.stdout == "Hello from the stub.\n"
 
 
@@ -162,11 +162,11 @@ def test_ctrl_c_at_any_step_writes_nothing(tmp_path, stub, start, step):
 
 
 def test_without_a_terminal_chat_keeps_its_one_line_error(bare_cli):
-    r = bare_cli.run("chat")
+    r = bare_cli.call("chat")
     assert r.code == 2
     assert r.stderr.startswith("error: no model endpoint is configured")
     assert r.stderr.count("\n") == 1
-    r = bare_cli.run("setup")
+    r = bare_cli.call("setup")
     assert r.code == 2 and "run it in a terminal" in r.stderr
     assert not bare_cli.config_file.exists()
 
@@ -226,7 +226,7 @@ def test_the_written_config_allows_nothing_the_user_did_not_choose(tmp_path, stu
     server = {"command": sys.executable,
               "args": [str(ROOT / "tests" / "support" / "mcp_servers" / "stdio_server.py")]}
     mcp.write_text(json.dumps({"mcpServers": {"github": server}}))
-    rows = cli.run("tools", "--json", "--mcp", str(mcp)).json
+    rows = cli.call("tools", "--json", "--mcp", str(mcp)).json
     assert {row["name"]: row["approval"] for row in rows}["github_add"] == "ask", rows
 
 
