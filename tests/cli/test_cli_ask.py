@@ -81,7 +81,7 @@ def test_threads_continue_across_processes_with_json_and_events(cli, stub):
     answers = iter(["First answer.", "Other answer.", "Second answer.", "Third answer."])
     stub.handler = lambda rec: openai_stream(next(answers))
 
-    first = cli.run("ask", "first question", "--id", "t1", "--json")
+    first = cli.call("ask", "first question", "--id", "t1", "--json")
     assert first.code == 0, first
     body = first.json  # one object, nothing else on stdout
     assert set(body) >= {"text", "thread", "model", "status", "usage", "tool_calls"}
@@ -89,9 +89,9 @@ def test_threads_continue_across_processes_with_json_and_events(cli, stub):
     assert body["thread"] == "t1" and body["model"] == STUB_MODEL and body["status"] == "done"
     assert body["usage"]["total_tokens"] == 15 and body["tool_calls"] == []
 
-    assert cli.run("ask", "unrelated", "--id", "t0").code == 0
+    assert cli.call("ask", "unrelated", "--id", "t0").code == 0
 
-    second = cli.run("ask", "second question", "--id", "t1", "--events")
+    second = cli.run("ask", "second question", "--id", "t1", "--events")  # a new process
     assert second.code == 0, second
     assert stub.requests[-1].json["messages"] == [
         {"role": "user", "content": "first question"},
@@ -105,7 +105,7 @@ def test_threads_continue_across_processes_with_json_and_events(cli, stub):
     assert events[-1]["result"]["text"] == "Second answer."
 
     # -c takes the most recently used thread: t1, although t0 was created after it
-    third = cli.run("ask", "-c", "third question")
+    third = cli.call("ask", "-c", "third question")
     assert third.code == 0 and third.stdout == "Third answer.\n", third
     assert user_text(stub.requests[-1]) == ["first question", "second question",
                                             "third question"]
