@@ -1,6 +1,6 @@
 """Agent loop: one tool round trip per run, toolnexus beside the libraries users pick instead.
 
-Every library does the same agent run against ONE loopback stub (tests/stub_provider.py in
+Every library does the same agent run against ONE loopback stub (tests/support/stub_provider.py in
 its own process, so its CPU is never counted): the prompt goes out with an `add(a, b)` tool,
 the stub asks for add(1234, 4321), the library runs the tool and sends its result back, and
 the stub answers with text quoting that result ("The sum is 5555."). The stub decides by
@@ -106,7 +106,7 @@ def serve() -> None:
     import threading
 
     sys.path.insert(0, str(ROOT))
-    from tests.stub_provider import (
+    from tests.support.stub_provider import (
         Recorded,
         Reply,
         StubProvider,

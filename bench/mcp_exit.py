@@ -2,7 +2,7 @@
 
 Wall time, time.perf_counter() in this process, median and worst of several runs (after
 one warm-up), of a piped `toolnexus ask --mcp mcp.json` against the loopback stub, with the
-stdio server of the tests (tests/mcp_servers/stdio_server.py):
+stdio server of the tests (tests/support/mcp_servers/stdio_server.py):
 
   no MCP server, after the answer        the floor: from the answer's line end to the exit
   quiet server, after the answer         a server that exits when its stdin closes
@@ -39,7 +39,7 @@ from stream_throughput import ROOT  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
 
-from tests.stub_provider import Recorded, Reply, StubProvider, openai_stream  # noqa: E402
+from tests.support.stub_provider import Recorded, Reply, StubProvider, openai_stream  # noqa: E402
 
 SERVER = ROOT / "tests" / "mcp_servers" / "stdio_server.py"
 TARGET_S = 0.5

@@ -10,7 +10,7 @@ run so drift in the machine hits them alike:
   echo hi | toolnexus ask "say hi"    a piped one-shot against the loopback stub
   echo hi | llm -m stub "say hi"      the same one-shot with `llm` (PyPI), same stub
 
-The stub is tests/stub_provider.StubProvider in a subprocess (its CPU is never ours), every
+The stub is tests/support/stub_provider.StubProvider in a subprocess (its CPU is never ours), every
 request answered with one short OpenAI chat.completion.chunk stream. Both one-shots run with
 HOME and the XDG dirs in a temporary directory (no user config is read), OPENAI_API_KEY=x,
 toolnexus with TOOLNEXUS_BASE_URL/MODEL/STORE pointing at the stub and a temporary SQLite
@@ -76,7 +76,7 @@ def serve() -> None:
     """--serve: the stub on loopback, every request answered with ANSWER as an OpenAI
     stream. Prints its base URL, then serves until its stdin closes."""
     sys.path.insert(0, str(ROOT))
-    from tests.stub_provider import StubProvider, openai_stream
+    from tests.support.stub_provider import StubProvider, openai_stream
 
     stub = StubProvider().start()
     stub.default = openai_stream(ANSWER, model=MODEL)

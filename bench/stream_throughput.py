@@ -2,7 +2,7 @@
 
 A loopback server in its own process (so its CPU is never counted) answers every POST with
 one pre-encoded, realistic OpenAI stream: `chat.completion.chunk` SSE events built by
-tests/stub_provider.py, one HTTP chunk per event - a role chunk, N one-token content deltas,
+tests/support/stub_provider.py, one HTTP chunk per event - a role chunk, N one-token content deltas,
 a finish chunk, a usage chunk, then `data: [DONE]` - written as fast as the socket takes it.
 
 Measured with time.process_time() around the client side only, per stream, over several
@@ -64,7 +64,7 @@ def expected_text(deltas: int) -> str:
 def response_bytes(deltas: int) -> bytes:
     """The whole HTTP response, pre-encoded: head + chunked SSE body, one chunk per event."""
     sys.path.insert(0, str(ROOT))
-    from tests.stub_provider import openai_stream
+    from tests.support.stub_provider import openai_stream
 
     reply = openai_stream(expected_text(deltas), usage=(PROMPT_TOKENS, deltas), model=MODEL)
     content_deltas = len(reply.parts) - 4  # role chunk, finish chunk, usage chunk, [DONE]

@@ -1,9 +1,8 @@
-"""Fixtures every test module gets: `stub`, a fresh loopback StubProvider per test
-(tests/stub_provider.py), closed afterwards, which answers from `stub.script(...)` or a
-`stub.handler` the test sets (tests/cli_helpers.py has its own `stub` with a default handler,
-for the modules that bring in its fixtures); and `no_keys_in_env`, an environment without the
-provider key variables of the person running the tests (a module takes it for every test
-with `pytestmark = pytest.mark.usefixtures("no_keys_in_env")`)."""
+"""The fixture every test gets: `stub`, a fresh loopback StubProvider per test
+(tests/support/stub_provider.py), closed afterwards, which answers from `stub.script(...)`
+or a `stub.handler` the test sets. Each folder's conftest.py adds what only its tests need:
+library/ (`no_keys_in_env`), cli/ (`cli`, `bare_cli`, and a `stub` that answers by default),
+terminal/ (`cli`, `bare_cli`, `open_chat`)."""
 
 from __future__ import annotations
 
@@ -11,18 +10,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.stub_provider import StubProvider
-
-PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY")
+from tests.support.stub_provider import StubProvider
 
 
 @pytest.fixture
 def stub() -> Iterator[StubProvider]:
     with StubProvider() as s:
         yield s
-
-
-@pytest.fixture
-def no_keys_in_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in PROVIDER_KEYS:
-        monkeypatch.delenv(var, raising=False)

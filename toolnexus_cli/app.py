@@ -213,17 +213,21 @@ def _warning_line(message: Warning | str, *args: object, **kwargs: object) -> st
     return f"warning: {message}\n"
 
 
-def main() -> None:
+def main(args: list[str] | None = None) -> None:
+    """The `toolnexus` command with `args` (default: the process's own); exits."""
     # The library warns (a duplicate skill, say) through `warnings`: one plain line each.
     warnings.formatwarning = _warning_line
+    first = (sys.argv[1:] if args is None else args)[:1]
     try:
-        two_value_options(typer.main.get_command(_narrowed(app, sys.argv[1:2])))(
-            prog_name="toolnexus")
+        two_value_options(typer.main.get_command(_narrowed(app, first)))(
+            args, prog_name="toolnexus")
     finally:
-        # Everything is closed by now. The interpreter's last full collection would walk
-        # every object left alive (after MCP servers, the SDK's models: half a second on
-        # the way out); there is nothing it needs to find, so those objects are set aside.
-        gc.freeze()
+        if args is None:  # the process ends next
+            # Everything is closed by now. The interpreter's last full collection would
+            # walk every object left alive (after MCP servers, the SDK's models: half a
+            # second on the way out); there is nothing it needs to find, so those objects
+            # are set aside.
+            gc.freeze()
 
 
 def _narrowed(whole: typer.Typer, first: list[str]) -> typer.Typer:

@@ -1,0 +1,255 @@
+"""The first run of `toolnexus chat` with nothing configured, and `toolnexus setup`, in a
+real pseudo-terminal: local servers found by probing (the probe ports point at the stub),
+a key typed without echo, the config written, the chat opened; Ctrl-C writes nothing."""
+
+from __future__ import annotations
+
+import json
+import stat
+import sys
+import tomllib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from tests.support.cli_helpers import CLI
+from tests.support.net_servers import dead_port
+from tests.support.pty_screen import PtySession, opener
+from tests.support.stub_provider import (
+    Recorded,
+    Reply,
+    StubProvider,
+    anthropic_models,
+    anthropic_stream,
+    openai_models,
+    openai_stream,
+)
+
+ROOT = Path(__file__).parents[2]
+ROWS, COLS = 40, 200  # wide enough for the temporary paths on one line
+PROMPT = "›"
+SECRET = "sk-secret-4242"
+
+
+@pytest.fixture
+def start() -> Iterator[Callable[..., PtySession]]:
+    """start(cli, *args): `toolnexus ARGS` in a pty as `cli`'s user (closed after the test)."""
+    yield from opener(lambda cli, *args: PtySession(cli, *args, rows=ROWS, cols=COLS,
+                                                    timeout=15))
+
+
+def user(tmp_path: Path, *ports: int) -> CLI:
+    return CLI(tmp_path, {"TOOLNEXUS_PROBE_PORTS": ",".join(map(str, ports))})
+
+
+def answer(session: PtySession, question: str, text: str, count: int = 1) -> None:
+    """Wait for the `count`-th `question` on the screen, then type `text` and Enter."""
+    session.wait_text(question, count)
+    session.send_line(text)
+
+
+def wait_chat_prompt(session: PtySession) -> None:
+    session.wait(lambda: any(line.startswith(PROMPT) for line in session.term.lines())
+                 and session.term.cursor_line().strip() == PROMPT, "the chat prompt")
+
+
+def exit_status(session: PtySession) -> int:
+    session.child.expect(pexpect.EOF)
+    session.child.close()
+    return session.child.exitstatus
+
+
+def test_first_chat_finds_a_local_server_writes_the_config_and_chats(tmp_path, stub, start):
+    stub.models = openai_models(["m-one", "m-two"])
+    stub.handler = lambda rec: openai_stream("Hello from the stub.")
+    cli = user(tmp_path, dead_port(), stub.port)
+    chat = start(cli, "chat")
+    answer(chat, "Choose [1]:", "")  # Enter: the first, the server found
+    screen = chat.term.text()
+    assert "No model endpoint is configured yet" in screen
+    assert f"1. a server on port {stub.port} at {stub.base_url} (2 models)" in screen
+    assert "2. OpenAI (hosted, needs an API key)" in screen
+    assert "another endpoint" in screen
+    answer(chat, "Choose [1]:", "2", count=2)  # the second model
+    assert "1. m-one" in chat.term.text() and "2. m-two" in chat.term.text()
+    wait_chat_prompt(chat)
+    assert f"wrote {cli.config_file}" in chat.term.text()
+
+    chat.send_line("hi")
+    chat.wait_text("Hello from the stub.")
+    sent = [r for r in stub.requests if r.method == "POST"]
+    assert sent[0].path == "/v1/chat/completions" and sent[0].json["model"] == "m-two"
+    chat.child.sendeof()
+    assert exit_status(chat) == 0
+
+    text = cli.config_file.read_text(encoding="utf-8")
+    assert "# Precedence: command-line flags" in text, "not the commented example"
+    config = tomllib.loads(text)
+    name = f"local-{stub.port}"
+    assert config["default_model"] == f"{name}:m-two"
+    assert config["providers"][name] == {"base_url": stub.base_url, "style": "openai"}
+    assert not cli.keys_file.exists()
+    r = cli.call("ask", "again")  # the config works without the setup too
+    assert r.code == 0 and r.stdout == "Hello from the stub.\n"
+
+
+def anthropic_endpoint(stub: StubProvider) -> None:
+    """Lists its models only for SECRET; answers chats."""
+    def handler(request: Recorded) -> Reply:
+        if request.method == "GET":
+            if request.headers.get("x-api-key") != SECRET:
+                return Reply.error(401, "invalid x-api-key", style="anthropic")
+            return anthropic_models(["claude-stub-1", "claude-stub-2"])
+        return anthropic_stream("Hi from the anthropic stub.")
+
+    stub.handler = handler
+
+
+def test_another_endpoint_with_a_key_typed_without_echo(tmp_path, stub, start):
+    anthropic_endpoint(stub)
+    cli = user(tmp_path, dead_port())
+    chat = start(cli, "chat")
+    answer(chat, "Choose [1]:", "4")
+    assert "4. another endpoint" in chat.term.text()
+    answer(chat, "Base URL", stub.url)
+    answer(chat, "Choose [1]:", "2", count=2)  # style: anthropic
+    answer(chat, "A name for it", "stubby")
+    answer(chat, "API key for stubby", "sk-wrong-key")
+    chat.wait_text("the endpoint refused that key")
+    answer(chat, "API key for stubby", SECRET, count=2)
+    chat.wait_text("answered: 2 models")
+    answer(chat, "Choose [1]:", "", count=3)
+    wait_chat_prompt(chat)
+    assert f"stored the key for stubby in {cli.keys_file}" in chat.term.text()
+
+    chat.send_line("hello")
+    chat.wait_text("Hi from the anthropic stub.")
+    post = [r for r in stub.requests if r.method == "POST"][0]
+    assert post.path == "/v1/messages" and post.json["model"] == "claude-stub-1"
+    assert post.headers["x-api-key"] == SECRET
+    chat.child.sendeof()
+    assert exit_status(chat) == 0
+    assert SECRET not in chat.term.text() and "sk-wrong-key" not in chat.term.text()
+
+    assert json.loads(cli.keys_file.read_text()) == {"stubby": SECRET}
+    assert stat.S_IMODE(cli.keys_file.stat().st_mode) == 0o600
+    config = tomllib.loads(cli.config_file.read_text())
+    assert config["default_model"] == "stubby:claude-stub-1"
+    assert config["providers"]["stubby"] == {"base_url": stub.url, "style": "anthropic"}
+    assert SECRET not in cli.config_file.read_text()
+
+
+@pytest.mark.parametrize("step", ["the first question", "the key"])
+def test_ctrl_c_at_any_step_writes_nothing(tmp_path, stub, start, step):
+    anthropic_endpoint(stub)
+    cli = user(tmp_path, dead_port())
+    chat = start(cli, "chat")
+    chat.wait_text("Choose [1]:")
+    if step == "the key":
+        chat.send_line("4")
+        answer(chat, "Base URL", stub.url)
+        answer(chat, "Choose [1]:", "2", count=2)
+        answer(chat, "A name for it", "stubby")
+        chat.wait_text("API key for stubby")
+        chat.child.send("sk-half")
+    chat.child.sendcontrol("c")
+    chat.wait_text("setup cancelled: nothing was written")
+    assert exit_status(chat) == 130
+    assert not cli.config_file.exists() and not cli.keys_file.exists()
+    assert not cli.config_dir.exists() or not any(cli.config_dir.iterdir())
+
+
+def test_without_a_terminal_chat_keeps_its_one_line_error(bare_cli):
+    r = bare_cli.call("chat")
+    assert r.code == 2
+    assert r.stderr.startswith("error: no model endpoint is configured")
+    assert r.stderr.count("\n") == 1
+    r = bare_cli.call("setup")
+    assert r.code == 2 and "run it in a terminal" in r.stderr
+    assert not bare_cli.config_file.exists()
+
+
+def test_setup_adds_a_provider_to_an_existing_config(tmp_path, stub, start):
+    stub.models = openai_models(["only-model"])
+    cli = user(tmp_path, stub.port)
+    own = ('# my own notes\ndefault_model = "other:x"\n\n'
+           '[providers.other]\nbase_url = "http://127.0.0.1:9/v1"\n')
+    cli.write_config(own)
+    setup = start(cli, "setup")
+    answer(setup, "Choose [1]:", "")  # add a provider
+    assert f"A config already exists at {cli.config_file}" in setup.term.text()
+    assert "2. replace it" in setup.term.text()
+    answer(setup, "Choose [1]:", "", count=2)  # the server found
+    setup.wait_text("model: only-model")
+    answer(setup, "the default model? [Y/n]", "")
+    setup.wait_text("start chatting with: toolnexus chat")
+    assert exit_status(setup) == 0
+    text = cli.config_file.read_text()
+    assert text.startswith("# my own notes\n")
+    config = tomllib.loads(text)
+    name = f"local-{stub.port}"
+    assert config["default_model"] == f"{name}:only-model"
+    assert set(config["providers"]) == {"other", name}
+
+    again = start(cli, "setup")  # the same server again: nothing to add twice
+    answer(again, "Choose [1]:", "3")  # leave it as it is
+    again.wait_text("kept the config as it is")
+    assert exit_status(again) == 0
+    assert cli.config_file.read_text() == text
+
+
+def test_the_written_config_allows_nothing_the_user_did_not_choose(tmp_path, stub, start):
+    """Newcomer's repro: `toolnexus setup`, pick the local server, then use an MCP server
+    named "github": its tools ran without a question, as the written config carried the
+    example's `"github_*" = "allow"` (and `"git status*"`, `"localhost:11434"` allow rules)
+    as live rules nobody chose. They stay in the file, as commented examples."""
+    stub.models = openai_models(["only-model"])
+    cli = user(tmp_path, stub.port)
+    setup = start(cli, "setup")
+    answer(setup, "Choose [1]:", "")  # the server found
+    setup.wait_text("start chatting with: toolnexus chat")
+    assert exit_status(setup) == 0
+
+    text = cli.config_file.read_text(encoding="utf-8")
+    approval = tomllib.loads(text).get("approval", {})
+    live = {**{k: v for k, v in approval.items() if isinstance(v, str)},
+            **{k: v for table in approval.values() if isinstance(table, dict)
+               for k, v in table.items()}}
+    assert "allow" not in live.values(), live
+    for example in ('# "github_*" = "allow"', '# "git status*" = "allow"',
+                    '# "localhost:11434" = "allow"'):
+        assert example in text
+
+    mcp = tmp_path / "mcp.json"
+    server = {"command": sys.executable,
+              "args": [str(ROOT / "tests" / "support" / "mcp_servers" / "stdio_server.py")]}
+    mcp.write_text(json.dumps({"mcpServers": {"github": server}}))
+    rows = cli.call("tools", "--json", "--mcp", str(mcp)).json
+    assert {row["name"]: row["approval"] for row in rows}["github_add"] == "ask", rows
+
+
+def test_right_after_setup_model_names_complete_and_a_bare_name_is_found(
+        tmp_path, stub, start):
+    """Repro: `toolnexus chat` on a fresh machine; the setup finds llama.cpp serving m-one
+    and m-two and takes m-one. In the chat, `/model m-t` and Tab completed nothing (the
+    list the setup had fetched was not kept), and `/model m-two` said "no model endpoint
+    is configured: set OPENAI_API_KEY ...". Now Tab completes it, and the chat goes on
+    with m-two on that server."""
+    stub.models = openai_models(["m-one", "m-two"])
+    stub.handler = lambda rec: openai_stream(f"this is {rec.json['model']}")
+    cli = user(tmp_path, stub.port)
+    chat = start(cli, "chat")
+    answer(chat, "Choose [1]:", "")  # the server found
+    answer(chat, "Choose [1]:", "", count=2)  # its first model
+    wait_chat_prompt(chat)
+    chat.child.send("/model m-t\t")
+    chat.wait(lambda: chat.term.cursor_line().rstrip().endswith("› /model m-two"),
+              "the completed model name")
+    chat.child.send("\r")
+    chat.wait_text(f"model: m-two ({stub.base_url})")
+    assert "not a model the config" not in chat.term.text()
+    chat.send_line("hi")
+    chat.wait_text("this is m-two")
+    assert [r.json["model"] for r in stub.requests] == ["m-two"]
