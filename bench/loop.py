@@ -100,6 +100,7 @@ LIBRARIES: dict[str, tuple[str, str, str, str]] = {
 
 # ----------------------------------------------------------------------------- the stub
 
+
 def serve() -> None:
     """--serve: the stub on loopback. Prints its base URL, then serves until stdin closes.
     GET .../stats answers {"requests": N}, the chat requests seen so far."""
@@ -141,8 +142,9 @@ def serve() -> None:
             if key[0]:
                 reply = openai_stream(text, None if text else calls, model=MODEL)
             else:
-                reply = Reply.json(openai_text(text, model=MODEL) if text else
-                                   openai_tool_call(calls, model=MODEL))
+                reply = Reply.json(
+                    openai_text(text, model=MODEL) if text else openai_tool_call(calls, model=MODEL)
+                )
             if len(cache) < 64:
                 cache[key] = reply
         return reply
@@ -176,17 +178,22 @@ def add(a: int, b: int) -> int:
 ADD_SCHEMA = {
     "type": "function",
     "function": {
-        "name": "add", "description": "Add two integers and return the sum.",
-        "parameters": {"type": "object", "required": ["a", "b"],
-                       "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}},
+        "name": "add",
+        "description": "Add two integers and return the sum.",
+        "parameters": {
+            "type": "object",
+            "required": ["a", "b"],
+            "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+        },
     },
 }
 
 Runner = Callable[[], Awaitable[str]]  # one agent run; returns the final (or streamed) text
 
 
-async def setup_toolnexus(base_url: str, mode: str, *, builtins_off: bool = False
-                          ) -> tuple[Runner, Callable[[], Awaitable[None]]]:
+async def setup_toolnexus(
+    base_url: str, mode: str, *, builtins_off: bool = False
+) -> tuple[Runner, Callable[[], Awaitable[None]]]:
     """This repo's and the PyPI package's toolnexus: the same public calls."""
     from toolnexus import create_client, create_toolkit, define_tool
 
@@ -238,23 +245,33 @@ async def setup_openai(base_url: str, mode: str) -> tuple[Runner, Callable[[], A
     client = AsyncOpenAI(base_url=base_url, api_key="x")
 
     def tool_messages(calls: list[tuple[str, str, str]]) -> list[dict]:
-        assistant = {"role": "assistant", "content": None, "tool_calls": [
-            {"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
-            for cid, name, args in calls]}
-        results = [{"role": "tool", "tool_call_id": cid, "content": str(add(**json.loads(args)))}
-                   for cid, name, args in calls if name == "add"]
+        assistant = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
+                for cid, name, args in calls
+            ],
+        }
+        results = [
+            {"role": "tool", "tool_call_id": cid, "content": str(add(**json.loads(args)))}
+            for cid, name, args in calls
+            if name == "add"
+        ]
         return [assistant, *results]
 
     async def run() -> str:
         messages: list[dict] = [{"role": "user", "content": PROMPT}]
         for _ in range(10):
             response = await client.chat.completions.create(
-                model=MODEL, messages=messages, tools=[ADD_SCHEMA])
+                model=MODEL, messages=messages, tools=[ADD_SCHEMA]
+            )
             message = response.choices[0].message
             if not message.tool_calls:
                 return message.content or ""
-            messages += tool_messages([(c.id, c.function.name, c.function.arguments)
-                                       for c in message.tool_calls])
+            messages += tool_messages(
+                [(c.id, c.function.name, c.function.arguments) for c in message.tool_calls]
+            )
         return ""
 
     async def stream() -> str:
@@ -262,8 +279,12 @@ async def setup_openai(base_url: str, mode: str) -> tuple[Runner, Callable[[], A
         text: list[str] = []
         for _ in range(10):
             chunks = await client.chat.completions.create(
-                model=MODEL, messages=messages, tools=[ADD_SCHEMA], stream=True,
-                stream_options={"include_usage": True})
+                model=MODEL,
+                messages=messages,
+                tools=[ADD_SCHEMA],
+                stream=True,
+                stream_options={"include_usage": True},
+            )
             calls: dict[int, list[str]] = {}
             async for chunk in chunks:
                 if not chunk.choices:
@@ -285,8 +306,9 @@ async def setup_openai(base_url: str, mode: str) -> tuple[Runner, Callable[[], A
     return (run if mode == "run" else stream), client.close
 
 
-async def setup_pydantic_ai(base_url: str, mode: str
-                            ) -> tuple[Runner, Callable[[], Awaitable[None]]]:
+async def setup_pydantic_ai(
+    base_url: str, mode: str
+) -> tuple[Runner, Callable[[], Awaitable[None]]]:
     from pydantic_ai import Agent
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.openai import OpenAIProvider
@@ -310,16 +332,20 @@ async def setup_pydantic_ai(base_url: str, mode: str
     return (run if mode == "run" else stream), close
 
 
-async def setup_openai_agents(base_url: str, mode: str
-                              ) -> tuple[Runner, Callable[[], Awaitable[None]]]:
+async def setup_openai_agents(
+    base_url: str, mode: str
+) -> tuple[Runner, Callable[[], Awaitable[None]]]:
     from agents import Agent, OpenAIChatCompletionsModel, function_tool, set_tracing_disabled
     from agents import Runner as AgentRunner
     from openai import AsyncOpenAI
 
     set_tracing_disabled(True)  # no trace export (it would try to reach api.openai.com)
     client = AsyncOpenAI(base_url=base_url, api_key="x")
-    agent = Agent(name="bench", model=OpenAIChatCompletionsModel(model=MODEL, openai_client=client),
-                  tools=[function_tool(add)])
+    agent = Agent(
+        name="bench",
+        model=OpenAIChatCompletionsModel(model=MODEL, openai_client=client),
+        tools=[function_tool(add)],
+    )
 
     async def run() -> str:
         return str((await AgentRunner.run(agent, PROMPT)).final_output)
@@ -328,16 +354,19 @@ async def setup_openai_agents(base_url: str, mode: str
         parts = []
         result = AgentRunner.run_streamed(agent, PROMPT)
         async for event in result.stream_events():
-            if event.type == "raw_response_event" and \
-                    getattr(event.data, "type", "") == "response.output_text.delta":
+            if (
+                event.type == "raw_response_event"
+                and getattr(event.data, "type", "") == "response.output_text.delta"
+            ):
                 parts.append(event.data.delta)
         return "".join(parts)
 
     return (run if mode == "run" else stream), client.close
 
 
-async def setup_toolnexus_httpx2(base_url: str, mode: str
-                                 ) -> tuple[Runner, Callable[[], Awaitable[None]]]:
+async def setup_toolnexus_httpx2(
+    base_url: str, mode: str
+) -> tuple[Runner, Callable[[], Awaitable[None]]]:
     """This repo with httpx2's own transport (anyio) where toolnexus/http_network.py would
     serve: what that module is worth to an agent run."""
     import httpx2
@@ -363,8 +392,7 @@ SETUPS: dict[str, Callable[..., Awaitable[tuple[Runner, Callable[[], Awaitable[N
 }
 
 
-async def batch(run_once: Runner, count: int, times: list[float], cpu: list[float]
-                ) -> str | None:
+async def batch(run_once: Runner, count: int, times: list[float], cpu: list[float]) -> str | None:
     """`count` timed runs, their wall and process CPU seconds appended to `times` and `cpu`;
     why a run did not do the job, or None."""
     calls = CALLS[0]
@@ -402,8 +430,10 @@ async def profile_runs(run_once: Runner, runs: int) -> str:
         groups[group] = groups.get(group, 0.0) + own
     total = sum(groups.values()) or 1.0
     out = io.StringIO()
-    out.write(f"{runs} runs under cProfile, {wall:.2f} ms per run with the profiler on "
-              f"(its overhead inflates Python-heavy code)\n")
+    out.write(
+        f"{runs} runs under cProfile, {wall:.2f} ms per run with the profiler on "
+        f"(its overhead inflates Python-heavy code)\n"
+    )
     out.write("own time by package, ms per run (share):\n")
     for group, own in sorted(groups.items(), key=lambda kv: -kv[1])[:12]:
         out.write(f"  {own / runs * 1000:7.3f}  ({own / total:4.0%})  {group}\n")
@@ -425,8 +455,21 @@ def _group(path: str, name: str) -> str:
         return "other built-ins"
     if "importlib" in path:
         return "importlib: import statements run per request (failed ones scan sys.path)"
-    for package in ("toolnexus", "httpx2", "httpcore2", "h11", "anyio", "asyncio", "json",
-                    "openai", "pydantic", "concurrent", "threading", "urllib", "http"):
+    for package in (
+        "toolnexus",
+        "httpx2",
+        "httpcore2",
+        "h11",
+        "anyio",
+        "asyncio",
+        "json",
+        "openai",
+        "pydantic",
+        "concurrent",
+        "threading",
+        "urllib",
+        "http",
+    ):
         if f"/{package}/" in path or path.endswith(f"/{package}.py"):
             return package
     return Path(path).name
@@ -464,8 +507,9 @@ def peer_main(lib: str, mode: str, base_url: str, warmup: int) -> None:
             module = importlib.import_module(LIBRARIES[lib][2])
             version = md.version(LIBRARIES[lib][1])
             where = Path(module.__file__ or "").resolve()
-            if lib.startswith("toolnexus") and \
-                    (ROOT / "toolnexus" in where.parents) != (lib in THIS_REPO):
+            if lib.startswith("toolnexus") and (ROOT / "toolnexus" in where.parents) != (
+                lib in THIS_REPO
+            ):
                 raise RuntimeError(f"imported the wrong toolnexus: {where}")
             run_once, close = await SETUPS[lib](base_url, mode)
         except Exception as exc:
@@ -475,8 +519,12 @@ def peer_main(lib: str, mode: str, base_url: str, warmup: int) -> None:
                 problem = await batch(run_once, warmup, [], [])
             except Exception as exc:
                 problem = why(exc)
-            say(ready=problem is None, problem=problem, version=version,
-                python=platform.python_version())
+            say(
+                ready=problem is None,
+                problem=problem,
+                version=version,
+                python=platform.python_version(),
+            )
             while problem is None:
                 command, _, count = sys.stdin.readline().strip().partition(" ")
                 if command == "run":
@@ -499,25 +547,35 @@ def peer_main(lib: str, mode: str, base_url: str, warmup: int) -> None:
 
 # ----------------------------------------------------------------------------- the venvs
 
+
 def pip_install(python: Path, spec: str) -> str | None:
     """pip install `spec` with `python`; None on success, else why it failed."""
     print(f"installing {spec} into {python.parent.parent.relative_to(ROOT)} ...", flush=True)
     try:
-        done = subprocess.run([str(python), "-m", "pip", "install", "--quiet", spec],
-                              capture_output=True, text=True, timeout=900)
+        done = subprocess.run(
+            [str(python), "-m", "pip", "install", "--quiet", spec],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"pip install {spec} failed: {exc}"
     if done.returncode != 0:
-        errors = [ln for ln in done.stderr.splitlines() if "ERROR" in ln] or \
-            done.stderr.strip().splitlines()[-1:] or [f"exit {done.returncode}"]
+        errors = (
+            [ln for ln in done.stderr.splitlines() if "ERROR" in ln]
+            or done.stderr.strip().splitlines()[-1:]
+            or [f"exit {done.returncode}"]
+        )
         return f"pip install {spec} failed: {errors[-1].strip()}"
     return None
 
 
 def importable(python: Path, module: str) -> bool:
     check = [str(python), "-c", f"import {module}"]
-    return python.exists() and subprocess.run(check, capture_output=True,
-                                              cwd=tempfile.gettempdir()).returncode == 0
+    return (
+        python.exists()
+        and subprocess.run(check, capture_output=True, cwd=tempfile.gettempdir()).returncode == 0
+    )
 
 
 def interpreters(libs: list[str]) -> dict[str, tuple[Path | None, str]]:
@@ -534,10 +592,14 @@ def interpreters(libs: list[str]) -> dict[str, tuple[Path | None, str]]:
         why = None
         if not importable(python, "toolnexus"):
             print(f"setting up {PYPI_VENV.relative_to(ROOT)} ...", flush=True)
-            done = subprocess.run([sys.executable, "-m", "venv", str(PYPI_VENV)],
-                                  capture_output=True, text=True)
-            why = f"python -m venv failed: {done.stderr.strip()[-200:]}" if done.returncode \
+            done = subprocess.run(
+                [sys.executable, "-m", "venv", str(PYPI_VENV)], capture_output=True, text=True
+            )
+            why = (
+                f"python -m venv failed: {done.stderr.strip()[-200:]}"
+                if done.returncode
                 else pip_install(python, PYPI_SPEC)
+            )
         found["toolnexus-pypi"] = (None, why) if why else (python, "")
     peers = [lib for lib in libs if not lib.startswith("toolnexus")]
     if peers:
@@ -554,6 +616,7 @@ def interpreters(libs: list[str]) -> dict[str, tuple[Path | None, str]]:
 
 
 # ----------------------------------------------------------------------------- running
+
 
 class Stub:
     """serve() above in a subprocess of this interpreter, with its request count."""
@@ -576,22 +639,37 @@ def peer_env(tmp: Path, base_url: str) -> dict[str, str]:
     """This environment without anything that configures Python or a provider, an API key
     the stub ignores, and an llm user dir whose one extra model is the stub."""
     drop = ("PYTHON", "TOOLNEXUS_", "LLM_", "OPENAI_", "ANTHROPIC_", "OPENROUTER_", "LOGFIRE_")
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(drop) and not k.endswith("_API_KEY")}
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(drop) and not k.endswith("_API_KEY")
+    }
     llm_dir = tmp / "llm"
     llm_dir.mkdir(exist_ok=True)
     (llm_dir / "extra-openai-models.yaml").write_text(
-        f"- model_id: stub\n  model_name: {MODEL}\n  api_base: \"{base_url}\"\n"
-        f"  supports_tools: true\n", encoding="utf-8")
-    return {**env, "OPENAI_API_KEY": "x", "LLM_USER_PATH": str(llm_dir),
-            "OPENAI_AGENTS_DISABLE_TRACING": "1"}
+        f'- model_id: stub\n  model_name: {MODEL}\n  api_base: "{base_url}"\n'
+        f"  supports_tools: true\n",
+        encoding="utf-8",
+    )
+    return {
+        **env,
+        "OPENAI_API_KEY": "x",
+        "LLM_USER_PATH": str(llm_dir),
+        "OPENAI_AGENTS_DISABLE_TRACING": "1",
+    }
 
 
 class Peer:
     """One (library, mode) process, driven batch by batch (see peer_main)."""
 
-    def __init__(self, python: Path, lib: str, mode: str, stub: Stub, env: dict[str, str],
-                 warmup: int, tmp: Path) -> None:
+    def __init__(
+        self,
+        python: Path,
+        lib: str,
+        mode: str,
+        stub: Stub,
+        env: dict[str, str],
+        warmup: int,
+        tmp: Path,
+    ) -> None:
         self.lib, self.mode, self.stub = lib, mode, stub
         self.times: list[float] = []
         self.cpu: list[float] = []
@@ -599,10 +677,27 @@ class Peer:
         self.info: dict[str, Any] = {}
         self.peak_kb = 0
         self.stderr = open(tmp / f"{lib}-{mode}.stderr", "w+", encoding="utf-8")  # noqa: SIM115
-        cmd = [str(python), __file__, "--peer", lib, "--mode", mode,
-               "--base-url", stub.base_url, "--warmup", str(warmup)]
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self.stderr, text=True, env=env, cwd=tmp)
+        cmd = [
+            str(python),
+            __file__,
+            "--peer",
+            lib,
+            "--mode",
+            mode,
+            "--base-url",
+            stub.base_url,
+            "--warmup",
+            str(warmup),
+        ]
+        self.proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            text=True,
+            env=env,
+            cwd=tmp,
+        )
         self._expect(warmup, lambda: self._answer(None))
 
     @property
@@ -669,9 +764,9 @@ class Peer:
 
 # ----------------------------------------------------------------------------- reporting
 
+
 def p95(times: list[float]) -> float:
-    return statistics.quantiles(times, n=20, method="inclusive")[18] if len(times) > 1 \
-        else times[0]
+    return statistics.quantiles(times, n=20, method="inclusive")[18] if len(times) > 1 else times[0]
 
 
 def summarize(peer: Peer | None, why: str) -> dict[str, Any]:
@@ -679,16 +774,21 @@ def summarize(peer: Peer | None, why: str) -> dict[str, Any]:
     if peer is None or not peer.ok or not peer.times:
         return {"failed": (peer.problem if peer else why) or "no runs measured"}
     times = peer.times
-    return {"median_ms": round(statistics.median(times) * 1000, 3),
-            "p95_ms": round(p95(times) * 1000, 3),
-            "min_ms": round(min(times) * 1000, 3),
-            "cpu_ms": round(statistics.median(peer.cpu) * 1000, 3),
-            "peak_mb": round(peer.peak_kb / 1024, 1), "runs": len(times)}
+    return {
+        "median_ms": round(statistics.median(times) * 1000, 3),
+        "p95_ms": round(p95(times) * 1000, 3),
+        "min_ms": round(min(times) * 1000, 3),
+        "cpu_ms": round(statistics.median(peer.cpu) * 1000, 3),
+        "peak_mb": round(peer.peak_kb / 1024, 1),
+        "runs": len(times),
+    }
 
 
 def table(libs: list[str], figures: dict[str, dict[str, Any]], labels: dict[str, str]) -> None:
-    print(f"{'library':<28} {'mode':<7} {'median ms':>10} {'p95 ms':>8} {'CPU ms':>7}"
-          f" {'peak MB':>8} {'x toolnexus':>12}")
+    print(
+        f"{'library':<28} {'mode':<7} {'median ms':>10} {'p95 ms':>8} {'CPU ms':>7}"
+        f" {'peak MB':>8} {'x toolnexus':>12}"
+    )
     for mode in MODES:
         ours = figures.get("toolnexus", {}).get(mode, {}).get("median_ms")
         for lib in libs:
@@ -697,12 +797,15 @@ def table(libs: list[str], figures: dict[str, dict[str, Any]], labels: dict[str,
                 print(f"{labels[lib]:<28} {mode:<7} failed: {fig['failed']}")
                 continue
             ratio = f"{fig['median_ms'] / ours:11.2f}x" if ours else f"{'n/a':>12}"
-            print(f"{labels[lib]:<28} {mode:<7} {fig['median_ms']:10.2f} {fig['p95_ms']:8.2f}"
-                  f" {fig['cpu_ms']:7.2f} {fig['peak_mb']:8.1f} {ratio}")
+            print(
+                f"{labels[lib]:<28} {mode:<7} {fig['median_ms']:10.2f} {fig['p95_ms']:8.2f}"
+                f" {fig['cpu_ms']:7.2f} {fig['peak_mb']:8.1f} {ratio}"
+            )
 
 
-def verdict(libs: list[str], figures: dict[str, dict[str, Any]], labels: dict[str, str]
-            ) -> tuple[list[str], dict[str, Any], list[str]]:
+def verdict(
+    libs: list[str], figures: dict[str, dict[str, Any]], labels: dict[str, str]
+) -> tuple[list[str], dict[str, Any], list[str]]:
     """Lines to print, the verdict for results.json, and the modes where a peer beat us."""
     lines: list[str] = []
     data: dict[str, Any] = {}
@@ -710,8 +813,10 @@ def verdict(libs: list[str], figures: dict[str, dict[str, Any]], labels: dict[st
     for mode in MODES:
         ours = figures.get("toolnexus", {}).get(mode, {})
         if "median_ms" not in ours:
-            lines.append(f"{mode}: no verdict - toolnexus itself "
-                         f"{'failed: ' + ours['failed'] if ours else 'was not measured'}")
+            lines.append(
+                f"{mode}: no verdict - toolnexus itself "
+                f"{'failed: ' + ours['failed'] if ours else 'was not measured'}"
+            )
             data[mode] = {"faster_than_every_peer": None, "vs_pypi": None}
             continue
         faster = []  # peers at least as fast as toolnexus
@@ -727,27 +832,33 @@ def verdict(libs: list[str], figures: dict[str, dict[str, Any]], labels: dict[st
         met = not faster
         if faster:
             beaten.append(mode)
-        lines.append(f"{mode}: toolnexus {ours['median_ms']:.2f} ms is faster than every"
-                     f" measured peer: {'MET' if met else 'MISSED, beaten by ' + ', '.join(faster)}"
-                     + (f" (not measured: {', '.join(unmeasured)})" if unmeasured else ""))
+        lines.append(
+            f"{mode}: toolnexus {ours['median_ms']:.2f} ms is faster than every"
+            f" measured peer: {'MET' if met else 'MISSED, beaten by ' + ', '.join(faster)}"
+            + (f" (not measured: {', '.join(unmeasured)})" if unmeasured else "")
+        )
         pypi = figures.get("toolnexus-pypi", {}).get(mode, {})
         vs_pypi = None
         if "median_ms" in pypi:
             vs_pypi = pypi["median_ms"] / ours["median_ms"]
             cpu = pypi["cpu_ms"] / ours["cpu_ms"]
-            lines.append(f"{mode}: the original toolnexus package takes {vs_pypi:.2f}x"
-                         f" toolnexus' time (goal >= {TARGET_VS_PYPI:.2f}x): "
-                         f"{'MET' if vs_pypi >= TARGET_VS_PYPI else 'MISSED'}"
-                         f" (and {cpu:.2f}x its CPU time)")
+            lines.append(
+                f"{mode}: the original toolnexus package takes {vs_pypi:.2f}x"
+                f" toolnexus' time (goal >= {TARGET_VS_PYPI:.2f}x): "
+                f"{'MET' if vs_pypi >= TARGET_VS_PYPI else 'MISSED'}"
+                f" (and {cpu:.2f}x its CPU time)"
+            )
         else:
             why = pypi.get("failed", "not measured")
             lines.append(f"{mode}: vs the original toolnexus package: no verdict - {why}")
-        data[mode] = {"faster_than_every_peer": met, "beaten_by": faster,
-                      "not_measured": unmeasured,
-                      "vs_pypi": round(vs_pypi, 2) if vs_pypi else None,
-                      "vs_pypi_cpu": round(pypi["cpu_ms"] / ours["cpu_ms"], 2) if vs_pypi
-                      else None,
-                      "vs_pypi_met": vs_pypi >= TARGET_VS_PYPI if vs_pypi else None}
+        data[mode] = {
+            "faster_than_every_peer": met,
+            "beaten_by": faster,
+            "not_measured": unmeasured,
+            "vs_pypi": round(vs_pypi, 2) if vs_pypi else None,
+            "vs_pypi_cpu": round(pypi["cpu_ms"] / ours["cpu_ms"], 2) if vs_pypi else None,
+            "vs_pypi_met": vs_pypi >= TARGET_VS_PYPI if vs_pypi else None,
+        }
     return lines, data, beaten
 
 
@@ -755,11 +866,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=20)
-    parser.add_argument("--batch", type=int, default=10,
-                        help="runs per library per round; the rounds interleave the libraries")
+    parser.add_argument(
+        "--batch",
+        type=int,
+        default=10,
+        help="runs per library per round; the rounds interleave the libraries",
+    )
     parser.add_argument("--only", help="comma-separated libraries (default: all)")
-    parser.add_argument("--profile", type=int, default=50,
-                        help="runs of toolnexus under cProfile when a peer beats it (0: never)")
+    parser.add_argument(
+        "--profile",
+        type=int,
+        default=50,
+        help="runs of toolnexus under cProfile when a peer beats it (0: never)",
+    )
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--peer", help=argparse.SUPPRESS)
     parser.add_argument("--mode", choices=MODES, help=argparse.SUPPRESS)
@@ -800,8 +919,10 @@ def main() -> None:
                     peer.run(count)
                 order.reverse()  # no process always runs right after the same one
                 done += count
-            figures = {lib: {mode: summarize(peers.get((lib, mode)), pythons[lib][1])
-                             for mode in MODES} for lib in libs}
+            figures = {
+                lib: {mode: summarize(peers.get((lib, mode)), pythons[lib][1]) for mode in MODES}
+                for lib in libs
+            }
             _, verdicts, beaten = verdict(libs, figures, {lib: lib for lib in libs})
             if args.profile and "toolnexus" in libs:
                 for mode in beaten:
@@ -814,17 +935,26 @@ def main() -> None:
 
     versions = {lib: peer.info.get("version", "") for (lib, _), peer in peers.items()}
     labels = {lib: f"{LIBRARIES[lib][0]} {versions.get(lib, '')}".strip() for lib in libs}
-    python_version = next((p.info["python"] for p in peers.values() if "python" in p.info),
-                          platform.python_version())
-    print(f"python {python_version} | {os.cpu_count()} cores | {platform.machine()} | "
-          f"{load_line(seen)}")
-    print(f"one run = one agent run: 2 model round trips to the loopback stub + 1 add() call;"
-          f" wall time per run, {args.runs} runs after {args.warmup} warm-up runs,")
-    print(f"one process per row, the processes taking turns in rounds of {args.batch} runs"
-          " (order reversed every other round), each client made once and reused;"
-          " peak MB = that process' ru_maxrss (peak RSS: interpreter + imports + runs);")
-    print("CPU ms = median process CPU time per run (time.process_time, all threads);"
-          " x toolnexus = median / toolnexus' median, same mode (above 1: slower)")
+    python_version = next(
+        (p.info["python"] for p in peers.values() if "python" in p.info), platform.python_version()
+    )
+    print(
+        f"python {python_version} | {os.cpu_count()} cores | {platform.machine()} | "
+        f"{load_line(seen)}"
+    )
+    print(
+        f"one run = one agent run: 2 model round trips to the loopback stub + 1 add() call;"
+        f" wall time per run, {args.runs} runs after {args.warmup} warm-up runs,"
+    )
+    print(
+        f"one process per row, the processes taking turns in rounds of {args.batch} runs"
+        " (order reversed every other round), each client made once and reused;"
+        " peak MB = that process' ru_maxrss (peak RSS: interpreter + imports + runs);"
+    )
+    print(
+        "CPU ms = median process CPU time per run (time.process_time, all threads);"
+        " x toolnexus = median / toolnexus' median, same mode (above 1: slower)"
+    )
     print()
     table(libs, figures, labels)
     print()
@@ -835,18 +965,29 @@ def main() -> None:
         print()
         print(f"toolnexus was beaten in {mode} mode; where its time goes (cProfile):")
         print(text.rstrip())
-    path = record("loop", {
-        "machine": {"python": python_version, "cores": os.cpu_count(),
-                    "arch": platform.machine(), "platform": platform.platform(),
-                    **seen},
-        "runs": args.runs, "warmup": args.warmup, "batch": args.batch,
-        "timing": "wall time per agent run (2 model round trips + 1 tool call), ms",
-        "memory": "ru_maxrss of the measuring process (peak RSS), MiB",
-        "libraries": {lib: {"label": labels[lib], "version": versions.get(lib) or None,
-                            **figures[lib]} for lib in libs},
-        "verdict": verdicts,
-    })
-    print(f"\nwrote section \"loop\" of {path.relative_to(ROOT)}")
+    path = record(
+        "loop",
+        {
+            "machine": {
+                "python": python_version,
+                "cores": os.cpu_count(),
+                "arch": platform.machine(),
+                "platform": platform.platform(),
+                **seen,
+            },
+            "runs": args.runs,
+            "warmup": args.warmup,
+            "batch": args.batch,
+            "timing": "wall time per agent run (2 model round trips + 1 tool call), ms",
+            "memory": "ru_maxrss of the measuring process (peak RSS), MiB",
+            "libraries": {
+                lib: {"label": labels[lib], "version": versions.get(lib) or None, **figures[lib]}
+                for lib in libs
+            },
+            "verdict": verdicts,
+        },
+    )
+    print(f'\nwrote section "loop" of {path.relative_to(ROOT)}')
 
 
 if __name__ == "__main__":

@@ -51,16 +51,24 @@ def mcp_json(tmp: Path, busy: bool) -> Path:
     if busy:
         env.update({"MCP_FINISH_FILE": str(tmp / "finished"), "MCP_FINISH_AFTER": "3"})
     path = tmp / "mcp.json"
-    path.write_text(json.dumps({"mcpServers": {"calc": {
-        "command": sys.executable, "args": [str(SERVER)], "env": env}}}))
+    path.write_text(
+        json.dumps(
+            {"mcpServers": {"calc": {"command": sys.executable, "args": [str(SERVER)], "env": env}}}
+        )
+    )
     return path
 
 
 def after_the_answer(env: dict[str, str], args: list[str]) -> float:
     """Seconds from the answer's line end on stdout to the process's exit."""
-    proc = subprocess.Popen([str(TOOLNEXUS), "ask", *args, "hi"], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                            env=env)
+    proc = subprocess.Popen(
+        [str(TOOLNEXUS), "ask", *args, "hi"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
     line = proc.stdout.readline() if proc.stdout else ""
     answered = time.perf_counter()
     code = proc.wait()
@@ -72,9 +80,13 @@ def after_the_answer(env: dict[str, str], args: list[str]) -> float:
 def after_ctrl_c(env: dict[str, str], args: list[str], called: Path) -> float:
     """Seconds from SIGINT, sent while a call runs on the server, to the exit."""
     called.unlink(missing_ok=True)
-    proc = subprocess.Popen([str(TOOLNEXUS), "ask", *args, "--yes", "go"],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(
+        [str(TOOLNEXUS), "ask", *args, "--yes", "go"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
     while not called.exists():
         if proc.poll() is not None:
             raise SystemExit(f"ask {args} exited {proc.returncode} before the call")
@@ -95,27 +107,35 @@ def main() -> int:
 
     def handler(request: Recorded) -> Reply:
         wants_tool = "go" in json.dumps(request.json["messages"][-1])
-        return openai_stream(tool_calls=[("calc_steps", {"count": 1})] if wants_tool
-                             else None, text=None if wants_tool else ANSWER)
+        return openai_stream(
+            tool_calls=[("calc_steps", {"count": 1})] if wants_tool else None,
+            text=None if wants_tool else ANSWER,
+        )
 
     stub.handler = handler
     rows: dict[str, list[float]] = {}
     try:
         with tempfile.TemporaryDirectory() as folder:
             tmp = Path(folder)
-            env = {**base_env(tmp), "TOOLNEXUS_BASE_URL": stub.base_url,
-                   "TOOLNEXUS_MODEL": "stub-model"}
+            env = {
+                **base_env(tmp),
+                "TOOLNEXUS_BASE_URL": stub.base_url,
+                "TOOLNEXUS_MODEL": "stub-model",
+            }
             quiet, busy = tmp / "quiet", tmp / "busy"
             quiet.mkdir()
             busy.mkdir()
             cases: dict[str, Callable[[], float]] = {
                 "no MCP server, after the answer": lambda: after_the_answer(env, []),
                 "quiet server, after the answer": lambda: after_the_answer(
-                    env, ["--mcp", str(mcp_json(quiet, busy=False))]),
+                    env, ["--mcp", str(mcp_json(quiet, busy=False))]
+                ),
                 "busy server, after the answer": lambda: after_the_answer(
-                    env, ["--mcp", str(mcp_json(busy, busy=True))]),
+                    env, ["--mcp", str(mcp_json(busy, busy=True))]
+                ),
                 "busy server, Ctrl-C during a call": lambda: after_ctrl_c(
-                    env, ["--mcp", str(mcp_json(busy, busy=True))], busy / "called"),
+                    env, ["--mcp", str(mcp_json(busy, busy=True))], busy / "called"
+                ),
             }
             for rep in range(reps + 1):  # the first round warms up
                 for label, case in cases.items():
@@ -128,10 +148,13 @@ def main() -> int:
     print(f"{'case':<36} {'median ms':>10} {'worst ms':>10}")
     figures = {}
     for label, times in rows.items():
-        figures[label] = {"median_ms": round(statistics.median(times) * 1000, 1),
-                          "worst_ms": round(max(times) * 1000, 1)}
-        print(f"{label:<36} {figures[label]['median_ms']:>10.1f} "
-              f"{figures[label]['worst_ms']:>10.1f}")
+        figures[label] = {
+            "median_ms": round(statistics.median(times) * 1000, 1),
+            "worst_ms": round(max(times) * 1000, 1),
+        }
+        print(
+            f"{label:<36} {figures[label]['median_ms']:>10.1f} {figures[label]['worst_ms']:>10.1f}"
+        )
     record("mcp_exit", {"reps": reps, "target_s": TARGET_S, "cases": figures})
     return 0
 

@@ -52,8 +52,9 @@ def deltas(count: int) -> list[str]:
 
 
 def virtual_console() -> Console:
-    return Console(file=io.StringIO(), width=100, height=40, force_terminal=True,
-                   color_system="truecolor")
+    return Console(
+        file=io.StringIO(), width=100, height=40, force_terminal=True, color_system="truecolor"
+    )
 
 
 def time_renderer(parts: list[str]) -> float:
@@ -76,8 +77,10 @@ def time_print(parts: list[str]) -> float:
 def main() -> None:
     runs = 9
     time_renderer(deltas(200))  # warm-up: first-use costs (lexers, caches) are not per delta
-    print(f"python {sys.version.split()[0]} | virtual terminal 100x40 | median of {runs} runs"
-          " after a warm-up")
+    print(
+        f"python {sys.version.split()[0]} | virtual terminal 100x40 | median of {runs} runs"
+        " after a warm-up"
+    )
     print(f"{'deltas':>7} {'renderer µs/delta':>18} {'print µs/delta':>15} {'deltas/s':>10}")
     totals = {}
     rows = []
@@ -86,22 +89,39 @@ def main() -> None:
         rendered = statistics.median(time_renderer(parts) for _ in range(runs))
         printed = statistics.median(time_print(parts) for _ in range(runs))
         totals[count] = rendered
-        rows.append({"deltas": len(parts),
-                     "renderer_us_per_delta": round(rendered / len(parts) * 1e6, 2),
-                     "print_us_per_delta": round(printed / len(parts) * 1e6, 3),
-                     "deltas_per_s": round(len(parts) / rendered)})
-        print(f"{len(parts):>7} {rendered / len(parts) * 1e6:>18.1f} "
-              f"{printed / len(parts) * 1e6:>15.2f} {len(parts) / rendered:>10.0f}")
+        rows.append(
+            {
+                "deltas": len(parts),
+                "renderer_us_per_delta": round(rendered / len(parts) * 1e6, 2),
+                "print_us_per_delta": round(printed / len(parts) * 1e6, 3),
+                "deltas_per_s": round(len(parts) / rendered),
+            }
+        )
+        print(
+            f"{len(parts):>7} {rendered / len(parts) * 1e6:>18.1f} "
+            f"{printed / len(parts) * 1e6:>15.2f} {len(parts) / rendered:>10.0f}"
+        )
     ratio = totals[4000] / totals[1000]
     rate = 4000 / totals[4000]
-    print(f"4,000 / 1,000 total = {ratio:.2f}x (target <= 4.5x: "
-          f"{'MET' if ratio <= 4.5 else 'MISSED'}); "
-          f"{rate:.0f} deltas/s (target >= 2,000: {'MET' if rate >= 2000 else 'MISSED'})")
+    print(
+        f"4,000 / 1,000 total = {ratio:.2f}x (target <= 4.5x: "
+        f"{'MET' if ratio <= 4.5 else 'MISSED'}); "
+        f"{rate:.0f} deltas/s (target >= 2,000: {'MET' if rate >= 2000 else 'MISSED'})"
+    )
     from results import record  # bench/results.py, beside this file
 
-    record("render", {"python": sys.version.split()[0], "runs": runs, "rows": rows,
-                      "ratio_4000_over_1000": round(ratio, 3), "linear_met": ratio <= 4.5,
-                      "deltas_per_s_at_4000": round(rate), "rate_met": rate >= 2000})
+    record(
+        "render",
+        {
+            "python": sys.version.split()[0],
+            "runs": runs,
+            "rows": rows,
+            "ratio_4000_over_1000": round(ratio, 3),
+            "linear_met": ratio <= 4.5,
+            "deltas_per_s_at_4000": round(rate),
+            "rate_met": rate >= 2000,
+        },
+    )
 
 
 if __name__ == "__main__":

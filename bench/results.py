@@ -35,16 +35,21 @@ _STATES = ("quiet", "some load", "busy")
 def load_seen(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     """What a benchmark saw, from machine_load() before and after it: the busier state."""
     state = max(before["state"], after["state"], key=_STATES.index)
-    return {"load_average_before": before["load_average"],
-            "load_average_after": after["load_average"], "cores": before["cores"],
-            "state": state}
+    return {
+        "load_average_before": before["load_average"],
+        "load_average_after": after["load_average"],
+        "cores": before["cores"],
+        "state": state,
+    }
 
 
 def load_line(seen: dict[str, Any]) -> str:
     """One line saying the load a benchmark saw, for its printout."""
-    return (f"load average {seen['load_average_before']:.2f} before,"
-            f" {seen['load_average_after']:.2f} after, on {seen['cores']} cores:"
-            f" {seen['state']}")
+    return (
+        f"load average {seen['load_average_before']:.2f} before,"
+        f" {seen['load_average_after']:.2f} after, on {seen['cores']} cores:"
+        f" {seen['state']}"
+    )
 
 
 def record(section: str, data: Any, path: Path = PATH) -> Path:

@@ -72,6 +72,7 @@ LAZY = ("rich", "prompt_toolkit", "mcp", "markdown_it", "pygments")
 
 # ----------------------------------------------------------------------------- the stub
 
+
 def serve() -> None:
     """--serve: the stub on loopback, every request answered with ANSWER as an OpenAI
     stream. Prints its base URL, then serves until its stdin closes."""
@@ -87,19 +88,20 @@ def serve() -> None:
 
 # ----------------------------------------------------------------------------- the venvs
 
+
 def default_install() -> str | None:
     """bench/.venvs/default: this repo installed (editable) with no extras, created when
     missing; None when it is ready, else why not."""
     if TOOLNEXUS.exists():
         return None
-    print(f"setting up {VENV.relative_to(ROOT)} (pip install -e . without extras) ...",
-          flush=True)
-    return setup_step([sys.executable, "-m", "venv", str(VENV)], "python -m venv") or \
-        setup_step([str(PYTHON), "-m", "pip", "install", "--quiet", "-e", str(ROOT)],
-                   "pip install -e .")
+    print(f"setting up {VENV.relative_to(ROOT)} (pip install -e . without extras) ...", flush=True)
+    return setup_step([sys.executable, "-m", "venv", str(VENV)], "python -m venv") or setup_step(
+        [str(PYTHON), "-m", "pip", "install", "--quiet", "-e", str(ROOT)], "pip install -e ."
+    )
 
 
 # ----------------------------------------------------------------------------- llm
+
 
 def llm_command() -> tuple[Path | None, str]:
     """bench/.venvs/peers/bin/llm, installing llm there if needed; (None, why) on failure."""
@@ -111,8 +113,7 @@ def llm_command() -> tuple[Path | None, str]:
     if python is None:
         return None, how
     print(f"installing llm into {PEERS.relative_to(ROOT)} (pip install llm) ...", flush=True)
-    problem = setup_step([str(python), "-m", "pip", "install", "--quiet", "llm"],
-                         "pip install llm")
+    problem = setup_step([str(python), "-m", "pip", "install", "--quiet", "llm"], "pip install llm")
     if problem:
         return None, problem
     done = subprocess.run([str(LLM), "--version"], capture_output=True, text=True)
@@ -128,13 +129,15 @@ def llm_user_path(tmp: Path, base_url: str) -> Path:
     (path / "extra-openai-models.yaml").write_text(
         f"- model_id: stub\n"
         f"  model_name: {MODEL}\n"
-        f"  api_base: \"{base_url}\"\n"
+        f'  api_base: "{base_url}"\n'
         f"  api_key_name: openai\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     return path
 
 
 # ----------------------------------------------------------------------------- measuring
+
 
 @dataclass
 class Case:
@@ -156,8 +159,9 @@ def run(case: Case, extra_env: dict[str, str] | None = None) -> subprocess.Compl
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     try:
-        done = subprocess.run(case.argv, capture_output=True, text=True, env=env,
-                              timeout=120, **feed)
+        done = subprocess.run(
+            case.argv, capture_output=True, text=True, env=env, timeout=120, **feed
+        )
     except subprocess.TimeoutExpired:
         case.problem = "did not finish within 120 s"
         return subprocess.CompletedProcess(case.argv, -1, "", "")
@@ -191,18 +195,23 @@ def base_env(tmp: Path) -> dict[str, str]:
     """This environment without anything that configures Python, toolnexus, llm or a key,
     and with HOME and the XDG dirs in `tmp`."""
     drop = ("PYTHON", "TOOLNEXUS_", "LLM_", "OPENAI_", "ANTHROPIC_", "OPENROUTER_", "XDG_")
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(drop) and not k.endswith("_API_KEY")}
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(drop) and not k.endswith("_API_KEY")
+    }
     home = tmp / "home"
-    dirs = {"XDG_CONFIG_HOME": home / ".config", "XDG_DATA_HOME": home / ".local" / "share",
-            "XDG_STATE_HOME": home / ".local" / "state", "XDG_CACHE_HOME": home / ".cache"}
+    dirs = {
+        "XDG_CONFIG_HOME": home / ".config",
+        "XDG_DATA_HOME": home / ".local" / "share",
+        "XDG_STATE_HOME": home / ".local" / "state",
+        "XDG_CACHE_HOME": home / ".cache",
+    }
     for path in dirs.values():
         path.mkdir(parents=True)
-    return {**env, "HOME": str(home), **{k: str(v) for k, v in dirs.items()},
-            "OPENAI_API_KEY": "x"}
+    return {**env, "HOME": str(home), **{k: str(v) for k, v in dirs.items()}, "OPENAI_API_KEY": "x"}
 
 
 # ----------------------------------------------------------------------------- import time
+
 
 @dataclass
 class Imported:
@@ -225,15 +234,25 @@ def import_profile(case: Case, runs: int) -> tuple[list[Imported] | None, str]:
             match = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)", line)
             if match:
                 seen.setdefault(match[4], []).append(
-                    (int(match[1]), int(match[2]), (len(match[3]) - 1) // 2))
-    rows = [Imported(name, statistics.median(s for s, _, _ in v),
-                     statistics.median(c for _, c, _ in v), v[0][2])
-            for name, v in seen.items()]
-    return rows, (f"median of {runs} runs; {statistics.median(probe.times) * 1000:.1f} ms wall "
-                  "with the profiler on")
+                    (int(match[1]), int(match[2]), (len(match[3]) - 1) // 2)
+                )
+    rows = [
+        Imported(
+            name,
+            statistics.median(s for s, _, _ in v),
+            statistics.median(c for _, c, _ in v),
+            v[0][2],
+        )
+        for name, v in seen.items()
+    ]
+    return rows, (
+        f"median of {runs} runs; {statistics.median(probe.times) * 1000:.1f} ms wall "
+        "with the profiler on"
+    )
 
 
 # ----------------------------------------------------------------------------- reporting
+
 
 def ms(seconds: float) -> str:
     return f"{seconds * 1000:8.1f}"
@@ -245,10 +264,15 @@ def row(case: Case, floor: Case) -> str:
     if case.problem:
         return f"{case.label:<34} FAILED: {case.problem}"
     med = statistics.median(case.times)
-    over = ms(med - statistics.median(floor.times)) if floor.times and case is not floor else \
-        f"{'':>8}"
-    return (f"{case.label:<34} {ms(med)} {ms(min(case.times))} {ms(max(case.times))}"
-            f" {over} {ms(statistics.median(case.cpu))}   output OK")
+    over = (
+        ms(med - statistics.median(floor.times))
+        if floor.times and case is not floor
+        else f"{'':>8}"
+    )
+    return (
+        f"{case.label:<34} {ms(med)} {ms(min(case.times))} {ms(max(case.times))}"
+        f" {over} {ms(statistics.median(case.cpu))}   output OK"
+    )
 
 
 def verdict(ours: Case, theirs: Case, state: str) -> list[str]:
@@ -260,10 +284,12 @@ def verdict(ours: Case, theirs: Case, state: str) -> list[str]:
     cpu = statistics.median(theirs.cpu) / statistics.median(ours.cpu)
     goal = GOALS["quiet"] if state == "quiet" else GOALS["busy"]
     met = "MET" if wall >= goal else "MISSED"
-    return [f"llm / toolnexus, piped one-shot: {wall:.2f}x wall ({cpu:.2f}x CPU)",
-            f"verdict: toolnexus' one-shot is {wall:.2f}x faster than llm's (goal >= "
-            f"{GOALS['quiet']:.0f}x quiet, >= {GOALS['busy']:.0f}x busy; this machine was "
-            f"{state}, so >= {goal:.0f}x, wall): {met}"]
+    return [
+        f"llm / toolnexus, piped one-shot: {wall:.2f}x wall ({cpu:.2f}x CPU)",
+        f"verdict: toolnexus' one-shot is {wall:.2f}x faster than llm's (goal >= "
+        f"{GOALS['quiet']:.0f}x quiet, >= {GOALS['busy']:.0f}x busy; this machine was "
+        f"{state}, so >= {goal:.0f}x, wall): {met}",
+    ]
 
 
 def report_imports(case: Case, top: int, runs: int = 3) -> None:
@@ -280,21 +306,28 @@ def report_imports(case: Case, top: int, runs: int = 3) -> None:
     print(f"  top {top} by cumulative time:")
     print(f"  {'cumul. ms':>9} {'self ms':>8}  module")
     for r in sorted(rows, key=lambda r: r.cumulative_us, reverse=True)[:top]:
-        print(f"  {r.cumulative_us / 1000:9.1f} {r.self_us / 1000:8.1f}  "
-              f"{'  ' * r.depth}{r.module}")
+        print(
+            f"  {r.cumulative_us / 1000:9.1f} {r.self_us / 1000:8.1f}  {'  ' * r.depth}{r.module}"
+        )
     packages: dict[str, list[Imported]] = {}
     for r in rows:
         packages.setdefault(r.module.split(".")[0], []).append(r)
     ranked = sorted(packages.items(), key=lambda kv: -sum(r.self_us for r in kv[1]))[:top]
     print(f"  top {top} top-level packages by self time (the package and its submodules):")
-    print("  " + ", ".join(f"{name} {sum(r.self_us for r in mods) / 1000:.1f} ms"
-                           f" ({len(mods)})" for name, mods in ranked))
+    print(
+        "  "
+        + ", ".join(
+            f"{name} {sum(r.self_us for r in mods) / 1000:.1f} ms ({len(mods)})"
+            for name, mods in ranked
+        )
+    )
     loaded = [name for name in LAZY if name in packages]
     print(f"  meant to be lazy: {', '.join(LAZY)} -> loaded: {', '.join(loaded) or 'none'}")
 
 
-def save(reps: int, cases: list[Case], llm_note: str, lines: list[str],
-         seen: dict[str, object]) -> None:
+def save(
+    reps: int, cases: list[Case], llm_note: str, lines: list[str], seen: dict[str, object]
+) -> None:
     """The figures above as the "startup" section of bench/results.json."""
     from results import record  # bench/results.py, beside this file
 
@@ -303,14 +336,24 @@ def save(reps: int, cases: list[Case], llm_note: str, lines: list[str],
             return {"skipped": case.skipped}
         if case.problem:
             return {"failed": case.problem}
-        return {"wall_ms_median": round(statistics.median(case.times) * 1000, 1),
-                "wall_ms_min": round(min(case.times) * 1000, 1),
-                "cpu_ms_median": round(statistics.median(case.cpu) * 1000, 1)}
+        return {
+            "wall_ms_median": round(statistics.median(case.times) * 1000, 1),
+            "wall_ms_min": round(min(case.times) * 1000, 1),
+            "cpu_ms_median": round(statistics.median(case.cpu) * 1000, 1),
+        }
 
-    record("startup", {"python": platform.python_version(), "reps": reps, "llm": llm_note,
-                       "machine": seen,
-                       **{case.label: figures(case) for case in cases},
-                       "ratio": lines[0], "verdict": lines[-1]})
+    record(
+        "startup",
+        {
+            "python": platform.python_version(),
+            "reps": reps,
+            "llm": llm_note,
+            "machine": seen,
+            **{case.label: figures(case) for case in cases},
+            "ratio": lines[0],
+            "verdict": lines[-1],
+        },
+    )
 
 
 def main() -> int:
@@ -333,33 +376,53 @@ def main() -> int:
         env = base_env(tmp)
         server = ServerProcess(__file__)
         try:
-            ours_env = {**env, "TOOLNEXUS_BASE_URL": server.base_url, "TOOLNEXUS_MODEL": MODEL,
-                        "TOOLNEXUS_STORE": f"sqlite:///{tmp / 'threads.db'}"}
+            ours_env = {
+                **env,
+                "TOOLNEXUS_BASE_URL": server.base_url,
+                "TOOLNEXUS_MODEL": MODEL,
+                "TOOLNEXUS_STORE": f"sqlite:///{tmp / 'threads.db'}",
+            }
             llm_env = {**env, "LLM_USER_PATH": str(llm_user_path(tmp, server.base_url))}
             answer = re.escape(ANSWER)
             floor = Case("python -c pass", [str(PYTHON), "-c", "pass"], env, "")
             cases = [
                 floor,
                 Case('python -c "import httpx2"', [str(PYTHON), "-c", "import httpx2"], env, ""),
-                Case("toolnexus --version", [str(TOOLNEXUS), "--version"], env,
-                     r"toolnexus \S+"),
-                Case(f'echo hi | toolnexus ask "{PROMPT}"', [str(TOOLNEXUS), "ask", PROMPT],
-                     ours_env, answer, STDIN),
-                Case(f'echo hi | llm -m stub "{PROMPT}"', [str(LLM), "-m", "stub", PROMPT],
-                     llm_env, answer, STDIN, skipped=None if llm else llm_note),
+                Case("toolnexus --version", [str(TOOLNEXUS), "--version"], env, r"toolnexus \S+"),
+                Case(
+                    f'echo hi | toolnexus ask "{PROMPT}"',
+                    [str(TOOLNEXUS), "ask", PROMPT],
+                    ours_env,
+                    answer,
+                    STDIN,
+                ),
+                Case(
+                    f'echo hi | llm -m stub "{PROMPT}"',
+                    [str(LLM), "-m", "stub", PROMPT],
+                    llm_env,
+                    answer,
+                    STDIN,
+                    skipped=None if llm else llm_note,
+                ),
             ]
             load_before = machine_load()
             measure(cases, args.reps)
             seen = load_seen(load_before, machine_load())
-            print(f"python {platform.python_version()} ({PYTHON.relative_to(ROOT)}) | "
-                  f"{llm_note if llm else 'llm: n/a'} ({PEERS.relative_to(ROOT)}) | "
-                  f"stub {server.base_url}")
-            print(f"wall time per process (time.perf_counter around subprocess.run) and its CPU"
-                  f" (user+sys), median of {args.reps} runs (+1 warm-up), interleaved;"
-                  f" {load_line(seen)}")
+            print(
+                f"python {platform.python_version()} ({PYTHON.relative_to(ROOT)}) | "
+                f"{llm_note if llm else 'llm: n/a'} ({PEERS.relative_to(ROOT)}) | "
+                f"stub {server.base_url}"
+            )
+            print(
+                f"wall time per process (time.perf_counter around subprocess.run) and its CPU"
+                f" (user+sys), median of {args.reps} runs (+1 warm-up), interleaved;"
+                f" {load_line(seen)}"
+            )
             print()
-            print(f"{'command':<34} {'median':>8} {'min':>8} {'max':>8} {'-python':>8}"
-                  f" {'CPU':>8}   data check")
+            print(
+                f"{'command':<34} {'median':>8} {'min':>8} {'max':>8} {'-python':>8}"
+                f" {'CPU':>8}   data check"
+            )
             print(f"{'':<34} {'ms':>8} {'ms':>8} {'ms':>8} {'ms':>8} {'ms':>8}")
             for case in cases:
                 print(row(case, floor))

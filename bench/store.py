@@ -30,15 +30,25 @@ from toolnexus.stores import MemoryStore  # noqa: E402
 from toolnexus.stores.planner import _extends  # noqa: E402
 
 SIZES = (10, 1_000, 10_000)
-PARAGRAPH = ("The store appends only what is new, so a turn costs the same on a short "
-             "thread as on a long one. ")
+PARAGRAPH = (
+    "The store appends only what is new, so a turn costs the same on a short "
+    "thread as on a long one. "
+)
 
 
 def message(i: int) -> dict:
     if i % 10 == 3:
-        return {"role": "assistant", "content": None, "tool_calls": [
-            {"id": f"call_{i}", "type": "function",
-             "function": {"name": "read_file", "arguments": f'{{"path": "src/f{i}.py"}}'}}]}
+        return {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": f"call_{i}",
+                    "type": "function",
+                    "function": {"name": "read_file", "arguments": f'{{"path": "src/f{i}.py"}}'},
+                }
+            ],
+        }
     if i % 10 == 4:
         return {"role": "tool", "tool_call_id": f"call_{i - 1}", "content": PARAGRAPH * 3}
     role = "user" if i % 2 == 0 else "assistant"
@@ -50,9 +60,14 @@ def thread_of(n: int) -> list[dict]:
 
 
 def new_turn(k: int) -> list[dict]:
-    return [{"role": "user", "content": f"follow-up {k}: " + PARAGRAPH},
-            {"role": "assistant", "content": f"answer {k}: " + PARAGRAPH * 2,
-             "reasoning": "thinking about it"}]
+    return [
+        {"role": "user", "content": f"follow-up {k}: " + PARAGRAPH},
+        {
+            "role": "assistant",
+            "content": f"answer {k}: " + PARAGRAPH * 2,
+            "reasoning": "thinking about it",
+        },
+    ]
 
 
 async def timed(awaitable) -> tuple[float, object]:
@@ -78,8 +93,9 @@ async def measure(store, runs: int, n_threads: int) -> dict:
         for k in range(runs):
             took, history = await timed(store.get(id))
             loads.append(took)
-            cpu, took = await cpu_and_wall(store.save(id, history + new_turn(k),
-                                                      version=history.version))
+            cpu, took = await cpu_and_wall(
+                store.save(id, history + new_turn(k), version=history.version)
+            )
             saves.append(took)
             save_cpus.append(cpu)
         # The one part of a turn's save that grows with the thread: checking in memory
@@ -98,13 +114,18 @@ async def measure(store, runs: int, n_threads: int) -> dict:
             rewritten = [{**history[0], "content": f"compacted {k}"}] + history[1:]
             took, _ = await timed(store.save(id, rewritten, version=history.version))
             rewrites.append(took)
-        out[n] = (statistics.median(saves), statistics.median(save_cpus),
-                  statistics.median(checks), statistics.median(loads),
-                  statistics.median(rewrites))
+        out[n] = (
+            statistics.median(saves),
+            statistics.median(save_cpus),
+            statistics.median(checks),
+            statistics.median(loads),
+            statistics.median(rewrites),
+        )
     many = [f"list-{uuid.uuid4().hex[:6]}-{i}" for i in range(n_threads)]
     for i, id in enumerate(many):
-        await store.save(id, [{"role": "user", "content": f"thread {i}"},
-                              {"role": "assistant", "content": "ok"}])
+        await store.save(
+            id, [{"role": "user", "content": f"thread {i}"}, {"role": "assistant", "content": "ok"}]
+        )
     total = len(await store.list_threads())
     lists = [(await timed(store.list_threads()))[0] for _ in range(max(3, runs // 2))]
     out["list"] = (statistics.median(lists), total)
@@ -117,17 +138,23 @@ def ms(seconds: float) -> str:
 
 def report(name: str, figures: dict) -> None:
     print(f"\n{name}")
-    print(f"  {'messages':>9}  {'save 1 turn':>12}  {'(cpu)':>12}  {'prefix check':>12}"
-          f"  {'load':>12}  {'rewrite all':>12}")
+    print(
+        f"  {'messages':>9}  {'save 1 turn':>12}  {'(cpu)':>12}  {'prefix check':>12}"
+        f"  {'load':>12}  {'rewrite all':>12}"
+    )
     for n in SIZES:
         save, cpu, check, load, rewrite = figures[n]
-        print(f"  {n:>9,}  {ms(save):>12}  {ms(cpu):>12}  {ms(check):>12}  {ms(load):>12}"
-              f"  {ms(rewrite):>12}")
+        print(
+            f"  {n:>9,}  {ms(save):>12}  {ms(cpu):>12}  {ms(check):>12}  {ms(load):>12}"
+            f"  {ms(rewrite):>12}"
+        )
     small, big = figures[SIZES[0]], figures[SIZES[-1]]
-    print(f"  one turn onto {SIZES[-1]:,} vs {SIZES[0]:,} messages: "
-          f"+{(big[1] - small[1]) * 1000:.2f} ms cpu, of which the prefix check "
-          f"+{(big[2] - small[2]) * 1000:.2f} ms; rewriting the whole thread instead costs "
-          f"{big[4] / max(big[0], 1e-9):.0f}x the turn")
+    print(
+        f"  one turn onto {SIZES[-1]:,} vs {SIZES[0]:,} messages: "
+        f"+{(big[1] - small[1]) * 1000:.2f} ms cpu, of which the prefix check "
+        f"+{(big[2] - small[2]) * 1000:.2f} ms; rewriting the whole thread instead costs "
+        f"{big[4] / max(big[0], 1e-9):.0f}x the turn"
+    )
     took, total = figures["list"]
     print(f"  list_threads() over {total:,} threads: {ms(took).strip()}")
     save_results(name, figures)
@@ -142,8 +169,9 @@ def save_results(name: str, figures: dict) -> None:
 
     keys = ("save_ms", "save_cpu_ms", "prefix_check_ms", "load_ms", "rewrite_all_ms")
     RESULTS[name] = {
-        "messages": {n: {k: round(v * 1000, 3) for k, v in zip(keys, figures[n], strict=True)}
-                     for n in SIZES},
+        "messages": {
+            n: {k: round(v * 1000, 3) for k, v in zip(keys, figures[n], strict=True)} for n in SIZES
+        },
         "list_threads_ms": round(figures["list"][0] * 1000, 3),
         "list_threads_count": figures["list"][1],
     }
@@ -155,8 +183,10 @@ async def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--threads", type=int, default=10_000)
     args = parser.parse_args()
-    print(f"thread stores: medians of {args.runs} runs; one turn = 2 messages "
-          f"(~{len(str(new_turn(0)))} bytes)")
+    print(
+        f"thread stores: medians of {args.runs} runs; one turn = 2 messages "
+        f"(~{len(str(new_turn(0)))} bytes)"
+    )
 
     report("memory (MemoryStore)", await measure(MemoryStore(), args.runs, args.threads))
 

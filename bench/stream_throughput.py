@@ -49,12 +49,15 @@ PEERS = ROOT / "bench" / ".venvs" / "peers"
 PEER_PACKAGES = ["openai"]
 MODEL = "stub-model"
 PROMPT_TOKENS = 10
-WORDS = ("The quick brown fox jumps over the lazy dog; naïve café owners résumé "
-         "their work, and 42 tokens later the stream ends.").split()
+WORDS = (
+    "The quick brown fox jumps over the lazy dog; naïve café owners résumé "
+    "their work, and 42 tokens later the stream ends."
+).split()
 TARGET_VS_RAW = 1.0
 
 
 # ----------------------------------------------------------------------------- the stream
+
 
 def expected_text(deltas: int) -> str:
     """The text the server streams: `deltas` words, one delta each ("The", " quick", ...)."""
@@ -95,6 +98,7 @@ def problem(tally: Tally, deltas: int) -> str | None:
 
 
 # ----------------------------------------------------------------------------- the server
+
 
 def serve(deltas: int) -> None:
     """Answer every request on every connection with the pre-encoded stream (keep-alive).
@@ -146,8 +150,12 @@ class ServerProcess:
     is the base URL; closing its stdin stops it. The other benchmarks use this too."""
 
     def __init__(self, script: str, *args: str) -> None:
-        self.proc = subprocess.Popen([sys.executable, script, "--serve", *args],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, script, "--serve", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         self.base_url = (self.proc.stdout.readline() if self.proc.stdout else "").strip()
         if not self.base_url:
             raise SystemExit(f"the server of {Path(script).name} did not start")
@@ -164,6 +172,7 @@ class ServerProcess:
 
 # ----------------------------------------------------------------------------- the clients
 
+
 async def stream_toolnexus(client: Any, toolkit: Any) -> Tally:
     parts: list[str] = []
     usage = None
@@ -177,8 +186,12 @@ async def stream_toolnexus(client: Any, toolkit: Any) -> Tally:
 
 
 async def stream_httpx2(http: Any, base_url: str) -> Tally:
-    body = {"model": MODEL, "stream": True, "stream_options": {"include_usage": True},
-            "messages": [{"role": "user", "content": "Say something long."}]}
+    body = {
+        "model": MODEL,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "messages": [{"role": "user", "content": "Say something long."}],
+    }
     parts: list[str] = []
     usage = None
     async with http.stream("POST", base_url + "/chat/completions", json=body) as response:
@@ -201,8 +214,10 @@ async def stream_httpx2(http: Any, base_url: str) -> Tally:
 
 async def stream_openai(client: Any) -> Tally:
     stream = await client.chat.completions.create(
-        model=MODEL, messages=[{"role": "user", "content": "Say something long."}],
-        stream=True, stream_options={"include_usage": True},
+        model=MODEL,
+        messages=[{"role": "user", "content": "Say something long."}],
+        stream=True,
+        stream_options={"include_usage": True},
     )
     parts: list[str] = []
     usage = None
@@ -216,6 +231,7 @@ async def stream_openai(client: Any) -> Tally:
 
 # ----------------------------------------------------------------------------- measuring
 
+
 @dataclass
 class Result:
     """Seconds of client CPU (and wall) per stream, one entry per repetition."""
@@ -225,8 +241,7 @@ class Result:
     problem: str | None = None
 
 
-async def timed(consume: Callable[[], Awaitable[Tally]], deltas: int,
-                result: Result) -> None:
+async def timed(consume: Callable[[], Awaitable[Tally]], deltas: int, result: Result) -> None:
     """Run one stream, adding its CPU and wall time to `result` (or recording why its
     data was incomplete)."""
     gc.collect()
@@ -285,10 +300,19 @@ def peer_main(base_url: str, deltas: int, reps: int) -> None:
     import importlib.metadata as md
 
     result = asyncio.run(measure_openai(base_url, deltas, reps))
-    versions = {name: md.version(name) for name in ("openai", "httpx2", "httpx")
-                if _installed(md, name)}
-    print(json.dumps({"cpu": result.cpu, "wall": result.wall, "problem": result.problem,
-                      "versions": versions}))
+    versions = {
+        name: md.version(name) for name in ("openai", "httpx2", "httpx") if _installed(md, name)
+    }
+    print(
+        json.dumps(
+            {
+                "cpu": result.cpu,
+                "wall": result.wall,
+                "problem": result.problem,
+                "versions": versions,
+            }
+        )
+    )
 
 
 def _installed(md: Any, name: str) -> bool:
@@ -301,6 +325,7 @@ def _installed(md: Any, name: str) -> bool:
 
 # ----------------------------------------------------------------------------- the peers venv
 
+
 def peer_python() -> tuple[Path | None, str]:
     """The peers venv's interpreter, creating the venv and installing openai if needed.
     Returns (None, reason) when that is impossible."""
@@ -308,10 +333,14 @@ def peer_python() -> tuple[Path | None, str]:
     check = [str(python), "-c", "import openai"]
     if python.exists() and subprocess.run(check, capture_output=True).returncode == 0:
         return python, "present"
-    steps = [[sys.executable, "-m", "venv", str(PEERS)],
-             [str(python), "-m", "pip", "install", "--quiet", *PEER_PACKAGES]]
-    print(f"setting up {PEERS.relative_to(ROOT)} (pip install {' '.join(PEER_PACKAGES)}) ...",
-          flush=True)
+    steps = [
+        [sys.executable, "-m", "venv", str(PEERS)],
+        [str(python), "-m", "pip", "install", "--quiet", *PEER_PACKAGES],
+    ]
+    print(
+        f"setting up {PEERS.relative_to(ROOT)} (pip install {' '.join(PEER_PACKAGES)}) ...",
+        flush=True,
+    )
     for step in steps:
         problem = setup_step(step, " ".join(step[2:4]))
         if problem:
@@ -328,8 +357,11 @@ def setup_step(command: list[str], what: str) -> str | None:
         return f"{what} failed: {exc}"
     if done.returncode == 0:
         return None
-    errors = [ln for ln in done.stderr.splitlines() if "ERROR" in ln] or \
-        done.stderr.strip().splitlines()[-1:] or [f"exit {done.returncode}"]
+    errors = (
+        [ln for ln in done.stderr.splitlines() if "ERROR" in ln]
+        or done.stderr.strip().splitlines()[-1:]
+        or [f"exit {done.returncode}"]
+    )
     return f"{what} failed: {errors[-1].strip()}"
 
 
@@ -338,8 +370,17 @@ def measure_peer(base_url: str, deltas: int, reps: int) -> tuple[Result | None, 
     python, how = peer_python()
     if python is None:
         return None, how
-    cmd = [str(python), __file__, "--peer", "--base-url", base_url,
-           "--deltas", str(deltas), "--reps", str(reps)]
+    cmd = [
+        str(python),
+        __file__,
+        "--peer",
+        "--base-url",
+        base_url,
+        "--deltas",
+        str(deltas),
+        "--reps",
+        str(reps),
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     if done.returncode != 0:
         tail = done.stderr.strip().splitlines()[-1:] or [f"exit {done.returncode}"]
@@ -351,6 +392,7 @@ def measure_peer(base_url: str, deltas: int, reps: int) -> tuple[Result | None, 
 
 # ----------------------------------------------------------------------------- reporting
 
+
 def per_delta_us(seconds: list[float], deltas: int) -> list[float]:
     return [s / deltas * 1e6 for s in seconds]
 
@@ -361,8 +403,9 @@ def row(label: str, result: Result | None, deltas: int, note: str = "") -> str:
     us = per_delta_us(result.cpu, deltas)
     ms = statistics.median(result.wall) * 1000
     data = "FAILED: " + result.problem if result.problem else "all deltas, text, usage OK"
-    return (f"{label:<38} {statistics.median(us):8.2f} {min(us):7.2f} {max(us):7.2f}"
-            f" {ms:9.1f}   {data}")
+    return (
+        f"{label:<38} {statistics.median(us):8.2f} {min(us):7.2f} {max(us):7.2f} {ms:9.1f}   {data}"
+    )
 
 
 def ratio(x: Result, y: Result | None) -> float | None:
@@ -374,25 +417,38 @@ def ratio(x: Result, y: Result | None) -> float | None:
 def verdict(t_a: float | None, t_b: float | None) -> str:
     if t_a is None:
         return "verdict: no comparison - a client dropped data (see above)"
-    parts = [f"toolnexus is {t_a:.2f}x raw httpx2 (goal <= {TARGET_VS_RAW}x): "
-             + ("MET" if t_a <= TARGET_VS_RAW else "MISSED")]
+    parts = [
+        f"toolnexus is {t_a:.2f}x raw httpx2 (goal <= {TARGET_VS_RAW}x): "
+        + ("MET" if t_a <= TARGET_VS_RAW else "MISSED")
+    ]
     if t_b is None:
         parts.append("vs openai SDK: not measured")
     else:
-        parts.append(f"{t_b:.2f}x the openai SDK (target < 1x): "
-                     + ("MET" if t_b < 1 else "MISSED"))
+        parts.append(
+            f"{t_b:.2f}x the openai SDK (target < 1x): " + ("MET" if t_b < 1 else "MISSED")
+        )
     return "verdict: " + "; ".join(parts)
 
 
-def report(deltas: int, reps: int, inproc: dict[str, Result], peer: Result | None,
-           peer_note: str, seen: dict[str, Any]) -> None:
+def report(
+    deltas: int,
+    reps: int,
+    inproc: dict[str, Result],
+    peer: Result | None,
+    peer_note: str,
+    seen: dict[str, Any],
+) -> None:
     import httpx2
     from results import load_line
 
-    print(f"python {platform.python_version()} | httpx2 {httpx2.__version__} | peers: "
-          f"{peer_note if peer else 'n/a'}")
-    print(f"{deltas:,} one-token deltas per stream; median of {reps} streams (+1 warm-up);"
-          f" client process CPU only; {load_line(seen)}")
+    print(
+        f"python {platform.python_version()} | httpx2 {httpx2.__version__} | peers: "
+        f"{peer_note if peer else 'n/a'}"
+    )
+    print(
+        f"{deltas:,} one-token deltas per stream; median of {reps} streams (+1 warm-up);"
+        f" client process CPU only; {load_line(seen)}"
+    )
     print()
     print(f"{'':<38} {'client CPU µs per delta':>24} {'wall ms':>9}")
     print(f"{'client':<38} {'median':>8} {'min':>7} {'max':>7} {'/stream':>9}   data check")
@@ -401,8 +457,12 @@ def report(deltas: int, reps: int, inproc: dict[str, Result], peer: Result | Non
     print(row("(b) openai SDK AsyncOpenAI stream=True", peer, deltas, peer_note))
     print()
     t_a, t_b = ratio(inproc["t"], inproc["a"]), ratio(inproc["t"], peer)
-    print("t/a = " + (f"{t_a:.2f}x" if t_a else "n/a") + "   t/b = "
-          + (f"{t_b:.2f}x" if t_b else "n/a"))
+    print(
+        "t/a = "
+        + (f"{t_a:.2f}x" if t_a else "n/a")
+        + "   t/b = "
+        + (f"{t_b:.2f}x" if t_b else "n/a")
+    )
     print(verdict(t_a, t_b))
 
 
@@ -433,8 +493,14 @@ def main() -> None:
     save(args.deltas, args.reps, inproc, peer, peer_note, seen)
 
 
-def save(deltas: int, reps: int, inproc: dict[str, Result], peer: Result | None,
-         peer_note: str, seen: dict[str, Any]) -> None:
+def save(
+    deltas: int,
+    reps: int,
+    inproc: dict[str, Result],
+    peer: Result | None,
+    peer_note: str,
+    seen: dict[str, Any],
+) -> None:
     """The figures above as the "stream_throughput" section of bench/results.json."""
     from results import record  # bench/results.py, beside this file
 
@@ -444,18 +510,29 @@ def save(deltas: int, reps: int, inproc: dict[str, Result], peer: Result | None,
         if result.problem:
             return {"failed": result.problem}
         us = per_delta_us(result.cpu, deltas)
-        return {"cpu_us_per_delta_median": round(statistics.median(us), 3),
-                "cpu_us_per_delta_min": round(min(us), 3),
-                "wall_ms_per_stream_median": round(statistics.median(result.wall) * 1000, 1)}
+        return {
+            "cpu_us_per_delta_median": round(statistics.median(us), 3),
+            "cpu_us_per_delta_min": round(min(us), 3),
+            "wall_ms_per_stream_median": round(statistics.median(result.wall) * 1000, 1),
+        }
 
     t_a, t_b = ratio(inproc["t"], inproc["a"]), ratio(inproc["t"], peer)
-    record("stream_throughput", {
-        "python": platform.python_version(), "deltas": deltas, "reps": reps, "machine": seen,
-        "toolnexus": figures(inproc["t"]), "httpx2": figures(inproc["a"]),
-        "openai": figures(peer, peer_note), "openai_versions": peer_note if peer else None,
-        "t_over_a": round(t_a, 3) if t_a else None, "t_over_b": round(t_b, 3) if t_b else None,
-        "verdict": verdict(t_a, t_b),
-    })
+    record(
+        "stream_throughput",
+        {
+            "python": platform.python_version(),
+            "deltas": deltas,
+            "reps": reps,
+            "machine": seen,
+            "toolnexus": figures(inproc["t"]),
+            "httpx2": figures(inproc["a"]),
+            "openai": figures(peer, peer_note),
+            "openai_versions": peer_note if peer else None,
+            "t_over_a": round(t_a, 3) if t_a else None,
+            "t_over_b": round(t_b, 3) if t_b else None,
+            "verdict": verdict(t_a, t_b),
+        },
+    )
 
 
 if __name__ == "__main__":

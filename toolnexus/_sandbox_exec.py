@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         files: list[tuple[str, bool]]
         network: bool
 
+
 CONFINE_FAILED = 126
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 38, 36
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
@@ -110,16 +111,20 @@ def confine(rules: Rules) -> None:
         attr.net, size = NET_BIND_TCP | NET_CONNECT_TCP, 16
     if abi >= 6:
         attr.scoped, size = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL, 24
-    ruleset = _check(libc.syscall(SYS_CREATE_RULESET, ctypes.byref(attr), size, 0),
-                     "landlock_create_ruleset")
+    ruleset = _check(
+        libc.syscall(SYS_CREATE_RULESET, ctypes.byref(attr), size, 0), "landlock_create_ruleset"
+    )
     try:
         for path in rules["read"]:
             _allow(ruleset, path, READ_RIGHTS & fs)
         for path in rules["write"]:
             _allow(ruleset, path, fs)
         for path, write in rules["files"]:
-            _allow(ruleset, path, (READ_FILE | (WRITE_FILE | TRUNCATE if write else 0)
-                                   | IOCTL_DEV) & fs)
+            _allow(
+                ruleset,
+                path,
+                (READ_FILE | (WRITE_FILE | TRUNCATE if write else 0) | IOCTL_DEV) & fs,
+            )
         _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
         _check(libc.syscall(SYS_RESTRICT_SELF, ruleset, 0), "landlock_restrict_self")
     finally:
@@ -135,8 +140,10 @@ def _allow(ruleset: int, path: str, rights: int) -> None:
         if not stat.S_ISDIR(os.fstat(fd).st_mode):
             rights &= FILE_RIGHTS  # a rule on a file takes only the rights of files
         rule = _PathBeneath(rights, fd)
-        _check(libc.syscall(SYS_ADD_RULE, ruleset, RULE_PATH_BENEATH, ctypes.byref(rule), 0),
-               f"landlock_add_rule {path}")
+        _check(
+            libc.syscall(SYS_ADD_RULE, ruleset, RULE_PATH_BENEATH, ctypes.byref(rule), 0),
+            f"landlock_add_rule {path}",
+        )
     finally:
         os.close(fd)
 
@@ -163,8 +170,11 @@ def new_pid_namespace() -> bool:
     if libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID) != 0:
         return False
     try:  # keep the same uid and gid inside, so files keep their owner
-        for name, text in (("uid_map", f"{uid} {uid} 1"), ("setgroups", "deny"),
-                           ("gid_map", f"{gid} {gid} 1")):
+        for name, text in (
+            ("uid_map", f"{uid} {uid} 1"),
+            ("setgroups", "deny"),
+            ("gid_map", f"{gid} {gid} 1"),
+        ):
             with open(f"/proc/self/{name}", "w") as handle:
                 handle.write(text)
     except OSError:

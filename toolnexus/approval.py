@@ -32,8 +32,14 @@ from .suspension import NOBODY_TO_ASK
 from .toolkit import Toolkit
 from .tools import Tool, ToolResult
 
-__all__ = ["DECISIONS", "DENIED_BY_USER", "NOBODY_TO_ASK", "READ_ONLY_RULE", "ApprovalPolicy",
-           "approval_hook"]
+__all__ = [
+    "DECISIONS",
+    "DENIED_BY_USER",
+    "NOBODY_TO_ASK",
+    "READ_ONLY_RULE",
+    "ApprovalPolicy",
+    "approval_hook",
+]
 DENIED_BY_USER = "denied by the user"
 # the rule for MCP tools that say they only read ("mcp:read-only" = "allow"); tool names
 # cannot hold ":", so no tool is named by it
@@ -49,8 +55,13 @@ class ApprovalPolicy:
     """`sandboxed`: whether bash commands run in a sandbox (if not, bash asks a person about
     every command itself, and only deny rules apply here)."""
 
-    def __init__(self, rules: dict[str, str] | None = None,
-                 commands: dict[str, str] | None = None, *, sandboxed: bool = True) -> None:
+    def __init__(
+        self,
+        rules: dict[str, str] | None = None,
+        commands: dict[str, str] | None = None,
+        *,
+        sandboxed: bool = True,
+    ) -> None:
         self.rules = checked_rules(rules, "approval rule for tool")
         self.commands = CommandRules(commands, "approval rule for command", COMMANDS_TABLE)
         self.sandboxed = sandboxed
@@ -71,10 +82,19 @@ class ApprovalPolicy:
     def tool_ruling(self, tool: Tool) -> Ruling:
         hints = tool.annotations if tool.source.startswith("mcp") else {}
         ruling = self._by_name(tool.name)
-        if ruling is None and hints.get("readOnlyHint") is True \
-                and hints.get("destructiveHint") is not True:
-            ruling = next((Ruling(decision, pattern, TOOLS_TABLE) for pattern, decision
-                           in self.rules if pattern == READ_ONLY_RULE), None)
+        if (
+            ruling is None
+            and hints.get("readOnlyHint") is True
+            and hints.get("destructiveHint") is not True
+        ):
+            ruling = next(
+                (
+                    Ruling(decision, pattern, TOOLS_TABLE)
+                    for pattern, decision in self.rules
+                    if pattern == READ_ONLY_RULE
+                ),
+                None,
+            )
         if ruling is None:
             ruling = Ruling(self.default_for(tool))
         if ruling.decision == "allow" and hints.get("destructiveHint") is True:
@@ -82,8 +102,14 @@ class ApprovalPolicy:
         return ruling
 
     def _by_name(self, name: str) -> Ruling | None:
-        return next((Ruling(decision, pattern, TOOLS_TABLE) for pattern, decision in self.rules
-                     if fnmatch.fnmatchcase(name, pattern)), None)
+        return next(
+            (
+                Ruling(decision, pattern, TOOLS_TABLE)
+                for pattern, decision in self.rules
+                if fnmatch.fnmatchcase(name, pattern)
+            ),
+            None,
+        )
 
     def decide(self, tool: Tool | None, name: str, args: Any) -> str:
         return self.ruling(tool, name, args).decision
@@ -120,8 +146,11 @@ def refusal(ruling: Ruling, name: str, args: Any) -> str:
     return f"denied by the rule {ruling.rule()}: {refused}"
 
 
-def approval_hook(policy: ApprovalPolicy, toolkit: Toolkit, ask: AskUser,
-                  ) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]:
+def approval_hook(
+    policy: ApprovalPolicy,
+    toolkit: Toolkit,
+    ask: AskUser,
+) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]:
     """A `before_tool` hook that applies `policy`, asking the user through `ask`.
     Prompts never overlap: concurrent calls wait their turn, and one whose turn comes
     after an "always" that covers it runs without a question."""
@@ -135,8 +164,10 @@ def approval_hook(policy: ApprovalPolicy, toolkit: Toolkit, ask: AskUser,
             return None
         if ruling.decision == "deny":
             return {"result": ToolResult(refusal(ruling, name, args), is_error=True)}
-        key = (name, str(args.get("command", "")) if name == "bash" and isinstance(
-            args, dict) else "")
+        key = (
+            name,
+            str(args.get("command", "")) if name == "bash" and isinstance(args, dict) else "",
+        )
         async with turn:
             if key in remembered:
                 return None

@@ -39,12 +39,14 @@ SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "ven
 def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
     """A tool that asks first returns its approval request instead of failing."""
     if inspect.iscoroutinefunction(fn):
+
         @functools.wraps(fn)
         async def run_async(*args: Any, **kwargs: Any) -> Any:
             try:
                 return await fn(*args, **kwargs)
             except ApprovalNeeded as need:
                 return need.result
+
         return run_async
 
     @functools.wraps(fn)
@@ -53,6 +55,7 @@ def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
             return fn(*args, **kwargs)
         except ApprovalNeeded as need:
             return need.result
+
     return run
 
 
@@ -66,8 +69,9 @@ class FileSearch:
     at a deadline or when the run is cancelled (`cancelled` is the call's
     ToolContext.cancelled: the tool runs in a thread, which nobody else can stop)."""
 
-    def __init__(self, workspace: Workspace, root: Path, max_depth: int | None,
-                 cancelled: threading.Event) -> None:
+    def __init__(
+        self, workspace: Workspace, root: Path, max_depth: int | None, cancelled: threading.Event
+    ) -> None:
         self.workspace, self.root, self.max_depth = workspace, root, max_depth
         self.cancelled = cancelled
         self.deadline = time.monotonic() + SEARCH_SECONDS
@@ -78,8 +82,12 @@ class FileSearch:
         ws = self.workspace
         if ws.refusal(real):
             return False
-        return (ws.inside(real) or real == self.root or self.root in real.parents
-                or ws.path_rule(real) == "allow")
+        return (
+            ws.inside(real)
+            or real == self.root
+            or self.root in real.parents
+            or ws.path_rule(real) == "allow"
+        )
 
     def stopped(self) -> bool:
         """Out of time (then noted) or cancelled: no more files are wanted."""
@@ -93,8 +101,7 @@ class FileSearch:
             here = Path(folder)
             depth = len(here.relative_to(self.root).parts)
             keep = [] if self.max_depth is not None and depth + 1 >= self.max_depth else dirs
-            dirs[:] = sorted(d for d in keep
-                             if d not in SKIP_DIRS and self.visible(here / d))
+            dirs[:] = sorted(d for d in keep if d not in SKIP_DIRS and self.visible(here / d))
             for name in sorted(names):
                 path = here / name
                 if self.visible(path) and os.path.isfile(path):
@@ -125,8 +132,9 @@ class Builtins:
         return tools
 
     @guarded
-    def read_file(self, path: str, offset: int = 1, limit: int = MAX_LINES, *,
-                  context: ToolContext) -> str:
+    def read_file(
+        self, path: str, offset: int = 1, limit: int = MAX_LINES, *, context: ToolContext
+    ) -> str:
         """Read a text file, numbering its lines.
 
         Args:
@@ -148,8 +156,9 @@ class Builtins:
         Args:
             path: the directory to list.
         """
-        _, fd = self.workspace.open(path, context, action="list",
-                                    flags=os.O_RDONLY | os.O_DIRECTORY)
+        _, fd = self.workspace.open(
+            path, context, action="list", flags=os.O_RDONLY | os.O_DIRECTORY
+        )
         try:
             entries = sorted(os.scandir(fd), key=lambda e: e.name)
             names = [e.name + ("/" if e.is_dir() else "") for e in entries[:MAX_ENTRIES]]
@@ -182,8 +191,9 @@ class Builtins:
         return "\n".join(sorted(found)) + search.note(len(found), MAX_ENTRIES, "files")
 
     @guarded
-    def grep(self, pattern: str, path: str = ".", glob: str = "**/*", *,
-             context: ToolContext) -> str:
+    def grep(
+        self, pattern: str, path: str = ".", glob: str = "**/*", *, context: ToolContext
+    ) -> str:
         """Search file contents with a regular expression; prints file:line: text.
 
         Args:
@@ -205,8 +215,7 @@ class Builtins:
             for number, line in matching_lines(regex, _text_of(self.workspace, file)):
                 matches.append(f"{file}:{number}: {line.strip()[:300]}")
                 if len(matches) >= MAX_MATCHES:
-                    return "\n".join(matches) + search.note(MAX_MATCHES, MAX_MATCHES,
-                                                            "matches")
+                    return "\n".join(matches) + search.note(MAX_MATCHES, MAX_MATCHES, "matches")
         if not matches and not search.timed_out:
             return "no matches"
         return "\n".join(matches) + search.note(len(matches), MAX_MATCHES, "matches")
@@ -242,22 +251,23 @@ class Builtins:
         with os.fdopen(fd, "r+b") as handle:  # read and written as one open file
             data = handle.read(MAX_EDIT_BYTES + 1)
             if len(data) > MAX_EDIT_BYTES:
-                raise ValueError(f"{target} is over {_kib(MAX_EDIT_BYTES)}: too big to edit "
-                                 "here")
+                raise ValueError(f"{target} is over {_kib(MAX_EDIT_BYTES)}: too big to edit here")
             text = data.decode("utf-8")
             count = text.count(old)
             if count != 1:
                 where = "does not occur" if count == 0 else f"occurs {count} times"
-                raise ValueError(f"the text to replace {where} in {target}; give an exact, "
-                                 "unique piece")
+                raise ValueError(
+                    f"the text to replace {where} in {target}; give an exact, unique piece"
+                )
             handle.seek(0)
             handle.truncate(0)
             handle.write(text.replace(old, new, 1).encode())
         return f"edited {target}"
 
     @guarded
-    async def bash(self, command: str, cwd: str | None = None, timeout: float = 120, *,
-                   context: ToolContext) -> str:
+    async def bash(
+        self, command: str, cwd: str | None = None, timeout: float = 120, *, context: ToolContext
+    ) -> str:
         """Run a shell command with bash; returns its exit code and output (stdout+stderr).
 
         Args:
@@ -273,24 +283,38 @@ class Builtins:
         outside = approved(context, leaving) or rule == "allow"
         if not outside and not sandbox.active:
             if rule == "deny":
-                raise Refused("there is no sandbox here and a rule forbids running this "
-                              "command outside one")
-            ask(context, leaving, f"run this command with no sandbox ({sandbox.why_not})?\n"
-                f"{command}", needs_person=True)
+                raise Refused(
+                    "there is no sandbox here and a rule forbids running this command outside one"
+                )
+            ask(
+                context,
+                leaving,
+                f"run this command with no sandbox ({sandbox.why_not})?\n{command}",
+                needs_person=True,
+            )
         argv = ["bash", "-c", command]
         if outside or not sandbox.active:
             ran = await run_command(reaped(argv), cwd=where, env=os.environ, timeout=timeout)
             return ran.report(timeout)
-        ran = await run_command(sandbox.command(argv), cwd=where, env=sandbox.environment(),
-                                timeout=timeout)
+        ran = await run_command(
+            sandbox.command(argv), cwd=where, env=sandbox.environment(), timeout=timeout
+        )
         if not ran.refused_something:
             return ran.report(timeout)
-        report = (f"{ran.report(timeout)}\n[sandbox: this command ran in a sandbox where "
-                  f"{sandbox.limits()}; a \"Permission denied\" above may come from it]")
+        report = (
+            f"{ran.report(timeout)}\n[sandbox: this command ran in a sandbox where "
+            f'{sandbox.limits()}; a "Permission denied" above may come from it]'
+        )
         if ran.code != 0 and rule != "deny":
-            ask(context, leaving, f"this command failed in the sandbox:\n{command}\n"
+            ask(
+                context,
+                leaving,
+                f"this command failed in the sandbox:\n{command}\n"
                 f"{_last_lines(ran.output)}\nrun it again outside the sandbox, with your "
-                "files and the network?", needs_person=True, fallback=report)
+                "files and the network?",
+                needs_person=True,
+                fallback=report,
+            )
         return report
 
     @guarded
@@ -327,11 +351,12 @@ def _numbered_lines(handle: BinaryIO, start: int, limit: int) -> str:
         used += len(line.encode()) + 1
         if used > MAX_READ_BYTES:
             if not shown:  # one line longer than the cap: its beginning
-                shown.append(_numbered(number, raw[:MAX_READ_BYTES - 100]))
+                shown.append(_numbered(number, raw[: MAX_READ_BYTES - 100]))
                 number += 1
             return "\n".join(shown) + (
                 f"\n[truncated: read_file shows at most {_kib(MAX_READ_BYTES)} of text at "
-                f"a time; go on with offset={number}]")
+                f"a time; go on with offset={number}]"
+            )
         shown.append(line)
 
 

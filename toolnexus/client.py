@@ -41,8 +41,9 @@ def resolve_api_key(style_key_env: str, api_key: str | None) -> str | None:
 
 
 class Client:
-    def __init__(self, settings: LoopSettings, store: ConversationStore,
-                 keeper: ContextKeeper | None = None) -> None:
+    def __init__(
+        self, settings: LoopSettings, store: ConversationStore, keeper: ContextKeeper | None = None
+    ) -> None:
         self.settings = settings
         self._store = store
         self._keeper = settings.context or keeper
@@ -71,8 +72,16 @@ class Client:
         schema of an object) the answer is JSON following it, in `result.data`.
         `reasoning` overrides the client's reasoning level for this run."""
         return await _drain(
-            agent_loop(self.settings, prompt, toolkit, history=history, cancel=cancel,
-                       stream=False, schema=schema, reasoning=reasoning)
+            agent_loop(
+                self.settings,
+                prompt,
+                toolkit,
+                history=history,
+                cancel=cancel,
+                stream=False,
+                schema=schema,
+                reasoning=reasoning,
+            )
         )
 
     async def ask(
@@ -89,8 +98,16 @@ class Client:
         """`run`, remembering the thread `id` through the store. With `on_text`, the
         answer streams and each text delta is passed to it as it arrives."""
         history, version = await self._load(id)
-        events = agent_loop(self.settings, prompt, toolkit, history=history, cancel=cancel,
-                            stream=on_text is not None, schema=schema, reasoning=reasoning)
+        events = agent_loop(
+            self.settings,
+            prompt,
+            toolkit,
+            history=history,
+            cancel=cancel,
+            stream=on_text is not None,
+            schema=schema,
+            reasoning=reasoning,
+        )
         return await self._saving(id, version, _drain(events, on_text))
 
     async def stream(
@@ -106,8 +123,15 @@ class Client:
         """The loop's events as they happen; with `id`, the thread is loaded first and
         saved when the run ends (also when it ends in an error or a cancel)."""
         history, version = await self._load(id)
-        events = agent_loop(self.settings, prompt, toolkit, history=history, cancel=cancel,
-                            schema=schema, reasoning=reasoning)
+        events = agent_loop(
+            self.settings,
+            prompt,
+            toolkit,
+            history=history,
+            cancel=cancel,
+            schema=schema,
+            reasoning=reasoning,
+        )
         try:
             async for event in events:
                 if event["type"] == "done" and id is not None:
@@ -129,9 +153,16 @@ class Client:
         cancel: asyncio.Event | None = None,
     ) -> RunResult:
         """Go on with a run that ended with status "pending", answering its request."""
-        events = agent_loop(self.settings, None, toolkit, history=result.messages,
-                            cancel=cancel, stream=False, resume=answer,
-                            first_turn=result.turns + 1)
+        events = agent_loop(
+            self.settings,
+            None,
+            toolkit,
+            history=result.messages,
+            cancel=cancel,
+            stream=False,
+            resume=answer,
+            first_turn=result.turns + 1,
+        )
         resumed = await self._saving(id, None, _drain(events))
         usage = dict(result.usage)
         add_usage(usage, resumed.usage)
@@ -139,9 +170,9 @@ class Client:
         resumed.tool_calls = result.tool_calls + resumed.tool_calls
         return resumed
 
-    async def context_report(self, messages: list[Message],
-                             toolkit: Toolkit | None = None, *,
-                             ask_endpoint: bool = True) -> ContextReport:
+    async def context_report(
+        self, messages: list[Message], toolkit: Toolkit | None = None, *, ask_endpoint: bool = True
+    ) -> ContextReport:
         """The window, how full the next request on `messages` would be, and what a
         compaction now would summarize. The endpoint may be asked for the window once;
         with `ask_endpoint` False only what is known without a request is used."""
@@ -152,9 +183,14 @@ class Client:
         finally:
             control.close()
 
-    async def compact(self, messages: list[Message], toolkit: Toolkit | None = None,
-                      *, instructions: str | None = None,
-                      cancel: asyncio.Event | None = None) -> Compaction | None:
+    async def compact(
+        self,
+        messages: list[Message],
+        toolkit: Toolkit | None = None,
+        *,
+        instructions: str | None = None,
+        cancel: asyncio.Event | None = None,
+    ) -> Compaction | None:
         """Summarize the older turns of `messages` now, following `instructions` too: a
         preview (`messages` is not changed); `.apply(messages)` gives the thread with it.
         None when there is nothing older to summarize."""
@@ -168,8 +204,9 @@ class Client:
     def _context(self) -> ContextKeeper:
         """The keeper of automatic compaction, or (context=None) one for these calls."""
         if self._keeper is None:
-            raise ToolnexusError("this client was made without create_client: it has no "
-                                 "context window to report on")
+            raise ToolnexusError(
+                "this client was made without create_client: it has no context window to report on"
+            )
         return self._keeper
 
     def conversation(self, toolkit: Toolkit, cancel: asyncio.Event | None = None) -> Conversation:
@@ -190,8 +227,7 @@ class Client:
         else:
             await self._store.save(id, messages)
 
-    async def _save_failed(self, id: str | None, exc: ToolnexusError,
-                           version: int | None) -> None:
+    async def _save_failed(self, id: str | None, exc: ToolnexusError, version: int | None) -> None:
         """Keep what a run that ended in an error got to: nothing typed is lost. A failed
         turn is kept marked failed (not sent again by itself); a cancelled one as it
         stood, its partial answer included."""
@@ -223,8 +259,9 @@ class Client:
         await self.aclose()
 
 
-async def _drain(events: AsyncGenerator[Event, None],
-                 on_text: Callable[[str], Any] | None = None) -> RunResult:
+async def _drain(
+    events: AsyncGenerator[Event, None], on_text: Callable[[str], Any] | None = None
+) -> RunResult:
     try:
         async for event in events:
             if event["type"] == "text" and on_text is not None:
@@ -295,13 +332,21 @@ def create_client(
         return wire.http_error(status, data, url=url, model=model, key_sent=key is not None)
 
     timeouts, retries = resolve_options(
-        timeouts, retries, retry_base_ms=retry_base_ms, on_error=on_error,
-        timeout_ms=timeout_ms, connect_timeout_s=connect_timeout_s,
+        timeouts,
+        retries,
+        retry_base_ms=retry_base_ms,
+        on_error=on_error,
+        timeout_ms=timeout_ms,
+        connect_timeout_s=connect_timeout_s,
         idle_timeout_s=idle_timeout_s,
     )
-    transport = Transport(retries=retries, timeouts=timeouts, describe_error=describe_error,
-                          http_client=http_client,
-                          load_check=LoadCheck(slots_url(base_url), busy_reason))
+    transport = Transport(
+        retries=retries,
+        timeouts=timeouts,
+        describe_error=describe_error,
+        http_client=http_client,
+        load_check=LoadCheck(slots_url(base_url), busy_reason),
+    )
     request_headers = {**wire.auth_headers(key), **(headers or {})}
     check_headers(request_headers)
     settings = LoopSettings(
@@ -312,8 +357,9 @@ def create_client(
         transport=transport,
         system_prompt=system_prompt,
         max_turns=_at_least_one("max_turns", max_turns),
-        max_tool_calls_per_reply=_at_least_one("max_tool_calls_per_reply",
-                                               max_tool_calls_per_reply),
+        max_tool_calls_per_reply=_at_least_one(
+            "max_tool_calls_per_reply", max_tool_calls_per_reply
+        ),
         max_tool_calls_per_run=_at_least_one("max_tool_calls_per_run", max_tool_calls_per_run),
         request_params=params,
         reasoning=check_reasoning(reasoning),
@@ -322,8 +368,9 @@ def create_client(
         wait_for=wait_for,
         prompt_cache=prompt_cache,
     )
-    keeper = ContextKeeper(with_window(context or DEFAULT_CONTEXT, context_window),
-                           base_url=base_url, model=model)
+    keeper = ContextKeeper(
+        with_window(context or DEFAULT_CONTEXT, context_window), base_url=base_url, model=model
+    )
     settings.context = keeper if context is not None else None
     return Client(settings, store if store is not None else MemoryStore(), keeper)
 

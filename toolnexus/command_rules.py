@@ -54,8 +54,7 @@ class CommandRules:
             return Ruling("ask")
         found = [self._as_written(cmd) for cmd in parsed.commands or [[]]]
         if parsed.plain:
-            if found[0] and found[0].decision == "allow" and not allow_covers(
-                    parsed.commands[0]):
+            if found[0] and found[0].decision == "allow" and not allow_covers(parsed.commands[0]):
                 return Ruling("ask")
             return found[0]
         # the first "ask" asks; else the tool's own rule decides
@@ -66,18 +65,30 @@ class CommandRules:
 
     def _denying(self, commands: list[list[str]]) -> str | None:
         """The pattern of a deny rule naming a program one of `commands` runs, if any."""
-        return next((pattern for words in commands for run in programs_run(words)
-                     for pattern, decision in self.rules
-                     if decision == "deny" and names_program(pattern, run)), None)
+        return next(
+            (
+                pattern
+                for words in commands
+                for run in programs_run(words)
+                for pattern, decision in self.rules
+                if decision == "deny" and names_program(pattern, run)
+            ),
+            None,
+        )
 
     def _denying_anywhere(self, command: str) -> str | None:
         """The pattern of a deny rule whose program stands anywhere in the command as a
         word, followed by the rule's other words, whatever the quoting and nesting around
         it."""
         words = words_anywhere(command)
-        return next((pattern for pattern, decision in self.rules
-                     if decision == "deny" and names_program_anywhere(pattern, words)), None)
+        return next(
+            (
+                pattern
+                for pattern, decision in self.rules
+                if decision == "deny" and names_program_anywhere(pattern, words)
+            ),
+            None,
+        )
 
     def _as_written(self, words: list[str]) -> Ruling | None:
-        return next((self._by(p, d) for p, d in self.rules if matches_as_written(p, words)),
-                    None)
+        return next((self._by(p, d) for p, d in self.rules if matches_as_written(p, words)), None)

@@ -16,8 +16,11 @@ from pathlib import Path
 MAX_OUTPUT_BYTES = 1024 * 1024
 # What a command prints when the system refused it something: in a sandbox, maybe the
 # sandbox (Landlock answers EACCES, or EXDEV for a link or move across what it allows).
-_REFUSED = re.compile(r"permission denied|operation not permitted|read-only file system|"
-                      r"invalid cross-device link", re.I)
+_REFUSED = re.compile(
+    r"permission denied|operation not permitted|read-only file system|"
+    r"invalid cross-device link",
+    re.I,
+)
 
 
 @dataclass
@@ -43,12 +46,18 @@ class Ran:
         return f"exit code {self.code}\n{self.output}{cut}"
 
 
-async def run_command(argv: list[str], *, cwd: Path, env: Mapping[str, str],
-                      timeout: float) -> Ran:
-    starting = asyncio.ensure_future(asyncio.create_subprocess_exec(
-        *argv, cwd=cwd, env=dict(env), stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT, stdin=asyncio.subprocess.DEVNULL,
-        start_new_session=True))
+async def run_command(argv: list[str], *, cwd: Path, env: Mapping[str, str], timeout: float) -> Ran:
+    starting = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            env=dict(env),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            stdin=asyncio.subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    )
     try:
         process = await asyncio.shield(starting)
     except asyncio.CancelledError:

@@ -20,16 +20,55 @@ from .shell import ASSIGNMENT, SHELLS, WRAPPERS, program
 # Programs that run a program or script they are given, have a shell escape (less, man and
 # editors run commands; LESSOPEN runs one on every file), or print the environment, where
 # the API keys of toolnexus are (env, printenv).
-RUNS_OTHERS = frozenset(WRAPPERS) | SHELLS | {
-    "eval", "source", ".", "printenv", "less", "more", "most", "man", "pg", "vi", "vim",
-    "nvim", "view", "vimdiff", "ex", "emacs", "nano", "pico", "ed", "script", "parallel",
-    "su", "runuser", "pkexec"}
+RUNS_OTHERS = (
+    frozenset(WRAPPERS)
+    | SHELLS
+    | {
+        "eval",
+        "source",
+        ".",
+        "printenv",
+        "less",
+        "more",
+        "most",
+        "man",
+        "pg",
+        "vi",
+        "vim",
+        "nvim",
+        "view",
+        "vimdiff",
+        "ex",
+        "emacs",
+        "nano",
+        "pico",
+        "ed",
+        "script",
+        "parallel",
+        "su",
+        "runuser",
+        "pkexec",
+    }
+)
 
 # Long options that make a program without a vetter write a file or run a program.
-WRITES_OR_RUNS = ("--output", "--exec", "--upload-pack", "--receive-pack", "--config-env",
-                  "--to-command", "--checkpoint-action", "--use-compress-program",
-                  "--compress-program", "--pre", "--open-files-in-pager", "--ext-diff",
-                  "--in-place", "--pager", "--editor")
+WRITES_OR_RUNS = (
+    "--output",
+    "--exec",
+    "--upload-pack",
+    "--receive-pack",
+    "--config-env",
+    "--to-command",
+    "--checkpoint-action",
+    "--use-compress-program",
+    "--compress-program",
+    "--pre",
+    "--open-files-in-pager",
+    "--ext-diff",
+    "--in-place",
+    "--pager",
+    "--editor",
+)
 
 
 def allow_covers(words: list[str]) -> bool:
@@ -60,10 +99,12 @@ def _names(arg: str, options: tuple[str, ...]) -> bool:
     abbreviated, as GNU tools and git take any start of one for it (`--in` is `--in-place`)."""
     option = arg.split("=", 1)[0]
     return option.startswith(options) or (
-        len(option) > 2 and option.startswith("--") and any(o.startswith(option) for o in options))
+        len(option) > 2 and option.startswith("--") and any(o.startswith(option) for o in options)
+    )
 
 
 # ----------------------------------------------------------------------------- options
+
 
 @dataclass(frozen=True)
 class Options:
@@ -130,30 +171,76 @@ GIT_GLOBAL = {"--no-pager", "-P", "--no-optional-locks", "--version"}
 # and settings, where credentials live (tokens in URLs, http.extraHeader). Not help: it
 # starts a man page viewer. An alias is none of these, so it asks.
 GIT_READ_ONLY = {
-    "status", "log", "show", "diff", "diff-tree", "diff-index", "diff-files", "rev-parse",
-    "rev-list", "ls-files", "ls-tree", "cat-file", "blame", "grep", "describe", "shortlog",
-    "merge-base", "name-rev", "show-ref", "for-each-ref", "count-objects", "check-ignore",
-    "whatchanged", "cherry", "version", "branch", "tag", "stash", "reflog"}
+    "status",
+    "log",
+    "show",
+    "diff",
+    "diff-tree",
+    "diff-index",
+    "diff-files",
+    "rev-parse",
+    "rev-list",
+    "ls-files",
+    "ls-tree",
+    "cat-file",
+    "blame",
+    "grep",
+    "describe",
+    "shortlog",
+    "merge-base",
+    "name-rev",
+    "show-ref",
+    "for-each-ref",
+    "count-objects",
+    "check-ignore",
+    "whatchanged",
+    "cherry",
+    "version",
+    "branch",
+    "tag",
+    "stash",
+    "reflog",
+}
 # Their options that write a file, run a program (an external diff, a textconv or filter
 # driver, a pager, the man page viewer of --help) or read a file they name (--contents;
 # --no-index compares any two).
-GIT_RISKY = ("--output", "--ext-diff", "--textconv", "--no-index", "--open-files-in-pager",
-             "--contents", "--ignore-revs-file", "--exclude-from", "--filters", "--exec",
-             "--upload-pack", "--help")
+GIT_RISKY = (
+    "--output",
+    "--ext-diff",
+    "--textconv",
+    "--no-index",
+    "--open-files-in-pager",
+    "--contents",
+    "--ignore-revs-file",
+    "--exclude-from",
+    "--filters",
+    "--exec",
+    "--upload-pack",
+    "--help",
+)
 # Short options of those kinds: -O<orderfile> reads a file (and is grep's pager), grep -f,
 # blame -S and ls-files -X read one.
 GIT_RISKY_LETTERS = {"grep": "Of", "blame": "OS", "ls-files": "OX"}
 
 # The options of `git branch` and `git tag` that filter or format a listing and take a
 # value: the next word, unless it is given after `=`.
-REF_FILTERS = {"--contains", "--no-contains", "--merged", "--no-merged", "--points-at",
-               "--sort", "--format"}
+REF_FILTERS = {
+    "--contains",
+    "--no-contains",
+    "--merged",
+    "--no-merged",
+    "--points-at",
+    "--sort",
+    "--format",
+}
 BRANCH_LISTING = re.compile(
     r"-[arvil]+|--(?:all|remotes|verbose|list|show-current|ignore-case|omit-empty|no-color"
-    r"|no-column|no-abbrev|color|column|abbrev)(?:=.*)?")
+    r"|no-column|no-abbrev|color|column|abbrev)(?:=.*)?"
+)
 TAG_LISTING = re.compile(
     r"-(?=.)[li]*(?:n\d*)?|--(?:list|ignore-case|omit-empty|no-color|no-column|color|column)"
-    r"(?:=.*)?")
+    r"(?:=.*)?"
+)
 
 
 def _lists_refs(args: list[str], listing: re.Pattern[str]) -> bool:
@@ -193,11 +280,14 @@ def _git_reads_only(args: list[str]) -> bool:
         at += 1
     if at == len(args):
         return True  # `git --version`
-    subcommand, rest = args[at], args[at + 1:]
+    subcommand, rest = args[at], args[at + 1 :]
     form = GIT_FORMS.get(subcommand)
-    return (subcommand in GIT_READ_ONLY and (form is None or form(rest))
-            and _without(rest, GIT_RISKY, GIT_RISKY_LETTERS.get(subcommand, "O"))
-            and all(_stays_in_folder(_path_in(word)) for word in rest))
+    return (
+        subcommand in GIT_READ_ONLY
+        and (form is None or form(rest))
+        and _without(rest, GIT_RISKY, GIT_RISKY_LETTERS.get(subcommand, "O"))
+        and all(_stays_in_folder(_path_in(word)) for word in rest)
+    )
 
 
 def _path_in(word: str) -> str:
@@ -214,8 +304,10 @@ def _stays_in_folder(path: str) -> bool:
     a pattern such as `.?` that matches it)."""
     if path.startswith(("/", "~")) or "$" in path or _braces(path):
         return False
-    return not any(part == ".." or (part.startswith(".") and any(c in part for c in "*?["))
-                   for part in path.split("/"))
+    return not any(
+        part == ".." or (part.startswith(".") and any(c in part for c in "*?["))
+        for part in path.split("/")
+    )
 
 
 def _braces(word: str) -> bool:
@@ -227,11 +319,28 @@ def _braces(word: str) -> bool:
 # ----------------------------------------------------------------------------- sed
 
 SED = Options(
-    letters="nErsuzb", letters_valued="el",
-    names=frozenset({"quiet", "silent", "debug", "posix", "sandbox", "separate", "unbuffered",
-                     "null-data", "zero-terminated", "regexp-extended", "follow-symlinks",
-                     "binary", "help", "version"}),
-    names_valued=frozenset({"expression", "line-length"}))
+    letters="nErsuzb",
+    letters_valued="el",
+    names=frozenset(
+        {
+            "quiet",
+            "silent",
+            "debug",
+            "posix",
+            "sandbox",
+            "separate",
+            "unbuffered",
+            "null-data",
+            "zero-terminated",
+            "regexp-extended",
+            "follow-symlinks",
+            "binary",
+            "help",
+            "version",
+        }
+    ),
+    names_valued=frozenset({"expression", "line-length"}),
+)
 # Commands that only read, print or change what sed holds: alone, with an optional number
 # (l, q, Q), with a label (b, t, T, :) or with text to the end of the line (a, i, c).
 SED_ALONE = "=dDgGhHnNpPxzF}"
@@ -379,13 +488,42 @@ def _skip(text: str, at: int, characters: str) -> int:
 # ----------------------------------------------------------------------------- tar
 
 TAR = Options(
-    letters="tvxOzjJZai", letters_valued="f",
-    names=frozenset({"list", "extract", "get", "to-stdout", "verbose", "gzip", "gunzip",
-                     "ungzip", "bzip2", "xz", "lzma", "lzip", "lzop", "zstd", "compress",
-                     "uncompress", "auto-compress", "force-local", "wildcards", "no-wildcards",
-                     "anchored", "no-anchored", "ignore-case", "numeric-owner", "full-time",
-                     "utc", "ignore-zeros", "occurrence"}),
-    names_valued=frozenset({"file", "exclude", "strip-components"}))
+    letters="tvxOzjJZai",
+    letters_valued="f",
+    names=frozenset(
+        {
+            "list",
+            "extract",
+            "get",
+            "to-stdout",
+            "verbose",
+            "gzip",
+            "gunzip",
+            "ungzip",
+            "bzip2",
+            "xz",
+            "lzma",
+            "lzip",
+            "lzop",
+            "zstd",
+            "compress",
+            "uncompress",
+            "auto-compress",
+            "force-local",
+            "wildcards",
+            "no-wildcards",
+            "anchored",
+            "no-anchored",
+            "ignore-case",
+            "numeric-owner",
+            "full-time",
+            "utc",
+            "ignore-zeros",
+            "occurrence",
+        }
+    ),
+    names_valued=frozenset({"file", "exclude", "strip-components"}),
+)
 
 
 def _tar_reads_only(args: list[str]) -> bool:
@@ -431,17 +569,82 @@ def _on_a_host(archive: str) -> bool:
 # find's options, tests and actions that only look and print (operators such as `!` and
 # `(` are words without a dash, as starting points are); those below take the next word.
 FIND_ALONE = {
-    "-print", "-print0", "-ls", "-prune", "-quit", "-true", "-false", "-empty", "-readable",
-    "-writable", "-executable", "-nouser", "-nogroup", "-xdev", "-mount", "-depth", "-d",
-    "-daystart", "-follow", "-noleaf", "-ignore_readdir_race", "-noignore_readdir_race",
-    "-nowarn", "-warn", "-not", "-a", "-and", "-o", "-or", "-H", "-L", "-P", "-help",
-    "--help", "-version", "--version"}
+    "-print",
+    "-print0",
+    "-ls",
+    "-prune",
+    "-quit",
+    "-true",
+    "-false",
+    "-empty",
+    "-readable",
+    "-writable",
+    "-executable",
+    "-nouser",
+    "-nogroup",
+    "-xdev",
+    "-mount",
+    "-depth",
+    "-d",
+    "-daystart",
+    "-follow",
+    "-noleaf",
+    "-ignore_readdir_race",
+    "-noignore_readdir_race",
+    "-nowarn",
+    "-warn",
+    "-not",
+    "-a",
+    "-and",
+    "-o",
+    "-or",
+    "-H",
+    "-L",
+    "-P",
+    "-help",
+    "--help",
+    "-version",
+    "--version",
+}
 FIND_VALUED = {
-    "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-lname", "-ilname",
-    "-regex", "-iregex", "-regextype", "-type", "-xtype", "-maxdepth", "-mindepth", "-size",
-    "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-newer", "-anewer", "-cnewer",
-    "-used", "-perm", "-user", "-group", "-uid", "-gid", "-links", "-inum", "-samefile",
-    "-fstype", "-printf", "-context"}
+    "-name",
+    "-iname",
+    "-path",
+    "-ipath",
+    "-wholename",
+    "-iwholename",
+    "-lname",
+    "-ilname",
+    "-regex",
+    "-iregex",
+    "-regextype",
+    "-type",
+    "-xtype",
+    "-maxdepth",
+    "-mindepth",
+    "-size",
+    "-mtime",
+    "-mmin",
+    "-atime",
+    "-amin",
+    "-ctime",
+    "-cmin",
+    "-newer",
+    "-anewer",
+    "-cnewer",
+    "-used",
+    "-perm",
+    "-user",
+    "-group",
+    "-uid",
+    "-gid",
+    "-links",
+    "-inum",
+    "-samefile",
+    "-fstype",
+    "-printf",
+    "-context",
+}
 FIND_NEWER_XY = re.compile(r"-newer[aBcmt][aBcmt]")
 
 
@@ -459,9 +662,12 @@ def _find_reads_only(args: list[str]) -> bool:
 
 # ----------------------------------------------------------------------------- awk
 
-AWK = Options(letters="S", letters_valued="Fve",
-              names=frozenset({"sandbox", "posix", "traditional"}),
-              names_valued=frozenset({"field-separator", "assign", "source"}))
+AWK = Options(
+    letters="S",
+    letters_valued="Fve",
+    names=frozenset({"sandbox", "posix", "traditional"}),
+    names_valued=frozenset({"field-separator", "assign", "source"}),
+)
 # What lets an awk program run a command, write or read a file, load code, or read the
 # environment: system(), getline, pipes, redirections, @load, @include and indirect calls.
 AWK_RISKY = re.compile(r"system|getline|ENVIRON|[|>@]")
@@ -476,14 +682,35 @@ def _awk_reads_only(args: list[str]) -> bool:
 # ----------------------------------------------------------------------------- sort
 
 SORT = Options(
-    letters="bcCdfghiMmnRrsuVz", letters_valued="ktS",
-    names=frozenset({"ignore-leading-blanks", "dictionary-order", "ignore-case",
-                     "general-numeric-sort", "ignore-nonprinting", "month-sort",
-                     "human-numeric-sort", "numeric-sort", "random-sort", "reverse",
-                     "version-sort", "check", "merge", "stable", "unique", "zero-terminated",
-                     "debug", "help", "version"}),
-    names_valued=frozenset({"sort", "key", "field-separator", "buffer-size", "parallel",
-                            "batch-size"}))
+    letters="bcCdfghiMmnRrsuVz",
+    letters_valued="ktS",
+    names=frozenset(
+        {
+            "ignore-leading-blanks",
+            "dictionary-order",
+            "ignore-case",
+            "general-numeric-sort",
+            "ignore-nonprinting",
+            "month-sort",
+            "human-numeric-sort",
+            "numeric-sort",
+            "random-sort",
+            "reverse",
+            "version-sort",
+            "check",
+            "merge",
+            "stable",
+            "unique",
+            "zero-terminated",
+            "debug",
+            "help",
+            "version",
+        }
+    ),
+    names_valued=frozenset(
+        {"sort", "key", "field-separator", "buffer-size", "parallel", "batch-size"}
+    ),
+)
 
 
 def _sort_reads_only(args: list[str]) -> bool:
@@ -500,6 +727,8 @@ VETTERS: dict[str, Callable[[list[str]], bool]] = {
     **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), _awk_reads_only),
     # Too many options to list those that are harmless; these are the ones that run.
     "rg": lambda args: _without(args, ("--pre", "--hostname-bin", "--search-zip"), "z"),
-    **dict.fromkeys(("fd", "fdfind"), lambda args: _without(
-        args, ("--exec", "--exec-batch", "--list-details"), "xXl")),
+    **dict.fromkeys(
+        ("fd", "fdfind"),
+        lambda args: _without(args, ("--exec", "--exec-batch", "--list-details"), "xXl"),
+    ),
 }

@@ -43,8 +43,7 @@ _RIFF = {b"WEBP": "image/webp", b"WAVE": "audio/wav"}
 _KINDS: dict[str, Kind] = {"image": "image", "audio": "audio", "application": "document"}
 _SUPPORTED = frozenset({m for _, m in _MAGIC} | set(_RIFF.values()))
 # The `format` OpenAI's input_audio names each audio type by.
-AUDIO_FORMATS = {"audio/wav": "wav", "audio/mpeg": "mp3", "audio/ogg": "ogg",
-                 "audio/flac": "flac"}
+AUDIO_FORMATS = {"audio/wav": "wav", "audio/mpeg": "mp3", "audio/ogg": "ogg", "audio/flac": "flac"}
 
 
 def sniff(data: bytes) -> str | None:
@@ -88,8 +87,10 @@ def _webp_size(data: bytes) -> tuple[int, int] | None:
         bits = int.from_bytes(data[21:25], "little")
         return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
     if chunk == b"VP8X":  # extended: 24-bit sizes minus one
-        return (int.from_bytes(data[24:27], "little") + 1,
-                int.from_bytes(data[27:30], "little") + 1)
+        return (
+            int.from_bytes(data[24:27], "little") + 1,
+            int.from_bytes(data[27:30], "little") + 1,
+        )
     return None
 
 
@@ -103,12 +104,12 @@ def _jpeg_size(data: bytes) -> tuple[int, int] | None:
             at += 1
             continue
         if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):  # start of frame
-            height, width = struct.unpack(">HH", data[at + 5:at + 9])
+            height, width = struct.unpack(">HH", data[at + 5 : at + 9])
             return width, height
         if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:  # markers without a length
             at += 2
             continue
-        at += 2 + struct.unpack(">H", data[at + 2:at + 4])[0]
+        at += 2 + struct.unpack(">H", data[at + 2 : at + 4])[0]
     return None
 
 
@@ -128,8 +129,9 @@ class Attachment:
     dimensions: tuple[int, int] | None = None  # of an image, when its header says
 
     @classmethod
-    def from_path(cls, path: str | os.PathLike[str], *,
-                  max_bytes: int = MAX_ATTACHMENT_BYTES) -> Attachment:
+    def from_path(
+        cls, path: str | os.PathLike[str], *, max_bytes: int = MAX_ATTACHMENT_BYTES
+    ) -> Attachment:
         name = os.path.basename(os.fspath(path))
         try:
             with open_regular(path, pipes=True) as f:  # `ask -a <(command)` is a pipe
@@ -137,13 +139,15 @@ class Attachment:
                     raise _too_big(name, max_bytes)
                 data = f.read(max_bytes + 1)  # the size may change as we read
         except OSError as exc:
-            raise ToolnexusError(f"cannot attach {os.fspath(path)!r}: "
-                                 f"{exc.strerror or exc}") from None
+            raise ToolnexusError(
+                f"cannot attach {os.fspath(path)!r}: {exc.strerror or exc}"
+            ) from None
         return cls.from_bytes(data, name=name, max_bytes=max_bytes)
 
     @classmethod
-    def from_bytes(cls, data: bytes, *, name: str = "attachment",
-                   max_bytes: int = MAX_ATTACHMENT_BYTES) -> Attachment:
+    def from_bytes(
+        cls, data: bytes, *, name: str = "attachment", max_bytes: int = MAX_ATTACHMENT_BYTES
+    ) -> Attachment:
         if len(data) > max_bytes:
             raise _too_big(name, max_bytes)
         mime = sniff(data)
@@ -182,8 +186,10 @@ class Attachment:
             raise ToolnexusError(f"cannot tell what {url!r} is: pass mime= (e.g. 'image/png')")
         kind = _KINDS.get(mime.split("/")[0]) if mime in _SUPPORTED else None
         if kind not in ("image", "document"):
-            raise ToolnexusError(f"cannot attach {url!r} ({mime}) by URL: only images "
-                                 f"(png, jpeg, gif, webp) and PDFs")
+            raise ToolnexusError(
+                f"cannot attach {url!r} ({mime}) by URL: only images "
+                f"(png, jpeg, gif, webp) and PDFs"
+            )
         return cls(kind, mime, name, url=url)
 
     def part(self) -> ContentPart:
@@ -191,8 +197,10 @@ class Attachment:
         if self.kind == "text":
             return {"type": "text", "text": _fenced(self.name, (self.data or b"").decode())}
         if self.kind == "audio":
-            return {"type": "input_audio",
-                    "input_audio": {"data": self.base64(), "format": AUDIO_FORMATS[self.mime]}}
+            return {
+                "type": "input_audio",
+                "input_audio": {"data": self.base64(), "format": AUDIO_FORMATS[self.mime]},
+            }
         if self.kind == "image":
             return {"type": "image_url", "image_url": {"url": self.url or self.data_url()}}
         file: FileData = {"filename": self.name}
@@ -237,8 +245,7 @@ def _fenced(name: str, text: str) -> str:
     return f"{name}\n{fence}\n{body}{fence}"
 
 
-_DATA_URL = re.compile(r"data:(?P<mime>[\w.+-]+/[\w.+-]+)(?:;[\w=.+-]+)*;base64,(?P<data>.*)",
-                       re.S)
+_DATA_URL = re.compile(r"data:(?P<mime>[\w.+-]+/[\w.+-]+)(?:;[\w=.+-]+)*;base64,(?P<data>.*)", re.S)
 
 
 def _data_url(url: str) -> tuple[str, bytes]:
@@ -265,8 +272,9 @@ def user_content(prompt: Prompt) -> Content:
         elif isinstance(piece, Attachment):
             parts.append(piece.part())
         else:
-            raise ToolnexusError(f"a prompt part must be a str or an Attachment, "
-                                 f"not {type(piece).__name__}")
+            raise ToolnexusError(
+                f"a prompt part must be a str or an Attachment, not {type(piece).__name__}"
+            )
     return parts
 
 
@@ -362,9 +370,9 @@ def _wav_seconds(media: Media) -> float | None:
         return None
     at, byte_rate = 12, 0
     while at + 8 <= len(head):
-        chunk, size = head[at:at + 4], int.from_bytes(head[at + 4:at + 8], "little")
+        chunk, size = head[at : at + 4], int.from_bytes(head[at + 4 : at + 8], "little")
         if chunk == b"fmt " and at + 20 <= len(head):
-            byte_rate = int.from_bytes(head[at + 16:at + 20], "little")
+            byte_rate = int.from_bytes(head[at + 16 : at + 20], "little")
         elif chunk == b"data":
             return size / byte_rate if byte_rate else None
         at += 8 + size + (size & 1)  # chunks are padded to an even size

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from .wire import ModelReply
     from .wire.base import WireStyle
 
+
 class ModelTarget(Protocol):
     """What compaction needs to ask the model itself (the loop's LoopSettings is one):
     this module and loop.py do not import each other."""
@@ -63,8 +64,17 @@ class ModelTarget(Protocol):
     request_params: dict[str, Any]
 
 
-__all__ = ["Compaction", "ContextKeeper", "ContextPolicy", "ContextReport", "Outgoing",
-           "apply_compaction", "message_tokens", "pin", "unpin"]
+__all__ = [
+    "Compaction",
+    "ContextKeeper",
+    "ContextPolicy",
+    "ContextReport",
+    "Outgoing",
+    "apply_compaction",
+    "message_tokens",
+    "pin",
+    "unpin",
+]
 
 
 DEFAULT_SUMMARIZER_PROMPT = (
@@ -84,8 +94,9 @@ MESSAGE_OVERHEAD = 4  # tokens a message costs beyond its text (role, separators
 PART_TOKENS = 800  # an image or document part, roughly
 SMALLEST_WINDOW = 2048  # below threshold x this, a request is sent without looking the window up
 SUMMARY_TOKENS = 1024  # the summary's share of the window, at most (an eighth on small ones)
-TOO_LONG_HINT = ("too long for this model: shorten it, unpin messages, or use a model with a "
-                 "larger window")
+TOO_LONG_HINT = (
+    "too long for this model: shorten it, unpin messages, or use a model with a larger window"
+)
 # Output-shaping request parameters that would bend the summary's reply out of shape.
 _NOT_FOR_SUMMARY = frozenset({"response_format", "text", "tool_choice", "parallel_tool_calls"})
 _BUDGET_KEYS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
@@ -122,6 +133,7 @@ class ContextPolicy:
 
 
 # ----------------------------------------------------------------------------- estimates
+
 
 def message_tokens(message: Message) -> int:
     """About how many tokens a message costs in a request (characters/4)."""
@@ -174,6 +186,7 @@ class Outgoing:
 
 # ----------------------------------------------------------------------------- planning
 
+
 @dataclass
 class _Plan:
     summarize: list[int]  # thread indices, in sent order (an older record counts as one)
@@ -207,9 +220,18 @@ class _Budget(NamedTuple):
     hard: float
 
 
-def _plan(messages: list[Message], order: list[int], spans: list[Span], *, fixed: int,
-          budget: _Budget, reserve: int, keep_last: int, scale: float = 1.0,
-          keep_first: bool = True) -> _Plan | None:
+def _plan(
+    messages: list[Message],
+    order: list[int],
+    spans: list[Span],
+    *,
+    fixed: int,
+    budget: _Budget,
+    reserve: int,
+    keep_last: int,
+    scale: float = 1.0,
+    keep_first: bool = True,
+) -> _Plan | None:
     """What to summarize so the request gets under the target (the summary's `reserve`
     included); None if nothing can be. The first prompt stays (with `keep_first`) unless it
     cannot be sent with what must stay."""
@@ -224,8 +246,9 @@ def _plan(messages: list[Message], order: list[int], spans: list[Span], *, fixed
             keep.add(u)
     kept_tokens = fixed + reserve + sum(unit_tokens[u] for u in keep)
     first_kept = False
-    if prompts and (prompts[0] in keep or keep_first
-                    and kept_tokens + unit_tokens[prompts[0]] <= budget.hard):
+    if prompts and (
+        prompts[0] in keep or keep_first and kept_tokens + unit_tokens[prompts[0]] <= budget.hard
+    ):
         first_kept = True
         if prompts[0] not in keep:
             keep.add(prompts[0])
@@ -234,15 +257,17 @@ def _plan(messages: list[Message], order: list[int], spans: list[Span], *, fixed
     for u in range(len(units) - 1, -1, -1):
         start = messages[order[units[u][0]]]
         if u not in keep:
-            if (COMPACTION_KEY in start or turn > keep_last
-                    or kept_tokens + unit_tokens[u] > budget.target):
+            if (
+                COMPACTION_KEY in start
+                or turn > keep_last
+                or kept_tokens + unit_tokens[u] > budget.target
+            ):
                 break
             keep.add(u)
             kept_tokens += unit_tokens[u]
         if is_prompt(start):
             turn += 1
-    summarize = [order[p] for u, (s, e) in enumerate(units) if u not in keep
-                 for p in range(s, e)]
+    summarize = [order[p] for u, (s, e) in enumerate(units) if u not in keep for p in range(s, e)]
     if not summarize:
         return None
     by_record = {span.record: span for span in spans}
@@ -255,10 +280,14 @@ def _plan(messages: list[Message], order: list[int], spans: list[Span], *, fixed
 
 # ----------------------------------------------------------------------------- summary
 
+
 def _render(message: Message) -> str:
     """One message as a line of the transcript the summarizer reads."""
-    text = text_of(message.get("content")) if not isinstance(message.get("content"), str) \
+    text = (
+        text_of(message.get("content"))
+        if not isinstance(message.get("content"), str)
         else message["content"]
+    )
     if COMPACTION_KEY in message:
         return f"Summary of what came before: {text}"
     role = message.get("role")
@@ -276,12 +305,12 @@ def _render(message: Message) -> str:
 def _summary_request(lines: list[str], instructions: str | None) -> str:
     also = f" Also: {instructions.strip()}" if instructions and instructions.strip() else ""
     body = "\n\n".join(lines)
-    return (f"Summarize the conversation below.{also}\n\n<conversation>\n{body}\n"
-            "</conversation>")
+    return f"Summarize the conversation below.{also}\n\n<conversation>\n{body}\n</conversation>"
 
 
-async def ask_model(settings: ModelTarget, control: RunControl, system: str,
-                    text: str, max_tokens: int) -> ModelReply:
+async def ask_model(
+    settings: ModelTarget, control: RunControl, system: str, text: str, max_tokens: int
+) -> ModelReply:
     """One non-streaming request without tools (the summary), outside the agent loop:
     no hooks, no turn; its reply asked to be at most `max_tokens` (under the budget key
     the client's own options use, else the style's)."""
@@ -290,14 +319,24 @@ async def ask_model(settings: ModelTarget, control: RunControl, system: str,
     budget_key = next((k for k in _BUDGET_KEYS if k in params), wire.reply_budget_key)
     params = {k: v for k, v in params.items() if k not in _BUDGET_KEYS}
     params[budget_key] = max_tokens
-    body = wire.build_body(model=settings.model, messages=[{"role": "user", "content": text}],
-                           system=system, tools=[], stream=False,
-                           # asked once: writing it to a prompt cache would only cost more
-                           options=RequestOptions(params=params, prompt_cache=False))
+    body = wire.build_body(
+        model=settings.model,
+        messages=[{"role": "user", "content": text}],
+        system=system,
+        tools=[],
+        stream=False,
+        # asked once: writing it to a prompt cache would only cost more
+        options=RequestOptions(params=params, prompt_cache=False),
+    )
     assembler = None
-    replies = settings.transport.send(settings.url, settings.headers, body, control,
-                                      stream_error=wire.stream_error,
-                                      preamble=wire.preamble_events)
+    replies = settings.transport.send(
+        settings.url,
+        settings.headers,
+        body,
+        control,
+        stream_error=wire.stream_error,
+        preamble=wire.preamble_events,
+    )
     async with contextlib.aclosing(replies):
         async for reply in replies:
             if isinstance(reply, JsonReply):
@@ -312,6 +351,7 @@ async def ask_model(settings: ModelTarget, control: RunControl, system: str,
 
 
 # ----------------------------------------------------------------------------- results
+
 
 @dataclass
 class Draft:
@@ -355,9 +395,14 @@ class Compaction:
 
     def event(self) -> CompactionEvent:
         info = self.info
-        return compaction_event(info["before_tokens"], info["after_tokens"], info["messages"],
-                                method=info["method"], dropped=info["dropped"],
-                                reason=info["reason"])
+        return compaction_event(
+            info["before_tokens"],
+            info["after_tokens"],
+            info["messages"],
+            method=info["method"],
+            dropped=info["dropped"],
+            reason=info["reason"],
+        )
 
     def apply(self, messages: list[Message]) -> list[Message]:
         return apply_compaction(messages, self)
@@ -367,8 +412,7 @@ def apply_compaction(messages: list[Message], compaction: Compaction) -> list[Me
     """A new list: `messages` with the compaction's record appended. Refused (ValueError)
     if the thread is not the one it was worked out for."""
     if len(messages) != compaction.thread_length:
-        raise ValueError("the thread changed since this compaction was worked out: "
-                         "compact again")
+        raise ValueError("the thread changed since this compaction was worked out: compact again")
     return [*messages, compaction.record]
 
 
@@ -403,6 +447,7 @@ class ContextReport:
 
 # ----------------------------------------------------------------------------- the keeper
 
+
 class ContextKeeper:
     """A client's context state: its policy, the model's window, and the real prompt
     token counts of recent replies (the base of estimates)."""
@@ -411,8 +456,12 @@ class ContextKeeper:
 
     def __init__(self, policy: ContextPolicy, *, base_url: str, model: str) -> None:
         self.policy = policy
-        self.windows = Windows(base_url, model, explicit=policy.window,
-                               cache=WindowCache(policy.cache_path, policy.cache_ttl_s))
+        self.windows = Windows(
+            base_url,
+            model,
+            explicit=policy.window,
+            cache=WindowCache(policy.cache_path, policy.cache_ttl_s),
+        )
         # id(reply message) -> (that message, prompt tokens of the request it answered,
         # what the reply itself counts in the next prompt: None when the endpoint did not say)
         self._anchors: OrderedDict[int, tuple[Message, int, int | None]] = OrderedDict()
@@ -420,8 +469,9 @@ class ContextKeeper:
 
     # -- what the loop calls
 
-    def note_reply(self, message: Message, prompt_tokens: int,
-                   reply_tokens: int | None = None) -> None:
+    def note_reply(
+        self, message: Message, prompt_tokens: int, reply_tokens: int | None = None
+    ) -> None:
         """The endpoint counted `prompt_tokens` for the request `message` answers, and
         `reply_tokens` for `message` itself (its completion tokens, less any reasoning,
         which is not sent again)."""
@@ -438,7 +488,7 @@ class ContextKeeper:
         order = sent_indices(out.messages, spans)
         fill, _ = self._fill(out, order, spans)
         window = self.windows.known()
-        if (window is None and fill < self.policy.threshold * SMALLEST_WINDOW):
+        if window is None and fill < self.policy.threshold * SMALLEST_WINDOW:
             return [out.messages[i] for i in order]
         if window is None:
             window = await self.windows.resolve(out.fetch_json)
@@ -451,8 +501,7 @@ class ContextKeeper:
         draft = self._draft(out, order, spans, fill, window.size, budget, reason="threshold")
         return sendable(out.messages) if draft is None else draft
 
-    async def compacted(self, out: Outgoing, draft: Draft
-                        ) -> tuple[list[Message], CompactionEvent]:
+    async def compacted(self, out: Outgoing, draft: Draft) -> tuple[list[Message], CompactionEvent]:
         """Make the compaction `draft` plans (the model summarizes), append its record to
         the thread: what to send now, and the compaction event."""
         compaction = await self._finish(out, draft)
@@ -477,8 +526,16 @@ class ContextKeeper:
         else:  # nobody says how large the window is: aim at half of what was refused
             refused = used or estimate * scale
             budget = _Budget(refused / 2, refused / 2, refused * 0.9)
-        draft = self._draft(out, order, spans, round(estimate * scale), window, budget,
-                            reason="overflow", scale=scale)
+        draft = self._draft(
+            out,
+            order,
+            spans,
+            round(estimate * scale),
+            window,
+            budget,
+            reason="overflow",
+            scale=scale,
+        )
         if draft is None:
             raise self.explain_overflow(out, error)
         return draft
@@ -487,8 +544,9 @@ class ContextKeeper:
         """The error for a request that does not fit even compacted: it names the message
         that is larger than the window, or what must be sent verbatim."""
         overflow = error.context_overflow
-        window = (overflow.window if overflow is not None and overflow.window else None) \
-            or (self.windows.known() or Window(None, "unknown")).size
+        window = (overflow.window if overflow is not None and overflow.window else None) or (
+            self.windows.known() or Window(None, "unknown")
+        ).size
         sent = sendable(out.messages)
         if not window or not sent:
             return error
@@ -499,14 +557,17 @@ class ContextKeeper:
             what = f"the message is ~{largest:,} tokens; the model's window is {window:,}"
         else:
             total = out.fixed_tokens() + sum(message_tokens(m) for m in sent)
-            what = (f"what must be sent verbatim (system prompt, tools, first and last "
-                    f"prompt, pinned messages) is ~{total:,} tokens; the model's window "
-                    f"is {window:,}")
+            what = (
+                f"what must be sent verbatim (system prompt, tools, first and last "
+                f"prompt, pinned messages) is ~{total:,} tokens; the model's window "
+                f"is {window:,}"
+            )
         return _does_not_fit(what, error)
 
     @staticmethod
-    def _refuse_a_prompt_over(out: Outgoing, window: int, error: ProviderError | None = None,
-                              scale: float = 1.0) -> None:
+    def _refuse_a_prompt_over(
+        out: Outgoing, window: int, error: ProviderError | None = None, scale: float = 1.0
+    ) -> None:
         """Raise when the newest prompt alone is larger than the whole window: it is sent
         verbatim, so no summary of older turns could make room for it, and none is asked
         for. `scale`: what the endpoint counted over the estimate, when it said."""
@@ -514,8 +575,10 @@ class ContextKeeper:
         size = round(message_tokens(out.messages[index]) * scale) if index is not None else 0
         if size > window:
             raise _does_not_fit(
-                f"the message is ~{size:,} tokens; the model's window is {window:,}", error,
-                ContextOverflow(size, window))  # `used` as estimated: nothing was sent
+                f"the message is ~{size:,} tokens; the model's window is {window:,}",
+                error,
+                ContextOverflow(size, window),
+            )  # `used` as estimated: nothing was sent
 
     # -- what the CLI calls (through Client)
 
@@ -523,21 +586,36 @@ class ContextKeeper:
         spans = active_spans(out.messages)
         order = sent_indices(out.messages, spans)
         fill, counted = self._fill(out, order, spans)
-        window = (await self.windows.resolve(out.fetch_json) if ask_endpoint
-                  else self.windows.without_asking())
+        window = (
+            await self.windows.resolve(out.fetch_json)
+            if ask_endpoint
+            else self.windows.without_asking()
+        )
         budget = plan = None
         if window.size:
             budget = self._budget(out, window.size)
-            plan = _plan(out.messages, order, spans, fixed=out.fixed_tokens(), budget=budget,
-                         reserve=self._reserve(window.size), keep_last=self.policy.keep_last)
+            plan = _plan(
+                out.messages,
+                order,
+                spans,
+                fixed=out.fixed_tokens(),
+                budget=budget,
+                reserve=self._reserve(window.size),
+                keep_last=self.policy.keep_last,
+            )
         return ContextReport(
-            window=window.size, window_source=window.source, fill=fill, counted=counted,
+            window=window.size,
+            window_source=window.source,
+            fill=fill,
+            counted=counted,
             limit=round(budget.limit) if budget is not None else None,
-            reply_budget=self._reply_budget(out), sent_messages=len(order),
-            would_summarize=plan.summarize if plan else [], kept=plan.kept if plan else [])
+            reply_budget=self._reply_budget(out),
+            sent_messages=len(order),
+            would_summarize=plan.summarize if plan else [],
+            kept=plan.kept if plan else [],
+        )
 
-    async def compact(self, out: Outgoing, instructions: str | None = None
-                      ) -> Compaction | None:
+    async def compact(self, out: Outgoing, instructions: str | None = None) -> Compaction | None:
         """Summarize now whatever keep_last and the window allow (a preview: the thread
         is not changed); None when there is nothing older to summarize."""
         spans = active_spans(out.messages)
@@ -549,8 +627,9 @@ class ContextKeeper:
             budget = _Budget(limit, limit, window - self._reply_budget(out))
         else:
             budget = _Budget(float("inf"), float("inf"), float("inf"))
-        draft = self._draft(out, order, spans, fill, window, budget, reason="manual",
-                            instructions=instructions)
+        draft = self._draft(
+            out, order, spans, fill, window, budget, reason="manual", instructions=instructions
+        )
         return await self._finish(out, draft) if draft is not None else None
 
     # -- inside
@@ -560,18 +639,27 @@ class ContextKeeper:
         if self._reply_max is None:
             settings = out.settings
             body = settings.wire.build_body(
-                model=settings.model, messages=[], system=None, tools=[], stream=False,
-                options=RequestOptions(params=settings.request_params))
-            self._reply_max = next((body[k] for k in _BUDGET_KEYS
-                                 if type(body.get(k)) is int and body[k] > 0), 0)
+                model=settings.model,
+                messages=[],
+                system=None,
+                tools=[],
+                stream=False,
+                options=RequestOptions(params=settings.request_params),
+            )
+            self._reply_max = next(
+                (body[k] for k in _BUDGET_KEYS if type(body.get(k)) is int and body[k] > 0), 0
+            )
         return self._reply_max
 
     def _budget(self, out: Outgoing, window: int) -> _Budget:
         """The sizes for `window`. A max_tokens of half the window or more counts as
         half: the reply rarely takes all it may."""
         reply = min(self._reply_budget(out), window // 2)
-        return _Budget(self.policy.threshold * window - reply,
-                       self.policy.target * window - reply, window - reply)
+        return _Budget(
+            self.policy.threshold * window - reply,
+            self.policy.target * window - reply,
+            window - reply,
+        )
 
     @staticmethod
     def _reserve(window: int | None) -> int:
@@ -617,16 +705,35 @@ class ContextKeeper:
             return after + added, 0
         return out.fixed_tokens() + sum(message_tokens(messages[i]) for i in order), 0
 
-    def _draft(self, out: Outgoing, order: list[int], spans: list[Span], before: int,
-               window: int | None, budget: _Budget, *, reason: str, scale: float = 1.0,
-               instructions: str | None = None, keep_first: bool = True) -> Draft | None:
+    def _draft(
+        self,
+        out: Outgoing,
+        order: list[int],
+        spans: list[Span],
+        before: int,
+        window: int | None,
+        budget: _Budget,
+        *,
+        reason: str,
+        scale: float = 1.0,
+        instructions: str | None = None,
+        keep_first: bool = True,
+    ) -> Draft | None:
         """The compaction that gets the request under the budget; None if none can. One
         that keeps the first prompt verbatim carries the one that summarizes that prompt too
         (it stays in the thread), for when its summary, cut to its share, does not fit."""
         reserve = self._reserve(window)
-        plan = _plan(out.messages, order, spans, fixed=out.fixed_tokens(), budget=budget,
-                     reserve=reserve, keep_last=self.policy.keep_last, scale=scale,
-                     keep_first=keep_first)
+        plan = _plan(
+            out.messages,
+            order,
+            spans,
+            fixed=out.fixed_tokens(),
+            budget=budget,
+            reserve=reserve,
+            keep_last=self.policy.keep_last,
+            scale=scale,
+            keep_first=keep_first,
+        )
         if plan is None:
             return None
         room = budget.limit - reserve - _text_tokens(self.policy.summarizer_prompt) - 64
@@ -636,11 +743,25 @@ class ContextKeeper:
         while start > 0 and total + sizes[start - 1] <= room:
             start -= 1
             total += sizes[start]
-        fallback = self._draft(out, order, spans, before, window, budget, reason=reason,
-                               scale=scale, instructions=instructions, keep_first=False) \
-            if keep_first and plan.first_prompt_kept else None
-        return Draft(plan, lines, start, before, reason, reserve, budget.hard, scale,
-                     instructions, fallback)
+        fallback = (
+            self._draft(
+                out,
+                order,
+                spans,
+                before,
+                window,
+                budget,
+                reason=reason,
+                scale=scale,
+                instructions=instructions,
+                keep_first=False,
+            )
+            if keep_first and plan.first_prompt_kept
+            else None
+        )
+        return Draft(
+            plan, lines, start, before, reason, reserve, budget.hard, scale, instructions, fallback
+        )
 
     async def _finish(self, out: Outgoing, draft: Draft) -> Compaction:
         """The compaction `draft` plans, with the model's summary of what it summarizes;
@@ -654,32 +775,46 @@ class ContextKeeper:
     async def _make(self, out: Outgoing, draft: Draft) -> Compaction:
         plan, lines, start = draft.plan, draft.lines, draft.start
         reserve, scale = draft.reserve, draft.scale
-        summary = await self._summary(out, lines[start:], draft.instructions, draft.reserve) \
-            if start < len(lines) else None
+        summary = (
+            await self._summary(out, lines[start:], draft.instructions, draft.reserve)
+            if start < len(lines)
+            else None
+        )
         dropped = len(lines) if summary is None else start
         # text the endpoint counts as denser than characters/4 (`scale`) is cut shorter
-        content = _record_text(summary, dropped, len(lines),
-                               int(reserve * CHARS_PER_TOKEN / scale))
+        content = _record_text(summary, dropped, len(lines), int(reserve * CHARS_PER_TOKEN / scale))
         after = plan.kept_tokens + (_text_tokens(content) + MESSAGE_OVERHEAD) * scale
         info: CompactionInfo = {
-            "summarized": [plan.first, plan.last], "kept": plan.kept,
-            "messages": len(plan.summarize), "dropped": dropped,
-            "before_tokens": round(draft.before), "after_tokens": round(after),
-            "estimate": True, "model": out.settings.model,
-            "method": "dropped" if dropped else "summary", "reason": draft.reason,
-            "first_prompt_kept": plan.first_prompt_kept, "at": round(time.time()),
+            "summarized": [plan.first, plan.last],
+            "kept": plan.kept,
+            "messages": len(plan.summarize),
+            "dropped": dropped,
+            "before_tokens": round(draft.before),
+            "after_tokens": round(after),
+            "estimate": True,
+            "model": out.settings.model,
+            "method": "dropped" if dropped else "summary",
+            "reason": draft.reason,
+            "first_prompt_kept": plan.first_prompt_kept,
+            "at": round(time.time()),
         }
         if draft.instructions:
             info["instructions"] = draft.instructions
         record: UserMessage = {"role": "user", "content": content, COMPACTION_KEY: info}
         return Compaction(record, len(out.messages))
 
-    async def _summary(self, out: Outgoing, lines: list[str], instructions: str | None,
-                       reserve: int) -> str | None:
+    async def _summary(
+        self, out: Outgoing, lines: list[str], instructions: str | None, reserve: int
+    ) -> str | None:
         """The model's summary of `lines`, or None if the request did not fit."""
         try:
-            reply = await ask_model(out.settings, out.control, self.policy.summarizer_prompt,
-                                    _summary_request(lines, instructions), reserve)
+            reply = await ask_model(
+                out.settings,
+                out.control,
+                self.policy.summarizer_prompt,
+                _summary_request(lines, instructions),
+                reserve,
+            )
         except ProviderError as exc:
             if exc.context_overflow is None:
                 raise
@@ -691,30 +826,38 @@ class ContextKeeper:
         return text
 
 
-def _does_not_fit(what: str, error: ProviderError | None,
-                  overflow: ContextOverflow | None = None) -> ProviderError:
-    """"The request does not fit ...: `what`", with what the endpoint said, if it did."""
+def _does_not_fit(
+    what: str, error: ProviderError | None, overflow: ContextOverflow | None = None
+) -> ProviderError:
+    """ "The request does not fit ...: `what`", with what the endpoint said, if it did."""
     said = error.provider_message if error is not None else None
     return ProviderError(
         f"the request does not fit the model's context window: {what}"
         + (f" (the endpoint said: {said})" if said else ""),
-        status=error.status if error is not None else None, provider_message=said,
-        hint=TOO_LONG_HINT, body=error.body if error is not None else None,
-        context_overflow=error.context_overflow if error is not None else overflow)
+        status=error.status if error is not None else None,
+        provider_message=said,
+        hint=TOO_LONG_HINT,
+        body=error.body if error is not None else None,
+        context_overflow=error.context_overflow if error is not None else overflow,
+    )
 
 
 def _record_text(summary: str | None, dropped: int, total: int, limit: int) -> str:
     """A compaction record's text, at most `limit` characters when there is a summary: one
     longer than the share it was asked for (a verbose model) is cut to fit."""
     if summary is None:
-        return (f"{LEFT_OUT_HEADER}\n{total} earlier messages were left out: they did not "
-                "fit the model's context window, even to be summarized.")
+        return (
+            f"{LEFT_OUT_HEADER}\n{total} earlier messages were left out: they did not "
+            "fit the model's context window, even to be summarized."
+        )
     head = SUMMARY_HEADER + "\n"
     if dropped:
-        head += (f"(The {dropped} oldest of these messages did not fit the model's context "
-                 "window and were left out.)\n")
+        head += (
+            f"(The {dropped} oldest of these messages did not fit the model's context "
+            "window and were left out.)\n"
+        )
     if len(head) + len(summary) > limit:
-        summary = summary[:max(0, limit - len(head) - len(CUT_MARK))].rstrip() + CUT_MARK
+        summary = summary[: max(0, limit - len(head) - len(CUT_MARK))].rstrip() + CUT_MARK
     return head + summary
 
 

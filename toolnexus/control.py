@@ -50,8 +50,11 @@ class RunControl:
 
     def error(self) -> ToolnexusError:
         if self.reason == "timeout":
-            return RunTimeout(f"the run timed out after {self._budget:g} s (its deadline, "
-                              "Timeouts.run_s or timeout_ms, passed)", seconds=self._budget)
+            return RunTimeout(
+                f"the run timed out after {self._budget:g} s (its deadline, "
+                "Timeouts.run_s or timeout_ms, passed)",
+                seconds=self._budget,
+            )
         return RunCancelled()
 
     def check(self) -> None:
@@ -118,8 +121,9 @@ class RunControl:
             closer()
 
 
-def _register(callbacks: list[Callable[[], None]], callback: Callable[[], None]
-              ) -> Callable[[], None]:
+def _register(
+    callbacks: list[Callable[[], None]], callback: Callable[[], None]
+) -> Callable[[], None]:
     callbacks.append(callback)
 
     def remove() -> None:

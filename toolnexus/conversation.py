@@ -31,12 +31,17 @@ class Conversation:
         self.cancel = cancel
         self.messages: list[Message] = []
 
-    async def send(self, prompt: Prompt, *, schema: dict[str, Any] | None = None,
-                   reasoning: str | None = None) -> RunResult:
+    async def send(
+        self, prompt: Prompt, *, schema: dict[str, Any] | None = None, reasoning: str | None = None
+    ) -> RunResult:
         try:
             result = await self.client.run(
-                prompt, self.toolkit, history=self.messages, cancel=self.cancel,
-                schema=schema, reasoning=reasoning,
+                prompt,
+                self.toolkit,
+                history=self.messages,
+                cancel=self.cancel,
+                schema=schema,
+                reasoning=reasoning,
             )
         except ToolnexusError as exc:
             if exc.result is not None:  # keep the turn and whatever partial answer came

@@ -71,16 +71,24 @@ class RunTimeout(ToolnexusError):
     """The whole-run deadline passed. `.result` holds the transcript as it stood;
     `.seconds` what the deadline allowed."""
 
-    def __init__(self, message: str = "run timed out", result: Any = None,
-                 seconds: float | None = None) -> None:
+    def __init__(
+        self, message: str = "run timed out", result: Any = None, seconds: float | None = None
+    ) -> None:
         super().__init__(message)
         self.result = result
         self.seconds = seconds
 
 
 def http_error(
-    status: int, provider_message: str | None, *, url: str, model: str, key_env: str,
-    key_sent: bool, body: Any = None, context_overflow: ContextOverflow | None = None,
+    status: int,
+    provider_message: str | None,
+    *,
+    url: str,
+    model: str,
+    key_env: str,
+    key_sent: bool,
+    body: Any = None,
+    context_overflow: ContextOverflow | None = None,
 ) -> ProviderError:
     """A ProviderError for an HTTP failure, with a hint at what the user can change."""
     said = f": {provider_message}" if provider_message else ""
@@ -96,8 +104,7 @@ def http_error(
     elif status == 413 or context_overflow is not None:
         used, window = context_overflow or (None, None)
         size = f" ({used:,} tokens; its window is {window:,})" if used and window else ""
-        hint = (f"the conversation is too long for the model{size}: start a new thread or "
-                "send less")
+        hint = f"the conversation is too long for the model{size}: start a new thread or send less"
     elif status == 429:
         hint = "rate limited: wait a moment and try again"
     return ProviderError(

@@ -55,11 +55,17 @@ def tool_call_event(call_id: str, name: str, args: Any) -> ToolCallEvent:
     return {"type": "tool_call", "id": call_id, "name": name, "args": args}
 
 
-def tool_result_event(call_id: str, name: str, output: str, is_error: bool,
-                      attachments: list[str] | None = None) -> ToolResultEvent:
+def tool_result_event(
+    call_id: str, name: str, output: str, is_error: bool, attachments: list[str] | None = None
+) -> ToolResultEvent:
     """`attachments` (short labels such as "image 512x512 png") only when there are any."""
-    event: ToolResultEvent = {"type": "tool_result", "id": call_id, "name": name,
-                              "output": output, "is_error": is_error}
+    event: ToolResultEvent = {
+        "type": "tool_result",
+        "id": call_id,
+        "name": name,
+        "output": output,
+        "is_error": is_error,
+    }
     if attachments:
         event["attachments"] = attachments
     return event
@@ -79,24 +85,44 @@ def compacting_event(messages: int) -> CompactingEvent:
     return {"type": "compacting", "messages": messages}
 
 
-def compaction_event(before_tokens: int, after_tokens: int, summarized: int, *,
-                     method: str, dropped: int, reason: str) -> CompactionEvent:
+def compaction_event(
+    before_tokens: int,
+    after_tokens: int,
+    summarized: int,
+    *,
+    method: str,
+    dropped: int,
+    reason: str,
+) -> CompactionEvent:
     """Older turns were summarized (or, with method "dropped", partly left out) for
     sending; `summarized` counts the thread messages the summary stands in for, `dropped`
     those of them left out without a summary. Token counts are estimates."""
-    return {"type": "compaction", "before_tokens": before_tokens,
-            "after_tokens": after_tokens, "summarized": summarized, "method": method,
-            "dropped": dropped, "reason": reason}
+    return {
+        "type": "compaction",
+        "before_tokens": before_tokens,
+        "after_tokens": after_tokens,
+        "summarized": summarized,
+        "method": method,
+        "dropped": dropped,
+        "reason": reason,
+    }
 
 
 def waiting_event(sources: list[str]) -> WaitingEvent:
     return {"type": "waiting", "sources": sources}
 
 
-def tool_progress_event(call_id: str, name: str, message: str, progress: float | None,
-                        total: float | None) -> ToolProgressEvent:
-    return {"type": "tool_progress", "id": call_id, "name": name, "message": message,
-            "progress": progress, "total": total}
+def tool_progress_event(
+    call_id: str, name: str, message: str, progress: float | None, total: float | None
+) -> ToolProgressEvent:
+    return {
+        "type": "tool_progress",
+        "id": call_id,
+        "name": name,
+        "message": message,
+        "progress": progress,
+        "total": total,
+    }
 
 
 def usage_event(usage: Usage) -> UsageEvent:

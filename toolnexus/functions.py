@@ -36,9 +36,11 @@ def public_functions(path: Path) -> list[Callable[..., Any]]:
         if value.__module__ != module.__name__ or value.__name__ == "<lambda>":
             continue  # imported from elsewhere, or a lambda (which cannot have hints)
         if not value.__annotations__:  # without hints there is no schema to offer
-            warnings.warn(f"{path}: {name}() has no type hints, so it is not a tool "
-                          f"(annotate its parameters, or name it _{name} to keep it private)",
-                          stacklevel=2)
+            warnings.warn(
+                f"{path}: {name}() has no type hints, so it is not a tool "
+                f"(annotate its parameters, or name it _{name} to keep it private)",
+                stacklevel=2,
+            )
             continue
         found.append(value)
     return found

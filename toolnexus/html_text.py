@@ -18,15 +18,14 @@ _MARKUP = re.compile(r"<[A-Za-z/!?]")  # a `<` before anything else is text
 # Elements whose content is code, not text: their start (the name ends in white space, `/`
 # or `>`), and what ends each.
 _RAW_TEXT = re.compile(r"(script|style)(?:[\t\n\f\r />]|\Z)", re.I)
-_RAW_TEXT_ENDS = {name: re.compile(rf"</{name}[\t\n\f\r />]", re.I)
-                  for name in ("script", "style")}
+_RAW_TEXT_ENDS = {name: re.compile(rf"</{name}[\t\n\f\r />]", re.I) for name in ("script", "style")}
 
 
 def html_to_text(page: str) -> str:
     kept: list[str] = []
     index = 0
     while (markup := _MARKUP.search(page, index)) is not None:
-        kept.append(page[index:markup.start()])
+        kept.append(page[index : markup.start()])
         index = _end_of_markup(page, markup.start())
     kept.append(page[index:])
     return _collapse_blank_lines(html.unescape("".join(kept)))

@@ -102,11 +102,13 @@ class _Protocol(asyncio.Protocol):
         return chunk
 
 
-async def _within(waiter: asyncio.Future[None], timeout: float | None,
-                  error: type[Exception]) -> None:
+async def _within(
+    waiter: asyncio.Future[None], timeout: float | None, error: type[Exception]
+) -> None:
     if timeout is None:
         await waiter
         return
+
     def time_out() -> None:
         if not waiter.done():
             waiter.set_exception(error("timed out"))
@@ -159,16 +161,23 @@ class AsyncioStream(httpcore2.AsyncNetworkStream):
         self._unsent.clear()
         self._transport.close()
 
-    async def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
-                        timeout: float | None = None) -> AsyncioStream:
+    async def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> AsyncioStream:
         self._flush()
         loop = asyncio.get_running_loop()
         try:
             with _connect_errors():
                 async with asyncio.timeout(timeout):
                     transport = await loop.start_tls(
-                        self._transport, self._protocol, ssl_context,
-                        server_hostname=server_hostname)
+                        self._transport,
+                        self._protocol,
+                        ssl_context,
+                        server_hostname=server_hostname,
+                    )
         except BaseException:
             self._transport.abort()
             raise
@@ -179,8 +188,12 @@ class AsyncioStream(httpcore2.AsyncNetworkStream):
         if info == "is_readable":  # an idle pooled connection the server closed, or spoke on
             protocol = self._protocol
             return bool(protocol.chunks) or protocol.eof or protocol.closed
-        names = {"ssl_object": "ssl_object", "client_addr": "sockname",
-                 "server_addr": "peername", "socket": "socket"}
+        names = {
+            "ssl_object": "ssl_object",
+            "client_addr": "sockname",
+            "server_addr": "peername",
+            "socket": "socket",
+        }
         return self._transport.get_extra_info(names[info]) if info in names else None
 
 
@@ -195,20 +208,29 @@ def _connect_errors() -> Iterator[None]:
 
 
 class AsyncioBackend(httpcore2.AsyncNetworkBackend):
-    async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
-                          local_address: str | None = None,
-                          socket_options: Iterable[Any] | None = None) -> AsyncioStream:
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> AsyncioStream:
         loop = asyncio.get_running_loop()
         with _connect_errors():
             async with asyncio.timeout(timeout):
                 transport, protocol = await loop.create_connection(
-                    _Protocol, host, port, happy_eyeballs_delay=_HAPPY_EYEBALLS_DELAY_S,
-                    local_addr=(local_address, 0) if local_address else None)
+                    _Protocol,
+                    host,
+                    port,
+                    happy_eyeballs_delay=_HAPPY_EYEBALLS_DELAY_S,
+                    local_addr=(local_address, 0) if local_address else None,
+                )
         return _opened(transport, protocol, socket_options)
 
-    async def connect_unix_socket(self, path: str, timeout: float | None = None,
-                                  socket_options: Iterable[Any] | None = None
-                                  ) -> AsyncioStream:
+    async def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> AsyncioStream:
         loop = asyncio.get_running_loop()
         with _connect_errors():
             async with asyncio.timeout(timeout):
@@ -219,8 +241,9 @@ class AsyncioBackend(httpcore2.AsyncNetworkBackend):
         await asyncio.sleep(seconds)
 
 
-def _opened(transport: asyncio.Transport, protocol: _Protocol,
-            socket_options: Iterable[Any] | None) -> AsyncioStream:
+def _opened(
+    transport: asyncio.Transport, protocol: _Protocol, socket_options: Iterable[Any] | None
+) -> AsyncioStream:
     sock = transport.get_extra_info("socket")
     for option in socket_options or ():
         sock.setsockopt(*option)
@@ -229,11 +252,23 @@ def _opened(transport: asyncio.Transport, protocol: _Protocol,
 
 # httpcore2's errors as the httpx2 errors of the same name (most specific class first).
 _ERRORS: dict[type[Exception], type[Exception]] = {
-    getattr(httpcore2, name): getattr(httpx2, name) for name in (
-        "ConnectTimeout", "ReadTimeout", "WriteTimeout", "PoolTimeout", "ConnectError",
-        "ReadError", "WriteError", "RemoteProtocolError", "LocalProtocolError",
-        "UnsupportedProtocol", "ProxyError", "TimeoutException", "NetworkError",
-        "ProtocolError")
+    getattr(httpcore2, name): getattr(httpx2, name)
+    for name in (
+        "ConnectTimeout",
+        "ReadTimeout",
+        "WriteTimeout",
+        "PoolTimeout",
+        "ConnectError",
+        "ReadError",
+        "WriteError",
+        "RemoteProtocolError",
+        "LocalProtocolError",
+        "UnsupportedProtocol",
+        "ProxyError",
+        "TimeoutException",
+        "NetworkError",
+        "ProtocolError",
+    )
 }
 
 
@@ -270,24 +305,33 @@ class AsyncioTransport(httpx2.AsyncBaseTransport):
     def __init__(self, ssl_context: ssl.SSLContext | None, *, http2: bool) -> None:
         limits = httpx2.Limits(max_connections=100, max_keepalive_connections=20)
         self._pool = httpcore2.AsyncConnectionPool(
-            ssl_context=ssl_context, http2=http2, network_backend=AsyncioBackend(),
+            ssl_context=ssl_context,
+            http2=http2,
+            network_backend=AsyncioBackend(),
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry)
+            keepalive_expiry=limits.keepalive_expiry,
+        )
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         url = request.url
         core_request = httpcore2.Request(
             method=request.method,
-            url=httpcore2.URL(scheme=url.raw_scheme, host=url.raw_host, port=url.port,
-                              target=url.raw_path),
-            headers=request.headers.raw, content=request.stream,
-            extensions=request.extensions)
+            url=httpcore2.URL(
+                scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path
+            ),
+            headers=request.headers.raw,
+            content=request.stream,
+            extensions=request.extensions,
+        )
         with _as_httpx2_errors():
             response = await self._pool.handle_async_request(core_request)
-        return httpx2.Response(status_code=response.status, headers=response.headers,
-                               stream=_ResponseStream(response.stream),
-                               extensions=response.extensions)
+        return httpx2.Response(
+            status_code=response.status,
+            headers=response.headers,
+            stream=_ResponseStream(response.stream),
+            extensions=response.extensions,
+        )
 
     async def aclose(self) -> None:
         await self._pool.aclose()

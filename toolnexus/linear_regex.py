@@ -68,14 +68,17 @@ def _compiled(regex: str, what: str, *, lines: bool = False) -> Regex:
         said = exc.args[0] if exc.args else b"refused"
         # the reason may quote the regex as compiled: show it as it was given
         reason = said.decode("utf-8", "replace").replace(flags, "", 1)
-        raise ValueError(f"{what} is not in RE2 syntax ({reason}); RE2 has no "
-                         f"backreferences or lookaround, see {RE2_SYNTAX}") from None
+        raise ValueError(
+            f"{what} is not in RE2 syntax ({reason}); RE2 has no "
+            f"backreferences or lookaround, see {RE2_SYNTAX}"
+        ) from None
 
 
 def _check_length(pattern: str, what: str) -> None:
     if len(pattern) > MAX_PATTERN_CHARS:
-        raise ValueError(f"{what} is {len(pattern)} characters long: at most "
-                         f"{MAX_PATTERN_CHARS} are taken")
+        raise ValueError(
+            f"{what} is {len(pattern)} characters long: at most {MAX_PATTERN_CHARS} are taken"
+        )
 
 
 def _shown(text: str) -> str:
@@ -101,7 +104,7 @@ def _glob_translation(glob: str) -> str:
             index += 1
         elif glob[index] == "[" and ahead.next("]", index) < ahead.next("/", index):
             end = ahead.next("]", index)  # a class never spans folders
-            body = glob[index + 1:end]
+            body = glob[index + 1 : end]
             out.append("[^" + body[1:] + "]" if body.startswith("!") else f"[{body}]")
             index = end + 1
         else:  # plain text, up to the next character that may be special

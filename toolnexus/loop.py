@@ -170,8 +170,14 @@ async def agent_loop(
 class _Run:
     """The state of one run, and its two kinds of step: a model turn and a tool turn."""
 
-    def __init__(self, settings: LoopSettings, toolkit: Toolkit | None, control: RunControl,
-                 result: RunResult, options: RequestOptions) -> None:
+    def __init__(
+        self,
+        settings: LoopSettings,
+        toolkit: Toolkit | None,
+        control: RunControl,
+        result: RunResult,
+        options: RequestOptions,
+    ) -> None:
         self.settings = settings
         self.options = options
         self.toolkit = toolkit
@@ -217,7 +223,7 @@ class _Run:
         limit is refused (its problem tells the model so)."""
         asked = calls_of(self.messages[-1])
         cap = self.settings.max_tool_calls_per_reply
-        kept = asked[:cap + 1]
+        kept = asked[: cap + 1]
         if len(asked) > cap:
             # Each call kept in the thread needs a result there. Kept: the first `cap`, and
             # one more whose result tells the model that it and the rest did not run.
@@ -238,23 +244,29 @@ class _Run:
     def stop_on_repeated_failure(self, calls: list[_Call]) -> None:
         """End the run when the model makes a call that just failed again, with the same
         arguments: it would only loop until max_turns, the same error each time."""
-        results = self.messages[-len(calls):]
-        failed = {_call_key(call) for call, message in zip(calls, results, strict=True)
-                  if message.get("is_error")}
+        results = self.messages[-len(calls) :]
+        failed = {
+            _call_key(call)
+            for call, message in zip(calls, results, strict=True)
+            if message.get("is_error")
+        }
         repeated = failed & self.failed_before
         self.failed_before = failed
         if repeated:
             name = min(repeated)[0]
-            raise ToolnexusError(f"the model repeated a failing call to {name} (same "
-                                 "arguments, it failed again); stopping")
+            raise ToolnexusError(
+                f"the model repeated a failing call to {name} (same "
+                "arguments, it failed again); stopping"
+            )
 
     # -- the context window (context.py): what a model turn sends is compacted first when
     # the thread outgrows the window, and once more, with one retry, when the endpoint says
     # it overflowed. Without a keeper (context=None) an overflow is just the error.
 
     def outgoing(self) -> Outgoing:
-        return Outgoing(self.messages, self.system, self.tools, self.settings, self.control,
-                        self.result.usage)
+        return Outgoing(
+            self.messages, self.system, self.tools, self.settings, self.control, self.result.usage
+        )
 
     async def model_turn(self, stream: bool) -> AsyncGenerator[Event]:
         async with contextlib.aclosing(self._tools_now()) as events:
@@ -262,8 +274,9 @@ class _Run:
                 yield event
         keeper = self.settings.context
         if keeper is None:
-            async with contextlib.aclosing(self._call_model(stream, sendable(self.messages))
-                                           ) as events:
+            async with contextlib.aclosing(
+                self._call_model(stream, sendable(self.messages))
+            ) as events:
                 async for event in events:
                     yield event
             return
@@ -292,26 +305,33 @@ class _Run:
             keeper.note_reply(self.messages[-1], *_counted(self.reply_usage))
             return
 
-    async def _call_model(self, stream: bool, sent: list[Message]
-                          ) -> AsyncGenerator[Event]:
+    async def _call_model(self, stream: bool, sent: list[Message]) -> AsyncGenerator[Event]:
         settings, hooks, turn = self.settings, self.settings.hooks, self.result.turns
         # a thread keeps undone and failed turns, marked, and the originals of compacted
         # ones; they are never sent
-        request: dict[str, Any] = {"messages": sent, "tools": self.tools,
-                                   "model": settings.model}
+        request: dict[str, Any] = {"messages": sent, "tools": self.tools, "model": settings.model}
         if "before_llm" in hooks:
             changes = await hooks.call("before_llm", {**request, "turn": turn})
             if isinstance(changes, dict):
                 request.update({k: v for k, v in changes.items() if k in request})
         body = settings.wire.build_body(
-            model=request["model"], messages=request["messages"],
-            system=self.system, tools=request["tools"], stream=stream, options=self.options,
+            model=request["model"],
+            messages=request["messages"],
+            system=self.system,
+            tools=request["tools"],
+            stream=stream,
+            options=self.options,
         )
         self.assembler = assembler = settings.wire.new_stream()
         reply: ModelReply | None = None
-        replies = settings.transport.send(settings.url, settings.headers, body, self.control,
-                                          stream_error=settings.wire.stream_error,
-                                          preamble=settings.wire.preamble_events)
+        replies = settings.transport.send(
+            settings.url,
+            settings.headers,
+            body,
+            self.control,
+            stream_error=settings.wire.stream_error,
+            preamble=settings.wire.preamble_events,
+        )
         async with contextlib.aclosing(replies):
             async for item in replies:
                 if isinstance(item, StreamEvents):
@@ -333,10 +353,15 @@ class _Run:
             message = answer
             yield text_event(text_of(answer["content"]))
         if "after_llm" in hooks:
-            changes = await hooks.call("after_llm", {
-                "response": message, "model": request["model"], "turn": turn,
-                "usage": reply.usage,
-            })
+            changes = await hooks.call(
+                "after_llm",
+                {
+                    "response": message,
+                    "model": request["model"],
+                    "turn": turn,
+                    "usage": reply.usage,
+                },
+            )
             if isinstance(changes, dict) and isinstance(changes.get("response"), dict):
                 message = changes["response"]
         paused = self.messages[-1] if self.paused else None
@@ -360,10 +385,13 @@ class _Run:
             self.result.tool_calls.append({"id": call.id, "name": call.name, "args": call.args})
             yield tool_call_event(call.id, call.name, call.args)
         progress: asyncio.Queue[ToolProgressEvent] = asyncio.Queue()
-        contexts = [ToolContext(call_id=call.id, on_progress=_reporter(progress, call))
-                    for call in calls]
-        tasks = [asyncio.ensure_future(self._execute(call, ctx))
-                 for call, ctx in zip(calls, contexts, strict=True)]
+        contexts = [
+            ToolContext(call_id=call.id, on_progress=_reporter(progress, call)) for call in calls
+        ]
+        tasks = [
+            asyncio.ensure_future(self._execute(call, ctx))
+            for call, ctx in zip(calls, contexts, strict=True)
+        ]
         running = asyncio.gather(*tasks)
         outcomes: list[ToolResult] = []
         try:
@@ -397,15 +425,16 @@ class _Run:
                 self.result.pending = req
                 yield pending_event(req)
 
-    async def _progress_until(self, running: asyncio.Future[Any],
-                              progress: asyncio.Queue[ToolProgressEvent]
-                              ) -> AsyncGenerator[ToolProgressEvent]:
+    async def _progress_until(
+        self, running: asyncio.Future[Any], progress: asyncio.Queue[ToolProgressEvent]
+    ) -> AsyncGenerator[ToolProgressEvent]:
         """The progress the running calls report, as events, until `running` is done."""
         while True:
             reported = asyncio.ensure_future(progress.get())
             try:
-                await self.control.race(asyncio.wait({running, reported},
-                                                     return_when=asyncio.FIRST_COMPLETED))
+                await self.control.race(
+                    asyncio.wait({running, reported}, return_when=asyncio.FIRST_COMPLETED)
+                )
             finally:
                 reported.cancel()
             if not reported.cancelled() and reported.done():
@@ -428,8 +457,9 @@ class _Run:
             self.result.status = "pending"
             self.result.pending = still_waiting[0]
 
-    async def _settle(self, call: _Call, ctx: ToolContext, req: Request,
-                      ans: Answer | None) -> ToolResult:
+    async def _settle(
+        self, call: _Call, ctx: ToolContext, req: Request, ans: Answer | None
+    ) -> ToolResult:
         """The outcome of a suspended call once the person answered: one re-run with the
         answer on ok; a refusal (or a second suspension) goes to the model as declined."""
         if not ans or not ans.get("ok"):
@@ -438,8 +468,13 @@ class _Run:
         outcome = await self.control.race(self._execute(call, ctx, resumed=True))
         return declined(req) if pending_request(outcome) is not None else outcome
 
-    async def _execute(self, call: _Call, ctx: ToolContext, *, resumed: bool = False,
-                       ) -> ToolResult:
+    async def _execute(
+        self,
+        call: _Call,
+        ctx: ToolContext,
+        *,
+        resumed: bool = False,
+    ) -> ToolResult:
         """Run one call through the hooks. A `resumed` call (run again with a person's
         answer) already passed `before_tool`: it is not asked about a second time."""
         if call.problem:
@@ -448,23 +483,25 @@ class _Run:
         args = call.args
         outcome = None
         if "before_tool" in hooks and not resumed:
-            changes = await hooks.call("before_tool",
-                                       {"name": call.name, "args": args, "id": call.id,
-                                        "turn": turn})
+            changes = await hooks.call(
+                "before_tool", {"name": call.name, "args": args, "id": call.id, "turn": turn}
+            )
             if isinstance(changes, dict) and "result" in changes:
                 outcome = to_result(changes["result"])
             elif isinstance(changes, dict) and "args" in changes:
                 args = changes["args"]
         if outcome is None:
             if self.toolkit is None:
-                outcome = ToolResult(f"error: unknown tool {call.name!r} (no tools are available)",
-                                     is_error=True)
+                outcome = ToolResult(
+                    f"error: unknown tool {call.name!r} (no tools are available)", is_error=True
+                )
             else:
                 outcome = await self.toolkit.execute(call.name, args, ctx)
         if "after_tool" in hooks:
-            changes = await hooks.call("after_tool", {"name": call.name, "args": args,
-                                                      "result": outcome, "id": call.id,
-                                                      "turn": turn})
+            changes = await hooks.call(
+                "after_tool",
+                {"name": call.name, "args": args, "result": outcome, "id": call.id, "turn": turn},
+            )
             if isinstance(changes, dict) and "result" in changes:
                 outcome = to_result(changes["result"])
             elif changes is not None and not isinstance(changes, dict):
@@ -472,23 +509,27 @@ class _Run:
         return outcome
 
 
-def context_outgoing(settings: LoopSettings, toolkit: Toolkit | None,
-                     messages: list[Message], control: RunControl) -> Outgoing:
+def context_outgoing(
+    settings: LoopSettings, toolkit: Toolkit | None, messages: list[Message], control: RunControl
+) -> Outgoing:
     """The request a turn on `messages` would build (for the context report and /compact)."""
-    options = RequestOptions(reasoning=settings.reasoning, params=settings.request_params,
-                             prompt_cache=settings.prompt_cache)
+    options = RequestOptions(
+        reasoning=settings.reasoning,
+        params=settings.request_params,
+        prompt_cache=settings.prompt_cache,
+    )
     return _Run(settings, toolkit, control, RunResult(messages=messages), options).outgoing()
 
 
-def _reporter(queue: asyncio.Queue[ToolProgressEvent], call: _Call
-              ) -> Callable[[ToolProgress], None]:
+def _reporter(
+    queue: asyncio.Queue[ToolProgressEvent], call: _Call
+) -> Callable[[ToolProgress], None]:
     """What a call's ToolContext reports to: its progress as events in `queue` (from the
     event loop's thread, whichever thread the tool runs in)."""
     loop = asyncio.get_running_loop()
 
     def report(step: ToolProgress) -> None:
-        event = tool_progress_event(call.id, call.name, step.message, step.progress,
-                                    step.total)
+        event = tool_progress_event(call.id, call.name, step.message, step.progress, step.total)
         loop.call_soon_threadsafe(queue.put_nowait, event)
 
     return report
@@ -523,12 +564,21 @@ def _parse_call(call: ToolCall) -> _Call:
         args = loads_bounded(raw)
     except ValueError as exc:
         why = exc if isinstance(exc, TooDeep) else f"not valid JSON ({exc})"
-        return _Call(call["id"], name, raw,
-                     f"error: the arguments for {name!r} are {why}: {raw[:500]}{again}",
-                     unreadable=True)
+        return _Call(
+            call["id"],
+            name,
+            raw,
+            f"error: the arguments for {name!r} are {why}: {raw[:500]}{again}",
+            unreadable=True,
+        )
     if not isinstance(args, dict):
-        return _Call(call["id"], name, raw, f"error: the arguments for {name!r} must be a "
-                     f"JSON object, got: {raw[:500]}{again}", unreadable=True)
+        return _Call(
+            call["id"],
+            name,
+            raw,
+            f"error: the arguments for {name!r} must be a JSON object, got: {raw[:500]}{again}",
+            unreadable=True,
+        )
     return _Call(call["id"], name, args)
 
 
@@ -544,20 +594,27 @@ def _readable_arguments(message: Message, unreadable: dict[str, str]) -> Message
         return message
     calls: list[ToolCall] = [
         {**call, "function": {**call["function"], "arguments": "{}"}}
-        if call.get("id") in unreadable else call for call in message.get("tool_calls", [])]
+        if call.get("id") in unreadable
+        else call
+        for call in message.get("tool_calls", [])
+    ]
     return {**message, "tool_calls": calls, UNREADABLE_ARGUMENTS_KEY: unreadable}
 
 
 def _over_reply_limit(asked: int, cap: int) -> str:
     rest = asked - cap - 1
     which = f"this call and the {rest} after it" if rest else "this call"
-    return (f"error: not run: the reply made {asked} tool calls and at most {cap} run per "
-            f"reply; {which} did not run")
+    return (
+        f"error: not run: the reply made {asked} tool calls and at most {cap} run per "
+        f"reply; {which} did not run"
+    )
 
 
 def _over_run_limit(cap: int) -> str:
-    return (f"error: not run: this run made its {cap} tool calls, the most one run may make; "
-            "answer with what you have")
+    return (
+        f"error: not run: this run made its {cap} tool calls, the most one run may make; "
+        "answer with what you have"
+    )
 
 
 def _call_key(call: _Call) -> tuple[str, str]:
@@ -565,13 +622,21 @@ def _call_key(call: _Call) -> tuple[str, str]:
 
 
 def _result_event(call: _Call, outcome: ToolResult) -> ToolResultEvent:
-    return tool_result_event(call.id, call.name, outcome.output, outcome.is_error,
-                             [a.describe() for a in outcome.attachments])
+    return tool_result_event(
+        call.id,
+        call.name,
+        outcome.output,
+        outcome.is_error,
+        [a.describe() for a in outcome.attachments],
+    )
 
 
 def _tool_message(call: _Call, outcome: ToolResult) -> ToolMessage:
-    message: ToolMessage = {"role": "tool", "tool_call_id": call.id,
-                               "content": with_attachments(outcome.output, outcome.attachments)}
+    message: ToolMessage = {
+        "role": "tool",
+        "tool_call_id": call.id,
+        "content": with_attachments(outcome.output, outcome.attachments),
+    }
     if outcome.is_error:
         message["is_error"] = True
     req = pending_request(outcome)
@@ -587,12 +652,14 @@ def _finished_or_cancelled(task: asyncio.Future[ToolResult]) -> ToolResult:
 
 
 def _open_requests(messages: list[Message]) -> list[Request]:
-    return [m[PENDING_KEY] for m in messages
-            if PENDING_KEY in m and m.get("role") == "tool" and m[PENDING_KEY]]
+    return [
+        m[PENDING_KEY]
+        for m in messages
+        if PENDING_KEY in m and m.get("role") == "tool" and m[PENDING_KEY]
+    ]
 
 
-def _find_pending(messages: list[Message], request_id: Any
-                  ) -> tuple[int, Request, ToolMessage]:
+def _find_pending(messages: list[Message], request_id: Any) -> tuple[int, Request, ToolMessage]:
     for index, message in enumerate(messages):
         if PENDING_KEY in message and message.get("role") == "tool":
             req = message[PENDING_KEY]

@@ -51,8 +51,11 @@ def is_record(message: Message) -> bool:
 
 def is_prompt(message: Message) -> bool:
     """A user message someone typed (not a compaction record, not a notice)."""
-    return (message.get("role") == "user" and COMPACTION_KEY not in message
-            and NOTICE_KEY not in message)
+    return (
+        message.get("role") == "user"
+        and COMPACTION_KEY not in message
+        and NOTICE_KEY not in message
+    )
 
 
 def notice(text: str) -> UserMessage:
@@ -87,9 +90,12 @@ def _span_of(record: Message, index: int) -> Span | None:
     if record.get(DROPPED_KEY) or not isinstance(info, dict):
         return None
     bounds = info.get("summarized")
-    if (not isinstance(bounds, list) or len(bounds) != 2
-            or not all(type(b) is int for b in bounds)
-            or not 0 <= bounds[0] <= bounds[1] < index):
+    if (
+        not isinstance(bounds, list)
+        or len(bounds) != 2
+        or not all(type(b) is int for b in bounds)
+        or not 0 <= bounds[0] <= bounds[1] < index
+    ):
         return None
     kept = info.get("kept") or []
     kept = frozenset(k for k in kept if type(k) is int) if isinstance(kept, list) else frozenset()
@@ -101,16 +107,19 @@ def sent_indices(messages: Sequence[Message], spans: list[Span] | None = None) -
     if spans is None:
         spans = active_spans(messages)
     if not spans:
-        return [i for i, m in enumerate(messages)
-                if not m.get(DROPPED_KEY) and COMPACTION_KEY not in m]
+        return [
+            i for i, m in enumerate(messages) if not m.get(DROPPED_KEY) and COMPACTION_KEY not in m
+        ]
     out: list[int] = []
     index, count = 0, len(messages)
     for span in spans:
         out.extend(i for i in range(index, span.first) if _plain_sent(messages[i]))
         out.append(span.record)
-        out.extend(i for i in range(span.first, span.last + 1)
-                   if (i in span.kept or messages[i].get(PINNED_KEY))
-                   and _plain_sent(messages[i]))
+        out.extend(
+            i
+            for i in range(span.first, span.last + 1)
+            if (i in span.kept or messages[i].get(PINNED_KEY)) and _plain_sent(messages[i])
+        )
         index = span.last + 1
     out.extend(i for i in range(index, count) if _plain_sent(messages[i]))
     return out
@@ -132,7 +141,8 @@ def last_prompt(messages: Sequence[Message], *, failed_too: bool = False) -> int
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
         if is_prompt(message) and (
-                is_sent(message) or (failed_too and message.get(DROPPED_KEY) == FAILED)):
+            is_sent(message) or (failed_too and message.get(DROPPED_KEY) == FAILED)
+        ):
             return index
     return None
 
@@ -140,8 +150,7 @@ def last_prompt(messages: Sequence[Message], *, failed_too: bool = False) -> int
 def mark_from(messages: list[Message], start: int, reason: str) -> list[Message]:
     """A new list: `messages` with every unmarked message from `start` on marked `reason`
     (new dicts for those; the others are the same objects)."""
-    return messages[:start] + [
-        _marked(m, reason) if is_sent(m) else m for m in messages[start:]]
+    return messages[:start] + [_marked(m, reason) if is_sent(m) else m for m in messages[start:]]
 
 
 def _marked(message: Message, reason: str) -> Message:
@@ -161,9 +170,8 @@ def mark_failed_turn(messages: list[Message], error: str | None = None) -> list[
         return messages
     prompt = messages[start]
     if error is not None and prompt["role"] == "user":  # last_prompt finds user messages
-        messages = [*messages[:start], {**prompt, FAILED_WITH_KEY: error},
-                    *messages[start + 1:]]
-    if not all(is_record(m) or NOTICE_KEY in m for m in messages[start + 1:]):
+        messages = [*messages[:start], {**prompt, FAILED_WITH_KEY: error}, *messages[start + 1 :]]
+    if not all(is_record(m) or NOTICE_KEY in m for m in messages[start + 1 :]):
         return messages
     return mark_from(messages, start, FAILED)
 
@@ -208,8 +216,11 @@ def _set_pin(messages: list[Message], index: int, on: bool) -> list[Message]:
     if is_record(messages[index]):
         raise ValueError(f"message {index} is a compaction record, not something said")
     first, last = group_of(messages, index)
-    return messages[:first] + [_pinned(m, on) for m in messages[first:last + 1]] \
-        + messages[last + 1:]
+    return (
+        messages[:first]
+        + [_pinned(m, on) for m in messages[first : last + 1]]
+        + messages[last + 1 :]
+    )
 
 
 def _pinned(message: Message, on: bool) -> Message:

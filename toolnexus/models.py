@@ -25,11 +25,15 @@ MAX_PAGES = 20  # a server that always says "has_more" is not followed for ever
 DEFAULT_TIMEOUT_S = 5.0
 
 
-
-async def list_models(base_url: str, style: str = "openai", api_key: str | None = None, *,
-                      headers: dict[str, str] | None = None,
-                      http_client: httpx2.AsyncClient | None = None,
-                      timeout: float = DEFAULT_TIMEOUT_S) -> list[ModelInfo]:
+async def list_models(
+    base_url: str,
+    style: str = "openai",
+    api_key: str | None = None,
+    *,
+    headers: dict[str, str] | None = None,
+    http_client: httpx2.AsyncClient | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+) -> list[ModelInfo]:
     """The models the endpoint at `base_url` lists, in its order. `timeout` bounds the
     whole call. Raises ProviderError (one line) when the endpoint cannot be reached,
     refuses, or answers with something that is not a model list."""
@@ -52,8 +56,9 @@ async def list_models(base_url: str, style: str = "openai", api_key: str | None 
             await client.aclose()
 
 
-async def _all_pages(client: httpx2.AsyncClient, url: str, headers: dict[str, str],
-                     wire: WireStyle, timeout: float) -> list[ModelInfo]:
+async def _all_pages(
+    client: httpx2.AsyncClient, url: str, headers: dict[str, str], wire: WireStyle, timeout: float
+) -> list[ModelInfo]:
     """Every page: a reply with `has_more` and `last_id` (Anthropic) continues after it."""
     models: list[ModelInfo] = []
     params: dict[str, str] = {}
@@ -61,21 +66,32 @@ async def _all_pages(client: httpx2.AsyncClient, url: str, headers: dict[str, st
         data = await _get_json(client, url, headers, params, wire, timeout)
         models += parse_models(data, url)
         last = data.get("last_id") if isinstance(data, dict) else None
-        if not (isinstance(data, dict) and data.get("has_more") is True
-                and isinstance(last, str) and last):
+        if not (
+            isinstance(data, dict)
+            and data.get("has_more") is True
+            and isinstance(last, str)
+            and last
+        ):
             break
         params = {"after_id": last}
     return models
 
 
-async def _get_json(client: httpx2.AsyncClient, url: str, headers: dict[str, str],
-                    params: dict[str, str], wire: WireStyle, timeout: float) -> Any:
+async def _get_json(
+    client: httpx2.AsyncClient,
+    url: str,
+    headers: dict[str, str],
+    params: dict[str, str],
+    wire: WireStyle,
+    timeout: float,
+) -> Any:
     import httpx2
 
     try:
         with socks_errors_mapped():
-            async with client.stream("GET", url, headers=headers, params=params,
-                                     timeout=httpx2.Timeout(timeout)) as response:
+            async with client.stream(
+                "GET", url, headers=headers, params=params, timeout=httpx2.Timeout(timeout)
+            ) as response:
                 body = await _read_limited(response, url)
                 status = response.status_code
     except httpx2.TimeoutException:
@@ -92,8 +108,9 @@ async def _get_json(client: httpx2.AsyncClient, url: str, headers: dict[str, str
         said = wire.error_message(data) if data is not None else None
         hint = " (check the API key)" if status in (401, 403) else ""
         message = f": {str(said)[:300]}" if said else ""
-        raise ProviderError(f"{url} answered HTTP {status}{message}{hint}", status=status,
-                            provider_message=said)
+        raise ProviderError(
+            f"{url} answered HTTP {status}{message}{hint}", status=status, provider_message=said
+        )
     if data is None:
         raise ProviderError(f"the reply from {url} is not JSON: is that a model endpoint?")
     return data
@@ -105,8 +122,9 @@ async def _read_limited(response: httpx2.Response, url: str) -> bytes:
     async for chunk in response.aiter_bytes():
         size += len(chunk)
         if size > MAX_LIST_BYTES:
-            raise ProviderError(f"the model list from {url} is over "
-                                f"{MAX_LIST_BYTES // (1024 * 1024)} MB: not read")
+            raise ProviderError(
+                f"the model list from {url} is over {MAX_LIST_BYTES // (1024 * 1024)} MB: not read"
+            )
         parts.append(chunk)
     return b"".join(parts)
 

@@ -62,10 +62,15 @@ def resolve_options(
         raise TypeError(f"retries must be a Retries or an int, not {type(retries).__name__}")
     if not isinstance(retries, Retries):
         retries = Retries() if retries is None else Retries(count=retries)
-    given_timeouts = {"connect_s": connect_timeout_s, "idle_s": idle_timeout_s,
-                      "run_s": None if timeout_ms is None else timeout_ms / 1000}
-    given_retries = {"base_s": None if retry_base_ms is None else retry_base_ms / 1000,
-                     "on_error": on_error}
+    given_timeouts = {
+        "connect_s": connect_timeout_s,
+        "idle_s": idle_timeout_s,
+        "run_s": None if timeout_ms is None else timeout_ms / 1000,
+    }
+    given_retries = {
+        "base_s": None if retry_base_ms is None else retry_base_ms / 1000,
+        "on_error": on_error,
+    }
     timeout_changes: dict[str, Any] = {k: v for k, v in given_timeouts.items() if v is not None}
     retry_changes: dict[str, Any] = {k: v for k, v in given_retries.items() if v is not None}
     timeouts = dataclasses.replace(timeouts, **timeout_changes)

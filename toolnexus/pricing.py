@@ -38,8 +38,10 @@ class Price:
             if value is None and name in ("cached_input", "cache_write"):
                 continue
             if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-                raise ValueError(f"price {name} must be a number of USD per million tokens, "
-                                 f"0 or more, not {value!r}")
+                raise ValueError(
+                    f"price {name} must be a number of USD per million tokens, "
+                    f"0 or more, not {value!r}"
+                )
 
 
 def _usd(value: float) -> Decimal:
@@ -54,10 +56,15 @@ def cost(usage: Usage, price: Price) -> float:
     uncached = max(prompt - cached - written, 0)  # a reply may not add up
     base = _usd(price.input)
     cached_rate = _usd(price.cached_input) if price.cached_input is not None else base
-    write_rate = (_usd(price.cache_write) if price.cache_write is not None
-                  else base * CACHE_WRITE_FACTOR)
-    total = (uncached * base + cached * cached_rate + written * write_rate
-             + usage.get("completion_tokens", 0) * _usd(price.output))
+    write_rate = (
+        _usd(price.cache_write) if price.cache_write is not None else base * CACHE_WRITE_FACTOR
+    )
+    total = (
+        uncached * base
+        + cached * cached_rate
+        + written * write_rate
+        + usage.get("completion_tokens", 0) * _usd(price.output)
+    )
     return float(total / PER)
 
 

@@ -25,5 +25,8 @@ def open_regular(path: str | os.PathLike[str], *, pipes: bool = False) -> Binary
     os.close(fd)
     if stat.S_ISDIR(mode):
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
-    raise SpecialFile("Not a regular file (a device or socket)" if pipes
-                      else "Not a regular file (a device, FIFO or socket)")
+    raise SpecialFile(
+        "Not a regular file (a device or socket)"
+        if pipes
+        else "Not a regular file (a device, FIFO or socket)"
+    )

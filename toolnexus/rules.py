@@ -16,8 +16,7 @@ def checked_rules(rules: Mapping[str, str] | None, what: str) -> list[tuple[str,
     checked = []
     for pattern, decision in (rules or {}).items():
         if decision not in DECISIONS:
-            raise ValueError(f"{what} {pattern!r} = {decision!r}: "
-                             "use \"allow\", \"ask\" or \"deny\"")
+            raise ValueError(f'{what} {pattern!r} = {decision!r}: use "allow", "ask" or "deny"')
         checked.append((pattern, decision))
     # exact ones first, then the longest (most specific) pattern
     return sorted(checked, key=lambda rule: (has_wildcard(rule[0]), -len(rule[0])))
@@ -38,5 +37,6 @@ class Ruling:
 
     def rule(self) -> str:
         """The rule as the config writes it: `"rm *" = "deny" in [approval.commands]`."""
-        return (f"{json.dumps(self.pattern, ensure_ascii=False)} = \"{self.decision}\" "
-                f"in [{self.table}]")
+        return (
+            f'{json.dumps(self.pattern, ensure_ascii=False)} = "{self.decision}" in [{self.table}]'
+        )

@@ -31,21 +31,43 @@ MODES = ("workspace-write", "read-only", "off")
 LAUNCHER = Path(__file__).with_name("_sandbox_exec.py")
 
 # What every command may read (and run) besides the workspace: the system, not the homes.
-SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
-                  "/opt", "/proc", "/sys", "/dev", "/nix/store", "/snap",
-                  "/run/systemd/resolve", "/run/resolvconf")
+SYSTEM_FOLDERS = (
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc",
+    "/opt",
+    "/proc",
+    "/sys",
+    "/dev",
+    "/nix/store",
+    "/snap",
+    "/run/systemd/resolve",
+    "/run/resolvconf",
+)
 # Toolchains installed in the home folder: programs and libraries, not credentials (which
 # is why ~/.cargo is not here whole: ~/.cargo/credentials.toml holds a registry token).
 HOME_TOOLCHAINS = (".cargo/bin", ".rustup", ".pyenv", ".nvm", ".local/bin", ".local/lib")
 # The user's git settings (name, e-mail, aliases): readable unless they hold a token.
 GIT_CONFIGS = (".gitconfig", ".config/git/config")
 # Devices a command may open, and whether it may write them.
-DEVICES = {"/dev/null": True, "/dev/zero": True, "/dev/full": True, "/dev/random": False,
-           "/dev/urandom": False}
+DEVICES = {
+    "/dev/null": True,
+    "/dev/zero": True,
+    "/dev/full": True,
+    "/dev/random": False,
+    "/dev/urandom": False,
+}
 # Environment variables a sandboxed command does not see: keys and tokens by their names.
 SECRET_VARIABLE = re.compile(
     r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|^TOOLNEXUS_|^AWS_|^AZURE_|^DBUS_|"
-    r"^GPG_AGENT", re.I)
+    r"^GPG_AGENT",
+    re.I,
+)
 URL_WITH_PASSWORD = re.compile(r"://[^/@\s]*:[^/@\s]*@")
 
 
@@ -85,16 +107,21 @@ def support() -> Support:
     errno = ctypes.get_errno()
     if errno == 38:  # ENOSYS
         return Support(0, "this kernel has no Landlock (Linux 5.13 or newer has it)")
-    return Support(0, "Landlock is turned off in this kernel (add landlock to the lsm= boot "
-                      "option)")
+    return Support(
+        0, "Landlock is turned off in this kernel (add landlock to the lsm= boot option)"
+    )
 
 
 class Sandbox:
     """A policy applied to the commands run for one workspace (`roots`). It owns a private
     temporary folder, removed when the sandbox goes away."""
 
-    def __init__(self, policy: SandboxPolicy | None = None, roots: Iterable[Path] = (),
-                 secrets: Iterable[Path] = ()) -> None:
+    def __init__(
+        self,
+        policy: SandboxPolicy | None = None,
+        roots: Iterable[Path] = (),
+        secrets: Iterable[Path] = (),
+    ) -> None:
         self.policy = policy or SandboxPolicy()
         self.roots = [Path(os.path.realpath(root)) for root in roots]
         self.secrets = [Path(os.path.realpath(s)) for s in secrets]
@@ -109,7 +136,7 @@ class Sandbox:
     def why_not(self) -> str:
         """Why commands run unconfined ("" while they do not)."""
         if self.policy.mode == "off":
-            return "the sandbox is off (sandbox mode \"off\")"
+            return 'the sandbox is off (sandbox mode "off")'
         return support().why_not
 
     def describe(self) -> str:
@@ -117,14 +144,16 @@ class Sandbox:
         if not self.active:
             return f"no sandbox: {self.why_not}; bash asks before every command"
         network = "network allowed" if self.policy.network else "no network"
-        writes = ("writes in the workspace" if self.policy.mode == "workspace-write"
-                  else "read-only")
+        writes = "writes in the workspace" if self.policy.mode == "workspace-write" else "read-only"
         return f"sandbox: {self.policy.mode} (Landlock ABI {support().abi}): {writes}, {network}"
 
     def limits(self) -> str:
         """What the sandbox keeps a command from, in words the model reads."""
-        writes = ("it writes only inside the workspace and $TMPDIR"
-                  if self.policy.mode == "workspace-write" else "it writes only in $TMPDIR")
+        writes = (
+            "it writes only inside the workspace and $TMPDIR"
+            if self.policy.mode == "workspace-write"
+            else "it writes only in $TMPDIR"
+        )
         network = "" if self.policy.network else " and has no network"
         return f"{writes}, cannot read the home folder{network}"
 
@@ -132,8 +161,10 @@ class Sandbox:
         """What the bash tool's description tells the model about where commands run."""
         if not self.active:
             return "There is no sandbox here: the user is asked before each command."
-        return (f"Commands run in a sandbox: {self.limits()}. A command the sandbox stops "
-                "can be run outside it once the user agrees.")
+        return (
+            f"Commands run in a sandbox: {self.limits()}. A command the sandbox stops "
+            "can be run outside it once the user agrees."
+        )
 
     @property
     def tmp(self) -> Path:
@@ -158,8 +189,11 @@ class Sandbox:
         env = dict(os.environ if base is None else base)
         if not self.active:
             return env
-        kept = {name: value for name, value in env.items()
-                if not SECRET_VARIABLE.search(name) and not URL_WITH_PASSWORD.search(value)}
+        kept = {
+            name: value
+            for name, value in env.items()
+            if not SECRET_VARIABLE.search(name) and not URL_WITH_PASSWORD.search(value)
+        }
         tmp = str(self.tmp)
         kept.update(TMPDIR=tmp, TMP=tmp, TEMP=tmp)
         if any(not clean for clean in _git_configs().values()):
@@ -168,16 +202,25 @@ class Sandbox:
 
     def landlock_rules(self) -> dict[str, object]:
         policy = self.policy
-        read = [*SYSTEM_FOLDERS, *_interpreters(), *self._safe(_path_entries()),
-                *self._safe(_expanded(HOME_TOOLCHAINS, home=True)),
-                *_expanded(policy.read)]
+        read = [
+            *SYSTEM_FOLDERS,
+            *_interpreters(),
+            *self._safe(_path_entries()),
+            *self._safe(_expanded(HOME_TOOLCHAINS, home=True)),
+            *_expanded(policy.read),
+        ]
         write = [str(self.tmp), *_expanded(policy.write)]
         where = write if policy.mode == "workspace-write" else read
         where.extend(str(root) for root in self.roots)
         files = [[path, writable] for path, writable in DEVICES.items()]
         files += [[path, False] for path, clean in _git_configs().items() if clean]
-        return {"abi": support().abi, "read": read, "write": write, "files": files,
-                "network": policy.network}
+        return {
+            "abi": support().abi,
+            "read": read,
+            "write": write,
+            "files": files,
+            "network": policy.network,
+        }
 
     def _safe(self, folders: Iterable[str]) -> list[str]:
         """Folders that may be opened by default: not the home folder itself or a folder

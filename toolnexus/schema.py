@@ -39,8 +39,10 @@ class OutputSchema:
         if not isinstance(schema, dict):
             raise ToolnexusError(f"a schema must be a JSON object, not {_kind(schema)}")
         if "object" not in _types(schema) and "properties" not in schema:
-            raise ToolnexusError("a schema must describe an object at its root (structured "
-                                 "output needs one): wrap a list with multi()")
+            raise ToolnexusError(
+                "a schema must describe an object at its root (structured "
+                "output needs one): wrap a list with multi()"
+            )
         title = schema.get("title")
         name = title if isinstance(title, str) and _NAME.fullmatch(title) else DEFAULT_NAME
         return cls(name, strict(schema))
@@ -52,8 +54,9 @@ class OutputSchema:
         except TooDeep as exc:
             raise ProviderError(f"the reply is {exc}") from None
         except ValueError:
-            raise ProviderError(f"the reply is not the JSON the schema asks for: "
-                                f"{text[:200]!r}") from None
+            raise ProviderError(
+                f"the reply is not the JSON the schema asks for: {text[:200]!r}"
+            ) from None
         problem = check(data, self.schema)
         if problem:
             raise ProviderError(f"the reply does not match the schema: {problem}")
@@ -67,12 +70,14 @@ def strict(schema: dict[str, Any]) -> dict[str, Any]:
     if "object" in _types(out) or "properties" in out:
         given, required = out.get("properties") or {}, out.get("required") or []
         if not isinstance(given, dict):
-            raise ToolnexusError(f"a schema's \"properties\" must be an object (name -> "
-                                 f"schema), not {_kind(given)}")
-        if not isinstance(required, list | tuple) or not all(isinstance(k, str)
-                                                              for k in required):
-            raise ToolnexusError(f"a schema's \"required\" must be a list of property names, "
-                                 f"not {json.dumps(required, default=str)[:60]}")
+            raise ToolnexusError(
+                f'a schema\'s "properties" must be an object (name -> schema), not {_kind(given)}'
+            )
+        if not isinstance(required, list | tuple) or not all(isinstance(k, str) for k in required):
+            raise ToolnexusError(
+                f'a schema\'s "required" must be a list of property names, '
+                f"not {json.dumps(required, default=str)[:60]}"
+            )
         properties = {}
         for key, sub in given.items():
             sub = strict(sub) if isinstance(sub, dict) else {}
@@ -152,11 +157,17 @@ def _types(schema: dict[str, Any]) -> list[str]:
 def _is(value: Any, kind: str) -> bool:
     if kind == "integer":
         return (isinstance(value, int) and not isinstance(value, bool)) or (
-            isinstance(value, float) and value.is_integer())
+            isinstance(value, float) and value.is_integer()
+        )
     if kind == "number":
         return isinstance(value, int | float) and not isinstance(value, bool)
-    python = {"string": str, "boolean": bool, "object": dict, "array": list,
-              "null": type(None)}.get(kind)
+    python = {
+        "string": str,
+        "boolean": bool,
+        "object": dict,
+        "array": list,
+        "null": type(None),
+    }.get(kind)
     return python is not None and isinstance(value, python)
 
 
@@ -168,7 +179,8 @@ def _kind(value: Any) -> str:
     if isinstance(value, int):
         return "integer"
     return {float: "number", str: "string", dict: "object", list: "array"}.get(
-        type(value), type(value).__name__)
+        type(value), type(value).__name__
+    )
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -189,12 +201,15 @@ def parse_short_schema(text: str) -> dict[str, Any]:
         head, colon, description = field.partition(":")
         match = _FIELD.fullmatch(head.strip())
         if match is None:
-            raise ToolnexusError(f"cannot read the schema field {field!r}: write "
-                                 f"'name [type][: description]'")
+            raise ToolnexusError(
+                f"cannot read the schema field {field!r}: write 'name [type][: description]'"
+            )
         kind = match["type"] or "str"
         if kind not in _SHORT_TYPES:
-            raise ToolnexusError(f"unknown type {kind!r} in the schema field {field!r}: use "
-                                 f"one of {', '.join(_SHORT_TYPES)}")
+            raise ToolnexusError(
+                f"unknown type {kind!r} in the schema field {field!r}: use "
+                f"one of {', '.join(_SHORT_TYPES)}"
+            )
         prop = dict(_SHORT_TYPES[kind])
         if colon and description.strip():
             prop["description"] = description.strip()
@@ -207,5 +222,8 @@ def parse_short_schema(text: str) -> dict[str, Any]:
 def multi(schema: dict[str, Any]) -> dict[str, Any]:
     """A schema for a list of `schema` objects, under "items" (strict mode wants an object
     at the root): the reply's data is then {"items": [...]}."""
-    return {"type": "object", "properties": {"items": {"type": "array", "items": schema}},
-            "required": ["items"]}
+    return {
+        "type": "object",
+        "properties": {"items": {"type": "array", "items": schema}},
+        "required": ["items"],
+    }

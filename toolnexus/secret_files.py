@@ -13,21 +13,48 @@ from collections.abc import Iterable
 from pathlib import Path
 
 # Under the home folder: credentials of common tools.
-HOME_SECRETS = (".ssh", ".aws", ".config/gcloud", ".netrc", ".gnupg", ".git-credentials",
-                ".pgpass", ".docker/config.json", ".kube", ".azure", ".npmrc", ".pypirc",
-                ".cargo/credentials.toml", ".cargo/credentials", ".config/gh/hosts.yml")
+HOME_SECRETS = (
+    ".ssh",
+    ".aws",
+    ".config/gcloud",
+    ".netrc",
+    ".gnupg",
+    ".git-credentials",
+    ".pgpass",
+    ".docker/config.json",
+    ".kube",
+    ".azure",
+    ".npmrc",
+    ".pypirc",
+    ".cargo/credentials.toml",
+    ".cargo/credentials",
+    ".config/gh/hosts.yml",
+)
 PROC_SECRETS = ("/proc/*/environ", "/proc/*/task/*/environ", "/proc/*/mem")
 # Names that look like secrets wherever they are: private keys and certificates with their
 # keys, environment files, package registry and network logins.
-SECRET_NAMES = ("*.pem", "*.key", "*.p12", "*.pfx", ".env", ".env.*", ".netrc", ".npmrc",
-                ".pypirc", ".pgpass", ".git-credentials")
+SECRET_NAMES = (
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    ".env",
+    ".env.*",
+    ".netrc",
+    ".npmrc",
+    ".pypirc",
+    ".pgpass",
+    ".git-credentials",
+)
 # Templates committed beside a project's .env: no secrets by convention.
 ENV_TEMPLATES = (".env.example", ".env.sample", ".env.template", ".env.dist", ".env.defaults")
 # In a git config: a URL with a password or a token as its user, or a header, password or
 # token setting.
 _CREDENTIALS = re.compile(
     r"://[^/\s@:]*:[^/\s@]+@|://[A-Za-z0-9_\-]{20,}@|"
-    r"^\s*(extraheader|password|\w*token)\s*=", re.I | re.M)
+    r"^\s*(extraheader|password|\w*token)\s*=",
+    re.I | re.M,
+)
 MAX_INODES = 20_000  # files noted under the secret places (a huge ~/.gnupg is cut there)
 
 

@@ -42,13 +42,15 @@ class Parsed:
                 words.append(token)
         if words:
             self.commands.append(words)
-        substituted = [inner for cmd in self.commands for word in cmd
-                       for inner in _substitutions(word)]
+        substituted = [
+            inner for cmd in self.commands for word in cmd for inner in _substitutions(word)
+        ]
         self.plain = len(self.commands) == 1 and not separated and not substituted
         # A script inside the command (a substitution, `bash -c`, `eval`) is read by the
         # same rules, but shell syntax nested in quotes is where shlex and bash part ways.
         self.nested = bool(substituted) or any(
-            _scripts(run[0], run[1:]) for cmd in self.commands for run in programs_run(cmd))
+            _scripts(run[0], run[1:]) for cmd in self.commands for run in programs_run(cmd)
+        )
         for inner in substituted:
             nested = Parsed(inner)
             self.ok = self.ok and nested.ok
@@ -73,12 +75,12 @@ def _substitutions(word: str) -> list[str]:
             while end < len(word) and depth:
                 depth += {"(": 1, ")": -1}.get(word[end], 0)
                 end += 1
-            scripts.append(word[i + 2:end - 1 if depth == 0 else end])
+            scripts.append(word[i + 2 : end - 1 if depth == 0 else end])
         elif word[i] == "`":
             end = i + 1
             while end < len(word) and word[end] != "`":
                 end += 2 if word[end] == "\\" else 1
-            scripts.append(word[i + 1:end].replace("\\`", "`"))
+            scripts.append(word[i + 1 : end].replace("\\`", "`"))
             end += 1
         else:
             end = i + 1
@@ -89,17 +91,53 @@ def _substitutions(word: str) -> list[str]:
 # Programs that run the program named after their own options (and, for some, positional
 # arguments): option letters that take a value, and how many positionals come first.
 WRAPPERS: dict[str, tuple[str, int]] = {
-    "command": ("", 0), "builtin": ("", 0), "exec": ("a", 0), "nohup": ("", 0),
-    "time": ("fo", 0), "setsid": ("", 0), "busybox": ("", 0), "env": ("uCS", 0),
-    "sudo": ("ugCDhprtTU", 0), "doas": ("uC", 0), "nice": ("n", 0), "ionice": ("cnp", 0),
-    "timeout": ("sk", 1), "xargs": ("adEILnPs", 0), "stdbuf": ("ioe", 0), "chroot": ("", 1),
-    "taskset": ("", 1), "flock": ("wE", 1), "unbuffer": ("", 0), "watch": ("nd", 0),
-    "strace": ("oepsSuE", 0), "ltrace": ("oepsSuE", 0), "caffeinate": ("", 0),
+    "command": ("", 0),
+    "builtin": ("", 0),
+    "exec": ("a", 0),
+    "nohup": ("", 0),
+    "time": ("fo", 0),
+    "setsid": ("", 0),
+    "busybox": ("", 0),
+    "env": ("uCS", 0),
+    "sudo": ("ugCDhprtTU", 0),
+    "doas": ("uC", 0),
+    "nice": ("n", 0),
+    "ionice": ("cnp", 0),
+    "timeout": ("sk", 1),
+    "xargs": ("adEILnPs", 0),
+    "stdbuf": ("ioe", 0),
+    "chroot": ("", 1),
+    "taskset": ("", 1),
+    "flock": ("wE", 1),
+    "unbuffer": ("", 0),
+    "watch": ("nd", 0),
+    "strace": ("oepsSuE", 0),
+    "ltrace": ("oepsSuE", 0),
+    "caffeinate": ("", 0),
 }
-LONG_WITH_VALUE = {"--user", "--group", "--signal", "--kill-after", "--chdir", "--unset",
-                   "--adjustment", "--split-string", "--arg-file", "--delimiter",
-                   "--max-args", "--max-procs", "--replace", "--max-lines", "--prompt",
-                   "--close-from", "--host", "--role", "--type", "--other-user", "--interval"}
+LONG_WITH_VALUE = {
+    "--user",
+    "--group",
+    "--signal",
+    "--kill-after",
+    "--chdir",
+    "--unset",
+    "--adjustment",
+    "--split-string",
+    "--arg-file",
+    "--delimiter",
+    "--max-args",
+    "--max-procs",
+    "--replace",
+    "--max-lines",
+    "--prompt",
+    "--close-from",
+    "--host",
+    "--role",
+    "--type",
+    "--other-user",
+    "--interval",
+}
 SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish"}
 
 
@@ -127,8 +165,8 @@ def programs_run(words: list[str], depth: int = 0) -> Iterator[list[str]]:
         name = program(words[at])
         if name not in seen:
             seen.add(name)
-            yield [name, *words[at + 1:]]
-            for script in _scripts(name, words[at + 1:]):
+            yield [name, *words[at + 1 :]]
+            for script in _scripts(name, words[at + 1 :]):
                 for inner in Parsed(script).commands:
                     yield from programs_run(inner, depth + 1)
         if name not in WRAPPERS:
@@ -142,15 +180,15 @@ def _scripts(name: str, args: list[str]) -> list[str]:
     if name in SHELLS:
         for i, arg in enumerate(args):
             if arg.startswith("-") and not arg.startswith("--") and "c" in arg:
-                return args[i + 1:i + 2]
+                return args[i + 1 : i + 2]
     if name == "env":
         for i, arg in enumerate(args):
             if arg in ("-S", "--split-string"):
-                return [" ".join(args[i + 1:])]
+                return [" ".join(args[i + 1 :])]
             if arg.startswith("--split-string="):
-                return [" ".join([arg.split("=", 1)[1], *args[i + 1:]])]
+                return [" ".join([arg.split("=", 1)[1], *args[i + 1 :]])]
             if arg.startswith("-S"):
-                return [" ".join([arg[2:], *args[i + 1:]])]
+                return [" ".join([arg[2:], *args[i + 1 :]])]
     return []
 
 
@@ -184,6 +222,7 @@ def _value_follows(letters: str, takes_value: str) -> bool:
 
 
 # ----------------------------------------------------------------------------- patterns
+
 
 def pattern_words(pattern: str) -> tuple[list[str], bool]:
     """A rule's words, and whether it takes any further arguments: a pattern that ends in
@@ -226,6 +265,7 @@ def names_program_anywhere(pattern: str, words: list[str]) -> bool:
     if not fixed:
         return False
     name = program(fixed[0])
-    first = next((i for i, word in enumerate(words)
-                  if fnmatch.fnmatchcase(program(word), name)), None)
-    return first is not None and names_program(pattern, [name, *words[first + 1:]])
+    first = next(
+        (i for i, word in enumerate(words) if fnmatch.fnmatchcase(program(word), name)), None
+    )
+    return first is not None and names_program(pattern, [name, *words[first + 1 :]])

@@ -26,8 +26,9 @@ class Skill:
 
     def files(self) -> list[str]:
         root = self.path.parent
-        return sorted(str(p.relative_to(root)) for p in root.rglob("*")
-                      if p.is_file() and p != self.path)
+        return sorted(
+            str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and p != self.path
+        )
 
 
 def parse_skill_file(text: str) -> tuple[dict[str, str], str]:
@@ -38,7 +39,7 @@ def parse_skill_file(text: str) -> tuple[dict[str, str], str]:
     meta: dict[str, str] = {}
     for index, line in enumerate(lines[1:], start=1):
         if line.strip() == "---":
-            return meta, "\n".join(lines[index + 1:]).strip()
+            return meta, "\n".join(lines[index + 1 :]).strip()
         key, sep, value = line.partition(":")
         if sep and key.strip() and not line.startswith((" ", "\t")):
             meta[key.strip()] = value.strip().strip("\"'")
@@ -56,20 +57,26 @@ def discover_skills(root: str | Path) -> list[Skill]:
             continue
         name, description = meta.get("name"), meta.get("description")
         if not name or not description:
-            warnings.warn(f"{path}: skipped, its front matter needs name and description",
-                          stacklevel=2)
+            warnings.warn(
+                f"{path}: skipped, its front matter needs name and description", stacklevel=2
+            )
             continue
         if name in skills:
-            warnings.warn(f"{path}: skill {name!r} is already defined by "
-                          f"{skills[name].path}; the first one wins", stacklevel=2)
+            warnings.warn(
+                f"{path}: skill {name!r} is already defined by "
+                f"{skills[name].path}; the first one wins",
+                stacklevel=2,
+            )
             continue
         skills[name] = Skill(name, description, path)
     return list(skills.values())
 
 
 def skills_prompt(skills: list[Skill]) -> str:
-    lines = ["You have skills: instructions for particular tasks. When a task matches one, "
-             "call the `skill` tool with its name to read them first."]
+    lines = [
+        "You have skills: instructions for particular tasks. When a task matches one, "
+        "call the `skill` tool with its name to read them first."
+    ]
     lines += [f"- {s.name}: {s.description}" for s in skills]
     return "\n".join(lines)
 
@@ -91,13 +98,18 @@ def skill_tool(skills: list[Skill]) -> Tool:
         listing = "\n".join(f"- {f}" for f in files[:MAX_LISTED_FILES]) or "(none)"
         if len(files) > MAX_LISTED_FILES:
             listing += f"\n... {len(files) - MAX_LISTED_FILES} more files"
-        return ToolResult(f"# Skill: {found.name}\n\n{found.instructions()}\n\n"
-                          f"## Files in {found.path.parent}\n{listing}")
+        return ToolResult(
+            f"# Skill: {found.name}\n\n{found.instructions()}\n\n"
+            f"## Files in {found.path.parent}\n{listing}"
+        )
 
-    tool = define_tool(skill, input_schema={
-        "type": "object",
-        "properties": {"name": {"type": "string", "enum": sorted(by_name)}},
-        "required": ["name"],
-    })
+    tool = define_tool(
+        skill,
+        input_schema={
+            "type": "object",
+            "properties": {"name": {"type": "string", "enum": sorted(by_name)}},
+            "required": ["name"],
+        },
+    )
     tool.source = "skills"
     return tool

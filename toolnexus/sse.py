@@ -21,12 +21,21 @@ MAX_EVENT_BYTES = 16 * 1024 * 1024
 
 def _too_large() -> ProviderError:
     return ProviderError(
-        f"the endpoint sent one stream event larger than {MAX_EVENT_BYTES >> 20} MiB")
+        f"the endpoint sent one stream event larger than {MAX_EVENT_BYTES >> 20} MiB"
+    )
 
 
 class SSEDecoder:
-    __slots__ = ("_utf8", "_tail", "_tail_size", "_skip_lf", "_event", "_data", "_data_size",
-                 "_started")
+    __slots__ = (
+        "_utf8",
+        "_tail",
+        "_tail_size",
+        "_skip_lf",
+        "_event",
+        "_data",
+        "_data_size",
+        "_started",
+    )
 
     def __init__(self) -> None:
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")

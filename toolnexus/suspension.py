@@ -23,8 +23,14 @@ NOBODY_TO_ASK = "not approved: nobody to ask"  # why a request nobody could answ
 
 
 def make_request(
-    kind: str, prompt: str, *, url: str | None = None, data: Any = None,
-    expires_at: str | None = None, id: str | None = None, needs_person: bool = False,
+    kind: str,
+    prompt: str,
+    *,
+    url: str | None = None,
+    data: Any = None,
+    expires_at: str | None = None,
+    id: str | None = None,
+    needs_person: bool = False,
     fallback: str | None = None,
 ) -> Request:
     req: Request = {"id": id or f"req_{uuid.uuid4().hex[:16]}", "kind": kind, "prompt": prompt}
@@ -67,5 +73,6 @@ def declined(req: Request, ans: Answer | None = None) -> ToolResult:
     reason = f" ({ans['reason']})" if ans and ans.get("reason") else ""
     refusal = f"declined: {req.get('prompt', '')}{reason}"
     fallback = req.get("fallback")
-    return ToolResult(f"{fallback}\n\n{refusal}" if isinstance(fallback, str) else refusal,
-                      is_error=True)
+    return ToolResult(
+        f"{fallback}\n\n{refusal}" if isinstance(fallback, str) else refusal, is_error=True
+    )

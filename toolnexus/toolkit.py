@@ -115,8 +115,7 @@ class Toolkit:
 
     def all_instructions(self) -> list[str]:
         """What goes into the system prompt: `instructions`, then each source's."""
-        return [*self.instructions, *(i for source in self.sources
-                                      for i in source.instructions())]
+        return [*self.instructions, *(i for source in self.sources for i in source.instructions())]
 
     async def relisted(self) -> None:
         """Returns once the tool sources that said their tools changed list them again."""
@@ -239,9 +238,14 @@ async def create_toolkit(
 
             if mcp_roots is None and toolkit.workspace is not None:
                 mcp_roots = [toolkit.workspace.root]
-            pool = ServerPool(mcp_config, startup_timeout=mcp_timeout, wait=mcp_wait,
-                              taken=[tool.name for tool in toolkit.tools()], roots=mcp_roots,
-                              tokens=mcp_tokens)
+            pool = ServerPool(
+                mcp_config,
+                startup_timeout=mcp_timeout,
+                wait=mcp_wait,
+                taken=[tool.name for tool in toolkit.tools()],
+                roots=mcp_roots,
+                tokens=mcp_tokens,
+            )
             toolkit.add_source(pool)
             pool.start()
     except BaseException:

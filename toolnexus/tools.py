@@ -58,8 +58,9 @@ class ToolContext:
     answer: Answer | None = None
     on_progress: Callable[[ToolProgress], None] | None = None
 
-    def report(self, message: str = "", progress: float | None = None,
-               total: float | None = None) -> None:
+    def report(
+        self, message: str = "", progress: float | None = None, total: float | None = None
+    ) -> None:
         """Say how far the tool got (shown while it runs); from any thread."""
         if self.on_progress is not None:
             self.on_progress(ToolProgress(message, progress, total))
@@ -119,25 +120,30 @@ class Tool:
         params = signature.parameters
         if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
             return None  # takes anything (an MCP tool checks on its server)
-        offered = [name for name in self.input_schema.get("properties", {})
-                   if name != self.context_param]
+        offered = [
+            name for name in self.input_schema.get("properties", {}) if name != self.context_param
+        ]
         takes = ", ".join(offered) or "none"
         unknown = [name for name in args if name not in params or name == self.context_param]
         if unknown:
             names = ", ".join(repr(name) for name in unknown)
-            return (f"{self.name} has no parameter {names}; its parameters are: {takes}")
-        missing = [p.name for p in params.values()
-                   if p.default is inspect.Parameter.empty and p.name not in args
-                   and p.name != self.context_param and p.name not in self.optional_params
-                   and p.kind in _NAMED_KINDS]
+            return f"{self.name} has no parameter {names}; its parameters are: {takes}"
+        missing = [
+            p.name
+            for p in params.values()
+            if p.default is inspect.Parameter.empty
+            and p.name not in args
+            and p.name != self.context_param
+            and p.name not in self.optional_params
+            and p.kind in _NAMED_KINDS
+        ]
         if missing:
             names = ", ".join(repr(name) for name in missing)
             return f"{self.name} needs {names}; its parameters are: {takes}"
         return None
 
 
-def _take_positional_only(signature: inspect.Signature | None, kwargs: dict[str, Any]
-                          ) -> list[Any]:
+def _take_positional_only(signature: inspect.Signature | None, kwargs: dict[str, Any]) -> list[Any]:
     """Out of `kwargs`, the values of the positional-only parameters (`def f(a, /)`) of a
     function with `signature`, in order, a default standing in for one not given."""
     if signature is None:
@@ -215,8 +221,11 @@ def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
 
 
 # the parameters an argument can be given to by name (not *args or **kwargs)
-_NAMED_KINDS = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                inspect.Parameter.KEYWORD_ONLY)
+_NAMED_KINDS = (
+    inspect.Parameter.POSITIONAL_ONLY,
+    inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    inspect.Parameter.KEYWORD_ONLY,
+)
 
 
 def _parameters(fn: Callable[..., Any]) -> list[inspect.Parameter]:

@@ -46,6 +46,7 @@ _DIRECT = {"all://127.0.0.1": None, "all://localhost": None, "all://[::1]": None
 
 _HEAD, _DATA, _END, _FAIL, _STOP = range(5)
 
+
 class _Channel:
     """A bounded single-producer, single-consumer queue whose consumer can be woken
     by an interruption even while the queue is empty or full."""
@@ -171,12 +172,16 @@ class Transport:
             import httpx2
 
             self._timeout = httpx2.Timeout(
-                connect=self.timeouts.connect_s, read=self.timeouts.idle_s,
-                write=self.timeouts.idle_s, pool=self.timeouts.connect_s)
+                connect=self.timeouts.connect_s,
+                read=self.timeouts.idle_s,
+                write=self.timeouts.idle_s,
+                pool=self.timeouts.connect_s,
+            )
         return self._timeout
 
-    async def _open(self, method: str, url: str, headers: dict[str, str],
-                    content: bytes | None = None) -> httpx2.Response:
+    async def _open(
+        self, method: str, url: str, headers: dict[str, str], content: bytes | None = None
+    ) -> httpx2.Response:
         """Send one request; the response, its body unread. A caller's client, or ours
         behind a proxy, gets it through `send` (auth, hooks, cookies and proxy mounts
         apply). With no proxy our client has none of those and never follows a redirect,
@@ -191,15 +196,19 @@ class Transport:
             client, direct = self._pool(url)
         with socks_errors_mapped():
             if direct is None:
-                request = client.build_request(method, url, content=content, headers=headers,
-                                               timeout=self._request_timeout())
+                request = client.build_request(
+                    method, url, content=content, headers=headers, timeout=self._request_timeout()
+                )
                 return await client.send(request, stream=True, follow_redirects=False)
             if self._timeout_extension is None:
                 self._timeout_extension = self._request_timeout().as_dict()
             request = httpx2.Request(
-                method, url, content=content,
+                method,
+                url,
+                content=content,
                 headers={**client.headers, **{k.lower(): v for k, v in headers.items()}},
-                extensions={"timeout": self._timeout_extension})
+                extensions={"timeout": self._timeout_extension},
+            )
             response = await direct.handle_async_request(request)
         response.request = request
         return response
@@ -213,8 +222,14 @@ class Transport:
                 await pool.client.aclose()
 
     async def send(
-        self, url: str, headers: dict[str, str], body: dict[str, Any], control: RunControl,
-        *, stream_error: StreamError | None = None, preamble: frozenset[str] = frozenset(),
+        self,
+        url: str,
+        headers: dict[str, str],
+        body: dict[str, Any],
+        control: RunControl,
+        *,
+        stream_error: StreamError | None = None,
+        preamble: frozenset[str] = frozenset(),
     ) -> AsyncGenerator[Reply]:
         """Yield Retrying before each retry, then the reply: one JsonReply, or a series of
         StreamEvents.
@@ -227,12 +242,13 @@ class Transport:
             control.check()
             started = False
             try:
-                async with contextlib.aclosing(
-                    self._attempt(url, headers, body, control)
-                ) as items:
+                async with contextlib.aclosing(self._attempt(url, headers, body, control)) as items:
                     async for item in items:
-                        if not started and isinstance(item, StreamEvents) \
-                                and stream_error is not None:
+                        if (
+                            not started
+                            and isinstance(item, StreamEvents)
+                            and stream_error is not None
+                        ):
                             started = _output_begins(item.events, stream_error, preamble)
                         else:
                             started = True
@@ -249,8 +265,9 @@ class Transport:
                 yield Retrying(retry_event(attempt, delay, failure.reason))
                 await control.sleep(delay)
 
-    async def _while_busy(self, headers: dict[str, str], control: RunControl,
-                          attempt: int) -> AsyncIterator[RetryEvent]:
+    async def _while_busy(
+        self, headers: dict[str, str], control: RunControl, attempt: int
+    ) -> AsyncIterator[RetryEvent]:
         """Wait while the server says it is still busy (with the request that timed out,
         likely): a retry now would queue behind it. A retry event each time it is asked."""
         check, poll = self.load_check, self.retries.busy_poll_s
@@ -263,16 +280,20 @@ class Transport:
             await control.sleep(poll)
             waited += poll
 
-    async def _retry_delay(
-        self, failure: _Retryable, attempt: int, control: RunControl
-    ) -> float:
+    async def _retry_delay(self, failure: _Retryable, attempt: int, control: RunControl) -> float:
         """How long to wait before retry number `attempt`, or raise the error to give up."""
         error = failure.error
         retries = self.retries
         decision = "retry" if attempt <= retries.count else "fail"
         if retries.on_error is not None and attempt <= retries.count:
-            info = {"status": error.status, "message": str(error), "attempt": attempt,
-                    "reason": failure.reason, "retry_after": failure.delay, "error": error}
+            info = {
+                "status": error.status,
+                "message": str(error),
+                "attempt": attempt,
+                "reason": failure.reason,
+                "retry_after": failure.delay,
+                "error": error,
+            }
             outcome = retries.on_error(info)
             if inspect.isawaitable(outcome):
                 outcome = await control.race(outcome)
@@ -346,7 +367,8 @@ class Transport:
                 size += len(payload[0])
                 if size > MAX_JSON_BYTES:
                     raise ProviderError(
-                        f"the endpoint's JSON reply is larger than {MAX_JSON_BYTES >> 20} MiB")
+                        f"the endpoint's JSON reply is larger than {MAX_JSON_BYTES >> 20} MiB"
+                    )
             elif kind == _END:
                 break
             else:
@@ -359,9 +381,7 @@ class Transport:
         except TooDeep as exc:
             raise ProviderError(f"the endpoint's reply is {exc}") from None
         except ValueError:
-            raise ProviderError(
-                f"the endpoint's reply is not valid JSON: {raw[:200]!r}"
-            ) from None
+            raise ProviderError(f"the endpoint's reply is not valid JSON: {raw[:200]!r}") from None
 
     async def _read_sse(
         self, channel: _Channel, control: RunControl
@@ -388,8 +408,9 @@ class Transport:
         response: httpx2.Response | None = None
         try:
             content = json.dumps(body, ensure_ascii=False).encode()
-            response = await self._open("POST", url, {"content-type": "application/json",
-                                                      **headers}, content)
+            response = await self._open(
+                "POST", url, {"content-type": "application/json", **headers}, content
+            )
             content_type = _check_status(response, url)
             if response.status_code >= 400:
                 raise await self._http_error(response)
@@ -401,7 +422,8 @@ class Transport:
                     size += len(chunk)
                     if size > limit:
                         raise ProviderError(
-                            f"the endpoint's reply inflates to more than {limit >> 20} MiB")
+                            f"the endpoint's reply inflates to more than {limit >> 20} MiB"
+                        )
                 await channel.put((_DATA, chunk))
             await channel.put((_END,))
         except asyncio.CancelledError:
@@ -425,25 +447,36 @@ class Transport:
         said = _describe(exc)
         refusal = _tls_refusal(exc)
         if refusal is not None:
-            return ProviderError(f"TLS with {url} failed: {refusal} (check the base URL, or "
-                                 "SSL_CERT_FILE / SSL_CERT_DIR for a private CA)")
+            return ProviderError(
+                f"TLS with {url} failed: {refusal} (check the base URL, or "
+                "SSL_CERT_FILE / SSL_CERT_DIR for a private CA)"
+            )
         if isinstance(exc, httpx2.ReadTimeout):
             idle = self.timeouts.idle_s
-            error: ProviderError = IdleTimeout(f"{url} sent nothing for {idle:g} s (idle timeout)",
-                                seconds=idle)
+            error: ProviderError = IdleTimeout(
+                f"{url} sent nothing for {idle:g} s (idle timeout)", seconds=idle
+            )
             return _Retryable(error, "the server stopped answering")
-        if isinstance(exc, (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout,
-                            httpx2.ProxyError)):
+        if isinstance(
+            exc, (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout, httpx2.ProxyError)
+        ):
             error = ProviderError(f"could not connect to {url}: {said}")
             return _Retryable(error, f"connection failed: {said}")
-        if isinstance(exc, (httpx2.UnsupportedProtocol, httpx2.LocalProtocolError,
-                            httpx2.InvalidURL)):
+        if isinstance(
+            exc, (httpx2.UnsupportedProtocol, httpx2.LocalProtocolError, httpx2.InvalidURL)
+        ):
             return ProviderError(f"cannot send the request to {url}: {said}")
         error = ProviderError(f"the connection to {url} broke: {said}")
         return _Retryable(error, "connection dropped")
 
-    async def get_json(self, url: str, headers: dict[str, str], control: RunControl,
-                       *, limit: int = 8 * 1024 * 1024) -> Any:
+    async def get_json(
+        self,
+        url: str,
+        headers: dict[str, str],
+        control: RunControl,
+        *,
+        limit: int = 8 * 1024 * 1024,
+    ) -> Any:
         """One GET (no retries) for endpoint metadata: the JSON body of a 200 answer, or
         None for any other answer, a body over `limit` bytes, or a failed connection.
         Only an interruption of the run is raised."""
@@ -519,16 +552,26 @@ def _new_pool(*, secure: bool) -> _Pool:
         direct = AsyncioTransport(_tls_context() if secure else None, http2=http2)
         return _Pool(httpx2.AsyncClient(transport=direct, follow_redirects=False), direct)
     try:
-        return _Pool(httpx2.AsyncClient(trust_env=True, follow_redirects=False, mounts=_DIRECT,
-                                         verify=_tls_context(), http2=http2), None)
+        return _Pool(
+            httpx2.AsyncClient(
+                trust_env=True,
+                follow_redirects=False,
+                mounts=_DIRECT,
+                verify=_tls_context(),
+                http2=http2,
+            ),
+            None,
+        )
     except ImportError:  # httpx2 names the missing package; a SOCKS proxy needs socksio
         raise ProviderError(
             "a SOCKS proxy is set in the environment (ALL_PROXY / HTTPS_PROXY), but SOCKS "
-            "support is not installed: pip install 'toolnexus[socks]'") from None
+            "support is not installed: pip install 'toolnexus[socks]'"
+        ) from None
     except (ValueError, httpx2.InvalidURL):  # never echo the proxy URL: it may hold a password
         raise ProviderError(
             "the proxy set in the environment (HTTPS_PROXY / HTTP_PROXY / ALL_PROXY) is not "
-            "usable: give an http://, https:// or socks5:// URL") from None
+            "usable: give an http://, https:// or socks5:// URL"
+        ) from None
 
 
 @contextlib.contextmanager
@@ -543,7 +586,8 @@ def socks_errors_mapped() -> Iterator[None]:
         import httpx2
 
         raise httpx2.ProxyError(
-            f"the SOCKS proxy's answer is not SOCKS5 ({_describe(exc)})") from None
+            f"the SOCKS proxy's answer is not SOCKS5 ({_describe(exc)})"
+        ) from None
 
 
 _TLS_CONTEXTS: dict[tuple[str | None, str | None], ssl.SSLContext] = {}
@@ -571,11 +615,13 @@ def _check_status(response: httpx2.Response, url: str) -> str:
         raise ProviderError(
             f"the endpoint {url} answered with a redirect (HTTP {status}) to {location[:200]}: "
             "model calls do not follow redirects; if that address is right, use it as the "
-            "base URL")
+            "base URL"
+        )
     content_type = response.headers.get("content-type", "")
     if status < 300 and "text/html" in content_type:
         raise ProviderError(
-            f"the endpoint answered with an HTML page (is the base URL right? it is {url})")
+            f"the endpoint answered with an HTML page (is the base URL right? it is {url})"
+        )
     return content_type
 
 
@@ -632,16 +678,20 @@ def _reads_as_json(start: bytes, *, content_type: str, expects_json: bool) -> bo
     return "json" in content_type or ("event-stream" not in content_type and expects_json)
 
 
-def _output_begins(events: list[tuple[str, str]], stream_error: StreamError,
-                   preamble: frozenset[str]) -> bool:
+def _output_begins(
+    events: list[tuple[str, str]], stream_error: StreamError, preamble: frozenset[str]
+) -> bool:
     """Whether these events carry output; raises _Retryable for a retryable error that
     comes before any."""
     for event, data in events:
         error = stream_error(event, data)
         if error is not None:
             if error.status in RETRYABLE_STATUS:
-                reason = "rate limited" if error.status == 429 else (
-                    f"the server reported {error.provider_message or error.status}")
+                reason = (
+                    "rate limited"
+                    if error.status == 429
+                    else (f"the server reported {error.provider_message or error.status}")
+                )
                 raise _Retryable(error, reason)
             return True  # not retryable: the stream's own reading raises it
         if event not in preamble:
@@ -687,8 +737,10 @@ def check_endpoint(url: str) -> None:
 
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"the base URL {url!r} must start with http:// or https:// and name "
-                         "a host, e.g. 'https://api.openai.com/v1'")
+        raise ValueError(
+            f"the base URL {url!r} must start with http:// or https:// and name "
+            "a host, e.g. 'https://api.openai.com/v1'"
+        )
     try:
         parts.port  # noqa: B018 - urlsplit checks the port only when asked
     except ValueError:

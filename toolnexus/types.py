@@ -215,8 +215,9 @@ class RunResult:
     messages: list[Message] = field(default_factory=list)
     tool_calls: list[ToolCallRecord] = field(default_factory=list)
     turns: int = 0
-    usage: Usage = field(default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0,
-                                                          "total_tokens": 0})
+    usage: Usage = field(
+        default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+    )
     model: str = ""
     status: str = "done"  # "done" | "pending" | "incomplete"
     pending: Request | None = None
@@ -225,7 +226,6 @@ class RunResult:
     # answer is not whole: MAX_TOKENS, CONTEXT_FULL, FILTERED, REFUSED or CUT_OFF
     incomplete_reason: str | None = None
     data: Any = None  # with a schema: the answer's JSON, parsed and checked
-
 
 
 class TextEvent(TypedDict):
@@ -308,6 +308,17 @@ class DoneEvent(TypedDict):
 
 # What a model call yields as it streams.
 OutputEvent = TextEvent | ReasoningEvent
-Event = (TextEvent | ReasoningEvent | ToolCallEvent | ToolResultEvent | PendingEvent
-         | RetryEvent | CompactingEvent | CompactionEvent | WaitingEvent | ToolProgressEvent
-         | UsageEvent | DoneEvent)
+Event = (
+    TextEvent
+    | ReasoningEvent
+    | ToolCallEvent
+    | ToolResultEvent
+    | PendingEvent
+    | RetryEvent
+    | CompactingEvent
+    | CompactionEvent
+    | WaitingEvent
+    | ToolProgressEvent
+    | UsageEvent
+    | DoneEvent
+)

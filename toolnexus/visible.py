@@ -32,8 +32,16 @@ def _table() -> dict[int, str]:
 _TABLE = _table()
 
 
-_HIDDEN = [0x00AD, 0x061C, 0x180E, *range(0x200B, 0x2010), *range(0x202A, 0x202F),
-           *range(0x2060, 0x2065), *range(0x2066, 0x206A), 0xFEFF]
+_HIDDEN = [
+    0x00AD,
+    0x061C,
+    0x180E,
+    *range(0x200B, 0x2010),
+    *range(0x202A, 0x202F),
+    *range(0x2060, 0x2065),
+    *range(0x2066, 0x206A),
+    0xFEFF,
+]
 _EXACT_TABLE = {**_TABLE, **{code: f"<U+{code:04X}>" for code in _HIDDEN}}
 
 

@@ -22,9 +22,11 @@ from .workspace import Refused, Workspace
 MAX_FETCH_BYTES = 1024 * 1024  # of (decompressed) body
 MAX_REDIRECTS = 5
 REDIRECTS = (301, 302, 303, 307, 308)
-_TEXT_TYPES = re.compile(r"^(text/|application/(json|xml|xhtml\+xml|javascript|ecmascript|"
-                         r"x-www-form-urlencoded|ld\+json|rss\+xml|atom\+xml)$|"
-                         r"application/[\w.+-]+\+(json|xml)$)")
+_TEXT_TYPES = re.compile(
+    r"^(text/|application/(json|xml|xhtml\+xml|javascript|ecmascript|"
+    r"x-www-form-urlencoded|ld\+json|rss\+xml|atom\+xml)$|"
+    r"application/[\w.+-]+\+(json|xml)$)"
+)
 
 
 async def fetch_page(url: str, workspace: Workspace, context: ToolContext | None) -> str:
@@ -36,8 +38,9 @@ async def fetch_page(url: str, workspace: Workspace, context: ToolContext | None
             address, host_header, sni = await _judged_hop(url, workspace, context)
             target = httpx2.URL(url).copy_with(host=address)
             extensions: dict[str, Any] = {"sni_hostname": sni} if sni else {}
-            async with client.stream("GET", target, extensions=extensions,
-                                     headers={"host": host_header, "accept": "*/*"}) as reply:
+            async with client.stream(
+                "GET", target, extensions=extensions, headers={"host": host_header, "accept": "*/*"}
+            ) as reply:
                 location = reply.headers.get("location")
                 if reply.status_code in REDIRECTS and location:
                     url = urljoin(url, location)
@@ -46,8 +49,11 @@ async def fetch_page(url: str, workspace: Workspace, context: ToolContext | None
     raise ValueError(f"more than {MAX_REDIRECTS} redirects")
 
 
-async def _judged_hop(url: str, workspace: Workspace, context: ToolContext | None,
-                      ) -> tuple[str, str, str | None]:
+async def _judged_hop(
+    url: str,
+    workspace: Workspace,
+    context: ToolContext | None,
+) -> tuple[str, str, str | None]:
     """The address to connect to for `url`, once the workspace allows it; the Host header;
     the TLS server name (https only)."""
     parts = urlsplit(url)
@@ -106,6 +112,9 @@ async def _page_text(url: str, reply: Any) -> str:
         from .html_text import html_to_text  # html.entities is large: not at start-up
 
         text = html_to_text(text)
-    note = (f"\n\n[truncated: fetch_url reads at most {MAX_FETCH_BYTES // 1024} KiB of a body]"
-            if truncated else "")
+    note = (
+        f"\n\n[truncated: fetch_url reads at most {MAX_FETCH_BYTES // 1024} KiB of a body]"
+        if truncated
+        else ""
+    )
     return f"HTTP {reply.status_code} {url}\n\n{text.strip()}{note}"

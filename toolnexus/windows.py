@@ -159,8 +159,9 @@ class WindowCache:
 class Windows:
     """The window of one model at one endpoint."""
 
-    def __init__(self, base_url: str, model: str, *, explicit: int | None,
-                 cache: WindowCache) -> None:
+    def __init__(
+        self, base_url: str, model: str, *, explicit: int | None, cache: WindowCache
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.explicit = explicit

@@ -81,8 +81,9 @@ def open_beneath(path: Path, flags: int, mode: int = 0o666) -> int:
             inner = _open_step(name, _SEARCH, folder, path)
             os.close(folder)
             folder = inner
-        return _open_step(path.name or ".", flags | os.O_NOFOLLOW | os.O_CLOEXEC, folder, path,
-                          mode)
+        return _open_step(
+            path.name or ".", flags | os.O_NOFOLLOW | os.O_CLOEXEC, folder, path, mode
+        )
     finally:
         os.close(folder)
 
@@ -98,8 +99,10 @@ def _open_step(name: str, flags: int, folder: int, path: Path, mode: int = 0o666
         # a symlink where a folder was (ENOTDIR with O_DIRECTORY) or at the end (ELOOP)
         link = exc.errno == errno.ELOOP or (exc.errno == errno.ENOTDIR and name != path.name)
         if link:
-            raise Refused(f"{path} changed while it was being opened (a link appeared in "
-                          "its path): not opened") from None
+            raise Refused(
+                f"{path} changed while it was being opened (a link appeared in "
+                "its path): not opened"
+            ) from None
         raise
 
 
@@ -117,18 +120,22 @@ class Workspace:
     never offered).
     """
 
-    def __init__(self, root: str | Path | None = None, *, secrets: Iterable[str | Path] = (),
-                 paths: Mapping[str, str] | None = None,
-                 hosts: Mapping[str, str] | None = None,
-                 sandbox: SandboxPolicy | None = None,
-                 outside: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        root: str | Path | None = None,
+        *,
+        secrets: Iterable[str | Path] = (),
+        paths: Mapping[str, str] | None = None,
+        hosts: Mapping[str, str] | None = None,
+        sandbox: SandboxPolicy | None = None,
+        outside: Mapping[str, str] | None = None,
+    ) -> None:
         self.root = _real(root if root is not None else os.getcwd())
         self.secrets = KnownSecrets([_real(p) for p in secrets])
         self.path_rules = [(str(_real(p)), d) for p, d in checked_rules(paths, "path rule")]
         self.host_rules = [(_host_glob(p), d) for p, d in checked_rules(hosts, "host rule")]
         self.sandbox = Sandbox(sandbox, [self.root], self.secrets.places)
-        self.outside = CommandRules(outside, "rule on leaving the sandbox",
-                                    "approval.outside")
+        self.outside = CommandRules(outside, "rule on leaving the sandbox", "approval.outside")
         self.hosts_approved: set[str] = set()  # origins a person allowed this session
 
     # -- paths ---------------------------------------------------------------------------
@@ -167,8 +174,10 @@ class Workspace:
     def refusal(self, path: Path) -> str | None:
         """Why `path` may not be touched at all (no approval opens it), or None."""
         if self.is_secret(path) and not self.secret_allowed(path):
-            return (f"{path} holds secrets: no tool may read or change it (a path rule "
-                    "naming it exactly is the only way to allow it)")
+            return (
+                f"{path} holds secrets: no tool may read or change it (a path rule "
+                "naming it exactly is the only way to allow it)"
+            )
         if self.path_rule(path) == "deny":
             return f"{path} is denied by a path rule"
         try:
@@ -189,25 +198,29 @@ class Workspace:
             raise Refused(why)
         shown = given if str(path) == given else f"{given} (which is {path})"
         if action != "write" and looks_secret(path) and not self.secret_allowed(path):
-            _ask_about_secret(context, path, f"{action} {shown}? Its name says it holds "
-                              "secrets")
+            _ask_about_secret(context, path, f"{action} {shown}? Its name says it holds secrets")
         rule = self.path_rule(path)
         if rule == "allow" or (self.inside(path) and rule != "ask"):
             return path
-        why = ("? (a path rule asks first)" if rule == "ask"
-               else f", outside the workspace {self.root}?")
+        why = (
+            "? (a path rule asks first)"
+            if rule == "ask"
+            else f", outside the workspace {self.root}?"
+        )
         ask(context, f"path:{path}", f"{action} {shown}{why}")
         return path
 
-    def open(self, given: str, context: ToolContext | None, *, action: str,
-             flags: int = os.O_RDONLY) -> tuple[Path, int]:
+    def open(
+        self, given: str, context: ToolContext | None, *, action: str, flags: int = os.O_RDONLY
+    ) -> tuple[Path, int]:
         """The resolved path a tool may `action` and a descriptor of it opened with
         `flags`: Refused or ApprovalNeeded as `permit` and `open_path` say."""
         path = self.permit(given, context, action=action)
         return path, self.open_path(path, context, action=action, flags=flags)
 
-    def open_path(self, path: Path, context: ToolContext | None, *, action: str,
-                  flags: int = os.O_RDONLY) -> int:
+    def open_path(
+        self, path: Path, context: ToolContext | None, *, action: str, flags: int = os.O_RDONLY
+    ) -> int:
         """A descriptor of the permitted, resolved `path`, opened with no symlink followed
         and judged as opened (`judge_opened`); a `.git/config` holding a token asks. A
         folder is opened only with O_DIRECTORY in `flags`."""
@@ -221,8 +234,9 @@ class Workspace:
                 raise _folder(path)
             if action != "write" and is_git_config(path) and not self.secret_allowed(path):
                 if holds_credentials(os.pread(fd, MAX_GIT_CONFIG, 0).decode("utf-8", "replace")):
-                    _ask_about_secret(context, path, f"{action} {path}? It holds a password "
-                                      "or a token")
+                    _ask_about_secret(
+                        context, path, f"{action} {path}? It holds a password or a token"
+                    )
             os.set_blocking(fd, True)
         except BaseException:
             os.close(fd)
@@ -236,32 +250,33 @@ class Workspace:
         st = os.fstat(fd)
         secret = self.secrets.behind(st)
         if secret is not None and not (secret == path and self.secret_allowed(path)):
-            raise Refused(f"{path} is {secret}, which holds secrets: no tool may read or "
-                          "change it")
+            raise Refused(f"{path} is {secret}, which holds secrets: no tool may read or change it")
         if stat.S_ISDIR(st.st_mode):
             return
         if not stat.S_ISREG(st.st_mode):
-            raise Refused(f"{path} is a special file (a device, FIFO or socket): tools "
-                          "read only files")
+            raise Refused(
+                f"{path} is a special file (a device, FIFO or socket): tools read only files"
+            )
         if st.st_nlink > 1:
-            raise Refused(f"{path} has {st.st_nlink} names (hard links) and the others "
-                          "cannot be checked: no tool opens it (a copy of it can be read)")
+            raise Refused(
+                f"{path} has {st.st_nlink} names (hard links) and the others "
+                "cannot be checked: no tool opens it (a copy of it can be read)"
+            )
         if st.st_uid not in (os.geteuid(), 0):
-            raise Refused(f"{path} belongs to another user (uid {st.st_uid}): no tool opens "
-                          "it")
+            raise Refused(f"{path} belongs to another user (uid {st.st_uid}): no tool opens it")
 
     # -- addresses -----------------------------------------------------------------------
     def host_rule(self, host: str, port: int) -> str | None:
         if ":" in host:  # an IPv6 literal, written in brackets as in a URL
             host = f"[{host}]"
         for pattern, decision in self.host_rules:
-            if fnmatch.fnmatchcase(f"{host}:{port}", pattern) or fnmatch.fnmatchcase(
-                    host, pattern):
+            if fnmatch.fnmatchcase(f"{host}:{port}", pattern) or fnmatch.fnmatchcase(host, pattern):
                 return decision
         return None
 
-    def permit_address(self, origin: str, host: str, port: int, addresses: list[str],
-                       context: ToolContext | None) -> None:
+    def permit_address(
+        self, origin: str, host: str, port: int, addresses: list[str], context: ToolContext | None
+    ) -> None:
         """May a fetch connect to `addresses` (what `host` resolved to)? Refused by a
         deny rule, allowed by an allow rule; otherwise a person is asked: once per origin
         this session for a public one (anything a model read can leave in a URL), each
@@ -274,13 +289,21 @@ class Workspace:
         private = [a for a in addresses if not is_public(a)]
         if private:  # asked each time: the name may resolve elsewhere next time
             where = host if private == [host] else f"{host} ({', '.join(private)})"
-            ask(context, f"origin:{origin}", f"fetch {origin}? {where} is not a public "
-                "address (loopback, private network or link-local)", needs_person=True)
+            ask(
+                context,
+                f"origin:{origin}",
+                f"fetch {origin}? {where} is not a public "
+                "address (loopback, private network or link-local)",
+                needs_person=True,
+            )
             return
         if origin in self.hosts_approved:
             return
-        why = ("a host rule asks first" if rule == "ask"
-               else "the first fetch from this host; yes holds for the session")
+        why = (
+            "a host rule asks first"
+            if rule == "ask"
+            else "the first fetch from this host; yes holds for the session"
+        )
         ask(context, f"origin:{origin}", f"fetch {origin}? ({why})", needs_person=True)
         self.hosts_approved.add(origin)
 
@@ -323,18 +346,34 @@ def request_id(context: ToolContext | None, subject: str) -> str:
 
 def approved(context: ToolContext | None, subject: str) -> bool:
     answer: Any = context.answer if context else None
-    return (isinstance(answer, dict) and bool(answer.get("ok"))
-            and answer.get("id") == request_id(context, subject))
+    return (
+        isinstance(answer, dict)
+        and bool(answer.get("ok"))
+        and answer.get("id") == request_id(context, subject)
+    )
 
 
-def ask(context: ToolContext | None, subject: str, prompt: str, *,
-        needs_person: bool = False, fallback: str | None = None) -> None:
+def ask(
+    context: ToolContext | None,
+    subject: str,
+    prompt: str,
+    *,
+    needs_person: bool = False,
+    fallback: str | None = None,
+) -> None:
     """Go on if the person already said yes to `subject` in this call, else ask.
     `needs_person`: a blanket yes (`--yes`) does not answer it. `fallback`: what the model
     reads if the answer is no."""
     if not approved(context, subject):
-        raise ApprovalNeeded(suspend("approval", prompt, id=request_id(context, subject),
-                                     needs_person=needs_person, fallback=fallback))
+        raise ApprovalNeeded(
+            suspend(
+                "approval",
+                prompt,
+                id=request_id(context, subject),
+                needs_person=needs_person,
+                fallback=fallback,
+            )
+        )
 
 
 def _ask_about_secret(context: ToolContext | None, path: Path, prompt: str) -> None:

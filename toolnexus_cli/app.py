@@ -37,6 +37,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+
 def _version(value: bool) -> None:
     if value:
         print(f"toolnexus {__version__}")
@@ -45,8 +46,12 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def main_callback(
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
-                                          help="Print the version and exit.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
 ) -> None:
     pass
 
@@ -76,22 +81,38 @@ def fail_run(exc: Exception) -> None:
 def ask(
     run: RunOptions,
     prompt: Annotated[str | None, typer.Argument(help="What to ask.")] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object at the end.")]
-    = False,
-    events: Annotated[bool, typer.Option("--events", help="Print every event as a JSON line.")]
-    = False,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v",
-                                          help="In a pipe, show tools and reasoning on stderr.")]
-    = False,
-    attach: Annotated[list[str] | None, typer.Option(
-        "--attach", "-a", help="A file or http(s) URL (image, PDF, audio, text) to send with "
-        "the prompt (repeatable).")] = None,
-    schema: Annotated[str | None, typer.Option(
-        "--schema", help="Answer as JSON following this schema: a .json file, '{...}', or "
-        "fields like 'name, age int, tags list'.")] = None,
-    schema_multi: Annotated[str | None, typer.Option(
-        "--schema-multi", help="Like --schema, for a list of such objects: {\"items\": [...]}.")]
-    = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object at the end.")
+    ] = False,
+    events: Annotated[
+        bool, typer.Option("--events", help="Print every event as a JSON line.")
+    ] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="In a pipe, show tools and reasoning on stderr.")
+    ] = False,
+    attach: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--attach",
+            "-a",
+            help="A file or http(s) URL (image, PDF, audio, text) to send with "
+            "the prompt (repeatable).",
+        ),
+    ] = None,
+    schema: Annotated[
+        str | None,
+        typer.Option(
+            "--schema",
+            help="Answer as JSON following this schema: a .json file, '{...}', or "
+            "fields like 'name, age int, tags list'.",
+        ),
+    ] = None,
+    schema_multi: Annotated[
+        str | None,
+        typer.Option(
+            "--schema-multi", help='Like --schema, for a list of such objects: {"items": [...]}.'
+        ),
+    ] = None,
 ) -> None:
     """Ask one question and print the answer.
 
@@ -113,9 +134,14 @@ def ask(
         shape = schema_multi if schema_multi is not None else schema
         wanted = read_schema(shape, many=schema_multi is not None) if shape is not None else None
         text = compose_prompt(prompt, sys.stdin, attached=bool(attachments))
-        options = AskOptions(prompt=text, verbose=verbose, run=run, attachments=attachments,
-                             schema=wanted,
-                             output="json" if json_out else "events" if events else "auto")
+        options = AskOptions(
+            prompt=text,
+            verbose=verbose,
+            run=run,
+            attachments=attachments,
+            schema=wanted,
+            output="json" if json_out else "events" if events else "auto",
+        )
         code = run_ask(load_config(run.config), options)
     except UsageError as exc:
         fail_usage(exc)
@@ -167,8 +193,10 @@ app.add_typer(keys_app, name="keys")
 
 
 @keys_app.command("set")
-def keys_set(name: Annotated[str, typer.Argument(help="Provider name, e.g. openai.")],
-             config: ConfigOpt = None) -> None:
+def keys_set(
+    name: Annotated[str, typer.Argument(help="Provider name, e.g. openai.")],
+    config: ConfigOpt = None,
+) -> None:
     """Store a key for a provider (asked for without echo)."""
     import getpass
 
@@ -220,7 +248,8 @@ def main(args: list[str] | None = None) -> None:
     first = (sys.argv[1:] if args is None else args)[:1]
     try:
         two_value_options(typer.main.get_command(_narrowed(app, first)))(
-            args, prog_name="toolnexus")
+            args, prog_name="toolnexus"
+        )
     finally:
         if args is None:  # the process ends next
             # Everything is closed by now. The interpreter's last full collection would
@@ -234,8 +263,7 @@ def _narrowed(whole: typer.Typer, first: list[str]) -> typer.Typer:
     """The app with only the command `first` names, when it names one: typer turns every
     command's signature into click's options before it runs any, which costs a piped
     question more than its answer does. `toolnexus --help` and the groups get it whole."""
-    chosen = [command for command in whole.registered_commands
-              if _command_name(command) in first]
+    chosen = [command for command in whole.registered_commands if _command_name(command) in first]
     if not chosen:
         return whole
     narrowed = copy.copy(whole)
@@ -272,8 +300,9 @@ def chat(run: RunOptions) -> None:
     raise typer.Exit(code)
 
 
-threads_app = typer.Typer(help="List, show, rename, fork, export, search or remove threads.",
-                          no_args_is_help=True)
+threads_app = typer.Typer(
+    help="List, show, rename, fork, export, search or remove threads.", no_args_is_help=True
+)
 app.add_typer(threads_app, name="threads")
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 ThreadArg = Annotated[str, typer.Argument(help="Thread id.")]
@@ -290,24 +319,40 @@ def _threads(config: str | None, action: object) -> None:
 
 
 @threads_app.command("list")
-def threads_list(as_json: JsonOpt = False, limit: Annotated[int | None, typer.Option(
-        "--limit", "-n", help="Show at most this many.")] = None,
-        everything: Annotated[bool, typer.Option(
-            "--all", "-a", help="Also the threads that hold only failed or undone turns.")]
-        = False,
-        config: ConfigOpt = None) -> None:
+def threads_list(
+    as_json: JsonOpt = False,
+    limit: Annotated[
+        int | None, typer.Option("--limit", "-n", help="Show at most this many.")
+    ] = None,
+    everything: Annotated[
+        bool,
+        typer.Option("--all", "-a", help="Also the threads that hold only failed or undone turns."),
+    ] = False,
+    config: ConfigOpt = None,
+) -> None:
     """Threads, newest first, with the messages each holds now."""
     from .threads import list_threads
 
-    _threads(config, lambda store: list_threads(store, as_json=as_json, limit=limit,
-                                                everything=everything))
+    _threads(
+        config,
+        lambda store: list_threads(store, as_json=as_json, limit=limit, everything=everything),
+    )
 
 
 @threads_app.command("show")
-def threads_show(thread: ThreadArg, as_json: JsonOpt = False, sent: Annotated[
-        bool, typer.Option("--sent", help="Only what the model sees now: summaries in place "
-                           "of the messages they stand for, no undone or failed turns.")]
-        = False, config: ConfigOpt = None) -> None:
+def threads_show(
+    thread: ThreadArg,
+    as_json: JsonOpt = False,
+    sent: Annotated[
+        bool,
+        typer.Option(
+            "--sent",
+            help="Only what the model sees now: summaries in place "
+            "of the messages they stand for, no undone or failed turns.",
+        ),
+    ] = False,
+    config: ConfigOpt = None,
+) -> None:
     """A thread's transcript, every message numbered (--json: the raw messages)."""
     from .threads import show
 
@@ -318,8 +363,11 @@ YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")]
 
 
 @threads_app.command("rm")
-def threads_rm(threads: Annotated[list[str], typer.Argument(help="Thread ids.")],
-               yes: YesOpt = False, config: ConfigOpt = None) -> None:
+def threads_rm(
+    threads: Annotated[list[str], typer.Argument(help="Thread ids.")],
+    yes: YesOpt = False,
+    config: ConfigOpt = None,
+) -> None:
     """Delete threads (asks first unless --yes)."""
     from .threads import remove
 
@@ -328,20 +376,26 @@ def threads_rm(threads: Annotated[list[str], typer.Argument(help="Thread ids.")]
 
 @threads_app.command("prune")
 def threads_prune(
-    failed: Annotated[bool, typer.Option(
-        "--failed", help="Threads that hold only failed turns (nothing was answered).")]
-    = False,
-    older_than: Annotated[str | None, typer.Option(
-        "--older-than", help="Only those last saved longer ago than this: 30d, 12h, 2w.")]
-    = None,
-    yes: YesOpt = False, config: ConfigOpt = None,
+    failed: Annotated[
+        bool,
+        typer.Option(
+            "--failed", help="Threads that hold only failed turns (nothing was answered)."
+        ),
+    ] = False,
+    older_than: Annotated[
+        str | None,
+        typer.Option(
+            "--older-than", help="Only those last saved longer ago than this: 30d, 12h, 2w."
+        ),
+    ] = None,
+    yes: YesOpt = False,
+    config: ConfigOpt = None,
 ) -> None:
     """Delete threads nobody needs: with --failed, those holding only failed turns."""
     from .threads import parse_age, prune
 
     if not failed:
-        fail_usage(UsageError("say what to prune: --failed (threads holding only failed "
-                              "turns)"))
+        fail_usage(UsageError("say what to prune: --failed (threads holding only failed turns)"))
     try:
         age = parse_age(older_than) if older_than else 0.0
     except UsageError as exc:
@@ -360,10 +414,12 @@ def threads_rename(thread: ThreadArg, title: str, config: ConfigOpt = None) -> N
 @threads_app.command("fork")
 def threads_fork(
     thread: ThreadArg,
-    at: Annotated[int | None, typer.Option(
-        "--at", help="Keep only the first N messages (default: all).")] = None,
-    new_id: Annotated[str | None, typer.Option(
-        "--id", help="The new thread's id (default: a fresh one).")] = None,
+    at: Annotated[
+        int | None, typer.Option("--at", help="Keep only the first N messages (default: all).")
+    ] = None,
+    new_id: Annotated[
+        str | None, typer.Option("--id", help="The new thread's id (default: a fresh one).")
+    ] = None,
     config: ConfigOpt = None,
 ) -> None:
     """Start a new thread from this one (up to message N) and print its id."""
@@ -373,23 +429,33 @@ def threads_fork(
 
 
 @threads_app.command("export")
-def threads_export(thread: ThreadArg, fmt: Annotated[str, typer.Option(
-        "--format", "-f", help="md or json.")] = "md",
-        include_attachments: Annotated[bool, typer.Option(
+def threads_export(
+    thread: ThreadArg,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="md or json.")] = "md",
+    include_attachments: Annotated[
+        bool,
+        typer.Option(
             "--include-attachments",
-            help="JSON: attachments inline as base64 (default: referenced by SHA-256).")]
-        = False,
-        config: ConfigOpt = None) -> None:
+            help="JSON: attachments inline as base64 (default: referenced by SHA-256).",
+        ),
+    ] = False,
+    config: ConfigOpt = None,
+) -> None:
     """Print a thread as Markdown or JSON."""
     from .threads import export
 
     if fmt not in ("md", "json"):
         fail_usage(UsageError(f"unknown format {fmt!r}: use md or json"))
     if include_attachments and fmt != "json":
-        fail_usage(UsageError("--include-attachments needs --format json (Markdown names "
-                              "attachments instead)"))
-    _threads(config, lambda store: export(store, thread, fmt=fmt,
-                                          include_attachments=include_attachments))
+        fail_usage(
+            UsageError(
+                "--include-attachments needs --format json (Markdown names attachments instead)"
+            )
+        )
+    _threads(
+        config,
+        lambda store: export(store, thread, fmt=fmt, include_attachments=include_attachments),
+    )
 
 
 @threads_app.command("search")
@@ -417,10 +483,12 @@ def tools_cmd(
     from .toolbox import list_tools
 
     try:
-        code = list_tools(load_config(config),
-                          tool_flags(functions, skills, mcp, builtins, root=root,
-                                     sandbox=sandbox),
-                          as_json=as_json, yes=yes)
+        code = list_tools(
+            load_config(config),
+            tool_flags(functions, skills, mcp, builtins, root=root, sandbox=sandbox),
+            as_json=as_json,
+            yes=yes,
+        )
     except UsageError as exc:
         fail_usage(exc)
     raise typer.Exit(code)
@@ -431,15 +499,17 @@ app.add_typer(mcp_app, name="mcp")
 
 
 @mcp_app.command("list")
-def mcp_list(mcp: McpOpt = None, root: RootOpt = None, as_json: JsonOpt = False,
-             config: ConfigOpt = None) -> None:
+def mcp_list(
+    mcp: McpOpt = None, root: RootOpt = None, as_json: JsonOpt = False, config: ConfigOpt = None
+) -> None:
     """Start each MCP server and show its state, tools, resources, prompts and stderr
     (exit 1 if one that is not disabled fails)."""
     from .mcp_list import list_servers
 
     try:
-        code = list_servers(load_config(config), tool_flags(None, None, mcp, False, root=root),
-                            json_out=as_json)
+        code = list_servers(
+            load_config(config), tool_flags(None, None, mcp, False, root=root), json_out=as_json
+        )
     except UsageError as exc:
         fail_usage(exc)
     raise typer.Exit(code)
@@ -448,10 +518,16 @@ def mcp_list(mcp: McpOpt = None, root: RootOpt = None, as_json: JsonOpt = False,
 @mcp_app.command("login")
 def mcp_login(
     name: Annotated[str, typer.Argument(help="The remote server, by its name in mcp.json.")],
-    browser: Annotated[bool, typer.Option(
-        "--browser/--no-browser", help="Open the URL in a browser when one can be shown.")] = True,
-    port: Annotated[int | None, typer.Option(
-        "--port", help="Listen for the browser's redirect on this loopback port.")] = None,
+    browser: Annotated[
+        bool,
+        typer.Option(
+            "--browser/--no-browser", help="Open the URL in a browser when one can be shown."
+        ),
+    ] = True,
+    port: Annotated[
+        int | None,
+        typer.Option("--port", help="Listen for the browser's redirect on this loopback port."),
+    ] = None,
     mcp: McpOpt = None,
     config: ConfigOpt = None,
 ) -> None:
@@ -460,8 +536,13 @@ def mcp_login(
     from .mcp_login import login_server
 
     try:
-        code = login_server(load_config(config), tool_flags(None, None, mcp, False),
-                            name, browser=browser, port=port)
+        code = login_server(
+            load_config(config),
+            tool_flags(None, None, mcp, False),
+            name,
+            browser=browser,
+            port=port,
+        )
     except UsageError as exc:
         fail_usage(exc)
     raise typer.Exit(code)
@@ -491,19 +572,23 @@ def setup_cmd(config: ConfigOpt = None) -> None:
 
 @app.command("models")
 def models_cmd(
-    provider: Annotated[str | None, typer.Option(
-        "--provider", "-p", help="Only this provider.")] = None,
+    provider: Annotated[
+        str | None, typer.Option("--provider", "-p", help="Only this provider.")
+    ] = None,
     as_json: JsonOpt = False,
-    refresh: Annotated[bool, typer.Option(
-        "--refresh", help="Ask the endpoints again, not the cache (kept an hour).")] = False,
+    refresh: Annotated[
+        bool,
+        typer.Option("--refresh", help="Ask the endpoints again, not the cache (kept an hour)."),
+    ] = False,
     config: ConfigOpt = None,
 ) -> None:
     """Each configured provider's models, with aliases, context window and prices."""
     from .models import list_models_command
 
     try:
-        code = list_models_command(load_config(config), only=provider, as_json=as_json,
-                                   refresh=refresh)
+        code = list_models_command(
+            load_config(config), only=provider, as_json=as_json, refresh=refresh
+        )
     except UsageError as exc:
         fail_usage(exc)
     raise typer.Exit(code)

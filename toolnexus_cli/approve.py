@@ -53,6 +53,7 @@ async def choose(question: str, keys: dict[str, str], *, enter: str | None = Non
         def answer(event: Any) -> None:
             chosen[0] = shown or word
             event.app.exit(result=word)
+
         return answer
 
     for letter, word in keys.items():
@@ -69,9 +70,12 @@ async def choose(question: str, keys: dict[str, str], *, enter: str | None = Non
     keyboard = create_input()
     clear_typeahead(keyboard)
     control = FormattedTextControl(lambda: question + chosen[0], show_cursor=True)
-    app: Application[str] = Application(layout=Layout(Window(control, height=1)),
-                                        key_bindings=bindings, input=keyboard,
-                                        full_screen=False)
+    app: Application[str] = Application(
+        layout=Layout(Window(control, height=1)),
+        key_bindings=bindings,
+        input=keyboard,
+        full_screen=False,
+    )
     return await app.run_async(handle_sigint=False)
 
 
@@ -94,12 +98,23 @@ def panel(console: Any, body: Any, title: str) -> None:
     from toolnexus.visible import unmistakable
 
     shown = call_text(body) if isinstance(body, str) else body
-    console.print(Panel(shown, title=Text(unmistakable(title)),
-                        title_align="left", border_style="yellow", expand=False))
+    console.print(
+        Panel(
+            shown,
+            title=Text(unmistakable(title)),
+            title_align="left",
+            border_style="yellow",
+            expand=False,
+        )
+    )
 
 
-def terminal_asker(console: Any, before_prompt: Callable[[], None],
-                   on_interrupt: Callable[[], None], show: CallView) -> AskUser:
+def terminal_asker(
+    console: Any,
+    before_prompt: Callable[[], None],
+    on_interrupt: Callable[[], None],
+    show: CallView,
+) -> AskUser:
     """Shows the call as `show` makes it (in full), then asks [y]es / [n]o / [a]lways
     (this session). Ctrl-C is "no", and `on_interrupt` is told."""
 
@@ -115,8 +130,9 @@ def terminal_asker(console: Any, before_prompt: Callable[[], None],
     return ask
 
 
-def terminal_wait_for(console: Any, before_prompt: Callable[[], None],
-                      on_interrupt: Callable[[], None]) -> WaitFor:
+def terminal_wait_for(
+    console: Any, before_prompt: Callable[[], None], on_interrupt: Callable[[], None]
+) -> WaitFor:
     """Answers a suspended tool's request inline: an approval as y/n, a URL as "open it
     and press Enter", anything else as a line of input. Ctrl-C declines, and
     `on_interrupt` is told."""
@@ -161,11 +177,15 @@ def wait_for_without_terminal(allow_all: bool) -> WaitFor:
             return make_answer(request, True)
         advice = ""
         if kind == "approval":
-            advice = ("; --yes does not answer this, only a person or a rule in the config"
-                      if request.get("needs_person") else "; pass --yes to allow it")
+            advice = (
+                "; --yes does not answer this, only a person or a rule in the config"
+                if request.get("needs_person")
+                else "; pass --yes to allow it"
+            )
         prompt = " ".join(str(request.get("prompt", "")).split())  # one line, however long
-        sys.stderr.write(f"toolnexus: declined a tool's {kind} ({prompt}): nobody can answer "
-                         f"here{advice}\n")
+        sys.stderr.write(
+            f"toolnexus: declined a tool's {kind} ({prompt}): nobody can answer here{advice}\n"
+        )
         sys.stderr.flush()
         return make_answer(request, False, reason=NOBODY_TO_ASK)
 

@@ -25,8 +25,7 @@ EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 STDIN_LIMIT = 16 * 1024 * 1024
 
 
-def compose_prompt(argument: str | None, stdin: TextIO | None, *,
-                   attached: bool = False) -> str:
+def compose_prompt(argument: str | None, stdin: TextIO | None, *, attached: bool = False) -> str:
     """The argument, a blank line, then whatever was piped in; either alone will do, and
     with `attached` (files go with it) neither is needed."""
     piped = _read_piped(stdin) if stdin is not None else ""
@@ -38,8 +37,9 @@ def compose_prompt(argument: str | None, stdin: TextIO | None, *,
         return argument
     if piped.strip() or attached:
         return piped
-    raise UsageError("nothing to ask: give a prompt, or pipe text in "
-                     "(git diff | toolnexus ask \"review this\")")
+    raise UsageError(
+        'nothing to ask: give a prompt, or pipe text in (git diff | toolnexus ask "review this")'
+    )
 
 
 def _read_piped(stdin: TextIO) -> str:
@@ -53,8 +53,10 @@ def _read_piped(stdin: TextIO) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        sys.stderr.write("warning: stdin is not valid UTF-8; the bytes that are not were "
-                         "replaced with \N{REPLACEMENT CHARACTER}\n")
+        sys.stderr.write(
+            "warning: stdin is not valid UTF-8; the bytes that are not were "
+            "replaced with \N{REPLACEMENT CHARACTER}\n"
+        )
         return data.decode("utf-8", "replace")
 
 
@@ -89,16 +91,22 @@ def run_ask(config: Config, options: AskOptions) -> int:
 
     def chosen_output(session: Session) -> Output:
         if options.schema is not None and options.output == "auto":
-            return SchemaOutput(sys.stdout, sys.stderr, pretty=sys.stdout.isatty(),
-                                verbose=options.verbose, redact=session.redact)
+            return SchemaOutput(
+                sys.stdout,
+                sys.stderr,
+                pretty=sys.stdout.isatty(),
+                verbose=options.verbose,
+                redact=session.redact,
+            )
         if console is not None:
             return TerminalRenderer(console, ui)
         if options.output == "auto":
             return PlainRenderer(sys.stdout, sys.stderr, verbose=options.verbose)
         return JsonOutput(session, events=options.output == "events")
 
-    session = Session(config, options.run, output=output,
-                      console=console if sys.stdin.isatty() else None)
+    session = Session(
+        config, options.run, output=output, console=console if sys.stdin.isatty() else None
+    )
     check_carried(session.target, options.attachments)
 
     async def answer() -> int:
@@ -107,8 +115,9 @@ def run_ask(config: Config, options: AskOptions) -> int:
             sys.stderr.write(f"toolnexus: {sandbox}\n")
         turn = await session.run_turn(options.parts(), schema=options.schema)
         if turn.status == "cancelled":
-            sys.stderr.write("interrupted: the partial answer is saved in thread "
-                             f"{session.thread}\n")
+            sys.stderr.write(
+                f"interrupted: the partial answer is saved in thread {session.thread}\n"
+            )
             return session.interrupts.exit_code(EXIT_INTERRUPTED)
         if turn.result is None:
             sys.stderr.write(f"{turn.error}\n")

@@ -38,8 +38,7 @@ class CompactionOnStderr:
     def resume(self, tool: str) -> None:
         self.output.resume(tool)
 
-    def finish(self, result: RunResult, thread: str | None,
-               facts: FooterFacts = NO_FACTS) -> None:
+    def finish(self, result: RunResult, thread: str | None, facts: FooterFacts = NO_FACTS) -> None:
         self.output.finish(result, thread, facts)
 
 
@@ -63,8 +62,7 @@ class JsonOutput:
     def resume(self, tool: str) -> None:
         pass
 
-    def finish(self, result: RunResult, thread: str | None,
-               facts: FooterFacts = NO_FACTS) -> None:
+    def finish(self, result: RunResult, thread: str | None, facts: FooterFacts = NO_FACTS) -> None:
         if not self.events:
             body = result_json(self.session.redact.result(result), thread or "", facts.price)
             if self.compactions:

@@ -62,8 +62,7 @@ def check_carried(target: Target, attachments: Sequence[Attachment]) -> None:
     wire = wire_style(target.style).for_base_url(target.base_url)
     message: UserMessage = {"role": "user", "content": [a.part() for a in attachments]}
     try:
-        wire.build_body(model=target.model, messages=[message], system=None, tools=[],
-                        stream=False)
+        wire.build_body(model=target.model, messages=[message], system=None, tools=[], stream=False)
     except ToolnexusError as exc:
         raise UsageError(str(exc)) from None
 

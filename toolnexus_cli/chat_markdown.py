@@ -26,14 +26,17 @@ class ExactCodeBlock(CodeBlock):
         code = str(self.text).removesuffix("\n")
         syntax = Syntax(code, self.lexer_name, theme=self.theme)
         lines = syntax.highlight(code).split("\n", allow_blank=True)
-        for line in lines[:len(code.split("\n"))]:  # highlighting adds a last line end
+        for line in lines[: len(code.split("\n"))]:  # highlighting adds a last line end
             yield from line.render(console)
             yield Segment.line()
 
 
 class ChatMarkdown(Markdown):
     elements: ClassVar[dict[str, type[MarkdownElement]]] = {
-        **Markdown.elements, "fence": ExactCodeBlock, "code_block": ExactCodeBlock}
+        **Markdown.elements,
+        "fence": ExactCodeBlock,
+        "code_block": ExactCodeBlock,
+    }
 
     def __init__(self, markup: str, code_theme: str = "monokai") -> None:
         super().__init__(markup, code_theme=code_theme)
@@ -51,5 +54,8 @@ def code_blocks(markup: str) -> list[str]:
     """The code blocks of `markup`, in order, each exactly as written (no fences)."""
     from markdown_it import MarkdownIt
 
-    return [token.content for token in MarkdownIt("commonmark").parse(markup)
-            if token.type in ("fence", "code_block")]
+    return [
+        token.content
+        for token in MarkdownIt("commonmark").parse(markup)
+        if token.type in ("fence", "code_block")
+    ]

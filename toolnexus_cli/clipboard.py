@@ -17,15 +17,21 @@ import shutil
 import subprocess
 from typing import IO
 
-NATIVE_TOOLS = (["wl-copy"], ["xclip", "-selection", "clipboard"], ["xsel", "--clipboard",
-                                                                   "--input"], ["pbcopy"])
+NATIVE_TOOLS = (
+    ["wl-copy"],
+    ["xclip", "-selection", "clipboard"],
+    ["xsel", "--clipboard", "--input"],
+    ["pbcopy"],
+)
 TOOL_TIMEOUT_S = 5.0
 
 # A whole escape sequence: CSI (ESC [ or its 8-bit form) with its parameters; an OSC, DCS,
 # SOS, PM or APC string with its terminator; or ESC, intermediates and a final character.
-_ESCAPE = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
-                     r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d-\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)"
-                     r"|\x1b[ -/]*[0-~]")
+_ESCAPE = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d-\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)"
+    r"|\x1b[ -/]*[0-~]"
+)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # every one but tab and line feed
 
 
@@ -42,9 +48,14 @@ def copy_text(text: str, terminal: IO[str]) -> str:
         if path is None:
             continue
         try:
-            done = subprocess.run([path, *command[1:]], input=text.encode(), check=False,
-                                  timeout=TOOL_TIMEOUT_S, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL)
+            done = subprocess.run(
+                [path, *command[1:]],
+                input=text.encode(),
+                check=False,
+                timeout=TOOL_TIMEOUT_S,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
         except (OSError, subprocess.TimeoutExpired):
             continue
         if done.returncode == 0:  # wl-copy without a Wayland display fails: try the next

@@ -87,8 +87,7 @@ def _names_a_path(word: str) -> bool:
 
 
 class Commands(ContextCommands, McpCommands):
-    def __init__(self, session: Session, console: Console,
-                 ui: UiSettings | None = None) -> None:
+    def __init__(self, session: Session, console: Console, ui: UiSettings | None = None) -> None:
         self.session = session
         self.console = console
         self.ui = ui or session.config.settings.ui  # the terminal's (with its code theme)
@@ -145,8 +144,11 @@ class Commands(ContextCommands, McpCommands):
         known = model_names(self.session.config)
         if known and name not in known:
             shown = ", ".join(known[:20]) + (", …" if len(known) > 20 else "")
-            self.say(f"note: {name!r} is not a model the config or the model list knows "
-                     f"(known: {shown}); the endpoint is asked for it as given", "yellow")
+            self.say(
+                f"note: {name!r} is not a model the config or the model list knows "
+                f"(known: {shown}); the endpoint is asked for it as given",
+                "yellow",
+            )
 
     async def system(self, arg: str) -> None:
         if arg:
@@ -167,8 +169,11 @@ class Commands(ContextCommands, McpCommands):
         from rich.table import Table
 
         session = self.session
-        rows = tool_rows(session.toolkit, approval_policy(session.config, session.toolkit),
-                         yes=session.options.yes)
+        rows = tool_rows(
+            session.toolkit,
+            approval_policy(session.config, session.toolkit),
+            yes=session.options.yes,
+        )
         if not rows:
             self.say("no tools are enabled (--builtins, --functions, --skills, --mcp)")
             return
@@ -178,9 +183,13 @@ class Commands(ContextCommands, McpCommands):
         table.add_column(style="dim", overflow="fold")  # the whole description, wrapped
         for row in rows:  # Text: markup in a server's names or words shows as written
             about = row["description"] if row["status"] == "ok" else row["status"]
-            table.add_row(*(Text(visible(str(shown))) for shown in (
-                row["name"], row["source"], approval_text(row))),
-                Text(visible(" ".join(about.split()))))
+            table.add_row(
+                *(
+                    Text(visible(str(shown)))
+                    for shown in (row["name"], row["source"], approval_text(row))
+                ),
+                Text(visible(" ".join(about.split()))),
+            )
         self.console.print(table)
 
     async def thread(self, arg: str) -> None:
@@ -188,12 +197,16 @@ class Commands(ContextCommands, McpCommands):
         kept = await session.store.load(session.thread)
         messages = sendable(kept)  # what the thread holds now: what the next turn sends
         prompts = (m.get("content") for m in messages if m.get("role") == "user")
-        title = next((text.splitlines()[0] for text in prompts
-                      if isinstance(text, str) and text.strip()), "(empty)")
+        title = next(
+            (text.splitlines()[0] for text in prompts if isinstance(text, str) and text.strip()),
+            "(empty)",
+        )
         dropped = sum(1 for m in kept if m.get(DROPPED_KEY) not in (None, SYSTEM_PROMPT))
         extra = f" (and {dropped} undone or failed, not sent)" if dropped else ""
-        self.say(f"thread {session.thread} · {title} · {len(messages)} messages{extra} · "
-                 f"{session.tokens} tokens this session")
+        self.say(
+            f"thread {session.thread} · {title} · {len(messages)} messages{extra} · "
+            f"{session.tokens} tokens this session"
+        )
 
     async def threads(self, arg: str) -> None:
         for info in await holding(self.session.store, limit=20):
@@ -213,15 +226,17 @@ class Commands(ContextCommands, McpCommands):
     def show_last_exchange(self, messages: list[Message]) -> None:
         from .recap import show_last_exchange
 
-        show_last_exchange(self.console, messages, self.session.thread,
-                           self.ui.code_theme or "monokai")
+        show_last_exchange(
+            self.console, messages, self.session.thread, self.ui.code_theme or "monokai"
+        )
 
     async def _mark_from(self, thread: Thread, start: int, reason: str) -> bool:
         """Mark the thread's exchange from `start` on (nothing is deleted: `threads show`
         still shows it); False, said in one line, if another writer changed it meanwhile."""
         try:
-            await self.session.store.save(self.session.thread, mark_from(thread, start, reason),
-                                          version=thread.version)
+            await self.session.store.save(
+                self.session.thread, mark_from(thread, start, reason), version=thread.version
+            )
         except ToolnexusError as exc:
             self.say(f"error: {' '.join(str(exc).split())}", "bold red")
             return False
@@ -256,8 +271,16 @@ class Commands(ContextCommands, McpCommands):
             self.say("usage: /copy, or /copy code [N] for the N-th code block", "yellow")
             return
         messages = sendable(await self.session.store.load(self.session.thread))
-        answer = next((m["content"] for m in reversed(messages) if m.get("role") == "assistant"
-                       and isinstance(m.get("content"), str) and m["content"]), None)
+        answer = next(
+            (
+                m["content"]
+                for m in reversed(messages)
+                if m.get("role") == "assistant"
+                and isinstance(m.get("content"), str)
+                and m["content"]
+            ),
+            None,
+        )
         if answer is None:
             self.say("no answer to copy yet")
             return
@@ -301,12 +324,18 @@ class Commands(ContextCommands, McpCommands):
             return
         at = int(arg) if arg else len(thread)
         if not thread or not 1 <= at <= len(thread):
-            self.say(f"this thread holds {len(thread)} messages: /fork N takes 1 to "
-                     f"{len(thread)}" if thread else "nothing to fork yet", "yellow")
+            self.say(
+                f"this thread holds {len(thread)} messages: /fork N takes 1 to {len(thread)}"
+                if thread
+                else "nothing to fork yet",
+                "yellow",
+            )
             return
         if at < len(thread) and thread[at].get("role") == "tool":
-            self.say(f"message {at} asks for tool results that follow it: fork before or "
-                     "after them", "yellow")
+            self.say(
+                f"message {at} asks for tool results that follow it: fork before or after them",
+                "yellow",
+            )
             return
         origin = self.session.thread
         await self._switch_to_fork(at)
@@ -352,7 +381,6 @@ class Commands(ContextCommands, McpCommands):
             return None
         return text
 
-
     async def attach(self, arg: str) -> None:
         if not arg:
             self.say("usage: /attach PATH (or an http(s) URL)", "yellow")
@@ -385,11 +413,14 @@ async def _in_editor(text: str) -> str:
         done = await asyncio.to_thread(subprocess.run, [*command, path], check=False)
         edited = Path(path).read_text(encoding="utf-8", errors="replace").strip()
     except OSError as exc:
-        raise UsageError(f"the editor {command[0]!r} (${variable}) could not be started: "
-                         f"{exc.strerror or exc}") from None
+        raise UsageError(
+            f"the editor {command[0]!r} (${variable}) could not be started: {exc.strerror or exc}"
+        ) from None
     finally:
         os.unlink(path)
     if done.returncode != 0:
-        raise UsageError(f"the editor {command[0]!r} (${variable}) exited with status "
-                         f"{done.returncode}; nothing was sent")
+        raise UsageError(
+            f"the editor {command[0]!r} (${variable}) exited with status "
+            f"{done.returncode}; nothing was sent"
+        )
     return edited

@@ -40,33 +40,80 @@ PRICE_KEYS = ("input", "output", "cached_input", "cache_write")
 # Every key the file may hold; a value of dict means "a table with these keys",
 # "*" a table of named tables.
 TOP_KEYS: dict[str, Any] = {
-    "default_model": str, "system": str, "store": str, "max_turns": int,
-    "max_tool_calls_per_reply": int, "max_tool_calls_per_run": int,
+    "default_model": str,
+    "system": str,
+    "store": str,
+    "max_turns": int,
+    "max_tool_calls_per_reply": int,
+    "max_tool_calls_per_run": int,
     "timeout": (int, float),  # seconds a whole run may take (the idle timeout is apart)
     "idle_timeout": (int, float),  # seconds the endpoint may send nothing; also per provider
-    "functions": list, "skills": str, "mcp": str, "builtins": (bool, list),
-    "workspace": str, "approval": RULES,
+    "functions": list,
+    "skills": str,
+    "mcp": str,
+    "builtins": (bool, list),
+    "workspace": str,
+    "approval": RULES,
     "sandbox": {"mode": str, "network": bool, "read": list, "write": list},
     "context_window": int,  # tokens; also per provider and per model (the most specific wins)
     "reasoning": str,  # off, low, medium or high; a model's own setting wins
-    "ui": {"markdown": bool, "show_reasoning": bool, "code_theme": str, "footer": bool,
-           "editing_mode": str, "theme": str},
-    "providers": ("*", {"base_url": str, "style": str, "api_key_env": str, "api_key_cmd": str,
-                        "api_key_cmd_timeout": (int, float), "headers": dict,
-                        "context_window": int, "prompt_cache": bool,
-                        "idle_timeout": (int, float)}),
-    "models": ("*", {"provider": str, "model": str, "aliases": list, "request_params": dict,
-                     "system": str, "reasoning": str, "price": PRICE,
-                     "prompt_cache": bool, "context_window": int}),
+    "ui": {
+        "markdown": bool,
+        "show_reasoning": bool,
+        "code_theme": str,
+        "footer": bool,
+        "editing_mode": str,
+        "theme": str,
+    },
+    "providers": (
+        "*",
+        {
+            "base_url": str,
+            "style": str,
+            "api_key_env": str,
+            "api_key_cmd": str,
+            "api_key_cmd_timeout": (int, float),
+            "headers": dict,
+            "context_window": int,
+            "prompt_cache": bool,
+            "idle_timeout": (int, float),
+        },
+    ),
+    "models": (
+        "*",
+        {
+            "provider": str,
+            "model": str,
+            "aliases": list,
+            "request_params": dict,
+            "system": str,
+            "reasoning": str,
+            "price": PRICE,
+            "prompt_cache": bool,
+            "context_window": int,
+        },
+    ),
 }
 
 BUILTIN_PROVIDERS: dict[str, dict[str, Any]] = {
-    "openai": {"base_url": "https://api.openai.com/v1", "style": "openai",
-               "api_key_env": "OPENAI_API_KEY", "default_model": "gpt-4.1-mini"},
-    "anthropic": {"base_url": "https://api.anthropic.com", "style": "anthropic",
-                  "api_key_env": "ANTHROPIC_API_KEY", "default_model": "claude-sonnet-4-5"},
-    "openrouter": {"base_url": "https://openrouter.ai/api/v1", "style": "openai",
-                   "api_key_env": "OPENROUTER_API_KEY", "default_model": "openai/gpt-4.1-mini"},
+    "openai": {
+        "base_url": "https://api.openai.com/v1",
+        "style": "openai",
+        "api_key_env": "OPENAI_API_KEY",
+        "default_model": "gpt-4.1-mini",
+    },
+    "anthropic": {
+        "base_url": "https://api.anthropic.com",
+        "style": "anthropic",
+        "api_key_env": "ANTHROPIC_API_KEY",
+        "default_model": "claude-sonnet-4-5",
+    },
+    "openrouter": {
+        "base_url": "https://openrouter.ai/api/v1",
+        "style": "openai",
+        "api_key_env": "OPENROUTER_API_KEY",
+        "default_model": "openai/gpt-4.1-mini",
+    },
     "ollama": {"base_url": "http://localhost:11434/v1", "style": "openai"},
 }
 
@@ -168,8 +215,9 @@ class Config:
         merged = {name: dict(p) for name, p in BUILTIN_PROVIDERS.items()}
         for name, table in self.file.get("providers", {}).items():
             merged[name] = {**merged.get(name, {}), **table}
-        object.__setattr__(self, "_providers",
-                           {name: provider_settings(table) for name, table in merged.items()})
+        object.__setattr__(
+            self, "_providers", {name: provider_settings(table) for name, table in merged.items()}
+        )
 
     def providers(self) -> Mapping[str, ProviderSettings]:
         """The built-in providers and the file's, a file's table over a built-in one."""
@@ -183,8 +231,10 @@ def check_provider(config: Config, name: str) -> None:
         return
     near = difflib.get_close_matches(name, known, n=1, cutoff=0.5)
     hint = f"did you mean {near[0]!r}? " if near else ""
-    raise UsageError(f"unknown provider {name!r}: {hint}known providers are {', '.join(known)} "
-                     f"(add one as [providers.NAME] in {config.path})")
+    raise UsageError(
+        f"unknown provider {name!r}: {hint}known providers are {', '.join(known)} "
+        f"(add one as [providers.NAME] in {config.path})"
+    )
 
 
 def load_config(flag: str | None = None) -> Config:
@@ -213,8 +263,9 @@ def _read_own_file(path: Path) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise UsageError(f"{path}: byte {exc.start} is not UTF-8: save the config as UTF-8 "
-                         "text") from None
+        raise UsageError(
+            f"{path}: byte {exc.start} is not UTF-8: save the config as UTF-8 text"
+        ) from None
 
 
 def _check_written_by_owner(path: Path, status: os.stat_result) -> None:
@@ -223,21 +274,28 @@ def _check_written_by_owner(path: Path, status: os.stat_result) -> None:
     if not hasattr(os, "getuid"):  # no POSIX owners and modes
         return
     if status.st_uid not in (os.getuid(), 0):
-        raise UsageError(f"{path} belongs to another user (uid {status.st_uid}): only a "
-                         "config file of your own (or root's) is read")
+        raise UsageError(
+            f"{path} belongs to another user (uid {status.st_uid}): only a "
+            "config file of your own (or root's) is read"
+        )
     if status.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise UsageError(f"{path} is writable by other users than you: 'chmod go-w {path}' "
-                         "fixes it")
+        raise UsageError(
+            f"{path} is writable by other users than you: 'chmod go-w {path}' fixes it"
+        )
 
 
-def _validate(path: Path, text: str, data: dict[str, Any], schema: dict[str, Any],
-              prefix: str) -> None:
+def _validate(
+    path: Path, text: str, data: dict[str, Any], schema: dict[str, Any], prefix: str
+) -> None:
     for key, value in data.items():
         dotted = f"{prefix}{key}"
         if key not in schema:
             near = difflib.get_close_matches(key, list(schema), n=1, cutoff=0.5)
-            fix = f": did you mean '{prefix}{near[0]}'?" if near else (
-                f": known keys are {', '.join(prefix + k for k in schema)}")
+            fix = (
+                f": did you mean '{prefix}{near[0]}'?"
+                if near
+                else (f": known keys are {', '.join(prefix + k for k in schema)}")
+            )
             raise UsageError(f"{_where(path, text, key, prefix)}: unknown key '{dotted}'{fix}")
         expected = schema[key]
         if expected == RULES:
@@ -251,7 +309,8 @@ def _validate(path: Path, text: str, data: dict[str, Any], schema: dict[str, Any
                 if not isinstance(table, dict):
                     raise UsageError(
                         f"{_where(path, text, name)}: '{dotted}.{name}' must be a table, "
-                        f"e.g. [{dotted}.{name}]")
+                        f"e.g. [{dotted}.{name}]"
+                    )
                 _validate(path, text, table, expected[1], f"{dotted}.{name}.")
         elif isinstance(expected, dict):
             if not isinstance(value, dict):
@@ -259,13 +318,15 @@ def _validate(path: Path, text: str, data: dict[str, Any], schema: dict[str, Any
             _validate(path, text, value, expected, f"{dotted}.")
         elif not isinstance(value, expected):
             raise UsageError(
-                f"{_where(path, text, key, prefix)}: '{dotted}' must be a {_type_name(expected)}")
+                f"{_where(path, text, key, prefix)}: '{dotted}' must be a {_type_name(expected)}"
+            )
         else:
             _check_choice(path, text, key, prefix, value)
             limit = LIMITS.get(key)
             if limit is not None and not limit.allows(value):
-                raise UsageError(f"{_where(path, text, key, prefix)}: '{dotted}' must be "
-                                 f"{limit.rule()}")
+                raise UsageError(
+                    f"{_where(path, text, key, prefix)}: '{dotted}' must be {limit.rule()}"
+                )
 
 
 def _choices(prefix: str, key: str) -> list[str] | None:
@@ -295,54 +356,71 @@ def _check_choice(path: Path, text: str, key: str, prefix: str, value: Any) -> N
         return
     near = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.5)
     fix = f"did you mean {near[0]!r}?" if near else f"use one of {', '.join(choices)}"
-    raise UsageError(f"{_where(path, text, key, prefix)}: '{prefix}{key}' = {value!r} is not "
-                     f"a known value: {fix}")
+    raise UsageError(
+        f"{_where(path, text, key, prefix)}: '{prefix}{key}' = {value!r} is not "
+        f"a known value: {fix}"
+    )
 
 
 def _validate_price(path: Path, text: str, price: Any, key: str, prefix: str) -> None:
     dotted = f"{prefix}{key}"
     example = "e.g. price = { input = 2.5, output = 10, cached_input = 1.25 }"
     if not isinstance(price, dict):
-        raise UsageError(f"{_where(path, text, key, prefix)}: '{dotted}' must be a table of "
-                         f"USD per million tokens, {example}")
+        raise UsageError(
+            f"{_where(path, text, key, prefix)}: '{dotted}' must be a table of "
+            f"USD per million tokens, {example}"
+        )
     _validate(path, text, price, dict.fromkeys(PRICE_KEYS, (int, float)), f"{dotted}.")
     for name, value in price.items():
         if isinstance(value, bool) or value < 0:
-            raise UsageError(f"{_where(path, text, name, dotted)}: '{dotted}.{name}' must be "
-                             "a number of USD per million tokens, 0 or more")
+            raise UsageError(
+                f"{_where(path, text, name, dotted)}: '{dotted}.{name}' must be "
+                "a number of USD per million tokens, 0 or more"
+            )
     missing = [name for name in ("input", "output") if name not in price]
     if missing:
-        raise UsageError(f"{_where(path, text, key, prefix)}: '{dotted}' needs "
-                         f"{' and '.join(missing)} too, {example}")
+        raise UsageError(
+            f"{_where(path, text, key, prefix)}: '{dotted}' needs "
+            f"{' and '.join(missing)} too, {example}"
+        )
 
 
 def _validate_rules(path: Path, text: str, rules: Any, dotted: str) -> None:
     from toolnexus.approval import DECISIONS
 
     if not isinstance(rules, dict):
-        raise UsageError(f"{_where(path, text, dotted)}: '{dotted}' must be a table of "
-                         "tool-name patterns, e.g. \"write_file\" = \"ask\"")
+        raise UsageError(
+            f"{_where(path, text, dotted)}: '{dotted}' must be a table of "
+            'tool-name patterns, e.g. "write_file" = "ask"'
+        )
     for pattern, decision in rules.items():
         if pattern in RULE_TABLES and isinstance(decision, dict):
             _validate_rules(path, text, decision, f"{dotted}.{pattern}")
         elif decision not in DECISIONS:
-            raise UsageError(f"{_where(path, text, pattern)}: '{dotted}.{pattern}' must be "
-                             "\"allow\", \"ask\" or \"deny\"")
+            raise UsageError(
+                f"{_where(path, text, pattern)}: '{dotted}.{pattern}' must be "
+                '"allow", "ask" or "deny"'
+            )
 
 
 def _type_name(kind: type | tuple[type, ...]) -> str:
     if isinstance(kind, tuple):
         return " or ".join(_type_name(k) for k in kind)
-    return {str: "string", bool: "boolean (true or false)", list: "list", dict: "table",
-            int: "whole number", float: "number"}.get(
-        kind, kind.__name__)
+    return {
+        str: "string",
+        bool: "boolean (true or false)",
+        list: "list",
+        dict: "table",
+        int: "whole number",
+        float: "number",
+    }.get(kind, kind.__name__)
 
 
 def _where(path: Path, text: str, key: str, prefix: str = "") -> str:
     """`file:line` of the first line that sets `key`, looking inside the table `prefix`
     ("providers.b.") first (tomllib gives no positions)."""
     pattern = re.compile(rf'^\s*(\[+[^\]]*\b{re.escape(key)}\b|"?{re.escape(key)}"?\s*=)', re.M)
-    table = re.compile(rf'^\s*\[+\s*{re.escape(prefix.rstrip("."))}\s*\]+', re.M)
+    table = re.compile(rf"^\s*\[+\s*{re.escape(prefix.rstrip('.'))}\s*\]+", re.M)
     start = table.search(text) if prefix else None
     match = (start and pattern.search(text, start.end())) or pattern.search(text)
     if not match and prefix:  # a key of an inline table: the line of the table's own key
@@ -378,9 +456,15 @@ class Target:
     prompt_cache: bool = True  # mark prompts for the provider's cache (anthropic style)
 
 
-def resolve_target(config: Config, *, model: str | None = None, base_url: str | None = None,
-                   style: str | None = None, system: str | None = None,
-                   named_provider: str | None = None) -> Target:
+def resolve_target(
+    config: Config,
+    *,
+    model: str | None = None,
+    base_url: str | None = None,
+    style: str | None = None,
+    system: str | None = None,
+    named_provider: str | None = None,
+) -> Target:
     """`named_provider` (--provider) is the provider to talk to, whatever the model."""
     env = os.environ
     settings = config.settings
@@ -390,9 +474,11 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
         style = style or env.get("TOOLNEXUS_STYLE")
     providers = config.providers()
     if named_provider is not None and named_provider not in providers:
-        raise UsageError(f"unknown provider '{named_provider}': use one of "
-                         f"{', '.join(providers)} or add [providers.{named_provider}] to "
-                         f"{config.path}")
+        raise UsageError(
+            f"unknown provider '{named_provider}': use one of "
+            f"{', '.join(providers)} or add [providers.{named_provider}] to "
+            f"{config.path}"
+        )
     found = _model_entry(config, model) if model else None
     entry = found or ModelEntry()
     provider_name: str | None
@@ -401,7 +487,8 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
         if provider_name not in providers:
             raise UsageError(
                 f"{config.path}: model '{model}' names provider '{provider_name}', which is not "
-                f"defined: add [providers.{provider_name}] or use one of {', '.join(providers)}")
+                f"defined: add [providers.{provider_name}] or use one of {', '.join(providers)}"
+            )
         model_name = found.model or model
         system = system or found.system
     elif named_provider is not None:
@@ -422,9 +509,12 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
         raise UsageError(f"unknown style '{resolved_style}': use one of {', '.join(STYLES)}")
     prompt_cache = entry.prompt_cache if entry.prompt_cache is not None else provider.prompt_cache
     target = Target(
-        base_url=url, style=resolved_style, provider=provider_name,
+        base_url=url,
+        style=resolved_style,
+        provider=provider_name,
         model=model_name or provider.default_model or "",
-        api_key_env=provider.api_key_env, api_key_cmd=provider.api_key_cmd,
+        api_key_env=provider.api_key_env,
+        api_key_cmd=provider.api_key_cmd,
         headers={k: os.path.expandvars(str(v)) for k, v in provider.headers.items()},
         request_params=dict(entry.request_params),
         reasoning=entry.reasoning or settings.reasoning or "off",
@@ -435,11 +525,11 @@ def resolve_target(config: Config, *, model: str | None = None, base_url: str | 
         max_tool_calls_per_reply=settings.max_tool_calls_per_reply,
         max_tool_calls_per_run=settings.max_tool_calls_per_run,
         timeout=settings.timeout,
-        idle_timeout=(provider.idle_timeout if provider.idle_timeout is not None
-                      else settings.idle_timeout),
+        idle_timeout=(
+            provider.idle_timeout if provider.idle_timeout is not None else settings.idle_timeout
+        ),
         api_key_cmd_timeout=provider.api_key_cmd_timeout,
-        context_window=entry.context_window or provider.context_window
-        or settings.context_window,
+        context_window=entry.context_window or provider.context_window or settings.context_window,
     )
     if not target.model:  # named nowhere: the endpoint's own, if it serves only one
         from .models import served_model

@@ -23,8 +23,10 @@ def show(config: Config) -> str:
     """The config as TOML, a dotted key a setting, secrets masked as the string "***"."""
     where = visible(str(config.path)).replace("\n", "^J")  # a comment is one line
     lines = [f"# {where}" + ("" if config.path.exists() else " (not created yet)")]
-    lines += [f"{'.'.join(map(toml_key, path))} = {toml_value(value)}"
-              for path, value in _flatten(config.file, ())]
+    lines += [
+        f"{'.'.join(map(toml_key, path))} = {toml_value(value)}"
+        for path, value in _flatten(config.file, ())
+    ]
     return "\n".join(lines)
 
 
@@ -91,10 +93,13 @@ def example_with(default_model: str, tables: str) -> str:
     cut = _FIRST_PROVIDER.search(text)
     if cut is None:
         raise RuntimeError(f"{EXAMPLE} has lost its [providers.*] tables")
-    head = _DEFAULT_MODEL.sub(lambda _: f"default_model = {toml_string(default_model)}",
-                              text[:cut.start()], count=1)
-    examples = "".join(line if not line.strip() or line.startswith("#") else "# " + line
-                       for line in text[cut.start():].splitlines(keepends=True))
+    head = _DEFAULT_MODEL.sub(
+        lambda _: f"default_model = {toml_string(default_model)}", text[: cut.start()], count=1
+    )
+    examples = "".join(
+        line if not line.strip() or line.startswith("#") else "# " + line
+        for line in text[cut.start() :].splitlines(keepends=True)
+    )
     return f"{head}{tables.rstrip()}\n\n# More examples (not in use):\n{examples}"
 
 
@@ -104,8 +109,9 @@ _NOT_PRINTED = re.compile("[\x7f-\x9f]")  # DEL (TOML wants it escaped) and the 
 def toml_string(value: str) -> str:
     """A TOML basic string that acts on no terminal: JSON's escapes are TOML's (every other
     control character is one), and DEL and the C1 controls are escaped too."""
-    return _NOT_PRINTED.sub(lambda found: f"\\u{ord(found[0]):04x}",
-                            json.dumps(value, ensure_ascii=False))
+    return _NOT_PRINTED.sub(
+        lambda found: f"\\u{ord(found[0]):04x}", json.dumps(value, ensure_ascii=False)
+    )
 
 
 def toml_key(key: str) -> str:
@@ -114,6 +120,7 @@ def toml_key(key: str) -> str:
 
 
 def provider_table(name: str, settings: dict[str, str]) -> str:
-    lines = [f"[providers.{toml_key(name)}]"] + [f"{toml_key(k)} = {toml_string(v)}"
-                                                 for k, v in settings.items()]
+    lines = [f"[providers.{toml_key(name)}]"] + [
+        f"{toml_key(k)} = {toml_string(v)}" for k, v in settings.items()
+    ]
     return "\n".join(lines) + "\n"

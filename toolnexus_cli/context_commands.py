@@ -62,8 +62,10 @@ class ContextCommands:
             self.say(f"error: {' '.join(str(exc).split())}", "bold red")
             return
         info = preview.info
-        self.say(f"compacted {info['messages']} messages: the summary is sent in their place "
-                 "from now on; the thread keeps them (threads show)")
+        self.say(
+            f"compacted {info['messages']} messages: the summary is sent in their place "
+            "from now on; the thread keeps them (threads show)"
+        )
 
     async def _summarize(self, thread: Thread, instructions: str | None) -> Compaction | None:
         """The compaction a preview shows, or None (said why); Ctrl-C stops it."""
@@ -72,8 +74,9 @@ class ContextCommands:
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, cancel.set)
         try:
-            preview = await session.client.compact(thread, session.toolkit,
-                                                   instructions=instructions, cancel=cancel)
+            preview = await session.client.compact(
+                thread, session.toolkit, instructions=instructions, cancel=cancel
+            )
         except RunCancelled:
             self.say("(stopped: the thread is as it was)")
             return None
@@ -81,8 +84,10 @@ class ContextCommands:
             loop.remove_signal_handler(signal.SIGINT)
             session.interrupts.turn = None
         if preview is None:
-            self.say("nothing older to summarize: the recent turns, the first prompt and "
-                     "pinned messages are always sent as they are")
+            self.say(
+                "nothing older to summarize: the recent turns, the first prompt and "
+                "pinned messages are always sent as they are"
+            )
         return preview
 
     def _show(self, preview: Compaction) -> None:
@@ -93,9 +98,14 @@ class ContextCommands:
 
         title = record_rule(preview.record).strip("─ ")
         summary = preview.summary.removeprefix(SUMMARY_HEADER).strip()
-        self.console.print(Panel(ChatMarkdown(visible(summary)),
-                                 title=Text(visible(title)), title_align="left",
-                                 border_style="cyan"))
+        self.console.print(
+            Panel(
+                ChatMarkdown(visible(summary)),
+                title=Text(visible(title)),
+                title_align="left",
+                border_style="cyan",
+            )
+        )
 
     async def pin(self, arg: str) -> None:
         await self._set_pin(arg, on=True)
@@ -122,28 +132,38 @@ class ContextCommands:
         except ToolnexusError as exc:
             self.say(f"error: {' '.join(str(exc).split())}", "bold red")
             return
-        self.say(f"pinned {what}: every compaction sends it as it is" if on
-                 else f"unpinned {what}: a compaction may summarize it")
+        self.say(
+            f"pinned {what}: every compaction sends it as it is"
+            if on
+            else f"unpinned {what}: a compaction may summarize it"
+        )
 
     def _message_index(self, arg: str, thread: Thread, command: str) -> int | None:
         """The thread index of message `arg` (1-based), or None, said why."""
         if not arg.isdigit() or not 1 <= int(arg) <= len(thread):
             count = f"1 to {len(thread)}" if thread else "none yet"
-            self.say(f"usage: {command} N, N a message number as 'threads show "
-                     f"{self.session.thread}' shows them ({count})", "yellow")
+            self.say(
+                f"usage: {command} N, N a message number as 'threads show "
+                f"{self.session.thread}' shows them ({count})",
+                "yellow",
+            )
             return None
         index = int(arg) - 1
         if is_record(thread[index]):
-            self.say(f"message {arg} is a summary, not something said: pin what it "
-                     "summarizes before it is summarized", "yellow")
+            self.say(
+                f"message {arg} is a summary, not something said: pin what it "
+                "summarizes before it is summarized",
+                "yellow",
+            )
             return None
         return index
 
     def _list_pins(self, thread: Thread) -> None:
         pinned = [i for i, m in enumerate(thread) if m.get(PINNED_KEY)]
         if not pinned:
-            self.say("nothing is pinned: /pin N keeps message N verbatim (threads show "
-                     "numbers them)")
+            self.say(
+                "nothing is pinned: /pin N keeps message N verbatim (threads show numbers them)"
+            )
             return
         groups: list[tuple[int, int]] = []
         for index in pinned:

@@ -49,9 +49,11 @@ def compacting_note(event: Mapping[str, Any]) -> str:
 def compaction_note(event: Mapping[str, Any]) -> str:
     """The one line an automatic compaction prints."""
     summarized = event["summarized"]
-    return (f"compacted {summarized} earlier message{'s' if summarized != 1 else ''}: "
-            f"{tokens(event['before_tokens'])} → {tokens(event['after_tokens'])} tokens "
-            f"({_how(event['method'], summarized, event['dropped'])})")
+    return (
+        f"compacted {summarized} earlier message{'s' if summarized != 1 else ''}: "
+        f"{tokens(event['before_tokens'])} → {tokens(event['after_tokens'])} tokens "
+        f"({_how(event['method'], summarized, event['dropped'])})"
+    )
 
 
 def fill_text(report: ContextReport) -> str:
@@ -69,25 +71,31 @@ def context_lines(report: ContextReport) -> list[str]:
         source = SOURCES.get(report.window_source, report.window_source)
         window = f"window: {report.window:,} tokens ({source})"
     else:
-        window = ("window: unknown (the endpoint does not say; the first overflow error "
-                  "will tell, or set context_window in the config)")
+        window = (
+            "window: unknown (the endpoint does not say; the first overflow error "
+            "will tell, or set context_window in the config)"
+        )
     fill = f"fill: {fill_text(report)} in {report.sent_messages} messages"
     if report.estimated:
-        fill += f" (~: {tokens(report.fill - report.counted)} of it estimated at 4 characters "\
-                "a token)"
+        fill += (
+            f" (~: {tokens(report.fill - report.counted)} of it estimated at 4 characters a token)"
+        )
     lines = [window, fill]
     if report.limit is not None:
-        reply = f", less {tokens(report.reply_budget)} for the reply" \
-            if report.reply_budget else ""
+        reply = f", less {tokens(report.reply_budget)} for the reply" if report.reply_budget else ""
         lines.append(f"compacts before a request above {tokens(report.limit)} tokens{reply}")
     if report.would_summarize:
         count = len(report.would_summarize)
         kept = f"; {len(report.kept)} in that range stay verbatim" if report.kept else ""
-        lines.append(f"next compaction would summarize {count} message"
-                     f"{'s' if count != 1 else ''} ({span(report.would_summarize)}){kept}")
+        lines.append(
+            f"next compaction would summarize {count} message"
+            f"{'s' if count != 1 else ''} ({span(report.would_summarize)}){kept}"
+        )
     else:
-        lines.append("next compaction would summarize nothing: every message sent is "
-                     "recent, pinned or the first prompt")
+        lines.append(
+            "next compaction would summarize nothing: every message sent is "
+            "recent, pinned or the first prompt"
+        )
     return lines
 
 
@@ -96,12 +104,17 @@ def record_rule(record: Mapping[str, Any]) -> str:
     info = record.get(COMPACTION_KEY)
     info = info if isinstance(info, dict) else {}
     bounds = info.get("summarized")
-    where = (span([bounds[0], bounds[1]]) if isinstance(bounds, list) and len(bounds) == 2
-             and all(type(b) is int for b in bounds) else "?")
-    figures = [f"{tokens(info['before_tokens'])} → {tokens(info['after_tokens'])} tokens"
-               if type(info.get("before_tokens")) is int
-               and type(info.get("after_tokens")) is int else "",
-               str(info.get("model") or "")]
+    where = (
+        span([bounds[0], bounds[1]])
+        if isinstance(bounds, list) and len(bounds) == 2 and all(type(b) is int for b in bounds)
+        else "?"
+    )
+    figures = [
+        f"{tokens(info['before_tokens'])} → {tokens(info['after_tokens'])} tokens"
+        if type(info.get("before_tokens")) is int and type(info.get("after_tokens")) is int
+        else "",
+        str(info.get("model") or ""),
+    ]
     kept = info.get("kept")
     if isinstance(kept, list) and kept:
         figures.append(f"{len(kept)} kept verbatim")

@@ -17,18 +17,19 @@ from .approve import INTERRUPT, choose, drop_typeahead, panel
 ACCEPT_DECLINE_CANCEL = {"a": "accept", "d": "decline", "c": "cancel"}
 
 
-async def ask_elicitation(console: Console, server: str, request: dict[str, Any]
-                          ) -> dict[str, Any]:
+async def ask_elicitation(console: Console, server: str, request: dict[str, Any]) -> dict[str, Any]:
     """{action, content?} as the person answers."""
     if request.get("mode") == "url":
         url = visible(str(request.get("url", "")))
         panel(console, f"{describe(request)}\n{url}", f"{server} asks you to open a URL")
-        answer = await choose("[a]ccept (open it yourself) / [d]ecline / [c]ancel: ",
-                              ACCEPT_DECLINE_CANCEL)
+        answer = await choose(
+            "[a]ccept (open it yourself) / [d]ecline / [c]ancel: ", ACCEPT_DECLINE_CANCEL
+        )
         return {"action": _action(answer)}
     fields = form_fields(request.get("requestedSchema"))
-    listed = "\n".join(f"  {f.title}{'' if f.required else ' (optional)'}: {_hint(f)}"
-                       for f in fields)
+    listed = "\n".join(
+        f"  {f.title}{'' if f.required else ' (optional)'}: {_hint(f)}" for f in fields
+    )
     panel(console, f"{describe(request)}\n{listed}", f"{server} asks you for input")
     answer = await choose("[a]nswer / [d]ecline / [c]ancel: ", ACCEPT_DECLINE_CANCEL)
     if _action(answer) != "accept":
@@ -58,8 +59,7 @@ async def _ask_field(console: Console, form_field: FormField) -> Any:
     while True:
         drop_typeahead()
         try:
-            text = await session.prompt_async(f"{form_field.title}{shown}: ",
-                                              handle_sigint=False)
+            text = await session.prompt_async(f"{form_field.title}{shown}: ", handle_sigint=False)
         except KeyboardInterrupt:
             return _Stop("cancel")
         except EOFError:

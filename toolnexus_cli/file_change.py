@@ -49,8 +49,11 @@ def file_change(workspace: Workspace, name: str, args: Any) -> Text | None:
         return None
     if name == "write_file" and isinstance(args.get("content"), str):
         return _written(workspace, args["path"], args["content"])
-    if name == "edit_file" and isinstance(args.get("old"), str) and isinstance(
-            args.get("new"), str):
+    if (
+        name == "edit_file"
+        and isinstance(args.get("old"), str)
+        and isinstance(args.get("new"), str)
+    ):
         return _edited(workspace, args["path"], args["old"], args["new"])
     return None
 
@@ -59,14 +62,16 @@ def _written(workspace: Workspace, given: str, content: str) -> Text:
     shown = _heading("write_file", workspace, given)
     current = read_current(workspace, given)
     if current.text is not None:
-        shown.append(f"overwrites the file: {_lines(current.text)} → {_lines(content)}\n",
-                     style="yellow")
+        shown.append(
+            f"overwrites the file: {_lines(current.text)} → {_lines(content)}\n", style="yellow"
+        )
         return _with_diff(shown, current.text, content)
     if current.missing:
         shown.append(f"a new file, {_lines(content)}\n")
     else:
-        shown.append(f"{current.why_not}; what it would write, {_lines(content)}:\n",
-                     style="yellow")
+        shown.append(
+            f"{current.why_not}; what it would write, {_lines(content)}:\n", style="yellow"
+        )
     return _with_lines(shown, _added(content))
 
 
@@ -80,8 +85,9 @@ def _edited(workspace: Workspace, given: str, old: str, new: str) -> Text:
     count = current.text.count(old)
     if count != 1:
         where = "does not occur" if count == 0 else f"occurs {count} times"
-        shown.append(f"the text to replace {where} in the file: the edit will fail\n",
-                     style="yellow")
+        shown.append(
+            f"the text to replace {where} in the file: the edit will fail\n", style="yellow"
+        )
         return _with_diff(shown, old, new)
     return _with_diff(shown, current.text, current.text.replace(old, new, 1))
 
@@ -97,13 +103,15 @@ def read_current(workspace: Workspace, given: str) -> Current:
     except Refused as exc:  # a secret, a special file...: the message says which
         return Current(None, str(exc))
     except (OSError, ValueError) as exc:
-        return Current(None, f"the current file cannot be read "
-                       f"({getattr(exc, 'strerror', None) or exc})")
+        return Current(
+            None, f"the current file cannot be read ({getattr(exc, 'strerror', None) or exc})"
+        )
     with os.fdopen(fd, "rb") as handle:
         data = handle.read(MAX_COMPARED + 1)
     if len(data) > MAX_COMPARED:
-        return Current(None, f"the current file is over {MAX_COMPARED // 1024} KiB: too "
-                       "big to compare here")
+        return Current(
+            None, f"the current file is over {MAX_COMPARED // 1024} KiB: too big to compare here"
+        )
     if b"\0" in data:
         return Current(None, f"{path} is a binary file: no diff")
     return Current(data.decode("utf-8", "replace"))
@@ -132,8 +140,10 @@ def _with_diff(shown: Text, before: str, after: str) -> Text:
     """`shown` with the unified diff of `before` and `after`; a side bigger than
     MAX_COMPARED is not compared, and `after` is shown instead."""
     if max(len(before), len(after)) > MAX_COMPARED:
-        shown.append(f"too big to compare here (over {MAX_COMPARED // 1024} KiB); the new "
-                     "text:\n", style="yellow")
+        shown.append(
+            f"too big to compare here (over {MAX_COMPARED // 1024} KiB); the new text:\n",
+            style="yellow",
+        )
         return _with_lines(shown, _added(after))
     lines = diff_lines(_split(before), _split(after))
     if not lines:
@@ -148,21 +158,25 @@ def diff_lines(before: list[str], after: list[str]) -> list[str]:
     line by line (matching takes time quadratic in the lines, or worse)."""
     shortest = min(len(before), len(after))
     start = next((i for i in range(shortest) if before[i] != after[i]), shortest)
-    end = next((i for i in range(shortest - start) if before[-1 - i] != after[-1 - i]),
-               shortest - start)
+    end = next(
+        (i for i in range(shortest - start) if before[-1 - i] != after[-1 - i]), shortest - start
+    )
     first = max(0, start - CONTEXT)
-    old = before[first:len(before) - end + CONTEXT]
-    new = after[first:len(after) - end + CONTEXT]
+    old = before[first : len(before) - end + CONTEXT]
+    new = after[first : len(after) - end + CONTEXT]
     groups: Iterable[list[Opcode]]
     if max(len(old), len(new)) <= MAX_MATCHED:
         groups = difflib.SequenceMatcher(None, old, new).get_grouped_opcodes(CONTEXT)
     else:
         lead, tail = start - first, min(end, CONTEXT)
-        groups = [[("equal", 0, lead, 0, lead),
-                   ("replace", lead, len(old) - tail, lead, len(new) - tail),
-                   ("equal", len(old) - tail, len(old), len(new) - tail, len(new))]]
+        groups = [
+            [
+                ("equal", 0, lead, 0, lead),
+                ("replace", lead, len(old) - tail, lead, len(new) - tail),
+                ("equal", len(old) - tail, len(old), len(new) - tail, len(new)),
+            ]
+        ]
     return [line for group in groups for line in _hunk(group, old, new, first)]
-
 
 
 def _hunk(group: list[Opcode], old: list[str], new: list[str], first: int) -> list[str]:
@@ -216,4 +230,3 @@ def _cut(line: str) -> str:
 def _lines(text: str) -> str:
     count = len(_split(text))
     return "1 line" if count == 1 else f"{count} lines"
-

@@ -33,8 +33,9 @@ def load_keys() -> dict[str, str]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except ValueError:
-        raise UsageError(f"{path} is not valid JSON: fix it or delete it and run "
-                         "'toolnexus keys set NAME' again") from None
+        raise UsageError(
+            f"{path} is not valid JSON: fix it or delete it and run 'toolnexus keys set NAME' again"
+        ) from None
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
 
@@ -62,9 +63,11 @@ class KeyChoice:
     def advice(self) -> str:
         name = self.provider or "NAME"
         if self.value is None:
-            return (f"no key was sent: set {self.source} or run 'toolnexus keys set {name}'")
-        return (f"the key came from {self.source}: check it there, or store another with "
-                f"'toolnexus keys set {name}'")
+            return f"no key was sent: set {self.source} or run 'toolnexus keys set {name}'"
+        return (
+            f"the key came from {self.source}: check it there, or store another with "
+            f"'toolnexus keys set {name}'"
+        )
 
 
 def choose_key(target: Target) -> KeyChoice:
@@ -89,8 +92,9 @@ def check_provider_headers(target: Target) -> None:
         problem = header_value_problem(value)
         if problem:
             where = f"providers.{target.provider}.headers.{name}"
-            raise UsageError(f"the config key {where} contains {problem}: fix it in the "
-                             "config file")
+            raise UsageError(
+                f"the config key {where} contains {problem}: fix it in the config file"
+            )
 
 
 def _find_key(target: Target) -> KeyChoice:
@@ -115,16 +119,25 @@ def provider_key(target: Target) -> KeyChoice | None:
     provider must not send one provider's key to another."""
     provider = target.provider
     if target.api_key_cmd:
-        value = _run_key_command(target.api_key_cmd, provider or "this provider",
-                                 target.api_key_cmd_timeout)
-        return KeyChoice(value, f"api_key_cmd of provider {provider}", provider,
-                         f"the api_key_cmd of provider {provider}")
+        value = _run_key_command(
+            target.api_key_cmd, provider or "this provider", target.api_key_cmd_timeout
+        )
+        return KeyChoice(
+            value,
+            f"api_key_cmd of provider {provider}",
+            provider,
+            f"the api_key_cmd of provider {provider}",
+        )
     if target.api_key_env and os.environ.get(target.api_key_env):
         return _from_env(target.api_key_env, provider)
     stored = load_keys().get(provider) if provider else None
     if stored:
-        return KeyChoice(stored, f"the stored key for {provider}", provider,
-                         f"the keys file ({keys_path()}, entry {provider!r})")
+        return KeyChoice(
+            stored,
+            f"the stored key for {provider}",
+            provider,
+            f"the keys file ({keys_path()}, entry {provider!r})",
+        )
     return None
 
 
@@ -138,17 +151,23 @@ def _run_key_command(command: str, provider: str, timeout: float) -> str:
     nothing it started outlives it (a gpg-agent it spawned included)."""
     from toolnexus.sandbox import reaped
 
-    proc = subprocess.Popen(reaped(["/bin/sh", "-c", command]), stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            process_group=0)
+    proc = subprocess.Popen(
+        reaped(["/bin/sh", "-c", command]),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        process_group=0,
+    )
     try:
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
-        raise UsageError(f"api_key_cmd for {provider} took over {timeout:g} s: check the "
-                         "command") from None
+        raise UsageError(
+            f"api_key_cmd for {provider} took over {timeout:g} s: check the command"
+        ) from None
     finally:
         if proc.poll() is None:  # interrupted (Ctrl-C): leave nothing behind
             with contextlib.suppress(ProcessLookupError):
@@ -158,8 +177,10 @@ def _run_key_command(command: str, provider: str, timeout: float) -> str:
     if proc.returncode != 0 or not key:
         raise UsageError(
             f"api_key_cmd for {provider} failed (exit {proc.returncode}) and gave no key: "
-            "run it by hand to see why")
+            "run it by hand to see why"
+        )
     if "\n" in key or "\r" in key:
-        raise UsageError(f"api_key_cmd for {provider} printed more than one line: it must "
-                         "print the key alone")
+        raise UsageError(
+            f"api_key_cmd for {provider} printed more than one line: it must print the key alone"
+        )
     return key

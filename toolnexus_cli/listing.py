@@ -11,8 +11,9 @@ import dataclasses
 from toolnexus.stores import ThreadInfo, ThreadStore
 
 
-async def holding(store: ThreadStore, *, everything: bool = False, limit: int | None = None
-                  ) -> list[ThreadInfo]:
+async def holding(
+    store: ThreadStore, *, everything: bool = False, limit: int | None = None
+) -> list[ThreadInfo]:
     """The threads newest first, each with `message_count` what it holds now (its
     unmarked messages). A thread that holds none (only failed or undone turns) is left
     out unless `everything`."""

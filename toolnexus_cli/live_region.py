@@ -30,8 +30,14 @@ Line = list[Segment]
 
 
 class LiveRegion(RenderHook):
-    def __init__(self, console: Console, view: ConsoleRenderable,
-                 refresh_per_second: float, *, reflows: bool | None = None) -> None:
+    def __init__(
+        self,
+        console: Console,
+        view: ConsoleRenderable,
+        refresh_per_second: float,
+        *,
+        reflows: bool | None = None,
+    ) -> None:
         self.console, self.view = console, view
         self.reflows = terminal_reflows(os.environ) if reflows is None else reflows
         self._drawn_width = console.width  # the width the frame on the screen was drawn at
@@ -95,8 +101,11 @@ class LiveRegion(RenderHook):
             return Control()
         width = self.console.width if self.reflows else self._drawn_width
         rows = sum(rows_taken(line, width) for line in self._frame)
-        return Control(ControlType.CARRIAGE_RETURN, (ControlType.ERASE_IN_LINE, 2),
-                       *[(ControlType.CURSOR_UP, 1), (ControlType.ERASE_IN_LINE, 2)] * rows)
+        return Control(
+            ControlType.CARRIAGE_RETURN,
+            (ControlType.ERASE_IN_LINE, 2),
+            *[(ControlType.CURSOR_UP, 1), (ControlType.ERASE_IN_LINE, 2)] * rows,
+        )
 
 
 class _Frame:

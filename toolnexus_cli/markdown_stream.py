@@ -34,9 +34,15 @@ WAITING = "waiting for the model"
 
 
 class MarkdownStream:
-    def __init__(self, console: Console, *, code_theme: str = "monokai",
-                 show_reasoning: bool = True, markdown: bool = True,
-                 refresh_per_second: float = 12) -> None:
+    def __init__(
+        self,
+        console: Console,
+        *,
+        code_theme: str = "monokai",
+        show_reasoning: bool = True,
+        markdown: bool = True,
+        refresh_per_second: float = 12,
+    ) -> None:
         self.console = console
         self.code_theme = code_theme
         self.markdown = markdown  # False: answers show as the plain text they are
@@ -78,8 +84,11 @@ class MarkdownStream:
         now = time.monotonic()
         label = visible(label)
         current, since = self.waiting(now)
-        self._wait = (label, since if label == current else now,
-                      None if seconds is None else now + seconds)
+        self._wait = (
+            label,
+            since if label == current else now,
+            None if seconds is None else now + seconds,
+        )
         self.waiting_shown = True
 
     def waiting(self, now: float) -> tuple[str, float]:
@@ -153,7 +162,7 @@ class MarkdownStream:
         if fences_before % 2 == 0:
             return self.tail[start:]
         opener = self._fences[fences_before - 1]
-        return self.tail[opener:self.tail.index("\n", opener) + 1] + self.tail[start:]
+        return self.tail[opener : self.tail.index("\n", opener) + 1] + self.tail[start:]
 
     def _flush_reasoning(self) -> None:
         if self.reasoning:
@@ -202,12 +211,20 @@ class _LiveView:
         lines: list[list[Segment]] = []
         budget = 4 * rows * options.max_width  # characters: more than the screen can show
         if stream.tail.strip():
-            lines = _bottom(stream.tail, rows, budget,
-                            lambda start: rendered(stream._block(stream._tail_from(start))))
+            lines = _bottom(
+                stream.tail,
+                rows,
+                budget,
+                lambda start: rendered(stream._block(stream._tail_from(start))),
+            )
         elif stream.reasoning and stream.show_reasoning:
             reasoning = stream.reasoning
-            lines = _bottom(reasoning, rows, budget, lambda start: rendered(
-                Text(reasoning[start:], style="dim italic")))
+            lines = _bottom(
+                reasoning,
+                rows,
+                budget,
+                lambda start: rendered(Text(reasoning[start:], style="dim italic")),
+            )
         below: list[RenderableType] = []
         if stream.running:
             below.append(stream.running)
@@ -226,8 +243,9 @@ class _LiveView:
             yield from line
 
 
-def _bottom(text: str, rows: int, budget: int,
-            render_from: Callable[[int], list[list[Segment]]]) -> list[list[Segment]]:
+def _bottom(
+    text: str, rows: int, budget: int, render_from: Callable[[int], list[list[Segment]]]
+) -> list[list[Segment]]:
     """The rendered lines of `text` from a line start on (`render_from(start)`), starting
     late enough to be cheap and early enough to fill `rows` rows: from the last `rows`
     source lines, with twice as many while they fall short (a fence line shows no row).

@@ -47,8 +47,9 @@ class McpCommands:
     async def mcp(self, arg: str) -> None:
         servers = mcp_servers(self.session.toolkit)
         if not servers:
-            self.say("no MCP servers are configured (--mcp FILE, or mcp = \"mcp.json\" in "
-                     "the config)")
+            self.say(
+                'no MCP servers are configured (--mcp FILE, or mcp = "mcp.json" in the config)'
+            )
             return
         action, _, name = arg.partition(" ")
         if not arg:

@@ -22,8 +22,9 @@ def list_servers(config: Config, flags: ToolFlags, *, json_out: bool) -> int:
     """0 when every server that is not disabled runs, else 1."""
     path = mcp_config(config, flags)
     if path is None:
-        raise UsageError("no MCP servers are configured: give --mcp mcp.json, or "
-                         "mcp = \"mcp.json\" in the config")
+        raise UsageError(
+            'no MCP servers are configured: give --mcp mcp.json, or mcp = "mcp.json" in the config'
+        )
     quiet_mcp_sdk()
     return asyncio.run(_show(path, [workspace_root(config, flags)], json_out))
 

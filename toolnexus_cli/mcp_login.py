@@ -16,8 +16,9 @@ from .options import ToolFlags
 from .toolbox import mcp_config, quiet_mcp_sdk
 
 
-def login_server(config: Config, flags: ToolFlags, name: str, *, browser: bool,
-                 port: int | None) -> int:
+def login_server(
+    config: Config, flags: ToolFlags, name: str, *, browser: bool, port: int | None
+) -> int:
     from toolnexus.mcp.auth import TokenFile
     from toolnexus.mcp.login import login
 
@@ -30,17 +31,22 @@ def login_server(config: Config, flags: ToolFlags, name: str, *, browser: bool,
             import webbrowser
 
             webbrowser.open(url)
-        print("Waiting for the browser to come back to this machine (on another machine, "
-              "forward the port of the redirect_uri in the URL with ssh -L); Ctrl-C gives up.",
-              file=sys.stderr, flush=True)
+        print(
+            "Waiting for the browser to come back to this machine (on another machine, "
+            "forward the port of the redirect_uri in the URL with ssh -L); Ctrl-C gives up.",
+            file=sys.stderr,
+            flush=True,
+        )
 
     try:
         offer = asyncio.run(login(spec, TokenFile(mcp_tokens_path()), show, port=port))
     except ToolnexusError as exc:
         raise UsageError(str(exc)) from None
     tools = [str(tool.get("name")) for tool in offer.tools]
-    print(f"logged in to {name}: {len(tools)} tool{'' if len(tools) == 1 else 's'}"
-          + (f" ({', '.join(tools[:8])}{', …' if len(tools) > 8 else ''})" if tools else ""))
+    print(
+        f"logged in to {name}: {len(tools)} tool{'' if len(tools) == 1 else 's'}"
+        + (f" ({', '.join(tools[:8])}{', …' if len(tools) > 8 else ''})" if tools else "")
+    )
     return 0
 
 
@@ -59,8 +65,9 @@ def _spec(config: Config, flags: ToolFlags, name: str):  # -> toolnexus.mcp.conf
 
     path = mcp_config(config, flags)
     if path is None:
-        raise UsageError("no MCP servers are configured: give --mcp mcp.json, or "
-                         "mcp = \"mcp.json\" in the config")
+        raise UsageError(
+            'no MCP servers are configured: give --mcp mcp.json, or mcp = "mcp.json" in the config'
+        )
     try:
         specs = read_specs(path)
     except ToolnexusError as exc:
@@ -76,4 +83,5 @@ def _has_display() -> bool:
     """A browser can be shown here (else webbrowser may start a text browser in this
     terminal)."""
     return sys.platform in ("darwin", "win32") or bool(
-        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    )

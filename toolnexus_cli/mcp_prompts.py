@@ -29,8 +29,12 @@ def _running(toolkit: Toolkit, name: str) -> McpServer | None:
 
 def prompt_commands(toolkit: Toolkit) -> list[str]:
     """`/server:prompt` of every prompt the servers list now."""
-    return [f"/{server.name}:{entry.get('name')}" for server in mcp_servers(toolkit)
-            for entry in server.offer.prompts if entry.get("name")]
+    return [
+        f"/{server.name}:{entry.get('name')}"
+        for server in mcp_servers(toolkit)
+        for entry in server.offer.prompts
+        if entry.get("name")
+    ]
 
 
 def is_prompt_command(toolkit: Toolkit, word: str) -> bool:
@@ -45,8 +49,7 @@ def _prompt_target(toolkit: Toolkit, word: str) -> tuple[McpServer, str] | None:
     return server, prompt
 
 
-async def run_prompt_command(toolkit: Toolkit, word: str, arg: str
-                             ) -> tuple[str, list[Attachment]]:
+async def run_prompt_command(toolkit: Toolkit, word: str, arg: str) -> tuple[str, list[Attachment]]:
     """The message `/server:prompt arg=value ...` makes; ToolnexusError (one line) when it
     cannot be made."""
     from toolnexus.mcp.prompts import get_prompt, prompt_arguments
@@ -72,8 +75,10 @@ def prompt_values(arg: str, names: list[str]) -> dict[str, str]:
     values = {}
     for key, eq, value in pairs:
         if not eq or key not in names:
-            raise ToolnexusError(f"{key!r} is not one of its arguments: "
-                                 f"{', '.join(f'{n}=...' for n in names) or 'it takes none'}")
+            raise ToolnexusError(
+                f"{key!r} is not one of its arguments: "
+                f"{', '.join(f'{n}=...' for n in names) or 'it takes none'}"
+            )
         values[key] = value
     return values
 
@@ -104,8 +109,9 @@ def mcp_completer(toolkit: Toolkit) -> Completer:
         def get_completions(self, document: Any, event: Any) -> Iterable[Completion]:
             return []  # only asynchronously: a server may take a moment
 
-        async def get_completions_async(self, document: Any, event: Any
-                                        ) -> AsyncGenerator[Completion]:
+        async def get_completions_async(
+            self, document: Any, event: Any
+        ) -> AsyncGenerator[Completion]:
             text = document.text_before_cursor
             word = text.split(" ")[-1]
             if text.startswith("/") and " " not in text:
@@ -145,8 +151,11 @@ async def _mention_completions(toolkit: Toolkit, word: str) -> list[str]:
 
     name, colon, typed = word[1:].partition(":")
     if not colon:
-        return [f"@{s.name}:" for s in mcp_servers(toolkit) if s.name.startswith(name)
-                and resource_uris(s)]
+        return [
+            f"@{s.name}:"
+            for s in mcp_servers(toolkit)
+            if s.name.startswith(name) and resource_uris(s)
+        ]
     server = _running(toolkit, name)
     if server is None:
         return []

@@ -23,14 +23,17 @@ SAMPLING_RULE = "sampling:{server}"
 
 def answer_mcp_requests(session: Session) -> None:
     """Let the session answer its MCP servers' elicitation and sampling requests."""
-    pools = {id(server.side.requests): server.side.requests
-             for server in mcp_servers(session.toolkit)}
+    pools = {
+        id(server.side.requests): server.side.requests for server in mcp_servers(session.toolkit)
+    }
     one_at_a_time = asyncio.Lock()  # questions never overlap
 
     async def elicit(server: str, request: dict[str, Any]) -> dict[str, Any]:
         if session.console is None:
-            _say(f"declined the MCP server {server}'s request for input "
-                 f"({_one_line(request.get('message'))}): nobody can answer here")
+            _say(
+                f"declined the MCP server {server}'s request for input "
+                f"({_one_line(request.get('message'))}): nobody can answer here"
+            )
             return {"action": "decline"}
         from .elicit_form import ask_elicitation
 
@@ -47,8 +50,10 @@ def answer_mcp_requests(session: Session) -> None:
             raise Refused("sampling is denied by the user's rules")
         if rule != "allow":
             if session.console is None:
-                _say(f"refused the MCP server {server}'s sampling request: nobody can approve "
-                     f"it here (a rule \"sampling:{server}\" = \"allow\" in [approval] allows it)")
+                _say(
+                    f"refused the MCP server {server}'s sampling request: nobody can approve "
+                    f'it here (a rule "sampling:{server}" = "allow" in [approval] allows it)'
+                )
                 raise Refused("sampling needs the user's approval, and nobody can be asked")
             async with one_at_a_time:
                 session.pause_output()
@@ -56,8 +61,11 @@ def answer_mcp_requests(session: Session) -> None:
                     raise Refused("the user declined")
         prompt, history = sampling_prompt(params)
         result = await session.client.run(prompt, None, history=history)
-        return sampling_result(result.text, result.model or session.target.model,
-                               cut_off=result.incomplete_reason is not None)
+        return sampling_result(
+            result.text,
+            result.model or session.target.model,
+            cut_off=result.incomplete_reason is not None,
+        )
 
     for requests in pools.values():
         requests.elicit = elicit
@@ -69,8 +77,9 @@ def sampling_rule(session: Session, server: str) -> str | None:
     from toolnexus.rules import checked_rules
 
     table = session.config.settings.approval.tools
-    rules = checked_rules({k: v for k, v in table.items() if k.startswith("sampling:")},
-                          "approval rule for sampling")
+    rules = checked_rules(
+        {k: v for k, v in table.items() if k.startswith("sampling:")}, "approval rule for sampling"
+    )
     wanted = SAMPLING_RULE.format(server=server)
     return next((d for pattern, d in rules if fnmatch.fnmatchcase(wanted, pattern)), None)
 
@@ -80,8 +89,11 @@ async def _approved(session: Session, server: str, params: dict[str, Any]) -> bo
 
     from .approve import INTERRUPT, YES_NO, choose, panel
 
-    panel(session.console, describe_sampling(server, params),
-          f"let {server} use the model ({session.target.model})?")
+    panel(
+        session.console,
+        describe_sampling(server, params),
+        f"let {server} use the model ({session.target.model})?",
+    )
     answer = await choose("[y]es / [n]o: ", YES_NO)
     if answer == INTERRUPT:
         session.interrupted_at_question()

@@ -20,19 +20,23 @@ INSTRUCTION_LINES = 5  # of its instructions
 
 
 def status_line(servers: list[ServerStatus]) -> str:
-    """"2 of 3 MCP servers ready · slow starting": for the chat's toolbar."""
+    """ "2 of 3 MCP servers ready · slow starting": for the chat's toolbar."""
     shown = [server for server in servers if server.status != "disabled"]
     if not shown:
         return "every MCP server is disabled (/mcp)"
     ready = sum(server.ok for server in shown)
-    others = [f"{server.name} needs 'toolnexus mcp login {server.name}'" if server.needs_login
-              else f"{server.name} {state_word(server.status)}"
-              for server in shown if not server.ok]
+    others = [
+        f"{server.name} needs 'toolnexus mcp login {server.name}'"
+        if server.needs_login
+        else f"{server.name} {state_word(server.status)}"
+        for server in shown
+        if not server.ok
+    ]
     return visible(" · ".join([f"{ready} of {len(shown)} MCP servers ready", *others]))
 
 
 def state_word(status: str) -> str:
-    """"ok", "starting", "restarting", "failed", "disabled" or "stopped"."""
+    """ "ok", "starting", "restarting", "failed", "disabled" or "stopped"."""
     return status.split(":", 1)[0]
 
 
@@ -45,11 +49,17 @@ def overview(servers: list[McpServer]) -> RenderableType:
     for column in ("SERVER", "TRANSPORT", "STATE", "TOOLS", "RESOURCES", "PROMPTS"):
         table.add_column(column, no_wrap=column != "STATE", overflow="fold")
     for server in servers:
-        counts = [str(len(server.status.tools)), str(len(server.offer.resources)),
-                  str(len(server.offer.prompts))]
-        table.add_row(Text(visible(server.name), style="bold"), server.status.transport,
-                      Text(visible(server.status.status), style=_style(server.status)),
-                      *counts)
+        counts = [
+            str(len(server.status.tools)),
+            str(len(server.offer.resources)),
+            str(len(server.offer.prompts)),
+        ]
+        table.add_row(
+            Text(visible(server.name), style="bold"),
+            server.status.transport,
+            Text(visible(server.status.status), style=_style(server.status)),
+            *counts,
+        )
     return table
 
 
@@ -59,14 +69,19 @@ def details(server: McpServer) -> RenderableType:
     from rich.text import Text
 
     status = server.status
-    lines: list[RenderableType] = [Text.assemble(
-        (visible(server.name), "bold"), f"  {status.transport}  ",
-        (visible(status.status), _style(status)))]
+    lines: list[RenderableType] = [
+        Text.assemble(
+            (visible(server.name), "bold"),
+            f"  {status.transport}  ",
+            (visible(status.status), _style(status)),
+        )
+    ]
     lines += _listed("tools", status.tools)
     lines += _listed("resources", [_resource(entry) for entry in server.offer.resources])
     lines += _listed("resource templates", _templates(server))
-    lines += _listed("prompts", [f"/{server.name}:{entry.get('name', '')}"
-                                 for entry in server.offer.prompts])
+    lines += _listed(
+        "prompts", [f"/{server.name}:{entry.get('name', '')}" for entry in server.offer.prompts]
+    )
     lines += _listed("not offered (they run only as tasks)", server.task_only)
     lines += _tail("instructions", _instructions(server))
     lines += _tail("stderr", server.stderr.lines(STDERR_LINES))
@@ -75,20 +90,24 @@ def details(server: McpServer) -> RenderableType:
 
 
 def as_json(server: McpServer) -> dict[str, Any]:
-    return {"name": server.name, "transport": server.status.transport,
-            "status": server.status.status, "tools": server.status.tools,
-            "resources": [_resource(entry) for entry in server.offer.resources],
-            "resource_templates": _templates(server),
-            "prompts": [str(entry.get("name", "")) for entry in server.offer.prompts],
-            "task_only_tools": server.task_only,
-            "instructions": server.offer.instructions,
-            "stderr": server.stderr.lines(STDERR_LINES), "log": list(server.logs)}
+    return {
+        "name": server.name,
+        "transport": server.status.transport,
+        "status": server.status.status,
+        "tools": server.status.tools,
+        "resources": [_resource(entry) for entry in server.offer.resources],
+        "resource_templates": _templates(server),
+        "prompts": [str(entry.get("name", "")) for entry in server.offer.prompts],
+        "task_only_tools": server.task_only,
+        "instructions": server.offer.instructions,
+        "stderr": server.stderr.lines(STDERR_LINES),
+        "log": list(server.logs),
+    }
 
 
 def _style(status: ServerStatus) -> str:
     word = state_word(status.status)
-    return {"ok": "green", "failed": "red", "disabled": "dim", "stopped": "dim"}.get(
-        word, "yellow")
+    return {"ok": "green", "failed": "red", "disabled": "dim", "stopped": "dim"}.get(word, "yellow")
 
 
 def _resource(entry: dict[str, Any]) -> str:

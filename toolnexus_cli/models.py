@@ -104,9 +104,12 @@ def write_cache(entries: dict[str, Any]) -> None:
 
 
 def remember(cache: dict[str, Any], result: ProviderModels) -> None:
-    cache[result.provider] = {"base_url": result.base_url, "style": result.style,
-                              "fetched_at": time.time(),
-                              "models": [asdict(m) for m in result.models]}
+    cache[result.provider] = {
+        "base_url": result.base_url,
+        "style": result.style,
+        "fetched_at": time.time(),
+        "models": [asdict(m) for m in result.models],
+    }
 
 
 def keep_listing(result: ProviderModels) -> None:
@@ -116,8 +119,9 @@ def keep_listing(result: ProviderModels) -> None:
     write_cache(cache)
 
 
-def cached_models(cache: dict[str, Any], name: str, provider: ProviderSettings,
-                  max_age: float | None) -> list[ModelInfo] | None:
+def cached_models(
+    cache: dict[str, Any], name: str, provider: ProviderSettings, max_age: float | None
+) -> list[ModelInfo] | None:
     """The cached list for this provider at this URL, if younger than `max_age` seconds
     (None: any age)."""
     entry = cache.get(name)
@@ -137,16 +141,21 @@ def cached_models(cache: dict[str, Any], name: str, provider: ProviderSettings,
 # ------------------------------------------------------------------ fetching
 
 
-async def fetch_provider(name: str, provider: ProviderSettings,
-                         api_key: str | None) -> ProviderModels:
+async def fetch_provider(
+    name: str, provider: ProviderSettings, api_key: str | None
+) -> ProviderModels:
     from toolnexus import ToolnexusError
     from toolnexus.models import list_models
 
     result = _row(name, provider)
     try:
         result.models = await list_models(
-            result.base_url, result.style, api_key, headers=_headers(provider),
-            timeout=FETCH_TIMEOUT_S)
+            result.base_url,
+            result.style,
+            api_key,
+            headers=_headers(provider),
+            timeout=FETCH_TIMEOUT_S,
+        )
     except (ToolnexusError, ValueError) as exc:
         result.error = str(exc)
     return result
@@ -164,16 +173,22 @@ def _headers(provider: ProviderSettings) -> dict[str, str]:
 def _provider_key(name: str, provider: ProviderSettings) -> str | None:
     from .keys import provider_key
 
-    target = Target(base_url=provider.base_url or "", style=provider.style or "openai",
-                    model="", provider=name, api_key_env=provider.api_key_env,
-                    api_key_cmd=provider.api_key_cmd,
-                    api_key_cmd_timeout=provider.api_key_cmd_timeout)
+    target = Target(
+        base_url=provider.base_url or "",
+        style=provider.style or "openai",
+        model="",
+        provider=name,
+        api_key_env=provider.api_key_env,
+        api_key_cmd=provider.api_key_cmd,
+        api_key_cmd_timeout=provider.api_key_cmd_timeout,
+    )
     choice = provider_key(target)
     return choice.value if choice else None
 
 
-def gather_models(config: Config, only: str | None = None,
-                  refresh: bool = False) -> list[ProviderModels]:
+def gather_models(
+    config: Config, only: str | None = None, refresh: bool = False
+) -> list[ProviderModels]:
     """Each provider's models, from the cache when it is fresh, else from the endpoint (all
     at once); what answered is cached."""
     providers = configured_providers(config)
@@ -183,8 +198,10 @@ def gather_models(config: Config, only: str | None = None,
             raise UsageError(f"no provider named {only!r}: use one of {', '.join(every)}")
         providers = {only: every[only]}
     if not providers:
-        raise UsageError("no provider is configured: run 'toolnexus setup', or set "
-                         "OPENAI_API_KEY, ANTHROPIC_API_KEY or OPENROUTER_API_KEY")
+        raise UsageError(
+            "no provider is configured: run 'toolnexus setup', or set "
+            "OPENAI_API_KEY, ANTHROPIC_API_KEY or OPENROUTER_API_KEY"
+        )
     cache = read_cache()
     results: dict[str, ProviderModels] = {}
     to_fetch = []
@@ -214,8 +231,7 @@ def gather_models(config: Config, only: str | None = None,
 # ------------------------------------------------------------------ output
 
 
-def list_models_command(config: Config, *, only: str | None, as_json: bool,
-                        refresh: bool) -> int:
+def list_models_command(config: Config, *, only: str | None, as_json: bool, refresh: bool) -> int:
     results = gather_models(config, only, refresh)
     aliases = aliases_by_model(config)
     if as_json:
@@ -226,17 +242,24 @@ def list_models_command(config: Config, *, only: str | None, as_json: bool,
 
 
 def _json_row(result: ProviderModels, aliases: dict[tuple[str, str], list[str]]) -> dict:
-    return {"provider": result.provider, "base_url": result.base_url, "style": result.style,
-            "reachable": result.error is None, "error": result.error, "cached": result.cached,
-            "models": [{**asdict(m), "aliases": aliases.get((result.provider, m.id), [])}
-                       for m in result.models]}
+    return {
+        "provider": result.provider,
+        "base_url": result.base_url,
+        "style": result.style,
+        "reachable": result.error is None,
+        "error": result.error,
+        "cached": result.cached,
+        "models": [
+            {**asdict(m), "aliases": aliases.get((result.provider, m.id), [])}
+            for m in result.models
+        ],
+    }
 
 
 HEADER = ("PROVIDER", "MODEL", "ALIASES", "CONTEXT", "$/M IN", "$/M OUT")
 
 
-def render_table(results: list[ProviderModels],
-                 aliases: dict[tuple[str, str], list[str]]) -> str:
+def render_table(results: list[ProviderModels], aliases: dict[tuple[str, str], list[str]]) -> str:
     """Aligned columns; a provider without models is one line saying why."""
     rows: list[tuple[str, ...] | list[str]] = []  # a list: a provider and a note about it
     for result in results:
@@ -245,9 +268,16 @@ def render_table(results: list[ProviderModels],
         elif not result.models:
             rows.append([result.provider, "(lists no models)"])
         for m in result.models:
-            rows.append((result.provider, m.id, ", ".join(aliases.get((result.provider, m.id), [])),
-                         f"{m.context_window:,}" if m.context_window else "",
-                         _price(m.input_price), _price(m.output_price)))
+            rows.append(
+                (
+                    result.provider,
+                    m.id,
+                    ", ".join(aliases.get((result.provider, m.id), [])),
+                    f"{m.context_window:,}" if m.context_window else "",
+                    _price(m.input_price),
+                    _price(m.output_price),
+                )
+            )
     cells = [HEADER, *(r for r in rows if isinstance(r, tuple))]
     widths = [max(len(visible(row[i])) for row in cells) for i in range(len(HEADER))]
     widths[0] = max([widths[0], *(len(visible(r[0])) for r in rows if isinstance(r, list))])
@@ -256,8 +286,10 @@ def render_table(results: list[ProviderModels],
         return "  ".join(visible(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
 
     out = [line(HEADER)]
-    out += [line(r) if isinstance(r, tuple) else visible(r[0].ljust(widths[0]) + "  " + r[1])
-            for r in rows]
+    out += [
+        line(r) if isinstance(r, tuple) else visible(r[0].ljust(widths[0]) + "  " + r[1])
+        for r in rows
+    ]
     return "\n".join(out)
 
 
@@ -277,16 +309,21 @@ def provider_serving(config: Config, model: str) -> str | None:
     if len(providers) <= 1:
         return next(iter(providers), None)
     cache = read_cache()
-    serving = [name for name, provider in providers.items()
-               if _lists(cached_models(cache, name, provider, None), model)]
+    serving = [
+        name
+        for name, provider in providers.items()
+        if _lists(cached_models(cache, name, provider, None), model)
+    ]
     if not serving:
         results = gather_models(config)
         serving = [r.provider for r in results if _lists(r.models, model)]
         if not serving:
             raise UsageError(_unknown_model(model, results))
     if len(serving) > 1:
-        raise UsageError(f"{model!r} is served by {', '.join(serving)}: name one, e.g. "
-                         f"-m {serving[0]}:{model} (/model {serving[0]}:{model} in the chat)")
+        raise UsageError(
+            f"{model!r} is served by {', '.join(serving)}: name one, e.g. "
+            f"-m {serving[0]}:{model} (/model {serving[0]}:{model} in the chat)"
+        )
     return serving[0]
 
 
@@ -296,14 +333,17 @@ def _lists(models: list[ModelInfo] | None, model: str) -> bool:
 
 def _unknown_model(model: str, results: list[ProviderModels]) -> str:
     listed = [f"{r.provider}:{m.id}" for r in results for m in r.models]
-    near = difflib.get_close_matches(model, [name.split(":", 1)[1] for name in listed],
-                                     n=3, cutoff=0.6)
+    near = difflib.get_close_matches(
+        model, [name.split(":", 1)[1] for name in listed], n=3, cutoff=0.6
+    )
     silent = [r.provider for r in results if r.error is not None]
-    return (f"no configured provider lists a model named {model!r}"
-            + (f"; did you mean {', '.join(map(repr, near))}?" if near else "")
-            + (f" ({', '.join(silent)} could not be asked)" if silent else "")
-            + "; 'toolnexus models' lists what each serves, and -m PROVIDER:MODEL asks "
-              "one for a name it does not list")
+    return (
+        f"no configured provider lists a model named {model!r}"
+        + (f"; did you mean {', '.join(map(repr, near))}?" if near else "")
+        + (f" ({', '.join(silent)} could not be asked)" if silent else "")
+        + "; 'toolnexus models' lists what each serves, and -m PROVIDER:MODEL asks "
+        "one for a name it does not list"
+    )
 
 
 def served_model(target: Target, config_path: Path) -> str:
@@ -313,15 +353,22 @@ def served_model(target: Target, config_path: Path) -> str:
 
     from .keys import choose_key
 
-    pass_one = (f"pass -m MODEL, set TOOLNEXUS_MODEL, or set default_model in "
-                f"{config_path}")
+    pass_one = f"pass -m MODEL, set TOOLNEXUS_MODEL, or set default_model in {config_path}"
     try:
-        models = asyncio.run(list_models(target.base_url, target.style,
-                                         choose_key(target).value, headers=target.headers,
-                                         timeout=FETCH_TIMEOUT_S))
+        models = asyncio.run(
+            list_models(
+                target.base_url,
+                target.style,
+                choose_key(target).value,
+                headers=target.headers,
+                timeout=FETCH_TIMEOUT_S,
+            )
+        )
     except ToolnexusError as exc:
-        raise UsageError(f"no model given, and {target.base_url} could not say which it "
-                         f"serves ({exc}): {pass_one}") from None
+        raise UsageError(
+            f"no model given, and {target.base_url} could not say which it "
+            f"serves ({exc}): {pass_one}"
+        ) from None
     ids = [visible(m.id) for m in models]
     if len(ids) == 1:
         return models[0].id
@@ -345,8 +392,11 @@ def model_names(config: Config) -> list[str]:
     except UsageError:  # an unreadable keys file: the chat says so elsewhere
         return names
     cache = read_cache()
-    listed = [(name, m.id) for name, provider in providers.items()
-              for m in cached_models(cache, name, provider, None) or []]
+    listed = [
+        (name, m.id)
+        for name, provider in providers.items()
+        for m in cached_models(cache, name, provider, None) or []
+    ]
     names += [f"{name}:{model}" for name, model in listed]
     names += [model for _, model in listed]
     return list(dict.fromkeys(names))

@@ -16,24 +16,45 @@ from toolnexus.params import parse_option_value
 from toolnexus.sandbox import MODES
 from toolnexus.wire.base import REASONING_LEVELS
 
-ConfigOpt = Annotated[str | None, typer.Option("--config", help="Config file to use.",
-                                               envvar="TOOLNEXUS_CONFIG")]
-FunctionsOpt = Annotated[list[str] | None, typer.Option(
-    "--functions", help="A Python file whose public typed functions become tools (repeatable).")]
+ConfigOpt = Annotated[
+    str | None, typer.Option("--config", help="Config file to use.", envvar="TOOLNEXUS_CONFIG")
+]
+FunctionsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--functions", help="A Python file whose public typed functions become tools (repeatable)."
+    ),
+]
 SkillsOpt = Annotated[str | None, typer.Option("--skills", help="A folder of SKILL.md skills.")]
 McpOpt = Annotated[str | None, typer.Option("--mcp", help="An mcp.json of MCP servers.")]
-BuiltinsOpt = Annotated[bool, typer.Option(
-    "--builtins", help="Offer the built-in file, search, shell and web tools.")]
-RootOpt = Annotated[str | None, typer.Option(
-    "--root", help="The folder the built-in tools work in (default: the current one).")]
+BuiltinsOpt = Annotated[
+    bool, typer.Option("--builtins", help="Offer the built-in file, search, shell and web tools.")
+]
+RootOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--root", help="The folder the built-in tools work in (default: the current one)."
+    ),
+]
 Reasoning = Enum("Reasoning", {level: level for level in REASONING_LEVELS}, type=str)  # type: ignore[misc]
 Sandbox = Enum("Sandbox", {mode: mode for mode in MODES}, type=str)  # type: ignore[misc]
-SandboxOpt = Annotated[Sandbox | None, typer.Option(
-    "--sandbox", help="How bash commands are confined: workspace-write (the default: writes "
-    "only in the workspace, no network), read-only, or off.")]
-ApproveOpt = Annotated[bool, typer.Option(
-    "--yes", "-y", help="Approve tool calls that would ask first (bash runs in the sandbox; "
-    "leaving it, secrets and new hosts still need a person).")]
+SandboxOpt = Annotated[
+    Sandbox | None,
+    typer.Option(
+        "--sandbox",
+        help="How bash commands are confined: workspace-write (the default: writes "
+        "only in the workspace, no network), read-only, or off.",
+    ),
+]
+ApproveOpt = Annotated[
+    bool,
+    typer.Option(
+        "--yes",
+        "-y",
+        help="Approve tool calls that would ask first (bash runs in the sandbox; "
+        "leaving it, secrets and new hosts still need a person).",
+    ),
+]
 # Options that take two values each time they are given (see `two_value_options`).
 TWO_VALUES = frozenset({"request_options"})
 
@@ -71,23 +92,42 @@ class RunOptions:
 
 # name -> (annotation, default), in the order `--help` lists them.
 SHARED: dict[str, tuple[Any, Any]] = {
-    "thread": (Annotated[str | None, typer.Option(
-        "--id", help="Thread id to continue or start.")], None),
-    "continue_last": (Annotated[bool, typer.Option(
-        "--continue", "-c", help="Continue the most recent thread.")], False),
-    "model": (Annotated[str | None, typer.Option(
-        "--model", "-m", help="Model name or alias.")], None),
-    "system": (Annotated[str | None, typer.Option(
-        "--system", "-s", help="System prompt.")], None),
-    "provider": (Annotated[str | None, typer.Option(
-        "--provider", help="A provider of the config (or openai, anthropic, openrouter, "
-        "ollama) to talk to.")], None),
-    "base_url": (Annotated[str | None, typer.Option(
-        "--base-url", help="Endpoint base URL.")], None),
-    "style": (Annotated[str | None, typer.Option(
-        "--style", help="openai, anthropic or responses.")], None),
-    "no_tools": (Annotated[bool, typer.Option(
-        "--no-tools", help="Offer the model no tools.")], False),
+    "thread": (
+        Annotated[str | None, typer.Option("--id", help="Thread id to continue or start.")],
+        None,
+    ),
+    "continue_last": (
+        Annotated[bool, typer.Option("--continue", "-c", help="Continue the most recent thread.")],
+        False,
+    ),
+    "model": (
+        Annotated[str | None, typer.Option("--model", "-m", help="Model name or alias.")],
+        None,
+    ),
+    "system": (Annotated[str | None, typer.Option("--system", "-s", help="System prompt.")], None),
+    "provider": (
+        Annotated[
+            str | None,
+            typer.Option(
+                "--provider",
+                help="A provider of the config (or openai, anthropic, openrouter, "
+                "ollama) to talk to.",
+            ),
+        ],
+        None,
+    ),
+    "base_url": (
+        Annotated[str | None, typer.Option("--base-url", help="Endpoint base URL.")],
+        None,
+    ),
+    "style": (
+        Annotated[str | None, typer.Option("--style", help="openai, anthropic or responses.")],
+        None,
+    ),
+    "no_tools": (
+        Annotated[bool, typer.Option("--no-tools", help="Offer the model no tools.")],
+        False,
+    ),
     "functions": (FunctionsOpt, None),
     "skills": (SkillsOpt, None),
     "mcp": (McpOpt, None),
@@ -96,40 +136,93 @@ SHARED: dict[str, tuple[Any, Any]] = {
     "sandbox": (SandboxOpt, None),
     "yes": (ApproveOpt, False),
     "config": (ConfigOpt, None),
-    "request_options": (Annotated[list[str] | None, typer.Option(
-        "--option", "-o", metavar="KEY VALUE",
-        help="A request option, its value read as JSON: -o temperature 0.2 (repeatable).")],
-        None),
-    "reasoning": (Annotated[Reasoning | None, typer.Option(
-        "--reasoning", help="How much the model thinks first: off, low, medium or high.")],
-        None),
-    "idle_timeout": (Annotated[float | None, typer.Option(
-        "--idle-timeout", metavar="SECONDS", help="How long the endpoint may send nothing "
-        "before the reply is given up and asked again (default 60; a busy local server "
-        "reading in a long prompt may need more).")], None),
-    "no_compact": (Annotated[bool, typer.Option(
-        "--no-compact", help="Never summarize older turns to fit the model's context window: "
-        "a thread too long for it is an error.")], False),
+    "request_options": (
+        Annotated[
+            list[str] | None,
+            typer.Option(
+                "--option",
+                "-o",
+                metavar="KEY VALUE",
+                help="A request option, its value read as JSON: -o temperature 0.2 (repeatable).",
+            ),
+        ],
+        None,
+    ),
+    "reasoning": (
+        Annotated[
+            Reasoning | None,
+            typer.Option(
+                "--reasoning", help="How much the model thinks first: off, low, medium or high."
+            ),
+        ],
+        None,
+    ),
+    "idle_timeout": (
+        Annotated[
+            float | None,
+            typer.Option(
+                "--idle-timeout",
+                metavar="SECONDS",
+                help="How long the endpoint may send nothing "
+                "before the reply is given up and asked again (default 60; a busy local server "
+                "reading in a long prompt may need more).",
+            ),
+        ],
+        None,
+    ),
+    "no_compact": (
+        Annotated[
+            bool,
+            typer.Option(
+                "--no-compact",
+                help="Never summarize older turns to fit the model's context window: "
+                "a thread too long for it is an error.",
+            ),
+        ],
+        False,
+    ),
 }
 
 
-def tool_flags(functions: list[str] | None, skills: str | None, mcp: str | None,
-               builtins: bool, off: bool = False, root: str | None = None,
-               sandbox: Enum | None = None) -> ToolFlags:
-    return ToolFlags(functions=list(functions or []), skills=skills, mcp=mcp,
-                     builtins=builtins, off=off, root=root,
-                     sandbox=sandbox.value if sandbox is not None else None)
+def tool_flags(
+    functions: list[str] | None,
+    skills: str | None,
+    mcp: str | None,
+    builtins: bool,
+    off: bool = False,
+    root: str | None = None,
+    sandbox: Enum | None = None,
+) -> ToolFlags:
+    return ToolFlags(
+        functions=list(functions or []),
+        skills=skills,
+        mcp=mcp,
+        builtins=builtins,
+        off=off,
+        root=root,
+        sandbox=sandbox.value if sandbox is not None else None,
+    )
 
 
 def _collect(values: dict[str, Any]) -> RunOptions:
-    tools = tool_flags(values.pop("functions"), values.pop("skills"), values.pop("mcp"),
-                       values.pop("builtins"), values.pop("no_tools"), values.pop("root"),
-                       values.pop("sandbox"))
-    params = {key: parse_option_value(value) for key, value in values.pop("request_options")
-              or ()}
+    tools = tool_flags(
+        values.pop("functions"),
+        values.pop("skills"),
+        values.pop("mcp"),
+        values.pop("builtins"),
+        values.pop("no_tools"),
+        values.pop("root"),
+        values.pop("sandbox"),
+    )
+    params = {key: parse_option_value(value) for key, value in values.pop("request_options") or ()}
     reasoning = values.pop("reasoning")
-    return RunOptions(tools=tools, params=params, compact=not values.pop("no_compact"),
-                      reasoning=reasoning.value if reasoning is not None else None, **values)
+    return RunOptions(
+        tools=tools,
+        params=params,
+        compact=not values.pop("no_compact"),
+        reasoning=reasoning.value if reasoning is not None else None,
+        **values,
+    )
 
 
 def two_value_options(command: Any) -> Any:
@@ -146,10 +239,15 @@ def two_value_options(command: Any) -> Any:
 def run_options(command: Callable[..., None]) -> Callable[..., None]:
     """`command` with its own parameters (all but `run`) and every shared option; typer
     sees one signature, the command gets `run=RunOptions(...)`."""
-    own = [p for p in inspect.signature(command, eval_str=True).parameters.values()
-           if p.name != "run"]
-    shared = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation,
-                                default=default) for name, (annotation, default) in SHARED.items()]
+    own = [
+        p for p in inspect.signature(command, eval_str=True).parameters.values() if p.name != "run"
+    ]
+    shared = [
+        inspect.Parameter(
+            name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default
+        )
+        for name, (annotation, default) in SHARED.items()
+    ]
 
     @functools.wraps(command)
     def with_options(**values: Any) -> None:

@@ -37,14 +37,17 @@ def last_exchange(messages: list[Message]) -> tuple[str, str] | None:
     start = last_prompt(held)
     if start is None:
         return None
-    answers = [content_text(m.get("content")) for m in held[start + 1:]
-               if m.get("role") == "assistant"]
+    answers = [
+        content_text(m.get("content")) for m in held[start + 1 :] if m.get("role") == "assistant"
+    ]
     return content_text(held[start].get("content")), next(
-        (text for text in reversed(answers) if text.strip()), "")
+        (text for text in reversed(answers) if text.strip()), ""
+    )
 
 
-def show_last_exchange(console: Console, messages: list[Message], thread: str,
-                       code_theme: str) -> None:
+def show_last_exchange(
+    console: Console, messages: list[Message], thread: str, code_theme: str
+) -> None:
     """The last exchange, as it was shown when it happened, cut to about a screenful (the
     end of the answer, where the thread goes on)."""
     from rich.segment import Segment, Segments
@@ -62,11 +65,14 @@ def show_last_exchange(console: Console, messages: list[Message], thread: str,
     console.print(Text(f"  › {shown}", style="dim"))
     if not answer.strip():
         return
-    rendered = console.render_lines(ChatMarkdown(visible(answer), code_theme=code_theme),
-                                    pad=False)
+    rendered = console.render_lines(ChatMarkdown(visible(answer), code_theme=code_theme), pad=False)
     room = max(4, console.height - QUESTION_LINES - 4)
     if len(rendered) > room:
-        console.print(Text(f"… {len(rendered) - room} lines above (threads show {thread} "
-                           "shows them all)", style="dim"))
+        console.print(
+            Text(
+                f"… {len(rendered) - room} lines above (threads show {thread} shows them all)",
+                style="dim",
+            )
+        )
         rendered = rendered[-room:]
     console.print(Segments([segment for line in rendered for segment in (*line, Segment.line())]))

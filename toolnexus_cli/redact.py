@@ -35,15 +35,24 @@ MIN_SECRET = 4  # shorter values are not replaced (they would blank out ordinary
 MIN_ENCODED = 8  # the encoded forms of shorter ones could turn up in ordinary text
 # Header values that describe a request rather than authenticate it; every other header
 # value is a secret.
-PUBLIC_HEADERS = {"accept", "content-type", "user-agent", "anthropic-version", "anthropic-beta",
-                  "openai-beta", "http-referer", "referer", "x-title"}
+PUBLIC_HEADERS = {
+    "accept",
+    "content-type",
+    "user-agent",
+    "anthropic-version",
+    "anthropic-beta",
+    "openai-beta",
+    "http-referer",
+    "referer",
+    "x-title",
+}
 # A config key whose last word is one of these holds a secret ("max_tokens" does not);
 # a key command may hold the key itself (`echo sk-...`).
-SECRET_SETTING = re.compile(r"(^|[_-])(key|key_cmd|token|secret|password|authorization|cookie)$",
-                            re.I)
+SECRET_SETTING = re.compile(
+    r"(^|[_-])(key|key_cmd|token|secret|password|authorization|cookie)$", re.I
+)
 # A URL query parameter whose name ends so carries a secret (`api-key`, `access_token`, `sig`).
-SECRET_PARAMETER = re.compile(r"(^|[_.-]|api)(key|token|secret|password|sig|signature|auth)$",
-                              re.I)
+SECRET_PARAMETER = re.compile(r"(^|[_.-]|api)(key|token|secret|password|sig|signature|auth)$", re.I)
 
 _URL_USERINFO = re.compile(r"(\b[a-z][a-z0-9+.-]*://)([^\s/@]+)@", re.I)
 _URL_QUERY = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^\s?#'\"<>]*\?)([^\s#'\"<>]*)", re.I)
@@ -64,8 +73,7 @@ class Redactor:
         self._by_first: dict[str, list[str]] = {}  # the secrets by their first character
         for secret in self.secrets:
             self._by_first.setdefault(secret[0], []).append(secret)
-        self._first = re.compile(f"[{''.join(map(re.escape, self._by_first))}]") if found \
-            else None
+        self._first = re.compile(f"[{''.join(map(re.escape, self._by_first))}]") if found else None
 
     @classmethod
     def for_run(cls, key: str | None, target: Any = None, store: Any = None) -> Redactor:
@@ -74,8 +82,11 @@ class Redactor:
         the store's DSN."""
         secrets_ = [key, *(os.environ.get(name) for name in key_variables())]
         if target is not None:
-            secrets_ += [value for name, value in (target.headers or {}).items()
-                         if name.lower() not in PUBLIC_HEADERS]
+            secrets_ += [
+                value
+                for name, value in (target.headers or {}).items()
+                if name.lower() not in PUBLIC_HEADERS
+            ]
             secrets_ += _url_secrets(target.base_url)
         dsn = getattr(store, "dsn", None)
         if isinstance(dsn, str):
@@ -112,7 +123,7 @@ class Redactor:
         if self._first is None:
             return 0
         for first in self._first.finditer(text, max(0, len(text) - len(self.secrets[0]) + 1)):
-            end = text[first.start():]
+            end = text[first.start() :]
             if any(secret.startswith(end) for secret in self._by_first[end[0]]):
                 return len(end)
         return 0
@@ -139,20 +150,28 @@ class Redactor:
 
     def _message(self, message: dict[str, Any]) -> dict[str, Any]:
         """An assistant message whose reasoning and text are redacted as one stream."""
-        said = dict(self.pieces([("reasoning", message["reasoning"]),
-                                 ("content", message["content"])]))
-        return {**message, "reasoning": said.get("reasoning", ""),
-                "content": said.get("content", "")}
+        said = dict(
+            self.pieces([("reasoning", message["reasoning"]), ("content", message["content"])])
+        )
+        return {
+            **message,
+            "reasoning": said.get("reasoning", ""),
+            "content": said.get("content", ""),
+        }
 
     def result(self, result: RunResult) -> RunResult:
         """A copy of a run's result without the secrets; its text is the last message's,
         redacted with that message's reasoning."""
         messages = self.value(result.messages)
         last: Mapping[str, Any] = result.messages[-1] if result.messages else {}
-        text = messages[-1]["content"] if _reasoned(last) and last["content"] == result.text \
+        text = (
+            messages[-1]["content"]
+            if _reasoned(last) and last["content"] == result.text
             else self(result.text)
-        return dataclasses.replace(result, messages=messages, text=text,
-                                   tool_calls=self.value(result.tool_calls))
+        )
+        return dataclasses.replace(
+            result, messages=messages, text=text, tool_calls=self.value(result.tool_calls)
+        )
 
     def setting(self, path: str, value: Any) -> Any:
         """A config value as `config show` prints it: masked whole when its key names a
@@ -195,8 +214,10 @@ def _url_secrets(url: str | None) -> list[str | None]:
         password = parts.password
     except ValueError:
         return []
-    return [password, *(value for name, value in parse_qsl(parts.query)
-                        if SECRET_PARAMETER.search(name))]
+    return [
+        password,
+        *(value for name, value in parse_qsl(parts.query) if SECRET_PARAMETER.search(name)),
+    ]
 
 
 def _forms(secret: str) -> set[str]:
@@ -205,8 +226,14 @@ def _forms(secret: str) -> set[str]:
         return {secret}
     raw = secret.encode()
     percent = {quote(secret, safe=""), quote(secret)}
-    return {secret, raw.hex(), raw.hex().upper(), *_base64_cores(raw), *percent,
-            *(re.sub("%[0-9A-F]{2}", lambda m: m.group().lower(), form) for form in percent)}
+    return {
+        secret,
+        raw.hex(),
+        raw.hex().upper(),
+        *_base64_cores(raw),
+        *percent,
+        *(re.sub("%[0-9A-F]{2}", lambda m: m.group().lower(), form) for form in percent),
+    }
 
 
 def _base64_cores(raw: bytes) -> set[str]:
@@ -215,15 +242,18 @@ def _base64_cores(raw: bytes) -> set[str]:
     cores = set()
     for offset in range(3):
         encoded = base64.b64encode(bytes(offset) + raw).decode("ascii")
-        core = encoded[-(-offset * 8 // 6):(offset + len(raw)) * 8 // 6]
+        core = encoded[-(-offset * 8 // 6) : (offset + len(raw)) * 8 // 6]
         cores |= {core, core.translate(_URLSAFE)}
     return cores
 
 
 def _reasoned(message: Any) -> bool:
     """Whether `message` is an assistant message with reasoning and text (one stream)."""
-    return (isinstance(message, dict) and isinstance(message.get("reasoning"), str)
-            and isinstance(message.get("content"), str))
+    return (
+        isinstance(message, dict)
+        and isinstance(message.get("reasoning"), str)
+        and isinstance(message.get("content"), str)
+    )
 
 
 def _moved(position: int, spans: list[tuple[int, int]]) -> int:
@@ -308,8 +338,7 @@ class EventRedactor:
 
 
 def _deltas(pieces: list[Piece]) -> list[Event]:
-    return [text_event(text) if kind == "text" else reasoning_event(text)
-            for kind, text in pieces]
+    return [text_event(text) if kind == "text" else reasoning_event(text) for kind, text in pieces]
 
 
 class RedactingStore:

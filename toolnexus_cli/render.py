@@ -41,15 +41,22 @@ def waiting_note(event: Mapping[str, Any]) -> str:
 
 def progress_note(event: Mapping[str, Any]) -> str:
     done = event["progress"]
-    counted = "" if done is None else (
-        f"{done:g}/{event['total']:g} " if event["total"] else f"{done:g} ")
+    counted = (
+        ""
+        if done is None
+        else (f"{done:g}/{event['total']:g} " if event["total"] else f"{done:g} ")
+    )
     return f"{event['name']}: {counted}{event['message']}".rstrip()
 
 
 # What the footer says of an answer that is not whole, by its incomplete reason.
-_STOPPED = {MAX_TOKENS: "cut off at max_tokens", CONTEXT_FULL: "cut off: the context is full",
-            FILTERED: "stopped by the content filter", REFUSED: "refused",
-            CUT_OFF: "stopped early"}
+_STOPPED = {
+    MAX_TOKENS: "cut off at max_tokens",
+    CONTEXT_FULL: "cut off: the context is full",
+    FILTERED: "stopped by the content filter",
+    REFUSED: "refused",
+    CUT_OFF: "stopped early",
+}
 
 
 def unfinished_note(result: RunResult) -> str | None:
@@ -57,21 +64,29 @@ def unfinished_note(result: RunResult) -> str | None:
     said = f"(finish reason {str(result.finish_reason)[:60]!r})"
     why = result.incomplete_reason
     if why == MAX_TOKENS:
-        return (f"note: the answer was cut off at max_tokens {said}; ask it to go on, or raise "
-                "max_tokens in the model's request_params")
+        return (
+            f"note: the answer was cut off at max_tokens {said}; ask it to go on, or raise "
+            "max_tokens in the model's request_params"
+        )
     if why == CONTEXT_FULL:
-        return (f"note: the answer was cut off when the model's context window filled up "
-                f"{said}; compact the thread or start a new one")
+        return (
+            f"note: the answer was cut off when the model's context window filled up "
+            f"{said}; compact the thread or start a new one"
+        )
     if why == FILTERED:
         return f"note: the provider's content filter stopped the answer {said}"
     if why == REFUSED:
-        return ("note: the model refused; the exchange stays in the thread but is not sent "
-                "with the next prompt")
+        return (
+            "note: the model refused; the exchange stays in the thread but is not sent "
+            "with the next prompt"
+        )
     if why == CUT_OFF:
         return f"note: the provider stopped the answer before its end {said}"
     if result.status == "incomplete":
-        return (f"note: stopped after {result.turns} model calls without a final answer "
-                "(the tools kept being called); ask again to let it go on")
+        return (
+            f"note: stopped after {result.turns} model calls without a final answer "
+            "(the tools kept being called); ask again to let it go on"
+        )
     if result.status == "pending":
         return "note: a tool is waiting for an answer nobody gave; the run stopped there"
     return None
@@ -80,9 +95,15 @@ def unfinished_note(result: RunResult) -> str | None:
 def result_json(result: RunResult, thread: str, price: Price | None = None) -> dict[str, Any]:
     """The one JSON object `ask --json` prints for a finished run; with the model's price,
     `cost` is what the run cost in USD."""
-    body: dict[str, Any] = {"text": result.text, "thread": thread, "model": result.model,
-            "status": result.status, "finish_reason": result.finish_reason,
-            "usage": result.usage, "tool_calls": result.tool_calls}
+    body: dict[str, Any] = {
+        "text": result.text,
+        "thread": thread,
+        "model": result.model,
+        "status": result.status,
+        "finish_reason": result.finish_reason,
+        "usage": result.usage,
+        "tool_calls": result.tool_calls,
+    }
     if price is not None:
         from toolnexus.pricing import turn_cost
 
@@ -134,9 +155,15 @@ class Figures:
         return self.completion_tokens / self.generating_seconds
 
 
-def run_figures(result: RunResult, snapshots: list[Usage], *, seconds: float,
-                generating_seconds: float | None, thread: str | None,
-                facts: FooterFacts = NO_FACTS) -> Figures:
+def run_figures(
+    result: RunResult,
+    snapshots: list[Usage],
+    *,
+    seconds: float,
+    generating_seconds: float | None,
+    thread: str | None,
+    facts: FooterFacts = NO_FACTS,
+) -> Figures:
     """The footer's figures. The prompt tokens of every call are NOT summed: each call
     sends the whole context again, so the sum counts it once per tool round."""
     totals = [0, *(snapshot.get("prompt_tokens", 0) for snapshot in snapshots)]
@@ -150,29 +177,42 @@ def run_figures(result: RunResult, snapshots: list[Usage], *, seconds: float,
         turn_cost = pricing.turn_cost(result, facts.price)
         if facts.thread_usage is not None:
             thread_cost = pricing.thread_cost(facts.thread_usage, facts.price)
-    return Figures(model=result.model,
-                   context_tokens=context if facts.fill is None else facts.fill,
-                   completion_tokens=result.usage.get("completion_tokens", 0),
-                   seconds=seconds, generating_seconds=generating_seconds,
-                   stopped=_STOPPED.get(result.incomplete_reason or ""), thread=thread,
-                   window=facts.window,
-                   fill_estimated=facts.fill is not None and facts.fill_estimated,
-                   turn_cost=turn_cost, thread_cost=thread_cost,
-                   approvals_off=facts.approvals_off)
+    return Figures(
+        model=result.model,
+        context_tokens=context if facts.fill is None else facts.fill,
+        completion_tokens=result.usage.get("completion_tokens", 0),
+        seconds=seconds,
+        generating_seconds=generating_seconds,
+        stopped=_STOPPED.get(result.incomplete_reason or ""),
+        thread=thread,
+        window=facts.window,
+        fill_estimated=facts.fill is not None and facts.fill_estimated,
+        turn_cost=turn_cost,
+        thread_cost=thread_cost,
+        approvals_off=facts.approvals_off,
+    )
 
 
 def footer_text(figures: Figures) -> str:
-    parts = [figures.model, fill_text(figures.context_tokens, figures.window,
-                                      estimated=figures.fill_estimated),
-             f"{figures.completion_tokens} completion tokens", f"{figures.seconds:.1f} s"]
+    parts = [
+        figures.model,
+        fill_text(figures.context_tokens, figures.window, estimated=figures.fill_estimated),
+        f"{figures.completion_tokens} completion tokens",
+        f"{figures.seconds:.1f} s",
+    ]
     rate = figures.tokens_per_second
     if rate is not None:
         parts.append(f"{rate:.0f} tok/s")
     if figures.turn_cost is not None:
         parts.append(money(figures.turn_cost))
-    thread = " ".join(part for part in (
-        figures.thread,
-        money(figures.thread_cost) if figures.thread_cost is not None else None) if part)
+    thread = " ".join(
+        part
+        for part in (
+            figures.thread,
+            money(figures.thread_cost) if figures.thread_cost is not None else None,
+        )
+        if part
+    )
     if thread:
         parts.append(f"thread {thread}")
     if figures.stopped:
@@ -200,7 +240,7 @@ def compact(tokens: int) -> str:
 
 
 def money(usd: float) -> str:
-    """"$0.0123" below a dime, "$0.41" above; never a misleading "$0.0000"."""
+    """ "$0.0123" below a dime, "$0.41" above; never a misleading "$0.0000"."""
     if usd == 0:
         return "$0"
     if usd < 0.0001:
@@ -226,17 +266,23 @@ class Meter:
         elif kind == "usage":
             self.snapshots.append(event["usage"])
 
-    def footer(self, result: RunResult, thread: str | None,
-               facts: FooterFacts = NO_FACTS) -> str:
+    def footer(self, result: RunResult, thread: str | None, facts: FooterFacts = NO_FACTS) -> str:
         now = time.monotonic()
         generating = now - self.first_token if self.first_token is not None else None
-        return footer_text(run_figures(result, self.snapshots, seconds=now - self.started,
-                                       generating_seconds=generating, thread=thread,
-                                       facts=facts))
+        return footer_text(
+            run_figures(
+                result,
+                self.snapshots,
+                seconds=now - self.started,
+                generating_seconds=generating,
+                thread=thread,
+                facts=facts,
+            )
+        )
 
 
 def reasoned_note(result: RunResult, saw_reasoning: bool) -> str | None:
-    """"reasoned for N tokens" when the model thought without showing its thoughts."""
+    """ "reasoned for N tokens" when the model thought without showing its thoughts."""
     tokens = result.usage.get("reasoning_tokens", 0)
     if not tokens or saw_reasoning:
         return None
@@ -260,7 +306,7 @@ def call_text(call: str) -> Any:
 
     shown, text, start = Text(), unmistakable(call), 0
     for run in _BLANK_LINES.finditer(text):
-        shown.append(text[start:run.start()])
+        shown.append(text[start : run.start()])
         shown.append(f"({run.group().count(chr(10))} blank lines)\n", style="dim")
         start = run.end()
     shown.append(text[start:])
@@ -279,8 +325,9 @@ class PlainRenderer:
     """For pipes and files: exactly the answer's text on stdout, as it arrives; the rest
     (reasoning, tools, retries) on stderr, and only when verbose."""
 
-    def __init__(self, out: TextIO = sys.stdout, err: TextIO = sys.stderr,
-                 verbose: bool = False) -> None:
+    def __init__(
+        self, out: TextIO = sys.stdout, err: TextIO = sys.stderr, verbose: bool = False
+    ) -> None:
         self.out, self.err, self.verbose = out, err, verbose
         self.ended_with_newline = True
         self.err_at_line_start = True
@@ -339,8 +386,7 @@ class PlainRenderer:
             self.err.flush()
             self.err_at_line_start = True
 
-    def finish(self, result: RunResult, thread: str | None,
-               facts: FooterFacts = NO_FACTS) -> None:
+    def finish(self, result: RunResult, thread: str | None, facts: FooterFacts = NO_FACTS) -> None:
         self.end_answer()
         if self.verbose:
             note = reasoned_note(result, self.meter.saw_reasoning)
@@ -370,9 +416,12 @@ class TerminalRenderer:
 
             if self.keys is not None:  # before the live region draws: it writes too
                 self.keys.arm(self._typed)
-            self.stream = MarkdownStream(self.console, code_theme=self.ui.code_theme or "monokai",
-                                         show_reasoning=self.ui.show_reasoning,
-                                         markdown=self.ui.markdown)
+            self.stream = MarkdownStream(
+                self.console,
+                code_theme=self.ui.code_theme or "monokai",
+                show_reasoning=self.ui.show_reasoning,
+                markdown=self.ui.markdown,
+            )
             self.stream.running = self.running
             if self.keys is not None:  # what was typed before a question, say
                 self.stream.hint(self.keys.shown())
@@ -394,12 +443,12 @@ class TerminalRenderer:
         elif kind == "reasoning":
             stream.think(event["delta"])
         elif kind == "tool_call":
-            stream.print(self._panel(format_args(event["args"]), f"⚙ {event['name']}", "cyan",
-                                     exact=True))
+            stream.print(
+                self._panel(format_args(event["args"]), f"⚙ {event['name']}", "cyan", exact=True)
+            )
             self.running.start(event["id"], event["name"])
         elif kind == "tool_progress":
-            self.running.report(event["id"], event["message"], event["progress"],
-                                event["total"])
+            self.running.report(event["id"], event["message"], event["progress"], event["total"])
         elif kind == "tool_result":
             self.running.finish(event["id"])
             style = "red" if event["is_error"] else "green"
@@ -432,9 +481,13 @@ class TerminalRenderer:
         from rich.panel import Panel
         from rich.text import Text
 
-        return Panel(call_text(body) if exact else Text(visible(body)),
-                     title=Text(unmistakable(title) if exact else visible(title)),
-                     title_align="left", border_style=style, expand=False)
+        return Panel(
+            call_text(body) if exact else Text(visible(body)),
+            title=Text(unmistakable(title) if exact else visible(title)),
+            title_align="left",
+            border_style=style,
+            expand=False,
+        )
 
     def resume(self, tool: str) -> None:
         """Live output again after a question about `tool` was answered yes: it runs now."""
@@ -448,8 +501,7 @@ class TerminalRenderer:
             self.stream.finish()
             self.stream = None
 
-    def finish(self, result: RunResult, thread: str | None,
-               facts: FooterFacts = NO_FACTS) -> None:
+    def finish(self, result: RunResult, thread: str | None, facts: FooterFacts = NO_FACTS) -> None:
         self.end_answer()
         note = reasoned_note(result, self.meter.saw_reasoning)
         if note:

@@ -35,12 +35,17 @@ MCP_WAIT = 5.0  # seconds model calls wait for an MCP server to start, from the 
 
 
 class Repl:
-    def __init__(self, config: Config, options: RunOptions,
-                 console: Console | None = None) -> None:
+    def __init__(self, config: Config, options: RunOptions, console: Console | None = None) -> None:
         self.console = console or terminal_console()
         self.ui = terminal_ui(config.settings.ui, self.console)
-        self.session = Session(config, options, output=self._renderer, console=self.console,
-                               mcp_wait=MCP_WAIT, on_server=self._server_changed)
+        self.session = Session(
+            config,
+            options,
+            output=self._renderer,
+            console=self.console,
+            mcp_wait=MCP_WAIT,
+            on_server=self._server_changed,
+        )
         self.commands = Commands(self.session, self.console, self.ui)
         self.carried: list[str] = []  # `!command` output to add to the next message
         self.typed = TypeAhead(self.console.file)  # while an answer streams
@@ -64,15 +69,19 @@ class Repl:
         session = self.session
         servers = session.toolkit.servers
         self.prompts = prompts = prompt_session(
-            COMMANDS, model_names(session.config), vi=self.ui.editing_mode == "vi",
-            status=(lambda: status_line(session.toolkit.servers)) if servers else None)
+            COMMANDS,
+            model_names(session.config),
+            vi=self.ui.editing_mode == "vi",
+            status=(lambda: status_line(session.toolkit.servers)) if servers else None,
+        )
         if servers:
             from prompt_toolkit.completion import merge_completers
 
             from .mcp_prompts import mcp_completer
 
-            prompts.completer = merge_completers([prompts.completer,
-                                                  mcp_completer(session.toolkit)])
+            prompts.completer = merge_completers(
+                [prompts.completer, mcp_completer(session.toolkit)]
+            )
         await self._banner()
         code = await self._chat(prompts)
         if not session.interrupts.received:
@@ -81,16 +90,21 @@ class Repl:
 
     async def _banner(self) -> None:
         session = self.session
-        self.console.print(Text(
-            f"toolnexus chat · {session.target.model} · thread {session.thread} · "
-            "/help for commands, Ctrl-D to leave", style="dim"))
+        self.console.print(
+            Text(
+                f"toolnexus chat · {session.target.model} · thread {session.thread} · "
+                "/help for commands, Ctrl-D to leave",
+                style="dim",
+            )
+        )
         tools = tools_summary(session.toolkit)
         if tools:
             self.console.print(Text(visible(tools), style="dim"))
         sandbox = sandbox_line(session.toolkit)
         if sandbox:
-            self.console.print(Text(sandbox, style="dim" if session.toolkit.workspace.sandbox
-                                    .active else "yellow"))
+            self.console.print(
+                Text(sandbox, style="dim" if session.toolkit.workspace.sandbox.active else "yellow")
+            )
         if session.options.yes and tools:
             self.console.print(Text(yes_line(session.toolkit), style="yellow"))
         if session.options.thread or session.options.continue_last:
@@ -126,8 +140,7 @@ class Repl:
         if queued is not None:
             self.console.print(Text(visible(f"› {queued}")))
             return queued
-        return await prompts.prompt_async("› ", multiline=False,
-                                          default=self.typed.take_line())
+        return await prompts.prompt_async("› ", multiline=False, default=self.typed.take_line())
 
     async def _say_how_to_come_back(self) -> None:
         """On leaving a thread that holds something: the command that goes on with it."""
@@ -137,9 +150,14 @@ class Repl:
         except ToolnexusError:  # the store is broken: that was said when it failed
             return
         if kept:
-            self.console.print(Text(visible(
-                f"to go on with this thread: toolnexus chat --id {shlex.quote(thread)}"),
-                style="dim"))
+            self.console.print(
+                Text(
+                    visible(
+                        f"to go on with this thread: toolnexus chat --id {shlex.quote(thread)}"
+                    ),
+                    style="dim",
+                )
+            )
 
     async def handle(self, line: str) -> str | None:
         """One line as typed at the prompt: a `!command`, a slash command, an image to
@@ -158,7 +176,8 @@ class Repl:
             if outcome:  # a prompt to send (from /retry or /edit)
                 await self.turn(outcome)
         elif (image := pasted_image(text)) is not None and await confirm(
-                f"attach {visible(image.name)}?"):
+            f"attach {visible(image.name)}?"
+        ):
             await self.commands.attach(str(image))
         else:
             await self.turn(line)
@@ -217,8 +236,7 @@ class Repl:
         elif turn.result is None:
             self.console.print(Text(turn.error or "", style="bold red"))
         else:
-            turn.output.finish(turn.result, None,
-                               await self.session.footer_facts(turn.result))
+            turn.output.finish(turn.result, None, await self.session.footer_facts(turn.result))
             note = unfinished_note(turn.result)
             if note:
                 self.console.print(Text(note, style="yellow"))

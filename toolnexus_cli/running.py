@@ -40,8 +40,9 @@ class RunningTools:
     def start(self, call_id: str, name: str) -> None:
         self.calls[call_id] = _Call(visible(name), time.monotonic())
 
-    def report(self, call_id: str, message: str, progress: float | None,
-               total: float | None) -> None:
+    def report(
+        self, call_id: str, message: str, progress: float | None, total: float | None
+    ) -> None:
         call = self.calls.get(call_id)
         if call is None:
             return
@@ -65,10 +66,14 @@ class RunningTools:
         for call in self.calls.values():
             if call.progress or call.messages:
                 body = "\n".join(line for line in (call.progress, *call.messages) if line)
-                yield Panel(Text(body), title=Text(f"⚙ {call.name} · {now - call.started:.0f}s"),
-                            title_align="left", border_style="cyan", expand=False)
+                yield Panel(
+                    Text(body),
+                    title=Text(f"⚙ {call.name} · {now - call.started:.0f}s"),
+                    title_align="left",
+                    border_style="cyan",
+                    expand=False,
+                )
         first = min(self.calls.values(), key=lambda call: call.started)
         names = ", ".join(call.name for call in self.calls.values())
-        self.spinner.update(text=Text(f"running {names}… {now - first.started:.0f}s",
-                                      style="dim"))
+        self.spinner.update(text=Text(f"running {names}… {now - first.started:.0f}s", style="dim"))
         yield self.spinner

@@ -81,8 +81,9 @@ class Output(Protocol):
         """Live output again after a question, `tool` about to run."""
         ...
 
-    def finish(self, result: RunResult, thread: str | None,
-               facts: FooterFacts = NO_FACTS) -> None: ...
+    def finish(
+        self, result: RunResult, thread: str | None, facts: FooterFacts = NO_FACTS
+    ) -> None: ...
 
 
 @dataclass
@@ -105,10 +106,16 @@ class Session:
     `on_server` hears of each change of a server's status (by default, one that fails is a
     warning)."""
 
-    def __init__(self, config: Config, options: RunOptions, *,
-                 output: Callable[[Session], Output], console: Console | None = None,
-                 mcp_wait: float | None = None,
-                 on_server: Callable[[McpServer], None] | None = None) -> None:
+    def __init__(
+        self,
+        config: Config,
+        options: RunOptions,
+        *,
+        output: Callable[[Session], Output],
+        console: Console | None = None,
+        mcp_wait: float | None = None,
+        on_server: Callable[[McpServer], None] | None = None,
+    ) -> None:
         self.config = config
         self.options = options
         self.mcp_wait = mcp_wait
@@ -128,16 +135,23 @@ class Session:
     def _resolve(self, options: RunOptions) -> Target:
         """The config's target, with the command line's request options (-o) over the
         model's request_params, and its --reasoning and --idle-timeout over the config's."""
-        target = resolve_target(self.config, model=options.model, base_url=options.base_url,
-                                style=options.style, system=options.system,
-                                named_provider=options.provider)
+        target = resolve_target(
+            self.config,
+            model=options.model,
+            base_url=options.base_url,
+            style=options.style,
+            system=options.system,
+            named_provider=options.provider,
+        )
         idle = options.idle_timeout
         if idle is not None and not LIMITS["idle_timeout"].allows(idle):
             raise UsageError(f"--idle-timeout must be {LIMITS['idle_timeout'].rule()}")
         return dataclasses.replace(
-            target, request_params={**target.request_params, **options.params},
+            target,
+            request_params={**target.request_params, **options.params},
             reasoning=options.reasoning or target.reasoning,
-            idle_timeout=target.idle_timeout if idle is None else idle)
+            idle_timeout=target.idle_timeout if idle is None else idle,
+        )
 
     def run(self, body: Callable[[], Awaitable[int]]) -> int:
         """Open the session, run `body` (the front end) and close it all: the exit code.
@@ -163,16 +177,16 @@ class Session:
         return self
 
     async def _open(self, resources: contextlib.AsyncExitStack) -> None:
-        self.toolkit: Toolkit = await open_toolkit(self.config, self.options.tools,
-                                                   mcp_wait=self.mcp_wait)
+        self.toolkit: Toolkit = await open_toolkit(
+            self.config, self.options.tools, mcp_wait=self.mcp_wait
+        )
         resources.push_async_callback(self.toolkit.close)
         for source in self.toolkit.sources:
             source.watch(self.on_server)
         warn_failed_servers(self.toolkit)
         self.store: ThreadStore = open_store(self.config)
         resources.push_async_callback(self.store.aclose)
-        self.thread = await pick_thread(self.store, self.options.thread,
-                                        self.options.continue_last)
+        self.thread = await pick_thread(self.store, self.options.thread, self.options.continue_last)
         self._connect(self.target)
         resources.push_async_callback(lambda: self.client.aclose())
         answer_mcp_requests(self)
@@ -190,17 +204,21 @@ class Session:
         asker: AskUser = refuse_without_terminal(yes)
         wait_for: WaitFor = wait_for_without_terminal(yes)
         if console is not None:
-            person = terminal_wait_for(console, self.pause_output,
-                                       self.interrupted_at_question)
+            person = terminal_wait_for(console, self.pause_output, self.interrupted_at_question)
             wait_for = yes_to_what_it_covers(person) if yes else person
             if not yes:
-                asker = self._resume_output(terminal_asker(
-                    console, self.pause_output, self.interrupted_at_question,
-                    call_view(self.toolkit)))
+                asker = self._resume_output(
+                    terminal_asker(
+                        console,
+                        self.pause_output,
+                        self.interrupted_at_question,
+                        call_view(self.toolkit),
+                    )
+                )
         hooks = make_hooks(self.config, self.toolkit, asker)
-        client, self.key, self.redact = make_client(target, self.store, hooks=hooks,
-                                                    wait_for=wait_for,
-                                                    compact=self.options.compact)
+        client, self.key, self.redact = make_client(
+            target, self.store, hooks=hooks, wait_for=wait_for, compact=self.options.compact
+        )
         self.client: Client = client
         self.target = target
 
@@ -231,8 +249,9 @@ class Session:
             return
         kept = await self.store.load(self.thread)
         if recorded_system(kept) != self.options.system:
-            await self.store.save(self.thread, [*kept, system_record(self.options.system)],
-                                  version=kept.version)
+            await self.store.save(
+                self.thread, [*kept, system_record(self.options.system)], version=kept.version
+            )
 
     def new_thread(self) -> None:
         self.thread = new_thread_id()
@@ -283,8 +302,9 @@ class Session:
         try:
             await self.record_system()
             result = None
-            async for raw in self.client.stream(prompt, self.toolkit, id=self.thread,
-                                                cancel=cancel, schema=schema):
+            async for raw in self.client.stream(
+                prompt, self.toolkit, id=self.thread, cancel=cancel, schema=schema
+            ):
                 for event in redact_events(raw):  # held text comes out before `done`
                     renderer.event(event)
                     if event["type"] == "done":
@@ -307,16 +327,21 @@ class Session:
     async def _refused_again(self, exc: ToolnexusError) -> str:
         """When the endpoint refused the request itself and the turns before this one
         ended in the same error, how to go on without what it refuses; else ""."""
-        if not (isinstance(exc, ProviderError) and exc.status in REFUSED_REQUEST
-                and exc.context_overflow is None):
+        if not (
+            isinstance(exc, ProviderError)
+            and exc.status in REFUSED_REQUEST
+            and exc.context_overflow is None
+        ):
             return ""
         count = failures_in_a_row(await self.store.load(self.thread))
         if count < 2:
             return ""
-        return (f"; the same error ended the last {count} turns, so something in this thread "
-                f"may be what the endpoint refuses: in the chat (toolnexus chat --id "
-                f"{self.thread}), /undo drops the last exchange, /fork N goes on with "
-                "messages 1..N only, /retry asks again")
+        return (
+            f"; the same error ended the last {count} turns, so something in this thread "
+            f"may be what the endpoint refuses: in the chat (toolnexus chat --id "
+            f"{self.thread}), /undo drops the last exchange, /fork N goes on with "
+            "messages 1..N only, /retry asks again"
+        )
 
     async def footer_facts(self, result: RunResult) -> FooterFacts:
         """What a footer shows beyond the run's own numbers: the window (the endpoint is
@@ -330,11 +355,14 @@ class Session:
         window = report.window if report else None
         # the next request's size only matters against a window; without one the footer
         # shows what the last call really counted
-        return FooterFacts(window=window, fill=report.fill if report and window else None,
-                           fill_estimated=bool(report and report.estimated),
-                           price=self.target.price,
-                           thread_usage=info.usage if info else None,
-                           approvals_off=self.options.yes and bool(len(self.toolkit)))
+        return FooterFacts(
+            window=window,
+            fill=report.fill if report and window else None,
+            fill_estimated=bool(report and report.estimated),
+            price=self.target.price,
+            thread_usage=info.usage if info else None,
+            approvals_off=self.options.yes and bool(len(self.toolkit)),
+        )
 
     @staticmethod
     def _show_held(redact_events: EventRedactor, renderer: Output) -> None:
@@ -373,9 +401,14 @@ async def pick_thread(store: ThreadStore, thread: str | None, continue_last: boo
     return thread or new_thread_id()
 
 
-def make_client(target: Target, store: ThreadStore, *, hooks: dict[str, Any] | None = None,
-                wait_for: WaitFor | None = None,
-                compact: bool = True) -> tuple[Client, KeyChoice, Redactor]:
+def make_client(
+    target: Target,
+    store: ThreadStore,
+    *,
+    hooks: dict[str, Any] | None = None,
+    wait_for: WaitFor | None = None,
+    compact: bool = True,
+) -> tuple[Client, KeyChoice, Redactor]:
     """The client for `target`, the key it uses (for error hints) and the redactor of
     every secret the run holds. With `compact`, older turns are summarized when a thread
     outgrows the model's window (remembered windows live in the user cache directory)."""
@@ -385,15 +418,22 @@ def make_client(target: Target, store: ThreadStore, *, hooks: dict[str, Any] | N
     redact = Redactor.for_run(key, target, store)
     try:
         client = create_client(
-            base_url=target.base_url, style=target.style, model=target.model, api_key=key,
-            headers=target.headers or None, system_prompt=target.system,
-            request_params=target.request_params or None, reasoning=target.reasoning,
-            store=RedactingStore(store, redact) if store is not None and redact.secrets
-            else store,
-            hooks=hooks, wait_for=wait_for, max_turns=target.max_turns,
+            base_url=target.base_url,
+            style=target.style,
+            model=target.model,
+            api_key=key,
+            headers=target.headers or None,
+            system_prompt=target.system,
+            request_params=target.request_params or None,
+            reasoning=target.reasoning,
+            store=RedactingStore(store, redact) if store is not None and redact.secrets else store,
+            hooks=hooks,
+            wait_for=wait_for,
+            max_turns=target.max_turns,
             max_tool_calls_per_reply=target.max_tool_calls_per_reply,
             max_tool_calls_per_run=target.max_tool_calls_per_run,
-            timeout_ms=target.timeout * 1000, idle_timeout_s=target.idle_timeout,
+            timeout_ms=target.timeout * 1000,
+            idle_timeout_s=target.idle_timeout,
             prompt_cache=target.prompt_cache,
             context=ContextPolicy(cache_path=cache_dir() / "windows.json") if compact else None,
             context_window=target.context_window,
@@ -407,11 +447,15 @@ def explain_error(exc: BaseException, choice: KeyChoice) -> str:
     """One line for a failed run; a refused key says where that key came from."""
     seconds = getattr(exc, "seconds", None)
     if isinstance(exc, RunTimeout) and seconds is not None:
-        return (f"timed out after {seconds:g} s (the 'timeout' setting of the config file "
-                "allows longer)")
+        return (
+            f"timed out after {seconds:g} s (the 'timeout' setting of the config file "
+            "allows longer)"
+        )
     if isinstance(exc, IdleTimeout):
-        return (f"{' '.join(str(exc).split())}: the server may be busy ('idle_timeout' in "
-                "the config file, or --idle-timeout, waits longer)")
+        return (
+            f"{' '.join(str(exc).split())}: the server may be busy ('idle_timeout' in "
+            "the config file, or --idle-timeout, waits longer)"
+        )
     status = getattr(exc, "status", None)
     if status in (401, 403):
         said = getattr(exc, "provider_message", None) or "the key was refused"

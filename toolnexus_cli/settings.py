@@ -111,7 +111,8 @@ def settings_from(data: Mapping[str, Any]) -> Settings:
     """The typed settings of a checked config file's data."""
     builtins = data.get("builtins")
     return Settings(
-        default_model=data.get("default_model"), system=data.get("system"),
+        default_model=data.get("default_model"),
+        system=data.get("system"),
         store=data.get("store"),
         max_turns=data.get("max_turns", 10),
         max_tool_calls_per_reply=data.get("max_tool_calls_per_reply", 32),
@@ -119,17 +120,22 @@ def settings_from(data: Mapping[str, Any]) -> Settings:
         timeout=float(data.get("timeout", DEFAULT_TIMEOUT_S)),
         idle_timeout=_seconds(data.get("idle_timeout")),
         functions=tuple(map(str, data.get("functions", ()))),
-        skills=data.get("skills"), mcp=data.get("mcp"),
+        skills=data.get("skills"),
+        mcp=data.get("mcp"),
         builtins=tuple(map(str, builtins)) if isinstance(builtins, list) else builtins,
         workspace=data.get("workspace"),
         approval=_approval(data.get("approval", {})),
         sandbox=_table(SandboxSettings, data.get("sandbox", {}), read=tuple, write=tuple),
-        context_window=data.get("context_window"), reasoning=data.get("reasoning"),
+        context_window=data.get("context_window"),
+        reasoning=data.get("reasoning"),
         ui=_table(UiSettings, data.get("ui", {})),
-        providers={name: provider_settings(table)
-                   for name, table in data.get("providers", {}).items()},
-        models={name: _table(ModelEntry, table, aliases=lambda a: tuple(map(str, a)))
-                for name, table in data.get("models", {}).items()},
+        providers={
+            name: provider_settings(table) for name, table in data.get("providers", {}).items()
+        },
+        models={
+            name: _table(ModelEntry, table, aliases=lambda a: tuple(map(str, a)))
+            for name, table in data.get("models", {}).items()
+        },
     )
 
 
@@ -138,18 +144,21 @@ def provider_settings(table: Mapping[str, Any]) -> ProviderSettings:
 
 
 def _approval(rules: Mapping[str, Any]) -> ApprovalSettings:
-    tables = {name: rules[name] for name in ("commands", "paths", "hosts", "outside")
-              if isinstance(rules.get(name), dict)}
-    return ApprovalSettings(tools={k: v for k, v in rules.items() if k not in tables},
-                            **tables)
+    tables = {
+        name: rules[name]
+        for name in ("commands", "paths", "hosts", "outside")
+        if isinstance(rules.get(name), dict)
+    }
+    return ApprovalSettings(tools={k: v for k, v in rules.items() if k not in tables}, **tables)
 
 
 def _table(kind: type[T], table: Mapping[str, Any], **convert: Any) -> T:
     """`kind` from a checked table, each value passed through its converter if it has one;
     keys `kind` does not declare are not in a checked table."""
     names = {f.name for f in dataclasses.fields(kind)}  # type: ignore[arg-type]
-    return kind(**{key: convert.get(key, _same)(value) for key, value in table.items()
-                   if key in names})
+    return kind(
+        **{key: convert.get(key, _same)(value) for key, value in table.items() if key in names}
+    )
 
 
 def _same(value: Any) -> Any:

@@ -27,8 +27,12 @@ if TYPE_CHECKING:
     from toolnexus.models import ModelInfo
 
 # Local servers and the port each listens on by default.
-LOCAL_SERVERS = {11434: ("Ollama", "ollama"), 8080: ("llama.cpp", "llamacpp"),
-                 1234: ("LM Studio", "lmstudio"), 8000: ("vLLM", "vllm")}
+LOCAL_SERVERS = {
+    11434: ("Ollama", "ollama"),
+    8080: ("llama.cpp", "llamacpp"),
+    1234: ("LM Studio", "lmstudio"),
+    8000: ("vLLM", "vllm"),
+}
 PROBE_PORTS_ENV = "TOOLNEXUS_PROBE_PORTS"  # e.g. "8080,18081": the ports to look at instead
 PROBE_TIMEOUT_S = 1.5
 HOSTED = (("OpenAI", "openai"), ("Anthropic", "anthropic"), ("OpenRouter", "openrouter"))
@@ -69,8 +73,10 @@ def first_run_setup(config_flag: str | None, missing: UsageError) -> Config:
     config; else the error stands. Ctrl-C leaves (exit 130) with nothing written."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise missing
-    print("No model endpoint is configured yet: let's set one up "
-          "(Ctrl-C leaves without writing anything).")
+    print(
+        "No model endpoint is configured yet: let's set one up "
+        "(Ctrl-C leaves without writing anything)."
+    )
     if not run_setup(config_flag):
         raise SystemExit(130)
     print()
@@ -79,8 +85,10 @@ def first_run_setup(config_flag: str | None, missing: UsageError) -> Config:
 
 def setup_command(config_flag: str | None) -> int:
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise UsageError("setup asks questions: run it in a terminal, or write the config "
-                         "with 'toolnexus config init'")
+        raise UsageError(
+            "setup asks questions: run it in a terminal, or write the config "
+            "with 'toolnexus config init'"
+        )
     if not run_setup(config_flag):
         return 130
     print("start chatting with: toolnexus chat")
@@ -135,16 +143,26 @@ def _choose_endpoint() -> Choice:
         return _custom_endpoint()
     endpoint = options[picked]
     if endpoint in found:
-        return Choice(endpoint.name, {"base_url": endpoint.base_url, "style": endpoint.style},
-                      _pick_model(endpoint), endpoint)
+        return Choice(
+            endpoint.name,
+            {"base_url": endpoint.base_url, "style": endpoint.style},
+            _pick_model(endpoint),
+            endpoint,
+        )
     key = _ask_key(endpoint)
     return Choice(endpoint.name, {}, _pick_model(endpoint), endpoint, key, table=False)
 
 
 def _hosted(label: str, name: str) -> Endpoint:
     builtin = BUILTIN_PROVIDERS[name]
-    return Endpoint(label, name, builtin["base_url"], builtin["style"], builtin["api_key_env"],
-                    builtin["default_model"])
+    return Endpoint(
+        label,
+        name,
+        builtin["base_url"],
+        builtin["style"],
+        builtin["api_key_env"],
+        builtin["default_model"],
+    )
 
 
 def _describe(endpoint: Endpoint) -> str:
@@ -167,13 +185,13 @@ def _custom_endpoint() -> Choice:
     style = STYLE_CHOICES[choose(list(STYLE_CHOICES), "Which style does it speak?")]
     host = (urlsplit(url).hostname or "custom").removeprefix("api.").split(".")[0]
     default_name = re.sub(r"[^A-Za-z0-9_-]", "-", host)[:40] or "custom"
-    while not PROVIDER_NAME.fullmatch(name := ask(f"A name for it [{default_name}]: ").strip()
-                                      or default_name):
+    while not PROVIDER_NAME.fullmatch(
+        name := ask(f"A name for it [{default_name}]: ").strip() or default_name
+    ):
         print("  letters, digits, - and _ only")
     endpoint = Endpoint(name, name, url, style, key_env="")
     key = _ask_key(endpoint, optional=True)
-    return Choice(name, {"base_url": url, "style": style}, _pick_model(endpoint), endpoint,
-                  key)
+    return Choice(name, {"base_url": url, "style": style}, _pick_model(endpoint), endpoint, key)
 
 
 def _ask_key(endpoint: Endpoint, optional: bool = False) -> str | None:
@@ -227,9 +245,11 @@ def _pick_model(endpoint: Endpoint) -> str:
         return ids[0]
     shown = ids[:MODELS_SHOWN]
     more = len(ids) - len(shown)
-    picked = choose([visible(i) for i in shown], "Which model?"
-                    + (f" ({more} more: type a name instead)" if more else ""),
-                    typed=set(ids))
+    picked = choose(
+        [visible(i) for i in shown],
+        "Which model?" + (f" ({more} more: type a name instead)" if more else ""),
+        typed=set(ids),
+    )
     return picked if isinstance(picked, str) else shown[picked]
 
 
@@ -277,8 +297,7 @@ async def probe_local() -> list[Endpoint]:
             return None
         return Endpoint(label, name, url, models=models)
 
-    found = await asyncio.gather(*(probe(port, *known)
-                                   for port, known in probe_ports().items()))
+    found = await asyncio.gather(*(probe(port, *known) for port, known in probe_ports().items()))
     servers = [e for e in found if e is not None]
     print(f"  found {len(servers)} local server{'s' * (len(servers) != 1)}")
     return servers
@@ -300,8 +319,10 @@ def _write(path: Path, choice: Choice, old_text: str | None) -> None:
     try:
         tomllib.loads(text)  # what is written must load
     except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"could not add to {path} ({exc}): nothing was written; add "
-                         f"[providers.{choice.name}] by hand") from None
+        raise UsageError(
+            f"could not add to {path} ({exc}): nothing was written; add "
+            f"[providers.{choice.name}] by hand"
+        ) from None
     keys = load_keys() if choice.key else {}
     write_config(path, text)
     print(f"wrote {path}")
@@ -318,8 +339,9 @@ def _cache_models(choice: Choice) -> None:
 
     endpoint = choice.endpoint
     if endpoint.models:
-        keep_listing(ProviderModels(choice.name, endpoint.base_url, endpoint.style,
-                                    endpoint.models))
+        keep_listing(
+            ProviderModels(choice.name, endpoint.base_url, endpoint.style, endpoint.models)
+        )
 
 
 def _with_default(text: str, default: str | None) -> str:
@@ -349,8 +371,7 @@ def ask(message: str, *, password: bool = False, completions: list[str] | None =
     return prompt(message, is_password=password, completer=completer)
 
 
-def choose(options: list[str], title: str | None = None,
-           typed: set[str] | None = None) -> Any:
+def choose(options: list[str], title: str | None = None, typed: set[str] | None = None) -> Any:
     """A numbered list; Enter takes the first. The index picked, or (when `typed` is given)
     a name from it typed instead."""
     if title:

@@ -32,8 +32,9 @@ class ShellRun:
         """The run as a fenced block headed by the command, for the next prompt."""
         longest = max((len(run) for run in re.findall("`+", self.output)), default=0)
         fence = "`" * max(3, longest + 1)
-        body = self.output if self.output.endswith("\n") or not self.output else (
-            self.output + "\n")
+        body = (
+            self.output if self.output.endswith("\n") or not self.output else (self.output + "\n")
+        )
         lines = [f"{fence}console\n$ {self.command}\n{body}{fence}"]
         if self.cut:
             lines.append(f"(output cut at {MAX_KEPT_CHARS} characters)")
@@ -49,9 +50,14 @@ async def run_shell(command: str, terminal: Any) -> ShellRun:
     `terminal` as it comes; Ctrl-C kills its process group."""
     shell = os.environ.get("SHELL") or "/bin/sh"
     process = await asyncio.create_subprocess_exec(
-        shell, "-c", command, stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True)
+        shell,
+        "-c",
+        command,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,
+    )
     loop = asyncio.get_running_loop()
     interrupted = asyncio.Event()
 
@@ -70,7 +76,7 @@ async def run_shell(command: str, terminal: Any) -> ShellRun:
             terminal.write(visible(text))
             terminal.flush()
             ends_line = text.endswith("\n") if text else ends_line
-            kept.append(text[:max(0, MAX_KEPT_CHARS - size)])
+            kept.append(text[: max(0, MAX_KEPT_CHARS - size)])
             size += len(text)
         await process.wait()
     finally:
@@ -78,8 +84,12 @@ async def run_shell(command: str, terminal: Any) -> ShellRun:
         _kill_group(process.pid)  # what it left running in the background
     if not ends_line:
         terminal.write("\n")
-    return ShellRun(command, "".join(kept), None if interrupted.is_set() else process.returncode,
-                    cut=size > MAX_KEPT_CHARS)
+    return ShellRun(
+        command,
+        "".join(kept),
+        None if interrupted.is_set() else process.returncode,
+        cut=size > MAX_KEPT_CHARS,
+    )
 
 
 def _kill_group(pid: int) -> None:

@@ -60,8 +60,9 @@ class SchemaOutput(PlainRenderer):
     """stdout is the answer's JSON document and nothing else (pretty on a terminal, one
     line in a pipe); with -v, tools, reasoning and the footer go to stderr as ever."""
 
-    def __init__(self, out: TextIO, err: TextIO, *, pretty: bool, verbose: bool,
-                 redact: Any) -> None:
+    def __init__(
+        self, out: TextIO, err: TextIO, *, pretty: bool, verbose: bool, redact: Any
+    ) -> None:
         super().__init__(out, err, verbose=verbose)
         self.pretty, self.redact = pretty, redact
 
@@ -71,8 +72,7 @@ class SchemaOutput(PlainRenderer):
         else:
             super().event(event)
 
-    def finish(self, result: RunResult, thread: str | None,
-               facts: FooterFacts = NO_FACTS) -> None:
+    def finish(self, result: RunResult, thread: str | None, facts: FooterFacts = NO_FACTS) -> None:
         document = json.dumps(result.data, ensure_ascii=False, indent=2 if self.pretty else None)
         self.out.write(self.redact(document) + "\n")
         self.out.flush()

@@ -14,8 +14,9 @@ from typing import IO, Any
 
 from .config import state_dir
 
-TYPING_HINT = "(Enter queues it for when the answer ends, Esc drops the queue, Ctrl-C stops " \
-    "the answer)"
+TYPING_HINT = (
+    "(Enter queues it for when the answer ends, Esc drops the queue, Ctrl-C stops the answer)"
+)
 PASTE_START, PASTE_END = "\x1b[200~", "\x1b[201~"
 BRACKETED_PASTE_ON, BRACKETED_PASTE_OFF = "\x1b[?2004h", "\x1b[?2004l"
 # ESC and the rest of a key: a CSI sequence (arrows, function keys), an SS3 one, Alt and a key
@@ -38,8 +39,7 @@ def mute_keyboard() -> Any:
         fd = sys.stdin.fileno()
         saved = termios.tcgetattr(fd)
         quiet = list(saved)
-        quiet[3] = (quiet[3] & ~(termios.ECHO | termios.ECHOCTL | termios.ICANON)
-                    | termios.NOFLSH)
+        quiet[3] = quiet[3] & ~(termios.ECHO | termios.ECHOCTL | termios.ICANON) | termios.NOFLSH
         quiet[6] = list(quiet[6])
         quiet[6][termios.VMIN], quiet[6][termios.VTIME] = 1, 0
         termios.tcsetattr(fd, termios.TCSANOW, quiet)
@@ -141,7 +141,7 @@ class TypeAhead:
             end = text.find(PASTE_END, at)
             if end < 0:
                 return self._wait_for_rest(text, at)
-            pasted = text[at + len(PASTE_START):end]
+            pasted = text[at + len(PASTE_START) : end]
             self.line += pasted.replace("\r\n", "\n").replace("\r", "\n")
             return end + len(PASTE_END)
         char = text[at]
@@ -215,7 +215,7 @@ def _labelled(label: str, text: str) -> str:
 def _glimpse(text: str, width: int = 80) -> str:
     """The first line of `text`, cut to `width`, saying how many more there are."""
     lines = text.strip().splitlines() or [""]
-    first = lines[0] if len(lines[0]) <= width else lines[0][:width - 1] + "…"
+    first = lines[0] if len(lines[0]) <= width else lines[0][: width - 1] + "…"
     return first + (f" (+{len(lines) - 1} lines)" if len(lines) > 1 else "")
 
 
@@ -233,8 +233,13 @@ def private_file(path: Path) -> Path:
 SHELL_MODE = "shell mode: Enter runs this line with your shell, not the model"
 
 
-def prompt_session(commands: Iterable[str], models: Iterable[str] = (), *,
-                   vi: bool = False, status: Callable[[], str] | None = None) -> Any:
+def prompt_session(
+    commands: Iterable[str],
+    models: Iterable[str] = (),
+    *,
+    vi: bool = False,
+    status: Callable[[], str] | None = None,
+) -> Any:
     """The prompt line: a private history, Esc-Enter for a new line, Ctrl-C clears the
     line (on an empty one it raises KeyboardInterrupt), `commands` complete, and so do
     `models` after `/model`. A toolbar says "shell mode" while the line starts with "!";
@@ -261,15 +266,16 @@ def prompt_session(commands: Iterable[str], models: Iterable[str] = (), *,
     session: PromptSession[str] = PromptSession(
         history=FileHistory(str(history_path)),
         completer=_slash_completer(list(commands), list(models)),
-        complete_while_typing=True, key_bindings=bindings, enable_history_search=True,
+        complete_while_typing=True,
+        key_bindings=bindings,
+        enable_history_search=True,
         vi_mode=vi,
     )
     _toolbar_while_it_has_news(session, vi, status)
     return session
 
 
-def _toolbar_while_it_has_news(session: Any, vi: bool,
-                               status: Callable[[], str] | None) -> None:
+def _toolbar_while_it_has_news(session: Any, vi: bool, status: Callable[[], str] | None) -> None:
     """The toolbar shows the vi mode (with `vi`), "shell mode" while the line starts with
     "!" and the `status` line, and is not there when it has nothing to say: prompt_toolkit
     shows a toolbar whenever `bottom_toolbar` is set, so it is set or cleared before each
@@ -277,9 +283,15 @@ def _toolbar_while_it_has_news(session: Any, vi: bool,
 
     def toolbar() -> str:
         shell = session.default_buffer.text.lstrip().startswith("!")
-        return "  ".join(part for part in (_vi_mode() if vi else "",
-                                           SHELL_MODE if shell else "",
-                                           status() if status else "") if part)
+        return "  ".join(
+            part
+            for part in (
+                _vi_mode() if vi else "",
+                SHELL_MODE if shell else "",
+                status() if status else "",
+            )
+            if part
+        )
 
     def before_render(app: Any) -> None:
         session.bottom_toolbar = toolbar if toolbar() else None
@@ -294,8 +306,11 @@ def _vi_mode() -> str:
     mode = get_app().vi_state.input_mode
     if mode == InputMode.NAVIGATION:
         return "-- NORMAL --"
-    return "-- REPLACE --" if mode in (InputMode.REPLACE, InputMode.REPLACE_SINGLE) else (
-        "-- INSERT --")
+    return (
+        "-- REPLACE --"
+        if mode in (InputMode.REPLACE, InputMode.REPLACE_SINGLE)
+        else ("-- INSERT --")
+    )
 
 
 def _slash_completer(commands: list[str], models: list[str]) -> Any:

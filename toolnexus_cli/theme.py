@@ -21,9 +21,13 @@ if TYPE_CHECKING:
 CODE_THEMES = {"dark": "monokai", "light": "friendly"}
 # Rich's Markdown styles that are unreadable on a light background (yellow, cyan on black)
 LIGHT_MARKDOWN = {
-    "markdown.code": "bold blue", "markdown.item.bullet": "bold blue",
-    "markdown.item.number": "bold blue", "markdown.hr": "grey50", "markdown.link": "blue",
-    "markdown.link_url": "underline blue", "markdown.block_quote": "magenta",
+    "markdown.code": "bold blue",
+    "markdown.item.bullet": "bold blue",
+    "markdown.item.number": "bold blue",
+    "markdown.hr": "grey50",
+    "markdown.link": "blue",
+    "markdown.link_url": "underline blue",
+    "markdown.block_quote": "magenta",
     "markdown.h1.border": "grey50",
 }
 QUERY = b"\x1b]11;?\x1b\\\x1b[c"  # ST, not BEL: BEL never reaches the terminal

@@ -39,6 +39,7 @@ EXIT_USAGE = 2
 def with_store(config: Config, action: Callable[[Any], Awaitable[int]]) -> int:
     """Run `action` on the configured store; a store that cannot be opened or read (a
     broken or locked database) is one line on stderr."""
+
     async def run() -> int:
         store = open_store(config)
         try:
@@ -63,13 +64,16 @@ def _when(timestamp: float) -> str:
 
 
 def _missing(thread: str) -> int:
-    print(visible(f"error: no thread {thread!r} ('toolnexus threads list' shows them)"),
-          file=sys.stderr)
+    print(
+        visible(f"error: no thread {thread!r} ('toolnexus threads list' shows them)"),
+        file=sys.stderr,
+    )
     return EXIT_NOT_FOUND
 
 
-async def list_threads(store: Any, *, as_json: bool, limit: int | None,
-                       everything: bool = False) -> int:
+async def list_threads(
+    store: Any, *, as_json: bool, limit: int | None, everything: bool = False
+) -> int:
     infos = await holding(store, everything=everything, limit=limit)
     if as_json:
         _print(json.dumps([info.as_dict() for info in infos], ensure_ascii=False))
@@ -81,8 +85,10 @@ async def list_threads(store: Any, *, as_json: bool, limit: int | None,
     for info in infos:
         origin = info.forked_from
         fork = f" (fork of {origin.id}@{origin.at})" if origin else ""
-        _print(f"{info.id:<12} {_when(info.updated):<16} {info.message_count:>5}  "
-               f"{(info.model or '-')[:20]:<20} {info.title or ''}{fork}".rstrip())
+        _print(
+            f"{info.id:<12} {_when(info.updated):<16} {info.message_count:>5}  "
+            f"{(info.model or '-')[:20]:<20} {info.title or ''}{fork}".rstrip()
+        )
     return 0
 
 
@@ -157,8 +163,10 @@ def parse_age(text: str) -> float:
     units = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
     number, unit = text[:-1], text[-1:].lower()
     if unit not in units or not number.isdigit():
-        raise UsageError(f"--older-than {text!r}: give a number and a unit, e.g. 30d "
-                         "(m minutes, h hours, d days, w weeks)")
+        raise UsageError(
+            f"--older-than {text!r}: give a number and a unit, e.g. 30d "
+            "(m minutes, h hours, d days, w weeks)"
+        )
     return int(number) * units[unit]
 
 
@@ -169,14 +177,16 @@ async def rename(store: Any, thread: str, title: str) -> int:
     return 0
 
 
-async def export(store: Any, thread: str, *, fmt: str,
-                 include_attachments: bool = False) -> int:
+async def export(store: Any, thread: str, *, fmt: str, include_attachments: bool = False) -> int:
     """The thread as Markdown (attachments named) or JSON (attachments referenced by
     SHA-256, or with `include_attachments` exactly as sent, base64 inline)."""
     if include_attachments and sys.stdout.isatty():
-        print("error: --include-attachments writes their base64 data: redirect it to a file "
-              f"(toolnexus threads export {thread} --format json --include-attachments > "
-              "thread.json)", file=sys.stderr)
+        print(
+            "error: --include-attachments writes their base64 data: redirect it to a file "
+            f"(toolnexus threads export {thread} --format json --include-attachments > "
+            "thread.json)",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     messages = await store.get(thread)
     if messages is None:
@@ -193,8 +203,9 @@ def _json(messages: list[Message], *, inline: bool) -> str:
     return json.dumps(shown, ensure_ascii=False, indent=2)
 
 
-async def fork_thread(store: Any, thread: str, at: int | None = None,
-                      new_id: str | None = None) -> str:
+async def fork_thread(
+    store: Any, thread: str, at: int | None = None, new_id: str | None = None
+) -> str:
     """Fork `thread` (its first `at` messages, or all) into a new thread and return its id
     (`new_id`, else a fresh one). ToolnexusError, one line, if there is no such thread,
     `new_id` is taken or `at` is out of range."""

@@ -23,8 +23,9 @@ if TYPE_CHECKING:  # imported where tools are offered: a plain `ask` needs none 
     from toolnexus.workspace import Workspace
 
 
-async def open_toolkit(config: Config, flags: ToolFlags, *,
-                       mcp_wait: float | None = None) -> Toolkit:
+async def open_toolkit(
+    config: Config, flags: ToolFlags, *, mcp_wait: float | None = None
+) -> Toolkit:
     """The toolkit the flags and the config ask for. MCP servers start in the background;
     a model call waits for those still starting at most `mcp_wait` seconds after one first
     waited for them (None: until each runs or has failed)."""
@@ -40,11 +41,16 @@ async def open_toolkit(config: Config, flags: ToolFlags, *,
     if mcp:
         quiet_mcp_sdk()
     try:
-        return await create_toolkit(functions=functions, skills_dir=skills, mcp_config=mcp,
-                                    builtins=builtins,
-                                    workspace=workspace(config, flags) if builtins else None,
-                                    mcp_wait=mcp_wait, mcp_tokens=mcp_tokens_path(),
-                                    mcp_roots=[workspace_root(config, flags)] if mcp else None)
+        return await create_toolkit(
+            functions=functions,
+            skills_dir=skills,
+            mcp_config=mcp,
+            builtins=builtins,
+            workspace=workspace(config, flags) if builtins else None,
+            mcp_wait=mcp_wait,
+            mcp_tokens=mcp_tokens_path(),
+            mcp_roots=[workspace_root(config, flags)] if mcp else None,
+        )
     except (ToolnexusError, ValueError) as exc:
         raise UsageError(str(exc)) from None
 
@@ -72,8 +78,12 @@ def mcp_servers(toolkit: Toolkit) -> list[McpServer]:
         return []
     from toolnexus.mcp import ServerPool
 
-    return [server for source in toolkit.sources if isinstance(source, ServerPool)
-            for server in source.servers]
+    return [
+        server
+        for source in toolkit.sources
+        if isinstance(source, ServerPool)
+        for server in source.servers
+    ]
 
 
 def workspace_root(config: Config, flags: ToolFlags) -> Path:
@@ -98,8 +108,14 @@ def workspace(config: Config, flags: ToolFlags) -> Workspace:
 
     root = workspace_root(config, flags)
     rules = config.settings.approval
-    return Workspace(root, secrets=own_secrets(config), paths=rules.paths, hosts=rules.hosts,
-                     sandbox=sandbox_policy(config, flags), outside=rules.outside)
+    return Workspace(
+        root,
+        secrets=own_secrets(config),
+        paths=rules.paths,
+        hosts=rules.hosts,
+        sandbox=sandbox_policy(config, flags),
+        outside=rules.outside,
+    )
 
 
 def own_secrets(config: Config) -> list[Path]:
@@ -111,8 +127,9 @@ def sandbox_policy(config: Config, flags: ToolFlags) -> SandboxPolicy:
     from toolnexus.sandbox import SandboxPolicy
 
     table = config.settings.sandbox
-    return SandboxPolicy(mode=flags.sandbox or table.mode, network=table.network,
-                         read=table.read, write=table.write)
+    return SandboxPolicy(
+        mode=flags.sandbox or table.mode, network=table.network, read=table.read, write=table.write
+    )
 
 
 def warn_failed_servers(toolkit: Toolkit) -> None:
@@ -123,8 +140,11 @@ def warn_failed_servers(toolkit: Toolkit) -> None:
 
 def warn_if_failed(server: ServerStatus) -> None:
     if server.status.startswith("failed"):
-        warnings.warn(f"MCP server {server.name} {server.status}; its tools are "
-                      "unavailable ('toolnexus tools' shows every status)", stacklevel=2)
+        warnings.warn(
+            f"MCP server {server.name} {server.status}; its tools are "
+            "unavailable ('toolnexus tools' shows every status)",
+            stacklevel=2,
+        )
 
 
 def _relative(base: Path, value: str) -> str:
@@ -196,8 +216,11 @@ def _with_hints(tool: Any, text: str) -> str:
 
 def describe_call(name: str, args: Any) -> str:
     if name == "bash" and isinstance(args, dict) and "command" in args:
-        more = "".join(f"\n{key}: {value if isinstance(value, str) else json.dumps(value)}"
-                       for key, value in args.items() if key != "command")
+        more = "".join(
+            f"\n{key}: {value if isinstance(value, str) else json.dumps(value)}"
+            for key, value in args.items()
+            if key != "command"
+        )
         return f"bash: {args['command']}{more}"  # every argument: cwd matters too
     shown = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, indent=2)
     return f"{name} {shown}"
@@ -209,8 +232,10 @@ def refuse_without_terminal(allow_all: bool) -> AskUser:
     async def ask(name: str, args: Any) -> str:
         if allow_all:
             return "yes"
-        sys.stderr.write(f"toolnexus: denied {name}: it needs approval and nobody can be "
-                         "asked here; pass --yes to allow it\n")
+        sys.stderr.write(
+            f"toolnexus: denied {name}: it needs approval and nobody can be "
+            "asked here; pass --yes to allow it\n"
+        )
         sys.stderr.flush()
         return "nobody"
 
@@ -251,28 +276,47 @@ def approval_in_effect(policy: ApprovalPolicy, tool: Tool, yes: bool) -> tuple[s
     return decision, "sandbox" if bash else ""
 
 
-def tool_rows(toolkit: Toolkit, policy: ApprovalPolicy, *, yes: bool = False,
-              ) -> list[dict[str, Any]]:
+def tool_rows(
+    toolkit: Toolkit,
+    policy: ApprovalPolicy,
+    *,
+    yes: bool = False,
+) -> list[dict[str, Any]]:
     """A row per tool: name, source, status, the approval in effect (with --yes if
     `yes`) and why ("approval_note"), description."""
     rows = []
     for tool in toolkit.tools():
         approval, note = approval_in_effect(policy, tool, yes)
-        rows.append({"name": tool.name, "source": tool.source, "status": "ok",
-                     "approval": approval, "approval_note": note,
-                     "description": tool.description})
+        rows.append(
+            {
+                "name": tool.name,
+                "source": tool.source,
+                "status": "ok",
+                "approval": approval,
+                "approval_note": note,
+                "description": tool.description,
+            }
+        )
     for server in toolkit.servers:
         if server.status != "ok":
-            rows.append({"name": f"{server.name}_*", "source": f"mcp:{server.name}",
-                         "status": server.status, "approval": "-", "approval_note": "",
-                         "description": ""})
+            rows.append(
+                {
+                    "name": f"{server.name}_*",
+                    "source": f"mcp:{server.name}",
+                    "status": server.status,
+                    "approval": "-",
+                    "approval_note": "",
+                    "description": "",
+                }
+            )
     return rows
 
 
 def approval_text(row: dict[str, Any]) -> str:
     """A row's approval as the tool lists show it: "allow (--yes, sandbox)"."""
-    return f"{row['approval']} ({row['approval_note']})" if row["approval_note"] else row[
-        "approval"]
+    return (
+        f"{row['approval']} ({row['approval_note']})" if row["approval_note"] else row["approval"]
+    )
 
 
 def yes_line(toolkit: Toolkit) -> str:
@@ -287,8 +331,9 @@ def still_asked(toolkit: Toolkit) -> list[str]:
     """What only a person answers, --yes or not, among what the tools offered can do."""
     still = []
     if toolkit.get("bash") is not None:
-        still.append("leaving the sandbox" if sandboxed(toolkit)
-                     else "every bash command (no sandbox)")
+        still.append(
+            "leaving the sandbox" if sandboxed(toolkit) else "every bash command (no sandbox)"
+        )
     if any(toolkit.get(name) is not None for name in FILE_TOOLS):
         still.append("secret-looking files")
     if toolkit.get("fetch_url") is not None:
@@ -311,11 +356,12 @@ def list_tools(config: Config, flags: ToolFlags, *, as_json: bool, yes: bool = F
     if as_json:
         print(json.dumps(rows, ensure_ascii=False))
     elif not rows:
-        print("no tools: enable some with --builtins, --functions FILE, --skills DIR, "
-              "--mcp FILE or in the config")
+        print(
+            "no tools: enable some with --builtins, --functions FILE, --skills DIR, "
+            "--mcp FILE or in the config"
+        )
     else:
         print(f"{'TOOL':<28} {'SOURCE':<16} {'STATUS':<8} {'APPROVAL':<8}")
         for row in rows:
-            print(f"{row['name']:<28} {row['source']:<16} {row['status']:<8} "
-                  f"{approval_text(row)}")
+            print(f"{row['name']:<28} {row['source']:<16} {row['status']:<8} {approval_text(row)}")
     return 0

@@ -61,9 +61,11 @@ class Chat:
 
     def __init__(self, db: Path, thread: str) -> None:
         self.screen = io.StringIO()
-        self.repl = Repl(Config(db.parent / "config.toml", {"store": str(db)}),
-                         RunOptions(thread=thread),
-                         console=Console(file=self.screen, width=100, highlight=False))
+        self.repl = Repl(
+            Config(db.parent / "config.toml", {"store": str(db)}),
+            RunOptions(thread=thread),
+            console=Console(file=self.screen, width=100, highlight=False),
+        )
 
     async def __aenter__(self) -> Chat:
         await self.repl.session.__aenter__()
@@ -110,8 +112,14 @@ def env(monkeypatch, tmp_path):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
         monkeypatch.setenv(name, str(tmp_path / name.lower()))
-    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY",
-                 "TOOLNEXUS_API_KEY", "TOOLNEXUS_STORE", "TOOLNEXUS_CONFIG"):
+    for name in (
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "OPENROUTER_API_KEY",
+        "TOOLNEXUS_API_KEY",
+        "TOOLNEXUS_STORE",
+        "TOOLNEXUS_CONFIG",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("TOOLNEXUS_MODEL", MODEL)
     # with a key, saves go through the redacting store (fresh dicts), as for most users
@@ -131,8 +139,10 @@ async def stored(db: Path, thread: str) -> list[dict] | None:
 
 
 def shape(messages: list[dict]) -> list[tuple]:
-    return [(m["role"], m.get("content"), m.get("dropped"), bool(m.get("interrupted")))
-            for m in messages]
+    return [
+        (m["role"], m.get("content"), m.get("dropped"), bool(m.get("interrupted")))
+        for m in messages
+    ]
 
 
 # ---------------------------------------------------------------- the reported cases
@@ -148,22 +158,28 @@ async def test_undo_drops_what_thread_counts_and_keeps_it_marked(env):
         assert chat.said().endswith(
             "dropped the last exchange (kept in the thread, marked undone)\n"
             "thread t-undo · first · 2 messages (and 2 undone or failed, not sent) · "
-            "30 tokens this session\n")
+            "30 tokens this session\n"
+        )
         await chat.command("/undo")  # the first exchange too: nothing is left to send
         await chat.command("/thread")
         assert chat.said().endswith(
             "dropped the last exchange (kept in the thread, marked undone)\n"
             "thread t-undo · (empty) · 0 messages (and 4 undone or failed, not sent) · "
-            "30 tokens this session\n")
+            "30 tokens this session\n"
+        )
         await chat.command("/undo")
         assert chat.said().endswith("nothing to undo\n")
         await chat.send("third")
     assert endpoint.sent() == [("user", "third")]
     kept = await stored(db, "t-undo")
     assert shape(kept) == [
-        ("user", "first", "undone", False), ("assistant", answer_to("first"), "undone", False),
-        ("user", "second", "undone", False), ("assistant", answer_to("second"), "undone", False),
-        ("user", "third", None, False), ("assistant", answer_to("third"), None, False)]
+        ("user", "first", "undone", False),
+        ("assistant", answer_to("first"), "undone", False),
+        ("user", "second", "undone", False),
+        ("assistant", answer_to("second"), "undone", False),
+        ("user", "third", None, False),
+        ("assistant", answer_to("third"), None, False),
+    ]
     shown = to_markdown(kept)  # `threads show` still shows what was undone, marked
     assert "second\n\n*(undone, not sent)*" in shown
 
@@ -177,11 +193,13 @@ async def test_retry_on_the_first_answer_leaves_one_question_and_the_new_answer(
         await chat.command("/thread")
         assert "· 2 messages (and 2 undone or failed, not sent)" in chat.said()
         await chat.send("next")
-    assert endpoint.sent() == [("user", "only"), ("assistant", answer_to("only")),
-                               ("user", "next")]
+    assert endpoint.sent() == [("user", "only"), ("assistant", answer_to("only")), ("user", "next")]
     assert shape(await stored(db, "t-retry"))[:4] == [
-        ("user", "only", "retried", False), ("assistant", answer_to("only"), "retried", False),
-        ("user", "only", None, False), ("assistant", answer_to("only"), None, False)]
+        ("user", "only", "retried", False),
+        ("assistant", answer_to("only"), "retried", False),
+        ("user", "only", None, False),
+        ("assistant", answer_to("only"), None, False),
+    ]
 
 
 async def test_a_failed_first_message_is_kept_and_retried_in_a_new_session(env, monkeypatch):
@@ -195,7 +213,8 @@ async def test_a_failed_first_message_is_kept_and_retried_in_a_new_session(env, 
     assert shape(await stored(db, "t-down")) == [("user", "are you there?", "failed", False)]
     shown = CLI(db.parent / "cli", {"TOOLNEXUS_STORE": str(db)}).run("threads", "show", "t-down")
     assert shown.code == 0 and shown.stdout == (
-        "## 1 · User\n\nare you there?\n\n*(failed, not sent)*\n"), shown
+        "## 1 · User\n\nare you there?\n\n*(failed, not sent)*\n"
+    ), shown
 
     monkeypatch.setenv("TOOLNEXUS_BASE_URL", endpoint.stub.base_url)
     async with Chat(db, "t-down") as chat:  # the next day, the server is back
@@ -204,7 +223,8 @@ async def test_a_failed_first_message_is_kept_and_retried_in_a_new_session(env, 
     assert shape(await stored(db, "t-down")) == [
         ("user", "are you there?", "failed", False),
         ("user", "are you there?", None, False),
-        ("assistant", answer_to("are you there?"), None, False)]
+        ("assistant", answer_to("are you there?"), None, False),
+    ]
 
 
 async def test_a_failed_prompt_is_never_sent_again_by_itself(env):
@@ -215,8 +235,11 @@ async def test_a_failed_prompt_is_never_sent_again_by_itself(env):
         await chat.send("this one fails")
         endpoint.mode = "answer"
         await chat.send("and this works")
-    assert endpoint.sent() == [("user", "hello"), ("assistant", answer_to("hello")),
-                               ("user", "and this works")]
+    assert endpoint.sent() == [
+        ("user", "hello"),
+        ("assistant", answer_to("hello")),
+        ("user", "and this works"),
+    ]
     assert ("user", "this one fails", "failed", False) in shape(await stored(db, "t-fail"))
 
 
@@ -254,8 +277,7 @@ class Model:
         elif outcome == "fail":
             self.thread.append(Msg("user", prompt, "failed"))
         else:  # Ctrl-C once "partial" was shown: the partial answer is kept, and sent
-            self.thread.extend([Msg("user", prompt),
-                                Msg("assistant", "partial", interrupted=True)])
+            self.thread.extend([Msg("user", prompt), Msg("assistant", "partial", interrupted=True)])
 
     def last_prompt(self, failed_too: bool) -> int | None:
         for i in range(len(self.thread) - 1, -1, -1):
@@ -272,14 +294,15 @@ class Model:
 
 async def check(model: Model, db: Path, step: str) -> None:
     messages = await stored(db, model.current)
-    got = [(m["role"], m["content"], m.get("dropped"), bool(m.get("interrupted")))
-           for m in messages or []]
+    got = [
+        (m["role"], m["content"], m.get("dropped"), bool(m.get("interrupted")))
+        for m in messages or []
+    ]
     assert got == [m.key() for m in model.thread], step
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5, 6])
-async def test_random_sessions_keep_every_thread_as_the_model_says(env, seed,
-                                                                   ctrl_c_on_first_text):
+async def test_random_sessions_keep_every_thread_as_the_model_says(env, seed, ctrl_c_on_first_text):
     endpoint, db = env
     rng = random.Random(seed)
     model = Model(current=f"t-walk-{seed}")
@@ -288,8 +311,8 @@ async def test_random_sessions_keep_every_thread_as_the_model_says(env, seed,
     try:
         for step in range(28):
             action = rng.choices(
-                ["send", "undo", "retry", "reset", "switch", "restart"],
-                weights=[8, 2, 3, 1, 1, 2])[0]
+                ["send", "undo", "retry", "reset", "switch", "restart"], weights=[8, 2, 3, 1, 1, 2]
+            )[0]
             outcome = rng.choices(["answer", "fail", "stall"], weights=[6, 2, 2])[0]
             what = f"seed {seed} step {step}: {action}/{outcome}"
             before = model.sent()

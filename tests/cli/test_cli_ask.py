@@ -31,8 +31,9 @@ def test_piped_output_is_exactly_the_answer(cli, stub):
 def test_verbose_sends_tool_activity_and_reasoning_to_stderr(cli, stub):
     def handler(rec):
         if len(stub.requests) == 1:  # first model call: think, then call a tool
-            return openai_stream(reasoning="I should look it up.",
-                                 tool_calls=[("lookup", {"query": "weather"})])
+            return openai_stream(
+                reasoning="I should look it up.", tool_calls=[("lookup", {"query": "weather"})]
+            )
         return openai_stream("It is sunny.", reasoning="Now I can answer.")
 
     stub.handler = handler
@@ -107,8 +108,7 @@ def test_threads_continue_across_processes_with_json_and_events(cli, stub):
     # -c takes the most recently used thread: t1, although t0 was created after it
     third = cli.call("ask", "-c", "third question")
     assert third.code == 0 and third.stdout == "Third answer.\n", third
-    assert user_text(stub.requests[-1]) == ["first question", "second question",
-                                            "third question"]
+    assert user_text(stub.requests[-1]) == ["first question", "second question", "third question"]
     assert [m["content"] for m in cli.thread("t1")][-2:] == ["third question", "Third answer."]
 
 
@@ -146,9 +146,15 @@ def test_usage_errors_exit_2(cli, stub):
 def test_ctrl_c_in_a_pipe_exits_130_with_the_partial_answer(cli, stub):
     words = " ".join(f"w{i}" for i in range(400))
     stub.handler = lambda rec: openai_stream(words, pause=0.05)
-    proc = subprocess.Popen([*ENTRY, "ask", "count", "--id", "slow"], env=cli.env,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=cli.home)
+    proc = subprocess.Popen(
+        [*ENTRY, "ask", "count", "--id", "slow"],
+        env=cli.env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cli.home,
+    )
     try:
         seen = proc.stdout.read(len("w0 w1 w2"))  # blocks until the answer is streaming
         assert seen == "w0 w1 w2"
@@ -172,19 +178,32 @@ def test_a_piped_ask_loads_no_renderer_or_prompt_library(cli, stub):
     stub.handler = lambda rec: openai_stream("fast")
     result = cli.run("ask", "hi", env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert result.code == 0 and result.stdout == "fast\n", result
-    imported = {line.rsplit("|", 1)[-1].strip().split(".")[0]
-                for line in result.stderr.splitlines() if line.startswith("import time:")}
+    imported = {
+        line.rsplit("|", 1)[-1].strip().split(".")[0]
+        for line in result.stderr.splitlines()
+        if line.startswith("import time:")
+    }
     assert "toolnexus_cli" in imported  # the profile is there
     assert imported.isdisjoint({"rich", "prompt_toolkit", "markdown_it", "pygments", "mcp"})
 
 
-@pytest.mark.parametrize(("finish", "reason", "note"), [
-    ("content_filter", "content_filter",
-     "note: the provider's content filter stopped the answer (finish reason 'content_filter')"),
-    ("refusal", "refused", "note: the model refused; the exchange stays in the thread"),
-    ("model_context_window_exceeded", "context_window",
-     "note: the answer was cut off when the model's context window filled up"),
-])
+@pytest.mark.parametrize(
+    ("finish", "reason", "note"),
+    [
+        (
+            "content_filter",
+            "content_filter",
+            "note: the provider's content filter stopped the answer "
+            "(finish reason 'content_filter')",
+        ),
+        ("refusal", "refused", "note: the model refused; the exchange stays in the thread"),
+        (
+            "model_context_window_exceeded",
+            "context_window",
+            "note: the answer was cut off when the model's context window filled up",
+        ),
+    ],
+)
 def test_every_cut_off_says_so_on_stderr_and_in_the_json(cli, stub, finish, reason, note):
     """Each stop reason of an answer that did not end by itself (OpenAI/Azure
     "content_filter", Anthropic "refusal" and "model_context_window_exceeded") is reported
@@ -202,8 +221,11 @@ def test_every_cut_off_says_so_on_stderr_and_in_the_json(cli, stub, finish, reas
     assert piped.stderr.startswith(note)
     as_json = cli.call("ask", "a story", "--json", *style)
     assert as_json.code == 0 and as_json.stderr == "", as_json
-    assert (as_json.json["status"], as_json.json["finish_reason"],
-            as_json.json["incomplete_reason"]) == ("incomplete", finish, reason)
+    assert (
+        as_json.json["status"],
+        as_json.json["finish_reason"],
+        as_json.json["incomplete_reason"],
+    ) == ("incomplete", finish, reason)
 
 
 def test_an_answer_cut_off_at_max_tokens_says_so_on_stderr(cli, stub):
@@ -222,22 +244,46 @@ def test_an_answer_cut_off_at_max_tokens_says_so_on_stderr(cli, stub):
     assert whole.code == 0 and whole.stderr == "", whole
 
 
-TOOL_MACHINERY = ("toolnexus.approval", "toolnexus.builtins", "toolnexus.workspace",
-                  "toolnexus.web", "toolnexus.shell", "toolnexus.command_rules",
-                  "toolnexus.command_vetting", "toolnexus.secret_files",
-                  "toolnexus.command_run", "toolnexus.linear_regex", "toolnexus.html_text",
-                  "toolnexus.mcp", "re2")
+TOOL_MACHINERY = (
+    "toolnexus.approval",
+    "toolnexus.builtins",
+    "toolnexus.workspace",
+    "toolnexus.web",
+    "toolnexus.shell",
+    "toolnexus.command_rules",
+    "toolnexus.command_vetting",
+    "toolnexus.secret_files",
+    "toolnexus.command_run",
+    "toolnexus.linear_regex",
+    "toolnexus.html_text",
+    "toolnexus.mcp",
+    "re2",
+)
 
 
 # What a piped `ask` has no use for: the terminal's rendering and input, and the modules
 # of the other commands (the chat, threads, models, setup, config).
 TERMINAL_AND_OTHER_COMMANDS = (
-    "rich", "prompt_toolkit", "markdown_it", "pygments", "toolnexus_cli.repl",
-    "toolnexus_cli.commands", "toolnexus_cli.chat_markdown", "toolnexus_cli.markdown_stream",
-    "toolnexus_cli.live_region", "toolnexus_cli.terminal", "toolnexus_cli.clipboard",
-    "toolnexus_cli.file_change", "toolnexus_cli.threads", "toolnexus_cli.models",
-    "toolnexus_cli.setup", "toolnexus_cli.config_commands", "toolnexus_cli.context_commands",
-    "toolnexus_cli.shell", "toolnexus.pricing")
+    "rich",
+    "prompt_toolkit",
+    "markdown_it",
+    "pygments",
+    "toolnexus_cli.repl",
+    "toolnexus_cli.commands",
+    "toolnexus_cli.chat_markdown",
+    "toolnexus_cli.markdown_stream",
+    "toolnexus_cli.live_region",
+    "toolnexus_cli.terminal",
+    "toolnexus_cli.clipboard",
+    "toolnexus_cli.file_change",
+    "toolnexus_cli.threads",
+    "toolnexus_cli.models",
+    "toolnexus_cli.setup",
+    "toolnexus_cli.config_commands",
+    "toolnexus_cli.context_commands",
+    "toolnexus_cli.shell",
+    "toolnexus.pricing",
+)
 
 
 def test_a_piped_ask_without_tools_imports_only_what_it_uses(cli, stub, tmp_path):
@@ -245,15 +291,24 @@ def test_a_piped_ask_without_tools_imports_only_what_it_uses(cli, stub, tmp_path
     serves tools waits until a tool is offered, and nothing of the terminal or of the
     other commands is loaded."""
     loaded = tmp_path / "modules"
-    code = ("import atexit, sys; path = sys.argv.pop(); atexit.register(lambda: open(path, 'w')"
-            ".write('\\n'.join(sys.modules))); from toolnexus_cli.app import main; main()")
-    done = subprocess.run([sys.executable, "-c", code, "ask", "hi", str(loaded)],
-                          env=cli.merged_env(), capture_output=True, text=True, timeout=60)
+    code = (
+        "import atexit, sys; path = sys.argv.pop(); atexit.register(lambda: open(path, 'w')"
+        ".write('\\n'.join(sys.modules))); from toolnexus_cli.app import main; main()"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, "ask", "hi", str(loaded)],
+        env=cli.merged_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     modules = set(loaded.read_text().split())
     assert "toolnexus.loop" in modules  # it did answer
     assert sorted(m for m in modules if m.startswith(TOOL_MACHINERY)) == []
-    unused = sorted(m for m in modules
-                    if m.split(".")[0] in TERMINAL_AND_OTHER_COMMANDS
-                    or m in TERMINAL_AND_OTHER_COMMANDS)
+    unused = sorted(
+        m
+        for m in modules
+        if m.split(".")[0] in TERMINAL_AND_OTHER_COMMANDS or m in TERMINAL_AND_OTHER_COMMANDS
+    )
     assert unused == []

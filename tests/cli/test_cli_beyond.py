@@ -33,30 +33,42 @@ def one_error_line(result, *words: str) -> None:
 def test_ask_attaches_files_and_urls_as_parts(cli, stub):
     (cli.home / "cat.png").write_bytes(PNG)
     (cli.home / "notes.txt").write_text("buy milk\n")
-    done = cli.call("ask", "what is this?", "-a", "cat.png", "-a", "notes.txt",
-                   "-a", "https://example.com/dog.jpg")
+    done = cli.call(
+        "ask",
+        "what is this?",
+        "-a",
+        "cat.png",
+        "-a",
+        "notes.txt",
+        "-a",
+        "https://example.com/dog.jpg",
+    )
     assert done.code == 0, done
-    assert user_parts(stub) == [[
-        {"type": "text", "text": "what is this?"},
-        {"type": "image_url", "image_url": {"url": PNG_URL}},
-        {"type": "text", "text": "notes.txt\n```\nbuy milk\n```"},
-        {"type": "image_url", "image_url": {"url": "https://example.com/dog.jpg"}},
-    ]]
+    assert user_parts(stub) == [
+        [
+            {"type": "text", "text": "what is this?"},
+            {"type": "image_url", "image_url": {"url": PNG_URL}},
+            {"type": "text", "text": "notes.txt\n```\nbuy milk\n```"},
+            {"type": "image_url", "image_url": {"url": "https://example.com/dog.jpg"}},
+        ]
+    ]
 
     alone = cli.call("ask", "-a", "cat.png")  # an attachment needs no words
     assert alone.code == 0, alone
     assert user_parts(stub) == [[{"type": "image_url", "image_url": {"url": PNG_URL}}]]
 
 
-@pytest.mark.parametrize(("make", "args", "words"), [
-    (None, ["-a", "missing.png"], ["missing.png", "No such file"]),
-    ("junk.bin", ["-a", "junk.bin"], ["junk.bin", "not an image"]),
-    ("huge.png", ["-a", "huge.png"], ["huge.png", "larger than 20 MiB"]),
-    ("clip.wav", ["--style", "anthropic", "-a", "clip.wav"], ["anthropic", "audio"]),
-    ("doc.pdf", ["-a", "ftp://example.com/doc.pdf"], ["only http(s) and data: URLs"]),
-])
-def test_an_attachment_that_cannot_go_is_one_line_before_any_request(cli, stub, make, args,
-                                                                      words):
+@pytest.mark.parametrize(
+    ("make", "args", "words"),
+    [
+        (None, ["-a", "missing.png"], ["missing.png", "No such file"]),
+        ("junk.bin", ["-a", "junk.bin"], ["junk.bin", "not an image"]),
+        ("huge.png", ["-a", "huge.png"], ["huge.png", "larger than 20 MiB"]),
+        ("clip.wav", ["--style", "anthropic", "-a", "clip.wav"], ["anthropic", "audio"]),
+        ("doc.pdf", ["-a", "ftp://example.com/doc.pdf"], ["only http(s) and data: URLs"]),
+    ],
+)
+def test_an_attachment_that_cannot_go_is_one_line_before_any_request(cli, stub, make, args, words):
     if make == "junk.bin":
         (cli.home / make).write_bytes(b"\x00\x01\x02\xfe" * 10)
     elif make == "huge.png":
@@ -88,6 +100,7 @@ def calls_snapshot_then_answers(stub) -> None:
         if len(stub.requests) == 1:
             return openai_stream(tool_calls=[("snapshot", {"name": "desk"})])
         return openai_stream("A desk.")
+
     stub.handler = handler
 
 
@@ -119,14 +132,19 @@ def test_schema_short_form_prints_exactly_the_document(cli, stub):
     assert done.code == 0 and done.stderr == "", done
     assert done.stdout == json.dumps(PERSON, ensure_ascii=False) + "\n"  # one compact line
     assert sent_schema(stub) == {
-        "type": "object", "additionalProperties": False, "required": ["name", "age", "tags"],
-        "properties": {"name": {"type": "string"}, "age": {"type": "integer"},
-                       "tags": {"type": "array", "items": {"type": "string"}}}}
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["name", "age", "tags"],
+        "properties": {
+            "name": {"type": "string"},
+            "age": {"type": "integer"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+        },
+    }
 
 
 def test_schema_from_inline_json_and_from_a_file(cli, stub):
-    schema = {"type": "object", "properties": {"name": {"type": "string"}},
-              "required": ["name"]}
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
     stub.handler = lambda rec: openai_stream('{"name": "Ada"}')
     inline = cli.call("ask", "who?", "--schema", json.dumps(schema))
     assert inline.code == 0 and inline.stdout == '{"name": "Ada"}\n', inline
@@ -150,7 +168,8 @@ def test_schema_multi_asks_for_a_list_of_objects(cli, stub):
     assert done.code == 0, done
     assert json.loads(done.stdout) == answer and done.stdout.count("\n") == 1
     assert sent_schema(stub)["properties"]["items"]["items"]["properties"] == {
-        "name": {"type": "string"}}
+        "name": {"type": "string"}
+    }
 
 
 def test_a_reply_that_breaks_the_schema_is_one_line_and_exit_1(cli, stub):
@@ -172,8 +191,24 @@ provider = "stub"
 model = "{STUB_MODEL}"
 request_params = {{ temperature = 1.0, top_p = 0.5 }}
 ''')
-    done = cli.call("ask", "-m", "fast", "hi", "-o", "temperature", "0.2",
-                   "-o", "max_tokens", "500", "-o", "user", "ada", "-o", "stop", '["\\n"]')
+    done = cli.call(
+        "ask",
+        "-m",
+        "fast",
+        "hi",
+        "-o",
+        "temperature",
+        "0.2",
+        "-o",
+        "max_tokens",
+        "500",
+        "-o",
+        "user",
+        "ada",
+        "-o",
+        "stop",
+        '["\\n"]',
+    )
     assert done.code == 0, done
     body = stub.requests[-1].json
     assert body["temperature"] == 0.2 and body["max_tokens"] == 500

@@ -72,8 +72,13 @@ model = "deep-model"
     assert req.json["messages"][0] == {"role": "system", "content": "config system"}
 
     # the environment beats the file
-    env = {**provider_key, "TOOLNEXUS_MODEL": "deep", "TOOLNEXUS_BASE_URL": f"{stub.url}/env",
-           "TOOLNEXUS_STYLE": "anthropic", "TOOLNEXUS_API_KEY": "sk-toolnexus-var"}
+    env = {
+        **provider_key,
+        "TOOLNEXUS_MODEL": "deep",
+        "TOOLNEXUS_BASE_URL": f"{stub.url}/env",
+        "TOOLNEXUS_STYLE": "anthropic",
+        "TOOLNEXUS_API_KEY": "sk-toolnexus-var",
+    }
     r = bare_cli.call("ask", "hi", env=env)
     assert r.code == 0 and r.stdout == "ok\n", r
     req = stub.requests[-1]
@@ -83,8 +88,19 @@ model = "deep-model"
     assert "temperature" not in req.json  # deep has no request_params
 
     # flags beat the environment; an alias finds its model
-    r = bare_cli.call("ask", "hi", "-m", "f", "--base-url", f"{stub.url}/flag",
-                     "--style", "openai", "-s", "flag system", env=env)
+    r = bare_cli.call(
+        "ask",
+        "hi",
+        "-m",
+        "f",
+        "--base-url",
+        f"{stub.url}/flag",
+        "--style",
+        "openai",
+        "-s",
+        "flag system",
+        env=env,
+    )
     assert r.code == 0 and r.stdout == "ok\n", r
     req = stub.requests[-1]
     assert req.path == "/flag/chat/completions"
@@ -112,8 +128,13 @@ def test_no_config_and_a_local_server_needs_no_key(bare_cli, stub):
 
 def test_nothing_configured_says_what_to_set(bare_cli):
     line = one_error_line(bare_cli.call("ask", "hi"))
-    for what in ("toolnexus setup", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
-                 "OPENROUTER_API_KEY", "--base-url"):
+    for what in (
+        "toolnexus setup",
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "OPENROUTER_API_KEY",
+        "--base-url",
+    ):
         assert what in line
     assert line.index("toolnexus setup") < line.index("OPENAI_API_KEY")
 
@@ -129,8 +150,10 @@ def test_a_base_url_alone_uses_the_one_model_its_server_serves(bare_cli, stub):
     assert stub.requests[-1].json["model"] == qwen
     stub.models = openai_models(["llama3.2", "qwen3"])
     line = one_error_line(bare_cli.call("ask", "hi", "--base-url", stub.base_url))
-    assert f"no model given, and {stub.base_url} serves 2 models (llama3.2, qwen3): pass " \
-           "-m MODEL" in line
+    assert (
+        f"no model given, and {stub.base_url} serves 2 models (llama3.2, qwen3): pass "
+        "-m MODEL" in line
+    )
     assert len(stub.requests) == 1
 
 
@@ -142,8 +165,7 @@ def test_config_errors_name_the_file_the_line_and_the_key(bare_cli, stub):
     assert "defualt_model" in line and "did you mean 'default_model'" in line
 
     # a nested key, with the same key in an earlier table: the line is the offending one
-    bare_cli.write_config(
-        '[providers.one]\nstyle = "openai"\n\n[providers.two]\nstyle = 3\n')
+    bare_cli.write_config('[providers.one]\nstyle = "openai"\n\n[providers.two]\nstyle = 3\n')
     line = one_error_line(bare_cli.call("ask", "hi"))
     assert f"{path}:5" in line and "providers.two.style" in line and "string" in line
 
@@ -179,8 +201,9 @@ def test_config_path_show_and_init(bare_cli):
     assert "max_tokens = 8192" in shown.stdout  # settings are not mistaken for secrets
     tools = bare_cli.call("tools")  # tools are opt-in: the written config turns none on
     assert tools.code == 0 and "no tools" in tools.stdout and "read_file" not in tools.stdout
-    uncommented = "\n".join(line.removeprefix("# ") for line in example.splitlines()
-                            if line.startswith("# builtins"))
+    uncommented = "\n".join(
+        line.removeprefix("# ") for line in example.splitlines() if line.startswith("# builtins")
+    )
     assert uncommented.startswith("builtins = [")  # shown, commented out
 
     # init never overwrites by accident
@@ -206,10 +229,17 @@ headers = { Authorization = "Bearer hdr-SECRET-token", "X-Trace" = "trace-SECRET
 
 
 def test_keys_set_stores_a_0600_file_used_for_its_provider(bare_cli, stub):
-    bare_cli.write_config(f'default_model = "stubby:m1"\n'
-                          f'[providers.stubby]\nbase_url = "{stub.base_url}"\n')
-    child = pexpect.spawn(ENTRY[0], [*ENTRY[1:], "keys", "set", "stubby"], env=bare_cli.env,
-                          encoding="utf-8", timeout=15, cwd=str(bare_cli.home))
+    bare_cli.write_config(
+        f'default_model = "stubby:m1"\n[providers.stubby]\nbase_url = "{stub.base_url}"\n'
+    )
+    child = pexpect.spawn(
+        ENTRY[0],
+        [*ENTRY[1:], "keys", "set", "stubby"],
+        env=bare_cli.env,
+        encoding="utf-8",
+        timeout=15,
+        cwd=str(bare_cli.home),
+    )
     child.expect("API key for stubby")
     child.sendline(KEY)
     child.expect(pexpect.EOF)
@@ -254,15 +284,22 @@ api_key_cmd = "echo locked >&2; exit 3"
 
 def _split_key_stream(text_pieces: list[str], reasoning: str) -> Reply:
     """A chat.completion.chunk stream whose text arrives in exactly these pieces."""
-    base = {"id": "chatcmpl-stub", "object": "chat.completion.chunk", "created": 0,
-            "model": "stub-model"}
+    base = {
+        "id": "chatcmpl-stub",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "stub-model",
+    }
 
     def chunk(delta: dict, finish: str | None = None) -> dict:
         return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
-    events = [chunk({"role": "assistant", "content": ""}),
-              chunk({"reasoning_content": reasoning}),
-              *(chunk({"content": piece}) for piece in text_pieces), chunk({}, "stop")]
+    events = [
+        chunk({"role": "assistant", "content": ""}),
+        chunk({"reasoning_content": reasoning}),
+        *(chunk({"content": piece}) for piece in text_pieces),
+        chunk({}, "stop"),
+    ]
     return Reply.sse(events, done=True)
 
 
@@ -275,8 +312,9 @@ def test_no_key_leaks_into_output_errors_or_the_thread_file(cli, stub):
         if "fail" in messages[-1].get("content", ""):
             return Reply.error(401, f"Incorrect API key provided: {key}")
         if messages[-1]["role"] == "tool":  # the key split across three deltas
-            return _split_key_stream(["Your key is ", key[:7], key[7:15], key[15:] + " indeed."],
-                                     reasoning=f"echo {key}")
+            return _split_key_stream(
+                ["Your key is ", key[:7], key[7:15], key[15:] + " indeed."], reasoning=f"echo {key}"
+            )
         return openai_stream(reasoning=f"the key {key}", tool_calls=[("lookup", {"key": key})])
 
     stub.handler = echo_key
@@ -374,8 +412,10 @@ def test_the_idle_timeout_is_a_setting_and_a_flag(cli, stub):
     cli.write_config("idle_timeout = 0.2\n")
     r = cli.call("ask", "hi")
     assert r.code == 1, r
-    assert "sent nothing for 0.2 s (idle timeout): the server may be busy ('idle_timeout' " \
-           "in the config file, or --idle-timeout, waits longer)" in r.stderr
+    assert (
+        "sent nothing for 0.2 s (idle timeout): the server may be busy ('idle_timeout' "
+        "in the config file, or --idle-timeout, waits longer)" in r.stderr
+    )
     r = cli.call("ask", "hi", "--idle-timeout", "0.3")
     assert r.code == 1 and "sent nothing for 0.3 s (idle timeout)" in r.stderr, r
     line = one_error_line(cli.call("ask", "hi", "--idle-timeout", "0"))

@@ -29,6 +29,7 @@ def test_five_long_asks_on_one_thread_all_succeed_and_the_thread_keeps_every_pro
 
 # ----------------------------------------------------------------------------- the CLI's part
 
+
 def two_long_turns() -> list[dict]:
     """About 3,000 tokens: the next long prompt passes 80% of a 4,096-token window."""
     return turns((note(1), "Noted."), (note(2), "Noted."))
@@ -38,8 +39,10 @@ def looked_up(stub) -> list[str]:
     return [r.path for r in stub.lookups]
 
 
-NOTE_LINE = re.compile(r"toolnexus: compacted (\d+) earlier messages?: [\d.]+k → [\d.]+k tokens "
-                       r"\((summary|dropped: the summary did not fit)\)\n")
+NOTE_LINE = re.compile(
+    r"toolnexus: compacted (\d+) earlier messages?: [\d.]+k → [\d.]+k tokens "
+    r"\((summary|dropped: the summary did not fit)\)\n"
+)
 
 
 def test_the_window_is_asked_once_and_remembered_in_a_private_cache_file(cli, stub):
@@ -64,7 +67,8 @@ def test_a_context_window_in_the_config_is_used_without_asking_the_endpoint(cli,
         + f'[providers.local]\nbase_url = "{stub.base_url}"\nstyle = "openai"\n'
         + {"top": "", "provider": small, "model": big}[where]
         + '[models.small]\nprovider = "local"\nmodel = "stub-model"\n'
-        + (small if where == "model" else ""))
+        + (small if where == "model" else "")
+    )
     assert cli.call("ask", "-m", "small", "--id", "T", note(1, 1300)).code == 0
     second = cli.call("ask", "-m", "small", "--id", "T", note(2, 1300))  # 2.6k > 80% of 3,000
     assert second.code == 0 and NOTE_LINE.fullmatch(second.stderr), second
@@ -114,8 +118,11 @@ def test_ask_says_it_compacted_in_one_stderr_line_and_json_carries_the_event(cli
 
 def test_ask_says_when_older_turns_were_dropped_because_the_summary_did_not_fit(cli, stub):
     llama = LlamaCppLike(window=4096)
-    stub.handler = lambda rec: (LlamaCppLike(window=10)(rec) if rec.method == "POST"
-                                and is_summary_request(rec) else llama(rec))
+    stub.handler = lambda rec: (
+        LlamaCppLike(window=10)(rec)
+        if rec.method == "POST" and is_summary_request(rec)
+        else llama(rec)
+    )
     cli.seed_thread("T", two_long_turns())
     result = cli.call("ask", "--id", "T", note(3))
     assert result.code == 0 and result.stdout == "Noted.\n", result
@@ -133,8 +140,12 @@ def test_threads_show_marks_the_summary_and_sent_shows_what_the_model_sees(cli, 
 
     shown = cli.call("threads", "show", "T")
     assert shown.code == 0, shown
-    rule = re.search(r"^── summary of messages (\d+)–(\d+) \(([\d.]+k) → ([\d.]+k) tokens, "
-                     r"stub-model\) ──$", shown.stdout, re.M)
+    rule = re.search(
+        r"^── summary of messages (\d+)–(\d+) \(([\d.]+k) → ([\d.]+k) tokens, "
+        r"stub-model\) ──$",
+        shown.stdout,
+        re.M,
+    )
     assert rule and (int(rule[1]), int(rule[2])) == (first + 1, last + 1), shown.stdout
     assert "Summary: the user sent long notes" in shown.stdout
     for n in (1, 2, 3):  # every original is still shown, numbered as /pin takes them

@@ -24,9 +24,13 @@ from tests.support.stub_provider import (
     openai_stream,
 )
 
-LISTED = {"router/m": {"context_length": 128000,
-                       "pricing": {"prompt": "0.0000025", "completion": "0.00001"}},
-          "llama-m": {"meta": {"n_ctx": 4096, "n_ctx_train": 32768}}}
+LISTED = {
+    "router/m": {
+        "context_length": 128000,
+        "pricing": {"prompt": "0.0000025", "completion": "0.00001"},
+    },
+    "llama-m": {"meta": {"n_ctx": 4096, "n_ctx_train": 32768}},
+}
 
 
 @pytest.fixture
@@ -68,8 +72,16 @@ def test_the_table_in_a_terminal_with_one_provider_down(user):
         lines = session.term.lines()
     finally:
         session.close()
-    assert lines[0].split() == ["PROVIDER", "MODEL", "ALIASES", "CONTEXT", "$/M", "IN",
-                                "$/M", "OUT"]
+    assert lines[0].split() == [
+        "PROVIDER",
+        "MODEL",
+        "ALIASES",
+        "CONTEXT",
+        "$/M",
+        "IN",
+        "$/M",
+        "OUT",
+    ]
     assert lines[1].split() == ["up", "router/m", "fast,", "f", "128,000", "2.50", "10.00"]
     assert lines[2].split() == ["up", "llama-m", "4,096"]
     note = "unreachable: could not connect to http://127.0.0.1:"
@@ -82,8 +94,13 @@ def test_the_list_is_cached_an_hour_and_refresh_asks_again(user, stub):
     assert first.code == 0, first
     up, down = first.json
     assert (up["provider"], up["reachable"], up["cached"]) == ("up", True, False)
-    assert up["models"][0] == {"id": "router/m", "context_window": 128000, "input_price": 2.5,
-                               "output_price": 10.0, "aliases": ["fast", "f"]}
+    assert up["models"][0] == {
+        "id": "router/m",
+        "context_window": 128000,
+        "input_price": 2.5,
+        "output_price": 10.0,
+        "aliases": ["fast", "f"],
+    }
     assert (down["reachable"], down["models"]) == (False, [])
     assert "could not connect" in down["error"]
     assert stat.S_IMODE(cache_file(user).stat().st_mode) == 0o600
@@ -122,7 +139,8 @@ def test_a_hostile_list_cannot_reach_the_terminal(user, stub):
     assert r.code == 0 and "\x1b" not in r.stdout and "evil^[]52;c;aGk=^Gname" in r.stdout
     stub.models = None
     stub.handler = lambda rec: Reply.raw(
-        [b"<html>no</html>"], chunked=False, headers={"Content-Type": "text/html"})
+        [b"<html>no</html>"], chunked=False, headers={"Content-Type": "text/html"}
+    )
     r = user.call("models", "--provider", "up", "--refresh")
     assert r.code == 1 and "unreachable: the reply from" in r.stdout and "is not JSON" in r.stdout
 
@@ -196,8 +214,7 @@ def test_a_bare_model_name_is_looked_up_among_the_configured_providers(tmp_path)
         one.handler = lambda rec: openai_stream(f"one serves {rec.json['model']}")
         two.handler = lambda rec: openai_stream(f"two serves {rec.json['model']}")
         cli = CLI(tmp_path)
-        config = (f'default_model = "one:shared-m"\n'
-                  f'[providers.one]\nbase_url = "{one.base_url}"\n')
+        config = f'default_model = "one:shared-m"\n[providers.one]\nbase_url = "{one.base_url}"\n'
         cli.write_config(config)
         r = cli.call("ask", "-m", "gemma-3-270m", "hi")
         assert (r.code, r.stdout) == (0, "one serves gemma-3-270m\n"), r
@@ -214,11 +231,13 @@ def test_a_bare_model_name_is_looked_up_among_the_configured_providers(tmp_path)
         r = cli.call("ask", "-m", "shared-m", "hi")
         assert r.code == 2 and r.stderr == (
             "error: 'shared-m' is served by one, two: name one, e.g. -m one:shared-m "
-            "(/model one:shared-m in the chat)\n"), r
+            "(/model one:shared-m in the chat)\n"
+        ), r
         r = cli.call("ask", "-m", "gemma-3-27m", "hi")
         assert r.code == 2 and r.stderr.startswith(
             "error: no configured provider lists a model named 'gemma-3-27m'; did you mean "
-            "'gemma-3-270m'?; 'toolnexus models' lists what each serves"), r
+            "'gemma-3-270m'?; 'toolnexus models' lists what each serves"
+        ), r
         assert len(one.requests) == 2 and len(two.requests) == 1
 
 
@@ -227,4 +246,5 @@ def test_nothing_configured_points_to_setup_first(tmp_path):
     `config init` and edit the file; the setup that finds local servers went unmentioned."""
     r = CLI(tmp_path).call("ask", "hi")
     assert r.code == 2 and r.stderr.startswith(
-        "error: no model endpoint is configured: run 'toolnexus setup'"), r
+        "error: no model endpoint is configured: run 'toolnexus setup'"
+    ), r

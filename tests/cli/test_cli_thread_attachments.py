@@ -80,8 +80,11 @@ def test_a_tool_image_is_stored_once_and_named_never_dumped(cli, stub, tmp_path)
 
 def test_no_base64_reaches_a_terminal(cli, stub, tmp_path):
     pictured(cli, stub, tmp_path, turns=1)
-    for args, code in ((["show", "t-pic"], 0), (["show", "t-pic", "--json"], 0),
-                       (["export", "t-pic", "--format", "json", "--include-attachments"], 2)):
+    for args, code in (
+        (["show", "t-pic"], 0),
+        (["show", "t-pic", "--json"], 0),
+        (["export", "t-pic", "--format", "json", "--include-attachments"], 2),
+    ):
         child = pty_screen.spawn(cli, "threads", *args, rows=40, cols=120, timeout=15)
         child.logfile_read = io.StringIO()
         child.expect(pexpect.EOF)
@@ -121,8 +124,7 @@ def test_fork_a_thread_and_go_on_from_the_fork(cli, stub, tmp_path):
     assert r.code == 0, r
     sent = stub.requests[-1].json["messages"]
     # the tool's image goes along (OpenAI: in a user message after the tool result)
-    assert [m["role"] for m in sent] == ["user", "assistant", "tool", "user", "assistant",
-                                         "user"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "tool", "user", "assistant", "user"]
     assert IMAGE_B64 in stub.requests[-1].body.decode()
     assert sent[0]["content"] == "take picture 0" and sent[-1]["content"] == "and then?"
     assert len(cli.thread("t-pic")) == 8  # the original is untouched
@@ -130,10 +132,12 @@ def test_fork_a_thread_and_go_on_from_the_fork(cli, stub, tmp_path):
 
 def test_fork_says_in_one_line_what_it_cannot_do(cli, stub, tmp_path):
     pictured(cli, stub, tmp_path, turns=1)
-    for args, says in ((["nope"], "no thread 'nope'"),
-                       (["t-pic", "--at", "9"], "a fork keeps 1 to 4 of them, not 9"),
-                       (["t-pic", "--at", "0"], "not 0"),
-                       (["t-pic", "--id", "t-pic"], "already a thread 't-pic'")):
+    for args, says in (
+        (["nope"], "no thread 'nope'"),
+        (["t-pic", "--at", "9"], "a fork keeps 1 to 4 of them, not 9"),
+        (["t-pic", "--at", "0"], "not 0"),
+        (["t-pic", "--id", "t-pic"], "already a thread 't-pic'"),
+    ):
         r = cli.call("threads", "fork", *args)
         assert r.code == 1 and r.stdout == "", r
         lines = r.stderr.splitlines()
@@ -142,8 +146,12 @@ def test_fork_says_in_one_line_what_it_cannot_do(cli, stub, tmp_path):
 
 async def test_fork_thread_for_the_chat():
     store = MemoryStore()
-    history = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"},
-               {"role": "user", "content": "more"}, {"role": "assistant", "content": "sure"}]
+    history = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "hello"},
+        {"role": "user", "content": "more"},
+        {"role": "assistant", "content": "sure"},
+    ]
     await store.save("t-chat", history)
     new = await fork_thread(store, "t-chat", 2)
     assert new.startswith("t-") and new != "t-chat"

@@ -83,8 +83,12 @@ def test_rm_asks_first_and_unknown_ids_fail_clearly(two_threads):
     assert quiet.code == 0, quiet
     assert cli.call("threads", "list", "--json").json == []
 
-    for args in (["show", "t-new"], ["rm", "nope", "--yes"], ["rename", "nope", "x"],
-                 ["export", "nope"]):
+    for args in (
+        ["show", "t-new"],
+        ["rm", "nope", "--yes"],
+        ["rename", "nope", "x"],
+        ["export", "nope"],
+    ):
         r = cli.call("threads", *args)
         assert r.code == 1, r
         assert r.stdout == ""
@@ -119,8 +123,9 @@ def _age(cli, thread: str, days: float) -> None:
     """Make `thread` look last saved `days` ago."""
     conn = sqlite3.connect(cli.db_path)
     with conn:
-        conn.execute("UPDATE threads SET updated = ? WHERE id = ?",
-                     (time.time() - days * 86400, thread))
+        conn.execute(
+            "UPDATE threads SET updated = ? WHERE id = ?", (time.time() - days * 86400, thread)
+        )
     conn.close()
 
 
@@ -137,7 +142,11 @@ def test_threads_holding_only_failed_turns_do_not_litter(two_threads, stub):
     assert "t-fail" not in table
     everything = cli.call("threads", "list", "--all", "--json").json
     assert [(t["id"], t["message_count"]) for t in everything] == [
-        ("t-fail2", 0), ("t-fail1", 0), ("t-new", 2), ("t-old", 2)]  # counts what it holds
+        ("t-fail2", 0),
+        ("t-fail1", 0),
+        ("t-new", 2),
+        ("t-old", 2),
+    ]  # counts what it holds
 
     _age(cli, "t-fail1", 40)
     _age(cli, "t-old", 40)  # old, but it holds an answer: never pruned
@@ -162,8 +171,9 @@ def test_threads_holding_only_failed_turns_do_not_litter(two_threads, stub):
 
 async def test_continue_picks_the_newest_thread_that_holds_a_turn():
     store = MemoryStore()
-    await store.save("t-answered", [{"role": "user", "content": "hi"},
-                                    {"role": "assistant", "content": "hello"}])
+    await store.save(
+        "t-answered", [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    )
     await store.save("t-failed", [{"role": "user", "content": "hi", "dropped": "failed"}])
     assert await store.latest_id() == "t-failed"
     assert await latest_holding(store) == "t-answered"

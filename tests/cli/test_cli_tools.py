@@ -41,6 +41,7 @@ def write(path: Path, text: str) -> Path:
 
 def calls_then_answer(stub: StubProvider, calls: list[tuple[str, dict]], answer: str) -> None:
     """The first request asks for `calls`; every later one gets `answer`."""
+
     def handler(request: Recorded) -> Reply:
         if len(stub.requests) == 1:
             return openai_stream(tool_calls=calls)
@@ -55,6 +56,7 @@ def tool_names(request: Recorded) -> list[str]:
 
 # ===================================================================== functions files
 
+
 def test_a_functions_file_end_to_end_through_ask(cli, stub, tmp_path):
     path = write(tmp_path / "mytools.py", FUNCTIONS)
     calls_then_answer(stub, [("add", {"a": 2, "b": 40})], "The sum is 42.")
@@ -66,9 +68,11 @@ def test_a_functions_file_end_to_end_through_ask(cli, stub, tmp_path):
     assert len(stub.requests) == 2
     assert tool_names(stub.requests[0]) == ["add"]  # not _helper, untyped or os
     # the public function left out is named, in one warning line
-    assert result.stderr == (f"warning: {path}: untyped() has no type hints, so it is not a "
-                             "tool (annotate its parameters, or name it _untyped to keep it "
-                             "private)\n")
+    assert result.stderr == (
+        f"warning: {path}: untyped() has no type hints, so it is not a "
+        "tool (annotate its parameters, or name it _untyped to keep it "
+        "private)\n"
+    )
     follow_up = stub.requests[1].json["messages"]
     assert [m["role"] for m in follow_up] == ["user", "assistant", "tool"]
     assert follow_up[1]["tool_calls"][0]["function"]["name"] == "add"
@@ -77,7 +81,7 @@ def test_a_functions_file_end_to_end_through_ask(cli, stub, tmp_path):
 
 def test_functions_is_repeatable(cli, stub, tmp_path):
     one = write(tmp_path / "one.py", FUNCTIONS)
-    two = write(tmp_path / "two.py", 'def shout(text: str) -> str:\n    return text.upper()\n')
+    two = write(tmp_path / "two.py", "def shout(text: str) -> str:\n    return text.upper()\n")
     calls_then_answer(stub, [("shout", {"text": "hey"})], "ok")
 
     result = cli.call("ask", "--functions", str(one), "--functions", str(two), "go")
@@ -102,8 +106,7 @@ def test_functions_in_the_config_are_relative_to_the_config_file(cli, stub):
 def test_a_broken_functions_file_is_a_usage_error_naming_it(cli, stub, tmp_path):
     broken = write(tmp_path / "broken_tools.py", "import no_such_module_xyz\n")
 
-    for args in (["ask", "--functions", str(broken), "hi"],
-                 ["tools", "--functions", str(broken)]):
+    for args in (["ask", "--functions", str(broken), "hi"], ["tools", "--functions", str(broken)]):
         result = cli.call(*args)
         assert result.code == 2, result
         assert str(broken) in result.stderr and "no_such_module_xyz" in result.stderr
@@ -121,24 +124,37 @@ def test_a_missing_functions_file_in_the_config_is_named(cli, stub):
 
 # ===================================================================== toolnexus tools
 
+
 def rows_by_name(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {row["name"]: row for row in rows}
 
 
 def test_tools_json_lists_source_status_and_approval(cli, tmp_path):
     path = write(tmp_path / "mytools.py", FUNCTIONS)
-    skills = write(tmp_path / "skills" / "pdf" / "SKILL.md",
-                   "---\nname: pdf\ndescription: PDF forms\n---\nSteps.\n").parent.parent
+    skills = write(
+        tmp_path / "skills" / "pdf" / "SKILL.md",
+        "---\nname: pdf\ndescription: PDF forms\n---\nSteps.\n",
+    ).parent.parent
 
-    result = cli.call("tools", "--json", "--builtins", "--functions", str(path),
-                     "--skills", str(skills))
+    result = cli.call(
+        "tools", "--json", "--builtins", "--functions", str(path), "--skills", str(skills)
+    )
 
     assert result.code == 0, result
     rows = rows_by_name(result.json)
-    assert set(rows) == {"read_file", "list_dir", "glob", "grep", "write_file", "edit_file",
-                         "bash", "fetch_url", "add", "skill"}
-    summary = {name: (row["source"], row["status"], row["approval"])
-               for name, row in rows.items()}
+    assert set(rows) == {
+        "read_file",
+        "list_dir",
+        "glob",
+        "grep",
+        "write_file",
+        "edit_file",
+        "bash",
+        "fetch_url",
+        "add",
+        "skill",
+    }
+    summary = {name: (row["source"], row["status"], row["approval"]) for name, row in rows.items()}
     assert summary["read_file"] == ("builtin", "ok", "allow")
     assert summary["bash"] == ("builtin", "ok", "ask")
     assert summary["write_file"] == ("builtin", "ok", "ask")
@@ -150,8 +166,10 @@ def test_tools_json_lists_source_status_and_approval(cli, tmp_path):
 
 def test_tools_shows_the_config_rules(cli, tmp_path):
     path = write(tmp_path / "mytools.py", FUNCTIONS)
-    cli.write_config(f'functions = ["{path}"]\nbuiltins = ["read_file", "bash"]\n\n'
-                     '[approval]\n"add" = "deny"\n"read_*" = "ask"\n')
+    cli.write_config(
+        f'functions = ["{path}"]\nbuiltins = ["read_file", "bash"]\n\n'
+        '[approval]\n"add" = "deny"\n"read_*" = "ask"\n'
+    )
 
     result = cli.call("tools", "--json")
     assert result.code == 0, result
@@ -165,7 +183,8 @@ def test_tools_shows_the_config_rules(cli, tmp_path):
     assert [line.split() for line in lines[1:]] == [
         ["read_file", "builtin", "ok", "ask"],
         ["bash", "builtin", "ok", "ask", "(sandbox)" if support().abi else "(no sandbox)"],
-        ["add", "python", "ok", "deny"]]
+        ["add", "python", "ok", "deny"],
+    ]
 
 
 @pytest.mark.skipif(support().abi == 0, reason=f"no Landlock: {support().why_not}")
@@ -174,6 +193,7 @@ def test_tools_shows_the_approval_in_effect_with_yes_and_the_sandbox(cli):
     `ask --yes` runs them without a word, in the sandbox; and with `--sandbox off` bash
     asks before every command, --yes or not. The list showed the config's rule, never
     what happens."""
+
     def approvals(*flags: str) -> dict[str, tuple[str, str]]:
         result = cli.call("tools", "--json", "--builtins", *flags)
         assert result.code == 0, result
@@ -181,8 +201,10 @@ def test_tools_shows_the_approval_in_effect_with_yes_and_the_sandbox(cli):
 
     with_yes = approvals("--yes")
     assert {name: with_yes[name] for name in ("bash", "write_file", "read_file")} == {
-        "bash": ("allow", "--yes, sandbox"), "write_file": ("allow", "--yes"),
-        "read_file": ("allow", "")}
+        "bash": ("allow", "--yes, sandbox"),
+        "write_file": ("allow", "--yes"),
+        "read_file": ("allow", ""),
+    }
     assert approvals()["bash"] == ("ask", "sandbox")
     unconfined = approvals("--yes", "--sandbox", "off")
     assert unconfined["bash"] == ("ask", "no sandbox")
@@ -190,7 +212,8 @@ def test_tools_shows_the_approval_in_effect_with_yes_and_the_sandbox(cli):
 
     table = cli.call("tools", "--builtins", "--yes").stdout.splitlines()
     assert next(line for line in table if line.startswith("bash ")).endswith(
-        " allow (--yes, sandbox)")
+        " allow (--yes, sandbox)"
+    )
     assert next(line for line in table if line.startswith("read_file ")).endswith(" allow")
 
 
@@ -215,8 +238,10 @@ def test_non_interactive_ask_denies_and_says_to_pass_yes(cli, stub):
     assert result.stdout == "I could not run it.\n"
     assert tool_results(stub.requests[1]) == ["not approved: nobody to ask"]
     denial = [line for line in result.stderr.splitlines() if "denied" in line]
-    assert denial == ["toolnexus: denied bash: it needs approval and nobody can be asked "
-                      "here; pass --yes to allow it"]
+    assert denial == [
+        "toolnexus: denied bash: it needs approval and nobody can be asked "
+        "here; pass --yes to allow it"
+    ]
 
 
 def test_yes_approves(cli, stub):
@@ -231,16 +256,18 @@ def test_yes_approves(cli, stub):
 
 
 def test_a_config_command_rule_allows_without_yes(cli, stub):
-    cli.write_config('builtins = true\n\n[approval.commands]\n"echo *" = "allow"\n'
-                     '"rm *" = "deny"\n')
+    cli.write_config(
+        'builtins = true\n\n[approval.commands]\n"echo *" = "allow"\n"rm *" = "deny"\n'
+    )
     calls_then_answer(stub, [*BASH_CALL, ("bash", {"command": "rm -rf somewhere"})], "Done.")
 
     result = cli.call("ask", "run echo")
 
     assert result.code == 0, result
-    assert tool_results(stub.requests[1]) == ["exit code 0\napproved-123\n",
-                                              ('denied by the rule "rm *" = "deny" in '
-                                               '[approval.commands]: rm -rf somewhere')]
+    assert tool_results(stub.requests[1]) == [
+        "exit code 0\napproved-123\n",
+        ('denied by the rule "rm *" = "deny" in [approval.commands]: rm -rf somewhere'),
+    ]
     assert "denied bash" not in result.stderr  # nobody needed asking
 
 
@@ -267,6 +294,7 @@ def test_no_tools_offers_none(cli, stub, tmp_path):
 
 # ===================================================================== suspended tools
 
+
 def test_without_a_terminal_a_suspended_tool_is_declined_and_the_model_told(cli, stub):
     calls_then_answer(stub, [("ask_name", {})], "I could not ask.")
 
@@ -274,7 +302,8 @@ def test_without_a_terminal_a_suspended_tool_is_declined_and_the_model_told(cli,
 
     assert result.code == 0, result
     assert tool_results(stub.requests[1]) == [
-        "declined: what is your name? (not approved: nobody to ask)"]
+        "declined: what is your name? (not approved: nobody to ask)"
+    ]
     assert "declined a tool's input (what is your name?): nobody can answer here" in result.stderr
 
 
@@ -289,8 +318,10 @@ def test_yes_answers_a_suspended_approval(cli, stub):
 
 def test_a_duplicate_skill_is_one_plain_warning_line(cli, tmp_path):
     for folder, description in (("a", "ship it"), ("b", "again")):
-        write(tmp_path / "skills" / folder / "SKILL.md",
-              f"---\nname: deploy\ndescription: {description}\n---\nSteps.\n")
+        write(
+            tmp_path / "skills" / folder / "SKILL.md",
+            f"---\nname: deploy\ndescription: {description}\n---\nSteps.\n",
+        )
 
     result = cli.call("tools", "--skills", str(tmp_path / "skills"))
 
@@ -301,10 +332,12 @@ def test_a_duplicate_skill_is_one_plain_warning_line(cli, tmp_path):
     ]
 
 
-def test_an_mcp_server_that_cannot_start_is_a_warning_and_the_answer_still_comes(cli, stub,
-                                                                                  tmp_path):
-    config = write(tmp_path / "mcp.json",
-                   '{"mcpServers": {"broken": {"command": "no-such-mcp-server-x"}}}')
+def test_an_mcp_server_that_cannot_start_is_a_warning_and_the_answer_still_comes(
+    cli, stub, tmp_path
+):
+    config = write(
+        tmp_path / "mcp.json", '{"mcpServers": {"broken": {"command": "no-such-mcp-server-x"}}}'
+    )
     stub.handler = lambda rec: openai_stream("Answered anyway.")
 
     result = cli.call("ask", "--mcp", str(config), "hi")

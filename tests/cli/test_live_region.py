@@ -35,15 +35,16 @@ class Terminal:
 
     def __init__(self, columns: int, reflows: bool = True) -> None:
         self.out = io.StringIO()
-        self.console = Console(file=self.out, width=columns, height=ROWS, force_terminal=True,
-                               color_system=None)
+        self.console = Console(
+            file=self.out, width=columns, height=ROWS, force_terminal=True, color_system=None
+        )
         self.screen = ReflowScreen(columns, ROWS, history=1000, reflows=reflows)
         self.feed = pyte.Stream(self.screen)
         self.written = 0
 
     def update(self) -> str:
         """What the console wrote since the last update, shown on the screen."""
-        new = self.out.getvalue()[self.written:]
+        new = self.out.getvalue()[self.written :]
         self.written += len(new)
         self.feed.feed(new.replace("\n", "\r\n"))  # a pty's output translation
         return new
@@ -124,5 +125,6 @@ def test_which_terminals_are_taken_to_reflow():
     assert terminal_reflows({"TERM": "xterm-256color"})  # VTE, kitty, iTerm2, ... say xterm
     assert not terminal_reflows({"TERM": "xterm-256color", "XTERM_VERSION": "XTerm(390)"})
     assert not terminal_reflows({"TERM": "linux"}) and not terminal_reflows({"TERM": "st-256color"})
-    assert terminal_reflows({"TERM": "tmux-256color", "TMUX": "/tmp/tmux-0/default,1,0",
-                             "XTERM_VERSION": "XTerm(390)"})  # tmux re-flows inside xterm
+    assert terminal_reflows(
+        {"TERM": "tmux-256color", "TMUX": "/tmp/tmux-0/default,1,0", "XTERM_VERSION": "XTerm(390)"}
+    )  # tmux re-flows inside xterm

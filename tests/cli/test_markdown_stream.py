@@ -26,7 +26,8 @@ def console() -> Console:
 def code_tail(lines: int) -> str:
     """A paragraph, then a code block still open (no blank line: one block, all live)."""
     return "Here it is:\n```python\n" + "".join(
-        f"value_{n:05d} = {n} * 2\n" for n in range(1, lines + 1))
+        f"value_{n:05d} = {n} * 2\n" for n in range(1, lines + 1)
+    )
 
 
 @pytest.fixture
@@ -60,8 +61,7 @@ TALL_BLOCKS = {
 def test_the_live_view_of_a_tall_block_is_the_bottom_of_the_whole_block(streaming, name):
     tail, last = TALL_BLOCKS[name]
     streaming.text(tail)
-    whole = streaming.console.render_lines(ChatMarkdown(tail), streaming.console.options,
-                                           pad=False)
+    whole = streaming.console.render_lines(ChatMarkdown(tail), streaming.console.options, pad=False)
     rows = live_rows(streaming)
     assert text_of(rows)[-1].strip() == last
     assert rows == whole[-ROWS:]  # the same rows, styles and all
@@ -78,8 +78,7 @@ def test_the_live_view_of_a_ten_thousand_line_block_renders_a_screenful(streamin
     monkeypatch.setattr(markdown_stream, "ChatMarkdown", Counted)
     streaming.text(code_tail(10_000))
     rows = live_rows(streaming)
-    assert text_of(rows) == [f"value_{n:05d} = {n} * 2" for n in range(10_000 - ROWS + 1,
-                                                                       10_001)]
+    assert text_of(rows) == [f"value_{n:05d} = {n} * 2" for n in range(10_000 - ROWS + 1, 10_001)]
     code_background = rows[0][0].style.bgcolor
     assert code_background is not None, "the view lost the code block's highlighting"
     assert all(row[0].style.bgcolor == code_background for row in rows)
@@ -90,8 +89,9 @@ def test_the_live_view_of_long_reasoning_is_the_bottom_of_the_whole_of_it(stream
     reasoning = "".join(f"thought {n}, and so on\n" for n in range(1, 501)) + "so the ans"
     streaming.think(reasoning)
     rows = live_rows(streaming)
-    whole = streaming.console.render_lines(Text(reasoning, style="dim italic"),
-                                           streaming.console.options, pad=False)
+    whole = streaming.console.render_lines(
+        Text(reasoning, style="dim italic"), streaming.console.options, pad=False
+    )
     assert text_of(rows)[-2:] == ["thought 500, and so on", "so the ans"]
     assert rows == whole[-ROWS:]
 
@@ -103,9 +103,15 @@ def test_one_huge_line_is_rendered_from_near_its_end_only(streaming, monkeypatch
     render_lines = streaming.console.render_lines
 
     def counted(renderable, *args, **kwargs):
-        rendered_lengths.append(len("".join(
-            segment.text for line in render_lines(renderable, *args, **kwargs)
-            for segment in line)))
+        rendered_lengths.append(
+            len(
+                "".join(
+                    segment.text
+                    for line in render_lines(renderable, *args, **kwargs)
+                    for segment in line
+                )
+            )
+        )
         return render_lines(renderable, *args, **kwargs)
 
     getattr(streaming, feed)(" ".join(words))

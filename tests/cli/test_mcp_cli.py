@@ -27,22 +27,34 @@ LINGER_S = "3"  # how long the busy server goes on once its stdin closes
 
 
 def start(cli, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([*ENTRY, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=cli.merged_env(),
-                            cwd=cli.home)
+    return subprocess.Popen(
+        [*ENTRY, *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli.merged_env(),
+        cwd=cli.home,
+    )
 
 
 def busy_server(tmp_path, **env: str) -> tuple[str, dict]:
     """A server that, told to end (stdin closed, SIGTERM), goes on for LINGER_S seconds
     and then writes the file this returns; and its mcp.json."""
     finished = tmp_path / "finished"
-    config = mcp_file(tmp_path / "mcp.json", {"calc": calc(tmp_path / "pid", env={
-        "MCP_FINISH_FILE": str(finished), "MCP_FINISH_AFTER": LINGER_S, **env})})
+    config = mcp_file(
+        tmp_path / "mcp.json",
+        {
+            "calc": calc(
+                tmp_path / "pid",
+                env={"MCP_FINISH_FILE": str(finished), "MCP_FINISH_AFTER": LINGER_S, **env},
+            )
+        },
+    )
     return str(config), finished
 
 
-def test_ask_exits_after_its_answer_before_a_busy_server_would_have_finished(cli, stub,
-                                                                             tmp_path):
+def test_ask_exits_after_its_answer_before_a_busy_server_would_have_finished(cli, stub, tmp_path):
     config, finished = busy_server(tmp_path)
     stub.handler = lambda rec: openai_stream("answered")
     result = cli.run("ask", "--mcp", config, "hi")
@@ -52,10 +64,12 @@ def test_ask_exits_after_its_answer_before_a_busy_server_would_have_finished(cli
 
 
 def test_ask_exits_after_ctrl_c_during_a_call_before_the_server_would_have_finished(
-        cli, stub, tmp_path):
+    cli, stub, tmp_path
+):
     called = tmp_path / "called"
-    config, finished = busy_server(tmp_path, MCP_CALLED_FILE=str(called),
-                                   MCP_STEPS_GATE=str(tmp_path / "never"))
+    config, finished = busy_server(
+        tmp_path, MCP_CALLED_FILE=str(called), MCP_STEPS_GATE=str(tmp_path / "never")
+    )
     stub.handler = lambda rec: openai_stream(tool_calls=[("calc_steps", {"count": 1})])
     process = start(cli, "ask", "--mcp", config, "--yes", "go")
     wait_until(called.exists, "the call to reach the server")
@@ -69,8 +83,9 @@ def test_ask_exits_after_ctrl_c_during_a_call_before_the_server_would_have_finis
 
 def test_ask_waits_for_its_servers_to_start_and_says_so(cli, stub, tmp_path):
     gate = tmp_path / "gate"
-    config = mcp_file(tmp_path / "mcp.json", {"calc": calc(tmp_path / "pid", env={
-        "MCP_START_GATE": str(gate)})})
+    config = mcp_file(
+        tmp_path / "mcp.json", {"calc": calc(tmp_path / "pid", env={"MCP_START_GATE": str(gate)})}
+    )
     stub.handler = lambda rec: openai_stream("answered")
     process = start(cli, "ask", "-v", "--mcp", str(config), "hi")
     line = process.stderr.readline()
@@ -84,22 +99,29 @@ def test_ask_waits_for_its_servers_to_start_and_says_so(cli, stub, tmp_path):
 
 
 def test_a_server_that_fails_while_ask_waits_is_one_warning_line(cli, stub, tmp_path):
-    config = mcp_file(tmp_path / "mcp.json", {"crashes": {
-        "command": "sh", "args": ["-c", "echo 'no config file' >&2; exit 2"]}})
+    config = mcp_file(
+        tmp_path / "mcp.json",
+        {"crashes": {"command": "sh", "args": ["-c", "echo 'no config file' >&2; exit 2"]}},
+    )
     stub.handler = lambda rec: openai_stream("answered anyway")
     result = cli.run("ask", "--mcp", str(config), "hi")
     assert result.code == 0 and result.stdout == "answered anyway\n", result
     assert result.stderr.splitlines() == [
         "warning: MCP server crashes failed: it exited with status 2 while waiting for the "
         "initialize answer (stderr: no config file); its tools are unavailable ('toolnexus "
-        "tools' shows every status)"]
+        "tools' shows every status)"
+    ]
 
 
 def test_mcp_list_shows_each_server_like_slash_mcp(cli, tmp_path):
-    config = mcp_file(tmp_path / "mcp.json", {
-        "calc": calc(),
-        "crashes": {"command": "sh", "args": ["-c", "echo 'bad \x1b[31mconfig' >&2; exit 2"]},
-        "off": {"command": "sh", "disabled": True}})
+    config = mcp_file(
+        tmp_path / "mcp.json",
+        {
+            "calc": calc(),
+            "crashes": {"command": "sh", "args": ["-c", "echo 'bad \x1b[31mconfig' >&2; exit 2"]},
+            "off": {"command": "sh", "disabled": True},
+        },
+    )
     result = cli.run("mcp", "list", "--mcp", str(config), timeout=WAIT_S * 2)
     assert result.code == 1, result  # one server failed
     lines = result.stdout.splitlines()
@@ -107,9 +129,11 @@ def test_mcp_list_shows_each_server_like_slash_mcp(cli, tmp_path):
     assert lines[1].startswith("  tools (9): calc_add, calc_echo,")
     assert "  resources (1): readme (note://readme)" in lines
     assert "  prompts (1): /calc:review" in lines
-    crashed = lines.index("crashes  stdio  failed: it exited with status 2 while waiting for "
-                          "the initialize answer (stderr: bad ^[[31mconfig)")
-    assert lines[crashed + 1:crashed + 3] == ["  stderr:", "    bad ^[[31mconfig"]
+    crashed = lines.index(
+        "crashes  stdio  failed: it exited with status 2 while waiting for "
+        "the initialize answer (stderr: bad ^[[31mconfig)"
+    )
+    assert lines[crashed + 1 : crashed + 3] == ["  stderr:", "    bad ^[[31mconfig"]
     assert lines[-1] == "off  stdio  disabled"
 
     listed = cli.run("mcp", "list", "--json", "--mcp", str(config), timeout=WAIT_S * 2)

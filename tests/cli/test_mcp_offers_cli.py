@@ -21,8 +21,12 @@ pytest.importorskip("mcp")
 
 
 def offers(tmp_path) -> str:
-    return str(mcp_file(tmp_path / "mcp.json", {"offers": {
-        "command": sys.executable, "args": [str(SERVERS / "offers_server.py")]}}))
+    return str(
+        mcp_file(
+            tmp_path / "mcp.json",
+            {"offers": {"command": sys.executable, "args": [str(SERVERS / "offers_server.py")]}},
+        )
+    )
 
 
 def test_an_elicitation_is_declined_with_one_line(cli, stub, tmp_path):
@@ -31,7 +35,8 @@ def test_an_elicitation_is_declined_with_one_line(cli, stub, tmp_path):
     assert result.code == 0 and result.stdout == "no one answered\n", result
     assert result.stderr.splitlines() == [
         "toolnexus: declined the MCP server offers's request for input (Who are you?): "
-        "nobody can answer here"]
+        "nobody can answer here"
+    ]
     assert tool_results(stub.requests[1]) == ["no answer: decline"]
 
 
@@ -41,7 +46,8 @@ def test_sampling_is_refused_without_a_rule(cli, stub, tmp_path):
     assert result.code == 0, result
     assert result.stderr.splitlines() == [
         "toolnexus: refused the MCP server offers's sampling request: nobody can approve it "
-        "here (a rule \"sampling:offers\" = \"allow\" in [approval] allows it)"]
+        'here (a rule "sampling:offers" = "allow" in [approval] allows it)'
+    ]
     [refusal] = tool_results(stub.requests[1])
     assert "sampling needs the user's approval, and nobody can be asked" in refusal
     assert len(stub.requests) == 2  # the model was not asked for the server
@@ -66,12 +72,12 @@ def test_a_rule_lets_a_server_sample_and_the_model_answers_it(cli, stub, tmp_pat
     assert "tools" not in sampled  # the server's request runs with no tools
     assert sampled["messages"][-2:] == [
         {"role": "user", "content": "(instructions from the server) Be brief."},
-        {"role": "user", "content": "Summarize: abc"}]
+        {"role": "user", "content": "Summarize: abc"},
+    ]
     assert tool_results(stub.requests[2]) == ["summary from stub-model: a short summary"]
 
 
-def test_mcp_list_shows_instructions_templates_prompt_commands_and_task_only_tools(
-        cli, tmp_path):
+def test_mcp_list_shows_instructions_templates_prompt_commands_and_task_only_tools(cli, tmp_path):
     result = cli.run("mcp", "list", "--mcp", offers(tmp_path), timeout=SLOW)
     assert result.code == 0, result
     lines = result.stdout.splitlines()

@@ -55,8 +55,9 @@ def sse_port():
 @pytest.fixture
 def remote(cli, oauth_port, tmp_path) -> str:
     """The mcp.json naming the OAuth server "remote"."""
-    return str(mcp_file(tmp_path / "mcp.json",
-                        {"remote": {"url": f"http://127.0.0.1:{oauth_port}/mcp"}}))
+    return str(
+        mcp_file(tmp_path / "mcp.json", {"remote": {"url": f"http://127.0.0.1:{oauth_port}/mcp"}})
+    )
 
 
 def stats(port: int) -> dict[str, int]:
@@ -69,10 +70,15 @@ def admin(port: int, action: str) -> None:
 
 def start_login(cli, config: str) -> tuple[subprocess.Popen, str]:
     """`toolnexus mcp login remote` started, and the authorization URL it printed."""
-    proc = subprocess.Popen([*ENTRY, "mcp", "login", "remote", "--no-browser", "--mcp", config],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, bufsize=0, env=cli.merged_env(),
-                            cwd=cli.home)
+    proc = subprocess.Popen(
+        [*ENTRY, "mcp", "login", "remote", "--no-browser", "--mcp", config],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        bufsize=0,
+        env=cli.merged_env(),
+        cwd=cli.home,
+    )
     shown = b""
     with selectors.DefaultSelector() as sel:  # unbuffered: select sees every byte
         sel.register(proc.stdout, selectors.EVENT_READ)
@@ -113,6 +119,7 @@ def stored(cli) -> dict:
 
 def shout_once(stub) -> None:
     """The model calls remote_shout once, then answers with what it got."""
+
     def handler(rec):
         if tool_messages(rec.json):
             return openai_stream(f"got {tool_messages(rec.json)[0]['content']}")
@@ -122,7 +129,8 @@ def shout_once(stub) -> None:
 
 
 def test_login_keeps_the_tokens_0600_unprinted_and_ask_calls_the_server_with_them(
-        cli, stub, remote, oauth_port):
+    cli, stub, remote, oauth_port
+):
     out, err = login(cli, remote)
     assert "logged in to remote: 1 tool (shout)" in out
     path = cli.config_dir / "mcp_tokens.json"
@@ -138,8 +146,7 @@ def test_login_keeps_the_tokens_0600_unprinted_and_ask_calls_the_server_with_the
     assert tokens["access_token"] not in result.stdout + result.stderr
 
 
-def test_a_second_login_reuses_the_registration_and_replaces_the_tokens(cli, remote,
-                                                                         oauth_port):
+def test_a_second_login_reuses_the_registration_and_replaces_the_tokens(cli, remote, oauth_port):
     login(cli, remote)
     first = stored(cli)
     login(cli, remote)
@@ -176,7 +183,8 @@ def one_line_about_login(stderr: str) -> None:
 
 
 def test_a_server_without_a_login_is_one_line_and_the_answer_comes_without_it(
-        cli, stub, remote, oauth_port):
+    cli, stub, remote, oauth_port
+):
     stub.handler = lambda rec: openai_stream("answered anyway")
     result = cli.run("ask", "--mcp", remote, "hi", timeout=WAIT)
     assert result.code == 0 and result.stdout == "answered anyway\n", result
@@ -187,7 +195,8 @@ def test_a_server_without_a_login_is_one_line_and_the_answer_comes_without_it(
 
 
 def test_a_refused_login_is_one_line_and_no_browser_flow_starts_by_itself(
-        cli, stub, remote, oauth_port):
+    cli, stub, remote, oauth_port
+):
     login(cli, remote)
     admin(oauth_port, "revoke")  # access and refresh tokens alike
     data = json.loads((cli.config_dir / "mcp_tokens.json").read_text())
@@ -216,8 +225,9 @@ def test_logout_forgets_the_tokens(cli, remote):
 def test_a_denied_authorization_is_one_line(cli, tmp_path):
     proc, port = start_server("oauth_server.py", OAUTH_MCP_DENY="1")
     try:
-        config = str(mcp_file(tmp_path / "mcp.json",
-                              {"remote": {"url": f"http://127.0.0.1:{port}/mcp"}}))
+        config = str(
+            mcp_file(tmp_path / "mcp.json", {"remote": {"url": f"http://127.0.0.1:{port}/mcp"}})
+        )
         login_proc, url = start_login(cli, config)
         page = httpx2.get(url, follow_redirects=True, timeout=WAIT)
         assert "The authorization was refused." in page.text
@@ -225,8 +235,11 @@ def test_a_denied_authorization_is_one_line(cli, tmp_path):
     finally:
         stop(proc)
     assert login_proc.returncode == 2
-    assert err.strip().splitlines()[-1].endswith(
-        "the authorization server refused: the tester said no"), err
+    assert (
+        err.strip()
+        .splitlines()[-1]
+        .endswith("the authorization server refused: the tester said no")
+    ), err
     assert "Traceback" not in err
 
 
@@ -234,17 +247,25 @@ def test_login_refuses_a_local_server_and_an_unknown_name(cli, tmp_path):
     config = str(mcp_file(tmp_path / "mcp.json", {"local": {"command": "true"}}))
     local = cli.run("mcp", "login", "local", "--no-browser", "--mcp", config, timeout=WAIT)
     assert local.code == 2 and "local is a local (stdio) server: it needs no login" in (
-        local.stderr), local
+        local.stderr
+    ), local
     unknown = cli.run("mcp", "login", "nope", "--no-browser", "--mcp", config, timeout=WAIT)
     assert unknown.code == 2 and "no MCP server named 'nope' (there are: local)" in (
-        unknown.stderr), unknown
+        unknown.stderr
+    ), unknown
 
 
 async def test_a_legacy_sse_server_is_found_from_its_url_and_its_tools_run(sse_port):
     url = f"http://127.0.0.1:{sse_port}/sse"
-    toolkit = await create_toolkit(mcp_config={"mcpServers": {
-        "old": {"url": url},  # streamable HTTP first: refused (405), so HTTP+SSE
-        "said": {"type": "sse", "url": url}}}, mcp_timeout=START)
+    toolkit = await create_toolkit(
+        mcp_config={
+            "mcpServers": {
+                "old": {"url": url},  # streamable HTTP first: refused (405), so HTTP+SSE
+                "said": {"type": "sse", "url": url},
+            }
+        },
+        mcp_timeout=START,
+    )
     try:
         await toolkit.started()
         assert [tool.name for tool in toolkit.tools()] == ["old_reverse", "said_reverse"]
@@ -256,8 +277,9 @@ async def test_a_legacy_sse_server_is_found_from_its_url_and_its_tools_run(sse_p
 
 
 def test_ask_calls_a_tool_of_a_legacy_sse_server(cli, stub, sse_port, tmp_path):
-    config = str(mcp_file(tmp_path / "mcp.json",
-                          {"old": {"url": f"http://127.0.0.1:{sse_port}/sse"}}))
+    config = str(
+        mcp_file(tmp_path / "mcp.json", {"old": {"url": f"http://127.0.0.1:{sse_port}/sse"}})
+    )
 
     def handler(rec):
         if tool_messages(rec.json):

@@ -26,8 +26,12 @@ def test_cached_input_is_part_of_the_prompt_at_its_own_price():
 
 def test_cache_writes_default_to_the_input_price_times_1_25():
     # Anthropic: 50 after the breakpoint, 1000 read from the cache, 200 written to it
-    usage = {"prompt_tokens": 1250, "completion_tokens": 7, "cached_tokens": 1000,
-             "cache_write_tokens": 200}
+    usage = {
+        "prompt_tokens": 1250,
+        "completion_tokens": 7,
+        "cached_tokens": 1000,
+        "cache_write_tokens": 200,
+    }
     # (50 x 3 + 1000 x 0.3 + 200 x 3.75 + 7 x 15) / 1e6 = (150 + 300 + 750 + 105) / 1e6
     assert cost(usage, CLAUDE) == 0.001305
     given = Price(input=3, output=15, cached_input=0.3, cache_write=6)  # the 1-hour rate
@@ -102,14 +106,20 @@ def test_prompt_cache_on_a_provider_holds_for_its_models_unless_a_model_says_oth
     assert target_of(tmp_path, text, "cached").prompt_cache is True
 
 
-@pytest.mark.parametrize(("price", "line", "said"), [
-    ("{ input = 3, outptu = 15 }", 8, "did you mean 'models.deep.price.output'?"),
-    ("{ input = 3, output = -15 }", 8, "'models.deep.price.output' must be a number of USD "
-                                        "per million tokens, 0 or more"),
-    ("{ input = true, output = 15 }", 8, "'models.deep.price.input' must be a number"),
-    ("{ input = 3 }", 8, "'models.deep.price' needs output too"),
-    ('"cheap"', 8, "'models.deep.price' must be a table of USD per million tokens"),
-])
+@pytest.mark.parametrize(
+    ("price", "line", "said"),
+    [
+        ("{ input = 3, outptu = 15 }", 8, "did you mean 'models.deep.price.output'?"),
+        (
+            "{ input = 3, output = -15 }",
+            8,
+            "'models.deep.price.output' must be a number of USD per million tokens, 0 or more",
+        ),
+        ("{ input = true, output = 15 }", 8, "'models.deep.price.input' must be a number"),
+        ("{ input = 3 }", 8, "'models.deep.price' needs output too"),
+        ('"cheap"', 8, "'models.deep.price' must be a table of USD per million tokens"),
+    ],
+)
 def test_a_bad_price_is_one_line_naming_the_file_line_and_key(tmp_path, price, line, said):
     text = MODELS.replace("{ input = 3, output = 15, cached_input = 0.3 }", price)
     with pytest.raises(UsageError) as info:

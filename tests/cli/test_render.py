@@ -30,8 +30,9 @@ WIDTH = 60
 
 
 def console() -> Console:
-    return Console(file=io.StringIO(), width=WIDTH, force_terminal=True, color_system=None,
-                   highlight=False)
+    return Console(
+        file=io.StringIO(), width=WIDTH, force_terminal=True, color_system=None, highlight=False
+    )
 
 
 def shown(output: str) -> list[str]:
@@ -45,8 +46,9 @@ def shown(output: str) -> list[str]:
     return lines
 
 
-def rendered(events: list[dict], result: RunResult | None = None,
-             facts: FooterFacts = NO_FACTS) -> str:
+def rendered(
+    events: list[dict], result: RunResult | None = None, facts: FooterFacts = NO_FACTS
+) -> str:
     """What a terminal shows for `events` (and the footer, with `result`), row by row."""
     screen = console()
     renderer = TerminalRenderer(screen, UI)
@@ -64,8 +66,14 @@ def text(delta: str) -> dict:
 
 
 def usage(prompt: int, completion: int) -> dict:
-    return {"type": "usage", "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
-                                       "total_tokens": prompt + completion}}
+    return {
+        "type": "usage",
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        },
+    }
 
 
 # ----------------------------------------------------------------------------- the figures
@@ -78,8 +86,9 @@ def test_prompt_tokens_are_the_last_calls_and_completion_tokens_the_sum():
     figures = run_figures(result, snapshots, seconds=4.0, generating_seconds=2.0, thread="t-1")
     assert (figures.context_tokens, figures.completion_tokens) == (170, 60)
     assert figures.tokens_per_second == 30  # 60 tokens in the 2 s since the first one
-    assert footer_text(figures) == ("m · 170 prompt tokens · 60 completion tokens · 4.0 s · "
-                                    "30 tok/s · thread t-1")
+    assert footer_text(figures) == (
+        "m · 170 prompt tokens · 60 completion tokens · 4.0 s · 30 tok/s · thread t-1"
+    )
 
 
 def test_a_call_that_reported_no_usage_does_not_zero_the_context():
@@ -101,28 +110,38 @@ def test_no_rate_without_a_first_token():
 
 GPT = Price(input=2.5, output=10, cached_input=1.25)
 # 2100 x 2.5 + 1000 x 1.25 + 200 x 10 = 8500 millionths of a dollar
-TURN = {"prompt_tokens": 3100, "completion_tokens": 200, "total_tokens": 3300,
-        "cached_tokens": 1000}
+TURN = {
+    "prompt_tokens": 3100,
+    "completion_tokens": 200,
+    "total_tokens": 3300,
+    "cached_tokens": 1000,
+}
 # 90000 x 2.5 + 60000 x 1.25 + 4000 x 10 = $0.34
 THREAD = {"prompt_tokens": 150_000, "completion_tokens": 4_000, "cached_tokens": 60_000}
 
 
 def turn_footer(facts: FooterFacts, thread: str | None = None) -> str:
     result = RunResult(model="m", usage=dict(TURN))
-    return footer_text(run_figures(result, [dict(TURN)], seconds=2.0, generating_seconds=1.0,
-                                   thread=thread, facts=facts))
+    return footer_text(
+        run_figures(
+            result, [dict(TURN)], seconds=2.0, generating_seconds=1.0, thread=thread, facts=facts
+        )
+    )
 
 
 def test_the_footer_shows_the_fill_of_the_window_and_what_the_turn_and_thread_cost():
     facts = FooterFacts(window=4096, price=GPT, thread_usage=THREAD)
-    assert turn_footer(facts) == ("m · 3.1k / 4.1k tokens, 76% · 200 completion tokens · "
-                                  "2.0 s · 200 tok/s · $0.0085 · thread $0.34")
+    assert turn_footer(facts) == (
+        "m · 3.1k / 4.1k tokens, 76% · 200 completion tokens · "
+        "2.0 s · 200 tok/s · $0.0085 · thread $0.34"
+    )
     assert turn_footer(facts, thread="t-1").endswith(" · $0.0085 · thread t-1 $0.34")
 
 
 def test_without_a_window_or_prices_the_footer_shows_the_tokens_alone():
-    assert turn_footer(FooterFacts()) == ("m · 3.1k prompt tokens · 200 completion tokens · "
-                                          "2.0 s · 200 tok/s")
+    assert turn_footer(FooterFacts()) == (
+        "m · 3.1k prompt tokens · 200 completion tokens · 2.0 s · 200 tok/s"
+    )
     # a price but no thread usage: the turn's cost only
     assert turn_footer(FooterFacts(price=GPT)).endswith(" · 200 tok/s · $0.0085")
 
@@ -131,7 +150,8 @@ def test_an_estimated_fill_says_so():
     facts = FooterFacts(window=4096, fill=3300, fill_estimated=True)
     assert turn_footer(facts).startswith("m · ~3.3k / 4.1k tokens, 81% · ")
     assert turn_footer(FooterFacts(fill=250, fill_estimated=True)).startswith(
-        "m · ~250 prompt tokens · ")
+        "m · ~250 prompt tokens · "
+    )
     counted = FooterFacts(window=4096, fill=3300)  # the endpoint counted all of it
     assert turn_footer(counted).startswith("m · 3.3k / 4.1k tokens, 81% · ")
 
@@ -144,8 +164,11 @@ def test_big_windows_and_tiny_costs_read_well():
 
 def test_the_terminal_footer_at_a_fixed_width():
     facts = FooterFacts(window=4096, price=GPT, thread_usage=THREAD)
-    screen = rendered([text("Done."), {"type": "usage", "usage": dict(TURN)}],
-                      RunResult(text="Done.", model="m", usage=dict(TURN)), facts)
+    screen = rendered(
+        [text("Done."), {"type": "usage", "usage": dict(TURN)}],
+        RunResult(text="Done.", model="m", usage=dict(TURN)),
+        facts,
+    )
     rows = screen.splitlines()
     assert rows[0] == "Done."
     assert all(len(row) <= WIDTH for row in rows)
@@ -160,8 +183,11 @@ def test_the_verbose_plain_footer_carries_them_too():
     out, err = io.StringIO(), io.StringIO()
     renderer = PlainRenderer(out, err, verbose=True)
     renderer.event({"type": "usage", "usage": dict(TURN)})
-    renderer.finish(RunResult(model="m", usage=dict(TURN)), "t-1",
-                    FooterFacts(window=4096, price=GPT, thread_usage=THREAD))
+    renderer.finish(
+        RunResult(model="m", usage=dict(TURN)),
+        "t-1",
+        FooterFacts(window=4096, price=GPT, thread_usage=THREAD),
+    )
     assert "3.1k / 4.1k tokens, 76%" in err.getvalue()
     assert err.getvalue().endswith(" · $0.0085 · thread t-1 $0.34\n")
 
@@ -176,9 +202,14 @@ def test_the_json_result_carries_the_turns_cost_when_a_price_is_known():
 
 
 def cut_off() -> RunResult:
-    return RunResult(text="Roses are", model="m", status="incomplete", finish_reason="length",
-                     incomplete_reason="max_tokens",
-                     usage={"prompt_tokens": 9, "completion_tokens": 3, "total_tokens": 12})
+    return RunResult(
+        text="Roses are",
+        model="m",
+        status="incomplete",
+        finish_reason="length",
+        incomplete_reason="max_tokens",
+        usage={"prompt_tokens": 9, "completion_tokens": 3, "total_tokens": 12},
+    )
 
 
 def test_a_cut_off_answer_says_so_in_the_footer_the_note_and_the_json():
@@ -198,16 +229,24 @@ def test_a_cut_off_answer_says_so_in_the_footer_the_note_and_the_json():
     assert "stopped after 10 model calls" in unfinished_note(turns)
 
 
-@pytest.mark.parametrize(("finish", "why", "footer"), [
-    ("content_filter", "content_filter", "stopped by the content filter"),
-    ("refusal", "refused", "refused"),
-    ("model_context_window_exceeded", "context_window", "cut off: the context is full"),
-    ("a_new_reason", "cut_off", "stopped early"),
-])
+@pytest.mark.parametrize(
+    ("finish", "why", "footer"),
+    [
+        ("content_filter", "content_filter", "stopped by the content filter"),
+        ("refusal", "refused", "refused"),
+        ("model_context_window_exceeded", "context_window", "cut off: the context is full"),
+        ("a_new_reason", "cut_off", "stopped early"),
+    ],
+)
 def test_every_cut_off_says_so_in_the_footer(finish, why, footer):
-    result = RunResult(text="Here is", model="m", status="incomplete", finish_reason=finish,
-                       incomplete_reason=why,
-                       usage={"prompt_tokens": 9, "completion_tokens": 3, "total_tokens": 12})
+    result = RunResult(
+        text="Here is",
+        model="m",
+        status="incomplete",
+        finish_reason=finish,
+        incomplete_reason=why,
+        usage={"prompt_tokens": 9, "completion_tokens": 3, "total_tokens": 12},
+    )
     screen = " ".join(rendered([text("Here is"), usage(9, 3)], result).split())
     assert screen.endswith(f" · {footer}")
     assert unfinished_note(result).startswith("note: ")
@@ -223,13 +262,19 @@ CODE = f"```python\ndef main():\n{LONG}\n\n\treturn 0\n```"
 
 def streamed(answer: str, piece: int = 7) -> str:
     """The screen after `answer` streamed in small pieces."""
-    return rendered([text(answer[i:i + piece]) for i in range(0, len(answer), piece)])
+    return rendered([text(answer[i : i + piece]) for i in range(0, len(answer), piece)])
 
 
 def test_single_line_breaks_in_prose_are_kept():
     rows = streamed(f"{POEM}\n\nA *second* paragraph\nof two lines.").splitlines()
-    assert rows == ["Roses are red,", "violets are blue,", "sugar is sweet.", "",
-                    "A second paragraph", "of two lines."]
+    assert rows == [
+        "Roses are red,",
+        "violets are blue,",
+        "sugar is sweet.",
+        "",
+        "A second paragraph",
+        "of two lines.",
+    ]
 
 
 def test_code_is_printed_unindented_and_never_hard_wrapped():
@@ -273,6 +318,11 @@ def test_ui_markdown_false_in_the_config_shows_answers_as_the_text_they_are(tmp_
     for event in answer:
         plain.event(event)
     plain.end_answer()
-    assert shown(plain.console.file.getvalue()) == ["# Plan", "", "Run **this** first.", "",
-                                                    "- one"]
+    assert shown(plain.console.file.getvalue()) == [
+        "# Plan",
+        "",
+        "Run **this** first.",
+        "",
+        "- one",
+    ]
     assert "**" not in rendered(answer)  # Markdown, by default

@@ -23,20 +23,33 @@ def mode(path) -> int:
 
 
 def run_bytes(cli, *args: str, data: bytes, env: dict | None = None) -> tuple[int, str, str]:
-    done = subprocess.run([*ENTRY, *args], input=data, capture_output=True,
-                          env=cli.merged_env(env), cwd=cli.home, timeout=60)
+    done = subprocess.run(
+        [*ENTRY, *args],
+        input=data,
+        capture_output=True,
+        env=cli.merged_env(env),
+        cwd=cli.home,
+        timeout=60,
+    )
     return done.returncode, done.stdout.decode(), done.stderr.decode()
 
 
 def under_umask_000(cli, *args: str) -> pexpect.spawn:
     """`toolnexus ARGS` in a pty, started by a shell that set umask 000 first."""
     command = " ".join(f"'{part}'" for part in [*ENTRY, *args])
-    return pexpect.spawn("/bin/sh", ["-c", f"umask 000; exec {command}"],
-                         env=cli.merged_env({"LANG": "C.UTF-8"}), encoding="utf-8",
-                         dimensions=(30, 100), timeout=20, cwd=str(cli.home))
+    return pexpect.spawn(
+        "/bin/sh",
+        ["-c", f"umask 000; exec {command}"],
+        env=cli.merged_env({"LANG": "C.UTF-8"}),
+        encoding="utf-8",
+        dimensions=(30, 100),
+        timeout=20,
+        cwd=str(cli.home),
+    )
 
 
 # ------------------------------------------------------------------------- file modes
+
 
 def test_the_prompt_history_is_0600_under_umask_000_in_an_open_folder(cli, stub):
     state = cli.root / "state" / "toolnexus"
@@ -77,6 +90,7 @@ def test_a_config_file_toolnexus_writes_is_0600_under_umask_000_and_it_reads_it(
 
 # ------------------------------------------------------------------------- bad input
 
+
 def test_non_utf8_stdin_goes_through_with_replacement_and_one_warning(cli, stub):
     code, out, err = run_bytes(cli, "ask", "translate", data="café olé".encode("latin-1"))
     assert code == 0, err
@@ -113,8 +127,10 @@ def test_a_config_file_others_can_write_is_refused(cli, stub, mode):
     cli.write_config('system = "answer in French"\n').chmod(mode)
     for args in (("ask", "hi"), ("config", "show")):
         line = one_line_before_anything_is_sent(cli.call(*args), stub)
-        assert line == (f"error: {cli.config_file} is writable by other users than you: "
-                        f"'chmod go-w {cli.config_file}' fixes it\n")
+        assert line == (
+            f"error: {cli.config_file} is writable by other users than you: "
+            f"'chmod go-w {cli.config_file}' fixes it\n"
+        )
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another user")
@@ -122,24 +138,39 @@ def test_a_config_file_owned_by_another_user_is_refused(cli, stub):
     cli.write_config('system = "answer in French"\n')
     os.chown(cli.config_file, 65534, 65534)  # nobody
     line = one_line_before_anything_is_sent(cli.call("ask", "hi"), stub)
-    assert line == (f"error: {cli.config_file} belongs to another user (uid 65534): only "
-                    "a config file of your own (or root's) is read\n")
+    assert line == (
+        f"error: {cli.config_file} belongs to another user (uid 65534): only "
+        "a config file of your own (or root's) is read\n"
+    )
 
 
-@pytest.mark.parametrize("setting, said", [
-    ("max_turns = 0", "config.toml:1: 'max_turns' must be a whole number from 1 to 1000 "
-                      "(model calls per question)"),
-    ("max_turns = 5000", "'max_turns' must be a whole number from 1 to 1000"),
-    ("timeout = nan", "config.toml:1: 'timeout' must be a number of seconds above 0 and "
-                      "at most 86400 (a day)"),
-    ("timeout = inf", "'timeout' must be a number of seconds above 0 and at most 86400"),
-    ("[models.m]\ncontext_window = 10_000_000_000",
-     "config.toml:2: 'models.m.context_window' must be a whole number from 1 to 100000000 "
-     "(tokens)"),
-    ("[providers.p]\napi_key_cmd_timeout = 1e9",
-     "config.toml:2: 'providers.p.api_key_cmd_timeout' must be a number of seconds above 0 "
-     "and at most 3600 (an hour)"),
-])
+@pytest.mark.parametrize(
+    "setting, said",
+    [
+        (
+            "max_turns = 0",
+            "config.toml:1: 'max_turns' must be a whole number from 1 to 1000 "
+            "(model calls per question)",
+        ),
+        ("max_turns = 5000", "'max_turns' must be a whole number from 1 to 1000"),
+        (
+            "timeout = nan",
+            "config.toml:1: 'timeout' must be a number of seconds above 0 and "
+            "at most 86400 (a day)",
+        ),
+        ("timeout = inf", "'timeout' must be a number of seconds above 0 and at most 86400"),
+        (
+            "[models.m]\ncontext_window = 10_000_000_000",
+            "config.toml:2: 'models.m.context_window' must be a whole number from 1 to 100000000 "
+            "(tokens)",
+        ),
+        (
+            "[providers.p]\napi_key_cmd_timeout = 1e9",
+            "config.toml:2: 'providers.p.api_key_cmd_timeout' must be a number of seconds above 0 "
+            "and at most 3600 (an hour)",
+        ),
+    ],
+)
 def test_a_number_out_of_its_range_is_one_line(cli, stub, setting, said):
     cli.write_config(setting + "\n")
     line = one_line_before_anything_is_sent(cli.call("ask", "hi"), stub)
@@ -154,8 +185,14 @@ def test_a_config_path_that_is_a_folder_is_one_line(cli, stub, tmp_path):
         assert "Traceback" not in result.stderr and result.stderr.count("\n") == 1
 
 
-THREADS = [("list",), ("show", "t1"), ("rm", "--yes", "t1"), ("rename", "t1", "new"),
-           ("export", "t1"), ("search", "hello")]
+THREADS = [
+    ("list",),
+    ("show", "t1"),
+    ("rm", "--yes", "t1"),
+    ("rename", "t1", "new"),
+    ("export", "t1"),
+    ("search", "hello"),
+]
 
 
 def break_database(cli) -> None:
@@ -218,14 +255,24 @@ def test_a_locked_thread_database_is_one_line(cli, stub):
 
 def piped(cli, command: str) -> subprocess.CompletedProcess:
     """`toolnexus ...` piped into `command` by bash; prints toolnexus's own exit code."""
-    line = " ".join(ENTRY) + f" {command}; echo \"toolnexus exit ${{PIPESTATUS[0]}}\""
-    return subprocess.run(["bash", "-c", line], capture_output=True, text=True,
-                          env=cli.merged_env(), cwd=cli.home, timeout=60)
+    line = " ".join(ENTRY) + f' {command}; echo "toolnexus exit ${{PIPESTATUS[0]}}"'
+    return subprocess.run(
+        ["bash", "-c", line],
+        capture_output=True,
+        text=True,
+        env=cli.merged_env(),
+        cwd=cli.home,
+        timeout=60,
+    )
 
 
 def test_a_closed_stdout_ends_quietly(cli, stub):
-    for command in ('ask -v "x" | head -c 1', "ask --json x | true", "ask --events x | true",
-                    "threads list | true"):
+    for command in (
+        'ask -v "x" | head -c 1',
+        "ask --json x | true",
+        "ask --events x | true",
+        "threads list | true",
+    ):
         done = piped(cli, command)
         assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done
         assert "toolnexus exit" in done.stdout

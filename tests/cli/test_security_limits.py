@@ -101,19 +101,28 @@ def one_error_line(result: cli_helpers.Result, code: int = 1) -> str:
 def test_grep_refuses_a_pattern_re2_cannot_take_with_one_error_naming_its_syntax(cli, stub):
     (cli.home / "notes.txt").write_text("aa\n")
     said = tool_said(cli, stub, ("grep", {"pattern": r"(a)\1"}))
-    assert said == (r"error: ValueError: the pattern '(a)\\1' is not in RE2 syntax (invalid "
-                    r"escape sequence: \1); RE2 has no backreferences or lookaround, see "
-                    "https://github.com/google/re2/wiki/Syntax")
+    assert said == (
+        r"error: ValueError: the pattern '(a)\\1' is not in RE2 syntax (invalid "
+        r"escape sequence: \1); RE2 has no backreferences or lookaround, see "
+        "https://github.com/google/re2/wiki/Syntax"
+    )
 
 
 def test_grep_matches_line_by_line_as_before(tmp_path):
     (tmp_path / "notes.txt").write_bytes(b"ab\r\ncd\r\n\nab\n")
     tools = Builtins(Workspace(tmp_path))
-    found = [tools.grep(pattern, context=ToolContext()) for pattern in
-             (r"b\s*c", "^c", "b$", "^$", "(?i)CD$")]
+    found = [
+        tools.grep(pattern, context=ToolContext())
+        for pattern in (r"b\s*c", "^c", "b$", "^$", "(?i)CD$")
+    ]
     where = tmp_path / "notes.txt"
-    assert found == ["no matches", f"{where}:2: cd", f"{where}:1: ab\n{where}:4: ab",
-                     f"{where}:3: ", f"{where}:2: cd"]
+    assert found == [
+        "no matches",
+        f"{where}:2: cd",
+        f"{where}:1: ab\n{where}:4: ab",
+        f"{where}:3: ",
+        f"{where}:2: cd",
+    ]
 
 
 def test_grep_and_glob_stop_once_the_run_is_cancelled(tmp_path):
@@ -128,11 +137,18 @@ def test_grep_and_glob_stop_once_the_run_is_cancelled(tmp_path):
     assert tools.glob("*.txt", context=cancelled) == "no matches"
 
 
-@pytest.mark.parametrize(("glob", "said"), [
-    ("**/" * 40 + "x.txt", "no matches"),
-    ("[" * 200_000, "error: ValueError: the glob '" + "[" * 80 + "'... is 200000 characters "
-                    "long: at most 8192 are taken"),
-], ids=["many **/", "huge"])
+@pytest.mark.parametrize(
+    ("glob", "said"),
+    [
+        ("**/" * 40 + "x.txt", "no matches"),
+        (
+            "[" * 200_000,
+            "error: ValueError: the glob '" + "[" * 80 + "'... is 200000 characters "
+            "long: at most 8192 are taken",
+        ),
+    ],
+    ids=["many **/", "huge"],
+)
 def test_a_hostile_glob_is_answered(cli, stub, glob, said):
     deep = cli.home.joinpath(*["d"] * 30)  # what `**/` x 40 backtracked over, exponentially
     deep.mkdir(parents=True)
@@ -144,8 +160,10 @@ def test_a_hostile_glob_is_answered(cli, stub, glob, said):
 
 
 def test_fetch_url_drops_scripts_styles_and_whatever_an_unclosed_tag_leaves(cli, stub):
-    page = (b"<p>Kept &amp; shown</p><script>var x = '<p>no</p>';</script><STYLE>p {}</STYLE>"
-            b"\n\n\n<p>a < b, after</p><!-- not > this --><a href='x' never closed, nor this")
+    page = (
+        b"<p>Kept &amp; shown</p><script>var x = '<p>no</p>';</script><STYLE>p {}</STYLE>"
+        b"\n\n\n<p>a < b, after</p><!-- not > this --><a href='x' never closed, nor this"
+    )
     said = tool_said(cli, stub, ("fetch_url", {"url": stub.url + "/page"}), page)
     assert said == f"HTTP 200 {stub.url}/page\n\nKept & shown\n\na < b, after"
 
@@ -187,17 +205,25 @@ def hostile_call(cli: CLI, tool: str) -> tuple[str, dict]:
 @pytest.mark.parametrize("tool", ["grep", "fetch_url"])
 def test_a_signal_ends_ask_while_a_tool_works_on_hostile_input(cli, stub, tool, signum):
     # after the tool, the model never answers: the run is still there to be signalled
-    script_model(stub, openai_stream(tool_calls=[hostile_call(cli, tool)]), Reply.hang(),
-                 page=PAGE_OF_OPEN_SCRIPTS)
+    script_model(
+        stub,
+        openai_stream(tool_calls=[hostile_call(cli, tool)]),
+        Reply.hang(),
+        page=PAGE_OF_OPEN_SCRIPTS,
+    )
     cli.write_config(LOOPBACK_ALLOWED)
     process = start(cli, "ask", "-v", "--builtins", "--yes", "go")
     try:
         stderr = Lines(process.stderr)
-        wait_until(lambda: any(line.startswith(f"[tool] {tool}(") for line in stderr.lines),
-                   "the tool call")
+        wait_until(
+            lambda: any(line.startswith(f"[tool] {tool}(") for line in stderr.lines),
+            "the tool call",
+        )
         busy_from = cpu_seconds(process.pid)
-        wait_until(lambda: len(model_calls(stub)) == 2 or cpu_seconds(process.pid) > busy_from + 1,
-                   "the tool to be done, or busy for a CPU second")
+        wait_until(
+            lambda: len(model_calls(stub)) == 2 or cpu_seconds(process.pid) > busy_from + 1,
+            "the tool to be done, or busy for a CPU second",
+        )
         process.send_signal(signum)
         code = process.wait(timeout=WAIT_S)
     finally:
@@ -210,8 +236,7 @@ def test_a_signal_ends_ask_while_a_tool_works_on_hostile_input(cli, stub, tool, 
 
 # ============================================================ 4. tool calls per reply and run
 
-REPLY_IN = {"openai": openai_stream, "anthropic": anthropic_stream,
-            "responses": responses_stream}
+REPLY_IN = {"openai": openai_stream, "anthropic": anthropic_stream, "responses": responses_stream}
 
 
 def calls_and_results(style: str, body: dict) -> tuple[list[str], list[str]]:
@@ -219,21 +244,27 @@ def calls_and_results(style: str, body: dict) -> tuple[list[str], list[str]]:
     results answer, in the style's own shape."""
     if style == "openai":
         messages = body["messages"]
-        return ([call["id"] for m in messages for call in m.get("tool_calls", [])],
-                [m["tool_call_id"] for m in messages if m["role"] == "tool"])
+        return (
+            [call["id"] for m in messages for call in m.get("tool_calls", [])],
+            [m["tool_call_id"] for m in messages if m["role"] == "tool"],
+        )
     if style == "anthropic":
-        blocks = [b for m in body["messages"] if isinstance(m["content"], list)
-                  for b in m["content"]]
-        return ([b["id"] for b in blocks if b["type"] == "tool_use"],
-                [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"])
+        blocks = [
+            b for m in body["messages"] if isinstance(m["content"], list) for b in m["content"]
+        ]
+        return (
+            [b["id"] for b in blocks if b["type"] == "tool_use"],
+            [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"],
+        )
     items = body["input"]
-    return ([i["call_id"] for i in items if i["type"] == "function_call"],
-            [i["call_id"] for i in items if i["type"] == "function_call_output"])
+    return (
+        [i["call_id"] for i in items if i["type"] == "function_call"],
+        [i["call_id"] for i in items if i["type"] == "function_call_output"],
+    )
 
 
 @pytest.mark.parametrize("style", list(REPLY_IN))
-async def test_of_a_reply_of_thousands_of_tool_calls_32_run_and_the_thread_stays_small(
-        stub, style):
+async def test_of_a_reply_of_thousands_of_tool_calls_32_run_and_the_thread_stays_small(stub, style):
     many = [("echo", {"text": str(n)}) for n in range(3000)]
     script_model(stub, REPLY_IN[style](tool_calls=many), REPLY_IN[style]("done"))
     toolkit = await echo_toolkit()
@@ -248,30 +279,38 @@ async def test_of_a_reply_of_thousands_of_tool_calls_32_run_and_the_thread_stays
     told = [e for e in events if e["type"] == "tool_result"][-1]
     assert told["is_error"] and told["output"] == (
         "error: not run: the reply made 3000 tool calls and at most 32 run per reply; this "
-        "call and the 2967 after it did not run")
+        "call and the 2967 after it did not run"
+    )
 
 
 def calls_without_indexes(style: str, count: int) -> Reply:
     """A reply of `count` tool calls that name no index (fragments and items are matched
     by id), which a search through the calls read so far made quadratic."""
     if style == "openai":
-        event = ('data: {"choices": [{"index": 0, "delta": {"tool_calls": [{"id": "call_%d", '
-                 '"function": {"name": "echo", "arguments": "{\\"text\\": \\"%d\\"}"}}]}}]}\n\n')
-        end = ('data: {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}'
-               "\n\ndata: [DONE]\n\n")
+        event = (
+            'data: {"choices": [{"index": 0, "delta": {"tool_calls": [{"id": "call_%d", '
+            '"function": {"name": "echo", "arguments": "{\\"text\\": \\"%d\\"}"}}]}}]}\n\n'
+        )
+        end = (
+            'data: {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}'
+            "\n\ndata: [DONE]\n\n"
+        )
     else:
-        event = ('data: {"type": "response.output_item.done", "item": {"id": "fc_%d", "type": '
-                 '"function_call", "call_id": "call_%d", "name": "echo", "arguments": '
-                 '"{\\"text\\": \\"n\\"}"}}\n\n')
-        end = ('data: {"type": "response.completed", "response": {"status": "completed", '
-               '"output": []}}\n\n')
+        event = (
+            'data: {"type": "response.output_item.done", "item": {"id": "fc_%d", "type": '
+            '"function_call", "call_id": "call_%d", "name": "echo", "arguments": '
+            '"{\\"text\\": \\"n\\"}"}}\n\n'
+        )
+        end = (
+            'data: {"type": "response.completed", "response": {"status": "completed", '
+            '"output": []}}\n\n'
+        )
     body = "".join(event % (n, n) for n in range(count)) + end
     return Reply.raw([body.encode()])
 
 
 @pytest.mark.parametrize("style", ["openai", "responses"])
-async def test_a_reply_of_100_000_tool_calls_without_indexes_is_read_in_linear_time(
-        stub, style):
+async def test_a_reply_of_100_000_tool_calls_without_indexes_is_read_in_linear_time(stub, style):
     script_model(stub, calls_without_indexes(style, 100_000), REPLY_IN[style]("done"))
     toolkit = await echo_toolkit()
     async with make_client(stub, style, context=None) as client:
@@ -280,8 +319,10 @@ async def test_a_reply_of_100_000_tool_calls_without_indexes_is_read_in_linear_t
 
 
 async def test_a_run_runs_at_most_256_tool_calls(stub):
-    batches = [openai_stream(tool_calls=[("echo", {"text": f"{batch}.{n}"}) for n in range(32)])
-               for batch in range(9)]  # 288 calls
+    batches = [
+        openai_stream(tool_calls=[("echo", {"text": f"{batch}.{n}"}) for n in range(32)])
+        for batch in range(9)
+    ]  # 288 calls
     script_model(stub, *batches, openai_stream("done"))
     toolkit = await echo_toolkit()
     async with make_client(stub, context=None, max_turns=20) as client:
@@ -290,28 +331,40 @@ async def test_a_run_runs_at_most_256_tool_calls(stub):
     refused = [m for m in result.messages if m["role"] == "tool" and m.get("is_error")]
     assert [m["content"] for m in refused] == [
         "error: not run: this run made its 256 tool calls, the most one run may make; answer "
-        "with what you have"] * 32
+        "with what you have"
+    ] * 32
 
 
 def test_the_config_sets_both_limits(cli, stub):
     cli.write_config("max_tool_calls_per_reply = 2\nmax_tool_calls_per_run = 3\n")
     listing = ("list_dir", {"path": "."})
-    script_model(stub, openai_stream(tool_calls=[listing] * 5),
-                 openai_stream(tool_calls=[listing, ("read_file", {"path": "x"})]),
-                 openai_stream("done"))
+    script_model(
+        stub,
+        openai_stream(tool_calls=[listing] * 5),
+        openai_stream(tool_calls=[listing, ("read_file", {"path": "x"})]),
+        openai_stream("done"),
+    )
     result = cli.call("ask", "--builtins", "go")
     assert result.code == 0 and result.stdout == "done\n", result
     first, second = (tool_results(request)[-2:] for request in model_calls(stub)[1:])
-    assert first[1] == ("error: not run: the reply made 5 tool calls and at most 2 run per "
-                        "reply; this call and the 2 after it did not run")
-    assert second[1] == ("error: not run: this run made its 3 tool calls, the most one run "
-                         "may make; answer with what you have")
+    assert first[1] == (
+        "error: not run: the reply made 5 tool calls and at most 2 run per "
+        "reply; this call and the 2 after it did not run"
+    )
+    assert second[1] == (
+        "error: not run: this run made its 3 tool calls, the most one run "
+        "may make; answer with what you have"
+    )
 
 
-@pytest.mark.parametrize("setting, rule", [
-    ("max_tool_calls_per_reply = 0", "from 1 to 10000 (tool calls run of one reply)"),
-    ("max_tool_calls_per_run = -5", "from 1 to 100000 (tool calls run in one question)"),
-    ("max_turns = true", "from 1 to 1000 (model calls per question)")])
+@pytest.mark.parametrize(
+    "setting, rule",
+    [
+        ("max_tool_calls_per_reply = 0", "from 1 to 10000 (tool calls run of one reply)"),
+        ("max_tool_calls_per_run = -5", "from 1 to 100000 (tool calls run in one question)"),
+        ("max_turns = true", "from 1 to 1000 (model calls per question)"),
+    ],
+)
 def test_a_limit_below_one_is_one_config_error(cli, stub, setting, rule):
     cli.write_config(f"{setting}\n")
     line = one_error_line(cli.call("ask", "hi"), 2)
@@ -321,18 +374,23 @@ def test_a_limit_below_one_is_one_config_error(cli, stub, setting, rule):
 
 
 def test_the_library_refuses_a_limit_below_one(stub):
-    with pytest.raises(ValueError, match="max_tool_calls_per_run must be a whole number of at "
-                                         "least 1, not 0"):
+    with pytest.raises(
+        ValueError, match="max_tool_calls_per_run must be a whole number of at least 1, not 0"
+    ):
         make_client(stub, max_tool_calls_per_run=0)
 
 
 # ============================================================ 5. JSON nested too deep
 
 
-@pytest.mark.parametrize(("reply", "said"), [
-    (Reply.sse([DEEP]), f"the endpoint sent a stream event of {TOO_DEEP}"),
-    (Reply.raw([DEEP.encode()], chunked=False), f"the endpoint's reply is {TOO_DEEP}"),
-], ids=["stream event", "whole reply"])
+@pytest.mark.parametrize(
+    ("reply", "said"),
+    [
+        (Reply.sse([DEEP]), f"the endpoint sent a stream event of {TOO_DEEP}"),
+        (Reply.raw([DEEP.encode()], chunked=False), f"the endpoint's reply is {TOO_DEEP}"),
+    ],
+    ids=["stream event", "whole reply"],
+)
 def test_a_deeply_nested_reply_is_one_error_line(cli, stub, reply, said):
     stub.handler = lambda rec: reply
     assert one_error_line(cli.call("ask", "hi")) == f"error: {said}"
@@ -364,8 +422,9 @@ def test_the_depth_limit_counts_arrays_and_objects_not_brackets_in_strings():
 
 def test_deeply_nested_tool_arguments_are_refused_to_the_model(cli, stub):
     arguments = '{"path": ' + DEEP + "}"
-    script_model(stub, openai_stream(tool_calls=[("read_file", arguments)]),
-                 openai_stream("understood"))
+    script_model(
+        stub, openai_stream(tool_calls=[("read_file", arguments)]), openai_stream("understood")
+    )
     result = cli.call("ask", "--builtins", "read it")
     assert result.code == 0 and "Traceback" not in result.stderr, result
     assert result.stdout == "understood\n"
@@ -376,31 +435,70 @@ def test_deeply_nested_tool_arguments_are_refused_to_the_model(cli, stub):
 def anthropic_tool_input(partial_json: str) -> Reply:
     """An anthropic stream whose one tool_use block's input is `partial_json`."""
     events = [
-        ("message_start", {"type": "message_start", "message": {
-            "id": "msg_1", "type": "message", "role": "assistant", "content": [],
-            "model": "claude-stub", "usage": {"input_tokens": 5, "output_tokens": 1}}}),
-        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {
-            "type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {}}}),
-        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
-            "type": "input_json_delta", "partial_json": partial_json}}),
+        (
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "msg_1",
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [],
+                    "model": "claude-stub",
+                    "usage": {"input_tokens": 5, "output_tokens": 1},
+                },
+            },
+        ),
+        (
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {
+                    "type": "tool_use",
+                    "id": "toolu_1",
+                    "name": "read_file",
+                    "input": {},
+                },
+            },
+        ),
+        (
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": partial_json},
+            },
+        ),
         ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use"},
-                           "usage": {"output_tokens": 9}}),
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "tool_use"},
+                "usage": {"output_tokens": 9},
+            },
+        ),
         ("message_stop", {"type": "message_stop"}),
     ]
     return Reply.sse(events)
 
 
 def test_deeply_nested_anthropic_tool_input_is_refused_to_the_model(cli, stub):
-    script_model(stub, anthropic_tool_input('{"path": ' + DEEP + "}"),
-                 anthropic_stream("understood"))
+    script_model(
+        stub, anthropic_tool_input('{"path": ' + DEEP + "}"), anthropic_stream("understood")
+    )
     result = cli.call("ask", "--builtins", "read it", env={"TOOLNEXUS_STYLE": "anthropic"})
     assert result.code == 0 and "Traceback" not in result.stderr, result
-    [message] = [m for m in model_calls(stub)[1].json["messages"]
-                 if m["role"] == "user" and m["content"][0]["type"] == "tool_result"]
+    [message] = [
+        m
+        for m in model_calls(stub)[1].json["messages"]
+        if m["role"] == "user" and m["content"][0]["type"] == "tool_result"
+    ]
     told = message["content"][0]
     assert told["is_error"] and told["content"].startswith(
-        f"error: the arguments for 'read_file' are {TOO_DEEP}: ")
+        f"error: the arguments for 'read_file' are {TOO_DEEP}: "
+    )
 
 
 # ============================================================ 6. a SOCKS proxy's garbage
@@ -415,8 +513,10 @@ async def answers_in_http(reader: asyncio.StreamReader, writer: asyncio.StreamWr
 async def test_a_socks_proxy_that_answers_garbage_is_one_line(cli):
     async with LoopbackServer(answers_in_http) as proxy:
         env = {name: None for name in cli.env if name.lower().endswith("_proxy")}
-        env |= {"ALL_PROXY": f"socks5://127.0.0.1:{proxy.port}",
-                "TOOLNEXUS_BASE_URL": "http://model.invalid/v1"}
+        env |= {
+            "ALL_PROXY": f"socks5://127.0.0.1:{proxy.port}",
+            "TOOLNEXUS_BASE_URL": "http://model.invalid/v1",
+        }
         result = await asyncio.to_thread(cli.run, "ask", "hi", env=env)
     line = one_error_line(result)
     assert "SOCKS proxy's answer is not SOCKS5" in line

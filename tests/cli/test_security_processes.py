@@ -22,9 +22,15 @@ SERVER = Path(__file__).parents[1] / "support" / "mcp_servers" / "stdio_server.p
 
 
 def start(cli, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([*ENTRY, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=cli.merged_env(),
-                            cwd=cli.home)
+    return subprocess.Popen(
+        [*ENTRY, *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli.merged_env(),
+        cwd=cli.home,
+    )
 
 
 def bash_call_then_answer(stub, command: str) -> None:
@@ -41,8 +47,10 @@ def leaving_children(tmp_path: Path) -> tuple[str, str]:
     own (setsid: out of the process group), one double-forked; and the marker their
     environments hold (computed by the shell, so no command line holds it)."""
     marker = f"left-{id(tmp_path)}-42"
-    command = (f"export TOOLNEXUS_TEST_MARK={marker.removesuffix('-42')}-$((6*7)); "
-               "sleep 300 & setsid sleep 300 & (sleep 300 &) ; sleep 300")
+    command = (
+        f"export TOOLNEXUS_TEST_MARK={marker.removesuffix('-42')}-$((6*7)); "
+        "sleep 300 & setsid sleep 300 & (sleep 300 &) ; sleep 300"
+    )
     return command, marker
 
 
@@ -72,11 +80,15 @@ def test_what_a_bash_command_leaves_running_ends_with_it(cli, stub, tmp_path):
 def test_a_key_command_leaves_nothing_running(bare_cli, stub, tmp_path):
     """A key command that starts a daemon (as gpg starts gpg-agent) leaves nothing behind."""
     marker = f"key-{id(tmp_path)}-42"
-    command = (f"TOOLNEXUS_TEST_MARK={marker.removesuffix('-42')}-$((6*7)) setsid sleep 300 & "
-               "echo sk-from-the-command")
-    bare_cli.write_config(f'default_model = "m"\n[providers.vault]\nbase_url = "{stub.url}"\n'
-                          f'style = "openai"\napi_key_cmd = {json.dumps(command)}\n'
-                          '[models.m]\nprovider = "vault"\nmodel = "stub-model"\n')
+    command = (
+        f"TOOLNEXUS_TEST_MARK={marker.removesuffix('-42')}-$((6*7)) setsid sleep 300 & "
+        "echo sk-from-the-command"
+    )
+    bare_cli.write_config(
+        f'default_model = "m"\n[providers.vault]\nbase_url = "{stub.url}"\n'
+        f'style = "openai"\napi_key_cmd = {json.dumps(command)}\n'
+        '[models.m]\nprovider = "vault"\nmodel = "stub-model"\n'
+    )
     result = bare_cli.run("ask", "hi")
     assert result.code == 0, result
     assert stub.requests[0].headers["authorization"] == "Bearer sk-from-the-command"
@@ -86,9 +98,15 @@ def test_a_key_command_leaves_nothing_running(bare_cli, stub, tmp_path):
 def mcp_config(tmp_path: Path, pid_file: Path) -> Path:
     """A server behind `sh -c` (so the server is sh's child, a grandchild of toolnexus) that
     does not exit when its stdin closes, as some real servers do not."""
-    config = {"mcpServers": {"calc": {
-        "command": "sh", "args": ["-c", f"'{sys.executable}' '{SERVER}'; true"],
-        "env": {"MCP_PID_FILE": str(pid_file), "MCP_LINGER": "1"}}}}
+    config = {
+        "mcpServers": {
+            "calc": {
+                "command": "sh",
+                "args": ["-c", f"'{sys.executable}' '{SERVER}'; true"],
+                "env": {"MCP_PID_FILE": str(pid_file), "MCP_LINGER": "1"},
+            }
+        }
+    }
     path = tmp_path / "mcp.json"
     path.write_text(json.dumps(config), encoding="utf-8")
     return path
@@ -133,9 +151,14 @@ def test_a_signal_while_mcp_servers_start_ends_them_too(cli, stub, tmp_path):
 def test_what_an_mcp_server_started_in_a_session_of_its_own_ends_with_ask(cli, stub, tmp_path):
     marker = f"server-{id(tmp_path)}-42"
     mark = f"TOOLNEXUS_TEST_MARK={marker.removesuffix('-42')}-$((6*7))"
-    config = {"mcpServers": {"calc": {
-        "command": "sh", "args": ["-c", f"{mark} setsid sleep 300 & exec '{sys.executable}' "
-                                        f"'{SERVER}'"]}}}
+    config = {
+        "mcpServers": {
+            "calc": {
+                "command": "sh",
+                "args": ["-c", f"{mark} setsid sleep 300 & exec '{sys.executable}' '{SERVER}'"],
+            }
+        }
+    }
     path = tmp_path / "mcp.json"
     path.write_text(json.dumps(config), encoding="utf-8")
     result = cli.run("ask", "--mcp", str(path), "hi")

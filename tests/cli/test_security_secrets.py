@@ -21,9 +21,11 @@ DSN_PASSWORD = "dsn-pw-91c2e8"
 
 
 def header_config(cli, stub) -> None:
-    cli.write_config(f'default_model = "p:stub-model"\n\n[providers.p]\n'
-                     f'base_url = "{stub.base_url}"\nstyle = "openai"\n'
-                     f'headers = {{ "X-Auth" = "{HEADER_SECRET}", "User-Agent" = "tn-test" }}\n')
+    cli.write_config(
+        f'default_model = "p:stub-model"\n\n[providers.p]\n'
+        f'base_url = "{stub.base_url}"\nstyle = "openai"\n'
+        f'headers = {{ "X-Auth" = "{HEADER_SECRET}", "User-Agent" = "tn-test" }}\n'
+    )
 
 
 def echoing(request: Recorded):
@@ -36,8 +38,10 @@ def test_a_config_header_value_is_redacted_on_every_channel(cli, stub):
     header_config(cli, stub)
     stub.handler = echoing
     env = {"TOOLNEXUS_BASE_URL": None, "TOOLNEXUS_MODEL": None}  # the config's provider
-    runs = [cli.call("ask", *args, "--id", f"h{i}", "hi", env=env)
-            for i, args in enumerate(((), ("-v",), ("--json",), ("--events",)))]
+    runs = [
+        cli.call("ask", *args, "--id", f"h{i}", "hi", env=env)
+        for i, args in enumerate(((), ("-v",), ("--json",), ("--events",)))
+    ]
     assert stub.requests[0].headers["x-auth"] == HEADER_SECRET  # it was sent
     for result in runs:
         assert result.code == 0, result
@@ -67,8 +71,10 @@ def test_an_endpoint_echoing_the_base_url_password_is_redacted(cli, stub):
 
 
 def keyword_dsn() -> str:
-    return (f"host=127.0.0.1 port={dead_port()} dbname=threads user=tn "
-            f"password={DSN_PASSWORD} connect_timeout=2")
+    return (
+        f"host=127.0.0.1 port={dead_port()} dbname=threads user=tn "
+        f"password={DSN_PASSWORD} connect_timeout=2"
+    )
 
 
 def url_dsn() -> str:
@@ -91,7 +97,8 @@ def test_config_show_masks_every_secret(cli, stub):
         f'store = "host=db password={DSN_PASSWORD} dbname=x"\n\n[providers.p]\n'
         f'base_url = "https://alice:{URL_PASSWORD}@example.com/v1"\n'
         f'headers = {{ "X-Auth" = "{HEADER_SECRET}" }}\n'
-        f'[providers.q]\nbase_url = "https://TOKEN{URL_PASSWORD}@example.com/v1"\n')
+        f'[providers.q]\nbase_url = "https://TOKEN{URL_PASSWORD}@example.com/v1"\n'
+    )
     result = cli.call("config", "show")
     assert result.code == 0, result
     for secret in (DSN_PASSWORD, URL_PASSWORD, HEADER_SECRET):
@@ -116,7 +123,8 @@ def test_a_key_split_across_deltas_or_between_reasoning_and_text_is_masked(cli, 
     inside the answer. The mask goes where a key starts; nothing of it shows elsewhere."""
     stub.handler = lambda rec: openai_stream(
         reasoning=["I saw ", SPLIT_KEY[:5], SPLIT_KEY[5:12]],
-        text=[SPLIT_KEY[12:], " and ", SPLIT_KEY[:7], SPLIT_KEY[7:], " end"])
+        text=[SPLIT_KEY[12:], " and ", SPLIT_KEY[:7], SPLIT_KEY[7:], " end"],
+    )
     env = {"TOOLNEXUS_API_KEY": SPLIT_KEY}
     plain = cli.call("ask", "--id", "s1", "hi", env=env)
     verbose = cli.call("ask", "-v", "--id", "s2", "hi", env=env)
@@ -124,8 +132,10 @@ def test_a_key_split_across_deltas_or_between_reasoning_and_text_is_masked(cli, 
     whole = cli.call("ask", "--json", "--id", "s4", "hi", env=env)
     assert plain.stdout == " and *** end\n", plain
     assert verbose.stdout == " and *** end\n" and "I saw ***\n" in verbose.stderr, verbose
-    deltas = {kind: "".join(e["delta"] for e in events.json_lines if e["type"] == kind)
-              for kind in ("reasoning", "text")}
+    deltas = {
+        kind: "".join(e["delta"] for e in events.json_lines if e["type"] == kind)
+        for kind in ("reasoning", "text")
+    }
     assert deltas == {"reasoning": "I saw ***", "text": " and *** end"}, events
     assert whole.json["text"] == " and *** end", whole
     pieces = (SPLIT_KEY[:12], SPLIT_KEY[12:])  # each shows nowhere, the answer in between
@@ -138,16 +148,25 @@ def test_only_what_could_begin_a_key_waits_and_it_may_end_in_the_other_kind():
     """The answer streams on at once; a piece that could begin the key waits for the next
     delta, of either kind, to say whether it does."""
     redact = EventRedactor(Redactor(SPLIT_KEY))
-    shown = [redact({"type": kind, "delta": delta}) for kind, delta in (
-        ("reasoning", "I saw sk-sp"), ("text", "lit"), ("text", "-4e1f9a7c2b ok"),
-        ("reasoning", "sk-"), ("text", "sk"), ("reasoning", " not"))]
+    shown = [
+        redact({"type": kind, "delta": delta})
+        for kind, delta in (
+            ("reasoning", "I saw sk-sp"),
+            ("text", "lit"),
+            ("text", "-4e1f9a7c2b ok"),
+            ("reasoning", "sk-"),
+            ("text", "sk"),
+            ("reasoning", " not"),
+        )
+    ]
     assert shown == [
         [{"type": "reasoning", "delta": "I saw "}],
         [],
         [{"type": "reasoning", "delta": "***"}, {"type": "text", "delta": " ok"}],
         [],
         [{"type": "reasoning", "delta": "sk-"}],  # "sk-sk": only "sk" could begin it
-        [{"type": "text", "delta": "sk"}, {"type": "reasoning", "delta": " not"}]]
+        [{"type": "text", "delta": "sk"}, {"type": "reasoning", "delta": " not"}],
+    ]
     assert redact.flush() == []
 
 
@@ -157,9 +176,15 @@ ENCODED_KEY = "sk-enc/9f+2c=7>d0e4"  # percent-encoded it differs; base64, it ha
 def encoded_forms(key: str) -> list[str]:
     """What an endpoint or a tool could echo instead of the key itself."""
     raw = key.encode()
-    return [base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode(),
-            base64.b64encode(b"user:" + raw).decode(),  # HTTP Basic: not aligned on the key
-            raw.hex(), raw.hex().upper(), quote(key, safe=""), quote(key, safe="").lower()]
+    return [
+        base64.b64encode(raw).decode(),
+        base64.urlsafe_b64encode(raw).decode(),
+        base64.b64encode(b"user:" + raw).decode(),  # HTTP Basic: not aligned on the key
+        raw.hex(),
+        raw.hex().upper(),
+        quote(key, safe=""),
+        quote(key, safe="").lower(),
+    ]
 
 
 def test_the_base64_hex_and_percent_encoded_forms_of_a_key_are_masked(cli, stub):
@@ -167,8 +192,10 @@ def test_the_base64_hex_and_percent_encoded_forms_of_a_key_are_masked(cli, stub)
     pieces = [part for form in forms for part in (form[:7], form[7:] + " | ")]  # split too
     stub.handler = lambda rec: openai_stream(pieces, reasoning=" ".join(forms))
     env = {"TOOLNEXUS_API_KEY": ENCODED_KEY}
-    runs = [cli.call("ask", *args, "--id", f"e{i}", "hi", env=env)
-            for i, args in enumerate(((), ("-v",), ("--events",), ("--json",)))]
+    runs = [
+        cli.call("ask", *args, "--id", f"e{i}", "hi", env=env)
+        for i, args in enumerate(((), ("-v",), ("--events",), ("--json",)))
+    ]
     for result in runs:
         assert result.code == 0, result
         assert not [form for form in forms if form in result.stdout + result.stderr], result
@@ -182,8 +209,9 @@ QUERY_SECRET = "qs-7d2e19ab"
 
 def test_a_key_in_the_base_urls_query_never_shows(cli, stub):
     stub.handler = lambda rec: openai_stream(f"got {QUERY_SECRET} here")
-    echoed = cli.call("ask", "--base-url", f"{stub.base_url}?api-key={QUERY_SECRET}",
-                     "--id", "q1", "hi")
+    echoed = cli.call(
+        "ask", "--base-url", f"{stub.base_url}?api-key={QUERY_SECRET}", "--id", "q1", "hi"
+    )
     assert echoed.code == 0 and echoed.stdout == "got *** here\n", echoed
     assert QUERY_SECRET.encode() not in cli.db_bytes()
     for name in ("api-key", "key", "token"):
@@ -198,33 +226,46 @@ def test_config_show_masks_query_keys_and_an_inline_key_command(cli):
     cli.write_config(
         f'[providers.p]\nbase_url = "https://example.com/v1?api-version=2&api-key={QUERY_SECRET}"\n'
         'api_key_cmd = "echo sk-inline-0b5e7a"\n'
-        f'[providers.q]\nbase_url = "https://example.com/v1?token={QUERY_SECRET}&x=1"\n')
+        f'[providers.q]\nbase_url = "https://example.com/v1?token={QUERY_SECRET}&x=1"\n'
+    )
     result = cli.call("config", "show")
     assert result.code == 0, result
     assert QUERY_SECRET not in result.stdout and "sk-inline" not in result.stdout, result
-    assert 'providers.p.base_url = "https://example.com/v1?api-version=2&api-key=***"' \
-        in result.stdout
+    assert (
+        'providers.p.base_url = "https://example.com/v1?api-version=2&api-key=***"' in result.stdout
+    )
     assert 'providers.p.api_key_cmd = "***"' in result.stdout
     assert 'providers.q.base_url = "https://example.com/v1?token=***&x=1"' in result.stdout
 
 
-def test_an_mcp_header_that_cannot_travel_is_refused_naming_where_it_came_from(cli, stub,
-                                                                               tmp_path):
+def test_an_mcp_header_that_cannot_travel_is_refused_naming_where_it_came_from(cli, stub, tmp_path):
     token = "mcp-tok-58c1"
     mcp = tmp_path / "mcp.json"
-    mcp.write_text(json.dumps({"mcpServers": {
-        "remote": {"url": f"{stub.base_url}/mcp",
-                   "headers": {"Authorization": "Bearer ${MCP_TOKEN}"}},
-        "bell": {"url": f"{stub.base_url}/mcp", "headers": {"X-Key": "abc\u0007def"}},
-    }}))
+    mcp.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "remote": {
+                        "url": f"{stub.base_url}/mcp",
+                        "headers": {"Authorization": "Bearer ${MCP_TOKEN}"},
+                    },
+                    "bell": {"url": f"{stub.base_url}/mcp", "headers": {"X-Key": "abc\u0007def"}},
+                }
+            }
+        )
+    )
     env = {"MCP_TOKEN": f"{token}\r\nX-Injected: 1"}
     rows = cli.call("tools", "--json", "--mcp", str(mcp), env=env)
     assert rows.code == 0, rows
     status = {row["source"]: row["status"] for row in rows.json}
-    assert status["mcp:remote"] == ("failed: the value of headers.Authorization (from "
-                                    "$MCP_TOKEN) contains a line break: fix it there")
-    assert status["mcp:bell"] == ("failed: the value of headers.X-Key contains a control "
-                                  "character (0x07): fix it in the MCP config")
+    assert status["mcp:remote"] == (
+        "failed: the value of headers.Authorization (from "
+        "$MCP_TOKEN) contains a line break: fix it there"
+    )
+    assert status["mcp:bell"] == (
+        "failed: the value of headers.X-Key contains a control "
+        "character (0x07): fix it in the MCP config"
+    )
     asked = cli.call("ask", "--mcp", str(mcp), "hi", env=env)
     assert asked.code == 0, asked
     warnings = [line for line in asked.stderr.splitlines() if line.startswith("warning:")]

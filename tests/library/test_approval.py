@@ -24,8 +24,7 @@ from toolnexus.tools import Tool, ToolResult
 
 
 def tool(name: str, source: str = "python") -> Tool:
-    return Tool(name, "", {"type": "object", "properties": {}}, lambda **kw: name,
-                source=source)
+    return Tool(name, "", {"type": "object", "properties": {}}, lambda **kw: name, source=source)
 
 
 BASH = tool("bash", "builtin")
@@ -49,6 +48,7 @@ class Answers:
 
         async def later() -> Any:
             return answer
+
         return later()
 
 
@@ -67,14 +67,22 @@ def denied(result: dict[str, Any] | None) -> str | None:
 # ----------------------------------------------------------------------------- the defaults
 
 
-@pytest.mark.parametrize(("subject", "decision"), [
-    (tool("write_file", "builtin"), "ask"), (tool("edit_file", "builtin"), "ask"),
-    (BASH, "ask"), (tool("lookup", "mcp:docs"), "ask"), (tool("lookup", "mcp"), "ask"),
-    (tool("read_file", "builtin"), "allow"), (tool("grep", "builtin"), "allow"),
-    (tool("fetch_url", "builtin"), "allow"), (tool("skill", "skills"), "allow"),
-    (tool("write_file"), "allow"),  # a Python function of that name is not the built-in
-    (None, "allow"),
-])
+@pytest.mark.parametrize(
+    ("subject", "decision"),
+    [
+        (tool("write_file", "builtin"), "ask"),
+        (tool("edit_file", "builtin"), "ask"),
+        (BASH, "ask"),
+        (tool("lookup", "mcp:docs"), "ask"),
+        (tool("lookup", "mcp"), "ask"),
+        (tool("read_file", "builtin"), "allow"),
+        (tool("grep", "builtin"), "allow"),
+        (tool("fetch_url", "builtin"), "allow"),
+        (tool("skill", "skills"), "allow"),
+        (tool("write_file"), "allow"),  # a Python function of that name is not the built-in
+        (None, "allow"),
+    ],
+)
 def test_the_default_asks_before_changing_things_and_before_any_mcp_tool(subject, decision):
     assert ApprovalPolicy().default_for(subject) == decision
 
@@ -104,19 +112,22 @@ def test_a_decision_that_is_not_one_of_the_three_is_refused(decision):
 # ----------------------------------------------------------------------------- command rules
 
 
-@pytest.mark.parametrize(("bash_rule", "command", "decision"), [
-    (None, "ls -la", "allow"),  # a plain command the allow rule covers
-    ("deny", "ls -la", "allow"),  # the command rule is the more specific one
-    ("deny", "ls; ls", "deny"),  # chained: the command rules say nothing, bash's rule does
-    ("allow", "ls; ls", "allow"),
-    (None, "ls; ls", "ask"),
-    ("allow", "cat x", "allow"),  # no command rule matches: bash's rule
-    (None, "cat x", "ask"),
-    ("allow", "rm -rf x", "deny"),  # a deny command rule beats an allowed bash
-    ("allow", "git log", "ask"),  # an "ask" command rule beats an allowed bash
-    ("allow", "ls; git log", "ask"),
-    ("allow", "ls 'unclosed", "ask"),  # what cannot be parsed asks
-])
+@pytest.mark.parametrize(
+    ("bash_rule", "command", "decision"),
+    [
+        (None, "ls -la", "allow"),  # a plain command the allow rule covers
+        ("deny", "ls -la", "allow"),  # the command rule is the more specific one
+        ("deny", "ls; ls", "deny"),  # chained: the command rules say nothing, bash's rule does
+        ("allow", "ls; ls", "allow"),
+        (None, "ls; ls", "ask"),
+        ("allow", "cat x", "allow"),  # no command rule matches: bash's rule
+        (None, "cat x", "ask"),
+        ("allow", "rm -rf x", "deny"),  # a deny command rule beats an allowed bash
+        ("allow", "git log", "ask"),  # an "ask" command rule beats an allowed bash
+        ("allow", "ls; git log", "ask"),
+        ("allow", "ls 'unclosed", "ask"),  # what cannot be parsed asks
+    ],
+)
 def test_command_rules_and_the_bash_rule_in_combination(bash_rule, command, decision):
     rules = {"bash": bash_rule} if bash_rule else {}
     policy = ApprovalPolicy(rules, {"ls *": "allow", "rm *": "deny", "git log*": "ask"})
@@ -125,23 +136,29 @@ def test_command_rules_and_the_bash_rule_in_combination(bash_rule, command, deci
 
 # Shell syntax nested in quotes, where shlex and bash read a command differently: a deny
 # rule then matches its words anywhere in the line, so even an allowed bash never runs it.
-@pytest.mark.parametrize("command", [
-    'echo "$(echo "(" ; rm x)"',  # double quotes inside a quoted substitution
-    'echo "$(case a in a) rm x;; esac)"',  # a case pattern's ")" inside a substitution
-    "eval " + "'eval " * 10 + "rm x" + "'" * 10,  # nested deeper than the parse follows
-    "bash -c \"bash -c 'sh -c \\\"git -c a=b push\\\"'\"",
-    "echo 'rm x",  # cannot be parsed at all
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        'echo "$(echo "(" ; rm x)"',  # double quotes inside a quoted substitution
+        'echo "$(case a in a) rm x;; esac)"',  # a case pattern's ")" inside a substitution
+        "eval " + "'eval " * 10 + "rm x" + "'" * 10,  # nested deeper than the parse follows
+        'bash -c "bash -c \'sh -c \\"git -c a=b push\\"\'"',
+        "echo 'rm x",  # cannot be parsed at all
+    ],
+)
 def test_a_command_the_parse_may_misread_is_denied_when_a_denied_program_is_in_it(command):
     policy = ApprovalPolicy({"bash": "allow"}, {"rm *": "deny", "git push*": "deny"})
     assert policy.decide(BASH, "bash", {"command": command}) == "deny"
 
 
-@pytest.mark.parametrize(("command", "decision"), [
-    ("echo rm x", "allow"),  # nothing nested: the parse is sure, `rm` is only an argument
-    ('echo "$(date)" rm', None),  # nested, but not `rm x`: the rules say nothing
-    ('echo "$(git status)" push', "deny"),  # only echo runs, but the fallback errs toward
-])                                           # the rule: `git` ... `push` is in the line
+@pytest.mark.parametrize(
+    ("command", "decision"),
+    [
+        ("echo rm x", "allow"),  # nothing nested: the parse is sure, `rm` is only an argument
+        ('echo "$(date)" rm', None),  # nested, but not `rm x`: the rules say nothing
+        ('echo "$(git status)" push', "deny"),  # only echo runs, but the fallback errs toward
+    ],
+)  # the rule: `git` ... `push` is in the line
 def test_the_fallback_looks_for_the_rule_words_in_order(command, decision):
     policy = ApprovalPolicy(commands={"rm x": "deny", "git push*": "deny", "echo *": "allow"})
     assert policy.command_rule(command) == decision
@@ -162,25 +179,49 @@ def test_command_rules_are_for_bash_only():
 # ----------------------------------------------------------------------------- the hook
 
 
-@pytest.mark.parametrize(("policy", "name", "args", "told"), [
-    (ApprovalPolicy(commands={"rm *": "deny", "ls *": "allow"}), "bash",
-     {"command": "rm -rf build"},
-     'denied by the rule "rm *" = "deny" in [approval.commands]: rm -rf build'),
-    (ApprovalPolicy(commands={"git push*": "deny"}), "bash",  # a parse that may be wrong
-     {"command": 'echo "$(echo "(" ; git push -f)"'},
-     'denied by the rule "git push*" = "deny" in [approval.commands]: '
-     'echo "$(echo "(" ; git push -f)"'),
-    (ApprovalPolicy({"bash": "deny", "b*": "allow"}), "bash", {"command": "ls"},
-     'denied by the rule "bash" = "deny" in [approval]: bash'),
-    (ApprovalPolicy({"bash": "deny"}, sandboxed=False), "bash", {"command": "ls"},
-     'denied by the rule "bash" = "deny" in [approval]: bash'),
-    (ApprovalPolicy({"*_file": "deny"}), "write_file", {"path": "x", "content": ""},
-     'denied by the rule "*_file" = "deny" in [approval]: write_file'),
-    (ApprovalPolicy({"drop_*": "deny"}), "drop_table", {},  # a tool the toolkit lacks
-     'denied by the rule "drop_*" = "deny" in [approval]: drop_table'),
-])
-async def test_a_refusal_names_the_rule_that_refused_and_what_it_refused(policy, name, args,
-                                                                         told):
+@pytest.mark.parametrize(
+    ("policy", "name", "args", "told"),
+    [
+        (
+            ApprovalPolicy(commands={"rm *": "deny", "ls *": "allow"}),
+            "bash",
+            {"command": "rm -rf build"},
+            'denied by the rule "rm *" = "deny" in [approval.commands]: rm -rf build',
+        ),
+        (
+            ApprovalPolicy(commands={"git push*": "deny"}),
+            "bash",  # a parse that may be wrong
+            {"command": 'echo "$(echo "(" ; git push -f)"'},
+            'denied by the rule "git push*" = "deny" in [approval.commands]: '
+            'echo "$(echo "(" ; git push -f)"',
+        ),
+        (
+            ApprovalPolicy({"bash": "deny", "b*": "allow"}),
+            "bash",
+            {"command": "ls"},
+            'denied by the rule "bash" = "deny" in [approval]: bash',
+        ),
+        (
+            ApprovalPolicy({"bash": "deny"}, sandboxed=False),
+            "bash",
+            {"command": "ls"},
+            'denied by the rule "bash" = "deny" in [approval]: bash',
+        ),
+        (
+            ApprovalPolicy({"*_file": "deny"}),
+            "write_file",
+            {"path": "x", "content": ""},
+            'denied by the rule "*_file" = "deny" in [approval]: write_file',
+        ),
+        (
+            ApprovalPolicy({"drop_*": "deny"}),
+            "drop_table",
+            {},  # a tool the toolkit lacks
+            'denied by the rule "drop_*" = "deny" in [approval]: drop_table',
+        ),
+    ],
+)
+async def test_a_refusal_names_the_rule_that_refused_and_what_it_refused(policy, name, args, told):
     asker = Answers()
     hook = hook_for(policy, asker, BASH, tool("write_file", "builtin"))
     assert denied(await hook({"name": name, "args": args})) == told
@@ -190,20 +231,31 @@ async def test_a_refusal_names_the_rule_that_refused_and_what_it_refused(policy,
 @pytest.mark.parametrize("is_async", [True, False], ids=["async", "sync"])
 async def test_allow_and_deny_never_ask(is_async):
     asker = Answers(is_async=is_async)
-    hook = hook_for(ApprovalPolicy({"safe": "allow", "risky": "deny"}), asker,
-                    tool("safe"), tool("risky"))
+    hook = hook_for(
+        ApprovalPolicy({"safe": "allow", "risky": "deny"}), asker, tool("safe"), tool("risky")
+    )
     assert denied(await hook({"name": "safe", "args": {}})) is None
     assert denied(await hook({"name": "risky", "args": {}})) == (
-        'denied by the rule "risky" = "deny" in [approval]: risky')
+        'denied by the rule "risky" = "deny" in [approval]: risky'
+    )
     assert asker.asked == []
 
 
 @pytest.mark.parametrize("is_async", [True, False], ids=["async", "sync"])
-@pytest.mark.parametrize(("answer", "told"), [
-    ("yes", None), ("always", None), ("no", DENIED_BY_USER), ("y", DENIED_BY_USER),
-    ("YES", DENIED_BY_USER), ("yes ", DENIED_BY_USER), ("", DENIED_BY_USER),
-    (None, DENIED_BY_USER), (True, DENIED_BY_USER),
-])
+@pytest.mark.parametrize(
+    ("answer", "told"),
+    [
+        ("yes", None),
+        ("always", None),
+        ("no", DENIED_BY_USER),
+        ("y", DENIED_BY_USER),
+        ("YES", DENIED_BY_USER),
+        ("yes ", DENIED_BY_USER),
+        ("", DENIED_BY_USER),
+        (None, DENIED_BY_USER),
+        (True, DENIED_BY_USER),
+    ],
+)
 async def test_only_yes_and_always_let_an_asked_call_run(is_async, answer, told):
     asker = Answers(answer, is_async=is_async)
     hook = hook_for(ApprovalPolicy({"touch": "ask"}), asker, tool("touch"))
@@ -222,8 +274,10 @@ async def test_yes_is_for_one_call_and_always_for_the_tool_whatever_its_argument
 async def test_always_for_bash_covers_that_exact_command_only():
     asker = Answers("always", "no", "no")
     hook = hook_for(ApprovalPolicy(), asker, BASH)
-    runs = [denied(await hook({"name": "bash", "args": {"command": c}}))
-            for c in ("make", "make", "make test", "make ")]
+    runs = [
+        denied(await hook({"name": "bash", "args": {"command": c}}))
+        for c in ("make", "make", "make test", "make ")
+    ]
     assert runs == [None, None, DENIED_BY_USER, DENIED_BY_USER]
     assert [args["command"] for _, args in asker.asked] == ["make", "make test", "make "]
 
@@ -233,7 +287,8 @@ async def test_always_for_one_bash_command_never_opens_a_denied_one():
     hook = hook_for(ApprovalPolicy(commands={"rm *": "deny"}), asker, BASH)
     assert denied(await hook({"name": "bash", "args": {"command": "echo hi"}})) is None
     assert denied(await hook({"name": "bash", "args": {"command": "echo hi; rm -rf x"}})) == (
-        'denied by the rule "rm *" = "deny" in [approval.commands]: echo hi; rm -rf x')
+        'denied by the rule "rm *" = "deny" in [approval.commands]: echo hi; rm -rf x'
+    )
     assert len(asker.asked) == 1
 
 
@@ -242,7 +297,8 @@ async def test_what_always_allowed_is_remembered_by_that_hook_only():
     first, second = Answers("always"), Answers("no")
     await hook_for(policy, first, touch)({"name": "touch", "args": {}})
     assert denied(await hook_for(policy, second, touch)({"name": "touch", "args": {}})) == (
-        DENIED_BY_USER)
+        DENIED_BY_USER
+    )
     assert len(second.asked) == 1
 
 

@@ -31,8 +31,11 @@ PDF_B64 = base64.b64encode(PDF).decode()
 WAV = wav_bytes()
 WAV_B64 = base64.b64encode(WAV).decode()
 
-TEXT_REPLY = {"openai": openai_text("ok"), "anthropic": anthropic_text("ok"),
-              "responses": responses_reply("ok")}
+TEXT_REPLY = {
+    "openai": openai_text("ok"),
+    "anthropic": anthropic_text("ok"),
+    "responses": responses_reply("ok"),
+}
 
 
 def gif(width: int, height: int) -> bytes:
@@ -67,23 +70,35 @@ async def sent_for(stub, style: str, prompt: list) -> dict:
 # ----------------------------------------------------------------------------- the kind
 
 
-@pytest.mark.parametrize(("data", "mime", "label"), [
-    (png_bytes(512, 512), "image/png", "image 512x512 png"),
-    (jpeg(640, 480), "image/jpeg", "image 640x480 jpeg"),
-    (gif(32, 16), "image/gif", "image 32x16 gif"),
-    (webp(b"VP8 ", b"\x00" * 3 + b"\x9d\x01\x2a" + struct.pack("<HH", 300, 200)),
-     "image/webp", "image 300x200 webp"),
-    (webp(b"VP8L", b"\x2f" + ((99) | (49 << 14)).to_bytes(4, "little")),
-     "image/webp", "image 100x50 webp"),
-    (webp(b"VP8X", b"\x00" * 4 + (1023).to_bytes(3, "little") + (767).to_bytes(3, "little")),
-     "image/webp", "image 1024x768 webp"),
-    (PDF, "application/pdf", "pdf a.bin, 218 B"),
-    (WAV, "audio/wav", "audio a.bin, 2 KB"),
-    (b"ID3\x03\x00" + b"\x00" * 20, "audio/mpeg", "audio a.bin, 25 B"),
-    (b"\xff\xfb\x90\x00" + b"\x00" * 20, "audio/mpeg", "audio a.bin, 24 B"),
-    (b"OggS\x00\x02" + b"\x00" * 20, "audio/ogg", "audio a.bin, 26 B"),
-    (b"fLaC\x00\x00\x00\x22" + b"\x00" * 20, "audio/flac", "audio a.bin, 28 B"),
-])
+@pytest.mark.parametrize(
+    ("data", "mime", "label"),
+    [
+        (png_bytes(512, 512), "image/png", "image 512x512 png"),
+        (jpeg(640, 480), "image/jpeg", "image 640x480 jpeg"),
+        (gif(32, 16), "image/gif", "image 32x16 gif"),
+        (
+            webp(b"VP8 ", b"\x00" * 3 + b"\x9d\x01\x2a" + struct.pack("<HH", 300, 200)),
+            "image/webp",
+            "image 300x200 webp",
+        ),
+        (
+            webp(b"VP8L", b"\x2f" + ((99) | (49 << 14)).to_bytes(4, "little")),
+            "image/webp",
+            "image 100x50 webp",
+        ),
+        (
+            webp(b"VP8X", b"\x00" * 4 + (1023).to_bytes(3, "little") + (767).to_bytes(3, "little")),
+            "image/webp",
+            "image 1024x768 webp",
+        ),
+        (PDF, "application/pdf", "pdf a.bin, 218 B"),
+        (WAV, "audio/wav", "audio a.bin, 2 KB"),
+        (b"ID3\x03\x00" + b"\x00" * 20, "audio/mpeg", "audio a.bin, 25 B"),
+        (b"\xff\xfb\x90\x00" + b"\x00" * 20, "audio/mpeg", "audio a.bin, 24 B"),
+        (b"OggS\x00\x02" + b"\x00" * 20, "audio/ogg", "audio a.bin, 26 B"),
+        (b"fLaC\x00\x00\x00\x22" + b"\x00" * 20, "audio/flac", "audio a.bin, 28 B"),
+    ],
+)
 def test_the_kind_comes_from_the_bytes_not_the_name(tmp_path, data, mime, label):
     path = tmp_path / "a.bin"
     path.write_bytes(data)
@@ -94,15 +109,16 @@ def test_the_kind_comes_from_the_bytes_not_the_name(tmp_path, data, mime, label)
 def test_a_png_named_txt_is_an_image(tmp_path):
     path = tmp_path / "notes.txt"
     path.write_bytes(PNG)
-    assert Attachment.from_path(path).part() == {"type": "image_url",
-                                                 "image_url": {"url": PNG_URL}}
+    assert Attachment.from_path(path).part() == {"type": "image_url", "image_url": {"url": PNG_URL}}
 
 
 def test_a_text_file_becomes_a_fenced_block_headed_by_its_name(tmp_path):
     path = tmp_path / "plan.md"
     path.write_text("# Plan\n```py\nx = 1\n```\nünï")
     assert Attachment.from_path(path).part() == {
-        "type": "text", "text": "plan.md\n````\n# Plan\n```py\nx = 1\n```\nünï\n````"}
+        "type": "text",
+        "text": "plan.md\n````\n# Plan\n```py\nx = 1\n```\nünï\n````",
+    }
 
 
 def test_other_bytes_are_a_clear_error(tmp_path):
@@ -127,7 +143,9 @@ def test_the_size_cap(tmp_path):
 
 def test_urls():
     assert Attachment.from_url("https://x.test/cat.jpg").part() == {
-        "type": "image_url", "image_url": {"url": "https://x.test/cat.jpg"}}
+        "type": "image_url",
+        "image_url": {"url": "https://x.test/cat.jpg"},
+    }
     assert Attachment.from_url(PNG_URL).dimensions == (3, 2)
     with pytest.raises(ToolnexusError, match="cannot tell what .https:..x.test.img. is: pass"):
         Attachment.from_url("https://x.test/img")
@@ -141,8 +159,9 @@ def test_urls():
 def test_a_prompt_part_must_be_text_or_an_attachment():
     from toolnexus.content import user_content
 
-    with pytest.raises(ToolnexusError, match="a prompt part must be a str or an Attachment, "
-                                             "not bytes"):
+    with pytest.raises(
+        ToolnexusError, match="a prompt part must be a str or an Attachment, not bytes"
+    ):
         user_content(["hi", b"raw"])
 
 
@@ -150,53 +169,105 @@ def test_a_prompt_part_must_be_text_or_an_attachment():
 
 
 async def test_openai_parts(stub):
-    body = await sent_for(stub, "openai", [
-        "describe", Attachment.from_bytes(PNG, name="cat.png"),
-        Attachment.from_bytes(PDF, name="r.pdf"), Attachment.from_bytes(WAV, name="v.wav"),
-        Attachment.from_url("https://x.test/cat.png"),
-    ])
-    assert body["messages"] == [{"role": "user", "content": [
-        {"type": "text", "text": "describe"},
-        {"type": "image_url", "image_url": {"url": PNG_URL}},
-        {"type": "file", "file": {"filename": "r.pdf",
-                                  "file_data": "data:application/pdf;base64," + PDF_B64}},
-        {"type": "input_audio", "input_audio": {"data": WAV_B64, "format": "wav"}},
-        {"type": "image_url", "image_url": {"url": "https://x.test/cat.png"}},
-    ]}]
+    body = await sent_for(
+        stub,
+        "openai",
+        [
+            "describe",
+            Attachment.from_bytes(PNG, name="cat.png"),
+            Attachment.from_bytes(PDF, name="r.pdf"),
+            Attachment.from_bytes(WAV, name="v.wav"),
+            Attachment.from_url("https://x.test/cat.png"),
+        ],
+    )
+    assert body["messages"] == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "describe"},
+                {"type": "image_url", "image_url": {"url": PNG_URL}},
+                {
+                    "type": "file",
+                    "file": {
+                        "filename": "r.pdf",
+                        "file_data": "data:application/pdf;base64," + PDF_B64,
+                    },
+                },
+                {"type": "input_audio", "input_audio": {"data": WAV_B64, "format": "wav"}},
+                {"type": "image_url", "image_url": {"url": "https://x.test/cat.png"}},
+            ],
+        }
+    ]
 
 
 async def test_anthropic_blocks(stub):
-    body = await sent_for(stub, "anthropic", [
-        "describe", Attachment.from_bytes(PNG, name="cat.png"),
-        Attachment.from_bytes(PDF, name="r.pdf"),
-        Attachment.from_url("https://x.test/cat.png"),
-        Attachment.from_url("https://x.test/paper.pdf"),
-    ])
-    assert body["messages"] == [{"role": "user", "content": [
-        {"type": "text", "text": "describe"},
-        {"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                     "data": base64.b64encode(PNG).decode()}},
-        {"type": "document", "source": {"type": "base64", "media_type": "application/pdf",
-                                        "data": PDF_B64}, "title": "r.pdf"},
-        {"type": "image", "source": {"type": "url", "url": "https://x.test/cat.png"}},
-        {"type": "document", "source": {"type": "url", "url": "https://x.test/paper.pdf"},
-         "title": "paper.pdf"},
-    ]}]
+    body = await sent_for(
+        stub,
+        "anthropic",
+        [
+            "describe",
+            Attachment.from_bytes(PNG, name="cat.png"),
+            Attachment.from_bytes(PDF, name="r.pdf"),
+            Attachment.from_url("https://x.test/cat.png"),
+            Attachment.from_url("https://x.test/paper.pdf"),
+        ],
+    )
+    assert body["messages"] == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "describe"},
+                {
+                    "type": "image",
+                    "source": {
+                        "type": "base64",
+                        "media_type": "image/png",
+                        "data": base64.b64encode(PNG).decode(),
+                    },
+                },
+                {
+                    "type": "document",
+                    "source": {"type": "base64", "media_type": "application/pdf", "data": PDF_B64},
+                    "title": "r.pdf",
+                },
+                {"type": "image", "source": {"type": "url", "url": "https://x.test/cat.png"}},
+                {
+                    "type": "document",
+                    "source": {"type": "url", "url": "https://x.test/paper.pdf"},
+                    "title": "paper.pdf",
+                },
+            ],
+        }
+    ]
 
 
 async def test_responses_parts(stub):
-    body = await sent_for(stub, "responses", [
-        "describe", Attachment.from_bytes(PNG, name="cat.png"),
-        Attachment.from_bytes(PDF, name="r.pdf"),
-        Attachment.from_url("https://x.test/paper.pdf"),
-    ])
-    assert body["input"] == [{"type": "message", "role": "user", "content": [
-        {"type": "input_text", "text": "describe"},
-        {"type": "input_image", "image_url": PNG_URL, "detail": "auto"},
-        {"type": "input_file", "filename": "r.pdf",
-         "file_data": "data:application/pdf;base64," + PDF_B64},
-        {"type": "input_file", "file_url": "https://x.test/paper.pdf"},
-    ]}]
+    body = await sent_for(
+        stub,
+        "responses",
+        [
+            "describe",
+            Attachment.from_bytes(PNG, name="cat.png"),
+            Attachment.from_bytes(PDF, name="r.pdf"),
+            Attachment.from_url("https://x.test/paper.pdf"),
+        ],
+    )
+    assert body["input"] == [
+        {
+            "type": "message",
+            "role": "user",
+            "content": [
+                {"type": "input_text", "text": "describe"},
+                {"type": "input_image", "image_url": PNG_URL, "detail": "auto"},
+                {
+                    "type": "input_file",
+                    "filename": "r.pdf",
+                    "file_data": "data:application/pdf;base64," + PDF_B64,
+                },
+                {"type": "input_file", "file_url": "https://x.test/paper.pdf"},
+            ],
+        }
+    ]
 
 
 @pytest.mark.parametrize("style", ["openai", "anthropic", "responses"])
@@ -205,22 +276,43 @@ async def test_a_text_file_is_text_in_every_style(stub, tmp_path, style):
     path.write_text("alpha\n")
     body = await sent_for(stub, style, ["summarize", Attachment.from_path(path)])
     kind = "input_text" if style == "responses" else "text"
-    assert user_content(body, style) == [{"type": kind, "text": "summarize"},
-                                         {"type": kind, "text": "a.txt\n```\nalpha\n```"}]
+    assert user_content(body, style) == [
+        {"type": kind, "text": "summarize"},
+        {"type": kind, "text": "a.txt\n```\nalpha\n```"},
+    ]
 
 
-@pytest.mark.parametrize(("style", "attachment", "message"), [
-    ("anthropic", Attachment.from_bytes(WAV), r"the anthropic style cannot carry audio "
-                                              r"\(audio/wav\)"),
-    ("responses", Attachment.from_bytes(WAV), r"the responses style cannot carry audio "
-                                              r"\(audio/wav\)"),
-    ("openai", Attachment.from_bytes(b"OggS" + b"\0" * 20), r"the openai style cannot carry "
-                                                            r"audio \(audio/ogg\)"),
-    ("openai", Attachment.from_url("https://x.test/a.pdf"),
-     r"the openai style cannot carry documents by URL \(application/pdf\)"),
-])
-async def test_a_kind_the_style_cannot_carry_fails_before_any_request(stub, style, attachment,
-                                                                      message):
+@pytest.mark.parametrize(
+    ("style", "attachment", "message"),
+    [
+        (
+            "anthropic",
+            Attachment.from_bytes(WAV),
+            r"the anthropic style cannot carry audio "
+            r"\(audio/wav\)",
+        ),
+        (
+            "responses",
+            Attachment.from_bytes(WAV),
+            r"the responses style cannot carry audio "
+            r"\(audio/wav\)",
+        ),
+        (
+            "openai",
+            Attachment.from_bytes(b"OggS" + b"\0" * 20),
+            r"the openai style cannot carry "
+            r"audio \(audio/ogg\)",
+        ),
+        (
+            "openai",
+            Attachment.from_url("https://x.test/a.pdf"),
+            r"the openai style cannot carry documents by URL \(application/pdf\)",
+        ),
+    ],
+)
+async def test_a_kind_the_style_cannot_carry_fails_before_any_request(
+    stub, style, attachment, message
+):
     async with single_try_client(stub, style) as client:
         with pytest.raises(ToolnexusError, match=message):
             await client.run(["listen", attachment], None)
@@ -233,8 +325,10 @@ async def test_a_kind_the_style_cannot_carry_fails_before_any_request(stub, styl
 async def test_ask_stream_and_conversation_take_parts(stub):
     stub.script(*(Reply.json(openai_text("ok")) for _ in range(3)))
     parts = ["what is this?", Attachment.from_bytes(PNG)]
-    expected = [{"type": "text", "text": "what is this?"},
-                {"type": "image_url", "image_url": {"url": PNG_URL}}]
+    expected = [
+        {"type": "text", "text": "what is this?"},
+        {"type": "image_url", "image_url": {"url": PNG_URL}},
+    ]
     async with single_try_client(stub) as client:
         await client.ask(parts, None, id="t1")
         assert [e["type"] async for e in client.stream(parts, None)][-1] == "done"
@@ -250,8 +344,10 @@ async def test_ask_stream_and_conversation_take_parts(stub):
 async def chart_toolkit():
     def chart() -> ToolResult:
         """Draw the chart."""
-        return ToolResult("chart ready", attachments=[Attachment.from_bytes(png_bytes(512, 512),
-                                                                            name="chart.png")])
+        return ToolResult(
+            "chart ready",
+            attachments=[Attachment.from_bytes(png_bytes(512, 512), name="chart.png")],
+        )
 
     def snapshot() -> Attachment:
         """A snapshot."""
@@ -266,53 +362,83 @@ BIG_URL = "data:image/png;base64," + base64.b64encode(png_bytes(512, 512)).decod
 
 
 async def test_tool_attachments_follow_the_results_as_a_user_message_on_openai(stub):
-    stub.script(Reply.json(openai_tool_call([("chart", {}), ("snapshot", {})])),
-                Reply.json(openai_text("a chart")))
+    stub.script(
+        Reply.json(openai_tool_call([("chart", {}), ("snapshot", {})])),
+        Reply.json(openai_text("a chart")),
+    )
     async with single_try_client(stub) as client:
         events = [e async for e in client.stream("chart it", await chart_toolkit())]
     results = [e for e in events if e["type"] == "tool_result"]
     assert [(e["output"], e["attachments"]) for e in results] == [
-        ("chart ready", ["image 512x512 png"]), ("[image 3x2 png]", ["image 3x2 png"])]
+        ("chart ready", ["image 512x512 png"]),
+        ("[image 3x2 png]", ["image 3x2 png"]),
+    ]
     assert stub.requests[1].json["messages"][1:] == [
-        {"role": "assistant", "content": None,
-         "tool_calls": stub.requests[1].json["messages"][1]["tool_calls"]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": stub.requests[1].json["messages"][1]["tool_calls"],
+        },
         {"role": "tool", "tool_call_id": "call_1", "content": "chart ready"},
         {"role": "tool", "tool_call_id": "call_2", "content": "[image 3x2 png]"},
-        {"role": "user", "content": [
-            {"type": "text", "text": "(attachments returned by tool call call_1)"},
-            {"type": "image_url", "image_url": {"url": BIG_URL}},
-            {"type": "text", "text": "(attachments returned by tool call call_2)"},
-            {"type": "image_url", "image_url": {"url": PNG_URL}},
-        ]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "(attachments returned by tool call call_1)"},
+                {"type": "image_url", "image_url": {"url": BIG_URL}},
+                {"type": "text", "text": "(attachments returned by tool call call_2)"},
+                {"type": "image_url", "image_url": {"url": PNG_URL}},
+            ],
+        },
     ]
 
 
 async def test_tool_attachments_are_tool_result_blocks_on_anthropic(stub):
-    stub.script(Reply.json(anthropic_tool_use([("chart", {})])),
-                Reply.json(anthropic_text("a chart")))
+    stub.script(
+        Reply.json(anthropic_tool_use([("chart", {})])), Reply.json(anthropic_text("a chart"))
+    )
     async with single_try_client(stub, "anthropic", prompt_cache=False) as client:
         result = await client.run("chart it", await chart_toolkit())
     assert result.text == "a chart"
-    assert stub.requests[1].json["messages"][2] == {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": "toolu_1", "content": [
-            {"type": "text", "text": "chart ready"},
-            {"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                         "data": BIG_URL.split(",", 1)[1]}},
-        ]},
-    ]}
+    assert stub.requests[1].json["messages"][2] == {
+        "role": "user",
+        "content": [
+            {
+                "type": "tool_result",
+                "tool_use_id": "toolu_1",
+                "content": [
+                    {"type": "text", "text": "chart ready"},
+                    {
+                        "type": "image",
+                        "source": {
+                            "type": "base64",
+                            "media_type": "image/png",
+                            "data": BIG_URL.split(",", 1)[1],
+                        },
+                    },
+                ],
+            },
+        ],
+    }
 
 
 async def test_tool_attachments_follow_the_outputs_as_a_user_message_on_responses(stub):
-    stub.script(Reply.json(responses_reply(tool_calls=[("chart", {})])),
-                Reply.json(responses_reply("a chart")))
+    stub.script(
+        Reply.json(responses_reply(tool_calls=[("chart", {})])),
+        Reply.json(responses_reply("a chart")),
+    )
     async with single_try_client(stub, "responses") as client:
         await client.run("chart it", await chart_toolkit())
     assert stub.requests[1].json["input"][2:] == [
         {"type": "function_call_output", "call_id": "call_1", "output": "chart ready"},
-        {"type": "message", "role": "user", "content": [
-            {"type": "input_text", "text": "(attachments returned by tool call call_1)"},
-            {"type": "input_image", "image_url": BIG_URL, "detail": "auto"},
-        ]},
+        {
+            "type": "message",
+            "role": "user",
+            "content": [
+                {"type": "input_text", "text": "(attachments returned by tool call call_1)"},
+                {"type": "input_image", "image_url": BIG_URL, "detail": "auto"},
+            ],
+        },
     ]
 
 
@@ -337,48 +463,53 @@ NOTE = "[audio: audio/wav, 3.2 s]"
 async def recorder_toolkit():
     def record() -> ToolResult:
         """Record a clip."""
-        return ToolResult("recorded", attachments=[Attachment.from_bytes(LONG_WAV,
-                                                                         name="clip.wav")])
+        return ToolResult(
+            "recorded", attachments=[Attachment.from_bytes(LONG_WAV, name="clip.wav")]
+        )
 
     return (await create_toolkit()).register(define_tool(record))
 
 
-async def test_audio_a_tool_returns_goes_as_its_note_where_it_cannot_go_and_the_thread_lives(
-        stub):
+async def test_audio_a_tool_returns_goes_as_its_note_where_it_cannot_go_and_the_thread_lives(stub):
     """A tool may return audio (MCP tool results hold `audio` content: base64 data and a
     mimeType); neither the Messages API nor the Responses API takes audio input, so there
     it goes as its note, never as a failed run, and the thread goes on in every style."""
-    stub.script(Reply.json(anthropic_tool_use([("record", {})])),
-                Reply.json(anthropic_text("heard")),
-                Reply.json(responses_reply("still here")),
-                Reply.json(openai_text("and here")))
+    stub.script(
+        Reply.json(anthropic_tool_use([("record", {})])),
+        Reply.json(anthropic_text("heard")),
+        Reply.json(responses_reply("still here")),
+        Reply.json(openai_text("and here")),
+    )
     kit = await recorder_toolkit()
     async with single_try_client(stub, "anthropic", prompt_cache=False) as claude:
         first = await claude.run("record", kit)
     assert first.text == "heard"
     assert stub.requests[1].json["messages"][2]["content"][0]["content"] == [
-        {"type": "text", "text": "recorded"}, {"type": "text", "text": NOTE}]
+        {"type": "text", "text": "recorded"},
+        {"type": "text", "text": NOTE},
+    ]
     async with single_try_client(stub, "responses") as responses:
         second = await responses.run("again?", kit, history=first.messages)
-    assert stub.requests[2].json["input"][3]["content"][1] == {"type": "input_text",
-                                                                "text": NOTE}
+    assert stub.requests[2].json["input"][3]["content"][1] == {"type": "input_text", "text": NOTE}
     async with single_try_client(stub, "openai") as chat:  # which carries wav
         await chat.run("and?", kit, history=second.messages)
     carried = stub.requests[3].json["messages"][3]["content"][1]
     assert carried["type"] == "input_audio" and carried["input_audio"]["format"] == "wav"
 
 
-async def test_media_of_an_earlier_prompt_goes_as_its_note_the_newest_prompts_must_go_whole(
-        stub):
+async def test_media_of_an_earlier_prompt_goes_as_its_note_the_newest_prompts_must_go_whole(stub):
     ogg = Attachment.from_bytes(b"OggS" + b"\0" * 20, name="voice.ogg")
     stub.script(Reply.json(responses_reply("ok")))
-    history = [{"role": "user", "content": user_content_of(["listen", ogg])},
-               {"role": "assistant", "content": "heard"}]
+    history = [
+        {"role": "user", "content": user_content_of(["listen", ogg])},
+        {"role": "assistant", "content": "heard"},
+    ]
     async with single_try_client(stub, "responses") as client:
         await client.run("what did it say?", None, history=history)
         with pytest.raises(ToolnexusError, match="cannot carry audio"):
             await client.run(["and this?", ogg], None, history=history)
     assert stub.requests[0].json["input"][0]["content"] == [
         {"type": "input_text", "text": "listen"},
-        {"type": "input_text", "text": "[audio: audio/ogg]"}]
+        {"type": "input_text", "text": "[audio: audio/ogg]"},
+    ]
     assert len(stub.requests) == 1

@@ -77,7 +77,8 @@ def test_each_tool_is_offered_by_its_own_name_doc_and_parameters_without_the_con
     assert read_file.input_schema["properties"] == {
         "path": {"type": "string", "description": "the file to read."},
         "offset": {"type": "integer", "description": "the first line to show (1-based)."},
-        "limit": {"type": "integer", "description": "how many lines to show at most."}}
+        "limit": {"type": "integer", "description": "how many lines to show at most."},
+    }
     assert read_file.input_schema["required"] == ["path"]
     assert read_file.context_param == "context"
 
@@ -88,8 +89,11 @@ def test_no_built_ins_asked_for_is_none(which):
 
 
 def test_an_unknown_built_in_names_the_choices():
-    with pytest.raises(ValueError, match="unknown built-in tool 'delete': choose from "
-                                         "read_file, list_dir, glob, grep, fetch_url"):
+    with pytest.raises(
+        ValueError,
+        match="unknown built-in tool 'delete': choose from "
+        "read_file, list_dir, glob, grep, fetch_url",
+    ):
         builtin_tools(["read_file", "delete"])
 
 
@@ -100,18 +104,21 @@ def test_a_device_is_refused_when_opened(tmp_path):
 
 def test_a_folder_given_to_a_file_tool_is_called_a_folder(tools, tmp_path):
     (tmp_path / "src").mkdir()
-    for attempt in (lambda: read(tools, "src"),
-                    lambda: tools.edit_file("src", "a", "b", context=ToolContext())):
-        with pytest.raises(IsADirectoryError, match=f"{tmp_path / 'src'} is a folder, not a "
-                                                    "file: list_dir shows what it holds"):
+    for attempt in (
+        lambda: read(tools, "src"),
+        lambda: tools.edit_file("src", "a", "b", context=ToolContext()),
+    ):
+        with pytest.raises(
+            IsADirectoryError,
+            match=f"{tmp_path / 'src'} is a folder, not a file: list_dir shows what it holds",
+        ):
             attempt()
 
 
 def test_what_asks_first_returns_the_request_and_touches_nothing(tools, tmp_path):
     outside = tmp_path.parent / f"{tmp_path.name}-outside.txt"
     result = tools.write_file(str(outside), "x", context=ToolContext(call_id="c1"))
-    assert result.output.startswith(f"waiting for the user: write {outside}, outside the "
-                                    "workspace")
+    assert result.output.startswith(f"waiting for the user: write {outside}, outside the workspace")
     assert result.metadata["pending"]["kind"] == "approval"
     assert not outside.exists()
 
@@ -133,7 +140,8 @@ def test_the_rest_is_counted_with_or_without_a_final_newline(tools, tmp_path):
     (tmp_path / "closed.txt").write_text("a\nb\nc\nd\n")
     for name in ("open.txt", "closed.txt"):
         assert read(tools, name, limit=1) == numbered((1, "a")) + (
-            "\n... 3 more lines (use offset)")
+            "\n... 3 more lines (use offset)"
+        )
 
 
 def test_offset_and_limit_below_their_range_are_taken_as_their_least(tools, tmp_path):
@@ -162,14 +170,16 @@ def test_one_line_longer_than_a_read_shows_its_beginning_and_where_to_go_on(tool
     first = read(tools, "min.js")
     assert first.startswith("     1\txxx")
     assert len(first.encode()) < builtins_module.MAX_READ_BYTES
-    assert first.endswith("[truncated: read_file shows at most 256 KiB of text at a time; "
-                          "go on with offset=2]")
+    assert first.endswith(
+        "[truncated: read_file shows at most 256 KiB of text at a time; go on with offset=2]"
+    )
 
 
 def test_lines_after_one_longer_than_a_read_keep_their_numbers_in_the_file(tools, tmp_path):
     (tmp_path / "min.js").write_text("x" * 600_000 + "\nsecond\n" + "y" * 300_000 + "\nlast")
     assert read(tools, "min.js", offset=2, limit=1) == numbered((2, "second")) + (
-        "\n... 2 more lines (use offset)")
+        "\n... 2 more lines (use offset)"
+    )
     assert read(tools, "min.js", offset=3).endswith("go on with offset=4]")
     assert read(tools, "min.js", offset=4) == numbered((4, "last"))
     assert tools.grep("last", context=ToolContext()) == f"{tmp_path / 'min.js'}:4: last"
@@ -201,16 +211,31 @@ def test_an_empty_folder_lists_nothing_and_a_linked_folder_ends_in_a_slash(tools
 # ----------------------------------------------------------------------------- glob
 
 
-@pytest.mark.parametrize(("pattern", "path", "matches"), [
-    ("*.py", "a.py", True), ("*.py", "pkg/a.py", False), ("**/*.py", "a.py", True),
-    ("**/*.py", "x/y/z.py", True), ("src/**/test_*.py", "src/test_a.py", True),
-    ("src/**/test_*.py", "src/u/v/test_a.py", True), ("src/**/test_*.py", "lib/test_a.py", False),
-    ("?.txt", "a.txt", True), ("?.txt", "ab.txt", False), ("?.txt", "/.txt", False),
-    ("[ab].md", "b.md", True), ("[ab].md", "c.md", False), ("[!ab].md", "c.md", True),
-    ("[!ab].md", "a.md", False), ("a[.md", "a[.md", True), ("a+b (1).txt", "a+b (1).txt", True),
-    ("a+b (1).txt", "aab (1).txt", False), ("*", "a/b", False), ("**", "a/b", True),
-    ("*.py", "a.pyc", False),
-])
+@pytest.mark.parametrize(
+    ("pattern", "path", "matches"),
+    [
+        ("*.py", "a.py", True),
+        ("*.py", "pkg/a.py", False),
+        ("**/*.py", "a.py", True),
+        ("**/*.py", "x/y/z.py", True),
+        ("src/**/test_*.py", "src/test_a.py", True),
+        ("src/**/test_*.py", "src/u/v/test_a.py", True),
+        ("src/**/test_*.py", "lib/test_a.py", False),
+        ("?.txt", "a.txt", True),
+        ("?.txt", "ab.txt", False),
+        ("?.txt", "/.txt", False),
+        ("[ab].md", "b.md", True),
+        ("[ab].md", "c.md", False),
+        ("[!ab].md", "c.md", True),
+        ("[!ab].md", "a.md", False),
+        ("a[.md", "a[.md", True),
+        ("a+b (1).txt", "a+b (1).txt", True),
+        ("a+b (1).txt", "aab (1).txt", False),
+        ("*", "a/b", False),
+        ("**", "a/b", True),
+        ("*.py", "a.pyc", False),
+    ],
+)
 def test_glob_patterns_keep_a_star_inside_one_folder(pattern, path, matches):
     assert bool(glob_regex(pattern).match(path)) is matches
 
@@ -229,7 +254,8 @@ def test_glob_over_the_cap_says_where_it_stopped(tools, tmp_path, monkeypatch):
     for n in range(5):
         (tmp_path / f"f{n}.txt").write_text("")
     assert tools.glob("*.txt", context=ToolContext()) == (
-        "f0.txt\nf1.txt\nf2.txt\n... stopped at 3 files")
+        "f0.txt\nf1.txt\nf2.txt\n... stopped at 3 files"
+    )
 
 
 # ----------------------------------------------------------------------------- grep
@@ -266,7 +292,8 @@ def test_grep_filters_by_glob_on_the_relative_path(tools, tmp_path):
 
 def test_write_file_counts_bytes_not_characters(tools, tmp_path):
     assert tools.write_file("n.txt", "naïve ☃", context=ToolContext()) == (
-        f"wrote 10 bytes to {tmp_path / 'n.txt'}")
+        f"wrote 10 bytes to {tmp_path / 'n.txt'}"
+    )
 
 
 def test_edit_file_inserts_the_new_text_as_written(tools, tmp_path):
@@ -283,12 +310,15 @@ def test_edit_file_keeps_the_files_line_ends(tools, tmp_path):
     assert path.read_bytes() == b"one\r\n2\r\n"
 
 
-@pytest.mark.parametrize(("content", "old", "error"), [
-    ("abc", "", "occurs 4 times"),
-    (b"caf\xe9 au lait", "lait", "can't decode byte 0xe9"),
-], ids=["empty-old", "not-utf8"])
-def test_an_edit_that_cannot_be_made_leaves_the_file_alone(tools, tmp_path, content, old,
-                                                           error):
+@pytest.mark.parametrize(
+    ("content", "old", "error"),
+    [
+        ("abc", "", "occurs 4 times"),
+        (b"caf\xe9 au lait", "lait", "can't decode byte 0xe9"),
+    ],
+    ids=["empty-old", "not-utf8"],
+)
+def test_an_edit_that_cannot_be_made_leaves_the_file_alone(tools, tmp_path, content, old, error):
     path = tmp_path / "f.txt"
     data = content if isinstance(content, bytes) else content.encode()
     path.write_bytes(data)

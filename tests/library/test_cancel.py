@@ -56,8 +56,9 @@ class Runner:
         self.style = style
         self.seen: list[dict[str, Any]] = []  # the events the caller saw
 
-    async def run(self, client: Client, prompt: str, toolkit: Toolkit | None,
-                  cancel: asyncio.Event, on_event) -> None:
+    async def run(
+        self, client: Client, prompt: str, toolkit: Toolkit | None, cancel: asyncio.Event, on_event
+    ) -> None:
         raise NotImplementedError
 
     async def saved(self, client: Client) -> list[dict[str, Any]]:
@@ -84,10 +85,16 @@ class AskRunner(Runner):
 
     async def run(self, client, prompt, toolkit, cancel, on_event):
         # ask shows text through on_text only; retries are watched at the transport.
-        tap_transport(client, lambda item: isinstance(item, Retrying)
-                      and self._see(on_event, item.event))
-        await client.ask(prompt, toolkit, id=THREAD, cancel=cancel,
-                         on_text=lambda d: self._see(on_event, {"type": "text", "delta": d}))
+        tap_transport(
+            client, lambda item: isinstance(item, Retrying) and self._see(on_event, item.event)
+        )
+        await client.ask(
+            prompt,
+            toolkit,
+            id=THREAD,
+            cancel=cancel,
+            on_text=lambda d: self._see(on_event, {"type": "text", "delta": d}),
+        )
 
 
 class ConversationRunner(Runner):
@@ -124,16 +131,18 @@ def runner_class(request):
     return request.param
 
 
-async def cancelled_run(runner: Runner, client: Client, prompt: str, toolkit, cancel,
-                        on_event) -> tuple[RunCancelled, float]:
+async def cancelled_run(
+    runner: Runner, client: Client, prompt: str, toolkit, cancel, on_event
+) -> tuple[RunCancelled, float]:
     """Run until RunCancelled; the exception and when it arrived."""
     with pytest.raises(RunCancelled) as info:
         await runner.run(client, prompt, toolkit, cancel, on_event)
     return info.value, time.monotonic()
 
 
-async def check_transcript_and_follow_up(runner: Runner, client: Client, stub: StubProvider,
-                                         exc: RunCancelled, prompt: str, toolkit=None):
+async def check_transcript_and_follow_up(
+    runner: Runner, client: Client, stub: StubProvider, exc: RunCancelled, prompt: str, toolkit=None
+):
     """The transcript is valid, kept where the entry point keeps it, and can go on."""
     messages = exc.result.messages
     assert_resendable(messages, prompt)
@@ -289,8 +298,9 @@ async def test_cancel_while_tools_run(stub, runner_class, style):
 
     async with make_client(stub, style) as client:
         firing = asyncio.create_task(cancel_once_they_run())
-        exc, raised_at = await cancelled_run(runner, client, "use tools", tools.toolkit,
-                                             cancel, lambda ev: None)
+        exc, raised_at = await cancelled_run(
+            runner, client, "use tools", tools.toolkit, cancel, lambda ev: None
+        )
         await firing
         assert raised_at - trigger.at < 10.0  # before the sync tool would give up waiting
         assert tools.async_cancelled is True
@@ -305,8 +315,7 @@ async def test_cancel_while_tools_run(stub, runner_class, style):
         for message in messages[3:]:
             assert message["is_error"] is True and "interrupted" in message["content"]
         assert len(stub.requests) == 1
-        await check_transcript_and_follow_up(runner, client, stub, exc, "use tools",
-                                             tools.toolkit)
+        await check_transcript_and_follow_up(runner, client, stub, exc, "use tools", tools.toolkit)
 
 
 # ----------------------------------------------------------------------------- around the edges
@@ -315,6 +324,7 @@ async def test_cancel_while_tools_run(stub, runner_class, style):
 async def test_cancel_between_turns_keeps_finished_tool_results(stub):
     """A cancel set by a tool result event (after the tools, before the next model call)
     sends no second request and keeps the whole first turn."""
+
     async def echo(text: str) -> str:
         """Echo."""
         return text
@@ -358,8 +368,10 @@ async def test_closing_the_stream_mid_answer_hangs_up_at_once(stub):
 async def test_an_error_event_mid_stream_hangs_up_at_once(stub):
     """The endpoint reports an error inside the stream and then keeps the connection
     open: the run raises and the connection is closed, not left to the garbage collector."""
-    parts = [*partial_parts("openai", "Some text"),
-             b'data: {"error": {"message": "upstream failed", "type": "server_error"}}\n\n']
+    parts = [
+        *partial_parts("openai", "Some text"),
+        b'data: {"error": {"message": "upstream failed", "type": "server_error"}}\n\n',
+    ]
     stub.script(Reply.hang_after(parts))
     async with make_client(stub) as client:
         with pytest.raises(ProviderError) as info:

@@ -24,8 +24,10 @@ def test_unknown_style_names_every_choice():
         create_client(base_url="http://x", style="gemini", model="m")
 
 
-@pytest.mark.parametrize("missing, words", [({"base_url": ""}, "base_url is required"),
-                                            ({"model": ""}, "model is required")])
+@pytest.mark.parametrize(
+    "missing, words",
+    [({"base_url": ""}, "base_url is required"), ({"model": ""}, "model is required")],
+)
 def test_a_missing_endpoint_or_model_says_which(missing, words):
     options = {"base_url": "http://127.0.0.1:9/v1", "style": "openai", "model": "m", **missing}
     with pytest.raises(ValueError, match=words):
@@ -34,8 +36,7 @@ def test_a_missing_endpoint_or_model_says_which(missing, words):
 
 def test_retries_must_be_a_count_or_a_retries():
     with pytest.raises(TypeError, match="Retries or an int, not str"):
-        create_client(base_url="http://127.0.0.1:9/v1", style="openai", model="m",
-                      retries="3")
+        create_client(base_url="http://127.0.0.1:9/v1", style="openai", model="m", retries="3")
 
 
 # ----------------------------------------------------------------------------- Retries
@@ -64,8 +65,12 @@ async def test_on_error_may_stop_the_retries(stub):
 async def test_the_older_retry_keywords_set_their_fields(stub):
     stub.script(Reply.error(503, "busy"), ok_reply("openai", "ok"))
     seen = []
-    async with make_client(stub, retries=Retries(count=1, base_s=60), retry_base_ms=1,
-                           on_error=lambda info: seen.append(info["reason"])) as client:
+    async with make_client(
+        stub,
+        retries=Retries(count=1, base_s=60),
+        retry_base_ms=1,
+        on_error=lambda info: seen.append(info["reason"]),
+    ) as client:
         events, exc = await collect(client)
     assert exc is None and events[-1]["result"].text == "ok"
     [retry] = retries_of(events)
@@ -93,7 +98,8 @@ async def test_timeouts_run_s_is_the_whole_runs_deadline(stub):
 
 async def test_the_older_timeout_keywords_set_their_fields(stub):
     stub.script(Reply.hang())
-    async with make_client(stub, timeouts=Timeouts(idle_s=0.3, run_s=60),
-                           timeout_ms=300, idle_timeout_s=60) as client:
+    async with make_client(
+        stub, timeouts=Timeouts(idle_s=0.3, run_s=60), timeout_ms=300, idle_timeout_s=60
+    ) as client:
         events, exc = await collect(client)
     assert isinstance(exc, RunTimeout) and exc.seconds == 0.3  # timeout_ms=300 over run_s=60

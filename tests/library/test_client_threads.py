@@ -22,15 +22,21 @@ async def test_resume_sums_usage_keys_only_the_resumed_run_has(stub):
         return "deployed"
 
     toolkit = (await create_toolkit()).register(define_tool(deploy))
-    stub.script(Reply.json(openai_tool_call([("deploy", {"target": "prod"})], usage=(10, 5))),
-                Reply.json(with_reasoning(openai_text("done", usage=(20, 4)), 3)))
+    stub.script(
+        Reply.json(openai_tool_call([("deploy", {"target": "prod"})], usage=(10, 5))),
+        Reply.json(with_reasoning(openai_text("done", usage=(20, 4)), 3)),
+    )
     async with single_try_client(stub) as client:
         result = await client.run("deploy prod", toolkit)
         assert result.status == "pending" and "reasoning_tokens" not in result.usage
         resumed = await client.resume(result, make_answer("req_1", True), toolkit)
     assert resumed.text == "done"
-    assert resumed.usage == {"prompt_tokens": 30, "completion_tokens": 9, "total_tokens": 39,
-                             "reasoning_tokens": 3}
+    assert resumed.usage == {
+        "prompt_tokens": 30,
+        "completion_tokens": 9,
+        "total_tokens": 39,
+        "reasoning_tokens": 3,
+    }
 
 
 async def test_a_turn_whose_tools_ran_is_saved_when_the_final_call_fails(stub):
@@ -43,8 +49,10 @@ async def test_a_turn_whose_tools_ran_is_saved_when_the_final_call_fails(stub):
 
     toolkit = (await create_toolkit()).register(define_tool(write_note))
     store = MemoryStore()
-    stub.script(Reply.json(openai_tool_call([("write_note", {"text": "hi"})])),
-                Reply.error(400, "the context is too long"))
+    stub.script(
+        Reply.json(openai_tool_call([("write_note", {"text": "hi"})])),
+        Reply.error(400, "the context is too long"),
+    )
     async with single_try_client(stub, store=store) as client:
         try:
             await client.ask("note hi", toolkit, id="t")
@@ -63,18 +71,32 @@ async def test_a_turn_whose_tools_ran_is_saved_when_the_final_call_fails(stub):
 
 async def test_a_failed_prompt_is_kept_marked_and_not_sent_again(stub):
     store = MemoryStore()
-    stub.script(Reply.json(openai_text("first answer")), Reply.error(400, "bad request"),
-                Reply.json(openai_text("third answer")))
+    stub.script(
+        Reply.json(openai_text("first answer")),
+        Reply.error(400, "bad request"),
+        Reply.json(openai_text("third answer")),
+    )
     async with single_try_client(stub, store=store) as client:
         await client.ask("one", None, id="t")
         try:
             await client.ask("two", None, id="t")
         except Exception as exc:  # noqa: BLE001
-            assert exc.result.messages[-1] == {"role": "user", "content": "two",
-                                               "dropped": "failed", "failed_with": str(exc)}
+            assert exc.result.messages[-1] == {
+                "role": "user",
+                "content": "two",
+                "dropped": "failed",
+                "failed_with": str(exc),
+            }
         await client.ask("three", None, id="t")
     assert [m["content"] for m in stub.requests[-1].json["messages"]] == [
-        "one", "first answer", "three"]
+        "one",
+        "first answer",
+        "three",
+    ]
     assert [(m["content"], m.get("dropped")) for m in await store.get("t")] == [
-        ("one", None), ("first answer", None), ("two", "failed"), ("three", None),
-        ("third answer", None)]
+        ("one", None),
+        ("first answer", None),
+        ("two", "failed"),
+        ("three", None),
+        ("third answer", None),
+    ]

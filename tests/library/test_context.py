@@ -41,7 +41,7 @@ def assert_tool_groups_whole(wire_messages: list[dict]) -> None:
     for i, message in enumerate(wire_messages):
         if message.get("tool_calls"):
             ids = [c["id"] for c in message["tool_calls"]]
-            results = [m["tool_call_id"] for m in wire_messages[i + 1:i + 1 + len(ids)]]
+            results = [m["tool_call_id"] for m in wire_messages[i + 1 : i + 1 + len(ids)]]
             assert results == ids, (i, ids, results)
         if message["role"] == "tool":
             j = i
@@ -53,6 +53,7 @@ def assert_tool_groups_whole(wire_messages: list[dict]) -> None:
 
 
 # ----------------------------------------------------------------------------- long threads
+
 
 async def test_five_long_turns_on_one_thread_fit_a_4k_window_and_the_thread_keeps_them(stub):
     llama = stub.handler = LlamaCppLike(window=4096)
@@ -146,8 +147,7 @@ async def test_a_conversation_keeps_going_past_the_window(stub):
     assert any(COMPACTION_KEY in m for m in conversation.messages)
 
 
-async def test_a_long_tool_run_compacts_between_calls_and_never_parts_a_call_from_its_result(
-        stub):
+async def test_a_long_tool_run_compacts_between_calls_and_never_parts_a_call_from_its_result(stub):
     stub.handler = None
     calls = iter(range(1, 100))
 
@@ -156,8 +156,10 @@ async def test_a_long_tool_run_compacts_between_calls_and_never_parts_a_call_fro
             return Reply.json(openai_text("Summary: pages were read."))
         if len(answers(stub)) <= 8:  # eight turns of two reads each, then the answer
             n = next(calls)
-            return openai_stream(tool_calls=[("read", {"page": n}), ("read", {"page": n + 50})],
-                                 usage=(len(rec.body) // 4, 5))
+            return openai_stream(
+                tool_calls=[("read", {"page": n}), ("read", {"page": n + 50})],
+                usage=(len(rec.body) // 4, 5),
+            )
         return openai_stream("Read them all.", usage=(len(rec.body) // 4, 5))
 
     stub.handler = handler
@@ -180,11 +182,11 @@ async def test_a_long_tool_run_compacts_between_calls_and_never_parts_a_call_fro
 
 # ----------------------------------------------------------------------------- the window
 
+
 @pytest.mark.parametrize("how", ["policy", "create_client"])
 async def test_an_explicit_window_is_used_without_asking_the_endpoint(stub, how):
     llama = stub.handler = LlamaCppLike(window=8192)
-    kw = ({"context": ContextPolicy(window=2000)} if how == "policy"
-          else {"context_window": 2000})
+    kw = {"context": ContextPolicy(window=2000)} if how == "policy" else {"context_window": 2000}
     history = turns((note(1, 600), "ok"), (note(2, 600), "ok"))
     async with client_for(stub, **kw) as client:
         report = await client.context_report(history)
@@ -216,13 +218,27 @@ async def test_the_endpoint_listing_is_asked_once_and_cached_on_disk(stub, tmp_p
     assert len(stub.lookups) == 4  # asked again
 
 
-@pytest.mark.parametrize(("listing", "window"), [
-    ({"data": [{"id": "stub-model", "context_length": 8192,
-                "top_provider": {"context_length": 8000}}]}, 8192),  # OpenRouter
-    ({"data": [{"id": "other"}, {"id": "stub-model", "context_window": 16000}]}, 16000),
-    ({"data": [{"id": "stub-model", "max_context_length": 32000}]}, 32000),  # LM Studio
-    ({"data": [{"id": "stub-model", "max_model_len": 12000}]}, 12000),  # vLLM
-], ids=["openrouter", "context_window", "max_context_length", "vllm"])
+@pytest.mark.parametrize(
+    ("listing", "window"),
+    [
+        (
+            {
+                "data": [
+                    {
+                        "id": "stub-model",
+                        "context_length": 8192,
+                        "top_provider": {"context_length": 8000},
+                    }
+                ]
+            },
+            8192,
+        ),  # OpenRouter
+        ({"data": [{"id": "other"}, {"id": "stub-model", "context_window": 16000}]}, 16000),
+        ({"data": [{"id": "stub-model", "max_context_length": 32000}]}, 32000),  # LM Studio
+        ({"data": [{"id": "stub-model", "max_model_len": 12000}]}, 12000),  # vLLM
+    ],
+    ids=["openrouter", "context_window", "max_context_length", "vllm"],
+)
 async def test_each_listing_shape_gives_the_window(stub, listing, window):
     stub.handler = lambda rec: Reply.json(listing)
     async with client_for(stub) as client:
@@ -244,20 +260,30 @@ async def test_an_older_llama_cpp_gives_its_window_in_props(stub):
     assert (report.window, report.window_source) == (6144, "endpoint")
 
 
-@pytest.mark.parametrize(("model", "window"), [
-    ("gpt-4o-mini", 128_000), ("openai/gpt-4.1", 1_047_576), ("claude-sonnet-4-5", 200_000),
-    ("o3-mini", 200_000), ("gemini-2.5-pro", 1_048_576), ("llama3.1:8b", 131_072),
-    ("qwen2.5-coder-7b-instruct", 32_768)])
+@pytest.mark.parametrize(
+    ("model", "window"),
+    [
+        ("gpt-4o-mini", 128_000),
+        ("openai/gpt-4.1", 1_047_576),
+        ("claude-sonnet-4-5", 200_000),
+        ("o3-mini", 200_000),
+        ("gemini-2.5-pro", 1_048_576),
+        ("llama3.1:8b", 131_072),
+        ("qwen2.5-coder-7b-instruct", 32_768),
+    ],
+)
 async def test_the_built_in_table_when_the_endpoint_says_nothing(stub, model, window):
     stub.handler = lambda rec: Reply.json({"object": "list", "data": [{"id": model}]})
-    async with create_client(base_url=stub.base_url, style="openai", model=model,
-                             api_key="k") as client:
+    async with create_client(
+        base_url=stub.base_url, style="openai", model=model, api_key="k"
+    ) as client:
         report = await client.context_report([])
     assert (report.window, report.window_source) == (window, "table")
 
 
 async def test_an_overflow_teaches_the_window_the_turn_is_retried_once_and_the_cache_keeps_it(
-        stub, tmp_path):
+    stub, tmp_path
+):
     llama = stub.handler = LlamaCppLike(window=4096, listing=False)
     policy = ContextPolicy(cache_path=tmp_path / "windows.json")
     history = turns(*((note(n, 1000), "ok") for n in range(1, 5)))
@@ -279,17 +305,22 @@ async def test_an_overflow_teaches_the_window_the_turn_is_retried_once_and_the_c
 
 # ----------------------------------------------------------------------------- the threshold
 
+
 async def sized_prompt(client, history: list[dict], fill: float) -> str:
     """A prompt that makes the request's estimate `fill` tokens."""
     base = (await client.context_report([*history, {"role": "user", "content": ""}])).fill
     return "x" * int((fill - base) * 4)
 
 
-@pytest.mark.parametrize(("policy", "params", "limit"), [
-    (ContextPolicy(window=1000), {}, 800),
-    (ContextPolicy(window=1000, threshold=0.6, target=0.4), {}, 600),
-    (ContextPolicy(window=1000), {"max_tokens": 150}, 650),  # minus the reply's max_tokens
-], ids=["80%", "threshold-60%", "max_tokens"])
+@pytest.mark.parametrize(
+    ("policy", "params", "limit"),
+    [
+        (ContextPolicy(window=1000), {}, 800),
+        (ContextPolicy(window=1000, threshold=0.6, target=0.4), {}, 600),
+        (ContextPolicy(window=1000), {"max_tokens": 150}, 650),  # minus the reply's max_tokens
+    ],
+    ids=["80%", "threshold-60%", "max_tokens"],
+)
 async def test_compaction_starts_just_above_the_threshold(stub, policy, params, limit):
     history = turns(("first", "ok"), ("y" * 1200, "ok"), ("z" * 800, "ok"))
     for fill, compacts in ((limit - 8, False), (limit + 8, True)):
@@ -304,6 +335,7 @@ async def test_compaction_starts_just_above_the_threshold(stub, policy, params, 
 
 
 # ----------------------------------------------------------------------------- fallbacks
+
 
 async def test_a_summary_that_cannot_fit_drops_the_oldest_turns_and_says_so(stub):
     llama = stub.handler = LlamaCppLike(window=8192)
@@ -366,8 +398,11 @@ async def test_an_overflow_is_retried_once_never_in_a_loop(stub):
     assert sendable(thread) == history
 
 
-@pytest.mark.parametrize("history", [[], turns((note(1, 900), "ok"), (note(2, 900), "ok"))],
-                         ids=["alone", "after two long turns"])
+@pytest.mark.parametrize(
+    "history",
+    [[], turns((note(1, 900), "ok"), (note(2, 900), "ok"))],
+    ids=["alone", "after two long turns"],
+)
 async def test_a_message_larger_than_the_window_is_refused_before_any_summary(stub, history):
     """Repro: chat with llama.cpp serving a 4,096-token window, a few turns in; paste a
     file of ~10,000 tokens and send it. Two summaries of the earlier turns were asked for
@@ -402,11 +437,13 @@ async def test_without_a_policy_an_overflow_is_just_the_error_with_its_numbers(s
 
 # ----------------------------------------------------------------------------- pins
 
+
 async def test_a_pinned_message_is_sent_verbatim_through_compaction(stub):
     stub.handler = LlamaCppLike(window=8192)
     rule = "Always answer in French. " + note(9, 100)
-    history = pin(turns(("first", "ok"), (rule, "d'accord"), (note(2, 500), "ok"),
-                        (note(3, 500), "ok")), 2)
+    history = pin(
+        turns(("first", "ok"), (rule, "d'accord"), (note(2, 500), "ok"), (note(3, 500), "ok")), 2
+    )
     assert history[2][PINNED_KEY] is True and PINNED_KEY not in history[3]
     async with client_for(stub, context=ContextPolicy(window=1200)) as client:
         events = await stream_on(client, history, "four")
@@ -419,13 +456,20 @@ async def test_a_pinned_message_is_sent_verbatim_through_compaction(stub):
 
 
 def test_pin_takes_a_tool_call_with_its_results_and_unpin_undoes_it():
-    thread = [{"role": "user", "content": "go"},
-              {"role": "assistant", "content": None, "tool_calls": [
-                  {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}},
-                  {"id": "b", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
-              {"role": "tool", "tool_call_id": "a", "content": "1"},
-              {"role": "tool", "tool_call_id": "b", "content": "2"},
-              {"role": "assistant", "content": "done"}]
+    thread = [
+        {"role": "user", "content": "go"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+                {"id": "b", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+            ],
+        },
+        {"role": "tool", "tool_call_id": "a", "content": "1"},
+        {"role": "tool", "tool_call_id": "b", "content": "2"},
+        {"role": "assistant", "content": "done"},
+    ]
     pinned = pin(thread, 3)
     assert [bool(m.get(PINNED_KEY)) for m in pinned] == [False, True, True, True, False]
     assert thread[1] is not pinned[1] and PINNED_KEY not in thread[1]  # a new list
@@ -437,6 +481,7 @@ def test_pin_takes_a_tool_call_with_its_results_and_unpin_undoes_it():
 
 
 # ----------------------------------------------------------------------------- /context, /compact
+
 
 async def test_the_context_report_shows_window_fill_and_what_would_be_summarized(stub):
     stub.handler = LlamaCppLike(window=4096)
@@ -460,8 +505,13 @@ async def test_the_context_report_shows_window_fill_and_what_would_be_summarized
 
 async def test_compact_previews_a_summary_and_applies_it_only_when_asked(stub):
     llama = stub.handler = LlamaCppLike(window=4096)
-    history = turns((note(1, 300), "ok"), (note(2, 300), "ok"), (note(3, 300), "ok"),
-                    (note(4, 300), "ok"), (note(5, 300), "ok"))
+    history = turns(
+        (note(1, 300), "ok"),
+        (note(2, 300), "ok"),
+        (note(3, 300), "ok"),
+        (note(4, 300), "ok"),
+        (note(5, 300), "ok"),
+    )
     before = [dict(m) for m in history]
     async with client_for(stub, context=ContextPolicy(keep_last=2)) as client:
         preview = await client.compact(history, instructions="keep every note number")

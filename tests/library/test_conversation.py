@@ -41,7 +41,8 @@ async def test_each_send_goes_on_from_the_turns_before(stub):
     assert result.text == "You are Ada."
     assert said(stub) == [
         [("user", "I am Ada.")],
-        [("user", "I am Ada."), ("assistant", "Hello Ada."), ("user", "Who am I?")]]
+        [("user", "I am Ada."), ("assistant", "Hello Ada."), ("user", "Who am I?")],
+    ]
     assert conversation.messages == result.messages
 
 
@@ -60,8 +61,10 @@ async def test_messages_set_by_the_caller_are_what_the_next_send_goes_on_from(st
     answers(stub, "Noted.")
     async with single_try_client(stub) as client:
         conversation = client.conversation(Toolkit())
-        conversation.messages = [{"role": "user", "content": "earlier"},
-                                 {"role": "assistant", "content": "ok"}]
+        conversation.messages = [
+            {"role": "user", "content": "earlier"},
+            {"role": "assistant", "content": "ok"},
+        ]
         await conversation.send("now")
     assert said(stub) == [[("user", "earlier"), ("assistant", "ok"), ("user", "now")]]
 
@@ -88,13 +91,16 @@ async def test_a_failed_run_keeps_the_prompt_it_reached(stub):
     assert said(stub)[1] == [("user", "lost?"), ("user", "again")]
 
 
-@pytest.mark.parametrize(("send", "error"), [
-    ({"prompt": ["text", b"raw bytes"]}, ToolnexusError),
-    ({"prompt": "list", "schema": {"type": "array"}}, ToolnexusError),
-    ({"prompt": "hm", "reasoning": "extreme"}, ValueError),
-], ids=["bad-prompt-part", "bad-schema", "bad-reasoning"])
-async def test_a_send_refused_before_it_starts_leaves_the_messages_as_they_were(stub, send,
-                                                                                 error):
+@pytest.mark.parametrize(
+    ("send", "error"),
+    [
+        ({"prompt": ["text", b"raw bytes"]}, ToolnexusError),
+        ({"prompt": "list", "schema": {"type": "array"}}, ToolnexusError),
+        ({"prompt": "hm", "reasoning": "extreme"}, ValueError),
+    ],
+    ids=["bad-prompt-part", "bad-schema", "bad-reasoning"],
+)
+async def test_a_send_refused_before_it_starts_leaves_the_messages_as_they_were(stub, send, error):
     answers(stub, "first answer", "still fine")
     async with single_try_client(stub) as client:
         conversation = client.conversation(Toolkit())
@@ -114,11 +120,11 @@ class Recording:
         self.calls: list[dict[str, Any]] = []
 
     async def run(self, prompt: Any, toolkit: Any, **options: Any) -> RunResult:
-        self.calls.append({"prompt": prompt, "toolkit": toolkit, **options,
-                           "history": list(options["history"])})
+        self.calls.append(
+            {"prompt": prompt, "toolkit": toolkit, **options, "history": list(options["history"])}
+        )
         reply = {"role": "assistant", "content": f"re: {prompt}"}
-        return RunResult(messages=[*options["history"], {"role": "user", "content": prompt},
-                                   reply])
+        return RunResult(messages=[*options["history"], {"role": "user", "content": prompt}, reply])
 
 
 async def test_any_runner_gets_the_toolkit_the_cancel_event_and_each_sends_options():
@@ -129,7 +135,13 @@ async def test_any_runner_gets_the_toolkit_the_cancel_event_and_each_sends_optio
     await conversation.send("two", reasoning="low")
     first, second = runner.calls
     assert (first["toolkit"], first["cancel"], first["schema"], first["reasoning"]) == (
-        toolkit, cancel, schema, None)
+        toolkit,
+        cancel,
+        schema,
+        None,
+    )
     assert (second["schema"], second["reasoning"], second["cancel"]) == (None, "low", cancel)
     assert first["history"] == [] and [m["content"] for m in second["history"]] == [
-        "one", "re: one"]
+        "one",
+        "re: one",
+    ]

@@ -18,8 +18,13 @@ from toolnexus.errors import (
 
 
 def failure(status: int, said: str | None = "nope", **kw) -> ProviderError:
-    options = {"url": "http://127.0.0.1:9/v1", "model": "gpt-x", "key_env": "OPENAI_API_KEY",
-               "key_sent": True, **kw}
+    options = {
+        "url": "http://127.0.0.1:9/v1",
+        "model": "gpt-x",
+        "key_env": "OPENAI_API_KEY",
+        "key_sent": True,
+        **kw,
+    }
     return http_error(status, said, **options)
 
 
@@ -34,20 +39,35 @@ def test_every_error_is_a_toolnexus_error_without_a_result_until_a_run_sets_one(
 
 def test_a_provider_error_ends_its_message_with_the_hint_and_keeps_its_facts():
     overflow = ContextOverflow(used=1200, window=1000)
-    error = ProviderError("HTTP 400 from the endpoint", status=400, provider_message="too long",
-                          hint="send less", retry_after=2.5, body={"error": "too long"},
-                          context_overflow=overflow)
+    error = ProviderError(
+        "HTTP 400 from the endpoint",
+        status=400,
+        provider_message="too long",
+        hint="send less",
+        retry_after=2.5,
+        body={"error": "too long"},
+        context_overflow=overflow,
+    )
     assert str(error) == "HTTP 400 from the endpoint (send less)"
-    assert (error.status, error.provider_message, error.hint, error.retry_after, error.body,
-            error.context_overflow) == (400, "too long", "send less", 2.5,
-                                        {"error": "too long"}, overflow)
+    assert (
+        error.status,
+        error.provider_message,
+        error.hint,
+        error.retry_after,
+        error.body,
+        error.context_overflow,
+    ) == (400, "too long", "send less", 2.5, {"error": "too long"}, overflow)
 
 
 def test_a_provider_error_without_a_hint_is_just_its_message():
     error = ProviderError("connection refused")
     assert str(error) == "connection refused"
     assert (error.status, error.hint, error.retry_after, error.context_overflow) == (
-        None, None, None, None)
+        None,
+        None,
+        None,
+        None,
+    )
 
 
 def test_cancel_and_timeout_say_what_happened_and_carry_the_transcript():
@@ -58,7 +78,10 @@ def test_cancel_and_timeout_say_what_happened_and_carry_the_transcript():
     timed_out = RunTimeout("run timed out after 3 s", result=transcript, seconds=3)
     assert (str(cancelled), cancelled.result) == ("stopped by the user", transcript)
     assert (str(timed_out), timed_out.result, timed_out.seconds) == (
-        "run timed out after 3 s", transcript, 3)
+        "run timed out after 3 s",
+        transcript,
+        3,
+    )
 
 
 # ----------------------------------------------------------------------------- http_error
@@ -73,23 +96,28 @@ def test_an_unknown_key_hint_names_the_variable_when_no_key_was_sent():
 
 def test_a_refused_key_hint_names_where_the_key_came_from_and_the_model():
     error = failure(401)
-    assert error.hint == ("check the API key (from api_key= or OPENAI_API_KEY) and that it "
-                          "may use 'gpt-x'")
+    assert error.hint == (
+        "check the API key (from api_key= or OPENAI_API_KEY) and that it may use 'gpt-x'"
+    )
 
 
 def test_a_404_hint_names_the_model_and_the_base_url():
-    assert failure(404).hint == ("check the model name 'gpt-x' and the base URL "
-                                 "(http://127.0.0.1:9/v1)")
+    assert failure(404).hint == (
+        "check the model name 'gpt-x' and the base URL (http://127.0.0.1:9/v1)"
+    )
 
 
 def test_a_too_long_prompt_hint_gives_the_sizes_when_the_provider_said_them():
     sized = failure(400, context_overflow=ContextOverflow(208310, 200000))
-    assert sized.hint == ("the conversation is too long for the model (208,310 tokens; its "
-                          "window is 200,000): start a new thread or send less")
+    assert sized.hint == (
+        "the conversation is too long for the model (208,310 tokens; its "
+        "window is 200,000): start a new thread or send less"
+    )
     assert sized.context_overflow == (208310, 200000)
     for overflow in (ContextOverflow(None, 200000), ContextOverflow(208310, None)):
         assert failure(400, context_overflow=overflow).hint == (
-            "the conversation is too long for the model: start a new thread or send less")
+            "the conversation is too long for the model: start a new thread or send less"
+        )
     assert failure(413).hint == failure(400, context_overflow=ContextOverflow(None, None)).hint
 
 

@@ -16,25 +16,38 @@ async def test_every_event_of_a_streamed_tool_run_has_the_keys_of_its_type(stub)
         """Add two numbers."""
         return str(a + b)
 
-    stub.script(Reply.error(503, "busy"),
-                openai_stream(tool_calls=[("add", {"a": 1, "b": 2})]),
-                openai_stream("three", reasoning="adding"))
+    stub.script(
+        Reply.error(503, "busy"),
+        openai_stream(tool_calls=[("add", {"a": 1, "b": 2})]),
+        openai_stream("three", reasoning="adding"),
+    )
     toolkit = (await create_toolkit()).register(define_tool(add))
     types = {get_args(get_type_hints(t)["type"])[0]: t for t in get_args(Event)}
     async with make_client(stub, retries=1) as client:
         events = [event async for event in client.stream("add 1 and 2", toolkit)]
-    assert {e["type"] for e in events} == {"retry", "tool_call", "tool_result", "usage", "text",
-                                           "reasoning", "done"}
+    assert {e["type"] for e in events} == {
+        "retry",
+        "tool_call",
+        "tool_result",
+        "usage",
+        "text",
+        "reasoning",
+        "done",
+    }
     for event in events:
         declared = types[event["type"]]
-        assert declared.__required_keys__ <= set(event) <= (
-            declared.__required_keys__ | declared.__optional_keys__), event
+        assert (
+            declared.__required_keys__
+            <= set(event)
+            <= (declared.__required_keys__ | declared.__optional_keys__)
+        ), event
 
 
 def test_attachments_appear_on_a_tool_result_only_when_there_are_some():
     assert "attachments" not in tool_result_event("c1", "t", "out", False)
     assert tool_result_event("c1", "t", "out", False, ["image 2x2 png"])["attachments"] == [
-        "image 2x2 png"]
+        "image 2x2 png"
+    ]
 
 
 def test_usage_adds_every_numeric_key_of_both_sides():

@@ -60,8 +60,9 @@ async def test_a_tool_passes_through_and_callables_and_paths_mix(tmp_path):
     assert [await call(t, n=2) for t in tools[1:]] == ["4", "6", "6"]
 
 
-@pytest.mark.parametrize("nameless", [functools.partial(max, 0), lambda n: n],
-                         ids=["partial", "lambda"])
+@pytest.mark.parametrize(
+    "nameless", [functools.partial(max, 0), lambda n: n], ids=["partial", "lambda"]
+)
 def test_a_callable_without_a_name_is_refused_asking_for_one(nameless):
     with pytest.raises(ValueError, match="define_tool needs name="):
         function_tools([nameless])
@@ -71,48 +72,62 @@ def test_a_callable_without_a_name_is_refused_asking_for_one(nameless):
 
 
 async def test_hints_written_as_strings_are_read(tmp_path):
-    file = write(tmp_path / "later.py", '''
+    file = write(
+        tmp_path / "later.py",
+        """
         from __future__ import annotations
 
         def total(values: list[int], scale: float | None = None) -> float:
             return sum(values) * (scale or 1)
-    ''')
+    """,
+    )
     [tool] = function_tools([file])
     assert tool.input_schema["properties"] == {
-        "values": {"type": "array", "items": {"type": "integer"}}, "scale": {"type": "number"}}
+        "values": {"type": "array", "items": {"type": "integer"}},
+        "scale": {"type": "number"},
+    }
     assert tool.input_schema["required"] == ["values"]
     assert await call(tool, values=[1, 2], scale=1.5) == "4.5"
 
 
 async def test_a_hint_naming_something_missing_leaves_only_that_parameter_untyped(tmp_path):
-    file = write(tmp_path / "missing.py", '''
+    file = write(
+        tmp_path / "missing.py",
+        """
         from __future__ import annotations
 
         def label(count: int, style: NoSuchType) -> str:  # noqa: F821
             return f"{count}:{style}"
-    ''')
+    """,
+    )
     [tool] = function_tools([file])
     assert tool.input_schema["properties"] == {"count": {"type": "integer"}, "style": {}}
     assert await call(tool, count=2, style="bold") == "2:bold"
 
 
 def test_a_function_with_only_a_return_hint_is_a_tool_one_with_none_is_not(tmp_path):
-    file = write(tmp_path / "clock.py", '''
+    file = write(
+        tmp_path / "clock.py",
+        """
         def now() -> str:
             return "noon"
 
         def today():
             return "monday"
-    ''')
+    """,
+    )
     with pytest.warns(UserWarning) as warned:
         tools = function_tools([file])
     assert left_out(warned) == ["today"]
     assert [(t.name, t.input_schema) for t in tools] == [
-        ("now", {"type": "object", "properties": {}})]
+        ("now", {"type": "object", "properties": {}})
+    ]
 
 
 async def test_a_decorated_function_keeps_its_name_and_an_imported_one_is_left_out(tmp_path):
-    file = write(tmp_path / "decorated.py", '''
+    file = write(
+        tmp_path / "decorated.py",
+        '''
         import functools
         from os.path import join
         from textwrap import dedent as unindent
@@ -129,7 +144,8 @@ async def test_a_decorated_function_keeps_its_name_and_an_imported_one_is_left_o
         def greet(name: str) -> str:
             """Greet someone."""
             return "hi " + name
-    ''')
+    ''',
+    )
     with pytest.warns(UserWarning) as warned:
         tools = function_tools([file])
     assert left_out(warned) == ["logged"]  # not join() or unindent(): they are imported
@@ -138,13 +154,16 @@ async def test_a_decorated_function_keeps_its_name_and_an_imported_one_is_left_o
 
 
 def test_the_main_block_of_a_file_does_not_run(tmp_path):
-    file = write(tmp_path / "script.py", '''
+    file = write(
+        tmp_path / "script.py",
+        """
         def ping() -> str:
             return "pong"
 
         if __name__ == "__main__":
             raise RuntimeError("the script's main ran")
-    ''')
+    """,
+    )
     assert [t.name for t in function_tools([file])] == ["ping"]
 
 
@@ -172,14 +191,20 @@ def test_a_missing_file_and_a_file_that_is_not_python_are_named(tmp_path):
         function_tools([text])
 
 
-@pytest.mark.parametrize(("code", "what"), [
-    ("raise RuntimeError('no database')\n", "RuntimeError: no database"),
-    ("def f(x: int) -> int:\n    return x\nundefined_name\n",
-     "NameError: name 'undefined_name' is not defined"),
-    ("x = 1 / 0\n", "ZeroDivisionError: division by zero"),
-    ("import sys\nsys.exit(2)\n", "SystemExit: 2"),  # a script run on import
-    ("import argparse\nargparse.ArgumentParser().parse_args(['--what'])\n", "SystemExit: 2"),
-], ids=["raises", "name-error", "zero-division", "exits", "parses-arguments"])
+@pytest.mark.parametrize(
+    ("code", "what"),
+    [
+        ("raise RuntimeError('no database')\n", "RuntimeError: no database"),
+        (
+            "def f(x: int) -> int:\n    return x\nundefined_name\n",
+            "NameError: name 'undefined_name' is not defined",
+        ),
+        ("x = 1 / 0\n", "ZeroDivisionError: division by zero"),
+        ("import sys\nsys.exit(2)\n", "SystemExit: 2"),  # a script run on import
+        ("import argparse\nargparse.ArgumentParser().parse_args(['--what'])\n", "SystemExit: 2"),
+    ],
+    ids=["raises", "name-error", "zero-division", "exits", "parses-arguments"],
+)
 def test_a_file_that_fails_to_import_says_why_and_is_not_left_loaded(tmp_path, code, what):
     file = write(tmp_path / "broken.py", code)
     before = loaded_modules()

@@ -65,8 +65,7 @@ def text_reply(text: str, mode: str) -> Reply:
 
 
 def call_reply(calls: list[tuple[str, dict]], mode: str) -> Reply:
-    return Reply.json(openai_tool_call(calls)) if mode == "run" else openai_stream(
-        tool_calls=calls)
+    return Reply.json(openai_tool_call(calls)) if mode == "run" else openai_stream(tool_calls=calls)
 
 
 # ----------------------------------------------------------------------------- before_llm
@@ -136,8 +135,9 @@ async def test_before_llm_partial_replacement_keeps_the_rest(stub):
 
 
 async def test_before_llm_sees_anthropic_tools_and_replaces_the_anthropic_request(stub):
-    stub.script(Reply.json(anthropic_tool_use([("add", {"a": 2, "b": 2})])),
-                Reply.json(anthropic_text("4")))
+    stub.script(
+        Reply.json(anthropic_tool_use([("add", {"a": 2, "b": 2})])), Reply.json(anthropic_text("4"))
+    )
     seen: list[dict[str, Any]] = []
 
     def before_llm(payload: dict[str, Any]) -> dict[str, Any]:
@@ -145,8 +145,9 @@ async def test_before_llm_sees_anthropic_tools_and_replaces_the_anthropic_reques
         return {"model": f"claude-turn-{payload['turn']}"}
 
     toolkit = await add_toolkit()
-    async with single_try_client(stub, style="anthropic",
-                                 hooks={"before_llm": before_llm}) as client:
+    async with single_try_client(
+        stub, style="anthropic", hooks={"before_llm": before_llm}
+    ) as client:
         result = await client.run("2+2", toolkit)
     assert result.text == "4"
     assert seen[0]["tools"] == toolkit.to_anthropic()
@@ -200,8 +201,11 @@ async def test_after_llm_replacement_with_a_tool_call_is_acted_on(stub):
     """The replaced response is what the loop follows: here it turns a plain answer into
     a tool call, so the tool runs and the model gets a second turn."""
     stub.script(Reply.json(openai_text("no tools needed")), Reply.json(openai_text("5")))
-    call = {"id": "call_hook", "type": "function",
-            "function": {"name": "add", "arguments": json.dumps({"a": 2, "b": 3})}}
+    call = {
+        "id": "call_hook",
+        "type": "function",
+        "function": {"name": "add", "arguments": json.dumps({"a": 2, "b": 3})},
+    }
 
     def after_llm(payload: dict[str, Any]) -> dict[str, Any] | None:
         if payload["turn"] == 1:
@@ -231,8 +235,9 @@ async def test_after_llm_returning_nothing_useful_keeps_the_response(stub):
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_before_tool_sees_name_args_id_and_turn(stub, kind):
-    stub.script(Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])),
-                Reply.json(openai_text("3")))
+    stub.script(
+        Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])), Reply.json(openai_text("3"))
+    )
     seen: list[dict[str, Any]] = []
     hooks = {"before_tool": hook(lambda p: seen.append(copy.deepcopy(p)), kind)}
     async with single_try_client(stub, hooks=hooks) as client:
@@ -242,8 +247,10 @@ async def test_before_tool_sees_name_args_id_and_turn(stub, kind):
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_before_tool_result_short_circuits_the_tool(stub, kind):
-    stub.script(Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])),
-                Reply.json(openai_text("understood")))
+    stub.script(
+        Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])),
+        Reply.json(openai_text("understood")),
+    )
     ran: list[dict[str, Any]] = []
     after: list[dict[str, Any]] = []
 
@@ -256,26 +263,41 @@ async def test_before_tool_result_short_circuits_the_tool(stub, kind):
 
     assert ran == []  # the tool never ran
     results = [e for e in events if e["type"] == "tool_result"]
-    assert results == [{"type": "tool_result", "id": "call_1", "name": "add",
-                        "output": "blocked by policy", "is_error": True}]
+    assert results == [
+        {
+            "type": "tool_result",
+            "id": "call_1",
+            "name": "add",
+            "output": "blocked by policy",
+            "is_error": True,
+        }
+    ]
     # the model sees the given result
     assert tool_messages(stub.requests[1].json) == [
-        {"role": "tool", "tool_call_id": "call_1", "content": "blocked by policy"}]
+        {"role": "tool", "tool_call_id": "call_1", "content": "blocked by policy"}
+    ]
     transcript = events[-1]["result"].messages
-    assert transcript[2] == {"role": "tool", "tool_call_id": "call_1",
-                             "content": "blocked by policy", "is_error": True}
+    assert transcript[2] == {
+        "role": "tool",
+        "tool_call_id": "call_1",
+        "content": "blocked by policy",
+        "is_error": True,
+    }
     # after_tool still sees what the model will get
     assert after[0]["result"].output == "blocked by policy"
 
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_before_tool_args_rewrite_runs_the_tool_with_new_args(stub, kind):
-    stub.script(Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])),
-                Reply.json(openai_text("done")))
+    stub.script(
+        Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])), Reply.json(openai_text("done"))
+    )
     ran: list[dict[str, Any]] = []
     after: list[dict[str, Any]] = []
-    hooks = {"before_tool": hook(lambda p: {"args": {"a": 40, "b": 2}}, kind),
-             "after_tool": lambda p: after.append(copy.deepcopy(p))}
+    hooks = {
+        "before_tool": hook(lambda p: {"args": {"a": 40, "b": 2}}, kind),
+        "after_tool": lambda p: after.append(copy.deepcopy(p)),
+    }
     async with single_try_client(stub, hooks=hooks) as client:
         result = await client.run("add", await add_toolkit(ran))
 
@@ -288,8 +310,9 @@ async def test_before_tool_args_rewrite_runs_the_tool_with_new_args(stub, kind):
 
 
 async def test_before_tool_returning_none_runs_the_tool_as_called(stub):
-    stub.script(Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])),
-                Reply.json(openai_text("done")))
+    stub.script(
+        Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])), Reply.json(openai_text("done"))
+    )
     ran: list[dict[str, Any]] = []
     async with single_try_client(stub, hooks={"before_tool": lambda p: None}) as client:
         await client.run("add", await add_toolkit(ran))
@@ -302,8 +325,9 @@ async def test_before_tool_returning_none_runs_the_tool_as_called(stub):
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_after_tool_sees_name_args_result_id_and_turn(stub, kind):
-    stub.script(Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])),
-                Reply.json(openai_text("3")))
+    stub.script(
+        Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])), Reply.json(openai_text("3"))
+    )
     seen: list[dict[str, Any]] = []
     async with single_try_client(stub, hooks={"after_tool": hook(seen.append, kind)}) as client:
         await client.run("add", await add_toolkit())
@@ -311,7 +335,11 @@ async def test_after_tool_sees_name_args_result_id_and_turn(stub, kind):
     payload = seen[0]
     assert set(payload) == {"name", "args", "result", "id", "turn"}
     assert (payload["name"], payload["args"], payload["id"], payload["turn"]) == (
-        "add", {"a": 1, "b": 2}, "call_1", 1)
+        "add",
+        {"a": 1, "b": 2},
+        "call_1",
+        1,
+    )
     assert isinstance(payload["result"], ToolResult)
     assert (payload["result"].output, payload["result"].is_error) == ("3", False)
     assert tool_messages(stub.requests[1].json)[0]["content"] == "3"
@@ -320,8 +348,9 @@ async def test_after_tool_sees_name_args_result_id_and_turn(stub, kind):
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("shape", ["ToolResult", "dict"])
 async def test_after_tool_may_replace_the_result(stub, kind, shape):
-    stub.script(Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])),
-                Reply.json(openai_text("ok")))
+    stub.script(
+        Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])), Reply.json(openai_text("ok"))
+    )
     ran: list[dict[str, Any]] = []
 
     def after_tool(payload: dict[str, Any]) -> Any:
@@ -338,13 +367,15 @@ async def test_after_tool_may_replace_the_result(stub, kind, shape):
     assert events[-1]["result"].messages[2]["is_error"] is True
 
 
-@pytest.mark.parametrize("returned", [None, {}, {"logged": True}],
-                         ids=["none", "empty-dict", "dict-without-result"])
+@pytest.mark.parametrize(
+    "returned", [None, {}, {"logged": True}], ids=["none", "empty-dict", "dict-without-result"]
+)
 async def test_after_tool_returning_no_replacement_keeps_the_result(stub, returned):
     """Like before_tool and after_llm, a dict without the "result" key changes nothing
     (it must not become the tool output the model sees)."""
-    stub.script(Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])),
-                Reply.json(openai_text("ok")))
+    stub.script(
+        Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])), Reply.json(openai_text("ok"))
+    )
     async with single_try_client(stub, hooks={"after_tool": lambda p: returned}) as client:
         result = await client.run("add", await add_toolkit())
     assert tool_messages(stub.requests[1].json)[0]["content"] == "3"
@@ -352,8 +383,9 @@ async def test_after_tool_returning_no_replacement_keeps_the_result(stub, return
 
 
 async def test_after_tool_may_return_a_plain_string(stub):
-    stub.script(Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])),
-                Reply.json(openai_text("ok")))
+    stub.script(
+        Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])), Reply.json(openai_text("ok"))
+    )
     async with single_try_client(stub, hooks={"after_tool": lambda p: "three"}) as client:
         await client.run("add", await add_toolkit())
     assert tool_messages(stub.requests[1].json)[0]["content"] == "three"
@@ -363,8 +395,9 @@ async def test_after_tool_may_return_a_plain_string(stub):
 
 
 async def test_all_four_hooks_fire_in_order_with_the_turn(stub):
-    stub.script(Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])),
-                Reply.json(openai_text("3")))
+    stub.script(
+        Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])), Reply.json(openai_text("3"))
+    )
     order: list[tuple[str, int]] = []
 
     def recorder(name: str) -> Callable[[dict[str, Any]], None]:
@@ -372,13 +405,20 @@ async def test_all_four_hooks_fire_in_order_with_the_turn(stub):
 
     async with single_try_client(stub, hooks={n: recorder(n) for n in HOOK_NAMES}) as client:
         await client.run("add", await add_toolkit())
-    assert order == [("before_llm", 1), ("after_llm", 1), ("before_tool", 1),
-                     ("after_tool", 1), ("before_llm", 2), ("after_llm", 2)]
+    assert order == [
+        ("before_llm", 1),
+        ("after_llm", 1),
+        ("before_tool", 1),
+        ("after_tool", 1),
+        ("before_llm", 2),
+        ("after_llm", 2),
+    ]
 
 
 async def test_hooks_given_as_an_object_with_methods(stub):
-    stub.script(Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])),
-                Reply.json(openai_text("final")))
+    stub.script(
+        Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])), Reply.json(openai_text("final"))
+    )
 
     class Policy:
         def __init__(self) -> None:
@@ -407,8 +447,14 @@ async def test_hooks_given_as_an_object_with_methods(stub):
     async with single_try_client(stub, hooks=policy) as client:
         result = await client.run("add", await add_toolkit(ran))
     assert result.text == "final"
-    assert policy.calls == ["before_llm", "after_llm", "before_tool", "after_tool",
-                            "before_llm", "after_llm"]
+    assert policy.calls == [
+        "before_llm",
+        "after_llm",
+        "before_tool",
+        "after_tool",
+        "before_llm",
+        "after_llm",
+    ]
     assert ran == [{"a": 10, "b": 10}]
     assert [r.json["model"] for r in stub.requests] == ["object-model"] * 2
     assert tool_messages(stub.requests[1].json)[0]["content"] == "sum=20"
@@ -468,8 +514,9 @@ async def test_request_params_are_merged_into_every_body(stub, mode):
 
 async def test_request_params_merge_into_anthropic_bodies(stub):
     stub.script(Reply.json(anthropic_text("hi")))
-    async with single_try_client(stub, style="anthropic",
-                                 request_params={"temperature": 0, "max_tokens": 77}) as client:
+    async with single_try_client(
+        stub, style="anthropic", request_params={"temperature": 0, "max_tokens": 77}
+    ) as client:
         await client.run("hi", None)
     body = stub.requests[0].json
     assert body["temperature"] == 0 and body["max_tokens"] == 77
@@ -489,11 +536,15 @@ async def test_each_hook_gets_the_keys_its_payload_type_declares(stub):
 
     stub.script(call_reply([("add", {"a": 1, "b": 2})], "run"), text_reply("3", "run"))
     keys: dict[str, set[str]] = {}
-    hooks = {name: (lambda payload, name=name: keys.setdefault(name, set(payload)))
-             for name in HOOK_NAMES}
+    hooks = {
+        name: (lambda payload, name=name: keys.setdefault(name, set(payload)))
+        for name in HOOK_NAMES
+    }
     async with single_try_client(stub, hooks=hooks) as client:
         await client.run("add", await add_toolkit())
-    assert keys == {"before_llm": set(BeforeLlm.__annotations__),
-                    "after_llm": set(AfterLlm.__annotations__),
-                    "before_tool": set(BeforeTool.__annotations__),
-                    "after_tool": set(AfterTool.__annotations__)}
+    assert keys == {
+        "before_llm": set(BeforeLlm.__annotations__),
+        "after_llm": set(AfterLlm.__annotations__),
+        "before_tool": set(BeforeTool.__annotations__),
+        "after_tool": set(AfterTool.__annotations__),
+    }

@@ -44,14 +44,19 @@ class FirstReadServer:
             while b"\r\n\r\n" not in data:
                 data += conn.recv(1 << 20)
             head, _, body = data.partition(b"\r\n\r\n")
-            length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                          if line.lower().startswith(b"content-length:"))
+            length = next(
+                int(line.split(b":")[1])
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length:")
+            )
             while len(body) < length:
                 body += conn.recv(1 << 20)
             self.request = data
             reply = json.dumps(openai_text("one piece")).encode()
-            conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
-                         b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(reply), reply))
+            conn.sendall(
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(reply), reply)
+            )
 
     def close(self) -> None:
         self.thread.join(timeout=10)

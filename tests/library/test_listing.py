@@ -16,18 +16,38 @@ from toolnexus.wire.listing import find_listed, read_listing
 
 SHAPES: dict[str, tuple[dict[str, Any], int]] = {
     # the server's own window beats the model's trained or advertised one
-    "llama.cpp": ({"data": [{"id": "m", "owned_by": "stub", "context_length": 32768,
-                             "meta": {"n_ctx": 4096, "n_ctx_train": 32768}}]}, 4096),
-    "llama.cpp, trained size only": ({"data": [{"id": "m", "meta": {"n_ctx_train": 8192}}]},
-                                     8192),
+    "llama.cpp": (
+        {
+            "data": [
+                {
+                    "id": "m",
+                    "owned_by": "stub",
+                    "context_length": 32768,
+                    "meta": {"n_ctx": 4096, "n_ctx_train": 32768},
+                }
+            ]
+        },
+        4096,
+    ),
+    "llama.cpp, trained size only": ({"data": [{"id": "m", "meta": {"n_ctx_train": 8192}}]}, 8192),
     "LM Studio": ({"data": [{"id": "m", "max_context_length": 8192}]}, 8192),
-    "LM Studio, loaded": ({"data": [{"id": "m", "max_context_length": 131072,
-                                     "loaded_context_length": 16384}]}, 16384),
+    "LM Studio, loaded": (
+        {"data": [{"id": "m", "max_context_length": 131072, "loaded_context_length": 16384}]},
+        16384,
+    ),
     "vLLM": ({"data": [{"id": "m", "max_model_len": 32768, "context_length": 131072}]}, 32768),
-    "OpenRouter": ({"data": [{"id": "m", "context_length": 200000,
-                              "top_provider": {"context_length": 100000}}]}, 200000),
-    "OpenRouter, provider only": ({"data": [{"id": "m", "top_provider": {
-        "context_length": 100000}}]}, 100000),
+    "OpenRouter": (
+        {
+            "data": [
+                {"id": "m", "context_length": 200000, "top_provider": {"context_length": 100000}}
+            ]
+        },
+        200000,
+    ),
+    "OpenRouter, provider only": (
+        {"data": [{"id": "m", "top_provider": {"context_length": 100000}}]},
+        100000,
+    ),
     "Anthropic": ({"data": [{"id": "m", "type": "model", "max_input_tokens": 200000}]}, 200000),
     "Ollama tags": ({"models": [{"name": "m", "model": "m", "size": 1}]}, 0),
     "Gemini native": ({"models": [{"name": "models/m", "inputTokenLimit": 1048576}]}, 1048576),
@@ -45,8 +65,9 @@ async def test_the_same_entry_gives_the_same_window_to_models_and_the_context_me
     stub.models = Reply.json(listing)
     listed = await list_models(stub.base_url)
     assert [model.id for model in listed] == ["m"]
-    window = await Windows(stub.base_url, "m", explicit=None,
-                           cache=WindowCache(None, 3600)).resolve(get_json)
+    window = await Windows(
+        stub.base_url, "m", explicit=None, cache=WindowCache(None, 3600)
+    ).resolve(get_json)
     expected = size or None
     assert listed[0].context_window == expected
     assert window == (Window(expected, "endpoint") if expected else Window(None, "unknown"))

@@ -15,16 +15,20 @@ LIVE_URL = os.environ.get("TOOLNEXUS_LIVE_URL", "").rstrip("/")
 MODEL = os.environ.get("TOOLNEXUS_LIVE_MODEL", "local")
 STYLES = ("openai", "anthropic", "responses")
 # small answers keep a 2-core machine quick; the budget key differs per style
-ANSWER_BUDGET = {"openai": {"max_tokens": 64}, "anthropic": {"max_tokens": 64},
-                 "responses": {"max_output_tokens": 64}}
+ANSWER_BUDGET = {
+    "openai": {"max_tokens": 64},
+    "anthropic": {"max_tokens": 64},
+    "responses": {"max_output_tokens": 64},
+}
 
 pytestmark = pytest.mark.skipif(not LIVE_URL, reason="TOOLNEXUS_LIVE_URL is not set")
 
 
 def live_client(style: str, **kw):
     base = LIVE_URL if style == "anthropic" else LIVE_URL + "/v1"
-    return create_client(base_url=base, style=style, model=MODEL, api_key="live-test",
-                         idle_timeout_s=300, **kw)
+    return create_client(
+        base_url=base, style=style, model=MODEL, api_key="live-test", idle_timeout_s=300, **kw
+    )
 
 
 @pytest.mark.parametrize("streamed", [True, False], ids=["stream", "json"])
@@ -58,11 +62,16 @@ async def test_a_tool_using_run_on_the_openai_style():
         # its template uses; llama.cpp then parses a real tool call (see realserver/README).
         if request["turn"] != 1:
             return None
-        return {"messages": [*request["messages"],
-                             {"role": "assistant", "content": "<tool_call>\n"}]}
+        return {
+            "messages": [*request["messages"], {"role": "assistant", "content": "<tool_call>\n"}]
+        }
 
-    async with live_client("openai", request_params={"max_tokens": 128}, max_turns=3,
-                           hooks={"before_llm": prefill_first_turn}) as client:
+    async with live_client(
+        "openai",
+        request_params={"max_tokens": 128},
+        max_turns=3,
+        hooks={"before_llm": prefill_first_turn},
+    ) as client:
         events = [e async for e in client.stream("Use the add tool to add 17 and 25.", toolkit)]
     result = events[-1]["result"]
     calls = [e for e in events if e["type"] == "tool_call"]
@@ -91,8 +100,12 @@ async def test_several_long_turns_on_one_thread_outgrow_the_window_and_all_succe
     async with live_client("openai", request_params={"max_tokens": 64}) as client:
         compactions = []
         for n in range(1, 5):  # about 1,100 tokens each: a 4,096-token window holds three
-            events = [e async for e in client.stream(
-                note(n, 1100) + "\n\nReply with one short sentence.", None, id="long")]
+            events = [
+                e
+                async for e in client.stream(
+                    note(n, 1100) + "\n\nReply with one short sentence.", None, id="long"
+                )
+            ]
             assert events[-1]["result"].messages[-1]["role"] == "assistant"
             compactions += [e for e in events if e["type"] == "compaction"]
         thread = await client.conversation_store.get("long")

@@ -27,8 +27,10 @@ async def toolkit():
 
 
 async def test_usage_is_summed_over_turns(stub, client, toolkit):
-    stub.script(Reply.json(openai_tool_call([("now", {})], usage=(10, 5))),
-                Reply.json(openai_text("it is noon", usage=(20, 7))))
+    stub.script(
+        Reply.json(openai_tool_call([("now", {})], usage=(10, 5))),
+        Reply.json(openai_text("it is noon", usage=(20, 7))),
+    )
     result = await client.run("time?", toolkit)
     assert result.turns == 2
     assert result.usage == {"prompt_tokens": 30, "completion_tokens": 12, "total_tokens": 42}
@@ -92,14 +94,20 @@ async def test_tool_calls_of_one_turn_run_concurrently(stub, client):
 
     tk = await create_toolkit(timeout=5)  # one after the other, they would time out
     tk.register(define_tool(first), define_tool(second))
-    stub.script(Reply.json(openai_tool_call([("first", {}), ("second", {})])),
-                Reply.json(openai_text("both")))
+    stub.script(
+        Reply.json(openai_tool_call([("first", {}), ("second", {})])),
+        Reply.json(openai_text("both")),
+    )
     events = await stream(client, toolkit=tk)
     results = of_type(events, "tool_result")
     assert [(r["id"], r["output"], r["is_error"]) for r in results] == [
-        ("call_1", "first", False), ("call_2", "second", False)]
+        ("call_1", "first", False),
+        ("call_2", "second", False),
+    ]
     assert [(r["tool_call_id"], r["content"]) for r in wire_results(stub)] == [
-        ("call_1", "first"), ("call_2", "second")]
+        ("call_1", "first"),
+        ("call_2", "second"),
+    ]
 
 
 async def test_sync_tool_runs_in_a_worker_thread(stub, client):
@@ -123,17 +131,20 @@ async def test_the_same_failing_call_twice_in_a_row_ends_the_run(stub, client, t
     stub.script(*[Reply.json(openai_tool_call(bad)) for _ in range(5)])
     with pytest.raises(ToolnexusError) as caught:
         await client.run("go", toolkit)  # max_turns is 10
-    assert str(caught.value) == ("the model repeated a failing call to echo (same arguments, "
-                                 "it failed again); stopping")
+    assert str(caught.value) == (
+        "the model repeated a failing call to echo (same arguments, it failed again); stopping"
+    )
     assert len(stub.requests) == 2  # not max_turns of the same error
     told = [m["content"] for m in caught.value.result.messages if m["role"] == "tool"]
     assert told == ["error: echo has no parameter 'loud'; its parameters are: text"] * 2
 
 
 async def test_a_failing_call_with_new_arguments_goes_on(stub, client, toolkit):
-    stub.script(Reply.json(openai_tool_call([("echo", {"txt": "a"})])),
-                Reply.json(openai_tool_call([("echo", {"text": "a"})])),
-                Reply.json(openai_tool_call([("echo", {"txt": "a"})])),
-                Reply.json(openai_text("done")))
+    stub.script(
+        Reply.json(openai_tool_call([("echo", {"txt": "a"})])),
+        Reply.json(openai_tool_call([("echo", {"text": "a"})])),
+        Reply.json(openai_tool_call([("echo", {"txt": "a"})])),
+        Reply.json(openai_text("done")),
+    )
     result = await client.run("go", toolkit)
     assert result.text == "done" and len(stub.requests) == 4

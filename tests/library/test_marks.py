@@ -47,8 +47,13 @@ def answer(text: str, **marks) -> dict:
 
 
 def calls(*ids: str) -> dict:
-    return {"role": "assistant", "content": None, "tool_calls": [
-        {"id": i, "type": "function", "function": {"name": "f", "arguments": "{}"}} for i in ids]}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": i, "type": "function", "function": {"name": "f", "arguments": "{}"}} for i in ids
+        ],
+    }
 
 
 def result(call_id: str) -> dict:
@@ -56,10 +61,12 @@ def result(call_id: str) -> dict:
 
 
 def record(first, last, kept=None, **marks) -> dict:
-    info = {"summarized": [first, last]} if kept is None else {
-        "summarized": [first, last], "kept": kept}
-    return {"role": "user", "content": f"summary of {first}-{last}", COMPACTION_KEY: info,
-            **marks}
+    info = (
+        {"summarized": [first, last]}
+        if kept is None
+        else {"summarized": [first, last], "kept": kept}
+    )
+    return {"role": "user", "content": f"summary of {first}-{last}", COMPACTION_KEY: info, **marks}
 
 
 def contents(messages: list[dict]) -> list:
@@ -75,15 +82,18 @@ KINDS = {
     "tool call": (calls("a"), True, False, False),
     "tool result": (result("a"), True, False, False),
     "system": ({"role": "system", "content": "be brief"}, True, False, False),
-    "thread system prompt": ({"role": "system", "content": "be brief",
-                              DROPPED_KEY: SYSTEM_PROMPT}, False, False, False),
+    "thread system prompt": (
+        {"role": "system", "content": "be brief", DROPPED_KEY: SYSTEM_PROMPT},
+        False,
+        False,
+        False,
+    ),
     "undone prompt": (user("hi", **{DROPPED_KEY: UNDONE}), False, False, True),
     "retried prompt": (user("hi", **{DROPPED_KEY: RETRIED}), False, False, True),
     "failed prompt": (user("hi", **{DROPPED_KEY: FAILED}), False, False, True),
     "record": (record(0, 1), True, True, False),
     "marked record": (record(0, 1, **{DROPPED_KEY: FAILED}), False, True, False),
-    "malformed record": ({"role": "user", "content": "s", COMPACTION_KEY: None},
-                         True, True, False),
+    "malformed record": ({"role": "user", "content": "s", COMPACTION_KEY: None}, True, True, False),
     "roleless": ({"content": "?"}, True, False, False),
 }
 
@@ -91,8 +101,7 @@ KINDS = {
 @pytest.mark.parametrize("kind", KINDS)
 def test_each_kind_of_message_is_sent_a_record_or_a_prompt_as_its_marks_say(kind):
     message, sent, a_record, a_prompt = KINDS[kind]
-    assert (is_sent(message), is_record(message), is_prompt(message)) == (
-        sent, a_record, a_prompt)
+    assert (is_sent(message), is_record(message), is_prompt(message)) == (sent, a_record, a_prompt)
 
 
 def test_an_empty_mark_is_no_mark():
@@ -102,9 +111,17 @@ def test_an_empty_mark_is_no_mark():
 
 # ----------------------------------------------------------------------------- marking
 
+
 def test_mark_from_marks_only_the_unmarked_and_changes_nothing_it_was_given():
-    thread = [user("one"), answer("1"), user("two", **{DROPPED_KEY: RETRIED}), user("two"),
-              calls("a"), result("a"), answer("2")]
+    thread = [
+        user("one"),
+        answer("1"),
+        user("two", **{DROPPED_KEY: RETRIED}),
+        user("two"),
+        calls("a"),
+        result("a"),
+        answer("2"),
+    ]
     before = copy.deepcopy(thread)
     marked = mark_from(thread, 2, UNDONE)
     assert thread == before
@@ -118,8 +135,7 @@ def test_a_prompt_nothing_came_back_for_is_marked_failed_with_its_compaction():
     thread = [user("one"), answer("1"), user("two")]
     assert [m.get(DROPPED_KEY) for m in mark_failed_turn(thread)] == [None, None, FAILED]
     compacted = [*thread, record(0, 1)]
-    assert [m.get(DROPPED_KEY) for m in mark_failed_turn(compacted)] == [
-        None, None, FAILED, FAILED]
+    assert [m.get(DROPPED_KEY) for m in mark_failed_turn(compacted)] == [None, None, FAILED, FAILED]
     assert DROPPED_KEY not in thread[2] and DROPPED_KEY not in compacted[3]
 
 
@@ -128,8 +144,9 @@ def test_a_failed_turn_notes_its_error_on_its_prompt_and_the_same_error_is_count
     failed = mark_failed_turn(thread, "HTTP 500: bad")
     assert failed[2][FAILED_WITH_KEY] == "HTTP 500: bad" and FAILED_WITH_KEY not in thread[2]
     assert failures_in_a_row(thread) == 0 and failures_in_a_row(failed) == 1
-    got_somewhere = mark_failed_turn([*failed, user("three"), calls("a"), result("a")],
-                                     "HTTP 500: bad")
+    got_somewhere = mark_failed_turn(
+        [*failed, user("three"), calls("a"), result("a")], "HTTP 500: bad"
+    )
     assert got_somewhere[-3][FAILED_WITH_KEY] == "HTTP 500: bad"  # kept unmarked, noted
     assert is_sent(got_somewhere[-3]) and failures_in_a_row(got_somewhere) == 2
     other = mark_failed_turn([*got_somewhere, user("four")], "HTTP 400: other")
@@ -137,27 +154,44 @@ def test_a_failed_turn_notes_its_error_on_its_prompt_and_the_same_error_is_count
     assert failures_in_a_row([*got_somewhere, answer("3"), user("five")]) == 0
 
 
-@pytest.mark.parametrize("tail", [
-    [answer("part", **{INTERRUPTED_KEY: True})],  # part of an answer was shown
-    [calls("a"), result("a")],  # a tool ran
-    [calls("a")],  # a tool call was asked for
-], ids=["partial answer", "tool ran", "tool asked"])
+@pytest.mark.parametrize(
+    "tail",
+    [
+        [answer("part", **{INTERRUPTED_KEY: True})],  # part of an answer was shown
+        [calls("a"), result("a")],  # a tool ran
+        [calls("a")],  # a tool call was asked for
+    ],
+    ids=["partial answer", "tool ran", "tool asked"],
+)
 def test_a_turn_that_got_somewhere_is_left_as_it_is(tail):
     thread = [user("one"), answer("1"), user("two"), *tail]
     assert mark_failed_turn(thread) is thread
 
 
-@pytest.mark.parametrize("thread", [
-    [], [answer("hi")], [{"role": "system", "content": "s"}],
-    [user("one", **{DROPPED_KEY: UNDONE})],
-], ids=["empty", "no prompt", "system only", "only an undone prompt"])
+@pytest.mark.parametrize(
+    "thread",
+    [
+        [],
+        [answer("hi")],
+        [{"role": "system", "content": "s"}],
+        [user("one", **{DROPPED_KEY: UNDONE})],
+    ],
+    ids=["empty", "no prompt", "system only", "only an undone prompt"],
+)
 def test_without_a_prompt_to_blame_nothing_is_marked(thread):
     assert mark_failed_turn(thread) is thread
 
 
 def test_the_last_prompt_is_the_last_unmarked_one_or_with_failed_too_a_failed_one():
-    thread = [user("one"), answer("1"), user("two"), answer("2"), record(0, 3),
-              user("three", **{DROPPED_KEY: FAILED}), user("four", **{DROPPED_KEY: UNDONE})]
+    thread = [
+        user("one"),
+        answer("1"),
+        user("two"),
+        answer("2"),
+        record(0, 3),
+        user("three", **{DROPPED_KEY: FAILED}),
+        user("four", **{DROPPED_KEY: UNDONE}),
+    ]
     assert last_prompt(thread) == 2  # never the record, nor a marked prompt
     assert last_prompt(thread, failed_too=True) == 5  # failed, but not undone or retried
     assert last_prompt([answer("x"), record(0, 0)]) is None
@@ -166,30 +200,62 @@ def test_the_last_prompt_is_the_last_unmarked_one_or_with_failed_too_a_failed_on
 
 # ----------------------------------------------------------------------------- compaction
 
+
 def test_a_record_is_sent_in_place_of_its_span_with_what_it_keeps_and_what_is_pinned():
-    thread = [user("p0"), answer("a1"), user("p2"), answer("a3", **{PINNED_KEY: True}),
-              user("p4"), answer("a5"), record(1, 4, kept=[2]), user("p7"), answer("a8")]
+    thread = [
+        user("p0"),
+        answer("a1"),
+        user("p2"),
+        answer("a3", **{PINNED_KEY: True}),
+        user("p4"),
+        answer("a5"),
+        record(1, 4, kept=[2]),
+        user("p7"),
+        answer("a8"),
+    ]
     assert active_spans(thread) == [Span(1, 4, 6, frozenset({2}))]
     assert sent_indices(thread) == [0, 6, 2, 3, 5, 7, 8]
     assert contents(sendable(thread)) == ["p0", "summary of 1-4", "p2", "a3", "a5", "p7", "a8"]
 
 
 def test_a_kept_or_pinned_message_that_is_marked_is_still_not_sent():
-    thread = [user("p0"), answer("a1", **{DROPPED_KEY: UNDONE, PINNED_KEY: True}),
-              user("p2", **{DROPPED_KEY: UNDONE}), record(0, 2, kept=[1, 2]), user("p4")]
+    thread = [
+        user("p0"),
+        answer("a1", **{DROPPED_KEY: UNDONE, PINNED_KEY: True}),
+        user("p2", **{DROPPED_KEY: UNDONE}),
+        record(0, 2, kept=[1, 2]),
+        user("p4"),
+    ]
     assert contents(sendable(thread)) == ["summary of 0-2", "p4"]
 
 
 def test_a_newer_record_over_an_older_one_supersedes_it():
-    thread = [user("p0"), answer("a1"), user("p2"), answer("a3"), record(0, 1),
-              user("p5"), answer("a6"), record(0, 5), user("p8")]
+    thread = [
+        user("p0"),
+        answer("a1"),
+        user("p2"),
+        answer("a3"),
+        record(0, 1),
+        user("p5"),
+        answer("a6"),
+        record(0, 5),
+        user("p8"),
+    ]
     assert active_spans(thread) == [Span(0, 5, 7, frozenset())]
     assert contents(sendable(thread)) == ["summary of 0-5", "a6", "p8"]
 
 
 def test_records_over_separate_spans_are_each_sent_in_their_place():
-    thread = [user("p0"), answer("a1"), user("p2"), answer("a3"), user("p4"), record(3, 4),
-              record(0, 1), user("p7")]
+    thread = [
+        user("p0"),
+        answer("a1"),
+        user("p2"),
+        answer("a3"),
+        user("p4"),
+        record(3, 4),
+        record(0, 1),
+        user("p7"),
+    ]
     assert [s.record for s in active_spans(thread)] == [6, 5]  # by position of their span
     assert contents(sendable(thread)) == ["summary of 0-1", "p2", "summary of 3-4", "p7"]
 
@@ -220,16 +286,25 @@ MALFORMED = {
 
 @pytest.mark.parametrize("info", MALFORMED.values(), ids=MALFORMED.keys())
 def test_a_malformed_record_hides_nothing_and_says_nothing(info):
-    thread = [user("p0"), answer("a1"), {"role": "user", "content": "bogus summary",
-                                          COMPACTION_KEY: info}, user("p3")]
+    thread = [
+        user("p0"),
+        answer("a1"),
+        {"role": "user", "content": "bogus summary", COMPACTION_KEY: info},
+        user("p3"),
+    ]
     assert active_spans(thread) == []
     assert sent_indices(thread) == [0, 1, 3]
     assert contents(sendable(thread)) == ["p0", "a1", "p3"]  # what is sent is what is shown
 
 
 def test_kept_entries_that_are_not_indices_are_ignored():
-    thread = [user("p0"), answer("a1"), user("p2"), record(0, 2, kept=[1, "2", 2.0, None]),
-              user("p4")]
+    thread = [
+        user("p0"),
+        answer("a1"),
+        user("p2"),
+        record(0, 2, kept=[1, "2", 2.0, None]),
+        user("p4"),
+    ]
     assert active_spans(thread)[0].kept == frozenset({1})
     assert contents(sendable(thread)) == ["summary of 0-2", "a1", "p4"]
     not_a_list = [*thread[:3], record(0, 2, kept={"1": True}), user("p4")]
@@ -238,14 +313,31 @@ def test_kept_entries_that_are_not_indices_are_ignored():
 
 # ----------------------------------------------------------------------------- pins
 
-THREAD = [user("go"), calls("a", "b"), result("a"), result("b"), answer("then"),
-          calls("c"), result("c"), user("more")]
+THREAD = [
+    user("go"),
+    calls("a", "b"),
+    result("a"),
+    result("b"),
+    answer("then"),
+    calls("c"),
+    result("c"),
+    user("more"),
+]
 
 
-@pytest.mark.parametrize(("index", "group"), [
-    (0, (0, 0)), (1, (1, 3)), (2, (1, 3)), (3, (1, 3)), (4, (4, 4)), (5, (5, 6)), (6, (5, 6)),
-    (7, (7, 7)),
-])
+@pytest.mark.parametrize(
+    ("index", "group"),
+    [
+        (0, (0, 0)),
+        (1, (1, 3)),
+        (2, (1, 3)),
+        (3, (1, 3)),
+        (4, (4, 4)),
+        (5, (5, 6)),
+        (6, (5, 6)),
+        (7, (7, 7)),
+    ],
+)
 def test_a_tool_call_and_its_results_are_one_group(index, group):
     assert group_of(THREAD, index) == group
 

@@ -75,13 +75,22 @@ def token_env():
 async def kit(http_server, token_env, tmp_path_factory):
     """One toolkit with both real servers (and a disabled one), shared by the module."""
     pid_file = tmp_path_factory.mktemp("calc") / "pid"
-    config = {"mcpServers": {
-        "calc": calc(pid_file, env={"CALC_TOKEN": "${TOOLNEXUS_TEST_CALC_TOKEN}",
-                                    "CALC_EXPECTED": "calc-secret-5521"}),
-        "remote": {"url": http_server,
-                   "headers": {"Authorization": "Bearer ${TOOLNEXUS_TEST_MCP_TOKEN}"}},
-        "off": {"command": "no-such-server", "disabled": True},
-    }}
+    config = {
+        "mcpServers": {
+            "calc": calc(
+                pid_file,
+                env={
+                    "CALC_TOKEN": "${TOOLNEXUS_TEST_CALC_TOKEN}",
+                    "CALC_EXPECTED": "calc-secret-5521",
+                },
+            ),
+            "remote": {
+                "url": http_server,
+                "headers": {"Authorization": "Bearer ${TOOLNEXUS_TEST_MCP_TOKEN}"},
+            },
+            "off": {"command": "no-such-server", "disabled": True},
+        }
+    }
     toolkit = await create_toolkit()
     statuses = await add_mcp_servers(toolkit, config, timeout=START)
     yield toolkit, statuses
@@ -95,9 +104,22 @@ async def kit(http_server, token_env, tmp_path_factory):
 async def test_servers_start_and_their_tools_are_named_server_tool(kit):
     toolkit, statuses = kit
     assert statuses == [
-        ServerStatus("calc", "stdio", "ok",
-                     ["calc_add", "calc_echo", "calc_fail", "calc_picture", "calc_report",
-                      "calc_slow", "calc_steps", "calc_roots", "calc_secret_env"]),
+        ServerStatus(
+            "calc",
+            "stdio",
+            "ok",
+            [
+                "calc_add",
+                "calc_echo",
+                "calc_fail",
+                "calc_picture",
+                "calc_report",
+                "calc_slow",
+                "calc_steps",
+                "calc_roots",
+                "calc_secret_env",
+            ],
+        ),
         ServerStatus("remote", "http", "ok", ["remote_whoami", "remote_shout"]),
         ServerStatus("off", "stdio", "disabled", []),
     ]
@@ -117,9 +139,12 @@ async def test_servers_start_and_their_tools_are_named_server_tool(kit):
 @shared_loop
 async def test_stdio_tools_run_through_the_agent_loop(kit, stub):
     toolkit, _ = kit
-    stub.script(Reply.json(openai_tool_call([("calc_add", {"a": 2, "b": 3}),
-                                             ("calc_echo", {"text": "héllo"})])),
-                Reply.json(openai_text("2 + 3 = 5")))
+    stub.script(
+        Reply.json(
+            openai_tool_call([("calc_add", {"a": 2, "b": 3}), ("calc_echo", {"text": "héllo"})])
+        ),
+        Reply.json(openai_text("2 + 3 = 5")),
+    )
     async with single_try_client(stub) as client:
         result = await client.run("add 2 and 3, then echo héllo", toolkit)
     assert result.text == "2 + 3 = 5"
@@ -134,20 +159,25 @@ async def test_stdio_tools_run_through_the_agent_loop(kit, stub):
 @shared_loop
 async def test_http_tool_runs_through_the_agent_loop_with_the_expanded_header(kit, stub):
     toolkit, _ = kit
-    stub.script(Reply.json(openai_tool_call([("remote_whoami", {}),
-                                             ("remote_shout", {"text": "quiet"})])),
-                Reply.json(openai_text("done")))
+    stub.script(
+        Reply.json(openai_tool_call([("remote_whoami", {}), ("remote_shout", {"text": "quiet"})])),
+        Reply.json(openai_text("done")),
+    )
     async with single_try_client(stub) as client:
         await client.run("who am I?", toolkit)
     assert [m["content"] for m in tool_messages(stub.requests[1].json)] == [
-        "authorized as tester", "QUIET"]
+        "authorized as tester",
+        "QUIET",
+    ]
 
 
 @shared_loop
 async def test_an_is_error_result_reaches_the_model_as_an_error(kit, stub):
     toolkit, _ = kit
-    stub.script(Reply.json(openai_tool_call([("calc_fail", {"reason": "no disk"})])),
-                Reply.json(openai_text("sorry")))
+    stub.script(
+        Reply.json(openai_tool_call([("calc_fail", {"reason": "no disk"})])),
+        Reply.json(openai_text("sorry")),
+    )
     events = []
     async with single_try_client(stub) as client:
         async for event in client.stream("try it", toolkit):
@@ -173,8 +203,9 @@ async def test_image_content_is_summarized_and_attached(kit):
 @shared_loop
 async def test_an_mcp_image_reaches_anthropic_as_a_tool_result_block(kit, stub):
     toolkit, _ = kit
-    stub.script(Reply.json(anthropic_tool_use([("calc_picture", {})])),
-                Reply.json(anthropic_text("a dot")))
+    stub.script(
+        Reply.json(anthropic_tool_use([("calc_picture", {})])), Reply.json(anthropic_text("a dot"))
+    )
     async with single_try_client(stub, "anthropic") as client:
         events = [e async for e in client.stream("draw", toolkit)]
     [result] = [e for e in events if e["type"] == "tool_result"]
@@ -182,8 +213,14 @@ async def test_an_mcp_image_reaches_anthropic_as_a_tool_result_block(kit, stub):
     [tool_result] = stub.requests[1].json["messages"][-1]["content"]
     assert tool_result["content"] == [
         {"type": "text", "text": "a red dot\n[image: image/png]"},
-        {"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                     "data": base64.b64encode(png_bytes(4, 3)).decode()}},
+        {
+            "type": "image",
+            "source": {
+                "type": "base64",
+                "media_type": "image/png",
+                "data": base64.b64encode(png_bytes(4, 3)).decode(),
+            },
+        },
     ]
 
 
@@ -209,31 +246,43 @@ async def test_bad_arguments_come_back_as_an_error_result(kit):
 
 
 def test_content_joins_text_and_summarizes_the_rest():
-    result = {"content": [
-        {"type": "text", "text": "one"},
-        {"type": "audio", "data": "AAAA", "mimeType": "audio/wav"},
-        {"type": "resource_link", "uri": "file:///a.txt", "name": "a"},
-        {"type": "resource", "resource": {"uri": "file:///b.txt", "text": "bee"}},
-        {"type": "resource", "resource": {"uri": "file:///c.bin", "blob": "AAAA",
-                                          "mimeType": "application/zip"}},
-        {"type": "hologram"},
-    ]}
+    result = {
+        "content": [
+            {"type": "text", "text": "one"},
+            {"type": "audio", "data": "AAAA", "mimeType": "audio/wav"},
+            {"type": "resource_link", "uri": "file:///a.txt", "name": "a"},
+            {"type": "resource", "resource": {"uri": "file:///b.txt", "text": "bee"}},
+            {
+                "type": "resource",
+                "resource": {"uri": "file:///c.bin", "blob": "AAAA", "mimeType": "application/zip"},
+            },
+            {"type": "hologram"},
+        ]
+    }
     assert convert_content(result) == (
         "one\n[audio: audio/wav, not attached: cannot attach 'audio': not an image (png, jpeg, "
         "gif, webp), PDF, audio (wav, mp3, ogg, flac) or UTF-8 text file]\n"
         "[resource link: file:///a.txt (a); read_resource reads it]\n"
         "[resource: file:///b.txt]\nbee\n[resource: file:///c.bin (application/zip)]\n"
-        "[hologram content]", [])
+        "[hologram content]",
+        [],
+    )
     assert convert_content({"content": [], "structuredContent": {"n": 1}}) == ('{"n": 1}', [])
 
 
 def test_content_that_is_not_what_it_claims_is_not_attached():
     text = base64.b64encode(b"just words").decode()
-    result = {"content": [{"type": "image", "data": text, "mimeType": "image/png"},
-                          {"type": "image", "data": "%%%", "mimeType": "image/png"}]}
+    result = {
+        "content": [
+            {"type": "image", "data": text, "mimeType": "image/png"},
+            {"type": "image", "data": "%%%", "mimeType": "image/png"},
+        ]
+    }
     assert convert_content(result) == (
         "[image: image/png, not attached: the data is not an image, audio or PDF]\n"
-        "[image: image/png, not attached: the data is not base64]", [])
+        "[image: image/png, not attached: the data is not base64]",
+        [],
+    )
 
 
 # ----------------------------------------------------------------------------- isolation
@@ -244,34 +293,53 @@ async def test_a_broken_server_is_isolated_and_the_others_work(http_server, toke
     no command, one needs an unset variable: each says why, the good server works, and the
     hung process is ended as it times out."""
     hung_pid = tmp_path / "hung.pid"
-    hang = ("import os, time; open(os.environ['PID_FILE'], 'w').write(str(os.getpid()));"
-            " time.sleep(120)")
-    config = {"servers": {
-        "remote": {"type": "http", "url": http_server,
-                   "headers": {"Authorization": "Bearer ${TOOLNEXUS_TEST_MCP_TOKEN}"}},
-        "crashes": {"command": sys.executable, "args": ["-c", "raise SystemExit('bad config')"]},
-        "hangs": {"command": sys.executable, "args": ["-c", hang],
-                  "env": {"PID_FILE": str(hung_pid)}},
-        "missing": {"command": "toolnexus-no-such-server"},
-        "unset": {"url": "http://127.0.0.1:9/mcp",
-                  "headers": {"X-Key": "${TOOLNEXUS_TEST_UNSET_VARIABLE}"}},
-    }}
+    hang = (
+        "import os, time; open(os.environ['PID_FILE'], 'w').write(str(os.getpid()));"
+        " time.sleep(120)"
+    )
+    config = {
+        "servers": {
+            "remote": {
+                "type": "http",
+                "url": http_server,
+                "headers": {"Authorization": "Bearer ${TOOLNEXUS_TEST_MCP_TOKEN}"},
+            },
+            "crashes": {
+                "command": sys.executable,
+                "args": ["-c", "raise SystemExit('bad config')"],
+            },
+            "hangs": {
+                "command": sys.executable,
+                "args": ["-c", hang],
+                "env": {"PID_FILE": str(hung_pid)},
+            },
+            "missing": {"command": "toolnexus-no-such-server"},
+            "unset": {
+                "url": "http://127.0.0.1:9/mcp",
+                "headers": {"X-Key": "${TOOLNEXUS_TEST_UNSET_VARIABLE}"},
+            },
+        }
+    }
     toolkit = await create_toolkit()
     try:
         statuses = {s.name: s for s in await add_mcp_servers(toolkit, config, timeout=1.5)}
         assert statuses["remote"].status == "ok"
         assert statuses["crashes"].status == (
             "failed: it exited with status 1 while waiting for the initialize answer "
-            "(stderr: bad config)")  # the last line of its stderr
+            "(stderr: bad config)"
+        )  # the last line of its stderr
         assert statuses["hangs"].status == (
-            "failed: timed out after 1.5 s waiting for the initialize answer")
+            "failed: timed out after 1.5 s waiting for the initialize answer"
+        )
         assert statuses["missing"].status == "failed: command not found: 'toolnexus-no-such-server'"
         assert statuses["unset"].status == (
-            "failed: headers.X-Key uses ${TOOLNEXUS_TEST_UNSET_VARIABLE}, which is not set")
+            "failed: headers.X-Key uses ${TOOLNEXUS_TEST_UNSET_VARIABLE}, which is not set"
+        )
         assert all(s.tools == [] for s in statuses.values() if not s.ok)
         assert [t.name for t in toolkit.tools()] == ["remote_whoami", "remote_shout"]
         assert (await toolkit.execute("remote_shout", {"text": "still here"})).output == (
-            "STILL HERE")
+            "STILL HERE"
+        )
         assert hung_pid.exists()  # it did start
         assert not running_with(str(hung_pid))  # and was ended when it timed out
     finally:
@@ -281,10 +349,17 @@ async def test_a_broken_server_is_isolated_and_the_others_work(http_server, toke
 async def test_a_wrong_token_fails_with_the_http_status_and_no_secret(http_server, monkeypatch):
     secret = "wrong-secret-6c1d0b"
     monkeypatch.setenv("TOOLNEXUS_TEST_BAD_TOKEN", secret)
-    config = {"mcpServers": {"remote": {
-        "url": http_server + "?key=${TOOLNEXUS_TEST_BAD_TOKEN}",
-        "headers": {"Authorization": "Bearer ${TOOLNEXUS_TEST_BAD_TOKEN}",
-                    "X-Literal": "literal-secret-99"}}}}
+    config = {
+        "mcpServers": {
+            "remote": {
+                "url": http_server + "?key=${TOOLNEXUS_TEST_BAD_TOKEN}",
+                "headers": {
+                    "Authorization": "Bearer ${TOOLNEXUS_TEST_BAD_TOKEN}",
+                    "X-Literal": "literal-secret-99",
+                },
+            }
+        }
+    }
     toolkit = await create_toolkit()
     try:
         [status] = await add_mcp_servers(toolkit, config, timeout=START)
@@ -298,11 +373,13 @@ async def test_a_wrong_token_fails_with_the_http_status_and_no_secret(http_serve
 async def test_tool_names_are_sanitized_and_unique(http_server, token_env):
     headers = {"Authorization": "Bearer ${TOOLNEXUS_TEST_MCP_TOKEN}"}
     long_name = "a.very long server name " * 4
-    config = {"mcpServers": {
-        "my server!": {"url": http_server, "headers": headers},
-        long_name: {"url": http_server, "headers": headers},
-        "my-server?": {"url": http_server, "headers": headers},
-    }}
+    config = {
+        "mcpServers": {
+            "my server!": {"url": http_server, "headers": headers},
+            long_name: {"url": http_server, "headers": headers},
+            "my-server?": {"url": http_server, "headers": headers},
+        }
+    }
     toolkit = await create_toolkit()
     try:
         statuses = await add_mcp_servers(toolkit, config, timeout=START)
@@ -320,12 +397,16 @@ async def test_opening_servers_returns_their_tools_statuses_and_close(tmp_path):
     callable as they are, and `close` ends the server."""
     pid_file = tmp_path / "pid"
     tools, statuses, close = await open_mcp_servers(
-        {"mcpServers": {"calc": calc(pid_file)}}, timeout=START, taken=["calc_add"])
+        {"mcpServers": {"calc": calc(pid_file)}}, timeout=START, taken=["calc_add"]
+    )
     try:
         by_name = {tool.name: tool for tool in tools}
         # read_resource is offered too: the server lists a resource
-        assert statuses == [ServerStatus("calc", "stdio", "ok",
-                                         [name for name in by_name if name != "read_resource"])]
+        assert statuses == [
+            ServerStatus(
+                "calc", "stdio", "ok", [name for name in by_name if name != "read_resource"]
+            )
+        ]
         assert by_name["read_resource"].source == "mcp:resources"
         assert "calc_add" not in by_name and by_name["calc_add_2"].source == "mcp:calc"
         added = await by_name["calc_add_2"].call({"a": 2, "b": 3}, ToolContext())
@@ -347,10 +428,13 @@ async def test_call_timeouts_and_close_mid_call(tmp_path):
     toolkit = await create_toolkit()
     try:
         called = tmp_path / "called"
-        never = {"MCP_STEPS_GATE": str(tmp_path / "never"),  # its steps never end
-                 "MCP_CALLED_FILE": str(called)}
+        never = {
+            "MCP_STEPS_GATE": str(tmp_path / "never"),  # its steps never end
+            "MCP_CALLED_FILE": str(called),
+        }
         status_a, status_b = await add_mcp_servers(
-            toolkit, {"mcpServers": {"a": calc(pid_a), "b": calc(pid_b, never)}}, timeout=START)
+            toolkit, {"mcpServers": {"a": calc(pid_a), "b": calc(pid_b, never)}}, timeout=START
+        )
         assert status_a.ok and status_b.ok
         toolkit.get("a_slow").timeout = 0.3
         cut = await toolkit.execute("a_slow", {"seconds": 30})
@@ -391,15 +475,18 @@ async def test_a_stdio_server_that_dies_is_restarted_and_its_tools_come_back(tmp
         os.kill(first, signal.SIGKILL)
 
         died = await call
-        assert died.output == ("error: MCP server 'calc': it was killed by SIGKILL; it is "
-                               "restarted")
+        assert died.output == (
+            "error: MCP server 'calc': it was killed by SIGKILL; it is restarted"
+        )
         await eventually(lambda: status.status.startswith("restarting"), "the restart")
         assert status.status == "restarting: it was killed by SIGKILL"
         assert not any(tool.source == "mcp:calc" for tool in toolkit.tools())
         assert toolkit.get("calc_add") is None  # so an approval rule is not asked about it
         missing = await toolkit.execute("calc_add", {"a": 1, "b": 2})
-        assert missing.output == ("error: calc_add is not available now: its MCP server "
-                                  "calc is not running (restarting: it was killed by SIGKILL)")
+        assert missing.output == (
+            "error: calc_add is not available now: its MCP server "
+            "calc is not running (restarting: it was killed by SIGKILL)"
+        )
 
         second = await eventually(lambda: pid_in(pid_file), "the server to start again")
         gate.touch()
@@ -414,8 +501,11 @@ async def test_a_stdio_server_that_dies_is_restarted_and_its_tools_come_back(tmp
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
 def test_no_server_survives_a_killed_chat(tmp_path):
     pid_file = tmp_path / "calc.pid"
-    driver = subprocess.Popen([sys.executable, str(SERVERS / "driver.py"), str(pid_file)],
-                              stdout=subprocess.PIPE, text=True)
+    driver = subprocess.Popen(
+        [sys.executable, str(SERVERS / "driver.py"), str(pid_file)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = read_line(driver, 45)
         assert line.startswith("pid ") and line.rstrip().endswith("add 3"), line
@@ -432,14 +522,25 @@ def test_no_server_survives_a_killed_chat(tmp_path):
 
 async def test_config_from_a_file_and_a_disabled_server(tmp_path):
     path = tmp_path / "mcp.json"
-    path.write_text(json.dumps({"mcp": {"a": {"command": "x", "disabled": True},
-                                        "b": {"url": "https://example.invalid/mcp",
-                                              "enabled": False}}}))
+    path.write_text(
+        json.dumps(
+            {
+                "mcp": {
+                    "a": {"command": "x", "disabled": True},
+                    "b": {"url": "https://example.invalid/mcp", "enabled": False},
+                }
+            }
+        )
+    )
     toolkit = await create_toolkit()
     assert await add_mcp_servers(toolkit, path) == [
-        ServerStatus("a", "stdio", "disabled"), ServerStatus("b", "http", "disabled")]
+        ServerStatus("a", "stdio", "disabled"),
+        ServerStatus("b", "http", "disabled"),
+    ]
     assert await add_mcp_servers(toolkit, str(path)) == [
-        ServerStatus("a", "stdio", "disabled"), ServerStatus("b", "http", "disabled")]
+        ServerStatus("a", "stdio", "disabled"),
+        ServerStatus("b", "http", "disabled"),
+    ]
     assert len(toolkit) == 0
 
 
@@ -458,12 +559,17 @@ async def test_unusable_configs_raise(tmp_path):
 
 async def test_bad_entries_are_failed_statuses():
     toolkit = await create_toolkit()
-    statuses = await add_mcp_servers(toolkit, {"mcpServers": {
-        "empty": {},
-        "ws": {"type": "websocket", "url": "ws://127.0.0.1:9/ws"},
-        "scalar": 3,
-        "ftp": {"url": "ftp://example.invalid"},
-    }})
+    statuses = await add_mcp_servers(
+        toolkit,
+        {
+            "mcpServers": {
+                "empty": {},
+                "ws": {"type": "websocket", "url": "ws://127.0.0.1:9/ws"},
+                "scalar": 3,
+                "ftp": {"url": "ftp://example.invalid"},
+            }
+        },
+    )
     assert [s.status for s in statuses] == [
         "failed: a local server needs a 'command' (or a 'url' for a remote one)",
         "failed: unknown transport type 'websocket' (use 'stdio', 'http' or 'sse')",
@@ -486,15 +592,24 @@ def test_without_the_mcp_package_the_error_says_how_to_install_it():
         "        print(exc)\n"
         "asyncio.run(main())\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=Path(__file__).parents[2], timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parents[2],
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == (
-        "MCP servers need the mcp package: pip install 'toolnexus[mcp]'")
+    assert out.stdout.strip() == ("MCP servers need the mcp package: pip install 'toolnexus[mcp]'")
 
 
 def test_importing_toolnexus_does_not_import_mcp():
     code = "import sys, toolnexus, toolnexus.mcp; print('mcp' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=Path(__file__).parents[2], timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parents[2],
+        timeout=60,
+    )
     assert out.stdout.strip() == "False", out.stderr

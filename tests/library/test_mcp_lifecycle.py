@@ -32,8 +32,11 @@ def tool_names(request) -> list[str]:
 
 
 def notices(request) -> list[str]:
-    return [m["content"] for m in request.json["messages"]
-            if m["role"] == "user" and m["content"].startswith("(toolnexus")]
+    return [
+        m["content"]
+        for m in request.json["messages"]
+        if m["role"] == "user" and m["content"].startswith("(toolnexus")
+    ]
 
 
 async def run(client, toolkit, prompt: str = "hi", **kwargs) -> list[dict]:
@@ -47,8 +50,9 @@ async def test_servers_start_in_the_background_and_a_model_call_waits_for_them(s
     """create_toolkit returns while a server is still starting; the model call says it
     waits for it, and goes out with its tools once it is ready."""
     gate, pid_file = tmp_path / "gate", tmp_path / "pid"
-    toolkit = await create_toolkit(mcp_config={"mcpServers": {
-        "calc": calc(pid_file, env={"MCP_START_GATE": str(gate)})}})
+    toolkit = await create_toolkit(
+        mcp_config={"mcpServers": {"calc": calc(pid_file, env={"MCP_START_GATE": str(gate)})}}
+    )
     try:
         [status] = toolkit.servers
         assert status.status == "starting" and toolkit.tools() == []
@@ -73,13 +77,13 @@ async def _collect(client, toolkit, events: list[dict]) -> None:
         events.append(event)
 
 
-async def test_a_model_call_goes_without_a_server_still_starting_after_the_wait(stub,
-                                                                               tmp_path):
+async def test_a_model_call_goes_without_a_server_still_starting_after_the_wait(stub, tmp_path):
     """With `mcp_wait`, a server slow to start is left out of the calls made meanwhile
     (the model told once that it is coming); it joins once it is ready."""
     gate = tmp_path / "gate"
-    toolkit = await create_toolkit(mcp_wait=0.2, mcp_config={"mcpServers": {
-        "slow": calc(env={"MCP_START_GATE": str(gate)})}})
+    toolkit = await create_toolkit(
+        mcp_wait=0.2, mcp_config={"mcpServers": {"slow": calc(env={"MCP_START_GATE": str(gate)})}}
+    )
     try:
         stub.script(*[Reply.json(openai_text(f"answer {n}")) for n in (1, 2, 3)])
         async with single_try_client(stub) as client:
@@ -91,13 +95,19 @@ async def test_a_model_call_goes_without_a_server_still_starting_after_the_wait(
             await run(client, toolkit, id="t")
         first, second, third = stub.requests
         assert tool_names(first) == tool_names(second) == []
-        assert notices(first) == notices(second) == [
-            "(toolnexus, not the user: The MCP server slow is still starting: its tools are "
-            "offered once it runs.)"]
+        assert (
+            notices(first)
+            == notices(second)
+            == [
+                "(toolnexus, not the user: The MCP server slow is still starting: its tools are "
+                "offered once it runs.)"
+            ]
+        )
         assert "slow_add" in tool_names(third)
         assert notices(third)[-1].startswith(
             "(toolnexus, not the user: The MCP server slow is ready: its tools are offered now "
-            "(slow_add, slow_echo,")
+            "(slow_add, slow_echo,"
+        )
     finally:
         await toolkit.close()
 
@@ -106,12 +116,20 @@ async def test_a_start_up_timeout_per_server(tmp_path):
     never = tmp_path / "never"
     toolkit = await create_toolkit()
     try:
-        statuses = await add_mcp_servers(toolkit, {"mcpServers": {
-            "quick": calc(env={"MCP_START_GATE": str(never)}, startup_timeout_sec=0.5),
-            "odd": calc(startup_timeout_sec="soon")}}, timeout=START)
+        statuses = await add_mcp_servers(
+            toolkit,
+            {
+                "mcpServers": {
+                    "quick": calc(env={"MCP_START_GATE": str(never)}, startup_timeout_sec=0.5),
+                    "odd": calc(startup_timeout_sec="soon"),
+                }
+            },
+            timeout=START,
+        )
         assert [s.status for s in statuses] == [
             "failed: timed out after 0.5 s waiting for the initialize answer",
-            'failed: startup_timeout_sec must be a number of seconds from 0 to 3600, not "soon"']
+            'failed: startup_timeout_sec must be a number of seconds from 0 to 3600, not "soon"',
+        ]
     finally:
         await toolkit.close()
 
@@ -119,14 +137,16 @@ async def test_a_start_up_timeout_per_server(tmp_path):
 # ----------------------------------------------------------------------------- going down
 
 
-async def test_the_model_is_told_once_when_a_server_goes_down_and_when_it_is_back(stub,
-                                                                                 tmp_path):
+async def test_the_model_is_told_once_when_a_server_goes_down_and_when_it_is_back(stub, tmp_path):
     pid_file, gate = tmp_path / "pid", tmp_path / "gate"
     gate.touch()
     toolkit = await create_toolkit()
     try:
-        [status] = await add_mcp_servers(toolkit, {"mcpServers": {
-            "calc": calc(pid_file, env={"MCP_START_GATE": str(gate)})}}, timeout=START)
+        [status] = await add_mcp_servers(
+            toolkit,
+            {"mcpServers": {"calc": calc(pid_file, env={"MCP_START_GATE": str(gate)})}},
+            timeout=START,
+        )
         stub.script(*[Reply.json(openai_text(f"answer {n}")) for n in (1, 2, 3, 4)])
         async with single_try_client(stub) as client:
             await run(client, toolkit, id="t")
@@ -141,20 +161,26 @@ async def test_the_model_is_told_once_when_a_server_goes_down_and_when_it_is_bac
         up, down, still_down, back = stub.requests
         assert "calc_add" in tool_names(up) and notices(up) == []
         assert tool_names(down) == tool_names(still_down) == []
-        went = ("(toolnexus, not the user: The MCP server calc is not running (restarting: it "
-                "was killed by SIGKILL): its tools (calc_add, calc_echo, calc_fail, "
-                "calc_picture, calc_report, calc_slow, calc_steps, calc_roots, …) are not "
-                "offered until it runs again.)")
+        went = (
+            "(toolnexus, not the user: The MCP server calc is not running (restarting: it "
+            "was killed by SIGKILL): its tools (calc_add, calc_echo, calc_fail, "
+            "calc_picture, calc_report, calc_slow, calc_steps, calc_roots, …) are not "
+            "offered until it runs again.)"
+        )
         assert notices(down) == notices(still_down) == [went]  # told once, kept in the thread
         assert "calc_add" in tool_names(back)
-        assert notices(back) == [went, "(toolnexus, not the user: The MCP server calc is "
-                                       "running again: its tools are offered again.)"]
+        assert notices(back) == [
+            went,
+            "(toolnexus, not the user: The MCP server calc is "
+            "running again: its tools are offered again.)",
+        ]
     finally:
         await toolkit.close()
 
 
 async def test_a_server_that_keeps_dying_is_restarted_a_bounded_number_of_times(
-        tmp_path, monkeypatch):
+    tmp_path, monkeypatch
+):
     """After it ran once, every start fails (exit 3): it is tried len(BACKOFF) times more,
     then left failed, saying so."""
     from toolnexus.mcp import server as lifecycle
@@ -162,28 +188,47 @@ async def test_a_server_that_keeps_dying_is_restarted_a_bounded_number_of_times(
     monkeypatch.setattr(lifecycle, "BACKOFF", (0.01, 0.01, 0.01))
     gate, pid_file = tmp_path / "gate", tmp_path / "pid"
     gate.touch()
-    script = (f"test -e '{gate}' || exit 3; exec '{sys.executable}' "
-              f"'{calc()['args'][0]}'")
+    script = f"test -e '{gate}' || exit 3; exec '{sys.executable}' '{calc()['args'][0]}'"
     toolkit = await create_toolkit()
     try:
-        [status] = await add_mcp_servers(toolkit, {"mcpServers": {"calc": {
-            "command": "sh", "args": ["-c", script], "env": {"MCP_PID_FILE": str(pid_file)}}}},
-            timeout=START)
+        [status] = await add_mcp_servers(
+            toolkit,
+            {
+                "mcpServers": {
+                    "calc": {
+                        "command": "sh",
+                        "args": ["-c", script],
+                        "env": {"MCP_PID_FILE": str(pid_file)},
+                    }
+                }
+            },
+            timeout=START,
+        )
         gate.unlink()
         os.kill(pid_in(pid_file), signal.SIGKILL)
         await eventually(lambda: status.status.startswith("failed"), "it to be given up")
         assert status.status == (
             "failed: it exited with status 3 while waiting for the initialize answer; it "
-            "failed 4 times in a row, so it is not started again unless it is restarted")
+            "failed 4 times in a row, so it is not started again unless it is restarted"
+        )
     finally:
         await toolkit.close()
 
 
 async def add_remote(toolkit, port: int):
     """The HTTP server on `port`, as the server "remote" of `toolkit`: its status."""
-    [status] = await add_mcp_servers(toolkit, {"mcpServers": {"remote": {
-        "url": f"http://127.0.0.1:{port}/mcp",
-        "headers": {"Authorization": f"Bearer {TOKEN}"}}}}, timeout=START)
+    [status] = await add_mcp_servers(
+        toolkit,
+        {
+            "mcpServers": {
+                "remote": {
+                    "url": f"http://127.0.0.1:{port}/mcp",
+                    "headers": {"Authorization": f"Bearer {TOKEN}"},
+                }
+            }
+        },
+        timeout=START,
+    )
     return status
 
 
@@ -209,8 +254,7 @@ async def test_a_remote_server_that_restarts_is_reconnected(tmp_path):
 
 
 @pytest.mark.timeout(180)  # the HTTP server starts twice: its imports are slow on a busy machine
-async def test_a_remote_server_that_goes_away_is_withdrawn_and_reconnected(tmp_path,
-                                                                          monkeypatch):
+async def test_a_remote_server_that_goes_away_is_withdrawn_and_reconnected(tmp_path, monkeypatch):
     """The server behind the url stops: the call that finds it gone says so, its tools are
     withdrawn while it cannot be reached, and they return once it answers again."""
     from toolnexus.mcp import server as lifecycle
@@ -242,22 +286,36 @@ async def test_progress_and_log_messages_come_as_events_while_a_tool_runs(stub, 
     gate = tmp_path / "steps"
     toolkit = await create_toolkit()
     try:
-        await add_mcp_servers(toolkit, {"mcpServers": {
-            "calc": calc(env={"MCP_STEPS_GATE": str(gate)})}}, timeout=START)
-        stub.script(Reply.json(openai_tool_call([("calc_steps", {"count": 2})])),
-                    Reply.json(openai_text("done")))
+        await add_mcp_servers(
+            toolkit,
+            {"mcpServers": {"calc": calc(env={"MCP_STEPS_GATE": str(gate)})}},
+            timeout=START,
+        )
+        stub.script(
+            Reply.json(openai_tool_call([("calc_steps", {"count": 2})])),
+            Reply.json(openai_text("done")),
+        )
         events: list[dict] = []
         async with single_try_client(stub) as client:
             running = asyncio.create_task(_collect(client, toolkit, events))
-            await eventually(lambda: sum(e["type"] == "tool_progress" for e in events) == 4,
-                             "the progress of both steps")
+            await eventually(
+                lambda: sum(e["type"] == "tool_progress" for e in events) == 4,
+                "the progress of both steps",
+            )
             assert not any(e["type"] == "tool_result" for e in events)  # still running
             gate.touch()
             await running
-        progress = [(e["message"], e["progress"], e["total"]) for e in events
-                    if e["type"] == "tool_progress"]
-        assert progress == [("step 1 of 2", 1, 2), ("info: finished step 1", None, None),
-                            ("step 2 of 2", 2, 2), ("info: finished step 2", None, None)]
+        progress = [
+            (e["message"], e["progress"], e["total"])
+            for e in events
+            if e["type"] == "tool_progress"
+        ]
+        assert progress == [
+            ("step 1 of 2", 1, 2),
+            ("info: finished step 1", None, None),
+            ("step 2 of 2", 2, 2),
+            ("info: finished step 2", None, None),
+        ]
         assert {e["id"] for e in events if e["type"] == "tool_progress"} == {"call_1"}
         [result] = [e for e in events if e["type"] == "tool_result"]
         assert result["output"] == "2 steps done"
@@ -270,8 +328,10 @@ async def test_the_roots_are_advertised_and_kept_current(tmp_path):
     first.mkdir()
     second.mkdir()
     told = tmp_path / "roots"
-    toolkit = await create_toolkit(mcp_roots=[first], mcp_config={"mcpServers": {
-        "calc": calc(env={"MCP_ROOTS_FILE": str(told)})}})
+    toolkit = await create_toolkit(
+        mcp_roots=[first],
+        mcp_config={"mcpServers": {"calc": calc(env={"MCP_ROOTS_FILE": str(told)})}},
+    )
     try:
         await toolkit.started()
         assert (await toolkit.execute("calc_roots", {})).output == first.as_uri()

@@ -97,8 +97,9 @@ async def test_destructive_tools_always_ask_and_read_only_ones_follow_their_rule
 async def test_tools_list_changed_refreshes_the_tools_before_the_next_model_call(kit, stub):
     toolkit, _ = kit
     assert toolkit.get("offers_add_more") is None
-    stub.script(Reply.json(openai_tool_call([("offers_grow", {})])),
-                Reply.json(openai_text("grown")))
+    stub.script(
+        Reply.json(openai_tool_call([("offers_grow", {})])), Reply.json(openai_text("grown"))
+    )
     async with single_try_client(stub) as client:
         await client.run("grow", toolkit)
     first, second = ([t["function"]["name"] for t in r.json["tools"]] for r in stub.requests)
@@ -125,7 +126,10 @@ async def test_a_form_elicitation_reaches_the_host_and_its_answer_the_tool(kit, 
     assert server == "offers" and request["message"] == "Who are you?"
     fields = form_fields(request["requestedSchema"])
     assert [(f.name, f.kind, f.required) for f in fields] == [
-        ("name", "string", True), ("age", "integer", True), ("member", "boolean", False)]
+        ("name", "string", True),
+        ("age", "integer", True),
+        ("member", "boolean", False),
+    ]
     assert field_value(fields[1], " 41 ") == 41 and field_value(fields[2], "y") is True
     with pytest.raises(ValueError, match="Age: an integer is needed"):
         field_value(fields[1], "forty")
@@ -163,10 +167,13 @@ async def test_sampling_is_answered_by_the_host(kit, requests):
         asked.append(params)
         prompt, history = sampling_prompt(params)
         assert prompt == "Summarize: a long text"
-        assert history == [{"role": "user", "content": "(instructions from the server) "
-                                                       "Be brief."}]
-        return {"role": "assistant", "content": {"type": "text", "text": "short"},
-                "model": "the-model", "stopReason": "endTurn"}
+        assert history == [{"role": "user", "content": "(instructions from the server) Be brief."}]
+        return {
+            "role": "assistant",
+            "content": {"type": "text", "text": "short"},
+            "model": "the-model",
+            "stopReason": "endTurn",
+        }
 
     requests.sample = sample
     result = await call(toolkit, "offers_summarize", {"text": "a long text"})
@@ -174,7 +181,9 @@ async def test_sampling_is_answered_by_the_host(kit, requests):
     shown = describe_sampling("offers", asked[0])
     assert shown.splitlines() == [
         "the MCP server offers asks the model for a message (at most 50 tokens)",
-        "system: Be brief.", "user: Summarize: a long text"]
+        "system: Be brief.",
+        "user: Summarize: a long text",
+    ]
 
 
 @shared_loop
@@ -190,14 +199,18 @@ async def test_without_a_host_sampling_is_refused(kit, requests):
 @shared_loop
 async def test_the_model_reads_a_linked_resource_with_read_resource(kit, stub):
     toolkit, _ = kit
-    stub.script(Reply.json(openai_tool_call([("offers_link", {})])),
-                Reply.json(openai_tool_call([("read_resource", {"uri": "note://readme"})])),
-                Reply.json(openai_text("read")))
+    stub.script(
+        Reply.json(openai_tool_call([("offers_link", {})])),
+        Reply.json(openai_tool_call([("read_resource", {"uri": "note://readme"})])),
+        Reply.json(openai_text("read")),
+    )
     async with single_try_client(stub) as client:
         await client.run("follow the link", toolkit)
     [linked] = tool_messages(stub.requests[1].json)
-    assert linked["content"] == ("[resource link: note://readme (readme); read_resource reads "
-                                 "it]\n[resource: data://blob.bin (application/octet-stream)]")
+    assert linked["content"] == (
+        "[resource link: note://readme (readme); read_resource reads "
+        "it]\n[resource: data://blob.bin (application/octet-stream)]"
+    )
     [read] = tool_messages(stub.requests[2].json)[-1:]
     assert read["content"] == "[resource: note://readme]\nthe offers server reads fine"
 
@@ -225,7 +238,10 @@ async def test_a_prompt_is_got_with_its_arguments_and_they_complete(kit):
     assert text == "Review this (short):\nx = 1" and attachments == []
     with pytest.raises(ToolnexusError, match=r"review needs code=\.\.\."):
         await get_prompt(server, "review", {})
-    assert await complete(server, {"type": "ref/prompt", "name": "review"}, "style",
-                          "s") == ["short", "strict"]
-    assert await complete(server, {"type": "ref/resource", "uri": "note://items/{item}"},
-                          "item", "a") == ["apple", "avocado", "banana"]
+    assert await complete(server, {"type": "ref/prompt", "name": "review"}, "style", "s") == [
+        "short",
+        "strict",
+    ]
+    assert await complete(
+        server, {"type": "ref/resource", "uri": "note://items/{item}"}, "item", "a"
+    ) == ["apple", "avocado", "banana"]

@@ -13,13 +13,20 @@ from toolnexus.models import MAX_LIST_BYTES, ModelInfo, list_models
 
 
 async def test_metadata_of_openrouter_vllm_and_llamacpp_lists(stub):
-    stub.script_listing(openai_models(["router/m", "vllm-m", "llama-m", "bare"], {
-        "router/m": {"context_length": 128000,
-                     "pricing": {"prompt": "0.0000025", "completion": "0.00001"}},
-        "vllm-m": {"max_model_len": 32768},
-        "llama-m": {"meta": {"n_ctx": 4096, "n_ctx_train": 32768}},
-        "bare": {"pricing": {"prompt": "-1", "completion": "free"}},
-    }))
+    stub.script_listing(
+        openai_models(
+            ["router/m", "vllm-m", "llama-m", "bare"],
+            {
+                "router/m": {
+                    "context_length": 128000,
+                    "pricing": {"prompt": "0.0000025", "completion": "0.00001"},
+                },
+                "vllm-m": {"max_model_len": 32768},
+                "llama-m": {"meta": {"n_ctx": 4096, "n_ctx_train": 32768}},
+                "bare": {"pricing": {"prompt": "-1", "completion": "free"}},
+            },
+        )
+    )
     models = await list_models(stub.base_url, "openai", "sk-k")
     assert models == [
         ModelInfo("router/m", 128000, 2.5, 10.0),
@@ -33,8 +40,9 @@ async def test_metadata_of_openrouter_vllm_and_llamacpp_lists(stub):
 
 
 async def test_anthropic_pages_are_followed_with_its_headers(stub):
-    stub.script_listing(anthropic_models(["claude-a", "claude-b"], has_more=True),
-                anthropic_models(["claude-c"]))
+    stub.script_listing(
+        anthropic_models(["claude-a", "claude-b"], has_more=True), anthropic_models(["claude-c"])
+    )
     models = await list_models(stub.url, "anthropic", "sk-ant")
     assert [m.id for m in models] == ["claude-a", "claude-b", "claude-c"]
     first, second = stub.lookups
@@ -44,20 +52,36 @@ async def test_anthropic_pages_are_followed_with_its_headers(stub):
 
 
 async def test_malformed_entries_are_skipped(stub):
-    stub.script_listing(Reply.json({"data": [{"id": "ok", "context_length": True}, {"id": 7}, "x",
-                                     {"id": ""}, {"id": "y" * 300}, {"id": "ok2",
-                                     "context_length": -5, "pricing": "cheap"}]}))
+    stub.script_listing(
+        Reply.json(
+            {
+                "data": [
+                    {"id": "ok", "context_length": True},
+                    {"id": 7},
+                    "x",
+                    {"id": ""},
+                    {"id": "y" * 300},
+                    {"id": "ok2", "context_length": -5, "pricing": "cheap"},
+                ]
+            }
+        )
+    )
     assert await list_models(stub.base_url) == [ModelInfo("ok"), ModelInfo("ok2")]
 
 
-@pytest.mark.parametrize(("reply", "said"), [
-    (Reply.error(401, "bad key"), "answered HTTP 401: bad key (check the API key)"),
-    (Reply.raw([b"<html>hi</html>"], chunked=False, headers={"Content-Type": "text/html"}),
-     "is not JSON"),
-    (Reply.json({"items": []}), "is not a model list"),
-    (Reply.json([1, 2]), "is not a model list"),
-    (Reply.drop_after([b'{"data": [']), "failed"),
-])
+@pytest.mark.parametrize(
+    ("reply", "said"),
+    [
+        (Reply.error(401, "bad key"), "answered HTTP 401: bad key (check the API key)"),
+        (
+            Reply.raw([b"<html>hi</html>"], chunked=False, headers={"Content-Type": "text/html"}),
+            "is not JSON",
+        ),
+        (Reply.json({"items": []}), "is not a model list"),
+        (Reply.json([1, 2]), "is not a model list"),
+        (Reply.drop_after([b'{"data": [']), "failed"),
+    ],
+)
 async def test_a_reply_that_is_not_a_list_is_one_error(stub, reply, said):
     stub.script_listing(reply)
     with pytest.raises(ProviderError) as caught:
@@ -67,8 +91,13 @@ async def test_a_reply_that_is_not_a_list_is_one_error(stub, reply, said):
 
 async def test_a_huge_list_is_not_read(stub):
     chunk = b" " * (1024 * 1024)
-    stub.script_listing(Reply.raw([b'{"data": [', *[chunk] * (MAX_LIST_BYTES // len(chunk) + 1)],
-                          chunked=True, headers={"Content-Type": "application/json"}))
+    stub.script_listing(
+        Reply.raw(
+            [b'{"data": [', *[chunk] * (MAX_LIST_BYTES // len(chunk) + 1)],
+            chunked=True,
+            headers={"Content-Type": "application/json"},
+        )
+    )
     with pytest.raises(ProviderError, match="over 16 MB"):
         await list_models(stub.base_url)
 

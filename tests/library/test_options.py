@@ -37,8 +37,9 @@ def test_an_int_is_the_retry_count_with_the_other_defaults(count):
 
 @pytest.mark.parametrize("bad", [True, False, 2.0, "3", [3]])
 def test_retries_of_another_type_is_a_type_error_naming_it(bad):
-    with pytest.raises(TypeError, match=f"retries must be a Retries or an int, not "
-                                        f"{type(bad).__name__}"):
+    with pytest.raises(
+        TypeError, match=f"retries must be a Retries or an int, not {type(bad).__name__}"
+    ):
         resolve_options(None, bad)
 
 
@@ -54,19 +55,22 @@ def test_each_older_retry_keyword_sets_only_its_field():
     assert resolve_options(None, retries, retry_base_ms=250)[1] == Retries(4, 0.25, hook)
     assert resolve_options(None, retries, on_error=other_hook)[1] == Retries(4, 9, other_hook)
     assert resolve_options(None, 1, retry_base_ms=20, on_error=other_hook)[1] == Retries(
-        1, 0.02, other_hook)
+        1, 0.02, other_hook
+    )
 
 
 def test_a_zero_is_a_value_given_not_a_keyword_left_out():
-    timeouts, retries = resolve_options(Timeouts(run_s=30), Retries(base_s=1),
-                                        timeout_ms=0, connect_timeout_s=0, retry_base_ms=0)
+    timeouts, retries = resolve_options(
+        Timeouts(run_s=30), Retries(base_s=1), timeout_ms=0, connect_timeout_s=0, retry_base_ms=0
+    )
     assert (timeouts.run_s, timeouts.connect_s, retries.base_s) == (0, 0, 0)
 
 
 def test_the_older_keywords_leave_the_callers_options_as_they_were():
     timeouts, retries = Timeouts(run_s=30), Retries(count=3)
-    resolve_options(timeouts, retries, timeout_ms=1, idle_timeout_s=1, retry_base_ms=1,
-                    on_error=hook)
+    resolve_options(
+        timeouts, retries, timeout_ms=1, idle_timeout_s=1, retry_base_ms=1, on_error=hook
+    )
     assert (timeouts, retries) == (Timeouts(run_s=30), Retries(count=3))
 
 

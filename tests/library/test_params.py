@@ -40,34 +40,72 @@ def test_a_reserved_key_is_refused_whatever_its_value(key, value):
 
 
 def test_keys_that_only_look_reserved_are_sent_as_given():
-    near = {"Messages": 1, "stream_options": {"include_usage": True}, "tool_choice": "auto",
-            " tools": 2}
+    near = {
+        "Messages": 1,
+        "stream_options": {"include_usage": True},
+        "tool_choice": "auto",
+        " tools": 2,
+    }
     assert check_request_params(near) == near
 
 
-@pytest.mark.parametrize(("text", "value"), [
-    ("-0.5", -0.5), ("1e3", 1000.0), ("-7", -7), (" 42 ", 42), ("true\n", True),
-    ('"0.2"', "0.2"),  # quoted: the string, not the number
-    ('{"a": [1, {"b": null}]}', {"a": [1, {"b": None}]}),
-    ('"\\u001b[2J"', "\x1b[2J"),
-])
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("-0.5", -0.5),
+        ("1e3", 1000.0),
+        ("-7", -7),
+        (" 42 ", 42),
+        ("true\n", True),
+        ('"0.2"', "0.2"),  # quoted: the string, not the number
+        ('{"a": [1, {"b": null}]}', {"a": [1, {"b": None}]}),
+        ('"\\u001b[2J"', "\x1b[2J"),
+    ],
+)
 def test_json_text_becomes_its_value(text, value):
     assert parse_option_value(text) == value
     assert type(parse_option_value(text)) is type(value)
 
 
-@pytest.mark.parametrize("text", [
-    "True", "None", "0x10", "1_000", ".5", "+1", "1.", "'single'", "[1,", '{"a": 1}{}',
-    "{a: 1}", "[1, 2,]", "low high", "-", "--", "\x1b[2J", "1" * 5000,
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "True",
+        "None",
+        "0x10",
+        "1_000",
+        ".5",
+        "+1",
+        "1.",
+        "'single'",
+        "[1,",
+        '{"a": 1}{}',
+        "{a: 1}",
+        "[1, 2,]",
+        "low high",
+        "-",
+        "--",
+        "\x1b[2J",
+        "1" * 5000,
+    ],
+)
 def test_text_that_is_not_json_is_kept_as_typed(text):
     assert parse_option_value(text) == text
 
 
-@pytest.mark.parametrize("text", [
-    "NaN", "-Infinity", "[NaN]", '{"t": Infinity}',
-    "1e400", "-1e400", "[1e999]", '{"top_p": 1e309}',  # too large for a float: infinite
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "NaN",
+        "-Infinity",
+        "[NaN]",
+        '{"t": Infinity}',
+        "1e400",
+        "-1e400",
+        "[1e999]",
+        '{"top_p": 1e309}',  # too large for a float: infinite
+    ],
+)
 def test_a_number_json_cannot_carry_stays_text(text):
     """A value that would make the request body invalid JSON is not a number."""
     value = parse_option_value(text)

@@ -41,13 +41,18 @@ async def test_migrations_are_recorded_once(schema):
         await store.save("t", turn("1"))
     recorded = await query(
         f'SELECT version, name, applied FROM "{schema}".toolnexus_schema_migrations '
-        "ORDER BY version")
+        "ORDER BY version"
+    )
     assert [(v, n) for v, n, _ in recorded] == [(n, name) for n, name, _ in MIGRATIONS]
     async with PostgresStore(PG_DSN, schema=schema) as store:
         assert await store.get("t") == turn("1")
-    assert await query(
-        f'SELECT version, name, applied FROM "{schema}".toolnexus_schema_migrations '
-        "ORDER BY version") == recorded
+    assert (
+        await query(
+            f'SELECT version, name, applied FROM "{schema}".toolnexus_schema_migrations '
+            "ORDER BY version"
+        )
+        == recorded
+    )
 
 
 async def test_concurrent_first_opens_migrate_once(schema):
@@ -66,8 +71,10 @@ async def test_a_schema_from_a_newer_toolnexus_is_refused(schema):
 
     async with PostgresStore(PG_DSN, schema=schema) as store:
         await store.save("t", turn("1"))
-    await query(f'INSERT INTO "{schema}".toolnexus_schema_migrations VALUES '
-                "(99, 'from the future', 0) RETURNING version")
+    await query(
+        f'INSERT INTO "{schema}".toolnexus_schema_migrations VALUES '
+        "(99, 'from the future', 0) RETURNING version"
+    )
     store = PostgresStore(PG_DSN, schema=schema)
     with pytest.raises(StoreError, match="newer"):
         await store.get("t")
@@ -97,8 +104,7 @@ async def test_a_failed_connection_names_the_server_but_not_the_password():
     from toolnexus.stores.postgres import PostgresStore
 
     parts = urlsplit(PG_DSN)
-    wrong = parts._replace(netloc=f"{parts.username}:not-the-s3cret@{parts.hostname}:"
-                                  f"{parts.port}")
+    wrong = parts._replace(netloc=f"{parts.username}:not-the-s3cret@{parts.hostname}:{parts.port}")
     store = PostgresStore(urlunsplit(wrong))
     with pytest.raises(StoreError) as caught:
         await store.get("t")

@@ -15,11 +15,31 @@ CLI_ONLY = ("rich", "typer", "prompt_toolkit", "platformdirs", "toolnexus_cli")
 
 def test_all_names_the_public_api_and_nothing_missing():
     expected = {
-        "Client", "ContextPolicy", "Conversation", "ConversationStore", "MemoryStore",
-        "ProviderError", "RunCancelled", "RunResult", "RunTimeout", "Tool", "ToolContext",
-        "ToolResult", "Toolkit", "ToolnexusError", "create_client", "create_toolkit",
-        "define_tool", "Request", "Answer", "make_request", "make_answer", "suspend",
-        "Attachment", "Timeouts", "Retries",
+        "Client",
+        "ContextPolicy",
+        "Conversation",
+        "ConversationStore",
+        "MemoryStore",
+        "ProviderError",
+        "RunCancelled",
+        "RunResult",
+        "RunTimeout",
+        "Tool",
+        "ToolContext",
+        "ToolResult",
+        "Toolkit",
+        "ToolnexusError",
+        "create_client",
+        "create_toolkit",
+        "define_tool",
+        "Request",
+        "Answer",
+        "make_request",
+        "make_answer",
+        "suspend",
+        "Attachment",
+        "Timeouts",
+        "Retries",
     }
     assert expected <= set(toolnexus.__all__)
     for name in toolnexus.__all__:
@@ -58,9 +78,12 @@ def _imported(name: str, path: pathlib.Path) -> set[str]:
 
 
 def test_the_library_never_imports_the_cli_or_its_packages():
-    offenders = [f"{name}: {imported}"
-                 for name, path in _modules().items() for imported in _imported(name, path)
-                 if imported.split(".")[0] in CLI_ONLY]
+    offenders = [
+        f"{name}: {imported}"
+        for name, path in _modules().items()
+        for imported in _imported(name, path)
+        if imported.split(".")[0] in CLI_ONLY
+    ]
     assert offenders == []
 
 
@@ -74,7 +97,7 @@ def _cycle(graph: dict[str, set[str]]) -> list[str]:
         path.append(module)
         for target in sorted(graph[module]):
             if state.get(target) == "open":
-                return [*path[path.index(target):], target]
+                return [*path[path.index(target) :], target]
             if target not in state and (cycle := visit(target)):
                 return cycle
         state[module] = "done"
@@ -89,8 +112,10 @@ def _cycle(graph: dict[str, set[str]]) -> list[str]:
 
 def test_no_library_module_imports_itself_round_about():
     modules = _modules()
-    graph = {name: {m for m in _imported(name, path) if m in modules and m != name}
-             for name, path in modules.items()}
+    graph = {
+        name: {m for m in _imported(name, path) if m in modules and m != name}
+        for name, path in modules.items()
+    }
     assert _cycle(graph) == []
     assert graph["toolnexus.conversation"] and graph["toolnexus.toolkit"]  # the walk sees them
     assert _cycle({**graph, "toolnexus.errors": {"toolnexus.client"}})  # and would see one
@@ -103,11 +128,12 @@ def test_every_library_module_imports():
 
 
 def test_import_toolnexus_loads_no_optional_or_heavy_module():
-    code = ("import sys, toolnexus; "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
-            "('rich', 'typer', 'prompt_toolkit', 'mcp', 'psycopg', 'sqlite3', 'pydantic')))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True)
+    code = (
+        "import sys, toolnexus; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('rich', 'typer', 'prompt_toolkit', 'mcp', 'psycopg', 'sqlite3', 'pydantic')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
 
 
@@ -120,11 +146,14 @@ def test_unknown_style_names_every_choice():
 
 def test_importing_one_submodule_does_not_load_the_whole_library():
     """`toolnexus --version` reads toolnexus.wire.base: the client, loop and stores wait."""
-    code = ("import sys, toolnexus.wire.base; "
-            "print(sorted(m for m in ('toolnexus.client', 'toolnexus.loop', "
-            "'toolnexus.stores', 'toolnexus.context') if m in sys.modules))")
-    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                           check=True).stdout
+    code = (
+        "import sys, toolnexus.wire.base; "
+        "print(sorted(m for m in ('toolnexus.client', 'toolnexus.loop', "
+        "'toolnexus.stores', 'toolnexus.context') if m in sys.modules))"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     assert shown.strip() == "[]"
 
 
@@ -137,16 +166,40 @@ def test_the_version_is_the_packages():
 def test_the_transcript_and_event_types_are_exported_with_their_keys():
     from toolnexus import types
 
-    for name in ("Message", "SystemMessage", "UserMessage", "AssistantMessage", "ToolMessage",
-                 "ContentPart", "TextPart", "ImagePart", "FilePart", "AudioPart", "ToolCall",
-                 "CompactionInfo", "Event", "TextEvent", "ToolResultEvent", "DoneEvent",
-                 "Request", "Answer"):
+    for name in (
+        "Message",
+        "SystemMessage",
+        "UserMessage",
+        "AssistantMessage",
+        "ToolMessage",
+        "ContentPart",
+        "TextPart",
+        "ImagePart",
+        "FilePart",
+        "AudioPart",
+        "ToolCall",
+        "CompactionInfo",
+        "Event",
+        "TextEvent",
+        "ToolResultEvent",
+        "DoneEvent",
+        "Request",
+        "Answer",
+    ):
         assert getattr(toolnexus, name) is getattr(types, name), name
     assistant = toolnexus.AssistantMessage
     assert {"role", "content"} <= assistant.__required_keys__
-    assert {"tool_calls", "reasoning", "thinking_blocks", "anthropic_content",
-            "reasoning_details", "reasoning_items", "interrupted", "dropped",
-            "pinned"} <= assistant.__optional_keys__
+    assert {
+        "tool_calls",
+        "reasoning",
+        "thinking_blocks",
+        "anthropic_content",
+        "reasoning_details",
+        "reasoning_items",
+        "interrupted",
+        "dropped",
+        "pinned",
+    } <= assistant.__optional_keys__
     assert {"compaction", "failed_with"} <= toolnexus.UserMessage.__optional_keys__
     assert {"tool_call_id", "content"} <= toolnexus.ToolMessage.__required_keys__
     assert {"is_error", "pending"} <= toolnexus.ToolMessage.__optional_keys__

@@ -62,16 +62,24 @@ async def test_other_4xx_is_never_retried(stub, style, status):
     assert len(stub.requests) == 1
 
 
-@pytest.mark.parametrize(("status", "header", "retried"), [
-    (503, "false", False), (429, "false", False), (400, "true", True), (409, "true", True),
-    (500, "True", True),
-])
+@pytest.mark.parametrize(
+    ("status", "header", "retried"),
+    [
+        (503, "false", False),
+        (429, "false", False),
+        (400, "true", True),
+        (409, "true", True),
+        (500, "True", True),
+    ],
+)
 async def test_x_should_retry_overrides_the_status(stub, status, header, retried):
     """The official SDKs obey `x-should-retry` before looking at the status
     (openai/openai-python src/openai/_base_client.py, `_should_retry`): "false" is never
     retried, "true" always is."""
-    stub.script(Reply.error(status, "said the server", headers={"x-should-retry": header}),
-                ok_reply("openai", "ok"))
+    stub.script(
+        Reply.error(status, "said the server", headers={"x-should-retry": header}),
+        ok_reply("openai", "ok"),
+    )
     async with make_client(stub, retries=2, retry_base_ms=1) as client:
         events, exc = await collect(client)
     assert len(stub.requests) == (2 if retried else 1)
@@ -97,8 +105,13 @@ async def test_connection_closed_before_the_response_is_retried(stub):
     [
         Reply.drop_after([]),  # SSE headers, then the connection closes: no event yet
         Reply.drop_after([b": keep-alive comment\n\n"]),  # only a comment: nothing shown
-        Reply(200, {"Content-Type": "application/json"}, [b'{"id": "chatcmpl-x", "cho'],
-              chunked=True, end="drop"),  # a JSON body cut off half way
+        Reply(
+            200,
+            {"Content-Type": "application/json"},
+            [b'{"id": "chatcmpl-x", "cho'],
+            chunked=True,
+            end="drop",
+        ),  # a JSON body cut off half way
     ],
     ids=["headers-only", "comment-only", "json-cut"],
 )
@@ -133,8 +146,14 @@ async def test_connection_refused_is_retried_then_fails(stub):
         port = unused.getsockname()[1]
         from toolnexus import create_client
 
-        client = create_client(base_url=f"http://127.0.0.1:{port}/v1", style="openai",
-                               model="m", api_key="k", retries=1, retry_base_ms=1)
+        client = create_client(
+            base_url=f"http://127.0.0.1:{port}/v1",
+            style="openai",
+            model="m",
+            api_key="k",
+            retries=1,
+            retry_base_ms=1,
+        )
         async with client:
             events, exc = await collect(client)
     assert isinstance(exc, ProviderError) and "could not connect" in str(exc)
@@ -168,8 +187,9 @@ async def test_retries_zero_means_one_attempt(stub):
 
 
 async def test_retry_after_zero_is_retried_at_once(stub):
-    stub.script(Reply.error(429, "slow down", headers={"Retry-After": "0"}),
-                ok_reply("openai", "ok"))
+    stub.script(
+        Reply.error(429, "slow down", headers={"Retry-After": "0"}), ok_reply("openai", "ok")
+    )
     async with make_client(stub, retry_base_ms=HUGE_BASE_MS, timeout_ms=10_000) as client:
         events, exc = await collect(client)
     assert exc is None and events[-1]["result"].text == "ok"
@@ -178,8 +198,9 @@ async def test_retry_after_zero_is_retried_at_once(stub):
 
 
 async def test_retry_after_ms_is_honoured_exactly(stub):
-    stub.script(Reply.error(429, "slow down", headers={"retry-after-ms": "15"}),
-                ok_reply("openai", "ok"))
+    stub.script(
+        Reply.error(429, "slow down", headers={"retry-after-ms": "15"}), ok_reply("openai", "ok")
+    )
     async with make_client(stub, retry_base_ms=HUGE_BASE_MS, timeout_ms=10_000) as client:
         events, exc = await collect(client)
     assert exc is None
@@ -188,8 +209,10 @@ async def test_retry_after_ms_is_honoured_exactly(stub):
 
 async def test_retry_after_ms_wins_over_retry_after(stub):
     # OpenAI sends both; the millisecond one is the precise one.
-    stub.script(Reply.error(429, "slow", headers={"retry-after-ms": "5", "Retry-After": "1"}),
-                ok_reply("openai", "ok"))
+    stub.script(
+        Reply.error(429, "slow", headers={"retry-after-ms": "5", "Retry-After": "1"}),
+        ok_reply("openai", "ok"),
+    )
     async with make_client(stub, retry_base_ms=HUGE_BASE_MS, timeout_ms=10_000) as client:
         events, exc = await collect(client)
     assert exc is None and [r["delay"] for r in retries_of(events)] == [0.005]
@@ -198,13 +221,18 @@ async def test_retry_after_ms_wins_over_retry_after(stub):
 async def test_retry_after_seconds_is_reported_before_sleeping(stub):
     """The retry event arrives before the wait: the next request has not been sent yet,
     and a consumer that stops there never waits at all."""
-    stub.script(Reply.error(503, "busy", headers={"Retry-After": "7"}),
-                ok_reply("openai", "unreached"))
+    stub.script(
+        Reply.error(503, "busy", headers={"Retry-After": "7"}), ok_reply("openai", "unreached")
+    )
     async with make_client(stub, retry_base_ms=1) as client:
         stream = client.stream("hi", None)
         event = await anext(stream)
-        assert event == {"type": "retry", "attempt": 1, "delay": 7.0,
-                         "reason": "the server answered 503"}
+        assert event == {
+            "type": "retry",
+            "attempt": 1,
+            "delay": 7.0,
+            "reason": "the server answered 503",
+        }
         assert len(stub.requests) == 1
         await stream.aclose()
     assert len(stub.requests) == 1
@@ -237,8 +265,11 @@ async def test_unusable_retry_after_falls_back_to_backoff(stub, headers):
 
 @pytest.mark.parametrize(
     ("headers", "asked"),
-    [({"Retry-After": "61"}, "61 s"), ({"Retry-After": "3600"}, "3600 s"),
-     ({"retry-after-ms": "120000"}, "120 s")],
+    [
+        ({"Retry-After": "61"}, "61 s"),
+        ({"Retry-After": "3600"}, "3600 s"),
+        ({"retry-after-ms": "120000"}, "120 s"),
+    ],
 )
 @pytest.mark.parametrize("retries", [5, 0])
 async def test_a_wait_over_60s_fails_at_once_saying_how_long(stub, headers, asked, retries):
@@ -252,8 +283,9 @@ async def test_a_wait_over_60s_fails_at_once_saying_how_long(stub, headers, aske
 
 
 async def test_a_wait_beyond_the_run_deadline_fails_at_once(stub):
-    stub.script(Reply.error(503, "maintenance", headers={"Retry-After": "30"}),
-                ok_reply("openai", "x"))
+    stub.script(
+        Reply.error(503, "maintenance", headers={"Retry-After": "30"}), ok_reply("openai", "x")
+    )
     async with make_client(stub, retries=5, timeout_ms=5_000) as client:
         events, exc = await collect(client)
     assert isinstance(exc, ProviderError) and not isinstance(exc, RunTimeout)
@@ -352,8 +384,11 @@ async def test_stream_failing_after_output_began_is_not_retried(stub, style):
         assert retries_of(events) == [] and len(stub.requests) == 1
 
         messages = exc.result.messages
-        assert messages[-1] == {"role": "assistant", "content": "The answer is",
-                                "interrupted": True}
+        assert messages[-1] == {
+            "role": "assistant",
+            "content": "The answer is",
+            "interrupted": True,
+        }
         assert_resendable(messages, "question")
         assert await client.conversation_store.get(THREAD) == messages
 
@@ -391,8 +426,7 @@ async def test_stream_failure_after_output_kept_by_conversation_and_ask(stub):
 
 async def test_error_event_inside_a_stream_after_output_is_not_retried(stub):
     parts = partial_parts("openai", "Some text")
-    parts.append(b'data: {"error": {"message": "overloaded mid-way", "type": "server_error"}}'
-                 b"\n\n")
+    parts.append(b'data: {"error": {"message": "overloaded mid-way", "type": "server_error"}}\n\n')
     stub.script(Reply.raw(parts), ok_reply("openai", "unreached"))
     async with make_client(stub, retries=2) as client:
         events, exc = await collect(client)
@@ -404,14 +438,29 @@ async def test_error_event_inside_a_stream_after_output_is_not_retried(stub):
 async def test_an_overloaded_error_before_any_output_is_retried_anthropic(stub):
     """Anthropic answers 200, starts the message, then reports it is overloaded: nothing was
     shown yet, so the request is retried like a 529."""
-    overloaded = Reply.sse([
-        ("message_start", {"type": "message_start", "message": {
-            "id": "msg_1", "type": "message", "role": "assistant", "content": [],
-            "model": "claude-stub", "usage": {"input_tokens": 5, "output_tokens": 1}}}),
-        ("ping", {"type": "ping"}),
-        ("error", {"type": "error",
-                   "error": {"type": "overloaded_error", "message": "Overloaded"}}),
-    ])
+    overloaded = Reply.sse(
+        [
+            (
+                "message_start",
+                {
+                    "type": "message_start",
+                    "message": {
+                        "id": "msg_1",
+                        "type": "message",
+                        "role": "assistant",
+                        "content": [],
+                        "model": "claude-stub",
+                        "usage": {"input_tokens": 5, "output_tokens": 1},
+                    },
+                },
+            ),
+            ("ping", {"type": "ping"}),
+            (
+                "error",
+                {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+            ),
+        ]
+    )
     stub.script(overloaded, ok_reply("anthropic", "fine now"))
     async with make_client(stub, "anthropic", retries=2) as client:
         events, exc = await collect(client)
@@ -421,8 +470,10 @@ async def test_an_overloaded_error_before_any_output_is_retried_anthropic(stub):
 
 
 async def test_an_error_chunk_before_any_output_is_retried_openai(stub):
-    stub.script(Reply.sse([{"error": {"message": "provider busy", "code": 502}}]),
-                ok_reply("openai", "fine now"))
+    stub.script(
+        Reply.sse([{"error": {"message": "provider busy", "code": 502}}]),
+        ok_reply("openai", "fine now"),
+    )
     async with make_client(stub, retries=2) as client:
         events, exc = await collect(client)
     assert exc is None and len(retries_of(events)) == 1
@@ -430,8 +481,10 @@ async def test_an_error_chunk_before_any_output_is_retried_openai(stub):
 
 
 async def test_a_non_retryable_error_chunk_is_raised_at_once(stub):
-    stub.script(Reply.sse([{"error": {"message": "bad request", "code": 400}}]),
-                ok_reply("openai", "unreached"))
+    stub.script(
+        Reply.sse([{"error": {"message": "bad request", "code": 400}}]),
+        ok_reply("openai", "unreached"),
+    )
     async with make_client(stub, retries=2) as client:
         events, exc = await collect(client)
     assert isinstance(exc, ProviderError) and "bad request" in str(exc)
@@ -462,9 +515,12 @@ async def test_auth_errors_carry_status_message_and_key_hint(stub, status):
 
 
 async def test_missing_key_hint_names_the_variable(stub, no_keys_in_env):
-    exc = await error_for(stub, Reply.error(401, "x-api-key header is required",
-                                            style="anthropic"),
-                          style="anthropic", api_key=None)
+    exc = await error_for(
+        stub,
+        Reply.error(401, "x-api-key header is required", style="anthropic"),
+        style="anthropic",
+        api_key=None,
+    )
     assert exc.status == 401 and "x-api-key header is required" in str(exc)
     assert "no API key was sent" in exc.hint and "ANTHROPIC_API_KEY" in exc.hint
 
@@ -479,8 +535,12 @@ async def test_not_found_hint_names_model_and_url(stub):
     ("style", "status", "message"),
     [
         ("openai", 413, "Request Entity Too Large"),
-        ("openai", 400, "This model's maximum context length is 8192 tokens. However, your "
-                        "messages resulted in 9001 tokens."),
+        (
+            "openai",
+            400,
+            "This model's maximum context length is 8192 tokens. However, your "
+            "messages resulted in 9001 tokens.",
+        ),
         ("anthropic", 400, "prompt is too long: 210000 tokens > 200000 maximum"),
         ("anthropic", 413, "Request exceeds the maximum allowed number of bytes."),
     ],
@@ -498,7 +558,13 @@ async def test_other_errors_carry_status_and_message_without_a_hint(stub):
 
 
 async def test_a_non_json_error_body_is_quoted(stub):
-    exc = await error_for(stub, Reply.raw([b"<html>upstream exploded</html>"], status=502,
-                                          headers={"Content-Type": "text/html"},
-                                          chunked=False))
+    exc = await error_for(
+        stub,
+        Reply.raw(
+            [b"<html>upstream exploded</html>"],
+            status=502,
+            headers={"Content-Type": "text/html"},
+            chunked=False,
+        ),
+    )
     assert exc.status == 502 and "upstream exploded" in str(exc)

@@ -23,10 +23,14 @@ LINUX = sys.platform.startswith("linux")
 landlock = pytest.mark.skipif(support().abi == 0, reason=f"no Landlock: {support().why_not}")
 
 
-def run(argv: list[str], cwd: Path, env: dict[str, str] | None = None,
-        ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=60,
-                          start_new_session=True)
+def run(
+    argv: list[str],
+    cwd: Path,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=60, start_new_session=True
+    )
 
 
 @pytest.fixture
@@ -47,20 +51,26 @@ def root(tmp_path) -> Path:
 
 # ----------------------------------------------------------------------------- the policy
 
+
 def test_an_unknown_mode_is_one_clear_error():
-    with pytest.raises(ValueError, match="sandbox mode 'strict': use one of workspace-write, "
-                                         "read-only, off"):
+    with pytest.raises(
+        ValueError, match="sandbox mode 'strict': use one of workspace-write, read-only, off"
+    ):
         SandboxPolicy(mode="strict")
 
 
 def test_where_there_is_no_sandbox_the_line_says_why_and_that_bash_asks(monkeypatch):
-    monkeypatch.setattr(sandbox_module, "support", lambda: Support(0, "no sandbox on darwin "
-                                                                     "yet (toolnexus uses "
-                                                                     "Linux's Landlock)"))
+    monkeypatch.setattr(
+        sandbox_module,
+        "support",
+        lambda: Support(0, "no sandbox on darwin yet (toolnexus uses Linux's Landlock)"),
+    )
     box = Sandbox()
     assert not box.active
-    assert box.describe() == ("no sandbox: no sandbox on darwin yet (toolnexus uses Linux's "
-                              "Landlock); bash asks before every command")
+    assert box.describe() == (
+        "no sandbox: no sandbox on darwin yet (toolnexus uses Linux's "
+        "Landlock); bash asks before every command"
+    )
     assert "the user is asked before each command" in box.for_model()
     off = Sandbox(SandboxPolicy(mode="off"))
     assert off.why_not == 'the sandbox is off (sandbox mode "off")'
@@ -70,8 +80,7 @@ def test_support_names_the_reason_on_another_system(monkeypatch):
     support.cache_clear()
     monkeypatch.setattr(sys, "platform", "darwin")
     try:
-        assert support() == Support(0, "no sandbox on darwin yet (toolnexus uses Linux's "
-                                       "Landlock)")
+        assert support() == Support(0, "no sandbox on darwin yet (toolnexus uses Linux's Landlock)")
     finally:
         support.cache_clear()
 
@@ -93,23 +102,39 @@ def test_the_rules_open_the_system_and_the_workspace_not_the_home(home, root, mo
 @landlock
 def test_a_confined_command_sees_no_key_and_gets_a_private_temporary_folder(root):
     box = Sandbox(SandboxPolicy(), [root])
-    env = box.environment({"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": "k", "GH_TOKEN": "t",
-                           "DB": "postgres://u:pw@h/d", "MY_SECRET": "s", "KEEP": "v",
-                           "SSH_AUTH_SOCK": "/tmp/agent", "TOOLNEXUS_STORE": "x"})
+    env = box.environment(
+        {
+            "PATH": "/usr/bin:/bin",
+            "OPENAI_API_KEY": "k",
+            "GH_TOKEN": "t",
+            "DB": "postgres://u:pw@h/d",
+            "MY_SECRET": "s",
+            "KEEP": "v",
+            "SSH_AUTH_SOCK": "/tmp/agent",
+            "TOOLNEXUS_STORE": "x",
+        }
+    )
     assert env["KEEP"] == "v" and env["PATH"] == "/usr/bin:/bin"
-    for gone in ("OPENAI_API_KEY", "GH_TOKEN", "DB", "MY_SECRET", "SSH_AUTH_SOCK",
-                 "TOOLNEXUS_STORE"):
+    for gone in (
+        "OPENAI_API_KEY",
+        "GH_TOKEN",
+        "DB",
+        "MY_SECRET",
+        "SSH_AUTH_SOCK",
+        "TOOLNEXUS_STORE",
+    ):
         assert gone not in env, gone
     assert env["TMPDIR"] == str(box.tmp) and box.tmp.is_dir()
-    done = run(box.command(["sh", "-c", "echo scratch > $TMPDIR/x && cat $TMPDIR/x"]), root,
-               env)
+    done = run(box.command(["sh", "-c", "echo scratch > $TMPDIR/x && cat $TMPDIR/x"]), root, env)
     assert done.stdout == "scratch\n", done
 
 
 # ----------------------------------------------------------------------------- the launcher
 
-def launch(spec: dict[str, object], argv: list[str], cwd: Path,
-           python: str = sys.executable) -> subprocess.CompletedProcess[str]:
+
+def launch(
+    spec: dict[str, object], argv: list[str], cwd: Path, python: str = sys.executable
+) -> subprocess.CompletedProcess[str]:
     return run([python, "-I", "-S", str(LAUNCHER), json.dumps(spec), "--", *argv], cwd)
 
 
@@ -129,21 +154,29 @@ def test_the_command_s_exit_status_comes_back(tmp_path, reaper):
 def test_nothing_the_command_started_outlives_it(tmp_path, reaper):
     marker = f"outlive-{reaper}-{id(tmp_path)}-42"
     spec = {"parent": os.getpid(), "landlock": None, "reaper": reaper}
-    script = (f"export TOOLNEXUS_TEST_MARK={marker.removesuffix('-42')}-$((6*7)); "
-              "sleep 300 & setsid sleep 300 & (setsid sh -c 'sleep 300 &') ; echo started")
+    script = (
+        f"export TOOLNEXUS_TEST_MARK={marker.removesuffix('-42')}-$((6*7)); "
+        "sleep 300 & setsid sleep 300 & (setsid sh -c 'sleep 300 &') ; echo started"
+    )
     done = launch(spec, ["sh", "-c", script], tmp_path)
     assert done.stdout == "started\n", done
     wait_until(lambda: not running_with(marker), "every process the command left")
 
 
-@pytest.mark.skipif(not LINUX or os.geteuid() != 0 or shutil.which("setpriv") is None
-                    or not os.path.exists("/usr/bin/python3"),
-                    reason="running as another user needs root and setpriv")
+@pytest.mark.skipif(
+    not LINUX
+    or os.geteuid() != 0
+    or shutil.which("setpriv") is None
+    or not os.path.exists("/usr/bin/python3"),
+    reason="running as another user needs root and setpriv",
+)
 def test_another_user_s_command_keeps_its_uid_and_leaves_nothing(tmp_path):
     """An ordinary user gets the PID namespace through a user namespace of their own."""
     marker = f"nobody-{id(tmp_path)}-42"
-    script = (f"export TOOLNEXUS_TEST_MARK={marker.removesuffix('-42')}-$((6*7)); "
-              "setsid sleep 300 & id -u")
+    script = (
+        f"export TOOLNEXUS_TEST_MARK={marker.removesuffix('-42')}-$((6*7)); "
+        "setsid sleep 300 & id -u"
+    )
     spec = json.dumps({"parent": 0, "landlock": None})
     with tempfile.TemporaryDirectory() as shared:  # pytest's own folders are root's only
         folder = Path(shared)
@@ -151,9 +184,24 @@ def test_another_user_s_command_keeps_its_uid_and_leaves_nothing(tmp_path):
         launcher = folder / "launcher.py"
         shutil.copy(LAUNCHER, launcher)
         launcher.chmod(0o644)
-        done = run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                    "/usr/bin/python3", "-I", "-S", str(launcher), spec, "--", "sh", "-c",
-                    script], folder)
+        done = run(
+            [
+                "setpriv",
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "/usr/bin/python3",
+                "-I",
+                "-S",
+                str(launcher),
+                spec,
+                "--",
+                "sh",
+                "-c",
+                script,
+            ],
+            folder,
+        )
     assert done.stdout == "65534\n", done
     wait_until(lambda: not running_with(marker), "the setsid sleep to end")
 

@@ -20,8 +20,7 @@ def test_all_six_examples_are_here():
 
 @pytest.mark.parametrize("path", COPIES, ids=lambda p: p.stem)
 def test_seed_example_runs_unchanged(path):
-    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
-                          timeout=30)
+    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=30)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("ok:")
 

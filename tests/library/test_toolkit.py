@@ -129,28 +129,54 @@ async def test_wrong_arguments_are_an_error_result():
 async def test_to_openai_shape():
     kit = (await create_toolkit()).register(define_tool(add), define_tool(echo))
     assert kit.to_openai() == [
-        {"type": "function", "function": {
-            "name": "add", "description": "Add two numbers.",
-            "parameters": {"type": "object", "properties": {"a": {"type": "integer"},
-                                                            "b": {"type": "integer"}},
-                           "required": ["a", "b"]}}},
-        {"type": "function", "function": {
-            "name": "echo", "description": "Echo the text back.",
-            "parameters": {"type": "object", "properties": {"text": {"type": "string"}},
-                           "required": ["text"]}}},
+        {
+            "type": "function",
+            "function": {
+                "name": "add",
+                "description": "Add two numbers.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                    "required": ["a", "b"],
+                },
+            },
+        },
+        {
+            "type": "function",
+            "function": {
+                "name": "echo",
+                "description": "Echo the text back.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"text": {"type": "string"}},
+                    "required": ["text"],
+                },
+            },
+        },
     ]
 
 
 async def test_to_anthropic_shape():
     kit = (await create_toolkit()).register(define_tool(add), define_tool(echo))
     assert kit.to_anthropic() == [
-        {"name": "add", "description": "Add two numbers.",
-         "input_schema": {"type": "object", "properties": {"a": {"type": "integer"},
-                                                           "b": {"type": "integer"}},
-                          "required": ["a", "b"]}},
-        {"name": "echo", "description": "Echo the text back.",
-         "input_schema": {"type": "object", "properties": {"text": {"type": "string"}},
-                          "required": ["text"]}},
+        {
+            "name": "add",
+            "description": "Add two numbers.",
+            "input_schema": {
+                "type": "object",
+                "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                "required": ["a", "b"],
+            },
+        },
+        {
+            "name": "echo",
+            "description": "Echo the text back.",
+            "input_schema": {
+                "type": "object",
+                "properties": {"text": {"type": "string"}},
+                "required": ["text"],
+            },
+        },
     ]
 
 

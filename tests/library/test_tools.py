@@ -57,7 +57,14 @@ def test_schema_is_inferred_from_the_type_hints():
 
 def test_defaults_and_optional_are_not_required():
     assert define_tool(every_hint).input_schema["required"] == [
-        "name", "count", "ratio", "loud", "ids", "meta", "mode"]
+        "name",
+        "count",
+        "ratio",
+        "loud",
+        "ids",
+        "meta",
+        "mode",
+    ]
 
 
 def test_a_function_without_parameters_has_an_empty_object_schema():
@@ -91,9 +98,13 @@ def test_description_and_parameter_docs_come_from_the_docstring():
     assert tool.name == "weather"
     assert tool.description == "Get the weather forecast for a city."
     assert tool.input_schema["properties"]["city"] == {
-        "type": "string", "description": "The city name, e.g. Paris."}
+        "type": "string",
+        "description": "The city name, e.g. Paris.",
+    }
     assert tool.input_schema["properties"]["days"] == {
-        "type": "integer", "description": "How many days to forecast."}
+        "type": "integer",
+        "description": "How many days to forecast.",
+    }
     assert tool.input_schema["required"] == ["city"]
 
 
@@ -132,8 +143,12 @@ def test_a_lambda_needs_a_name():
 
 
 async def test_a_named_lambda_works():
-    tool = define_tool(lambda text: text.upper(), name="shout", description="Shout.",
-                       input_schema={"type": "object", "properties": {"text": {}}})
+    tool = define_tool(
+        lambda text: text.upper(),
+        name="shout",
+        description="Shout.",
+        input_schema={"type": "object", "properties": {"text": {}}},
+    )
     assert (await run(tool, text="hi")).output == "HI"
 
 
@@ -158,7 +173,8 @@ async def test_positional_only_parameters_are_offered_and_passed_by_position():
     assert (await run(tool, step=2, high=5, low=1)).output == "1..5 by 2"
     assert (await run(tool, low=3)).output == "3..10 by 1"
     assert (await run(tool, high=5)).output == (
-        "error: between needs 'low'; its parameters are: low, high, step")
+        "error: between needs 'low'; its parameters are: low, high, step"
+    )
 
 
 async def test_a_positional_only_context_parameter_gets_the_context():
@@ -258,8 +274,9 @@ async def test_an_argument_the_schema_does_not_name_is_refused_in_one_line():
     tool = define_tool(weather)
     unknown = await run(tool, city="Oslo", cwdir="/tmp")
     assert unknown.is_error
-    assert unknown.output == ("error: weather has no parameter 'cwdir'; its parameters are: "
-                              "city, days")
+    assert unknown.output == (
+        "error: weather has no parameter 'cwdir'; its parameters are: city, days"
+    )
     missing = await run(tool, days=2)
     assert missing.is_error and "TypeError" not in missing.output
     assert missing.output == "error: weather needs 'city'; its parameters are: city, days"

@@ -163,11 +163,14 @@ async def test_http_target_through_the_environment_proxy(far_stub, monkeypatch):
 
 @needs_alias
 async def test_https_target_is_tunnelled_and_the_key_never_crosses_the_proxy_in_clear(
-        monkeypatch, certificate, server_tls):
+    monkeypatch, certificate, server_tls
+):
     trust(monkeypatch, certificate, True)
     origin, proxy = JSONOrigin(openai_text("through the tunnel")), ForwardProxy()
-    async with LoopbackServer(origin, host="127.0.0.2", tls=server_tls) as target, \
-            LoopbackServer(proxy) as server:
+    async with (
+        LoopbackServer(origin, host="127.0.0.2", tls=server_tls) as target,
+        LoopbackServer(proxy) as server,
+    ):
         monkeypatch.setenv("HTTPS_PROXY", server.url)
         async with client_on(target.url + "/v1") as client:
             assert await answer_of(client) == "through the tunnel"
@@ -177,8 +180,7 @@ async def test_https_target_is_tunnelled_and_the_key_never_crosses_the_proxy_in_
 
 
 @needs_alias
-async def test_an_https_proxy_is_spoken_to_over_tls(far_stub, monkeypatch, certificate,
-                                                    server_tls):
+async def test_an_https_proxy_is_spoken_to_over_tls(far_stub, monkeypatch, certificate, server_tls):
     trust(monkeypatch, certificate, True)
     far_stub.script(Reply.json(openai_text("via a TLS proxy")))
     proxy = ForwardProxy()
@@ -232,8 +234,9 @@ async def test_a_socks_proxy_without_socks_support_is_one_clear_refusal(far_stub
 # ----------------------------------------------------------------------------- TLS
 
 
-async def test_tls_refusal_names_ssl_cert_file_and_is_not_retried(monkeypatch, certificate,
-                                                                  server_tls):
+async def test_tls_refusal_names_ssl_cert_file_and_is_not_retried(
+    monkeypatch, certificate, server_tls
+):
     trust(monkeypatch, certificate, False)
     origin = JSONOrigin(openai_text("unreached"))
     async with LoopbackServer(origin, tls=server_tls) as target:
@@ -262,7 +265,8 @@ async def test_a_plain_http_endpoint_needs_no_trust_store(monkeypatch, tmp_path)
 
 
 async def test_an_endpoint_offering_http2_is_spoken_to_over_http2_on_one_connection(
-        monkeypatch, certificate):
+    monkeypatch, certificate
+):
     """h2 installed (toolnexus[http2]) and the server offering it: both calls of a run go
     over one HTTP/2 connection, as two streams, each with the whole request."""
     trust(monkeypatch, certificate, True)
@@ -285,27 +289,33 @@ async def test_an_endpoint_offering_http2_is_spoken_to_over_http2_on_one_connect
 # ----------------------------------------------------------------------------- bad targets
 
 
-@pytest.mark.parametrize("url, words", [
-    ("http://127.0.0.1:99999/v1", "invalid port"),
-    ("127.0.0.1:8080/v1", "must start with http"),
-    ("ftp://example.com/v1", "must start with http"),
-    ("http:///v1", "name a host"),
-])
+@pytest.mark.parametrize(
+    "url, words",
+    [
+        ("http://127.0.0.1:99999/v1", "invalid port"),
+        ("127.0.0.1:8080/v1", "must start with http"),
+        ("ftp://example.com/v1", "must start with http"),
+        ("http:///v1", "name a host"),
+    ],
+)
 def test_a_base_url_no_request_could_use_is_refused_at_once(url, words):
     with pytest.raises(ValueError, match=words):
         client_on(url)
 
 
-@pytest.mark.parametrize("headers, api_key, named", [
-    ({}, "sk-a\r\nX-Injected: 1", "Authorization"),
-    ({"X-Org": "org\nX-Injected: 1"}, "sk", "X-Org"),
-    ({"X-Org": "org\x07"}, "sk", "X-Org"),
-])
-def test_a_header_with_a_line_break_or_control_character_is_refused(stub, headers, api_key,
-                                                                    named):
+@pytest.mark.parametrize(
+    "headers, api_key, named",
+    [
+        ({}, "sk-a\r\nX-Injected: 1", "Authorization"),
+        ({"X-Org": "org\nX-Injected: 1"}, "sk", "X-Org"),
+        ({"X-Org": "org\x07"}, "sk", "X-Org"),
+    ],
+)
+def test_a_header_with_a_line_break_or_control_character_is_refused(stub, headers, api_key, named):
     with pytest.raises(ValueError) as caught:
-        create_client(base_url=stub.base_url, style="openai", model="m", api_key=api_key,
-                      headers=headers)
+        create_client(
+            base_url=stub.base_url, style="openai", model="m", api_key=api_key, headers=headers
+        )
     assert named in str(caught.value) and "X-Injected" not in str(caught.value)
     assert stub.requests == []
 
@@ -331,8 +341,13 @@ async def test_one_stream_event_over_16_mib_is_refused(stub):
 async def test_a_body_inflating_past_64_mib_is_refused(stub):
     comment = b":" + b"k" * (8 << 20) + b"\n"  # keep-alive comments, each under the event cap
     bomb = gzip.compress(comment * 9, compresslevel=9)
-    stub.script(Reply.raw([bomb], chunked=False, headers={
-        "Content-Encoding": "gzip", "Content-Type": "text/event-stream"}))
+    stub.script(
+        Reply.raw(
+            [bomb],
+            chunked=False,
+            headers={"Content-Encoding": "gzip", "Content-Type": "text/event-stream"},
+        )
+    )
     async with client_on(stub.base_url) as client:
         _, exc = await collect(client)
     assert len(bomb) < 1 << 20
@@ -342,16 +357,24 @@ async def test_a_body_inflating_past_64_mib_is_refused(stub):
 async def test_a_gzip_stream_is_decoded(stub):
     reply = openai_stream("squeezed")
     body = gzip.compress(b"".join(reply.parts))
-    stub.script(Reply.raw([body], chunked=False, headers={
-        "Content-Encoding": "gzip", "Content-Type": "text/event-stream"}))
+    stub.script(
+        Reply.raw(
+            [body],
+            chunked=False,
+            headers={"Content-Encoding": "gzip", "Content-Type": "text/event-stream"},
+        )
+    )
     async with client_on(stub.base_url) as client:
         events, exc = await collect(client)
     assert exc is None and events[-1]["result"].text == "squeezed"
 
 
 async def test_an_error_body_is_read_only_up_to_its_cap(stub):
-    stub.script(Reply.raw([b"E" * (4 << 20)], status=400, chunked=False,
-                          headers={"Content-Type": "text/plain"}))
+    stub.script(
+        Reply.raw(
+            [b"E" * (4 << 20)], status=400, chunked=False, headers={"Content-Type": "text/plain"}
+        )
+    )
     async with client_on(stub.base_url) as client:
         _, exc = await collect(client)
     assert isinstance(exc, ProviderError) and exc.status == 400
@@ -362,19 +385,28 @@ async def test_an_error_body_is_read_only_up_to_its_cap(stub):
 
 
 async def test_an_html_page_is_an_error_that_says_so(stub):
-    stub.script(Reply.raw([b"<html><body>Welcome to nginx</body></html>"], chunked=False,
-                          headers={"Content-Type": "text/html; charset=utf-8"}))
+    stub.script(
+        Reply.raw(
+            [b"<html><body>Welcome to nginx</body></html>"],
+            chunked=False,
+            headers={"Content-Type": "text/html; charset=utf-8"},
+        )
+    )
     async with client_on(stub.base_url) as client:
         _, exc = await collect(client)
     assert isinstance(exc, ProviderError)
     assert "HTML page (is the base URL right?" in str(exc) and stub.base_url in str(exc)
 
 
-@pytest.mark.parametrize("reply, words", [
-    (Reply.raw([], chunked=False), "empty reply"),  # JSON content type, no body
-    (Reply.raw([]), "ended before the reply was complete"),  # a stream that ends at once
-    (Reply.raw([b": keep-alive\n\n"]), "ended before the reply was complete"),
-], ids=["json", "stream", "comment-only"])
+@pytest.mark.parametrize(
+    "reply, words",
+    [
+        (Reply.raw([], chunked=False), "empty reply"),  # JSON content type, no body
+        (Reply.raw([]), "ended before the reply was complete"),  # a stream that ends at once
+        (Reply.raw([b": keep-alive\n\n"]), "ended before the reply was complete"),
+    ],
+    ids=["json", "stream", "comment-only"],
+)
 async def test_an_empty_reply_is_an_error(stub, reply, words):
     stub.script(reply)
     async with client_on(stub.base_url) as client:
@@ -394,7 +426,9 @@ async def test_sse_under_another_content_type_is_read_as_sse(stub, label, stream
         if streamed:
             events, exc = await collect(client)
             assert exc is None and [e["delta"] for e in events if e["type"] == "text"] == [
-                "whole ", "answer"]
+                "whole ",
+                "answer",
+            ]
             text = events[-1]["result"].text
         else:
             text = (await client.run("hi", None)).text
@@ -414,8 +448,9 @@ async def test_a_json_body_under_text_event_stream_is_read_as_json(stub):
 
 
 async def test_broken_json_under_text_event_stream_is_one_clear_error(stub):
-    stub.script(Reply.raw([b'{"choices": [{"message": '], headers={
-        "Content-Type": "text/event-stream"}))
+    stub.script(
+        Reply.raw([b'{"choices": [{"message": '], headers={"Content-Type": "text/event-stream"})
+    )
     async with client_on(stub.base_url) as client:
         events, exc = await collect(client)
     assert isinstance(exc, ProviderError) and "not valid JSON" in str(exc)
@@ -423,8 +458,14 @@ async def test_broken_json_under_text_event_stream_is_one_clear_error(stub):
 
 
 async def test_a_redirect_is_not_followed_and_names_where_it_pointed(stub):
-    stub.script(Reply.raw([b""], status=308, chunked=False,
-                          headers={"Location": "https://elsewhere.example/v1/chat/completions"}))
+    stub.script(
+        Reply.raw(
+            [b""],
+            status=308,
+            chunked=False,
+            headers={"Location": "https://elsewhere.example/v1/chat/completions"},
+        )
+    )
     async with make_client(stub) as client:
         events, exc = await collect(client)
     assert isinstance(exc, ProviderError)

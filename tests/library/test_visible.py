@@ -13,20 +13,36 @@ from toolnexus.visible import unmistakable, visible
 # What hostile text would do to a terminal that obeyed it.
 CLIPBOARD = "\x1b]52;c;ZWNobyBwd25lZA==\x07"
 HYPERLINK = "\x1b]8;;http://evil.example/\x1b\\click\x1b]8;;\x1b\\"
-HOSTILE = (f"a{CLIPBOARD}b\x1b[2J\x1b[Hc\x1b]0;title\x07d\x9b31m\x9d0;t\x9ce{HYPERLINK}"
-           "\x1bPq#0;2;0;0;0\x1b\\f\x08\x08\x7fg\x1b[6n\x05\x00h")
+HOSTILE = (
+    f"a{CLIPBOARD}b\x1b[2J\x1b[Hc\x1b]0;title\x07d\x9b31m\x9d0;t\x9ce{HYPERLINK}"
+    "\x1bPq#0;2;0;0;0\x1b\\f\x08\x08\x7fg\x1b[6n\x05\x00h"
+)
 
 
 def acts_on_a_terminal(char: str) -> bool:
     return ord(char) < 0x20 and char not in "\t\n" or 0x7F <= ord(char) < 0xA0
 
 
-@pytest.mark.parametrize(("control", "shown"), [
-    ("\x00", "^@"), ("\x07", "^G"), ("\x08", "^H"), ("\x0b", "^K"), ("\x0c", "^L"),
-    ("\x1b", "^["), ("\x1f", "^_"), ("\x7f", "^?"),
-    ("\x9b", "^[["), ("\x9d", "^[]"), ("\x90", "^[P"), ("\x9c", "^[\\"), ("\x85", "^[E"),
-    ("\x80", "^[@"), ("\x9f", "^[_"),
-])
+@pytest.mark.parametrize(
+    ("control", "shown"),
+    [
+        ("\x00", "^@"),
+        ("\x07", "^G"),
+        ("\x08", "^H"),
+        ("\x0b", "^K"),
+        ("\x0c", "^L"),
+        ("\x1b", "^["),
+        ("\x1f", "^_"),
+        ("\x7f", "^?"),
+        ("\x9b", "^[["),
+        ("\x9d", "^[]"),
+        ("\x90", "^[P"),
+        ("\x9c", "^[\\"),
+        ("\x85", "^[E"),
+        ("\x80", "^[@"),
+        ("\x9f", "^[_"),
+    ],
+)
 def test_each_control_is_shown_as_its_caret_form(control, shown):
     assert visible(f"<{control}>") == f"<{shown}>"
 
@@ -55,14 +71,17 @@ def test_tabs_and_newlines_stay_and_carriage_returns_go():
     assert visible("rm -rf ~\rls -la  ") == "rm -rf ~ls -la  "
 
 
-@pytest.mark.parametrize("text", [
-    "naïve café, Grüße, ½ × 3 ≠ 2",
-    "שלום עולם and مرحبا",  # right-to-left scripts
-    "👩‍👩‍👧 family, 👍🏽 thumbs, 🏳️‍🌈 flag",  # zero-width joiners and variation selectors
-    "zero\u200bwidth\u200cnon\u200djoiner\ufeffbom",
-    "漢字かなカナ한국어",
-    "\u2028line\u2029paragraph",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "naïve café, Grüße, ½ × 3 ≠ 2",
+        "שלום עולם and مرحبا",  # right-to-left scripts
+        "👩‍👩‍👧 family, 👍🏽 thumbs, 🏳️‍🌈 flag",  # zero-width joiners and variation selectors
+        "zero\u200bwidth\u200cnon\u200djoiner\ufeffbom",
+        "漢字かなカナ한국어",
+        "\u2028line\u2029paragraph",
+    ],
+)
 def test_printable_unicode_is_left_exactly_as_it_was(text):
     assert visible(text) == text
 
@@ -83,8 +102,22 @@ def test_a_huge_flood_of_escapes_is_shown_in_full():
     assert out == "^[" * 100_000 + "^[[" * 100_000
 
 
-@pytest.mark.parametrize("hidden", ["\u202e", "\u202d", "\u2066", "\u2069", "\u200b", "\u200d",
-                                    "\u200f", "\u061c", "\u2060", "\ufeff", "\u00ad"])
+@pytest.mark.parametrize(
+    "hidden",
+    [
+        "\u202e",
+        "\u202d",
+        "\u2066",
+        "\u2069",
+        "\u200b",
+        "\u200d",
+        "\u200f",
+        "\u061c",
+        "\u2060",
+        "\ufeff",
+        "\u00ad",
+    ],
+)
 def test_unmistakable_shows_what_is_invisible_or_reorders_the_text(hidden):
     shown = unmistakable(f"rm{hidden} -rf")
     assert shown == f"rm<U+{ord(hidden):04X}> -rf"

@@ -26,8 +26,9 @@ def allowing(stub: StubProvider, tmp_path) -> Workspace:
     return Workspace(tmp_path, hosts={f"127.0.0.1:{stub.port}": "allow"})
 
 
-def text(body: bytes | str, content_type: str | None = "text/plain", status: int = 200,
-         **headers: str) -> Reply:
+def text(
+    body: bytes | str, content_type: str | None = "text/plain", status: int = 200, **headers: str
+) -> Reply:
     if content_type is not None:
         headers["Content-Type"] = content_type
     return Reply(status, headers, [body.encode() if isinstance(body, str) else body])
@@ -42,19 +43,22 @@ async def question(url: str, workspace: Workspace, call: str = "call_1") -> dict
 
 async def fetched_after_yes(url: str, workspace: Workspace) -> str:
     request = await question(url, workspace)
-    return await fetch_page(url, workspace, ToolContext(
-        call_id="call_1", answer={"id": request["id"], "ok": True}))
+    return await fetch_page(
+        url, workspace, ToolContext(call_id="call_1", answer={"id": request["id"], "ok": True})
+    )
 
 
 # ----------------------------------------------------------------------------- judged hops
 
-@pytest.mark.parametrize("spelled", ["2130706433", "0x7f000001", "0177.0.0.1", "127.1",
-                                     "0x7f.1"])
+
+@pytest.mark.parametrize("spelled", ["2130706433", "0x7f000001", "0177.0.0.1", "127.1", "0x7f.1"])
 async def test_loopback_spelled_as_a_number_asks_and_names_the_address(stub, tmp_path, spelled):
     request = await question(f"http://{spelled}:{stub.port}/x", Workspace(tmp_path))
-    assert request["prompt"] == (f"fetch http://{spelled}:{stub.port}? {spelled} (127.0.0.1) "
-                                 "is not a public address (loopback, private network or "
-                                 "link-local)")
+    assert request["prompt"] == (
+        f"fetch http://{spelled}:{stub.port}? {spelled} (127.0.0.1) "
+        "is not a public address (loopback, private network or "
+        "link-local)"
+    )
     assert stub.requests == []  # asked before any connection
 
 
@@ -80,7 +84,8 @@ async def test_an_ipv4_mapped_ipv6_address_asks_and_then_reaches_it(stub, tmp_pa
 
 
 async def test_a_name_is_resolved_once_and_the_connection_goes_to_that_address(
-        stub, tmp_path, monkeypatch):
+    stub, tmp_path, monkeypatch
+):
     """A second DNS answer (rebinding) is never asked for: the judged address is used."""
     answers = iter(["127.0.0.1", "10.9.9.9"])
     looked_up: list[str] = []
@@ -109,21 +114,35 @@ async def test_a_name_that_does_not_resolve_says_so(tmp_path, monkeypatch):
         await fetch_page("http://nowhere.test/", Workspace(tmp_path), None)
 
 
-@pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://127.0.0.1/x", "gopher://x/",
-                                 "javascript:alert(1)", "data:text/plain,hi", "//127.0.0.1/x",
-                                 "127.0.0.1/x", "", "httpx://127.0.0.1/"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "file:///etc/passwd",
+        "ftp://127.0.0.1/x",
+        "gopher://x/",
+        "javascript:alert(1)",
+        "data:text/plain,hi",
+        "//127.0.0.1/x",
+        "127.0.0.1/x",
+        "",
+        "httpx://127.0.0.1/",
+    ],
+)
 async def test_only_http_and_https_are_fetched(tmp_path, url):
     with pytest.raises(Refused, match=r"^only http:// and https:// addresses can be fetched$"):
         await fetch_page(url, Workspace(tmp_path), None)
 
 
-@pytest.mark.parametrize(("url", "error"), [
-    ("http:///path", "http:///path names no host"),
-    ("https://user:pw@/x", "https://user:pw@/x names no host"),
-    ("http://127.0.0.1:99999/", "http://127.0.0.1:99999/ has a bad port"),
-    ("http://127.0.0.1:port/", "http://127.0.0.1:port/ has a bad port"),
-    ("http://[::1/", "Invalid IPv6 URL"),
-])
+@pytest.mark.parametrize(
+    ("url", "error"),
+    [
+        ("http:///path", "http:///path names no host"),
+        ("https://user:pw@/x", "https://user:pw@/x names no host"),
+        ("http://127.0.0.1:99999/", "http://127.0.0.1:99999/ has a bad port"),
+        ("http://127.0.0.1:port/", "http://127.0.0.1:port/ has a bad port"),
+        ("http://[::1/", "Invalid IPv6 URL"),
+    ],
+)
 async def test_a_malformed_url_fails_before_any_connection(tmp_path, url, error):
     with pytest.raises(ValueError) as caught:
         await fetch_page(url, Workspace(tmp_path), None)
@@ -137,6 +156,7 @@ async def test_the_scheme_may_be_written_in_any_case(stub, tmp_path):
 
 
 # ----------------------------------------------------------------------------- redirects
+
 
 @pytest.mark.parametrize("location", ["file:///etc/passwd", "ftp://127.0.0.1/"])
 async def test_a_redirect_to_another_scheme_is_refused(stub, tmp_path, location):
@@ -169,31 +189,52 @@ async def test_a_redirect_status_without_a_location_is_the_page(stub, tmp_path):
 
 # ----------------------------------------------------------------------------- bodies
 
-@pytest.mark.parametrize("content_type", [
-    "application/json", "application/vnd.api+json", "application/atom+xml",
-    "application/xhtml+xml", "text/csv", "TEXT/Plain; Charset=UTF-8", "text/x-python",
-])
+
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        "application/json",
+        "application/vnd.api+json",
+        "application/atom+xml",
+        "application/xhtml+xml",
+        "text/csv",
+        "TEXT/Plain; Charset=UTF-8",
+        "text/x-python",
+    ],
+)
 async def test_text_types_are_read(stub, tmp_path, content_type):
     stub.script(text("{}", content_type))
     assert (await fetch_page(stub.url, allowing(stub, tmp_path), None)).endswith("\n\n{}")
 
 
-@pytest.mark.parametrize("content_type", [
-    "application/octet-stream", "image/svg", "application/pdf", "application/zip",
-    "video/mp4", "application/json-seq-but-not-json", "font/woff2",
-])
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        "application/octet-stream",
+        "image/svg",
+        "application/pdf",
+        "application/zip",
+        "video/mp4",
+        "application/json-seq-but-not-json",
+        "font/woff2",
+    ],
+)
 async def test_other_types_are_refused_without_their_body(stub, tmp_path, content_type):
     stub.script(text("SECRET-BODY", content_type))
     with pytest.raises(Refused) as caught:
         await fetch_page(stub.url + "/f", allowing(stub, tmp_path), None)
-    assert str(caught.value) == (f"{stub.url}/f is {content_type}, not text: fetch_url reads "
-                                 "only text and web pages")
+    assert str(caught.value) == (
+        f"{stub.url}/f is {content_type}, not text: fetch_url reads only text and web pages"
+    )
 
 
 async def test_an_untyped_body_is_read_unless_it_starts_binary(stub, tmp_path):
     ws = allowing(stub, tmp_path)
-    stub.script(text("plain words", None), text(b"\x7fELF\x02\x01\x00\x00", None),
-                text(b"x" * 8192 + b"\x00late", None))
+    stub.script(
+        text("plain words", None),
+        text(b"\x7fELF\x02\x01\x00\x00", None),
+        text(b"x" * 8192 + b"\x00late", None),
+    )
     assert (await fetch_page(stub.url + "/a", ws, None)).endswith("\n\nplain words")
     with pytest.raises(Refused, match=f"^{stub.url}/b looks binary"):
         await fetch_page(stub.url + "/b", ws, None)

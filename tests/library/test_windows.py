@@ -45,8 +45,11 @@ def listing(**entry) -> dict:
     return {"object": "list", "data": [{"id": "m", **entry}]}
 
 
-def windows(model: str = "m", explicit: int | None = None, cache: WindowCache | None = None,
-            ) -> Windows:
+def windows(
+    model: str = "m",
+    explicit: int | None = None,
+    cache: WindowCache | None = None,
+) -> Windows:
     return Windows(BASE, model, explicit=explicit, cache=cache or WindowCache(None, 3600))
 
 
@@ -60,12 +63,16 @@ def clock(monkeypatch):
 
 # ----------------------------------------------------------------------------- precedence
 
-@pytest.mark.parametrize(("explicit", "overflow", "endpoint", "expected"), [
-    (2000, 3000, 4000, Window(2000, "explicit")),
-    (None, 3000, 4000, Window(3000, "overflow")),
-    (None, None, 4000, Window(4000, "endpoint")),
-    (None, None, None, Window(128_000, "table")),  # the endpoint was asked and said nothing
-])
+
+@pytest.mark.parametrize(
+    ("explicit", "overflow", "endpoint", "expected"),
+    [
+        (2000, 3000, 4000, Window(2000, "explicit")),
+        (None, 3000, 4000, Window(3000, "overflow")),
+        (None, None, 4000, Window(4000, "endpoint")),
+        (None, None, None, Window(128_000, "table")),  # the endpoint was asked and said nothing
+    ],
+)
 def test_each_source_wins_over_those_after_it(explicit, overflow, endpoint, expected):
     cache = WindowCache(None, 3600)
     win = windows("gpt-4o", explicit, cache)
@@ -88,8 +95,13 @@ def test_before_the_endpoint_is_asked_the_window_is_not_known_yet():
 
 
 async def test_the_endpoint_is_asked_once_and_its_silence_is_remembered():
-    endpoint = Endpoint(**{"/v1/models": {"data": [{"id": "a", "context_length": 9},
-                                                   {"id": "b", "context_length": 9}]}})
+    endpoint = Endpoint(
+        **{
+            "/v1/models": {
+                "data": [{"id": "a", "context_length": 9}, {"id": "b", "context_length": 9}]
+            }
+        }
+    )
     win = windows("my-own-model")
     for _ in range(3):
         assert await win.resolve(endpoint) == Window(None, "unknown")
@@ -126,21 +138,27 @@ def test_an_overflow_that_names_no_size_teaches_nothing(size):
 
 
 async def test_an_older_llama_cpp_is_asked_for_its_props_beside_v1():
-    endpoint = Endpoint(**{"/v1/models": {"data": [{"id": "x.gguf", "owned_by": "llamacpp"}]},
-                           "/props": {"n_ctx": 6144}})
+    endpoint = Endpoint(
+        **{
+            "/v1/models": {"data": [{"id": "x.gguf", "owned_by": "llamacpp"}]},
+            "/props": {"n_ctx": 6144},
+        }
+    )
     win = Windows(BASE + "/", "m", explicit=None, cache=WindowCache(None, 3600))
     assert await win.resolve(endpoint) == Window(6144, "endpoint")
     assert endpoint.asked == [BASE + "/models", "http://127.0.0.1:8080/props"]
 
 
 async def test_props_are_asked_only_of_llama_cpp():
-    endpoint = Endpoint(**{"/v1/models": {"data": [{"id": "x", "owned_by": "vllm"}]},
-                           "/props": {"n_ctx": 6144}})
+    endpoint = Endpoint(
+        **{"/v1/models": {"data": [{"id": "x", "owned_by": "vllm"}]}, "/props": {"n_ctx": 6144}}
+    )
     assert (await windows().resolve(endpoint)).size is None
     assert endpoint.asked == [BASE + "/models"]
 
 
 # ----------------------------------------------------------------------------- listings
+
 
 @pytest.mark.parametrize("bad", NO_SIZE)
 def test_a_listed_size_that_is_not_a_positive_integer_is_passed_over(bad):
@@ -150,8 +168,12 @@ def test_a_listed_size_that_is_not_a_positive_integer_is_passed_over(bad):
 
 
 def test_a_listing_names_the_model_by_id_or_alias_or_has_only_it():
-    two = {"data": [{"id": "a", "context_length": 1000},
-                    {"id": "b", "aliases": ["m", "mm"], "context_length": 2000}]}
+    two = {
+        "data": [
+            {"id": "a", "context_length": 1000},
+            {"id": "b", "aliases": ["m", "mm"], "context_length": 2000},
+        ]
+    }
     assert window_from_listing(two, "mm") == 2000
     assert window_from_listing(two, "zzz") is None  # two models, neither named
     assert window_from_listing({"data": [{"id": "x", "context_length": 3000}]}, "m") == 3000
@@ -160,8 +182,7 @@ def test_a_listing_names_the_model_by_id_or_alias_or_has_only_it():
 
 
 def test_llama_cpp_meta_then_the_listing_keys_then_openrouter_top_provider():
-    entry = {"meta": {"n_ctx": 111}, "context_length": 222, "top_provider": {
-        "context_length": 333}}
+    entry = {"meta": {"n_ctx": 111}, "context_length": 222, "top_provider": {"context_length": 333}}
     assert window_from_listing(listing(**entry), "m") == 111
     del entry["meta"]
     assert window_from_listing(listing(**entry), "m") == 222
@@ -169,38 +190,77 @@ def test_llama_cpp_meta_then_the_listing_keys_then_openrouter_top_provider():
     assert window_from_listing(listing(**entry), "m") == 333
 
 
-@pytest.mark.parametrize("data", [
-    None, "text", 42, [], {"data": None}, {"data": "m"}, {"data": {"id": "m"}},
-    {"data": [None, "m", 4096]}, {"data": [{"id": "m", "meta": "n_ctx=4096",
-                                            "top_provider": [4096], "aliases": "m"}]},
-    {"data": [{"id": "a", "aliases": {"m": 1}, "context_length": 9}, {"id": "b"}]},
-], ids=["none", "text", "number", "list", "data none", "data text", "data dict",
-        "entries not dicts", "fields of wrong types", "aliases not a list"])
+@pytest.mark.parametrize(
+    "data",
+    [
+        None,
+        "text",
+        42,
+        [],
+        {"data": None},
+        {"data": "m"},
+        {"data": {"id": "m"}},
+        {"data": [None, "m", 4096]},
+        {"data": [{"id": "m", "meta": "n_ctx=4096", "top_provider": [4096], "aliases": "m"}]},
+        {"data": [{"id": "a", "aliases": {"m": 1}, "context_length": 9}, {"id": "b"}]},
+    ],
+    ids=[
+        "none",
+        "text",
+        "number",
+        "list",
+        "data none",
+        "data text",
+        "data dict",
+        "entries not dicts",
+        "fields of wrong types",
+        "aliases not a list",
+    ],
+)
 def test_a_malformed_listing_gives_no_window(data):
     assert window_from_listing(data, "m") is None
 
 
-@pytest.mark.parametrize(("props", "size"), [
-    ({"default_generation_settings": {"n_ctx": 6144}, "n_ctx": 2048}, 6144),
-    ({"default_generation_settings": {"n_ctx": 0}, "n_ctx": 2048}, 2048),
-    ({"default_generation_settings": "n_ctx", "n_ctx": 2048}, 2048),
-    ({"n_ctx": True}, None), ({"n_ctx": "4096"}, None), ([{"n_ctx": 4096}], None), (None, None),
-])
+@pytest.mark.parametrize(
+    ("props", "size"),
+    [
+        ({"default_generation_settings": {"n_ctx": 6144}, "n_ctx": 2048}, 6144),
+        ({"default_generation_settings": {"n_ctx": 0}, "n_ctx": 2048}, 2048),
+        ({"default_generation_settings": "n_ctx", "n_ctx": 2048}, 2048),
+        ({"n_ctx": True}, None),
+        ({"n_ctx": "4096"}, None),
+        ([{"n_ctx": 4096}], None),
+        (None, None),
+    ],
+)
 def test_props_give_the_nested_window_else_the_top_level_one(props, size):
     assert window_from_props(props) == size
 
 
-@pytest.mark.parametrize(("model", "size"), [
-    ("GPT-4o-Mini", 128_000), ("gpt-4-0613", 8192), ("gpt-4-turbo-preview", 128_000),
-    ("o1-mini-2024", 128_000), ("o1-preview", 200_000), ("openrouter/openai/gpt-4.1", 1_047_576),
-    ("meta/llama-3.2-3b", 131_072), ("llama-3-8b", 8192), ("claude-", 200_000),
-    ("mistral-small", None), ("", None), ("gpt", None), ("openai/", None),
-])
+@pytest.mark.parametrize(
+    ("model", "size"),
+    [
+        ("GPT-4o-Mini", 128_000),
+        ("gpt-4-0613", 8192),
+        ("gpt-4-turbo-preview", 128_000),
+        ("o1-mini-2024", 128_000),
+        ("o1-preview", 200_000),
+        ("openrouter/openai/gpt-4.1", 1_047_576),
+        ("meta/llama-3.2-3b", 131_072),
+        ("llama-3-8b", 8192),
+        ("claude-", 200_000),
+        ("mistral-small", None),
+        ("", None),
+        ("gpt", None),
+        ("openai/", None),
+    ],
+)
 def test_the_table_takes_the_longest_prefix_of_the_name_without_its_vendor(model, size):
     assert table_window(model) == size
 
 
 # ----------------------------------------------------------------------------- cache keys
+
 
 def test_a_cache_key_keeps_no_secret_of_the_url():
     key = cache_key("https://user:s3cret@API.Example.com:8443/v1/?key=s3cret#s3cret", "m")
@@ -208,7 +268,8 @@ def test_a_cache_key_keeps_no_secret_of_the_url():
     assert cache_key("https://api.example.com:8443/v1", "m") == key
     assert cache_key("https://api.example.com/v1", "m") != key  # another port, another place
     assert cache_key("https://api.example.com/v2", "m") != cache_key(
-        "https://api.example.com/v1", "m")
+        "https://api.example.com/v1", "m"
+    )
 
 
 def test_windows_of_one_model_at_two_endpoints_are_apart():
@@ -220,6 +281,7 @@ def test_windows_of_one_model_at_two_endpoints_are_apart():
 
 
 # ----------------------------------------------------------------------------- the cache file
+
 
 def test_windows_survive_in_a_private_file_for_the_next_process(tmp_path):
     path = tmp_path / "cache" / "sub" / "windows.json"
@@ -235,9 +297,19 @@ def test_windows_survive_in_a_private_file_for_the_next_process(tmp_path):
     assert later.get("other", ENDPOINT) == (False, None)
 
 
-@pytest.mark.parametrize("content", [
-    "", "{", "not json", "[]", "null", '{"windows": []}', '{"windows": "k"}', "\x00\xff",
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        "",
+        "{",
+        "not json",
+        "[]",
+        "null",
+        '{"windows": []}',
+        '{"windows": "k"}',
+        "\x00\xff",
+    ],
+)
 def test_a_broken_cache_file_is_treated_as_empty_and_replaced(tmp_path, content):
     path = tmp_path / "windows.json"
     path.write_text(content, encoding="latin-1")
@@ -247,10 +319,18 @@ def test_a_broken_cache_file_is_treated_as_empty_and_replaced(tmp_path, content)
     assert json.loads(path.read_text())["windows"]["k"][ENDPOINT]["window"] == 4096
 
 
-@pytest.mark.parametrize("entry", [
-    5, [], {"endpoint": 4096}, {"endpoint": {"window": 4096}},
-    {"endpoint": {"window": 4096, "at": "yesterday"}}, {"endpoint": {"window": 4096, "at": None}},
-], ids=["number", "list", "bare size", "no time", "text time", "null time"])
+@pytest.mark.parametrize(
+    "entry",
+    [
+        5,
+        [],
+        {"endpoint": 4096},
+        {"endpoint": {"window": 4096}},
+        {"endpoint": {"window": 4096, "at": "yesterday"}},
+        {"endpoint": {"window": 4096, "at": None}},
+    ],
+    ids=["number", "list", "bare size", "no time", "text time", "null time"],
+)
 def test_an_entry_of_the_wrong_shape_is_not_found(tmp_path, entry):
     path = tmp_path / "windows.json"
     path.write_text(json.dumps({"windows": {"k": entry}}))
@@ -259,7 +339,8 @@ def test_an_entry_of_the_wrong_shape_is_not_found(tmp_path, entry):
 
 @pytest.mark.parametrize("bad", NO_SIZE)
 def test_a_remembered_size_that_is_not_a_positive_integer_is_remembered_silence(
-        tmp_path, clock, bad):
+    tmp_path, clock, bad
+):
     path = tmp_path / "windows.json"
     path.write_text(json.dumps({"windows": {"k": {"endpoint": {"window": bad, "at": clock[0]}}}}))
     assert WindowCache(path, 3600).get("k", ENDPOINT) == (True, None)
@@ -267,8 +348,9 @@ def test_a_remembered_size_that_is_not_a_positive_integer_is_remembered_silence(
 
 def test_an_entry_from_the_future_is_stale(tmp_path, clock):
     path = tmp_path / "windows.json"
-    path.write_text(json.dumps({"windows": {"k": {"endpoint": {"window": 4096,
-                                                               "at": clock[0] + 1}}}}))
+    path.write_text(
+        json.dumps({"windows": {"k": {"endpoint": {"window": 4096, "at": clock[0] + 1}}}})
+    )
     assert WindowCache(path, 3600).get("k", ENDPOINT) == (False, None)
 
 
@@ -284,23 +366,39 @@ def test_an_unwritable_cache_still_remembers_in_memory(tmp_path):
 
 def test_putting_keeps_the_other_entries_of_the_file(tmp_path, clock):
     path = tmp_path / "windows.json"
-    path.write_text(json.dumps({"windows": {
-        "old": {"endpoint": {"window": 1000, "at": clock[0]}},
-        "k": {"endpoint": {"window": 2000, "at": clock[0]}, "junk": 1}}}))
+    path.write_text(
+        json.dumps(
+            {
+                "windows": {
+                    "old": {"endpoint": {"window": 1000, "at": clock[0]}},
+                    "k": {"endpoint": {"window": 2000, "at": clock[0]}, "junk": 1},
+                }
+            }
+        )
+    )
     WindowCache(path, 3600).put("k", OVERFLOW, 3000)
     cache = WindowCache(path, 3600)
     assert [cache.get("old", ENDPOINT), cache.get("k", ENDPOINT), cache.get("k", OVERFLOW)] == [
-        (True, 1000), (True, 2000), (True, 3000)]
+        (True, 1000),
+        (True, 2000),
+        (True, 3000),
+    ]
 
 
 async def test_llama_cpp_gives_the_window_of_one_slot_from_its_props():
     """Repro: `llama-server -c 8192 -np 2` (two requests at a time). Its listing's
     meta.n_ctx says 8192, the whole server's context; each request gets a slot of 4096
     and is refused over that. /props says the slot's window: that one is used."""
-    endpoint = Endpoint(**{
-        "/v1/models": {"data": [{"id": "m", "owned_by": "llamacpp", "meta": {"n_ctx": 8192}}]},
-        "/props": {"default_generation_settings": {"n_ctx": 4096}, "total_slots": 2}})
+    endpoint = Endpoint(
+        **{
+            "/v1/models": {"data": [{"id": "m", "owned_by": "llamacpp", "meta": {"n_ctx": 8192}}]},
+            "/props": {"default_generation_settings": {"n_ctx": 4096}, "total_slots": 2},
+        }
+    )
     assert await windows().resolve(endpoint) == Window(4096, "endpoint")
-    silent = Endpoint(**{  # a server without /props: the listing's is better than none
-        "/v1/models": {"data": [{"id": "m", "owned_by": "llamacpp", "meta": {"n_ctx": 8192}}]}})
+    silent = Endpoint(
+        **{  # a server without /props: the listing's is better than none
+            "/v1/models": {"data": [{"id": "m", "owned_by": "llamacpp", "meta": {"n_ctx": 8192}}]}
+        }
+    )
     assert await windows().resolve(silent) == Window(8192, "endpoint")

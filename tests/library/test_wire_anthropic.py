@@ -64,11 +64,19 @@ def ev(name: str, **data) -> tuple[str, dict]:
 
 
 def message_start(input_tokens: int = 10) -> tuple[str, dict]:
-    return ev("message_start", message={
-        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
-        "content": [], "stop_reason": None, "stop_sequence": None,
-        "usage": {"input_tokens": input_tokens, "output_tokens": 1},
-    })
+    return ev(
+        "message_start",
+        message={
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-test",
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": input_tokens, "output_tokens": 1},
+        },
+    )
 
 
 def block(index: int, start: dict, *deltas: dict) -> list[tuple[str, dict]]:
@@ -81,20 +89,27 @@ def block(index: int, start: dict, *deltas: dict) -> list[tuple[str, dict]]:
 
 def message_end(stop: str = "end_turn", output_tokens: int = 5) -> list[tuple[str, dict]]:
     return [
-        ev("message_delta", delta={"stop_reason": stop, "stop_sequence": None},
-           usage={"output_tokens": output_tokens}),
+        ev(
+            "message_delta",
+            delta={"stop_reason": stop, "stop_sequence": None},
+            usage={"output_tokens": output_tokens},
+        ),
         ev("message_stop"),
     ]
 
 
 def text_block(index: int, *pieces: str) -> list[tuple[str, dict]]:
-    return block(index, {"type": "text", "text": ""},
-                 *({"type": "text_delta", "text": p} for p in pieces))
+    return block(
+        index, {"type": "text", "text": ""}, *({"type": "text_delta", "text": p} for p in pieces)
+    )
 
 
 def tool_block(index: int, call_id: str, name: str, *json_pieces: str):
-    return block(index, {"type": "tool_use", "id": call_id, "name": name, "input": {}},
-                 *({"type": "input_json_delta", "partial_json": p} for p in json_pieces))
+    return block(
+        index,
+        {"type": "tool_use", "id": call_id, "name": name, "input": {}},
+        *({"type": "input_json_delta", "partial_json": p} for p in json_pieces),
+    )
 
 
 def roles(body: dict) -> list[str]:
@@ -175,8 +190,7 @@ async def test_tools_go_out_in_anthropic_shape(stub):
     assert [t["name"] for t in sent(stub, 0)["tools"]] == ["add", "echo"]
     add = sent(stub, 0)["tools"][0]
     assert add["description"] == "Add two numbers."
-    assert add["input_schema"]["properties"] == {"a": {"type": "integer"},
-                                                 "b": {"type": "integer"}}
+    assert add["input_schema"]["properties"] == {"a": {"type": "integer"}, "b": {"type": "integer"}}
     assert "function" not in add and "parameters" not in add
 
 
@@ -206,8 +220,9 @@ async def test_a_failed_tool_goes_back_flagged_as_error(stub):
         """Always fails."""
         raise RuntimeError("kaboom")
 
-    stub.script(Reply.json(anthropic_tool_use([("explode", {})])),
-                Reply.json(anthropic_text("Sorry.")))
+    stub.script(
+        Reply.json(anthropic_tool_use([("explode", {})])), Reply.json(anthropic_text("Sorry."))
+    )
     async with client_for(stub.url) as client:
         await client.run("go", await tools(define_tool(explode)))
     [result] = blocks_of(sent(stub, 1), "tool_result")
@@ -216,13 +231,20 @@ async def test_a_failed_tool_goes_back_flagged_as_error(stub):
     assert "kaboom" in result["content"]
 
 
-@pytest.mark.parametrize(("keys", "sent"), [
-    ({"ANTHROPIC_API_KEY": "sk-ant-from-env", "OPENROUTER_API_KEY": "sk-or-wrong"},
-     "sk-ant-from-env"),
-    ({"OPENROUTER_API_KEY": "sk-or-fallback"}, "sk-or-fallback"),
-], ids=["its-own-variable", "openrouter-as-fallback"])
-async def test_the_anthropic_key_is_its_variable_else_openrouters(stub, monkeypatch,
-                                                                   no_keys_in_env, keys, sent):
+@pytest.mark.parametrize(
+    ("keys", "sent"),
+    [
+        (
+            {"ANTHROPIC_API_KEY": "sk-ant-from-env", "OPENROUTER_API_KEY": "sk-or-wrong"},
+            "sk-ant-from-env",
+        ),
+        ({"OPENROUTER_API_KEY": "sk-or-fallback"}, "sk-or-fallback"),
+    ],
+    ids=["its-own-variable", "openrouter-as-fallback"],
+)
+async def test_the_anthropic_key_is_its_variable_else_openrouters(
+    stub, monkeypatch, no_keys_in_env, keys, sent
+):
     for var, value in {"OPENAI_API_KEY": "sk-openai-wrong", **keys}.items():
         monkeypatch.setenv(var, value)
     stub.script(Reply.json(anthropic_text("hi")))
@@ -231,8 +253,9 @@ async def test_the_anthropic_key_is_its_variable_else_openrouters(stub, monkeypa
     assert stub.requests[0].headers["x-api-key"] == sent
 
 
-async def test_the_anthropic_key_is_not_sent_to_an_openai_endpoint(stub, monkeypatch,
-                                                                    no_keys_in_env):
+async def test_the_anthropic_key_is_not_sent_to_an_openai_endpoint(
+    stub, monkeypatch, no_keys_in_env
+):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-private")
     stub.script(Reply.json(openai_text("hi")))
     async with client_for(stub.base_url, style="openai", api_key=None) as client:
@@ -271,8 +294,9 @@ async def test_non_streaming_text_reply(stub):
 
 async def test_non_streaming_tool_use_reply(stub):
     stub.script(
-        Reply.json(anthropic_tool_use([("add", {"a": 20, "b": 22})], text="Adding.",
-                                      usage=(10, 6))),
+        Reply.json(
+            anthropic_tool_use([("add", {"a": 20, "b": 22})], text="Adding.", usage=(10, 6))
+        ),
         Reply.json(anthropic_text("It is 42.", usage=(30, 4))),
     )
     async with client_for(stub.url) as client:
@@ -281,13 +305,19 @@ async def test_non_streaming_tool_use_reply(stub):
     assert result.tool_calls == [{"id": "toolu_1", "name": "add", "args": {"a": 20, "b": 22}}]
     assert result.usage == {"prompt_tokens": 40, "completion_tokens": 10, "total_tokens": 50}
     follow_up = sent(stub, 1)
-    assert follow_up["messages"][1] == {"role": "assistant", "content": [
-        {"type": "text", "text": "Adding."},
-        {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {"a": 20, "b": 22}},
-    ]}
-    assert follow_up["messages"][2] == {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": "toolu_1", "content": "42"},
-    ]}
+    assert follow_up["messages"][1] == {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "Adding."},
+            {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {"a": 20, "b": 22}},
+        ],
+    }
+    assert follow_up["messages"][2] == {
+        "role": "user",
+        "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": "42"},
+        ],
+    }
 
 
 async def test_http_error_carries_the_providers_message(stub):
@@ -328,9 +358,10 @@ async def test_streamed_text_arrives_as_deltas(stub):
 
 
 async def test_stream_split_into_tiny_network_reads(stub):
-    stub.script(anthropic_stream("Grüße, wörld ✓", tool_calls=[("echo", {"text": "ünï"})],
-                                 chunks=5),
-                anthropic_stream("ok", chunks=3))
+    stub.script(
+        anthropic_stream("Grüße, wörld ✓", tool_calls=[("echo", {"text": "ünï"})], chunks=5),
+        anthropic_stream("ok", chunks=3),
+    )
     async with client_for(stub.url) as client:
         events = await collect(client.stream("hi", await tools()))
     assert joined(events, "text") == "Grüße, wörld ✓ok"
@@ -351,8 +382,12 @@ async def test_input_json_deltas_are_joined_into_the_arguments(stub):
     assert (call["id"], call["name"], call["args"]) == ("toolu_a", "add", {"a": 4, "b": 38})
     assert of_type(events, "tool_result")[0]["output"] == "42"
     [tool_use] = blocks_of(sent(stub, 1), "tool_use")
-    assert tool_use == {"type": "tool_use", "id": "toolu_a", "name": "add",
-                        "input": {"a": 4, "b": 38}}
+    assert tool_use == {
+        "type": "tool_use",
+        "id": "toolu_a",
+        "name": "add",
+        "input": {"a": 4, "b": 38},
+    }
 
 
 async def test_a_tool_use_without_any_json_delta_has_empty_arguments(stub):
@@ -408,41 +443,62 @@ async def test_cumulative_message_delta_usage_with_cache_tokens_replaces_the_sta
     output_tokens, server_tool_use); with server tools they grow during the message, and a
     delta may carry only some of them."""
     start = message_start(input_tokens=0)
-    start[1]["message"]["usage"].update(cache_creation_input_tokens=0,
-                                        cache_read_input_tokens=0)
+    start[1]["message"]["usage"].update(cache_creation_input_tokens=0, cache_read_input_tokens=0)
     events_in = [
         start,
         *text_block(0, "Searched."),
-        ev("message_delta", delta={"stop_reason": None},
-           usage={"input_tokens": 2679, "cache_creation_input_tokens": 0,
-                  "cache_read_input_tokens": 1536, "output_tokens": 200,
-                  "server_tool_use": {"web_search_requests": 1}}),
-        ev("message_delta", delta={"stop_reason": "end_turn", "stop_sequence": None},
-           usage={"cache_read_input_tokens": 2048, "output_tokens": 510}),
+        ev(
+            "message_delta",
+            delta={"stop_reason": None},
+            usage={
+                "input_tokens": 2679,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 1536,
+                "output_tokens": 200,
+                "server_tool_use": {"web_search_requests": 1},
+            },
+        ),
+        ev(
+            "message_delta",
+            delta={"stop_reason": "end_turn", "stop_sequence": None},
+            usage={"cache_read_input_tokens": 2048, "output_tokens": 510},
+        ),
         ev("message_stop"),
     ]
     stub.script(Reply.sse(events_in))
     async with client_for(stub.url) as client:
         events = await collect(client.stream("hi", None))
     assert events[-1]["result"].usage == {
-        "prompt_tokens": 2679 + 2048, "completion_tokens": 510, "total_tokens": 5237,
-        "cached_tokens": 2048}
+        "prompt_tokens": 2679 + 2048,
+        "completion_tokens": 510,
+        "total_tokens": 5237,
+        "cached_tokens": 2048,
+    }
     assert of_type(events, "usage")[-1]["usage"]["prompt_tokens"] == 4727
 
 
 async def test_usage_sums_over_turns(stub):
-    stub.script(anthropic_stream(tool_calls=[("echo", {"text": "a"})], usage=(10, 3)),
-                anthropic_stream("fine", usage=(20, 4)))
+    stub.script(
+        anthropic_stream(tool_calls=[("echo", {"text": "a"})], usage=(10, 3)),
+        anthropic_stream("fine", usage=(20, 4)),
+    )
     async with client_for(stub.url) as client:
         events = await collect(client.stream("hi", await tools()))
-    assert events[-1]["result"].usage == {"prompt_tokens": 30, "completion_tokens": 7,
-                                          "total_tokens": 37}
+    assert events[-1]["result"].usage == {
+        "prompt_tokens": 30,
+        "completion_tokens": 7,
+        "total_tokens": 37,
+    }
 
 
 async def test_thinking_is_reasoning_and_goes_back_signed_ahead_of_tool_use(stub):
     stub.script(
-        anthropic_stream(thinking="I should add them", tool_calls=[("add", {"a": 1, "b": 2})],
-                         text="Let me add.", signature=SIGNATURE),
+        anthropic_stream(
+            thinking="I should add them",
+            tool_calls=[("add", {"a": 1, "b": 2})],
+            text="Let me add.",
+            signature=SIGNATURE,
+        ),
         anthropic_stream("Three."),
     )
     async with client_for(stub.url) as client:
@@ -453,8 +509,11 @@ async def test_thinking_is_reasoning_and_goes_back_signed_ahead_of_tool_use(stub
     assistant = sent(stub, 1)["messages"][1]
     assert assistant["role"] == "assistant"
     assert [b["type"] for b in assistant["content"]] == ["thinking", "text", "tool_use"]
-    assert assistant["content"][0] == {"type": "thinking", "thinking": "I should add them",
-                                       "signature": SIGNATURE}
+    assert assistant["content"][0] == {
+        "type": "thinking",
+        "thinking": "I should add them",
+        "signature": SIGNATURE,
+    }
     assert assistant["content"][2]["id"] == "toolu_1"
 
 
@@ -462,10 +521,13 @@ async def test_redacted_thinking_goes_back_untouched(stub):
     events_in = [
         message_start(),
         *block(0, {"type": "redacted_thinking", "data": "EmwKAhgBEgy3vOpaque"}),
-        *block(1, {"type": "thinking", "thinking": "", "signature": ""},
-               {"type": "thinking_delta", "thinking": "plain "},
-               {"type": "thinking_delta", "thinking": "thought"},
-               {"type": "signature_delta", "signature": SIGNATURE}),
+        *block(
+            1,
+            {"type": "thinking", "thinking": "", "signature": ""},
+            {"type": "thinking_delta", "thinking": "plain "},
+            {"type": "thinking_delta", "thinking": "thought"},
+            {"type": "signature_delta", "signature": SIGNATURE},
+        ),
         *tool_block(2, "toolu_r", "echo", '{"text": "x"}'),
         *message_end("tool_use"),
     ]
@@ -489,7 +551,10 @@ async def test_non_streamed_thinking_blocks_go_back_too(stub):
         result = await client.run("hi", await tools())
     assert result.text == "ok"
     assert sent(stub, 1)["messages"][1]["content"][0] == {
-        "type": "thinking", "thinking": "hmm", "signature": SIGNATURE}
+        "type": "thinking",
+        "thinking": "hmm",
+        "signature": SIGNATURE,
+    }
 
 
 async def test_an_error_event_in_the_stream_raises_with_the_providers_message(stub):
@@ -540,8 +605,13 @@ def _assert_anthropic_wellformed(body: dict) -> None:
     for i, message in enumerate(body["messages"]):
         assert isinstance(message["content"], list) and message["content"]
         for part in message["content"]:
-            assert part["type"] in ("text", "tool_use", "tool_result", "thinking",
-                                    "redacted_thinking")
+            assert part["type"] in (
+                "text",
+                "tool_use",
+                "tool_result",
+                "thinking",
+                "redacted_thinking",
+            )
             if part["type"] == "text":
                 assert part["text"]
         uses = [b["id"] for b in message["content"] if b["type"] == "tool_use"]
@@ -570,7 +640,9 @@ async def test_an_openai_thread_continues_on_anthropic(stub):
     assert [b["id"] for b in blocks_of(body, "tool_use")] == ["call_1", "call_2"]
     assert blocks_of(body, "tool_use")[0]["input"] == {"a": 1, "b": 1}
     assert [(b["tool_use_id"], b["content"]) for b in blocks_of(body, "tool_result")] == [
-        ("call_1", "2"), ("call_2", "yo")]
+        ("call_1", "2"),
+        ("call_2", "yo"),
+    ]
     assert body["messages"][-1]["content"] == [{"type": "text", "text": "and now?"}]
 
 
@@ -580,8 +652,9 @@ async def test_an_anthropic_thread_continues_on_openai(stub):
         raise RuntimeError("nope")
 
     stub.script(
-        anthropic_stream(thinking="Plan it", tool_calls=[("add", {"a": 2, "b": 2}),
-                                                         ("explode", {})]),
+        anthropic_stream(
+            thinking="Plan it", tool_calls=[("add", {"a": 2, "b": 2}), ("explode", {})]
+        ),
         anthropic_stream("4, and explode failed."),
         Reply.json(openai_text("Sure.")),
     )
@@ -596,8 +669,14 @@ async def test_an_anthropic_thread_continues_on_openai(stub):
     allowed = {"role", "content", "tool_calls", "tool_call_id", "name"}
     for message in body["messages"]:
         assert set(message) <= allowed, message
-    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "tool", "tool",
-                                                     "assistant", "user"]
+    assert [m["role"] for m in body["messages"]] == [
+        "user",
+        "assistant",
+        "tool",
+        "tool",
+        "assistant",
+        "user",
+    ]
     calls = body["messages"][1]["tool_calls"]
     assert [c["id"] for c in calls] == ["toolu_1", "toolu_2"]
     assert calls[0]["function"] == {"name": "add", "arguments": '{"a": 2, "b": 2}'}
@@ -630,8 +709,9 @@ async def test_foreign_tool_ids_are_made_valid_and_stay_paired(stub):
     reply = openai_tool_call([("add", {"a": 1, "b": 2}), ("add", {"a": 3, "b": 4})])
     calls = reply["choices"][0]["message"]["tool_calls"]
     calls[0]["id"], calls[1]["id"] = "functions.add:0", "functions.add:1"
-    stub.script(Reply.json(reply), Reply.json(openai_text("3 and 7")),
-                Reply.json(anthropic_text("ok")))
+    stub.script(
+        Reply.json(reply), Reply.json(openai_text("3 and 7")), Reply.json(anthropic_text("ok"))
+    )
     kit = await tools()
     async with client_for(stub.base_url, style="openai") as first:
         before = await first.run("start", kit)
@@ -653,19 +733,39 @@ SEARCH_ID = "srvtoolu_014hJH82Qum7Td6UV8gDXThB"
 # text block's citation as the anthropic SDK's CitationsWebSearchResultLocation
 WEB_SEARCH = [
     {"type": "text", "text": "I'll check the current weather in New York City for you."},
-    {"type": "server_tool_use", "id": SEARCH_ID, "name": "web_search",
-     "input": {"query": "weather NYC today"}},
-    {"type": "web_search_tool_result", "tool_use_id": SEARCH_ID, "content": [
-        {"type": "web_search_result",
-         "title": "Weather in New York City in May 2025 (New York) - detailed Weather "
-                  "Forecast for a month",
-         "url": "https://world-weather.info/forecast/usa/new_york/may-2025/",
-         "encrypted_content": "Ev0DCioIAxgCIiQ3NmU4ZmI4OC1k...", "page_age": None}]},
-    {"type": "text", "text": "Here's the current weather information for New York City.",
-     "citations": [{"type": "web_search_result_location", "cited_text": "Mostly sunny, 72°F",
-                    "url": "https://world-weather.info/forecast/usa/new_york/may-2025/",
-                    "title": "Weather in New York City in May 2025",
-                    "encrypted_index": "Eo8BCioIAhgBIiQyYjQ0OWJmZi1lNm.."}]},
+    {
+        "type": "server_tool_use",
+        "id": SEARCH_ID,
+        "name": "web_search",
+        "input": {"query": "weather NYC today"},
+    },
+    {
+        "type": "web_search_tool_result",
+        "tool_use_id": SEARCH_ID,
+        "content": [
+            {
+                "type": "web_search_result",
+                "title": "Weather in New York City in May 2025 (New York) - detailed Weather "
+                "Forecast for a month",
+                "url": "https://world-weather.info/forecast/usa/new_york/may-2025/",
+                "encrypted_content": "Ev0DCioIAxgCIiQ3NmU4ZmI4OC1k...",
+                "page_age": None,
+            }
+        ],
+    },
+    {
+        "type": "text",
+        "text": "Here's the current weather information for New York City.",
+        "citations": [
+            {
+                "type": "web_search_result_location",
+                "cited_text": "Mostly sunny, 72°F",
+                "url": "https://world-weather.info/forecast/usa/new_york/may-2025/",
+                "title": "Weather in New York City in May 2025",
+                "encrypted_index": "Eo8BCioIAhgBIiQyYjQ0OWJmZi1lNm..",
+            }
+        ],
+    },
 ]
 
 
@@ -673,16 +773,21 @@ async def test_server_tool_blocks_are_kept_in_order_and_go_back_verbatim(stub):
     """A web search reply (server_tool_use, web_search_tool_result, cited text) streamed as
     the docs show it: its blocks stay in the thread in their order and go back unchanged,
     also after the thread went through the other styles."""
-    stub.script(anthropic_blocks_stream(WEB_SEARCH),
-                Reply.json(openai_text("elsewhere")), Reply.json(anthropic_text("back")))
+    stub.script(
+        anthropic_blocks_stream(WEB_SEARCH),
+        Reply.json(openai_text("elsewhere")),
+        Reply.json(anthropic_text("back")),
+    )
     async with client_for(stub.url) as client:
         events = await collect(client.stream("weather in NYC?", None))
         result = events[-1]["result"]
         async with client_for(stub.base_url, style="openai") as other:
             moved = await other.run("and tomorrow?", None, history=result.messages)
         await client.run("thanks", None, history=moved.messages)
-    said = "I'll check the current weather in New York City for you.Here's the current " \
-           "weather information for New York City."
+    said = (
+        "I'll check the current weather in New York City for you.Here's the current "
+        "weather information for New York City."
+    )
     assert joined(events, "text") == result.text == said
     assert sent(stub, 1)["messages"][1] == {"role": "assistant", "content": said}  # its text
     assert sent(stub, 2)["messages"][1] == {"role": "assistant", "content": WEB_SEARCH}
@@ -692,25 +797,42 @@ async def test_a_server_tool_call_goes_back_with_a_client_tool_use_of_the_same_t
     """When Claude calls a server tool and a client tool together, the server_tool_use
     comes without a result and the reply ends with stop_reason "tool_use"; the API runs it
     when the client's tool_result comes back (platform.claude.com, "Server tools")."""
-    fetch = {"type": "server_tool_use", "id": "srvtoolu_01WebFetch", "name": "web_fetch",
-             "input": {"url": "https://example.com/article"}}
-    blocks = [{"type": "text", "text": "Let me fetch it and echo a word."}, fetch,
-              {"type": "tool_use", "id": "toolu_01Echo", "name": "echo",
-               "input": {"text": "hi"}}]
-    web_fetch = {"type": "web_fetch_tool_result", "tool_use_id": "srvtoolu_01WebFetch",
-                 "content": {"type": "web_fetch_result", "url": "https://example.com/article",
-                             "retrieved_at": "2025-09-10T12:00:00Z",
-                             "content": {"type": "document", "title": "Article",
-                                         "source": {"type": "text", "media_type": "text/plain",
-                                                    "data": "The article."}}}}
-    stub.script(Reply.json(anthropic_message(blocks, "tool_use")),
-                Reply.json(anthropic_message([web_fetch, {"type": "text", "text": "Done."}])))
+    fetch = {
+        "type": "server_tool_use",
+        "id": "srvtoolu_01WebFetch",
+        "name": "web_fetch",
+        "input": {"url": "https://example.com/article"},
+    }
+    blocks = [
+        {"type": "text", "text": "Let me fetch it and echo a word."},
+        fetch,
+        {"type": "tool_use", "id": "toolu_01Echo", "name": "echo", "input": {"text": "hi"}},
+    ]
+    web_fetch = {
+        "type": "web_fetch_tool_result",
+        "tool_use_id": "srvtoolu_01WebFetch",
+        "content": {
+            "type": "web_fetch_result",
+            "url": "https://example.com/article",
+            "retrieved_at": "2025-09-10T12:00:00Z",
+            "content": {
+                "type": "document",
+                "title": "Article",
+                "source": {"type": "text", "media_type": "text/plain", "data": "The article."},
+            },
+        },
+    }
+    stub.script(
+        Reply.json(anthropic_message(blocks, "tool_use")),
+        Reply.json(anthropic_message([web_fetch, {"type": "text", "text": "Done."}])),
+    )
     async with client_for(stub.url) as client:
         result = await client.run("go", await tools())
     body = sent(stub, 1)
     assert body["messages"][1] == {"role": "assistant", "content": blocks}
     assert body["messages"][2]["content"] == [
-        {"type": "tool_result", "tool_use_id": "toolu_01Echo", "content": "hi"}]
+        {"type": "tool_result", "tool_use_id": "toolu_01Echo", "content": "hi"}
+    ]
     assert result.text == "Done." and result.status == "done"
     assert result.messages[-1]["anthropic_content"][0] == web_fetch  # kept for later
 
@@ -718,11 +840,23 @@ async def test_a_server_tool_call_goes_back_with_a_client_tool_use_of_the_same_t
 BASH_ID = "srvtoolu_01Bash"
 PAUSED = [{"type": "text", "text": "Searching first. "}, *WEB_SEARCH[1:3]]
 WENT_ON = [
-    {"type": "server_tool_use", "id": BASH_ID, "name": "bash_code_execution",
-     "input": {"command": "python -c 'print(6 * 7)'"}},
-    {"type": "bash_code_execution_tool_result", "tool_use_id": BASH_ID,
-     "content": {"type": "bash_code_execution_result", "stdout": "42\n", "stderr": "",
-                 "return_code": 0, "content": []}},
+    {
+        "type": "server_tool_use",
+        "id": BASH_ID,
+        "name": "bash_code_execution",
+        "input": {"command": "python -c 'print(6 * 7)'"},
+    },
+    {
+        "type": "bash_code_execution_tool_result",
+        "tool_use_id": BASH_ID,
+        "content": {
+            "type": "bash_code_execution_result",
+            "stdout": "42\n",
+            "stderr": "",
+            "return_code": 0,
+            "content": [],
+        },
+    },
     {"type": "text", "text": "It is 42."},
 ]
 
@@ -731,14 +865,16 @@ async def test_pause_turn_is_continued_by_sending_the_turn_back(stub):
     """stop_reason "pause_turn": the API paused a long server-side turn; it goes on when
     the assistant's content is sent back as it is (platform.claude.com, "Server tools":
     the server-side loop and pause_turn). It is never the end of the answer."""
-    stub.script(anthropic_blocks_stream(PAUSED, stop="pause_turn"),
-                anthropic_blocks_stream(WENT_ON))
+    stub.script(
+        anthropic_blocks_stream(PAUSED, stop="pause_turn"), anthropic_blocks_stream(WENT_ON)
+    )
     async with client_for(stub.url) as client:
         events = await collect(client.stream("search, then compute", None))
     result = events[-1]["result"]
     assert sent(stub, 1)["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "search, then compute"}]},
-        {"role": "assistant", "content": PAUSED}]
+        {"role": "assistant", "content": PAUSED},
+    ]
     assert (result.status, result.finish_reason, result.turns) == ("done", "end_turn", 2)
     assert joined(events, "text") == result.text == "Searching first. It is 42."
     [answer] = [m for m in result.messages if m["role"] == "assistant"]  # one turn

@@ -55,8 +55,10 @@ async def test_stream_request_shape(stub, make_client):
     assert req.json["stream"] is True
     assert req.json["stream_options"] == {"include_usage": True}
     assert "tools" not in req.json and "tool_choice" not in req.json
-    assert req.json["messages"] == [{"role": "system", "content": "Be brief."},
-                                    {"role": "user", "content": "hello"}]
+    assert req.json["messages"] == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "hello"},
+    ]
     assert joined(events, "text") == "Hello there" and len(of_type(events, "text")) > 1
 
 
@@ -106,29 +108,38 @@ async def test_key_fallback_order(stub, make_client, monkeypatch, api_key, env, 
 
 async def test_arguments_empty_first_then_whole(stub, make_client, toolkit):
     stub.script(
-        sse(chunk({"role": "assistant", "content": None}),
+        sse(
+            chunk({"role": "assistant", "content": None}),
             calls(frag(0, "call_a", "echo", "")),
             calls(frag(0, args='{"text": "hi"}')),
-            chunk(finish="tool_calls")),
+            chunk(finish="tool_calls"),
+        ),
         FINAL,
     )
     events = await stream(make_client(), toolkit=toolkit)
     assert [(e["id"], e["name"], e["args"]) for e in of_type(events, "tool_call")] == [
-        ("call_a", "echo", {"text": "hi"})]
+        ("call_a", "echo", {"text": "hi"})
+    ]
     assert toolkit.seen == [{"text": "hi"}]
     assert wire_calls(stub)[0]["function"] == {"name": "echo", "arguments": '{"text": "hi"}'}
-    assert wire_results(stub) == [
-        {"role": "tool", "tool_call_id": "call_a", "content": "echo:hi"}]
+    assert wire_results(stub) == [{"role": "tool", "tool_call_id": "call_a", "content": "echo:hi"}]
     assert result_of(events).text == "done"
 
 
-@pytest.mark.parametrize("trailing", [[], [frag(0, args="")], [frag(0, args=None)]],
-                         ids=["alone", "then-empty", "then-null"])
-async def test_whole_arguments_in_the_first_fragment_count_once(stub, make_client, toolkit,
-                                                                trailing):
+@pytest.mark.parametrize(
+    "trailing",
+    [[], [frag(0, args="")], [frag(0, args=None)]],
+    ids=["alone", "then-empty", "then-null"],
+)
+async def test_whole_arguments_in_the_first_fragment_count_once(
+    stub, make_client, toolkit, trailing
+):
     stub.script(
-        sse(calls(frag(0, "call_a", "now", "{}")), *[calls(f) for f in trailing],
-            chunk(finish="tool_calls")),
+        sse(
+            calls(frag(0, "call_a", "now", "{}")),
+            *[calls(f) for f in trailing],
+            chunk(finish="tool_calls"),
+        ),
         FINAL,
     )
     events = await stream(make_client(), toolkit=toolkit)
@@ -140,12 +151,14 @@ async def test_whole_arguments_in_the_first_fragment_count_once(stub, make_clien
 @pytest.mark.parametrize("first_args", [None, ...], ids=["null", "missing"])
 async def test_null_or_missing_arguments_count_as_empty(stub, make_client, toolkit, first_args):
     stub.script(
-        sse(calls(frag(0, "call_a", "echo", first_args)),
+        sse(
+            calls(frag(0, "call_a", "echo", first_args)),
             calls(frag(0, args='{"te')),
             calls(frag(0)),  # a fragment without "arguments" at all
             calls(frag(0, args=None)),
             calls(frag(0, args='xt": "x"}')),
-            chunk(finish="tool_calls")),
+            chunk(finish="tool_calls"),
+        ),
         FINAL,
     )
     events = await stream(make_client(), toolkit=toolkit)
@@ -162,33 +175,42 @@ async def test_call_that_never_gets_arguments_runs_with_none(stub, make_client, 
 
 async def test_two_parallel_calls_grouped_by_index(stub, make_client, toolkit):
     stub.script(
-        sse(calls(frag(0, "call_a", "echo", ""), frag(1, "call_b", "echo", "")),
+        sse(
+            calls(frag(0, "call_a", "echo", ""), frag(1, "call_b", "echo", "")),
             calls(frag(1, args='{"text"')),
             calls(frag(0, args='{"text": "A"}')),
             calls(frag(1, args=': "B"}')),
-            chunk(finish="tool_calls")),
+            chunk(finish="tool_calls"),
+        ),
         FINAL,
     )
     events = await stream(make_client(), toolkit=toolkit)
     assert [(e["id"], e["args"]) for e in of_type(events, "tool_call")] == [
-        ("call_a", {"text": "A"}), ("call_b", {"text": "B"})]
+        ("call_a", {"text": "A"}),
+        ("call_b", {"text": "B"}),
+    ]
     assert [(r["tool_call_id"], r["content"]) for r in wire_results(stub)] == [
-        ("call_a", "echo:A"), ("call_b", "echo:B")]
+        ("call_a", "echo:A"),
+        ("call_b", "echo:B"),
+    ]
 
 
 @pytest.mark.parametrize("second", ["now", "echo"], ids=["other-function", "same-function"])
-async def test_new_name_at_a_completed_index_starts_a_new_call(stub, make_client, toolkit,
-                                                               second):
+async def test_new_name_at_a_completed_index_starts_a_new_call(stub, make_client, toolkit, second):
     args = "{}" if second == "now" else '{"text": "2"}'
     stub.script(
-        sse(calls(frag(0, name="echo", args='{"text": "1"}')),
+        sse(
+            calls(frag(0, name="echo", args='{"text": "1"}')),
             calls(frag(0, name=second, args=args)),
-            chunk(finish="tool_calls")),
+            chunk(finish="tool_calls"),
+        ),
         FINAL,
     )
     events = await stream(make_client(), toolkit=toolkit)
     assert [(e["name"], e["args"]) for e in of_type(events, "tool_call")] == [
-        ("echo", {"text": "1"}), (second, json.loads(args))]
+        ("echo", {"text": "1"}),
+        (second, json.loads(args)),
+    ]
     ids = [c["id"] for c in wire_calls(stub)]
     assert len(set(ids)) == 2
     assert [r["tool_call_id"] for r in wire_results(stub)] == ids
@@ -197,23 +219,28 @@ async def test_new_name_at_a_completed_index_starts_a_new_call(stub, make_client
 async def test_repeated_id_and_name_continue_the_same_call(stub, make_client, toolkit):
     # Some servers repeat id and name on every fragment, also after the JSON is complete.
     stub.script(
-        sse(calls(frag(0, "call_a", "echo", '{"text":')),
+        sse(
+            calls(frag(0, "call_a", "echo", '{"text":')),
             calls(frag(0, "call_a", "echo", ' "z"}')),
-            calls(frag(0, "call_a", "echo", ""), finish="tool_calls")),
+            calls(frag(0, "call_a", "echo", ""), finish="tool_calls"),
+        ),
         FINAL,
     )
     events = await stream(make_client(), toolkit=toolkit)
     assert [(e["id"], e["args"]) for e in of_type(events, "tool_call")] == [
-        ("call_a", {"text": "z"})]
+        ("call_a", {"text": "z"})
+    ]
     assert toolkit.seen == [{"text": "z"}]
     assert [r["tool_call_id"] for r in wire_results(stub)] == ["call_a"]
 
 
 async def test_repeated_name_without_id_continues_an_unfinished_call(stub, make_client, toolkit):
     stub.script(
-        sse(calls(frag(0, name="echo", args='{"text":')),
+        sse(
+            calls(frag(0, name="echo", args='{"text":')),
             calls(frag(0, name="echo", args=' "y"}')),
-            chunk(finish="tool_calls")),
+            chunk(finish="tool_calls"),
+        ),
         FINAL,
     )
     events = await stream(make_client(), toolkit=toolkit)
@@ -222,28 +249,41 @@ async def test_repeated_name_without_id_continues_an_unfinished_call(stub, make_
 
 async def test_gemini_style_calls_without_index_or_id(stub, make_client, toolkit):
     stub.script(
-        sse(calls(frag(name="echo", args='{"text": "a"}'), frag(name="echo", args='{"text": "b"}'),
-                  frag(name="now", args="{}")),
-            chunk(finish="stop")),
+        sse(
+            calls(
+                frag(name="echo", args='{"text": "a"}'),
+                frag(name="echo", args='{"text": "b"}'),
+                frag(name="now", args="{}"),
+            ),
+            chunk(finish="stop"),
+        ),
         FINAL,
     )
     events = await stream(make_client(), toolkit=toolkit)
     call_events = of_type(events, "tool_call")
     assert [(e["name"], e["args"]) for e in call_events] == [
-        ("echo", {"text": "a"}), ("echo", {"text": "b"}), ("now", {})]
+        ("echo", {"text": "a"}),
+        ("echo", {"text": "b"}),
+        ("now", {}),
+    ]
     ids = [e["id"] for e in call_events]
     assert len(set(ids)) == 3 and all(ids)
     assert [c["id"] for c in wire_calls(stub)] == ids
     assert [(r["tool_call_id"], r["content"]) for r in wire_results(stub)] == [
-        (ids[0], "echo:a"), (ids[1], "echo:b"), (ids[2], "noon")]
+        (ids[0], "echo:a"),
+        (ids[1], "echo:b"),
+        (ids[2], "noon"),
+    ]
     assert [e["id"] for e in of_type(events, "tool_result")] == ids
 
 
 async def test_indexed_calls_without_id_get_unique_ids(stub, make_client, toolkit):
     stub.script(
-        sse(calls(frag(0, name="echo", args=""), frag(1, name="echo", args="")),
+        sse(
+            calls(frag(0, name="echo", args=""), frag(1, name="echo", args="")),
             calls(frag(0, args='{"text": "a"}'), frag(1, args='{"text": "b"}')),
-            chunk(finish="tool_calls")),
+            chunk(finish="tool_calls"),
+        ),
         FINAL,
     )
     events = await stream(make_client(), toolkit=toolkit)
@@ -253,7 +293,8 @@ async def test_indexed_calls_without_id_get_unique_ids(stub, make_client, toolki
     assert [r["tool_call_id"] for r in wire_results(stub)] == ids
     assert result_of(events).tool_calls == [
         {"id": ids[0], "name": "echo", "args": {"text": "a"}},
-        {"id": ids[1], "name": "echo", "args": {"text": "b"}}]
+        {"id": ids[1], "name": "echo", "args": {"text": "b"}},
+    ]
 
 
 async def test_tool_calls_found_without_any_finish_reason(stub, make_client, toolkit):
@@ -264,19 +305,30 @@ async def test_tool_calls_found_without_any_finish_reason(stub, make_client, too
 
 
 async def test_tool_calls_found_when_the_stream_ends_without_done(stub, make_client, toolkit):
-    stub.script(sse(calls(frag(0, "call_a", "echo", '{"text": "q"}')),
-                    chunk(finish="tool_calls"), done=False), FINAL)
+    stub.script(
+        sse(
+            calls(frag(0, "call_a", "echo", '{"text": "q"}')),
+            chunk(finish="tool_calls"),
+            done=False,
+        ),
+        FINAL,
+    )
     events = await stream(make_client(), toolkit=toolkit)
     assert toolkit.seen == [{"text": "q"}] and result_of(events).text == "done"
 
 
-@pytest.mark.parametrize("script", [
-    [chunk({"content": "Half an ans"})],
-    [calls(frag(0, "call_a", "echo", '{"text": "q"}'))],
-    [],
-], ids=["text", "tool-call", "nothing"])
-async def test_a_stream_without_done_or_finish_reason_is_an_error(stub, make_client, toolkit,
-                                                                   script):
+@pytest.mark.parametrize(
+    "script",
+    [
+        [chunk({"content": "Half an ans"})],
+        [calls(frag(0, "call_a", "echo", '{"text": "q"}'))],
+        [],
+    ],
+    ids=["text", "tool-call", "nothing"],
+)
+async def test_a_stream_without_done_or_finish_reason_is_an_error(
+    stub, make_client, toolkit, script
+):
     stub.script(sse(*script, done=False))
     client = make_client()
     with pytest.raises(ProviderError) as caught:
@@ -286,8 +338,11 @@ async def test_a_stream_without_done_or_finish_reason_is_an_error(stub, make_cli
     # what the user saw of the text is kept, marked; a cut-off call or nothing leaves no
     # assistant message at all
     kept = [m for m in caught.value.result.messages if m["role"] == "assistant"]
-    assert kept == ([{"role": "assistant", "content": "Half an ans", "interrupted": True}]
-                    if script and "content" in script[0]["choices"][0]["delta"] else [])
+    assert kept == (
+        [{"role": "assistant", "content": "Half an ans", "interrupted": True}]
+        if script and "content" in script[0]["choices"][0]["delta"]
+        else []
+    )
 
 
 # ----------------------------------------------------------------------------- usage, reasoning
@@ -299,11 +354,17 @@ USAGE = {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}
 @pytest.mark.parametrize(
     "events",
     [
-        [chunk({"content": "ok"}, usage=None), chunk(finish="stop", usage=None),
-         {"choices": [], "usage": USAGE}],
+        [
+            chunk({"content": "ok"}, usage=None),
+            chunk(finish="stop", usage=None),
+            {"choices": [], "usage": USAGE},
+        ],
         [chunk({"content": "ok"}), chunk(finish="stop", usage=USAGE)],
-        [chunk({"content": "ok"}, finish="stop", usage=USAGE), chunk(usage=None),
-         {"choices": [], "usage": None}],
+        [
+            chunk({"content": "ok"}, finish="stop", usage=USAGE),
+            chunk(usage=None),
+            {"choices": [], "usage": None},
+        ],
     ],
     ids=["empty-choices-chunk", "content-chunk", "then-null"],
 )
@@ -324,11 +385,13 @@ async def test_no_usage_at_all_is_zero(stub, make_client):
 @pytest.mark.parametrize("key", ["reasoning_content", "reasoning"])
 async def test_reasoning_deltas_are_reasoning_events_only(stub, make_client, key):
     stub.script(
-        sse(chunk({"role": "assistant", "content": ""}),
+        sse(
+            chunk({"role": "assistant", "content": ""}),
             chunk({key: "Let me ", "content": None}),
             chunk({key: "think.", "content": ""}),
             chunk({"content": "Answer", key: None}),
-            chunk({"content": " here."}, finish="stop")),
+            chunk({"content": " here."}, finish="stop"),
+        ),
         Reply.json(openai_text("again")),
     )
     client = make_client()
@@ -344,13 +407,15 @@ async def test_reasoning_deltas_are_reasoning_events_only(stub, make_client, key
 
 
 async def test_chunks_with_empty_choices_are_skipped(stub, make_client):
-    stub.script(sse(
-        {"id": "", "choices": [], "prompt_filter_results": [{"prompt_index": 0}]},
-        chunk({"role": "assistant", "content": "A"}),
-        {"id": "chatcmpl-x", "choices": []},
-        {"id": "chatcmpl-x", "choices": None},
-        chunk({"content": "B"}, finish="stop"),
-    ))
+    stub.script(
+        sse(
+            {"id": "", "choices": [], "prompt_filter_results": [{"prompt_index": 0}]},
+            chunk({"role": "assistant", "content": "A"}),
+            {"id": "chatcmpl-x", "choices": []},
+            {"id": "chatcmpl-x", "choices": None},
+            chunk({"content": "B"}, finish="stop"),
+        )
+    )
     events = await stream(make_client())
     assert joined(events, "text") == "AB" and result_of(events).text == "AB"
 
@@ -359,11 +424,13 @@ async def test_chunks_with_empty_choices_are_skipped(stub, make_client):
 
 
 async def test_error_object_inside_the_stream_raises(stub, make_client):
-    stub.script(sse(
-        chunk({"content": "Partial"}),
-        {"error": {"message": "Upstream provider overloaded", "code": 502}},
-        chunk({"content": " never"}, finish="stop"),
-    ))
+    stub.script(
+        sse(
+            chunk({"content": "Partial"}),
+            {"error": {"message": "Upstream provider overloaded", "code": 502}},
+            chunk({"content": " never"}, finish="stop"),
+        )
+    )
     seen: list[dict] = []
     with pytest.raises(ProviderError) as caught:
         async for event in make_client().stream("hi", None):
@@ -432,14 +499,19 @@ GEMINI_SIG = {"google": {"thought_signature": "CiQBcsjafQ-stub-signature=="}}
 
 
 @pytest.mark.parametrize("streamed", [True, False], ids=["stream", "json"])
-async def test_gemini_thought_signatures_go_back_with_their_tool_calls(stub, make_client,
-                                                                       toolkit, streamed):
+async def test_gemini_thought_signatures_go_back_with_their_tool_calls(
+    stub, make_client, toolkit, streamed
+):
     """Gemini's OpenAI-compatible endpoint signs each tool call under extra_content; the
     next request must carry each signature back on its own call, unchanged."""
     if streamed:
-        first = sse(calls({**frag(0, "fc-1", "echo", '{"text": "a"}'), "extra_content": GEMINI_SIG},
-                          {**frag(1, "fc-2", "now", "{}")}),
-                    chunk(finish="tool_calls"))
+        first = sse(
+            calls(
+                {**frag(0, "fc-1", "echo", '{"text": "a"}'), "extra_content": GEMINI_SIG},
+                {**frag(1, "fc-2", "now", "{}")},
+            ),
+            chunk(finish="tool_calls"),
+        )
     else:
         reply = openai_tool_call([("echo", {"text": "a"}), ("now", {})])
         reply["choices"][0]["message"]["tool_calls"][0]["extra_content"] = GEMINI_SIG
@@ -456,9 +528,14 @@ async def test_gemini_thought_signatures_go_back_with_their_tool_calls(stub, mak
 
 
 async def test_a_streamed_refusal_is_shown_as_text(stub, make_client):
-    stub.script(sse(chunk({"role": "assistant", "content": None, "refusal": ""}),
-                    chunk({"refusal": "I can't "}), chunk({"refusal": "help with that."}),
-                    chunk(finish="stop")))
+    stub.script(
+        sse(
+            chunk({"role": "assistant", "content": None, "refusal": ""}),
+            chunk({"refusal": "I can't "}),
+            chunk({"refusal": "help with that."}),
+            chunk(finish="stop"),
+        )
+    )
     events = await stream(make_client())
     assert joined(events, "text") == "I can't help with that."
     assert result_of(events).text == "I can't help with that."
@@ -479,31 +556,74 @@ async def test_a_refusal_in_a_whole_reply_is_shown_as_text(stub, make_client):
 async def test_usage_under_x_groq_in_the_last_chunk(stub, make_client):
     """Groq puts a stream's usage under `x_groq` in its last chunk (the chunk as quoted in
     vercel/ai#1651)."""
-    last = {"id": "chatcmpl-8566e76f", "object": "chat.completion.chunk",
-            "created": 1716131679, "model": "llama3-8b-8192", "system_fingerprint": "fp_179b0f92c9",
-            "choices": [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": "stop"}],
-            "x_groq": {"id": "req_01hy8ppkajfqk987jv2vx88m9r", "usage": {
-                "queue_time": 0.07535312, "prompt_tokens": 23, "prompt_time": 0.006,
-                "completion_tokens": 19, "completion_time": 0.022, "total_tokens": 42,
-                "total_time": 0.027999999999999997}}}
+    last = {
+        "id": "chatcmpl-8566e76f",
+        "object": "chat.completion.chunk",
+        "created": 1716131679,
+        "model": "llama3-8b-8192",
+        "system_fingerprint": "fp_179b0f92c9",
+        "choices": [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": "stop"}],
+        "x_groq": {
+            "id": "req_01hy8ppkajfqk987jv2vx88m9r",
+            "usage": {
+                "queue_time": 0.07535312,
+                "prompt_tokens": 23,
+                "prompt_time": 0.006,
+                "completion_tokens": 19,
+                "completion_time": 0.022,
+                "total_tokens": 42,
+                "total_time": 0.027999999999999997,
+            },
+        },
+    }
     stub.script(sse(chunk({"role": "assistant", "content": "Hi"}), last))
     events = await stream(make_client())
-    assert result_of(events).usage == {"prompt_tokens": 23, "completion_tokens": 19,
-                                       "total_tokens": 42}
+    assert result_of(events).usage == {
+        "prompt_tokens": 23,
+        "completion_tokens": 19,
+        "total_tokens": 42,
+    }
     assert of_type(events, "usage")[-1]["usage"]["prompt_tokens"] == 23
 
 
 async def test_usage_inside_the_last_choice(stub, make_client):
     """Moonshot (Kimi) puts a stream's usage inside the choice of its last chunk, not beside
     it (the stream quoted in northes/go-moonshot#17)."""
-    base = {"id": "cmpl-1305b94c570f447fbde3180560736287", "object": "chat.completion.chunk",
-            "created": 1698999575, "model": "moonshot-v1-8k"}
-    stub.script(sse(
-        {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""},
-                              "finish_reason": None}]},
-        {**base, "choices": [{"index": 0, "delta": {"content": "你好"}, "finish_reason": None}]},
-        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop", "usage": {
-            "prompt_tokens": 19, "completion_tokens": 13, "total_tokens": 32}}]}))
+    base = {
+        "id": "cmpl-1305b94c570f447fbde3180560736287",
+        "object": "chat.completion.chunk",
+        "created": 1698999575,
+        "model": "moonshot-v1-8k",
+    }
+    stub.script(
+        sse(
+            {
+                **base,
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {"role": "assistant", "content": ""},
+                        "finish_reason": None,
+                    }
+                ],
+            },
+            {
+                **base,
+                "choices": [{"index": 0, "delta": {"content": "你好"}, "finish_reason": None}],
+            },
+            {
+                **base,
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {},
+                        "finish_reason": "stop",
+                        "usage": {"prompt_tokens": 19, "completion_tokens": 13, "total_tokens": 32},
+                    }
+                ],
+            },
+        )
+    )
     result = result_of(await stream(make_client()))
     assert result.text == "你好"
     assert result.usage == {"prompt_tokens": 19, "completion_tokens": 13, "total_tokens": 32}
@@ -513,8 +633,13 @@ async def test_a_later_chunk_of_zeros_does_not_undo_the_count(stub, make_client)
     """xAI's Grok sends its usage in a chunk before the last one (BerriAI/litellm#17136):
     what comes after it, even a usage of zeros, leaves the count as it was."""
     zeros = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
-    stub.script(sse(chunk({"content": "ok"}), chunk(finish="stop", usage=USAGE),
-                    {"choices": [], "usage": zeros}))
+    stub.script(
+        sse(
+            chunk({"content": "ok"}),
+            chunk(finish="stop", usage=USAGE),
+            {"choices": [], "usage": zeros},
+        )
+    )
     assert result_of(await stream(make_client())).usage == USAGE
 
 
@@ -523,24 +648,36 @@ async def test_choices_other_than_index_0_are_never_merged(stub, make_client, or
     """With `n` > 1 each chunk's choice says which candidate it continues by its `index`
     (OpenAI API reference, chat.completion.chunk: choices[].index); only candidate 0 is the
     answer."""
+
     def both(zero: dict, one: dict) -> dict:
-        choices = [{"index": 0, "delta": zero, "finish_reason": None},
-                   {"index": 1, "delta": one, "finish_reason": None}]
+        choices = [
+            {"index": 0, "delta": zero, "finish_reason": None},
+            {"index": 1, "delta": one, "finish_reason": None},
+        ]
         return chunk(choices=choices if order == "0-first" else choices[::-1])
 
-    stub.script(sse({**both({"content": "Yes"}, {"content": "No"})},
-                    {**chunk(), "choices": [{"index": 1, "delta": {"content": " way"},
-                                             "finish_reason": "stop"}]},
-                    both({"content": "."}, {}),
-                    {**chunk(), "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}))
+    stub.script(
+        sse(
+            {**both({"content": "Yes"}, {"content": "No"})},
+            {
+                **chunk(),
+                "choices": [{"index": 1, "delta": {"content": " way"}, "finish_reason": "stop"}],
+            },
+            both({"content": "."}, {}),
+            {**chunk(), "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        )
+    )
     events = await stream(make_client())
     assert joined(events, "text") == "Yes." and result_of(events).text == "Yes."
 
 
 async def test_a_whole_reply_answers_with_choice_0(stub, make_client):
     reply = openai_text("first candidate")
-    second = {**reply["choices"][0], "index": 1,
-              "message": {"role": "assistant", "content": "second candidate"}}
+    second = {
+        **reply["choices"][0],
+        "index": 1,
+        "message": {"role": "assistant", "content": "second candidate"},
+    }
     reply["choices"] = [second, reply["choices"][0]]
     stub.script(Reply.json(reply))
     assert (await make_client().run("hi", None)).text == "first candidate"
@@ -552,16 +689,25 @@ async def test_a_legacy_function_call_becomes_a_tool_call(stub, make_client, too
     (openai-python src/openai/types/chat/chat_completion_chunk.py, ChoiceDeltaFunctionCall;
     finish_reason "function_call")."""
     if streamed:
-        first = sse(chunk({"role": "assistant", "content": None,
-                           "function_call": {"name": "echo", "arguments": ""}}),
-                    chunk({"function_call": {"arguments": '{"text": '}}),
-                    chunk({"function_call": {"arguments": '"old"}'}}),
-                    chunk(finish="function_call"))
+        first = sse(
+            chunk(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "function_call": {"name": "echo", "arguments": ""},
+                }
+            ),
+            chunk({"function_call": {"arguments": '{"text": '}}),
+            chunk({"function_call": {"arguments": '"old"}'}}),
+            chunk(finish="function_call"),
+        )
     else:
         reply = openai_text("")
-        reply["choices"][0]["message"] = {"role": "assistant", "content": None,
-                                          "function_call": {"name": "echo",
-                                                            "arguments": '{"text": "old"}'}}
+        reply["choices"][0]["message"] = {
+            "role": "assistant",
+            "content": None,
+            "function_call": {"name": "echo", "arguments": '{"text": "old"}'},
+        }
         reply["choices"][0]["finish_reason"] = "function_call"
         first = Reply.json(reply)
     stub.script(first, FINAL)
@@ -569,8 +715,9 @@ async def test_a_legacy_function_call_becomes_a_tool_call(stub, make_client, too
     [call] = of_type(events, "tool_call")
     assert (call["name"], call["args"]) == ("echo", {"text": "old"}) and call["id"]
     assert toolkit.seen == [{"text": "old"}]
-    assert wire_results(stub) == [{"role": "tool", "tool_call_id": call["id"],
-                                   "content": "echo:old"}]
+    assert wire_results(stub) == [
+        {"role": "tool", "tool_call_id": call["id"], "content": "echo:old"}
+    ]
     assert result_of(events).text == "done"
 
 
@@ -583,41 +730,70 @@ def dialect_client(stub, monkeypatch, host: str, **kw: Any):
     for var in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HTTP_PROXY", stub.url)
-    return create_client(base_url=f"http://{host}/v1", style="openai", model="m",
-                         api_key="sk-test", retries=0, **kw)
+    return create_client(
+        base_url=f"http://{host}/v1", style="openai", model="m", api_key="sk-test", retries=0, **kw
+    )
 
 
 def detail(**fields: Any) -> dict:
-    return {"type": "reasoning.text", "text": "", "signature": None, "id": "reasoning-text-1",
-            "format": "anthropic-claude-v1", "index": 0, **fields}
+    return {
+        "type": "reasoning.text",
+        "text": "",
+        "signature": None,
+        "id": "reasoning-text-1",
+        "format": "anthropic-claude-v1",
+        "index": 0,
+        **fields,
+    }
 
 
-ENCRYPTED_DETAIL = {"type": "reasoning.encrypted", "data": "eyJlbmNyeXB0ZWQiOiJ0cnVlIn0=",
-                    "id": "reasoning-encrypted-1", "format": "anthropic-claude-v1", "index": 1}
-WHOLE_DETAILS = [detail(text="Let me think about this step by step...",
-                        signature="sha256:abc123def456"), ENCRYPTED_DETAIL]
+ENCRYPTED_DETAIL = {
+    "type": "reasoning.encrypted",
+    "data": "eyJlbmNyeXB0ZWQiOiJ0cnVlIn0=",
+    "id": "reasoning-encrypted-1",
+    "format": "anthropic-claude-v1",
+    "index": 1,
+}
+WHOLE_DETAILS = [
+    detail(text="Let me think about this step by step...", signature="sha256:abc123def456"),
+    ENCRYPTED_DETAIL,
+]
 
 
 @pytest.mark.parametrize("streamed", [True, False], ids=["stream", "json"])
 async def test_openrouter_reasoning_details_go_back_verbatim_with_the_tool_calls(
-        stub, monkeypatch, toolkit, streamed):
+    stub, monkeypatch, toolkit, streamed
+):
     """OpenRouter's reasoning_details (choices[].message.reasoning_details, or pieces in
     choices[].delta.reasoning_details "built by concatenating all chunks in order") must go
     back unmodified on the assistant message with its tool calls (openrouter.ai docs,
     "Reasoning Tokens": Preserving Reasoning Blocks)."""
     if streamed:
         first = sse(
-            chunk({"role": "assistant", "content": None, "reasoning": "Let me think",
-                   "reasoning_details": [detail(text="Let me think")]}),
-            chunk({"reasoning": " about this step by step...",
-                   "reasoning_details": [detail(text=" about this step by step...")]}),
+            chunk(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "reasoning": "Let me think",
+                    "reasoning_details": [detail(text="Let me think")],
+                }
+            ),
+            chunk(
+                {
+                    "reasoning": " about this step by step...",
+                    "reasoning_details": [detail(text=" about this step by step...")],
+                }
+            ),
             chunk({"reasoning_details": [detail(signature="sha256:abc123def456")]}),
             chunk({"reasoning_details": [ENCRYPTED_DETAIL]}),
-            calls(frag(0, "call_a", "echo", '{"text": "hi"}')), chunk(finish="tool_calls"))
+            calls(frag(0, "call_a", "echo", '{"text": "hi"}')),
+            chunk(finish="tool_calls"),
+        )
     else:
         reply = openai_tool_call([("echo", {"text": "hi"})])
-        reply["choices"][0]["message"].update(reasoning="Let me think about this step by step...",
-                                              reasoning_details=WHOLE_DETAILS)
+        reply["choices"][0]["message"].update(
+            reasoning="Let me think about this step by step...", reasoning_details=WHOLE_DETAILS
+        )
         first = Reply.json(reply)
     stub.script(first, FINAL, FINAL)
     async with dialect_client(stub, monkeypatch, "openrouter.ai") as client:
@@ -639,8 +815,7 @@ async def test_reasoning_details_are_not_sent_to_a_plain_server(stub, make_clien
     assert "reasoning_details" not in stub.requests[1].json["messages"][1]
 
 
-async def test_deepseek_reasoning_content_goes_back_with_its_tool_calls(stub, monkeypatch,
-                                                                        toolkit):
+async def test_deepseek_reasoning_content_goes_back_with_its_tool_calls(stub, monkeypatch, toolkit):
     """DeepSeek's thinking mode: between two user messages, the reasoning_content of an
     assistant message that made tool calls must be passed back in every later request (the
     API answers 400 "The reasoning_content in the thinking mode must be passed back to the
@@ -649,14 +824,20 @@ async def test_deepseek_reasoning_content_goes_back_with_its_tool_calls(stub, mo
     stub.script(
         openai_stream(reasoning="I need the tool.", tool_calls=[("echo", {"text": "a"})]),
         openai_stream("Done.", reasoning="Now I can answer."),
-        openai_stream("Again."))
+        openai_stream("Again."),
+    )
     async with dialect_client(stub, monkeypatch, "api.deepseek.com") as client:
         events = await stream(client, toolkit=toolkit)
         await client.run("more", toolkit, history=result_of(events).messages)
     in_loop = stub.requests[1].json["messages"]
-    assert in_loop[1] == {"role": "assistant", "content": None,
-                          "reasoning_content": "I need the tool.",
-                          "tool_calls": in_loop[1]["tool_calls"]}
+    assert in_loop[1] == {
+        "role": "assistant",
+        "content": None,
+        "reasoning_content": "I need the tool.",
+        "tool_calls": in_loop[1]["tool_calls"],
+    }
     later = stub.requests[2].json["messages"]
     assert [m.get("reasoning_content") for m in later if m["role"] == "assistant"] == [
-        "I need the tool.", None]  # the finished turn's reasoning stays home
+        "I need the tool.",
+        None,
+    ]  # the finished turn's reasoning stays home

@@ -45,9 +45,16 @@ def ev(kind: str, **fields: Any) -> tuple[str, dict]:
 
 
 def completed(output: list | None = None, **usage: int) -> tuple[str, dict]:
-    return ev("response.completed", response={
-        "id": "resp_1", "object": "response", "status": "completed", "output": output or [],
-        "usage": {"input_tokens": 3, "output_tokens": 2, "total_tokens": 5, **usage}})
+    return ev(
+        "response.completed",
+        response={
+            "id": "resp_1",
+            "object": "response",
+            "status": "completed",
+            "output": output or [],
+            "usage": {"input_tokens": 3, "output_tokens": 2, "total_tokens": 5, **usage},
+        },
+    )
 
 
 def items_of(body: dict, kind: str) -> list[dict]:
@@ -68,11 +75,16 @@ async def test_request_shape(stub):
     assert body["model"] == "gpt-test" and body["stream"] is True
     assert body["store"] is False and body["include"] == ["reasoning.encrypted_content"]
     assert body["instructions"] == "Be brief."
-    assert body["input"] == [{"type": "message", "role": "user",
-                              "content": [{"type": "input_text", "text": "hello"}]}]
+    assert body["input"] == [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hello"}]}
+    ]
     assert body["tools"][0] == {
-        "type": "function", "name": "echo", "description": "Echo the text back.",
-        "parameters": body["tools"][0]["parameters"], "strict": False}
+        "type": "function",
+        "name": "echo",
+        "description": "Echo the text back.",
+        "parameters": body["tools"][0]["parameters"],
+        "strict": False,
+    }
     assert body["tools"][0]["parameters"]["required"] == ["text"]
     assert "messages" not in body
     assert joined(events, "text") == "Hello there" and len(of_type(events, "text")) > 1
@@ -105,8 +117,12 @@ async def test_streamed_text_and_usage(stub):
         events = await collect(client)
     result = events[-1]["result"]
     assert result.text == "It is noon." and result.finish_reason == "stop"
-    assert result.usage == {"prompt_tokens": 12, "completion_tokens": 7, "total_tokens": 19,
-                            "reasoning_tokens": 4}
+    assert result.usage == {
+        "prompt_tokens": 12,
+        "completion_tokens": 7,
+        "total_tokens": 19,
+        "reasoning_tokens": 4,
+    }
     assert of_type(events, "usage")[-1]["usage"] == result.usage
 
 
@@ -122,58 +138,104 @@ async def test_non_streaming_reply(stub):
 @pytest.mark.parametrize("streamed", [True, False], ids=["stream", "json"])
 async def test_parallel_tool_calls_run_and_go_back_as_typed_items(stub, streamed):
     calls = [("echo", {"text": "A"}), ("add", {"a": 2, "b": 3})]
-    first = responses_stream(tool_calls=calls) if streamed else Reply.json(
-        responses_reply(tool_calls=calls))
+    first = (
+        responses_stream(tool_calls=calls)
+        if streamed
+        else Reply.json(responses_reply(tool_calls=calls))
+    )
     stub.script(first, responses_stream("Both done."))
     async with client_for(stub) as client:
         events = await collect(client, "go", await tools())
     assert [(e["id"], e["name"], e["args"]) for e in of_type(events, "tool_call")] == [
-        ("call_1", "echo", {"text": "A"}), ("call_2", "add", {"a": 2, "b": 3})]
+        ("call_1", "echo", {"text": "A"}),
+        ("call_2", "add", {"a": 2, "b": 3}),
+    ]
     assert [e["output"] for e in of_type(events, "tool_result")] == ["echo:A", "5"]
     body = stub.requests[1].json
     assert all("type" in item for item in body["input"])
     assert [item["type"] for item in body["input"]] == [
-        "message", "function_call", "function_call", "function_call_output",
-        "function_call_output"]
+        "message",
+        "function_call",
+        "function_call",
+        "function_call_output",
+        "function_call_output",
+    ]
     assert items_of(body, "function_call") == [
-        {"type": "function_call", "call_id": "call_1", "name": "echo",
-         "arguments": '{"text": "A"}'},
-        {"type": "function_call", "call_id": "call_2", "name": "add",
-         "arguments": '{"a": 2, "b": 3}'}]
+        {
+            "type": "function_call",
+            "call_id": "call_1",
+            "name": "echo",
+            "arguments": '{"text": "A"}',
+        },
+        {
+            "type": "function_call",
+            "call_id": "call_2",
+            "name": "add",
+            "arguments": '{"a": 2, "b": 3}',
+        },
+    ]
     assert items_of(body, "function_call_output") == [
         {"type": "function_call_output", "call_id": "call_1", "output": "echo:A"},
-        {"type": "function_call_output", "call_id": "call_2", "output": "5"}]
+        {"type": "function_call_output", "call_id": "call_2", "output": "5"},
+    ]
     assert events[-1]["result"].text == "Both done."
 
 
 async def test_interleaved_argument_deltas_are_kept_apart_by_output_index(stub):
     def call_item(index: int, name: str) -> tuple[str, dict]:
-        return ev("response.output_item.added", output_index=index, item={
-            "id": f"fc_{index}", "type": "function_call", "status": "in_progress",
-            "arguments": "", "call_id": f"call_{index}", "name": name})
+        return ev(
+            "response.output_item.added",
+            output_index=index,
+            item={
+                "id": f"fc_{index}",
+                "type": "function_call",
+                "status": "in_progress",
+                "arguments": "",
+                "call_id": f"call_{index}",
+                "name": name,
+            },
+        )
 
     def delta(index: int, piece: str) -> tuple[str, dict]:
-        return ev("response.function_call_arguments.delta", item_id=f"fc_{index}",
-                  output_index=index, delta=piece)
+        return ev(
+            "response.function_call_arguments.delta",
+            item_id=f"fc_{index}",
+            output_index=index,
+            delta=piece,
+        )
 
-    stub.script(Reply.sse([
-        call_item(0, "echo"), call_item(1, "echo"),
-        delta(1, '{"text": '), delta(0, '{"text": "x'), delta(1, '"y"}'), delta(0, '"}'),
-        completed(),
-    ]), responses_stream("ok"))
+    stub.script(
+        Reply.sse(
+            [
+                call_item(0, "echo"),
+                call_item(1, "echo"),
+                delta(1, '{"text": '),
+                delta(0, '{"text": "x'),
+                delta(1, '"y"}'),
+                delta(0, '"}'),
+                completed(),
+            ]
+        ),
+        responses_stream("ok"),
+    )
     async with client_for(stub) as client:
         events = await collect(client, "go", await tools())
     assert [(e["id"], e["args"]) for e in of_type(events, "tool_call")] == [
-        ("call_0", {"text": "x"}), ("call_1", {"text": "y"})]
+        ("call_0", {"text": "x"}),
+        ("call_1", {"text": "y"}),
+    ]
 
 
 @pytest.mark.parametrize("streamed", [True, False], ids=["stream", "json"])
 async def test_reasoning_is_shown_and_encrypted_items_go_back_unchanged(stub, streamed):
     calls = [("echo", {"text": "r"})]
-    first = (responses_stream(reasoning="Think first", encrypted=ENCRYPTED, tool_calls=calls)
-             if streamed else Reply.json(responses_reply(reasoning="Think first",
-                                                         encrypted=ENCRYPTED,
-                                                         tool_calls=calls)))
+    first = (
+        responses_stream(reasoning="Think first", encrypted=ENCRYPTED, tool_calls=calls)
+        if streamed
+        else Reply.json(
+            responses_reply(reasoning="Think first", encrypted=ENCRYPTED, tool_calls=calls)
+        )
+    )
     stub.script(first, responses_stream("Done."))
     async with client_for(stub) as client:
         events = await collect(client, "go", await tools())
@@ -183,17 +245,27 @@ async def test_reasoning_is_shown_and_encrypted_items_go_back_unchanged(stub, st
     assert assistant["reasoning"] == "Think first"
     sent = stub.requests[1].json["input"]
     assert [item["type"] for item in sent] == [
-        "message", "reasoning", "function_call", "function_call_output"]
-    assert sent[1] == {"id": "rs_stub1", "type": "reasoning",
-                       "summary": [{"type": "summary_text", "text": "Think first"}],
-                       "encrypted_content": ENCRYPTED}
+        "message",
+        "reasoning",
+        "function_call",
+        "function_call_output",
+    ]
+    assert sent[1] == {
+        "id": "rs_stub1",
+        "type": "reasoning",
+        "summary": [{"type": "summary_text", "text": "Think first"}],
+        "encrypted_content": ENCRYPTED,
+    }
 
 
 @pytest.mark.parametrize("streamed", [True, False], ids=["stream", "json"])
 async def test_a_refusal_reaches_the_user_as_text(stub, streamed):
     refusal = "I can't help with that."
-    stub.script(responses_stream(refusal=refusal) if streamed else
-                Reply.json(responses_reply(refusal=refusal)))
+    stub.script(
+        responses_stream(refusal=refusal)
+        if streamed
+        else Reply.json(responses_reply(refusal=refusal))
+    )
     async with client_for(stub) as client:
         events = await collect(client)
     assert joined(events, "text") == refusal
@@ -212,12 +284,21 @@ async def test_an_incomplete_response_keeps_its_text_and_says_why(stub):
 
 
 async def test_an_error_event_raises_with_the_providers_message(stub):
-    stub.script(Reply.sse([
-        ev("response.created", response={"id": "resp_1", "status": "in_progress"}),
-        ev("response.output_text.delta", item_id="msg_1", output_index=0, content_index=0,
-           delta="Partial"),
-        ev("error", code="invalid_prompt", message="The prompt was flagged.", param=None),
-    ]))
+    stub.script(
+        Reply.sse(
+            [
+                ev("response.created", response={"id": "resp_1", "status": "in_progress"}),
+                ev(
+                    "response.output_text.delta",
+                    item_id="msg_1",
+                    output_index=0,
+                    content_index=0,
+                    delta="Partial",
+                ),
+                ev("error", code="invalid_prompt", message="The prompt was flagged.", param=None),
+            ]
+        )
+    )
     seen: list[dict] = []
     async with client_for(stub, retries=0) as client:
         with pytest.raises(ProviderError) as caught:
@@ -229,12 +310,25 @@ async def test_an_error_event_raises_with_the_providers_message(stub):
 
 
 async def test_response_failed_raises_with_the_providers_message(stub):
-    stub.script(Reply.sse([
-        ev("response.created", response={"id": "resp_1", "status": "in_progress"}),
-        ev("response.failed", response={
-            "id": "resp_1", "status": "failed", "output": [],
-            "error": {"code": "invalid_image", "message": "The image could not be read."}}),
-    ]))
+    stub.script(
+        Reply.sse(
+            [
+                ev("response.created", response={"id": "resp_1", "status": "in_progress"}),
+                ev(
+                    "response.failed",
+                    response={
+                        "id": "resp_1",
+                        "status": "failed",
+                        "output": [],
+                        "error": {
+                            "code": "invalid_image",
+                            "message": "The image could not be read.",
+                        },
+                    },
+                ),
+            ]
+        )
+    )
     async with client_for(stub, retries=0) as client:
         with pytest.raises(ProviderError) as caught:
             await collect(client)
@@ -243,11 +337,22 @@ async def test_response_failed_raises_with_the_providers_message(stub):
 
 
 async def test_a_server_error_before_any_output_is_retried(stub):
-    stub.script(Reply.sse([
-        ev("response.created", response={"id": "resp_1", "status": "in_progress"}),
-        ev("response.failed", response={"id": "resp_1", "status": "failed", "error": {
-            "code": "server_error", "message": "The server had an error."}}),
-    ]), responses_stream("fine now"))
+    stub.script(
+        Reply.sse(
+            [
+                ev("response.created", response={"id": "resp_1", "status": "in_progress"}),
+                ev(
+                    "response.failed",
+                    response={
+                        "id": "resp_1",
+                        "status": "failed",
+                        "error": {"code": "server_error", "message": "The server had an error."},
+                    },
+                ),
+            ]
+        ),
+        responses_stream("fine now"),
+    )
     async with client_for(stub, retries=1, retry_base_ms=1) as client:
         events = await collect(client)
     assert len(of_type(events, "retry")) == 1 and joined(events, "text") == "fine now"
@@ -276,15 +381,28 @@ async def test_a_failed_json_reply_raises(stub):
 
 
 async def test_unknown_events_are_ignored(stub):
-    stub.script(Reply.sse([
-        ev("response.created", response={"id": "resp_1", "status": "in_progress"}),
-        ev("response.web_search_call.in_progress", output_index=0, item_id="ws_1"),
-        ev("response.output_text.annotation.added", item_id="msg_1", output_index=1,
-           annotation={"type": "url_citation"}),
-        ev("response.output_text.delta", item_id="msg_1", output_index=1, content_index=0,
-           delta="cited"),
-        completed(),
-    ]))
+    stub.script(
+        Reply.sse(
+            [
+                ev("response.created", response={"id": "resp_1", "status": "in_progress"}),
+                ev("response.web_search_call.in_progress", output_index=0, item_id="ws_1"),
+                ev(
+                    "response.output_text.annotation.added",
+                    item_id="msg_1",
+                    output_index=1,
+                    annotation={"type": "url_citation"},
+                ),
+                ev(
+                    "response.output_text.delta",
+                    item_id="msg_1",
+                    output_index=1,
+                    content_index=0,
+                    delta="cited",
+                ),
+                completed(),
+            ]
+        )
+    )
     async with client_for(stub) as client:
         events = await collect(client)
     assert events[-1]["result"].text == "cited"
@@ -295,25 +413,41 @@ async def test_unknown_events_are_ignored(stub):
 
 
 def created() -> tuple[str, dict]:
-    return ev("response.created", response={"id": "resp_1", "object": "response",
-                                            "status": "in_progress", "output": []})
+    return ev(
+        "response.created",
+        response={"id": "resp_1", "object": "response", "status": "in_progress", "output": []},
+    )
 
 
 def message_item(text: str) -> dict:
-    return {"id": "msg_1", "type": "message", "status": "completed", "role": "assistant",
-            "content": [{"type": "output_text", "annotations": [], "text": text}]}
+    return {
+        "id": "msg_1",
+        "type": "message",
+        "status": "completed",
+        "role": "assistant",
+        "content": [{"type": "output_text", "annotations": [], "text": text}],
+    }
 
 
 async def test_an_answer_only_in_output_text_done_is_the_answer(stub):
     """A server that streams `response.created`, `response.output_text.done` and
     `response.completed` only, no delta (Sophomoresty/gemini-web2api#57, before its fix),
     still gives its answer, shown once."""
-    stub.script(Reply.sse([
-        created(),
-        ev("response.output_text.done", item_id="msg_1", output_index=0, content_index=0,
-           text="Only at the end."),
-        completed(),
-    ]))
+    stub.script(
+        Reply.sse(
+            [
+                created(),
+                ev(
+                    "response.output_text.done",
+                    item_id="msg_1",
+                    output_index=0,
+                    content_index=0,
+                    text="Only at the end.",
+                ),
+                completed(),
+            ]
+        )
+    )
     async with client_for(stub) as client:
         events = await collect(client)
     assert [e["delta"] for e in of_type(events, "text")] == ["Only at the end."]
@@ -336,17 +470,38 @@ async def test_the_completed_response_is_what_is_kept_and_a_missed_tail_is_shown
     """Deltas that stop short of the item's text (vercel/ai#13844: xAI's stream dropped
     its last fragments) are completed from `response.output_item.done`; what is kept is the
     completed response's output."""
-    stub.script(Reply.sse([
-        created(),
-        ev("response.output_item.added", output_index=0,
-           item={**message_item(""), "status": "in_progress", "content": []}),
-        ev("response.output_text.delta", item_id="msg_1", output_index=0, content_index=0,
-           delta="The answer"),
-        ev("response.output_text.delta", item_id="msg_1", output_index=0, content_index=0,
-           delta=" is"),
-        ev("response.output_item.done", output_index=0, item=message_item("The answer is 42.")),
-        completed([message_item("The answer is 42.")]),
-    ]))
+    stub.script(
+        Reply.sse(
+            [
+                created(),
+                ev(
+                    "response.output_item.added",
+                    output_index=0,
+                    item={**message_item(""), "status": "in_progress", "content": []},
+                ),
+                ev(
+                    "response.output_text.delta",
+                    item_id="msg_1",
+                    output_index=0,
+                    content_index=0,
+                    delta="The answer",
+                ),
+                ev(
+                    "response.output_text.delta",
+                    item_id="msg_1",
+                    output_index=0,
+                    content_index=0,
+                    delta=" is",
+                ),
+                ev(
+                    "response.output_item.done",
+                    output_index=0,
+                    item=message_item("The answer is 42."),
+                ),
+                completed([message_item("The answer is 42.")]),
+            ]
+        )
+    )
     async with client_for(stub) as client:
         events = await collect(client)
     assert [e["delta"] for e in of_type(events, "text")] == ["The answer", " is", " 42."]
@@ -356,14 +511,34 @@ async def test_the_completed_response_is_what_is_kept_and_a_missed_tail_is_shown
 async def test_deltas_with_an_empty_completed_output_are_the_answer(stub):
     """A gateway whose `response.completed` lists no output (mnfst/llm-gateway#2064) keeps
     what the deltas said."""
-    stub.script(Reply.sse([
-        ev("response.output_text.delta", item_id="msg_0", output_index=0, content_index=0,
-           delta="Hello"),
-        ev("response.output_text.delta", item_id="msg_0", output_index=0, content_index=0,
-           delta="!"),
-        ev("response.completed", response={"status": "completed", "output": [], "usage": {
-            "input_tokens": 1576, "output_tokens": 32, "total_tokens": 1608}}),
-    ]))
+    stub.script(
+        Reply.sse(
+            [
+                ev(
+                    "response.output_text.delta",
+                    item_id="msg_0",
+                    output_index=0,
+                    content_index=0,
+                    delta="Hello",
+                ),
+                ev(
+                    "response.output_text.delta",
+                    item_id="msg_0",
+                    output_index=0,
+                    content_index=0,
+                    delta="!",
+                ),
+                ev(
+                    "response.completed",
+                    response={
+                        "status": "completed",
+                        "output": [],
+                        "usage": {"input_tokens": 1576, "output_tokens": 32, "total_tokens": 1608},
+                    },
+                ),
+            ]
+        )
+    )
     async with client_for(stub) as client:
         events = await collect(client)
     result = events[-1]["result"]

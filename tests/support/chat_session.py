@@ -27,11 +27,26 @@ class Chat(PtySession):
     """`toolnexus chat ARGS`, waited on with conditions on its screen (`background`: what the
     terminal answers OSC 11 with, "rgb:RRRR/GGGG/BBBB")."""
 
-    def __init__(self, cli: CLI, *args: str, rows: int = ROWS, cols: int = COLS,
-                 timeout: float = WAIT_S, background: str | None = None,
-                 reflows: bool = True) -> None:
-        super().__init__(cli, "chat", *args, rows=rows, cols=cols, timeout=timeout,
-                         background=background, reflows=reflows)
+    def __init__(
+        self,
+        cli: CLI,
+        *args: str,
+        rows: int = ROWS,
+        cols: int = COLS,
+        timeout: float = WAIT_S,
+        background: str | None = None,
+        reflows: bool = True,
+    ) -> None:
+        super().__init__(
+            cli,
+            "chat",
+            *args,
+            rows=rows,
+            cols=cols,
+            timeout=timeout,
+            background=background,
+            reflows=reflows,
+        )
         self.prompts = 0  # prompts shown so far (each leaves a line starting with the marker)
         self.wait_prompt()
 
@@ -45,8 +60,10 @@ class Chat(PtySession):
     def wait_prompt(self) -> None:
         """Until a new, empty input prompt is showing (not the one already answered)."""
         want = self.prompts + 1
-        self.wait(lambda: self.prompt_count() >= want
-                  and self.term.cursor_line().strip() == PROMPT, "a new prompt")
+        self.wait(
+            lambda: self.prompt_count() >= want and self.term.cursor_line().strip() == PROMPT,
+            "a new prompt",
+        )
         self.prompts = want
 
     def say(self, line: str) -> None:
@@ -72,6 +89,7 @@ def open_chat(cli: CLI) -> Iterator[Callable[..., Chat]]:
 
 def numbered_answers(stub: StubProvider) -> None:
     """The n-th request (from 1) gets the answer "answer n."."""
+
     def handler(request: Recorded) -> Reply:
         return openai_stream(f"answer {len(stub.requests)}.")
 

@@ -37,14 +37,26 @@ from tests.support.stub_provider import Recorded, StubProvider, openai_stream
 from toolnexus.stores import SQLiteStore
 
 BIN = Path(sys.executable).parent / "toolnexus"
-ENTRY = [str(BIN)] if BIN.exists() else [sys.executable, "-c",
-                                         "from toolnexus_cli.app import main; main()"]
+ENTRY = (
+    [str(BIN)]
+    if BIN.exists()
+    else [sys.executable, "-c", "from toolnexus_cli.app import main; main()"]
+)
 ANSI = re.compile(r"\x1b[\[\]()#;?]*[0-9;]*[A-Za-z@-~]?")
 STUB_MODEL = "stub-model"
 DEFAULT_ANSWER = "Hello from the stub."
 SUSPENDING_TOOLS = Path(__file__).parent / "tool_functions" / "suspending.py"  # for --functions
-_SCRUB = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY", "NO_COLOR",
-          "FORCE_COLOR", "COLUMNS", "LINES", "TMUX", "XTERM_VERSION")  # the pty re-flows
+_SCRUB = (
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "OPENROUTER_API_KEY",
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "COLUMNS",
+    "LINES",
+    "TMUX",
+    "XTERM_VERSION",
+)  # the pty re-flows
 
 
 @dataclass
@@ -71,17 +83,22 @@ class CLI:
     def __init__(self, root: Path, extra_env: dict[str, str] | None = None) -> None:
         self.root = root
         self.home = root / "home"
-        env = {k: v for k, v in os.environ.items()
-               if k not in _SCRUB and not k.startswith("TOOLNEXUS_")}
-        env.update({
-            "HOME": str(self.home),
-            "XDG_CONFIG_HOME": str(root / "config"),
-            "XDG_DATA_HOME": str(root / "data"),
-            "XDG_STATE_HOME": str(root / "state"),
-            "XDG_CACHE_HOME": str(root / "cache"),
-            "PYTHONUNBUFFERED": "1",
-            "TERM": "xterm-256color",
-        })
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in _SCRUB and not k.startswith("TOOLNEXUS_")
+        }
+        env.update(
+            {
+                "HOME": str(self.home),
+                "XDG_CONFIG_HOME": str(root / "config"),
+                "XDG_DATA_HOME": str(root / "data"),
+                "XDG_STATE_HOME": str(root / "state"),
+                "XDG_CACHE_HOME": str(root / "cache"),
+                "PYTHONUNBUFFERED": "1",
+                "TERM": "xterm-256color",
+            }
+        )
         env.update(extra_env or {})
         self.env = env
         self.home.mkdir(parents=True, exist_ok=True)
@@ -111,19 +128,36 @@ class CLI:
         self.config_file.chmod(0o600)
         return self.config_file
 
-    def run(self, *args: str, input: str = "", env: dict[str, str | None] | None = None,
-            timeout: float = 30) -> Result:
+    def run(
+        self,
+        *args: str,
+        input: str = "",
+        env: dict[str, str | None] | None = None,
+        timeout: float = 30,
+    ) -> Result:
         """Run `toolnexus ARGS` with `input` piped to stdin; env values of None unset."""
-        done = subprocess.run([*ENTRY, *args], input=input, capture_output=True, text=True,
-                              env=self.merged_env(env), timeout=timeout, cwd=self.home)
+        done = subprocess.run(
+            [*ENTRY, *args],
+            input=input,
+            capture_output=True,
+            text=True,
+            env=self.merged_env(env),
+            timeout=timeout,
+            cwd=self.home,
+        )
         return Result(done.returncode, done.stdout, done.stderr)
 
-    def call(self, *args: str, input: str = "", env: dict[str, str | None] | None = None,
-             ) -> Result:
+    def call(
+        self,
+        *args: str,
+        input: str = "",
+        env: dict[str, str | None] | None = None,
+    ) -> Result:
         """`run`, but inside this process (tests/support/in_process.py): for what needs no
         real process (signals, deadlines, start-up imports, process groups, a terminal)."""
-        code, stdout, stderr = run_cli(list(args), input=input, env=self.merged_env(env),
-                                       cwd=str(self.home))
+        code, stdout, stderr = run_cli(
+            list(args), input=input, env=self.merged_env(env), cwd=str(self.home)
+        )
         return Result(code, stdout, stderr)
 
     def merged_env(self, env: dict[str, str | None] | None = None) -> dict[str, str]:
@@ -142,6 +176,7 @@ class CLI:
 
     def seed_thread(self, thread_id: str, messages: list[dict[str, Any]]) -> None:
         """A thread in the user's store, as earlier runs would have left it."""
+
         async def save() -> None:
             store = SQLiteStore(self.db_path)
             try:
@@ -174,8 +209,9 @@ def tool_results(request: Recorded) -> list[str]:
     return [m["content"] for m in request.json["messages"] if m["role"] == "tool"]
 
 
-def model_calls(stub: StubProvider, calls: list[tuple[str, dict[str, Any]]],
-                answer: str = "ok") -> None:
+def model_calls(
+    stub: StubProvider, calls: list[tuple[str, dict[str, Any]]], answer: str = "ok"
+) -> None:
     """The stub's next request asks for `calls` (a hostile model's, say); every one after
     it gets `answer`."""
     first = len(stub.requests) + 1

@@ -27,8 +27,12 @@ from contextlib import ExitStack, contextmanager
 from typing import IO, Any
 
 USER_MODULES = "toolnexus_functions_"  # how toolnexus.functions names a loaded file
-_DEFAULT_IGNORED = (DeprecationWarning, PendingDeprecationWarning, ImportWarning,
-                    ResourceWarning)  # what a fresh interpreter hides
+_DEFAULT_IGNORED = (
+    DeprecationWarning,
+    PendingDeprecationWarning,
+    ImportWarning,
+    ResourceWarning,
+)  # what a fresh interpreter hides
 
 
 def run_cli(args: list[str], *, input: str, env: dict[str, str], cwd: str) -> tuple[int, str, str]:
@@ -40,10 +44,12 @@ def run_cli(args: list[str], *, input: str, env: dict[str, str], cwd: str) -> tu
         stdin = stack.enter_context(_stdin(input))
         out = stack.enter_context(tempfile.TemporaryFile())
         err = stack.enter_context(tempfile.TemporaryFile())
-        stdout = io.TextIOWrapper(out, encoding="utf-8", errors="surrogateescape",
-                                  newline="\n", write_through=True)
-        stderr = io.TextIOWrapper(err, encoding="utf-8", errors="backslashreplace",
-                                  newline="\n", write_through=True)
+        stdout = io.TextIOWrapper(
+            out, encoding="utf-8", errors="surrogateescape", newline="\n", write_through=True
+        )
+        stderr = io.TextIOWrapper(
+            err, encoding="utf-8", errors="backslashreplace", newline="\n", write_through=True
+        )
         stack.enter_context(_std_streams(stdin, stdout, stderr))
         code = _exit_code(args)
         result = code, _as_text(out), _as_text(err)
@@ -107,8 +113,14 @@ def _fresh_warnings_and_logging() -> Iterator[None]:
             warnings.formatwarning = formatwarning
 
 
-def _print_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
-                   file: IO[str] | None = None, line: str | None = None) -> None:
+def _print_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: IO[str] | None = None,
+    line: str | None = None,
+) -> None:
     """What a fresh interpreter's `warnings.showwarning` does."""
     text = warnings.formatwarning(message, category, filename, lineno, line)
     try:

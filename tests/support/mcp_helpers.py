@@ -46,8 +46,9 @@ def start_server(script: str, **env: str) -> tuple[subprocess.Popen, int]:
     """One of the HTTP servers of tests/support/mcp_servers/ (with `env`, its knobs), and the port
     it listens on once it does."""
     env = {**os.environ, "HTTP_MCP_PARENT": str(os.getpid()), **env}
-    proc = subprocess.Popen([sys.executable, str(SERVERS / script)],
-                            stdout=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, str(SERVERS / script)], stdout=subprocess.PIPE, text=True, env=env
+    )
     return proc, int(read_line(proc, START))
 
 

@@ -31,8 +31,9 @@ def dead_port() -> int:
 class LoopbackServer:
     """An asyncio server on 127.0.0.1 (plain or TLS) handing each connection to `handler`."""
 
-    def __init__(self, handler: Handler, host: str = "127.0.0.1",
-                 tls: ssl.SSLContext | None = None) -> None:
+    def __init__(
+        self, handler: Handler, host: str = "127.0.0.1", tls: ssl.SSLContext | None = None
+    ) -> None:
         self.handler, self.host, self.tls = handler, host, tls
         self.port = 0
         self._server: asyncio.Server | None = None
@@ -87,8 +88,10 @@ class JSONOrigin:
         while True:
             head, _ = await read_request(reader)
             self.heads.append(head)
-            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
-                         b"content-length: %d\r\n\r\n%s" % (len(self.body), self.body))
+            writer.write(
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                b"content-length: %d\r\n\r\n%s" % (len(self.body), self.body)
+            )
             await writer.drain()
 
 
@@ -120,14 +123,18 @@ class H2Origin:
                     bodies[event.stream_id] = b""
                 elif isinstance(event, DataReceived):
                     bodies[event.stream_id] += event.data
-                    conn.acknowledge_received_data(event.flow_controlled_length,
-                                                   event.stream_id)
+                    conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
                 elif isinstance(event, StreamEnded):
                     sid = event.stream_id
                     self.requests.append((sid, heads.pop(sid), bodies.pop(sid)))
-                    conn.send_headers(sid, [(":status", "200"),
-                                            ("content-type", "application/json"),
-                                            ("content-length", str(len(self.body)))])
+                    conn.send_headers(
+                        sid,
+                        [
+                            (":status", "200"),
+                            ("content-type", "application/json"),
+                            ("content-length", str(len(self.body))),
+                        ],
+                    )
                     conn.send_data(sid, self.body, end_stream=True)
             writer.write(conn.data_to_send())
             await writer.drain()
@@ -184,14 +191,19 @@ class Socks5Proxy:
         await pipe_both(reader, writer, up_reader, up_writer)
 
 
-async def pipe_both(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                    up_reader: asyncio.StreamReader, up_writer: asyncio.StreamWriter,
-                    record: bytearray | None = None) -> None:
+async def pipe_both(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    up_reader: asyncio.StreamReader,
+    up_writer: asyncio.StreamWriter,
+    record: bytearray | None = None,
+) -> None:
     await asyncio.gather(_pipe(reader, up_writer, record), _pipe(up_reader, writer))
 
 
-async def _pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter,
-                record: bytearray | None = None) -> None:
+async def _pipe(
+    source: asyncio.StreamReader, sink: asyncio.StreamWriter, record: bytearray | None = None
+) -> None:
     try:
         while data := await source.read(65536):
             if record is not None:
@@ -212,10 +224,31 @@ def make_certificate(folder: Path) -> tuple[Path, Path] | None:
         return None
     cert, key = folder / "cert.pem", folder / "key.pem"
     subprocess.run(
-        [openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-         "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=localhost",
-         "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:127.0.0.2",
-         "-addext", "keyUsage=critical,digitalSignature,keyCertSign",
-         "-addext", "extendedKeyUsage=serverAuth"],
-        check=True, capture_output=True)
+        [
+            openssl,
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-days",
+            "2",
+            "-subj",
+            "/CN=localhost",
+            "-addext",
+            "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:127.0.0.2",
+            "-addext",
+            "keyUsage=critical,digitalSignature,keyCertSign",
+            "-addext",
+            "extendedKeyUsage=serverAuth",
+        ],
+        check=True,
+        capture_output=True,
+    )
     return cert, key

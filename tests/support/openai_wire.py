@@ -19,8 +19,13 @@ def calls(*fragments: dict, finish: str | None = None) -> dict:
     return chunk({"tool_calls": list(fragments)}, finish)
 
 
-def frag(index: int | None = None, id: str | None = None, name: str | None = None,
-         args: Any = ..., **fn: Any) -> dict:
+def frag(
+    index: int | None = None,
+    id: str | None = None,
+    name: str | None = None,
+    args: Any = ...,
+    **fn: Any,
+) -> dict:
     """A tool-call fragment; keys left at their default are absent from the JSON."""
     out: dict[str, Any] = {}
     if index is not None:

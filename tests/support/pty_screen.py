@@ -27,13 +27,26 @@ from tests.support.waiting import WAIT_S
 Session = TypeVar("Session", bound="PtySession")
 
 
-def spawn(cli: CLI, *args: str, rows: int, cols: int, timeout: float,
-          env: dict[str, str | None] | None = None) -> pexpect.spawn:
+def spawn(
+    cli: CLI,
+    *args: str,
+    rows: int,
+    cols: int,
+    timeout: float,
+    env: dict[str, str | None] | None = None,
+) -> pexpect.spawn:
     """`toolnexus ARGS` in a `rows` x `cols` UTF-8 pty, as `cli`'s user (env: as CLI.run)."""
     size = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "COLUMNS": str(cols), "LINES": str(rows)}
-    return pexpect.spawn(ENTRY[0], [*ENTRY[1:], *args], env=cli.merged_env({**size, **(env or {})}),
-                         dimensions=(rows, cols), encoding="utf-8", codec_errors="replace",
-                         timeout=timeout, cwd=str(cli.home))
+    return pexpect.spawn(
+        ENTRY[0],
+        [*ENTRY[1:], *args],
+        env=cli.merged_env({**size, **(env or {})}),
+        dimensions=(rows, cols),
+        encoding="utf-8",
+        codec_errors="replace",
+        timeout=timeout,
+        cwd=str(cli.home),
+    )
 
 
 class Terminal:
@@ -42,8 +55,7 @@ class Terminal:
 
     BACKGROUND_QUERY = "\x1b]11;?\x1b\\"  # OSC 11: "what is your background colour?"
 
-    def __init__(self, child: pexpect.spawn, rows: int, cols: int, *,
-                 reflows: bool = True) -> None:
+    def __init__(self, child: pexpect.spawn, rows: int, cols: int, *, reflows: bool = True) -> None:
         self.child = child
         self.screen = ReflowScreen(cols, rows, history=100_000, reflows=reflows)
         # A real terminal answers "where is the cursor?" (prompt_toolkit asks).
@@ -85,8 +97,16 @@ class Terminal:
 class PtySession:
     """One `toolnexus ARGS` process in a pty (`child`), with its Terminal (`term`)."""
 
-    def __init__(self, cli: CLI, *args: str, rows: int, cols: int, timeout: float = WAIT_S,
-                 background: str | None = None, reflows: bool = True) -> None:
+    def __init__(
+        self,
+        cli: CLI,
+        *args: str,
+        rows: int,
+        cols: int,
+        timeout: float = WAIT_S,
+        background: str | None = None,
+        reflows: bool = True,
+    ) -> None:
         """`reflows=False`: the terminal is xterm, which cuts rows off when it narrows."""
         self.timeout = timeout
         xterm = {} if reflows else {"XTERM_VERSION": "XTerm(390)"}
@@ -107,24 +127,28 @@ class PtySession:
         try:
             self.child.expect(pattern)
         except (pexpect.TIMEOUT, pexpect.EOF) as exc:
-            raise AssertionError(f"no {pattern!r} ({type(exc).__name__}); the screen:\n"
-                                 + self.term.text()) from None
+            raise AssertionError(
+                f"no {pattern!r} ({type(exc).__name__}); the screen:\n" + self.term.text()
+            ) from None
 
     def wait(self, done: Callable[[], bool], what: str, timeout: float | None = None) -> None:
         """Read the output until `done()` holds for the emulated screen."""
         deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
         while not done():
             if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}; the screen:\n"
-                                     + self.term.text())
+                raise AssertionError(
+                    f"timed out waiting for {what}; the screen:\n" + self.term.text()
+                )
             try:
                 self.child.read_nonblocking(65536, timeout=0.05)
             except pexpect.TIMEOUT:
                 pass
             except pexpect.EOF:
                 if not done():
-                    raise AssertionError(f"the program exited while waiting for {what}; "
-                                         "the screen:\n" + self.term.text()) from None
+                    raise AssertionError(
+                        f"the program exited while waiting for {what}; "
+                        "the screen:\n" + self.term.text()
+                    ) from None
                 return
 
     def wait_text(self, text: str, count: int = 1) -> None:

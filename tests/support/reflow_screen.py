@@ -21,16 +21,18 @@ Row = StaticDefaultDict[int, Char]
 
 
 class ReflowScreen(pyte.HistoryScreen):
-    def __init__(self, columns: int, lines: int, history: int = 100, *,
-                 reflows: bool = True) -> None:
+    def __init__(
+        self, columns: int, lines: int, history: int = 100, *, reflows: bool = True
+    ) -> None:
         super().__init__(columns, lines, history=history)
         self.reflows = reflows  # False: cut rows off on a narrowing, as xterm and pyte do
         self._drawing = False
 
     def scrollback(self) -> list[str]:
         """The text of each row of the scrollback."""
-        return ["".join(row[x].data for x in range(self.columns)).rstrip()
-                for row in self.history.top]
+        return [
+            "".join(row[x].data for x in range(self.columns)).rstrip() for row in self.history.top
+        ]
 
     def rows(self) -> list[str]:
         """The text of every row: the scrollback's, then the screen's."""
@@ -74,7 +76,7 @@ class ReflowScreen(pyte.HistoryScreen):
         for number, cells in enumerate(logical):
             first = len(rows)
             for start in range(0, max(1, len(cells)), columns):
-                rows.append(self._row(cells[start:start + columns], wrapped=True))
+                rows.append(self._row(cells[start : start + columns], wrapped=True))
             rows[-1].wrapped = False  # type: ignore[attr-defined]
             if number == cursor_line:
                 y, x = divmod(cursor_offset, columns)
@@ -87,7 +89,7 @@ class ReflowScreen(pyte.HistoryScreen):
         self.history.top.clear()
         self.history.top.extend(rows[:top])
         self.buffer.clear()
-        for y, row in enumerate(rows[top:top + lines]):
+        for y, row in enumerate(rows[top : top + lines]):
             self.buffer[y] = row
         self.cursor.y, self.cursor.x = cursor[0] - top, cursor[1]
         self.lines, self.columns = lines, columns

@@ -63,8 +63,9 @@ def single_try_client(stub: StubProvider, style: str = "openai", **options: Any)
     return make_client(stub, style, retries=0, model="m", **options)
 
 
-async def collect(client: Client, prompt: str = "hi", toolkit: Any = None,
-                  **kwargs: Any) -> tuple[list[dict[str, Any]], Exception | None]:
+async def collect(
+    client: Client, prompt: str = "hi", toolkit: Any = None, **kwargs: Any
+) -> tuple[list[dict[str, Any]], Exception | None]:
     """All events of a streamed run, and the exception that ended it (or None)."""
     events = []
     try:
@@ -149,8 +150,11 @@ def assert_wire_resendable(request_json: dict[str, Any], style: str) -> None:
     for i, m in enumerate(messages):
         uses = [b["id"] for b in m["content"] if b.get("type") == "tool_use"]
         if uses:
-            results = [b["tool_use_id"] for b in messages[i + 1]["content"]
-                       if b.get("type") == "tool_result"]
+            results = [
+                b["tool_use_id"]
+                for b in messages[i + 1]["content"]
+                if b.get("type") == "tool_result"
+            ]
             assert sorted(results) == sorted(uses), (m, messages[i + 1])
 
 

@@ -14,9 +14,17 @@ def turn(tag: str) -> list[dict]:
     call_id = f"call_{tag}"
     return [
         {"role": "user", "content": f"question {tag}"},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": call_id, "type": "function",
-             "function": {"name": "lookup", "arguments": json.dumps({"key": tag})}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": "lookup", "arguments": json.dumps({"key": tag})},
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": call_id, "content": f"value of {tag}"},
         {"role": "assistant", "content": f"answer {tag}"},
     ]
@@ -40,8 +48,10 @@ def append_turns(path: str, thread: str, name: str, rounds: int, barrier) -> Non
 
 def big_messages(n: int, word: str) -> list[dict]:
     filler = "x" * 2000
-    return [{"role": "user" if i % 2 == 0 else "assistant", "content": f"{word} {i} {filler}"}
-            for i in range(n)]
+    return [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"{word} {i} {filler}"}
+        for i in range(n)
+    ]
 
 
 def write_then_hang_before_commit(path: str, thread: str, mode: str) -> None:

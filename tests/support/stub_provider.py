@@ -27,13 +27,30 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
-    "Headers", "LlamaCppLike", "Recorded", "Reply", "StubProvider", "llama_models",
-    "llama_props", "llama_slots", "llama_tool_arguments_error",
-    "openai_text", "openai_tool_call", "openai_stream",
-    "anthropic_text", "anthropic_tool_use", "anthropic_stream", "anthropic_blocks_stream",
+    "Headers",
+    "LlamaCppLike",
+    "Recorded",
+    "Reply",
+    "StubProvider",
+    "llama_models",
+    "llama_props",
+    "llama_slots",
+    "llama_tool_arguments_error",
+    "openai_text",
+    "openai_tool_call",
+    "openai_stream",
+    "anthropic_text",
+    "anthropic_tool_use",
+    "anthropic_stream",
+    "anthropic_blocks_stream",
     "anthropic_message",
-    "responses_reply", "responses_stream", "openai_models", "anthropic_models",
-    "png_bytes", "pdf_bytes", "wav_bytes",
+    "responses_reply",
+    "responses_stream",
+    "openai_models",
+    "anthropic_models",
+    "png_bytes",
+    "pdf_bytes",
+    "wav_bytes",
 ]
 
 POLL = 0.01  # seconds between disconnect checks while pausing or hanging
@@ -72,9 +89,14 @@ class Recorded:
 # ----------------------------------------------------------------------------- replies
 
 ANTHROPIC_ERROR_TYPES = {
-    400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-    404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error",
-    500: "api_error", 529: "overloaded_error",
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
 }
 
 
@@ -96,40 +118,70 @@ class Reply:
     end: str = "complete"
 
     @classmethod
-    def json(cls, body: Any, status: int = 200, headers: dict | None = None,
-             delay: float = 0.0) -> Reply:
+    def json(
+        cls, body: Any, status: int = 200, headers: dict | None = None, delay: float = 0.0
+    ) -> Reply:
         data = jsonlib.dumps(body, ensure_ascii=False).encode()
-        return cls(status, _merge({"Content-Type": "application/json"}, headers), [data],
-                   delay=delay)
+        return cls(
+            status, _merge({"Content-Type": "application/json"}, headers), [data], delay=delay
+        )
 
     @classmethod
-    def sse(cls, events: list, status: int = 200, headers: dict | None = None,
-            delay: float = 0.0, pause: float = 0.0, chunks: int | None = None,
-            line_end: str = "\n", done: bool = False) -> Reply:
+    def sse(
+        cls,
+        events: list,
+        status: int = 200,
+        headers: dict | None = None,
+        delay: float = 0.0,
+        pause: float = 0.0,
+        chunks: int | None = None,
+        line_end: str = "\n",
+        done: bool = False,
+    ) -> Reply:
         """SSE body, one HTTP chunk per event, or re-split into `chunks`-byte HTTP chunks.
 
         `pause` is slept between HTTP chunks (so between events by default)."""
         parts = [_sse_event(ev, line_end) for ev in [*events, *(["[DONE]"] if done else [])]]
         if chunks:
             data = b"".join(parts)
-            parts = [data[i:i + chunks] for i in range(0, len(data), chunks)]
+            parts = [data[i : i + chunks] for i in range(0, len(data), chunks)]
         return cls(status, _merge(_SSE_HEADERS, headers), parts, True, delay, pause)
 
     @classmethod
-    def raw(cls, body_parts: list[bytes], status: int = 200, headers: dict | None = None,
-            pause: float = 0.0, delay: float = 0.0, chunked: bool = True) -> Reply:
+    def raw(
+        cls,
+        body_parts: list[bytes],
+        status: int = 200,
+        headers: dict | None = None,
+        pause: float = 0.0,
+        delay: float = 0.0,
+        chunked: bool = True,
+    ) -> Reply:
         """Arbitrary bytes; Content-Type defaults to SSE when chunked, else JSON."""
         ctype = "text/event-stream" if chunked else "application/json"
-        return cls(status, _merge({"Content-Type": ctype}, headers), list(body_parts), chunked,
-                   delay, pause)
+        return cls(
+            status,
+            _merge({"Content-Type": ctype}, headers),
+            list(body_parts),
+            chunked,
+            delay,
+            pause,
+        )
 
     @classmethod
-    def error(cls, status: int, message: str, style: str = "openai",
-              headers: dict | None = None, code: str | None = None,
-              delay: float = 0.0) -> Reply:
+    def error(
+        cls,
+        status: int,
+        message: str,
+        style: str = "openai",
+        headers: dict | None = None,
+        code: str | None = None,
+        delay: float = 0.0,
+    ) -> Reply:
         if style == "anthropic":
-            kind = ANTHROPIC_ERROR_TYPES.get(status, "api_error" if status >= 500 else
-                                             "invalid_request_error")
+            kind = ANTHROPIC_ERROR_TYPES.get(
+                status, "api_error" if status >= 500 else "invalid_request_error"
+            )
             body: dict = {"type": "error", "error": {"type": kind, "message": message}}
         else:
             kind = "server_error" if status >= 500 else "invalid_request_error"
@@ -145,13 +197,15 @@ class Reply:
         return cls(end="hang_request")
 
     @classmethod
-    def hang_after(cls, parts: list[bytes | str], status: int = 200,
-                   headers: dict | None = None) -> Reply:
+    def hang_after(
+        cls, parts: list[bytes | str], status: int = 200, headers: dict | None = None
+    ) -> Reply:
         return cls(status, _merge(_SSE_HEADERS, headers), _encode(parts), True, end="hang")
 
     @classmethod
-    def drop_after(cls, parts: list[bytes | str], status: int = 200,
-                   headers: dict | None = None) -> Reply:
+    def drop_after(
+        cls, parts: list[bytes | str], status: int = 200, headers: dict | None = None
+    ) -> Reply:
         return cls(status, _merge(_SSE_HEADERS, headers), _encode(parts), True, end="drop")
 
     @classmethod
@@ -328,8 +382,9 @@ class StubProvider:
             return self._queue.popleft() if self._queue else self.default
 
 
-_NO_LISTING = Reply.json({"error": {"code": 404, "message": "File Not Found",
-                                    "type": "not_found_error"}}, status=404)
+_NO_LISTING = Reply.json(
+    {"error": {"code": 404, "message": "File Not Found", "type": "not_found_error"}}, status=404
+)
 
 
 def _is_listing(request: Recorded) -> bool:
@@ -404,8 +459,9 @@ class _Reader:
         return body
 
 
-def _idle(conn: socket.socket, seconds: float | None, request: Recorded,
-          closing: threading.Event) -> bool:
+def _idle(
+    conn: socket.socket, seconds: float | None, request: Recorded, closing: threading.Event
+) -> bool:
     """Wait `seconds` (None: forever), watching for the client closing. True if still there."""
     deadline = None if seconds is None else time.monotonic() + seconds
     while deadline is None or time.monotonic() < deadline:
@@ -426,8 +482,9 @@ def _idle(conn: socket.socket, seconds: float | None, request: Recorded,
     return True
 
 
-def _respond(conn: socket.socket, reply: Reply, request: Recorded,
-             closing: threading.Event) -> bool:
+def _respond(
+    conn: socket.socket, reply: Reply, request: Recorded, closing: threading.Event
+) -> bool:
     """Write `reply`. Returns True when the connection may serve another request."""
     if reply.end == "close":
         return False
@@ -479,6 +536,7 @@ def _head(reply: Reply, keep: bool) -> bytes:
 
 # ----------------------------------------------------------------------------- payloads
 
+
 def _words(text: str | list[str], split: bool = True) -> list[str]:
     """'Hello big world' -> ['Hello', ' big', ' world'] (about one word per piece); a list
     is the pieces exactly."""
@@ -491,7 +549,7 @@ def _words(text: str | list[str], split: bool = True) -> list[str]:
 
 def _thirds(text: str) -> list[str]:
     step = max(1, -(-len(text) // 3))
-    return [text[i:i + step] for i in range(0, len(text), step)]
+    return [text[i : i + step] for i in range(0, len(text), step)]
 
 
 def _args_str(args: dict | str) -> str:
@@ -502,14 +560,20 @@ def _args_str(args: dict | str) -> str:
 NO_CACHE = (0, 0)
 
 
-def _openai_usage(usage: tuple[int, int], reasoning_tokens: int = 0,
-                  cache: tuple[int, int] = NO_CACHE) -> dict:
+def _openai_usage(
+    usage: tuple[int, int], reasoning_tokens: int = 0, cache: tuple[int, int] = NO_CACHE
+) -> dict:
     """Chat-completions usage; cache writes as OpenRouter reports them."""
-    counts: dict = {"prompt_tokens": usage[0], "completion_tokens": usage[1],
-                    "total_tokens": usage[0] + usage[1]}
+    counts: dict = {
+        "prompt_tokens": usage[0],
+        "completion_tokens": usage[1],
+        "total_tokens": usage[0] + usage[1],
+    }
     if reasoning_tokens:
-        counts["completion_tokens_details"] = {"reasoning_tokens": reasoning_tokens,
-                                               "audio_tokens": 0}
+        counts["completion_tokens_details"] = {
+            "reasoning_tokens": reasoning_tokens,
+            "audio_tokens": 0,
+        }
     if cache != NO_CACHE:
         counts["prompt_tokens_details"] = {"cached_tokens": cache[0], "audio_tokens": 0}
         if cache[1]:
@@ -517,44 +581,73 @@ def _openai_usage(usage: tuple[int, int], reasoning_tokens: int = 0,
     return counts
 
 
-def _openai_body(message: dict, finish: str, usage: tuple[int, int], model: str,
-                 reasoning_tokens: int = 0, cache: tuple[int, int] = NO_CACHE) -> dict:
+def _openai_body(
+    message: dict,
+    finish: str,
+    usage: tuple[int, int],
+    model: str,
+    reasoning_tokens: int = 0,
+    cache: tuple[int, int] = NO_CACHE,
+) -> dict:
     return {
-        "id": "chatcmpl-stub", "object": "chat.completion", "created": int(time.time()),
-        "model": model, "system_fingerprint": "fp_stub",
+        "id": "chatcmpl-stub",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "system_fingerprint": "fp_stub",
         "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
         "usage": _openai_usage(usage, reasoning_tokens, cache),
     }
 
 
-def openai_text(text: str, usage: tuple[int, int] = (10, 5), model: str = "stub-model",
-                reasoning_tokens: int = 0, cache: tuple[int, int] = NO_CACHE) -> dict:
+def openai_text(
+    text: str,
+    usage: tuple[int, int] = (10, 5),
+    model: str = "stub-model",
+    reasoning_tokens: int = 0,
+    cache: tuple[int, int] = NO_CACHE,
+) -> dict:
     message = {"role": "assistant", "content": text, "refusal": None}
     return _openai_body(message, "stop", usage, model, reasoning_tokens, cache)
 
 
-def openai_tool_call(calls: list[tuple[str, dict | str]], usage: tuple[int, int] = (10, 5),
-                     model: str = "stub-model") -> dict:
+def openai_tool_call(
+    calls: list[tuple[str, dict | str]], usage: tuple[int, int] = (10, 5), model: str = "stub-model"
+) -> dict:
     tool_calls = [
-        {"id": f"call_{i}", "type": "function",
-         "function": {"name": name, "arguments": _args_str(args)}}
+        {
+            "id": f"call_{i}",
+            "type": "function",
+            "function": {"name": name, "arguments": _args_str(args)},
+        }
         for i, (name, args) in enumerate(calls, 1)
     ]
     message = {"role": "assistant", "content": None, "refusal": None, "tool_calls": tool_calls}
     return _openai_body(message, "tool_calls", usage, model)
 
 
-def openai_stream(text: str | list[str] | None = None,
-                  tool_calls: list[tuple[str, dict | str]] | None = None,
-                  usage: tuple[int, int] = (10, 5), reasoning: str | list[str] | None = None,
-                  split: bool = True, model: str = "stub-model", reasoning_tokens: int = 0,
-                  finish: str | None = None, cache: tuple[int, int] = NO_CACHE,
-                  **sse: Any) -> Reply:
+def openai_stream(
+    text: str | list[str] | None = None,
+    tool_calls: list[tuple[str, dict | str]] | None = None,
+    usage: tuple[int, int] = (10, 5),
+    reasoning: str | list[str] | None = None,
+    split: bool = True,
+    model: str = "stub-model",
+    reasoning_tokens: int = 0,
+    finish: str | None = None,
+    cache: tuple[int, int] = NO_CACHE,
+    **sse: Any,
+) -> Reply:
     """A chat.completion.chunk stream (`text` and `reasoning` as lists: those deltas
     exactly); `finish` overrides the finish_reason ("length"); extra keywords (pause,
     chunks, ...) go to Reply.sse."""
-    base = {"id": "chatcmpl-stub", "object": "chat.completion.chunk",
-            "created": int(time.time()), "model": model, "system_fingerprint": "fp_stub"}
+    base = {
+        "id": "chatcmpl-stub",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+        "system_fingerprint": "fp_stub",
+    }
 
     def chunk(delta: dict, finish: str | None = None) -> dict:
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
@@ -564,20 +657,33 @@ def openai_stream(text: str | list[str] | None = None,
     events += [chunk({"reasoning_content": p}) for p in _words(reasoning or "", split)]
     events += [chunk({"content": p}) for p in _words(text or "", split)]
     for i, (name, args) in enumerate(tool_calls or []):
-        first = {"index": i, "id": f"call_{i + 1}", "type": "function",
-                 "function": {"name": name, "arguments": ""}}
+        first = {
+            "index": i,
+            "id": f"call_{i + 1}",
+            "type": "function",
+            "function": {"name": name, "arguments": ""},
+        }
         events.append(chunk({"tool_calls": [first]}))
-        events += [chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
-                   for piece in _thirds(_args_str(args))]
+        events += [
+            chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
+            for piece in _thirds(_args_str(args))
+        ]
     events.append(chunk({}, finish or ("tool_calls" if tool_calls else "stop")))
-    events.append({**base, "choices": [],
-                   "usage": _openai_usage(usage, reasoning_tokens, cache)})
+    events.append({**base, "choices": [], "usage": _openai_usage(usage, reasoning_tokens, cache)})
     return Reply.sse(events, done=True, **sse)
 
 
 def _anthropic_message(content: list, stop: str | None, usage: dict, model: str) -> dict:
-    return {"id": "msg_stub", "type": "message", "role": "assistant", "model": model,
-            "content": content, "stop_reason": stop, "stop_sequence": None, "usage": usage}
+    return {
+        "id": "msg_stub",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": usage,
+    }
 
 
 def _anthropic_usage(usage: tuple[int, int], cache: tuple[int, int]) -> dict:
@@ -592,27 +698,43 @@ def _tool_input(args: dict | str) -> dict:
     return jsonlib.loads(args) if isinstance(args, str) else args
 
 
-def anthropic_text(text: str, usage: tuple[int, int] = (10, 5),
-                   model: str = "claude-stub", cache: tuple[int, int] = NO_CACHE) -> dict:
-    return _anthropic_message([{"type": "text", "text": text}], "end_turn",
-                              _anthropic_usage(usage, cache), model)
+def anthropic_text(
+    text: str,
+    usage: tuple[int, int] = (10, 5),
+    model: str = "claude-stub",
+    cache: tuple[int, int] = NO_CACHE,
+) -> dict:
+    return _anthropic_message(
+        [{"type": "text", "text": text}], "end_turn", _anthropic_usage(usage, cache), model
+    )
 
 
-def anthropic_tool_use(calls: list[tuple[str, dict | str]], text: str | None = None,
-                       usage: tuple[int, int] = (10, 5), model: str = "claude-stub",
-                       cache: tuple[int, int] = NO_CACHE) -> dict:
+def anthropic_tool_use(
+    calls: list[tuple[str, dict | str]],
+    text: str | None = None,
+    usage: tuple[int, int] = (10, 5),
+    model: str = "claude-stub",
+    cache: tuple[int, int] = NO_CACHE,
+) -> dict:
     content: list[dict] = [{"type": "text", "text": text}] if text else []
-    content += [{"type": "tool_use", "id": f"toolu_{i}", "name": name, "input": _tool_input(args)}
-                for i, (name, args) in enumerate(calls, 1)]
+    content += [
+        {"type": "tool_use", "id": f"toolu_{i}", "name": name, "input": _tool_input(args)}
+        for i, (name, args) in enumerate(calls, 1)
+    ]
     return _anthropic_message(content, "tool_use", _anthropic_usage(usage, cache), model)
 
 
-def anthropic_stream(text: str | None = None,
-                     tool_calls: list[tuple[str, dict | str]] | None = None,
-                     thinking: str | None = None, usage: tuple[int, int] = (10, 5),
-                     model: str = "claude-stub", signature: str = "c3R1Yi1zaWduYXR1cmU=",
-                     stop: str | None = None, cache: tuple[int, int] = NO_CACHE,
-                     **sse: Any) -> Reply:
+def anthropic_stream(
+    text: str | None = None,
+    tool_calls: list[tuple[str, dict | str]] | None = None,
+    thinking: str | None = None,
+    usage: tuple[int, int] = (10, 5),
+    model: str = "claude-stub",
+    signature: str = "c3R1Yi1zaWduYXR1cmU=",
+    stop: str | None = None,
+    cache: tuple[int, int] = NO_CACHE,
+    **sse: Any,
+) -> Reply:
     """The Messages streaming sequence; `stop` overrides the stop_reason ("max_tokens");
     extra keywords (pause, chunks, ...) go to Reply.sse."""
     blocks: list[dict] = []
@@ -620,15 +742,23 @@ def anthropic_stream(text: str | None = None,
         blocks.append({"type": "thinking", "thinking": thinking, "signature": signature})
     if text:
         blocks.append({"type": "text", "text": text})
-    blocks += [{"type": "tool_use", "id": f"toolu_{i}", "name": name, "input": _tool_input(args)}
-               for i, (name, args) in enumerate(tool_calls or [], 1)]
-    return anthropic_blocks_stream(blocks, stop or ("tool_use" if tool_calls else "end_turn"),
-                                   usage, model, cache, **sse)
+    blocks += [
+        {"type": "tool_use", "id": f"toolu_{i}", "name": name, "input": _tool_input(args)}
+        for i, (name, args) in enumerate(tool_calls or [], 1)
+    ]
+    return anthropic_blocks_stream(
+        blocks, stop or ("tool_use" if tool_calls else "end_turn"), usage, model, cache, **sse
+    )
 
 
-def anthropic_blocks_stream(blocks: list[dict], stop: str = "end_turn",
-                            usage: tuple[int, int] = (10, 5), model: str = "claude-stub",
-                            cache: tuple[int, int] = NO_CACHE, **sse: Any) -> Reply:
+def anthropic_blocks_stream(
+    blocks: list[dict],
+    stop: str = "end_turn",
+    usage: tuple[int, int] = (10, 5),
+    model: str = "claude-stub",
+    cache: tuple[int, int] = NO_CACHE,
+    **sse: Any,
+) -> Reply:
     """The Messages stream of a reply made of `blocks`, each kind as the API streams it
     (docs, "Streaming Messages", the web search example): text in text_delta pieces (its
     citations as citations_delta), thinking in thinking_delta pieces then its
@@ -636,20 +766,35 @@ def anthropic_blocks_stream(blocks: list[dict], stop: str = "end_turn",
     any other block (a server tool's result) whole in its content_block_start."""
     start_usage = _anthropic_usage((usage[0], 1), cache)
     events: list = [
-        ("message_start", {"type": "message_start",
-                           "message": _anthropic_message([], None, start_usage, model)}),
+        (
+            "message_start",
+            {"type": "message_start", "message": _anthropic_message([], None, start_usage, model)},
+        ),
         ("ping", {"type": "ping"}),
     ]
     for index, whole in enumerate(blocks):
         start, deltas = _streamed_block(whole)
-        events.append(("content_block_start", {"type": "content_block_start", "index": index,
-                                               "content_block": start}))
-        events.extend(("content_block_delta", {"type": "content_block_delta", "index": index,
-                                               "delta": d}) for d in deltas)
+        events.append(
+            (
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": start},
+            )
+        )
+        events.extend(
+            ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d})
+            for d in deltas
+        )
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
-    events.append(("message_delta", {"type": "message_delta",
-                                     "delta": {"stop_reason": stop, "stop_sequence": None},
-                                     "usage": {"output_tokens": usage[1]}}))
+    events.append(
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": usage[1]},
+            },
+        )
+    )
     events.append(("message_stop", {"type": "message_stop"}))
     return Reply.sse(events, **sse)
 
@@ -658,53 +803,89 @@ def _streamed_block(block: dict) -> tuple[dict, list[dict]]:
     """A whole content block as its content_block_start block and its deltas."""
     kind = block["type"]
     if kind == "text":
-        return ({"type": "text", "text": ""},
-                [{"type": "text_delta", "text": p} for p in _words(block["text"])]
-                + [{"type": "citations_delta", "citation": c}
-                   for c in block.get("citations") or []])
+        return (
+            {"type": "text", "text": ""},
+            [{"type": "text_delta", "text": p} for p in _words(block["text"])]
+            + [{"type": "citations_delta", "citation": c} for c in block.get("citations") or []],
+        )
     if kind == "thinking":
-        return ({"type": "thinking", "thinking": "", "signature": ""},
-                [{"type": "thinking_delta", "thinking": p} for p in _words(block["thinking"])]
-                + [{"type": "signature_delta", "signature": block["signature"]}])
+        return (
+            {"type": "thinking", "thinking": "", "signature": ""},
+            [{"type": "thinking_delta", "thinking": p} for p in _words(block["thinking"])]
+            + [{"type": "signature_delta", "signature": block["signature"]}],
+        )
     if kind.endswith("tool_use"):
         raw = jsonlib.dumps(block["input"])
-        return ({**block, "input": {}},
-                [{"type": "input_json_delta", "partial_json": p} for p in _thirds(raw)])
+        return (
+            {**block, "input": {}},
+            [{"type": "input_json_delta", "partial_json": p} for p in _thirds(raw)],
+        )
     return block, []
 
 
-def anthropic_message(blocks: list[dict], stop: str = "end_turn",
-                      usage: tuple[int, int] = (10, 5), model: str = "claude-stub") -> dict:
+def anthropic_message(
+    blocks: list[dict],
+    stop: str = "end_turn",
+    usage: tuple[int, int] = (10, 5),
+    model: str = "claude-stub",
+) -> dict:
     """A whole (non-streamed) Messages reply made of `blocks`."""
     return _anthropic_message(blocks, stop, _anthropic_usage(usage, NO_CACHE), model)
 
 
 # Responses API (POST /v1/responses)
 
-def _responses_usage(usage: tuple[int, int], reasoning_tokens: int = 0,
-                     cache: tuple[int, int] = NO_CACHE) -> dict:
-    return {"input_tokens": usage[0], "input_tokens_details": {"cached_tokens": cache[0]},
-            "output_tokens": usage[1],
-            "output_tokens_details": {"reasoning_tokens": reasoning_tokens},
-            "total_tokens": usage[0] + usage[1]}
+
+def _responses_usage(
+    usage: tuple[int, int], reasoning_tokens: int = 0, cache: tuple[int, int] = NO_CACHE
+) -> dict:
+    return {
+        "input_tokens": usage[0],
+        "input_tokens_details": {"cached_tokens": cache[0]},
+        "output_tokens": usage[1],
+        "output_tokens_details": {"reasoning_tokens": reasoning_tokens},
+        "total_tokens": usage[0] + usage[1],
+    }
 
 
-def _responses_object(output: list, status: str, usage: dict | None, model: str,
-                      incomplete: str | None = None) -> dict:
-    return {"id": "resp_stub", "object": "response", "created_at": int(time.time()),
-            "status": status, "background": False, "error": None,
-            "incomplete_details": {"reason": incomplete} if incomplete else None,
-            "instructions": None, "max_output_tokens": None, "model": model,
-            "output": output, "parallel_tool_calls": True, "previous_response_id": None,
-            "reasoning": {"effort": None, "summary": None}, "store": False,
-            "temperature": 1.0, "text": {"format": {"type": "text"}}, "tool_choice": "auto",
-            "tools": [], "top_p": 1.0, "truncation": "disabled", "usage": usage,
-            "user": None, "metadata": {}}
+def _responses_object(
+    output: list, status: str, usage: dict | None, model: str, incomplete: str | None = None
+) -> dict:
+    return {
+        "id": "resp_stub",
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": status,
+        "background": False,
+        "error": None,
+        "incomplete_details": {"reason": incomplete} if incomplete else None,
+        "instructions": None,
+        "max_output_tokens": None,
+        "model": model,
+        "output": output,
+        "parallel_tool_calls": True,
+        "previous_response_id": None,
+        "reasoning": {"effort": None, "summary": None},
+        "store": False,
+        "temperature": 1.0,
+        "text": {"format": {"type": "text"}},
+        "tool_choice": "auto",
+        "tools": [],
+        "top_p": 1.0,
+        "truncation": "disabled",
+        "usage": usage,
+        "user": None,
+        "metadata": {},
+    }
 
 
-def _responses_items(text: str | None, tool_calls: list[tuple[str, dict | str]] | None,
-                     reasoning: str | None, encrypted: str | None,
-                     refusal: str | None) -> list[dict]:
+def _responses_items(
+    text: str | None,
+    tool_calls: list[tuple[str, dict | str]] | None,
+    reasoning: str | None,
+    encrypted: str | None,
+    refusal: str | None,
+) -> list[dict]:
     """The finished output items of a reply, in the API's order."""
     items: list[dict] = []
     if reasoning is not None or encrypted is not None:
@@ -719,34 +900,59 @@ def _responses_items(text: str | None, tool_calls: list[tuple[str, dict | str]] 
     if refusal:
         parts.append({"type": "refusal", "refusal": refusal})
     if parts:
-        items.append({"id": "msg_stub1", "type": "message", "status": "completed",
-                      "content": parts, "role": "assistant"})
-    items += [{"id": f"fc_stub{i}", "type": "function_call", "status": "completed",
-               "arguments": _args_str(args), "call_id": f"call_{i}", "name": name}
-              for i, (name, args) in enumerate(tool_calls or [], 1)]
+        items.append(
+            {
+                "id": "msg_stub1",
+                "type": "message",
+                "status": "completed",
+                "content": parts,
+                "role": "assistant",
+            }
+        )
+    items += [
+        {
+            "id": f"fc_stub{i}",
+            "type": "function_call",
+            "status": "completed",
+            "arguments": _args_str(args),
+            "call_id": f"call_{i}",
+            "name": name,
+        }
+        for i, (name, args) in enumerate(tool_calls or [], 1)
+    ]
     return items
 
 
-def responses_reply(text: str | None = None,
-                    tool_calls: list[tuple[str, dict | str]] | None = None,
-                    reasoning: str | None = None, encrypted: str | None = None,
-                    refusal: str | None = None, usage: tuple[int, int] = (10, 5),
-                    model: str = "stub-model", incomplete: str | None = None,
-                    cache: tuple[int, int] = NO_CACHE) -> dict:
+def responses_reply(
+    text: str | None = None,
+    tool_calls: list[tuple[str, dict | str]] | None = None,
+    reasoning: str | None = None,
+    encrypted: str | None = None,
+    refusal: str | None = None,
+    usage: tuple[int, int] = (10, 5),
+    model: str = "stub-model",
+    incomplete: str | None = None,
+    cache: tuple[int, int] = NO_CACHE,
+) -> dict:
     """A whole (non-streamed) Responses API reply body."""
     items = _responses_items(text, tool_calls, reasoning, encrypted, refusal)
     status = "incomplete" if incomplete else "completed"
-    return _responses_object(items, status, _responses_usage(usage, cache=cache), model,
-                             incomplete)
+    return _responses_object(items, status, _responses_usage(usage, cache=cache), model, incomplete)
 
 
-def responses_stream(text: str | None = None,
-                     tool_calls: list[tuple[str, dict | str]] | None = None,
-                     reasoning: str | None = None, encrypted: str | None = None,
-                     refusal: str | None = None, usage: tuple[int, int] = (10, 5),
-                     model: str = "stub-model", end: str | None = "completed",
-                     cache: tuple[int, int] = NO_CACHE, why: str = "max_output_tokens",
-                     **sse: Any) -> Reply:
+def responses_stream(
+    text: str | None = None,
+    tool_calls: list[tuple[str, dict | str]] | None = None,
+    reasoning: str | None = None,
+    encrypted: str | None = None,
+    refusal: str | None = None,
+    usage: tuple[int, int] = (10, 5),
+    model: str = "stub-model",
+    end: str | None = "completed",
+    cache: tuple[int, int] = NO_CACHE,
+    why: str = "max_output_tokens",
+    **sse: Any,
+) -> Reply:
     """The Responses streaming sequence (named events, each with its sequence_number).
 
     `end` is "completed", "incomplete" (for the reason `why`) or None (the stream just
@@ -762,33 +968,53 @@ def responses_stream(text: str | None = None,
     for index, item in enumerate(items):
         ids = {"item_id": item["id"], "output_index": index}
         if item["type"] == "reasoning":
-            emit("response.output_item.added", output_index=index,
-                 item={"id": item["id"], "type": "reasoning", "summary": []})
+            emit(
+                "response.output_item.added",
+                output_index=index,
+                item={"id": item["id"], "type": "reasoning", "summary": []},
+            )
             for j, part in enumerate(item["summary"]):
-                emit("response.reasoning_summary_part.added", **ids, summary_index=j,
-                     part={"type": "summary_text", "text": ""})
+                emit(
+                    "response.reasoning_summary_part.added",
+                    **ids,
+                    summary_index=j,
+                    part={"type": "summary_text", "text": ""},
+                )
                 for piece in _words(part["text"]):
-                    emit("response.reasoning_summary_text.delta", **ids, summary_index=j,
-                         delta=piece)
-                emit("response.reasoning_summary_text.done", **ids, summary_index=j,
-                     text=part["text"])
+                    emit(
+                        "response.reasoning_summary_text.delta", **ids, summary_index=j, delta=piece
+                    )
+                emit(
+                    "response.reasoning_summary_text.done",
+                    **ids,
+                    summary_index=j,
+                    text=part["text"],
+                )
                 emit("response.reasoning_summary_part.done", **ids, summary_index=j, part=part)
         elif item["type"] == "message":
-            emit("response.output_item.added", output_index=index,
-                 item={**item, "status": "in_progress", "content": []})
+            emit(
+                "response.output_item.added",
+                output_index=index,
+                item={**item, "status": "in_progress", "content": []},
+            )
             for j, part in enumerate(item["content"]):
-                key, kind = (("text", "output_text") if part["type"] == "output_text"
-                             else ("refusal", "refusal"))
-                emit("response.content_part.added", **ids, content_index=j,
-                     part={**part, key: ""})
+                key, kind = (
+                    ("text", "output_text")
+                    if part["type"] == "output_text"
+                    else ("refusal", "refusal")
+                )
+                emit("response.content_part.added", **ids, content_index=j, part={**part, key: ""})
                 for piece in _words(part[key]):
                     extra = {"logprobs": []} if kind == "output_text" else {}
                     emit(f"response.{kind}.delta", **ids, content_index=j, delta=piece, **extra)
                 emit(f"response.{kind}.done", **ids, content_index=j, **{key: part[key]})
                 emit("response.content_part.done", **ids, content_index=j, part=part)
         else:
-            emit("response.output_item.added", output_index=index,
-                 item={**item, "status": "in_progress", "arguments": ""})
+            emit(
+                "response.output_item.added",
+                output_index=index,
+                item={**item, "status": "in_progress", "arguments": ""},
+            )
             for piece in _thirds(item["arguments"]):
                 emit("response.function_call_arguments.delta", **ids, delta=piece)
             emit("response.function_call_arguments.done", **ids, arguments=item["arguments"])
@@ -796,15 +1022,19 @@ def responses_stream(text: str | None = None,
     reasoning_tokens = len(_words(reasoning or ""))
     final_usage = _responses_usage(usage, reasoning_tokens, cache)
     if end == "completed":
-        emit("response.completed",
-             response=_responses_object(items, "completed", final_usage, model))
+        emit(
+            "response.completed", response=_responses_object(items, "completed", final_usage, model)
+        )
     elif end == "incomplete":
-        emit("response.incomplete", response=_responses_object(
-            items, "incomplete", final_usage, model, why))
+        emit(
+            "response.incomplete",
+            response=_responses_object(items, "incomplete", final_usage, model, why),
+        )
     return Reply.sse(events, **sse)
 
 
 # ----------------------------------------------------------------------------- llama.cpp
+
 
 class LlamaCppLike:
     """A handler that answers like llama.cpp's server with a small context window.
@@ -820,10 +1050,16 @@ class LlamaCppLike:
         stub.handler = LlamaCppLike(window=4096)
     """
 
-    def __init__(self, window: int = 4096, answer: str = "Noted.", listing: bool = True,
-                 summary: str = "Summary: the user sent long notes; the assistant noted "
-                                "each one.", model: str = "stub-model", slots: int = 1,
-                 echo: bool = False) -> None:
+    def __init__(
+        self,
+        window: int = 4096,
+        answer: str = "Noted.",
+        listing: bool = True,
+        summary: str = "Summary: the user sent long notes; the assistant noted each one.",
+        model: str = "stub-model",
+        slots: int = 1,
+        echo: bool = False,
+    ) -> None:
         self.window, self.answer, self.listing, self.summary = window, answer, listing, summary
         self.model, self.slots, self.echo = model, slots, echo
         self.overflows = 0
@@ -838,26 +1074,42 @@ class LlamaCppLike:
                 return Reply.json(llama_props(self.model, self.window, self.slots))
             if self.listing and path == "/slots":
                 return Reply.json(llama_slots([False] * self.slots, self.window))
-            return Reply.json({"error": {"code": 404, "message": "File Not Found",
-                                         "type": "not_found_error"}}, status=404)
+            return Reply.json(
+                {"error": {"code": 404, "message": "File Not Found", "type": "not_found_error"}},
+                status=404,
+            )
         refused = llama_tool_arguments_error(rec.json or {})
         if refused is not None:
             return refused
         used = len(rec.body) // 4
         if used > self.window:
             self.overflows += 1
-            return Reply.json({"error": {
-                "code": 400, "message": "the request exceeds the available context size, "
-                                        "try increasing it",
-                "type": "exceed_context_size_error", "n_prompt_tokens": used,
-                "n_ctx": self.window}}, status=400)
+            return Reply.json(
+                {
+                    "error": {
+                        "code": 400,
+                        "message": "the request exceeds the available context size, "
+                        "try increasing it",
+                        "type": "exceed_context_size_error",
+                        "n_prompt_tokens": used,
+                        "n_ctx": self.window,
+                    }
+                },
+                status=400,
+            )
         body = rec.json or {}
-        last = next((m for m in reversed(body.get("messages") or []) if m.get("role") == "user"),
-                    {})
+        last = next(
+            (m for m in reversed(body.get("messages") or []) if m.get("role") == "user"), {}
+        )
         asked_summary = "<conversation>" in str(last.get("content"))
         self.summaries += asked_summary
-        text = self.answer if not asked_summary else str(last["content"]) if self.echo \
+        text = (
+            self.answer
+            if not asked_summary
+            else str(last["content"])
+            if self.echo
             else self.summary
+        )
         usage = (used, max(1, len(text) // 4))
         if body.get("stream"):
             return openai_stream(text, usage=usage)
@@ -873,12 +1125,21 @@ def llama_tool_arguments_error(body: dict) -> Reply | None:
             try:
                 jsonlib.loads(arguments)
             except ValueError as exc:
-                where = (f"[json.exception.parse_error.101] parse error at line {exc.lineno}, "
-                         f"column {exc.colno + 1}: syntax error while parsing value")
-                return Reply.json({"error": {
-                    "code": 500, "type": "server_error",
-                    "message": f"Failed to parse tool call arguments as JSON: {where}"}},
-                    status=500, headers={"Content-Type": "application/json; charset=utf-8"})
+                where = (
+                    f"[json.exception.parse_error.101] parse error at line {exc.lineno}, "
+                    f"column {exc.colno + 1}: syntax error while parsing value"
+                )
+                return Reply.json(
+                    {
+                        "error": {
+                            "code": 500,
+                            "type": "server_error",
+                            "message": f"Failed to parse tool call arguments as JSON: {where}",
+                        }
+                    },
+                    status=500,
+                    headers={"Content-Type": "application/json; charset=utf-8"},
+                )
     return None
 
 
@@ -886,19 +1147,51 @@ def llama_models(model: str = "stub-model", n_ctx: int = 4096) -> dict:
     """llama.cpp's `GET /v1/models`: its Ollama-style `models` beside the OpenAI `data`;
     `meta.n_ctx` is the whole server's context (all slots), `n_ctx_train` the model's."""
     return {
-        "models": [{"name": model, "model": model, "modified_at": "", "size": "", "digest": "",
-                    "type": "model", "description": "", "tags": [""],
-                    "capabilities": ["completion"], "parameters": "",
-                    "details": {"parent_model": "", "format": "gguf", "family": "",
-                                "families": [""], "parameter_size": "",
-                                "quantization_level": ""}}],
+        "models": [
+            {
+                "name": model,
+                "model": model,
+                "modified_at": "",
+                "size": "",
+                "digest": "",
+                "type": "model",
+                "description": "",
+                "tags": [""],
+                "capabilities": ["completion"],
+                "parameters": "",
+                "details": {
+                    "parent_model": "",
+                    "format": "gguf",
+                    "family": "",
+                    "families": [""],
+                    "parameter_size": "",
+                    "quantization_level": "",
+                },
+            }
+        ],
         "object": "list",
-        "data": [{"id": model, "aliases": [model], "tags": [], "object": "model",
-                  "architecture": {"input_modalities": ["text"], "output_modalities": ["text"]},
-                  "created": 1796145656, "owned_by": "llamacpp",
-                  "meta": {"vocab_type": 2, "n_vocab": 151936, "n_ctx": n_ctx,
-                           "n_ctx_train": 32768, "n_embd": 896, "n_params": 630167424,
-                           "size": 485452288, "ftype": "Q4_K - Medium"}}]}
+        "data": [
+            {
+                "id": model,
+                "aliases": [model],
+                "tags": [],
+                "object": "model",
+                "architecture": {"input_modalities": ["text"], "output_modalities": ["text"]},
+                "created": 1796145656,
+                "owned_by": "llamacpp",
+                "meta": {
+                    "vocab_type": 2,
+                    "n_vocab": 151936,
+                    "n_ctx": n_ctx,
+                    "n_ctx_train": 32768,
+                    "n_embd": 896,
+                    "n_params": 630167424,
+                    "size": 485452288,
+                    "ftype": "Q4_K - Medium",
+                },
+            }
+        ],
+    }
 
 
 def llama_props(model: str = "stub-model", n_ctx: int = 4096, slots: int = 1) -> dict:
@@ -906,32 +1199,62 @@ def llama_props(model: str = "stub-model", n_ctx: int = 4096, slots: int = 1) ->
     `default_generation_settings.n_ctx`."""
     return {
         "default_generation_settings": {"params": _LLAMA_PARAMS, "n_ctx": n_ctx},
-        "total_slots": slots, "model_alias": model, "model_ftype": "Q4_K - Medium",
+        "total_slots": slots,
+        "model_alias": model,
+        "model_ftype": "Q4_K - Medium",
         "model_path": f"/models/{model}.gguf",
         "modalities": {"vision": False, "video": False, "audio": False},
-        "media_marker": "<__media_stub__>", "endpoint_slots": True, "endpoint_props": False,
-        "endpoint_metrics": False, "ui": False, "ui_settings": {}, "chat_template": "",
+        "media_marker": "<__media_stub__>",
+        "endpoint_slots": True,
+        "endpoint_props": False,
+        "endpoint_metrics": False,
+        "ui": False,
+        "ui_settings": {},
+        "chat_template": "",
         "chat_template_caps": {"supports_tool_calls": True, "supports_tools": True},
-        "bos_token": "<|endoftext|>", "eos_token": "<|im_end|>", "build_info": "b0-unknown",
-        "is_sleeping": False, "cors_proxy_enabled": False}
+        "bos_token": "<|endoftext|>",
+        "eos_token": "<|im_end|>",
+        "build_info": "b0-unknown",
+        "is_sleeping": False,
+        "cors_proxy_enabled": False,
+    }
 
 
 def llama_slots(processing: list[bool], n_ctx: int = 4096) -> list[dict]:
     """llama.cpp's `GET /slots`: one entry a slot, `is_processing` while it works."""
-    return [{"id": i, "n_ctx": n_ctx, "speculative": False, "is_processing": busy,
-             "id_task": 7 if busy else 0, "n_prompt_tokens": 1039 if busy else 0,
-             "n_prompt_tokens_processed": 512 if busy else 0, "n_prompt_tokens_cache": 0,
-             "params": _LLAMA_PARAMS,
-             "next_token": [{"has_next_token": busy, "has_new_line": False, "n_remain": -1,
-                             "n_decoded": 0}]}
-            for i, busy in enumerate(processing)]
+    return [
+        {
+            "id": i,
+            "n_ctx": n_ctx,
+            "speculative": False,
+            "is_processing": busy,
+            "id_task": 7 if busy else 0,
+            "n_prompt_tokens": 1039 if busy else 0,
+            "n_prompt_tokens_processed": 512 if busy else 0,
+            "n_prompt_tokens_cache": 0,
+            "params": _LLAMA_PARAMS,
+            "next_token": [
+                {"has_next_token": busy, "has_new_line": False, "n_remain": -1, "n_decoded": 0}
+            ],
+        }
+        for i, busy in enumerate(processing)
+    ]
 
 
-_LLAMA_PARAMS = {"seed": 4294967295, "temperature": 0.800000011920929, "top_k": 40,
-                 "top_p": 0.949999988079071, "min_p": 0.05000000074505806, "max_tokens": -1,
-                 "n_predict": -1, "n_keep": 0, "stream": True, "chat_format": "peg-native",
-                 "reasoning_format": "deepseek", "samplers": ["penalties", "top_k", "top_p",
-                                                              "min_p", "temperature"]}
+_LLAMA_PARAMS = {
+    "seed": 4294967295,
+    "temperature": 0.800000011920929,
+    "top_k": 40,
+    "top_p": 0.949999988079071,
+    "min_p": 0.05000000074505806,
+    "max_tokens": -1,
+    "n_predict": -1,
+    "n_keep": 0,
+    "stream": True,
+    "chat_format": "peg-native",
+    "reasoning_format": "deepseek",
+    "samplers": ["penalties", "top_k", "top_p", "min_p", "temperature"],
+}
 
 # ----------------------------------------------------------------------------- media
 
@@ -942,37 +1265,65 @@ _LLAMA_PARAMS = {"seed": 4294967295, "temperature": 0.800000011920929, "top_k": 
 def openai_models(ids: list[str], extra: dict[str, dict] | None = None) -> Reply:
     """`GET /v1/models` as OpenAI-style servers answer; `extra` maps an id to more keys
     (OpenRouter's context_length and pricing, llama.cpp's meta...)."""
-    return Reply.json({"object": "list", "data": [
-        {"id": i, "object": "model", "created": 1700000000, "owned_by": "stub",
-         **(extra or {}).get(i, {})} for i in ids]})
+    return Reply.json(
+        {
+            "object": "list",
+            "data": [
+                {
+                    "id": i,
+                    "object": "model",
+                    "created": 1700000000,
+                    "owned_by": "stub",
+                    **(extra or {}).get(i, {}),
+                }
+                for i in ids
+            ],
+        }
+    )
 
 
 def anthropic_models(ids: list[str], has_more: bool = False) -> Reply:
     """Anthropic's `GET /v1/models` page."""
-    data = [{"type": "model", "id": i, "display_name": i, "created_at": "2025-01-01T00:00:00Z"}
-            for i in ids]
-    return Reply.json({"data": data, "has_more": has_more,
-                       "first_id": ids[0] if ids else None, "last_id": ids[-1] if ids else None})
+    data = [
+        {"type": "model", "id": i, "display_name": i, "created_at": "2025-01-01T00:00:00Z"}
+        for i in ids
+    ]
+    return Reply.json(
+        {
+            "data": data,
+            "has_more": has_more,
+            "first_id": ids[0] if ids else None,
+            "last_id": ids[-1] if ids else None,
+        }
+    )
 
 
 def png_bytes(width: int = 2, height: int = 2) -> bytes:
     """A real (decodable) grey PNG of the given size."""
+
     def chunk(kind: bytes, data: bytes) -> bytes:
-        return (struct.pack(">I", len(data)) + kind + data
-                + struct.pack(">I", zlib.crc32(kind + data)))
+        return (
+            struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        )
 
     rows = b"".join(b"\0" + b"\x80" * width for _ in range(height))
-    return (b"\x89PNG\r\n\x1a\n"
-            + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
 
 
 def pdf_bytes(text: str = "hello") -> bytes:
     """A one-page PDF (enough for a reader to open; the body is not offset-exact)."""
-    return (b"%PDF-1.4\n1 0 obj <</Type /Catalog /Pages 2 0 R>> endobj\n"
-            b"2 0 obj <</Type /Pages /Kids [3 0 R] /Count 1>> endobj\n"
-            b"3 0 obj <</Type /Page /Parent 2 0 R /MediaBox [0 0 200 100]>> endobj\n"
-            + f"% {text}\n".encode() + b"trailer <</Root 1 0 R>>\n%%EOF\n")
+    return (
+        b"%PDF-1.4\n1 0 obj <</Type /Catalog /Pages 2 0 R>> endobj\n"
+        b"2 0 obj <</Type /Pages /Kids [3 0 R] /Count 1>> endobj\n"
+        b"3 0 obj <</Type /Page /Parent 2 0 R /MediaBox [0 0 200 100]>> endobj\n"
+        + f"% {text}\n".encode()
+        + b"trailer <</Root 1 0 R>>\n%%EOF\n"
+    )
 
 
 def wav_bytes(frames: int = 800) -> bytes:

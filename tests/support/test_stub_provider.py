@@ -28,8 +28,11 @@ def raw_exchange(stub: StubProvider, path: str = "/v1/x") -> bytes:
 
 def test_json_reply_and_recorded_request(stub):
     stub.script(Reply.json(openai_text("hi there", usage=(3, 2))))
-    r = httpx.post(stub.base_url + "/chat/completions", json={"model": "m", "messages": []},
-                   headers={"Authorization": "Bearer sk-test"})
+    r = httpx.post(
+        stub.base_url + "/chat/completions",
+        json={"model": "m", "messages": []},
+        headers={"Authorization": "Bearer sk-test"},
+    )
     assert r.status_code == 200 and r.headers["content-length"] == str(len(r.content))
     assert r.json()["choices"][0]["message"]["content"] == "hi there"
     assert r.json()["usage"] == {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
@@ -46,7 +49,7 @@ def test_sse_is_chunked_and_ordered(stub, nl):
         assert r.headers["transfer-encoding"] == "chunked"
         assert r.headers["content-type"] == "text/event-stream"
         body = r.read().decode()
-    expected = ['data: {"a": 1}', "data: two", 'event: ev', 'data: {"b": "é"}', "data: [DONE]"]
+    expected = ['data: {"a": 1}', "data: two", "event: ev", 'data: {"b": "é"}', "data: [DONE]"]
     assert body == (nl + nl).join([*expected[:2], nl.join(expected[2:4]), expected[4]]) + nl * 2
 
 
@@ -69,8 +72,10 @@ def test_keep_alive_and_connection_close(stub):
 
 
 def test_errors_and_retry_after(stub):
-    stub.script(Reply.error(429, "slow down", headers={"Retry-After": "2"}),
-                Reply.error(529, "busy", style="anthropic"))
+    stub.script(
+        Reply.error(429, "slow down", headers={"Retry-After": "2"}),
+        Reply.error(529, "busy", style="anthropic"),
+    )
     r = httpx.get(stub.url)
     assert r.status_code == 429 and r.headers["retry-after"] == "2"
     assert r.json()["error"]["message"] == "slow down"

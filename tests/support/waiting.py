@@ -86,7 +86,8 @@ def running_with(marker: str) -> list[int]:
             continue
         try:
             holds = wanted in (entry / "cmdline").read_bytes() or (
-                wanted in (entry / "environ").read_bytes())
+                wanted in (entry / "environ").read_bytes()
+            )
         except OSError:  # gone meanwhile, or not ours to read
             continue
         if holds and alive(int(entry.name)):

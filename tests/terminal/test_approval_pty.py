@@ -60,6 +60,7 @@ def open_chat(cli: CLI) -> Iterator[Callable[..., Chat]]:
 
 def script(stub: StubProvider, *replies: Reply) -> None:
     """Request n (from 1) gets replies[n-1]."""
+
     def handler(request: Recorded) -> Reply:
         return replies[len(stub.requests) - 1]
 
@@ -73,8 +74,11 @@ def bash_call(command: str, **more: object) -> Reply:
 def test_yes_runs_the_command_and_the_model_gets_its_output(stub, open_chat, tmp_path):
     workdir = tmp_path / "work"
     workdir.mkdir()
-    script(stub, bash_call("echo approved-123 && pwd", cwd=str(workdir), timeout=5),
-           openai_stream("It printed the number."))
+    script(
+        stub,
+        bash_call("echo approved-123 && pwd", cwd=str(workdir), timeout=5),
+        openai_stream("It printed the number."),
+    )
     chat = open_chat("--builtins")
 
     chat.send_line("run the echo")
@@ -90,8 +94,12 @@ def test_yes_runs_the_command_and_the_model_gets_its_output(stub, open_chat, tmp
 
 
 def test_no_tells_the_model_and_the_conversation_goes_on(stub, open_chat):
-    script(stub, bash_call("echo approved-123"), openai_stream("Understood, I will not."),
-           openai_stream("Still here."))
+    script(
+        stub,
+        bash_call("echo approved-123"),
+        openai_stream("Understood, I will not."),
+        openai_stream("Still here."),
+    )
     chat = open_chat("--builtins")
 
     chat.send_line("run the echo")
@@ -107,9 +115,14 @@ def test_no_tells_the_model_and_the_conversation_goes_on(stub, open_chat):
 
 
 def test_always_is_not_asked_again_for_the_same_call(stub, open_chat):
-    script(stub, bash_call("echo approved-123"), bash_call("echo approved-123"),
-           openai_stream("Ran it twice."), bash_call("echo approved-123"),
-           openai_stream("And a third time."))
+    script(
+        stub,
+        bash_call("echo approved-123"),
+        bash_call("echo approved-123"),
+        openai_stream("Ran it twice."),
+        bash_call("echo approved-123"),
+        openai_stream("And a third time."),
+    )
     chat = open_chat("--builtins")
 
     chat.send_line("run the echo twice")
@@ -124,8 +137,12 @@ def test_always_is_not_asked_again_for_the_same_call(stub, open_chat):
 
 
 def test_a_suspended_tool_asks_inline_for_a_url_visit_and_for_input(stub, open_chat):
-    script(stub, openai_stream(tool_calls=[("sign_in", {"service": "forge"})]),
-           openai_stream(tool_calls=[("ask_name", {})]), openai_stream("Hello, Ada."))
+    script(
+        stub,
+        openai_stream(tool_calls=[("sign_in", {"service": "forge"})]),
+        openai_stream(tool_calls=[("ask_name", {})]),
+        openai_stream("Hello, Ada."),
+    )
     chat = open_chat("--functions", str(SUSPENDING_TOOLS))
 
     chat.send_line("sign me in and greet me")
@@ -192,12 +209,13 @@ def test_yes_says_that_approvals_are_off_and_what_still_asks(stub, open_chat):
     the sandbox, secret-looking files, new hosts); /tools listed bash as "ask"."""
     script(stub, openai_stream("Hi."))
     chat = open_chat("--builtins", "--yes")
-    assert ("approvals off (--yes): tool calls run without asking; still asked: leaving "
-            "the sandbox, secret-looking files, new hosts") in shown(chat)
+    assert (
+        "approvals off (--yes): tool calls run without asking; still asked: leaving "
+        "the sandbox, secret-looking files, new hosts"
+    ) in shown(chat)
 
     chat.say("hello", "Hi.")
-    chat.wait(lambda: any("completion tokens" in line for line in chat.term.lines()),
-              "the footer")
+    chat.wait(lambda: any("completion tokens" in line for line in chat.term.lines()), "the footer")
     assert footer(chat).endswith(" · approvals off (--yes)")
     chat.send_line("/tools")
     chat.wait_text("allow (--yes, sandbox)")
@@ -210,8 +228,10 @@ def test_yes_without_a_sandbox_says_bash_still_asks(stub, open_chat):
     """Newcomer's repro: `toolnexus chat --builtins --yes --sandbox off`: every bash
     command asks a person all the same, and neither the banner nor /tools said so."""
     chat = open_chat("--builtins", "--yes", "--sandbox", "off")
-    assert ("approvals off (--yes): tool calls run without asking; still asked: every "
-            "bash command (no sandbox), secret-looking files, new hosts") in shown(chat)
+    assert (
+        "approvals off (--yes): tool calls run without asking; still asked: every "
+        "bash command (no sandbox), secret-looking files, new hosts"
+    ) in shown(chat)
     chat.send_line("/tools")
     chat.wait_text("ask (no sandbox)")
 
@@ -219,11 +239,14 @@ def test_yes_without_a_sandbox_says_bash_still_asks(stub, open_chat):
 def question(chat: Chat, count: int) -> str:
     """Until the `count`-th question stands on the screen; the text of the panel it asks
     about, its rows joined by spaces (a long line wraps onto the next row)."""
+
     def after_title() -> str:
         return chat.term.text().rsplit(PANEL_TITLE, 1)[1]
 
-    chat.wait(lambda: chat.questions() == count and "(this session):" in after_title(),
-              f"question {count}")
+    chat.wait(
+        lambda: chat.questions() == count and "(this session):" in after_title(),
+        f"question {count}",
+    )
     rows = after_title().split("\n")[1:]
     inside = [row.strip().strip("│").strip() for row in rows if row.startswith("│")]
     return " ".join(" ".join(inside).split())
@@ -247,11 +270,17 @@ def test_a_file_write_is_approved_by_the_change_it_makes(cli, stub, open_chat):
     (home / "notes.txt").write_text("".join(f"line {n}\n" for n in range(1, 11)))
     (home / "big.txt").write_text("old\n" * 5)
     hostile = "line three [bold red]x[/] \x1b]0;pwned\x07"
-    script(stub, openai_stream(tool_calls=[
-        ("edit_file", {"path": "notes.txt", "old": "line 3", "new": hostile}),
-        ("write_file", {"path": "sub/new.txt", "content": "alpha\nbeta\n"}),
-        ("write_file", {"path": "big.txt", "content": "new\n" * 400}),
-    ]), openai_stream("Files updated."))
+    script(
+        stub,
+        openai_stream(
+            tool_calls=[
+                ("edit_file", {"path": "notes.txt", "old": "line 3", "new": hostile}),
+                ("write_file", {"path": "sub/new.txt", "content": "alpha\nbeta\n"}),
+                ("write_file", {"path": "big.txt", "content": "new\n" * 400}),
+            ]
+        ),
+        openai_stream("Files updated."),
+    )
     chat = open_chat("--builtins")
     chat.send_line("tidy my files")
 
@@ -293,19 +322,27 @@ def test_the_change_shown_never_reads_what_the_tools_may_not(cli, stub, open_cha
     (work / ".env").write_text("API_TOKEN=hunter2\n")
     (home / "outside.txt").write_text("OUTSIDE-TEXT\n")
     (work / "big.log").write_text("LOG-TEXT\n" * 40_000)
-    script(stub, openai_stream(tool_calls=[
-        ("write_file", {"path": "notes.txt", "content": "x\n"}),
-        ("edit_file", {"path": ".env", "old": "API_TOKEN", "new": "TOKEN"}),
-        ("write_file", {"path": "../outside.txt", "content": "y\n"}),
-        ("write_file", {"path": "big.log", "content": "z\n"}),
-    ]), openai_stream("Nothing written."))
+    script(
+        stub,
+        openai_stream(
+            tool_calls=[
+                ("write_file", {"path": "notes.txt", "content": "x\n"}),
+                ("edit_file", {"path": ".env", "old": "API_TOKEN", "new": "TOKEN"}),
+                ("write_file", {"path": "../outside.txt", "content": "y\n"}),
+                ("write_file", {"path": "big.log", "content": "z\n"}),
+            ]
+        ),
+        openai_stream("Nothing written."),
+    )
     chat = open_chat("--builtins", "--root", str(work))
     chat.send_line("write them")
 
-    refusals = [f"{home}/.ssh/id_rsa holds secrets: no tool may read or change it",
-                "the current file looks like it holds secrets: not shown",
-                "the current file is outside the workspace: not read without asking",
-                "the current file is over 256 KiB: too big to compare here"]
+    refusals = [
+        f"{home}/.ssh/id_rsa holds secrets: no tool may read or change it",
+        "the current file looks like it holds secrets: not shown",
+        "the current file is outside the workspace: not read without asking",
+        "the current file is over 256 KiB: too big to compare here",
+    ]
     for count, said in enumerate(refusals, 1):
         assert said in question(chat, count)
         chat.child.send("n")

@@ -15,8 +15,10 @@ from tests.support.cli_helpers import plain
 from tests.support.stub_provider import openai_stream, png_bytes
 
 PNG = png_bytes(4, 3)
-IMAGE_PART = {"type": "image_url",
-              "image_url": {"url": "data:image/png;base64," + base64.b64encode(PNG).decode()}}
+IMAGE_PART = {
+    "type": "image_url",
+    "image_url": {"url": "data:image/png;base64," + base64.b64encode(PNG).decode()},
+}
 
 
 def test_attach_in_chat_sends_the_image_with_the_next_message(stub, cli, open_chat):
@@ -28,8 +30,9 @@ def test_attach_in_chat_sends_the_image_with_the_next_message(stub, cli, open_ch
     assert stub.requests == []  # queued, not sent
     chat.say("what is it?")
     body = stub.requests[0].json
-    assert body["messages"] == [{"role": "user", "content": [
-        {"type": "text", "text": "what is it?"}, IMAGE_PART]}]
+    assert body["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "what is it?"}, IMAGE_PART]}
+    ]
     assert body["reasoning_effort"] == "low" and body["temperature"] == 0.5
     chat.wait_text("reasoned for 42 tokens")
 
@@ -37,8 +40,10 @@ def test_attach_in_chat_sends_the_image_with_the_next_message(stub, cli, open_ch
     assert stub.requests[1].json["messages"][-1] == {"role": "user", "content": "and now?"}
 
     chat.say("/attach nothing.png")
-    assert any(line.startswith("error: cannot attach") and "nothing.png" in line
-               for line in chat.term.lines())
+    assert any(
+        line.startswith("error: cannot attach") and "nothing.png" in line
+        for line in chat.term.lines()
+    )
 
 
 def test_a_pasted_image_path_offers_to_attach_it(stub, cli, open_chat):
@@ -80,22 +85,24 @@ def test_ask_shows_a_tool_returned_image_and_the_reasoning_tokens(stub, cli, tmp
         return openai_stream("A desk.", reasoning_tokens=7)
 
     stub.handler = handler
-    child = pty_screen.spawn(cli, "ask", "--functions", str(tools), "shoot", rows=40,
-                             cols=100, timeout=15)
+    child = pty_screen.spawn(
+        cli, "ask", "--functions", str(tools), "shoot", rows=40, cols=100, timeout=15
+    )
     child.logfile_read = io.StringIO()
     child.expect(pexpect.EOF)
     child.close()
     screen = plain(child.logfile_read.getvalue())
     assert child.exitstatus == 0, screen
-    panel = screen[screen.index("✓ snapshot"):]
+    panel = screen[screen.index("✓ snapshot") :]
     assert "took desk" in panel and "[image 4x3 png]" in panel
     assert "reasoned for 7 tokens" in screen
 
 
 def test_ask_schema_on_a_terminal_prints_the_document_pretty(stub, cli):
     stub.handler = lambda rec: openai_stream('{"name": "Ada", "age": 36}')
-    child = pty_screen.spawn(cli, "ask", "who?", "--schema", "name, age int", rows=40,
-                             cols=100, timeout=15)
+    child = pty_screen.spawn(
+        cli, "ask", "who?", "--schema", "name, age int", rows=40, cols=100, timeout=15
+    )
     child.logfile_read = io.StringIO()
     child.expect(pexpect.EOF)
     child.close()

@@ -64,10 +64,13 @@ def test_any_failure_inside_a_command_is_one_line(stub, open_chat, tmp_path):
     still_chatting(stub, chat)
 
 
-@pytest.mark.parametrize(("editor", "said"), [
-    ("no-such-editor-4711", "the editor 'no-such-editor-4711' ($EDITOR) could not be started"),
-    ("false", "the editor 'false' ($EDITOR) exited with status 1; nothing was sent"),
-])
+@pytest.mark.parametrize(
+    ("editor", "said"),
+    [
+        ("no-such-editor-4711", "the editor 'no-such-editor-4711' ($EDITOR) could not be started"),
+        ("false", "the editor 'false' ($EDITOR) exited with status 1; nothing was sent"),
+    ],
+)
 def test_edit_with_a_bad_editor_is_one_line(stub, cli, open_chat, editor, said):
     numbered_answers(stub)
     cli.env.pop("VISUAL", None)
@@ -79,7 +82,7 @@ def test_edit_with_a_bad_editor_is_one_line(stub, cli, open_chat, editor, said):
     still_chatting(stub, chat)
 
 
-WRITES_A_MESSAGE = "sh -c 'printf \"a message from the editor\" > \"$1\"' sh"
+WRITES_A_MESSAGE = 'sh -c \'printf "a message from the editor" > "$1"\' sh'
 
 
 def test_edit_shows_the_message_and_asks_before_sending(stub, cli, open_chat):
@@ -139,9 +142,11 @@ def test_tools_shows_whole_descriptions_wrapped(stub, open_chat):
 
 def test_an_unknown_model_name_lists_the_known_ones(stub, cli, open_chat):
     numbered_answers(stub)
-    cli.write_config(f'[providers.stub]\nbase_url = "{stub.base_url}"\n\n'
-                     '[models.fast]\nprovider = "stub"\nmodel = "stub-model"\n'
-                     'aliases = ["quick"]\n')
+    cli.write_config(
+        f'[providers.stub]\nbase_url = "{stub.base_url}"\n\n'
+        '[models.fast]\nprovider = "stub"\nmodel = "stub-model"\n'
+        'aliases = ["quick"]\n'
+    )
     chat = open_chat()
     chat.say("/model fsat")
     screen = chat.term.text()

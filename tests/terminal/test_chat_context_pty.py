@@ -12,8 +12,14 @@ from tests.support.stub_provider import LlamaCppLike
 from tests.support.waiting import WAIT_S
 from toolnexus.marks import COMPACTION_KEY, PINNED_KEY
 
-SIX_TURNS = turns(("first, call me Ada", "hello Ada"), ("second", "two"), ("third", "three"),
-                  ("fourth", "four"), ("fifth", "five"), ("sixth", "six"))
+SIX_TURNS = turns(
+    ("first, call me Ada", "hello Ada"),
+    ("second", "two"),
+    ("third", "three"),
+    ("fourth", "four"),
+    ("fifth", "five"),
+    ("sixth", "six"),
+)
 APPLY = "apply it? [y]es / [n]o (Enter: no): "
 
 
@@ -24,8 +30,9 @@ def test_an_automatic_compaction_prints_one_line(stub, cli, open_chat):
     chat.say("one more")
     lines = [line for line in chat.term.lines() if line.startswith("compacted")]
     assert len(lines) == 1, chat.term.text()
-    assert re.fullmatch(r"compacted \d+ earlier messages: 3\.\dk → [\d.]+k? tokens \(summary\)",
-                        lines[0]), lines
+    assert re.fullmatch(
+        r"compacted \d+ earlier messages: 3\.\dk → [\d.]+k? tokens \(summary\)", lines[0]
+    ), lines
     shown = chat.term.lines()
     assert shown.index(lines[0]) < shown.index("Noted.", shown.index("› one more"))
     assert any(COMPACTION_KEY in m for m in cli.thread("T"))
@@ -50,8 +57,9 @@ def test_an_automatic_compaction_shows_as_compaction_while_it_runs(stub, cli, op
     chat = open_chat("--id", "T")
     chat.send_line("one more")
     compacting = re.compile(r"compacting \d+ earlier messages… \d+s$")
-    chat.wait(lambda: any(compacting.search(line) for line in chat.term.display()),
-              "the compacting line")
+    chat.wait(
+        lambda: any(compacting.search(line) for line in chat.term.display()), "the compacting line"
+    )
     assert not any("waiting for the model" in line for line in chat.term.display())
     summary_may_come.set()
     chat.wait_prompt()
@@ -107,21 +115,23 @@ def test_pin_unpin_and_context(stub, cli, open_chat):
     assert "next compaction would summarize 3 messages (2–4)" in text, text
 
     chat.say("/pin 3")
-    assert "pinned message 3 (user: second): every compaction sends it as it is" \
-        in chat.term.text()
+    assert "pinned message 3 (user: second): every compaction sends it as it is" in chat.term.text()
     assert [i for i, m in enumerate(cli.thread("T")) if m.get(PINNED_KEY)] == [2]
     chat.say("/pin")
     assert "pinned: message 3 (user: second)" in chat.term.text()
     chat.say("/context")
-    assert "next compaction would summarize 2 messages (2–4); 1 in that range stay verbatim" \
+    assert (
+        "next compaction would summarize 2 messages (2–4); 1 in that range stay verbatim"
         in chat.term.text()
+    )
     chat.say("/pin 99")
-    assert "usage: /pin N, N a message number as 'threads show T' shows them (1 to 12)" \
+    assert (
+        "usage: /pin N, N a message number as 'threads show T' shows them (1 to 12)"
         in chat.term.text()
+    )
 
     chat.say("/unpin 3")
-    assert "unpinned message 3 (user: second): a compaction may summarize it" \
-        in chat.term.text()
+    assert "unpinned message 3 (user: second): a compaction may summarize it" in chat.term.text()
     assert not any(m.get(PINNED_KEY) for m in cli.thread("T"))
     chat.say("/unpin 3")
     assert "message 3 (user: second) is not pinned" in chat.term.text()
@@ -138,8 +148,9 @@ def test_the_first_footer_has_the_endpoints_window_and_real_counts(stub, cli, op
     chat = open_chat("-m", qwen)
     chat.say("hi")
     footer = [line for line in chat.term.lines() if line.startswith(f"{qwen} · ")]
-    assert len(footer) == 1 and re.match(rf"{qwen} · \d+ / 4\.1k tokens, \d+% · ", footer[0]), \
+    assert len(footer) == 1 and re.match(rf"{qwen} · \d+ / 4\.1k tokens, \d+% · ", footer[0]), (
         chat.term.text()
+    )
     chat.say("/context")
     text = chat.term.text()
     assert "window: 4,096 tokens (from the endpoint's model listing)" in text, text

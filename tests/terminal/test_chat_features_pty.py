@@ -20,8 +20,9 @@ from tests.support.waiting import WAIT_S, alive, pids_in
 
 LONG_LINE = "x = [" + ", ".join(str(n) for n in range(60)) + "]  # wider than the screen"
 SECOND_BLOCK = f"def f(a):\n\treturn a  \n\n\n{LONG_LINE}\n"  # a tab, trailing spaces, blanks
-ANSWER = ("Two blocks.\n\n```sh\necho one\n```\n\nAnd:\n\n```python\n" + SECOND_BLOCK
-          + "```\n\nDone.")
+ANSWER = (
+    "Two blocks.\n\n```sh\necho one\n```\n\nAnd:\n\n```python\n" + SECOND_BLOCK + "```\n\nDone."
+)
 
 
 def only_on_path(cli: CLI, scripts: dict[str, str]) -> Path:
@@ -39,8 +40,7 @@ def only_on_path(cli: CLI, scripts: dict[str, str]) -> Path:
 # ----------------------------------------------------------------------------- /copy
 
 
-def test_copy_code_2_puts_exactly_the_second_block_on_the_native_clipboard(stub, cli,
-                                                                           open_chat):
+def test_copy_code_2_puts_exactly_the_second_block_on_the_native_clipboard(stub, cli, open_chat):
     clipboard = cli.root / "clipboard"
     only_on_path(cli, {"xclip": f'cat > "{clipboard}"'})
     stub.handler = lambda request: openai_stream(ANSWER)
@@ -75,8 +75,7 @@ def test_copy_without_a_clipboard_tool_writes_osc_52(stub, cli, open_chat):
 # --------------------------------------------------------------------------- !command
 
 
-def test_bang_runs_a_command_here_and_its_output_can_go_with_the_next_message(stub,
-                                                                                open_chat):
+def test_bang_runs_a_command_here_and_its_output_can_go_with_the_next_message(stub, open_chat):
     numbered_answers(stub)
     chat = open_chat()
     chat.send_line("!echo hi; printf 'esc:\\033[31m red'")
@@ -88,9 +87,13 @@ def test_bang_runs_a_command_here_and_its_output_can_go_with_the_next_message(st
     chat.child.send("y")  # one key answers
     chat.wait_prompt()
     chat.say("what is this?")
-    assert conversation(stub.requests[0]) == [(
-        "user", "```console\n$ echo hi; printf 'esc:\\033[31m red'\nhi\nesc:\x1b[31m red\n```"
-                "\n\nwhat is this?")]
+    assert conversation(stub.requests[0]) == [
+        (
+            "user",
+            "```console\n$ echo hi; printf 'esc:\\033[31m red'\nhi\nesc:\x1b[31m red\n```"
+            "\n\nwhat is this?",
+        )
+    ]
     chat.send_line("!echo again")
     chat.wait_text("add this output to your next message? [y/N]", count=2)
     chat.child.send("\r")  # N by default
@@ -134,20 +137,28 @@ def after_one_and_two(stub: StubProvider, open_chat: Callable[..., Chat]) -> tup
 def test_fork_goes_on_in_a_new_thread_and_leaves_this_one_as_it_was(stub, cli, open_chat):
     chat, origin = after_one_and_two(stub, open_chat)
     chat.say("/fork 2")
-    forked = re.search(rf"forked {origin} at message 2: now on thread (t-[0-9a-f]{{8}})",
-                       chat.term.text())
+    forked = re.search(
+        rf"forked {origin} at message 2: now on thread (t-[0-9a-f]{{8}})", chat.term.text()
+    )
     assert forked, chat.term.text()
     chat.say("three")
     assert conversation(stub.requests[2]) == [
-        ("user", "one"), ("assistant", "answer 1."), ("user", "three")]
-    assert [m["content"] for m in cli.thread(forked[1])] == ["one", "answer 1.", "three",
-                                                             "answer 3."]
-    assert [m["content"] for m in cli.thread(origin)] == ["one", "answer 1.", "two",
-                                                          "answer 2."]
+        ("user", "one"),
+        ("assistant", "answer 1."),
+        ("user", "three"),
+    ]
+    assert [m["content"] for m in cli.thread(forked[1])] == [
+        "one",
+        "answer 1.",
+        "three",
+        "answer 3.",
+    ]
+    assert [m["content"] for m in cli.thread(origin)] == ["one", "answer 1.", "two", "answer 2."]
     chat.say("/fork")  # all of it by default
     chat.say("four")
     assert conversation(stub.requests[3])[:-1] == conversation(stub.requests[2]) + [
-        ("assistant", "answer 3.")]
+        ("assistant", "answer 3.")
+    ]
     chat.say("/fork 9")
     assert "this thread holds 6 messages: /fork N takes 1 to 6" in chat.term.text()
 
@@ -163,12 +174,19 @@ def test_edit_last_sends_the_edited_prompt_on_a_fork(stub, cli, open_chat):
     assert "answer 3." in chat.term.text()
     assert f"forked {origin} before its last prompt" in chat.term.text()
     assert conversation(stub.requests[2]) == [
-        ("user", "one"), ("assistant", "answer 1."), ("user", "TWO, edited")]
-    assert [m["content"] for m in cli.thread(origin)] == ["one", "answer 1.", "two",
-                                                          "answer 2."], "history rewritten"
+        ("user", "one"),
+        ("assistant", "answer 1."),
+        ("user", "TWO, edited"),
+    ]
+    assert [m["content"] for m in cli.thread(origin)] == ["one", "answer 1.", "two", "answer 2."], (
+        "history rewritten"
+    )
     chat.say("go on")
     assert conversation(stub.requests[3])[-3:] == [
-        ("user", "TWO, edited"), ("assistant", "answer 3."), ("user", "go on")]
+        ("user", "TWO, edited"),
+        ("assistant", "answer 3."),
+        ("user", "go on"),
+    ]
 
 
 # ------------------------------------------------------------------ vi keys, themes
@@ -205,13 +223,15 @@ def code_colour(chat: Chat, word: str) -> str:
     raise AssertionError(f"no {word!r} on the screen:\n{chat.term.text()}")
 
 
-@pytest.mark.parametrize(("background", "colour"), [
-    ("rgb:ffff/ffff/f0f0", "blue"),  # a light background answered: light theme
-    ("rgb:1e1e/1e1e/1e1e", "cyan"),  # a dark one: Rich's dark Markdown styles
-    (None, "cyan"),  # the terminal does not answer OSC 11: dark
-])
-def test_auto_theme_asks_the_terminal_for_its_background(stub, open_chat, background,
-                                                         colour):
+@pytest.mark.parametrize(
+    ("background", "colour"),
+    [
+        ("rgb:ffff/ffff/f0f0", "blue"),  # a light background answered: light theme
+        ("rgb:1e1e/1e1e/1e1e", "cyan"),  # a dark one: Rich's dark Markdown styles
+        (None, "cyan"),  # the terminal does not answer OSC 11: dark
+    ],
+)
+def test_auto_theme_asks_the_terminal_for_its_background(stub, open_chat, background, colour):
     stub.handler = lambda request: openai_stream("run `inline_thing` now")
     chat = open_chat(background=background)
     assert "\x1b]11;?\x1b\\" in chat.term.raw_text()
@@ -227,8 +247,10 @@ def test_no_color_asks_nothing_and_a_bad_theme_is_one_line(stub, cli, open_chat)
     assert "]11;?" not in chat.term.raw_text()
     cli.write_config('[ui]\ntheme = "ligth"\nediting_mode = "vim"\n')
     result = cli.call("ask", "hi")
-    assert result.code == 2 and "'ui.theme' = 'ligth' is not a known value: did you mean " \
-        "'light'?" in result.stderr, result
+    assert (
+        result.code == 2
+        and "'ui.theme' = 'ligth' is not a known value: did you mean 'light'?" in result.stderr
+    ), result
     cli.write_config('[ui]\nediting_mode = "vim"\n')
     result = cli.call("ask", "hi")
     assert "did you mean 'vi'?" in result.stderr, result
@@ -266,11 +288,14 @@ def joined(rows: list[str]) -> str:
 # Most terminals re-flow their lines (tests/support/reflow_screen.py): narrowed, they re-wrap the
 # live region's lines wider than the new width into more rows. xterm cuts them off instead.
 @pytest.mark.parametrize("reflows", [True, False], ids=["re-flowing terminal", "xterm"])
-@pytest.mark.parametrize(("before", "after"), [((30, 60), (30, 30)), ((30, 30), (30, 60)),
-                                               ((ROWS, COLS), (40, 140))],
-                         ids=["narrower", "wider", "taller and wider"])
-def test_a_resize_while_an_answer_streams_shows_each_line_once(stub, open_chat, before, after,
-                                                                reflows):
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [((30, 60), (30, 30)), ((30, 30), (30, 60)), ((ROWS, COLS), (40, 140))],
+    ids=["narrower", "wider", "taller and wider"],
+)
+def test_a_resize_while_an_answer_streams_shows_each_line_once(
+    stub, open_chat, before, after, reflows
+):
     go_on = threading.Event()
     stub.handler = lambda request: held_after(RESIZED, HELD, go_on)
     chat = open_chat(rows=before[0], cols=before[1], reflows=reflows)

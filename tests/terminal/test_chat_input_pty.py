@@ -25,8 +25,7 @@ def at_prompt(chat: Chat, text: str) -> None:
 # --------------------------------------------------------------------- one-key answers
 
 
-def test_a_yes_no_takes_one_key_and_what_is_typed_next_goes_to_the_prompt(stub, cli,
-                                                                          open_chat):
+def test_a_yes_no_takes_one_key_and_what_is_typed_next_goes_to_the_prompt(stub, cli, open_chat):
     """The newcomer's steps: `!git log -3`, then at "add this output to your next message?
     [y/N]" press y and type the question straight away. Nothing happened until Enter, and
     then "ywhat changed?" was the answer, which meant no: the output was not added."""
@@ -39,7 +38,8 @@ def test_a_yes_no_takes_one_key_and_what_is_typed_next_goes_to_the_prompt(stub, 
     chat.send_line("")
     chat.wait_text("answer 1.")
     assert conversation(stub.requests[0]) == [
-        ("user", "```console\n$ echo hi\nhi\n```\n\nwhat is this?")]
+        ("user", "```console\n$ echo hi\nhi\n```\n\nwhat is this?")
+    ]
 
     (cli.home / "cat.png").write_bytes(png_bytes())
     chat.send_line("cat.png")
@@ -69,11 +69,14 @@ def test_a_line_starting_with_a_slash_that_is_no_command_is_a_message(stub, cli,
     chat.wait_prompt()
     chat.say("/hepl")
     assert "unknown command /hepl - did you mean /help? (//hepl sends it as text)" in (
-        chat.term.lines())
+        chat.term.lines()
+    )
     chat.say("what is in it?")
     chat.wait_text("answer 3.")
     assert [conversation(request)[-1] for request in stub.requests[:2]] == [
-        ("user", "/usr/bin/env python3 -V prints nothing, why?"), ("user", "/help")]
+        ("user", "/usr/bin/env python3 -V prints nothing, why?"),
+        ("user", "/help"),
+    ]
     content = stub.requests[2].json["messages"][-1]["content"]
     assert content[0] == {"type": "text", "text": "what is in it?"}
     assert content[1]["image_url"]["url"].startswith("data:image/png;base64,")
@@ -98,8 +101,10 @@ def test_a_line_starting_with_a_bang_shows_shell_mode(stub, open_chat):
     at_prompt(chat, "hello")
     assert not shows(chat, "shell mode")
     chat.child.send("\x15!echo single")  # Ctrl-U, then a shell line
-    chat.wait(lambda: shows(chat, "shell mode: Enter runs this line with your shell"),
-              "the shell mode toolbar")
+    chat.wait(
+        lambda: shows(chat, "shell mode: Enter runs this line with your shell"),
+        "the shell mode toolbar",
+    )
     chat.send_line("")
     chat.wait_text("add this output to your next message? [y/N]")
     assert not shows(chat, "shell mode"), "the toolbar outlived its line"
@@ -137,6 +142,7 @@ INTERRUPTED = "(interrupted: the partial answer is kept)"
 def first_answer_held(stub: StubProvider, go_on: threading.Event) -> None:
     """The first answer streams "w01 w02" and waits for `go_on` to end with " w03."; the
     n-th after it is "answer n."."""
+
     def handler(request: Recorded) -> Reply:
         if len(stub.requests) > 1:
             return openai_stream(f"answer {len(stub.requests)}.")
@@ -162,8 +168,9 @@ def go_on() -> Iterator[threading.Event]:
     event.set()
 
 
-def queued_while_held(stub: StubProvider, open_chat: Callable[..., Chat],
-                      go_on: threading.Event, line: str) -> Chat:
+def queued_while_held(
+    stub: StubProvider, open_chat: Callable[..., Chat], go_on: threading.Event, line: str
+) -> Chat:
     """A chat whose first answer is held (see first_answer_held), `line` typed and
     queued meanwhile."""
     first_answer_held(stub, go_on)
@@ -175,8 +182,7 @@ def queued_while_held(stub: StubProvider, open_chat: Callable[..., Chat],
     return chat
 
 
-def test_what_is_typed_while_an_answer_streams_is_queued_and_sent_after_it(stub, open_chat,
-                                                                            go_on):
+def test_what_is_typed_while_an_answer_streams_is_queued_and_sent_after_it(stub, open_chat, go_on):
     """The newcomer's steps: while a long answer streamed, type the next question and
     press Enter, as in Claude Code: nothing showed what was typed, nor that it would be
     sent."""
@@ -187,13 +193,14 @@ def test_what_is_typed_while_an_answer_streams_is_queued_and_sent_after_it(stub,
     chat.wait_text("answer 2.")
     at_prompt(chat, "half typed")  # not queued: it waits at the prompt
     assert f"{PROMPT} and then?" in chat.term.lines()
-    assert conversation(stub.requests[1])[-2:] == [("assistant", "w01 w02 w03."),
-                                                    ("user", "and then?")]
+    assert conversation(stub.requests[1])[-2:] == [
+        ("assistant", "w01 w02 w03."),
+        ("user", "and then?"),
+    ]
     assert len(stub.requests) == 2
 
 
-def test_esc_drops_the_queue_and_after_ctrl_c_it_waits_at_the_prompt(stub, open_chat,
-                                                                     go_on):
+def test_esc_drops_the_queue_and_after_ctrl_c_it_waits_at_the_prompt(stub, open_chat, go_on):
     """The newcomer's steps: while an answer streamed, type "never mind" and Enter,
     think better of it, press Esc; paste two lines and Enter; then stop the answer with
     Ctrl-C: what was typed during the answer could be neither seen nor taken back."""
@@ -219,12 +226,22 @@ def test_keys_typed_while_an_answer_streams_edit_the_line_as_at_the_prompt():
     from toolnexus_cli.terminal import TypeAhead
 
     typed = TypeAhead(io.StringIO())
-    for keys in ["ab\x1b[A\x1b[", "D\x1bOPc\x7f\x1b\r", "d\r\r", "x\x15",
-                 PASTE_START + "one\r\n", "two" + PASTE_END + "!\r", "!éh"]:
+    for keys in [
+        "ab\x1b[A\x1b[",
+        "D\x1bOPc\x7f\x1b\r",
+        "d\r\r",
+        "x\x15",
+        PASTE_START + "one\r\n",
+        "two" + PASTE_END + "!\r",
+        "!éh",
+    ]:
         typed.feed(keys)
     assert typed.queued == ["ab\nd", "one\ntwo!"] and typed.line == "!éh"
     assert typed.shown().splitlines()[:3] == [
-        "queued: ab (+1 lines)", "queued: one (+1 lines)", "typing (shell mode): !éh"]
+        "queued: ab (+1 lines)",
+        "queued: one (+1 lines)",
+        "typing (shell mode): !éh",
+    ]
     typed.feed("\x1b")
     assert (typed.queued, typed.line, typed.shown()) == ([], "", "")
 

@@ -52,6 +52,7 @@ def open_chat(cli: CLI) -> Iterator[Callable[..., Chat]]:
 
 def script(stub: StubProvider, *replies: Reply) -> None:
     """Request n (from 1) gets replies[n-1]; any later one gets "later answer n."."""
+
     def handler(request: Recorded) -> Reply:
         n = len(stub.requests)
         return replies[n - 1] if n <= len(replies) else openai_stream(f"later answer {n}.")
@@ -193,8 +194,9 @@ def test_ctrl_c_at_a_suspended_tools_question_declines_it(stub, open_chat):
     assert any("declined by the user" in result for result in tool_results(stub.requests[1]))
 
 
-KEY_HINT = ("(Enter queues it for when the answer ends, Esc drops the queue, Ctrl-C stops "
-            "the answer)")
+KEY_HINT = (
+    "(Enter queues it for when the answer ends, Esc drops the queue, Ctrl-C stops the answer)"
+)
 
 
 def test_a_key_pressed_while_the_answer_streams_shows_how_to_stop_it(stub, open_chat):

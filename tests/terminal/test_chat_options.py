@@ -18,8 +18,17 @@ from toolnexus_cli.app import app
 
 stub = cli_helpers.stub  # the one that answers by default, not conftest.py's
 
-ASK_ONLY = {"--json", "--events", "--verbose", "-v", "prompt",
-            "--attach", "-a", "--schema", "--schema-multi"}  # the chat has /attach
+ASK_ONLY = {
+    "--json",
+    "--events",
+    "--verbose",
+    "-v",
+    "prompt",
+    "--attach",
+    "-a",
+    "--schema",
+    "--schema-multi",
+}  # the chat has /attach
 CHAT_ONLY: set[str] = set()
 
 
@@ -31,9 +40,26 @@ def options_of(name: str) -> set[str]:
 def test_chat_and_ask_take_the_same_options():
     ask, chat = options_of("ask"), options_of("chat")
     assert ask - ASK_ONLY == chat - CHAT_ONLY
-    for flag in ("--base-url", "--style", "--provider", "--model", "--system", "--functions",
-                 "--skills", "--mcp", "--builtins", "--no-tools", "--root", "--yes",
-                 "--config", "--id", "--continue", "--option", "-o", "--reasoning"):
+    for flag in (
+        "--base-url",
+        "--style",
+        "--provider",
+        "--model",
+        "--system",
+        "--functions",
+        "--skills",
+        "--mcp",
+        "--builtins",
+        "--no-tools",
+        "--root",
+        "--yes",
+        "--config",
+        "--id",
+        "--continue",
+        "--option",
+        "-o",
+        "--reasoning",
+    ):
         assert flag in chat, flag
 
 
@@ -54,8 +80,9 @@ def test_chat_talks_the_style_given_on_the_command_line(open_chat, style):
     if style == "anthropic":
         assert request.path == "/v1/messages"
         assert body["max_tokens"] > 0  # the system prompt is marked for the prompt cache
-        assert body["system"] == [{"type": "text", "text": "be brief",
-                                   "cache_control": {"type": "ephemeral"}}]
+        assert body["system"] == [
+            {"type": "text", "text": "be brief", "cache_control": {"type": "ephemeral"}}
+        ]
         [message] = body["messages"]  # the system prompt is not a message in this style
         assert message["role"] == "user" and "hi there" in str(message["content"])
     else:

@@ -27,7 +27,10 @@ def test_two_turns_remember_and_ctrl_d_exits(stub, open_chat):
     chat.say("what is my name?")
     assert conversation(stub.requests[0]) == [("user", "my name is Ada")]
     assert conversation(stub.requests[1]) == [
-        ("user", "my name is Ada"), ("assistant", "answer 1."), ("user", "what is my name?")]
+        ("user", "my name is Ada"),
+        ("assistant", "answer 1."),
+        ("user", "what is my name?"),
+    ]
     assert stub.requests[1].json["model"] == "stub-model"
     lines = chat.term.lines()
     assert "› my name is Ada" in lines and "› what is my name?" in lines
@@ -84,16 +87,26 @@ def test_undo_and_retry(stub, open_chat):
     assert "dropped the last exchange" in chat.term.text()
     chat.say("three")
     assert conversation(stub.requests[2]) == [
-        ("user", "one"), ("assistant", "answer 1."), ("user", "three")]
+        ("user", "one"),
+        ("assistant", "answer 1."),
+        ("user", "three"),
+    ]
 
     chat.say("/retry")
     chat.wait_text("answer 4.")
     assert conversation(stub.requests[3]) == [
-        ("user", "one"), ("assistant", "answer 1."), ("user", "three")]
+        ("user", "one"),
+        ("assistant", "answer 1."),
+        ("user", "three"),
+    ]
     chat.say("four")
     assert conversation(stub.requests[4]) == [
-        ("user", "one"), ("assistant", "answer 1."), ("user", "three"),
-        ("assistant", "answer 4."), ("user", "four")]
+        ("user", "one"),
+        ("assistant", "answer 1."),
+        ("user", "three"),
+        ("assistant", "answer 4."),
+        ("user", "four"),
+    ]
     chat.child.send(CTRL_D)
     assert chat.exit_code() == 0
 
@@ -107,7 +120,10 @@ def test_model_reset_and_unknown_command(stub, open_chat):
     chat.say("again")
     assert stub.requests[1].json["model"] == "other-model"
     assert conversation(stub.requests[1]) == [
-        ("user", "hello"), ("assistant", "answer 1."), ("user", "again")]
+        ("user", "hello"),
+        ("assistant", "answer 1."),
+        ("user", "again"),
+    ]
 
     chat.say("/reset")
     assert "new thread" in chat.term.text()
@@ -206,7 +222,8 @@ def test_an_answer_three_screens_tall_shows_every_line_once(stub, open_chat):
     missing = [i for i in range(1, count + 1) if seen[i] == 0]
     twice = {i: c for i, c in seen.items() if c > 1}
     assert not missing and not twice and set(seen) == set(range(1, count + 1)), (
-        f"missing {missing}, duplicated {twice}; the terminal:\n" + "\n".join(lines))
+        f"missing {missing}, duplicated {twice}; the terminal:\n" + "\n".join(lines)
+    )
     # In order, and as Markdown: list bullets and numbers survived.
     order = [int(m) for text in lines for m in re.findall(r"line (\d{3})", text)]
     assert order == sorted(order)
@@ -226,15 +243,16 @@ def test_the_newest_line_of_a_block_taller_than_the_screen_stays_visible(stub, o
     chat = open_chat()
     chat.child.send("a long list please\r")
     last = f"line {rows:03d}"
-    chat.wait(lambda: any(last in line for line in chat.term.display()),
-              "the newest line on the screen while the block is live")
+    chat.wait(
+        lambda: any(last in line for line in chat.term.display()),
+        "the newest line on the screen while the block is live",
+    )
     assert not any(last in line for line in chat.term.scrollback())
     chat.interrupt()
     chat.wait_prompt()
     lines = chat.term.lines()
     seen = numbers_seen(lines)
-    assert seen == Counter(range(1, rows + 1)), (
-        f"{dict(seen)}; the terminal:\n" + "\n".join(lines))
+    assert seen == Counter(range(1, rows + 1)), f"{dict(seen)}; the terminal:\n" + "\n".join(lines)
     chat.child.send(CTRL_D)
     assert chat.exit_code() == 0
 
@@ -244,8 +262,8 @@ def test_a_key_the_endpoint_echoes_never_reaches_the_screen(stub, cli, open_chat
     cli.env["TOOLNEXUS_API_KEY"] = key
     pieces = ["Your key is sk-te", "st-SECRET-98", "76543210, keep it safe."]
     stub.handler = lambda rec: Reply.sse(
-        [{"choices": [{"index": 0, "delta": {"content": piece}}]} for piece in pieces],
-        done=True)
+        [{"choices": [{"index": 0, "delta": {"content": piece}}]} for piece in pieces], done=True
+    )
     chat = open_chat()
     chat.say("what is my key?")
     screen = "\n".join(chat.term.lines())
@@ -262,14 +280,19 @@ def test_chat_continues_the_thread_of_a_one_shot_with_c_and_with_id(stub, cli, o
     chat = open_chat("-c")  # the most recent thread: "other"
     chat.say("go on")
     assert conversation(stub.requests[2]) == [
-        ("user", "first in other"), ("assistant", "answer 2."), ("user", "go on")]
+        ("user", "first in other"),
+        ("assistant", "answer 2."),
+        ("user", "go on"),
+    ]
     chat.child.send(CTRL_D)
     assert chat.exit_code() == 0
 
     chat = open_chat("--id", "plan")
     chat.say("back to the plan")
     assert conversation(stub.requests[3])[:2] == [
-        ("user", "first in plan"), ("assistant", "answer 1.")]
+        ("user", "first in plan"),
+        ("assistant", "answer 1."),
+    ]
 
 
 def test_while_waiting_the_line_counts_the_seconds_of_each_wait(stub, open_chat):
@@ -299,8 +322,11 @@ def test_while_waiting_the_line_counts_the_seconds_of_each_wait(stub, open_chat)
         """The retry was shown (in any frame drawn), then the wait for its answer counted
         at least a second, and it is what the live line shows now."""
         drawn = retry.search(chat.term.raw_text())
-        return bool(drawn and counted.search(chat.term.raw_text(), drawn.end())
-                    and any(counted.search(line) for line in chat.term.display()))
+        return bool(
+            drawn
+            and counted.search(chat.term.raw_text(), drawn.end())
+            and any(counted.search(line) for line in chat.term.display())
+        )
 
     chat.wait(counting_after_the_retry, "the retry, then its wait counted")
     answer_may_come.set()

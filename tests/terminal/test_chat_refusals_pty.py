@@ -10,11 +10,23 @@ HINT = "so something in this thread may be what the endpoint refuses"
 # What an older toolnexus stored: a tool call whose arguments are cut short.
 BROKEN = [
     {"role": "user", "content": "add 1 and 2"},
-    {"role": "assistant", "content": None, "tool_calls": [{
-        "id": "call_1", "type": "function",
-        "function": {"name": "add", "arguments": '{"a": 1, '}}]},
-    {"role": "tool", "tool_call_id": "call_1", "content": "error: not valid JSON",
-     "is_error": True},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "add", "arguments": '{"a": 1, '},
+            }
+        ],
+    },
+    {
+        "role": "tool",
+        "tool_call_id": "call_1",
+        "content": "error: not valid JSON",
+        "is_error": True,
+    },
     {"role": "assistant", "content": "Sorry, that went wrong."},
 ]
 
@@ -40,8 +52,9 @@ def test_an_error_on_every_turn_of_a_thread_names_the_way_out(stub, cli, open_ch
     chat.say("hello again")
     second = words(chat.term.text())
     assert f"the same error ended the last 2 turns, {HINT}" in second, second
-    assert ("/undo drops the last exchange, /fork N goes on with messages 1..N only, "
-            "/retry asks again") in second
+    assert (
+        "/undo drops the last exchange, /fork N goes on with messages 1..N only, /retry asks again"
+    ) in second
     chat.say("/undo")
     chat.say("hello")
     assert chat.term.text().count("Back on track.") == 1

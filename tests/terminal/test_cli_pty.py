@@ -39,8 +39,9 @@ def colours(screen: str) -> set[int]:
 def test_ask_renders_markdown_and_a_footer(cli, stub):
     def answer(rec):
         key = rec.headers["authorization"].removeprefix("Bearer ")
-        return openai_stream(f"Here is **bold** text and `code`, key {key}.",
-                             reasoning="Thinking it over.")
+        return openai_stream(
+            f"Here is **bold** text and `code`, key {key}.", reasoning="Thinking it over."
+        )
 
     stub.handler = answer
     env = {"TOOLNEXUS_API_KEY": KEY}
@@ -83,8 +84,9 @@ def test_ctrl_c_mid_stream_keeps_the_partial_answer(cli, stub):
 
 
 def test_a_cut_off_answer_says_so_under_it(cli, stub):
-    stub.handler = lambda rec: openai_stream("Roses are red, violets", finish="length",
-                                             usage=(42, 7))
+    stub.handler = lambda rec: openai_stream(
+        "Roses are red, violets", finish="length", usage=(42, 7)
+    )
     code, screen = finish(spawn(cli, "ask", "a poem"))
     text = " ".join(plain(screen).split())
     assert code == 0, text

@@ -45,23 +45,32 @@ def wait_status(chat: Chat, wanted: Callable[[str], bool], what: str) -> None:
 
 
 def test_the_prompt_comes_at_once_and_an_answer_while_a_server_still_starts(
-        open_chat, stub, tmp_path):
+    open_chat, stub, tmp_path
+):
     """Acceptance: three servers, one slow to start. The prompt shows while it starts, and
     a question needing no tool is answered before it is ready."""
     gate = tmp_path / "gate"
-    config = mcp_file(tmp_path / "mcp.json", {
-        "one": calc(), "two": calc(), "slow": calc(env={"MCP_START_GATE": str(gate)})})
+    config = mcp_file(
+        tmp_path / "mcp.json",
+        {"one": calc(), "two": calc(), "slow": calc(env={"MCP_START_GATE": str(gate)})},
+    )
     numbered_answers(stub)
     chat = open_chat("--mcp", str(config))
-    wait_status(chat, lambda line: line == "2 of 3 MCP servers ready · slow starting",
-                "the status line")
+    wait_status(
+        chat, lambda line: line == "2 of 3 MCP servers ready · slow starting", "the status line"
+    )
     chat.send_line("hello")
-    chat.wait(lambda: "waiting for MCP server slow to start… " in chat.term.raw_text(),
-              "the line saying what the model call waits for")
+    chat.wait(
+        lambda: "waiting for MCP server slow to start… " in chat.term.raw_text(),
+        "the line saying what the model call waits for",
+    )
     chat.wait_text("answer 1.")
     chat.wait_prompt()
-    wait_status(chat, lambda line: line.endswith("MCP servers ready · slow starting"),
-                "the status line at the next prompt")  # answered, and it still starts
+    wait_status(
+        chat,
+        lambda line: line.endswith("MCP servers ready · slow starting"),
+        "the status line at the next prompt",
+    )  # answered, and it still starts
     gate.touch()
     wait_status(chat, lambda line: line == "3 of 3 MCP servers ready", "every server")
     chat.say("and now?")
@@ -69,14 +78,14 @@ def test_the_prompt_comes_at_once_and_an_answer_while_a_server_still_starts(
     assert "slow_add" in tool_names(stub.requests[-1])
 
 
-def test_a_server_killed_mid_chat_loses_its_tools_and_gets_them_back(open_chat, stub,
-                                                                    tmp_path):
+def test_a_server_killed_mid_chat_loses_its_tools_and_gets_them_back(open_chat, stub, tmp_path):
     """Acceptance: its tools vanish (from requests and /tools, the model told why once),
     it comes back, its tools return."""
     pid_file, gate = tmp_path / "pid", tmp_path / "gate"
     gate.touch()
-    config = mcp_file(tmp_path / "mcp.json", {
-        "calc": calc(pid_file, env={"MCP_START_GATE": str(gate)})})
+    config = mcp_file(
+        tmp_path / "mcp.json", {"calc": calc(pid_file, env={"MCP_START_GATE": str(gate)})}
+    )
     numbered_answers(stub)
     chat = open_chat("--mcp", str(config))
     wait_status(chat, lambda line: line == "1 of 1 MCP servers ready", "the server")
@@ -95,7 +104,8 @@ def test_a_server_killed_mid_chat_loses_its_tools_and_gets_them_back(open_chat, 
     assert tool_names(down) == []
     assert conversation(down)[-1][1].startswith(
         "(toolnexus, not the user: The MCP server calc is not running (restarting: it was "
-        "killed by SIGKILL)")
+        "killed by SIGKILL)"
+    )
     chat.say("/tools")
     chat.wait_text("restarting: it was killed by SIGKILL")
 
@@ -108,11 +118,9 @@ def test_a_server_killed_mid_chat_loses_its_tools_and_gets_them_back(open_chat, 
     chat.wait_text("calc_add", count=2)
 
 
-def test_a_long_tool_shows_its_progress_and_seconds_after_the_approval(open_chat, stub,
-                                                                      tmp_path):
+def test_a_long_tool_shows_its_progress_and_seconds_after_the_approval(open_chat, stub, tmp_path):
     gate = tmp_path / "steps"
-    config = mcp_file(tmp_path / "mcp.json", {
-        "calc": calc(env={"MCP_STEPS_GATE": str(gate)})})
+    config = mcp_file(tmp_path / "mcp.json", {"calc": calc(env={"MCP_STEPS_GATE": str(gate)})})
 
     def handler(request: Recorded) -> Reply:
         if len(stub.requests) == 1:
@@ -130,8 +138,10 @@ def test_a_long_tool_shows_its_progress_and_seconds_after_the_approval(open_chat
     screen = chat.term.text()
     assert "⚙ calc_steps · " in screen and "2/2" in screen
     assert "running calc_steps… " in screen
-    chat.wait(lambda: len(set(chat.term.raw_text()[shown_before:]) & set(SPINNER)) >= 2,
-              "the spinner to turn")
+    chat.wait(
+        lambda: len(set(chat.term.raw_text()[shown_before:]) & set(SPINNER)) >= 2,
+        "the spinner to turn",
+    )
     gate.touch()
     chat.wait_text("all done.")
     chat.wait_text("2 steps done")
@@ -139,9 +149,13 @@ def test_a_long_tool_shows_its_progress_and_seconds_after_the_approval(open_chat
 
 def test_slash_mcp_shows_servers_and_restarts_disables_and_enables_one(open_chat, tmp_path):
     pid_file = tmp_path / "pid"
-    config = mcp_file(tmp_path / "mcp.json", {
-        "calc": calc(pid_file),
-        "crashes": {"command": "sh", "args": ["-c", "echo 'no such \x1b]0;title' >&2; exit 2"]}})
+    config = mcp_file(
+        tmp_path / "mcp.json",
+        {
+            "calc": calc(pid_file),
+            "crashes": {"command": "sh", "args": ["-c", "echo 'no such \x1b]0;title' >&2; exit 2"]},
+        },
+    )
     chat = open_chat("--mcp", str(config))
     wait_status(chat, lambda line: line.startswith("1 of 2 MCP servers ready"), "the servers")
     chat.say("/mcp")
@@ -154,8 +168,9 @@ def test_slash_mcp_shows_servers_and_restarts_disables_and_enables_one(open_chat
 
     first = pid_in(pid_file)
     chat.say("/mcp disable calc")
-    wait_status(chat, lambda line: line == "0 of 1 MCP servers ready · crashes failed",
-                "calc disabled")
+    wait_status(
+        chat, lambda line: line == "0 of 1 MCP servers ready · crashes failed", "calc disabled"
+    )
     chat.say("/mcp enable calc")
     wait_status(chat, lambda line: line.startswith("1 of 2"), "calc enabled")
     pid_file.unlink()

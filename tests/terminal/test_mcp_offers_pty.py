@@ -25,8 +25,10 @@ SLOW = 120.0  # seconds a step may take: a loaded machine starts a server slowly
 
 
 def offers_chat(open_chat, tmp_path) -> Chat:
-    config = mcp_file(tmp_path / "mcp.json", {"offers": {
-        "command": sys.executable, "args": [str(SERVERS / "offers_server.py")]}})
+    config = mcp_file(
+        tmp_path / "mcp.json",
+        {"offers": {"command": sys.executable, "args": [str(SERVERS / "offers_server.py")]}},
+    )
     chat = open_chat("--mcp", str(config), timeout=SLOW)
     chat.wait(lambda: READY in chat.term.text(), "the server")
     return chat
@@ -74,7 +76,8 @@ def test_a_form_the_server_asks_for_is_filled_in_at_the_chat(open_chat, stub, tm
 
 
 def test_a_sampling_request_is_shown_and_once_approved_answered_by_the_model(
-        open_chat, stub, tmp_path):
+    open_chat, stub, tmp_path
+):
     calls_then(stub, "offers_summarize", {"text": "the report"})
     chat = offers_chat(open_chat, tmp_path)
     chat.send_line("summarize the report")

@@ -67,8 +67,10 @@ def test_ask_on_a_terminal_shows_hostile_text_without_control_sequences(cli, stu
 
 
 def test_markdown_structures_let_no_escape_through(cli, stub):
-    answer = (f"# Title {TITLE}\n\n- item {CLIPBOARD}\n\n```\ncode {CLEAR}\n```\n\n"
-              f"[a link](http://x/{TITLE}) and `{CLEAR}` &#x1b;]0;entity&#7;\n")
+    answer = (
+        f"# Title {TITLE}\n\n- item {CLIPBOARD}\n\n```\ncode {CLEAR}\n```\n\n"
+        f"[a link](http://x/{TITLE}) and `{CLEAR}` &#x1b;]0;entity&#7;\n"
+    )
     stub.handler = lambda rec: openai_stream(answer)
     code, screen = finish(spawn(cli, "ask", "hi"))
     assert code == 0, screen
@@ -77,11 +79,14 @@ def test_markdown_structures_let_no_escape_through(cli, stub):
 
 def test_tool_calls_and_tool_output_in_panels_are_harmless(cli, stub, tmp_path):
     tools = tmp_path / "tools.py"
-    tools.write_text(textwrap.dedent(f'''
+    tools.write_text(
+        textwrap.dedent(f'''
         def shout(text: str) -> str:
             """Return the text with something hostile added."""
             return text + {TITLE!r} + {CLEAR!r}
-    '''), encoding="utf-8")
+    '''),
+        encoding="utf-8",
+    )
 
     def handler(request: Recorded) -> Reply:
         if len(stub.requests) == 1:
@@ -131,8 +136,12 @@ def test_chat_shows_hostile_answers_and_titles_without_control_sequences(cli, st
 def test_threads_list_and_show_on_a_terminal_are_harmless(cli, stub):
     stub.handler = lambda rec: openai_stream(HOSTILE)
     assert cli.call("ask", "--id", "evil", f"title {TITLE}").code == 0
-    for args in (("threads", "list"), ("threads", "show", "evil"),
-                 ("threads", "export", "evil"), ("threads", "search", "Look")):
+    for args in (
+        ("threads", "list"),
+        ("threads", "show", "evil"),
+        ("threads", "export", "evil"),
+        ("threads", "search", "Look"),
+    ):
         code, screen = finish(spawn(cli, *args))
         assert code == 0, screen
         assert_harmless(screen)
@@ -152,6 +161,7 @@ SPAMMER = Path(__file__).parents[1] / "support" / "mcp_servers" / "stderr_spamme
 def test_mcp_server_stderr_is_a_bounded_harmless_tail(tmp_path):
     """A server that floods stderr with escape sequences, then dies: its status shows the
     last line, inert, and only a bounded tail was kept."""
+
     async def main() -> tuple[str, int]:
         toolkit = await create_toolkit()
         from toolnexus.mcp import add_mcp_servers
@@ -189,13 +199,14 @@ def test_tools_shows_markup_from_tools_and_servers_literally(cli, stub, tmp_path
     tools.write_text(f'def lure() -> str:\n    """{MARKUP}"""\n    return ""\n')
     mcp = tmp_path / "mcp.json"  # a server that cannot start: /tools lists its name
     mcp.write_text(json.dumps({"mcpServers": {"[link=https://evil.example]srv[/link]": {}}}))
-    chat = PtySession(cli, "chat", "--functions", str(tools), "--mcp", str(mcp),
-                      rows=40, cols=160)
+    chat = PtySession(cli, "chat", "--functions", str(tools), "--mcp", str(mcp), rows=40, cols=160)
     try:
         chat.expect("›")
         chat.send_line("/tools")
-        chat.wait(lambda: "mcp:" in chat.term.text() and chat.term.cursor_line() == "›",
-                  "the tools listed and a new prompt")
+        chat.wait(
+            lambda: "mcp:" in chat.term.text() and chat.term.cursor_line() == "›",
+            "the tools listed and a new prompt",
+        )
     finally:
         chat.close()
     assert HYPERLINK not in chat.term.raw_text()
@@ -206,8 +217,7 @@ def test_tools_shows_markup_from_tools_and_servers_literally(cli, stub, tmp_path
 def test_an_approval_question_shows_the_command_between_runs_of_blank_lines(cli, stub):
     """Blank lines cannot push a command off a 40-row screen, above or below it."""
     command = "echo hi\n" + "\n" * 500 + "rm -rf ~/precious\n" + "  \t\n" * 500 + "echo done"
-    replies = [openai_stream(tool_calls=[("bash", {"command": command})]),
-               openai_stream("not run")]
+    replies = [openai_stream(tool_calls=[("bash", {"command": command})]), openai_stream("not run")]
     stub.handler = lambda rec: replies[len(stub.requests) - 1]
     chat = PtySession(cli, "chat", "--builtins", rows=40, cols=100)
     try:

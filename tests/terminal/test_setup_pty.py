@@ -36,8 +36,7 @@ SECRET = "sk-secret-4242"
 @pytest.fixture
 def start() -> Iterator[Callable[..., PtySession]]:
     """start(cli, *args): `toolnexus ARGS` in a pty as `cli`'s user (closed after the test)."""
-    yield from opener(lambda cli, *args: PtySession(cli, *args, rows=ROWS, cols=COLS,
-                                                    timeout=15))
+    yield from opener(lambda cli, *args: PtySession(cli, *args, rows=ROWS, cols=COLS, timeout=15))
 
 
 def user(tmp_path: Path, *ports: int) -> CLI:
@@ -51,8 +50,13 @@ def answer(session: PtySession, question: str, text: str, count: int = 1) -> Non
 
 
 def wait_chat_prompt(session: PtySession) -> None:
-    session.wait(lambda: any(line.startswith(PROMPT) for line in session.term.lines())
-                 and session.term.cursor_line().strip() == PROMPT, "the chat prompt")
+    session.wait(
+        lambda: (
+            any(line.startswith(PROMPT) for line in session.term.lines())
+            and session.term.cursor_line().strip() == PROMPT
+        ),
+        "the chat prompt",
+    )
 
 
 def exit_status(session: PtySession) -> int:
@@ -97,6 +101,7 @@ def test_first_chat_finds_a_local_server_writes_the_config_and_chats(tmp_path, s
 
 def anthropic_endpoint(stub: StubProvider) -> None:
     """Lists its models only for SECRET; answers chats."""
+
     def handler(request: Recorded) -> Reply:
         if request.method == "GET":
             if request.headers.get("x-api-key") != SECRET:
@@ -174,8 +179,10 @@ def test_without_a_terminal_chat_keeps_its_one_line_error(bare_cli):
 def test_setup_adds_a_provider_to_an_existing_config(tmp_path, stub, start):
     stub.models = openai_models(["only-model"])
     cli = user(tmp_path, stub.port)
-    own = ('# my own notes\ndefault_model = "other:x"\n\n'
-           '[providers.other]\nbase_url = "http://127.0.0.1:9/v1"\n')
+    own = (
+        '# my own notes\ndefault_model = "other:x"\n\n'
+        '[providers.other]\nbase_url = "http://127.0.0.1:9/v1"\n'
+    )
     cli.write_config(own)
     setup = start(cli, "setup")
     answer(setup, "Choose [1]:", "")  # add a provider
@@ -214,24 +221,31 @@ def test_the_written_config_allows_nothing_the_user_did_not_choose(tmp_path, stu
 
     text = cli.config_file.read_text(encoding="utf-8")
     approval = tomllib.loads(text).get("approval", {})
-    live = {**{k: v for k, v in approval.items() if isinstance(v, str)},
-            **{k: v for table in approval.values() if isinstance(table, dict)
-               for k, v in table.items()}}
+    live = {
+        **{k: v for k, v in approval.items() if isinstance(v, str)},
+        **{
+            k: v for table in approval.values() if isinstance(table, dict) for k, v in table.items()
+        },
+    }
     assert "allow" not in live.values(), live
-    for example in ('# "github_*" = "allow"', '# "git status*" = "allow"',
-                    '# "localhost:11434" = "allow"'):
+    for example in (
+        '# "github_*" = "allow"',
+        '# "git status*" = "allow"',
+        '# "localhost:11434" = "allow"',
+    ):
         assert example in text
 
     mcp = tmp_path / "mcp.json"
-    server = {"command": sys.executable,
-              "args": [str(ROOT / "tests" / "support" / "mcp_servers" / "stdio_server.py")]}
+    server = {
+        "command": sys.executable,
+        "args": [str(ROOT / "tests" / "support" / "mcp_servers" / "stdio_server.py")],
+    }
     mcp.write_text(json.dumps({"mcpServers": {"github": server}}))
     rows = cli.call("tools", "--json", "--mcp", str(mcp)).json
     assert {row["name"]: row["approval"] for row in rows}["github_add"] == "ask", rows
 
 
-def test_right_after_setup_model_names_complete_and_a_bare_name_is_found(
-        tmp_path, stub, start):
+def test_right_after_setup_model_names_complete_and_a_bare_name_is_found(tmp_path, stub, start):
     """Repro: `toolnexus chat` on a fresh machine; the setup finds llama.cpp serving m-one
     and m-two and takes m-one. In the chat, `/model m-t` and Tab completed nothing (the
     list the setup had fetched was not kept), and `/model m-two` said "no model endpoint
@@ -245,8 +259,10 @@ def test_right_after_setup_model_names_complete_and_a_bare_name_is_found(
     answer(chat, "Choose [1]:", "", count=2)  # its first model
     wait_chat_prompt(chat)
     chat.child.send("/model m-t\t")
-    chat.wait(lambda: chat.term.cursor_line().rstrip().endswith("› /model m-two"),
-              "the completed model name")
+    chat.wait(
+        lambda: chat.term.cursor_line().rstrip().endswith("› /model m-two"),
+        "the completed model name",
+    )
     chat.child.send("\r")
     chat.wait_text(f"model: m-two ({stub.base_url})")
     assert "not a model the config" not in chat.term.text()

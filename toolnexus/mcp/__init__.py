@@ -53,9 +53,13 @@ class McpServers(NamedTuple):
     close: Callable[[], Awaitable[None]]
 
 
-async def open_mcp_servers(config: McpConfig, *, timeout: float = STARTUP_TIMEOUT,
-                           taken: Iterable[str] = (),
-                           tokens: str | os.PathLike[str] | None = None) -> McpServers:
+async def open_mcp_servers(
+    config: McpConfig,
+    *,
+    timeout: float = STARTUP_TIMEOUT,
+    taken: Iterable[str] = (),
+    tokens: str | os.PathLike[str] | None = None,
+) -> McpServers:
     """Start the configured MCP servers concurrently; once each runs or has failed, return
     their tools, statuses and close.
 
@@ -79,14 +83,22 @@ class ToolRegistry(Protocol):
     def add_source(self, source: ServerPool) -> object: ...
 
 
-async def add_mcp_servers(toolkit: ToolRegistry, config: McpConfig, *,
-                          timeout: float = STARTUP_TIMEOUT,
-                          tokens: str | os.PathLike[str] | None = None) -> list[ServerStatus]:
+async def add_mcp_servers(
+    toolkit: ToolRegistry,
+    config: McpConfig,
+    *,
+    timeout: float = STARTUP_TIMEOUT,
+    tokens: str | os.PathLike[str] | None = None,
+) -> list[ServerStatus]:
     """`open_mcp_servers` onto `toolkit`: the servers become one of its sources (their tools
     named clear of the tools it has) and `toolkit.close()` ends them. Returns one status
     per server, once each runs or has failed."""
-    pool = ServerPool(config, startup_timeout=timeout, tokens=tokens,
-                      taken=[tool.name for tool in toolkit.tools()])
+    pool = ServerPool(
+        config,
+        startup_timeout=timeout,
+        tokens=tokens,
+        taken=[tool.name for tool in toolkit.tools()],
+    )
     toolkit.add_source(pool)
     await _started(pool)
     return pool.statuses()

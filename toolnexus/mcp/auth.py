@@ -94,8 +94,7 @@ class TokenFile:
         import fcntl  # POSIX, as the rest of toolnexus's process handling
 
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(self.path.with_name(self.path.name + ".lock"), os.O_RDWR | os.O_CREAT,
-                     0o600)
+        fd = os.open(self.path.with_name(self.path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
@@ -120,8 +119,9 @@ class ServerTokens:
 
     async def set_tokens(self, tokens: Any) -> None:
         expires_at = None if tokens.expires_in is None else time.time() + int(tokens.expires_in)
-        self.file.update(self.name, self.url, tokens=tokens.model_dump(mode="json"),
-                         expires_at=expires_at)
+        self.file.update(
+            self.name, self.url, tokens=tokens.model_dump(mode="json"), expires_at=expires_at
+        )
 
     async def get_client_info(self) -> Any:
         from mcp.shared.auth import OAuthClientInformationFull
@@ -129,8 +129,9 @@ class ServerTokens:
         return self._stored("client", OAuthClientInformationFull)
 
     async def set_client_info(self, client_info: Any) -> None:
-        self.file.update(self.name, self.url,
-                         client=client_info.model_dump(mode="json", exclude_none=True))
+        self.file.update(
+            self.name, self.url, client=client_info.model_dump(mode="json", exclude_none=True)
+        )
 
     def _stored(self, key: str, model: Any) -> Any:
         """The entry's `key` as the SDK's `model` (None: absent, or not one)."""
@@ -155,8 +156,14 @@ Redirect = Callable[[str], Awaitable[None]]
 Callback = Callable[[], Awaitable[Any]]
 
 
-def oauth(spec: ServerSpec, tokens: ServerTokens, *, redirect_uri: str | None = None,
-          redirect: Redirect | None = None, callback: Callback | None = None) -> Any:
+def oauth(
+    spec: ServerSpec,
+    tokens: ServerTokens,
+    *,
+    redirect_uri: str | None = None,
+    redirect: Redirect | None = None,
+    callback: Callback | None = None,
+) -> Any:
     """The SDK's OAuth provider (an httpx2.Auth) for `spec`'s server. Without `redirect`
     and `callback` (how a login shows the authorization URL and waits for the code) a
     browser flow is refused: `LoginNeeded`."""
@@ -174,11 +181,19 @@ def oauth(spec: ServerSpec, tokens: ServerTokens, *, redirect_uri: str | None = 
 
     uri = redirect_uri or tokens.redirect_uri() or PLACEHOLDER_REDIRECT
     metadata = OAuthClientMetadata(
-        client_name=CLIENT_NAME, redirect_uris=[uri],  # type: ignore[list-item]
-        grant_types=["authorization_code", "refresh_token"], response_types=["code"],
-        token_endpoint_auth_method="none")
-    return Provider(spec.url, metadata, tokens, redirect_handler=redirect or refuse,
-                    callback_handler=callback or refuse)
+        client_name=CLIENT_NAME,
+        redirect_uris=[uri],  # type: ignore[list-item]
+        grant_types=["authorization_code", "refresh_token"],
+        response_types=["code"],
+        token_endpoint_auth_method="none",
+    )
+    return Provider(
+        spec.url,
+        metadata,
+        tokens,
+        redirect_handler=redirect or refuse,
+        callback_handler=callback or refuse,
+    )
 
 
 def has_own_authorization(spec: ServerSpec) -> bool:

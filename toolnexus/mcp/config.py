@@ -156,10 +156,15 @@ def parse_server(name: str, entry: Any) -> ServerSpec:
 def _startup_timeout(value: Any) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not (
-            0 < value <= MAX_STARTUP_TIMEOUT):
-        raise _ConfigError(f"startup_timeout_sec must be a number of seconds from 0 to "
-                           f"{MAX_STARTUP_TIMEOUT:g}, not {json.dumps(value)[:40]}")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not (0 < value <= MAX_STARTUP_TIMEOUT)
+    ):
+        raise _ConfigError(
+            f"startup_timeout_sec must be a number of seconds from 0 to "
+            f"{MAX_STARTUP_TIMEOUT:g}, not {json.dumps(value)[:40]}"
+        )
     return float(value)
 
 
@@ -188,8 +193,9 @@ def _check_header(where: str, written: Any, value: str) -> None:
     text = str(written)
     variables = [f"${name}" for name, _ in _VAR.findall(text)]
     if variables and header_value_problem(_VAR.sub("", text)) is None:
-        raise _ConfigError(f"the value of {where} (from {', '.join(variables)}) contains "
-                           f"{problem}: fix it there")
+        raise _ConfigError(
+            f"the value of {where} (from {', '.join(variables)}) contains {problem}: fix it there"
+        )
     raise _ConfigError(f"the value of {where} contains {problem}: fix it in the MCP config")
 
 

@@ -28,13 +28,23 @@ from .requests import ServerRequests
 from .sampling import answer_sampling
 
 PAGES = 100  # pages of one listing followed at most: a server that pages forever is cut off
-_CAPABILITY = {"tools": "tools", "resources": "resources", "resourceTemplates": "resources",
-               "prompts": "prompts"}
-_LISTER = {"tools": "list_tools", "resources": "list_resources",
-           "resourceTemplates": "list_resource_templates", "prompts": "list_prompts"}
-_CHANGED = {"ToolListChangedNotification": "tools",
-            "ResourceListChangedNotification": "resources",
-            "PromptListChangedNotification": "prompts"}
+_CAPABILITY = {
+    "tools": "tools",
+    "resources": "resources",
+    "resourceTemplates": "resources",
+    "prompts": "prompts",
+}
+_LISTER = {
+    "tools": "list_tools",
+    "resources": "list_resources",
+    "resourceTemplates": "list_resource_templates",
+    "prompts": "list_prompts",
+}
+_CHANGED = {
+    "ToolListChangedNotification": "tools",
+    "ResourceListChangedNotification": "resources",
+    "PromptListChangedNotification": "prompts",
+}
 LOG_LEVEL = "info"  # the least severe log messages asked of a server
 HTTP_TIMEOUT = 30.0  # seconds to connect, send, or wait for a free connection
 STREAM_TIMEOUT = 300.0  # seconds a response stream may stay silent
@@ -72,9 +82,16 @@ class Connection:
     what it speaks ("stdio", "http" or "sse"; "http" becomes "sse" when the server is an
     older one); `auth` an httpx2.Auth for a remote server's requests (OAuth), or None."""
 
-    def __init__(self, spec: ServerSpec, sdk: SimpleNamespace, side: ClientSide,
-                 stderr: StderrTail, *, transport: str | None = None, auth: Any = None
-                 ) -> None:
+    def __init__(
+        self,
+        spec: ServerSpec,
+        sdk: SimpleNamespace,
+        side: ClientSide,
+        stderr: StderrTail,
+        *,
+        transport: str | None = None,
+        auth: Any = None,
+    ) -> None:
         self.spec = spec
         self.sdk = sdk
         self.side = side
@@ -110,11 +127,19 @@ class Connection:
         read, write = await self._transport(stack)
         sdk = self.sdk
         me = sdk.Implementation(name="toolnexus", version=_version())
-        self.session = session = await stack.enter_async_context(sdk.ClientSession(
-            read, write, client_info=me, list_roots_callback=self._list_roots,
-            logging_callback=self._log, log_level=LOG_LEVEL,
-            sampling_callback=self._sample, elicitation_callback=self._elicit,
-            message_handler=self._notified))
+        self.session = session = await stack.enter_async_context(
+            sdk.ClientSession(
+                read,
+                write,
+                client_info=me,
+                list_roots_callback=self._list_roots,
+                logging_callback=self._log,
+                log_level=LOG_LEVEL,
+                sampling_callback=self._sample,
+                elicitation_callback=self._elicit,
+                message_handler=self._notified,
+            )
+        )
         self.phase = "waiting for the initialize answer"
         init = dump(await session.initialize())
         capabilities = init.get("capabilities") or {}
@@ -128,7 +153,9 @@ class Connection:
             resources=await self.listed("resources", capabilities),
             templates=await self.listed("resourceTemplates", capabilities),
             prompts=await self.listed("prompts", capabilities),
-            instructions=str(init.get("instructions") or ""), capabilities=capabilities)
+            instructions=str(init.get("instructions") or ""),
+            capabilities=capabilities,
+        )
         self.phase = "running"
         self.ready = True
         return offer
@@ -152,25 +179,36 @@ class Connection:
         sdk, spec = self.sdk, self.spec
         if self.transport == "http":
             self.phase = "connecting"
-            client = await stack.enter_async_context(self._http_client(
-                spec.headers, sdk.http.Timeout(HTTP_TIMEOUT, read=STREAM_TIMEOUT), self.auth))
+            client = await stack.enter_async_context(
+                self._http_client(
+                    spec.headers, sdk.http.Timeout(HTTP_TIMEOUT, read=STREAM_TIMEOUT), self.auth
+                )
+            )
             read, write = await stack.enter_async_context(
-                sdk.streamable_http_client(spec.url, http_client=client))
+                sdk.streamable_http_client(spec.url, http_client=client)
+            )
             return read, write
         if self.transport == "sse":
             self.phase = "connecting (HTTP+SSE)"
-            read, write = await stack.enter_async_context(sdk.sse_client(
-                spec.url, headers=spec.headers, timeout=HTTP_TIMEOUT,
-                sse_read_timeout=STREAM_TIMEOUT, auth=self.auth,
-                httpx_client_factory=self._http_client))
+            read, write = await stack.enter_async_context(
+                sdk.sse_client(
+                    spec.url,
+                    headers=spec.headers,
+                    timeout=HTTP_TIMEOUT,
+                    sse_read_timeout=STREAM_TIMEOUT,
+                    auth=self.auth,
+                    httpx_client_factory=self._http_client,
+                )
+            )
             return read, write
         self.phase = "starting the process"
         self.process = ServerProcess(spec, self.stderr)
         read, write = await stack.enter_async_context(self.process.running())
         return read, write
 
-    def _http_client(self, headers: dict[str, str] | None = None, timeout: Any = None,
-                     auth: Any = None) -> Any:
+    def _http_client(
+        self, headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None
+    ) -> Any:
         """The SDK's HTTP client for this server (its proxies and TLS settings are httpx2's,
         from the environment), noting the first HTTP error status while it starts."""
 
@@ -178,8 +216,9 @@ class Connection:
             if response.status_code >= 400 and self.http_status is None and not self.ready:
                 self.http_status = response.status_code
 
-        return self.sdk.http.AsyncClient(headers=headers, timeout=timeout, auth=auth,
-                                         event_hooks={"response": [note_http_error]})
+        return self.sdk.http.AsyncClient(
+            headers=headers, timeout=timeout, auth=auth, event_hooks={"response": [note_http_error]}
+        )
 
     async def listed(self, kind: str, capabilities: dict[str, Any]) -> list[dict[str, Any]]:
         """Everything of `kind` it offers ("tools", "resources", "resourceTemplates",
@@ -190,8 +229,9 @@ class Connection:
         listed: list[dict[str, Any]] = []
         cursor = None
         for _ in range(PAGES):
-            params = None if cursor is None else self.sdk.types.PaginatedRequestParams(
-                cursor=cursor)
+            params = (
+                None if cursor is None else self.sdk.types.PaginatedRequestParams(cursor=cursor)
+            )
             page = dump(await list_page(params=params))
             listed.extend(item for item in page.get(kind) or [] if isinstance(item, dict))
             cursor = page.get("nextCursor")
@@ -201,8 +241,9 @@ class Connection:
 
     async def _list_roots(self, context: Any) -> Any:
         types = self.sdk.types
-        return types.ListRootsResult(roots=[types.Root(uri=uri, name=name)
-                                            for uri, name in self.side.roots()])
+        return types.ListRootsResult(
+            roots=[types.Root(uri=uri, name=name) for uri, name in self.side.roots()]
+        )
 
     async def _sample(self, context: Any, params: Any) -> Any:
         return await answer_sampling(self.side.requests, self.spec.name, self.sdk, params)
@@ -216,8 +257,11 @@ class Connection:
             self.side.changed(kind)
 
     async def _log(self, params: Any) -> None:
-        data = params.data if isinstance(params.data, str) else json.dumps(
-            params.data, ensure_ascii=False, default=str)
+        data = (
+            params.data
+            if isinstance(params.data, str)
+            else json.dumps(params.data, ensure_ascii=False, default=str)
+        )
         source = f"{params.logger}: " if params.logger else ""
         self.side.log(visible(f"{params.level}: {source}{data}"[:300]))
 

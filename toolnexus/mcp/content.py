@@ -36,8 +36,7 @@ def convert_content(result: Mapping[str, Any]) -> tuple[str, list[Attachment]]:
                 mime = str(resource.get("mimeType") or "binary")
                 label = f"[resource: {uri} ({mime})]"
                 if mime.startswith(("image/", "audio/", "application/pdf")):
-                    label = _attach(label, resource.get("blob"), uri.rsplit("/")[-1],
-                                    attachments)
+                    label = _attach(label, resource.get("blob"), uri.rsplit("/")[-1], attachments)
                 elif (text := _utf8(resource.get("blob"))) is not None:
                     label = f"{label}\n{text}"
                 parts.append(label)

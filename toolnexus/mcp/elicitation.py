@@ -48,11 +48,17 @@ def form_fields(schema: Any) -> list[FormField]:
         choices = _choices(prop)
         if kind not in ("string", "number", "integer", "boolean") and not choices:
             continue
-        fields.append(FormField(
-            name=_shown(name, 80), title=_shown(prop.get("title") or name, 80),
-            kind=str(kind or "string"), required=name in required,
-            description=_shown(prop.get("description") or "", TEXT_LIMIT),
-            default=prop.get("default"), choices=choices))
+        fields.append(
+            FormField(
+                name=_shown(name, 80),
+                title=_shown(prop.get("title") or name, 80),
+                kind=str(kind or "string"),
+                required=name in required,
+                description=_shown(prop.get("description") or "", TEXT_LIMIT),
+                default=prop.get("default"),
+                choices=choices,
+            )
+        )
     return fields
 
 
@@ -83,8 +89,9 @@ def describe(request: dict[str, Any]) -> str:
     return _shown(request.get("message") or "", TEXT_LIMIT)
 
 
-async def answer_elicitation(requests: ServerRequests, server: str, sdk: SimpleNamespace,
-                             params: Any) -> Any:
+async def answer_elicitation(
+    requests: ServerRequests, server: str, sdk: SimpleNamespace, params: Any
+) -> Any:
     """An elicitation request answered by `requests.elicit` (declined without one, or
     when it fails)."""
     request = params.model_dump(by_alias=True, mode="json", exclude_none=True)
@@ -106,11 +113,15 @@ async def answer_elicitation(requests: ServerRequests, server: str, sdk: SimpleN
 def _choices(prop: dict[str, Any]) -> tuple[str, ...]:
     values = prop.get("enum")
     if not isinstance(values, list):
-        values = [option.get("const") for option in prop.get("oneOf") or []
-                  if isinstance(option, dict)]
+        values = [
+            option.get("const") for option in prop.get("oneOf") or [] if isinstance(option, dict)
+        ]
     # a value is sent back as it is, so one that would not show as it is is left out
-    return tuple(value for value in values
-                 if isinstance(value, str) and len(value) <= 80 and visible(value) == value)
+    return tuple(
+        value
+        for value in values
+        if isinstance(value, str) and len(value) <= 80 and visible(value) == value
+    )
 
 
 def _shown(value: Any, limit: int) -> str:

@@ -29,8 +29,10 @@ CALLBACK_PATH = "/callback"
 LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
 LOGIN_TIMEOUT = 300.0  # seconds a person has to authorize in the browser
 MAX_REQUEST_HEAD = 16 * 1024  # bytes of the redirect's request line and headers read
-DONE_PAGE = ("<!doctype html><title>toolnexus</title><p>{}</p>"
-             "<p>You can close this tab and go back to the terminal.</p>")
+DONE_PAGE = (
+    "<!doctype html><title>toolnexus</title><p>{}</p>"
+    "<p>You can close this tab and go back to the terminal.</p>"
+)
 
 
 class LoopbackCallback:
@@ -93,28 +95,41 @@ class LoopbackCallback:
             return "This login is over already."
         if "error" in params:
             why = params.get("error_description") or params["error"]
-            future.set_exception(ToolnexusError(
-                f"the authorization server refused: {visible(why[:200])}"))
+            future.set_exception(
+                ToolnexusError(f"the authorization server refused: {visible(why[:200])}")
+            )
             return "The authorization was refused."
         if not params.get("code"):
             return "This is not an authorization: it has no code."
-        future.set_result(AuthorizationCodeResult(
-            code=params["code"], state=params.get("state"), iss=params.get("iss")))
+        future.set_result(
+            AuthorizationCodeResult(
+                code=params["code"], state=params.get("state"), iss=params.get("iss")
+            )
+        )
         return "toolnexus is authorized."
 
 
 async def _respond(writer: asyncio.StreamWriter, status: int, text: str) -> None:
     body = DONE_PAGE.format(text).encode()
     reason = "OK" if status == 200 else "Not Found"
-    writer.write(f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/html; charset=utf-8\r\n"
-                 f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
+    writer.write(
+        f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/html; charset=utf-8\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+        + body
+    )
     with contextlib.suppress(ConnectionError):
         await writer.drain()
     writer.close()
 
 
-async def login(spec: ServerSpec, tokens: TokenFile, show_url: Callable[[str], None], *,
-                port: int | None = None, timeout: float = LOGIN_TIMEOUT) -> Offer:
+async def login(
+    spec: ServerSpec,
+    tokens: TokenFile,
+    show_url: Callable[[str], None],
+    *,
+    port: int | None = None,
+    timeout: float = LOGIN_TIMEOUT,
+) -> Offer:
     """Authorize toolnexus with `spec`'s server anew and keep its tokens in `tokens`;
     `show_url(url)` shows the authorization URL and where the listener waits. Returns
     what the server offers once it let toolnexus in. Raises ToolnexusError, saying why,
@@ -132,8 +147,13 @@ async def login(spec: ServerSpec, tokens: TokenFile, show_url: Callable[[str], N
         async def redirect(url: str) -> None:
             show_url(url)
 
-        auth = oauth(spec, server_tokens, redirect_uri=listener.redirect_uri,
-                     redirect=redirect, callback=listener.result)
+        auth = oauth(
+            spec,
+            server_tokens,
+            redirect_uri=listener.redirect_uri,
+            redirect=redirect,
+            callback=listener.result,
+        )
         offer = await _connect(spec, auth, timeout)
     finally:
         await listener.close()
@@ -148,12 +168,16 @@ def _check_remote(spec: ServerSpec) -> None:
     if spec.transport == "stdio":
         raise ToolnexusError(f"{spec.name} is a local (stdio) server: it needs no login")
     if has_own_authorization(spec):
-        raise ToolnexusError(f"{spec.name} has an Authorization header in the MCP config: "
-                             "that is what it is sent, so it needs no login")
+        raise ToolnexusError(
+            f"{spec.name} has an Authorization header in the MCP config: "
+            "that is what it is sent, so it needs no login"
+        )
     parts = urlsplit(spec.url)
     if parts.scheme != "https" and parts.hostname not in LOOPBACK_HOSTS:
-        raise ToolnexusError(f"{spec.name} is not reached over https: OAuth tokens travel "
-                             "only over TLS (or to this machine)")
+        raise ToolnexusError(
+            f"{spec.name} is not reached over https: OAuth tokens travel "
+            "only over TLS (or to this machine)"
+        )
 
 
 async def _connect(spec: ServerSpec, auth: Any, timeout: float) -> Offer:
@@ -163,11 +187,13 @@ async def _connect(spec: ServerSpec, auth: Any, timeout: float) -> Offer:
         async with asyncio.timeout(timeout), contextlib.AsyncExitStack() as stack:
             return await connection.open(stack)
     except TimeoutError:
-        raise ToolnexusError(f"no authorization within {timeout:g} s: run the login again "
-                             "and open the URL") from None
+        raise ToolnexusError(
+            f"no authorization within {timeout:g} s: run the login again and open the URL"
+        ) from None
     except Exception as exc:
-        raise ToolnexusError(f"the login to {spec.name} failed: "
-                             f"{connection.describe(exc)}") from None
+        raise ToolnexusError(
+            f"the login to {spec.name} failed: {connection.describe(exc)}"
+        ) from None
 
 
 def _port_of(uri: str | None) -> int:

@@ -36,10 +36,16 @@ class ServerPool:
     None: remote servers get only their configured headers). `requests` says who answers
     the servers' elicitation and sampling requests (see requests.py)."""
 
-    def __init__(self, config: McpConfig, *, startup_timeout: float = STARTUP_TIMEOUT,
-                 wait: float | None = None, taken: Iterable[str] = (),
-                 roots: Iterable[str | Path] | None = None,
-                 tokens: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self,
+        config: McpConfig,
+        *,
+        startup_timeout: float = STARTUP_TIMEOUT,
+        wait: float | None = None,
+        taken: Iterable[str] = (),
+        roots: Iterable[str | Path] | None = None,
+        tokens: str | os.PathLike[str] | None = None,
+    ) -> None:
         sdk = import_sdk()
         specs = read_specs(config)
         self.wait = wait
@@ -49,14 +55,24 @@ class ServerPool:
         self._deadlines: dict[str, float] = {}  # until when model calls wait for a server
         names = ToolNames(list(taken))
         token_file = None if tokens is None else TokenFile(tokens)
-        self.servers = [McpServer(spec, sdk, names, lambda: self._roots, self._changed,
-                                  startup_timeout=startup_timeout, tokens=token_file)
-                        for spec in specs]
+        self.servers = [
+            McpServer(
+                spec,
+                sdk,
+                names,
+                lambda: self._roots,
+                self._changed,
+                startup_timeout=startup_timeout,
+                tokens=token_file,
+            )
+            for spec in specs
+        ]
         self.requests = ServerRequests()
         for server in self.servers:
             server.side.requests = self.requests
-        self._reader = reader_tool(self.running, names.name("mcp", READ_TOOL)
-                                   if READ_TOOL in taken else READ_TOOL)
+        self._reader = reader_tool(
+            self.running, names.name("mcp", READ_TOOL) if READ_TOOL in taken else READ_TOOL
+        )
 
     def start(self) -> None:
         for server in self.servers:
@@ -77,9 +93,12 @@ class ServerPool:
 
     def instructions(self) -> list[str]:
         """What the running servers say of how to use them, for the system prompt."""
-        return [f"Instructions from the MCP server {server.name} (for its tools only):\n"
-                + visible(server.offer.instructions)[:INSTRUCTIONS_LIMIT]
-                for server in self.running() if server.offer.instructions.strip()]
+        return [
+            f"Instructions from the MCP server {server.name} (for its tools only):\n"
+            + visible(server.offer.instructions)[:INSTRUCTIONS_LIMIT]
+            for server in self.running()
+            if server.offer.instructions.strip()
+        ]
 
     async def relisted(self) -> None:
         """Returns once the listings the servers said changed are read again."""
@@ -99,9 +118,12 @@ class ServerPool:
 
     async def started(self) -> None:
         """Returns once none of `starting()` is starting any more."""
-        await asyncio.gather(*(server.wait_settled(
-            None if self.wait is None else self._deadlines[server.name])
-            for server in self._waited_for()))
+        await asyncio.gather(
+            *(
+                server.wait_settled(None if self.wait is None else self._deadlines[server.name])
+                for server in self._waited_for()
+            )
+        )
 
     def _waited_for(self) -> list[McpServer]:
         now = asyncio.get_running_loop().time()
@@ -109,8 +131,7 @@ class ServerPool:
         for server in self.servers:
             if server.status.status != "starting":
                 continue
-            if self.wait is None or now < self._deadlines.setdefault(server.name,
-                                                                     now + self.wait):
+            if self.wait is None or now < self._deadlines.setdefault(server.name, now + self.wait):
                 waited.append(server)
         return waited
 
@@ -172,14 +193,18 @@ def _notice(server: McpServer, state: str, told: str | None) -> str | None:
         if told == "down":
             return f"The MCP server {name} is running again: its tools are offered again."
         if told == "starting":
-            return (f"The MCP server {name} is ready: its tools are offered now "
-                    f"({_named(server.status.tools)}).")
+            return (
+                f"The MCP server {name} is ready: its tools are offered now "
+                f"({_named(server.status.tools)})."
+            )
         return None
     if told is None:
         return None  # it never heard of this server
     tools = f" ({_named(server.status.tools)})" if server.status.tools else ""
-    return (f"The MCP server {name} {server.why_not_running()}: its tools{tools} are not "
-            "offered until it runs again.")
+    return (
+        f"The MCP server {name} {server.why_not_running()}: its tools{tools} are not "
+        "offered until it runs again."
+    )
 
 
 def _named(tools: list[str]) -> str:

@@ -110,9 +110,16 @@ class ServerProcess:
 
         command, *args = supervised_command(self.spec)
         self._proc = await asyncio.create_subprocess_exec(
-            command, *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, env=get_default_environment() | self.spec.env,
-            cwd=self.spec.cwd, start_new_session=True, limit=MAX_MESSAGE)
+            command,
+            *args,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=get_default_environment() | self.spec.env,
+            cwd=self.spec.cwd,
+            start_new_session=True,
+            limit=MAX_MESSAGE,
+        )
         to_session, read_stream = anyio.create_memory_object_stream[Any](0)
         write_stream, from_session = anyio.create_memory_object_stream[Any](0)
         try:
@@ -183,7 +190,8 @@ class ServerProcess:
                     continue
                 try:
                     message: Any = SessionMessage(
-                        jsonrpc_message_adapter.validate_json(line, by_name=False))
+                        jsonrpc_message_adapter.validate_json(line, by_name=False)
+                    )
                 except ValueError as exc:  # not JSON-RPC: the session hears of it
                     message = exc
                 await to_session.send(message)

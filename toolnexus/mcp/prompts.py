@@ -26,15 +26,19 @@ def prompt_arguments(server: McpServer, name: str) -> list[dict[str, Any]]:
     return []
 
 
-async def get_prompt(server: McpServer, name: str, arguments: dict[str, str]
-                     ) -> tuple[str, list[Attachment]]:
+async def get_prompt(
+    server: McpServer, name: str, arguments: dict[str, str]
+) -> tuple[str, list[Attachment]]:
     """The prompt's messages as one text (an assistant's part marked so) and the
     attachments among them; ToolnexusError (one line) when the server refuses."""
     session = server.session
     if session is None:
         raise ToolnexusError(f"the MCP server {server.name} {server.why_not_running()}")
-    missing = [str(a.get("name")) for a in prompt_arguments(server, name)
-               if a.get("required") and a.get("name") not in arguments]
+    missing = [
+        str(a.get("name"))
+        for a in prompt_arguments(server, name)
+        if a.get("required") and a.get("name") not in arguments
+    ]
     if missing:
         raise ToolnexusError(f"{name} needs {', '.join(f'{m}=...' for m in missing)}")
     try:
@@ -53,8 +57,13 @@ async def get_prompt(server: McpServer, name: str, arguments: dict[str, str]
     return "\n\n".join(texts), attachments
 
 
-async def complete(server: McpServer, ref: dict[str, str], argument: str, value: str,
-                   context: dict[str, str] | None = None) -> list[str]:
+async def complete(
+    server: McpServer,
+    ref: dict[str, str],
+    argument: str,
+    value: str,
+    context: dict[str, str] | None = None,
+) -> list[str]:
     """What the server suggests for `argument` starting `value` of a prompt
     (ref {"type": "ref/prompt", "name"}) or a resource template (ref {"type":
     "ref/resource", "uri"}); none when it offers no completion or is slow to answer."""
@@ -62,13 +71,16 @@ async def complete(server: McpServer, ref: dict[str, str], argument: str, value:
     if session is None or "completions" not in server.offer.capabilities:
         return []
     types = server.sdk.types
-    reference = (types.PromptReference(type="ref/prompt", name=ref["name"])
-                 if ref["type"] == "ref/prompt"
-                 else types.ResourceTemplateReference(type="ref/resource", uri=ref["uri"]))
+    reference = (
+        types.PromptReference(type="ref/prompt", name=ref["name"])
+        if ref["type"] == "ref/prompt"
+        else types.ResourceTemplateReference(type="ref/resource", uri=ref["uri"])
+    )
     with contextlib.suppress(Exception):
         async with asyncio.timeout(COMPLETION_WAIT):
-            result = dump(await session.complete(reference, {"name": argument, "value": value},
-                                                 context))
+            result = dump(
+                await session.complete(reference, {"name": argument, "value": value}, context)
+            )
             values = (result.get("completion") or {}).get("values") or []
             return [v for v in values[:COMPLETIONS] if isinstance(v, str) and visible(v) == v]
     return []

@@ -17,7 +17,8 @@ from .server import McpServer
 READ_TOOL = "read_resource"
 READ_DESCRIPTION = (
     "Read a resource of an MCP server by its URI: a resource link or resource a tool "
-    "returned, or one a server lists. Give `server` when more than one server is running.")
+    "returned, or one a server lists. Give `server` when more than one server is running."
+)
 
 
 async def read_resource(server: McpServer, uri: str) -> tuple[str, list[Attachment]]:
@@ -32,8 +33,7 @@ async def read_resource(server: McpServer, uri: str) -> tuple[str, list[Attachme
         why = " ".join(str(exc).split()) or type(exc).__name__
         raise ToolnexusError(visible(f"{server.name} cannot read {uri}: {why}")[:500]) from None
     contents = [c for c in result.get("contents") or [] if isinstance(c, dict)]
-    return convert_content({"content": [{"type": "resource", "resource": c}
-                                        for c in contents]})
+    return convert_content({"content": [{"type": "resource", "resource": c} for c in contents]})
 
 
 def resource_uris(server: McpServer) -> list[str]:
@@ -54,12 +54,22 @@ def reader_tool(servers: Callable[[], list[McpServer]], name: str = READ_TOOL) -
             return ToolResult(f"error: {exc}", is_error=True)
         return ToolResult(text, False, {"mcp_server": chosen.name}, attachments)
 
-    schema = {"type": "object", "properties": {
-        "uri": {"type": "string", "description": "The resource's URI."},
-        "server": {"type": "string", "description": "The MCP server that has it."}},
-        "required": ["uri"]}
-    return Tool(name=name, description=READ_DESCRIPTION, input_schema=schema, fn=read,
-                source="mcp:resources", optional_params=("server",))
+    schema = {
+        "type": "object",
+        "properties": {
+            "uri": {"type": "string", "description": "The resource's URI."},
+            "server": {"type": "string", "description": "The MCP server that has it."},
+        },
+        "required": ["uri"],
+    }
+    return Tool(
+        name=name,
+        description=READ_DESCRIPTION,
+        input_schema=schema,
+        fn=read,
+        source="mcp:resources",
+        optional_params=("server",),
+    )
 
 
 def _server_for(running: list[McpServer], uri: str, name: str | None) -> McpServer:
@@ -67,16 +77,18 @@ def _server_for(running: list[McpServer], uri: str, name: str | None) -> McpServ
         for server in running:
             if server.name == name:
                 return server
-        raise ToolnexusError(f"no running MCP server is named {name!r} "
-                             f"(running: {_names(running)})")
+        raise ToolnexusError(
+            f"no running MCP server is named {name!r} (running: {_names(running)})"
+        )
     listing = [s for s in running if any(e.get("uri") == uri for e in s.offer.resources)]
     readers = listing or [s for s in running if "resources" in s.offer.capabilities]
     if len(readers) == 1:
         return readers[0]
     if not readers:
         raise ToolnexusError("no running MCP server offers resources")
-    raise ToolnexusError(f"several MCP servers may have it: give `server` "
-                         f"(one of {_names(readers)})")
+    raise ToolnexusError(
+        f"several MCP servers may have it: give `server` (one of {_names(readers)})"
+    )
 
 
 def _names(servers: list[McpServer]) -> str:

@@ -22,8 +22,7 @@ log = logging.getLogger("toolnexus.mcp")
 SHOWN_PER_MESSAGE = 600  # characters of each message a person is shown
 
 
-def sampling_prompt(params: dict[str, Any]
-                    ) -> tuple[str | list[Any], list[Message]]:
+def sampling_prompt(params: dict[str, Any]) -> tuple[str | list[Any], list[Message]]:
     """The request as a run's prompt (the last message: its text and attachments) and
     history (the messages before it, the server's system prompt first); Refused if
     there is nothing to answer."""
@@ -36,8 +35,11 @@ def sampling_prompt(params: dict[str, Any]
         history.append({"role": "user", "content": f"(instructions from the server) {system}"})
     for message in messages[:-1]:
         text = "\n".join(_texts(message))
-        history.append({"role": "assistant", "content": text}
-                       if message.get("role") == "assistant" else {"role": "user", "content": text})
+        history.append(
+            {"role": "assistant", "content": text}
+            if message.get("role") == "assistant"
+            else {"role": "user", "content": text}
+        )
     text, attachments = "\n".join(_texts(messages[-1])), _attachments(messages[-1])
     return ([text, *attachments] if attachments else text), history
 
@@ -45,8 +47,10 @@ def sampling_prompt(params: dict[str, Any]
 def describe_sampling(server: str, params: dict[str, Any]) -> str:
     """What a person is shown before approving: the server, each message (cut short) and
     the token budget."""
-    lines = [f"the MCP server {visible(server)} asks the model for a message "
-             f"(at most {params.get('maxTokens', '?')} tokens)"]
+    lines = [
+        f"the MCP server {visible(server)} asks the model for a message "
+        f"(at most {params.get('maxTokens', '?')} tokens)"
+    ]
     system = params.get("systemPrompt")
     if isinstance(system, str) and system:
         lines.append(f"system: {_cut(system)}")
@@ -58,12 +62,17 @@ def describe_sampling(server: str, params: dict[str, Any]) -> str:
 
 
 def sampling_result(text: str, model: str, *, cut_off: bool = False) -> dict[str, Any]:
-    return {"role": "assistant", "content": {"type": "text", "text": text}, "model": model,
-            "stopReason": "maxTokens" if cut_off else "endTurn"}
+    return {
+        "role": "assistant",
+        "content": {"type": "text", "text": text},
+        "model": model,
+        "stopReason": "maxTokens" if cut_off else "endTurn",
+    }
 
 
-async def answer_sampling(requests: ServerRequests, server: str, sdk: SimpleNamespace,
-                          params: Any) -> Any:
+async def answer_sampling(
+    requests: ServerRequests, server: str, sdk: SimpleNamespace, params: Any
+) -> Any:
     """A sampling request answered by `requests.sample`, or refused (an error to the
     server) without one, when it refuses, or when it fails."""
     types = sdk.types
@@ -71,8 +80,7 @@ async def answer_sampling(requests: ServerRequests, server: str, sdk: SimpleName
     if requests.sample is not None:
         request = params.model_dump(by_alias=True, mode="json", exclude_none=True)
         try:
-            return types.CreateMessageResult.model_validate(
-                await requests.sample(server, request))
+            return types.CreateMessageResult.model_validate(await requests.sample(server, request))
         except Refused as exc:
             why = str(exc)
         except Exception as exc:  # the model call failed: the server hears why

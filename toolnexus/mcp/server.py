@@ -75,7 +75,8 @@ class ServerStatus:
     def needs_login(self) -> bool:
         """It failed for want of an OAuth login (`toolnexus mcp login NAME`)."""
         return self.status.startswith("failed") and self.status.endswith(
-            LOGIN_HINT.format(name=self.name))
+            LOGIN_HINT.format(name=self.name)
+        )
 
 
 def import_sdk() -> SimpleNamespace:
@@ -126,11 +127,17 @@ class McpServer:
     says how it is doing, `tools()` what it offers now. `on_change` is called whenever
     its status changes. `tokens`: where OAuth logins are kept (None: OAuth is not used)."""
 
-    def __init__(self, spec: ServerSpec, sdk: SimpleNamespace, names: ToolNames,
-                 roots: Callable[[], list[tuple[str, str]]],
-                 on_change: Callable[[McpServer], None], *,
-                 startup_timeout: float = STARTUP_TIMEOUT, tokens: TokenFile | None = None
-                 ) -> None:
+    def __init__(
+        self,
+        spec: ServerSpec,
+        sdk: SimpleNamespace,
+        names: ToolNames,
+        roots: Callable[[], list[tuple[str, str]]],
+        on_change: Callable[[McpServer], None],
+        *,
+        startup_timeout: float = STARTUP_TIMEOUT,
+        tokens: TokenFile | None = None,
+    ) -> None:
         self.spec = spec
         self.tokens = tokens
         self.name = spec.name
@@ -175,8 +182,11 @@ class McpServer:
 
     def why_not_running(self) -> str:
         state = self.status.status
-        return {"starting": "is still starting", "disabled": "is disabled",
-                "stopped": "is stopped"}.get(state, f"is not running ({state})")
+        return {
+            "starting": "is still starting",
+            "disabled": "is disabled",
+            "stopped": "is stopped",
+        }.get(state, f"is not running ({state})")
 
     # -- its lifecycle -------------------------------------------------------------------
 
@@ -225,8 +235,9 @@ class McpServer:
     def enable(self) -> None:
         """Start it, if it is not running (disabled, failed or stopped)."""
         if not self.runnable:
-            raise ToolnexusError(f"{self.name} cannot start: "
-                                 f"{self.spec.redact(self.spec.error or '')}")
+            raise ToolnexusError(
+                f"{self.name} cannot start: {self.spec.redact(self.spec.error or '')}"
+            )
         self.start()
 
     async def wait_settled(self, deadline: float | None) -> None:
@@ -261,8 +272,10 @@ class McpServer:
             ran = asyncio.get_running_loop().time() - began
             failures = 1 if ran >= STABLE_S else failures + 1
             if failures > len(backoff):
-                self._set(f"failed: {why}; it failed {failures} times in a row, so it is not "
-                          "started again unless it is restarted")
+                self._set(
+                    f"failed: {why}; it failed {failures} times in a row, so it is not "
+                    "started again unless it is restarted"
+                )
                 return
             self._set(f"restarting: {why}")
             with contextlib.suppress(TimeoutError):
@@ -276,8 +289,14 @@ class McpServer:
         it ended (or could not start)."""
         if self._stopping.is_set():
             return None
-        connection = Connection(self.spec, self.sdk, self.side, self.stderr,
-                                transport=self.status.transport, auth=self._auth())
+        connection = Connection(
+            self.spec,
+            self.sdk,
+            self.side,
+            self.stderr,
+            transport=self.status.transport,
+            auth=self._auth(),
+        )
         self._lost.clear()
         why: str | None = None
         try:
@@ -287,8 +306,7 @@ class McpServer:
                         async with asyncio.timeout(self.startup_timeout):
                             offer = await connection.open(stack)
                     except TimeoutError:
-                        return (f"timed out after {self.startup_timeout:g} s "
-                                f"{connection.phase}")
+                        return f"timed out after {self.startup_timeout:g} s {connection.phase}"
                     self._ready(connection, offer)
                     why = await self._until_it_ends(connection)
         except Exception as exc:
@@ -302,8 +320,12 @@ class McpServer:
     def _auth(self) -> Any:
         """OAuth for a remote server that has a login (else None: a 401 says to log in)."""
         spec, tokens = self.spec, self.tokens
-        if (tokens is None or spec.transport == "stdio" or has_own_authorization(spec)
-                or not tokens.logged_in(spec.name, spec.url)):
+        if (
+            tokens is None
+            or spec.transport == "stdio"
+            or has_own_authorization(spec)
+            or not tokens.logged_in(spec.name, spec.url)
+        ):
             return None
         return oauth(spec, ServerTokens(tokens, spec))
 
@@ -325,8 +347,11 @@ class McpServer:
 
     async def _until_it_ends(self, connection: Connection) -> str | None:
         ended = asyncio.ensure_future(connection.ended())
-        waits = [ended, asyncio.ensure_future(self._stopping.wait()),
-                 asyncio.ensure_future(self._lost.wait())]
+        waits = [
+            ended,
+            asyncio.ensure_future(self._stopping.wait()),
+            asyncio.ensure_future(self._lost.wait()),
+        ]
         try:
             await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -399,16 +424,22 @@ class McpServer:
             annotations = annotations if isinstance(annotations, dict) else {}
             title = entry.get("title") or annotations.get("title") or ""
             description = entry.get("description") or title or original
-            tools.append(Tool(name=self.names.name(self.name, original),
-                              description=str(description), input_schema=schema,
-                              fn=self._caller(original), source=f"mcp:{self.name}",
-                              context_param=CONTEXT_PARAM, title=str(title)[:NAME_LIMIT * 2],
-                              annotations=annotations))
+            tools.append(
+                Tool(
+                    name=self.names.name(self.name, original),
+                    description=str(description),
+                    input_schema=schema,
+                    fn=self._caller(original),
+                    source=f"mcp:{self.name}",
+                    context_param=CONTEXT_PARAM,
+                    title=str(title)[: NAME_LIMIT * 2],
+                    annotations=annotations,
+                )
+            )
         return tools
 
     def _caller(self, original: str) -> Callable[..., Any]:
-        async def call_mcp_tool(toolnexus_context: ToolContext, **arguments: Any
-                                ) -> ToolResult:
+        async def call_mcp_tool(toolnexus_context: ToolContext, **arguments: Any) -> ToolResult:
             meta = {"mcp_server": self.name, "mcp_tool": original}
             self._calls.append(toolnexus_context)
             try:
@@ -418,24 +449,36 @@ class McpServer:
 
         return call_mcp_tool
 
-    async def _call(self, original: str, arguments: dict[str, Any], context: ToolContext,
-                    meta: dict[str, str], *, again: bool = True) -> ToolResult:
+    async def _call(
+        self,
+        original: str,
+        arguments: dict[str, Any],
+        context: ToolContext,
+        meta: dict[str, str],
+        *,
+        again: bool = True,
+    ) -> ToolResult:
         connection = self._connection
         if connection is None:
-            return ToolResult(f"error: MCP server {self.name!r} {self.why_not_running()}",
-                              True, meta)
+            return ToolResult(
+                f"error: MCP server {self.name!r} {self.why_not_running()}", True, meta
+            )
 
         async def progress(done: float, total: float | None, message: str | None) -> None:
             context.report(message or "", done, total)
 
         try:
-            result = await connection.session.call_tool(original, arguments,
-                                                        progress_callback=progress)
+            result = await connection.session.call_tool(
+                original, arguments, progress_callback=progress
+            )
         except Exception as exc:
             if again and session_lost(exc) and await self._connected_again():
                 return await self._call(original, arguments, context, meta, again=False)
-            return ToolResult(f"error: MCP server {self.name!r}: "
-                              f"{await self._call_failure(connection, exc)}", True, meta)
+            return ToolResult(
+                f"error: MCP server {self.name!r}: {await self._call_failure(connection, exc)}",
+                True,
+                meta,
+            )
         dumped = dump(result)
         text, attachments = convert_content(dumped)
         return ToolResult(text, bool(dumped.get("isError")), meta, attachments)

@@ -77,7 +77,7 @@ def open_store(spec: str | os.PathLike[str]) -> ThreadStore:
 
     options: dict[str, Any] = {}
     if text.startswith("sqlite://"):
-        text, _, query = text[len("sqlite://"):].partition("?")
+        text, _, query = text[len("sqlite://") :].partition("?")
         options = _sqlite_options(query)
     if not text:
         raise StoreError("empty store path")

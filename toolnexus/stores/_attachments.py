@@ -29,8 +29,11 @@ Ref = list[Any]  # [path as a list, sha256 hex, prefix]: JSON-ready
 
 REF_SCHEME = "toolnexus-attachment:sha256:"
 INLINE_UPTO = 1024  # bytes: smaller payloads stay in the message body
-_FIELDS = {"image_url": ("image_url", "url"), "file": ("file", "file_data"),
-           "input_audio": ("input_audio", "data")}
+_FIELDS = {
+    "image_url": ("image_url", "url"),
+    "file": ("file", "file_data"),
+    "input_audio": ("input_audio", "data"),
+}
 _DATA_URL_HEAD = re.compile(r"data:([\w.+-]+/[\w.+-]+)(?:;[\w=.+-]+)*;base64,")
 _HEAD_MAX = 256  # characters: a data URL's head is shorter than this
 
@@ -85,7 +88,7 @@ def payloads(message: Message) -> Iterator[Payload]:
             continue
         head = _DATA_URL_HEAD.match(text[:_HEAD_MAX])
         if head is not None:
-            yield Payload(path, head[0], text[head.end():], head[1])
+            yield Payload(path, head[0], text[head.end() :], head[1])
 
 
 def decoded(payload: Payload) -> bytes | None:
@@ -100,13 +103,16 @@ def decoded(payload: Payload) -> bytes | None:
 
 def check_size(size: int, max_bytes: int) -> None:
     if size > max_bytes:
-        raise StoreError(f"an attachment of {size_text(size)} is larger than the "
-                         f"{size_text(max_bytes)} a thread store keeps per attachment; nothing "
-                         "was saved")
+        raise StoreError(
+            f"an attachment of {size_text(size)} is larger than the "
+            f"{size_text(max_bytes)} a thread store keeps per attachment; nothing "
+            "was saved"
+        )
 
 
-def split(message: Message, *, max_bytes: int = MAX_ATTACHMENT_BYTES,
-          inline_upto: int = INLINE_UPTO) -> Split:
+def split(
+    message: Message, *, max_bytes: int = MAX_ATTACHMENT_BYTES, inline_upto: int = INLINE_UPTO
+) -> Split:
     """The message as stored (see the module doc); StoreError if a payload is larger than
     `max_bytes`. A message without attachments costs one look at its content."""
     if type(message.get("content")) is not list:
@@ -202,4 +208,3 @@ def _put(message: Message, path: Path, value: Any) -> None:
     for key in path[:-1]:
         node = node[key]
     node[path[-1]] = value
-

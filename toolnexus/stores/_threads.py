@@ -72,8 +72,10 @@ def fork_length(id: str, count: int, at: int | None) -> int:
     if at is None:
         return count
     if isinstance(at, bool) or not isinstance(at, int) or not 1 <= at <= count:
-        raise StoreError(f"thread {id!r} has {count} message{'s' * (count != 1)}: a fork "
-                         f"keeps 1 to {count} of them, not {at!r}")
+        raise StoreError(
+            f"thread {id!r} has {count} message{'s' * (count != 1)}: a fork "
+            f"keeps 1 to {count} of them, not {at!r}"
+        )
     return at
 
 
@@ -167,8 +169,7 @@ def snippet(text: str, terms: list[str], words: int = SNIPPET_WORDS) -> str:
         return ""
 
     def hit(token: str) -> bool:
-        return any(w.casefold().startswith(t) for w in re.findall(r"[^\W_]+", token)
-                   for t in terms)
+        return any(w.casefold().startswith(t) for w in re.findall(r"[^\W_]+", token) for t in terms)
 
     first = next((i for i, tok in enumerate(tokens) if hit(tok)), 0)
     start = max(0, first - words // 3)

@@ -54,8 +54,13 @@ class VersionedStore(ConversationStore, Protocol):
     async def load(self, id: str) -> Thread: ...
 
     async def save(
-        self, id: str, messages: list[Message], *, version: int | None = None,
-        model: str | None = None, usage: dict[str, int] | None = None,
+        self,
+        id: str,
+        messages: list[Message],
+        *,
+        version: int | None = None,
+        model: str | None = None,
+        usage: dict[str, int] | None = None,
     ) -> int: ...
 
 
@@ -135,9 +140,7 @@ class ThreadStore(VersionedStore, Protocol):
 
     async def attachments(self, id: str | None = None) -> list[AttachmentInfo]: ...
 
-    async def search(
-        self, text: str, limit: int | None = None
-    ) -> list[tuple[ThreadInfo, str]]: ...
+    async def search(self, text: str, limit: int | None = None) -> list[tuple[ThreadInfo, str]]: ...
 
     async def aclose(self) -> None: ...
 

@@ -98,7 +98,9 @@ class MemoryStore:
         with self._lock:
             thread = self._threads.get(id)
             plan = self._versions.plan(
-                id, list(messages), version,
+                id,
+                list(messages),
+                version,
                 (thread.version, len(thread.messages)) if thread else None,
                 lambda: thread.messages if thread else [],
             )
@@ -108,8 +110,10 @@ class MemoryStore:
                 self._annotate(thread, model, usage)
                 return thread.version
             splits = split_all(id, plan.start, plan.write, self.max_attachment_bytes)
-            written = [self._shared(message, split)
-                       for message, split in zip(share_copy(plan.write), splits, strict=True)]
+            written = [
+                self._shared(message, split)
+                for message, split in zip(share_copy(plan.write), splits, strict=True)
+            ]
             digests = [tuple(ref[1] for ref in split.refs) for split in splits]
             self._counter += 1
             if thread is None:
@@ -214,9 +218,15 @@ class MemoryStore:
             now = time.time()
             messages = source.messages[:count]  # pristine dicts, never changed: shared
             fork = self._threads[new_id] = _Thread(
-                messages, self._counter, now, now,
+                messages,
+                self._counter,
+                now,
+                now,
                 source.title if source.custom_title else title_of(messages),
-                source.custom_title, source.model, forked_from=ForkPoint(id, count))
+                source.custom_title,
+                source.model,
+                forked_from=ForkPoint(id, count),
+            )
             self._relink(fork, source.digests[:count])
             return _info(new_id, fork)
 
@@ -268,6 +278,14 @@ class MemoryStore:
 
 
 def _info(id: str, thread: _Thread) -> ThreadInfo:
-    return ThreadInfo(id, thread.title, thread.model, thread.created, thread.updated,
-                      len(thread.messages), dict(thread.usage),
-                      sum(map(is_sent, thread.messages)), thread.forked_from)
+    return ThreadInfo(
+        id,
+        thread.title,
+        thread.model,
+        thread.created,
+        thread.updated,
+        len(thread.messages),
+        dict(thread.usage),
+        sum(map(is_sent, thread.messages)),
+        thread.forked_from,
+    )

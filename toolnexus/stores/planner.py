@@ -121,8 +121,14 @@ class Versions:
         self._threads.clear()
         self._latest.clear()
 
-    def plan(self, id: str, new: list[Message], version: int | None,
-             current: tuple[int, int] | None, load: Callable[[], list[Message]]) -> Plan:
+    def plan(
+        self,
+        id: str,
+        new: list[Message],
+        version: int | None,
+        current: tuple[int, int] | None,
+        load: Callable[[], list[Message]],
+    ) -> Plan:
         """How to save `new`, built on `version` (None: see the module doc), given the
         thread's (version, message count) now (`current` None: no such thread).
         `load()` reads the stored transcript; it is only called when needed."""
@@ -145,8 +151,10 @@ class Versions:
             return _append(new, held.view, count, False)
         if exact is not None and base == now and (held is None or held.view is None):
             return Plan("replace", 0, list(new), [], True)
-        raise ThreadConflict(id, "" if exact is not None or held else
-                             f"version {base} is no longer held by this store")
+        raise ThreadConflict(
+            id,
+            "" if exact is not None or held else f"version {base} is no longer held by this store",
+        )
 
     def committed(self, id: str, plan: Plan, version: int, written: list[Message]) -> None:
         """`plan` committed as `version`; `written` are pristine copies of `plan.write`."""

@@ -26,8 +26,11 @@ from .sql import INFO_COLUMNS, Row, SQLStore
 
 # Numbered migrations: (number, name, statements). `{s}` is the schema prefix.
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
-    (1, "threads and messages", [
-        """CREATE TABLE {s}toolnexus_threads (
+    (
+        1,
+        "threads and messages",
+        [
+            """CREATE TABLE {s}toolnexus_threads (
             id TEXT PRIMARY KEY,
             title TEXT,
             custom_title BOOLEAN NOT NULL DEFAULT FALSE,
@@ -38,48 +41,65 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             usage TEXT NOT NULL DEFAULT '{}',
             version BIGINT NOT NULL
         )""",
-        "CREATE INDEX toolnexus_threads_by_version ON {s}toolnexus_threads (version)",
-        """CREATE TABLE {s}toolnexus_messages (
+            "CREATE INDEX toolnexus_threads_by_version ON {s}toolnexus_threads (version)",
+            """CREATE TABLE {s}toolnexus_messages (
             thread_id TEXT NOT NULL REFERENCES {s}toolnexus_threads (id) ON DELETE CASCADE,
             seq INTEGER NOT NULL,
             body TEXT NOT NULL,
             text TEXT NOT NULL DEFAULT '',
             PRIMARY KEY (thread_id, seq)
         )""",
-        "CREATE SEQUENCE {s}toolnexus_version",
-    ]),
-    (2, "full-text search over message text", [
-        """ALTER TABLE {s}toolnexus_messages ADD COLUMN words tsvector
+            "CREATE SEQUENCE {s}toolnexus_version",
+        ],
+    ),
+    (
+        2,
+        "full-text search over message text",
+        [
+            """ALTER TABLE {s}toolnexus_messages ADD COLUMN words tsvector
             GENERATED ALWAYS AS (to_tsvector('simple', text)) STORED""",
-        "CREATE INDEX toolnexus_messages_words ON {s}toolnexus_messages USING GIN (words)",
-    ]),
+            "CREATE INDEX toolnexus_messages_words ON {s}toolnexus_messages USING GIN (words)",
+        ],
+    ),
     # See the SQLite store's migration 3.
-    (3, "held message count", [
-        "ALTER TABLE {s}toolnexus_threads ADD COLUMN held_count INTEGER NOT NULL DEFAULT 0",
-        "UPDATE {s}toolnexus_threads SET held_count = message_count",
-    ]),
+    (
+        3,
+        "held message count",
+        [
+            "ALTER TABLE {s}toolnexus_threads ADD COLUMN held_count INTEGER NOT NULL DEFAULT 0",
+            "UPDATE {s}toolnexus_threads SET held_count = message_count",
+        ],
+    ),
     # See the SQLite store's migrations 4 and 5.
-    (4, "attachments stored once", [
-        """CREATE TABLE {s}toolnexus_attachments (
+    (
+        4,
+        "attachments stored once",
+        [
+            """CREATE TABLE {s}toolnexus_attachments (
             sha256 TEXT PRIMARY KEY,
             media_type TEXT NOT NULL,
             size BIGINT NOT NULL,
             data BYTEA NOT NULL,
             created DOUBLE PRECISION NOT NULL
         )""",
-        """CREATE TABLE {s}toolnexus_thread_attachments (
+            """CREATE TABLE {s}toolnexus_thread_attachments (
             thread_id TEXT NOT NULL REFERENCES {s}toolnexus_threads (id) ON DELETE CASCADE,
             sha256 TEXT NOT NULL REFERENCES {s}toolnexus_attachments (sha256),
             PRIMARY KEY (thread_id, sha256)
         )""",
-        "CREATE INDEX toolnexus_thread_attachments_by_sha256 "
-        "ON {s}toolnexus_thread_attachments (sha256)",
-        "ALTER TABLE {s}toolnexus_messages ADD COLUMN attachments TEXT",
-    ]),
-    (5, "forks", [
-        "ALTER TABLE {s}toolnexus_threads ADD COLUMN forked_from TEXT",
-        "ALTER TABLE {s}toolnexus_threads ADD COLUMN forked_at INTEGER",
-    ]),
+            "CREATE INDEX toolnexus_thread_attachments_by_sha256 "
+            "ON {s}toolnexus_thread_attachments (sha256)",
+            "ALTER TABLE {s}toolnexus_messages ADD COLUMN attachments TEXT",
+        ],
+    ),
+    (
+        5,
+        "forks",
+        [
+            "ALTER TABLE {s}toolnexus_threads ADD COLUMN forked_from TEXT",
+            "ALTER TABLE {s}toolnexus_threads ADD COLUMN forked_at INTEGER",
+        ],
+    ),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
@@ -92,7 +112,8 @@ def _psycopg() -> Any:
         import psycopg
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise StoreError(
-            "PostgresStore needs psycopg 3: pip install 'toolnexus[postgres]'") from exc
+            "PostgresStore needs psycopg 3: pip install 'toolnexus[postgres]'"
+        ) from exc
     return psycopg
 
 
@@ -119,9 +140,15 @@ class PostgresStore(SQLStore):
 
     placeholder = "%s"
 
-    def __init__(self, dsn: str, *, schema: str | None = None, connect_timeout: float = 10.0,
-                 cache_threads: int = 64, max_attachment_bytes: int = MAX_ATTACHMENT_BYTES
-                 ) -> None:
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        schema: str | None = None,
+        connect_timeout: float = 10.0,
+        cache_threads: int = 64,
+        max_attachment_bytes: int = MAX_ATTACHMENT_BYTES,
+    ) -> None:
         if schema is not None and not _IDENT.match(schema):
             raise ValueError(f"schema must be a plain identifier, not {schema!r}")
         super().__init__(cache_threads=cache_threads, max_attachment_bytes=max_attachment_bytes)
@@ -143,8 +170,9 @@ class PostgresStore(SQLStore):
     def _connect(self) -> Any:
         psycopg = _psycopg()
         try:
-            conn = psycopg.connect(self.dsn, autocommit=True,
-                                   connect_timeout=max(1, int(self.connect_timeout)))
+            conn = psycopg.connect(
+                self.dsn, autocommit=True, connect_timeout=max(1, int(self.connect_timeout))
+            )
         except psycopg.Error as exc:
             raise StoreError(f"cannot connect to {redact(self.dsn)}: {exc}") from exc
         try:
@@ -166,21 +194,29 @@ class PostgresStore(SQLStore):
         applied: list[int] = []
         s = self._s
         with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-                         (self._lock_prefix + "migrate",))
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                (self._lock_prefix + "migrate",),
+            )
             if self.schema:
                 conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
             conn.execute(
                 f"CREATE TABLE IF NOT EXISTS {s}toolnexus_schema_migrations ("
                 "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied DOUBLE PRECISION "
-                "NOT NULL)")
-            done = {row[0] for row in conn.execute(
-                f"SELECT version FROM {s}toolnexus_schema_migrations").fetchall()}
+                "NOT NULL)"
+            )
+            done = {
+                row[0]
+                for row in conn.execute(
+                    f"SELECT version FROM {s}toolnexus_schema_migrations"
+                ).fetchall()
+            }
             if done and max(done) > SCHEMA_VERSION:
                 raise StoreError(
                     f"the thread tables in {redact(self.dsn)} have schema version {max(done)}, "
                     f"newer than this toolnexus understands ({SCHEMA_VERSION}); upgrade "
-                    "toolnexus to use them")
+                    "toolnexus to use them"
+                )
             for number, name, statements in MIGRATIONS:
                 if number in done:
                     continue
@@ -188,7 +224,9 @@ class PostgresStore(SQLStore):
                     conn.execute(statement.replace("{s}", s))
                 conn.execute(
                     f"INSERT INTO {s}toolnexus_schema_migrations (version, name, applied) "
-                    "VALUES (%s, %s, %s)", (number, name, time.time()))
+                    "VALUES (%s, %s, %s)",
+                    (number, name, time.time()),
+                )
                 applied.append(number)
         return applied
 
@@ -198,25 +236,34 @@ class PostgresStore(SQLStore):
     def _writing(self, conn: Any, *ids: str) -> Iterator[None]:
         with conn.transaction():
             for id in sorted(set(ids)):  # one order for everyone: no deadlock
-                conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-                             (self._lock_prefix + id,))
+                conn.execute(
+                    "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                    (self._lock_prefix + id,),
+                )
             yield
 
     def _lock_attachments(self, conn: Any) -> None:
         # Taken after the thread locks, never before: the order stays the same for all.
-        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-                     ("toolnexus-attachments:" + (self.schema or ""),))
+        conn.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            ("toolnexus-attachments:" + (self.schema or ""),),
+        )
 
-    def _read_thread(self, conn: Any, id: str, unless: int | None
-                     ) -> tuple[int, list[Row] | None] | None:
+    def _read_thread(
+        self, conn: Any, id: str, unless: int | None
+    ) -> tuple[int, list[Row] | None] | None:
         # One statement, one snapshot: the version and the messages belong together. The
         # messages are not even sent when the thread is still at the version we hold.
         row = self._q(
-            conn, "SELECT t.version, m.bodies, m.refs FROM {threads} t LEFT JOIN LATERAL "
-                  "(SELECT array_agg(body ORDER BY seq) AS bodies, "
-                  "array_agg(attachments ORDER BY seq) AS refs FROM {messages} "
-                  "WHERE thread_id = t.id AND t.version IS DISTINCT FROM ?) m ON TRUE "
-                  "WHERE t.id = ?", unless, id).fetchone()
+            conn,
+            "SELECT t.version, m.bodies, m.refs FROM {threads} t LEFT JOIN LATERAL "
+            "(SELECT array_agg(body ORDER BY seq) AS bodies, "
+            "array_agg(attachments ORDER BY seq) AS refs FROM {messages} "
+            "WHERE thread_id = t.id AND t.version IS DISTINCT FROM ?) m ON TRUE "
+            "WHERE t.id = ?",
+            unless,
+            id,
+        ).fetchone()
         if row is None:
             return None
         if row[0] == unless:
@@ -226,10 +273,19 @@ class PostgresStore(SQLStore):
     def _next_version(self, conn: Any) -> int:
         return int(conn.execute(f"SELECT nextval('{self._s}toolnexus_version')").fetchone()[0])
 
-    def _insert_messages(self, conn: Any, id: str, start: int, bodies: list[str],
-                         texts: list[str], refs: list[str | None]) -> None:
-        rows = [(id, start + i, body, text, ref)
-                for i, (body, text, ref) in enumerate(zip(bodies, texts, refs, strict=True))]
+    def _insert_messages(
+        self,
+        conn: Any,
+        id: str,
+        start: int,
+        bodies: list[str],
+        texts: list[str],
+        refs: list[str | None],
+    ) -> None:
+        rows = [
+            (id, start + i, body, text, ref)
+            for i, (body, text, ref) in enumerate(zip(bodies, texts, refs, strict=True))
+        ]
         columns = f"{self.messages_table} (thread_id, seq, body, text, attachments)"
         with conn.cursor() as cur:
             if len(rows) > _COPY_OVER:
@@ -242,10 +298,13 @@ class PostgresStore(SQLStore):
     def _delete_messages(self, conn: Any, id: str) -> None:
         self._q(conn, "DELETE FROM {messages} WHERE thread_id = ?", id)
 
-    def _search_rows(self, conn: Any, terms: list[str], limit: int | None
-                     ) -> list[tuple[tuple[Any, ...], str]]:
-        options = (f'StartSel="{MARK}", StopSel="{MARK}", MaxWords={SNIPPET_WORDS}, '
-                   f"MinWords={max(SNIPPET_WORDS // 3, 1)}, HighlightAll=false")
+    def _search_rows(
+        self, conn: Any, terms: list[str], limit: int | None
+    ) -> list[tuple[tuple[Any, ...], str]]:
+        options = (
+            f'StartSel="{MARK}", StopSel="{MARK}", MaxWords={SNIPPET_WORDS}, '
+            f"MinWords={max(SNIPPET_WORDS // 3, 1)}, HighlightAll=false"
+        )
         columns = ", ".join("t." + c.strip() for c in INFO_COLUMNS.split(","))
         rows = conn.execute(
             f"""WITH q AS (SELECT to_tsquery('simple', %s) AS q),
@@ -256,5 +315,6 @@ class PostgresStore(SQLStore):
             SELECT {columns}, ts_headline('simple', best.text, q.q, %s)
             FROM best JOIN {self.threads_table} t ON t.id = best.thread_id, q
             ORDER BY t.version DESC LIMIT %s""",
-            (tsquery(terms), options, None if limit is None else max(limit, 0))).fetchall()
+            (tsquery(terms), options, None if limit is None else max(limit, 0)),
+        ).fetchall()
         return [(tuple(row[:-1]), row[-1]) for row in rows]

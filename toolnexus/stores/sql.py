@@ -48,8 +48,11 @@ T = TypeVar("T")
 Conn = Any
 
 Row = tuple[str, str | None]  # a stored message: its body and its refs (JSON), if any
-INFO_COLUMNS = ("id, title, model, created, updated, message_count, usage, held_count, "
-                "forked_from, forked_at")
+INFO_COLUMNS = (
+    "id, title, model, created, updated, message_count, usage, held_count, forked_from, forked_at"
+)
+
+
 def _nth(texts: list[str]) -> Callable[[int, Ref], str]:
     """For `join`: the original text of each reference, by its index."""
     return lambda index, _ref: texts[index]
@@ -68,8 +71,9 @@ class SQLStore:
     links_table = "thread_attachments"
     placeholder = "?"
 
-    def __init__(self, *, cache_threads: int = 64,
-                 max_attachment_bytes: int = MAX_ATTACHMENT_BYTES) -> None:
+    def __init__(
+        self, *, cache_threads: int = 64, max_attachment_bytes: int = MAX_ATTACHMENT_BYTES
+    ) -> None:
         self._versions = Versions(cache_threads)
         self.max_attachment_bytes = max_attachment_bytes
         self._conn: Conn | None = None
@@ -100,8 +104,9 @@ class SQLStore:
         does not delete an attachment another is linking. Nothing to do where a write
         transaction holds the whole database."""
 
-    def _read_thread(self, conn: Conn, id: str, unless: int | None
-                     ) -> tuple[int, list[Row] | None] | None:
+    def _read_thread(
+        self, conn: Conn, id: str, unless: int | None
+    ) -> tuple[int, list[Row] | None] | None:
         """The thread's version and its messages (body, refs) in order, read in one
         snapshot (None when the version is `unless`: the caller holds them); None if there
         is no such thread."""
@@ -111,15 +116,23 @@ class SQLStore:
         """A new version number, larger than any before (never reused)."""
         raise NotImplementedError
 
-    def _insert_messages(self, conn: Conn, id: str, start: int, bodies: list[str],
-                         texts: list[str], refs: list[str | None]) -> None:
+    def _insert_messages(
+        self,
+        conn: Conn,
+        id: str,
+        start: int,
+        bodies: list[str],
+        texts: list[str],
+        refs: list[str | None],
+    ) -> None:
         raise NotImplementedError
 
     def _delete_messages(self, conn: Conn, id: str) -> None:
         raise NotImplementedError
 
-    def _search_rows(self, conn: Conn, terms: list[str], limit: int | None
-                     ) -> list[tuple[tuple[Any, ...], str]]:
+    def _search_rows(
+        self, conn: Conn, terms: list[str], limit: int | None
+    ) -> list[tuple[tuple[Any, ...], str]]:
         """(info row in INFO_COLUMNS order, snippet) per matching thread, newest first."""
         raise NotImplementedError
 
@@ -142,7 +155,8 @@ class SQLStore:
         with self._executor_lock:
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(
-                    max_workers=1, thread_name_prefix=f"toolnexus-{type(self).__name__}")
+                    max_workers=1, thread_name_prefix=f"toolnexus-{type(self).__name__}"
+                )
             executor = self._executor
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(executor, functools.partial(self._work, fn, *args))
@@ -161,8 +175,9 @@ class SQLStore:
 
     def _stored(self, conn: Conn, id: str) -> list[Message]:
         """The thread's messages, read inside a write transaction that holds it."""
-        rows = self._q(conn, "SELECT body, attachments FROM {messages} WHERE thread_id = ? "
-                             "ORDER BY seq", id).fetchall()
+        rows = self._q(
+            conn, "SELECT body, attachments FROM {messages} WHERE thread_id = ? ORDER BY seq", id
+        ).fetchall()
         messages = self._restored(conn, rows)
         if messages is None:
             raise _lost(id)
@@ -176,8 +191,11 @@ class SQLStore:
             return messages
         wanted = sorted({sha for _, refs in with_refs for sha in digests(refs)})
         marks = ",".join("?" * len(wanted))
-        data = dict(self._q(conn, f"SELECT sha256, data FROM {{attachments}} "
-                                  f"WHERE sha256 IN ({marks})", *wanted).fetchall())
+        data = dict(
+            self._q(
+                conn, f"SELECT sha256, data FROM {{attachments}} WHERE sha256 IN ({marks})", *wanted
+            ).fetchall()
+        )
         if len(data) < len(wanted):
             return None
         texts: dict[tuple[str, str], str] = {}  # one string per payload, however often used
@@ -192,8 +210,9 @@ class SQLStore:
             join(messages[index], refs, text_of)
         return messages
 
-    def _link(self, conn: Conn, id: str, blobs: list[Blob] | None,
-              known: set[str] | None = None) -> None:
+    def _link(
+        self, conn: Conn, id: str, blobs: list[Blob] | None, known: set[str] | None = None
+    ) -> None:
         """Store the attachments not stored yet (`blobs`, with their bytes) and link them
         and those `known` to be stored to thread `id`."""
         new = {blob.info.sha256: blob for blob in blobs or ()}
@@ -203,21 +222,37 @@ class SQLStore:
         self._lock_attachments(conn)
         if new:
             marks = ",".join("?" * len(new))
-            have = {row[0] for row in self._q(conn, f"SELECT sha256 FROM {{attachments}} "
-                                                    f"WHERE sha256 IN ({marks})", *new)}
+            have = {
+                row[0]
+                for row in self._q(
+                    conn, f"SELECT sha256 FROM {{attachments}} WHERE sha256 IN ({marks})", *new
+                )
+            }
             for sha, blob in new.items():
                 if sha not in have:
-                    self._q(conn, "INSERT INTO {attachments} (sha256, media_type, size, data, "
-                                  "created) VALUES (?, ?, ?, ?, ?)", sha, blob.info.media_type,
-                            blob.info.size, blob.data, time.time())
+                    self._q(
+                        conn,
+                        "INSERT INTO {attachments} (sha256, media_type, size, data, "
+                        "created) VALUES (?, ?, ?, ?, ?)",
+                        sha,
+                        blob.info.media_type,
+                        blob.info.size,
+                        blob.data,
+                        time.time(),
+                    )
         for sha in sorted(every):
-            self._q(conn, "INSERT INTO {links} (thread_id, sha256) VALUES (?, ?) "
-                          "ON CONFLICT DO NOTHING", id, sha)
+            self._q(
+                conn,
+                "INSERT INTO {links} (thread_id, sha256) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                id,
+                sha,
+            )
 
     def _unlink(self, conn: Conn, id: str) -> list[str]:
         """Drop every link of thread `id`; the digests it linked."""
-        old = [row[0] for row in self._q(conn, "SELECT sha256 FROM {links} WHERE thread_id = ?",
-                                         id)]
+        old = [
+            row[0] for row in self._q(conn, "SELECT sha256 FROM {links} WHERE thread_id = ?", id)
+        ]
         if old:
             self._lock_attachments(conn)
             self._q(conn, "DELETE FROM {links} WHERE thread_id = ?", id)
@@ -226,8 +261,13 @@ class SQLStore:
     def _collect(self, conn: Conn, unlinked: set[str]) -> None:
         """Delete the attachments among `unlinked` that no thread links any more."""
         for sha in sorted(unlinked):
-            self._q(conn, "DELETE FROM {attachments} WHERE sha256 = ? AND NOT EXISTS "
-                          "(SELECT 1 FROM {links} WHERE sha256 = ?)", sha, sha)
+            self._q(
+                conn,
+                "DELETE FROM {attachments} WHERE sha256 = ? AND NOT EXISTS "
+                "(SELECT 1 FROM {links} WHERE sha256 = ?)",
+                sha,
+                sha,
+            )
 
     # ------------------------------------------------------------------ loading and saving
 
@@ -277,13 +317,29 @@ class SQLStore:
         totals) are optional extras. Returns the thread's version afterwards."""
         return await self._call(self._save, id, list(messages), version, model, usage)
 
-    def _save(self, conn: Conn, id: str, messages: list[Message], version: int | None,
-              model: str | None, usage: dict[str, int] | None) -> int:
+    def _save(
+        self,
+        conn: Conn,
+        id: str,
+        messages: list[Message],
+        version: int | None,
+        model: str | None,
+        usage: dict[str, int] | None,
+    ) -> int:
         with self._writing(conn, id):
-            row = self._q(conn, "SELECT version, message_count, title, custom_title, usage, "
-                                "held_count FROM {threads} WHERE id = ?", id).fetchone()
-            plan = self._versions.plan(id, messages, version, (row[0], row[1]) if row else None,
-                                       lambda: self._stored(conn, id))
+            row = self._q(
+                conn,
+                "SELECT version, message_count, title, custom_title, usage, "
+                "held_count FROM {threads} WHERE id = ?",
+                id,
+            ).fetchone()
+            plan = self._versions.plan(
+                id,
+                messages,
+                version,
+                (row[0], row[1]) if row else None,
+                lambda: self._stored(conn, id),
+            )
             if plan.kind == "noop":
                 self._annotate(conn, id, model, usage, row[4])
                 return int(row[0])
@@ -298,31 +354,56 @@ class SQLStore:
             now = time.time()
             unlinked: list[str] = []
             if row is None:
-                self._q(conn, "INSERT INTO {threads} (id, title, created, updated, version) "
-                              "VALUES (?, ?, ?, ?, ?)", id, title_of(written), now, now,
-                        new_version)
+                self._q(
+                    conn,
+                    "INSERT INTO {threads} (id, title, created, updated, version) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    id,
+                    title_of(written),
+                    now,
+                    now,
+                    new_version,
+                )
             elif plan.kind == "replace":
                 unlinked = self._unlink(conn, id)
                 self._delete_messages(conn, id)
-                self._q(conn, "UPDATE {threads} SET title = CASE WHEN custom_title THEN title "
-                              "ELSE ? END WHERE id = ?", title_of(written), id)
+                self._q(
+                    conn,
+                    "UPDATE {threads} SET title = CASE WHEN custom_title THEN title "
+                    "ELSE ? END WHERE id = ?",
+                    title_of(written),
+                    id,
+                )
             elif row[2] is None and not row[3]:
-                self._q(conn, "UPDATE {threads} SET title = ? WHERE id = ?",
-                        title_of(written), id)
-            self._insert_messages(conn, id, plan.start, bodies, texts,
-                                  [json.dumps(s.refs) if s.refs else None for s in splits])
+                self._q(conn, "UPDATE {threads} SET title = ? WHERE id = ?", title_of(written), id)
+            self._insert_messages(
+                conn,
+                id,
+                plan.start,
+                bodies,
+                texts,
+                [json.dumps(s.refs) if s.refs else None for s in splits],
+            )
             self._link(conn, id, [blob for split in splits for blob in split.blobs])
             self._collect(conn, set(unlinked) - {b.info.sha256 for s in splits for b in s.blobs})
             kept = row[5] if row is not None and plan.kind == "append" else 0
-            self._q(conn, "UPDATE {threads} SET message_count = ?, held_count = ?, updated = ?, "
-                          "version = ? WHERE id = ?", plan.start + len(bodies),
-                    kept + sum(map(is_sent, written)), now, new_version, id)
+            self._q(
+                conn,
+                "UPDATE {threads} SET message_count = ?, held_count = ?, updated = ?, "
+                "version = ? WHERE id = ?",
+                plan.start + len(bodies),
+                kept + sum(map(is_sent, written)),
+                now,
+                new_version,
+                id,
+            )
             self._annotate(conn, id, model, usage, row[4] if row else "{}")
         self._versions.committed(id, plan, new_version, written)
         return new_version
 
-    def _annotate(self, conn: Conn, id: str, model: str | None,
-                  usage: dict[str, int] | None, current: str) -> None:
+    def _annotate(
+        self, conn: Conn, id: str, model: str | None, usage: dict[str, int] | None, current: str
+    ) -> None:
         if model:
             self._q(conn, "UPDATE {threads} SET model = ? WHERE id = ?", model, id)
         if usage:
@@ -338,8 +419,9 @@ class SQLStore:
         messages (for callers that save through `Client.ask`). False if no such thread."""
         return await self._call(self._record_usage, id, model, usage)
 
-    def _record_usage(self, conn: Conn, id: str, model: str | None,
-                      usage: dict[str, int] | None) -> bool:
+    def _record_usage(
+        self, conn: Conn, id: str, model: str | None, usage: dict[str, int] | None
+    ) -> bool:
         with self._writing(conn, id):
             row = self._q(conn, "SELECT usage FROM {threads} WHERE id = ?", id).fetchone()
             if row is None:
@@ -351,8 +433,7 @@ class SQLStore:
         return await self._call(self._info, id)
 
     def _info(self, conn: Conn, id: str) -> ThreadInfo | None:
-        row = self._q(conn, f"SELECT {INFO_COLUMNS} FROM {{threads}} WHERE id = ?",
-                      id).fetchone()
+        row = self._q(conn, f"SELECT {INFO_COLUMNS} FROM {{threads}} WHERE id = ?", id).fetchone()
         return thread_info(row) if row else None
 
     async def list_threads(self, limit: int | None = None) -> list[ThreadInfo]:
@@ -361,8 +442,9 @@ class SQLStore:
 
     def _list(self, conn: Conn, limit: int | None) -> list[ThreadInfo]:
         sql = f"SELECT {INFO_COLUMNS} FROM {{threads}} ORDER BY version DESC"
-        rows = (self._q(conn, sql) if limit is None
-                else self._q(conn, sql + " LIMIT ?", max(limit, 0)))
+        rows = (
+            self._q(conn, sql) if limit is None else self._q(conn, sql + " LIMIT ?", max(limit, 0))
+        )
         return [thread_info(row) for row in rows.fetchall()]
 
     async def latest_id(self) -> str | None:
@@ -397,27 +479,50 @@ class SQLStore:
         with self._writing(conn, id, new_id):
             if self._q(conn, "SELECT 1 FROM {threads} WHERE id = ?", new_id).fetchone():
                 raise StoreError(f"there is already a thread {new_id!r}")
-            source = self._q(conn, "SELECT title, custom_title, model, message_count "
-                                   "FROM {threads} WHERE id = ?", id).fetchone()
+            source = self._q(
+                conn,
+                "SELECT title, custom_title, model, message_count FROM {threads} WHERE id = ?",
+                id,
+            ).fetchone()
             if source is None:
                 return None
             count = fork_length(id, source[3], at)
-            rows = self._q(conn, "SELECT body, text, attachments FROM {messages} "
-                                 "WHERE thread_id = ? AND seq < ? ORDER BY seq",
-                           id, count).fetchall()
+            rows = self._q(
+                conn,
+                "SELECT body, text, attachments FROM {messages} "
+                "WHERE thread_id = ? AND seq < ? ORDER BY seq",
+                id,
+                count,
+            ).fetchall()
             bodies = [row[0] for row in rows]
             messages = decode_many(bodies)  # attachments stay references: not needed here
             now = time.time()
-            self._q(conn, "INSERT INTO {threads} (id, title, custom_title, model, created, "
-                          "updated, message_count, held_count, version, forked_from, forked_at)"
-                          " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", new_id,
-                    source[0] if source[1] else title_of(messages), bool(source[1]), source[2],
-                    now, now, count, sum(map(is_sent, messages)), self._next_version(conn),
-                    id, count)
-            self._insert_messages(conn, new_id, 0, bodies, [row[1] for row in rows],
-                                  [row[2] for row in rows])
-            self._link(conn, new_id, None, {sha for row in rows if row[2]
-                                            for sha in digests(json.loads(row[2]))})
+            self._q(
+                conn,
+                "INSERT INTO {threads} (id, title, custom_title, model, created, "
+                "updated, message_count, held_count, version, forked_from, forked_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                new_id,
+                source[0] if source[1] else title_of(messages),
+                bool(source[1]),
+                source[2],
+                now,
+                now,
+                count,
+                sum(map(is_sent, messages)),
+                self._next_version(conn),
+                id,
+                count,
+            )
+            self._insert_messages(
+                conn, new_id, 0, bodies, [row[1] for row in rows], [row[2] for row in rows]
+            )
+            self._link(
+                conn,
+                new_id,
+                None,
+                {sha for row in rows if row[2] for sha in digests(json.loads(row[2]))},
+            )
             return self._info(conn, new_id)
 
     async def attachments(self, id: str | None = None) -> list[AttachmentInfo]:
@@ -427,12 +532,17 @@ class SQLStore:
 
     def _attachments(self, conn: Conn, id: str | None) -> list[AttachmentInfo]:
         if id is None:
-            rows = self._q(conn, "SELECT sha256, media_type, size FROM {attachments} "
-                                 "ORDER BY sha256")
+            rows = self._q(
+                conn, "SELECT sha256, media_type, size FROM {attachments} ORDER BY sha256"
+            )
         else:
-            rows = self._q(conn, "SELECT a.sha256, a.media_type, a.size FROM {attachments} a "
-                                 "JOIN {links} l ON l.sha256 = a.sha256 WHERE l.thread_id = ? "
-                                 "ORDER BY a.sha256", id)
+            rows = self._q(
+                conn,
+                "SELECT a.sha256, a.media_type, a.size FROM {attachments} a "
+                "JOIN {links} l ON l.sha256 = a.sha256 WHERE l.thread_id = ? "
+                "ORDER BY a.sha256",
+                id,
+            )
         return [AttachmentInfo(*row) for row in rows.fetchall()]
 
     async def rename(self, id: str, title: str | None) -> bool:
@@ -445,8 +555,16 @@ class SQLStore:
             custom = title is not None
             if title is None:
                 title = title_of(self._stored(conn, id))
-            renamed: bool = self._q(conn, "UPDATE {threads} SET title = ?, custom_title = ? "
-                                          "WHERE id = ?", title, custom, id).rowcount > 0
+            renamed: bool = (
+                self._q(
+                    conn,
+                    "UPDATE {threads} SET title = ?, custom_title = ? WHERE id = ?",
+                    title,
+                    custom,
+                    id,
+                ).rowcount
+                > 0
+            )
             return renamed
 
     async def search(self, text: str, limit: int | None = None) -> list[tuple[ThreadInfo, str]]:
@@ -499,8 +617,17 @@ class SQLStore:
 
 def thread_info(row: tuple[Any, ...]) -> ThreadInfo:
     id, title, model, created, updated, count, usage, held, forked_from, forked_at = row
-    return ThreadInfo(id, title, model, created, updated, count, json.loads(usage or "{}"),
-                      held, None if forked_from is None else ForkPoint(forked_from, forked_at))
+    return ThreadInfo(
+        id,
+        title,
+        model,
+        created,
+        updated,
+        count,
+        json.loads(usage or "{}"),
+        held,
+        None if forked_from is None else ForkPoint(forked_from, forked_at),
+    )
 
 
 def _lost(id: str) -> StoreError:

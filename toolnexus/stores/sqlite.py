@@ -29,8 +29,11 @@ from .sql import INFO_COLUMNS, Row, SQLStore
 
 # Numbered migrations: (number, name, statements). Append new ones; never edit old ones.
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
-    (1, "threads and messages", [
-        """CREATE TABLE threads (
+    (
+        1,
+        "threads and messages",
+        [
+            """CREATE TABLE threads (
             id TEXT PRIMARY KEY,
             title TEXT,
             custom_title INTEGER NOT NULL DEFAULT 0,
@@ -41,8 +44,8 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             usage TEXT NOT NULL DEFAULT '{}',
             version INTEGER NOT NULL
         )""",
-        "CREATE INDEX threads_by_version ON threads(version)",
-        """CREATE TABLE messages (
+            "CREATE INDEX threads_by_version ON threads(version)",
+            """CREATE TABLE messages (
             id INTEGER PRIMARY KEY,
             thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
             seq INTEGER NOT NULL,
@@ -50,48 +53,65 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             text TEXT NOT NULL DEFAULT '',
             UNIQUE (thread_id, seq)
         )""",
-        # One counter for every write to any thread: thread versions are never reused,
-        # not even after a delete, and "newest first" is version order.
-        "CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL)",
-        "INSERT INTO counters (name, value) VALUES ('version', 0)",
-    ]),
+            # One counter for every write to any thread: thread versions are never reused,
+            # not even after a delete, and "newest first" is version order.
+            "CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL)",
+            "INSERT INTO counters (name, value) VALUES ('version', 0)",
+        ],
+    ),
     # The index is kept up to date by the store, one statement per save (not by row
     # triggers: FTS5 flushes its pending terms at every statement, so a trigger per row
     # made a 10,000-message rewrite build 10,000 index segments).
-    (2, "full-text search over message text", [
-        """CREATE VIRTUAL TABLE messages_fts USING fts5(
+    (
+        2,
+        "full-text search over message text",
+        [
+            """CREATE VIRTUAL TABLE messages_fts USING fts5(
             text, content='messages', content_rowid='id')""",
-        "INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')",  # existing rows
-    ]),
+            "INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')",  # existing rows
+        ],
+    ),
     # How many messages a thread holds now (unmarked: what the model is sent), so listings
     # need not read every message. Threads saved before marks existed hold all of theirs.
-    (3, "held message count", [
-        "ALTER TABLE threads ADD COLUMN held_count INTEGER NOT NULL DEFAULT 0",
-        "UPDATE threads SET held_count = message_count",
-    ]),
+    (
+        3,
+        "held message count",
+        [
+            "ALTER TABLE threads ADD COLUMN held_count INTEGER NOT NULL DEFAULT 0",
+            "UPDATE threads SET held_count = message_count",
+        ],
+    ),
     # Attachment bytes once per SHA-256 (see stores/_attachments.py), which threads refer
     # to which, and per message where its references are (NULL: it has none). Messages
     # saved before keep their attachments inline.
-    (4, "attachments stored once", [
-        """CREATE TABLE attachments (
+    (
+        4,
+        "attachments stored once",
+        [
+            """CREATE TABLE attachments (
             sha256 TEXT PRIMARY KEY,
             media_type TEXT NOT NULL,
             size INTEGER NOT NULL,
             data BLOB NOT NULL,
             created REAL NOT NULL
         )""",
-        """CREATE TABLE thread_attachments (
+            """CREATE TABLE thread_attachments (
             thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
             sha256 TEXT NOT NULL REFERENCES attachments(sha256),
             PRIMARY KEY (thread_id, sha256)
         )""",
-        "CREATE INDEX thread_attachments_by_sha256 ON thread_attachments(sha256)",
-        "ALTER TABLE messages ADD COLUMN attachments TEXT",
-    ]),
-    (5, "forks", [
-        "ALTER TABLE threads ADD COLUMN forked_from TEXT",
-        "ALTER TABLE threads ADD COLUMN forked_at INTEGER",
-    ]),
+            "CREATE INDEX thread_attachments_by_sha256 ON thread_attachments(sha256)",
+            "ALTER TABLE messages ADD COLUMN attachments TEXT",
+        ],
+    ),
+    (
+        5,
+        "forks",
+        [
+            "ALTER TABLE threads ADD COLUMN forked_from TEXT",
+            "ALTER TABLE threads ADD COLUMN forked_at INTEGER",
+        ],
+    ),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 FILE_MODE = 0o600
@@ -123,8 +143,10 @@ def migrate(conn: sqlite3.Connection, upto: int | None = None) -> list[int]:
                 continue
             for statement in statements:
                 conn.execute(statement)
-            conn.execute("INSERT INTO schema_migrations (version, name, applied) "
-                         "VALUES (?, ?, ?)", (number, name, time.time()))
+            conn.execute(
+                "INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, ?)",
+                (number, name, time.time()),
+            )
             conn.execute(f"PRAGMA user_version = {int(number)}")
             applied_now.append(number)
     return applied_now
@@ -165,7 +187,11 @@ class SQLiteStore(SQLStore):
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], *, timeout: float = 30.0, cache_threads: int = 64,
+        self,
+        path: str | os.PathLike[str],
+        *,
+        timeout: float = 30.0,
+        cache_threads: int = 64,
         max_attachment_bytes: int = MAX_ATTACHMENT_BYTES,
     ) -> None:
         super().__init__(cache_threads=cache_threads, max_attachment_bytes=max_attachment_bytes)
@@ -182,10 +208,13 @@ class SQLiteStore(SQLStore):
             try:
                 _create_private(Path(self.path).expanduser())
             except OSError as exc:  # e.g. its folder cannot be created
-                raise StoreError(f"cannot open the thread database {self.path}: "
-                                 f"{exc.strerror or exc}") from exc
+                raise StoreError(
+                    f"cannot open the thread database {self.path}: {exc.strerror or exc}"
+                ) from exc
         conn = sqlite3.connect(
-            os.path.expanduser(self.path), timeout=self.timeout, isolation_level=None,
+            os.path.expanduser(self.path),
+            timeout=self.timeout,
+            isolation_level=None,
             uri=self.path.startswith("file:"),
         )
         try:
@@ -223,8 +252,10 @@ class SQLiteStore(SQLStore):
         if not isinstance(exc, sqlite3.Error):
             return None
         if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
-            return StoreError(f"thread database {self.path} stayed locked by another process "
-                              f"for more than {self.timeout:g}s ({exc})")
+            return StoreError(
+                f"thread database {self.path} stayed locked by another process "
+                f"for more than {self.timeout:g}s ({exc})"
+            )
         return StoreError(f"thread database {self.path}: {exc}")
 
     # ------------------------------------------------------------------ primitives
@@ -232,44 +263,63 @@ class SQLiteStore(SQLStore):
     def _writing(self, conn: sqlite3.Connection, *ids: str) -> _transaction:
         return _transaction(conn, "BEGIN IMMEDIATE")  # one writer per database file at a time
 
-    def _read_thread(self, conn: sqlite3.Connection, id: str, unless: int | None
-                     ) -> tuple[int, list[Row] | None] | None:
+    def _read_thread(
+        self, conn: sqlite3.Connection, id: str, unless: int | None
+    ) -> tuple[int, list[Row] | None] | None:
         with _transaction(conn):
             row = conn.execute("SELECT version FROM threads WHERE id = ?", (id,)).fetchone()
             if row is None:
                 return None
             if row[0] == unless:
                 return row[0], None
-            return row[0], conn.execute("SELECT body, attachments FROM messages "
-                                        "WHERE thread_id = ? ORDER BY seq", (id,)).fetchall()
+            return row[0], conn.execute(
+                "SELECT body, attachments FROM messages WHERE thread_id = ? ORDER BY seq", (id,)
+            ).fetchall()
 
     def _next_version(self, conn: sqlite3.Connection) -> int:
         conn.execute("UPDATE counters SET value = value + 1 WHERE name = 'version'")
-        return int(conn.execute("SELECT value FROM counters WHERE name = 'version'")
-                   .fetchone()[0])
+        return int(conn.execute("SELECT value FROM counters WHERE name = 'version'").fetchone()[0])
 
-    def _insert_messages(self, conn: sqlite3.Connection, id: str, start: int,
-                         bodies: list[str], texts: list[str], refs: list[str | None]) -> None:
+    def _insert_messages(
+        self,
+        conn: sqlite3.Connection,
+        id: str,
+        start: int,
+        bodies: list[str],
+        texts: list[str],
+        refs: list[str | None],
+    ) -> None:
         conn.executemany(
-            "INSERT INTO messages (thread_id, seq, body, text, attachments) "
-            "VALUES (?, ?, ?, ?, ?)",
-            [(id, start + i, body, text, ref)
-             for i, (body, text, ref) in enumerate(zip(bodies, texts, refs, strict=True))])
-        conn.execute("INSERT INTO messages_fts (rowid, text) SELECT id, text FROM messages "
-                     "WHERE thread_id = ? AND seq >= ?", (id, start))
+            "INSERT INTO messages (thread_id, seq, body, text, attachments) VALUES (?, ?, ?, ?, ?)",
+            [
+                (id, start + i, body, text, ref)
+                for i, (body, text, ref) in enumerate(zip(bodies, texts, refs, strict=True))
+            ],
+        )
+        conn.execute(
+            "INSERT INTO messages_fts (rowid, text) SELECT id, text FROM messages "
+            "WHERE thread_id = ? AND seq >= ?",
+            (id, start),
+        )
 
     def _delete_messages(self, conn: sqlite3.Connection, id: str) -> None:
-        conn.execute("INSERT INTO messages_fts (messages_fts, rowid, text) "
-                     "SELECT 'delete', id, text FROM messages WHERE thread_id = ?", (id,))
+        conn.execute(
+            "INSERT INTO messages_fts (messages_fts, rowid, text) "
+            "SELECT 'delete', id, text FROM messages WHERE thread_id = ?",
+            (id,),
+        )
         conn.execute("DELETE FROM messages WHERE thread_id = ?", (id,))
 
-    def _search_rows(self, conn: sqlite3.Connection, terms: list[str], limit: int | None
-                     ) -> list[tuple[tuple[Any, ...], str]]:
+    def _search_rows(
+        self, conn: sqlite3.Connection, terms: list[str], limit: int | None
+    ) -> list[tuple[tuple[Any, ...], str]]:
         best: dict[str, str] = {}
         rows = conn.execute(
             f"SELECT m.thread_id, snippet(messages_fts, 0, '{MARK}', '{MARK}', '…', "
             f"{SNIPPET_WORDS}) FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
-            "WHERE messages_fts MATCH ? ORDER BY rank", (fts5_query(terms),))
+            "WHERE messages_fts MATCH ? ORDER BY rank",
+            (fts5_query(terms),),
+        )
         for thread_id, snip in rows:
             best.setdefault(thread_id, snip)
         found: list[tuple[int, tuple[Any, ...]]] = []
@@ -277,8 +327,12 @@ class SQLiteStore(SQLStore):
         for i in range(0, len(ids), 500):
             chunk = ids[i : i + 500]
             marks = ",".join("?" * len(chunk))
-            found += [(row[0], row[1:]) for row in conn.execute(
-                f"SELECT version, {INFO_COLUMNS} FROM threads WHERE id IN ({marks})", chunk)]
+            found += [
+                (row[0], row[1:])
+                for row in conn.execute(
+                    f"SELECT version, {INFO_COLUMNS} FROM threads WHERE id IN ({marks})", chunk
+                )
+            ]
         found.sort(key=lambda pair: pair[0], reverse=True)
         if limit is not None:
             found = found[: max(limit, 0)]

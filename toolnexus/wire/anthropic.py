@@ -84,8 +84,11 @@ class AnthropicStyle(WireStyle):
     preamble_events = frozenset({"message_start", "ping"})
     # server tools ran long: the turn goes on when it is sent back as it is
     pause_reasons = frozenset({"pause_turn"})
-    unfinished_reasons = {"max_tokens": MAX_TOKENS, "refusal": REFUSED,
-                          "model_context_window_exceeded": CONTEXT_FULL}
+    unfinished_reasons = {
+        "max_tokens": MAX_TOKENS,
+        "refusal": REFUSED,
+        "model_context_window_exceeded": CONTEXT_FULL,
+    }
 
     def endpoint(self, base_url: str) -> str:
         base = base_url.rstrip("/")
@@ -102,12 +105,21 @@ class AnthropicStyle(WireStyle):
         return headers
 
     def tool_schemas(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
-        return [{"name": t.name, "description": t.description, "input_schema": t.parameters}
-                for t in tools]
+        return [
+            {"name": t.name, "description": t.description, "input_schema": t.parameters}
+            for t in tools
+        ]
 
-    def build_body(self, *, model: str, messages: list[Message], system: str | None,
-                   tools: list[dict[str, Any]], stream: bool,
-                   options: RequestOptions = NO_OPTIONS) -> dict[str, Any]:
+    def build_body(
+        self,
+        *,
+        model: str,
+        messages: list[Message],
+        system: str | None,
+        tools: list[dict[str, Any]],
+        stream: bool,
+        options: RequestOptions = NO_OPTIONS,
+    ) -> dict[str, Any]:
         own_system = [text_of(m.get("content")) for m in messages if m.get("role") == "system"]
         wire: list[dict[str, Any]] = []
         prompt = newest_prompt(messages)
@@ -136,11 +148,18 @@ class AnthropicStyle(WireStyle):
         if system_text:
             body["system"] = system_text
         if options.schema is not None:
-            tools = [*tools, {"name": options.schema.name, "input_schema": options.schema.schema,
-                              "description": "Give your final answer by calling this tool."}]
+            tools = [
+                *tools,
+                {
+                    "name": options.schema.name,
+                    "input_schema": options.schema.schema,
+                    "description": "Give your final answer by calling this tool.",
+                },
+            ]
             # With other tools the model may still use them first; "any" makes it call one.
-            body["tool_choice"] = ({"type": "any"} if len(tools) > 1 else
-                                   {"type": "tool", "name": options.schema.name})
+            body["tool_choice"] = (
+                {"type": "any"} if len(tools) > 1 else {"type": "tool", "name": options.schema.name}
+            )
         if tools:
             body["tools"] = tools
         if options.prompt_cache:
@@ -150,13 +169,20 @@ class AnthropicStyle(WireStyle):
         body.update(params)
         return body
 
-    def structured_answer(self, message: AssistantMessage,
-                          options: RequestOptions) -> AssistantMessage | None:
+    def structured_answer(
+        self, message: AssistantMessage, options: RequestOptions
+    ) -> AssistantMessage | None:
         """The schema arrives as the input of the forced tool: that call is the answer."""
         if options.schema is None:
             return None
-        call = next((c for c in message.get("tool_calls") or []
-                     if (c.get("function") or {}).get("name") == options.schema.name), None)
+        call = next(
+            (
+                c
+                for c in message.get("tool_calls") or []
+                if (c.get("function") or {}).get("name") == options.schema.name
+            ),
+            None,
+        )
         if call is None:
             return None
         answer = message.copy()
@@ -164,8 +190,7 @@ class AnthropicStyle(WireStyle):
         answer["content"] = call["function"]["arguments"]
         return answer
 
-    def continued(self, paused: AssistantMessage, more: AssistantMessage
-                  ) -> AssistantMessage:
+    def continued(self, paused: AssistantMessage, more: AssistantMessage) -> AssistantMessage:
         """A paused turn and what came when it was sent back are one assistant turn: its
         blocks, in the order they came."""
         return _message_from_blocks(_assistant_blocks(paused) + _assistant_blocks(more))
@@ -187,7 +212,8 @@ class AnthropicStyle(WireStyle):
         raise ProviderError(
             f"the endpoint reported an error: {message or data}",
             status=_ERROR_STATUS.get(err.get("type", "")),
-            provider_message=message, body=data,
+            provider_message=message,
+            body=data,
             context_overflow=context_overflow(data, message),
         )
 
@@ -217,6 +243,7 @@ class AnthropicStyle(WireStyle):
 
     def new_stream(self) -> StreamAssembler:
         return MessageStream(self)
+
 
 CACHE_POINT = {"type": "ephemeral"}
 
@@ -263,8 +290,10 @@ def _wire_id(call_id: Any) -> str:
 def _think(body: dict[str, Any], budget: int, options: RequestOptions) -> None:
     """Extended thinking: the budget comes on top of the reply's own max_tokens."""
     if options.schema is not None:
-        raise ToolnexusError("the anthropic style cannot combine a schema with reasoning "
-                             "(a forced tool call rules out thinking): use reasoning='off'")
+        raise ToolnexusError(
+            "the anthropic style cannot combine a schema with reasoning "
+            "(a forced tool call rules out thinking): use reasoning='off'"
+        )
     reply = body["max_tokens"]
     if isinstance(reply, bool) or not isinstance(reply, int) or reply < 1:
         raise ToolnexusError(f"max_tokens must be a positive integer, not {reply!r}")
@@ -306,8 +335,9 @@ def _carries(media: Media) -> bool:
 
 def _media_block(media: Media) -> dict[str, Any]:
     source: dict[str, Any] = (
-        {"type": "url", "url": media.url} if media.url is not None else
-        {"type": "base64", "media_type": media.mime, "data": media.base64}
+        {"type": "url", "url": media.url}
+        if media.url is not None
+        else {"type": "base64", "media_type": media.mime, "data": media.base64}
     )
     block: dict[str, Any] = {"type": media.kind, "source": source}
     if media.kind == "document":
@@ -348,8 +378,12 @@ def _tool_use(call: ToolCall) -> dict[str, Any]:
         args = loads_bounded(fn.get("arguments") or "{}")
     except ValueError:
         args = {}
-    return {"type": "tool_use", "id": _wire_id(call.get("id")), "name": fn.get("name", ""),
-            "input": args if isinstance(args, dict) else {"value": args}}
+    return {
+        "type": "tool_use",
+        "id": _wire_id(call.get("id")),
+        "name": fn.get("name", ""),
+        "input": args if isinstance(args, dict) else {"value": args},
+    }
 
 
 def parse_usage(raw: Any) -> Usage:
@@ -376,8 +410,9 @@ def _message_from_blocks(blocks: list[dict[str, Any]]) -> AssistantMessage:
         if kind == "text":
             text.append(block.get("text", ""))
         elif kind == "tool_use":
-            calls.append(canonical_call(block.get("id", ""), block.get("name", ""),
-                                        block.get("input") or {}))
+            calls.append(
+                canonical_call(block.get("id", ""), block.get("name", ""), block.get("input") or {})
+            )
         elif kind in ("thinking", "redacted_thinking"):
             thinking.append(block)
             reasoning.append(block.get("thinking", ""))
@@ -414,8 +449,9 @@ class MessageStream(StreamAssembler):
             return []
         kind = obj.get("type") or event
         if kind == "content_block_delta":
-            return self._delta(obj.get("index", 0),
-                               optional(obj.get("delta"), dict, "a block delta") or {})
+            return self._delta(
+                obj.get("index", 0), optional(obj.get("delta"), dict, "a block delta") or {}
+            )
         if kind == "content_block_start":
             block = dict(optional(obj.get("content_block"), dict, "a content block") or {})
             if block.get("type") == "tool_use":
@@ -478,8 +514,9 @@ class MessageStream(StreamAssembler):
                 raw = "".join(self.json_parts[index]).strip()
                 block = {**block, "input": _parse_input(raw)}
             blocks.append(block)
-        return ModelReply(_message_from_blocks(blocks), parse_usage(self.counts),
-                          self.finish_reason)
+        return ModelReply(
+            _message_from_blocks(blocks), parse_usage(self.counts), self.finish_reason
+        )
 
 
 def _parse_input(raw: str) -> Any:

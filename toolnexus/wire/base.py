@@ -47,8 +47,7 @@ NO_OPTIONS = RequestOptions()
 
 def check_reasoning(level: str) -> str:
     if level not in REASONING_LEVELS:
-        raise ValueError(f"reasoning must be one of {', '.join(REASONING_LEVELS)}, "
-                         f"not {level!r}")
+        raise ValueError(f"reasoning must be one of {', '.join(REASONING_LEVELS)}, not {level!r}")
     return level
 
 
@@ -78,8 +77,9 @@ class ReplyShape:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 trace: object) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, trace: object
+    ) -> None:
         if kind is not None and issubclass(kind, _SHAPE_ERRORS):
             raise ProviderError(
                 f"the endpoint's reply is not a well-formed {self.style} reply "
@@ -143,14 +143,22 @@ class WireStyle(ABC):
     def tool_schemas(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]: ...
 
     @abstractmethod
-    def build_body(self, *, model: str, messages: list[Message], system: str | None,
-                   tools: list[dict[str, Any]], stream: bool,
-                   options: RequestOptions = NO_OPTIONS) -> dict[str, Any]:
+    def build_body(
+        self,
+        *,
+        model: str,
+        messages: list[Message],
+        system: str | None,
+        tools: list[dict[str, Any]],
+        stream: bool,
+        options: RequestOptions = NO_OPTIONS,
+    ) -> dict[str, Any]:
         """The request body. Raises ToolnexusError, before anything is sent, for content
         or options this style cannot carry."""
 
-    def structured_answer(self, message: AssistantMessage,
-                          options: RequestOptions) -> AssistantMessage | None:
+    def structured_answer(
+        self, message: AssistantMessage, options: RequestOptions
+    ) -> AssistantMessage | None:
         """For a style that delivers structured output other than as the answer's text (a
         forced tool call), the assistant message with that output as its text; else None."""
         return None
@@ -162,8 +170,7 @@ class WireStyle(ABC):
             return REFUSED
         return self.unfinished_reasons.get(reply.finish_reason or "")
 
-    def continued(self, paused: AssistantMessage, more: AssistantMessage
-                  ) -> AssistantMessage:
+    def continued(self, paused: AssistantMessage, more: AssistantMessage) -> AssistantMessage:
         """The one assistant message a paused turn and the reply that went on from it
         make (for a style with pause_reasons)."""
         raise NotImplementedError(f"the {self.name} style has no paused turns")
@@ -187,13 +194,21 @@ class WireStyle(ABC):
     def stream_error(self, event: str, data: str) -> ProviderError | None:
         """The error a stream event reports, if it is one."""
 
-    def http_error(self, status: int, data: Any, *, url: str, model: str,
-                   key_sent: bool) -> ProviderError:
+    def http_error(
+        self, status: int, data: Any, *, url: str, model: str, key_sent: bool
+    ) -> ProviderError:
         """The ProviderError for an HTTP failure whose body is `data` (JSON or text)."""
         message = data if isinstance(data, str) else self.error_message(data)
-        return http_error(status, message, url=url, model=model, key_env=self.key_env,
-                          key_sent=key_sent, body=data,
-                          context_overflow=context_overflow(data, message))
+        return http_error(
+            status,
+            message,
+            url=url,
+            model=model,
+            key_env=self.key_env,
+            key_sent=key_sent,
+            body=data,
+            context_overflow=context_overflow(data, message),
+        )
 
 
 # The numbers of a context-overflow error, as known servers word them (groups used/window).
@@ -202,12 +217,22 @@ _OVERFLOW_WORDING = (
     re.compile(r"(?P<used>\d+) tokens > (?P<window>\d+) maximum"),
     # OpenAI, vLLM: "maximum context length is 8192 tokens. However, your messages resulted
     # in 9000 tokens" ("you requested 9000 tokens", "your request has 9000 input tokens")
-    re.compile(r"maximum context length is (?P<window>\d+) tokens.*?"
-               r"(?:resulted in|requested|has) (?P<used>\d+) (?:input )?tokens", re.S),
+    re.compile(
+        r"maximum context length is (?P<window>\d+) tokens.*?"
+        r"(?:resulted in|requested|has) (?P<used>\d+) (?:input )?tokens",
+        re.S,
+    ),
 )
 _OVERFLOW_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error"})
-_OVERFLOW_WORDS = ("context length", "context_length", "maximum context", "context window",
-                   "context size", "too many tokens", "prompt is too long")
+_OVERFLOW_WORDS = (
+    "context length",
+    "context_length",
+    "maximum context",
+    "context window",
+    "context size",
+    "too many tokens",
+    "prompt is too long",
+)
 
 
 def context_overflow(data: Any, message: str | None) -> ContextOverflow | None:

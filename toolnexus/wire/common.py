@@ -67,8 +67,9 @@ def put_count(usage: dict[str, int], key: str, raw: dict[str, Any], field: str) 
         usage.pop(key, None)
 
 
-def token_usage(raw: Any, prompt_key: str, completion_key: str, details_key: str,
-                prompt_details_key: str) -> Usage:
+def token_usage(
+    raw: Any, prompt_key: str, completion_key: str, details_key: str, prompt_details_key: str
+) -> Usage:
     """A usage object in this style's key names as canonical usage: reasoning tokens from
     its `details_key` object, cache reads and writes (part of the prompt tokens; OpenRouter
     reports the writes) from its `prompt_details_key` object, when it counts any."""
@@ -78,8 +79,9 @@ def token_usage(raw: Any, prompt_key: str, completion_key: str, details_key: str
         return usage
     usage["prompt_tokens"] = tokens(raw, prompt_key)
     usage["completion_tokens"] = tokens(raw, completion_key)
-    usage["total_tokens"] = (tokens(raw, "total_tokens")
-                             or usage["prompt_tokens"] + usage["completion_tokens"])
+    usage["total_tokens"] = (
+        tokens(raw, "total_tokens") or usage["prompt_tokens"] + usage["completion_tokens"]
+    )
     details = optional(raw.get(details_key), dict, f"usage.{details_key}")
     if details:
         put_count(usage, "reasoning_tokens", details, "reasoning_tokens")
@@ -122,8 +124,9 @@ def newest_prompt(messages: list[Message]) -> int:
     """The index of the last user message (-1 if none): the prompt being asked, whose
     attachments go as they are or not at all. Media of earlier messages and of tool results
     that a style cannot carry goes as its text note (content.stand_in)."""
-    return next((i for i in range(len(messages) - 1, -1, -1)
-                 if messages[i].get("role") == "user"), -1)
+    return next(
+        (i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "user"), -1
+    )
 
 
 def text_of(content: Any) -> str:
@@ -132,6 +135,4 @@ def text_of(content: Any) -> str:
         return ""
     if isinstance(content, str):
         return content
-    return "".join(
-        part.get("text", "") for part in content if isinstance(part, dict)
-    )
+    return "".join(part.get("text", "") for part in content if isinstance(part, dict))

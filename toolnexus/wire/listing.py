@@ -26,10 +26,18 @@ from typing import Any
 MAX_ID_CHARS = 256
 _MAX_WINDOW = 1 << 40
 # (where, key) in the order they win; "" is the entry itself
-_WINDOW_KEYS = (("meta", "n_ctx"), ("", "loaded_context_length"), ("", "max_model_len"),
-                ("", "context_length"), ("", "context_window"), ("", "max_context_length"),
-                ("", "max_input_tokens"), ("", "inputTokenLimit"),
-                ("top_provider", "context_length"), ("meta", "n_ctx_train"))
+_WINDOW_KEYS = (
+    ("meta", "n_ctx"),
+    ("", "loaded_context_length"),
+    ("", "max_model_len"),
+    ("", "context_length"),
+    ("", "context_window"),
+    ("", "max_context_length"),
+    ("", "max_input_tokens"),
+    ("", "inputTokenLimit"),
+    ("top_provider", "context_length"),
+    ("meta", "n_ctx_train"),
+)
 
 
 @dataclass(frozen=True)
@@ -88,10 +96,15 @@ def _listed(entry: dict[str, Any]) -> ListedModel | None:
     aliases = entry.get("aliases")
     owner = entry.get("owned_by")
     return ListedModel(
-        ModelInfo(model_id, _window(entry), _per_million(pricing.get("prompt")),
-                  _per_million(pricing.get("completion"))),
+        ModelInfo(
+            model_id,
+            _window(entry),
+            _per_million(pricing.get("prompt")),
+            _per_million(pricing.get("completion")),
+        ),
         tuple(a for a in aliases if isinstance(a, str)) if isinstance(aliases, list) else (),
-        owner if isinstance(owner, str) else None)
+        owner if isinstance(owner, str) else None,
+    )
 
 
 def _name(entry: dict[str, Any]) -> str | None:

@@ -20,9 +20,12 @@ def busy_reason(data: Any) -> str | None:
     """Why the server cannot start another request now, from its `/slots` answer: every
     slot is working. None when one is free, or the answer says nothing of it."""
     slots = [slot for slot in data if isinstance(slot, dict)] if isinstance(data, list) else []
-    working = [slot for slot in slots
-               if slot.get("is_processing") is True or slot.get("state") == 1]
+    working = [
+        slot for slot in slots if slot.get("is_processing") is True or slot.get("state") == 1
+    ]
     if not slots or len(working) < len(slots):
         return None
-    return (f"the server is still working on an earlier request ({len(working)} of "
-            f"{len(slots)} slot{'s' if len(slots) != 1 else ''} busy)")
+    return (
+        f"the server is still working on an earlier request ({len(working)} of "
+        f"{len(slots)} slot{'s' if len(slots) != 1 else ''} busy)"
+    )

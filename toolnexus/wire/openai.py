@@ -68,8 +68,17 @@ class OpenAIStyle(WireStyle):
         return base_url.rstrip("/") + "/chat/completions"
 
     def tool_schemas(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
-        return [{"type": "function", "function": {"name": t.name, "description": t.description,
-                                                  "parameters": t.parameters}} for t in tools]
+        return [
+            {
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.parameters,
+                },
+            }
+            for t in tools
+        ]
 
     def for_base_url(self, base_url: str) -> WireStyle:
         host = urllib.parse.urlsplit(base_url).hostname or ""
@@ -78,9 +87,16 @@ class OpenAIStyle(WireStyle):
                 return dialect
         return self
 
-    def build_body(self, *, model: str, messages: list[Message], system: str | None,
-                   tools: list[dict[str, Any]], stream: bool,
-                   options: RequestOptions = NO_OPTIONS) -> dict[str, Any]:
+    def build_body(
+        self,
+        *,
+        model: str,
+        messages: list[Message],
+        system: str | None,
+        tools: list[dict[str, Any]],
+        stream: bool,
+        options: RequestOptions = NO_OPTIONS,
+    ) -> dict[str, Any]:
         wire: list[dict[str, Any]] = []
         if system and not (messages and messages[0].get("role") == "system"):
             wire.append({"role": "system", "content": system})
@@ -101,8 +117,7 @@ class OpenAIStyle(WireStyle):
                     held += self._tool_attachments(message)
                     out["content"] = text_of(out["content"])
                 else:
-                    out["content"] = [self._part(p, strict=index == prompt)
-                                      for p in out["content"]]
+                    out["content"] = [self._part(p, strict=index == prompt) for p in out["content"]]
             wire.append(out)
         if held:
             wire.append({"role": "user", "content": held})
@@ -112,8 +127,14 @@ class OpenAIStyle(WireStyle):
         if tools:
             body["tools"] = tools
         if options.schema is not None:
-            body["response_format"] = {"type": "json_schema", "json_schema": {
-                "name": options.schema.name, "schema": options.schema.schema, "strict": True}}
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": options.schema.name,
+                    "schema": options.schema.schema,
+                    "strict": True,
+                },
+            }
         if options.reasoning != "off":
             body.update(self.reasoning_params(options.reasoning))
         body.update(options.params)
@@ -141,8 +162,10 @@ class OpenAIStyle(WireStyle):
         if not parts:
             return []
         intro = f"(attachments returned by tool call {message.get('tool_call_id')})"
-        return [{"type": "text", "text": intro},
-                *(self._part(part, strict=False) for part in parts)]
+        return [
+            {"type": "text", "text": intro},
+            *(self._part(part, strict=False) for part in parts),
+        ]
 
     def error_message(self, data: Any) -> str | None:
         if isinstance(data, dict):
@@ -174,7 +197,8 @@ class OpenAIStyle(WireStyle):
             raise ProviderError(
                 f"the endpoint reported an error: {message or err}",
                 status=code if isinstance(code, int) else None,
-                provider_message=message, body=data,
+                provider_message=message,
+                body=data,
                 context_overflow=context_overflow(data, message),
             )
 
@@ -194,8 +218,11 @@ class OpenAIStyle(WireStyle):
             calls.append(_whole_call({"function": msg["function_call"]}))
         reasoning = msg.get("reasoning_content") or msg.get("reasoning") or ""
         refusal = optional(msg.get("refusal"), str, "refusal") or ""
-        message = assistant_message(_reply_text(msg.get("content")) + refusal, calls,
-                                    reasoning if isinstance(reasoning, str) else "")
+        message = assistant_message(
+            _reply_text(msg.get("content")) + refusal,
+            calls,
+            reasoning if isinstance(reasoning, str) else "",
+        )
         details = optional(msg.get(REASONING_DETAILS_KEY), list, REASONING_DETAILS_KEY)
         if details:
             message[REASONING_DETAILS_KEY] = details
@@ -229,8 +256,10 @@ class DeepSeekStyle(OpenAIStyle):
 
 
 # hosts that speak a dialect of chat completions (a subdomain counts as its domain)
-_DIALECTS: dict[str, OpenAIStyle] = {"openrouter.ai": OpenRouterStyle(),
-                                     "api.deepseek.com": DeepSeekStyle()}
+_DIALECTS: dict[str, OpenAIStyle] = {
+    "openrouter.ai": OpenRouterStyle(),
+    "api.deepseek.com": DeepSeekStyle(),
+}
 
 
 def _reply_text(content: Any) -> str:
@@ -273,16 +302,22 @@ def _usage_of(data: dict[str, Any], choice: dict[str, Any] | None) -> Any:
 def _whole_call(raw: Any) -> ToolCall:
     raw = element(raw, "a tool call")
     fn = optional(raw.get("function"), dict, "a tool call's function") or {}
-    call = canonical_call(raw.get("id") or new_call_id(), fn.get("name", ""),
-                          fn.get("arguments") or "")
+    call = canonical_call(
+        raw.get("id") or new_call_id(), fn.get("name", ""), fn.get("arguments") or ""
+    )
     if raw.get(EXTRA_CONTENT_KEY):
         call[EXTRA_CONTENT_KEY] = raw[EXTRA_CONTENT_KEY]
     return call
 
 
 def parse_usage(raw: Any) -> Usage:
-    return token_usage(raw, "prompt_tokens", "completion_tokens", "completion_tokens_details",
-                       "prompt_tokens_details")
+    return token_usage(
+        raw,
+        "prompt_tokens",
+        "completion_tokens",
+        "completion_tokens_details",
+        "prompt_tokens_details",
+    )
 
 
 class _Call:
@@ -325,8 +360,10 @@ class _Details:
 
     def add(self, piece: dict[str, Any]) -> None:
         last = self.details[-1] if self.details else None
-        if last is None or (last.get("type"), last.get("index")) != (piece.get("type"),
-                                                                       piece.get("index")):
+        if last is None or (last.get("type"), last.get("index")) != (
+            piece.get("type"),
+            piece.get("index"),
+        ):
             self.details.append({})
             self.texts.append({})
             last = self.details[-1]
@@ -338,8 +375,10 @@ class _Details:
                 last[key] = value
 
     def whole(self) -> list[dict[str, Any]]:
-        return [{**detail, **{key: "".join(parts) for key, parts in texts.items()}}
-                for detail, texts in zip(self.details, self.texts, strict=True)]
+        return [
+            {**detail, **{key: "".join(parts) for key, parts in texts.items()}}
+            for detail, texts in zip(self.details, self.texts, strict=True)
+        ]
 
 
 class ChunkStream(StreamAssembler):
@@ -457,11 +496,14 @@ class ChunkStream(StreamAssembler):
 
     def complete(self) -> ModelReply:
         if not self.done and self.finish_reason is None:
-            raise ProviderError("the stream ended before the reply was complete "
-                                "(no finish reason and no [DONE])")
-        message = assistant_message("".join(self.text), [c.canonical() for c in self.calls],
-                                    "".join(self.reasoning))
+            raise ProviderError(
+                "the stream ended before the reply was complete (no finish reason and no [DONE])"
+            )
+        message = assistant_message(
+            "".join(self.text), [c.canonical() for c in self.calls], "".join(self.reasoning)
+        )
         if self.details.details:
             message[REASONING_DETAILS_KEY] = self.details.whole()
-        return ModelReply(message, self.usage or empty_usage(), self.finish_reason,
-                          refused=self.refused)
+        return ModelReply(
+            message, self.usage or empty_usage(), self.finish_reason, refused=self.refused
+        )

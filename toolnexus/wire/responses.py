@@ -72,17 +72,32 @@ class ResponsesStyle(WireStyle):
 
     def tool_schemas(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
         # strict defaults to true in this API, which rejects ordinary (non-strict) schemas.
-        return [{"type": "function", "name": t.name, "description": t.description,
-                 "parameters": t.parameters, "strict": False} for t in tools]
+        return [
+            {
+                "type": "function",
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.parameters,
+                "strict": False,
+            }
+            for t in tools
+        ]
 
     def why_unfinished(self, reply: ModelReply) -> str | None:
         """Any reason an incomplete response gives is a cut-off."""
         whole = reply.finish_reason in _FINISHED
         return super().why_unfinished(reply) or (None if whole else CUT_OFF)
 
-    def build_body(self, *, model: str, messages: list[Message], system: str | None,
-                   tools: list[dict[str, Any]], stream: bool,
-                   options: RequestOptions = NO_OPTIONS) -> dict[str, Any]:
+    def build_body(
+        self,
+        *,
+        model: str,
+        messages: list[Message],
+        system: str | None,
+        tools: list[dict[str, Any]],
+        stream: bool,
+        options: RequestOptions = NO_OPTIONS,
+    ) -> dict[str, Any]:
         own_system = [text_of(m.get("content")) for m in messages if m.get("role") == "system"]
         items: list[dict[str, Any]] = []
         held: list[dict[str, Any]] = []  # attachments of tool results, sent after them
@@ -96,16 +111,27 @@ class ResponsesStyle(WireStyle):
                 held += _tool_attachments(message)
         if held:
             items.append({"type": "message", "role": "user", "content": held})
-        body: dict[str, Any] = {"model": model, "input": items, "stream": stream,
-                                "store": False, "include": ["reasoning.encrypted_content"]}
+        body: dict[str, Any] = {
+            "model": model,
+            "input": items,
+            "stream": stream,
+            "store": False,
+            "include": ["reasoning.encrypted_content"],
+        }
         instructions = "\n\n".join(own_system) if own_system else system
         if instructions:
             body["instructions"] = instructions
         if tools:
             body["tools"] = tools
         if options.schema is not None:
-            body["text"] = {"format": {"type": "json_schema", "name": options.schema.name,
-                                       "schema": options.schema.schema, "strict": True}}
+            body["text"] = {
+                "format": {
+                    "type": "json_schema",
+                    "name": options.schema.name,
+                    "schema": options.schema.schema,
+                    "strict": True,
+                }
+            }
         if options.reasoning != "off":
             body["reasoning"] = {"effort": options.reasoning, "summary": "auto"}
         body.update(options.params)
@@ -127,7 +153,8 @@ class ResponsesStyle(WireStyle):
         return ProviderError(
             f"the endpoint reported an error: {message}",
             status=_ERROR_STATUS.get(str(err.get("code"))),
-            provider_message=message, body=body,
+            provider_message=message,
+            body=body,
             context_overflow=context_overflow(err, message),
         )
 
@@ -158,8 +185,12 @@ class ResponsesStyle(WireStyle):
         if output is None:
             raise ProviderError("the endpoint's reply has no output")
         message = _message_from_items(output)
-        return ModelReply(message, parse_usage(data.get("usage")), _finish_reason(data, message),
-                          refused=_has_refusal(output))
+        return ModelReply(
+            message,
+            parse_usage(data.get("usage")),
+            _finish_reason(data, message),
+            refused=_has_refusal(output),
+        )
 
     def new_stream(self) -> StreamAssembler:
         return EventStream(self)
@@ -178,12 +209,23 @@ def _input_items(message: Message, *, strict: bool) -> list[dict[str, Any]]:
             items.append(_message_item("assistant", "output_text", text))
         for call in calls_of(message):
             fn = call.get("function") or {}
-            items.append({"type": "function_call", "call_id": str(call.get("id") or ""),
-                          "name": fn.get("name", ""), "arguments": fn.get("arguments") or "{}"})
+            items.append(
+                {
+                    "type": "function_call",
+                    "call_id": str(call.get("id") or ""),
+                    "name": fn.get("name", ""),
+                    "arguments": fn.get("arguments") or "{}",
+                }
+            )
         return items
     if is_tool(message):
-        return [{"type": "function_call_output", "call_id": str(message.get("tool_call_id")),
-                 "output": text_of(message.get("content"))}]
+        return [
+            {
+                "type": "function_call_output",
+                "call_id": str(message.get("tool_call_id")),
+                "output": text_of(message.get("content")),
+            }
+        ]
     return []  # system messages become `instructions`
 
 
@@ -197,8 +239,9 @@ def _user_content(content: Any, *, strict: bool) -> list[dict[str, Any]]:
         if media is not None and _carries(media):
             parts.append(_media_part(media, part))
         elif media is not None:
-            parts.append({"type": "input_text",
-                          "text": stand_in("responses", media, strict=strict)})
+            parts.append(
+                {"type": "input_text", "text": stand_in("responses", media, strict=strict)}
+            )
         elif isinstance(part, dict) and part.get("type") == "text" and part.get("text"):
             parts.append({"type": "input_text", "text": part["text"]})
     return parts
@@ -225,12 +268,18 @@ def _carries(media: Media) -> bool:
 def _media_part(media: Media, part: dict[str, Any]) -> dict[str, Any]:
     if media.kind == "image":
         image = object_or_empty(part.get("image_url"))
-        return {"type": "input_image", "image_url": media.url or image.get("url"),
-                "detail": image.get("detail") or "auto"}
+        return {
+            "type": "input_image",
+            "image_url": media.url or image.get("url"),
+            "detail": image.get("detail") or "auto",
+        }
     if media.url is not None:
         return {"type": "input_file", "file_url": media.url}
-    return {"type": "input_file", "filename": media.filename,
-            "file_data": part["file"]["file_data"]}
+    return {
+        "type": "input_file",
+        "filename": media.filename,
+        "file_data": part["file"]["file_data"],
+    }
 
 
 def _message_item(role: str, part_type: str, text: str) -> dict[str, Any]:
@@ -245,8 +294,13 @@ def _message_from_items(items: list[Any]) -> AssistantMessage:
         if kind == "message":
             text.append(_item_text(item))
         elif kind == "function_call":
-            calls.append(canonical_call(item.get("call_id") or item.get("id") or new_call_id(),
-                                        item.get("name") or "", item.get("arguments") or ""))
+            calls.append(
+                canonical_call(
+                    item.get("call_id") or item.get("id") or new_call_id(),
+                    item.get("name") or "",
+                    item.get("arguments") or "",
+                )
+            )
         elif kind == "reasoning":
             reasoning.append(_reasoning_text(item))
             if item.get("encrypted_content"):
@@ -260,21 +314,27 @@ def _message_from_items(items: list[Any]) -> AssistantMessage:
 def _item_text(item: dict[str, Any]) -> str:
     """The text of a message item: its output text and refusal parts."""
     parts = optional(item.get("content"), list, "a message's content") or []
-    return "".join(element(part, "a content part").get("text") or part.get("refusal") or ""
-                   for part in parts)
+    return "".join(
+        element(part, "a content part").get("text") or part.get("refusal") or "" for part in parts
+    )
 
 
 def _reasoning_text(item: dict[str, Any]) -> str:
-    parts = [*(optional(item.get("summary"), list, "a reasoning summary") or []),
-             *(optional(item.get("content"), list, "a reasoning item's content") or [])]
+    parts = [
+        *(optional(item.get("summary"), list, "a reasoning summary") or []),
+        *(optional(item.get("content"), list, "a reasoning item's content") or []),
+    ]
     return "".join(element(p, "a reasoning part").get("text") or "" for p in parts)
 
 
 def _has_refusal(items: list[Any]) -> bool:
     """Whether an output message holds a refusal part (items already read: well-formed)."""
-    return any(isinstance(part, dict) and part.get("type") == "refusal"
-               for item in items if item.get("type") == "message"
-               for part in item.get("content") or [])
+    return any(
+        isinstance(part, dict) and part.get("type") == "refusal"
+        for item in items
+        if item.get("type") == "message"
+        for part in item.get("content") or []
+    )
 
 
 def _finish_reason(response: dict[str, Any], message: AssistantMessage) -> str:
@@ -285,8 +345,9 @@ def _finish_reason(response: dict[str, Any], message: AssistantMessage) -> str:
 
 
 def parse_usage(raw: Any) -> Usage:
-    return token_usage(raw, "input_tokens", "output_tokens", "output_tokens_details",
-                       "input_tokens_details")
+    return token_usage(
+        raw, "input_tokens", "output_tokens", "output_tokens_details", "input_tokens_details"
+    )
 
 
 class EventStream(StreamAssembler):
@@ -347,9 +408,12 @@ class EventStream(StreamAssembler):
                 self.response.setdefault("status", "incomplete")
             if self.text:  # its output was streamed (its indexes may not be the stream's)
                 return []
-            return [event for slot, item in enumerate(self._output() or [])
-                    if element(item, "an output item").get("type") == "message"
-                    for event in self._show(slot, _item_text(item))]
+            return [
+                event
+                for slot, item in enumerate(self._output() or [])
+                if element(item, "an output item").get("type") == "message"
+                for event in self._show(slot, _item_text(item))
+            ]
         else:
             error = self.wire.stream_error(kind, data)
             if error is not None:
@@ -363,7 +427,7 @@ class EventStream(StreamAssembler):
         seen = "".join(self.pieces.get(slot, ()))
         if len(text) <= len(seen) or not text.startswith(seen):
             return []
-        rest = text[len(seen):]
+        rest = text[len(seen) :]
         self.pieces.setdefault(slot, []).append(rest)
         self.text.append(rest)
         return [text_event(rest)]
@@ -393,8 +457,9 @@ class EventStream(StreamAssembler):
 
     def complete(self) -> ModelReply:
         if self.response is None:
-            raise ProviderError("the stream ended before the reply was complete "
-                                "(no response.completed event)")
+            raise ProviderError(
+                "the stream ended before the reply was complete (no response.completed event)"
+            )
         # The completed response is what is kept; the stream's own items only when it
         # lists none (servers that send the output as deltas alone).
         items = self._output() or self._streamed_items()
@@ -402,8 +467,12 @@ class EventStream(StreamAssembler):
         if self.reasoning:
             message["reasoning"] = "".join(self.reasoning)
         usage = parse_usage(self.response.get("usage"))
-        return ModelReply(message, usage, _finish_reason(self.response, message),
-                          refused=self.refused or _has_refusal(items))
+        return ModelReply(
+            message,
+            usage,
+            _finish_reason(self.response, message),
+            refused=self.refused or _has_refusal(items),
+        )
 
     def _streamed_items(self) -> list[dict[str, Any]]:
         """The output items as the stream built them: items with their text and

@@ -18,11 +18,15 @@ from toolnexus.mcp import add_mcp_servers  # noqa: E402
 
 
 async def main(pid_file: str) -> None:
-    config = {"mcpServers": {"calc": {
-        "command": sys.executable,
-        "args": [str(Path(__file__).with_name("stdio_server.py"))],
-        "env": {"MCP_PID_FILE": pid_file, "MCP_LINGER": "1"},  # stdin closing won't end it
-    }}}
+    config = {
+        "mcpServers": {
+            "calc": {
+                "command": sys.executable,
+                "args": [str(Path(__file__).with_name("stdio_server.py"))],
+                "env": {"MCP_PID_FILE": pid_file, "MCP_LINGER": "1"},  # stdin closing won't end it
+            }
+        }
+    }
     toolkit = await create_toolkit()
     statuses = await add_mcp_servers(toolkit, config, timeout=30)
     if not statuses[0].ok:

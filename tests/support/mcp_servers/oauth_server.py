@@ -55,36 +55,44 @@ class Provider:
         self.stats["registrations"] += 1
         self.clients[str(client_info.client_id)] = client_info
 
-    async def authorize(self, client: OAuthClientInformationFull,
-                        params: AuthorizationParams) -> str:
+    async def authorize(
+        self, client: OAuthClientInformationFull, params: AuthorizationParams
+    ) -> str:
         if os.environ.get("OAUTH_MCP_DENY"):
             raise AuthorizeError("access_denied", "the tester said no")
         self.stats["authorizations"] += 1
         code = secrets.token_urlsafe(16)
         self.codes[code] = AuthorizationCode(
-            code=code, scopes=params.scopes or [], expires_at=time.time() + 300,
-            client_id=str(client.client_id), code_challenge=params.code_challenge,
+            code=code,
+            scopes=params.scopes or [],
+            expires_at=time.time() + 300,
+            client_id=str(client.client_id),
+            code_challenge=params.code_challenge,
             redirect_uri=params.redirect_uri,
             redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly,
-            resource=params.resource)
+            resource=params.resource,
+        )
         return construct_redirect_uri(str(params.redirect_uri), code=code, state=params.state)
 
-    async def load_authorization_code(self, client: OAuthClientInformationFull,
-                                      authorization_code: str) -> AuthorizationCode | None:
+    async def load_authorization_code(
+        self, client: OAuthClientInformationFull, authorization_code: str
+    ) -> AuthorizationCode | None:
         return self.codes.get(authorization_code)
 
-    async def exchange_authorization_code(self, client: OAuthClientInformationFull,
-                                          authorization_code: AuthorizationCode) -> OAuthToken:
+    async def exchange_authorization_code(
+        self, client: OAuthClientInformationFull, authorization_code: AuthorizationCode
+    ) -> OAuthToken:
         del self.codes[authorization_code.code]
         return self._issue(str(client.client_id), authorization_code.scopes)
 
-    async def load_refresh_token(self, client: OAuthClientInformationFull,
-                                 refresh_token: str) -> RefreshToken | None:
+    async def load_refresh_token(
+        self, client: OAuthClientInformationFull, refresh_token: str
+    ) -> RefreshToken | None:
         return self.refresh.get(refresh_token)
 
-    async def exchange_refresh_token(self, client: OAuthClientInformationFull,
-                                     refresh_token: RefreshToken, scopes: list[str]
-                                     ) -> OAuthToken:
+    async def exchange_refresh_token(
+        self, client: OAuthClientInformationFull, refresh_token: RefreshToken, scopes: list[str]
+    ) -> OAuthToken:
         self.stats["refreshes"] += 1
         del self.refresh[refresh_token.token]  # rotated
         return self._issue(str(client.client_id), scopes or refresh_token.scopes)
@@ -98,23 +106,35 @@ class Provider:
 
     def _issue(self, client_id: str, scopes: list[str]) -> OAuthToken:
         access, refresh = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
-        self.access[access] = AccessToken(token=access, client_id=client_id, scopes=scopes,
-                                          expires_at=int(time.time()) + ACCESS_TTL)
-        self.refresh[refresh] = RefreshToken(token=refresh, client_id=client_id,
-                                             scopes=scopes)
-        return OAuthToken(access_token=access, expires_in=ACCESS_TTL, refresh_token=refresh,
-                          scope=" ".join(scopes) or None)
+        self.access[access] = AccessToken(
+            token=access,
+            client_id=client_id,
+            scopes=scopes,
+            expires_at=int(time.time()) + ACCESS_TTL,
+        )
+        self.refresh[refresh] = RefreshToken(token=refresh, client_id=client_id, scopes=scopes)
+        return OAuthToken(
+            access_token=access,
+            expires_in=ACCESS_TTL,
+            refresh_token=refresh,
+            scope=" ".join(scopes) or None,
+        )
 
 
 def build(port: int) -> tuple[MCPServer, Provider]:
     provider = Provider()
     base = f"http://127.0.0.1:{port}"
-    server = MCPServer("remote", log_level="WARNING", auth_server_provider=provider,
-                       auth=AuthSettings(
-                           issuer_url=base, resource_server_url=f"{base}/mcp",
-                           validate_token_resource=False,
-                           client_registration_options=ClientRegistrationOptions(
-                               enabled=True)))
+    server = MCPServer(
+        "remote",
+        log_level="WARNING",
+        auth_server_provider=provider,
+        auth=AuthSettings(
+            issuer_url=base,
+            resource_server_url=f"{base}/mcp",
+            validate_token_resource=False,
+            client_registration_options=ClientRegistrationOptions(enabled=True),
+        ),
+    )
 
     @server.tool()
     def shout(text: str) -> str:

@@ -33,8 +33,9 @@ class WithTaskTool(MCPServer):
         return tools
 
 
-server = WithTaskTool("offers", instructions="Always call add_more before answering.",
-                      log_level="WARNING")
+server = WithTaskTool(
+    "offers", instructions="Always call add_more before answering.", log_level="WARNING"
+)
 
 
 class Person(BaseModel):
@@ -64,7 +65,9 @@ async def summarize(text: str, ctx: Context) -> str:
     """Ask the client's model to summarize the text."""
     result = await ctx.session.create_message(
         [SamplingMessage(role="user", content=TextContent(type="text", text=f"Summarize: {text}"))],
-        max_tokens=50, system_prompt="Be brief.")
+        max_tokens=50,
+        system_prompt="Be brief.",
+    )
     content = result.content
     return f"summary from {result.model}: {getattr(content, 'text', content)}"
 
@@ -86,10 +89,15 @@ def add_more(a: int, b: int) -> int:
 @server.tool()
 def link() -> list:
     """A link to a resource, and a binary resource that is no image."""
-    blob = BlobResourceContents(uri="data://blob.bin", mime_type="application/octet-stream",
-                                blob=base64.b64encode(b"\x00\x01binary").decode())
-    return [ResourceLink(type="resource_link", uri="note://readme", name="readme"),
-            EmbeddedResource(type="resource", resource=blob)]
+    blob = BlobResourceContents(
+        uri="data://blob.bin",
+        mime_type="application/octet-stream",
+        blob=base64.b64encode(b"\x00\x01binary").decode(),
+    )
+    return [
+        ResourceLink(type="resource_link", uri="note://readme", name="readme"),
+        EmbeddedResource(type="resource", resource=blob),
+    ]
 
 
 @server.tool(annotations=ToolAnnotations(destructiveHint=True))
@@ -135,8 +143,9 @@ def review(code: str, style: str = "short") -> str:
 @server.completion()
 async def complete(ref, argument, context):  # type: ignore[no-untyped-def]
     if argument.name == "style":
-        return Completion(values=[v for v in ("short", "strict", "thorough")
-                                  if v.startswith(argument.value)])
+        return Completion(
+            values=[v for v in ("short", "strict", "thorough") if v.startswith(argument.value)]
+        )
     if argument.name == "item":
         return Completion(values=["apple", "avocado", "banana"])
     return None

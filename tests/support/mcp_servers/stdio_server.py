@@ -62,8 +62,11 @@ def picture() -> list:
 @server.tool()
 def report() -> list:
     """A PDF, as an embedded resource."""
-    blob = BlobResourceContents(uri="file:///reports/q3.pdf", mime_type="application/pdf",
-                                blob=base64.b64encode(pdf_bytes("q3")).decode())
+    blob = BlobResourceContents(
+        uri="file:///reports/q3.pdf",
+        mime_type="application/pdf",
+        blob=base64.b64encode(pdf_bytes("q3")).decode(),
+    )
     return ["the report", EmbeddedResource(type="resource", resource=blob)]
 
 
@@ -94,13 +97,13 @@ async def roots(ctx: Context) -> str:
 
 async def note_roots(ctx, params: NotificationParams) -> None:
     listed = await ctx.session.list_roots()
-    Path(os.environ["MCP_ROOTS_FILE"]).write_text(
-        "".join(f"{root.uri}\n" for root in listed.roots))
+    Path(os.environ["MCP_ROOTS_FILE"]).write_text("".join(f"{root.uri}\n" for root in listed.roots))
 
 
 if os.environ.get("MCP_ROOTS_FILE"):
     server._lowlevel_server.add_notification_handler(
-        "notifications/roots/list_changed", NotificationParams, note_roots)
+        "notifications/roots/list_changed", NotificationParams, note_roots
+    )
 
 
 async def wait_for_file(path: str | None) -> None:
