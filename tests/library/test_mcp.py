@@ -461,7 +461,9 @@ async def test_a_stdio_server_that_dies_is_restarted_and_its_tools_come_back(tmp
     once it runs again they are back, under the same names."""
     pid_file, gate = tmp_path / "pid", tmp_path / "gate"
     gate.touch()
-    config = {"mcpServers": {"calc": calc(pid_file, env={"MCP_START_GATE": str(gate)})}}
+    held = tmp_path / "never"  # the call's last step waits for it: it is killed first
+    env = {"MCP_START_GATE": str(gate), "MCP_STEPS_GATE": str(held)}
+    config = {"mcpServers": {"calc": calc(pid_file, env=env)}}
     toolkit = await create_toolkit()
     try:
         [status] = await add_mcp_servers(toolkit, config, timeout=START)
