@@ -34,14 +34,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from results import record  # noqa: E402
-from startup import TOOLNEXUS, base_env  # noqa: E402
+from startup import base_env  # noqa: E402
 from stream_throughput import ROOT  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
 
 from tests.support.stub_provider import Recorded, Reply, StubProvider, openai_stream  # noqa: E402
 
-SERVER = ROOT / "tests" / "mcp_servers" / "stdio_server.py"
+SERVER = ROOT / "tests" / "support" / "mcp_servers" / "stdio_server.py"
+# the project venv's command: MCP needs the `mcp` extra, which the plain install lacks
+TOOLNEXUS = Path(sys.executable).with_name("toolnexus")
 TARGET_S = 0.5
 ANSWER = "done"
 
