@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
+from .tool_clock import counted
 from .tools import DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_S, Tool, ToolContext, ToolResult
 from .wire import ToolSpec, wire_style
 
@@ -141,7 +142,8 @@ class Toolkit:
         limit = asyncio.timeout(timeout)
         try:
             async with limit:
-                result = await tool.call(args, context or ToolContext())
+                with counted(limit):
+                    result = await tool.call(args, context or ToolContext())
         except Exception as exc:
             # A TimeoutError the tool raised itself (a socket, a client library) is the
             # tool's own failure, not the toolkit's limit: say what really happened.

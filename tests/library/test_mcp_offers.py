@@ -5,6 +5,7 @@ read_resource), prompts and completion, task-only tools and tool annotations."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from toolnexus.mcp.sampling import describe_sampling, sampling_prompt
 pytest.importorskip("mcp")
 
 shared_loop = pytest.mark.asyncio(loop_scope="module")
+LIMIT_S = 0.5  # a tool time limit the person's answer outlasts
 OFFERS = str(SERVERS / "offers_server.py")
 
 
@@ -133,6 +135,22 @@ async def test_a_form_elicitation_reaches_the_host_and_its_answer_the_tool(kit, 
     assert field_value(fields[1], " 41 ") == 41 and field_value(fields[2], "y") is True
     with pytest.raises(ValueError, match="Age: an integer is needed"):
         field_value(fields[1], "forty")
+
+
+@shared_loop
+async def test_a_slow_answer_to_a_form_does_not_count_against_the_tools_time_limit(kit, requests):
+    toolkit, _ = kit
+
+    async def elicit(server, request):
+        await asyncio.sleep(3 * LIMIT_S)  # the person takes longer than the tool may
+        return {"action": "accept", "content": {"name": "Ann", "age": 41}}
+
+    requests.elicit = elicit
+    toolkit.timeout, usual = LIMIT_S, toolkit.timeout
+    try:
+        assert (await call(toolkit, "offers_who")).output == "hello Ann, 41, member=False"
+    finally:
+        toolkit.timeout = usual
 
 
 @shared_loop

@@ -19,6 +19,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from ..errors import ToolnexusError
+from ..tool_clock import held
 from ..visible import visible
 from .auth import LOGIN_HINT, LoginNeeded, has_own_authorization
 from .config import ServerSpec
@@ -246,10 +247,12 @@ class Connection:
         )
 
     async def _sample(self, context: Any, params: Any) -> Any:
-        return await answer_sampling(self.side.requests, self.spec.name, self.sdk, params)
+        with held():  # the model's time, or a person's: not the asking tool's
+            return await answer_sampling(self.side.requests, self.spec.name, self.sdk, params)
 
     async def _elicit(self, context: Any, params: Any) -> Any:
-        return await answer_elicitation(self.side.requests, self.spec.name, self.sdk, params)
+        with held():  # a person's time: not the asking tool's
+            return await answer_elicitation(self.side.requests, self.spec.name, self.sdk, params)
 
     async def _notified(self, message: Any) -> None:
         kind = _CHANGED.get(type(message).__name__)
