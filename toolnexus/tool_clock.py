@@ -1,52 +1,67 @@
 """Tools' time limits, held while the host answers what a running tool's server asked of
 it (an MCP elicitation or sampling request): that time is a person's, or the model's, not
-the tool's, so a form answered slowly does not fail the call that asked for it."""
+the tool's, so a form answered slowly does not fail the call that asked for it. The clocks
+are an event loop's own: a hold in one loop never touches the timers of another."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import weakref
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 
-_running: set[asyncio.Timeout] = set()
-_left: dict[asyncio.Timeout, float] = {}  # seconds each held limit had left
-_holds = 0
+
+@dataclass
+class _Clocks:
+    running: set[asyncio.Timeout] = field(default_factory=set)
+    left: dict[asyncio.Timeout, float] = field(default_factory=dict)  # of each held limit
+    holds: int = 0
+
+    def hold(self, limit: asyncio.Timeout, now: float) -> None:
+        when = limit.when()
+        if when is not None and not limit.expired():
+            self.left[limit] = max(0.0, when - now)
+            limit.reschedule(None)
+
+
+_clocks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Clocks] = weakref.WeakKeyDictionary()
+
+
+def _of(loop: asyncio.AbstractEventLoop) -> _Clocks:
+    return _clocks.setdefault(loop, _Clocks())
 
 
 @contextlib.contextmanager
 def counted(limit: asyncio.Timeout) -> Iterator[None]:
     """Inside an entered `limit`: it runs out only while nothing holds the clocks."""
-    _running.add(limit)
-    if _holds:
-        _hold(limit)
+    loop = asyncio.get_running_loop()
+    clocks = _of(loop)
+    clocks.running.add(limit)
+    if clocks.holds:
+        clocks.hold(limit, loop.time())
     try:
         yield
     finally:
-        _running.discard(limit)
-        _left.pop(limit, None)
+        clocks.running.discard(limit)
+        clocks.left.pop(limit, None)
 
 
 @contextlib.contextmanager
 def held() -> Iterator[None]:
-    """While the host answers a server's request: every running tool's clock stops."""
-    global _holds
-    _holds += 1
-    if _holds == 1:
-        for limit in _running:
-            _hold(limit)
+    """While the host answers a server's request: the loop's running tool clocks stop."""
+    loop = asyncio.get_running_loop()
+    clocks = _of(loop)
+    clocks.holds += 1
+    if clocks.holds == 1:
+        for limit in clocks.running:
+            clocks.hold(limit, loop.time())
     try:
         yield
     finally:
-        _holds -= 1
-        if _holds == 0:
-            now = asyncio.get_running_loop().time()
-            for limit, left in _left.items():
+        clocks.holds -= 1
+        if clocks.holds == 0:
+            now = loop.time()
+            for limit, left in clocks.left.items():
                 limit.reschedule(now + left)
-            _left.clear()
-
-
-def _hold(limit: asyncio.Timeout) -> None:
-    when = limit.when()
-    if when is not None and not limit.expired():
-        _left[limit] = max(0.0, when - asyncio.get_running_loop().time())
-        limit.reschedule(None)
+            clocks.left.clear()
