@@ -22,6 +22,8 @@ pytest.importorskip("mcp")
 
 READY = "1 of 1 MCP servers ready"
 SLOW = 120.0  # seconds a step may take: a loaded machine starts a server slowly
+# each test starts a server and waits on several steps of SLOW: past pytest's 60 s default
+pytestmark = pytest.mark.timeout(600)
 
 
 def offers_chat(open_chat, tmp_path) -> Chat:
