@@ -374,8 +374,8 @@ async def setup_toolnexus_httpx2(
     from toolnexus import transport
 
     def stock_pool(*, secure: bool) -> Any:
-        stock = httpx2.AsyncHTTPTransport()
-        return transport._Pool(httpx2.AsyncClient(transport=stock), stock)
+        client = httpx2.AsyncClient(transport=httpx2.AsyncHTTPTransport())
+        return transport._Pool(client, None, {})
 
     transport._new_pool = stock_pool
     return await setup_toolnexus(base_url, mode)

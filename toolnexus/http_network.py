@@ -18,9 +18,9 @@ from __future__ import annotations
 import asyncio
 import ssl
 from collections import deque
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 import httpcore2
 import httpx2
@@ -312,6 +312,7 @@ class AsyncioTransport(httpx2.AsyncBaseTransport):
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,
         )
+        self._targets: dict[str, _Target] = {}
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         url = request.url
@@ -333,5 +334,87 @@ class AsyncioTransport(httpx2.AsyncBaseTransport):
             extensions=response.extensions,
         )
 
+    async def open(
+        self,
+        method: str,
+        url: str,
+        headers: Mapping[str, str],
+        content: bytes | None,
+        timeouts: dict[str, float | None],
+    ) -> DirectResponse:
+        """Send one request straight to the pool; the response, its body unread. The same
+        request on the wire as an httpx2.Request of these headers and content (Host first,
+        Content-Length last), without building one: the URL is parsed once per address."""
+        target = self._targets.get(url)
+        if target is None:
+            if len(self._targets) >= _MAX_TARGETS:
+                self._targets.clear()
+            target = self._targets[url] = _Target.of(url)
+        raw = [(b"Host", target.host)]
+        raw += [(name.encode("ascii"), value.encode("ascii")) for name, value in headers.items()]
+        if content is not None:
+            raw.append((b"Content-Length", b"%d" % len(content)))
+        request = httpcore2.Request(
+            method=method,
+            url=target.url,
+            headers=raw,
+            content=content,
+            extensions={"timeout": timeouts},
+        )
+        with _as_httpx2_errors():
+            response = await self._pool.handle_async_request(request)
+        return DirectResponse(response)
+
     async def aclose(self) -> None:
         await self._pool.aclose()
+
+
+_MAX_TARGETS = 64  # parsed addresses kept (a client calls one or two)
+
+
+class _Target(NamedTuple):
+    url: httpcore2.URL
+    host: bytes  # the Host header
+
+    @classmethod
+    def of(cls, url: str) -> _Target:
+        parsed = httpx2.URL(url)  # httpx2's checks: httpx2.InvalidURL as before
+        core = httpcore2.URL(
+            scheme=parsed.raw_scheme,
+            host=parsed.raw_host,
+            port=parsed.port,
+            target=parsed.raw_path,
+        )
+        return cls(core, parsed.netloc)
+
+
+class DirectResponse:
+    """What a model call reads of a response (status, headers, the body as it comes),
+    without an httpx2.Response around it; a compressed body is decoded by one."""
+
+    def __init__(self, response: httpcore2.Response) -> None:
+        self.status_code = response.status
+        self.headers = httpx2.Headers(response.headers)
+        self._stream = response.stream
+        self._decoding: httpx2.Response | None = None
+
+    def aiter_bytes(self) -> AsyncIterator[bytes]:
+        if self.headers.get("content-encoding", "identity").strip().lower() == "identity":
+            return self._raw()
+        self._decoding = httpx2.Response(
+            self.status_code, headers=self.headers, stream=_ResponseStream(self._stream)
+        )
+        return self._decoding.aiter_bytes()
+
+    async def _raw(self) -> AsyncIterator[bytes]:
+        with _as_httpx2_errors():
+            async for part in self._stream:  # type: ignore[union-attr]
+                if part:
+                    yield part
+
+    async def aclose(self) -> None:
+        if self._decoding is not None:
+            await self._decoding.aclose()
+            return
+        with _as_httpx2_errors():
+            await self._stream.aclose()  # type: ignore[union-attr]

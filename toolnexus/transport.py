@@ -20,7 +20,7 @@ import random
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from .bounded_json import TooDeep, loads_bounded
 from .control import RunControl
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
     import httpx2
 
+    from .http_network import AsyncioTransport
+
 RETRYABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504, 529})
 MAX_RETRY_AFTER_S = 60.0
 ERROR_BODY_LIMIT = 64 * 1024
@@ -45,6 +47,7 @@ USER_AGENT = "toolnexus"
 _DIRECT = {"all://127.0.0.1": None, "all://localhost": None, "all://[::1]": None}
 
 _HEAD, _DATA, _END, _FAIL, _STOP = range(5)
+_NO_HEADERS: dict[str, str] = {}
 
 
 class _Channel:
@@ -181,19 +184,16 @@ class Transport:
 
     async def _open(
         self, method: str, url: str, headers: dict[str, str], content: bytes | None = None
-    ) -> httpx2.Response:
+    ) -> _Response:
         """Send one request; the response, its body unread. A caller's client, or ours
         behind a proxy, gets it through `send` (auth, hooks, cookies and proxy mounts
         apply). With no proxy our client has none of those and never follows a redirect,
         so the request goes straight to its transport (http_network.py: httpcore2's pool,
-        TLS and limits)."""
-        import httpx2
-
+        TLS and limits), with no httpx2.Request or Response built around it."""
         headers = {"user-agent": USER_AGENT, **headers}
-        if self._caller_client is not None:
-            client, direct = self._caller_client, None
-        else:
-            client, direct = self._pool(url)
+        client, direct, defaults = self._caller_client, None, _NO_HEADERS
+        if client is None:
+            client, direct, defaults = self._pool(url)
         with socks_errors_mapped():
             if direct is None:
                 request = client.build_request(
@@ -202,16 +202,13 @@ class Transport:
                 return await client.send(request, stream=True, follow_redirects=False)
             if self._timeout_extension is None:
                 self._timeout_extension = self._request_timeout().as_dict()
-            request = httpx2.Request(
+            return await direct.open(
                 method,
                 url,
-                content=content,
-                headers={**client.headers, **{k.lower(): v for k, v in headers.items()}},
-                extensions={"timeout": self._timeout_extension},
+                {**defaults, **{k.lower(): v for k, v in headers.items()}},
+                content,
+                self._timeout_extension,
             )
-            response = await direct.handle_async_request(request)
-        response.request = request
-        return response
 
     async def aclose(self) -> None:
         """Close this loop's own connection pools (a caller's client stays open)."""
@@ -405,7 +402,7 @@ class Transport:
     async def _produce(
         self, channel: _Channel, url: str, headers: dict[str, str], body: dict[str, Any]
     ) -> None:
-        response: httpx2.Response | None = None
+        response: _Response | None = None
         try:
             content = json.dumps(body, ensure_ascii=False).encode()
             response = await self._open(
@@ -501,7 +498,7 @@ class Transport:
         except (httpx2.HTTPError, httpx2.InvalidURL, ValueError):
             return None
 
-    async def _http_error(self, response: httpx2.Response) -> Exception:
+    async def _http_error(self, response: _Response) -> Exception:
         parts, size = [], 0
         async for chunk in response.aiter_bytes():
             parts.append(chunk)
@@ -523,9 +520,21 @@ class Transport:
         return _Retryable(error, reason, error.retry_after)
 
 
+class _Response(Protocol):
+    """What is read of a reply: an httpx2.Response, or http_network's DirectResponse."""
+
+    status_code: int
+    headers: httpx2.Headers
+
+    def aiter_bytes(self) -> AsyncIterator[bytes]: ...
+
+    async def aclose(self) -> None: ...
+
+
 class _Pool(NamedTuple):
     client: httpx2.AsyncClient
-    direct: httpx2.AsyncBaseTransport | None  # its transport, when no proxy is set
+    direct: AsyncioTransport | None  # its transport, when no proxy is set
+    defaults: dict[str, str]  # the client's default headers, which `direct` adds
 
 
 def _new_http_client(*, secure: bool = True) -> httpx2.AsyncClient:
@@ -550,7 +559,8 @@ def _new_pool(*, secure: bool) -> _Pool:
     proxies = getproxies()
     if not any(proxies.get(scheme) for scheme in ("http", "https", "all")):
         direct = AsyncioTransport(_tls_context() if secure else None, http2=http2)
-        return _Pool(httpx2.AsyncClient(transport=direct, follow_redirects=False), direct)
+        client = httpx2.AsyncClient(transport=direct, follow_redirects=False)
+        return _Pool(client, direct, dict(client.headers))
     try:
         return _Pool(
             httpx2.AsyncClient(
@@ -561,6 +571,7 @@ def _new_pool(*, secure: bool) -> _Pool:
                 http2=http2,
             ),
             None,
+            _NO_HEADERS,
         )
     except ImportError:  # httpx2 names the missing package; a SOCKS proxy needs socksio
         raise ProviderError(
@@ -606,7 +617,7 @@ def _tls_context() -> ssl.SSLContext:
     return context
 
 
-def _check_status(response: httpx2.Response, url: str) -> str:
+def _check_status(response: _Response, url: str) -> str:
     """The content type of a reply worth reading; a redirect or an HTML page (a web
     server, not a model endpoint) is an error that says what came back."""
     status = response.status_code
@@ -625,7 +636,7 @@ def _check_status(response: httpx2.Response, url: str) -> str:
     return content_type
 
 
-def _is_compressed(response: httpx2.Response) -> bool:
+def _is_compressed(response: _Response) -> bool:
     return response.headers.get("content-encoding", "identity").strip().lower() != "identity"
 
 

@@ -84,3 +84,24 @@ async def test_a_request_body_larger_than_the_socket_takes_at_once_arrives_whole
         [first, second] = stub.requests
     assert first.json["messages"][-1]["content"] == big
     assert second.connection == first.connection
+
+
+async def test_a_request_carries_the_headers_an_httpx2_request_would():
+    server = FirstReadServer()
+    try:
+        async with client_on(server.base_url) as client:
+            await client.run("hello there", None)
+    finally:
+        server.close()
+    head, _, body = server.request.partition(b"\r\n\r\n")
+    lines = head.decode("ascii").split("\r\n")[1:]
+    names = [line.split(":", 1)[0].lower() for line in lines]
+    sent = {name: line.split(":", 1)[1].strip() for name, line in zip(names, lines, strict=True)}
+    assert names[0] == "host" and names[-1] == "content-length"
+    assert sent["host"] == server.base_url.split("/")[2]
+    assert sent["content-length"] == str(len(body))
+    assert sent["user-agent"] == "toolnexus"
+    assert sent["authorization"] == "Bearer k"
+    assert sent["content-type"] == "application/json"
+    assert sent["accept-encoding"].startswith("gzip")  # httpx2's default, still decoded
+    assert len(names) == len(set(names))
