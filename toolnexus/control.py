@@ -85,6 +85,22 @@ class RunControl:
                 awaitable.close()  # never started: no "never awaited" warning
             raise
         task = asyncio.ensure_future(awaitable)
+        if task.done():  # a finished future: nothing to wait for, nothing to interrupt
+            return task.result()
+        try:
+            await self.first_done(task)
+        finally:
+            if not task.done():
+                # Interrupted: whatever the abandoned work ends with (cancelled, a
+                # CancelledError stored by gather, a late result) the run ends here.
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        return task.result()
+
+    async def first_done(self, *futures: asyncio.Future[Any]) -> None:
+        """Wait until one of `futures` is done, or raise when the run is interrupted
+        first (the futures are left as they are)."""
+        self.check()
         interrupted = asyncio.get_running_loop().create_future()
 
         def interrupt() -> None:
@@ -92,20 +108,12 @@ class RunControl:
                 interrupted.set_result(None)
 
         unsubscribe = self.subscribe(interrupt)
-        finished = False
         try:
-            await asyncio.wait((task, interrupted), return_when=asyncio.FIRST_COMPLETED)
-            finished = task.done()
+            await asyncio.wait((*futures, interrupted), return_when=asyncio.FIRST_COMPLETED)
         finally:
             unsubscribe()
-            if not task.done():
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
-        if not finished:
-            # Interrupted: whatever the abandoned work ended with (cancelled, a
-            # CancelledError stored by gather, a late result) the run ends here.
+        if not any(future.done() for future in futures):
             raise self.error()
-        return task.result()
 
     async def sleep(self, delay: float) -> None:
         await self.race(asyncio.sleep(max(0.0, delay)))

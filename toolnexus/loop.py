@@ -429,21 +429,23 @@ class _Run:
         self, running: asyncio.Future[Any], progress: asyncio.Queue[ToolProgressEvent]
     ) -> AsyncGenerator[ToolProgressEvent]:
         """The progress the running calls report, as events, until `running` is done."""
-        while True:
-            reported = asyncio.ensure_future(progress.get())
-            try:
-                await self.control.race(
-                    asyncio.wait({running, reported}, return_when=asyncio.FIRST_COMPLETED)
-                )
-            finally:
+        reported: asyncio.Future[ToolProgressEvent] | None = None
+        try:
+            while True:
+                if reported is None:
+                    reported = asyncio.ensure_future(progress.get())
+                await self.control.first_done(running, reported)
+                if reported.done():
+                    yield reported.result()
+                    reported = None
+                else:
+                    running.result()  # a hook's failure goes on up
+                    while not progress.empty():
+                        yield progress.get_nowait()
+                    return
+        finally:
+            if reported is not None:
                 reported.cancel()
-            if not reported.cancelled() and reported.done():
-                yield reported.result()
-            elif running.done():
-                running.result()  # a hook's failure goes on up
-                while not progress.empty():
-                    yield progress.get_nowait()
-                return
 
     async def resume(self, ans: Answer) -> AsyncGenerator[Event]:
         """Answer the request a "pending" run stopped on, then go on."""

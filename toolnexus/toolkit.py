@@ -118,9 +118,10 @@ class Toolkit:
         """What goes into the system prompt: `instructions`, then each source's."""
         return [*self.instructions, *(i for source in self.sources for i in source.instructions())]
 
-    async def relisted(self) -> None:
-        """Returns once the tool sources that said their tools changed list them again."""
-        await asyncio.gather(*(source.relisted() for source in self.sources))
+    def relisted(self) -> asyncio.Future[Any]:
+        """Done once the tool sources that said their tools changed list them again (done
+        already when there are no sources: a model turn then waits for nothing)."""
+        return asyncio.gather(*(source.relisted() for source in self.sources))
 
     def on_close(self, closer: Callable[[], Awaitable[None]]) -> None:
         """Run `closer` when the toolkit closes (tool sources that hold processes use it)."""
