@@ -392,7 +392,7 @@ class _Run:
             asyncio.ensure_future(self._execute(call, ctx))
             for call, ctx in zip(calls, contexts, strict=True)
         ]
-        running = asyncio.gather(*tasks)
+        running = tasks[0] if len(tasks) == 1 else asyncio.gather(*tasks)
         outcomes: list[ToolResult] = []
         try:
             async with contextlib.aclosing(self._progress_until(running, progress)) as events:
