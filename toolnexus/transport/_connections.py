@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..errors import ProviderError
 from ._failures import describe
@@ -37,17 +37,6 @@ class Pool(NamedTuple):
 
 
 NO_HEADERS: dict[str, str] = {}
-
-
-class HttpResponse(Protocol):
-    """What is read of a reply: an httpx2.Response, or _network's DirectResponse."""
-
-    status_code: int
-    headers: httpx2.Headers
-
-    def aiter_bytes(self) -> AsyncIterator[bytes]: ...
-
-    async def aclose(self) -> None: ...
 
 
 def new_http_client(*, secure: bool = True) -> httpx2.AsyncClient:

@@ -27,20 +27,15 @@ from ._body import (
     unexpected,
 )
 from ._channel import DATA, END, FAIL, HEAD, Channel, hang_up
-from ._connections import (
-    NO_HEADERS,
-    USER_AGENT,
-    HttpResponse,
-    Pool,
-    new_pool,
-    socks_errors_mapped,
-)
+from ._connections import NO_HEADERS, USER_AGENT, Pool, new_pool, socks_errors_mapped
 from ._failures import http_failure, transport_failure
 from ._replies import JsonReply, Reply, Retrying, StreamError, StreamEvents
 from ._retries import MAX_BUSY_WAIT_S, LoadCheck, Retryable, output_begins, retry_delay
 
 if TYPE_CHECKING:
     import httpx2
+
+    from ._network import HttpResponse
 
 
 class Transport:

@@ -20,7 +20,7 @@ import ssl
 from collections import deque
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import httpcore2
 import httpx2
@@ -386,6 +386,18 @@ class _Target(NamedTuple):
             target=parsed.raw_path,
         )
         return cls(core, parsed.netloc)
+
+
+class HttpResponse(Protocol):
+    """What a model call reads of a reply: an httpx2.Response (through httpx2's client), or
+    a DirectResponse (straight from the pool)."""
+
+    status_code: int
+    headers: httpx2.Headers
+
+    def aiter_bytes(self) -> AsyncIterator[bytes]: ...
+
+    async def aclose(self) -> None: ...
 
 
 class DirectResponse:
