@@ -1,5 +1,5 @@
 """The models an endpoint serves: `GET .../models`, every page of it, read by the one
-listing reader (`wire/listing.py`) into ModelInfo.
+listing reader (`wire/_listing.py`) into ModelInfo.
 
 httpx2 is imported when a list is fetched, never at import time.
 """
@@ -14,7 +14,7 @@ from .errors import ProviderError
 from .transport import check_endpoint, check_headers
 from .transport._connections import new_http_client, socks_errors_mapped
 from .wire import WireStyle, wire_style
-from .wire.listing import ModelInfo, read_listing
+from .wire._listing import ModelInfo, read_listing
 
 __all__ = ["ModelInfo", "list_models", "parse_models"]
 

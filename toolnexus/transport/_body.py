@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
+from .._control import RunControl
 from ..bounded_json import TooDeep, loads_bounded
-from ..control import RunControl
 from ..errors import ProviderError
 from ..sse import SSEDecoder
 from ._channel import DATA, END, FAIL, STOP, Channel

@@ -10,8 +10,8 @@ import json
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
+from .._control import RunControl
 from ..bounded_json import loads_bounded
-from ..control import RunControl
 from ..errors import IdleTimeout, ProviderError
 from ..events import retry_event
 from ..options import Retries, Timeouts

@@ -11,7 +11,7 @@ import random
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..control import RunControl
+from .._control import RunControl
 from ..errors import ProviderError
 from ..options import Retries
 from ._replies import StreamError
