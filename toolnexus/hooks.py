@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypedDict
 
 if TYPE_CHECKING:
-    from .tools import ToolResult
+    from .tools.tool import ToolResult
 
 from ._await import maybe_await
 

@@ -16,7 +16,9 @@ from typing import Any, Final
 from ._await import maybe_await
 from .bounded_json import TooDeep, loads_bounded
 from .content import Prompt, user_content, with_attachments
-from .context import ContextKeeper, Draft, Outgoing
+from .context.keeper import ContextKeeper, Outgoing
+from .context.marks import INTERRUPTED_KEY, mark_refused_turn, notice, sendable
+from .context.plan import Draft
 from .control import RunControl
 from .errors import ProviderError, ToolnexusError
 from .events import (
@@ -35,11 +37,10 @@ from .events import (
     waiting_event,
 )
 from .hooks import Hooks
-from .marks import INTERRUPTED_KEY, mark_refused_turn, notice, sendable
 from .schema import OutputSchema
-from .suspension import PENDING_KEY, WaitFor, declined, pending_request
-from .toolkit import Toolkit
-from .tools import ToolContext, ToolProgress, ToolResult, to_result
+from .tools.suspension import PENDING_KEY, WaitFor, declined, pending_request
+from .tools.tool import ToolContext, ToolProgress, ToolResult, to_result
+from .tools.toolkit import Toolkit
 from .transport import JsonReply, Retrying, StreamEvents, Transport
 from .types import (
     Answer,

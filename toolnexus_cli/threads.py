@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from toolnexus import ToolnexusError
-from toolnexus.marks import DROPPED_KEY, FAILED, sent_indices
+from toolnexus.context.marks import DROPPED_KEY, FAILED, sent_indices
 from toolnexus.stores import ThreadInfo
 from toolnexus.stores._attachments import referenced
 from toolnexus.stores._threads import MARK

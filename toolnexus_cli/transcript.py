@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from toolnexus import ToolnexusError
 from toolnexus.content import _size, image_size, media_of
-from toolnexus.marks import DROPPED_KEY, INTERRUPTED_KEY, PINNED_KEY, SYSTEM_PROMPT, is_record
+from toolnexus.context.marks import (
+    DROPPED_KEY,
+    INTERRUPTED_KEY,
+    PINNED_KEY,
+    SYSTEM_PROMPT,
+    is_record,
+)
 from toolnexus.types import calls_of
 
 from .context_view import record_rule

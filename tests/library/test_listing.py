@@ -10,8 +10,8 @@ import httpx2
 import pytest
 
 from tests.support.stub_provider import Reply
+from toolnexus.context.windows import Window, WindowCache, Windows
 from toolnexus.models import list_models
-from toolnexus.windows import Window, WindowCache, Windows
 from toolnexus.wire.listing import find_listed, read_listing
 
 SHAPES: dict[str, tuple[dict[str, Any], int]] = {

@@ -25,7 +25,7 @@ import os
 from collections.abc import Awaitable, Callable, Iterable
 from typing import NamedTuple, Protocol
 
-from ..tools import Tool
+from ..tools.tool import Tool
 from .config import STARTUP_TIMEOUT, McpConfig
 from .content import convert_content
 from .pool import ServerPool

@@ -19,7 +19,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from ..errors import ToolnexusError
-from ..tool_clock import held
+from ..tools.clock import held
 from ..visible import visible
 from .auth import LOGIN_HINT, LoginNeeded, has_own_authorization
 from .config import ServerSpec

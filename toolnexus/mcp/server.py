@@ -28,7 +28,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from ..errors import ToolnexusError
-from ..tools import Tool, ToolContext, ToolResult
+from ..tools.tool import Tool, ToolContext, ToolResult
 from .auth import LOGIN_HINT, ServerTokens, TokenFile, has_own_authorization, oauth
 from .config import STARTUP_TIMEOUT, ServerSpec
 from .connection import (

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .command_vetting import allow_covers
-from .rules import Ruling, checked_rules
-from .shell import (
+from .command_line import (
     Parsed,
     matches_as_written,
     names_program,
@@ -16,6 +14,8 @@ from .shell import (
     programs_run,
     words_anywhere,
 )
+from .command_vetting import allow_covers
+from .rules import Ruling, checked_rules
 
 
 class CommandRules:

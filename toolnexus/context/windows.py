@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from .wire.listing import find_listed, read_listing
+from ..wire.listing import find_listed, read_listing
 
 FetchJSON = Callable[[str], Awaitable[Any]]  # GET url -> its JSON body, or None
 

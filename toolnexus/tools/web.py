@@ -16,7 +16,7 @@ import socket
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from .tools import ToolContext
+from .tool import ToolContext
 from .workspace import Refused, Workspace
 
 MAX_FETCH_BYTES = 1024 * 1024  # of (decompressed) body

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final, NamedTuple
 
-from .types import Message, UserMessage
+from ..types import Message, UserMessage
 
 DROPPED_KEY: Final = "dropped"
 # On an assistant message cut short by cancel or a deadline (it is kept and sent).

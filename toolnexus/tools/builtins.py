@@ -22,7 +22,7 @@ from .command_run import run_command
 from .linear_regex import glob_regex, line_regex, matching_lines
 from .sandbox import reaped
 from .secret_files import looks_secret
-from .tools import Tool, ToolContext, define_tool
+from .tool import Tool, ToolContext, define_tool
 from .web import fetch_page
 from .workspace import ApprovalNeeded, Refused, Workspace, approved, ask
 
