@@ -160,11 +160,13 @@ class PtySession:
         self.child.send(text + "\r")
 
     def close(self) -> None:
-        """End the program if it still runs: Ctrl-D first, then signals."""
+        """End the program if it still runs, as closing its terminal window would: SIGHUP
+        (it cleans up, whatever it was doing; Ctrl-D is only a key to a prompt holding text),
+        then SIGKILL if it has not ended after WAIT_S."""
         if self.child.isalive():
-            self.child.sendeof()
+            self.child.kill(signal.SIGHUP)
             try:
-                self.child.expect(pexpect.EOF, timeout=5)
+                self.child.expect(pexpect.EOF, timeout=WAIT_S)
             except pexpect.TIMEOUT:
                 self.child.terminate(force=True)
         self.child.close()
