@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 if TYPE_CHECKING:
     from .tools.tool import ToolResult
 
-from ._await import maybe_await
+from .callbacks import maybe_await
 
 HOOK_NAMES = ("before_llm", "after_llm", "before_tool", "after_tool")
 

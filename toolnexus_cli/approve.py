@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from toolnexus import Answer, Request, make_answer
-from toolnexus._await import maybe_await
+from toolnexus.callbacks import maybe_await
 from toolnexus.tools.suspension import NOBODY_TO_ASK, WaitFor
 
 from .render import call_text

@@ -25,7 +25,7 @@ from toolnexus import (
     ToolnexusError,
     create_client,
 )
-from toolnexus._await import maybe_await
+from toolnexus.callbacks import maybe_await
 from toolnexus.content import Prompt
 from toolnexus.context.marks import failures_in_a_row
 from toolnexus.errors import IdleTimeout

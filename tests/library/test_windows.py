@@ -1,4 +1,4 @@
-"""toolnexus.context.windows: a model's context window and where it came from. An explicit
+"""toolnexus.context._windows: a model's context window and where it came from. An explicit
 value wins, then what an overflow error taught, then the endpoint's listing (asked once per TTL, its
 silence remembered too), then the built-in table; "unknown" when none says. Whatever a
 listing or a cache file holds, only a positive integer counts as a window, and a broken
@@ -13,7 +13,7 @@ import stat
 import pytest
 
 from toolnexus.context import windows as windows_module
-from toolnexus.context.windows import (
+from toolnexus.context._windows import (
     ENDPOINT,
     OVERFLOW,
     Window,

@@ -14,8 +14,8 @@ and the reply's own completion tokens when it reports them) plus characters/4 fo
 added since, or characters/4 for all of it when no reply has been seen. A prompt larger
 than the whole window is refused before anything is asked of the model.
 
-One module a job: `keeper` (the state and the decisions), `estimate` (token estimates),
-`plan` (what a compaction summarizes), `summary` (asking the model for it), `windows`
-(the window and where it comes from), `marks` (what is kept but not sent, and pins) and
-`pricing` (what tokens cost).
+One module a job: `keeper` (the state and the decisions), `plan` (what a compaction
+summarizes), `summary` (asking the model for it), `marks` (what is kept but not sent, and
+pins), `pricing` (what tokens cost); internal: `_estimate` (token estimates) and `_windows`
+(the window and where it comes from).
 """

@@ -1,6 +1,6 @@
 """ContextKeeper: a client's context state and the decisions made before each request.
 
-It knows the policy, the model's window (windows.py) and the real prompt token counts of
+It knows the policy, the model's window (_windows.py) and the real prompt token counts of
 recent replies; before a request it says whether the thread fits or a compaction must be
 made first (plan.py, summary.py); after an overflow error it works out a smaller request;
 and it reports what `/context` shows. A prompt larger than the whole window is refused
@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ContextOverflow, ProviderError
 from ..events import add_usage
 from ..types import CompactionEvent, CompactionInfo, Message, Usage, UserMessage
+from ..wire._common import text_of
 from ..wire.base import RequestOptions
-from ..wire.common import text_of
-from .estimate import CHARS_PER_TOKEN, MESSAGE_OVERHEAD, message_tokens, text_tokens
+from ._estimate import CHARS_PER_TOKEN, MESSAGE_OVERHEAD, message_tokens, text_tokens
+from ._windows import Window, WindowCache, Windows
 from .marks import (
     COMPACTION_KEY,
     Span,
@@ -41,10 +42,9 @@ from .summary import (
     summary_line,
     summary_request,
 )
-from .windows import Window, WindowCache, Windows
 
 if TYPE_CHECKING:
-    from ..control import RunControl
+    from .._control import RunControl
 
 
 SMALLEST_WINDOW = 2048  # below threshold x this, a request is sent without looking the window up

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from ..events import compaction_event
 from ..types import CompactionEvent, CompactionInfo, Message, UserMessage
-from .estimate import message_tokens
+from ._estimate import message_tokens
 from .marks import (
     COMPACTION_KEY,
     PINNED_KEY,

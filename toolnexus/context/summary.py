@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..errors import ProviderError
 from ..transport import JsonReply, StreamEvents
 from ..types import Message, calls_of
+from ..wire._common import text_of
 from ..wire.base import RequestOptions
-from ..wire.common import text_of
 from .marks import (
     COMPACTION_KEY,
 )
 
 if TYPE_CHECKING:
-    from ..control import RunControl
+    from .._control import RunControl
     from ..transport import Transport
     from ..wire import ModelReply
     from ..wire.base import WireStyle

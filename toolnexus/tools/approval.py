@@ -24,9 +24,9 @@ import fnmatch
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .._await import maybe_await
+from ..callbacks import maybe_await
+from ._command_rules import CommandRules
 from .builtins import CHANGING
-from .command_rules import CommandRules
 from .rules import DECISIONS, Ruling, checked_rules
 from .suspension import NOBODY_TO_ASK
 from .tool import Tool, ToolResult

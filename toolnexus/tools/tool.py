@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
-from .._await import maybe_await
+from ..callbacks import maybe_await
 from ..content import Attachment
 from ..types import Answer
 

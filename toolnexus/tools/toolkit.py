@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..wire import ToolSpec, wire_style
-from .clock import counted
+from ._clock import counted
 from .tool import DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_S, Tool, ToolContext, ToolResult
 
 

@@ -39,7 +39,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .command_rules import CommandRules
+from ._command_rules import CommandRules
 from .rules import checked_rules, has_wildcard
 from .sandbox import Sandbox, SandboxPolicy
 from .secret_files import KnownSecrets, holds_credentials, is_git_config, looks_secret

@@ -109,7 +109,7 @@ async def _page_text(url: str, reply: Any) -> str:
     except LookupError:  # a charset Python does not know
         text = data.decode("utf-8", "replace")
     if "html" in mime:
-        from .html_text import html_to_text  # html.entities is large: not at start-up
+        from ._html_text import html_to_text  # html.entities is large: not at start-up
 
         text = html_to_text(text)
     note = (
