@@ -30,7 +30,7 @@ requests per run; otherwise the library is reported as "failed: <why>", never sk
   toolnexus       this repo: create_client(style="openai") + define_tool(add);
                   client.run / client.stream
   toolnexus-httpx2  this repo with httpx2's own (anyio) transport in place of
-                  toolnexus/http_network.py: what that module is worth to a run
+                  toolnexus/transport/_network.py: what that module is worth to a run
   toolnexus-pypi  the original `toolnexus` on PyPI (same import name, so its own venv
                   bench/.venvs/toolnexus-pypi): the same calls, create_toolkit(builtins=False)
   llm             llm's Python API: an extra OpenAI-compatible model (LLM_USER_PATH with an
@@ -367,17 +367,17 @@ async def setup_openai_agents(
 async def setup_toolnexus_httpx2(
     base_url: str, mode: str
 ) -> tuple[Runner, Callable[[], Awaitable[None]]]:
-    """This repo with httpx2's own transport (anyio) where toolnexus/http_network.py would
+    """This repo with httpx2's own transport (anyio) where toolnexus/transport/_network.py would
     serve: what that module is worth to an agent run."""
     import httpx2
 
-    from toolnexus import transport
+    from toolnexus.transport import _connections, _exchange
 
     def stock_pool(*, secure: bool) -> Any:
         stock = httpx2.AsyncHTTPTransport()
-        return transport._Pool(httpx2.AsyncClient(transport=stock), stock)
+        return _connections.Pool(httpx2.AsyncClient(transport=stock), stock)
 
-    transport._new_pool = stock_pool
+    _exchange.new_pool = stock_pool  # where Transport looks it up
     return await setup_toolnexus(base_url, mode)
 
 

@@ -49,7 +49,7 @@ _WHERE = {
     "Client": "client",
     "create_client": "client",
     "Attachment": "content",
-    "ContextPolicy": "context",
+    "ContextPolicy": "context.keeper",
     "Conversation": "conversation",
     "ProviderError": "errors",
     "RunCancelled": "errors",
@@ -59,15 +59,15 @@ _WHERE = {
     "Timeouts": "options",
     "ConversationStore": "stores",
     "MemoryStore": "stores",
-    "make_answer": "suspension",
-    "make_request": "suspension",
-    "suspend": "suspension",
-    "Toolkit": "toolkit",
-    "create_toolkit": "toolkit",
-    "Tool": "tools",
-    "ToolContext": "tools",
-    "ToolResult": "tools",
-    "define_tool": "tools",
+    "make_answer": "tools.suspension",
+    "make_request": "tools.suspension",
+    "suspend": "tools.suspension",
+    "Toolkit": "tools.toolkit",
+    "create_toolkit": "tools.toolkit",
+    "Tool": "tools.tool",
+    "ToolContext": "tools.tool",
+    "ToolResult": "tools.tool",
+    "define_tool": "tools.tool",
     **dict.fromkeys(_TYPES, "types"),
 }
 
@@ -143,14 +143,14 @@ def __dir__() -> list[str]:
 if _typing.TYPE_CHECKING:
     from .client import Client, create_client
     from .content import Attachment
-    from .context import ContextPolicy
+    from .context.keeper import ContextPolicy
     from .conversation import Conversation
     from .errors import ProviderError, RunCancelled, RunTimeout, ToolnexusError
     from .options import Retries, Timeouts
     from .stores import ConversationStore, MemoryStore
-    from .suspension import make_answer, make_request, suspend
-    from .toolkit import Toolkit, create_toolkit
-    from .tools import Tool, ToolContext, ToolResult, define_tool
+    from .tools.suspension import make_answer, make_request, suspend
+    from .tools.tool import Tool, ToolContext, ToolResult, define_tool
+    from .tools.toolkit import Toolkit, create_toolkit
     from .types import (
         Answer,
         AssistantMessage,

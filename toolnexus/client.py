@@ -7,26 +7,27 @@ import os
 from collections.abc import AsyncGenerator, Callable
 from typing import TYPE_CHECKING, Any
 
-from ._await import maybe_await
+from ._control import RunControl
+from .callbacks import maybe_await
 from .content import Prompt
-from .context import Compaction, ContextKeeper, ContextPolicy, ContextReport, with_window
-from .control import RunControl
+from .context.keeper import ContextKeeper, ContextPolicy, ContextReport, with_window
+from .context.marks import mark_failed_turn
+from .context.plan import Compaction
 from .conversation import Conversation
 from .errors import ProviderError, RunCancelled, ToolnexusError
 from .events import add_usage
 from .hooks import Hooks, HookSource
 from .loop import LoopSettings, agent_loop, context_outgoing
-from .marks import mark_failed_turn
 from .options import ErrorHook, Retries, Timeouts, resolve_options
 from .params import check_request_params
 from .stores import ConversationStore, MemoryStore, VersionedStore
-from .suspension import WaitFor
-from .toolkit import Toolkit
+from .tools.suspension import WaitFor
+from .tools.toolkit import Toolkit
 from .transport import LoadCheck, Transport, check_endpoint, check_headers
 from .types import Answer, Event, Message, RunResult
 from .wire import wire_style
+from .wire._load import busy_reason, slots_url
 from .wire.base import check_reasoning
-from .wire.load import busy_reason, slots_url
 
 if TYPE_CHECKING:
     import httpx2

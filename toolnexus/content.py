@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
+from ._regular_file import open_regular
 from .bounded_json import object_or_empty
 from .errors import ToolnexusError
-from .regular_file import open_regular
 from .types import Content, ContentPart, FileData, TextPart
 
 MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024
@@ -215,7 +215,7 @@ class Attachment:
         if self.kind == "image":
             size = f" {self.dimensions[0]}x{self.dimensions[1]}" if self.dimensions else ""
             return f"image{size} {subtype}" + (f" {self.url}" if self.url else "")
-        where = self.url or f"{self.name}, {_size(len(self.data or b''))}"
+        where = self.url or f"{self.name}, {byte_size(len(self.data or b''))}"
         return f"{subtype if self.kind == 'document' else self.kind} {where}"
 
     def base64(self) -> str:
@@ -226,10 +226,10 @@ class Attachment:
 
 
 def _too_big(name: str, max_bytes: int) -> ToolnexusError:
-    return ToolnexusError(f"cannot attach {name!r}: larger than {_size(max_bytes)}")
+    return ToolnexusError(f"cannot attach {name!r}: larger than {byte_size(max_bytes)}")
 
 
-def _size(n: int) -> str:
+def byte_size(n: int) -> str:
     if n < 1024:
         return f"{n} B"
     if n < 1024 * 1024:

@@ -9,7 +9,7 @@ from typing import Any, Protocol
 
 from .content import Prompt
 from .errors import ToolnexusError
-from .toolkit import Toolkit
+from .tools.toolkit import Toolkit
 from .types import Message, RunResult
 
 

@@ -16,9 +16,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypedDict
 
 if TYPE_CHECKING:
-    from .tools import ToolResult
+    from .tools.tool import ToolResult
 
-from ._await import maybe_await
+from .callbacks import maybe_await
 
 HOOK_NAMES = ("before_llm", "after_llm", "before_tool", "after_tool")
 

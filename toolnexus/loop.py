@@ -13,11 +13,13 @@ from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ._await import maybe_await
+from ._control import RunControl
 from .bounded_json import TooDeep, loads_bounded
+from .callbacks import maybe_await
 from .content import Prompt, user_content, with_attachments
-from .context import ContextKeeper, Draft, Outgoing
-from .control import RunControl
+from .context.keeper import ContextKeeper, Outgoing
+from .context.marks import INTERRUPTED_KEY, mark_refused_turn, notice, sendable
+from .context.plan import Draft
 from .errors import ProviderError, ToolnexusError
 from .events import (
     MAX_TURNS,
@@ -35,11 +37,10 @@ from .events import (
     waiting_event,
 )
 from .hooks import Hooks
-from .marks import INTERRUPTED_KEY, mark_refused_turn, notice, sendable
 from .schema import OutputSchema
-from .suspension import PENDING_KEY, WaitFor, declined, pending_request
-from .toolkit import Toolkit
-from .tools import ToolContext, ToolProgress, ToolResult, to_result
+from .tools.suspension import PENDING_KEY, WaitFor, declined, pending_request
+from .tools.tool import ToolContext, ToolProgress, ToolResult, to_result
+from .tools.toolkit import Toolkit
 from .transport import JsonReply, Retrying, StreamEvents, Transport
 from .types import (
     Answer,
@@ -57,8 +58,8 @@ from .types import (
     is_assistant,
 )
 from .wire import ModelReply, StreamAssembler, WireStyle
+from .wire._common import text_of
 from .wire.base import RequestOptions, check_reasoning
-from .wire.common import text_of
 
 CANCELLED_TOOL_OUTPUT = "error: the run was interrupted before this tool finished"
 # On an assistant message: {call id: its arguments as the model wrote them}, for the calls
@@ -259,7 +260,7 @@ class _Run:
                 "arguments, it failed again); stopping"
             )
 
-    # -- the context window (context.py): what a model turn sends is compacted first when
+    # -- the context window (context/): what a model turn sends is compacted first when
     # the thread outgrows the window, and once more, with one retry, when the endpoint says
     # it overflowed. Without a keeper (context=None) an overflow is just the error.
 

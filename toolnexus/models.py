@@ -1,5 +1,5 @@
 """The models an endpoint serves: `GET .../models`, every page of it, read by the one
-listing reader (`wire/listing.py`) into ModelInfo.
+listing reader (`wire/_listing.py`) into ModelInfo.
 
 httpx2 is imported when a list is fetched, never at import time.
 """
@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from .bounded_json import loads_bounded
 from .errors import ProviderError
-from .transport import _new_http_client, check_endpoint, check_headers, socks_errors_mapped
+from .transport import check_endpoint, check_headers
+from .transport._connections import new_http_client, socks_errors_mapped
 from .wire import WireStyle, wire_style
-from .wire.listing import ModelInfo, read_listing
+from .wire._listing import ModelInfo, read_listing
 
 __all__ = ["ModelInfo", "list_models", "parse_models"]
 
@@ -45,7 +46,7 @@ async def list_models(
         check_headers(sent)
     except ValueError as exc:
         raise ProviderError(str(exc)) from None
-    client = http_client or _new_http_client()
+    client = http_client or new_http_client()
     try:
         async with asyncio.timeout(timeout):
             return await _all_pages(client, url, sent, wire, timeout)

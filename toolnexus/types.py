@@ -85,7 +85,7 @@ class ToolCallRecord(TypedDict):
 
 
 class Request(TypedDict):
-    """What a suspended tool asks a person (see toolnexus.suspension)."""
+    """What a suspended tool asks a person (see toolnexus.tools.suspension)."""
 
     id: str
     kind: str
@@ -108,7 +108,7 @@ class Answer(TypedDict):
 
 
 class CompactionInfo(TypedDict):
-    """What a compaction record summarizes (see toolnexus.marks and toolnexus.context)."""
+    """What a compaction record summarizes (see toolnexus.context.marks and .plan)."""
 
     summarized: list[int]  # [first, last]: the thread indices it stands in for
     kept: list[int]  # those of them still sent verbatim
@@ -127,7 +127,7 @@ class CompactionInfo(TypedDict):
 
 class _MessageKeys(TypedDict, total=False):
     """Keys any message may carry: the thread keeps it but does not send it (`dropped`,
-    the reason: see toolnexus.marks), it is kept verbatim through compactions (`pinned`);
+    the reason: see toolnexus.context.marks), it is kept verbatim through compactions (`pinned`);
     `name` is OpenAI's participant name."""
 
     dropped: str

@@ -8,14 +8,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from toolnexus import Answer, Request, make_answer
-from toolnexus._await import maybe_await
-from toolnexus.suspension import NOBODY_TO_ASK, WaitFor
+from toolnexus.callbacks import maybe_await
+from toolnexus.tools.suspension import NOBODY_TO_ASK, WaitFor
 
 from .render import call_text
 from .toolbox import CallView
 
 if TYPE_CHECKING:
-    from toolnexus.approval import AskUser
+    from toolnexus.tools.approval import AskUser
 
 YES_NO_ALWAYS = {"y": "yes", "n": "no", "a": "always"}
 YES_NO = {"y": "yes", "n": "no"}

@@ -41,7 +41,7 @@ def load_attachment(spec: str) -> Attachment:
 def refuse_secret(path: Path) -> None:
     """A UsageError naming the real file when `path` is, or leads to, a secret (by a link or
     a hard link): an attachment goes to the endpoint."""
-    from toolnexus.secret_files import KnownSecrets
+    from toolnexus.tools.secret_files import KnownSecrets
 
     from .config import config_dir, data_dir, state_dir
     from .keys import keys_path

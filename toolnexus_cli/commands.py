@@ -17,7 +17,7 @@ from rich.text import Text
 
 from toolnexus import ToolnexusError
 from toolnexus.content import Attachment
-from toolnexus.marks import (
+from toolnexus.context.marks import (
     DROPPED_KEY,
     RETRIED,
     SYSTEM_PROMPT,

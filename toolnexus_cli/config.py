@@ -26,14 +26,14 @@ from .settings import (
 )
 
 if TYPE_CHECKING:
-    from toolnexus.pricing import Price
+    from toolnexus.context.pricing import Price
 
 APP = "toolnexus"
 RULES = "rules"  # a table of glob pattern -> "allow" | "ask" | "deny"
 # [approval.X]: rules on what a tool touches; "outside": bash commands that may leave the
 # sandbox
 RULE_TABLES = ("commands", "paths", "hosts", "outside")
-PRICE = "price"  # a table of USD per million tokens, PRICE_KEYS (toolnexus.pricing.Price)
+PRICE = "price"  # a table of USD per million tokens, PRICE_KEYS (toolnexus.context.pricing.Price)
 PRICE_KEYS = ("input", "output", "cached_input", "cache_write")
 
 # Every key the file may hold; a value of dict means "a table with these keys",
@@ -117,7 +117,7 @@ BUILTIN_PROVIDERS: dict[str, dict[str, Any]] = {
 }
 
 UI_CHOICES = {"editing_mode": ["emacs", "vi"], "theme": ["auto", "dark", "light"]}
-SANDBOX_MODES = ["workspace-write", "read-only", "off"]  # toolnexus.sandbox.MODES
+SANDBOX_MODES = ["workspace-write", "read-only", "off"]  # toolnexus.tools.sandbox.MODES
 
 
 @dataclass(frozen=True)
@@ -387,7 +387,7 @@ def _validate_price(path: Path, text: str, price: Any, key: str, prefix: str) ->
 
 
 def _validate_rules(path: Path, text: str, rules: Any, dotted: str) -> None:
-    from toolnexus.approval import DECISIONS
+    from toolnexus.tools.approval import DECISIONS
 
     if not isinstance(rules, dict):
         raise UsageError(
@@ -542,7 +542,7 @@ def resolve_target(
 def _price(table: Mapping[str, float] | None) -> Price | None:
     if table is None:
         return None
-    from toolnexus.pricing import Price
+    from toolnexus.context.pricing import Price
 
     return Price(**table)  # the keys and values were checked when the file was read
 

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from toolnexus import RunCancelled, ToolnexusError
-from toolnexus.context import SUMMARY_HEADER, Compaction, pin, unpin
-from toolnexus.marks import PINNED_KEY, group_of, is_record
+from toolnexus.context.marks import PINNED_KEY, group_of, is_record, pin, unpin
+from toolnexus.context.plan import Compaction
+from toolnexus.context.summary import SUMMARY_HEADER
 from toolnexus.stores import Thread
 from toolnexus.visible import visible
 

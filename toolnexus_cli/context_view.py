@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from toolnexus.marks import COMPACTION_KEY
+from toolnexus.context.marks import COMPACTION_KEY
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from toolnexus.context import ContextReport
+    from toolnexus.context.keeper import ContextReport
 
 SOURCES = {
     "explicit": "set in the config",

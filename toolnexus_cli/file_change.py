@@ -20,8 +20,8 @@ from typing import Any
 
 from rich.text import Text
 
+from toolnexus.tools.workspace import ApprovalNeeded, Refused, Workspace
 from toolnexus.visible import unmistakable
-from toolnexus.workspace import ApprovalNeeded, Refused, Workspace
 
 MAX_COMPARED = 256 * 1024  # bytes of each side a diff is made of
 MAX_MATCHED = 500  # changed lines of each side matched line by line (see diff_lines)

@@ -149,7 +149,7 @@ def _run_key_command(command: str, provider: str, timeout: float) -> str:
     """The key a command prints: one line, its line end removed. The command runs in a
     process group of its own, killed whole (a shell and what it started) on timeout, and
     nothing it started outlives it (a gpg-agent it spawned included)."""
-    from toolnexus.sandbox import reaped
+    from toolnexus.tools.sandbox import reaped
 
     proc = subprocess.Popen(
         reaped(["/bin/sh", "-c", command]),

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from toolnexus.content import Attachment
     from toolnexus.mcp import McpServer
-    from toolnexus.toolkit import Toolkit
+    from toolnexus.tools.toolkit import Toolkit
 
 MENTION = re.compile(r"(?:(?<=\s)|^)@([A-Za-z0-9_.-]+):(\S+)")
 

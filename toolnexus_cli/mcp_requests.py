@@ -74,7 +74,7 @@ def answer_mcp_requests(session: Session) -> None:
 
 def sampling_rule(session: Session, server: str) -> str | None:
     """What [approval] says of `server` sampling: "allow", "ask", "deny" or None."""
-    from toolnexus.rules import checked_rules
+    from toolnexus.tools.rules import checked_rules
 
     table = session.config.settings.approval.tools
     rules = checked_rules(

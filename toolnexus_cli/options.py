@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from toolnexus.params import parse_option_value
-from toolnexus.sandbox import MODES
+from toolnexus.tools.sandbox import MODES
 from toolnexus.wire.base import REASONING_LEVELS
 
 ConfigOpt = Annotated[

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from toolnexus import Message
-from toolnexus.marks import DROPPED_KEY, SYSTEM_PROMPT, last_prompt, sendable
+from toolnexus.context.marks import DROPPED_KEY, SYSTEM_PROMPT, last_prompt, sendable
 from toolnexus.visible import visible
 
 from .transcript import content_text

@@ -22,7 +22,7 @@ from toolnexus.visible import unmistakable, visible
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from toolnexus.pricing import Price
+    from toolnexus.context.pricing import Price
 
     from .settings import UiSettings
 
@@ -105,7 +105,7 @@ def result_json(result: RunResult, thread: str, price: Price | None = None) -> d
         "tool_calls": result.tool_calls,
     }
     if price is not None:
-        from toolnexus.pricing import turn_cost
+        from toolnexus.context.pricing import turn_cost
 
         body["cost"] = turn_cost(result, price)
     if result.incomplete_reason:
@@ -172,7 +172,7 @@ def run_figures(
     context = reported[-1] if reported else result.usage.get("prompt_tokens", 0)
     turn_cost = thread_cost = None
     if facts.price is not None:
-        from toolnexus import pricing
+        from toolnexus.context import pricing
 
         turn_cost = pricing.turn_cost(result, facts.price)
         if facts.thread_usage is not None:

@@ -25,12 +25,12 @@ from toolnexus import (
     ToolnexusError,
     create_client,
 )
-from toolnexus._await import maybe_await
+from toolnexus.callbacks import maybe_await
 from toolnexus.content import Prompt
+from toolnexus.context.marks import failures_in_a_row
 from toolnexus.errors import IdleTimeout
-from toolnexus.marks import failures_in_a_row
 from toolnexus.stores import Thread, ThreadStore
-from toolnexus.suspension import WaitFor
+from toolnexus.tools.suspension import WaitFor
 from toolnexus.visible import visible
 
 from .approve import (
@@ -61,8 +61,8 @@ from .toolbox import (
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from toolnexus.approval import AskUser
     from toolnexus.mcp import McpServer
+    from toolnexus.tools.approval import AskUser
 
 
 # An endpoint's answer about the request itself (not the key, the model, the load): the

@@ -17,10 +17,8 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from toolnexus import ToolnexusError
-from toolnexus.marks import DROPPED_KEY, FAILED, sent_indices
-from toolnexus.stores import ThreadInfo
-from toolnexus.stores._attachments import referenced
-from toolnexus.stores._threads import MARK
+from toolnexus.context.marks import DROPPED_KEY, FAILED, sent_indices
+from toolnexus.stores import SNIPPET_MARK, ThreadInfo, referenced
 from toolnexus.visible import visible
 
 from .config import Config
@@ -234,9 +232,9 @@ async def search(store: Any, text: str) -> int:
 
 
 def _print_snippet(snippet: str) -> None:
-    """A search snippet as plain text: its matches (which the store wraps in MARK) are
+    """A search snippet as plain text: its matches (which the store wraps in SNIPPET_MARK) are
     bold on a terminal, unmarked in a pipe."""
-    pieces = snippet.split(MARK)  # odd pieces are the matches
+    pieces = snippet.split(SNIPPET_MARK)  # odd pieces are the matches
     if not sys.stdout.isatty():
         _print("    " + "".join(pieces))
         return

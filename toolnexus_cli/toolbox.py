@@ -17,10 +17,10 @@ from .keys import keys_path, mcp_tokens_path
 from .options import ToolFlags
 
 if TYPE_CHECKING:  # imported where tools are offered: a plain `ask` needs none of them
-    from toolnexus.approval import ApprovalPolicy, AskUser
     from toolnexus.mcp import McpServer, ServerStatus
-    from toolnexus.sandbox import SandboxPolicy
-    from toolnexus.workspace import Workspace
+    from toolnexus.tools.approval import ApprovalPolicy, AskUser
+    from toolnexus.tools.sandbox import SandboxPolicy
+    from toolnexus.tools.workspace import Workspace
 
 
 async def open_toolkit(
@@ -104,7 +104,7 @@ def workspace(config: Config, flags: ToolFlags) -> Workspace:
     """Where the built-in tools act (see workspace_root), what they never read (this
     program's keys, config, threads and history besides the usual credentials) and the path
     and host rules of [approval.paths] / [approval.hosts]."""
-    from toolnexus.workspace import Workspace
+    from toolnexus.tools.workspace import Workspace
 
     root = workspace_root(config, flags)
     rules = config.settings.approval
@@ -124,7 +124,7 @@ def own_secrets(config: Config) -> list[Path]:
 
 
 def sandbox_policy(config: Config, flags: ToolFlags) -> SandboxPolicy:
-    from toolnexus.sandbox import SandboxPolicy
+    from toolnexus.tools.sandbox import SandboxPolicy
 
     table = config.settings.sandbox
     return SandboxPolicy(
@@ -153,7 +153,7 @@ def _relative(base: Path, value: str) -> str:
 
 
 def approval_policy(config: Config, toolkit: Toolkit) -> ApprovalPolicy:
-    from toolnexus.approval import ApprovalPolicy
+    from toolnexus.tools.approval import ApprovalPolicy
 
     rules = config.settings.approval
     commands = dict(rules.commands) if rules.commands is not None else None
@@ -175,7 +175,7 @@ def sandbox_line(toolkit: Toolkit) -> str | None:
 def make_hooks(config: Config, toolkit: Toolkit, ask: AskUser) -> dict[str, Any] | None:
     if not len(toolkit) and not toolkit.sources:  # tools may come later (MCP servers)
         return None
-    from toolnexus.approval import approval_hook
+    from toolnexus.tools.approval import approval_hook
 
     return {"before_tool": approval_hook(approval_policy(config, toolkit), toolkit, ask)}
 

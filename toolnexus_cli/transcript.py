@@ -10,8 +10,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolnexus import ToolnexusError
-from toolnexus.content import _size, image_size, media_of
-from toolnexus.marks import DROPPED_KEY, INTERRUPTED_KEY, PINNED_KEY, SYSTEM_PROMPT, is_record
+from toolnexus.content import byte_size, image_size, media_of
+from toolnexus.context.marks import (
+    DROPPED_KEY,
+    INTERRUPTED_KEY,
+    PINNED_KEY,
+    SYSTEM_PROMPT,
+    is_record,
+)
 from toolnexus.types import calls_of
 
 from .context_view import record_rule
@@ -98,7 +104,7 @@ def describe_part(part: Any) -> str:
     if media.kind == "image":
         dimensions = image_size(data)
         size = f" {dimensions[0]}x{dimensions[1]}" if dimensions else ""
-        return f"image{size} {subtype}, {_size(len(data))}"
+        return f"image{size} {subtype}, {byte_size(len(data))}"
     if media.kind == "document":
-        return f"{subtype} {media.filename}, {_size(len(data))}"
-    return f"{media.kind} {subtype}, {_size(len(data))}"
+        return f"{subtype} {media.filename}, {byte_size(len(data))}"
+    return f"{media.kind} {subtype}, {byte_size(len(data))}"

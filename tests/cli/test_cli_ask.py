@@ -245,17 +245,17 @@ def test_an_answer_cut_off_at_max_tokens_says_so_on_stderr(cli, stub):
 
 
 TOOL_MACHINERY = (
-    "toolnexus.approval",
-    "toolnexus.builtins",
-    "toolnexus.workspace",
-    "toolnexus.web",
-    "toolnexus.shell",
-    "toolnexus.command_rules",
-    "toolnexus.command_vetting",
-    "toolnexus.secret_files",
-    "toolnexus.command_run",
-    "toolnexus.linear_regex",
-    "toolnexus.html_text",
+    "toolnexus.tools.approval",
+    "toolnexus.tools.builtins",
+    "toolnexus.tools.workspace",
+    "toolnexus.tools._web",
+    "toolnexus.tools._command_line",
+    "toolnexus.tools._command_rules",
+    "toolnexus.tools._command_vetting",
+    "toolnexus.tools.secret_files",
+    "toolnexus.tools._command_run",
+    "toolnexus.tools._linear_regex",
+    "toolnexus.tools._html_text",
     "toolnexus.mcp",
     "re2",
 )
@@ -282,7 +282,7 @@ TERMINAL_AND_OTHER_COMMANDS = (
     "toolnexus_cli.config_commands",
     "toolnexus_cli.context_commands",
     "toolnexus_cli.shell",
-    "toolnexus.pricing",
+    "toolnexus.context.pricing",
 )
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from tests.support.stub_provider import Reply, openai_text
 from toolnexus import RunResult
-from toolnexus.pricing import Price, cost, thread_cost, turn_cost
+from toolnexus.context.pricing import Price, cost, thread_cost, turn_cost
 from toolnexus_cli.config import load_config, resolve_target
 from toolnexus_cli.errors import UsageError
 

@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 
 from toolnexus import RunResult
-from toolnexus.pricing import Price
+from toolnexus.context.pricing import Price
 from toolnexus_cli import approve
 from toolnexus_cli.config import load_config
 from toolnexus_cli.render import (

@@ -47,8 +47,8 @@ from tests.support.stub_provider import (
 from tests.support.waiting import WAIT_S, wait_until
 from toolnexus import ToolContext
 from toolnexus.bounded_json import MAX_DEPTH, TooDeep, loads_bounded
-from toolnexus.builtins import Builtins
-from toolnexus.workspace import Workspace
+from toolnexus.tools.builtins import Builtins
+from toolnexus.tools.workspace import Workspace
 
 DEEP = "[" * 100_000 + "]" * 100_000  # Python's own parser meets it with a RecursionError
 TOO_DEEP = f"JSON nested deeper than {MAX_DEPTH} levels"

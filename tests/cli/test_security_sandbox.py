@@ -20,7 +20,7 @@ import pytest
 
 from tests.support.cli_helpers import CLI, model_calls, tool_results, write_files
 from tests.support.pty_screen import PtySession
-from toolnexus.sandbox import support
+from toolnexus.tools.sandbox import support
 
 pytestmark = pytest.mark.skipif(
     support().abi == 0, reason=f"no Landlock on this machine: {support().why_not}"
@@ -331,8 +331,8 @@ def test_a_symlink_swapped_while_reading_leaks_nothing(tmp_path, monkeypatch):
     import threading
 
     from toolnexus import ToolContext
-    from toolnexus.builtins import Builtins
-    from toolnexus.workspace import Workspace
+    from toolnexus.tools.builtins import Builtins
+    from toolnexus.tools.workspace import Workspace
 
     home = tmp_path / "home"
     write_files(home, {".ssh/id_rsa": SECRET})

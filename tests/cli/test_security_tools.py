@@ -19,14 +19,14 @@ from pathlib import Path
 
 import pytest
 
-import toolnexus.builtins as builtins_module
+import toolnexus.tools.builtins as builtins_module
 from tests.support.cli_helpers import CLI, model_calls, tool_results, write_files
 from tests.support.pty_screen import PtySession
 from tests.support.stub_provider import Recorded, Reply, StubProvider, openai_stream
 from toolnexus import ToolContext, create_toolkit
-from toolnexus.approval import ApprovalPolicy
-from toolnexus.tools import Tool
-from toolnexus.workspace import Workspace, is_public
+from toolnexus.tools.approval import ApprovalPolicy
+from toolnexus.tools.tool import Tool
+from toolnexus.tools.workspace import Workspace, is_public
 
 ROOT = Path(__file__).parents[2]
 ASKED = "needs you|nobody can answer here"

@@ -1,4 +1,4 @@
-"""toolnexus.approval promises a decision ("allow", "ask", "deny") for every tool call:
+"""toolnexus.tools.approval promises a decision ("allow", "ask", "deny") for every tool call:
 by the tool rules (exact names before globs, case-sensitive), else the defaults (what
 changes things and every MCP tool asks; the rest runs); for `bash` alone, the command
 rules first, falling back to the tool's own rule when they say nothing. `approval_hook`
@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from toolnexus.approval import DENIED_BY_USER, ApprovalPolicy, approval_hook
-from toolnexus.toolkit import Toolkit
-from toolnexus.tools import Tool, ToolResult
+from toolnexus.tools.approval import DENIED_BY_USER, ApprovalPolicy, approval_hook
+from toolnexus.tools.tool import Tool, ToolResult
+from toolnexus.tools.toolkit import Toolkit
 
 
 def tool(name: str, source: str = "python") -> Tool:

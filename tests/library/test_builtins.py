@@ -1,4 +1,4 @@
-"""toolnexus.builtins promises the opt-in built-in tools, bound to a workspace: a tool
+"""toolnexus.tools.builtins promises the opt-in built-in tools, bound to a workspace: a tool
 that must ask first returns its approval request instead of failing (`guarded`);
 `read_file` numbers lines and pages through any file, a huge line or a huge file alike,
 saying where to go on; `list_dir`, `glob` and `grep` stop at their caps and say so, and
@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-import toolnexus.builtins as builtins_module
-from toolnexus.builtins import ALL, Builtins, builtin_tools, glob_regex, guarded
-from toolnexus.tools import ToolContext, ToolResult
-from toolnexus.workspace import ApprovalNeeded, Refused, Workspace
+import toolnexus.tools.builtins as builtins_module
+from toolnexus.tools.builtins import ALL, Builtins, builtin_tools, glob_regex, guarded
+from toolnexus.tools.tool import ToolContext, ToolResult
+from toolnexus.tools.workspace import ApprovalNeeded, Refused, Workspace
 
 ASKING = ToolResult("asking")
 

@@ -11,7 +11,7 @@ import warnings
 import pytest
 
 from toolnexus import RunCancelled, RunTimeout
-from toolnexus.control import RunControl
+from toolnexus._control import RunControl
 
 
 def deadline_in(seconds: float) -> float:

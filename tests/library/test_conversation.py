@@ -19,7 +19,7 @@ from tests.support.resilience_helpers import single_try_client
 from tests.support.stub_provider import Reply, openai_text
 from toolnexus import ProviderError, ToolnexusError
 from toolnexus.conversation import Conversation
-from toolnexus.toolkit import Toolkit
+from toolnexus.tools.toolkit import Toolkit
 from toolnexus.types import RunResult
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from tests.support.stub_provider import Reply, StubProvider
 from toolnexus import create_toolkit
-from toolnexus.workspace import Workspace
+from toolnexus.tools.workspace import Workspace
 
 
 async def fetch(stub: StubProvider, url: str) -> str:

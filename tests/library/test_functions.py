@@ -1,4 +1,4 @@
-"""toolnexus.functions promises Python functions as tools: a Tool is kept as it is, a
+"""toolnexus.tools.functions promises Python functions as tools: a Tool is kept as it is, a
 callable becomes one, and a file path gives one tool per public function with type hints
 defined in that file (not imported into it), its hints read even when they are strings or
 name something missing. A file is imported as a module of its own (two files may share a
@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from toolnexus.errors import ToolnexusError
-from toolnexus.functions import function_tools, public_functions
-from toolnexus.tools import Tool, ToolContext, define_tool
+from toolnexus.tools.functions import function_tools, public_functions
+from toolnexus.tools.tool import Tool, ToolContext, define_tool
 
 
 def write(path: Path, code: str) -> Path:

@@ -1,4 +1,4 @@
-"""Model calls with no proxy go through toolnexus/http_network.py (httpcore2 on asyncio's
+"""Model calls with no proxy go through toolnexus/transport/_network.py (httpcore2 on asyncio's
 own transports): what a server sees on the wire, and bodies too big for one send."""
 
 from __future__ import annotations

@@ -10,9 +10,9 @@ import httpx2
 import pytest
 
 from tests.support.stub_provider import Reply
+from toolnexus.context._windows import Window, WindowCache, Windows
 from toolnexus.models import list_models
-from toolnexus.windows import Window, WindowCache, Windows
-from toolnexus.wire.listing import find_listed, read_listing
+from toolnexus.wire._listing import find_listed, read_listing
 
 SHAPES: dict[str, tuple[dict[str, Any], int]] = {
     # the server's own window beats the model's trained or advertised one

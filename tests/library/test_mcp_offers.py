@@ -16,10 +16,10 @@ from tests.support.mcp_helpers import SERVERS, START, tool_messages
 from tests.support.resilience_helpers import single_try_client
 from tests.support.stub_provider import Reply, openai_text, openai_tool_call
 from toolnexus import ToolContext, ToolnexusError, create_toolkit
-from toolnexus.approval import ApprovalPolicy
 from toolnexus.mcp.elicitation import field_value, form_fields
 from toolnexus.mcp.prompts import complete, get_prompt
 from toolnexus.mcp.sampling import describe_sampling, sampling_prompt
+from toolnexus.tools.approval import ApprovalPolicy
 
 pytest.importorskip("mcp")
 

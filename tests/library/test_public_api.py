@@ -117,7 +117,9 @@ def test_no_library_module_imports_itself_round_about():
         for name, path in modules.items()
     }
     assert _cycle(graph) == []
-    assert graph["toolnexus.conversation"] and graph["toolnexus.toolkit"]  # the walk sees them
+    assert (
+        graph["toolnexus.conversation"] and graph["toolnexus.tools.toolkit"]
+    )  # the walk sees them
     assert _cycle({**graph, "toolnexus.errors": {"toolnexus.client"}})  # and would see one
 
 
@@ -149,7 +151,7 @@ def test_importing_one_submodule_does_not_load_the_whole_library():
     code = (
         "import sys, toolnexus.wire.base; "
         "print(sorted(m for m in ('toolnexus.client', 'toolnexus.loop', "
-        "'toolnexus.stores', 'toolnexus.context') if m in sys.modules))"
+        "'toolnexus.stores', 'toolnexus.context.keeper') if m in sys.modules))"
     )
     shown = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
@@ -205,3 +207,54 @@ def test_the_transcript_and_event_types_are_exported_with_their_keys():
     assert {"is_error", "pending"} <= toolnexus.ToolMessage.__optional_keys__
     assert toolnexus.ToolCall.__required_keys__ == {"id", "type", "function"}
     assert toolnexus.ToolResultEvent.__optional_keys__ == {"attachments"}
+
+
+ROOT = LIBRARY.parent
+
+
+def _cli_imports() -> list[tuple[str, str, str]]:
+    """(CLI file, library module, name) for every import of the library the CLI makes,
+    wherever it stands; name is "" for a module imported whole."""
+    found = []
+    for path in sorted((ROOT / "toolnexus_cli").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found += [
+                    (path.name, a.name, "") for a in node.names if a.name.startswith("toolnexus.")
+                ]
+            elif (
+                isinstance(node, ast.ImportFrom)
+                and (node.module or "").split(".")[0] == "toolnexus"
+            ):
+                found += [(path.name, node.module or "", a.name) for a in node.names]
+    return found
+
+
+def _private(dotted: str) -> bool:
+    return any(part.startswith("_") for part in dotted.split("."))
+
+
+def test_the_cli_uses_only_public_modules_and_names_of_the_library():
+    imports = _cli_imports()
+    assert len({module for _, module, _ in imports}) > 10  # the walk sees them
+    offenders = [
+        f"{file}: from {module} import {name}"
+        for file, module, name in imports
+        if _private(module) or (name.startswith("_") and name != "__version__")
+    ]
+    assert offenders == []
+
+
+def test_every_public_module_is_on_the_readme_map():
+    """A module not private by name is public: the README's layout names it."""
+    readme = (ROOT / "README.md").read_text()
+    layout = readme[readme.index("### Layout") :]
+    layout = layout[: layout.index("\n## ")]
+    public = [
+        name
+        for name, path in _modules().items()
+        if not _private(name) and path.name != "__init__.py" and name.count(".") >= 1
+    ]
+    assert len(public) > 20
+    missing = [name for name in public if f"{name.rpartition('.')[2]}.py" not in layout]
+    assert missing == []

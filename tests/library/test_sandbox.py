@@ -1,4 +1,4 @@
-"""toolnexus.sandbox and its launcher (_sandbox_exec.py): what a confined command may reach,
+"""toolnexus.tools.sandbox and its launcher (_sandbox_exec.py): what a confined command may reach,
 the environment it sees, what the banner says where there is no sandbox, and that nothing a
 command starts outlives it, whichever way the launcher keeps it in. The end-to-end promises
 (a hostile model with --yes) are in tests/cli/test_security_sandbox.py."""
@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.waiting import running_with, wait_until
-from toolnexus import sandbox as sandbox_module
-from toolnexus.sandbox import LAUNCHER, Sandbox, SandboxPolicy, Support, reaped, support
+from toolnexus.tools import sandbox as sandbox_module
+from toolnexus.tools.sandbox import LAUNCHER, Sandbox, SandboxPolicy, Support, reaped, support
 
 LINUX = sys.platform.startswith("linux")
 landlock = pytest.mark.skipif(support().abi == 0, reason=f"no Landlock: {support().why_not}")

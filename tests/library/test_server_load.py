@@ -1,4 +1,4 @@
-"""toolnexus.wire.load: whether a server says it is still busy (llama.cpp's /slots), read
+"""toolnexus.wire._load: whether a server says it is still busy (llama.cpp's /slots), read
 from whatever it answers; anything else means "it does not say"."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.stub_provider import llama_slots
-from toolnexus.wire.load import busy_reason, slots_url
+from toolnexus.wire._load import busy_reason, slots_url
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""toolnexus.skills promises skills read from folders holding a SKILL.md: front matter is
+"""toolnexus.tools.skills promises skills read from folders holding a SKILL.md: front matter is
 simple `key: value` lines between `---` fences on the first lines, and anything else
 (no fences, an unclosed one, fences further down) is no front matter at all; a SKILL.md
 without a name and a description is skipped with a warning, never an error; the `skill`
@@ -14,9 +14,15 @@ from pathlib import Path
 
 import pytest
 
-import toolnexus.skills as skills_module
-from toolnexus.skills import Skill, discover_skills, parse_skill_file, skill_tool, skills_prompt
-from toolnexus.tools import ToolContext
+import toolnexus.tools.skills as skills_module
+from toolnexus.tools.skills import (
+    Skill,
+    discover_skills,
+    parse_skill_file,
+    skill_tool,
+    skills_prompt,
+)
+from toolnexus.tools.tool import ToolContext
 
 
 def skill_at(folder: Path, text: str) -> Path:

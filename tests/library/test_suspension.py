@@ -21,7 +21,7 @@ from toolnexus import (
     make_request,
     suspend,
 )
-from toolnexus.suspension import declined, pending_request
+from toolnexus.tools.suspension import declined, pending_request
 from toolnexus.wire import STYLES
 
 KINDS = ["sync", "async"]

@@ -17,9 +17,9 @@ from tests.support.resilience_helpers import single_try_client
 from tests.support.stub_provider import Recorded, Reply, StubProvider, openai_stream
 from tests.support.waiting import eventually, running_with, wait_until
 from toolnexus import ToolnexusError, create_toolkit, define_tool
-from toolnexus.approval import DENIED_BY_USER, ApprovalPolicy, approval_hook
-from toolnexus.functions import function_tools
-from toolnexus.skills import discover_skills, skill_tool, skills_prompt
+from toolnexus.tools.approval import DENIED_BY_USER, ApprovalPolicy, approval_hook
+from toolnexus.tools.functions import function_tools
+from toolnexus.tools.skills import discover_skills, skill_tool, skills_prompt
 
 
 def write(path: Path, text: str) -> Path:

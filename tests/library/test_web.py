@@ -1,5 +1,5 @@
-"""toolnexus.web: `fetch_page` GETs a page for a model. Every hop is judged before it is made:
-only http(s), the host resolved once and its addresses judged by the workspace (however
+"""toolnexus.tools._web: `fetch_page` GETs a page for a model. Every hop is judged before it is
+made: only http(s), the host resolved once and its addresses judged by the workspace (however
 the address is spelled), the connection made to the judged address with the name kept in
 the Host header; redirects are judged one hop at a time. The body comes back as text: a
 binary type or body is refused, at most 1 MiB of it (decompressed) is read and a cut is
@@ -13,10 +13,10 @@ import socket
 import pytest
 
 from tests.support.stub_provider import Reply, StubProvider
-from toolnexus import web
-from toolnexus.tools import ToolContext
-from toolnexus.web import MAX_FETCH_BYTES, fetch_page
-from toolnexus.workspace import ApprovalNeeded, Refused, Workspace
+from toolnexus.tools import _web as web
+from toolnexus.tools._web import MAX_FETCH_BYTES, fetch_page
+from toolnexus.tools.tool import ToolContext
+from toolnexus.tools.workspace import ApprovalNeeded, Refused, Workspace
 
 MIB = 1024 * 1024
 TRUNCATED = "\n\n[truncated: fetch_url reads at most 1024 KiB of a body]"

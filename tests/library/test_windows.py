@@ -1,5 +1,5 @@
-"""toolnexus.windows: a model's context window and where it came from. An explicit value wins,
-then what an overflow error taught, then the endpoint's listing (asked once per TTL, its
+"""toolnexus.context._windows: a model's context window and where it came from. An explicit
+value wins, then what an overflow error taught, then the endpoint's listing (asked once per TTL, its
 silence remembered too), then the built-in table; "unknown" when none says. Whatever a
 listing or a cache file holds, only a positive integer counts as a window, and a broken
 or unwritable cache only costs a lookup. A cache key never keeps a secret from the URL."""
@@ -12,8 +12,8 @@ import stat
 
 import pytest
 
-from toolnexus import windows as windows_module
-from toolnexus.windows import (
+from toolnexus.context import windows as windows_module
+from toolnexus.context._windows import (
     ENDPOINT,
     OVERFLOW,
     Window,

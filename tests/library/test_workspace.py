@@ -1,4 +1,4 @@
-"""toolnexus.workspace: what the built-in tools may touch. A path is judged where it really
+"""toolnexus.tools.workspace: what the built-in tools may touch. A path is judged where it really
 leads (`~`, `..`, every symlink resolved): inside the root it is permitted, outside it asks
 (naming where it leads), a secret or special file is refused whatever anyone answers, and
 path rules ("allow" / "ask" / "deny", the most specific first) decide before that; only an
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from toolnexus.rules import checked_rules
-from toolnexus.tools import ToolContext
-from toolnexus.workspace import (
+from toolnexus.tools.rules import checked_rules
+from toolnexus.tools.tool import ToolContext
+from toolnexus.tools.workspace import (
     ApprovalNeeded,
     Refused,
     Workspace,

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from typing import IO, Any
 
-USER_MODULES = "toolnexus_functions_"  # how toolnexus.functions names a loaded file
+USER_MODULES = "toolnexus_functions_"  # how toolnexus.tools.functions names a loaded file
 _DEFAULT_IGNORED = (
     DeprecationWarning,
     PendingDeprecationWarning,

@@ -17,7 +17,7 @@ import pytest
 from tests.support.cli_helpers import CLI, SUSPENDING_TOOLS, tool_results
 from tests.support.pty_screen import PtySession, opener
 from tests.support.stub_provider import Recorded, Reply, StubProvider, openai_stream
-from toolnexus.sandbox import support
+from toolnexus.tools.sandbox import support
 
 ROWS, COLS = 40, 120
 QUESTION = re.escape("[y]es / [n]o / [a]lways (this session):")

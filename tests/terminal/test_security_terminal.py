@@ -180,7 +180,7 @@ def test_mcp_server_stderr_is_a_bounded_harmless_tail(tmp_path):
 
 
 def test_the_stderr_tail_is_bounded():
-    from toolnexus.mcp.process import STDERR_TAIL, StderrTail
+    from toolnexus.mcp._process import STDERR_TAIL, StderrTail
 
     tail = StderrTail()
     for _ in range(1000):

@@ -25,11 +25,11 @@ import os
 from collections.abc import Awaitable, Callable, Iterable
 from typing import NamedTuple, Protocol
 
-from ..tools import Tool
+from ..tools.tool import Tool
+from ._process import STDERR_TAIL
 from .config import STARTUP_TIMEOUT, McpConfig
 from .content import convert_content
 from .pool import ServerPool
-from .process import STDERR_TAIL
 from .server import McpServer, ServerStatus
 
 __all__ = [

@@ -19,10 +19,10 @@ from urllib.parse import parse_qs, urlsplit
 
 from ..errors import ToolnexusError
 from ..visible import visible
+from ._connection import ClientSide, Connection, Offer
+from ._process import StderrTail
 from .auth import ServerTokens, TokenFile, has_own_authorization, oauth
 from .config import ServerSpec
-from .connection import ClientSide, Connection, Offer
-from .process import StderrTail
 from .server import import_sdk
 
 CALLBACK_PATH = "/callback"

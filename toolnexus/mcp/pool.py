@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from ..tools import Tool
+from ..tools.tool import Tool
 from ..visible import visible
 from .auth import TokenFile
 from .config import STARTUP_TIMEOUT, McpConfig, read_specs

@@ -10,7 +10,7 @@ from typing import Any
 from ..content import Attachment
 from ..errors import ToolnexusError
 from ..visible import visible
-from .connection import dump
+from ._connection import dump
 from .content import convert_content
 from .server import McpServer
 

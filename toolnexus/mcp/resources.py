@@ -8,9 +8,9 @@ from collections.abc import Callable
 
 from ..content import Attachment
 from ..errors import ToolnexusError
-from ..tools import Tool, ToolResult
+from ..tools.tool import Tool, ToolResult
 from ..visible import visible
-from .connection import dump
+from ._connection import dump
 from .content import convert_content
 from .server import McpServer
 

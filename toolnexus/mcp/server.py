@@ -28,10 +28,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from ..errors import ToolnexusError
-from ..tools import Tool, ToolContext, ToolResult
-from .auth import LOGIN_HINT, ServerTokens, TokenFile, has_own_authorization, oauth
-from .config import STARTUP_TIMEOUT, ServerSpec
-from .connection import (
+from ..tools.tool import Tool, ToolContext, ToolResult
+from ._connection import (
     ClientSide,
     Connection,
     Offer,
@@ -40,8 +38,10 @@ from .connection import (
     dump,
     session_lost,
 )
+from ._process import StderrTail
+from .auth import LOGIN_HINT, ServerTokens, TokenFile, has_own_authorization, oauth
+from .config import STARTUP_TIMEOUT, ServerSpec
 from .content import convert_content
-from .process import StderrTail
 
 log = logging.getLogger("toolnexus.mcp")
 
@@ -201,7 +201,7 @@ class McpServer:
 
     async def stop(self) -> None:
         """End it and wait until it has ended; it says goodbye within STOP_WAIT, or is cut
-        off (a stdio server's process is ended at once either way, see process.py)."""
+        off (a stdio server's process is ended at once either way, see _process.py)."""
         task = self._task
         if task is None or task.done():
             return

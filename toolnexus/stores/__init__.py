@@ -12,7 +12,9 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
+from ._attachments import referenced
 from .base import (
+    SNIPPET_MARK,
     AttachmentInfo,
     ConversationStore,
     ForkPoint,
@@ -35,6 +37,7 @@ __all__ = [
     "ForkPoint",
     "MemoryStore",
     "PostgresStore",
+    "SNIPPET_MARK",
     "SQLiteStore",
     "StoreError",
     "Thread",
@@ -43,6 +46,7 @@ __all__ = [
     "ThreadStore",
     "VersionedStore",
     "open_store",
+    "referenced",
 ]
 
 _LAZY = {"SQLiteStore": ".sqlite", "PostgresStore": ".postgres"}

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from ..content import AUDIO_FORMATS, MAX_ATTACHMENT_BYTES
-from ..content import _size as size_text
+from ..content import byte_size as size_text
 from ..types import Message
 from .base import AttachmentInfo, StoreError
 

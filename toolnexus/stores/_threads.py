@@ -10,11 +10,10 @@ import re
 from typing import Any
 
 from ..types import Message, calls_of
-from .base import StoreError
+from .base import SNIPPET_MARK, StoreError
 
 TITLE_MAX = 80
 SNIPPET_WORDS = 12
-MARK = "**"  # search snippets wrap each matched word in these
 
 
 # ---------------------------------------------------------------- message text, titles
@@ -163,7 +162,7 @@ def text_matches(text: str, terms: list[str]) -> bool:
 
 
 def snippet(text: str, terms: list[str], words: int = SNIPPET_WORDS) -> str:
-    """About `words` words of `text` around the first match, matches wrapped in MARK."""
+    """About `words` words of `text` around the first match, matches wrapped in SNIPPET_MARK."""
     tokens = text.split()
     if not tokens:
         return ""
@@ -174,5 +173,5 @@ def snippet(text: str, terms: list[str], words: int = SNIPPET_WORDS) -> str:
     first = next((i for i, tok in enumerate(tokens) if hit(tok)), 0)
     start = max(0, first - words // 3)
     shown = tokens[start : start + words]
-    out = " ".join(f"{MARK}{tok}{MARK}" if hit(tok) else tok for tok in shown)
+    out = " ".join(f"{SNIPPET_MARK}{tok}{SNIPPET_MARK}" if hit(tok) else tok for tok in shown)
     return ("…" if start > 0 else "") + out + ("…" if start + words < len(tokens) else "")

@@ -12,6 +12,8 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 from ..errors import ToolnexusError
 from ..types import Message
 
+SNIPPET_MARK = "**"  # a search snippet wraps each matched word in these
+
 
 @dataclass(frozen=True)
 class AttachmentInfo:

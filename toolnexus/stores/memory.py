@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..content import MAX_ATTACHMENT_BYTES
-from ..marks import is_sent
+from ..context.marks import is_sent
 from ..types import Message
 from ._attachments import Blob, Ref, Split, join, split_all
 from ._threads import (

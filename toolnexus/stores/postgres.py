@@ -20,8 +20,8 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from ..content import MAX_ATTACHMENT_BYTES
-from ._threads import MARK, SNIPPET_WORDS, tsquery
-from .base import StoreError
+from ._threads import SNIPPET_WORDS, tsquery
+from .base import SNIPPET_MARK, StoreError
 from .sql import INFO_COLUMNS, Row, SQLStore
 
 # Numbered migrations: (number, name, statements). `{s}` is the schema prefix.
@@ -302,7 +302,7 @@ class PostgresStore(SQLStore):
         self, conn: Any, terms: list[str], limit: int | None
     ) -> list[tuple[tuple[Any, ...], str]]:
         options = (
-            f'StartSel="{MARK}", StopSel="{MARK}", MaxWords={SNIPPET_WORDS}, '
+            f'StartSel="{SNIPPET_MARK}", StopSel="{SNIPPET_MARK}", MaxWords={SNIPPET_WORDS}, '
             f"MinWords={max(SNIPPET_WORDS // 3, 1)}, HighlightAll=false"
         )
         columns = ", ".join("t." + c.strip() for c in INFO_COLUMNS.split(","))

@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from ..content import MAX_ATTACHMENT_BYTES
-from ..marks import is_sent
+from ..context.marks import is_sent
 from ..types import Message
 from ._attachments import Blob, Ref, digests, join, restored_text, split_all
 from ._threads import (

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from ..content import MAX_ATTACHMENT_BYTES
-from ._threads import MARK, SNIPPET_WORDS, fts5_query
-from .base import StoreError
+from ._threads import SNIPPET_WORDS, fts5_query
+from .base import SNIPPET_MARK, StoreError
 from .sql import INFO_COLUMNS, Row, SQLStore
 
 # Numbered migrations: (number, name, statements). Append new ones; never edit old ones.
@@ -315,7 +315,8 @@ class SQLiteStore(SQLStore):
     ) -> list[tuple[tuple[Any, ...], str]]:
         best: dict[str, str] = {}
         rows = conn.execute(
-            f"SELECT m.thread_id, snippet(messages_fts, 0, '{MARK}', '{MARK}', '…', "
+            "SELECT m.thread_id, "
+            f"snippet(messages_fts, 0, '{SNIPPET_MARK}', '{SNIPPET_MARK}', '…', "
             f"{SNIPPET_WORDS}) FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
             "WHERE messages_fts MATCH ? ORDER BY rank",
             (fts5_query(terms),),

@@ -28,16 +28,7 @@ from ..types import (
     is_tool,
     is_user,
 )
-from .base import (
-    NO_OPTIONS,
-    ModelReply,
-    RequestOptions,
-    StreamAssembler,
-    ToolSpec,
-    WireStyle,
-    context_overflow,
-)
-from .common import (
+from ._common import (
     assistant_message,
     canonical_call,
     element,
@@ -48,6 +39,15 @@ from .common import (
     put_count,
     text_of,
     tokens,
+)
+from .base import (
+    NO_OPTIONS,
+    ModelReply,
+    RequestOptions,
+    StreamAssembler,
+    ToolSpec,
+    WireStyle,
+    context_overflow,
 )
 
 API_VERSION = "2023-06-01"

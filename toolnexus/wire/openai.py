@@ -22,16 +22,7 @@ from ..types import (
     is_assistant,
     is_tool,
 )
-from .base import (
-    NO_OPTIONS,
-    ModelReply,
-    RequestOptions,
-    StreamAssembler,
-    ToolSpec,
-    WireStyle,
-    context_overflow,
-)
-from .common import (
+from ._common import (
     assistant_message,
     canonical_call,
     element,
@@ -42,6 +33,15 @@ from .common import (
     optional,
     text_of,
     token_usage,
+)
+from .base import (
+    NO_OPTIONS,
+    ModelReply,
+    RequestOptions,
+    StreamAssembler,
+    ToolSpec,
+    WireStyle,
+    context_overflow,
 )
 
 # The keys each role may carry on the wire; canonical extras (reasoning, thinking

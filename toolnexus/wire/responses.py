@@ -24,16 +24,7 @@ from ..types import (
     is_tool,
     is_user,
 )
-from .base import (
-    NO_OPTIONS,
-    ModelReply,
-    RequestOptions,
-    StreamAssembler,
-    ToolSpec,
-    WireStyle,
-    context_overflow,
-)
-from .common import (
+from ._common import (
     assistant_message,
     canonical_call,
     element,
@@ -44,6 +35,15 @@ from .common import (
     optional,
     text_of,
     token_usage,
+)
+from .base import (
+    NO_OPTIONS,
+    ModelReply,
+    RequestOptions,
+    StreamAssembler,
+    ToolSpec,
+    WireStyle,
+    context_overflow,
 )
 
 # Encrypted reasoning items ride on the canonical assistant message under this key, exactly

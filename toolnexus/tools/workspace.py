@@ -39,12 +39,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .command_rules import CommandRules
+from ._command_rules import CommandRules
 from .rules import checked_rules, has_wildcard
 from .sandbox import Sandbox, SandboxPolicy
 from .secret_files import KnownSecrets, holds_credentials, is_git_config, looks_secret
 from .suspension import suspend
-from .tools import ToolContext, ToolResult
+from .tool import ToolContext, ToolResult
 
 MAX_GIT_CONFIG = 1024 * 1024  # bytes of a .git/config read to look for credentials
 _SEARCH = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC

@@ -16,7 +16,7 @@ import socket
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from .tools import ToolContext
+from .tool import ToolContext
 from .workspace import Refused, Workspace
 
 MAX_FETCH_BYTES = 1024 * 1024  # of (decompressed) body
@@ -109,7 +109,7 @@ async def _page_text(url: str, reply: Any) -> str:
     except LookupError:  # a charset Python does not know
         text = data.decode("utf-8", "replace")
     if "html" in mime:
-        from .html_text import html_to_text  # html.entities is large: not at start-up
+        from ._html_text import html_to_text  # html.entities is large: not at start-up
 
         text = html_to_text(text)
     note = (

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
-from ._await import maybe_await
-from .content import Attachment
-from .types import Answer
+from ..callbacks import maybe_await
+from ..content import Attachment
+from ..types import Answer
 
 # A default the toolkit fills in (`None` means "use the toolkit's").
 DEFAULT_TIMEOUT_S = 120.0

@@ -12,9 +12,9 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
-from .tool_clock import counted
-from .tools import DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_S, Tool, ToolContext, ToolResult
-from .wire import ToolSpec, wire_style
+from ..wire import ToolSpec, wire_style
+from ._clock import counted
+from .tool import DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_S, Tool, ToolContext, ToolResult
 
 
 class ToolSource(Protocol):
@@ -204,7 +204,7 @@ async def create_toolkit(
     `functions`: callables, or paths of Python files whose public typed functions become
     tools. `skills_dir`: a folder searched for **/SKILL.md. `builtins`: True for every
     built-in tool, or a list of their names; `workspace`: where they act (a
-    `toolnexus.workspace.Workspace`, or a folder; default the working folder).
+    `toolnexus.tools.workspace.Workspace`, or a folder; default the working folder).
 
     `mcp_config`: an mcp.json path or dict. Its servers start in the background (this
     returns at once) and their tools are offered while they run; a model call waits for
@@ -236,7 +236,7 @@ async def create_toolkit(
                 toolkit.register(skill_tool(skills))
                 toolkit.instructions.append(skills_prompt(skills))
         if mcp_config is not None:
-            from .mcp import ServerPool
+            from ..mcp import ServerPool
 
             if mcp_roots is None and toolkit.workspace is not None:
                 mcp_roots = [toolkit.workspace.root]

@@ -10,7 +10,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from .tools import Tool, ToolResult, define_tool
+from .tool import Tool, ToolResult, define_tool
 
 MAX_LISTED_FILES = 200
 

@@ -1,14 +1,12 @@
 """Rules on a bash command line ("allow" / "ask" / "deny" by glob pattern), matched on the
-command as the shell parses it (shell.py). The approval policy's [approval.commands] and the
+command as the shell parses it (_command_line.py). The approval policy's [approval.commands] and the
 workspace's rules on leaving the sandbox are both CommandRules."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .command_vetting import allow_covers
-from .rules import Ruling, checked_rules
-from .shell import (
+from ._command_line import (
     Parsed,
     matches_as_written,
     names_program,
@@ -16,6 +14,8 @@ from .shell import (
     programs_run,
     words_anywhere,
 )
+from ._command_vetting import allow_covers
+from .rules import Ruling, checked_rules
 
 
 class CommandRules:

@@ -19,12 +19,12 @@ from types import SimpleNamespace
 from typing import Any
 
 from ..errors import ToolnexusError
-from ..tool_clock import held
+from ..tools._clock import held
 from ..visible import visible
+from ._process import CommandNotFound, ServerProcess, StderrTail
 from .auth import LOGIN_HINT, LoginNeeded, has_own_authorization
 from .config import ServerSpec
 from .elicitation import answer_elicitation
-from .process import CommandNotFound, ServerProcess, StderrTail
 from .requests import ServerRequests
 from .sampling import answer_sampling
 

@@ -1,105 +1,58 @@
-"""Context windows, token estimates, and compaction of what is SENT.
+"""ContextKeeper: a client's context state and the decisions made before each request.
 
-The thread keeps every message. When a request would pass the policy's threshold (a share
-of the model's window, minus the reply's max_tokens), older turns are summarized by the
-same model into one record message appended to the thread; `marks.sendable` sends the
-record in their place. Sent verbatim: system messages, the first prompt, pinned messages,
-the last prompt, and the newest whole groups that fit (a tool call is never parted from
-its results). If the summary request cannot fit, the oldest turns are left out instead,
-and the record and event say so. An overflow error from the endpoint compacts once more
-and the turn is retried once (loop.py); then the error says what did not fit.
-
-Token counts: what the endpoint counted for the last reply (the request's prompt tokens,
-and the reply's own completion tokens when it reports them) plus characters/4 for what was
-added since, or characters/4 for all of it when no reply has been seen. A prompt larger
-than the whole window is refused before anything is asked of the model.
+It knows the policy, the model's window (_windows.py) and the real prompt token counts of
+recent replies; before a request it says whether the thread fits or a compaction must be
+made first (plan.py, summary.py); after an overflow error it works out a smaller request;
+and it reports what `/context` shows. A prompt larger than the whole window is refused
+before anything is asked of the model.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any
 
-from .errors import ContextOverflow, ProviderError
-from .events import add_usage, compaction_event
+from ..errors import ContextOverflow, ProviderError
+from ..events import add_usage
+from ..types import CompactionEvent, CompactionInfo, Message, Usage, UserMessage
+from ..wire._common import text_of
+from ..wire.base import RequestOptions
+from ._estimate import CHARS_PER_TOKEN, MESSAGE_OVERHEAD, message_tokens, text_tokens
+from ._windows import Window, WindowCache, Windows
 from .marks import (
     COMPACTION_KEY,
-    PINNED_KEY,
     Span,
     active_spans,
-    is_prompt,
     last_prompt,
-    pin,
     sendable,
     sent_indices,
-    unpin,
 )
-from .transport import JsonReply, StreamEvents
-from .types import CompactionEvent, CompactionInfo, Message, Usage, UserMessage, calls_of
-from .windows import Window, WindowCache, Windows
-from .wire.base import RequestOptions
-from .wire.common import text_of
+from .plan import Budget, Compaction, Draft, plan_compaction
+from .summary import (
+    DEFAULT_SUMMARIZER_PROMPT,
+    REPLY_BUDGET_KEYS,
+    SUMMARY_TOKENS,
+    ModelTarget,
+    ask_model,
+    record_text,
+    summary_line,
+    summary_request,
+)
 
 if TYPE_CHECKING:
-    from .control import RunControl
-    from .transport import Transport
-    from .wire import ModelReply
-    from .wire.base import WireStyle
+    from .._control import RunControl
 
 
-class ModelTarget(Protocol):
-    """What compaction needs to ask the model itself (the loop's LoopSettings is one):
-    this module and loop.py do not import each other."""
-
-    wire: WireStyle
-    url: str
-    headers: dict[str, str]
-    model: str
-    transport: Transport
-    request_params: dict[str, Any]
-
-
-__all__ = [
-    "Compaction",
-    "ContextKeeper",
-    "ContextPolicy",
-    "ContextReport",
-    "Outgoing",
-    "apply_compaction",
-    "message_tokens",
-    "pin",
-    "unpin",
-]
-
-
-DEFAULT_SUMMARIZER_PROMPT = (
-    "You write the running summary of a conversation between a user and an AI assistant, "
-    "so that the assistant can go on without the full transcript. Keep, precisely and "
-    "completely: every instruction, rule and preference the user gave (in their words); "
-    "decisions made and why; names, numbers, file paths, identifiers, URLs, commands and "
-    "code that matter; what tools found; and open tasks and questions, with their state. "
-    "Leave out greetings, repetition and anything already settled that no longer matters. "
-    "Write plain text in the conversation's language, as short as that allows."
-)
-SUMMARY_HEADER = "[summary of earlier conversation]"
-LEFT_OUT_HEADER = "[earlier conversation left out]"
-CUT_MARK = " [...]"  # ends a summary cut to the share it was asked for
-CHARS_PER_TOKEN = 4
-MESSAGE_OVERHEAD = 4  # tokens a message costs beyond its text (role, separators)
-PART_TOKENS = 800  # an image or document part, roughly
 SMALLEST_WINDOW = 2048  # below threshold x this, a request is sent without looking the window up
-SUMMARY_TOKENS = 1024  # the summary's share of the window, at most (an eighth on small ones)
+
+
 TOO_LONG_HINT = (
     "too long for this model: shorten it, unpin messages, or use a model with a larger window"
 )
-# Output-shaping request parameters that would bend the summary's reply out of shape.
-_NOT_FOR_SUMMARY = frozenset({"response_format", "text", "tool_choice", "parallel_tool_calls"})
-_BUDGET_KEYS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
 
 
 @dataclass(frozen=True)
@@ -132,37 +85,6 @@ class ContextPolicy:
             raise ValueError("ContextPolicy.window must be a positive number of tokens")
 
 
-# ----------------------------------------------------------------------------- estimates
-
-
-def message_tokens(message: Message) -> int:
-    """About how many tokens a message costs in a request (characters/4)."""
-    content = message.get("content")
-    if type(content) is str and "tool_calls" not in message:  # the common case, fast
-        return -(-len(content) // CHARS_PER_TOKEN) + MESSAGE_OVERHEAD
-    chars = 0
-    if isinstance(content, str):
-        chars = len(content)
-    elif isinstance(content, list):
-        for part in content:
-            text = part.get("text") if isinstance(part, dict) else None
-            if isinstance(text, str):
-                chars += len(text)
-            else:
-                chars += PART_TOKENS * CHARS_PER_TOKEN
-    calls = message.get("tool_calls")
-    if isinstance(calls, list):
-        for call in calls:
-            fn = call.get("function") if isinstance(call, dict) else None
-            if isinstance(fn, dict):
-                chars += len(str(fn.get("name") or "")) + len(str(fn.get("arguments") or ""))
-    return -(-chars // CHARS_PER_TOKEN) + MESSAGE_OVERHEAD
-
-
-def _text_tokens(text: str | None) -> int:
-    return -(-len(text or "") // CHARS_PER_TOKEN)
-
-
 @dataclass
 class Outgoing:
     """One request about to be built: the thread (a compaction appends its record to it),
@@ -178,242 +100,10 @@ class Outgoing:
     def fixed_tokens(self) -> int:
         """What the system prompt and the tool schemas cost."""
         tools = json.dumps(self.tools, ensure_ascii=False) if self.tools else ""
-        return _text_tokens(self.system) + _text_tokens(tools)
+        return text_tokens(self.system) + text_tokens(tools)
 
     async def fetch_json(self, url: str) -> Any:
         return await self.settings.transport.get_json(url, self.settings.headers, self.control)
-
-
-# ----------------------------------------------------------------------------- planning
-
-
-@dataclass
-class _Plan:
-    summarize: list[int]  # thread indices, in sent order (an older record counts as one)
-    kept: list[int]  # thread indices inside the span that stay verbatim
-    first: int
-    last: int
-    kept_tokens: int  # what stays, system and tools included
-    first_prompt_kept: bool
-
-
-def _units(messages: list[Message], order: list[int]) -> list[tuple[int, int]]:
-    """The sent order cut into groups [start, end) of positions: a tool call with its
-    results is one group, any other message is one."""
-    units, pos, count = [], 0, len(order)
-    while pos < count:
-        end = pos + 1
-        if messages[order[pos]].get("tool_calls"):
-            while end < count and messages[order[end]].get("role") == "tool":
-                end += 1
-        units.append((pos, end))
-        pos = end
-    return units
-
-
-class _Budget(NamedTuple):
-    """Request sizes in tokens: compact above `limit`, down to `target`; nothing larger
-    than `hard` can be sent at all (the window less the reply's share)."""
-
-    limit: float
-    target: float
-    hard: float
-
-
-def _plan(
-    messages: list[Message],
-    order: list[int],
-    spans: list[Span],
-    *,
-    fixed: int,
-    budget: _Budget,
-    reserve: int,
-    keep_last: int,
-    scale: float = 1.0,
-    keep_first: bool = True,
-) -> _Plan | None:
-    """What to summarize so the request gets under the target (the summary's `reserve`
-    included); None if nothing can be. The first prompt stays (with `keep_first`) unless it
-    cannot be sent with what must stay."""
-    tokens = [message_tokens(messages[i]) * scale for i in order]
-    units = _units(messages, order)
-    unit_tokens = [sum(tokens[s:e]) for s, e in units]
-    prompts = [u for u, (s, _) in enumerate(units) if is_prompt(messages[order[s]])]
-    keep: set[int] = set(prompts[-1:])
-    for u, (s, e) in enumerate(units):
-        group = [messages[order[p]] for p in range(s, e)]
-        if any(m.get(PINNED_KEY) or m.get("role") == "system" for m in group):
-            keep.add(u)
-    kept_tokens = fixed + reserve + sum(unit_tokens[u] for u in keep)
-    first_kept = False
-    if prompts and (
-        prompts[0] in keep or keep_first and kept_tokens + unit_tokens[prompts[0]] <= budget.hard
-    ):
-        first_kept = True
-        if prompts[0] not in keep:
-            keep.add(prompts[0])
-            kept_tokens += unit_tokens[prompts[0]]
-    turn = 1
-    for u in range(len(units) - 1, -1, -1):
-        start = messages[order[units[u][0]]]
-        if u not in keep:
-            if (
-                COMPACTION_KEY in start
-                or turn > keep_last
-                or kept_tokens + unit_tokens[u] > budget.target
-            ):
-                break
-            keep.add(u)
-            kept_tokens += unit_tokens[u]
-        if is_prompt(start):
-            turn += 1
-    summarize = [order[p] for u, (s, e) in enumerate(units) if u not in keep for p in range(s, e)]
-    if not summarize:
-        return None
-    by_record = {span.record: span for span in spans}
-    first = min(by_record[i].first if i in by_record else i for i in summarize)
-    last = max(summarize)
-    chosen = set(summarize)
-    kept = [i for i in order if first <= i <= last and i not in chosen]
-    return _Plan(summarize, kept, first, last, round(kept_tokens - reserve), first_kept)
-
-
-# ----------------------------------------------------------------------------- summary
-
-
-def _render(message: Message) -> str:
-    """One message as a line of the transcript the summarizer reads."""
-    text = (
-        text_of(message.get("content"))
-        if not isinstance(message.get("content"), str)
-        else message["content"]
-    )
-    if COMPACTION_KEY in message:
-        return f"Summary of what came before: {text}"
-    role = message.get("role")
-    if role == "assistant":
-        lines = [f"Assistant: {text}"] if text else []
-        for call in calls_of(message):
-            fn = call.get("function") if isinstance(call, dict) else None
-            if isinstance(fn, dict):
-                lines.append(f"Assistant called the tool {fn.get('name')}({fn.get('arguments')})")
-        return "\n".join(lines)
-    label = {"user": "User", "tool": "Tool result", "system": "System"}.get(str(role), "Note")
-    return f"{label}: {text}"
-
-
-def _summary_request(lines: list[str], instructions: str | None) -> str:
-    also = f" Also: {instructions.strip()}" if instructions and instructions.strip() else ""
-    body = "\n\n".join(lines)
-    return f"Summarize the conversation below.{also}\n\n<conversation>\n{body}\n</conversation>"
-
-
-async def ask_model(
-    settings: ModelTarget, control: RunControl, system: str, text: str, max_tokens: int
-) -> ModelReply:
-    """One non-streaming request without tools (the summary), outside the agent loop:
-    no hooks, no turn; its reply asked to be at most `max_tokens` (under the budget key
-    the client's own options use, else the style's)."""
-    wire = settings.wire
-    params = {k: v for k, v in settings.request_params.items() if k not in _NOT_FOR_SUMMARY}
-    budget_key = next((k for k in _BUDGET_KEYS if k in params), wire.reply_budget_key)
-    params = {k: v for k, v in params.items() if k not in _BUDGET_KEYS}
-    params[budget_key] = max_tokens
-    body = wire.build_body(
-        model=settings.model,
-        messages=[{"role": "user", "content": text}],
-        system=system,
-        tools=[],
-        stream=False,
-        # asked once: writing it to a prompt cache would only cost more
-        options=RequestOptions(params=params, prompt_cache=False),
-    )
-    assembler = None
-    replies = settings.transport.send(
-        settings.url,
-        settings.headers,
-        body,
-        control,
-        stream_error=wire.stream_error,
-        preamble=wire.preamble_events,
-    )
-    async with contextlib.aclosing(replies):
-        async for reply in replies:
-            if isinstance(reply, JsonReply):
-                return wire.parse_reply(reply.data)
-            if isinstance(reply, StreamEvents):  # a server that streams whatever it was asked
-                assembler = assembler or wire.new_stream()
-                for event, data in reply.events:
-                    assembler.feed(event, data)
-    if assembler is None:
-        raise ProviderError("the endpoint sent no reply to the summary request")
-    return assembler.finish()
-
-
-# ----------------------------------------------------------------------------- results
-
-
-@dataclass
-class Draft:
-    """A compaction worked out but not made yet: what it summarizes (`plan`), those
-    messages as the summarizer reads them (`lines`, of which the ones before `start` do
-    not fit its request and are left out), and what its record will say."""
-
-    plan: _Plan
-    lines: list[str]
-    start: int
-    before: int  # tokens of the request before it
-    reason: str  # "threshold", "overflow" or "manual"
-    reserve: int  # tokens the summary may take
-    hard: float  # tokens the request must stay under
-    scale: float  # what the endpoint counts over the characters/4 estimate
-    instructions: str | None = None
-    fallback: Draft | None = None  # the same, summarizing the first prompt too
-
-    @property
-    def messages(self) -> int:
-        """How many thread messages it summarizes (or leaves out)."""
-        return len(self.plan.summarize)
-
-
-@dataclass
-class Compaction:
-    """A compaction worked out for a thread: `record` is the message that stands in for
-    what it summarizes. Made by ContextKeeper.compact (a preview: nothing applied yet)
-    or automatically; `apply` adds it to the thread it was made for."""
-
-    record: UserMessage
-    thread_length: int  # the thread's length when it was made
-
-    @property
-    def info(self) -> CompactionInfo:
-        return self.record[COMPACTION_KEY]
-
-    @property
-    def summary(self) -> str:
-        return str(self.record["content"])
-
-    def event(self) -> CompactionEvent:
-        info = self.info
-        return compaction_event(
-            info["before_tokens"],
-            info["after_tokens"],
-            info["messages"],
-            method=info["method"],
-            dropped=info["dropped"],
-            reason=info["reason"],
-        )
-
-    def apply(self, messages: list[Message]) -> list[Message]:
-        return apply_compaction(messages, self)
-
-
-def apply_compaction(messages: list[Message], compaction: Compaction) -> list[Message]:
-    """A new list: `messages` with the compaction's record appended. Refused (ValueError)
-    if the thread is not the one it was worked out for."""
-    if len(messages) != compaction.thread_length:
-        raise ValueError("the thread changed since this compaction was worked out: compact again")
-    return [*messages, compaction.record]
 
 
 @dataclass
@@ -443,9 +133,6 @@ class ContextReport:
     @property
     def percent(self) -> float | None:
         return 100 * self.fill / self.window if self.window else None
-
-
-# ----------------------------------------------------------------------------- the keeper
 
 
 class ContextKeeper:
@@ -525,7 +212,7 @@ class ContextKeeper:
             budget = self._budget(out, window)
         else:  # nobody says how large the window is: aim at half of what was refused
             refused = used or estimate * scale
-            budget = _Budget(refused / 2, refused / 2, refused * 0.9)
+            budget = Budget(refused / 2, refused / 2, refused * 0.9)
         draft = self._draft(
             out,
             order,
@@ -594,7 +281,7 @@ class ContextKeeper:
         budget = plan = None
         if window.size:
             budget = self._budget(out, window.size)
-            plan = _plan(
+            plan = plan_compaction(
                 out.messages,
                 order,
                 spans,
@@ -624,9 +311,9 @@ class ContextKeeper:
         window = (await self.windows.resolve(out.fetch_json)).size
         if window:
             limit = self._budget(out, window).limit
-            budget = _Budget(limit, limit, window - self._reply_budget(out))
+            budget = Budget(limit, limit, window - self._reply_budget(out))
         else:
-            budget = _Budget(float("inf"), float("inf"), float("inf"))
+            budget = Budget(float("inf"), float("inf"), float("inf"))
         draft = self._draft(
             out, order, spans, fill, window, budget, reason="manual", instructions=instructions
         )
@@ -647,15 +334,15 @@ class ContextKeeper:
                 options=RequestOptions(params=settings.request_params),
             )
             self._reply_max = next(
-                (body[k] for k in _BUDGET_KEYS if type(body.get(k)) is int and body[k] > 0), 0
+                (body[k] for k in REPLY_BUDGET_KEYS if type(body.get(k)) is int and body[k] > 0), 0
             )
         return self._reply_max
 
-    def _budget(self, out: Outgoing, window: int) -> _Budget:
+    def _budget(self, out: Outgoing, window: int) -> Budget:
         """The sizes for `window`. A max_tokens of half the window or more counts as
         half: the reply rarely takes all it may."""
         reply = min(self._reply_budget(out), window // 2)
-        return _Budget(
+        return Budget(
             self.policy.threshold * window - reply,
             self.policy.target * window - reply,
             window - reply,
@@ -712,7 +399,7 @@ class ContextKeeper:
         spans: list[Span],
         before: int,
         window: int | None,
-        budget: _Budget,
+        budget: Budget,
         *,
         reason: str,
         scale: float = 1.0,
@@ -723,7 +410,7 @@ class ContextKeeper:
         that keeps the first prompt verbatim carries the one that summarizes that prompt too
         (it stays in the thread), for when its summary, cut to its share, does not fit."""
         reserve = self._reserve(window)
-        plan = _plan(
+        plan = plan_compaction(
             out.messages,
             order,
             spans,
@@ -736,9 +423,9 @@ class ContextKeeper:
         )
         if plan is None:
             return None
-        room = budget.limit - reserve - _text_tokens(self.policy.summarizer_prompt) - 64
-        lines = [_render(out.messages[i]) for i in plan.summarize]
-        sizes = [_text_tokens(line) * scale + MESSAGE_OVERHEAD for line in lines]
+        room = budget.limit - reserve - text_tokens(self.policy.summarizer_prompt) - 64
+        lines = [summary_line(out.messages[i]) for i in plan.summarize]
+        sizes = [text_tokens(line) * scale + MESSAGE_OVERHEAD for line in lines]
         start, total = len(lines), 0.0
         while start > 0 and total + sizes[start - 1] <= room:
             start -= 1
@@ -782,8 +469,8 @@ class ContextKeeper:
         )
         dropped = len(lines) if summary is None else start
         # text the endpoint counts as denser than characters/4 (`scale`) is cut shorter
-        content = _record_text(summary, dropped, len(lines), int(reserve * CHARS_PER_TOKEN / scale))
-        after = plan.kept_tokens + (_text_tokens(content) + MESSAGE_OVERHEAD) * scale
+        content = record_text(summary, dropped, len(lines), int(reserve * CHARS_PER_TOKEN / scale))
+        after = plan.kept_tokens + (text_tokens(content) + MESSAGE_OVERHEAD) * scale
         info: CompactionInfo = {
             "summarized": [plan.first, plan.last],
             "kept": plan.kept,
@@ -812,7 +499,7 @@ class ContextKeeper:
                 out.settings,
                 out.control,
                 self.policy.summarizer_prompt,
-                _summary_request(lines, instructions),
+                summary_request(lines, instructions),
                 reserve,
             )
         except ProviderError as exc:
@@ -840,25 +527,6 @@ def _does_not_fit(
         body=error.body if error is not None else None,
         context_overflow=error.context_overflow if error is not None else overflow,
     )
-
-
-def _record_text(summary: str | None, dropped: int, total: int, limit: int) -> str:
-    """A compaction record's text, at most `limit` characters when there is a summary: one
-    longer than the share it was asked for (a verbose model) is cut to fit."""
-    if summary is None:
-        return (
-            f"{LEFT_OUT_HEADER}\n{total} earlier messages were left out: they did not "
-            "fit the model's context window, even to be summarized."
-        )
-    head = SUMMARY_HEADER + "\n"
-    if dropped:
-        head += (
-            f"(The {dropped} oldest of these messages did not fit the model's context "
-            "window and were left out.)\n"
-        )
-    if len(head) + len(summary) > limit:
-        summary = summary[: max(0, limit - len(head) - len(CUT_MARK))].rstrip() + CUT_MARK
-    return head + summary
 
 
 def with_window(policy: ContextPolicy, window: int | None) -> ContextPolicy:

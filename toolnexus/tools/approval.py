@@ -24,13 +24,13 @@ import fnmatch
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ._await import maybe_await
+from ..callbacks import maybe_await
+from ._command_rules import CommandRules
 from .builtins import CHANGING
-from .command_rules import CommandRules
 from .rules import DECISIONS, Ruling, checked_rules
 from .suspension import NOBODY_TO_ASK
+from .tool import Tool, ToolResult
 from .toolkit import Toolkit
-from .tools import Tool, ToolResult
 
 __all__ = [
     "DECISIONS",

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final, NamedTuple
 
-from .types import Message, UserMessage
+from ..types import Message, UserMessage
 
 DROPPED_KEY: Final = "dropped"
 # On an assistant message cut short by cancel or a deadline (it is kept and sent).
@@ -33,7 +33,7 @@ RETRIED = "retried"  # /retry asked the same question again
 FAILED = "failed"  # the turn ended in an error; /retry offers its prompt
 REFUSED = "refused"  # the model refused the prompt: sending the exchange again invites more
 SYSTEM_PROMPT = "system prompt"  # on a system message: the thread's system prompt from here on
-COMPACTION_KEY: Final = "compaction"  # on a record: what it summarizes (see context.py)
+COMPACTION_KEY: Final = "compaction"  # on a record: what it summarizes (see plan.py)
 FAILED_WITH_KEY: Final = "failed_with"  # on the prompt of a turn that ended in an error: the error
 PINNED_KEY: Final = "pinned"  # sent verbatim, never summarized
 NOTICE_KEY: Final = "notice"  # on a user message the program wrote for the model

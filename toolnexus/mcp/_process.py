@@ -25,7 +25,7 @@ import signal
 from collections.abc import AsyncIterator
 from typing import Any
 
-from ..sandbox import reaped
+from ..tools.sandbox import reaped
 from ..visible import visible
 from .config import ServerSpec
 

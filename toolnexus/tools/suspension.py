@@ -12,8 +12,8 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
-from .tools import ToolResult
-from .types import Answer, Request
+from ..types import Answer, Request
+from .tool import ToolResult
 
 # What answers a suspended tool's request for the loop (sync or async).
 WaitFor = Callable[[Request], Answer | Awaitable[Answer]]

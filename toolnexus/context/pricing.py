@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from .types import Usage
+from ..types import Usage
 
 if TYPE_CHECKING:
-    from .types import RunResult
+    from ..types import RunResult
 
 PER = Decimal(1_000_000)
 # Anthropic bills a 5-minute cache write at 1.25 times the input price; the other providers

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from .shell import ASSIGNMENT, SHELLS, WRAPPERS, program
+from ._command_line import ASSIGNMENT, SHELLS, WRAPPERS, program
 
 # Programs that run a program or script they are given, have a shell escape (less, man and
 # editors run commands; LESSOPEN runs one on every file), or print the environment, where

@@ -18,12 +18,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from .command_run import run_command
-from .linear_regex import glob_regex, line_regex, matching_lines
+from ._command_run import run_command
+from ._linear_regex import glob_regex, line_regex, matching_lines
+from ._web import fetch_page
 from .sandbox import reaped
 from .secret_files import looks_secret
-from .tools import Tool, ToolContext, define_tool
-from .web import fetch_page
+from .tool import Tool, ToolContext, define_tool
 from .workspace import ApprovalNeeded, Refused, Workspace, approved, ask
 
 MAX_LINES = 2000

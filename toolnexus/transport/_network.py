@@ -9,7 +9,7 @@ pooling, keep-alive and TLS policy stay httpcore2's; proxies stay httpx2's (the 
 mounts its own proxy transports in front of this one).
 
 Imported only when a model call is made: it imports httpx2 and httpcore2 (declared in
-pyproject.toml; HTTP/2 when h2 is installed, tested in tests/test_transport.py). It saves
+pyproject.toml; HTTP/2 when h2 is installed, tested in tests/library/test_http_network.py). It saves
 about a fifth of the CPU of an agent run (bench/loop.py) over httpx2's anyio transport.
 """
 
@@ -203,7 +203,7 @@ def _connect_errors() -> Iterator[None]:
         yield
     except TimeoutError as exc:
         raise httpcore2.ConnectTimeout(str(exc) or "timed out") from exc
-    except OSError as exc:  # ssl.SSLError included: transport.py reads the cause
+    except OSError as exc:  # ssl.SSLError included: _failures.py reads the cause
         raise httpcore2.ConnectError(str(exc) or type(exc).__name__) from exc
 
 

@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from .errors import ToolnexusError
-from .tools import Tool, define_tool
+from ..errors import ToolnexusError
+from .tool import Tool, define_tool
 
 
 def function_tools(functions: Iterable[Callable[..., Any] | str | Path]) -> list[Tool]:

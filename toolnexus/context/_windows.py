@@ -2,7 +2,7 @@
 
 In order: an explicit value; the size an overflow error named (evidence beats what any
 listing says); the endpoint's model listing (`GET {base}/models`, read by the one listing
-reader, `wire/listing.py`; for llama.cpp its `/props` first), asked once and remembered
+reader, `wire/_listing.py`; for llama.cpp its `/props` first), asked once and remembered
 with a TTL; a small built-in table of common models. What the endpoint said, or that it
 said nothing, and what an overflow taught are kept in a cache: a JSON file (0600) when
 the caller names one, else memory.
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from .wire.listing import find_listed, read_listing
+from ..wire._listing import find_listed, read_listing
 
 FetchJSON = Callable[[str], Awaitable[Any]]  # GET url -> its JSON body, or None
 

@@ -1,10 +1,11 @@
-"""toolnexus.shell: a command line read the way the shell reads it, for the command rules.
+"""toolnexus.tools._command_line: a command line read the way the shell reads it, for the
+command rules.
 `Parsed` cuts it into simple commands, also those inside `$(...)` and backticks, and calls
 it plain only when it is one command with nothing chained, substituted or redirected; a
 line nobody can read (unbalanced quotes) is not ok. `programs_run` names every program a
 command runs, through wrappers (`sudo`, `env`, `xargs`...) and scripts (`bash -c`, `eval`,
 `env -S`). Patterns match word for word as written, or, for deny rules, the program
-however it is spelled. `allow_covers` (toolnexus.command_vetting) says which commands an
+however it is spelled. `allow_covers` (toolnexus.tools._command_vetting) says which commands an
 "allow" rule covers: for git, sed, tar, find, awk, sort, rg and fd only the forms known to
 read only, never a program that runs others or has a shell escape, and for the rest any
 command without an option known to write files or run code."""
@@ -16,8 +17,7 @@ import time
 
 import pytest
 
-from toolnexus.command_vetting import allow_covers
-from toolnexus.shell import (
+from toolnexus.tools._command_line import (
     Parsed,
     matches_as_written,
     names_program,
@@ -25,6 +25,7 @@ from toolnexus.shell import (
     program,
     programs_run,
 )
+from toolnexus.tools._command_vetting import allow_covers
 
 
 def commands(line: str) -> list[list[str]]:

@@ -1,0 +1,11 @@
+"""Tools: what a model may call, the toolkit that runs them, and what keeps them safe.
+
+`tool` (a callable plus its schema, and its result), `toolkit` (the set a run may call and
+how calls execute), `functions` and `skills` (tools from Python files and skill folders),
+`builtins` (files, search, a shell, the web) acting inside a `workspace`, `approval` with
+its `rules`, the OS `sandbox` every command runs in, `secret_files`, and `suspension` (a
+tool that needs a person). Internal: the command-line reader (`_command_line`,
+`_command_rules`, `_command_vetting`), running one command (`_command_run`,
+`_sandbox_exec`), `fetch_url` (`_web`, `_html_text`), `_linear_regex` and `_clock` (tools'
+time limits).
+"""

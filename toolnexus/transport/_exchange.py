@@ -1,0 +1,277 @@
+"""Transport: one model call over httpx2, from the request to the reply, retried as
+_retries.py says, every wait interruptible by the run's control.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any
+
+from .._control import RunControl
+from ..bounded_json import loads_bounded
+from ..errors import IdleTimeout, ProviderError
+from ..events import retry_event
+from ..options import Retries, Timeouts
+from ..types import RetryEvent
+from ._body import (
+    MAX_DECOMPRESSED_BYTES,
+    body_start,
+    check_status,
+    is_compressed,
+    read_json,
+    read_sse,
+    reads_as_json,
+    unexpected,
+)
+from ._channel import DATA, END, FAIL, HEAD, Channel, hang_up
+from ._connections import USER_AGENT, Pool, new_pool, socks_errors_mapped
+from ._failures import http_failure, transport_failure
+from ._replies import JsonReply, Reply, Retrying, StreamError, StreamEvents
+from ._retries import MAX_BUSY_WAIT_S, LoadCheck, Retryable, output_begins, retry_delay
+
+if TYPE_CHECKING:
+    import httpx2
+
+
+class Transport:
+    def __init__(
+        self,
+        *,
+        retries: Retries,
+        timeouts: Timeouts,
+        describe_error: Callable[[int, str | None], ProviderError],
+        http_client: httpx2.AsyncClient | None = None,
+        load_check: LoadCheck | None = None,
+    ) -> None:
+        self.retries = retries
+        self.timeouts = timeouts
+        self.describe_error = describe_error
+        self.load_check = load_check  # asked before retrying after an idle timeout
+        self._caller_client = http_client  # the caller's: used, never closed
+        self._pools: dict[tuple[asyncio.AbstractEventLoop, bool], Pool] = {}
+        self._timeout: httpx2.Timeout | None = None
+        self._timeout_extension: dict[str, float | None] | None = None
+
+    def _pool(self, url: str) -> Pool:
+        """The connection pool of the running event loop for `url` (connections belong to
+        one loop): one for https URLs, one for plain http ones, which never loads the TLS
+        trust store."""
+        key = (asyncio.get_running_loop(), url[:6].lower() == "https:")
+        pool = self._pools.get(key)
+        if pool is None:
+            for stale in [k for k in self._pools if k[0].is_closed()]:
+                del self._pools[stale]
+            pool = self._pools[key] = new_pool(secure=key[1])
+        return pool
+
+    def _request_timeout(self) -> httpx2.Timeout:
+        if self._timeout is None:
+            import httpx2
+
+            self._timeout = httpx2.Timeout(
+                connect=self.timeouts.connect_s,
+                read=self.timeouts.idle_s,
+                write=self.timeouts.idle_s,
+                pool=self.timeouts.connect_s,
+            )
+        return self._timeout
+
+    async def _open(
+        self, method: str, url: str, headers: dict[str, str], content: bytes | None = None
+    ) -> httpx2.Response:
+        """Send one request; the response, its body unread. A caller's client, or ours
+        behind a proxy, gets it through `send` (auth, hooks, cookies and proxy mounts
+        apply). With no proxy our client has none of those and never follows a redirect,
+        so the request goes straight to its transport (_network.py: httpcore2's pool,
+        TLS and limits)."""
+        import httpx2
+
+        headers = {"user-agent": USER_AGENT, **headers}
+        if self._caller_client is not None:
+            client, direct = self._caller_client, None
+        else:
+            client, direct = self._pool(url)
+        with socks_errors_mapped():
+            if direct is None:
+                request = client.build_request(
+                    method, url, content=content, headers=headers, timeout=self._request_timeout()
+                )
+                return await client.send(request, stream=True, follow_redirects=False)
+            if self._timeout_extension is None:
+                self._timeout_extension = self._request_timeout().as_dict()
+            request = httpx2.Request(
+                method,
+                url,
+                content=content,
+                headers={**client.headers, **{k.lower(): v for k, v in headers.items()}},
+                extensions={"timeout": self._timeout_extension},
+            )
+            response = await direct.handle_async_request(request)
+        response.request = request
+        return response
+
+    async def aclose(self) -> None:
+        """Close this loop's own connection pools (a caller's client stays open)."""
+        loop = asyncio.get_running_loop()
+        for secure in (False, True):
+            pool = self._pools.pop((loop, secure), None)
+            if pool is not None:
+                await pool.client.aclose()
+
+    async def send(
+        self,
+        url: str,
+        headers: dict[str, str],
+        body: dict[str, Any],
+        control: RunControl,
+        *,
+        stream_error: StreamError | None = None,
+        preamble: frozenset[str] = frozenset(),
+    ) -> AsyncGenerator[Reply]:
+        """Yield Retrying before each retry, then the reply: one JsonReply, or a series of
+        StreamEvents.
+
+        `stream_error(event, data)` tells an error sent inside a stream. An overloaded
+        server often answers 200 and then sends an error before any output (only events
+        named in `preamble` may come first): that is retried like an HTTP error."""
+        attempt = 0
+        while True:
+            control.check()
+            started = False
+            try:
+                async with contextlib.aclosing(self._attempt(url, headers, body, control)) as items:
+                    async for item in items:
+                        if (
+                            not started
+                            and isinstance(item, StreamEvents)
+                            and stream_error is not None
+                        ):
+                            started = output_begins(item.events, stream_error, preamble)
+                        else:
+                            started = True
+                        yield item
+                return
+            except Retryable as failure:
+                if started:
+                    raise failure.error from None
+                attempt += 1
+                delay = await retry_delay(self.retries, failure, attempt, control)
+                if isinstance(failure.error, IdleTimeout):
+                    async for event in self._while_busy(headers, control, attempt):
+                        yield Retrying(event)
+                yield Retrying(retry_event(attempt, delay, failure.reason))
+                await control.sleep(delay)
+
+    async def _while_busy(
+        self, headers: dict[str, str], control: RunControl, attempt: int
+    ) -> AsyncIterator[RetryEvent]:
+        """Wait while the server says it is still busy (with the request that timed out,
+        likely): a retry now would queue behind it. A retry event each time it is asked."""
+        check, poll = self.load_check, self.retries.busy_poll_s
+        waited = 0.0
+        while check is not None and waited < MAX_BUSY_WAIT_S:
+            reason = check.read(await self.get_json(check.url, headers, control))
+            if reason is None:
+                return
+            yield retry_event(attempt, poll, reason)
+            await control.sleep(poll)
+            waited += poll
+
+    async def _attempt(
+        self, url: str, headers: dict[str, str], body: dict[str, Any], control: RunControl
+    ) -> AsyncGenerator[JsonReply | StreamEvents]:
+        channel = Channel()
+        producer = asyncio.get_running_loop().create_task(
+            self._produce(channel, url, headers, body)
+        )
+        unsubscribe = control.subscribe(channel.interrupt)
+        # If the run ends while this generator is left suspended (the loop raised, or its
+        # consumer stopped reading), nobody resumes it to run the `finally` below until
+        # the garbage collector does: hang up now instead.
+        forget = control.on_close(lambda: hang_up(producer))
+        try:
+            kind, *head = await channel.get()
+            if kind == HEAD:
+                start = await body_start(channel)
+                if reads_as_json(start, content_type=head[0], expects_json=head[1]):
+                    yield JsonReply(await read_json(channel, control))
+                else:
+                    async for events in read_sse(channel, control):
+                        yield StreamEvents(events)
+            else:
+                unexpected(kind, head, control)
+        finally:
+            unsubscribe()
+            forget()
+            if not producer.done():
+                hang_up(producer)
+                await asyncio.gather(producer, return_exceptions=True)
+
+    async def _produce(
+        self, channel: Channel, url: str, headers: dict[str, str], body: dict[str, Any]
+    ) -> None:
+        response: httpx2.Response | None = None
+        try:
+            content = json.dumps(body, ensure_ascii=False).encode()
+            response = await self._open(
+                "POST", url, {"content-type": "application/json", **headers}, content
+            )
+            content_type = check_status(response, url)
+            if response.status_code >= 400:
+                raise await http_failure(response, self.describe_error)
+            await channel.put((HEAD, content_type, not body.get("stream")))
+            limit = MAX_DECOMPRESSED_BYTES if is_compressed(response) else None
+            size = 0
+            async for chunk in response.aiter_bytes():
+                if limit is not None:
+                    size += len(chunk)
+                    if size > limit:
+                        raise ProviderError(
+                            f"the endpoint's reply inflates to more than {limit >> 20} MiB"
+                        )
+                await channel.put((DATA, chunk))
+            await channel.put((END,))
+        except asyncio.CancelledError:
+            raise
+        except Retryable as failure:
+            await channel.put((FAIL, failure))
+        except Exception as exc:  # a transport failure, a ProviderError, or a bug: never hang
+            await channel.put((FAIL, transport_failure(exc, url, self.timeouts.idle_s)))
+        finally:
+            if response is not None:
+                await response.aclose()
+
+    async def get_json(
+        self,
+        url: str,
+        headers: dict[str, str],
+        control: RunControl,
+        *,
+        limit: int = 8 * 1024 * 1024,
+    ) -> Any:
+        """One GET (no retries) for endpoint metadata: the JSON body of a 200 answer, or
+        None for any other answer, a body over `limit` bytes, or a failed connection.
+        Only an interruption of the run is raised."""
+        import httpx2
+
+        async def fetch() -> Any:
+            response = await self._open("GET", url, headers)
+            try:
+                if response.status_code != 200:
+                    return None
+                raw = b""
+                async for chunk in response.aiter_bytes():
+                    raw += chunk
+                    if len(raw) > limit:
+                        return None
+                return loads_bounded(raw)
+            finally:
+                await response.aclose()
+
+        try:
+            return await control.race(fetch())
+        except (httpx2.HTTPError, httpx2.InvalidURL, ValueError):
+            return None

@@ -1,0 +1,132 @@
+"""When and how soon a failed model call is tried again: which answers are worth another
+try (the status, or the server's `x-should-retry`), the wait a server asks for
+(`retry-after-ms`, `Retry-After`), backoff with jitter, the caller's `on_error`, and an
+error sent inside a stream before any output.
+"""
+
+from __future__ import annotations
+
+import inspect
+import random
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from .._control import RunControl
+from ..errors import ProviderError
+from ..options import Retries
+from ._replies import StreamError
+
+if TYPE_CHECKING:
+    pass
+
+
+RETRYABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504, 529})
+
+
+MAX_RETRY_AFTER_S = 60.0
+
+
+MAX_BUSY_WAIT_S = 600.0  # then the call is retried anyway
+
+
+class Retryable(Exception):
+    def __init__(self, error: ProviderError, reason: str, delay: float | None = None) -> None:
+        self.error = error
+        self.reason = reason
+        self.delay = delay  # what the server asked for, if it did
+
+
+class LoadCheck(NamedTuple):
+    """Where a server says how busy it is (a GET of JSON), and how to read why it cannot
+    take a request now (None: it can, or it does not say)."""
+
+    url: str
+    read: Callable[[Any], str | None]
+
+
+def retry_wanted(status: int, headers: Mapping[str, str]) -> bool:
+    """Whether a failed request is worth sending again: as the server says in
+    `x-should-retry` ("true" or "false", as the official SDKs obey it), else by its status."""
+    said = headers.get("x-should-retry", "").strip().lower()
+    if said in ("true", "false"):
+        return said == "true"
+    return status in RETRYABLE_STATUS
+
+
+def parse_retry_after(headers: Mapping[str, str]) -> float | None:
+    """The wait a server asked for, in seconds: `retry-after-ms`, or `Retry-After` in its
+    delay-seconds form. An HTTP-date or anything unparseable gives None (use backoff)."""
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            seconds = float(value.strip()) / scale
+        except ValueError:
+            continue
+        if seconds >= 0 and seconds == seconds and seconds != float("inf"):
+            return seconds
+    return None
+
+
+def output_begins(
+    events: list[tuple[str, str]], stream_error: StreamError, preamble: frozenset[str]
+) -> bool:
+    """Whether these events carry output; raises Retryable for a retryable error that
+    comes before any."""
+    for event, data in events:
+        error = stream_error(event, data)
+        if error is not None:
+            if error.status in RETRYABLE_STATUS:
+                reason = (
+                    "rate limited"
+                    if error.status == 429
+                    else (f"the server reported {error.provider_message or error.status}")
+                )
+                raise Retryable(error, reason)
+            return True  # not retryable: the stream's own reading raises it
+        if event not in preamble:
+            return True
+    return False
+
+
+async def retry_delay(
+    retries: Retries, failure: Retryable, attempt: int, control: RunControl
+) -> float:
+    """How long to wait before retry number `attempt`, or raise the error to give up."""
+    error = failure.error
+    decision = "retry" if attempt <= retries.count else "fail"
+    if retries.on_error is not None and attempt <= retries.count:
+        info = {
+            "status": error.status,
+            "message": str(error),
+            "attempt": attempt,
+            "reason": failure.reason,
+            "retry_after": failure.delay,
+            "error": error,
+        }
+        outcome = retries.on_error(info)
+        if inspect.isawaitable(outcome):
+            outcome = await control.race(outcome)
+        decision = outcome or decision
+    if failure.delay is not None:
+        remaining = control.remaining()
+        if failure.delay > MAX_RETRY_AFTER_S or (
+            remaining is not None and failure.delay > remaining
+        ):
+            # Say how long the server asked for, whether or not retries were left:
+            # "wait an hour" is what the user needs to know.
+            raise ProviderError(
+                f"{error} - the server asked to wait {failure.delay:g} s before retrying,"
+                " longer than this run can wait",
+                status=error.status,
+                provider_message=error.provider_message,
+                retry_after=failure.delay,
+                body=error.body,
+            ) from None
+    if decision != "retry":
+        raise error
+    if failure.delay is not None:
+        return failure.delay
+    backoff = retries.base_s * 2.0 ** (attempt - 1)
+    return backoff * (0.5 + random.random() / 2)
