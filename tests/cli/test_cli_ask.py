@@ -286,9 +286,16 @@ TERMINAL_AND_OTHER_COMMANDS = (
 )
 
 
-# What this question (OpenAI style, every setting from the environment) has no use for:
-# the other providers' wire styles, and the TOML reader of a config file it does not have.
-NOT_THIS_QUESTION = ("toolnexus.wire.anthropic", "toolnexus.wire.responses", "tomllib")
+# What this question (OpenAI style, a SQLite store, every setting from the environment)
+# has no use for: the other providers' wire styles, the other stores, and the TOML reader
+# of a config file it does not have.
+NOT_THIS_QUESTION = (
+    "toolnexus.wire.anthropic",
+    "toolnexus.wire.responses",
+    "toolnexus.stores.memory",
+    "toolnexus.stores.postgres",
+    "tomllib",
+)
 
 
 def test_a_piped_ask_without_tools_imports_only_what_it_uses(cli, stub, tmp_path):
