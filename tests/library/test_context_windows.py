@@ -12,7 +12,7 @@ import stat
 
 import pytest
 
-from toolnexus.context import windows as windows_module
+from toolnexus.context import _windows as windows_module
 from toolnexus.context._windows import (
     ENDPOINT,
     OVERFLOW,
