@@ -20,7 +20,7 @@ from .hooks import Hooks, HookSource
 from .loop import LoopSettings, agent_loop, context_outgoing
 from .options import ErrorHook, Retries, Timeouts, resolve_options
 from .params import check_request_params
-from .stores import ConversationStore, MemoryStore, VersionedStore
+from .stores import ConversationStore, VersionedStore
 from .tools.suspension import WaitFor
 from .tools.toolkit import Toolkit
 from .transport import LoadCheck, Transport, check_endpoint, check_headers
@@ -373,7 +373,11 @@ def create_client(
         with_window(context or DEFAULT_CONTEXT, context_window), base_url=base_url, model=model
     )
     settings.context = keeper if context is not None else None
-    return Client(settings, store if store is not None else MemoryStore(), keeper)
+    if store is None:
+        from .stores.memory import MemoryStore
+
+        store = MemoryStore()
+    return Client(settings, store, keeper)
 
 
 def _at_least_one(name: str, count: int) -> int:

@@ -9,7 +9,6 @@ import difflib
 import os
 import re
 import stat
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -243,6 +242,8 @@ def load_config(flag: str | None = None) -> Config:
         if flag or os.environ.get("TOOLNEXUS_CONFIG"):
             raise UsageError(f"{path}: no such config file")
         return Config(path)
+    import tomllib  # not needed when there is no file (every setting from the environment)
+
     text = _read_own_file(path)
     try:
         data = tomllib.loads(text)

@@ -187,9 +187,9 @@ class Redactor:
 def key_variables() -> set[str]:
     """Every environment variable a key could come from: each style's and the fallbacks."""
     from toolnexus.client import FALLBACK_KEY_ENV
-    from toolnexus.wire import STYLES
+    from toolnexus.wire import KEY_ENVS
 
-    return {"TOOLNEXUS_API_KEY", FALLBACK_KEY_ENV, *(s.key_env for s in STYLES.values())}
+    return {"TOOLNEXUS_API_KEY", FALLBACK_KEY_ENV, *KEY_ENVS.values()}
 
 
 def _masked_userinfo(match: re.Match[str]) -> str:

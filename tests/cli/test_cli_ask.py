@@ -286,10 +286,22 @@ TERMINAL_AND_OTHER_COMMANDS = (
 )
 
 
+# What this question (OpenAI style, a SQLite store, every setting from the environment)
+# has no use for: the other providers' wire styles, the other stores, and the TOML reader
+# of a config file it does not have.
+NOT_THIS_QUESTION = (
+    "toolnexus.wire.anthropic",
+    "toolnexus.wire.responses",
+    "toolnexus.stores.memory",
+    "toolnexus.stores.postgres",
+    "tomllib",
+)
+
+
 def test_a_piped_ask_without_tools_imports_only_what_it_uses(cli, stub, tmp_path):
     """Start-up is paid by every piped question (the import budget of issue 26): what
-    serves tools waits until a tool is offered, and nothing of the terminal or of the
-    other commands is loaded."""
+    serves tools waits until a tool is offered, nothing of the terminal or of the other
+    commands is loaded, and neither are the other styles nor a config file's reader."""
     loaded = tmp_path / "modules"
     code = (
         "import atexit, sys; path = sys.argv.pop(); atexit.register(lambda: open(path, 'w')"
@@ -312,3 +324,4 @@ def test_a_piped_ask_without_tools_imports_only_what_it_uses(cli, stub, tmp_path
         if m.split(".")[0] in TERMINAL_AND_OTHER_COMMANDS or m in TERMINAL_AND_OTHER_COMMANDS
     )
     assert unused == []
+    assert sorted(modules.intersection(NOT_THIS_QUESTION)) == []

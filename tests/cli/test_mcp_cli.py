@@ -1,5 +1,6 @@
-"""MCP servers in `toolnexus ask` and `toolnexus mcp list`, run as real processes against
-the loopback stub: `ask` waits for the servers it starts, saying so; it exits at once after
+"""MCP servers in `toolnexus ask` and `toolnexus mcp list` against the loopback stub (real
+processes where a test needs one: its signals, its exit, its stderr while it waits; else in
+process): `ask` waits for the servers it starts, saying so; it exits at once after
 its answer, and after Ctrl-C during a call, whatever a server still does (the order of
 events is tested, never a time: bench/mcp_exit.py measures it); `mcp list` shows each
 server as `/mcp` does.
@@ -104,7 +105,7 @@ def test_a_server_that_fails_while_ask_waits_is_one_warning_line(cli, stub, tmp_
         {"crashes": {"command": "sh", "args": ["-c", "echo 'no config file' >&2; exit 2"]}},
     )
     stub.handler = lambda rec: openai_stream("answered anyway")
-    result = cli.run("ask", "--mcp", str(config), "hi")
+    result = cli.call("ask", "--mcp", str(config), "hi")
     assert result.code == 0 and result.stdout == "answered anyway\n", result
     assert result.stderr.splitlines() == [
         "warning: MCP server crashes failed: it exited with status 2 while waiting for the "
@@ -122,7 +123,7 @@ def test_mcp_list_shows_each_server_like_slash_mcp(cli, tmp_path):
             "off": {"command": "sh", "disabled": True},
         },
     )
-    result = cli.run("mcp", "list", "--mcp", str(config), timeout=WAIT_S * 2)
+    result = cli.call("mcp", "list", "--mcp", str(config))
     assert result.code == 1, result  # one server failed
     lines = result.stdout.splitlines()
     assert lines[0] == "calc  stdio  ok"
@@ -136,13 +137,13 @@ def test_mcp_list_shows_each_server_like_slash_mcp(cli, tmp_path):
     assert lines[crashed + 1 : crashed + 3] == ["  stderr:", "    bad ^[[31mconfig"]
     assert lines[-1] == "off  stdio  disabled"
 
-    listed = cli.run("mcp", "list", "--json", "--mcp", str(config), timeout=WAIT_S * 2)
+    listed = cli.call("mcp", "list", "--json", "--mcp", str(config))
     rows = {row["name"]: row for row in json.loads(listed.stdout)}
     assert rows["calc"]["status"] == "ok" and rows["calc"]["prompts"] == ["review"]
     assert rows["crashes"]["stderr"] == ["bad ^[[31mconfig"]
 
 
 def test_mcp_list_without_servers_is_a_usage_error(cli):
-    result = cli.run("mcp", "list")
+    result = cli.call("mcp", "list")
     assert result.code == 2
     assert result.stderr.startswith("error: no MCP servers are configured")

@@ -1,7 +1,8 @@
 """What an MCP server asks of `toolnexus ask`, where nobody is at a terminal: an
 elicitation is declined and a sampling request refused, each with one line on stderr,
 unless a rule ("sampling:NAME" = "allow") lets that server use the model, which then
-answers it. Real processes against the loopback stub."""
+answers it. `toolnexus` runs in process (the server is a real one) against the loopback
+stub."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ from tests.support.mcp_helpers import SERVERS, mcp_file
 from tests.support.stub_provider import Recorded, openai_stream
 
 cli, stub = cli_helpers.cli, cli_helpers.stub
-SLOW = 120.0  # seconds a run may take: a loaded machine starts a server slowly
 
 pytest.importorskip("mcp")
 
@@ -31,7 +31,7 @@ def offers(tmp_path) -> str:
 
 def test_an_elicitation_is_declined_with_one_line(cli, stub, tmp_path):
     model_calls(stub, [("offers_who", {})], "no one answered")
-    result = cli.run("ask", "--yes", "--mcp", offers(tmp_path), "who am I?", timeout=SLOW)
+    result = cli.call("ask", "--yes", "--mcp", offers(tmp_path), "who am I?")
     assert result.code == 0 and result.stdout == "no one answered\n", result
     assert result.stderr.splitlines() == [
         "toolnexus: declined the MCP server offers's request for input (Who are you?): "
@@ -42,7 +42,7 @@ def test_an_elicitation_is_declined_with_one_line(cli, stub, tmp_path):
 
 def test_sampling_is_refused_without_a_rule(cli, stub, tmp_path):
     model_calls(stub, [("offers_summarize", {"text": "abc"})], "refused")
-    result = cli.run("ask", "--yes", "--mcp", offers(tmp_path), "summarize abc", timeout=SLOW)
+    result = cli.call("ask", "--yes", "--mcp", offers(tmp_path), "summarize abc")
     assert result.code == 0, result
     assert result.stderr.splitlines() == [
         "toolnexus: refused the MCP server offers's sampling request: nobody can approve it "
@@ -65,7 +65,7 @@ def test_a_rule_lets_a_server_sample_and_the_model_answers_it(cli, stub, tmp_pat
         return openai_stream("done")
 
     stub.handler = handler
-    result = cli.run("ask", "--yes", "--mcp", offers(tmp_path), "summarize abc", timeout=SLOW)
+    result = cli.call("ask", "--yes", "--mcp", offers(tmp_path), "summarize abc")
     assert result.code == 0 and result.stdout == "done\n", result
     assert result.stderr == ""
     sampled = stub.requests[1].json
@@ -78,7 +78,7 @@ def test_a_rule_lets_a_server_sample_and_the_model_answers_it(cli, stub, tmp_pat
 
 
 def test_mcp_list_shows_instructions_templates_prompt_commands_and_task_only_tools(cli, tmp_path):
-    result = cli.run("mcp", "list", "--mcp", offers(tmp_path), timeout=SLOW)
+    result = cli.call("mcp", "list", "--mcp", offers(tmp_path))
     assert result.code == 0, result
     lines = result.stdout.splitlines()
     assert "  resource templates (1): note://items/{item}" in lines

@@ -1,6 +1,8 @@
 """Remote MCP servers: OAuth and the legacy HTTP+SSE transport, against real servers built
 on the SDK (tests/support/mcp_servers/oauth_server.py is its own authorization server;
-sse_server.py speaks only HTTP+SSE), with the real `toolnexus` command.
+sse_server.py speaks only HTTP+SSE; each started once for the module), with the real
+`toolnexus` command: in process, but for `mcp login`, which runs while the test plays the
+browser.
 
 `toolnexus mcp login` prints the authorization URL; the test fetches it as a browser would
 (the authorization server consents at once and redirects to the loopback listener).
@@ -42,12 +44,20 @@ def serve(script: str, **env: str):
         stop(proc)
 
 
-@pytest.fixture
-def oauth_port():
+@pytest.fixture(scope="module")
+def shared_oauth_port():
+    """One OAuth server for the module: starting one (the SDK's import) is the slow part."""
     yield from serve("oauth_server.py")
 
 
 @pytest.fixture
+def oauth_port(shared_oauth_port):
+    """The OAuth server, as new: no client, token or count from an earlier test."""
+    admin(shared_oauth_port, "reset")
+    return shared_oauth_port
+
+
+@pytest.fixture(scope="module")
 def sse_port():
     yield from serve("sse_server.py")
 
@@ -141,7 +151,7 @@ def test_login_keeps_the_tokens_0600_unprinted_and_ask_calls_the_server_with_the
     assert stats(oauth_port)["registrations"] == stats(oauth_port)["authorizations"] == 1
 
     shout_once(stub)
-    result = cli.run("ask", "--mcp", remote, "--yes", "shout hello", timeout=WAIT)
+    result = cli.call("ask", "--mcp", remote, "--yes", "shout hello")
     assert result.code == 0 and result.stdout == "got HELLO\n", result
     assert tokens["access_token"] not in result.stdout + result.stderr
 
@@ -166,7 +176,7 @@ def test_an_expired_access_token_is_refreshed_and_the_new_one_kept(cli, remote, 
     path.write_text(json.dumps(data))
     old = data["remote"]["tokens"]
 
-    result = cli.run("mcp", "list", "--mcp", remote, timeout=WAIT)
+    result = cli.call("mcp", "list", "--mcp", remote)
     assert result.code == 0 and "remote  http  ok" in result.stdout, result
     assert stats(oauth_port)["refreshes"] == 1
     assert stats(oauth_port)["authorizations"] == 1  # no browser was needed
@@ -186,7 +196,7 @@ def test_a_server_without_a_login_is_one_line_and_the_answer_comes_without_it(
     cli, stub, remote, oauth_port
 ):
     stub.handler = lambda rec: openai_stream("answered anyway")
-    result = cli.run("ask", "--mcp", remote, "hi", timeout=WAIT)
+    result = cli.call("ask", "--mcp", remote, "hi")
     assert result.code == 0 and result.stdout == "answered anyway\n", result
     one_line_about_login(result.stderr)
     assert "remote_shout" not in json.dumps(stub.requests[-1].json)
@@ -204,7 +214,7 @@ def test_a_refused_login_is_one_line_and_no_browser_flow_starts_by_itself(
     (cli.config_dir / "mcp_tokens.json").write_text(json.dumps(data))
 
     stub.handler = lambda rec: openai_stream("answered anyway")
-    result = cli.run("ask", "--mcp", remote, "hi", timeout=WAIT)
+    result = cli.call("ask", "--mcp", remote, "hi")
     assert result.code == 0 and result.stdout == "answered anyway\n", result
     one_line_about_login(result.stderr)
     assert stats(oauth_port)["registrations"] == 1
@@ -213,12 +223,12 @@ def test_a_refused_login_is_one_line_and_no_browser_flow_starts_by_itself(
 
 def test_logout_forgets_the_tokens(cli, remote):
     login(cli, remote)
-    result = cli.run("mcp", "logout", "remote", timeout=WAIT)
+    result = cli.call("mcp", "logout", "remote")
     assert result.code == 0 and result.stdout == "forgot the login of remote\n", result
     assert "remote" not in json.loads((cli.config_dir / "mcp_tokens.json").read_text())
-    listed = cli.run("mcp", "list", "--mcp", remote, timeout=WAIT)
+    listed = cli.call("mcp", "list", "--mcp", remote)
     assert listed.code == 1 and LOGIN_HINT in listed.stdout, listed
-    again = cli.run("mcp", "logout", "remote", timeout=WAIT)
+    again = cli.call("mcp", "logout", "remote")
     assert again.code == 1 and again.stderr == "remote had no login\n", again
 
 
@@ -245,11 +255,11 @@ def test_a_denied_authorization_is_one_line(cli, tmp_path):
 
 def test_login_refuses_a_local_server_and_an_unknown_name(cli, tmp_path):
     config = str(mcp_file(tmp_path / "mcp.json", {"local": {"command": "true"}}))
-    local = cli.run("mcp", "login", "local", "--no-browser", "--mcp", config, timeout=WAIT)
+    local = cli.call("mcp", "login", "local", "--no-browser", "--mcp", config)
     assert local.code == 2 and "local is a local (stdio) server: it needs no login" in (
         local.stderr
     ), local
-    unknown = cli.run("mcp", "login", "nope", "--no-browser", "--mcp", config, timeout=WAIT)
+    unknown = cli.call("mcp", "login", "nope", "--no-browser", "--mcp", config)
     assert unknown.code == 2 and "no MCP server named 'nope' (there are: local)" in (
         unknown.stderr
     ), unknown
@@ -287,9 +297,9 @@ def test_ask_calls_a_tool_of_a_legacy_sse_server(cli, stub, sse_port, tmp_path):
         return openai_stream(tool_calls=[("old_reverse", {"text": "abc"})])
 
     stub.handler = handler
-    result = cli.run("ask", "--mcp", config, "--yes", "reverse abc", timeout=WAIT)
+    result = cli.call("ask", "--mcp", config, "--yes", "reverse abc")
     assert result.code == 0 and result.stdout == "got cba\n", result
-    listed = cli.run("mcp", "list", "--mcp", config, timeout=WAIT)
+    listed = cli.call("mcp", "list", "--mcp", config)
     assert listed.code == 0 and "old  sse  ok" in listed.stdout, listed
 
 

@@ -23,7 +23,7 @@ from tests.support.stub_provider import (
 )
 from toolnexus import MemoryStore, ProviderError, create_client, create_toolkit, define_tool
 from toolnexus.errors import ContextOverflow
-from toolnexus.wire import STYLES, ToolSpec, WireStyle
+from toolnexus.wire import KEY_ENVS, STYLES, ToolSpec, WireStyle
 
 pytestmark = pytest.mark.usefixtures("no_keys_in_env")
 
@@ -56,6 +56,8 @@ def test_every_style_is_a_wirestyle_that_names_its_key_variable():
         "responses": "OPENAI_API_KEY",
     }
     assert all(isinstance(s, WireStyle) and s.name == name for name, s in STYLES.items())
+    # what the CLI's redactor reads without importing every style
+    assert {name: s.key_env for name, s in STYLES.items()} == KEY_ENVS
 
 
 def test_each_style_shapes_the_same_neutral_tool_its_own_way():

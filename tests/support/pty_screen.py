@@ -63,13 +63,23 @@ class Terminal:
         self.stream = pyte.Stream(self.screen)
         self.raw: list[str] = []  # every byte printed, escapes included (pyte drops OSCs)
         self.background: str | None = None  # "rgb:ffff/ffff/ffff": answer OSC 11 queries
+        # The rows as text, kept until the screen changes: a wait looks at them after every
+        # read, and rendering the screen and its scrollback for each look was a fifth of the
+        # CPU time of a pty test.
+        self._rendered: tuple[list[str], list[str]] | None = None
+        self._text: str | None = None
 
     def write(self, data: str) -> None:
         self.raw.append(data)
         if self.background and self.BACKGROUND_QUERY in data:
             # answered before pyte answers what follows in the same chunk (a DA1 query)
             self.child.send(f"\x1b]11;{self.background}\x1b\\")
+        self._rendered = self._text = None
         self.stream.feed(data)
+
+    def resize(self, rows: int, cols: int) -> None:
+        self._rendered = self._text = None
+        self.screen.resize(rows, cols)
 
     def raw_text(self) -> str:
         return "".join(self.raw)
@@ -77,18 +87,28 @@ class Terminal:
     def flush(self) -> None:
         pass
 
+    def _render(self) -> tuple[list[str], list[str]]:
+        """(the scrollback's rows, the screen's rows) as text."""
+        if self._rendered is None:
+            display = [line.rstrip() for line in self.screen.display]
+            self._rendered = (self.screen.scrollback(), display)
+        return self._rendered
+
     def scrollback(self) -> list[str]:
-        return self.screen.scrollback()
+        return list(self._render()[0])
 
     def display(self) -> list[str]:
-        return [line.rstrip() for line in self.screen.display]
+        return list(self._render()[1])
 
     def lines(self) -> list[str]:
         """Everything a person could see: the scrollback, then the screen."""
-        return self.screen.rows()
+        scrollback, display = self._render()
+        return scrollback + display
 
     def text(self) -> str:
-        return "\n".join(self.lines())
+        if self._text is None:
+            self._text = "\n".join(self.lines())
+        return self._text
 
     def cursor_line(self) -> str:
         return self.display()[self.screen.cursor.y]
@@ -118,7 +138,7 @@ class PtySession:
     def resize(self, rows: int, cols: int) -> None:
         """Resize the emulated screen and the pty, as a terminal window resized would
         (the kernel sends the program SIGWINCH; sent again in case it raced)."""
-        self.term.screen.resize(rows, cols)
+        self.term.resize(rows, cols)
         self.child.setwinsize(rows, cols)
         self.child.kill(signal.SIGWINCH)
 
@@ -160,11 +180,13 @@ class PtySession:
         self.child.send(text + "\r")
 
     def close(self) -> None:
-        """End the program if it still runs: Ctrl-D first, then signals."""
+        """End the program if it still runs, as closing its terminal window would: SIGHUP
+        (it cleans up, whatever it was doing; Ctrl-D is only a key to a prompt holding text),
+        then SIGKILL if it has not ended after WAIT_S."""
         if self.child.isalive():
-            self.child.sendeof()
+            self.child.kill(signal.SIGHUP)
             try:
-                self.child.expect(pexpect.EOF, timeout=5)
+                self.child.expect(pexpect.EOF, timeout=WAIT_S)
             except pexpect.TIMEOUT:
                 self.child.terminate(force=True)
         self.child.close()

@@ -3,7 +3,8 @@
 MemoryStore (the default), SQLiteStore (durable, one file) and PostgresStore (shared,
 `pip install 'toolnexus[postgres]'`) all implement ThreadStore: `get`/`load` hand out a
 Thread (the messages and their version), `save(..., version=)` builds on it. The database
-backends are imported on first use, so `import toolnexus` loads neither sqlite3 nor psycopg.
+stores are imported on first use, so `import toolnexus` loads neither sqlite3 nor psycopg, and
+a run on one store loads no other.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ from .base import (
     ThreadStore,
     VersionedStore,
 )
-from .memory import MemoryStore
 
 if TYPE_CHECKING:
+    from .memory import MemoryStore
     from .postgres import PostgresStore
     from .sqlite import SQLiteStore
 
@@ -49,7 +50,7 @@ __all__ = [
     "referenced",
 ]
 
-_LAZY = {"SQLiteStore": ".sqlite", "PostgresStore": ".postgres"}
+_LAZY = {"MemoryStore": ".memory", "SQLiteStore": ".sqlite", "PostgresStore": ".postgres"}
 # libpq's keyword form: "host=db dbname=app password='a b'" (key = value pairs only)
 _KEYWORD_DSN = re.compile(r"\s*(?:[a-z_]+\s*=\s*(?:'(?:[^'\\]|\\.)*'|[^\s']+)\s*)+", re.I)
 
@@ -76,6 +77,8 @@ def open_store(spec: str | os.PathLike[str]) -> ThreadStore:
 
         return PostgresStore(text)
     if text == "memory":
+        from .memory import MemoryStore
+
         return MemoryStore()
     from .sqlite import SQLiteStore
 

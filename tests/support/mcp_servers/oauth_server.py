@@ -8,7 +8,9 @@ redirects straight to the client's redirect URI with the code), refresh tokens.
 With $OAUTH_MCP_DENY set, every authorization is refused (access_denied).
 
 Besides MCP: POST /admin/expire invalidates every access token (refresh tokens keep
-working), POST /admin/revoke every token of either kind, GET /admin/stats counts what
+working), POST /admin/revoke every token of either kind, POST /admin/reset forgets
+everything (clients, codes, tokens, counts: one server serves many tests), GET /admin/stats
+counts what
 happened ({"registrations", "authorizations", "refreshes", "bearers"}: `bearers` the
 Authorization headers seen on /mcp, e.g. to show that one without a token sent none).
 """
@@ -42,6 +44,9 @@ class Provider:
     """Clients, codes and tokens in memory."""
 
     def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
         self.clients: dict[str, OAuthClientInformationFull] = {}
         self.codes: dict[str, AuthorizationCode] = {}
         self.access: dict[str, AccessToken] = {}
@@ -150,6 +155,11 @@ def build(port: int) -> tuple[MCPServer, Provider]:
     async def revoke(request: Request) -> Response:
         provider.access.clear()
         provider.refresh.clear()
+        return Response()
+
+    @server.custom_route("/admin/reset", methods=["POST"])
+    async def reset(request: Request) -> Response:
+        provider.reset()
         return Response()
 
     @server.custom_route("/admin/stats", methods=["GET"])
