@@ -143,7 +143,9 @@ class PtySession:
         self.child.kill(signal.SIGWINCH)
 
     def expect(self, pattern: str) -> None:
-        """Until the regular expression `pattern` matches the output stream."""
+        """Until the regular expression `pattern` matches the output stream: only what no
+        `wait` has read yet (a wait reads past the expect buffer), so after a wait, wait for
+        what follows on the screen (`wait_text`)."""
         try:
             self.child.expect(pattern)
         except (pexpect.TIMEOUT, pexpect.EOF) as exc:

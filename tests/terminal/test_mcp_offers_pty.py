@@ -62,7 +62,7 @@ def test_a_form_the_server_asks_for_is_filled_in_at_the_chat(open_chat, stub, tm
     chat.wait_text("offers asks you for input")
     chat.wait_text("Who are you?")
     chat.wait_text("Age: integer")
-    chat.expect(r"\[a\]nswer / \[d\]ecline / \[c\]ancel")
+    chat.wait_text("[a]nswer / [d]ecline / [c]ancel")  # on the screen: the wait read it
     chat.child.send("a")
     at_field(chat, "Name:")
     chat.send_line("Ann")
@@ -88,7 +88,7 @@ def test_a_sampling_request_is_shown_and_once_approved_answered_by_the_model(
     chat.wait_text("let offers use the model")
     chat.wait_text("the MCP server offers asks the model for a message (at most 50 tokens)")
     chat.wait_text("user: Summarize: the report")
-    chat.expect(r"\[y\]es / \[n\]o:")
+    chat.wait_text("[y]es / [n]o:")  # on the screen: the wait may have read it already
     chat.child.send("y")
     chat.wait_text("done.")
     assert user_text(stub.requests[1])[-1] == "Summarize: the report"
