@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .bounded_json import TooDeep, loads_bounded, object_or_empty
 from .errors import ProviderError, ToolnexusError
@@ -27,8 +26,7 @@ _SHORT_TYPES: dict[str, dict[str, Any]] = {
 _FIELD = re.compile(r"(?P<name>[A-Za-z_][\w-]*)(?:\s+(?P<type>\w+))?")
 
 
-@dataclass(frozen=True)
-class OutputSchema:
+class OutputSchema(NamedTuple):
     """A user's schema, normalised for strict mode, and the name the endpoint knows it by."""
 
     name: str

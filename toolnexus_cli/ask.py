@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 import sys
-from typing import Any, TextIO
+from collections.abc import Sequence
+from typing import Any, NamedTuple, TextIO
 
 from toolnexus.content import Attachment, Prompt
 
@@ -60,20 +60,19 @@ def _read_piped(stdin: TextIO) -> str:
         return data.decode("utf-8", "replace")
 
 
-@dataclasses.dataclass
-class AskOptions:
+class AskOptions(NamedTuple):
     prompt: str
     output: str = "auto"  # "auto" | "json" | "events"
     verbose: bool = False
-    run: RunOptions = dataclasses.field(default_factory=RunOptions)
-    attachments: list[Attachment] = dataclasses.field(default_factory=list)
+    run: RunOptions = RunOptions()
+    attachments: Sequence[Attachment] = ()
     schema: dict[str, Any] | None = None  # --schema: the answer is JSON following it
 
     def parts(self) -> Prompt:
         """The prompt as sent: its text, then the attachments."""
         if not self.attachments:
             return self.prompt
-        return [self.prompt, *self.attachments] if self.prompt.strip() else self.attachments
+        return [self.prompt, *self.attachments] if self.prompt.strip() else [*self.attachments]
 
 
 def run_ask(config: Config, options: AskOptions) -> int:

@@ -12,7 +12,7 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .errors import NotConfigured, UsageError
 from .settings import (
@@ -20,7 +20,6 @@ from .settings import (
     DEFAULT_TIMEOUT_S,
     ModelEntry,
     ProviderSettings,
-    Settings,
     provider_settings,
     settings_from,
 )
@@ -120,8 +119,7 @@ UI_CHOICES = {"editing_mode": ["emacs", "vi"], "theme": ["auto", "dark", "light"
 SANDBOX_MODES = ["workspace-write", "read-only", "off"]  # toolnexus.tools.sandbox.MODES
 
 
-@dataclass(frozen=True)
-class Limit:
+class Limit(NamedTuple):
     """The values a numeric setting may take: whole numbers from `low` to `high`, or for
     `seconds`, any number above `low` and at most `high` (`what` says what it counts)."""
 
@@ -199,24 +197,20 @@ def config_path(flag: str | None = None) -> Path:
     return Path(explicit).expanduser() if explicit else config_dir() / "config.toml"
 
 
-@dataclass(frozen=True)
 class Config:
     """The config file (`file`, as read and checked, shown by `config show`) and its
-    `settings`, typed once."""
+    `settings`, typed once. Not to be changed once made."""
 
-    path: Path
-    file: Mapping[str, Any] = field(default_factory=dict)
-    settings: Settings = field(init=False)
-    _providers: Mapping[str, ProviderSettings] = field(init=False, repr=False)
+    __slots__ = ("path", "file", "settings", "_providers")
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "settings", settings_from(self.file))
+    def __init__(self, path: Path, file: Mapping[str, Any] | None = None) -> None:
+        self.path = path
+        self.file: Mapping[str, Any] = {} if file is None else file
+        self.settings = settings_from(self.file)
         merged = {name: dict(p) for name, p in BUILTIN_PROVIDERS.items()}
         for name, table in self.file.get("providers", {}).items():
             merged[name] = {**merged.get(name, {}), **table}
-        object.__setattr__(
-            self, "_providers", {name: provider_settings(table) for name, table in merged.items()}
-        )
+        self._providers = {name: provider_settings(table) for name, table in merged.items()}
 
     def providers(self) -> Mapping[str, ProviderSettings]:
         """The built-in providers and the file's, a file's table over a built-in one."""

@@ -10,8 +10,8 @@ import json
 import os
 import signal
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from .config import Target, config_dir
 from .errors import UsageError
@@ -51,8 +51,7 @@ def write_keys(keys: dict[str, str]) -> Path:
     return path
 
 
-@dataclass
-class KeyChoice:
+class KeyChoice(NamedTuple):
     """The key a run uses, and where it came from, so a refusal can say what to fix."""
 
     value: str | None

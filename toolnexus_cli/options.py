@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from enum import Enum
-from typing import Annotated, Any
+from types import MappingProxyType
+from typing import Annotated, Any, NamedTuple
 
 import typer
 
 from toolnexus.params import parse_option_value
-from toolnexus.tools.sandbox import MODES
 from toolnexus.wire.base import REASONING_LEVELS
+
+from .config import SANDBOX_MODES
 
 ConfigOpt = Annotated[
     str | None, typer.Option("--config", help="Config file to use.", envvar="TOOLNEXUS_CONFIG")
@@ -37,7 +38,7 @@ RootOpt = Annotated[
     ),
 ]
 Reasoning = Enum("Reasoning", {level: level for level in REASONING_LEVELS}, type=str)  # type: ignore[misc]
-Sandbox = Enum("Sandbox", {mode: mode for mode in MODES}, type=str)  # type: ignore[misc]
+Sandbox = Enum("Sandbox", {mode: mode for mode in SANDBOX_MODES}, type=str)  # type: ignore[misc]
 SandboxOpt = Annotated[
     Sandbox | None,
     typer.Option(
@@ -59,9 +60,8 @@ ApproveOpt = Annotated[
 TWO_VALUES = frozenset({"request_options"})
 
 
-@dataclass
-class ToolFlags:
-    functions: list[str] = field(default_factory=list)
+class ToolFlags(NamedTuple):
+    functions: tuple[str, ...] = ()
     skills: str | None = None
     mcp: str | None = None
     builtins: bool = False
@@ -70,8 +70,7 @@ class ToolFlags:
     sandbox: str | None = None  # --sandbox: how bash commands are confined
 
 
-@dataclass
-class RunOptions:
+class RunOptions(NamedTuple):
     """What a command was told about the thread, the endpoint and the tools."""
 
     thread: str | None = None
@@ -81,10 +80,10 @@ class RunOptions:
     base_url: str | None = None
     style: str | None = None
     provider: str | None = None
-    tools: ToolFlags = field(default_factory=ToolFlags)
+    tools: ToolFlags = ToolFlags()
     yes: bool = False  # approve every tool call that would ask
     config: str | None = None
-    params: dict[str, Any] = field(default_factory=dict)  # -o key value: over the config's
+    params: Mapping[str, Any] = MappingProxyType({})  # -o key value: over the config's
     reasoning: str | None = None  # --reasoning: over the config's
     compact: bool = True  # --no-compact: a thread too long for the window is an error
     idle_timeout: float | None = None  # --idle-timeout: over the config's
@@ -194,7 +193,7 @@ def tool_flags(
     sandbox: Enum | None = None,
 ) -> ToolFlags:
     return ToolFlags(
-        functions=list(functions or []),
+        functions=tuple(functions or ()),
         skills=skills,
         mcp=mcp,
         builtins=builtins,

@@ -12,8 +12,7 @@ import re
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 from toolnexus import RunResult, Usage
 from toolnexus.events import CONTEXT_FULL, CUT_OFF, FILTERED, MAX_TOKENS, REFUSED
@@ -115,8 +114,7 @@ def result_json(result: RunResult, thread: str, price: Price | None = None) -> d
     return body
 
 
-@dataclass(frozen=True)
-class FooterFacts:
+class FooterFacts(NamedTuple):
     """What the footer shows beyond the run's own numbers, from whoever knows them."""
 
     window: int | None = None  # the model's context window in tokens, when known
@@ -130,8 +128,7 @@ class FooterFacts:
 NO_FACTS = FooterFacts()
 
 
-@dataclass
-class Figures:
+class Figures(NamedTuple):
     """What the footer says of one run, from the usage snapshots the loop sent (each is
     the run's running total, one after each model call)."""
 

@@ -11,8 +11,7 @@ import os
 import secrets
 import signal
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 from toolnexus import (
     Client,
@@ -86,8 +85,7 @@ class Output(Protocol):
     ) -> None: ...
 
 
-@dataclass
-class Turn:
+class Turn(NamedTuple):
     """How a turn ended: "done" with its result, "cancelled" (Ctrl-C, SIGTERM), or
     "failed" with the one line that says why (redacted, safe for a terminal)."""
 
@@ -225,7 +223,7 @@ class Session:
     async def retarget(self, **changes: Any) -> None:
         """From the next turn on, talk with changed options (`model=`, `system=`); a
         UsageError (an unknown model, say) leaves everything as it was."""
-        options = dataclasses.replace(self.options, **changes)
+        options = self.options._replace(**changes)
         previous = self.client
         # in a thread: resolving may ask the endpoints which models they serve
         self._connect(await asyncio.to_thread(self._resolve, options))

@@ -1,20 +1,21 @@
-"""The config file's settings as frozen dataclasses: read once, after config.py checked every
-key, type and range, so the rest of the CLI reads typed fields, never the raw TOML."""
+"""The config file's settings as named tuples: read once, after config.py checked every
+key, type and range, so the rest of the CLI reads typed fields, never the raw TOML. (Named
+tuples, not frozen dataclasses: each dataclass costs every command's start-up ~4M
+instructions to create, a named tuple a quarter of that.)"""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from types import MappingProxyType
+from typing import Any, NamedTuple, TypeVar
 
 DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_KEY_CMD_TIMEOUT_S = 30.0
 T = TypeVar("T")
+NONE: Mapping[str, Any] = MappingProxyType({})  # an empty table, shared: read-only
 
 
-@dataclass(frozen=True)
-class UiSettings:
+class UiSettings(NamedTuple):
     """[ui]: how a terminal shows answers. `code_theme` None: the background picks it."""
 
     markdown: bool = True
@@ -25,8 +26,7 @@ class UiSettings:
     code_theme: str | None = None
 
 
-@dataclass(frozen=True)
-class SandboxSettings:
+class SandboxSettings(NamedTuple):
     """[sandbox]: where commands may write and read, and whether they reach the network."""
 
     mode: str = "workspace-write"
@@ -35,19 +35,17 @@ class SandboxSettings:
     write: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class ApprovalSettings:
+class ApprovalSettings(NamedTuple):
     """[approval]: tool-name rules, and the command, path, host and outside rule tables."""
 
-    tools: Mapping[str, str] = field(default_factory=dict)
+    tools: Mapping[str, str] = NONE
     commands: Mapping[str, str] | None = None
     paths: Mapping[str, str] | None = None
     hosts: Mapping[str, str] | None = None
     outside: Mapping[str, str] | None = None
 
 
-@dataclass(frozen=True)
-class ProviderSettings:
+class ProviderSettings(NamedTuple):
     """A [providers.NAME] table, over the built-in provider of that name if there is one."""
 
     base_url: str | None = None
@@ -55,21 +53,20 @@ class ProviderSettings:
     api_key_env: str | None = None
     api_key_cmd: str | None = None
     api_key_cmd_timeout: float = DEFAULT_KEY_CMD_TIMEOUT_S
-    headers: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = NONE
     context_window: int | None = None
     prompt_cache: bool | None = None
     idle_timeout: float | None = None
     default_model: str | None = None  # built-in providers' own
 
 
-@dataclass(frozen=True)
-class ModelEntry:
+class ModelEntry(NamedTuple):
     """A [models.NAME] table: a name (and aliases) for a provider's model and its settings."""
 
     provider: str | None = None
     model: str | None = None
     aliases: tuple[str, ...] = ()
-    request_params: Mapping[str, Any] = field(default_factory=dict)
+    request_params: Mapping[str, Any] = NONE
     system: str | None = None
     reasoning: str | None = None
     price: Mapping[str, float] | None = None
@@ -81,8 +78,7 @@ class ModelEntry:
         return (entry_name, *self.aliases)
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
     """Everything the file says, typed; what it leaves out has its built-in default."""
 
     default_model: str | None = None
@@ -98,13 +94,13 @@ class Settings:
     mcp: str | None = None
     builtins: bool | tuple[str, ...] | None = None
     workspace: str | None = None
-    approval: ApprovalSettings = field(default_factory=ApprovalSettings)
-    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    approval: ApprovalSettings = ApprovalSettings()
+    sandbox: SandboxSettings = SandboxSettings()
     context_window: int | None = None
     reasoning: str | None = None
-    ui: UiSettings = field(default_factory=UiSettings)
-    providers: Mapping[str, ProviderSettings] = field(default_factory=dict)
-    models: Mapping[str, ModelEntry] = field(default_factory=dict)
+    ui: UiSettings = UiSettings()
+    providers: Mapping[str, ProviderSettings] = NONE
+    models: Mapping[str, ModelEntry] = NONE
 
 
 def settings_from(data: Mapping[str, Any]) -> Settings:
@@ -155,7 +151,7 @@ def _approval(rules: Mapping[str, Any]) -> ApprovalSettings:
 def _table(kind: type[T], table: Mapping[str, Any], **convert: Any) -> T:
     """`kind` from a checked table, each value passed through its converter if it has one;
     keys `kind` does not declare are not in a checked table."""
-    names = {f.name for f in dataclasses.fields(kind)}  # type: ignore[arg-type]
+    names = kind._fields  # type: ignore[attr-defined]
     return kind(
         **{key: convert.get(key, _same)(value) for key, value in table.items() if key in names}
     )

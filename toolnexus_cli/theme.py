@@ -12,7 +12,6 @@ import os
 import re
 import sys
 import time
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -46,7 +45,7 @@ def terminal_ui(ui: UiSettings, console: Any) -> UiSettings:
         from rich.theme import Theme
 
         console.push_theme(Theme(LIGHT_MARKDOWN))
-    return replace(ui, code_theme=ui.code_theme or CODE_THEMES[background])
+    return ui._replace(code_theme=ui.code_theme or CODE_THEMES[background])
 
 
 def ask_background() -> str | None:

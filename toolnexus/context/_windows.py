@@ -15,9 +15,8 @@ import os
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from ..wire._listing import find_listed, read_listing
@@ -51,8 +50,7 @@ TABLE: dict[str, int] = {
 ENDPOINT, OVERFLOW = "endpoint", "overflow"
 
 
-@dataclass(frozen=True)
-class Window:
+class Window(NamedTuple):
     """A window size in tokens (None: not known) and where it came from: "explicit",
     "overflow", "endpoint", "table" or "unknown"."""
 

@@ -16,7 +16,6 @@ import binascii
 import hashlib
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from ..content import AUDIO_FORMATS, MAX_ATTACHMENT_BYTES
@@ -48,8 +47,7 @@ class Payload(NamedTuple):
     media_type: str
 
 
-@dataclass(frozen=True)
-class Blob:
+class Blob(NamedTuple):
     info: AttachmentInfo
     data: bytes
 

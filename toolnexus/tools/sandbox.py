@@ -26,6 +26,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 MODES = ("workspace-write", "read-only", "off")
 LAUNCHER = Path(__file__).with_name("_sandbox_exec.py")
@@ -86,8 +87,7 @@ class SandboxPolicy:
             raise ValueError(f"sandbox mode {self.mode!r}: use one of {', '.join(MODES)}")
 
 
-@dataclass(frozen=True)
-class Support:
+class Support(NamedTuple):
     """What this machine offers: the Landlock ABI (0: none) and, if none, why."""
 
     abi: int

@@ -5,8 +5,7 @@ JSON body (JsonReply) or server-sent events as they are read (StreamEvents).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import ProviderError
 from ..types import RetryEvent
@@ -24,18 +23,15 @@ StreamError = Callable[[str, str], ProviderError | None]
 # What `Transport.send` yields: a retry about to be made, then the reply.
 
 
-@dataclass(frozen=True)
-class Retrying:
+class Retrying(NamedTuple):
     event: RetryEvent
 
 
-@dataclass(frozen=True)
-class JsonReply:
+class JsonReply(NamedTuple):
     data: Any  # the parsed body, whatever JSON it is
 
 
-@dataclass(frozen=True)
-class StreamEvents:
+class StreamEvents(NamedTuple):
     events: list[tuple[str, str]]  # (event, data) of the server-sent events read so far
 
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, ClassVar, NamedTuple
 
 from ..errors import ContextOverflow, ProviderError, http_error
 from ..events import REFUSED
@@ -20,8 +21,7 @@ from ..types import AssistantMessage, Message, OutputEvent, Usage
 REASONING_LEVELS = ("off", "low", "medium", "high")
 
 
-@dataclass(frozen=True)
-class ToolSpec:
+class ToolSpec(NamedTuple):
     """A tool as the model sees it, in no provider's shape."""
 
     name: str
@@ -29,8 +29,7 @@ class ToolSpec:
     parameters: dict[str, Any]  # a JSON Schema object
 
 
-@dataclass(frozen=True)
-class RequestOptions:
+class RequestOptions(NamedTuple):
     """What a request asks for besides the conversation: a reply shape (`schema`), how hard
     to think (`reasoning`, one of REASONING_LEVELS), the user's own body keys (`params`,
     which win over the style's defaults) and whether to mark the prompt for the provider's
@@ -38,7 +37,7 @@ class RequestOptions:
 
     schema: OutputSchema | None = None
     reasoning: str = "off"
-    params: dict[str, Any] = field(default_factory=dict)
+    params: Mapping[str, Any] = MappingProxyType({})
     prompt_cache: bool = True
 
 
