@@ -256,6 +256,7 @@ TOOL_MACHINERY = (
     "toolnexus.tools._command_run",
     "toolnexus.tools._linear_regex",
     "toolnexus.tools._html_text",
+    "toolnexus.tools.sandbox",
     "toolnexus.mcp",
     "re2",
 )
@@ -287,10 +288,12 @@ TERMINAL_AND_OTHER_COMMANDS = (
 
 
 # What this question (OpenAI style, a SQLite store, every setting from the environment)
-# has no use for: the other providers' wire styles, the other stores, and the TOML reader
-# of a config file it does not have.
+# has no use for: the other providers' wire styles, the other stores, the TOML reader of a
+# config file it does not have, and the model listing's reader (the stub's model is not
+# looked up: no context overflow tells it to).
 NOT_THIS_QUESTION = (
     "toolnexus.wire.anthropic",
+    "toolnexus.wire._listing",
     "toolnexus.wire.responses",
     "toolnexus.stores.memory",
     "toolnexus.stores.postgres",

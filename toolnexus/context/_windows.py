@@ -12,14 +12,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
-
-from ..wire._listing import find_listed, read_listing
 
 FetchJSON = Callable[[str], Awaitable[Any]]  # GET url -> its JSON body, or None
 
@@ -70,11 +67,15 @@ def _size(value: Any) -> int | None:
 
 def window_from_listing(data: Any, model: str) -> int | None:
     """The window a `/models` answer gives for `model` (or for its only model)."""
+    from ..wire._listing import find_listed, read_listing  # only once an endpoint answered
+
     entry = find_listed(read_listing(data) or [], model)
     return entry.info.context_window if entry else None
 
 
 def is_llama_cpp(data: Any) -> bool:
+    from ..wire._listing import read_listing
+
     return any(entry.owned_by == "llamacpp" for entry in read_listing(data) or [])
 
 
@@ -142,6 +143,8 @@ class WindowCache:
         assert self.path is not None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            import tempfile
+
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".windows-")
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as out:

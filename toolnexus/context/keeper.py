@@ -14,7 +14,7 @@ import os
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import ContextOverflow, ProviderError
 from ..events import add_usage
@@ -106,8 +106,7 @@ class Outgoing:
         return await self.settings.transport.get_json(url, self.settings.headers, self.control)
 
 
-@dataclass
-class ContextReport:
+class ContextReport(NamedTuple):
     """What `/context` shows. `fill` is the next request's size in tokens, of which
     `counted` were counted by the endpoint (the last reply's prompt tokens; the rest is
     characters/4); `limit` the size above which it is compacted first (None: window

@@ -20,8 +20,7 @@ from .marks import (
 )
 
 
-@dataclass
-class Plan:
+class Plan(NamedTuple):
     summarize: list[int]  # thread indices, in sent order (an older record counts as one)
     kept: list[int]  # thread indices inside the span that stay verbatim
     first: int
@@ -111,8 +110,7 @@ def plan_compaction(
     return Plan(summarize, kept, first, last, round(kept_tokens - reserve), first_kept)
 
 
-@dataclass
-class Draft:
+class Draft(NamedTuple):
     """A compaction worked out but not made yet: what it summarizes (`plan`), those
     messages as the summarizer reads them (`lines`, of which the ones before `start` do
     not fit its request and are left out), and what its record will say."""

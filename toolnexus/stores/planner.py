@@ -27,14 +27,13 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..types import Message
 from .base import ThreadConflict
 
 
-@dataclass
-class Plan:
+class Plan(NamedTuple):
     """What one save writes. kind: "append" (write `write` from seq `start`), "replace"
     (delete the thread's messages, write `write` from 0) or "noop". `keep`: the pristine
     messages an append extends; `exact`: afterwards the thread holds exactly what the
@@ -47,14 +46,16 @@ class Plan:
     exact: bool
 
 
-@dataclass
 class Held:
     """What the store knows of one version of a thread, as its own pristine copies:
     `exact`, what the thread held (None: not known here), and `view`, what a caller
     holds after a merged save (None: no merge produced this version here)."""
 
-    exact: list[Message] | None = None
-    view: list[Message] | None = None
+    __slots__ = ("exact", "view")
+
+    def __init__(self, exact: list[Message] | None = None) -> None:
+        self.exact = exact
+        self.view: list[Message] | None = None
 
 
 _NOTHING = Held([])  # version 0: the thread did not exist
