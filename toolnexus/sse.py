@@ -76,7 +76,13 @@ class SSEDecoder:
                 self._tail.clear()
                 self._tail_size = 0
             for line in lines:
-                self._line(line, events)
+                if line.startswith("data: "):  # most lines: handled here, without a call
+                    self._data_size += len(line) - 5
+                    if self._data_size > MAX_EVENT_BYTES:
+                        raise _too_large()
+                    self._data.append(line[6:])
+                else:
+                    self._line(line, events)
         if last:
             self._tail_size += len(last)
             if self._tail_size > MAX_EVENT_BYTES:

@@ -66,7 +66,8 @@ _SHAPE_ERRORS = (AttributeError, TypeError, KeyError, IndexError, ValueError)
 class ReplyShape:
     """`with ReplyShape(style):` turns a reply whose shape the parser did not expect (a list
     where an object belongs, a number for a message) into one ProviderError instead of a
-    traceback. A class, not a generator: it wraps every streamed event."""
+    traceback. (StreamAssembler.feed does the same for each streamed event with a plain
+    try, which costs nothing until it catches.)"""
 
     __slots__ = ("style",)
 
@@ -80,10 +81,14 @@ class ReplyShape:
         self, kind: type[BaseException] | None, exc: BaseException | None, trace: object
     ) -> None:
         if kind is not None and issubclass(kind, _SHAPE_ERRORS):
-            raise ProviderError(
-                f"the endpoint's reply is not a well-formed {self.style} reply "
-                f"({kind.__name__}: {str(exc)[:200]})"
-            ) from None
+            raise shape_error(self.style, exc) from None
+
+
+def shape_error(style: str, exc: BaseException | None) -> ProviderError:
+    return ProviderError(
+        f"the endpoint's reply is not a well-formed {style} reply "
+        f"({type(exc).__name__}: {str(exc)[:200]})"
+    )
 
 
 class StreamAssembler(ABC):
@@ -92,8 +97,10 @@ class StreamAssembler(ABC):
     style: ClassVar[str]
 
     def feed(self, event: str, data: str) -> list[OutputEvent]:
-        with ReplyShape(self.style):
+        try:
             return self.read(event, data)
+        except _SHAPE_ERRORS as exc:
+            raise shape_error(self.style, exc) from None
 
     def finish(self) -> ModelReply:
         """The reply; raises if the stream ended before the provider said it was complete."""

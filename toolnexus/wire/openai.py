@@ -406,7 +406,8 @@ class ChunkStream(StreamAssembler):
         obj = optional(loads_event(data), dict, "a stream chunk")
         if not obj:
             return []
-        self.wire.raise_if_error(obj)
+        if "error" in obj:
+            self.wire.raise_if_error(obj)
         choices = optional(obj.get("choices"), list, "choices")
         choice = _answer_choice(choices) if choices else None
         usage = _usage_of(obj, choice)
