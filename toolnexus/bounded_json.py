@@ -11,6 +11,7 @@ covers it too.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 MAX_DEPTH = 128  # arrays and objects inside each other; real documents stay far below
@@ -36,18 +37,19 @@ def loads_bounded(data: str | bytes) -> Any:
     return value
 
 
-_decode = json.JSONDecoder().raw_decode
+# json's scanner (C; an attribute its decoder sets): the value at a position, and its end
+_scan: Callable[[str, int], tuple[Any, int]] = vars(json.JSONDecoder())["scan_once"]
 
 
 def _loads(data: str | bytes) -> Any:
     """`json.loads(data)`. A str that is one JSON document and nothing else (every stream
-    event, in practice) goes straight to the decoder: json.loads's checks for a BOM and
-    for whitespace around it cost a third of parsing a short event; anything else, and
-    every error, is json.loads's own."""
+    event, in practice) goes straight to the scanner: json.loads's checks for a BOM and for
+    whitespace around it cost a third of parsing a short event; anything else, and every
+    error, is json.loads's own."""
     if isinstance(data, str):
         try:
-            value, end = _decode(data)
-        except ValueError:
+            value, end = _scan(data, 0)
+        except (StopIteration, ValueError):
             return json.loads(data)
         if end == len(data):
             return value

@@ -75,14 +75,7 @@ class SSEDecoder:
                 lines[0] = "".join(self._tail) + lines[0]
                 self._tail.clear()
                 self._tail_size = 0
-            for line in lines:
-                if line.startswith("data: "):  # most lines: handled here, without a call
-                    self._data_size += len(line) - 5
-                    if self._data_size > MAX_EVENT_BYTES:
-                        raise _too_large()
-                    self._data.append(line[6:])
-                else:
-                    self._line(line, events)
+            self._lines(lines, events)
         if last:
             self._tail_size += len(last)
             if self._tail_size > MAX_EVENT_BYTES:
@@ -97,30 +90,35 @@ class SSEDecoder:
         tail = "".join(self._tail) + self._utf8.decode(b"", final=True)
         self._tail.clear()
         self._tail_size = 0
-        if tail:
-            self._line(tail, events)
-        self._line("", events)
+        self._lines([tail, ""] if tail else [""], events)
         return events
 
-    def _line(self, line: str, events: list[tuple[str, str]]) -> None:
-        if not line:
-            data = self._data
-            if data and (len(data) > 1 or data[0]):  # a lone empty "data:" is no event
-                events.append((self._event or "message", "\n".join(data)))
-            self._data = []
-            self._data_size = 0
-            self._event = ""
-            return
-        if line[0] == ":":
-            return
-        field, sep, value = line.partition(":")
-        if sep and value[:1] == " ":
-            value = value[1:]
-        if field == "data":
-            self._data_size += len(value) + 1
-            if self._data_size > MAX_EVENT_BYTES:
-                raise _too_large()
-            self._data.append(value)
-        elif field == "event":
-            self._event = value
-        # "id", "retry" and unknown fields are ignored: nothing here reconnects.
+    def _lines(self, lines: list[str], events: list[tuple[str, str]]) -> None:
+        """Complete lines in, events out. Data lines and the blank line that ends an event
+        (nearly every line of a stream) are read here, in one loop without a call each."""
+        for line in lines:
+            if line.startswith("data:"):
+                value = line[6:] if line[5:6] == " " else line[5:]
+                self._data_size += len(value) + 1
+                if self._data_size > MAX_EVENT_BYTES:
+                    raise _too_large()
+                self._data.append(value)
+            elif not line:
+                data = self._data
+                if data and (len(data) > 1 or data[0]):  # a lone empty "data:" is no event
+                    events.append((self._event or "message", "\n".join(data)))
+                self._data = []
+                self._data_size = 0
+                self._event = ""
+            elif line[0] != ":":  # other fields; a comment is skipped
+                self._field(line)
+
+    def _field(self, line: str) -> None:
+        field, _, value = line.partition(":")
+        if field == "event":
+            self._event = value[1:] if value[:1] == " " else value
+        # "id", "retry" and unknown fields are ignored: nothing here reconnects; "data"
+        # without a colon is an empty data line
+        elif field == "data":
+            self._data.append("")
+            self._data_size += 1

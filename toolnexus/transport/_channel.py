@@ -32,11 +32,20 @@ class Channel:
             waiter.set_result(None)
 
     async def put(self, item: tuple[Any, ...]) -> None:
-        while len(self._items) >= self._limit:
+        while not self.offer(item):
             self._putter = asyncio.get_running_loop().create_future()
             await self._putter
+
+    def offer(self, item: tuple[Any, ...]) -> bool:
+        """Queue `item` unless the queue is full (then False): `put` without a coroutine,
+        for a producer that mostly finds room (one item per chunk of a stream)."""
+        if len(self._items) >= self._limit:
+            return False
         self._items.append(item)
-        self._wake(self._getter)
+        waiter = self._getter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+        return True
 
     def interrupt(self) -> None:
         self._items.appendleft((STOP,))

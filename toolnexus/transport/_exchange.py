@@ -228,7 +228,8 @@ class Transport:
                         raise ProviderError(
                             f"the endpoint's reply inflates to more than {limit >> 20} MiB"
                         )
-                await channel.put((DATA, chunk))
+                if not channel.offer((DATA, chunk)):
+                    await channel.put((DATA, chunk))
             await channel.put((END,))
         except asyncio.CancelledError:
             raise

@@ -409,7 +409,11 @@ class ChunkStream(StreamAssembler):
         if "error" in obj:
             self.wire.raise_if_error(obj)
         choices = optional(obj.get("choices"), list, "choices")
-        choice = _answer_choice(choices) if choices else None
+        choice = None
+        if choices:
+            first = choices[0]  # the answer's, nearly always: no search
+            known = type(first) is dict and first.get("index") in (0, None)
+            choice = first if known else _answer_choice(choices)
         usage = _usage_of(obj, choice)
         if usage:
             self._count(parse_usage(usage))
@@ -418,7 +422,12 @@ class ChunkStream(StreamAssembler):
         delta = optional(choice.get("delta"), dict, "choices[0].delta") or {}
         out: list[OutputEvent] = []
         if delta.keys() <= _PLAIN_DELTA:  # most chunks: a piece of the answer, nothing else
-            self._text(delta.get("content"), "content", out)
+            piece = delta.get("content")
+            if type(piece) is str and piece:
+                self.text.append(piece)
+                out.append(text_event(piece))
+            else:
+                self._text(piece, "content", out)
         else:
             self._delta(delta, out)
         if choice.get("finish_reason"):
