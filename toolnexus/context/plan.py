@@ -6,7 +6,6 @@ results)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from ..events import compaction_event
@@ -132,8 +131,7 @@ class Draft(NamedTuple):
         return len(self.plan.summarize)
 
 
-@dataclass
-class Compaction:
+class Compaction(NamedTuple):
     """A compaction worked out for a thread: `record` is the message that stands in for
     what it summarizes. Made by ContextKeeper.compact (a preview: nothing applied yet)
     or automatically; `apply` adds it to the thread it was made for."""

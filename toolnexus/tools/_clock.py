@@ -9,14 +9,15 @@ import asyncio
 import contextlib
 import weakref
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
 
-@dataclass
 class _Clocks:
-    running: set[asyncio.Timeout] = field(default_factory=set)
-    left: dict[asyncio.Timeout, float] = field(default_factory=dict)  # of each held limit
-    holds: int = 0
+    __slots__ = ("running", "left", "holds")
+
+    def __init__(self) -> None:
+        self.running: set[asyncio.Timeout] = set()
+        self.left: dict[asyncio.Timeout, float] = {}  # of each held limit
+        self.holds = 0
 
     def hold(self, limit: asyncio.Timeout, now: float) -> None:
         when = limit.when()

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar, NamedTuple
 
@@ -50,8 +49,7 @@ def check_reasoning(level: str) -> str:
     return level
 
 
-@dataclass
-class ModelReply:
+class ModelReply(NamedTuple):
     """One model call's outcome, whatever the style: a canonical assistant message."""
 
     message: AssistantMessage
