@@ -48,16 +48,15 @@ PUBLIC_HEADERS = {
 }
 # A config key whose last word is one of these holds a secret ("max_tokens" does not);
 # a key command may hold the key itself (`echo sk-...`).
-SECRET_SETTING = re.compile(
-    r"(^|[_-])(key|key_cmd|token|secret|password|authorization|cookie)$", re.I
-)
+SECRET_SETTING = r"(^|[_-])(key|key_cmd|token|secret|password|authorization|cookie)$"
 # A URL query parameter whose name ends so carries a secret (`api-key`, `access_token`, `sig`).
-SECRET_PARAMETER = re.compile(r"(^|[_.-]|api)(key|token|secret|password|sig|signature|auth)$", re.I)
+SECRET_PARAMETER = r"(^|[_.-]|api)(key|token|secret|password|sig|signature|auth)$"
 
-_URL_USERINFO = re.compile(r"(\b[a-z][a-z0-9+.-]*://)([^\s/@]+)@", re.I)
-_URL_QUERY = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^\s?#'\"<>]*\?)([^\s#'\"<>]*)", re.I)
-_QUERY_PARAMETER = re.compile(r"([^=&;]+)=([^&;]*)")
-_DSN_PASSWORD = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s'\"]+)", re.I)
+# Compiled where first used (re keeps what it compiled): a plain question uses few of them.
+_URL_USERINFO = r"(\b[a-z][a-z0-9+.-]*://)([^\s/@]+)@"
+_URL_QUERY = r"(\b[a-z][a-z0-9+.-]*://[^\s?#'\"<>]*\?)([^\s#'\"<>]*)"
+_QUERY_PARAMETER = r"([^=&;]+)=([^&;]*)"
+_DSN_PASSWORD = r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s'\"]+)"
 _URLSAFE = str.maketrans("+/", "-_")
 
 Piece = tuple[str, str]  # (kind, text): a stretch of a stream whose kinds take turns
@@ -91,7 +90,9 @@ class Redactor:
         dsn = getattr(store, "dsn", None)
         if isinstance(dsn, str):
             secrets_ += _url_secrets(dsn)
-            secrets_ += [match.group(2).strip("'") for match in _DSN_PASSWORD.finditer(dsn)]
+            secrets_ += [
+                match.group(2).strip("'") for match in re.finditer(_DSN_PASSWORD, dsn, re.I)
+            ]
         return cls(*secrets_)
 
     def __call__(self, text: str) -> str:
@@ -131,9 +132,9 @@ class Redactor:
     def line(self, text: str) -> str:
         """One of the CLI's own lines (an error, a setting) without the known secrets or
         any URL password or secret query parameter, or DSN password."""
-        text = _URL_USERINFO.sub(_masked_userinfo, self(text))
-        text = _URL_QUERY.sub(_masked_query, text)
-        return _DSN_PASSWORD.sub(rf"\g<1>{MASK}", text)
+        text = re.sub(_URL_USERINFO, _masked_userinfo, self(text), flags=re.I)
+        text = re.sub(_URL_QUERY, _masked_query, text, flags=re.I)
+        return re.sub(_DSN_PASSWORD, rf"\g<1>{MASK}", text, flags=re.I)
 
     def value(self, data: Any) -> Any:
         """A copy of a JSON-like value (a transcript, an event) without the secrets. An
@@ -176,7 +177,7 @@ class Redactor:
     def setting(self, path: str, value: Any) -> Any:
         """A config value as `config show` prints it: masked whole when its key names a
         secret (or a key command) or it is a header, else as one of the CLI's lines."""
-        if SECRET_SETTING.search(path.rsplit(".", 1)[-1]) or ".headers." in path.lower():
+        if re.search(SECRET_SETTING, path.rsplit(".", 1)[-1], re.I) or ".headers." in path.lower():
             return MASK
         return self.line(value) if isinstance(value, str) else value
 
@@ -199,12 +200,12 @@ def _masked_userinfo(match: re.Match[str]) -> str:
 
 
 def _masked_query(match: re.Match[str]) -> str:
-    return match.group(1) + _QUERY_PARAMETER.sub(_masked_parameter, match.group(2))
+    return match.group(1) + re.sub(_QUERY_PARAMETER, _masked_parameter, match.group(2))
 
 
 def _masked_parameter(match: re.Match[str]) -> str:
     name = match.group(1)
-    return f"{name}={MASK}" if SECRET_PARAMETER.search(unquote(name)) else match.group(0)
+    return f"{name}={MASK}" if re.search(SECRET_PARAMETER, unquote(name), re.I) else match.group(0)
 
 
 def _url_secrets(url: str | None) -> list[str | None]:
@@ -216,7 +217,11 @@ def _url_secrets(url: str | None) -> list[str | None]:
         return []
     return [
         password,
-        *(value for name, value in parse_qsl(parts.query) if SECRET_PARAMETER.search(name)),
+        *(
+            value
+            for name, value in parse_qsl(parts.query)
+            if re.search(SECRET_PARAMETER, name, re.I)
+        ),
     ]
 
 
