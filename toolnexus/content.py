@@ -245,11 +245,12 @@ def _fenced(name: str, text: str) -> str:
     return f"{name}\n{fence}\n{body}{fence}"
 
 
-_DATA_URL = re.compile(r"data:(?P<mime>[\w.+-]+/[\w.+-]+)(?:;[\w=.+-]+)*;base64,(?P<data>.*)", re.S)
+# compiled when a data URL is first read (re keeps it)
+_DATA_URL = r"data:(?P<mime>[\w.+-]+/[\w.+-]+)(?:;[\w=.+-]+)*;base64,(?P<data>.*)"
 
 
 def _data_url(url: str) -> tuple[str, bytes]:
-    match = _DATA_URL.fullmatch(url)
+    match = re.fullmatch(_DATA_URL, url, re.S)
     if match is None:
         raise ToolnexusError(f"a malformed data URL: {url[:60]!r}")
     try:
@@ -328,7 +329,7 @@ def media_of(part: Any) -> Media | None:
 
 def _located(kind: Kind, url: str, name: str) -> Media:
     if url.startswith("data:"):
-        match = _DATA_URL.fullmatch(url)
+        match = re.fullmatch(_DATA_URL, url, re.S)
         if match is None:
             raise ToolnexusError(f"a malformed data URL: {url[:60]!r}")
         return Media(kind, match["mime"], match["data"], None, name)

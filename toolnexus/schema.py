@@ -15,7 +15,7 @@ from .bounded_json import TooDeep, loads_bounded, object_or_empty
 from .errors import ProviderError, ToolnexusError
 
 DEFAULT_NAME = "response"
-_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+_NAME = r"[a-zA-Z0-9_-]{1,64}"  # compiled when a schema is first read (re keeps it)
 _SHORT_TYPES: dict[str, dict[str, Any]] = {
     "str": {"type": "string"},
     "int": {"type": "integer"},
@@ -23,7 +23,7 @@ _SHORT_TYPES: dict[str, dict[str, Any]] = {
     "bool": {"type": "boolean"},
     "list": {"type": "array", "items": {"type": "string"}},
 }
-_FIELD = re.compile(r"(?P<name>[A-Za-z_][\w-]*)(?:\s+(?P<type>\w+))?")
+_FIELD = r"(?P<name>[A-Za-z_][\w-]*)(?:\s+(?P<type>\w+))?"
 
 
 class OutputSchema(NamedTuple):
@@ -42,7 +42,7 @@ class OutputSchema(NamedTuple):
                 "output needs one): wrap a list with multi()"
             )
         title = schema.get("title")
-        name = title if isinstance(title, str) and _NAME.fullmatch(title) else DEFAULT_NAME
+        name = title if isinstance(title, str) and re.fullmatch(_NAME, title) else DEFAULT_NAME
         return cls(name, strict(schema))
 
     def read(self, text: str) -> Any:
@@ -197,7 +197,7 @@ def parse_short_schema(text: str) -> dict[str, Any]:
         if not field:
             continue
         head, colon, description = field.partition(":")
-        match = _FIELD.fullmatch(head.strip())
+        match = re.fullmatch(_FIELD, head.strip())
         if match is None:
             raise ToolnexusError(
                 f"cannot read the schema field {field!r}: write 'name [type][: description]'"

@@ -31,8 +31,9 @@ LIGHT_MARKDOWN = {
 }
 QUERY = b"\x1b]11;?\x1b\\\x1b[c"  # ST, not BEL: BEL never reaches the terminal
 REPLY_WAIT_S = 1.0
-_BACKGROUND = re.compile(rb"\x1b\]11;rgb:([0-9a-fA-F]{1,4})/([0-9a-fA-F]{1,4})/([0-9a-fA-F]{1,4})")
-_DEVICE_ATTRIBUTES = re.compile(rb"\x1b\[\?[0-9;]*c")
+# compiled when a terminal is first asked (re keeps them)
+_BACKGROUND = rb"\x1b\]11;rgb:([0-9a-fA-F]{1,4})/([0-9a-fA-F]{1,4})/([0-9a-fA-F]{1,4})"
+_DEVICE_ATTRIBUTES = rb"\x1b\[\?[0-9;]*c"
 
 
 def terminal_ui(ui: UiSettings, console: Any) -> UiSettings:
@@ -53,7 +54,7 @@ def ask_background() -> str | None:
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         return None
     reply = _exchange(sys.stdin.fileno(), sys.stdout.fileno())
-    found = _BACKGROUND.search(reply)
+    found = re.search(_BACKGROUND, reply)
     if not found:
         return None
     red, green, blue = (int(part, 16) / (16 ** len(part) - 1) for part in found.groups())
@@ -76,7 +77,7 @@ def _exchange(fd_in: int, fd_out: int) -> bytes:
     try:
         os.write(fd_out, QUERY)
         deadline = time.monotonic() + REPLY_WAIT_S
-        while not _DEVICE_ATTRIBUTES.search(reply) and len(reply) < 4096:
+        while not re.search(_DEVICE_ATTRIBUTES, reply) and len(reply) < 4096:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not select.select([fd_in], [], [], remaining)[0]:
                 break

@@ -301,12 +301,14 @@ def _type_schema(hint: Any) -> dict[str, Any]:
     return {}
 
 
-_ARGS_HEADER = re.compile(r"^(Args|Arguments|Parameters):\s*$")
-_SECTION_HEADER = re.compile(
+# Patterns of a docstring's sections, compiled when a docstring is first read (re keeps
+# them): a run that defines no function tool never needs them.
+_ARGS_HEADER = r"^(Args|Arguments|Parameters):\s*$"
+_SECTION_HEADER = (
     r"^(Returns?|Yields?|Raises|Examples?|Notes?|Warnings?|See Also|Todo|Attributes"
     r"|Keyword Args|Keyword Arguments|Other Parameters):\s*$"
 )
-_ARG_LINE = re.compile(r"^\s+(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.+)$")
+_ARG_LINE = r"^\s+(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.+)$"
 
 
 def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
@@ -315,11 +317,11 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     in_args = in_sections = False
     last = None
     for line in doc.splitlines():
-        if _ARGS_HEADER.match(line.strip()):
+        if re.match(_ARGS_HEADER, line.strip()):
             in_args = in_sections = True
             continue
         if in_args:
-            m = _ARG_LINE.match(line)
+            m = re.match(_ARG_LINE, line)
             if m:
                 last = m.group(1)
                 params[last] = m.group(2).strip()
@@ -328,7 +330,7 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
             elif line.strip():
                 in_args = False
             continue
-        if _SECTION_HEADER.match(line.strip()):
+        if re.match(_SECTION_HEADER, line.strip()):
             in_sections = True
         if not in_sections:  # Returns:, Raises: ... never leak into the description
             summary_lines.append(line)
