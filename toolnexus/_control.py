@@ -4,7 +4,8 @@ interruption every wait in the run honours (HTTP reads, backoff sleeps, tools)."
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import contextlib
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
 from .errors import RunCancelled, RunTimeout, ToolnexusError
@@ -96,6 +97,39 @@ class RunControl:
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
         return task.result()
+
+    @contextlib.contextmanager
+    def interrupting(self) -> Iterator[None]:
+        """Inside, an interruption of the run cancels the current task, and the cancel
+        comes out as the run's error: as `asyncio.timeout` does it, so work that hands
+        nothing over while it runs (a reply read whole) needs no task of its own to be
+        abandoned. A cancel of the task from elsewhere goes on up as it is."""
+        self.check()
+        task = asyncio.current_task()
+        assert task is not None
+        fired = False
+
+        def interrupt() -> None:
+            nonlocal fired
+            # Called from a callback of the loop (the cancel event's watcher, the timer)
+            # or another task: this task is suspended inside, where the cancel lands.
+            if task is not asyncio.current_task():
+                fired = True
+                task.cancel()
+
+        unsubscribe = self.subscribe(interrupt)
+        try:
+            yield
+        except asyncio.CancelledError:
+            if fired and task.uncancel() == 0:
+                raise self.error() from None
+            raise
+        else:
+            if fired:  # the work inside swallowed the cancel: the run still ends here
+                task.uncancel()
+                raise self.error()
+        finally:
+            unsubscribe()
 
     async def first_done(self, *futures: asyncio.Future[Any]) -> None:
         """Wait until one of `futures` is done, or raise when the run is interrupted

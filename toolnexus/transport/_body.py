@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 MAX_JSON_BYTES = 32 * 1024 * 1024
 
 
-MAX_DECOMPRESSED_BYTES = 64 * 1024 * 1024  # a compressed body, once inflated
+MAX_DECOMPRESSED_BYTES = 64 * 1024 * 1024  # a compressed body once inflated, or one held whole
 
 
 _SNIFF_BYTES = 8  # enough of a body's start to tell JSON from an SSE field line

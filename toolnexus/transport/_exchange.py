@@ -7,12 +7,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from .._control import RunControl
 from ..bounded_json import loads_bounded
-from ..errors import IdleTimeout, ProviderError
+from ..errors import IdleTimeout, ProviderError, ToolnexusError
 from ..events import retry_event
 from ..options import Retries, Timeouts
 from ..types import RetryEvent
@@ -179,15 +179,21 @@ class Transport:
     async def _attempt(
         self, url: str, headers: dict[str, str], body: dict[str, Any], control: RunControl
     ) -> AsyncGenerator[JsonReply | StreamEvents]:
-        channel = Channel()
-        producer = asyncio.get_running_loop().create_task(
-            self._produce(channel, url, headers, body)
-        )
-        unsubscribe = control.subscribe(channel.interrupt)
-        # If the run ends while this generator is left suspended (the loop raised, or its
-        # consumer stopped reading), nobody resumes it to run the `finally` below until
-        # the garbage collector does: hang up now instead.
-        forget = control.on_close(lambda: hang_up(producer))
+        if body.get("stream"):
+            channel = Channel()
+            stop_reading = self._start_reading(channel, url, headers, body, control)
+        else:
+            # A reply not streamed is read whole in this task (no reader task, no hand-over
+            # per chunk), then taken from the channel as a stream is. An interruption
+            # cancels the read and comes after what was read: a reply streamed anyway
+            # keeps the partial answer it got to.
+            channel = Channel(limit=None)
+            try:
+                with control.interrupting():
+                    await self._produce(channel, url, headers, body)
+            except ToolnexusError as interrupted:
+                await channel.put((FAIL, interrupted))
+            stop_reading = None
         try:
             kind, *head = await channel.get()
             if kind == HEAD:
@@ -200,15 +206,47 @@ class Transport:
             else:
                 unexpected(kind, head, control)
         finally:
+            if stop_reading is not None:
+                await stop_reading()
+
+    def _start_reading(
+        self,
+        channel: Channel,
+        url: str,
+        headers: dict[str, str],
+        body: dict[str, Any],
+        control: RunControl,
+    ) -> Callable[[], Awaitable[None]]:
+        """The reply read into `channel` by a task of its own, stopped by an interruption
+        of the run; returns what stops it and waits until it stopped."""
+        producer = asyncio.get_running_loop().create_task(
+            self._produce(channel, url, headers, body)
+        )
+        unsubscribe = control.subscribe(channel.interrupt)
+        # If the run ends while the generator reading the channel is left suspended (the
+        # loop raised, or its consumer stopped reading), nobody resumes it to stop the
+        # reader until the garbage collector does: hang up now instead.
+        forget = control.on_close(lambda: hang_up(producer))
+
+        async def stop() -> None:
             unsubscribe()
             forget()
             if not producer.done():
                 hang_up(producer)
                 await asyncio.gather(producer, return_exceptions=True)
 
+        return stop
+
     async def _produce(
-        self, channel: Channel, url: str, headers: dict[str, str], body: dict[str, Any]
+        self,
+        channel: Channel,
+        url: str,
+        headers: dict[str, str],
+        body: dict[str, Any],
     ) -> None:
+        """The reply into `channel`: its head, its body as it comes, then its end; or the
+        failure. A stream's body is limited by its events (sse.py) unless it is
+        compressed; a body held whole (not streamed), or inflated, by its size."""
         response: HttpResponse | None = None
         try:
             content = json.dumps(body, ensure_ascii=False).encode()
@@ -218,15 +256,18 @@ class Transport:
             content_type = check_status(response, url)
             if response.status_code >= 400:
                 raise await http_failure(response, self.describe_error)
-            await channel.put((HEAD, content_type, not body.get("stream")))
-            limit = MAX_DECOMPRESSED_BYTES if is_compressed(response) else None
+            whole = not body.get("stream")
+            await channel.put((HEAD, content_type, whole))
+            compressed = is_compressed(response)
+            limit = MAX_DECOMPRESSED_BYTES if compressed or whole else None
             size = 0
             async for chunk in response.aiter_bytes():
                 if limit is not None:
                     size += len(chunk)
                     if size > limit:
+                        grows = "inflates to" if compressed else "is"
                         raise ProviderError(
-                            f"the endpoint's reply inflates to more than {limit >> 20} MiB"
+                            f"the endpoint's reply {grows} more than {limit >> 20} MiB"
                         )
                 await channel.put((DATA, chunk))
             await channel.put((END,))
