@@ -135,17 +135,23 @@ class RunControl:
         """Wait until one of `futures` is done, or raise when the run is interrupted
         first (the futures are left as they are)."""
         self.check()
-        interrupted = asyncio.get_running_loop().create_future()
+        if any(future.done() for future in futures):
+            return
+        woken = asyncio.get_running_loop().create_future()
 
-        def interrupt() -> None:
-            if not interrupted.done():
-                interrupted.set_result(None)
+        def wake(_: object = None) -> None:
+            if not woken.done():
+                woken.set_result(None)
 
-        unsubscribe = self.subscribe(interrupt)
+        for future in futures:
+            future.add_done_callback(wake)
+        unsubscribe = self.subscribe(wake)
         try:
-            await asyncio.wait((*futures, interrupted), return_when=asyncio.FIRST_COMPLETED)
+            await woken
         finally:
             unsubscribe()
+            for future in futures:
+                future.remove_done_callback(wake)
         if not any(future.done() for future in futures):
             raise self.error()
 
