@@ -6,7 +6,7 @@ is an error that says what came back.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .._control import RunControl
 from ..bounded_json import TooDeep, loads_bounded
@@ -84,7 +84,7 @@ def reads_as_json(start: bytes, *, content_type: str, expects_json: bool) -> boo
     return "json" in content_type or ("event-stream" not in content_type and expects_json)
 
 
-def unexpected(kind: int, payload: list[Any], control: RunControl) -> None:
+def unexpected(kind: int, payload: list[Any], control: RunControl) -> NoReturn:
     if kind == STOP:
         control.check()
     if kind == FAIL:

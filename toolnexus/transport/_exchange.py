@@ -5,7 +5,6 @@ _retries.py says, every wait interruptible by the run's control.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -138,17 +137,26 @@ class Transport:
             control.check()
             started = False
             try:
-                async with contextlib.aclosing(self._attempt(url, headers, body, control)) as items:
-                    async for item in items:
-                        if (
-                            not started
-                            and isinstance(item, StreamEvents)
-                            and stream_error is not None
-                        ):
-                            started = output_begins(item.events, stream_error, preamble)
-                        else:
-                            started = True
-                        yield item
+                channel, stop_reading = await self._reply_channel(url, headers, body, control)
+                try:
+                    kind, *head = await channel.get()
+                    if kind != HEAD:
+                        unexpected(kind, head, control)
+                    start = await body_start(channel)
+                    if reads_as_json(start, content_type=head[0], expects_json=head[1]):
+                        reply = JsonReply(await read_json(channel, control))
+                        started = True
+                        yield reply
+                    else:
+                        async for events in read_sse(channel, control):
+                            if not started and stream_error is not None:
+                                started = output_begins(events, stream_error, preamble)
+                            else:
+                                started = True
+                            yield StreamEvents(events)
+                finally:
+                    if stop_reading is not None:
+                        await stop_reading()
                 return
             except Retryable as failure:
                 if started:
@@ -176,38 +184,25 @@ class Transport:
             await control.sleep(poll)
             waited += poll
 
-    async def _attempt(
+    async def _reply_channel(
         self, url: str, headers: dict[str, str], body: dict[str, Any], control: RunControl
-    ) -> AsyncGenerator[JsonReply | StreamEvents]:
+    ) -> tuple[Channel, Callable[[], Awaitable[None]] | None]:
+        """The channel the reply comes through, and what stops its reader task (None: the
+        reply is in the channel already)."""
         if body.get("stream"):
             channel = Channel()
-            stop_reading = self._start_reading(channel, url, headers, body, control)
-        else:
-            # A reply not streamed is read whole in this task (no reader task, no hand-over
-            # per chunk), then taken from the channel as a stream is. An interruption
-            # cancels the read and comes after what was read: a reply streamed anyway
-            # keeps the partial answer it got to.
-            channel = Channel(limit=None)
-            try:
-                with control.interrupting():
-                    await self._produce(channel, url, headers, body)
-            except ToolnexusError as interrupted:
-                await channel.put((FAIL, interrupted))
-            stop_reading = None
+            return channel, self._start_reading(channel, url, headers, body, control)
+        # A reply not streamed is read whole in this task (no reader task, no hand-over
+        # per chunk), then taken from the channel as a stream is. An interruption cancels
+        # the read and comes after what was read: a reply streamed anyway keeps the
+        # partial answer it got to.
+        channel = Channel(limit=None)
         try:
-            kind, *head = await channel.get()
-            if kind == HEAD:
-                start = await body_start(channel)
-                if reads_as_json(start, content_type=head[0], expects_json=head[1]):
-                    yield JsonReply(await read_json(channel, control))
-                else:
-                    async for events in read_sse(channel, control):
-                        yield StreamEvents(events)
-            else:
-                unexpected(kind, head, control)
-        finally:
-            if stop_reading is not None:
-                await stop_reading()
+            with control.interrupting():
+                await self._produce(channel, url, headers, body)
+        except ToolnexusError as interrupted:
+            await channel.put((FAIL, interrupted))
+        return channel, None
 
     def _start_reading(
         self,
