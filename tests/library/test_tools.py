@@ -292,6 +292,28 @@ def test_a_sync_tool_that_never_returns_does_not_keep_the_process_alive():
     assert done.returncode == 0 and "timed out" in done.stdout
 
 
+def test_a_sync_tool_runs_in_a_process_forked_after_one_ran():
+    script = (
+        "import asyncio, os\n"
+        "from toolnexus import create_toolkit, define_tool\n"
+        "def echo(text: str) -> str:\n"
+        "    return text\n"
+        "async def call(text):\n"
+        "    kit = (await create_toolkit()).register(define_tool(echo))\n"
+        "    return (await kit.execute('echo', {'text': text})).output\n"
+        "print(asyncio.run(call('parent')), flush=True)\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    print(asyncio.run(call('child')), flush=True)\n"
+        "    os._exit(0)\n"
+        "os.waitpid(pid, 0)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=WAIT_S
+    )
+    assert done.stdout.split() == ["parent", "child"]
+
+
 async def test_a_sync_tool_sees_the_context_variables_of_its_caller():
     who: contextvars.ContextVar[str] = contextvars.ContextVar("who", default="nobody")
 

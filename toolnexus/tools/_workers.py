@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import os
 import queue
 import threading
 from collections.abc import Callable
@@ -26,6 +27,16 @@ _Job = tuple[asyncio.AbstractEventLoop, asyncio.Future[Any], Callable[[], Any]]
 
 _idle: list[_Worker] = []
 _idle_lock = threading.Lock()
+
+
+def _forget_workers() -> None:
+    """In a forked child: the parent's threads did not come along."""
+    global _idle_lock
+    _idle.clear()
+    _idle_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_workers)
 
 
 class _Worker(threading.Thread):
