@@ -27,6 +27,7 @@ or a process killed outright starts the real command instead (`cli_helpers.ENTRY
 from __future__ import annotations
 
 import atexit
+import gc
 import importlib
 import io
 import json
@@ -47,7 +48,8 @@ from typing import IO, Any
 
 LAUNCHER = str(Path(__file__).with_name("prefork_launch.py"))
 ROOT = Path(__file__).resolve().parents[2]
-# What the test processes import: the CLI for every command and the chat, the MCP SDK's
+# What the test processes import: the CLI for every command and the chat (and what they
+# import when they first use it: the HTTP stack, the styles, the renderers), the MCP SDK's
 # client (the CLI's MCP servers) and its server (the test servers of mcp_servers/).
 PRELOAD = (
     "toolnexus_cli.app",
@@ -57,13 +59,43 @@ PRELOAD = (
     "toolnexus_cli.mcp_commands",
     "toolnexus_cli.threads",
     "toolnexus_cli.setup",
+    "toolnexus_cli.live_region",
+    "toolnexus_cli.markdown_stream",
+    "toolnexus_cli.running",
     "toolnexus.mcp.pool",
+    "toolnexus.tools.approval",
     "toolnexus.tools.builtins",
     "toolnexus.stores.sqlite",
+    "toolnexus.transport._network",
+    "toolnexus.wire.openai",
+    "toolnexus.wire.anthropic",
+    "toolnexus.wire.responses",
+    "httpx2",
+    "httpcore2._async.connection_pool",
+    "httpcore2._async.http11",
+    "httpcore2._async.http2",
+    "httpcore2._async.http_proxy",
+    "httpcore2._async.socks_proxy",
+    "httpcore2._backends.anyio",
+    "anyio._backends._asyncio",
+    "truststore",
+    "platformdirs",
+    "jsonschema",
+    "typer._click.decorators",
     "prompt_toolkit.shortcuts",
+    "prompt_toolkit.input.vt100",
+    "prompt_toolkit.patch_stdout",
+    "prompt_toolkit.key_binding.bindings.search",
     "rich.markdown",
     "rich.live",
     "rich.syntax",
+    "rich.panel",
+    "rich.spinner",
+    "rich.logging",
+    "rich._emoji_codes",
+    "pygments.lexers.python",
+    "pygments.lexers.shell",
+    "pygments.styles.monokai",
     "mcp.client.session",
     "mcp.client.stdio",
     "mcp.client.streamable_http",
@@ -135,6 +167,9 @@ class _Fork:
 def serve(path: str) -> None:
     for name in PRELOAD:
         importlib.import_module(name)
+    # What is imported stays as it is: no collection in a fork writes to (and so copies) the
+    # memory pages it shares with the zygote.
+    gc.freeze()
     if threading.active_count() != 1:  # a fork would lose the others mid-step
         raise RuntimeError(f"a preloaded module started a thread: {threading.enumerate()}")
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
