@@ -95,7 +95,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--warmup", type=int, default=20)
-    parser.add_argument("--only", default="toolnexus")
+    parser.add_argument("--only", default="toolnexus,toolnexus-pypi")
     parser.add_argument("--modes", default=",".join(loop.MODES))
     parser.add_argument("--keep", help="keep the callgrind files in this folder")
     parser.add_argument("--measure", help=argparse.SUPPRESS)
@@ -105,7 +105,8 @@ def main() -> None:
     if args.measure:
         return measure(args.measure, args.mode, args.base_url, args.warmup, args.runs)
     if not shutil.which("valgrind"):
-        raise SystemExit("valgrind is not installed")
+        print("skipped: valgrind is not installed")
+        return None
     libs = args.only.split(",")
     pythons = loop.interpreters(libs)
     out = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="toolnexus-ir-"))
