@@ -4,7 +4,8 @@ interruption every wait in the run honours (HTTP reads, backoff sleeps, tools)."
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import contextlib
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
 from .errors import RunCancelled, RunTimeout, ToolnexusError
@@ -97,21 +98,60 @@ class RunControl:
                 await asyncio.gather(task, return_exceptions=True)
         return task.result()
 
+    @contextlib.contextmanager
+    def interrupting(self) -> Iterator[None]:
+        """Inside, an interruption of the run cancels the current task, and the cancel
+        comes out as the run's error: as `asyncio.timeout` does it, so work that hands
+        nothing over while it runs (a reply read whole) needs no task of its own to be
+        abandoned. A cancel of the task from elsewhere goes on up as it is."""
+        self.check()
+        task = asyncio.current_task()
+        assert task is not None
+        fired = False
+
+        def interrupt() -> None:
+            nonlocal fired
+            # Called from a callback of the loop (the cancel event's watcher, the timer)
+            # or another task: this task is suspended inside, where the cancel lands.
+            if task is not asyncio.current_task():
+                fired = True
+                task.cancel()
+
+        unsubscribe = self.subscribe(interrupt)
+        try:
+            yield
+        except asyncio.CancelledError:
+            if fired and task.uncancel() == 0:
+                raise self.error() from None
+            raise
+        else:
+            if fired:  # the work inside swallowed the cancel: the run still ends here
+                task.uncancel()
+                raise self.error()
+        finally:
+            unsubscribe()
+
     async def first_done(self, *futures: asyncio.Future[Any]) -> None:
         """Wait until one of `futures` is done, or raise when the run is interrupted
         first (the futures are left as they are)."""
         self.check()
-        interrupted = asyncio.get_running_loop().create_future()
+        if any(future.done() for future in futures):
+            return
+        woken = asyncio.get_running_loop().create_future()
 
-        def interrupt() -> None:
-            if not interrupted.done():
-                interrupted.set_result(None)
+        def wake(_: object = None) -> None:
+            if not woken.done():
+                woken.set_result(None)
 
-        unsubscribe = self.subscribe(interrupt)
+        for future in futures:
+            future.add_done_callback(wake)
+        unsubscribe = self.subscribe(wake)
         try:
-            await asyncio.wait((*futures, interrupted), return_when=asyncio.FIRST_COMPLETED)
+            await woken
         finally:
             unsubscribe()
+            for future in futures:
+                future.remove_done_callback(wake)
         if not any(future.done() for future in futures):
             raise self.error()
 

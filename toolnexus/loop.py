@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections import deque
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -185,8 +186,9 @@ class _Run:
         self.control = control
         self.result = result
         self.messages = result.messages
-        self.tools = self._tool_schemas()
-        self.system = self._system_prompt()
+        self.tools: list[dict[str, Any]] = []
+        self.system: str | None = None
+        self._take_tools()
         self.assembler: StreamAssembler | None = None  # the stream being read
         self.unfinished: str | None = None  # why the last reply's answer is not whole
         self.paused = False  # the last reply is a turn the server paused, to go on from
@@ -194,29 +196,28 @@ class _Run:
         self.calls_left = settings.max_tool_calls_per_run
         self.reply_usage: Usage = {}  # what the endpoint counted for the last model call
 
-    def _system_prompt(self) -> str | None:
-        parts = self.toolkit.all_instructions() if self.toolkit else []
-        return "\n\n".join(p for p in (self.settings.system_prompt, *parts) if p) or None
+    def _take_tools(self) -> None:
+        """The tools offered now, as this style sends them, and the system prompt with
+        what the toolkit says of them (a toolkit offering no tools says nothing)."""
+        specs = self.toolkit.specs() if self.toolkit is not None else []
+        self.tools = self.settings.wire.tool_schemas(specs)
+        parts = self.toolkit.all_instructions() if self.toolkit is not None and specs else []
+        self.system = "\n\n".join(p for p in (self.settings.system_prompt, *parts) if p) or None
 
-    def _tool_schemas(self) -> list[dict[str, Any]]:
-        return self.settings.wire.tool_schemas(self.toolkit.specs()) if self.toolkit else []
-
-    async def _tools_now(self) -> AsyncGenerator[Event]:
-        """Before a model call: wait for the tool sources still starting (saying so), then
-        take the tools offered now, the model told once of any that went or came back."""
-        if self.toolkit is None:
-            return
-        starting = self.toolkit.starting()
+    async def _tools_now(self, toolkit: Toolkit) -> AsyncGenerator[Event]:
+        """Before a model call on a toolkit with tool sources: wait for the sources still
+        starting (saying so), then take the tools offered now, the model told once of any
+        that went or came back."""
+        starting = toolkit.starting()
         if starting:
             yield waiting_event(starting)
-            await self.control.race(self.toolkit.started())
+            await self.control.race(toolkit.started())
             yield waiting_event([])
-        await self.control.race(self.toolkit.relisted())
-        news = self.toolkit.news()
+        await self.control.race(toolkit.relisted())
+        news = toolkit.news()
         if news:
             self.messages.append(notice(" ".join(news)))
-        self.tools = self._tool_schemas()
-        self.system = self._system_prompt()
+        self._take_tools()
 
     def calls_to_make(self) -> list[_Call]:
         """The tool calls of the reply just received, within the limits: of one reply the
@@ -270,9 +271,12 @@ class _Run:
         )
 
     async def model_turn(self, stream: bool) -> AsyncGenerator[Event]:
-        async with contextlib.aclosing(self._tools_now()) as events:
-            async for event in events:
-                yield event
+        if self.toolkit is not None and self.toolkit.sources:
+            async with contextlib.aclosing(self._tools_now(self.toolkit)) as events:
+                async for event in events:
+                    yield event
+        else:  # registered tools only: nothing to wait for
+            self._take_tools()
         keeper = self.settings.context
         if keeper is None:
             async with contextlib.aclosing(
@@ -385,9 +389,9 @@ class _Run:
         for call in calls:
             self.result.tool_calls.append({"id": call.id, "name": call.name, "args": call.args})
             yield tool_call_event(call.id, call.name, call.args)
-        progress: asyncio.Queue[ToolProgressEvent] = asyncio.Queue()
+        progress = _Progress(asyncio.get_running_loop())
         contexts = [
-            ToolContext(call_id=call.id, on_progress=_reporter(progress, call)) for call in calls
+            ToolContext(call_id=call.id, on_progress=progress.reporter(call)) for call in calls
         ]
         tasks = [
             asyncio.ensure_future(self._execute(call, ctx))
@@ -427,26 +431,17 @@ class _Run:
                 yield pending_event(req)
 
     async def _progress_until(
-        self, running: asyncio.Future[Any], progress: asyncio.Queue[ToolProgressEvent]
+        self, running: asyncio.Future[Any], progress: _Progress
     ) -> AsyncGenerator[ToolProgressEvent]:
         """The progress the running calls report, as events, until `running` is done."""
-        reported: asyncio.Future[ToolProgressEvent] | None = None
-        try:
-            while True:
-                if reported is None:
-                    reported = asyncio.ensure_future(progress.get())
-                await self.control.first_done(running, reported)
-                if reported.done():
-                    yield reported.result()
-                    reported = None
-                else:
-                    running.result()  # a hook's failure goes on up
-                    while not progress.empty():
-                        yield progress.get_nowait()
-                    return
-        finally:
-            if reported is not None:
-                reported.cancel()
+        while True:
+            if progress.events:
+                yield progress.events.popleft()
+            elif running.done():
+                running.result()  # a hook's failure goes on up
+                return
+            else:
+                await self.control.first_done(running, progress.arrival())
 
     async def resume(self, ans: Answer) -> AsyncGenerator[Event]:
         """Answer the request a "pending" run stopped on, then go on."""
@@ -524,18 +519,34 @@ def context_outgoing(
     return _Run(settings, toolkit, control, RunResult(messages=messages), options).outgoing()
 
 
-def _reporter(
-    queue: asyncio.Queue[ToolProgressEvent], call: _Call
-) -> Callable[[ToolProgress], None]:
-    """What a call's ToolContext reports to: its progress as events in `queue` (from the
-    event loop's thread, whichever thread the tool runs in)."""
-    loop = asyncio.get_running_loop()
+class _Progress:
+    """The progress events of one tool turn's calls, reported from whichever thread a
+    tool runs in, taken in the event loop's."""
 
-    def report(step: ToolProgress) -> None:
-        event = tool_progress_event(call.id, call.name, step.message, step.progress, step.total)
-        loop.call_soon_threadsafe(queue.put_nowait, event)
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.events: deque[ToolProgressEvent] = deque()
+        self._loop = loop
+        self._arrived: asyncio.Future[None] | None = None
 
-    return report
+    def reporter(self, call: _Call) -> Callable[[ToolProgress], None]:
+        """What `call`'s ToolContext reports to."""
+
+        def report(step: ToolProgress) -> None:
+            event = tool_progress_event(call.id, call.name, step.message, step.progress, step.total)
+            self._loop.call_soon_threadsafe(self._add, event)
+
+        return report
+
+    def arrival(self) -> asyncio.Future[None]:
+        """Done once an event is added."""
+        if self._arrived is None or self._arrived.done():
+            self._arrived = self._loop.create_future()
+        return self._arrived
+
+    def _add(self, event: ToolProgressEvent) -> None:
+        self.events.append(event)
+        if self._arrived is not None and not self._arrived.done():
+            self._arrived.set_result(None)
 
 
 def _counted(usage: Usage) -> tuple[int, int | None]:

@@ -176,7 +176,7 @@ def test_ctrl_c_in_a_pipe_exits_130_with_the_partial_answer(cli, stub):
 def test_a_piped_ask_loads_no_renderer_or_prompt_library(cli, stub):
     """Start-up speed: a pipe needs neither Rich's Markdown nor prompt_toolkit nor MCP."""
     stub.handler = lambda rec: openai_stream("fast")
-    result = cli.run("ask", "hi", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    result = cli.run_fresh("ask", "hi", env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert result.code == 0 and result.stdout == "fast\n", result
     imported = {
         line.rsplit("|", 1)[-1].strip().split(".")[0]

@@ -14,8 +14,7 @@ import subprocess
 
 import pytest
 
-from tests.support import cli_helpers
-from tests.support.cli_helpers import ENTRY
+from tests.support import cli_helpers, prefork
 from tests.support.mcp_helpers import calc, mcp_file
 from tests.support.stub_provider import openai_stream
 from tests.support.waiting import WAIT_S, alive, pid_in, wait_until
@@ -29,7 +28,7 @@ LINGER_S = "3"  # how long the busy server goes on once its stdin closes
 
 def start(cli, *args: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [*ENTRY, *args],
+        prefork.command("toolnexus", *args),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -6,13 +6,11 @@ stub."""
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 
 from tests.support import cli_helpers
 from tests.support.cli_helpers import model_calls, tool_results
-from tests.support.mcp_helpers import SERVERS, mcp_file
+from tests.support.mcp_helpers import SERVERS, mcp_file, server_command
 from tests.support.stub_provider import Recorded, openai_stream
 
 cli, stub = cli_helpers.cli, cli_helpers.stub
@@ -24,7 +22,7 @@ def offers(tmp_path) -> str:
     return str(
         mcp_file(
             tmp_path / "mcp.json",
-            {"offers": {"command": sys.executable, "args": [str(SERVERS / "offers_server.py")]}},
+            {"offers": server_command(SERVERS / "offers_server.py")},
         )
     )
 

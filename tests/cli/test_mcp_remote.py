@@ -19,9 +19,8 @@ import subprocess
 import httpx2
 import pytest
 
-from tests.support import chat_session, cli_helpers
+from tests.support import chat_session, cli_helpers, prefork
 from tests.support.chat_session import numbered_answers
-from tests.support.cli_helpers import ENTRY
 from tests.support.mcp_helpers import START, mcp_file, start_server, stop, tool_messages
 from tests.support.stub_provider import openai_stream
 from toolnexus import create_toolkit
@@ -81,7 +80,7 @@ def admin(port: int, action: str) -> None:
 def start_login(cli, config: str) -> tuple[subprocess.Popen, str]:
     """`toolnexus mcp login remote` started, and the authorization URL it printed."""
     proc = subprocess.Popen(
-        [*ENTRY, "mcp", "login", "remote", "--no-browser", "--mcp", config],
+        prefork.command("toolnexus", "mcp", "login", "remote", "--no-browser", "--mcp", config),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

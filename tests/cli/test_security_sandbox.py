@@ -167,8 +167,10 @@ def test_no_connection_is_opened_or_listened_on(cli, stub, work):
 
 def test_ordinary_work_in_the_workspace_still_runs(cli, stub, work):
     script = "import pathlib; pathlib.Path('made-by-python.txt').write_text('ok')"
+    # The calls of one reply run at once: the commit has a file of its own to hold.
     git = (
-        "git init -q . && git add . && git -c user.name=t -c user.email=t@example.com "
+        "echo tracked > tracked.txt && git init -q . && git add . && "
+        "git -c user.name=t -c user.email=t@example.com "
         "commit -qm first && git log --oneline | wc -l"
     )
     calls = bash(

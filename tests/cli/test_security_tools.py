@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 import threading
 import tomllib
 from pathlib import Path
@@ -21,6 +20,7 @@ import pytest
 
 import toolnexus.tools.builtins as builtins_module
 from tests.support.cli_helpers import CLI, model_calls, tool_results, write_files
+from tests.support.mcp_helpers import STDIO_SERVER, server_command
 from tests.support.pty_screen import PtySession
 from tests.support.stub_provider import Recorded, Reply, StubProvider, openai_stream
 from toolnexus import ToolContext, create_toolkit
@@ -608,10 +608,7 @@ def test_the_documented_mcp_rule_matches_the_name_the_user_sees(cli, tmp_path):
     block = re.search(r"```toml\n(\[approval\].*?)```", readme, re.S)
     assert block, "README shows the approval rules"
     mcp = tmp_path / "mcp.json"
-    server = {
-        "command": sys.executable,
-        "args": [str(ROOT / "tests" / "support" / "mcp_servers" / "stdio_server.py")],
-    }
+    server = server_command(STDIO_SERVER)
     mcp.write_text(json.dumps({"mcpServers": {"github": server}}))
     for rules in (example_rules(), tomllib.loads(block.group(1))["approval"]):
         mcp_rules = {k: v for k, v in rules.items() if k.startswith("github")}

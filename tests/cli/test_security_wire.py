@@ -159,7 +159,7 @@ def imported_packages(result) -> set[str]:
     ids=lambda args: " ".join(args),
 )
 def test_commands_without_a_model_call_never_import_httpx2(cli, args):
-    result = cli.run(*args, env={"PYTHONPROFILEIMPORTTIME": "1"})
+    result = cli.run_fresh(*args, env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert result.code == 0, result
     imported = imported_packages(result)
     assert "typer" in imported  # the profile is there
@@ -168,6 +168,6 @@ def test_commands_without_a_model_call_never_import_httpx2(cli, args):
 
 def test_a_piped_ask_does_import_httpx2(cli, stub):
     stub.handler = lambda rec: openai_stream("fast")
-    result = cli.run("ask", "hi", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    result = cli.run_fresh("ask", "hi", env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert result.code == 0 and result.stdout == "fast\n", result
     assert "httpx2" in imported_packages(result)

@@ -30,6 +30,7 @@ from tests.support.resilience_helpers import (
     ok_reply,
     partial_parts,
     sse_has_text,
+    tap_received,
     tap_transport,
     text_of_events,
     tool_call_reply,
@@ -38,6 +39,7 @@ from tests.support.resilience_helpers import (
 from tests.support.stub_provider import Reply, StubProvider
 from tests.support.waiting import WAIT_S
 from toolnexus import Client, ProviderError, RunCancelled, ToolContext, Toolkit, define_tool
+from toolnexus.sse import SSEDecoder
 from toolnexus.transport import Retrying, StreamEvents
 
 STYLES = ["openai", "anthropic"]
@@ -111,9 +113,19 @@ class ConversationRunner(Runner):
             elif isinstance(item, StreamEvents) and sse_has_text(self.style, item.events):
                 on_event({"type": "text", "delta": None})
 
+        decoder = SSEDecoder()
+
+        def received(data: bytes) -> None:
+            if sse_has_text(self.style, decoder.feed(data)):
+                on_event({"type": "text", "delta": None})
+
         tap_transport(client, watch)  # Conversation.send offers no events of its own
-        self.conversation = client.conversation(toolkit, cancel=cancel)
-        await self.conversation.send(prompt)
+        undo = tap_received(received)  # nor does its reply, until it is whole
+        try:
+            self.conversation = client.conversation(toolkit, cancel=cancel)
+            await self.conversation.send(prompt)
+        finally:
+            undo()
 
     async def saved(self, client):
         return self.conversation.messages

@@ -12,7 +12,7 @@ from tests.support.openai_wire import calls, chunk, frag, sse, wire_results
 from tests.support.resilience_helpers import echo_toolkit, single_try_client
 from tests.support.stream_events import of_type, result_of, stream
 from tests.support.stub_provider import Reply, openai_stream, openai_text, openai_tool_call
-from toolnexus import ToolnexusError, create_toolkit, define_tool
+from toolnexus import ToolContext, ToolnexusError, create_toolkit, define_tool
 
 
 @pytest.fixture
@@ -124,6 +124,31 @@ async def test_sync_tool_runs_in_a_worker_thread(stub, client):
     result = await client.run("hi", tk)
     assert result.text == "ok"
     assert len(threads) == 1 and threads[0] != threading.get_ident()
+
+
+async def test_progress_a_sync_tool_reports_from_its_thread_comes_before_its_result(stub, client):
+    def count(ctx: ToolContext) -> str:
+        """Count to two, saying so."""
+        ctx.report("one", 1, 2)
+        ctx.report("two", 2, 2)
+        return "counted"
+
+    tk = await create_toolkit()
+    tk.register(define_tool(count))
+    stub.script(Reply.json(openai_tool_call([("count", {})])), Reply.json(openai_text("ok")))
+    events = await stream(client, toolkit=tk)
+    tool_events = [e for e in events if e["type"].startswith("tool_")]
+    assert [e["type"] for e in tool_events] == [
+        "tool_call",
+        "tool_progress",
+        "tool_progress",
+        "tool_result",
+    ]
+    assert [(e["message"], e["progress"]) for e in of_type(events, "tool_progress")] == [
+        ("one", 1),
+        ("two", 2),
+    ]
+    assert of_type(events, "tool_result")[0]["output"] == "counted"
 
 
 async def test_the_same_failing_call_twice_in_a_row_ends_the_run(stub, client, toolkit):

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 import signal
-import sys
 
 import pytest
 
-from tests.support.mcp_helpers import START, calc, start_http_server, stop
+from tests.support import prefork
+from tests.support.mcp_helpers import START, STDIO_SERVER, calc, start_http_server, stop
 from tests.support.resilience_helpers import single_try_client
 from tests.support.stub_provider import Reply, openai_text, openai_tool_call
 from tests.support.waiting import eventually, pid_in
@@ -188,7 +189,9 @@ async def test_a_server_that_keeps_dying_is_restarted_a_bounded_number_of_times(
     monkeypatch.setattr(lifecycle, "BACKOFF", (0.01, 0.01, 0.01))
     gate, pid_file = tmp_path / "gate", tmp_path / "pid"
     gate.touch()
-    script = f"test -e '{gate}' || exit 3; exec '{sys.executable}' '{calc()['args'][0]}'"
+    script = (
+        f"test -e '{gate}' || exit 3; exec {shlex.join(prefork.command('script', STDIO_SERVER))}"
+    )
     toolkit = await create_toolkit()
     try:
         [status] = await add_mcp_servers(

@@ -6,13 +6,12 @@ read_resource), prompts and completion, task-only tools and tool annotations."""
 from __future__ import annotations
 
 import asyncio
-import sys
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
 
-from tests.support.mcp_helpers import SERVERS, START, tool_messages
+from tests.support.mcp_helpers import SERVERS, START, server_command, tool_messages
 from tests.support.resilience_helpers import single_try_client
 from tests.support.stub_provider import Reply, openai_text, openai_tool_call
 from toolnexus import ToolContext, ToolnexusError, create_toolkit
@@ -29,7 +28,7 @@ OFFERS = str(SERVERS / "offers_server.py")
 
 
 def offers_config(root: Path | None = None) -> dict:
-    return {"mcpServers": {"offers": {"command": sys.executable, "args": [OFFERS]}}}
+    return {"mcpServers": {"offers": server_command(OFFERS)}}
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

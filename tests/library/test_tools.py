@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
+import subprocess
+import sys
 import threading
 from typing import Literal, Optional
 
 import pytest
 
+from tests.support.waiting import WAIT_S
 from toolnexus import ToolContext, ToolResult, create_toolkit, define_tool
 
 # ----------------------------------------------------------------------------- helpers
@@ -248,6 +252,86 @@ async def test_the_event_loop_keeps_running_while_a_sync_tool_blocks():
     assert await asyncio.to_thread(started.wait, 10)
     release.set()
     assert (await task).output == "released"
+
+
+async def test_a_sync_tool_still_blocked_after_its_time_limit_does_not_hold_up_the_next_call():
+    release = threading.Event()
+
+    def stuck() -> str:
+        release.wait(10)
+        return "late"
+
+    def quick() -> str:
+        return "done"
+
+    kit = (await create_toolkit(timeout=0.2)).register(define_tool(stuck), define_tool(quick))
+    try:
+        timed_out = await kit.execute("stuck", {})
+        assert timed_out.is_error and "timed out" in timed_out.output
+        # `stuck` still holds its thread: `quick` runs in another.
+        assert (await kit.execute("quick", {})).output == "done"
+    finally:
+        release.set()
+
+
+def test_a_sync_tool_that_never_returns_does_not_keep_the_process_alive():
+    script = (
+        "import asyncio, threading\n"
+        "from toolnexus import create_toolkit, define_tool\n"
+        "def forever() -> str:\n"
+        "    threading.Event().wait()\n"
+        "    return 'never'\n"
+        "async def main():\n"
+        "    kit = (await create_toolkit(timeout=0.2)).register(define_tool(forever))\n"
+        "    print((await kit.execute('forever', {})).output, flush=True)\n"
+        "asyncio.run(main())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=WAIT_S
+    )
+    assert done.returncode == 0 and "timed out" in done.stdout
+
+
+def test_a_sync_tool_runs_in_a_process_forked_after_one_ran():
+    script = (
+        "import asyncio, os\n"
+        "from toolnexus import create_toolkit, define_tool\n"
+        "def echo(text: str) -> str:\n"
+        "    return text\n"
+        "async def call(text):\n"
+        "    kit = (await create_toolkit()).register(define_tool(echo))\n"
+        "    return (await kit.execute('echo', {'text': text})).output\n"
+        "print(asyncio.run(call('parent')), flush=True)\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    print(asyncio.run(call('child')), flush=True)\n"
+        "    os._exit(0)\n"
+        "os.waitpid(pid, 0)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=WAIT_S
+    )
+    assert done.stdout.split() == ["parent", "child"]
+
+
+async def test_a_sync_tool_sees_the_context_variables_of_its_caller():
+    who: contextvars.ContextVar[str] = contextvars.ContextVar("who", default="nobody")
+
+    def whoami() -> str:
+        return who.get()
+
+    tool = define_tool(whoami)
+    who.set("the caller")
+    assert (await run(tool)).output == "the caller"
+    assert (await run(tool)).output == "the caller"  # a reused worker, the same answer
+
+
+async def test_an_exception_of_a_sync_tool_is_its_error_result():
+    def broken() -> str:
+        raise LookupError("no such row")
+
+    result = await run(define_tool(broken))
+    assert result.is_error and result.output == "error: LookupError: no such row"
 
 
 def test_one_unresolvable_hint_does_not_untype_the_other_parameters():

@@ -1,6 +1,8 @@
 """Run the real `toolnexus` entry point against the loopback stub: `cli.call(...)` inside
 the test process (tests/support/in_process.py), `cli.run(...)` in a subprocess for what needs
-a real one (signals, deadlines, imports at start-up, process groups, a real pipe).
+a real one (signals, deadlines, a real pipe), forked from a process that has done the imports
+(tests/support/prefork.py). A test about imports at start-up or the process's own group
+starts `ENTRY`, the console script itself.
 
 Every test gets its own HOME and XDG directories under tmp_path, and an environment without
 any API key or TOOLNEXUS_* variable of the person running the tests.
@@ -32,6 +34,7 @@ from typing import Any
 
 import pytest
 
+from tests.support import prefork
 from tests.support.in_process import run_cli
 from tests.support.stub_provider import Recorded, StubProvider, openai_stream
 from toolnexus.stores import SQLiteStore
@@ -136,8 +139,24 @@ class CLI:
         timeout: float = 30,
     ) -> Result:
         """Run `toolnexus ARGS` with `input` piped to stdin; env values of None unset."""
+        return self._process(prefork.command("toolnexus", *args), input, env, timeout)
+
+    def run_fresh(
+        self,
+        *args: str,
+        input: str = "",
+        env: dict[str, str | None] | None = None,
+        timeout: float = 30,
+    ) -> Result:
+        """`run` in a new interpreter, the console script itself: for what the command
+        imports at start-up."""
+        return self._process([*ENTRY, *args], input, env, timeout)
+
+    def _process(
+        self, command: list[str], input: str, env: dict[str, str | None] | None, timeout: float
+    ) -> Result:
         done = subprocess.run(
-            [*ENTRY, *args],
+            command,
             input=input,
             capture_output=True,
             text=True,

@@ -1,5 +1,6 @@
-"""What the MCP tests share: the servers of tests/support/mcp_servers/ as config entries, and the
-HTTP one as a process started where a test wants it."""
+"""What the MCP tests share: the servers of tests/support/mcp_servers/ as config entries (forked
+from a process that has imported the SDK: tests/support/prefork.py), and the HTTP one as a
+process started where a test wants it."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ import json
 import os
 import selectors
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.support import prefork
 
 SERVERS = Path(__file__).parent / "mcp_servers"
 STDIO_SERVER = str(SERVERS / "stdio_server.py")
@@ -18,7 +20,13 @@ START = 60.0  # start-up limit for servers that should come up (a loaded machine
 def calc(pid_file: Path | None = None, env: dict | None = None, **extra) -> dict:
     """The stdio server's entry: its PID goes to `pid_file`; `env` (its MCP_* knobs)."""
     env = {**({"MCP_PID_FILE": str(pid_file)} if pid_file else {}), **(env or {})}
-    return {"command": sys.executable, "args": [STDIO_SERVER], "env": env, **extra}
+    return {**server_command(STDIO_SERVER), "env": env, **extra}
+
+
+def server_command(script: str | Path, *args: str) -> dict:
+    """A config entry's command and args that run the Python file `script` with `args`."""
+    command = prefork.command("script", str(script), *args)
+    return {"command": command[0], "args": command[1:]}
 
 
 def mcp_file(path: Path, servers: dict) -> Path:
@@ -47,7 +55,7 @@ def start_server(script: str, **env: str) -> tuple[subprocess.Popen, int]:
     it listens on once it does."""
     env = {**os.environ, "HTTP_MCP_PARENT": str(os.getpid()), **env}
     proc = subprocess.Popen(
-        [sys.executable, str(SERVERS / script)], stdout=subprocess.PIPE, text=True, env=env
+        prefork.command("script", str(SERVERS / script)), stdout=subprocess.PIPE, text=True, env=env
     )
     return proc, int(read_line(proc, START))
 

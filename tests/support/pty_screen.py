@@ -20,7 +20,8 @@ from typing import TypeVar
 import pexpect
 import pyte
 
-from tests.support.cli_helpers import CLI, ENTRY
+from tests.support import prefork
+from tests.support.cli_helpers import CLI
 from tests.support.reflow_screen import ReflowScreen
 from tests.support.waiting import WAIT_S
 
@@ -35,11 +36,13 @@ def spawn(
     timeout: float,
     env: dict[str, str | None] | None = None,
 ) -> pexpect.spawn:
-    """`toolnexus ARGS` in a `rows` x `cols` UTF-8 pty, as `cli`'s user (env: as CLI.run)."""
+    """`toolnexus ARGS` in a `rows` x `cols` UTF-8 pty, as `cli`'s user (env: as CLI.run),
+    forked from a process that has done its imports (tests/support/prefork.py)."""
     size = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "COLUMNS": str(cols), "LINES": str(rows)}
+    command = prefork.command("toolnexus", *args)
     return pexpect.spawn(
-        ENTRY[0],
-        [*ENTRY[1:], *args],
+        command[0],
+        command[1:],
         env=cli.merged_env({**size, **(env or {})}),
         dimensions=(rows, cols),
         encoding="utf-8",

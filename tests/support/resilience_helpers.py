@@ -24,6 +24,7 @@ from tests.support.stub_provider import (
 from tests.support.waiting import WAIT_S
 from toolnexus import Client, create_client, create_toolkit, define_tool
 from toolnexus.transport import Reply as TransportReply
+from toolnexus.transport._channel import DATA, Channel
 
 MODEL = "stub-model"
 THREAD = "thread-1"
@@ -187,6 +188,26 @@ def tap_transport(client: Client, on_item: Callable[[TransportReply], None]) -> 
             on_item(item)
 
     transport.send = tapped  # type: ignore[method-assign]
+
+
+def tap_received(on_data: Callable[[bytes], None]) -> Callable[[], None]:
+    """Call `on_data(chunk)` for each piece of a reply's body as the client receives it;
+    returns what undoes the tap. For a reply that is not streamed (Conversation.send):
+    the transport hands it on only once it is whole, so a test that cancels once part of
+    it has come watches here."""
+    put = Channel.put
+
+    async def tapped(channel: Channel, item: tuple[Any, ...]) -> None:
+        await put(channel, item)
+        if item[0] == DATA:
+            on_data(item[1])
+
+    Channel.put = tapped  # type: ignore[method-assign]
+
+    def undo() -> None:
+        Channel.put = put  # type: ignore[method-assign]
+
+    return undo
 
 
 async def wait_disconnect(recorded: Any, timeout: float = WAIT_S) -> float:

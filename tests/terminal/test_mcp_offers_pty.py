@@ -5,14 +5,12 @@ a server prompt is a command that completes, and `@server:uri` attaches a resour
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 
 from tests.support import chat_session, cli_helpers
 from tests.support.chat_session import Chat
 from tests.support.cli_helpers import tool_results, user_text
-from tests.support.mcp_helpers import SERVERS, mcp_file
+from tests.support.mcp_helpers import SERVERS, mcp_file, server_command
 from tests.support.stub_provider import Recorded, openai_stream
 
 cli, stub = cli_helpers.cli, cli_helpers.stub
@@ -29,7 +27,7 @@ pytestmark = pytest.mark.timeout(600)
 def offers_chat(open_chat, tmp_path) -> Chat:
     config = mcp_file(
         tmp_path / "mcp.json",
-        {"offers": {"command": sys.executable, "args": [str(SERVERS / "offers_server.py")]}},
+        {"offers": server_command(SERVERS / "offers_server.py")},
     )
     chat = open_chat("--mcp", str(config), timeout=SLOW)
     chat.wait(lambda: READY in chat.term.text(), "the server")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import stat
-import sys
 import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -15,6 +14,7 @@ import pexpect
 import pytest
 
 from tests.support.cli_helpers import CLI
+from tests.support.mcp_helpers import STDIO_SERVER, server_command
 from tests.support.net_servers import dead_port
 from tests.support.pty_screen import PtySession, opener
 from tests.support.stub_provider import (
@@ -85,6 +85,7 @@ def test_first_chat_finds_a_local_server_writes_the_config_and_chats(tmp_path, s
     chat.wait_text("Hello from the stub.")
     sent = [r for r in stub.requests if r.method == "POST"]
     assert sent[0].path == "/v1/chat/completions" and sent[0].json["model"] == "m-two"
+    wait_chat_prompt(chat)  # Ctrl-D is a key to the prompt: typed before it, it may be lost
     chat.child.sendeof()
     assert exit_status(chat) == 0
 
@@ -134,6 +135,7 @@ def test_another_endpoint_with_a_key_typed_without_echo(tmp_path, stub, start):
     post = [r for r in stub.requests if r.method == "POST"][0]
     assert post.path == "/v1/messages" and post.json["model"] == "claude-stub-1"
     assert post.headers["x-api-key"] == SECRET
+    wait_chat_prompt(chat)  # Ctrl-D is a key to the prompt: typed before it, it may be lost
     chat.child.sendeof()
     assert exit_status(chat) == 0
     assert SECRET not in chat.term.text() and "sk-wrong-key" not in chat.term.text()
@@ -236,10 +238,7 @@ def test_the_written_config_allows_nothing_the_user_did_not_choose(tmp_path, stu
         assert example in text
 
     mcp = tmp_path / "mcp.json"
-    server = {
-        "command": sys.executable,
-        "args": [str(ROOT / "tests" / "support" / "mcp_servers" / "stdio_server.py")],
-    }
+    server = server_command(STDIO_SERVER)
     mcp.write_text(json.dumps({"mcpServers": {"github": server}}))
     rows = cli.call("tools", "--json", "--mcp", str(mcp)).json
     assert {row["name"]: row["approval"] for row in rows}["github_add"] == "ask", rows

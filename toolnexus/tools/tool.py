@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 import json
@@ -17,6 +16,7 @@ from typing import Any, Literal, Union
 from ..callbacks import maybe_await
 from ..content import Attachment
 from ..types import Answer
+from ._workers import run_in_worker
 
 # A default the toolkit fills in (`None` means "use the toolkit's").
 DEFAULT_TIMEOUT_S = 120.0
@@ -108,7 +108,7 @@ class Tool:
         if self.is_async:
             value = await self.fn(*positional, **kwargs)
         else:
-            value = await maybe_await(await asyncio.to_thread(self.fn, *positional, **kwargs))
+            value = await maybe_await(await run_in_worker(self.fn, *positional, **kwargs))
         return to_result(value)
 
     def argument_problem(self, args: dict[str, Any]) -> str | None:

@@ -6,7 +6,7 @@ is an error that says what came back.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .._control import RunControl
 from ..bounded_json import TooDeep, loads_bounded
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 MAX_JSON_BYTES = 32 * 1024 * 1024
 
 
-MAX_DECOMPRESSED_BYTES = 64 * 1024 * 1024  # a compressed body, once inflated
+MAX_DECOMPRESSED_BYTES = 64 * 1024 * 1024  # a compressed body once inflated, or one held whole
 
 
 _SNIFF_BYTES = 8  # enough of a body's start to tell JSON from an SSE field line
@@ -84,7 +84,7 @@ def reads_as_json(start: bytes, *, content_type: str, expects_json: bool) -> boo
     return "json" in content_type or ("event-stream" not in content_type and expects_json)
 
 
-def unexpected(kind: int, payload: list[Any], control: RunControl) -> None:
+def unexpected(kind: int, payload: list[Any], control: RunControl) -> NoReturn:
     if kind == STOP:
         control.check()
     if kind == FAIL:

@@ -6,12 +6,9 @@ server cannot outrun a slow consumer.
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections import deque
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    pass
-
+from typing import Any
 
 HEAD, DATA, END, FAIL, STOP = range(5)
 
@@ -20,9 +17,10 @@ class Channel:
     """A bounded single-producer, single-consumer queue whose consumer can be woken
     by an interruption even while the queue is empty or full."""
 
-    def __init__(self, limit: int = 64) -> None:
+    def __init__(self, limit: int | None = 64) -> None:
+        """`limit`: the items held before `put` waits (None: it never waits)."""
         self._items: deque[tuple[Any, ...]] = deque()
-        self._limit = limit
+        self._limit = limit if limit is not None else sys.maxsize
         self._getter: asyncio.Future[None] | None = None
         self._putter: asyncio.Future[None] | None = None
 

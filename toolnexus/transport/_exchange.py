@@ -5,14 +5,13 @@ _retries.py says, every wait interruptible by the run's control.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from .._control import RunControl
 from ..bounded_json import loads_bounded
-from ..errors import IdleTimeout, ProviderError
+from ..errors import IdleTimeout, ProviderError, ToolnexusError
 from ..events import retry_event
 from ..options import Retries, Timeouts
 from ..types import RetryEvent
@@ -138,17 +137,26 @@ class Transport:
             control.check()
             started = False
             try:
-                async with contextlib.aclosing(self._attempt(url, headers, body, control)) as items:
-                    async for item in items:
-                        if (
-                            not started
-                            and isinstance(item, StreamEvents)
-                            and stream_error is not None
-                        ):
-                            started = output_begins(item.events, stream_error, preamble)
-                        else:
-                            started = True
-                        yield item
+                channel, stop_reading = await self._reply_channel(url, headers, body, control)
+                try:
+                    kind, *head = await channel.get()
+                    if kind != HEAD:
+                        unexpected(kind, head, control)
+                    start = await body_start(channel)
+                    if reads_as_json(start, content_type=head[0], expects_json=head[1]):
+                        reply = JsonReply(await read_json(channel, control))
+                        started = True
+                        yield reply
+                    else:
+                        async for events in read_sse(channel, control):
+                            if not started and stream_error is not None:
+                                started = output_begins(events, stream_error, preamble)
+                            else:
+                                started = True
+                            yield StreamEvents(events)
+                finally:
+                    if stop_reading is not None:
+                        await stop_reading()
                 return
             except Retryable as failure:
                 if started:
@@ -176,39 +184,64 @@ class Transport:
             await control.sleep(poll)
             waited += poll
 
-    async def _attempt(
+    async def _reply_channel(
         self, url: str, headers: dict[str, str], body: dict[str, Any], control: RunControl
-    ) -> AsyncGenerator[JsonReply | StreamEvents]:
-        channel = Channel()
+    ) -> tuple[Channel, Callable[[], Awaitable[None]] | None]:
+        """The channel the reply comes through, and what stops its reader task (None: the
+        reply is in the channel already)."""
+        if body.get("stream"):
+            channel = Channel()
+            return channel, self._start_reading(channel, url, headers, body, control)
+        # A reply not streamed is read whole in this task (no reader task, no hand-over
+        # per chunk), then taken from the channel as a stream is. An interruption cancels
+        # the read and comes after what was read: a reply streamed anyway keeps the
+        # partial answer it got to.
+        channel = Channel(limit=None)
+        try:
+            with control.interrupting():
+                await self._produce(channel, url, headers, body)
+        except ToolnexusError as interrupted:
+            await channel.put((FAIL, interrupted))
+        return channel, None
+
+    def _start_reading(
+        self,
+        channel: Channel,
+        url: str,
+        headers: dict[str, str],
+        body: dict[str, Any],
+        control: RunControl,
+    ) -> Callable[[], Awaitable[None]]:
+        """The reply read into `channel` by a task of its own, stopped by an interruption
+        of the run; returns what stops it and waits until it stopped."""
         producer = asyncio.get_running_loop().create_task(
             self._produce(channel, url, headers, body)
         )
         unsubscribe = control.subscribe(channel.interrupt)
-        # If the run ends while this generator is left suspended (the loop raised, or its
-        # consumer stopped reading), nobody resumes it to run the `finally` below until
-        # the garbage collector does: hang up now instead.
+        # If the run ends while the generator reading the channel is left suspended (the
+        # loop raised, or its consumer stopped reading), nobody resumes it to stop the
+        # reader until the garbage collector does: hang up now instead.
         forget = control.on_close(lambda: hang_up(producer))
-        try:
-            kind, *head = await channel.get()
-            if kind == HEAD:
-                start = await body_start(channel)
-                if reads_as_json(start, content_type=head[0], expects_json=head[1]):
-                    yield JsonReply(await read_json(channel, control))
-                else:
-                    async for events in read_sse(channel, control):
-                        yield StreamEvents(events)
-            else:
-                unexpected(kind, head, control)
-        finally:
+
+        async def stop() -> None:
             unsubscribe()
             forget()
             if not producer.done():
                 hang_up(producer)
                 await asyncio.gather(producer, return_exceptions=True)
 
+        return stop
+
     async def _produce(
-        self, channel: Channel, url: str, headers: dict[str, str], body: dict[str, Any]
+        self,
+        channel: Channel,
+        url: str,
+        headers: dict[str, str],
+        body: dict[str, Any],
     ) -> None:
+        """The reply into `channel`: its head, its body as it comes, then its end; or the
+        failure. A stream's body is limited by its events (sse.py) unless it is
+        compressed; a body held whole (not streamed), or inflated, by its size."""
         response: HttpResponse | None = None
         try:
             content = json.dumps(body, ensure_ascii=False).encode()
@@ -218,15 +251,18 @@ class Transport:
             content_type = check_status(response, url)
             if response.status_code >= 400:
                 raise await http_failure(response, self.describe_error)
-            await channel.put((HEAD, content_type, not body.get("stream")))
-            limit = MAX_DECOMPRESSED_BYTES if is_compressed(response) else None
+            whole = not body.get("stream")
+            await channel.put((HEAD, content_type, whole))
+            compressed = is_compressed(response)
+            limit = MAX_DECOMPRESSED_BYTES if compressed or whole else None
             size = 0
             async for chunk in response.aiter_bytes():
                 if limit is not None:
                     size += len(chunk)
                     if size > limit:
+                        grows = "inflates to" if compressed else "is"
                         raise ProviderError(
-                            f"the endpoint's reply inflates to more than {limit >> 20} MiB"
+                            f"the endpoint's reply {grows} more than {limit >> 20} MiB"
                         )
                 if not channel.offer((DATA, chunk)):
                     await channel.put((DATA, chunk))

@@ -11,6 +11,7 @@ import signal
 import socket
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -37,8 +38,16 @@ def serve(app_for: Callable[[int], Any]) -> None:
 
 
 def die_with_parent() -> None:
-    """Linux: SIGKILL this server when the test process that started it dies, however."""
+    """Linux: SIGKILL this server when the test process that started it dies, however. Its
+    parent is that process, or the zygote it forks its servers from (tests/support/prefork.py),
+    which ends with it and takes its forks along."""
     if sys.platform.startswith("linux"):
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-        if os.getppid() != int(os.environ.get("HTTP_MCP_PARENT", os.getppid())):
+        parent = int(os.environ.get("HTTP_MCP_PARENT", os.getppid()))
+        if parent not in (os.getppid(), _parent_of(os.getppid())):
             sys.exit(1)
+
+
+def _parent_of(pid: int) -> int:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat.rpartition(")")[2].split()[1])
