@@ -40,9 +40,7 @@ class Channel:
         if len(self._items) >= self._limit:
             return False
         self._items.append(item)
-        waiter = self._getter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+        self._wake(self._getter)
         return True
 
     def interrupt(self) -> None:
