@@ -195,17 +195,18 @@ def tap_received(on_data: Callable[[bytes], None]) -> Callable[[], None]:
     returns what undoes the tap. For a reply that is not streamed (Conversation.send):
     the transport hands it on only once it is whole, so a test that cancels once part of
     it has come watches here."""
-    put = Channel.put
+    offer = Channel.offer  # every item is queued through it (`put` too)
 
-    async def tapped(channel: Channel, item: tuple[Any, ...]) -> None:
-        await put(channel, item)
-        if item[0] == DATA:
+    def tapped(channel: Channel, item: tuple[Any, ...]) -> bool:
+        queued = offer(channel, item)
+        if queued and item[0] == DATA:
             on_data(item[1])
+        return queued
 
-    Channel.put = tapped  # type: ignore[method-assign]
+    Channel.offer = tapped  # type: ignore[method-assign]
 
     def undo() -> None:
-        Channel.put = put  # type: ignore[method-assign]
+        Channel.offer = offer  # type: ignore[method-assign]
 
     return undo
 
