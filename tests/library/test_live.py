@@ -99,11 +99,13 @@ async def test_a_prompt_over_the_window_reports_its_numbers(style):
 async def test_several_long_turns_on_one_thread_outgrow_the_window_and_all_succeed():
     async with live_client("openai", request_params={"max_tokens": 64}) as client:
         compactions = []
-        for n in range(1, 5):  # about 1,100 tokens each: a 4,096-token window holds three
+        # ~1,050 of Qwen's tokens each (note(n, 1100) was ~820: four of them and three short
+        # replies could fit under the compaction limit): a 4,096-token window holds three
+        for n in range(1, 5):
             events = [
                 e
                 async for e in client.stream(
-                    note(n, 1100) + "\n\nReply with one short sentence.", None, id="long"
+                    note(n, 1400) + "\n\nReply with one short sentence.", None, id="long"
                 )
             ]
             assert events[-1]["result"].messages[-1]["role"] == "assistant"
