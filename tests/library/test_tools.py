@@ -286,9 +286,7 @@ def test_a_sync_tool_that_never_returns_does_not_keep_the_process_alive():
         "    print((await kit.execute('forever', {})).output, flush=True)\n"
         "asyncio.run(main())\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=WAIT_S
-    )
+    done = run_python(script)
     assert done.returncode == 0 and "timed out" in done.stdout
 
 
@@ -308,10 +306,14 @@ def test_a_sync_tool_runs_in_a_process_forked_after_one_ran():
         "    os._exit(0)\n"
         "os.waitpid(pid, 0)\n"
     )
-    done = subprocess.run(
+    assert run_python(script).stdout.split() == ["parent", "child"]
+
+
+def run_python(script: str) -> subprocess.CompletedProcess[str]:
+    """`script` in a new interpreter: what a process does at its end is the point."""
+    return subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=WAIT_S
     )
-    assert done.stdout.split() == ["parent", "child"]
 
 
 async def test_a_sync_tool_sees_the_context_variables_of_its_caller():
