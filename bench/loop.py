@@ -23,6 +23,13 @@ process CPU per run (time.process_time, all threads); and the peak memory of the
 resource.getrusage ru_maxrss after its last timed batch (peak resident set: interpreter +
 the library's imports + all its runs).
 
+Two passes, each against its own stub (--over http,https): plain http, the way a local
+model server is reached, where a library that connects for every request pays only a TCP
+connect on loopback; and https, the way every hosted provider is reached, with a throwaway
+self-signed certificate (openssl) that every library trusts through SSL_CERT_FILE, so a new
+connection pays a TLS handshake. Each pass prints its own table and verdicts and is its own
+section of bench/results.json ("loop" and "loop_https").
+
 A run counts only if its final text (for `stream`, the concatenated text deltas) contains
 the sum, the tool function really ran once per run, and the stub saw exactly two model
 requests per run; otherwise the library is reported as "failed: <why>", never skipped.
@@ -47,9 +54,10 @@ bench/.venvs/toolnexus-pypi (pinned to 0.21.0). Targets: toolnexus faster than e
 (issue 8), and at least 1.25x faster than the original toolnexus 0.21.0 in both modes
 (issue 26). When a peer beats toolnexus, toolnexus' run is
 profiled (cProfile, --profile runs) and the top functions printed. Results go to
-bench/results.json, section "loop".
+bench/results.json.
 
     .venv/bin/python bench/loop.py [--runs 200] [--warmup 20] [--batch 10] [--only ...]
+        [--over http,https]
 
 The top-level imports are stdlib only: the same file runs as the stub (--serve) and as each
 library's measurement (--peer) under other interpreters.
@@ -72,7 +80,7 @@ import time
 import urllib.request
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -101,9 +109,11 @@ LIBRARIES: dict[str, tuple[str, str, str, str]] = {
 # ----------------------------------------------------------------------------- the stub
 
 
-def serve() -> None:
+def serve(cert_dir: str | None) -> None:
     """--serve: the stub on loopback. Prints its base URL, then serves until stdin closes.
-    GET .../stats answers {"requests": N}, the chat requests seen so far."""
+    GET .../stats answers {"requests": N}, the chat requests seen so far. With --tls DIR it
+    speaks https with DIR's cert.pem and key.pem."""
+    import ssl
     import threading
 
     sys.path.insert(0, str(ROOT))
@@ -149,7 +159,11 @@ def serve() -> None:
                 cache[key] = reply
         return reply
 
-    stub = StubProvider()
+    tls = None
+    if cert_dir:
+        tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        tls.load_cert_chain(Path(cert_dir) / "cert.pem", Path(cert_dir) / "key.pem")
+    stub = StubProvider(tls=tls)
     stub.handler = answer
     stub.start()
     print(stub.base_url, flush=True)
@@ -619,26 +633,33 @@ def interpreters(libs: list[str]) -> dict[str, tuple[Path | None, str]]:
 
 
 class Stub:
-    """serve() above in a subprocess of this interpreter, with its request count."""
+    """serve() above in a subprocess of this interpreter, with its request count; over
+    https when given a certificate (a cert.pem with its key.pem beside it)."""
 
-    def __init__(self) -> None:
+    def __init__(self, cert: Path | None = None) -> None:
+        import ssl
+
         from stream_throughput import ServerProcess
 
-        self.server = ServerProcess(__file__)
+        self.server = ServerProcess(__file__, *(["--tls", str(cert.parent)] if cert else []))
         self.base_url = self.server.base_url
+        self._trust = ssl.create_default_context(cafile=cert) if cert else None
 
     def requests(self) -> int:
-        with urllib.request.urlopen(self.base_url + "/stats", timeout=10) as response:
+        stats = self.base_url + "/stats"
+        with urllib.request.urlopen(stats, timeout=10, context=self._trust) as response:
             return json.load(response)["requests"]
 
     def close(self) -> None:
         self.server.close()
 
 
-def peer_env(tmp: Path, base_url: str) -> dict[str, str]:
+def peer_env(tmp: Path, base_url: str, cert: Path | None) -> dict[str, str]:
     """This environment without anything that configures Python or a provider, an API key
-    the stub ignores, and an llm user dir whose one extra model is the stub."""
+    the stub ignores, an llm user dir whose one extra model is the stub, and for https the
+    stub's certificate as the one trusted (SSL_CERT_FILE, which every library here reads)."""
     drop = ("PYTHON", "TOOLNEXUS_", "LLM_", "OPENAI_", "ANTHROPIC_", "OPENROUTER_", "LOGFIRE_")
+    drop += ("SSL_CERT_", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE") if cert else ()
     env = {
         k: v for k, v in os.environ.items() if not k.startswith(drop) and not k.endswith("_API_KEY")
     }
@@ -651,6 +672,7 @@ def peer_env(tmp: Path, base_url: str) -> dict[str, str]:
     )
     return {
         **env,
+        **({"SSL_CERT_FILE": str(cert)} if cert else {}),
         "OPENAI_API_KEY": "x",
         "LLM_USER_PATH": str(llm_dir),
         "OPENAI_AGENTS_DISABLE_TRACING": "1",
@@ -862,49 +884,41 @@ def verdict(
     return lines, data, beaten
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=200)
-    parser.add_argument("--warmup", type=int, default=20)
-    parser.add_argument(
-        "--batch",
-        type=int,
-        default=10,
-        help="runs per library per round; the rounds interleave the libraries",
-    )
-    parser.add_argument("--only", help="comma-separated libraries (default: all)")
-    parser.add_argument(
-        "--profile",
-        type=int,
-        default=50,
-        help="runs of toolnexus under cProfile when a peer beats it (0: never)",
-    )
-    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--peer", help=argparse.SUPPRESS)
-    parser.add_argument("--mode", choices=MODES, help=argparse.SUPPRESS)
-    parser.add_argument("--base-url", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.serve:
-        return serve()
-    if args.peer:
-        return peer_main(args.peer, args.mode, args.base_url, args.warmup)
+SCHEMES = ("http", "https")
+SECTIONS = {"http": "loop", "https": "loop_https"}  # of bench/results.json
+OVER = {
+    "http": "plain http (a local model server's way: llama.cpp, Ollama, vLLM on loopback)",
+    "https": "https (every hosted provider's way; a throwaway self-signed certificate the"
+    " clients trust through SSL_CERT_FILE, so a new connection pays a TLS handshake)",
+}
 
-    libs = args.only.split(",") if args.only else list(LIBRARIES)
-    unknown = [lib for lib in libs if lib not in LIBRARIES]
-    if unknown:
-        parser.error(f"unknown libraries {unknown}; known: {', '.join(LIBRARIES)}")
-    sys.path.insert(0, str(BENCH))
-    from results import load_line, load_seen, machine_load, record
 
-    pythons = interpreters(libs)
+class Measured(NamedTuple):
+    figures: dict[str, dict[str, Any]]
+    versions: dict[str, str]
+    labels: dict[str, str]
+    python: str
+    seen: dict[str, Any]
+    profiles: dict[str, str]
+
+
+def measure(
+    libs: list[str],
+    pythons: dict[str, tuple[Path | None, str]],
+    args: argparse.Namespace,
+    cert: Path | None,
+) -> Measured:
+    """Every (library, mode) against one stub, plain http or (given a certificate) https."""
+    from results import load_seen, machine_load
+
     peers: dict[tuple[str, str], Peer] = {}
     profiles: dict[str, str] = {}
     load_before = machine_load()
     with tempfile.TemporaryDirectory(prefix="toolnexus-loop-") as tmpdir:
         tmp = Path(tmpdir)
-        stub = Stub()
+        stub = Stub(cert)
         try:
-            env = peer_env(tmp, stub.base_url)
+            env = peer_env(tmp, stub.base_url, cert)
             # Set-up and warm-up one process at a time, then the timed runs in rounds of
             # --batch runs per process, so drift in the machine hits every library alike.
             for lib in libs:
@@ -923,7 +937,7 @@ def main() -> None:
                 lib: {mode: summarize(peers.get((lib, mode)), pythons[lib][1]) for mode in MODES}
                 for lib in libs
             }
-            _, verdicts, beaten = verdict(libs, figures, {lib: lib for lib in libs})
+            _, _, beaten = verdict(libs, figures, {lib: lib for lib in libs})
             if args.profile and "toolnexus" in libs:
                 for mode in beaten:
                     profiles[mode] = peers["toolnexus", mode].profile(args.profile)
@@ -931,16 +945,24 @@ def main() -> None:
             for peer in peers.values():
                 peer.close()
             stub.close()
-    seen = load_seen(load_before, machine_load())
-
     versions = {lib: peer.info.get("version", "") for (lib, _), peer in peers.items()}
     labels = {lib: f"{LIBRARIES[lib][0]} {versions.get(lib, '')}".strip() for lib in libs}
-    python_version = next(
+    python = next(
         (p.info["python"] for p in peers.values() if "python" in p.info), platform.python_version()
     )
+    return Measured(
+        figures, versions, labels, python, load_seen(load_before, machine_load()), profiles
+    )
+
+
+def report(scheme: str, libs: list[str], got: Measured, args: argparse.Namespace) -> None:
+    """Print one pass's table and verdicts; record them as its section of results.json."""
+    from results import load_line, record
+
     print(
-        f"python {python_version} | {os.cpu_count()} cores | {platform.machine()} | "
-        f"{load_line(seen)}"
+        f"== over {OVER[scheme]}\n"
+        f"python {got.python} | {os.cpu_count()} cores | {platform.machine()} | "
+        f"{load_line(got.seen)}"
     )
     print(
         f"one run = one agent run: 2 model round trips to the loopback stub + 1 add() call;"
@@ -956,38 +978,98 @@ def main() -> None:
         " x toolnexus = median / toolnexus' median, same mode (above 1: slower)"
     )
     print()
-    table(libs, figures, labels)
+    table(libs, got.figures, got.labels)
     print()
-    lines, verdicts, beaten = verdict(libs, figures, labels)
+    lines, verdicts, _ = verdict(libs, got.figures, got.labels)
     for line in lines:
-        print("verdict: " + line)
-    for mode, text in profiles.items():
+        print(f"verdict ({scheme}): " + line)
+    for mode, text in got.profiles.items():
         print()
         print(f"toolnexus was beaten in {mode} mode; where its time goes (cProfile):")
         print(text.rstrip())
+    section = SECTIONS[scheme]
     path = record(
-        "loop",
+        section,
         {
             "machine": {
-                "python": python_version,
+                "python": got.python,
                 "cores": os.cpu_count(),
                 "arch": platform.machine(),
                 "platform": platform.platform(),
-                **seen,
+                **got.seen,
             },
+            "over": scheme,
             "runs": args.runs,
             "warmup": args.warmup,
             "batch": args.batch,
             "timing": "wall time per agent run (2 model round trips + 1 tool call), ms",
             "memory": "ru_maxrss of the measuring process (peak RSS), MiB",
             "libraries": {
-                lib: {"label": labels[lib], "version": versions.get(lib) or None, **figures[lib]}
+                lib: {"label": got.labels[lib], "version": got.versions.get(lib) or None}
+                | got.figures[lib]
                 for lib in libs
             },
             "verdict": verdicts,
         },
     )
-    print(f'\nwrote section "loop" of {path.relative_to(ROOT)}')
+    print(f'\nwrote section "{section}" of {path.relative_to(ROOT)}\n')
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument(
+        "--batch",
+        type=int,
+        default=10,
+        help="runs per library per round; the rounds interleave the libraries",
+    )
+    parser.add_argument("--only", help="comma-separated libraries (default: all)")
+    parser.add_argument(
+        "--over",
+        default=",".join(SCHEMES),
+        help="http, https or both (default): one pass each, against its own stub",
+    )
+    parser.add_argument(
+        "--profile",
+        type=int,
+        default=50,
+        help="runs of toolnexus under cProfile when a peer beats it (0: never)",
+    )
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--tls", help=argparse.SUPPRESS)
+    parser.add_argument("--peer", help=argparse.SUPPRESS)
+    parser.add_argument("--mode", choices=MODES, help=argparse.SUPPRESS)
+    parser.add_argument("--base-url", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        return serve(args.tls)
+    if args.peer:
+        return peer_main(args.peer, args.mode, args.base_url, args.warmup)
+
+    libs = args.only.split(",") if args.only else list(LIBRARIES)
+    unknown = [lib for lib in libs if lib not in LIBRARIES]
+    if unknown:
+        parser.error(f"unknown libraries {unknown}; known: {', '.join(LIBRARIES)}")
+    schemes = args.over.split(",")
+    if not set(schemes) <= set(SCHEMES):
+        parser.error(f"--over takes {' or '.join(SCHEMES)}, or both")
+    sys.path.insert(0, str(BENCH))
+    sys.path.insert(0, str(ROOT))
+    from tests.support.net_servers import make_certificate
+
+    pythons = interpreters(libs)
+    with tempfile.TemporaryDirectory(prefix="toolnexus-loop-cert-") as certs:
+        for scheme in schemes:
+            cert = None
+            if scheme == "https":
+                made = make_certificate(Path(certs))
+                if made is None:
+                    print("== over https: skipped, the openssl command is missing\n")
+                    continue
+                cert = made[0]
+            report(scheme, libs, measure(libs, pythons, args, cert), args)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,10 @@ import zlib
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import ssl
 
 __all__ = [
     "Headers",
@@ -251,8 +254,11 @@ class StubProvider:
     and /slots a 404 then), else the next reply of `script_listing`, else the handler's,
     else a 404."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = 0, tls: ssl.SSLContext | None = None
+    ) -> None:
         self.host, self.port = host, port
+        self.tls = tls  # a server context: https, each connection's handshake in its thread
         self.default: Reply = Reply.error(500, "stub: no scripted reply")
         self.handler: Callable[[Recorded], Reply] | None = None
         self.models: Reply | None = None  # when set, the answer to every GET .../models
@@ -268,7 +274,7 @@ class StubProvider:
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return f"{'https' if self.tls else 'http'}://{self.host}:{self.port}"
 
     @property
     def base_url(self) -> str:
@@ -334,6 +340,8 @@ class StubProvider:
                 continue
             count += 1
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if self.tls is not None:
+                conn = self.tls.wrap_socket(conn, server_side=True, do_handshake_on_connect=False)
             with self._cond:
                 self._conns[count] = conn
             self._spawn(self._serve, conn, count)
