@@ -12,6 +12,7 @@ from toolnexus.callbacks import maybe_await
 from toolnexus.tools.suspension import NOBODY_TO_ASK, WaitFor
 
 from .render import call_text
+from .terminal_answers import keyboard
 from .toolbox import CallView
 
 if TYPE_CHECKING:
@@ -41,7 +42,6 @@ async def choose(question: str, keys: dict[str, str], *, enter: str | None = Non
     Only keys pressed after the question appears count. The turn's own Ctrl-C handler is
     left in place (prompt_toolkit would otherwise remove it when the question closes)."""
     from prompt_toolkit.application import Application
-    from prompt_toolkit.input import create_input
     from prompt_toolkit.input.typeahead import clear_typeahead
     from prompt_toolkit.key_binding import KeyBindings
     from prompt_toolkit.layout import FormattedTextControl, Layout, Window
@@ -67,13 +67,13 @@ async def choose(question: str, keys: dict[str, str], *, enter: str | None = Non
     bindings.add("<any>")(lambda event: None)
 
     drop_typeahead()
-    keyboard = create_input()
-    clear_typeahead(keyboard)
+    typed = keyboard()
+    clear_typeahead(typed)
     control = FormattedTextControl(lambda: question + chosen[0], show_cursor=True)
     app: Application[str] = Application(
         layout=Layout(Window(control, height=1)),
         key_bindings=bindings,
-        input=keyboard,
+        input=typed,
         full_screen=False,
     )
     return await app.run_async(handle_sigint=False)
@@ -151,7 +151,7 @@ def terminal_wait_for(
                 on_interrupt()
             return make_answer(request, True) if answer == "yes" else declined
         drop_typeahead()
-        session: PromptSession[str] = PromptSession()
+        session: PromptSession[str] = PromptSession(input=keyboard())
         question = "open it, then press Enter (Ctrl-C declines) " if kind == "url" else "> "
         try:
             text = await session.prompt_async(question, handle_sigint=False)

@@ -13,6 +13,7 @@ from toolnexus.mcp.elicitation import FormField, describe, field_value, form_fie
 from toolnexus.visible import visible
 
 from .approve import INTERRUPT, choose, drop_typeahead, panel
+from .terminal_answers import keyboard
 
 ACCEPT_DECLINE_CANCEL = {"a": "accept", "d": "decline", "c": "cancel"}
 
@@ -55,7 +56,7 @@ async def _ask_field(console: Console, form_field: FormField) -> Any:
 
     default = "" if form_field.default is None else str(form_field.default)
     shown = f" [{visible(default)}]" if default else ""
-    session: PromptSession[str] = PromptSession()
+    session: PromptSession[str] = PromptSession(input=keyboard())
     while True:
         drop_typeahead()
         try:

@@ -364,11 +364,14 @@ def _with_default(text: str, default: str | None) -> str:
 
 def ask(message: str, *, password: bool = False, completions: list[str] | None = None) -> str:
     """One answer from the terminal (prompt_toolkit: line editing, no echo for a key)."""
-    from prompt_toolkit import prompt
+    from prompt_toolkit import PromptSession
     from prompt_toolkit.completion import WordCompleter
 
+    from .terminal_answers import keyboard
+
     completer = WordCompleter(completions, WORD=True) if completions else None
-    return prompt(message, is_password=password, completer=completer)
+    session: PromptSession[str] = PromptSession(input=keyboard())
+    return session.prompt(message, is_password=password, completer=completer)
 
 
 def choose(options: list[str], title: str | None = None, typed: set[str] | None = None) -> Any:

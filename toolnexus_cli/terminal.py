@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .config import state_dir
+from .terminal_answers import AnswerFilter, keyboard
 
 TYPING_HINT = (
     "(Enter queues it for when the answer ends, Esc drops the queue, Ctrl-C stops the answer)"
@@ -74,6 +75,7 @@ class TypeAhead:
         self.leaving = False  # Ctrl-D on an empty line: leave once the queue is done
         self._unread = ""  # the start of an escape sequence or a paste, the rest to come
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._answers = AnswerFilter()  # the terminal's, to the theme's questions
         self._fd: int | None = None
 
     def arm(self, show: Callable[[str], None]) -> None:
@@ -96,7 +98,7 @@ class TypeAhead:
             if not data:  # the terminal is gone
                 self.disarm()
                 return
-            self.feed(self._decoder.decode(data))
+            self.feed(self._answers.feed(self._decoder.decode(data)))
             show(self.shown())
 
         self._write(BRACKETED_PASTE_ON)
@@ -270,6 +272,7 @@ def prompt_session(
         key_bindings=bindings,
         enable_history_search=True,
         vi_mode=vi,
+        input=keyboard(),
     )
     _toolbar_while_it_has_news(session, vi, status)
     return session

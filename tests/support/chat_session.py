@@ -36,6 +36,7 @@ class Chat(PtySession):
         timeout: float = WAIT_S,
         background: str | None = None,
         reflows: bool = True,
+        answers_late: bool = False,
     ) -> None:
         super().__init__(
             cli,
@@ -46,6 +47,7 @@ class Chat(PtySession):
             timeout=timeout,
             background=background,
             reflows=reflows,
+            answers_late=answers_late,
         )
         self.prompts = 0  # prompts shown so far (each leaves a line starting with the marker)
         self.wait_prompt()

@@ -12,6 +12,7 @@ Every wait is on output - a pattern in the stream (`expect`) or a condition on t
 
 from __future__ import annotations
 
+import re
 import signal
 import time
 from collections.abc import Callable, Iterator
@@ -57,15 +58,20 @@ class Terminal:
     logfile_read interface: write and flush)."""
 
     BACKGROUND_QUERY = "\x1b]11;?\x1b\\"  # OSC 11: "what is your background colour?"
+    DEVICE_ATTRIBUTES = re.compile(r"\x1b\[\?[0-9;]*c")  # the answer to a DA1 request
 
     def __init__(self, child: pexpect.spawn, rows: int, cols: int, *, reflows: bool = True) -> None:
         self.child = child
         self.screen = ReflowScreen(cols, rows, history=100_000, reflows=reflows)
         # A real terminal answers "where is the cursor?" (prompt_toolkit asks).
-        self.screen.write_process_input = child.send  # type: ignore[method-assign]
+        self.screen.write_process_input = self._answer  # type: ignore[method-assign]
         self.stream = pyte.Stream(self.screen)
         self.raw: list[str] = []  # every byte printed, escapes included (pyte drops OSCs)
         self.background: str | None = None  # "rgb:ffff/ffff/ffff": answer OSC 11 queries
+        # A slow terminal (or link): its answers to OSC 11 and DA1 wait in `late` until
+        # send_late_answers(), as if they came after the program stopped waiting for them.
+        self.answers_late = False
+        self.late: list[str] = []
         # The rows as text, kept until the screen changes: a wait looks at them after every
         # read, and rendering the screen and its scrollback for each look was a fifth of the
         # CPU time of a pty test.
@@ -76,9 +82,20 @@ class Terminal:
         self.raw.append(data)
         if self.background and self.BACKGROUND_QUERY in data:
             # answered before pyte answers what follows in the same chunk (a DA1 query)
-            self.child.send(f"\x1b]11;{self.background}\x1b\\")
+            self._answer(f"\x1b]11;{self.background}\x1b\\")
         self._rendered = self._text = None
         self.stream.feed(data)
+
+    def _answer(self, answer: str) -> None:
+        late = answer.startswith("\x1b]11;") or self.DEVICE_ATTRIBUTES.fullmatch(answer)
+        if self.answers_late and late:
+            self.late.append(answer)
+        else:
+            self.child.send(answer)
+
+    def send_late_answers(self) -> None:
+        self.child.send("".join(self.late))
+        self.late.clear()
 
     def resize(self, rows: int, cols: int) -> None:
         self._rendered = self._text = None
@@ -129,13 +146,16 @@ class PtySession:
         timeout: float = WAIT_S,
         background: str | None = None,
         reflows: bool = True,
+        answers_late: bool = False,
     ) -> None:
-        """`reflows=False`: the terminal is xterm, which cuts rows off when it narrows."""
+        """`reflows=False`: the terminal is xterm, which cuts rows off when it narrows;
+        `answers_late`: it answers OSC 11 and DA1 only when told (Terminal.send_late_answers)."""
         self.timeout = timeout
         xterm = {} if reflows else {"XTERM_VERSION": "XTerm(390)"}
         self.child = spawn(cli, *args, rows=rows, cols=cols, timeout=timeout, env=xterm)
         self.term = Terminal(self.child, rows, cols, reflows=reflows)
         self.term.background = background
+        self.term.answers_late = answers_late
         self.child.logfile_read = self.term
 
     def resize(self, rows: int, cols: int) -> None:

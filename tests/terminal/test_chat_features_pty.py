@@ -240,6 +240,19 @@ def test_auto_theme_asks_the_terminal_for_its_background(stub, open_chat, backgr
     assert code_colour(chat, "inline_thing") == colour
 
 
+def test_a_terminal_answering_after_the_chat_stopped_waiting_types_nothing(stub, open_chat):
+    """A slow terminal (or link) answers the background question after the chat gave up
+    waiting: the answers arrive at the prompt, among the keys typed there."""
+    stub.handler = lambda request: openai_stream("run `inline_thing` now")
+    chat = open_chat(background="rgb:ffff/ffff/f0f0", answers_late=True)
+    assert len(chat.term.late) == 2  # OSC 11 and DA1, asked and not answered yet
+    chat.term.send_late_answers()
+    chat.say("hi")
+    assert conversation(stub.requests[-1])[-1] == ("user", "hi")
+    chat.wait_text("inline_thing")
+    assert code_colour(chat, "inline_thing") == "cyan"  # answered too late: dark
+
+
 def test_no_color_asks_nothing_and_a_bad_theme_is_one_line(stub, cli, open_chat):
     cli.env["NO_COLOR"] = "1"
     chat = open_chat(background="rgb:ffff/ffff/ffff")
