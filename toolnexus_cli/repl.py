@@ -37,7 +37,7 @@ MCP_WAIT = 5.0  # seconds model calls wait for an MCP server to start, from the 
 class Repl:
     def __init__(self, config: Config, options: RunOptions, console: Console | None = None) -> None:
         self.console = console or terminal_console()
-        self.ui = terminal_ui(config.settings.ui, self.console)
+        self.ui = terminal_ui(config.settings.ui, self.console, prompt_follows=True)
         self.session = Session(
             config,
             options,

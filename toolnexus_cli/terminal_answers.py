@@ -4,7 +4,8 @@ theme.py asks the terminal its background colour (OSC 11) and then for its Devic
 (DA1), and waits a while for the answers. One that comes after that wait (a slow link, a busy
 machine) would land in the next prompt as "]11;rgb:..." or "[?6c". Every reader of the keyboard
 (the prompts through `keyboard()`, the type-ahead under a streaming answer) drops them here,
-whenever they come. No key sends either sequence.
+whenever they come. No key sends either sequence. Keys typed while theme.py waited for the
+answers are kept for the next prompt (`keep_for_prompt`).
 """
 
 from __future__ import annotations
@@ -49,6 +50,20 @@ class _AnswersDropped:
 
     def read(self, count: int = 1024) -> str:
         return self._answers.feed(self._reader.read(count))
+
+
+def keep_for_prompt(typed: str) -> None:
+    """The next prompt (whichever comes first: the chat's, or a setup question) starts with
+    the keys in `typed`, as prompt_toolkit keeps keys read ahead of a prompt."""
+    if not typed:
+        return
+    from prompt_toolkit.input.typeahead import store_typeahead
+    from prompt_toolkit.input.vt100_parser import Vt100Parser
+    from prompt_toolkit.key_binding import KeyPress
+
+    presses: list[KeyPress] = []
+    Vt100Parser(presses.append).feed_and_flush(typed)
+    store_typeahead(keyboard(), presses)
 
 
 def keyboard() -> Input:

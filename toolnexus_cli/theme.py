@@ -4,6 +4,9 @@ For "auto" the terminal is asked its background colour (OSC 11), followed by a D
 Attributes request (DA1) that every terminal answers: a terminal that ignores OSC 11 so
 answers at once, and the chat starts without waiting out the timeout. No answer at all
 (or no terminal) means dark. NO_COLOR turns colour off, so nothing is asked then.
+
+Keys typed before the answers come are read with them. The chat gives them to its first
+prompt; `ask` leaves keys already typed to whatever reads next (the shell) and does not ask.
 """
 
 from __future__ import annotations
@@ -36,12 +39,14 @@ _BACKGROUND = rb"\x1b\]11;rgb:([0-9a-fA-F]{1,4})/([0-9a-fA-F]{1,4})/([0-9a-fA-F]
 _DEVICE_ATTRIBUTES = rb"\x1b\[\?[0-9;]*c"
 
 
-def terminal_ui(ui: UiSettings, console: Any) -> UiSettings:
+def terminal_ui(ui: UiSettings, console: Any, *, prompt_follows: bool = False) -> UiSettings:
     """`ui` with its code theme chosen for the background (unless `ui.code_theme` names
-    one), Markdown styles for a light one pushed on `console`."""
+    one), Markdown styles for a light one pushed on `console`. `prompt_follows`: keys typed
+    meanwhile go to the next prompt."""
     background = ui.theme
     if background == "auto":
-        background = "dark" if os.environ.get("NO_COLOR") else ask_background() or "dark"
+        no_colour = os.environ.get("NO_COLOR")
+        background = "dark" if no_colour else ask_background(prompt_follows) or "dark"
     if background == "light":
         from rich.theme import Theme
 
@@ -49,11 +54,16 @@ def terminal_ui(ui: UiSettings, console: Any) -> UiSettings:
     return ui._replace(code_theme=ui.code_theme or CODE_THEMES[background])
 
 
-def ask_background() -> str | None:
-    """ "light" or "dark" as the terminal answers OSC 11; None if it does not."""
+def ask_background(prompt_follows: bool = False) -> str | None:
+    """ "light" or "dark" as the terminal answers OSC 11; None if it does not, or if keys
+    were typed already and no prompt of ours follows to take them."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         return None
-    reply = _exchange(sys.stdin.fileno(), sys.stdout.fileno())
+    reply = _exchange(sys.stdin.fileno(), sys.stdout.fileno(), typed_ahead_ok=prompt_follows)
+    if prompt_follows:
+        from .terminal_answers import AnswerFilter, keep_for_prompt
+
+        keep_for_prompt(AnswerFilter().feed(reply.decode("utf-8", "replace")))
     found = re.search(_BACKGROUND, reply)
     if not found:
         return None
@@ -62,8 +72,22 @@ def ask_background() -> str | None:
     return "light" if luminance > 0.5 else "dark"
 
 
-def _exchange(fd_in: int, fd_out: int) -> bytes:
-    """Send the query with the keyboard unechoed; what came back until the DA1 answer."""
+def _typed_ahead(fd: int) -> bool:
+    """Whether keys wait to be read."""
+    import fcntl
+    import struct
+    import termios
+
+    try:
+        waiting = fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0")
+    except OSError:
+        return False
+    return struct.unpack("i", waiting)[0] > 0
+
+
+def _exchange(fd_in: int, fd_out: int, *, typed_ahead_ok: bool) -> bytes:
+    """Send the query with the keyboard unechoed; what came back until the DA1 answer.
+    Nothing is asked if keys wait to be read, unless `typed_ahead_ok`."""
     import select
     import termios
     import tty
@@ -75,6 +99,9 @@ def _exchange(fd_in: int, fd_out: int) -> bytes:
         return b""
     reply = b""
     try:
+        # Only now: a line being typed counts as waiting once the keyboard is byte by byte.
+        if not typed_ahead_ok and _typed_ahead(fd_in):
+            return b""
         os.write(fd_out, QUERY)
         deadline = time.monotonic() + REPLY_WAIT_S
         while not re.search(_DEVICE_ATTRIBUTES, reply) and len(reply) < 4096:

@@ -1,11 +1,19 @@
 """The terminal's answers to the chat's questions (its background colour, its device
 attributes) are dropped from what is typed, however the reads cut them
-(toolnexus_cli/terminal_answers.py); keys pass untouched."""
+(toolnexus_cli/terminal_answers.py); keys pass untouched; keys typed ahead of `ask` are not
+read to find the answers (toolnexus_cli/theme.py)."""
 
 from __future__ import annotations
 
+import os
+import select
+import sys
+import termios
+
 import pytest
 
+from tests.support.waiting import WAIT_S
+from toolnexus_cli import theme
 from toolnexus_cli.terminal_answers import AnswerFilter
 
 OSC_11 = "\x1b]11;rgb:ffff/ffff/f0f0\x1b\\"
@@ -49,3 +57,32 @@ def test_keys_pass_untouched(keys):
 def test_what_starts_like_an_answer_but_runs_on_is_typing():
     endless = "\x1b]11;" + "x" * 300
     assert typed(endless[:100], endless[100:]) == endless
+
+
+@pytest.fixture
+def pty_pair():
+    """A pty without echo: (the terminal's side, the program's)."""
+    terminal, program = os.openpty()
+    mode = termios.tcgetattr(program)
+    mode[3] &= ~termios.ECHO
+    termios.tcsetattr(program, termios.TCSANOW, mode)
+    yield terminal, program
+    os.close(terminal)
+    os.close(program)
+
+
+def test_ask_leaves_keys_typed_ahead_to_the_shell_and_asks_nothing(pty_pair, monkeypatch):
+    terminal, program = pty_pair
+    # In the test itself: pytest puts its own sys.stdout back between a fixture and the test.
+    monkeypatch.setattr(sys, "stdin", open(program, encoding="utf-8", closefd=False))  # noqa: SIM115
+    monkeypatch.setattr(sys, "stdout", open(program, "w", encoding="utf-8", closefd=False))  # noqa: SIM115
+    os.write(terminal, b"echo next\n")  # the next shell command, typed while `ask` starts
+    assert select.select([program], [], [], WAIT_S)[0]
+    assert theme.ask_background() is None
+    os.write(program, b"END")
+    written = b""
+    while not written.endswith(b"END"):
+        assert select.select([terminal], [], [], WAIT_S)[0]
+        written += os.read(terminal, 1024)
+    assert written == b"END"  # no question went to the terminal
+    assert os.read(program, 1024) == b"echo next\n"  # and the shell still gets its line

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.chat_session import COLS, ROWS, Chat, conversation, numbered_answers
+from tests.support.chat_session import COLS, PROMPT, ROWS, Chat, conversation, numbered_answers
 from tests.support.cli_helpers import CLI
+from tests.support.pty_screen import PtySession
 from tests.support.stub_provider import Reply, StubProvider, openai_stream
 from tests.support.waiting import WAIT_S, alive, pids_in
 
@@ -251,6 +252,23 @@ def test_a_terminal_answering_after_the_chat_stopped_waiting_types_nothing(stub,
     assert conversation(stub.requests[-1])[-1] == ("user", "hi")
     chat.wait_text("inline_thing")
     assert code_colour(chat, "inline_thing") == "cyan"  # answered too late: dark
+
+
+def test_keys_typed_while_the_chat_asks_the_terminal_reach_the_first_prompt(stub, cli):
+    stub.handler = lambda request: openai_stream("ok")
+    chat = PtySession(
+        cli, "chat", rows=ROWS, cols=COLS, background="rgb:1e1e/1e1e/1e1e", answers_late=True
+    )
+    try:
+        chat.wait(lambda: len(chat.term.late) == 2, "the background question")
+        chat.child.send("hello there")  # typed before the terminal answers
+        chat.term.send_late_answers()
+        chat.wait(lambda: f"{PROMPT} hello there" in chat.term.text(), "the keys at the prompt")
+        chat.send_line("")
+        assert stub.wait_for_requests(1, WAIT_S)
+        assert conversation(stub.requests[0])[-1] == ("user", "hello there")
+    finally:
+        chat.close()
 
 
 def test_no_color_asks_nothing_and_a_bad_theme_is_one_line(stub, cli, open_chat):
