@@ -8,6 +8,7 @@ Every question comes first; the files are written only once all are answered, so
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import os
 import re
 import sys
@@ -168,8 +169,12 @@ def _hosted(label: str, name: str) -> Endpoint:
 def _describe(endpoint: Endpoint) -> str:
     if endpoint.key_env:
         return f"{endpoint.label} (hosted, needs an API key)"
+    return f"{endpoint.label} at {endpoint.base_url} ({_models(endpoint)})"
+
+
+def _models(endpoint: Endpoint) -> str:
     count = len(endpoint.models)
-    return f"{endpoint.label} at {endpoint.base_url} ({count} model{'s' * (count != 1)})"
+    return f"{count} model{'s' * (count != 1)}"
 
 
 def _custom_endpoint() -> Choice:
@@ -183,8 +188,7 @@ def _custom_endpoint() -> Choice:
         except ValueError as exc:
             print(f"  {exc}")
     style = STYLE_CHOICES[choose(list(STYLE_CHOICES), "Which style does it speak?")]
-    host = (urlsplit(url).hostname or "custom").removeprefix("api.").split(".")[0]
-    default_name = re.sub(r"[^A-Za-z0-9_-]", "-", host)[:40] or "custom"
+    default_name = _suggested_name(url)
     while not PROVIDER_NAME.fullmatch(
         name := ask(f"A name for it [{default_name}]: ").strip() or default_name
     ):
@@ -192,6 +196,24 @@ def _custom_endpoint() -> Choice:
     endpoint = Endpoint(name, name, url, style, key_env="")
     key = _ask_key(endpoint, optional=True)
     return Choice(name, {"base_url": url, "style": style}, _pick_model(endpoint), endpoint, key)
+
+
+def _suggested_name(url: str) -> str:
+    """A provider name from the URL's host: "example" for api.example.com; for this machine
+    the name a server found on its port gets ("llamacpp", "local-18081"); another machine's
+    address itself, with dashes."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        on_this_machine, name = host == "localhost", host.removeprefix("api.").split(".")[0]
+    else:
+        on_this_machine, name = address.is_loopback, str(address)
+    if on_this_machine:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        name = LOCAL_SERVERS.get(port, ("", f"local-{port}"))[1]
+    return re.sub(r"[^A-Za-z0-9_-]", "-", name)[:40] or "custom"
 
 
 def _ask_key(endpoint: Endpoint, optional: bool = False) -> str | None:
@@ -212,7 +234,7 @@ def _ask_key(endpoint: Endpoint, optional: bool = False) -> str | None:
         sent = key or (os.environ.get(endpoint.key_env) if endpoint.key_env else None)
         error = _fetch_models(endpoint, sent)
         if error is None:
-            print(f"  {endpoint.base_url} answered: {len(endpoint.models)} models")
+            print(f"  {endpoint.base_url} answered: {_models(endpoint)}")
             return key
         if error.status not in (401, 403):
             print(f"  could not list the models ({visible(str(error))}); going on")

@@ -121,7 +121,7 @@ def test_another_endpoint_with_a_key_typed_without_echo(tmp_path, stub, start):
     assert "4. another endpoint" in chat.term.text()
     answer(chat, "Base URL", stub.url)
     answer(chat, "Choose [1]:", "2", count=2)  # style: anthropic
-    answer(chat, "A name for it", "stubby")
+    answer(chat, f"A name for it [local-{stub.port}]:", "stubby")
     answer(chat, "API key for stubby", "sk-wrong-key")
     chat.wait_text("the endpoint refused that key")
     answer(chat, "API key for stubby", SECRET, count=2)
