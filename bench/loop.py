@@ -26,9 +26,11 @@ the library's imports + all its runs).
 Two passes, each against its own stub (--over http,https): plain http, the way a local
 model server is reached, where a library that connects for every request pays only a TCP
 connect on loopback; and https, the way every hosted provider is reached, with a throwaway
-self-signed certificate (openssl) that every library trusts through SSL_CERT_FILE, so a new
-connection pays a TLS handshake. Each pass prints its own table and verdicts and is its own
-section of bench/results.json ("loop" and "loop_https").
+self-signed certificate (openssl) added to the system's trust store, which every library
+reads through SSL_CERT_FILE (so one that loads its trust store per client or connection pays
+what it pays on a real machine), and a new connection pays a TLS handshake. Each pass prints
+its own table and verdicts and is its own section of bench/results.json ("loop" and
+"loop_https").
 
 A run counts only if its final text (for `stream`, the concatenated text deltas) contains
 the sum, the tool function really ran once per run, and the stub saw exactly two model
@@ -657,7 +659,8 @@ class Stub:
 def peer_env(tmp: Path, base_url: str, cert: Path | None) -> dict[str, str]:
     """This environment without anything that configures Python or a provider, an API key
     the stub ignores, an llm user dir whose one extra model is the stub, and for https the
-    stub's certificate as the one trusted (SSL_CERT_FILE, which every library here reads)."""
+    system's trust store with the stub's certificate added (SSL_CERT_FILE, which every
+    library here reads)."""
     drop = ("PYTHON", "TOOLNEXUS_", "LLM_", "OPENAI_", "ANTHROPIC_", "OPENROUTER_", "LOGFIRE_")
     drop += ("SSL_CERT_", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE") if cert else ()
     env = {
@@ -672,11 +675,24 @@ def peer_env(tmp: Path, base_url: str, cert: Path | None) -> dict[str, str]:
     )
     return {
         **env,
-        **({"SSL_CERT_FILE": str(cert)} if cert else {}),
+        **({"SSL_CERT_FILE": str(trust_store(cert))} if cert else {}),
         "OPENAI_API_KEY": "x",
         "LLM_USER_PATH": str(llm_dir),
         "OPENAI_AGENTS_DISABLE_TRACING": "1",
     }
+
+
+def trust_store(cert: Path) -> Path:
+    """The system's trust store (as SSL_CERT_FILE or OpenSSL names it) and `cert`, in one file
+    beside it: a library that loads its trust store for every client or connection pays what
+    it pays on a real machine, not the cost of one certificate."""
+    import ssl
+
+    bundle = cert.with_name("trusted.pem")
+    system = ssl.get_default_verify_paths().cafile
+    known = Path(system).read_bytes() if system and Path(system).is_file() else b""
+    bundle.write_bytes(known + b"\n" + cert.read_bytes())
+    return bundle
 
 
 class Peer:
@@ -888,8 +904,9 @@ SCHEMES = ("http", "https")
 SECTIONS = {"http": "loop", "https": "loop_https"}  # of bench/results.json
 OVER = {
     "http": "plain http (a local model server's way: llama.cpp, Ollama, vLLM on loopback)",
-    "https": "https (every hosted provider's way; a throwaway self-signed certificate the"
-    " clients trust through SSL_CERT_FILE, so a new connection pays a TLS handshake)",
+    "https": "https (every hosted provider's way; a throwaway self-signed certificate added to"
+    " the system's trust store the clients read through SSL_CERT_FILE, so a new connection pays"
+    " a TLS handshake)",
 }
 
 
