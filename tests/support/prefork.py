@@ -206,11 +206,19 @@ def serve(path: str) -> None:
                     fork.conn.close()
             elif key.data[0] == "launcher":
                 fork = key.data[1]
-                if fork.conn is not None and not fork.conn.recv(64):  # killed
+                if fork.conn is not None and not _received(fork.conn):  # killed
                     selector.unregister(fork.conn)
                     fork.conn.close()
                     fork.conn = None
                     _kill(fork)
+
+
+def _received(conn: socket.socket) -> bytes:
+    """What the launcher sent (it sends nothing): b"" once it is gone, however it went."""
+    try:
+        return conn.recv(64)
+    except OSError:  # reset: the launcher died with data unread
+        return b""
 
 
 def _tell(conn: socket.socket, line: str) -> None:
@@ -221,10 +229,13 @@ def _tell(conn: socket.socket, line: str) -> None:
 
 
 def _kill(fork: _Fork) -> None:
-    try:
-        os.killpg(fork.pid, signal.SIGKILL)  # it leads its own group
-    except ProcessLookupError:
-        pass
+    """The fork and its group (it leads one once it has called setsid; a fork that has not
+    yet has no group, and nothing of its own in one)."""
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(fork.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def _fork(

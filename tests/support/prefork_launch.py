@@ -42,13 +42,19 @@ def std_fds() -> list[int]:
 
 
 def main() -> None:
+    # Held until the program's pid is known, then passed on: a signal sent before that (the
+    # program may print before this reads its pid) must not end the launcher alone.
+    signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)
     path, run, *argv = sys.argv[1:]
     request = json.dumps(
         {"run": run, "argv": argv, "env": dict(os.environ), "cwd": os.getcwd()}
     ).encode()
     data = struct.pack("!I", len(request)) + request
     zygote = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    zygote.connect(path)
+    try:
+        zygote.connect(path)
+    except OSError as exc:
+        sys.exit(f"prefork_launch: no zygote at {path} ({exc.strerror})")
     fds = array.array("i", std_fds())
     sent = zygote.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
     zygote.sendall(data[sent:])
@@ -63,6 +69,7 @@ def main() -> None:
 
     for sig in FORWARDED:
         signal.signal(sig, forward)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
     line = replies.readline()  # b"status N": N < 0 is the signal that ended it
     status = int(line.split()[1]) if line else -signal.SIGKILL
     if status < 0:

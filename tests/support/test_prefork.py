@@ -4,9 +4,13 @@ must be what a real process would."""
 
 from __future__ import annotations
 
+import array
 import json
 import os
+import select
 import signal
+import socket
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -101,3 +105,29 @@ def test_a_killed_launcher_takes_its_fork_along(tmp_path):
     launcher.kill()
     launcher.wait(WAIT_S)
     wait_until(lambda: not alive(fork), "the fork to be killed with its launcher")
+
+
+def test_a_launcher_gone_before_it_read_the_pid_leaves_the_zygote_serving(tmp_path):
+    """A launcher killed before it read the fork's pid resets its connection: the zygote
+    takes that as the launcher gone (the fork goes too) and serves the next one."""
+    request = json.dumps(
+        {
+            "run": "script",
+            "argv": [script(tmp_path, "import time\ntime.sleep(600)\n")],
+            "env": dict(os.environ),
+            "cwd": str(tmp_path),
+        }
+    ).encode()
+    with open(os.devnull, "rb") as null, socket.socket(socket.AF_UNIX) as launcher:
+        launcher.connect(prefork._zygote_socket())
+        fds = array.array("i", [null.fileno()] * 3)
+        launcher.sendmsg(
+            [struct.pack("!I", len(request)) + request],
+            [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)],
+        )
+        assert select.select([launcher], [], [], WAIT_S)[0]
+        fork = int(launcher.recv(64, socket.MSG_PEEK).split()[1])  # b"pid N", left unread
+        launcher.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    wait_until(lambda: not alive(fork), "the fork to end")
+    done = run(prefork.command("script", script(tmp_path, "print('still here')")))
+    assert (done.returncode, done.stdout) == (0, "still here\n"), done.stderr
