@@ -52,7 +52,15 @@ TOP_KEYS: dict[str, Any] = {
     "builtins": (bool, list),
     "workspace": str,
     "approval": RULES,
-    "sandbox": {"mode": str, "network": bool, "read": list, "write": list},
+    "sandbox": {
+        "mode": str,
+        "network": bool,
+        "read": list,
+        "write": list,
+        "env": list,  # more environment variable names commands get
+        "namespaces": bool,  # false: Landlock and the socket filter alone (the fallback)
+        "tmp_size": int,  # bytes of each private /tmp, /dev/shm and /run
+    },
     "context_window": int,  # tokens; also per provider and per model (the most specific wins)
     "reasoning": str,  # off, low, medium or high; a model's own setting wins
     "ui": {

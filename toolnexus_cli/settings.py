@@ -27,12 +27,17 @@ class UiSettings(NamedTuple):
 
 
 class SandboxSettings(NamedTuple):
-    """[sandbox]: where commands may write and read, and whether they reach the network."""
+    """[sandbox]: where commands may write and read, whether they reach the network, the
+    environment names they get besides the usual ones, whether namespaces are used, and the
+    size of their private temporary folders."""
 
     mode: str = "workspace-write"
     network: bool = False
     read: tuple[str, ...] = ()
     write: tuple[str, ...] = ()
+    env: tuple[str, ...] = ()
+    namespaces: bool = True
+    tmp_size: int = 1024**3
 
 
 class ApprovalSettings(NamedTuple):
@@ -121,7 +126,9 @@ def settings_from(data: Mapping[str, Any]) -> Settings:
         builtins=tuple(map(str, builtins)) if isinstance(builtins, list) else builtins,
         workspace=data.get("workspace"),
         approval=_approval(data.get("approval", {})),
-        sandbox=_table(SandboxSettings, data.get("sandbox", {}), read=tuple, write=tuple),
+        sandbox=_table(
+            SandboxSettings, data.get("sandbox", {}), read=tuple, write=tuple, env=tuple
+        ),
         context_window=data.get("context_window"),
         reasoning=data.get("reasoning"),
         ui=_table(UiSettings, data.get("ui", {})),

@@ -128,7 +128,13 @@ def sandbox_policy(config: Config, flags: ToolFlags) -> SandboxPolicy:
 
     table = config.settings.sandbox
     return SandboxPolicy(
-        mode=flags.sandbox or table.mode, network=table.network, read=table.read, write=table.write
+        mode=flags.sandbox or table.mode,
+        network=table.network,
+        read=table.read,
+        write=table.write,
+        env=table.env,
+        namespaces=table.namespaces,
+        tmp_bytes=table.tmp_size,
     )
 
 

@@ -99,34 +99,51 @@ def test_the_rules_open_the_system_and_the_workspace_not_the_home(home, root, mo
     assert rules["network"] is False
 
 
+# Names the old name filter let through, and doors to the person's session.
+LEAKED_BEFORE = {
+    "GITHUB_PAT": "ghp_x",
+    "DB_PASS": "p",
+    "MYSQL_PWD": "p",
+    "SENTRY_DSN": "https://k@o1.ingest.sentry.io/1",
+    "SLACK_WEBHOOK_URL": "https://hooks.slack.com/services/T/B/X",
+    "DATABASE_URL": "postgres://h/d?password=p",
+    "OPENAI_API_KEY": "k",
+    "TOOLNEXUS_STORE": "x",
+    "KEEP": "v",
+}
+SESSION_DOORS = (
+    "TMUX",
+    "STY",
+    "DISPLAY",
+    "WAYLAND_DISPLAY",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "SSH_AUTH_SOCK",
+    "GPG_AGENT_INFO",
+    "KRB5CCNAME",
+)
+
+
 @landlock
-def test_a_confined_command_sees_no_key_and_gets_a_private_temporary_folder(root):
-    box = Sandbox(SandboxPolicy(), [root])
-    env = box.environment(
-        {
-            "PATH": "/usr/bin:/bin",
-            "OPENAI_API_KEY": "k",
-            "GH_TOKEN": "t",
-            "DB": "postgres://u:pw@h/d",
-            "MY_SECRET": "s",
-            "KEEP": "v",
-            "SSH_AUTH_SOCK": "/tmp/agent",
-            "TOOLNEXUS_STORE": "x",
-        }
-    )
-    assert env["KEEP"] == "v" and env["PATH"] == "/usr/bin:/bin"
-    for gone in (
-        "OPENAI_API_KEY",
-        "GH_TOKEN",
-        "DB",
-        "MY_SECRET",
-        "SSH_AUTH_SOCK",
-        "TOOLNEXUS_STORE",
-    ):
-        assert gone not in env, gone
-    assert env["TMPDIR"] == str(box.tmp) and box.tmp.is_dir()
-    done = run(box.command(["sh", "-c", "echo scratch > $TMPDIR/x && cat $TMPDIR/x"]), root, env)
-    assert done.stdout == "scratch\n", done
+@pytest.mark.parametrize("namespaces", [True, False], ids=["namespaces", "fallback"])
+def test_a_confined_command_gets_its_environment_by_allow_list_and_a_private_tmp(
+    root, namespaces
+):
+    doors = {name: "/tmp/door" for name in SESSION_DOORS}
+    base = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C", **LEAKED_BEFORE, **doors}
+    policy = SandboxPolicy(namespaces=namespaces, env=("KEEP", "TMUX", "DATABASE_URL"))
+    box = Sandbox(policy, [root])
+    env = box.environment(base)
+    assert {k: env[k] for k in ("PATH", "LANG", "LC_ALL", "KEEP")} == {
+        "PATH": "/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C",
+        "KEEP": "v",  # named in [sandbox] env
+    }
+    leaked = sorted(set(env) & (set(LEAKED_BEFORE) | set(SESSION_DOORS)) - {"KEEP"})
+    assert leaked == [], leaked  # a door stays shut even when [sandbox] env names it
+    done = run(box.command(["sh", "-c", "echo scratch > $TMPDIR/x && cat $TMPDIR/x && env"]), root, env)
+    assert done.stdout.startswith("scratch\n"), done
+    assert "ghp_x" not in done.stdout and "/tmp/door" not in done.stdout
 
 
 # ----------------------------------------------------------------------------- the launcher

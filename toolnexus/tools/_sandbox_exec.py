@@ -1,10 +1,20 @@
-"""Run one command so that nothing it starts outlives it, optionally inside a Landlock sandbox.
+"""Run one command so that nothing it starts outlives it, optionally confined.
 
 This file runs as a script of its own (`python -I -S _sandbox_exec.py SPEC -- ARGV...`),
 between toolnexus and a command (`bash -c ...`, an MCP server, a key command). It imports
 only the standard library: it starts in a few milliseconds and needs no site-packages.
-SPEC is JSON: {"parent": PID, "landlock": RULES or null, "reaper": "namespace" (the
-default: a PID namespace where the system allows one, else a subreaper) or "subreaper"}.
+SPEC is JSON:
+
+    {"parent": PID,
+     "landlock": RULES or null,
+     "seccomp": bool (the socket filter of _seccomp.py; the fallback's network wall),
+     "drop_caps": bool (empty the capability bounding set: root keeps no capability),
+     "reaper": "namespace" (the default: a PID namespace where the system allows one, else a
+               subreaper) | "subreaper" | "none" (already inside bubblewrap's namespaces,
+               whose init keeps the command's processes in: confine and exec at once),
+     "report": null or what to check (see `report`): instead of running ARGV, run this
+               script again, confined, with "measure": it prints as JSON what a program
+               started in the sandbox gets, so toolnexus's words come from a real run}
 
 Keeping descendants in (Linux):
 - Best, a PID namespace: the command runs under a small init of a new namespace, and when
@@ -24,7 +34,7 @@ sockets outside the sandbox are out of reach (ABI 6+). `no_new_privs` is set fir
 nothing inside gains privileges through a set-uid program.
 
 A failure to confine is one line on stderr and exit status 126: the command never runs
-unconfined when confinement was asked for.
+less confined than was asked.
 """
 
 from __future__ import annotations
@@ -39,6 +49,7 @@ import sys
 
 TYPE_CHECKING = False  # not from typing: this script starts without importing it
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from types import FrameType
     from typing import NoReturn, TypedDict
 
@@ -49,9 +60,20 @@ if TYPE_CHECKING:
         files: list[tuple[str, bool]]
         network: bool
 
+    class Spec(TypedDict, total=False):
+        parent: int
+        landlock: Rules | None
+        seccomp: bool
+        drop_caps: bool
+        reaper: str
+        report: dict[str, object] | None
+        measure: dict[str, object] | None
+        landlock_applied: int
+
 
 CONFINE_FAILED = 126
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 38, 36
+PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
 FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
@@ -101,7 +123,44 @@ def handled_fs(abi: int) -> int:
     return rights
 
 
-def confine(rules: Rules) -> None:
+def confine(spec: Spec) -> int:
+    """Apply what `spec` asks to this process and everything it starts from now on; the
+    Landlock ABI applied (0: none). Confinement if any part cannot be applied."""
+    if spec.get("drop_caps"):
+        drop_capabilities()
+    abi = 0
+    if spec.get("landlock") or spec.get("seccomp"):
+        _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    rules = spec.get("landlock")
+    if rules:
+        landlock(rules)
+        abi = rules["abi"]
+    if spec.get("seccomp"):
+        if TYPE_CHECKING:
+            from . import _seccomp
+        else:  # a script: its modules lie beside it, not on a package path
+            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+            import _seccomp
+        try:
+            _seccomp.install()
+        except OSError as exc:
+            raise Confinement(f"the socket filter: {exc.strerror or exc}") from None
+    return abi
+
+
+def drop_capabilities() -> None:
+    """Empty the bounding set (so an exec gives root no capability) and the ambient set.
+    Only root can, and only root needs it."""
+    if os.geteuid() != 0:
+        return
+    with open("/proc/sys/kernel/cap_last_cap") as handle:
+        last = int(handle.read())
+    for cap in range(last + 1):
+        _check(libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), "dropping capabilities")
+    libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+
+
+def landlock(rules: Rules) -> None:
     """Apply Landlock to this process and everything it starts from now on."""
     abi = rules["abi"]
     fs = handled_fs(abi)
@@ -125,7 +184,6 @@ def confine(rules: Rules) -> None:
                 path,
                 (READ_FILE | (WRITE_FILE | TRUNCATE if write else 0) | IOCTL_DEV) & fs,
             )
-        _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
         _check(libc.syscall(SYS_RESTRICT_SELF, ruleset, 0), "landlock_restrict_self")
     finally:
         os.close(ruleset)
@@ -190,20 +248,29 @@ def run(argv: list[str]) -> NoReturn:
     os._exit(127)
 
 
-def start(argv: list[str], rules: Rules | None) -> int:
-    """Fork the command (confined by `rules` when given); its pid."""
+def start(argv: list[str], spec: Spec) -> int:
+    """Fork the command (confined as `spec` asks); its pid."""
     child = os.fork()
     if child == 0:
         for sig in FORWARDED:
             signal.signal(sig, signal.SIG_DFL)
-        if rules is not None:
-            try:
-                confine(rules)
-            except Confinement as exc:
-                sys.stderr.write(f"toolnexus sandbox: cannot confine the command ({exc})\n")
-                os._exit(CONFINE_FAILED)
-        run(argv)
+        confine_and_run(argv, spec)
     return child
+
+
+def confine_and_run(argv: list[str], spec: Spec) -> NoReturn:
+    """Confine this process as `spec` asks, then run the command in it (or print the report
+    the spec asks for instead)."""
+    try:
+        abi = confine(spec)
+    except Confinement as exc:
+        sys.stderr.write(f"toolnexus sandbox: cannot confine the command ({exc})\n")
+        os._exit(CONFINE_FAILED)
+    checks = spec.get("report")
+    if checks is not None:  # measured by a new program, as the command would be
+        after = {"parent": 0, "reaper": "none", "measure": checks, "landlock_applied": abi}
+        run([sys.executable, "-I", "-S", os.path.abspath(__file__), json.dumps(after), "--"])
+    run(argv)
 
 
 def forward_signals(target: int) -> None:
@@ -229,7 +296,7 @@ def wait_for(command: int) -> int:
             return status
 
 
-def namespace_init(argv: list[str], rules: Rules | None, lifeline: int) -> NoReturn:
+def namespace_init(argv: list[str], spec: Spec, lifeline: int) -> NoReturn:
     """PID 1 of the new namespace: run the command, reap orphans, and exit with it (the
     kernel then kills whatever is left in the namespace). `lifeline` reads a pipe whose
     only write end the parent holds: readable (at its end) once the parent is gone."""
@@ -237,9 +304,9 @@ def namespace_init(argv: list[str], rules: Rules | None, lifeline: int) -> NoRet
     if select.select([lifeline], [], [], 0)[0]:  # the parent died before the signal was set
         os._exit(CONFINE_FAILED)
     os.close(lifeline)
-    if rules is not None:
+    if spec.get("landlock") is not None:
         own_proc()
-    command = start(argv, rules)
+    command = start(argv, spec)
     forward_signals(command)
     exit_like(wait_for(command))
 
@@ -251,6 +318,131 @@ def own_proc() -> None:
     environment out of reach)."""
     if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) == 0:
         libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
+
+
+def report(checks: dict[str, object], abi: int) -> dict[str, object]:
+    """What holds for this process now, measured, not taken from the spec. `checks` names
+    what to compare with the outside: "namespaces" ({name: the outside's id}), "home" and
+    "tmp" (the outside's [device, inode]), "masked" (paths that must be unreadable),
+    "read_only" (paths that must not be writable)."""
+    status = {}
+    with open("/proc/self/status") as handle:
+        for line in handle:
+            name, _, value = line.partition(":")
+            status[name] = value.strip()
+    outside_ns = checks.get("namespaces")
+    outside_ns = outside_ns if isinstance(outside_ns, dict) else {}
+    return {
+        "uid": os.getuid(),
+        "capabilities": int(status.get("CapEff", "0"), 16),
+        "no_new_privs": status.get("NoNewPrivs") == "1",
+        "seccomp": status.get("Seccomp") == "2",
+        "landlock": abi,
+        "namespaces": sorted(n for n, ident in outside_ns.items() if _namespace(n) != ident),
+        "interfaces": _interfaces(),
+        "inet_socket": _tried(lambda: _socket(2, 2)),  # AF_INET, SOCK_DGRAM: UDP
+        "unix_connect": _unix_connect(),
+        "root_read_only": bool(os.statvfs("/").f_flag & os.ST_RDONLY),
+        "home": _home(checks.get("home")),
+        "tmp_private": _ident("/tmp") != checks.get("tmp"),
+        "tmp_bytes": _size("/tmp"),
+        "masked": [p for p in _strings(checks.get("masked")) if _unreadable(p)],
+        "read_only": [p for p in _strings(checks.get("read_only")) if _unwritable(p)],
+    }
+
+
+def _strings(value: object) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def _namespace(name: str) -> str:
+    try:
+        return os.readlink(f"/proc/self/ns/{name}")
+    except OSError:
+        return ""
+
+
+def _interfaces() -> list[str]:
+    try:
+        with open("/proc/self/net/dev") as handle:
+            return sorted(line.split(":")[0].strip() for line in handle.readlines()[2:])
+    except OSError:
+        return []
+
+
+def _socket(family: int, kind: int) -> None:
+    import socket
+
+    socket.socket(family, kind).close()
+
+
+def _unix_connect() -> str:
+    """Whether a path UNIX socket could be connected to: "refused" (the filter) or
+    "allowed" (then what is reachable is what the file system shows)."""
+    import socket
+
+    def connect() -> None:
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.connect("/nonexistent/toolnexus-probe.sock")
+
+    outcome = _tried(connect)
+    return "allowed" if outcome == "missing" else outcome
+
+
+def _tried(action: Callable[[], None]) -> str:
+    try:
+        action()
+    except PermissionError:
+        return "refused"
+    except FileNotFoundError:
+        return "missing"
+    except OSError:
+        return "failed"
+    return "allowed"
+
+
+def _ident(path: str) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_dev, st.st_ino]
+
+
+def _home(outside: object) -> str:
+    """"replaced" (another folder stands in the home's place), "unreadable" or "readable"."""
+    home = os.environ.get("HOME", "/")
+    if _ident(home) != outside:
+        return "replaced"
+    try:
+        os.listdir(home)
+    except PermissionError:
+        return "unreadable"
+    except OSError:
+        pass
+    return "readable"
+
+
+def _size(path: str) -> int:
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return 0
+    return st.f_blocks * st.f_frsize
+
+
+def _unreadable(path: str) -> bool:
+    try:
+        os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def _unwritable(path: str) -> bool:
+    return not os.access(path, os.W_OK)
 
 
 def kill_descendants() -> None:
@@ -284,17 +476,23 @@ def children_of(parent: int) -> list[int]:
 
 
 def main() -> NoReturn:
-    spec = json.loads(sys.argv[1])
+    spec: Spec = json.loads(sys.argv[1])
     argv = sys.argv[3:]  # after "--"
-    rules = spec.get("landlock")
     parent = spec["parent"]
-    if spec.get("reaper", "namespace") == "namespace" and new_pid_namespace():
+    reaper = spec.get("reaper", "namespace")
+    measure = spec.get("measure")
+    if measure is not None:
+        sys.stdout.write(json.dumps(report(measure, spec.get("landlock_applied", 0))) + "\n")
+        sys.exit(0)
+    if reaper == "none":
+        confine_and_run(argv, spec)
+    if reaper == "namespace" and new_pid_namespace():
         die_with_parent(parent, signal.SIGKILL)  # the namespace's init follows: see below
         read_end, write_end = os.pipe()
         init = os.fork()
         if init == 0:
             os.close(write_end)
-            namespace_init(argv, rules, read_end)
+            namespace_init(argv, spec, read_end)
         os.close(read_end)  # write_end stays open as long as this process lives
         forward_signals(init)
         exit_like(wait_for(init))
@@ -307,7 +505,7 @@ def main() -> NoReturn:
     for sig in FORWARDED:
         signal.signal(sig, end)
     die_with_parent(parent, signal.SIGTERM)
-    command = start(argv, rules)
+    command = start(argv, spec)
     status = wait_for(command)
     kill_descendants()
     exit_like(status)

@@ -297,7 +297,7 @@ class Builtins:
             ran = await run_command(reaped(argv), cwd=where, env=os.environ, timeout=timeout)
             return ran.report(timeout)
         ran = await run_command(
-            sandbox.command(argv), cwd=where, env=sandbox.environment(), timeout=timeout
+            sandbox.command(argv, where), cwd=where, env=sandbox.environment(), timeout=timeout
         )
         if not ran.refused_something:
             return ran.report(timeout)

@@ -1,18 +1,23 @@
 """The OS sandbox every command a tool runs goes through.
 
-On Linux a command runs confined by Landlock (kernel 5.13+), whatever program it names:
-`perl`, `python3 -c` or `find -exec` are held as firmly as `rm`, because the kernel, not a
-reading of the command line, decides. The modes:
+On Linux, where the system allows user namespaces, a command runs in namespaces of its own
+(user, mount, PID, network, IPC, UTS; bubblewrap sets them up: _sandbox_view.py) with every
+capability dropped, the system read-only, the home folder replaced, private /tmp and /run,
+no network but its own loopback, and Landlock inside as a second wall. Where user
+namespaces are refused, Landlock (kernel 5.13+) plus a seccomp socket filter (_seccomp.py)
+and, as root, an empty capability bounding set. Whatever program a command names (`perl`,
+`python3 -c`, `find -exec`), the kernel, not a reading of the command line, decides.
 
-- "workspace-write" (the default): reads of the system folders, the workspace and the
-  toolchains in the home folder; writes only inside the workspace and a private temporary
-  folder; no TCP connection or listening socket unless `network` is granted.
-- "read-only": the same reads, writes only in the private temporary folder.
+The modes:
+- "workspace-write" (the default): writes only inside the workspace and private temporary
+  folders;
+- "read-only": the same reads, writes only in the private temporary folders;
 - "off": no sandbox.
 
-Everything not listed is out of reach: the home folder outside the toolchains, other users'
-files, the keys. Whatever the mode, a command's processes cannot outlive it (a PID namespace,
-else a subreaper; see _sandbox_exec.py), and the same holds for MCP servers and key commands
+What the banner, `-v` and the model's tool text say is built from a report the launcher
+makes from inside a real confined run (`Sandbox.enforced`), never from the configuration.
+Whatever the mode, a command's processes cannot outlive it (a PID namespace, else a
+subreaper; see _sandbox_exec.py), and the same holds for MCP servers and key commands
 (`reaped`).
 """
 
@@ -23,10 +28,13 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
+
+from . import _sandbox_view as _view
+from ._sandbox_report import Enforced
 
 MODES = ("workspace-write", "read-only", "off")
 LAUNCHER = Path(__file__).with_name("_sandbox_exec.py")
@@ -63,24 +71,50 @@ DEVICES = {
     "/dev/random": False,
     "/dev/urandom": False,
 }
-# Environment variables a sandboxed command does not see: keys and tokens by their names.
-SECRET_VARIABLE = re.compile(
-    r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|^TOOLNEXUS_|^AWS_|^AZURE_|^DBUS_|"
-    r"^GPG_AGENT",
-    re.I,
+# The environment a sandboxed command gets, by name (an allow-list; `[sandbox] env` adds).
+ENV_ALLOWED = frozenset(
+    {
+        *("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "COLORTERM"),
+        *("TZ", "PWD", "EDITOR", "VISUAL", "PAGER", "VIRTUAL_ENV", "JAVA_HOME", "GOPATH"),
+        *("GOROOT", "CARGO_HOME", "RUSTUP_HOME", "SSL_CERT_FILE", "SSL_CERT_DIR", "NO_COLOR"),
+    }
 )
-URL_WITH_PASSWORD = re.compile(r"://[^/@\s]*:[^/@\s]*@")
+ENV_PREFIXES = ("LC_", "XDG_")
+PROXIES = frozenset(
+    name
+    for base in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "FTP_PROXY")
+    for name in (base, base.lower())
+)
+# Doors to the person's session: never passed, whatever the configuration says.
+ENV_NEVER = frozenset(
+    {
+        *("TMUX", "TMUX_PANE", "STY", "DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY"),
+        *("DBUS_SESSION_BUS_ADDRESS", "SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO"),
+        *("KRB5CCNAME", "XDG_RUNTIME_DIR", "XDG_SESSION_ID", "XDG_SEAT"),
+    }
+)
+# A value with a password in it (a URL's user:password@, or a query's password=), kept out
+# even when [sandbox] env names the variable.
+URL_WITH_PASSWORD = re.compile(
+    r"://[^/@\s]*:[^/@\s]*@|[?&;](password|passwd|pwd|pass|secret|token|api_?key)=", re.I
+)
+TMP_BYTES = 1024**3  # each private /tmp, /dev/shm, /run: tmpfs, counted against memory
 
 
 @dataclass(frozen=True)
 class SandboxPolicy:
     """How commands are confined. `read` and `write`: more folders (or files) they may
-    read, or read and write (`~` expands)."""
+    read, or read and write (`~` expands). `env`: more environment variables passed in.
+    `namespaces`: False skips the namespaces for Landlock and the socket filter alone (the
+    fallback where the system refuses them). `tmp_bytes`: the size of the private /tmp."""
 
     mode: str = "workspace-write"
     network: bool = False
     read: tuple[str, ...] = ()
     write: tuple[str, ...] = ()
+    env: tuple[str, ...] = ()
+    namespaces: bool = True
+    tmp_bytes: int = TMP_BYTES
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -113,39 +147,103 @@ def support() -> Support:
 
 
 class Sandbox:
-    """A policy applied to the commands run for one workspace (`roots`). It owns a private
-    temporary folder, removed when the sandbox goes away."""
+    """A policy applied to the commands run for one workspace (`roots`). `secrets`: secret
+    places outside it (never opened to a command); `workspace_secrets`: what lists the
+    secret-looking files inside it (masked in each call). `state`: where the sandbox keeps
+    its own home folder between calls (default: the user's cache folder)."""
 
     def __init__(
         self,
         policy: SandboxPolicy | None = None,
         roots: Iterable[Path] = (),
         secrets: Iterable[Path] = (),
+        workspace_secrets: Callable[[], Iterable[Path]] | None = None,
+        state: Path | None = None,
     ) -> None:
         self.policy = policy or SandboxPolicy()
         self.roots = [Path(os.path.realpath(root)) for root in roots]
         self.secrets = [Path(os.path.realpath(s)) for s in secrets]
+        self.workspace_secrets = workspace_secrets or (lambda: ())
+        self._state = state
         self._tmp: Path | None = None
+        self._enforced: Enforced | None = None
 
     @property
     def active(self) -> bool:
-        """Whether commands run confined (a sandbox was asked for and the system has one)."""
-        return self.policy.mode != "off" and support().abi > 0
+        """Whether commands run confined (a sandbox was asked for and one was set up)."""
+        return self.enforced().kind != "none"
 
     @property
     def why_not(self) -> str:
         """Why commands run unconfined ("" while they do not)."""
+        return self.enforced().why_not if not self.active else ""
+
+    def enforced(self) -> Enforced:
+        """What a confined command actually gets here: found once by running the launcher
+        for real (namespaces first, then the fallback) and reading its report."""
+        if self._enforced is None:
+            self._enforced = self._probe()
+        return self._enforced
+
+    def _probe(self) -> Enforced:
         if self.policy.mode == "off":
-            return 'the sandbox is off (sandbox mode "off")'
-        return support().why_not
+            return Enforced.none('the sandbox is off (sandbox mode "off")')
+        if support().abi == 0:
+            return Enforced.none(support().why_not)
+        refused = ""
+        if self.policy.namespaces:
+            if not sys.platform.startswith("linux") or _view.bubblewrap() is None:
+                refused = "no bubblewrap (bwrap) here"
+            else:
+                found = self._report(self._namespaced([], self.roots[0] if self.roots else None))
+                if isinstance(found, Enforced):
+                    return found
+                refused = found
+        else:
+            refused = "namespaces turned off ([sandbox] namespaces = false)"
+        found = self._report(self._fallback([]))
+        if isinstance(found, Enforced):
+            return found._replace(namespaces_refused=refused)
+        return Enforced.none(f"the sandbox could not be set up: {found}")
+
+    def _report(self, launch: Launch) -> Enforced | str:
+        """Run the launcher in report mode; what it found, or why it failed (one line)."""
+        import subprocess
+
+        spec = {**launch.spec, "report": self._checks(launch)}
+        argv = launch.argv[: launch.argv.index(SPEC_SLOT)]
+        try:
+            done = subprocess.run(
+                [*argv, json.dumps(spec), "--", "true"],
+                env=self._allowed(os.environ),
+                capture_output=True,
+                text=True,
+                timeout=60,
+                cwd=self.roots[0] if self.roots else None,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return str(exc)
+        if done.returncode != 0:
+            lines = done.stderr.strip().splitlines() or [f"exit status {done.returncode}"]
+            return lines[-1][:300]
+        return Enforced.from_report(done.stdout, self.policy)
+
+    def _checks(self, launch: Launch) -> dict[str, object]:
+        home = Path.home()
+        return {
+            "namespaces": {name: _namespace_id(name) for name in NAMESPACES},
+            "home": _ident(home),
+            "tmp": _ident(Path("/tmp")),
+            "masked": launch.masked,
+            "read_only": launch.read_only,
+        }
 
     def describe(self) -> str:
         """One line for the banner and -v."""
-        if not self.active:
-            return f"no sandbox: {self.why_not}; bash asks before every command"
-        network = "network allowed" if self.policy.network else "no network"
-        writes = "writes in the workspace" if self.policy.mode == "workspace-write" else "read-only"
-        return f"sandbox: {self.policy.mode} (Landlock ABI {support().abi}): {writes}, {network}"
+        enforced = self.enforced()
+        if enforced.kind == "none":
+            return f"no sandbox: {enforced.why_not}; bash asks before every command"
+        return f"sandbox: {self.policy.mode}, {enforced.summary()}"
 
     def limits(self) -> str:
         """What the sandbox keeps a command from, in words the model reads."""
@@ -154,8 +252,7 @@ class Sandbox:
             if self.policy.mode == "workspace-write"
             else "it writes only in $TMPDIR"
         )
-        network = "" if self.policy.network else " and has no network"
-        return f"{writes}, cannot read the home folder{network}"
+        return ", ".join([writes, *self.enforced().limits()])
 
     def for_model(self) -> str:
         """What the bash tool's description tells the model about where commands run."""
@@ -168,6 +265,7 @@ class Sandbox:
 
     @property
     def tmp(self) -> Path:
+        """The private temporary folder of the fallback (the namespaces have their own)."""
         if self._tmp is None:
             import shutil
             import tempfile
@@ -177,39 +275,69 @@ class Sandbox:
             weakref.finalize(self, shutil.rmtree, self._tmp, ignore_errors=True)
         return self._tmp
 
-    def command(self, argv: list[str]) -> list[str]:
-        """`argv` as run in this sandbox (as it is where there is none)."""
-        if not self.active:
+    def command(self, argv: list[str], cwd: Path | None = None) -> list[str]:
+        """`argv` as run in this sandbox from `cwd` (as it is where there is none)."""
+        kind = self.enforced().kind
+        if kind == "namespaces":
+            launch = self._namespaced(argv, cwd)
+        elif kind == "landlock":
+            launch = self._fallback(argv)
+        else:
             return reaped(argv)
-        return _launch(argv, self.landlock_rules())
+        spec = json.dumps(launch.spec)
+        return [spec if part is SPEC_SLOT else part for part in launch.argv]
 
     def environment(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
-        """The environment a confined command gets: no variable that looks like a key or a
-        password, and the private temporary folder as TMPDIR."""
+        """The environment a confined command gets: the allow-listed names (and the
+        policy's), never a value holding a URL password, proxies only with the network;
+        private temporary folders."""
         env = dict(os.environ if base is None else base)
-        if not self.active:
+        kind = self.enforced().kind
+        if kind == "none":
             return env
+        kept = self._allowed(env)
+        tmp = "/tmp" if kind == "namespaces" else str(self.tmp)
+        kept.update(TMPDIR=tmp, TMP=tmp, TEMP=tmp)
+        if kind == "namespaces":
+            kept["XDG_RUNTIME_DIR"] = f"/run/user/{os.getuid()}"
+        return kept
+
+    def _allowed(self, env: Mapping[str, str]) -> dict[str, str]:
+        wanted = set(self.policy.env)
         kept = {
             name: value
             for name, value in env.items()
-            if not SECRET_VARIABLE.search(name) and not URL_WITH_PASSWORD.search(value)
+            if (
+                name in ENV_ALLOWED
+                or name.startswith(ENV_PREFIXES)
+                or name in wanted
+                or (self.policy.network and name in PROXIES)
+            )
+            and name not in ENV_NEVER
+            and not URL_WITH_PASSWORD.search(value)
         }
-        tmp = str(self.tmp)
-        kept.update(TMPDIR=tmp, TMP=tmp, TEMP=tmp)
+        home = str(Path.home())
+        for name in [n for n in kept if n.startswith("XDG_")]:
+            value = kept[name]
+            if name.endswith("_HOME") and not (value + "/").startswith(home + "/"):
+                del kept[name]  # a folder outside the home: not in the sandbox's view
         if any(not clean for clean in _git_configs().values()):
             kept["GIT_CONFIG_GLOBAL"] = os.devnull  # git stops at a config it cannot read
         return kept
 
-    def landlock_rules(self) -> dict[str, object]:
+    def landlock_rules(self, *, namespaced: bool = False) -> dict[str, object]:
         policy = self.policy
         read = [
             *SYSTEM_FOLDERS,
             *_interpreters(),
+            str(LAUNCHER.parent),
             *self._safe(_path_entries()),
             *self._safe(_expanded(HOME_TOOLCHAINS, home=True)),
             *_expanded(policy.read),
+            *(str(p) for root in self.roots for p in _view.protected_places(root)),
         ]
-        write = [str(self.tmp), *_expanded(policy.write)]
+        private = ["/tmp", "/dev/shm", "/var/tmp", str(Path.home())] if namespaced else []
+        write = [*(private or [str(self.tmp)]), *_expanded(policy.write)]
         where = write if policy.mode == "workspace-write" else read
         where.extend(str(root) for root in self.roots)
         files = [[path, writable] for path, writable in DEVICES.items()]
@@ -221,6 +349,66 @@ class Sandbox:
             "files": files,
             "network": policy.network,
         }
+
+    def _namespaced(self, argv: list[str], cwd: Path | None) -> Launch:
+        rules = self.landlock_rules(namespaced=True)
+        home = Path(os.path.realpath(Path.home()))
+        read = [Path(p) for p in rules["read"]]  # type: ignore[attr-defined]
+        readable = [*read, *(Path(p) for p, _ in _git_configs_clean())]
+        protected = [p for root in self.roots for p in _view.protected_places(root)]
+        secrets = [Path(os.path.realpath(p)) for p in self.workspace_secrets()]
+        view = _view.arguments(
+            _view.Layout(
+                home=home,
+                sandbox_home=self._sandbox_home(),
+                workspaces=self.roots if self.policy.mode == "workspace-write" else [],
+                writable=[Path(p) for p in _expanded(self.policy.write)],
+                readable=readable + ([] if self.policy.mode == "workspace-write" else self.roots),
+                read_only=protected,
+                secrets=secrets,
+                mask_file=self._mask_file(),
+                network=self.policy.network,
+                tmp_bytes=self.policy.tmp_bytes,
+                cwd=cwd or (self.roots[0] if self.roots else Path("/")),
+            )
+        )
+        bwrap = _view.bubblewrap() or "bwrap"
+        spec = {"parent": 0, "landlock": rules, "reaper": "none"}
+        argv = [bwrap, *view.arguments, "--", *_python(), SPEC_SLOT, "--", *argv]
+        return Launch(argv, spec, view.masked, view.read_only)
+
+    def _fallback(self, argv: list[str]) -> Launch:
+        spec = {
+            "parent": os.getpid(),
+            "landlock": self.landlock_rules(),
+            "seccomp": not self.policy.network,
+            "drop_caps": True,
+        }
+        return Launch([*_python(), SPEC_SLOT, "--", *argv], spec, [], [])
+
+    def _state_folder(self) -> Path:
+        if self._state is None:
+            cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+            self._state = Path(cache) / "toolnexus" / "sandbox"
+        self._state.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return self._state
+
+    def _sandbox_home(self) -> Path:
+        """The home folder commands of this workspace see: the sandbox's own, kept."""
+        import hashlib
+
+        key = hashlib.sha256("\0".join(map(str, self.roots)).encode()).hexdigest()[:16]
+        folder = self._state_folder() / "homes" / key
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return folder
+
+    def _mask_file(self) -> Path:
+        """An empty file nobody may open, bound over the secrets a command must not read."""
+        mask = self._state_folder() / "unreadable"
+        if not mask.exists():
+            mask.touch(mode=0o000)
+        os.chmod(mask, 0o000)
+        return mask
 
     def _safe(self, folders: Iterable[str]) -> list[str]:
         """Folders that may be opened by default: not the home folder itself or a folder
@@ -237,6 +425,20 @@ class Sandbox:
         return kept
 
 
+SPEC_SLOT = "\0spec"  # where the launcher's JSON spec goes in a Launch's argv
+NAMESPACES = ("user", "mnt", "pid", "net", "ipc", "uts")
+
+
+class Launch(NamedTuple):
+    """A command line to run confined: `argv` with SPEC_SLOT where the JSON of `spec` goes,
+    and what the launcher must then find masked and read-only."""
+
+    argv: list[str]
+    spec: dict[str, object]
+    masked: list[str]
+    read_only: list[str]
+
+
 def reaped(argv: list[str]) -> list[str]:
     """`argv` run so that nothing it starts outlives it (unconfined)."""
     if not sys.platform.startswith("linux"):
@@ -246,12 +448,35 @@ def reaped(argv: list[str]) -> list[str]:
 
 def _launch(argv: list[str], rules: dict[str, object] | None) -> list[str]:
     spec = json.dumps({"parent": os.getpid(), "landlock": rules})
-    return [sys.executable, "-I", "-S", str(LAUNCHER), spec, "--", *argv]
+    return [*_python(), spec, "--", *argv]
+
+
+def _python() -> list[str]:
+    return [sys.executable, "-I", "-S", str(LAUNCHER)]
+
+
+def _namespace_id(name: str) -> str:
+    try:
+        return os.readlink(f"/proc/self/ns/{name}")
+    except OSError:
+        return ""
+
+
+def _ident(path: Path) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_dev, st.st_ino]
 
 
 def _interpreters() -> list[str]:
     """The Python toolnexus runs on (and its virtual environment): scripts need it."""
     return sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
+
+
+def _git_configs_clean() -> list[tuple[str, bool]]:
+    return [(path, clean) for path, clean in _git_configs().items() if clean]
 
 
 def _git_configs() -> dict[str, bool]:
