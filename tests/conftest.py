@@ -10,7 +10,19 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.support import kernel
 from tests.support.stub_provider import StubProvider
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "kernel_feature_present: the kernel feature is here")
+    config.addinivalue_line(
+        "markers", f"{kernel.MARK}(why): skipped, or failed where the machine must have it"
+    )
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    kernel.check(item)
 
 
 @pytest.fixture

@@ -14,18 +14,16 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support import kernel
 from tests.support.cli_helpers import CLI, model_calls, tool_results, write_files
 from tests.support.pty_screen import PtySession
-from toolnexus.tools.sandbox import support
+from tests.support.sandbox_calls import bash, run_calls
 
-pytestmark = pytest.mark.skipif(
-    support().abi == 0, reason=f"no Landlock on this machine: {support().why_not}"
-)
+pytestmark = kernel.landlock
 
 VICTIM = "precious data"
 REFUSED = re.compile("Permission denied|Read-only file system")
@@ -40,33 +38,6 @@ def work(cli: CLI) -> Path:
     (cli.home / "victim.txt").write_text(VICTIM)
     write_files(cli.home, {".ssh/id_rsa": SECRET, ".bashrc": "export KEEP=1\n"})
     return folder
-
-
-def run_calls(
-    cli: CLI,
-    stub,
-    work: Path,
-    calls: list[tuple[str, dict]],
-    *args: str,
-    env: dict[str, str] | None = None,
-) -> list[str]:
-    """What the model reads back from `calls`, run by `ask --builtins` in `work`. The test's
-    Python is first on PATH: a `python3` shim of a version manager in the real home folder
-    would not run with the test's fake HOME."""
-    before = len(stub.requests)
-    model_calls(stub, calls, "done")
-    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
-    result = cli.call(
-        "ask", "--builtins", "--root", str(work), *args, "go", env={"PATH": path, **(env or {})}
-    )
-    assert result.code == 0, result
-    assert all(line.startswith("toolnexus: ") for line in result.stderr.splitlines()), result
-    calls_made = [r for r in stub.requests[before:] if r.method == "POST"]
-    return tool_results(calls_made[1])
-
-
-def bash(*commands: str) -> list[tuple[str, dict]]:
-    return [("bash", {"command": command}) for command in commands]
 
 
 # ===================================================== 1. the boundary is the operating system
@@ -123,9 +94,9 @@ def test_twenty_nine_spellings_of_rm_change_nothing_outside_the_workspace_even_w
     # silently; in namespaces the person's home is not even there); half of them got past
     # the rule
     refused = 'denied by the rule "rm *" = "deny" in [approval.commands]: '
-    assert all(
-        r.startswith(refused) or stopped(r) or r == "exit code 0\n" for r in results
-    ), results
+    assert all(r.startswith(refused) or stopped(r) or r == "exit code 0\n" for r in results), (
+        results
+    )
     assert sum(stopped(r) for r in results) >= 5, results
 
 
@@ -158,20 +129,20 @@ def test_secrets_under_home_cannot_be_read_by_any_program(cli, stub, work):
     assert sum(stopped(r) for r in results) >= 8, results
 
 
-def test_no_connection_is_opened_or_listened_on(cli, stub, work):
+def test_no_connection_reaches_the_host(cli, stub, work):
+    """The host's loopback servers (the stub here) are out of reach: in namespaces a command
+    has a loopback of its own, in the fallback no socket but a local pipe."""
     port = stub.port
     attempts = [
         f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected",
         f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}))\"",
-        "python3 -c \"import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); "
-        "s.listen(); print('listening')\"",
     ]
     results = run_calls(cli, stub, work, bash(*attempts), "--yes")
     assert [r.path for r in stub.requests if r.method == "POST"] == [
         "/v1/chat/completions"
     ] * 2  # the call asking for the tools, the answer: no other
-    assert not any("connected" in r.splitlines()[1:] or "listening\n" in r for r in results)
-    assert all("[sandbox: " in r for r in results), results
+    assert not any("connected" in r.splitlines()[1:] for r in results), results
+    assert all(r.startswith("exit code 1") for r in results), results
 
 
 def test_ordinary_work_in_the_workspace_still_runs(cli, stub, work):

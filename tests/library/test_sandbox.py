@@ -15,12 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import kernel
 from tests.support.waiting import running_with, wait_until
 from toolnexus.tools import sandbox as sandbox_module
 from toolnexus.tools.sandbox import LAUNCHER, Sandbox, SandboxPolicy, Support, reaped, support
 
 LINUX = sys.platform.startswith("linux")
-landlock = pytest.mark.skipif(support().abi == 0, reason=f"no Landlock: {support().why_not}")
+landlock = kernel.landlock
 
 
 def run(
@@ -125,9 +126,7 @@ SESSION_DOORS = (
 
 @landlock
 @pytest.mark.parametrize("namespaces", [True, False], ids=["namespaces", "fallback"])
-def test_a_confined_command_gets_its_environment_by_allow_list_and_a_private_tmp(
-    root, namespaces
-):
+def test_a_confined_command_gets_its_environment_by_allow_list_and_a_private_tmp(root, namespaces):
     doors = {name: "/tmp/door" for name in SESSION_DOORS}
     base = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C", **LEAKED_BEFORE, **doors}
     policy = SandboxPolicy(namespaces=namespaces, env=("KEEP", "TMUX", "DATABASE_URL"))
@@ -141,7 +140,9 @@ def test_a_confined_command_gets_its_environment_by_allow_list_and_a_private_tmp
     }
     leaked = sorted(set(env) & (set(LEAKED_BEFORE) | set(SESSION_DOORS)) - {"KEEP"})
     assert leaked == [], leaked  # a door stays shut even when [sandbox] env names it
-    done = run(box.command(["sh", "-c", "echo scratch > $TMPDIR/x && cat $TMPDIR/x && env"]), root, env)
+    done = run(
+        box.command(["sh", "-c", "echo scratch > $TMPDIR/x && cat $TMPDIR/x && env"]), root, env
+    )
     assert done.stdout.startswith("scratch\n"), done
     assert "ghp_x" not in done.stdout and "/tmp/door" not in done.stdout
 

@@ -410,7 +410,7 @@ def _ident(path: str) -> list[int] | None:
 
 
 def _home(outside: object) -> str:
-    """"replaced" (another folder stands in the home's place), "unreadable" or "readable"."""
+    """ "replaced" (another folder stands in the home's place), "unreadable" or "readable"."""
     home = os.environ.get("HOME", "/")
     if _ident(home) != outside:
         return "replaced"

@@ -83,8 +83,9 @@ class Enforced(NamedTuple):
             return "no network"
         if self.network_granted:
             return "the network allowed" + (
-                "" if "net" in self.namespaces or self.landlock >= 6 else
-                " (abstract UNIX sockets of the host reachable too)"
+                ""
+                if "net" in self.namespaces or self.landlock >= 6
+                else " (abstract UNIX sockets of the host reachable too)"
             )
         if self.landlock >= 4:
             return "no TCP, but UDP and DNS open"

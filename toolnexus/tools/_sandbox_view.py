@@ -132,8 +132,8 @@ def arguments(layout: Layout) -> View:
         args += ["--tmpfs", "/root"]
     hidden = [layout.home, *map(Path, SOCKET_FOLDERS), Path("/run"), Path("/root")]
     args += _ro_binds(p for p in layout.readable if any(_within(p, h) for h in hidden))
-    for folder in [*layout.workspaces, *layout.writable]:
-        args += ["--bind", str(folder), str(folder)]
+    for place in [*layout.workspaces, *layout.writable]:
+        args += ["--bind", str(place), str(place)]
     read_only = [p for p in dict.fromkeys(layout.read_only) if p.exists()]
     args += _ro_binds(read_only)
     masked = [p for p in layout.secrets if p.is_file() and not p.is_symlink()]

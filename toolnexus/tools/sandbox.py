@@ -347,7 +347,9 @@ class Sandbox:
             "read": read,
             "write": write,
             "files": files,
-            "network": policy.network,
+            # in namespaces the network namespace is the wall, and a command's own loopback
+            # servers (a test suite's) must work
+            "network": policy.network or namespaced,
         }
 
     def _namespaced(self, argv: list[str], cwd: Path | None) -> Launch:
