@@ -41,14 +41,14 @@ class Enforced(NamedTuple):
         return cls("none", why)
 
     @classmethod
-    def from_report(cls, text: str, policy: SandboxPolicy) -> Enforced | str:
-        """The launcher's JSON report; a line saying what is wrong with it otherwise."""
+    def from_report(cls, kind: str, text: str, policy: SandboxPolicy) -> Enforced | str:
+        """The launcher's JSON report of a `kind` launch; a line saying what is wrong with
+        it otherwise."""
         try:
             found = json.loads(text)
-            spaces = tuple(str(n) for n in found["namespaces"])
             return cls(
-                kind="namespaces" if "mnt" in spaces and "user" in spaces else "landlock",
-                namespaces=spaces,
+                kind=kind,
+                namespaces=tuple(str(n) for n in found["namespaces"]),
                 landlock=int(found["landlock"]),
                 capabilities=int(found["capabilities"]),
                 seccomp=bool(found["seccomp"]),

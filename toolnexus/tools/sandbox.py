@@ -195,18 +195,19 @@ class Sandbox:
             if not sys.platform.startswith("linux") or _view.bubblewrap() is None:
                 refused = "no bubblewrap (bwrap) here"
             else:
-                found = self._report(self._namespaced([], self.roots[0] if self.roots else None))
+                cwd = self.roots[0] if self.roots else None
+                found = self._report("namespaces", self._namespaced([], cwd))
                 if isinstance(found, Enforced):
                     return found
                 refused = found
         else:
             refused = "namespaces turned off ([sandbox] namespaces = false)"
-        found = self._report(self._fallback([]))
+        found = self._report("landlock", self._fallback([]))
         if isinstance(found, Enforced):
             return found._replace(namespaces_refused=refused)
         return Enforced.none(f"the sandbox could not be set up: {found}")
 
-    def _report(self, launch: Launch) -> Enforced | str:
+    def _report(self, kind: str, launch: Launch) -> Enforced | str:
         """Run the launcher in report mode; what it found, or why it failed (one line)."""
         import subprocess
 
@@ -226,7 +227,7 @@ class Sandbox:
         if done.returncode != 0:
             lines = done.stderr.strip().splitlines() or [f"exit status {done.returncode}"]
             return lines[-1][:300]
-        return Enforced.from_report(done.stdout, self.policy)
+        return Enforced.from_report(kind, done.stdout, self.policy)
 
     def _checks(self, launch: Launch) -> dict[str, object]:
         home = Path.home()
@@ -389,10 +390,16 @@ class Sandbox:
         return Launch([*_python(), SPEC_SLOT, "--", *argv], spec, [], [])
 
     def _state_folder(self) -> Path:
+        """Where the sandbox keeps its homes: the cache folder, or where that cannot be
+        made (a read-only home), a temporary folder of this process."""
         if self._state is None:
             cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
             self._state = Path(cache) / "toolnexus" / "sandbox"
-        self._state.mkdir(mode=0o700, parents=True, exist_ok=True)
+        try:
+            self._state.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError:
+            self._state = self.tmp / "state"
+            self._state.mkdir(mode=0o700, exist_ok=True)
         return self._state
 
     def _sandbox_home(self) -> Path:
