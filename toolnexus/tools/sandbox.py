@@ -331,6 +331,7 @@ class Sandbox:
         read = [
             *SYSTEM_FOLDERS,
             *_interpreters(),
+            *self._safe(_python_path()),
             str(LAUNCHER.parent),
             *self._safe(_path_entries()),
             *self._safe(_expanded(HOME_TOOLCHAINS, home=True)),
@@ -482,6 +483,13 @@ def _ident(path: Path) -> list[int] | None:
 def _interpreters() -> list[str]:
     """The Python toolnexus runs on (and its virtual environment): scripts need it."""
     return sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
+
+
+def _python_path() -> list[str]:
+    """The folders toolnexus's Python imports from (a package folder a `.pth` file adds,
+    PYTHONPATH's): the same interpreter run by a command finds the same packages."""
+    found = (os.path.realpath(p) for p in sys.path if os.path.isabs(p) and os.path.isdir(p))
+    return list(dict.fromkeys(found))
 
 
 def _git_configs_clean() -> list[tuple[str, bool]]:
