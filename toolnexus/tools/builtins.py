@@ -22,7 +22,6 @@ from ._command_run import run_command
 from ._linear_regex import glob_regex, line_regex, matching_lines
 from ._web import fetch_page
 from .sandbox import reaped
-from .secret_files import looks_secret
 from .tool import Tool, ToolContext, define_tool
 from .workspace import ApprovalNeeded, Refused, Workspace, approved, ask
 
@@ -384,7 +383,7 @@ def _text_of(workspace: Workspace, file: Path) -> str:
     unreadable or special file, nor one the workspace would not open or would ask about
     (a secret-looking one)."""
     real = Path(os.path.realpath(file))
-    if looks_secret(real):
+    if workspace.looks_secret(real):
         return ""
     try:
         with os.fdopen(workspace.open_path(real, None, action="search"), "rb") as handle:
