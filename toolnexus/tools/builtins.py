@@ -20,6 +20,7 @@ from typing import Any, BinaryIO
 
 from ._command_run import run_command
 from ._linear_regex import glob_regex, line_regex, matching_lines
+from ._secret_scan import SKIP_DIRS
 from ._web import fetch_page
 from .sandbox import reaped
 from .tool import Tool, ToolContext, define_tool
@@ -32,7 +33,6 @@ MAX_GREP_FILE_BYTES = 1024 * 1024  # grep searches this much of each file
 MAX_MATCHES = 200
 MAX_ENTRIES = 500
 SEARCH_SECONDS = 10.0  # glob and grep stop after this long with what they found
-SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"}
 
 
 def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from ._command_rules import CommandRules
+from ._secret_scan import SecretFiles
 from .rules import checked_rules, has_wildcard
 from .sandbox import Sandbox, SandboxPolicy
 from .secret_files import KnownSecrets, SecretNames, holds_credentials, is_git_config, within
@@ -110,7 +111,7 @@ class Workspace:
 
     `secrets`: more files or folders that hold secrets (an application's own keys file
     and config folder). `secret_names`: more patterns of names that look secret (see
-    SecretNames). `paths`: glob
+    SecretNames; `secret_files` lists the root's files with such names). `paths`: glob
     patterns on resolved paths (`~` allowed; `*` also matches across folders). `hosts`:
     glob patterns on `host` or `host:port`, in any case (an IPv6 address in brackets:
     `[::1]:8080`). `sandbox`: how commands are confined (default: writes only in the
@@ -132,6 +133,7 @@ class Workspace:
         self.root = _real(root if root is not None else os.getcwd())
         self.secrets = KnownSecrets([_real(p) for p in secrets])
         self.secret_names = SecretNames(secret_names)
+        self.secret_files = SecretFiles(self.root, self.secret_names)
         self.path_rules = [(str(_real(p)), d) for p, d in checked_rules(paths, "path rule")]
         self.host_rules = [(_host_glob(p), d) for p, d in checked_rules(hosts, "host rule")]
         self.sandbox = Sandbox(sandbox, [self.root], self.secrets.places)
