@@ -337,7 +337,7 @@ def still_asked(toolkit: Toolkit) -> list[str]:
             "leaving the sandbox" if sandboxed(toolkit) else "every bash command (no sandbox)"
         )
     if any(toolkit.get(name) is not None for name in FILE_TOOLS):
-        still.append("secret-looking files")
+        still += ["secret-looking files", "files beyond the workspace and the system folders"]
     if toolkit.get("fetch_url") is not None:
         still.append("new hosts")
     return still

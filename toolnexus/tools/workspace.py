@@ -9,7 +9,9 @@ judged, so a `notes.txt` that links to `~/.bashrc` is judged as `~/.bashrc`:
 - a file that only looks secret (`.env`, `*.pem`, `id_*`, `.npmrc`, a `.git/config` with a
   token, a name the application adds: SecretNames) asks inside the root, and only a person
   answers that, never `--yes`;
-- a path outside the root asks first, unless a path rule allows (or denies) it.
+- a path outside the root asks first, unless a path rule allows (or denies) it; only a
+  person answers unless a sandboxed command could reach it too (the system folders, the
+  toolchains in the home folder, the sandbox's own folders: _command_reach.py).
 
 Then what is opened is judged, not the path text: the file is opened without following a
 symlink in any part of its path (one swapped in meanwhile makes the open fail), and the open
@@ -40,6 +42,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ._command_reach import CommandReach
 from ._command_rules import CommandRules
 from ._secret_scan import SecretFiles
 from .rules import checked_rules, has_wildcard
@@ -115,8 +118,9 @@ class Workspace:
     patterns on resolved paths (`~` allowed; `*` also matches across folders). `hosts`:
     glob patterns on `host` or `host:port`, in any case (an IPv6 address in brackets:
     `[::1]:8080`). `sandbox`: how commands are confined (default: writes only in the
-    workspace, no network). `outside`: rules on bash commands that may run outside the
-    sandbox ("allow": without asking; "deny": never offered).
+    workspace, no network); what they reach besides the workspace is also what a blanket
+    yes opens for the file tools (`reach`). `outside`: rules on bash commands that may
+    run outside the sandbox ("allow": without asking; "deny": never offered).
     """
 
     def __init__(
@@ -137,6 +141,7 @@ class Workspace:
         self.path_rules = [(str(_real(p)), d) for p, d in checked_rules(paths, "path rule")]
         self.host_rules = [(_host_glob(p), d) for p, d in checked_rules(hosts, "host rule")]
         self.sandbox = Sandbox(sandbox, [self.root], self.secrets.places)
+        self.reach = CommandReach(sandbox or SandboxPolicy(), self.secrets.home)
         self.outside = CommandRules(outside, "rule on leaving the sandbox", "approval.outside")
         self.hosts_approved: set[str] = set()  # origins a person allowed this session
 
@@ -197,7 +202,8 @@ class Workspace:
     def permit(self, given: str, context: ToolContext | None, *, action: str) -> Path:
         """The resolved path a tool may `action` ("read", "write", ...), or Refused, or
         ApprovalNeeded when it lies outside the root and no rule decides (or an "ask"
-        rule names it, or it looks like it holds secrets)."""
+        rule names it, or it looks like it holds secrets): only a person answers unless
+        a sandboxed command could `action` it too (_command_reach.py)."""
         path = self.resolve(given)
         why = self.refusal(path)
         if why:
@@ -213,7 +219,8 @@ class Workspace:
             if rule == "ask"
             else f", outside the workspace {self.root}?"
         )
-        ask(context, f"path:{path}", f"{action} {shown}{why}")
+        person = not (self.inside(path) or self.reach.covers(path, action))
+        ask(context, f"path:{path}", f"{action} {shown}{why}", needs_person=person)
         return path
 
     def open(
