@@ -32,6 +32,8 @@ RULES = "rules"  # a table of glob pattern -> "allow" | "ask" | "deny"
 # [approval.X]: rules on what a tool touches; "outside": bash commands that may leave the
 # sandbox
 RULE_TABLES = ("commands", "paths", "hosts", "outside")
+# [approval] secret_files: more names (globs) of files that look like they hold secrets
+SECRET_FILES = "secret_files"
 PRICE = "price"  # a table of USD per million tokens, PRICE_KEYS (toolnexus.context.pricing.Price)
 PRICE_KEYS = ("input", "output", "cached_input", "cache_write")
 
@@ -399,11 +401,28 @@ def _validate_rules(path: Path, text: str, rules: Any, dotted: str) -> None:
     for pattern, decision in rules.items():
         if pattern in RULE_TABLES and isinstance(decision, dict):
             _validate_rules(path, text, decision, f"{dotted}.{pattern}")
+        elif pattern == SECRET_FILES and dotted == "approval" and isinstance(decision, list):
+            _validate_secret_files(path, text, decision)
         elif decision not in DECISIONS:
+            other = ' (a rule on that tool), or a list of file names, e.g. ["*.vault"]'
             raise UsageError(
                 f"{_where(path, text, pattern)}: '{dotted}.{pattern}' must be "
-                '"allow", "ask" or "deny"'
+                f'"allow", "ask" or "deny"{other if pattern == SECRET_FILES else ""}'
             )
+
+
+def _validate_secret_files(path: Path, text: str, patterns: list[Any]) -> None:
+    from toolnexus.tools.secret_files import checked_name
+
+    for pattern in patterns:
+        try:
+            if not isinstance(pattern, str):
+                raise ValueError('each must be a string, e.g. "*.secret"')
+            checked_name(pattern)
+        except ValueError as exc:
+            raise UsageError(
+                f"{_where(path, text, SECRET_FILES, 'approval.')}: 'approval.{SECRET_FILES}': {exc}"
+            ) from None
 
 
 def _type_name(kind: type | tuple[type, ...]) -> str:

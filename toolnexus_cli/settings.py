@@ -41,13 +41,15 @@ class SandboxSettings(NamedTuple):
 
 
 class ApprovalSettings(NamedTuple):
-    """[approval]: tool-name rules, and the command, path, host and outside rule tables."""
+    """[approval]: tool-name rules, the command, path, host and outside rule tables, and
+    more names of files that look like they hold secrets (`secret_files`)."""
 
     tools: Mapping[str, str] = NONE
     commands: Mapping[str, str] | None = None
     paths: Mapping[str, str] | None = None
     hosts: Mapping[str, str] | None = None
     outside: Mapping[str, str] | None = None
+    secret_files: tuple[str, ...] = ()
 
 
 class ProviderSettings(NamedTuple):
@@ -152,7 +154,10 @@ def _approval(rules: Mapping[str, Any]) -> ApprovalSettings:
         for name in ("commands", "paths", "hosts", "outside")
         if isinstance(rules.get(name), dict)
     }
-    return ApprovalSettings(tools={k: v for k, v in rules.items() if k not in tables}, **tables)
+    names = rules.get("secret_files")
+    secret_files = tuple(map(str, names)) if isinstance(names, list) else ()
+    tools = {k: v for k, v in rules.items() if k not in tables and not isinstance(v, list)}
+    return ApprovalSettings(tools=tools, secret_files=secret_files, **tables)
 
 
 def _table(kind: type[T], table: Mapping[str, Any], **convert: Any) -> T:

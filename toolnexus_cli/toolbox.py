@@ -102,8 +102,9 @@ def workspace_root(config: Config, flags: ToolFlags) -> Path:
 
 def workspace(config: Config, flags: ToolFlags) -> Workspace:
     """Where the built-in tools act (see workspace_root), what they never read (this
-    program's keys, config, threads and history besides the usual credentials) and the path
-    and host rules of [approval.paths] / [approval.hosts]."""
+    program's keys, config, threads and history besides the usual credentials), the names
+    that ask a person ([approval] secret_files besides the usual ones) and the path and
+    host rules of [approval.paths] / [approval.hosts]."""
     from toolnexus.tools.workspace import Workspace
 
     root = workspace_root(config, flags)
@@ -111,6 +112,7 @@ def workspace(config: Config, flags: ToolFlags) -> Workspace:
     return Workspace(
         root,
         secrets=own_secrets(config),
+        secret_names=rules.secret_files,
         paths=rules.paths,
         hosts=rules.hosts,
         sandbox=sandbox_policy(config, flags),
@@ -341,7 +343,7 @@ def still_asked(toolkit: Toolkit) -> list[str]:
             "leaving the sandbox" if sandboxed(toolkit) else "every bash command (no sandbox)"
         )
     if any(toolkit.get(name) is not None for name in FILE_TOOLS):
-        still.append("secret-looking files")
+        still += ["secret-looking files", "files beyond the workspace and the system folders"]
     if toolkit.get("fetch_url") is not None:
         still.append("new hosts")
     return still

@@ -85,12 +85,13 @@ def test_file_tools_act_inside_the_workspace_and_ask_before_leaving_it(cli, stub
         piped.stderr
     )
     assert len(declined_lines(piped.stderr)) == 4
-    assert all("pass --yes" in line for line in declined_lines(piped.stderr))
-
-    # --yes answers the question; a path rule allows without one
+    # a command in the sandbox could not read them either: --yes does not answer
+    assert all("--yes does not answer this" in line for line in declined_lines(piped.stderr))
     model_calls(stub, reads[1:2], "ok")
     cli.call("ask", "--builtins", "--yes", "--root", str(work), "x")
-    assert tool_results(stub.requests[-1])[0].endswith("bashrc-content")
+    assert tool_results(stub.requests[-1])[0].endswith("(not approved: nobody to ask)")
+
+    # a path rule allows without a question
     cli.write_config(
         f'workspace = "{work}"\n\n[approval.paths]\n"{cli.root}/elsewhere/*" = "allow"\n'
     )
@@ -169,6 +170,7 @@ def test_secrets_are_never_readable_without_an_explicit_path_rule_even_with_yes(
         ("write_file", {"path": "~/.ssh/authorized_keys", "content": "attacker"}),
     ]
     model_calls(stub, calls, "ok")
+    cli.write_config('[approval.paths]\n"~" = "allow"\n')  # its secrets stay shut all the same
 
     result = cli.call(
         "ask",

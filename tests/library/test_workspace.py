@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
+import toolnexus.tools._command_reach as command_reach
 from toolnexus.tools.rules import checked_rules
+from toolnexus.tools.sandbox import SandboxPolicy
 from toolnexus.tools.tool import ToolContext
 from toolnexus.tools.workspace import (
     ApprovalNeeded,
@@ -166,6 +168,44 @@ def test_a_link_changed_after_the_yes_asks_again(home, root, tmp_path):
     assert "(which is " + str(tmp_path / "other.txt") in asked(ws, "link", yes)
 
 
+def needs_person(workspace: Workspace, path: str, action: str = "read") -> bool:
+    """Whether only a person answers what `permit` asks about `path` (never --yes)."""
+    with pytest.raises(ApprovalNeeded) as caught:
+        workspace.permit(path, None, action=action)
+    return bool(caught.value.result.metadata["pending"].get("needs_person"))
+
+
+def test_outside_the_root_a_blanket_yes_answers_only_where_a_sandboxed_command_reaches(
+    home, root, tmp_path
+):
+    """--yes answers for what a command in the sandbox could read too (the system folders,
+    the toolchains in the home folder, the sandbox's read and write folders; only its write
+    folders for a change), whatever the sandbox's mode; anything else only a person."""
+    ws = Workspace(
+        root,
+        sandbox=SandboxPolicy(mode="off", read=("~/shared",), write=(str(tmp_path / "cache"),)),
+    )
+    for given in ("/etc/hostname", "/usr/lib", "~/.cargo/bin/cargo", "~/shared/doc.txt"):
+        assert not needs_person(ws, given), given
+    for given in ("../cache/x", "../cache"):
+        assert not needs_person(ws, given, "write") and not needs_person(ws, given), given
+    for given in ("~/.bash_history", "~/id_rsa.bak", "~/notes.txt", "~/.cargo/env", "~"):
+        assert needs_person(ws, given), given
+    assert needs_person(ws, str(tmp_path / "elsewhere.txt"))  # /tmp: the sandbox's is its own
+    assert needs_person(ws, "/etc/new.conf", "write") and needs_person(ws, "~/shared/x", "edit")
+    inside_ask = Workspace(root, paths={str(root / "notes.txt"): "ask"})
+    assert not needs_person(inside_ask, "notes.txt")  # a rule asks: --yes answers inside
+
+
+def test_a_home_folder_inside_a_system_folder_is_not_opened_by_a_blanket_yes(
+    home, root, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(command_reach, "SYSTEM_FOLDERS", (str(tmp_path),))
+    ws = Workspace(root)
+    assert not needs_person(ws, "../elsewhere.txt")
+    assert needs_person(ws, "~/notes.txt")
+
+
 # ----------------------------------------------------------------------------- secrets
 
 
@@ -260,8 +300,14 @@ def test_a_secret_is_refused_whatever_case_its_name_is_written_in(home, root, gi
         "~/.netrc.example/x",
         "id_rsa.pub",
         "server.pem.txt",
-        ".envrc",
+        ".envrc.sample",
         "environment",
+        "config.json",
+        "aws/credentials",
+        "credentials.py",
+        "secrets.py",
+        "main.tf",
+        "key-0123.json",
         "/proc/self/status",
     ],
 )

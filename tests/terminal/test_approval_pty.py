@@ -211,7 +211,8 @@ def test_yes_says_that_approvals_are_off_and_what_still_asks(stub, open_chat):
     chat = open_chat("--builtins", "--yes")
     assert (
         "approvals off (--yes): tool calls run without asking; still asked: leaving "
-        "the sandbox, secret-looking files, new hosts"
+        "the sandbox, secret-looking files, files beyond the workspace and the system "
+        "folders, new hosts"
     ) in shown(chat)
 
     chat.say("hello", "Hi.")
@@ -230,7 +231,8 @@ def test_yes_without_a_sandbox_says_bash_still_asks(stub, open_chat):
     chat = open_chat("--builtins", "--yes", "--sandbox", "off")
     assert (
         "approvals off (--yes): tool calls run without asking; still asked: every "
-        "bash command (no sandbox), secret-looking files, new hosts"
+        "bash command (no sandbox), secret-looking files, files beyond the workspace and "
+        "the system folders, new hosts"
     ) in shown(chat)
     chat.send_line("/tools")
     chat.wait_text("ask (no sandbox)")

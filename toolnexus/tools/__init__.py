@@ -6,6 +6,7 @@ how calls execute), `functions` and `skills` (tools from Python files and skill 
 its `rules`, the OS `sandbox` every command runs in, `secret_files`, and `suspension` (a
 tool that needs a person). Internal: the command-line reader (`_command_line`,
 `_command_rules`, `_command_vetting`), running one command (`_command_run`,
-`_sandbox_exec`), `fetch_url` (`_web`, `_html_text`), `_linear_regex` and `_clock` (tools'
-time limits).
+`_sandbox_exec`), where a sandboxed command reaches (`_command_reach`: what `--yes` opens
+outside the workspace), the secret-looking files of a workspace (`_secret_scan`),
+`fetch_url` (`_web`, `_html_text`), `_linear_regex` and `_clock` (tools' time limits).
 """

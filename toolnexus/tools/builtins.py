@@ -20,9 +20,9 @@ from typing import Any, BinaryIO
 
 from ._command_run import run_command
 from ._linear_regex import glob_regex, line_regex, matching_lines
+from ._secret_scan import SKIP_DIRS
 from ._web import fetch_page
 from .sandbox import reaped
-from .secret_files import looks_secret
 from .tool import Tool, ToolContext, define_tool
 from .workspace import ApprovalNeeded, Refused, Workspace, approved, ask
 
@@ -33,7 +33,6 @@ MAX_GREP_FILE_BYTES = 1024 * 1024  # grep searches this much of each file
 MAX_MATCHES = 200
 MAX_ENTRIES = 500
 SEARCH_SECONDS = 10.0  # glob and grep stop after this long with what they found
-SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"}
 
 
 def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -384,7 +383,7 @@ def _text_of(workspace: Workspace, file: Path) -> str:
     unreadable or special file, nor one the workspace would not open or would ask about
     (a secret-looking one)."""
     real = Path(os.path.realpath(file))
-    if looks_secret(real):
+    if workspace.looks_secret(real):
         return ""
     try:
         with os.fdopen(workspace.open_path(real, None, action="search"), "rb") as handle:

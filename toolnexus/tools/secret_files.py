@@ -10,7 +10,7 @@ import os
 import re
 import stat
 from collections.abc import Iterable
-from pathlib import Path
+from pathlib import Path, PurePath
 
 # Under the home folder: credentials of common tools.
 HOME_SECRETS = (
@@ -29,22 +29,50 @@ HOME_SECRETS = (
     ".cargo/credentials.toml",
     ".cargo/credentials",
     ".config/gh/hosts.yml",
+    ".vault-token",
 )
 PROC_SECRETS = ("/proc/*/environ", "/proc/*/task/*/environ", "/proc/*/mem")
-# Names that look like secrets wherever they are: private keys and certificates with their
-# keys, environment files, package registry and network logins.
+# Names that look like secrets wherever they are, in any case: private keys, certificates
+# with their keys and key stores; environment files; registry, network, database and vault
+# logins; cloud credentials; infrastructure state (Terraform's holds every secret it made);
+# secrets files of deployment tools. A pattern with a "/" matches the last parts of a path
+# (`.aws/credentials` at any depth).
 SECRET_NAMES = (
     "*.pem",
     "*.key",
     "*.p12",
     "*.pfx",
+    "*.keystore",
+    "*.jks",
+    "*.kdbx",
     ".env",
     ".env.*",
+    ".envrc",
     ".netrc",
     ".npmrc",
     ".pypirc",
     ".pgpass",
+    ".my.cnf",
     ".git-credentials",
+    ".htpasswd",
+    ".vault-token",
+    ".s3cfg",
+    ".dockercfg",
+    ".docker/config.json",
+    ".aws/credentials",
+    "credentials.json",
+    "client_secret*.json",
+    "*service-account*.json",
+    "*-" + "[0-9a-f]" * 12 + ".json",  # a Google Cloud key as downloaded: PROJECT-KEYID.json
+    "credentials.tfrc.json",
+    "*.tfstate",
+    "*.tfstate.backup",
+    "secrets.yaml",
+    "secrets.yml",
+    "secrets.*.yaml",
+    "secrets.*.yml",
+    "secrets.json",
+    "secrets.toml",
 )
 # Templates committed beside a project's .env: no secrets by convention.
 ENV_TEMPLATES = (".env.example", ".env.sample", ".env.template", ".env.dist", ".env.defaults")
@@ -58,14 +86,66 @@ _CREDENTIALS = re.compile(
 MAX_INODES = 20_000  # files noted under the secret places (a huge ~/.gnupg is cut there)
 
 
-def looks_secret(path: Path) -> bool:
-    """A name that holds secrets (`id_rsa`, `server.pem`, `.env.local`, `.npmrc`...)."""
-    name = path.name.lower()  # a case-insensitive disk opens SERVER.PEM as server.pem
-    if name.startswith("id_") and "." not in name:  # id_rsa, id_ed25519, ...
-        return True
-    if name in ENV_TEMPLATES:
-        return False
-    return any(fnmatch.fnmatchcase(name, pattern) for pattern in SECRET_NAMES)
+class SecretNames:
+    """Which paths look like they hold secrets by their names: SECRET_NAMES, private keys
+    named `id_*` (no dot: `id_rsa`, not `id_rsa.pub`) and `extra` patterns, all in any case
+    (a case-insensitive disk opens SERVER.PEM as server.pem). A pattern is a glob on the
+    name, or with a "/" on the path's last parts (`vault/*.json`). The templates of `.env`
+    (ENV_TEMPLATES) are not secrets unless an `extra` pattern names them."""
+
+    def __init__(self, extra: Iterable[str] = ()) -> None:
+        self.extra = tuple(checked_name(pattern) for pattern in extra)
+        self._extra = _by_depth(self.extra)
+
+    def matches(self, path: str | PurePath) -> bool:
+        parts = [part.lower() for part in PurePath(path).parts]
+        if not parts:
+            return False
+        if _matches(self._extra, parts):
+            return True
+        name = parts[-1]
+        if name in ENV_TEMPLATES:
+            return False
+        if name.startswith("id_") and "." not in name:  # id_rsa, id_ed25519, ...
+            return True
+        return _matches(_BUILT_IN, parts)
+
+
+def checked_name(pattern: str) -> str:
+    """A secret-name pattern, lowercased; a ValueError says what is wrong with one that
+    is no name or end of a path (empty, absolute, `~`, an empty or `..` part)."""
+    parts = pattern.split("/")
+    if not pattern or pattern.startswith("~") or any(p in ("", ".", "..") for p in parts):
+        raise ValueError(
+            f'secret file pattern {pattern!r}: give a file name such as "*.secret" or the '
+            'end of a path such as "vault/*.json", not a folder or an absolute path'
+        )
+    return pattern.lower()
+
+
+def _by_depth(patterns: Iterable[str]) -> dict[int, re.Pattern[str]]:
+    """The patterns as one regular expression per number of path parts they match."""
+    depths: dict[int, list[str]] = {}
+    for pattern in patterns:
+        depths.setdefault(pattern.count("/") + 1, []).append(fnmatch.translate(pattern))
+    return {depth: re.compile("|".join(found)) for depth, found in depths.items()}
+
+
+def _matches(patterns: dict[int, re.Pattern[str]], parts: list[str]) -> bool:
+    return any(
+        len(parts) >= depth and regex.match("/".join(parts[-depth:]))
+        for depth, regex in patterns.items()
+    )
+
+
+_BUILT_IN = _by_depth(SECRET_NAMES)
+BUILT_IN_NAMES = SecretNames()
+
+
+def looks_secret(path: str | PurePath) -> bool:
+    """A name that holds secrets by the built-in patterns (`id_rsa`, `server.pem`,
+    `.env.local`, `.npmrc`, `sub/.aws/credentials`...); SecretNames adds more."""
+    return BUILT_IN_NAMES.matches(path)
 
 
 def is_git_config(path: Path) -> bool:
@@ -81,7 +161,8 @@ def _folded(path: Path) -> Path:
     return Path(str(path).lower())
 
 
-def _within(path: Path, folder: Path) -> bool:
+def within(path: Path, folder: Path) -> bool:
+    """Whether `path` is `folder` or lies in it (both resolved)."""
     return path == folder or folder in path.parents
 
 
@@ -99,7 +180,7 @@ class KnownSecrets:
         """Whether the resolved `path` lies in a secret place (in any case: ~/.SSH on a
         case-insensitive disk is ~/.ssh)."""
         folded = _folded(path)
-        if any(_within(folded, _folded(place)) for place in self.places):
+        if any(within(folded, _folded(place)) for place in self.places):
             return True
         return any(fnmatch.fnmatchcase(str(path), pattern) for pattern in PROC_SECRETS)
 

@@ -7,8 +7,11 @@ judged, so a `notes.txt` that links to `~/.bashrc` is judged as `~/.bashrc`:
 - a secret (keys, credentials, `/proc/*/environ`...; secret_files.py) is refused unless a
   path rule without wildcards names it: no approval, not even `--yes`, opens one;
 - a file that only looks secret (`.env`, `*.pem`, `id_*`, `.npmrc`, a `.git/config` with a
-  token) asks inside the root, and only a person answers that, never `--yes`;
-- a path outside the root asks first, unless a path rule allows (or denies) it.
+  token, a name the application adds: SecretNames) asks inside the root, and only a person
+  answers that, never `--yes`;
+- a path outside the root asks first, unless a path rule allows (or denies) it; only a
+  person answers unless a sandboxed command could reach it too (the system folders, the
+  toolchains in the home folder, the sandbox's own folders: _command_reach.py).
 
 Then what is opened is judged, not the path text: the file is opened without following a
 symlink in any part of its path (one swapped in meanwhile makes the open fail), and the open
@@ -39,10 +42,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ._command_reach import CommandReach
 from ._command_rules import CommandRules
+from ._secret_scan import SecretFiles
 from .rules import checked_rules, has_wildcard
 from .sandbox import Sandbox, SandboxPolicy
-from .secret_files import KnownSecrets, holds_credentials, is_git_config, looks_secret
+from .secret_files import KnownSecrets, SecretNames, holds_credentials, is_git_config, within
 from .suspension import suspend
 from .tool import ToolContext, ToolResult
 
@@ -65,10 +70,6 @@ class ApprovalNeeded(Exception):  # noqa: N818 - not an error: a question for a 
 
 def _real(path: str | Path) -> Path:
     return Path(os.path.realpath(os.path.expanduser(str(path))))
-
-
-def _within(path: Path, folder: Path) -> bool:
-    return path == folder or folder in path.parents
 
 
 def open_beneath(path: Path, flags: int, mode: int = 0o666) -> int:
@@ -112,12 +113,14 @@ class Workspace:
     commands run in.
 
     `secrets`: more files or folders that hold secrets (an application's own keys file
-    and config folder). `paths`: glob patterns on resolved paths (`~` allowed; `*` also
-    matches across folders). `hosts`: glob patterns on `host` or `host:port`, in
-    any case (an IPv6 address in brackets: `[::1]:8080`). `sandbox`: how commands are
-    confined (default: writes only in the workspace, no network). `outside`: rules on
-    bash commands that may run outside the sandbox ("allow": without asking; "deny":
-    never offered).
+    and config folder). `secret_names`: more patterns of names that look secret (see
+    SecretNames; `secret_files` lists the root's files with such names). `paths`: glob
+    patterns on resolved paths (`~` allowed; `*` also matches across folders). `hosts`:
+    glob patterns on `host` or `host:port`, in any case (an IPv6 address in brackets:
+    `[::1]:8080`). `sandbox`: how commands are confined (default: writes only in the
+    workspace, no network); what they reach besides the workspace is also what a blanket
+    yes opens for the file tools (`reach`). `outside`: rules on bash commands that may
+    run outside the sandbox ("allow": without asking; "deny": never offered).
     """
 
     def __init__(
@@ -125,6 +128,7 @@ class Workspace:
         root: str | Path | None = None,
         *,
         secrets: Iterable[str | Path] = (),
+        secret_names: Iterable[str] = (),
         paths: Mapping[str, str] | None = None,
         hosts: Mapping[str, str] | None = None,
         sandbox: SandboxPolicy | None = None,
@@ -132,9 +136,12 @@ class Workspace:
     ) -> None:
         self.root = _real(root if root is not None else os.getcwd())
         self.secrets = KnownSecrets([_real(p) for p in secrets])
+        self.secret_names = SecretNames(secret_names)
+        self.secret_files = SecretFiles(self.root, self.secret_names)
         self.path_rules = [(str(_real(p)), d) for p, d in checked_rules(paths, "path rule")]
         self.host_rules = [(_host_glob(p), d) for p, d in checked_rules(hosts, "host rule")]
         self.sandbox = Sandbox(sandbox, [self.root], self.secrets.places)
+        self.reach = CommandReach(sandbox or SandboxPolicy(), self.secrets.home)
         self.outside = CommandRules(outside, "rule on leaving the sandbox", "approval.outside")
         self.hosts_approved: set[str] = set()  # origins a person allowed this session
 
@@ -146,17 +153,21 @@ class Workspace:
         return Path(os.path.realpath(given if given.is_absolute() else self.root / given))
 
     def inside(self, path: Path) -> bool:
-        return _within(path, self.root)
+        return within(path, self.root)
 
     def is_secret(self, path: Path) -> bool:
         """A secret no approval opens: in a secret place, or a secret-looking name outside
         the workspace."""
-        return self.secrets.holds(path) or (looks_secret(path) and not self.inside(path))
+        return self.secrets.holds(path) or (self.looks_secret(path) and not self.inside(path))
+
+    def looks_secret(self, path: Path) -> bool:
+        """Whether the name of `path` says it holds secrets (SecretNames)."""
+        return self.secret_names.matches(path)
 
     def path_rule(self, path: Path) -> str | None:
         text = str(path)
         for pattern, decision in self.path_rules:
-            if fnmatch.fnmatchcase(text, pattern) or _within(path, Path(pattern)):
+            if fnmatch.fnmatchcase(text, pattern) or within(path, Path(pattern)):
                 return decision
         return None
 
@@ -167,7 +178,7 @@ class Workspace:
             if decision != "allow" or has_wildcard(pattern):
                 continue
             named = Path(pattern)
-            if path == named or (_within(path, named) and self.is_secret(named)):
+            if path == named or (within(path, named) and self.is_secret(named)):
                 return True
         return False
 
@@ -191,13 +202,14 @@ class Workspace:
     def permit(self, given: str, context: ToolContext | None, *, action: str) -> Path:
         """The resolved path a tool may `action` ("read", "write", ...), or Refused, or
         ApprovalNeeded when it lies outside the root and no rule decides (or an "ask"
-        rule names it, or it looks like it holds secrets)."""
+        rule names it, or it looks like it holds secrets): only a person answers unless
+        a sandboxed command could `action` it too (_command_reach.py)."""
         path = self.resolve(given)
         why = self.refusal(path)
         if why:
             raise Refused(why)
         shown = given if str(path) == given else f"{given} (which is {path})"
-        if action != "write" and looks_secret(path) and not self.secret_allowed(path):
+        if action != "write" and self.looks_secret(path) and not self.secret_allowed(path):
             _ask_about_secret(context, path, f"{action} {shown}? Its name says it holds secrets")
         rule = self.path_rule(path)
         if rule == "allow" or (self.inside(path) and rule != "ask"):
@@ -207,7 +219,8 @@ class Workspace:
             if rule == "ask"
             else f", outside the workspace {self.root}?"
         )
-        ask(context, f"path:{path}", f"{action} {shown}{why}")
+        person = not (self.inside(path) or self.reach.covers(path, action))
+        ask(context, f"path:{path}", f"{action} {shown}{why}", needs_person=person)
         return path
 
     def open(
