@@ -189,6 +189,10 @@ def test_a_secret_looking_file_in_the_workspace_reads_as_permission_denied(cli, 
     assert (work / ".env").read_text() == "API_KEY=ENV-FILE-SECRET-8\n"  # not emptied either
     assert results[3] == "exit code 0\nordinary\n"
 
+    cli.write_config(f'[approval.paths]\n"{work / ".env"}" = "allow"\n')  # a person's choice
+    [allowed] = run_calls(cli, stub, work, bash("cat .env"), "--yes")
+    assert allowed == "exit code 0\nAPI_KEY=ENV-FILE-SECRET-8\n"
+
 
 # ----------------------------------------------------------------------------------- root
 

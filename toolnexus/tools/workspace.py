@@ -140,7 +140,9 @@ class Workspace:
         self.secret_files = SecretFiles(self.root, self.secret_names)
         self.path_rules = [(str(_real(p)), d) for p, d in checked_rules(paths, "path rule")]
         self.host_rules = [(_host_glob(p), d) for p, d in checked_rules(hosts, "host rule")]
-        self.sandbox = Sandbox(sandbox, [self.root], self.secrets.places)
+        self.sandbox = Sandbox(
+            sandbox, [self.root], self.secrets.places, workspace_secrets=self.masked_secrets
+        )
         self.reach = CommandReach(sandbox or SandboxPolicy(), self.secrets.home)
         self.outside = CommandRules(outside, "rule on leaving the sandbox", "approval.outside")
         self.hosts_approved: set[str] = set()  # origins a person allowed this session
@@ -163,6 +165,12 @@ class Workspace:
     def looks_secret(self, path: Path) -> bool:
         """Whether the name of `path` says it holds secrets (SecretNames)."""
         return self.secret_names.matches(path)
+
+    def masked_secrets(self) -> list[Path]:
+        """The secret-looking files in the workspace a command must not read: all but those
+        an [approval.paths] rule allows."""
+        listed = self.secret_files.listing().files
+        return [path for path in listed if self.path_rule(_real(path)) != "allow"]
 
     def path_rule(self, path: Path) -> str | None:
         text = str(path)
