@@ -368,3 +368,13 @@ def test_git_commit_fails_inside_and_the_chat_offers_to_run_it_outside(cli, stub
         chat.close()
     log = subprocess.run(["git", "-C", str(work), "log", "--oneline"], capture_output=True)
     assert log.stdout.count(b"\n") == 1
+
+
+def test_a_folder_outside_the_workspace_is_no_place_to_run_a_command(cli, stub, work):
+    outside = cli.root / "elsewhere"
+    outside.mkdir()
+    [result] = run_calls(
+        cli, stub, work, [("bash", {"command": "touch made", "cwd": str(outside)})], "--yes"
+    )
+    assert result.startswith(f"cwd {outside} is outside the workspace {work}"), result
+    assert not (outside / "made").exists()

@@ -71,8 +71,8 @@ def bash_call(command: str, **more: object) -> Reply:
     return openai_stream(tool_calls=[("bash", {"command": command, **more})])
 
 
-def test_yes_runs_the_command_and_the_model_gets_its_output(stub, open_chat, tmp_path):
-    workdir = tmp_path / "work"
+def test_yes_runs_the_command_and_the_model_gets_its_output(stub, open_chat, cli):
+    workdir = cli.home / "work"  # in the workspace (the chat runs in the home folder)
     workdir.mkdir()
     script(
         stub,

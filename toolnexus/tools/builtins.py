@@ -295,6 +295,11 @@ class Builtins:
         if outside or not sandbox.active:
             ran = await run_command(reaped(argv), cwd=where, env=os.environ, timeout=timeout)
             return ran.report(timeout)
+        if not workspace.inside(where):
+            raise Refused(
+                f"cwd {where} is outside the workspace {workspace.root}: a command in the "
+                "sandbox runs inside it (leave cwd out, or give a folder in the workspace)"
+            )
         ran = await run_command(
             sandbox.command(argv, where), cwd=where, env=sandbox.environment(), timeout=timeout
         )
