@@ -376,5 +376,5 @@ def test_a_folder_outside_the_workspace_is_no_place_to_run_a_command(cli, stub, 
     [result] = run_calls(
         cli, stub, work, [("bash", {"command": "touch made", "cwd": str(outside)})], "--yes"
     )
-    assert result.startswith(f"cwd {outside} is outside the workspace {work}"), result
+    assert f"cwd {outside} is outside the workspace {work}:" in result, result
     assert not (outside / "made").exists()
