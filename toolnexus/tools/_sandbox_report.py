@@ -5,10 +5,7 @@ and the model's tool text come from here, never from the configuration."""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, NamedTuple
-
-if TYPE_CHECKING:
-    from .sandbox import SandboxPolicy
+from typing import NamedTuple
 
 NAMESPACE_WORDS = {"user": "user", "mnt": "mount", "pid": "PID", "net": "network"}
 
@@ -41,9 +38,9 @@ class Enforced(NamedTuple):
         return cls("none", why)
 
     @classmethod
-    def from_report(cls, kind: str, text: str, policy: SandboxPolicy) -> Enforced | str:
-        """The launcher's JSON report of a `kind` launch; a line saying what is wrong with
-        it otherwise."""
+    def from_report(cls, kind: str, text: str, network_granted: bool) -> Enforced | str:
+        """The launcher's JSON report of a `kind` launch (whose policy grants the network
+        or not); a line saying what is wrong with it otherwise."""
         try:
             found = json.loads(text)
             return cls(
@@ -62,7 +59,7 @@ class Enforced(NamedTuple):
                 masked=tuple(str(p) for p in found["masked"]),
                 read_only=tuple(str(p) for p in found["read_only"]),
                 uid=int(found["uid"]),
-                network_granted=policy.network,
+                network_granted=network_granted,
             )
         except (ValueError, KeyError, TypeError) as exc:
             return f"the launcher's report could not be read ({exc})"

@@ -227,7 +227,7 @@ class Sandbox:
         if done.returncode != 0:
             lines = done.stderr.strip().splitlines() or [f"exit status {done.returncode}"]
             return lines[-1][:300]
-        return Enforced.from_report(kind, done.stdout, self.policy)
+        return Enforced.from_report(kind, done.stdout, self.policy.network)
 
     def _checks(self, launch: Launch) -> dict[str, object]:
         home = Path.home()
