@@ -81,6 +81,7 @@ class Layout(NamedTuple):
     mask_file: Path
     network: bool
     tmp_bytes: int
+    own_proc: bool
     cwd: Path
 
 
@@ -115,8 +116,7 @@ def arguments(layout: Layout) -> View:
         "/",
         "--dev",
         "/dev",
-        "--proc",
-        "/proc",
+        *(["--proc", "/proc"] if layout.own_proc else ["--ro-bind", "/proc", "/proc"]),
     ]
     if not layout.network:
         args.append("--unshare-net")  # only `lo`, up: no TCP, UDP or DNS to the host

@@ -31,7 +31,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypedDict
 
 from . import _sandbox_view as _view
 from ._sandbox_report import Enforced
@@ -167,6 +167,7 @@ class Sandbox:
         self._state = state
         self._tmp: Path | None = None
         self._enforced: Enforced | None = None
+        self._own_proc = True  # a /proc of the command's PID namespace (see _probe)
 
     @property
     def active(self) -> bool:
@@ -197,6 +198,10 @@ class Sandbox:
             else:
                 cwd = self.roots[0] if self.roots else None
                 found = self._report("namespaces", self._namespaced([], cwd))
+                if isinstance(found, str) and "proc" in found:
+                    # a container that masks /proc refuses a new one: bind the host's
+                    self._own_proc = False
+                    found = self._report("namespaces", self._namespaced([], cwd))
                 if isinstance(found, Enforced):
                     return found
                 refused = found
@@ -326,7 +331,7 @@ class Sandbox:
             kept["GIT_CONFIG_GLOBAL"] = os.devnull  # git stops at a config it cannot read
         return kept
 
-    def landlock_rules(self, *, namespaced: bool = False) -> dict[str, object]:
+    def landlock_rules(self, *, namespaced: bool = False) -> LandlockRules:
         policy = self.policy
         read = [
             *SYSTEM_FOLDERS,
@@ -342,8 +347,8 @@ class Sandbox:
         write = [*(private or [str(self.tmp)]), *_expanded(policy.write)]
         where = write if policy.mode == "workspace-write" else read
         where.extend(str(root) for root in self.roots)
-        files = [[path, writable] for path, writable in DEVICES.items()]
-        files += [[path, False] for path, clean in _git_configs().items() if clean]
+        files = list(DEVICES.items())
+        files += [(path, False) for path, clean in _git_configs().items() if clean]
         return {
             "abi": support().abi,
             "read": read,
@@ -357,7 +362,7 @@ class Sandbox:
     def _namespaced(self, argv: list[str], cwd: Path | None) -> Launch:
         rules = self.landlock_rules(namespaced=True)
         home = Path(os.path.realpath(Path.home()))
-        read = [Path(p) for p in rules["read"]]  # type: ignore[attr-defined]
+        read = [Path(p) for p in rules["read"]]
         readable = [*read, *(Path(p) for p, _ in _git_configs_clean())]
         protected = [p for root in self.roots for p in _view.protected_places(root)]
         secrets = [Path(os.path.realpath(p)) for p in self.workspace_secrets()]
@@ -373,6 +378,7 @@ class Sandbox:
                 mask_file=self._mask_file(),
                 network=self.policy.network,
                 tmp_bytes=self.policy.tmp_bytes,
+                own_proc=self._own_proc,
                 cwd=cwd or (self.roots[0] if self.roots else Path("/")),
             )
         )
@@ -437,6 +443,16 @@ class Sandbox:
 
 SPEC_SLOT = "\0spec"  # where the launcher's JSON spec goes in a Launch's argv
 NAMESPACES = ("user", "mnt", "pid", "net", "ipc", "uts")
+
+
+class LandlockRules(TypedDict):
+    """What Landlock lets a command reach (the launcher's RULES)."""
+
+    abi: int
+    read: list[str]
+    write: list[str]
+    files: list[tuple[str, bool]]
+    network: bool
 
 
 class Launch(NamedTuple):
