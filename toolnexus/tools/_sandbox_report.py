@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import NamedTuple
 
+ROOT_ONLY_PLACES = ("/etc/", "/root/")  # see _sandbox_view.ROOT_ONLY
 NAMESPACE_WORDS = {"user": "user", "mnt": "mount", "pid": "PID", "net": "network"}
 
 
@@ -104,9 +105,12 @@ class Enforced(NamedTuple):
         said.append(HOME_WORDS.get(self.home, "home readable"))
         said.append(self.network_words())
         if self.read_only:
-            said.append(f"{len(self.read_only)} git/project places read-only")
-        if self.masked:
-            said.append(f"{len(self.masked)} secret files hidden")
+            said.append(f"{_count(len(self.read_only), 'git/project place')} read-only")
+        root_only = [p for p in self.masked if p.startswith(ROOT_ONLY_PLACES)]
+        if len(self.masked) > len(root_only):
+            said.append(f"{_count(len(self.masked) - len(root_only), 'secret file')} hidden")
+        if root_only:
+            said.append("root-only files masked")
         said.append("processes and memory not capped")
         line = ", ".join(said)
         if self.namespaces_refused:
@@ -136,3 +140,7 @@ class Enforced(NamedTuple):
 
 
 HOME_WORDS = {"replaced": "home replaced", "unreadable": "home unreadable"}
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
