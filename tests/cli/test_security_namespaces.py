@@ -170,6 +170,8 @@ def test_git_hooks_cannot_be_written_for_a_later_git_command(cli, stub, work):
 def test_a_secret_looking_file_in_the_workspace_reads_as_permission_denied(cli, stub, work):
     (work / ".env").write_text("API_KEY=ENV-FILE-SECRET-8\n")
     (work / "notes.txt").write_text("ordinary\n")
+    (cli.home / ".ssh").mkdir()
+    (cli.home / ".ssh" / "id_rsa").write_text("HOME-KEY-9\n")
     results = run_calls(
         cli,
         stub,
@@ -188,6 +190,12 @@ def test_a_secret_looking_file_in_the_workspace_reads_as_permission_denied(cli, 
     assert "Permission denied" in results[1]
     assert (work / ".env").read_text() == "API_KEY=ENV-FILE-SECRET-8\n"  # not emptied either
     assert results[3] == "exit code 0\nordinary\n"
+
+    [linked] = run_calls(cli, stub, work, bash("cat notes.txt"), "--yes")
+    assert linked == "exit code 0\nordinary\n"  # the listing is kept while nothing changed
+    os.link(cli.home / ".ssh" / "id_rsa", work / "key-copy.txt")  # another name of a secret
+    [hard_link] = run_calls(cli, stub, work, bash("cat key-copy.txt"), "--yes")
+    assert "Permission denied" in hard_link and "HOME-KEY-9" not in hard_link, hard_link
 
     cli.write_config(f'[approval.paths]\n"{work / ".env"}" = "allow"\n')  # a person's choice
     [allowed] = run_calls(cli, stub, work, bash("cat .env"), "--yes")

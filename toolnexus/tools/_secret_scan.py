@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from .secret_files import SecretNames
+from .secret_files import KnownSecrets, SecretNames
 
 # Trees of other programs' making (version control, dependencies, caches): glob and grep
 # skip them too.
@@ -37,18 +37,21 @@ class Listing(NamedTuple):
 
 class SecretFiles:
     """The files under `root` whose names `names` says look secret (links and special
-    files by their names too; a link to a folder is not followed), sorted."""
+    files by their names too; a link to a folder is not followed), and those that are
+    another name (a hard link) of a file in the `known` secret places, sorted."""
 
     def __init__(
         self,
         root: str | os.PathLike[str],
         names: SecretNames,
         *,
+        known: KnownSecrets | None = None,
         max_entries: int = MAX_ENTRIES,
         max_seconds: float = MAX_SECONDS,
     ) -> None:
         self.root = Path(os.path.realpath(root))
         self.names = names
+        self.known = known
         self.max_entries, self.max_seconds = max_entries, max_seconds
         self._listing: Listing | None = None
         self._stamps: dict[str, Stamp] = {}
@@ -77,6 +80,8 @@ class SecretFiles:
         deadline = time.monotonic() + self.max_seconds
         seen = 0
         pending = [str(self.root)]
+        inodes = self.known.inodes() if self.known is not None else frozenset()
+        device = _device(self.root)
         while pending:
             folder = pending.pop()
             stamps[folder] = _stamp(folder)  # a root missing now is walked once it is made
@@ -89,11 +94,18 @@ class SecretFiles:
                         if _is_folder(entry):
                             if entry.name not in NOT_LISTED:
                                 pending.append(entry.path)
-                        elif self.names.matches(entry.path):
+                        elif self.names.matches(entry.path) or (device, entry.inode()) in inodes:
                             found.append(Path(entry.path))
             except OSError:  # missing, unreadable or gone meanwhile: its stamp tells
                 continue
         return Listing(tuple(sorted(found)), True), stamps
+
+
+def _device(folder: Path) -> int:
+    try:
+        return os.stat(folder).st_dev
+    except OSError:
+        return -1
 
 
 def _stamp(folder: str) -> Stamp:

@@ -200,9 +200,16 @@ class KnownSecrets:
 
     def behind(self, st: os.stat_result) -> Path | None:
         """The secret an opened file or folder is (by device and inode), if it is one."""
+        return self._known().get((st.st_dev, st.st_ino))
+
+    def inodes(self) -> frozenset[tuple[int, int]]:
+        """The (device, inode) of every file and folder in the secret places."""
+        return frozenset(self._known())
+
+    def _known(self) -> dict[tuple[int, int], Path]:
         if self._inodes is None:
             self._inodes = dict(self._walk())
-        return self._inodes.get((st.st_dev, st.st_ino))
+        return self._inodes
 
     def _walk(self) -> Iterable[tuple[tuple[int, int], Path]]:
         count = 0

@@ -137,7 +137,7 @@ class Workspace:
         self.root = _real(root if root is not None else os.getcwd())
         self.secrets = KnownSecrets([_real(p) for p in secrets])
         self.secret_names = SecretNames(secret_names)
-        self.secret_files = SecretFiles(self.root, self.secret_names)
+        self.secret_files = SecretFiles(self.root, self.secret_names, known=self.secrets)
         self.path_rules = [(str(_real(p)), d) for p, d in checked_rules(paths, "path rule")]
         self.host_rules = [(_host_glob(p), d) for p, d in checked_rules(hosts, "host rule")]
         self.sandbox = Sandbox(
