@@ -12,6 +12,7 @@ import pytest
 
 from tests.support.chat_session import CTRL_D, Chat
 from tests.support.cli_helpers import tool_results, write_files
+from tests.support.mcp_helpers import calc, mcp_file
 from tests.support.stub_provider import Recorded, Reply, StubProvider, openai_stream
 from tests.support.waiting import wait_until
 from toolnexus.tools.sandbox import support
@@ -141,3 +142,31 @@ def test_workspace_moves_the_sandbox_with_the_tools(cli, stub, open_chat):
     assert (second / "made-here").exists()
     assert not (first / "escaped").exists()  # the old one is outside the sandbox now
 
+
+def test_workspace_moves_the_mcp_servers_roots_and_slash_mcp_shows_them(
+    cli, stub, open_chat, tmp_path
+):
+    pytest.importorskip("mcp")
+    told = tmp_path / "roots-told"
+    sub = cli.home / "sub"
+    sub.mkdir()
+    config = mcp_file(
+        tmp_path / "mcp.json",
+        {"calc": calc(env={"MCP_ROOTS_FILE": str(told)}), "own": calc(roots=["/srv/data"])},
+    )
+    chat = open_chat("--mcp", str(config))
+    chat.wait(
+        lambda: any(line.startswith("2 of 2 MCP servers ready") for line in chat.term.display()),
+        "both servers to run",
+    )
+    chat.say("/mcp")
+    rows = {line.split()[0]: line.split()[-1] for line in chat.term.lines() if "  stdio  " in line}
+    assert rows == {"calc": "none", "own": "/srv/data"}  # the home gives no roots
+
+    chat.say("/workspace sub")
+    wait_until(told.exists, "the server to hear its roots changed")
+    assert told.read_text() == f"{sub.as_uri()}\n"
+    chat.say("/mcp calc")
+    assert shows(chat, f"roots (1): {sub}")
+    chat.say("/mcp own")
+    assert shows(chat, "roots (1): /srv/data")
