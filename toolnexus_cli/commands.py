@@ -123,8 +123,9 @@ class Commands(ContextCommands, McpCommands, WorkspaceCommands):
         self.console.print(Text(visible(message), style=style))
 
     async def help(self, arg: str) -> None:
+        width = max(map(len, COMMANDS))
         for name, text in COMMANDS.items():
-            self.console.print(Text.assemble((f"{name:<9}", "bold"), f" {text}"))
+            self.console.print(Text.assemble((name.ljust(width), "bold"), f" {text}"))
 
     async def exit(self, arg: str) -> str:
         return "exit"

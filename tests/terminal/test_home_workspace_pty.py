@@ -170,3 +170,13 @@ def test_workspace_moves_the_mcp_servers_roots_and_slash_mcp_shows_them(
     assert shows(chat, f"roots (1): {sub}")
     chat.say("/mcp own")
     assert shows(chat, "roots (1): /srv/data")
+
+
+def test_help_lists_workspace_in_line_with_the_other_commands(cli, stub, open_chat):
+    chat = open_chat()
+    chat.say("/help")
+    lines = chat.term.lines()
+    helped = next(line for line in lines if line.startswith("/help "))
+    workspace = next(line for line in lines if line.startswith("/workspace "))
+    assert workspace.endswith("show or change the folder the tools work in: /workspace [PATH]")
+    assert helped.index("show this list") == workspace.index("show or change")
