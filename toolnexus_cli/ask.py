@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple, TextIO
 
 from toolnexus.content import Attachment, Prompt
+from toolnexus.visible import visible
 
 from .ask_output import CompactionOnStderr, JsonOutput
 from .attach import check_carried
@@ -18,6 +19,7 @@ from .session import Output, Session
 from .structured import SchemaOutput
 from .theme import terminal_ui
 from .toolbox import sandbox_line
+from .workspace import ASK_WAY_OUT, home_line, refuse_builtins_at_home
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -103,6 +105,7 @@ def run_ask(config: Config, options: AskOptions) -> int:
             return PlainRenderer(sys.stdout, sys.stderr, verbose=options.verbose)
         return JsonOutput(session, events=options.output == "events")
 
+    refuse_builtins_at_home(config, options.run.tools)
     session = Session(
         config, options.run, output=output, console=console if sys.stdin.isatty() else None
     )
@@ -112,6 +115,9 @@ def run_ask(config: Config, options: AskOptions) -> int:
         sandbox = sandbox_line(session.toolkit)
         if options.verbose and sandbox:
             sys.stderr.write(f"toolnexus: {sandbox}\n")
+        home = home_line(config, options.run.tools, ASK_WAY_OUT)
+        if home:
+            sys.stderr.write(f"toolnexus: {visible(home)}\n")
         turn = await session.run_turn(options.parts(), schema=options.schema)
         if turn.status == "cancelled":
             sys.stderr.write(

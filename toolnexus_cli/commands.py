@@ -44,6 +44,9 @@ from .session import Session
 from .settings import UiSettings
 from .threads import fork_thread
 from .toolbox import approval_policy, approval_text, tool_rows
+from .workspace import CHAT_WAY_OUT, home_line
+from .workspace_commands import COMMANDS as WORKSPACE_COMMANDS
+from .workspace_commands import WorkspaceCommands
 
 if TYPE_CHECKING:
     from toolnexus import Message
@@ -54,6 +57,7 @@ COMMANDS = {
     "/model": "show or change the model: /model NAME",
     "/system": "show or change the system prompt: /system TEXT",
     "/tools": "list the tools the model may call",
+    **WORKSPACE_COMMANDS,
     **MCP_COMMANDS,
     "/thread": "this thread's id, title and tokens",
     "/threads": "list recent threads",
@@ -86,7 +90,7 @@ def _names_a_path(word: str) -> bool:
         return False
 
 
-class Commands(ContextCommands, McpCommands):
+class Commands(ContextCommands, McpCommands, WorkspaceCommands):
     def __init__(self, session: Session, console: Console, ui: UiSettings | None = None) -> None:
         self.session = session
         self.console = console
@@ -119,8 +123,9 @@ class Commands(ContextCommands, McpCommands):
         self.console.print(Text(visible(message), style=style))
 
     async def help(self, arg: str) -> None:
+        width = max(map(len, COMMANDS))
         for name, text in COMMANDS.items():
-            self.console.print(Text.assemble((f"{name:<9}", "bold"), f" {text}"))
+            self.console.print(Text.assemble((name.ljust(width), "bold"), f" {text}"))
 
     async def exit(self, arg: str) -> str:
         return "exit"
@@ -175,7 +180,11 @@ class Commands(ContextCommands, McpCommands):
             yes=session.options.yes,
         )
         if not rows:
-            self.say("no tools are enabled (--builtins, --functions, --skills, --mcp)")
+            home = home_line(session.config, session.options.tools, CHAT_WAY_OUT)
+            if home:  # the ones asked for are off here
+                self.say(home, "yellow")
+            else:
+                self.say("no tools are enabled (--builtins, --functions, --skills, --mcp)")
             return
         table = Table.grid(padding=(0, 1))
         for style in ("bold", "", ""):

@@ -226,6 +226,11 @@ class Config:
         """The built-in providers and the file's, a file's table over a built-in one."""
         return self._providers
 
+    def path_of(self, value: str) -> str:
+        """A path the file names: `~` expanded, relative to the file's folder."""
+        path = Path(value).expanduser()
+        return str(path if path.is_absolute() else self.path.parent / path)
+
 
 def check_provider(config: Config, name: str) -> None:
     """A UsageError naming the providers unless `name` is one (built in or configured)."""

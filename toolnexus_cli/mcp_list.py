@@ -15,7 +15,8 @@ from .errors import UsageError
 from .keys import mcp_tokens_path
 from .mcp_view import as_json, details
 from .options import ToolFlags
-from .toolbox import mcp_config, quiet_mcp_sdk, workspace_root
+from .toolbox import mcp_config, quiet_mcp_sdk
+from .workspace import mcp_roots, workspace_root
 
 
 def list_servers(config: Config, flags: ToolFlags, *, json_out: bool) -> int:
@@ -26,7 +27,7 @@ def list_servers(config: Config, flags: ToolFlags, *, json_out: bool) -> int:
             'no MCP servers are configured: give --mcp mcp.json, or mcp = "mcp.json" in the config'
         )
     quiet_mcp_sdk()
-    return asyncio.run(_show(path, [workspace_root(config, flags)], json_out))
+    return asyncio.run(_show(path, mcp_roots(workspace_root(config, flags)), json_out))
 
 
 async def _show(path: str, roots: list[Path], json_out: bool) -> int:

@@ -1,6 +1,6 @@
 """What a person sees of MCP servers: the chat's one-line status, the table `/mcp` shows,
-and each server's details (state, tools, resources, prompts, the last lines of its stderr
-and log) for `/mcp NAME` and `toolnexus mcp list`. Everything a server said (names,
+and each server's details (state, tools, resources, prompts, roots, the last lines of its
+stderr and log) for `/mcp NAME` and `toolnexus mcp list`. Everything a server said (names,
 descriptions, stderr) is made `visible` and goes into Rich as Text, never as markup."""
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ def overview(servers: list[McpServer]) -> RenderableType:
     from rich.text import Text
 
     table = Table(box=None, padding=(0, 2), show_edge=False)
-    for column in ("SERVER", "TRANSPORT", "STATE", "TOOLS", "RESOURCES", "PROMPTS"):
-        table.add_column(column, no_wrap=column != "STATE", overflow="fold")
+    for column in ("SERVER", "TRANSPORT", "STATE", "TOOLS", "RESOURCES", "PROMPTS", "ROOTS"):
+        table.add_column(column, no_wrap=column not in ("STATE", "ROOTS"), overflow="fold")
     for server in servers:
         counts = [
             str(len(server.status.tools)),
@@ -59,6 +59,7 @@ def overview(servers: list[McpServer]) -> RenderableType:
             server.status.transport,
             Text(visible(server.status.status), style=_style(server.status)),
             *counts,
+            Text(visible(", ".join(_roots(server)) or "none")),
         )
     return table
 
@@ -83,6 +84,7 @@ def details(server: McpServer) -> RenderableType:
         "prompts", [f"/{server.name}:{entry.get('name', '')}" for entry in server.offer.prompts]
     )
     lines += _listed("not offered (they run only as tasks)", server.task_only)
+    lines += _listed("roots", _roots(server)) or [Text("  roots: none")]
     lines += _tail("instructions", _instructions(server))
     lines += _tail("stderr", server.stderr.lines(STDERR_LINES))
     lines += _tail("log", list(server.logs)[-LOG_LINES:])
@@ -99,6 +101,7 @@ def as_json(server: McpServer) -> dict[str, Any]:
         "resource_templates": _templates(server),
         "prompts": [str(entry.get("name", "")) for entry in server.offer.prompts],
         "task_only_tools": server.task_only,
+        "roots": _roots(server),
         "instructions": server.offer.instructions,
         "stderr": server.stderr.lines(STDERR_LINES),
         "log": list(server.logs),
@@ -113,6 +116,11 @@ def _style(status: ServerStatus) -> str:
 def _resource(entry: dict[str, Any]) -> str:
     name, uri = str(entry.get("name", "")), str(entry.get("uri", ""))
     return f"{name} ({uri})" if name and uri and name != uri else name or uri
+
+
+def _roots(server: McpServer) -> list[str]:
+    """The folders the server is told are its roots."""
+    return [str(root) for root in server.roots()]
 
 
 def _templates(server: McpServer) -> list[str]:

@@ -34,7 +34,9 @@ BuiltinsOpt = Annotated[
 RootOpt = Annotated[
     str | None,
     typer.Option(
-        "--root", help="The folder the built-in tools work in (default: the current one)."
+        "--root",
+        help="The folder the built-in tools work in (default: the current one; the home, "
+        "or a folder holding it, gets no file or command tools).",
     ),
 ]
 Reasoning = Enum("Reasoning", {level: level for level in REASONING_LEVELS}, type=str)  # type: ignore[misc]

@@ -25,6 +25,7 @@ from .shell import run_shell
 from .terminal import TypeAhead, mute_keyboard, prompt_session, restore_keyboard
 from .theme import terminal_ui
 from .toolbox import sandbox_line, tools_summary, yes_line
+from .workspace import CHAT_WAY_OUT, home_line
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -105,6 +106,9 @@ class Repl:
             self.console.print(
                 Text(sandbox, style="dim" if session.toolkit.workspace.sandbox.active else "yellow")
             )
+        home = home_line(session.config, session.options.tools, CHAT_WAY_OUT)
+        if home:
+            self.console.print(Text(visible(home), style="yellow"))
         if session.options.yes and tools:
             self.console.print(Text(yes_line(session.toolkit), style="yellow"))
         if session.options.thread or session.options.continue_last:

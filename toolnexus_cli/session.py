@@ -43,7 +43,7 @@ from .errors import UsageError
 from .keys import KeyChoice, check_provider_headers, choose_key
 from .listing import latest_holding
 from .mcp_requests import answer_mcp_requests
-from .options import RunOptions
+from .options import RunOptions, ToolFlags
 from .recap import recorded_system, system_record
 from .redact import EventRedactor, RedactingStore, Redactor
 from .render import NO_FACTS, FooterFacts
@@ -224,9 +224,17 @@ class Session:
         """From the next turn on, talk with changed options (`model=`, `system=`); a
         UsageError (an unknown model, say) leaves everything as it was."""
         options = self.options._replace(**changes)
-        previous = self.client
         # in a thread: resolving may ask the endpoints which models they serve
-        self._connect(await asyncio.to_thread(self._resolve, options))
+        await self._reconnect(options, await asyncio.to_thread(self._resolve, options))
+
+    async def use_tools(self, tools: ToolFlags) -> None:
+        """From the next turn on, the tool flags are `tools` (the toolkit already offers
+        what they say): who is asked about which call follows the tools offered now."""
+        await self._reconnect(self.options._replace(tools=tools), self.target)
+
+    async def _reconnect(self, options: RunOptions, target: Target) -> None:
+        previous = self.client
+        self._connect(target)
         self.options = options
         await previous.aclose()
 

@@ -6,21 +6,29 @@ import json
 import sys
 import warnings
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolnexus import Tool, Toolkit, ToolnexusError, create_toolkit
+from toolnexus.visible import visible
 
-from .config import Config, config_dir, data_dir, state_dir
+from .config import Config
 from .errors import UsageError
-from .keys import keys_path, mcp_tokens_path
+from .keys import mcp_tokens_path
 from .options import ToolFlags
+from .workspace import (
+    ASK_WAY_OUT,
+    FILE_TOOLS,
+    chosen_builtins,
+    home_line,
+    make_workspace,
+    mcp_roots,
+    offered_builtins,
+    workspace_root,
+)
 
 if TYPE_CHECKING:  # imported where tools are offered: a plain `ask` needs none of them
     from toolnexus.mcp import McpServer, ServerStatus
     from toolnexus.tools.approval import ApprovalPolicy, AskUser
-    from toolnexus.tools.sandbox import SandboxPolicy
-    from toolnexus.tools.workspace import Workspace
 
 
 async def open_toolkit(
@@ -32,24 +40,26 @@ async def open_toolkit(
     if flags.off:
         return await create_toolkit()
     settings = config.settings
-    base = config.path.parent
-    functions = flags.functions or [_relative(base, f) for f in settings.functions]
-    skills = flags.skills or (_relative(base, settings.skills) if settings.skills else None)
+    functions = flags.functions or [config.path_of(f) for f in settings.functions]
+    skills = flags.skills or (config.path_of(settings.skills) if settings.skills else None)
     mcp = mcp_config(config, flags)
-    chosen = settings.builtins
-    builtins = True if flags.builtins else list(chosen) if isinstance(chosen, tuple) else chosen
-    if mcp:
+    chosen = chosen_builtins(config, flags)
+    root = workspace_root(config, flags) if chosen or mcp else None
+    offered = offered_builtins(chosen, root) if root else []
+    roots = None
+    if mcp and root:
         quiet_mcp_sdk()
+        roots = mcp_roots(root)
     try:
         return await create_toolkit(
             functions=functions,
             skills_dir=skills,
             mcp_config=mcp,
-            builtins=builtins,
-            workspace=workspace(config, flags) if builtins else None,
+            builtins=offered,
+            workspace=make_workspace(config, flags, root) if root and offered else None,
             mcp_wait=mcp_wait,
             mcp_tokens=mcp_tokens_path(),
-            mcp_roots=[workspace_root(config, flags)] if mcp else None,
+            mcp_roots=roots,
         )
     except (ToolnexusError, ValueError) as exc:
         raise UsageError(str(exc)) from None
@@ -59,7 +69,7 @@ def mcp_config(config: Config, flags: ToolFlags) -> str | None:
     """The mcp.json to use: --mcp, else the config's `mcp` (relative to the config)."""
     if flags.mcp or config.settings.mcp is None:
         return flags.mcp
-    return _relative(config.path.parent, config.settings.mcp)
+    return config.path_of(config.settings.mcp)
 
 
 def quiet_mcp_sdk() -> None:
@@ -86,60 +96,6 @@ def mcp_servers(toolkit: Toolkit) -> list[McpServer]:
     ]
 
 
-def workspace_root(config: Config, flags: ToolFlags) -> Path:
-    """--root, the config's `workspace`, else the working folder: where the built-in tools
-    act, and the root MCP servers are told of."""
-    if flags.root:
-        root = Path(flags.root).expanduser()
-    elif config.settings.workspace is not None:
-        root = Path(_relative(config.path.parent, config.settings.workspace))
-    else:
-        root = Path.cwd()
-    if not root.is_dir():
-        raise UsageError(f"the workspace {root} is not a folder: give --root an existing one")
-    return root
-
-
-def workspace(config: Config, flags: ToolFlags) -> Workspace:
-    """Where the built-in tools act (see workspace_root), what they never read (this
-    program's keys, config, threads and history besides the usual credentials), the names
-    that ask a person ([approval] secret_files besides the usual ones) and the path and
-    host rules of [approval.paths] / [approval.hosts]."""
-    from toolnexus.tools.workspace import Workspace
-
-    root = workspace_root(config, flags)
-    rules = config.settings.approval
-    return Workspace(
-        root,
-        secrets=own_secrets(config),
-        secret_names=rules.secret_files,
-        paths=rules.paths,
-        hosts=rules.hosts,
-        sandbox=sandbox_policy(config, flags),
-        outside=rules.outside,
-    )
-
-
-def own_secrets(config: Config) -> list[Path]:
-    """What this program keeps that no tool may read: keys, config, threads, history."""
-    return [keys_path(), config_dir(), config.path, data_dir(), state_dir()]
-
-
-def sandbox_policy(config: Config, flags: ToolFlags) -> SandboxPolicy:
-    from toolnexus.tools.sandbox import SandboxPolicy
-
-    table = config.settings.sandbox
-    return SandboxPolicy(
-        mode=flags.sandbox or table.mode,
-        network=table.network,
-        read=table.read,
-        write=table.write,
-        env=table.env,
-        namespaces=table.namespaces,
-        tmp_bytes=table.tmp_size,
-    )
-
-
 def warn_failed_servers(toolkit: Toolkit) -> None:
     """Say which MCP servers could not start; the run goes on with the others."""
     for server in toolkit.servers:
@@ -153,11 +109,6 @@ def warn_if_failed(server: ServerStatus) -> None:
             "unavailable ('toolnexus tools' shows every status)",
             stacklevel=2,
         )
-
-
-def _relative(base: Path, value: str) -> str:
-    path = Path(value).expanduser()
-    return str(path if path.is_absolute() else base / path)
 
 
 def approval_policy(config: Config, toolkit: Toolkit) -> ApprovalPolicy:
@@ -251,7 +202,6 @@ def refuse_without_terminal(allow_all: bool) -> AskUser:
 
 
 SOURCE_NAMES = {"builtin": "built-in", "python": "functions", "skills": "skills"}
-FILE_TOOLS = ("read_file", "list_dir", "glob", "grep", "write_file", "edit_file")
 NAMED_IN_BANNER = 6
 
 
@@ -361,6 +311,9 @@ def list_tools(config: Config, flags: ToolFlags, *, as_json: bool, yes: bool = F
             await toolkit.close()
 
     rows = asyncio.run(collect())
+    home = home_line(config, flags, ASK_WAY_OUT)
+    if home:
+        print(f"toolnexus: {visible(home)}", file=sys.stderr)
     if as_json:
         print(json.dumps(rows, ensure_ascii=False))
     elif not rows:

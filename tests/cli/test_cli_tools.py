@@ -130,6 +130,7 @@ def rows_by_name(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def test_tools_json_lists_source_status_and_approval(cli, tmp_path):
+    cli.in_project()
     path = write(tmp_path / "mytools.py", FUNCTIONS)
     skills = write(
         tmp_path / "skills" / "pdf" / "SKILL.md",
@@ -165,6 +166,7 @@ def test_tools_json_lists_source_status_and_approval(cli, tmp_path):
 
 
 def test_tools_shows_the_config_rules(cli, tmp_path):
+    cli.in_project()
     path = write(tmp_path / "mytools.py", FUNCTIONS)
     cli.write_config(
         f'functions = ["{path}"]\nbuiltins = ["read_file", "bash"]\n\n'
@@ -193,6 +195,7 @@ def test_tools_shows_the_approval_in_effect_with_yes_and_the_sandbox(cli):
     `ask --yes` runs them without a word, in the sandbox; and with `--sandbox off` bash
     asks before every command, --yes or not. The list showed the config's rule, never
     what happens."""
+    cli.in_project()
 
     def approvals(*flags: str) -> dict[str, tuple[str, str]]:
         result = cli.call("tools", "--json", "--builtins", *flags)
@@ -230,6 +233,7 @@ BASH_CALL = [("bash", {"command": "echo approved-123"})]
 
 
 def test_non_interactive_ask_denies_and_says_to_pass_yes(cli, stub):
+    cli.in_project()
     calls_then_answer(stub, BASH_CALL, "I could not run it.")
 
     result = cli.call("ask", "--builtins", "run echo")
@@ -245,6 +249,7 @@ def test_non_interactive_ask_denies_and_says_to_pass_yes(cli, stub):
 
 
 def test_yes_approves(cli, stub):
+    cli.in_project()
     calls_then_answer(stub, BASH_CALL, "Done.")
 
     result = cli.call("ask", "--builtins", "--yes", "run echo")
@@ -256,6 +261,7 @@ def test_yes_approves(cli, stub):
 
 
 def test_a_config_command_rule_allows_without_yes(cli, stub):
+    cli.in_project()
     cli.write_config(
         'builtins = true\n\n[approval.commands]\n"echo *" = "allow"\n"rm *" = "deny"\n'
     )
@@ -272,6 +278,7 @@ def test_a_config_command_rule_allows_without_yes(cli, stub):
 
 
 def test_an_allowed_command_does_not_carry_a_chained_one(cli, stub):
+    cli.in_project()
     cli.write_config('builtins = true\n\n[approval.commands]\n"echo *" = "allow"\n')
     marker = cli.home / "pwned"
     calls_then_answer(stub, [("bash", {"command": f"echo hi; touch {marker}"})], "ok")

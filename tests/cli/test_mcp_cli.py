@@ -133,8 +133,12 @@ def test_mcp_list_shows_each_server_like_slash_mcp(cli, tmp_path):
         "crashes  stdio  failed: it exited with status 2 while waiting for "
         "the initialize answer (stderr: bad ^[[31mconfig)"
     )
-    assert lines[crashed + 1 : crashed + 3] == ["  stderr:", "    bad ^[[31mconfig"]
-    assert lines[-1] == "off  stdio  disabled"
+    assert lines[crashed + 1 : crashed + 4] == [
+        "  roots: none",  # what it was told (none in the home)
+        "  stderr:",
+        "    bad ^[[31mconfig",
+    ]
+    assert lines[-2:] == ["off  stdio  disabled", "  roots: none"]
 
     listed = cli.call("mcp", "list", "--json", "--mcp", str(config))
     rows = {row["name"]: row for row in json.loads(listed.stdout)}

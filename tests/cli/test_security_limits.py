@@ -78,7 +78,9 @@ LOOPBACK_ALLOWED = '[approval.hosts]\n"127.0.0.1:*" = "allow"\n'  # fetch_url re
 
 
 def tool_said(cli: CLI, stub: StubProvider, call: tuple[str, dict], page: bytes = b"") -> str:
-    """What the tool told the model when it made `call` (`ask --builtins --yes`)."""
+    """What the tool told the model when it made `call` (`ask --builtins --yes`, in a project
+    folder)."""
+    cli.in_project()
     cli.write_config(LOOPBACK_ALLOWED)
     script_model(stub, openai_stream(tool_calls=[call]), openai_stream("done"), page=page)
     result = cli.call("ask", "--builtins", "--yes", "go")
@@ -99,7 +101,7 @@ def one_error_line(result: cli_helpers.Result, code: int = 1) -> str:
 
 
 def test_grep_refuses_a_pattern_re2_cannot_take_with_one_error_naming_its_syntax(cli, stub):
-    (cli.home / "notes.txt").write_text("aa\n")
+    (cli.in_project() / "notes.txt").write_text("aa\n")
     said = tool_said(cli, stub, ("grep", {"pattern": r"(a)\1"}))
     assert said == (
         r"error: ValueError: the pattern '(a)\\1' is not in RE2 syntax (invalid "
@@ -150,7 +152,7 @@ def test_grep_and_glob_stop_once_the_run_is_cancelled(tmp_path):
     ids=["many **/", "huge"],
 )
 def test_a_hostile_glob_is_answered(cli, stub, glob, said):
-    deep = cli.home.joinpath(*["d"] * 30)  # what `**/` x 40 backtracked over, exponentially
+    deep = cli.in_project().joinpath(*["d"] * 30)  # what `**/` x 40 backtracked over, exponentially
     deep.mkdir(parents=True)
     (deep / "y.txt").write_text("")
     assert tool_said(cli, stub, ("glob", {"pattern": glob})) == said
@@ -196,7 +198,7 @@ PAGE_OF_OPEN_SCRIPTS = b"<script " * (1 << 17)  # 1 MiB
 def hostile_call(cli: CLI, tool: str) -> tuple[str, dict]:
     """A call that kept Python's backtracking regex busy for hours."""
     if tool == "grep":
-        (cli.home / "hostile.txt").write_text("a" * 40 + "!")
+        (cli.cwd / "hostile.txt").write_text("a" * 40 + "!")
         return "grep", {"pattern": "(a+)+$"}
     return "fetch_url", {"url": cli.env["TOOLNEXUS_BASE_URL"].removesuffix("/v1") + "/page"}
 
@@ -204,6 +206,7 @@ def hostile_call(cli: CLI, tool: str) -> tuple[str, dict]:
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["TERM", "INT"])
 @pytest.mark.parametrize("tool", ["grep", "fetch_url"])
 def test_a_signal_ends_ask_while_a_tool_works_on_hostile_input(cli, stub, tool, signum):
+    cli.in_project()
     # after the tool, the model never answers: the run is still there to be signalled
     script_model(
         stub,
@@ -336,6 +339,7 @@ async def test_a_run_runs_at_most_256_tool_calls(stub):
 
 
 def test_the_config_sets_both_limits(cli, stub):
+    cli.in_project()
     cli.write_config("max_tool_calls_per_reply = 2\nmax_tool_calls_per_run = 3\n")
     listing = ("list_dir", {"path": "."})
     script_model(
@@ -421,6 +425,7 @@ def test_the_depth_limit_counts_arrays_and_objects_not_brackets_in_strings():
 
 
 def test_deeply_nested_tool_arguments_are_refused_to_the_model(cli, stub):
+    cli.in_project()
     arguments = '{"path": ' + DEEP + "}"
     script_model(
         stub, openai_stream(tool_calls=[("read_file", arguments)]), openai_stream("understood")
@@ -485,6 +490,7 @@ def anthropic_tool_input(partial_json: str) -> Reply:
 
 
 def test_deeply_nested_anthropic_tool_input_is_refused_to_the_model(cli, stub):
+    cli.in_project()
     script_model(
         stub, anthropic_tool_input('{"path": ' + DEEP + "}"), anthropic_stream("understood")
     )

@@ -29,7 +29,7 @@ def start(cli, *args: str) -> subprocess.Popen:
         stderr=subprocess.PIPE,
         text=True,
         env=cli.merged_env(),
-        cwd=cli.home,
+        cwd=cli.cwd,
     )
 
 
@@ -57,6 +57,7 @@ def leaving_children(tmp_path: Path) -> tuple[str, str]:
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["TERM", "HUP"])
 def test_a_signal_kills_everything_the_bash_tool_started(cli, stub, tmp_path, signum):
     command, marker = leaving_children(tmp_path)
+    cli.in_project()
     bash_call_then_answer(stub, command)
     process = start(cli, "ask", "--builtins", "--yes", "--id", "b1", "run it")
     wait_until(lambda: len(running_with(marker)) == 4, "the four sleeps")
@@ -71,6 +72,7 @@ def test_a_signal_kills_everything_the_bash_tool_started(cli, stub, tmp_path, si
 
 def test_what_a_bash_command_leaves_running_ends_with_it(cli, stub, tmp_path):
     command, marker = leaving_children(tmp_path)
+    cli.in_project()
     bash_call_then_answer(stub, command.removesuffix("; sleep 300") + "; echo ok")
     result = cli.run("ask", "--builtins", "--yes", "go")
     assert result.code == 0, result
@@ -170,6 +172,7 @@ def test_what_bash_started_ends_when_toolnexus_is_killed(cli, stub, tmp_path):
     """SIGKILL leaves toolnexus no time to clean up: the kernel ends the command's PID
     namespace when the launcher, told by the parent-death signal, dies with it."""
     command, marker = leaving_children(tmp_path)
+    cli.in_project()
     bash_call_then_answer(stub, command)
     process = start(cli, "ask", "--builtins", "--yes", "run it")
     wait_until(lambda: len(running_with(marker)) == 4, "the four sleeps")

@@ -582,6 +582,7 @@ def test_no_shipped_example_allow_rule_reads_arbitrary_paths_or_runs_a_program()
 
 
 def test_a_deny_rule_wins_over_yes(cli, stub):
+    cli.in_project()
     cli.write_config('builtins = true\n\n[approval.commands]\n"rm *" = "deny"\n')
     victim = cli.home / "victim.txt"
     victim.write_text("keep me")
@@ -627,6 +628,7 @@ def test_the_documented_mcp_rule_matches_the_name_the_user_sees(cli, tmp_path):
 
 
 def test_keys_typed_ahead_do_not_answer_an_approval(cli, stub, tmp_path):
+    cli.in_project()
     marker = tmp_path / "approved-unseen"
     typed = threading.Event()
 

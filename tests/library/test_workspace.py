@@ -23,6 +23,7 @@ from toolnexus.tools.workspace import (
     Refused,
     Workspace,
     ask,
+    holds_home,
     is_public,
     request_id,
 )
@@ -46,6 +47,17 @@ def root(tmp_path) -> Path:
     (folder / "sub").mkdir(parents=True)
     (folder / "notes.txt").write_text("notes")
     return folder
+
+
+def test_a_folder_holds_the_home_by_its_real_path(home, tmp_path):
+    """The home, `/`, every folder above the home, and a link to any of them hold it;
+    a folder in the home, a sibling of it and one whose name merely starts like it do not."""
+    (tmp_path / "to-home").symlink_to(home)
+    (tmp_path / "homework").mkdir()
+    for folder in (home, "~", "/", tmp_path, tmp_path / "to-home", home / ".."):
+        assert holds_home(folder), folder
+    for folder in (home / ".ssh", "~/.aws", tmp_path / "homework", tmp_path / "to-home" / ".ssh"):
+        assert not holds_home(folder), folder
 
 
 def asked(

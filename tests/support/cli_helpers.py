@@ -5,7 +5,9 @@ a real one (signals, deadlines, a real pipe), forked from a process that has don
 starts `ENTRY`, the console script itself.
 
 Every test gets its own HOME and XDG directories under tmp_path, and an environment without
-any API key or TOOLNEXUS_* variable of the person running the tests.
+any API key or TOOLNEXUS_* variable of the person running the tests. Commands run in that
+home, where the built-in file and command tools are off; `cli.in_project()` runs them in a
+project folder inside it instead.
 
     def test_x(cli, stub):                 # cli points at the stub (base URL + model)
         stub.handler = lambda rec: openai_stream("Hi")
@@ -105,6 +107,14 @@ class CLI:
         env.update(extra_env or {})
         self.env = env
         self.home.mkdir(parents=True, exist_ok=True)
+        self.cwd = self.home  # where commands run (in_project: a folder in the home)
+
+    def in_project(self) -> Path:
+        """From now on, commands run in a project folder inside the home (made here), as
+        people start them: a workspace that is the home gets no file or command tools."""
+        self.cwd = self.home / "project"
+        self.cwd.mkdir(exist_ok=True)
+        return self.cwd
 
     # -- where things live (platformdirs on Linux follows the XDG variables)
     @property
@@ -162,7 +172,7 @@ class CLI:
             text=True,
             env=self.merged_env(env),
             timeout=timeout,
-            cwd=self.home,
+            cwd=self.cwd,
         )
         return Result(done.returncode, done.stdout, done.stderr)
 
@@ -175,7 +185,7 @@ class CLI:
         """`run`, but inside this process (tests/support/in_process.py): for what needs no
         real process (signals, deadlines, start-up imports, process groups, a terminal)."""
         code, stdout, stderr = run_cli(
-            list(args), input=input, env=self.merged_env(env), cwd=str(self.home)
+            list(args), input=input, env=self.merged_env(env), cwd=str(self.cwd)
         )
         return Result(code, stdout, stderr)
 

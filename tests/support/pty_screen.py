@@ -49,7 +49,7 @@ def spawn(
         encoding="utf-8",
         codec_errors="replace",
         timeout=timeout,
-        cwd=str(cli.home),
+        cwd=str(cli.cwd),
     )
 
 

@@ -55,6 +55,7 @@ class Chat(PtySession):
 
 @pytest.fixture
 def open_chat(cli: CLI) -> Iterator[Callable[..., Chat]]:
+    cli.in_project()  # the chat's tools work there (the home gets no file or command tools)
     yield from opener(lambda *args: Chat(cli, *args))
 
 
@@ -72,7 +73,7 @@ def bash_call(command: str, **more: object) -> Reply:
 
 
 def test_yes_runs_the_command_and_the_model_gets_its_output(stub, open_chat, cli):
-    workdir = cli.home / "work"  # in the workspace (the chat runs in the home folder)
+    workdir = cli.cwd / "work"  # in the workspace, where a sandboxed command runs
     workdir.mkdir()
     script(
         stub,
@@ -268,7 +269,7 @@ def test_a_file_write_is_approved_by_the_change_it_makes(cli, stub, open_chat):
     one and rewrites another. Each question showed the call's JSON, the file's whole new
     text as one escaped string ("line 1\\nline 2\\n..."), not what would change, nor where
     the path really leads."""
-    home = cli.home
+    home = cli.cwd  # the project folder the chat works in
     (home / "notes.txt").write_text("".join(f"line {n}\n" for n in range(1, 11)))
     (home / "big.txt").write_text("old\n" * 5)
     hostile = "line three [bold red]x[/] \x1b]0;pwned\x07"

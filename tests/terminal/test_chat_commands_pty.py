@@ -118,6 +118,7 @@ def test_edit_of_an_empty_message_sends_nothing(stub, cli, open_chat):
 
 
 def test_the_banner_names_the_tools_and_no_tools_turns_them_off(stub, cli, open_chat):
+    cli.in_project()
     numbered_answers(stub)
     chat = open_chat("--builtins")
     banner = chat.term.text()
@@ -132,7 +133,8 @@ def test_the_banner_names_the_tools_and_no_tools_turns_them_off(stub, cli, open_
     assert not stub.requests[0].json.get("tools")
 
 
-def test_tools_shows_whole_descriptions_wrapped(stub, open_chat):
+def test_tools_shows_whole_descriptions_wrapped(stub, cli, open_chat):
+    cli.in_project()
     chat = open_chat("--builtins")
     chat.say("/tools")
     screen = chat.term.text()

@@ -47,6 +47,7 @@ class Chat(chat_session.Chat):
 
 @pytest.fixture
 def open_chat(cli: CLI) -> Iterator[Callable[..., Chat]]:
+    cli.in_project()  # the chat's tools work there (the home gets no file or command tools)
     yield from opener(lambda *args: Chat(cli, *args))
 
 

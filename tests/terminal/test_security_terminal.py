@@ -215,6 +215,7 @@ def test_tools_shows_markup_from_tools_and_servers_literally(cli, stub, tmp_path
 
 
 def test_an_approval_question_shows_the_command_between_runs_of_blank_lines(cli, stub):
+    cli.in_project()
     """Blank lines cannot push a command off a 40-row screen, above or below it."""
     command = "echo hi\n" + "\n" * 500 + "rm -rf ~/precious\n" + "  \t\n" * 500 + "echo done"
     replies = [openai_stream(tool_calls=[("bash", {"command": command})]), openai_stream("not run")]

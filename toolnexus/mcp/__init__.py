@@ -29,7 +29,7 @@ from ..tools.tool import Tool
 from ._process import STDERR_TAIL
 from .config import STARTUP_TIMEOUT, McpConfig
 from .content import convert_content
-from .pool import ServerPool
+from .pool import ServerPool, workspace_roots
 from .server import McpServer, ServerStatus
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "add_mcp_servers",
     "convert_content",
     "open_mcp_servers",
+    "workspace_roots",
 ]
 
 

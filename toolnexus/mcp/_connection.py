@@ -15,6 +15,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -67,11 +68,11 @@ class Offer:
 
 @dataclass
 class ClientSide:
-    """What toolnexus answers a server with: the roots (file:// URIs and names), where
+    """What toolnexus answers a server with: the roots (folders), where
     a log message goes (its text, made visible), who answers its elicitation and sampling
     requests, and who hears that a listing changed ("tools", "resources", "prompts")."""
 
-    roots: Callable[[], list[tuple[str, str]]]
+    roots: Callable[[], list[Path]]
     log: Callable[[str], None]
     requests: ServerRequests = field(default_factory=ServerRequests)
     changed: Callable[[str], None] = lambda kind: None
@@ -243,7 +244,10 @@ class Connection:
     async def _list_roots(self, context: Any) -> Any:
         types = self.sdk.types
         return types.ListRootsResult(
-            roots=[types.Root(uri=uri, name=name) for uri, name in self.side.roots()]
+            roots=[
+                types.Root(uri=root.as_uri(), name=root.name or str(root))
+                for root in self.side.roots()
+            ]
         )
 
     async def _sample(self, context: Any, params: Any) -> Any:

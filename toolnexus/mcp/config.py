@@ -4,8 +4,10 @@ A top-level `mcpServers`, `servers` or `mcp` object holds servers by name; each 
 `command` + `args` + `env` (stdio) or `url` + `headers` (streamable HTTP, falling back to
 the legacy HTTP+SSE transport for an older server; `"type": "sse"` for that one only), and
 may say
-`disabled: true` (it is still read, so that it can be enabled later) and
-`startup_timeout_sec` (how long it may take to start). `${VAR}` (or `${VAR:-default}`) in
+`disabled: true` (it is still read, so that it can be enabled later),
+`startup_timeout_sec` (how long it may take to start) and `roots` (the folders it is told
+are its roots: `false` for none, or a list of absolute folders; by default the workspace's,
+see pool.py). `${VAR}` (or `${VAR:-default}`) in
 the command, args, env, cwd, url and headers is replaced from the environment; every value
 substituted, and every literal that looks like a credential, is a secret of the spec, and
 `ServerSpec.redact` blanks them out of anything shown. A header value no request could
@@ -51,6 +53,7 @@ class ServerSpec:
     headers: dict[str, str] = field(default_factory=dict)
     disabled: bool = False
     startup_timeout: float | None = None  # seconds; None: the default of whoever starts it
+    roots: list[str] | None = None  # its own roots ([]: none); None: the workspace's
     error: str | None = None
     secrets: set[str] = field(default_factory=set)
 
@@ -142,6 +145,7 @@ def parse_server(name: str, entry: Any) -> ServerSpec:
     spec.disabled = entry.get("disabled") is True or entry.get("enabled") is False
     try:
         spec.startup_timeout = _startup_timeout(entry.get("startup_timeout_sec"))
+        spec.roots = _roots(entry.get("roots"), spec.secrets)
         if kind and kind not in HTTP_TYPES | STDIO_TYPES | {"sse"}:
             raise _ConfigError(f"unknown transport type {kind!r} (use 'stdio', 'http' or 'sse')")
         if transport != "stdio":
@@ -166,6 +170,28 @@ def _startup_timeout(value: Any) -> float | None:
             f"{MAX_STARTUP_TIMEOUT:g}, not {json.dumps(value)[:40]}"
         )
     return float(value)
+
+
+def _roots(value: Any, secrets: set[str]) -> list[str] | None:
+    """`roots`: absent or true, the workspace's (None); false, none; else a list of
+    absolute folders (`~` and `${VAR}` expanded)."""
+    if value is None or value is True:
+        return None
+    if value is False:
+        return []
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise _ConfigError(
+            f"'roots' must be false (no roots) or a list of folders, not {json.dumps(value)[:40]}"
+        )
+    folders = []
+    for i, item in enumerate(value):
+        folder = Path(expand(item, f"roots[{i}]", secrets)).expanduser()
+        if not folder.is_absolute():
+            raise _ConfigError(
+                f"roots[{i}] must be an absolute folder (or start with ~), not {item[:40]!r}"
+            )
+        folders.append(str(folder))
+    return folders
 
 
 def _parse_http(spec: ServerSpec, entry: Mapping[str, Any], url: Any) -> None:

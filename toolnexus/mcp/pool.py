@@ -16,9 +16,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..tools.tool import Tool
+from ..tools.workspace import holds_home
 from ..visible import visible
 from .auth import TokenFile
-from .config import STARTUP_TIMEOUT, McpConfig, read_specs
+from .config import STARTUP_TIMEOUT, McpConfig, ServerSpec, read_specs
 from .requests import ServerRequests
 from .resources import READ_TOOL, any_reader, reader_tool
 from .server import McpServer, ServerStatus, ToolNames, import_sdk
@@ -32,7 +33,8 @@ class ServerPool:
     """`ServerPool(config, ...)` reads the config (raising ToolnexusError only for one that
     cannot be read at all, or a missing `mcp` package); `start()` starts the servers;
     `close()` ends them. `roots` are the folders advertised to the servers as their roots
-    (by default the working folder). `tokens`: the file of OAuth logins (see auth.py;
+    (by default `workspace_roots` of the working folder), but for a server whose entry
+    names its own (`roots` in the config). `tokens`: the file of OAuth logins (see auth.py;
     None: remote servers get only their configured headers). `requests` says who answers
     the servers' elicitation and sampling requests (see requests.py)."""
 
@@ -49,7 +51,7 @@ class ServerPool:
         sdk = import_sdk()
         specs = read_specs(config)
         self.wait = wait
-        self._roots = _root_entries([Path.cwd()] if roots is None else roots)
+        self._roots = _resolved(workspace_roots(Path.cwd()) if roots is None else roots)
         self._watchers: list[Watcher] = []
         self._told: dict[str, str] = {}  # what the model was last told of a server
         self._deadlines: dict[str, float] = {}  # until when model calls wait for a server
@@ -60,7 +62,7 @@ class ServerPool:
                 spec,
                 sdk,
                 names,
-                lambda: self._roots,
+                self._roots_for(spec),
                 self._changed,
                 startup_timeout=startup_timeout,
                 tokens=token_file,
@@ -160,9 +162,18 @@ class ServerPool:
     # -- the roots ------------------------------------------------------------------------
 
     async def set_roots(self, roots: Iterable[str | Path]) -> None:
-        """Advertise other roots; running servers are told the list changed."""
-        self._roots = _root_entries(roots)
-        await asyncio.gather(*(server.roots_changed() for server in self.servers))
+        """Advertise other roots; running servers that take them are told the list changed
+        (not those whose entry names their own)."""
+        self._roots = _resolved(roots)
+        await asyncio.gather(
+            *(server.roots_changed() for server in self.servers if server.spec.roots is None)
+        )
+
+    def _roots_for(self, spec: ServerSpec) -> Callable[[], list[Path]]:
+        if spec.roots is None:
+            return lambda: self._roots
+        own = _resolved(spec.roots)
+        return lambda: own
 
     def _changed(self, server: McpServer) -> None:
         if server.status.status == "starting":  # a new start: model calls wait for it anew
@@ -171,10 +182,15 @@ class ServerPool:
             watcher(server)
 
 
-def _root_entries(roots: Iterable[str | Path]) -> list[tuple[str, str]]:
-    """The roots as (file:// URI, name) pairs."""
-    paths = [Path(root).expanduser().resolve() for root in roots]
-    return [(path.as_uri(), path.name or str(path)) for path in paths]
+def workspace_roots(folder: str | Path) -> list[Path]:
+    """The roots a workspace gives MCP servers: the folder itself, or none when it is the
+    home or holds it (a server that takes its roots for what it may touch, as the
+    filesystem server does, would reach every file of the user's, keys and tokens too)."""
+    return [] if holds_home(folder) else [Path(folder)]
+
+
+def _resolved(roots: Iterable[str | Path]) -> list[Path]:
+    return [Path(root).expanduser().resolve() for root in roots]
 
 
 def _state(server: McpServer) -> str:

@@ -24,6 +24,7 @@ import re
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -132,7 +133,7 @@ class McpServer:
         spec: ServerSpec,
         sdk: SimpleNamespace,
         names: ToolNames,
-        roots: Callable[[], list[tuple[str, str]]],
+        roots: Callable[[], list[Path]],
         on_change: Callable[[McpServer], None],
         *,
         startup_timeout: float = STARTUP_TIMEOUT,
@@ -176,6 +177,10 @@ class McpServer:
     def session(self) -> Any:
         """The SDK session of its connection now; None while it is not running."""
         return None if self._connection is None else self._connection.session
+
+    def roots(self) -> list[Path]:
+        """The folders it is told are its roots."""
+        return self.side.roots()
 
     def owns(self, tool_name: str) -> bool:
         return tool_name in self.status.tools

@@ -78,6 +78,25 @@ class Toolkit:
             self._tools[tool.name] = tool
         return self
 
+    def use_builtins(self, which: bool | list[str], workspace: Any = None) -> None:
+        """Offer the built-in tools `which` (True: all of them, `[]`: none) acting in
+        `workspace` (a `toolnexus.tools.workspace.Workspace`, or a folder; default the
+        working folder) in place of the built-in tools offered now."""
+        tools: list[Tool] = []
+        if which:
+            from .builtins import builtin_tools
+            from .workspace import Workspace
+
+            if not isinstance(workspace, Workspace):
+                workspace = Workspace(workspace)
+            tools = builtin_tools(which, workspace)
+        others = {name: tool for name, tool in self._tools.items() if tool.source != "builtin"}
+        for tool in tools:
+            if tool.name in others:
+                raise ValueError(f"a tool named {tool.name!r} is already registered")
+        self._tools = {**{tool.name: tool for tool in tools}, **others}
+        self.workspace = workspace if tools else None
+
     def add_source(self, source: ToolSource) -> Toolkit:
         """Offer `source`'s tools while it offers them; it is closed with the toolkit."""
         self.sources.append(source)
@@ -212,19 +231,14 @@ async def create_toolkit(
     the servers still starting, at most `mcp_wait` seconds after one first waited for
     them (None: until each runs or has failed, within `mcp_timeout`, a server's start-up
     limit unless its entry says). `mcp_roots`: the folders advertised to them (default:
-    the workspace's, or the working folder). `mcp_tokens`: the file where OAuth logins of
+    the workspace's root, or the working folder, unless it holds the home: then none;
+    a server's own `roots` in the config win). `mcp_tokens`: the file where OAuth logins of
     remote servers are kept (0600; None: remote servers get only their configured headers).
     """
     toolkit = Toolkit(timeout=timeout, max_output=max_output)
     try:
         if builtins:
-            from .builtins import builtin_tools
-            from .workspace import Workspace
-
-            if not isinstance(workspace, Workspace):
-                workspace = Workspace(workspace)
-            toolkit.register(*builtin_tools(builtins, workspace))
-            toolkit.workspace = workspace
+            toolkit.use_builtins(builtins, workspace)
         if functions:
             from .functions import function_tools
 
@@ -237,10 +251,10 @@ async def create_toolkit(
                 toolkit.register(skill_tool(skills))
                 toolkit.instructions.append(skills_prompt(skills))
         if mcp_config is not None:
-            from ..mcp import ServerPool
+            from ..mcp import ServerPool, workspace_roots
 
             if mcp_roots is None and toolkit.workspace is not None:
-                mcp_roots = [toolkit.workspace.root]
+                mcp_roots = workspace_roots(toolkit.workspace.root)
             pool = ServerPool(
                 mcp_config,
                 startup_timeout=mcp_timeout,

@@ -72,6 +72,13 @@ def _real(path: str | Path) -> Path:
     return Path(os.path.realpath(os.path.expanduser(str(path))))
 
 
+def holds_home(folder: str | Path) -> bool:
+    """Whether `folder` is the home folder or a folder holding it (`/`, `/home`), by their
+    real paths: a workspace there would hand the tools every key and secret the user
+    keeps. The home is `~` ($HOME); a folder inside it does not hold it."""
+    return within(_real(Path.home()), _real(folder))
+
+
 def open_beneath(path: Path, flags: int, mode: int = 0o666) -> int:
     """Open the resolved `path` without following a symlink in any part of it: a link
     swapped in after the path was resolved (and judged) makes this fail, never leads
