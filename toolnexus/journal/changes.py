@@ -1,0 +1,100 @@
+"""What a tool call changed in a workspace, as values: for each path, what was there before
+and what is there after. A file counts as changed by its content (sha256) and mode, never by
+being written or touched; mtimes ride along so that undoing a change gives the file its old
+time back (make decides by them)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from pathlib import Path
+from typing import Literal, NamedTuple
+
+Kind = Literal["absent", "file", "symlink", "dir"]
+CHUNK = 1024 * 1024
+
+
+class FileState(NamedTuple):
+    """A path's state. `digest`: sha256 of a file's content or of a symlink's target;
+    `mode`: the permission bits (files and folders)."""
+
+    kind: Kind
+    digest: str = ""
+    mode: int = 0
+    size: int = 0
+    mtime_ns: int = 0
+
+    def same_as(self, other: FileState) -> bool:
+        """Whether the two hold the same thing (times aside)."""
+        return (self.kind, self.digest, self.mode) == (other.kind, other.digest, other.mode)
+
+
+ABSENT = FileState("absent")
+
+
+class FileChange(NamedTuple):
+    """One path (relative to the workspace, '/'-separated) before and after a call."""
+
+    path: str
+    before: FileState
+    after: FileState
+
+    @property
+    def action(self) -> Literal["created", "deleted", "modified"]:
+        if self.before.kind == "absent":
+            return "created"
+        if self.after.kind == "absent":
+            return "deleted"
+        return "modified"
+
+
+class ChangeSet(NamedTuple):
+    """What one tool call changed. `source`: the tool ("bash", "write_file", ...);
+    `interrupted`: the call was stopped (Ctrl-C, its timeout) and this is as far as it got;
+    `outside`: it ran outside the sandbox (recorded by comparing, not by an overlay)."""
+
+    changes: tuple[FileChange, ...]
+    source: str
+    interrupted: bool = False
+    outside: bool = False
+
+    def counts(self) -> tuple[int, int, int]:
+        """Created, modified, deleted."""
+        actions = [c.action for c in self.changes]
+        return actions.count("created"), actions.count("modified"), actions.count("deleted")
+
+    def summary(self) -> str:
+        """`+3 ~2 -1` (empty when nothing changed)."""
+        if not self.changes:
+            return ""
+        created, modified, deleted = self.counts()
+        return f"+{created} ~{modified} -{deleted}"
+
+
+def state_of(path: Path) -> FileState:
+    """The state of `path` now (not following a final symlink)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return ABSENT
+    if stat.S_ISLNK(st.st_mode):
+        target = os.readlink(path)
+        return FileState("symlink", _digest_bytes(target.encode()), 0, len(target), st.st_mtime_ns)
+    if stat.S_ISDIR(st.st_mode):
+        return FileState("dir", "", stat.S_IMODE(st.st_mode), 0, st.st_mtime_ns)
+    return FileState(
+        "file", file_digest(path), stat.S_IMODE(st.st_mode), st.st_size, st.st_mtime_ns
+    )
+
+
+def file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _digest_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
