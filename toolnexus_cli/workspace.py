@@ -8,6 +8,7 @@ The chat's `/workspace PATH` moves the tools (`move_tools`)."""
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -117,7 +118,7 @@ def make_workspace(config: Config, flags: ToolFlags, root: Path) -> Workspace:
     from toolnexus.tools.workspace import Workspace
 
     rules = config.settings.approval
-    return Workspace(
+    made = Workspace(
         root,
         secrets=own_secrets(config),
         secret_names=rules.secret_files,
@@ -126,6 +127,9 @@ def make_workspace(config: Config, flags: ToolFlags, root: Path) -> Workspace:
         sandbox=sandbox_policy(config, flags),
         outside=rules.outside,
     )
+    for line in made.recovered:  # what a crash left half applied, finished now
+        warnings.warn(line, stacklevel=2)
+    return made
 
 
 def own_secrets(config: Config) -> list[Path]:

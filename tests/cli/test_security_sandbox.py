@@ -27,6 +27,7 @@ pytestmark = kernel.landlock
 
 VICTIM = "precious data"
 REFUSED = re.compile("Permission denied|Read-only file system")
+GIT_COUNTS = re.compile(r"(?<=\+)\d+(?= ~)|(?<=\.git/ \()\d+(?= files)")
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY----- SANDBOX-SECRET-1"
 
 
@@ -161,11 +162,12 @@ def test_ordinary_work_in_the_workspace_still_runs(cli, stub, work):
         "t=$(mktemp) && echo scratch > $t && cat $t",
     )
     results = run_calls(cli, stub, work, calls, "--yes")
+    results[1] = GIT_COUNTS.sub("N", results[1])  # git's own files: as many as git makes
     assert results == [
-        "exit code 0\nok",
-        "exit code 0\n1\n",
-        "exit code 0\nbuilt\n",
-        "exit code 0\ndeep\n",
+        "exit code 0\nok\n[files changed: +2 ~0 -0: made-by-python.txt (new), script.py (new)]",
+        "exit code 0\n1\n\n[files changed: +N ~0 -0: tracked.txt (new), .git/ (N files)]",
+        "exit code 0\nbuilt\n\n[files changed: +2 ~0 -0: Makefile (new), out.txt (new)]",
+        "exit code 0\ndeep\n\n[files changed: +1 ~0 -0: a/b/c.txt (new)]",
         "exit code 0\nscratch\n",
     ], results
     assert (work / "a" / "b" / "c.txt").read_text() == "deep\n"
@@ -176,7 +178,8 @@ def test_git_reads_the_users_settings_unless_they_hold_a_token(cli, stub, work):
         cli.home, {".gitconfig": "[user]\n\tname = Sandboxed Person\n\temail = p@example.com\n"}
     )
     commit = "git init -q . && touch f && git add f && git commit -qm x && git log -1 --format=%an"
-    assert run_calls(cli, stub, work, bash(commit), "--yes") == ["exit code 0\nSandboxed Person\n"]
+    [committed] = run_calls(cli, stub, work, bash(commit), "--yes")
+    assert committed.startswith("exit code 0\nSandboxed Person\n\n[files changed: +")
     (cli.home / ".gitconfig").write_text(
         '[url "https://ghp_0123456789abcdefghijklmnop@'
         'github.com/"]\n\tinsteadOf = https://github.com/\n'
@@ -226,7 +229,9 @@ def test_a_command_the_sandbox_stops_is_told_so_and_yes_never_leaves_the_sandbox
 
     # an explicit rule lets that command run outside the sandbox, --yes or not
     cli.write_config('[approval.outside]\n"touch *" = "allow"\n')
-    assert run_calls(cli, stub, work, bash(f"touch {outside}"), "--yes") == ["exit code 0\n"]
+    assert run_calls(cli, stub, work, bash(f"touch {outside}"), "--yes") == [
+        "exit code 0\n"
+    ]  # ran outside
     assert outside.exists()
 
 
@@ -272,7 +277,8 @@ def test_an_allow_rule_runs_a_command_in_the_sandbox_without_asking(cli, stub, w
     model_calls(stub, bash("touch inside.txt", f"touch {outside}"), "done")
     result = cli.call("ask", "--builtins", "--root", str(work), "go")  # no --yes
     inside, stopped = tool_results(stub.requests[1])
-    assert inside == "exit code 0\n" and (work / "inside.txt").exists()
+    assert inside == "exit code 0\n\n[files changed: +1 ~0 -0: inside.txt (new)]"
+    assert (work / "inside.txt").exists()
     assert "[sandbox: " in stopped and not outside.exists()  # leaving still needs a person
     assert "--yes does not answer this" in result.stderr
 

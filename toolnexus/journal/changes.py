@@ -60,8 +60,8 @@ class ChangeSet(NamedTuple):
     outside: bool = False
 
     def counts(self) -> tuple[int, int, int]:
-        """Created, modified, deleted."""
-        actions = [c.action for c in self.changes]
+        """Files (and links) created, modified, deleted: folders are not counted."""
+        actions = [c.action for c in self.changes if "dir" not in (c.before.kind, c.after.kind)]
         return actions.count("created"), actions.count("modified"), actions.count("deleted")
 
     def summary(self) -> str:

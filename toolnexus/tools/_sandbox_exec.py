@@ -348,7 +348,22 @@ def report(checks: dict[str, object], abi: int) -> dict[str, object]:
         "tmp_bytes": _size("/tmp"),
         "masked": [p for p in _strings(checks.get("masked")) if _unreadable(p)],
         "read_only": [p for p in _strings(checks.get("read_only")) if _unwritable(p)],
+        "overlay": _mounted_as(str(checks.get("overlay_at") or ""), "overlay"),
     }
+
+
+def _mounted_as(path: str, fstype: str) -> bool:
+    """Whether `path` is a mount point of that type here."""
+    try:
+        with open("/proc/self/mountinfo") as handle:
+            for line in handle:
+                fields = line.split()
+                dash = fields.index("-")
+                if fields[4] == path and fields[dash + 1] == fstype:
+                    return True
+    except (OSError, ValueError, IndexError):
+        pass
+    return False
 
 
 def _strings(value: object) -> list[str]:

@@ -33,6 +33,8 @@ class Enforced(NamedTuple):
     uid: int = -1
     network_granted: bool = False
     namespaces_refused: str = ""
+    overlay: bool = False  # commands write into an overlay: every change is seen and journaled
+    overlay_refused: str = ""
 
     @classmethod
     def none(cls, why: str) -> Enforced:
@@ -60,6 +62,7 @@ class Enforced(NamedTuple):
                 masked=tuple(str(p) for p in found["masked"]),
                 read_only=tuple(str(p) for p in found["read_only"]),
                 uid=int(found["uid"]),
+                overlay=bool(found.get("overlay", False)),
                 network_granted=network_granted,
             )
         except (ValueError, KeyError, TypeError) as exc:
@@ -112,6 +115,10 @@ class Enforced(NamedTuple):
         if root_only:
             said.append("root-only files masked")
         said.append("processes and memory not capped")
+        if self.overlay:
+            said.append("changes applied from an overlay")
+        elif self.overlay_refused:
+            said.append(f"no overlay ({self.overlay_refused})")
         line = ", ".join(said)
         if self.namespaces_refused:
             line += f" (no namespaces: {self.namespaces_refused})"

@@ -83,6 +83,15 @@ class Layout(NamedTuple):
     tmp_bytes: int
     own_proc: bool
     cwd: Path
+    overlay: Overlay | None = None  # the first workspace is seen through it
+
+
+class Overlay(NamedTuple):
+    """An overlay's upper and work folders (on one file system, outside the workspace): a
+    command's writes land in `upper`, the workspace below stays as it was."""
+
+    upper: Path
+    work: Path
 
 
 def bubblewrap() -> str | None:
@@ -132,8 +141,12 @@ def arguments(layout: Layout) -> View:
         args += ["--tmpfs", "/root"]
     hidden = [layout.home, *map(Path, SOCKET_FOLDERS), Path("/run"), Path("/root")]
     args += _ro_binds(p for p in layout.readable if any(_within(p, h) for h in hidden))
-    for place in [*layout.workspaces, *layout.writable]:
-        args += ["--bind", str(place), str(place)]
+    for number, place in enumerate([*layout.workspaces, *layout.writable]):
+        if number == 0 and layout.overlay is not None and layout.workspaces:
+            upper, work = layout.overlay
+            args += ["--overlay-src", str(place), "--overlay", str(upper), str(work), str(place)]
+        else:
+            args += ["--bind", str(place), str(place)]
     read_only = [p for p in dict.fromkeys(layout.read_only) if p.exists()]
     args += _ro_binds(read_only)
     masked = [p for p in layout.secrets if p.is_file() and not p.is_symlink()]

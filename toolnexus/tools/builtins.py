@@ -18,9 +18,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from ..journal.changes import ChangeSet
 from ._command_run import run_command
 from ._linear_regex import glob_regex, line_regex, matching_lines
-from ._secret_scan import SKIP_DIRS
+from ._secret_scan import NOT_LISTED, SKIP_DIRS
 from ._web import fetch_page
 from .sandbox import reaped
 from .tool import Tool, ToolContext, define_tool
@@ -300,14 +301,27 @@ class Builtins:
                 f"cwd {where} is outside the workspace {workspace.root}: a command in the "
                 "sandbox runs inside it (leave cwd out, or give a folder in the workspace)"
             )
-        ran = await run_command(
-            sandbox.command(argv, where), cwd=where, env=sandbox.environment(), timeout=timeout
-        )
+        overlay, started = sandbox.new_overlay(), time.time_ns()
+        interrupted = True
+        try:
+            ran = await run_command(
+                sandbox.command(argv, where, overlay),
+                cwd=where,
+                env=sandbox.environment(),
+                timeout=timeout,
+            )
+            interrupted = ran.code is None
+        finally:  # also when the run is cancelled: applied as far as the command got
+            changed = (
+                _changes_note(*workspace.apply_overlay(overlay, started, interrupted=interrupted))
+                if overlay is not None
+                else ""
+            )
         if not ran.refused_something:
-            return ran.report(timeout)
+            return ran.report(timeout) + changed
         report = (
             f"{ran.report(timeout)}\n[sandbox: this command ran in a sandbox where "
-            f'{sandbox.limits()}; a "Permission denied" above may come from it]'
+            f'{sandbox.limits()}; a "Permission denied" above may come from it]{changed}'
         )
         if ran.code != 0 and rule != "deny":
             ask(
@@ -398,6 +412,36 @@ def _text_of(workspace: Workspace, file: Path) -> str:
     if b"\0" in data[:8192]:
         return ""
     return data.decode("utf-8", "replace")
+
+
+def _changes_note(changes: ChangeSet, beside: dict[str, str]) -> str:
+    """What the model reads of the files a command changed (nothing if none): each file,
+    but a tree of other programs' making (`.git/`, `node_modules/`) as one line."""
+    files = [c for c in changes.changes if c.after.kind != "dir" and c.before.kind != "dir"]
+    if not files:
+        return ""
+    names: list[str] = []
+    trees: dict[str, int] = {}
+    for change in files:
+        tree = next((p for p in change.path.split("/")[:-1] if p in NOT_LISTED), None)
+        if tree is not None:
+            top = change.path[: change.path.index(tree) + len(tree)]
+            trees[top] = trees.get(top, 0) + 1
+        else:
+            names.append(f"{change.path}{MARKS[change.action]}")
+    names += [f"{top}/ ({count} files)" for top, count in trees.items()]
+    shown = names[:MAX_NAMED_CHANGES]
+    more = f" and {len(names) - len(shown)} more" if len(names) > len(shown) else ""
+    kept = "".join(
+        f"\n[{path} was changed by the user while this command ran: kept theirs; this "
+        f"command's version is {name}]"
+        for path, name in beside.items()
+    )
+    return f"\n[files changed: {changes.summary()}: {', '.join(shown)}{more}]{kept}"
+
+
+MARKS = {"created": " (new)", "modified": "", "deleted": " (deleted)"}
+MAX_NAMED_CHANGES = 20
 
 
 def _last_lines(output: str, count: int = 5) -> str:

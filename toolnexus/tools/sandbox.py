@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple, TypedDict
 
+from ..journal import apply as _journal_apply
 from . import _sandbox_view as _view
 from ._sandbox_report import Enforced
 
@@ -168,6 +169,7 @@ class Sandbox:
         self._tmp: Path | None = None
         self._enforced: Enforced | None = None
         self._own_proc = True  # a /proc of the command's PID namespace (see _probe)
+        self._overlays = True  # commands write into an overlay where the system mounts one
 
     @property
     def active(self) -> bool:
@@ -196,12 +198,7 @@ class Sandbox:
             if not sys.platform.startswith("linux") or _view.bubblewrap() is None:
                 refused = "no bubblewrap (bwrap) here"
             else:
-                cwd = self.roots[0] if self.roots else None
-                found = self._report("namespaces", self._namespaced([], cwd))
-                if isinstance(found, str) and "proc" in found:
-                    # a container that masks /proc refuses a new one: bind the host's
-                    self._own_proc = False
-                    found = self._report("namespaces", self._namespaced([], cwd))
+                found = self._probe_namespaces()
                 if isinstance(found, Enforced):
                     return found
                 refused = found
@@ -211,6 +208,47 @@ class Sandbox:
         if isinstance(found, Enforced):
             return found._replace(namespaces_refused=refused)
         return Enforced.none(f"the sandbox could not be set up: {found}")
+
+    def _probe_namespaces(self) -> Enforced | str:
+        """The namespaces, with an overlay of the workspace if the system mounts one."""
+        cwd = self.roots[0] if self.roots else None
+        overlay = self.new_overlay()
+        try:
+            found = self._report("namespaces", self._namespaced([], cwd, overlay))
+            if isinstance(found, str) and "proc" in found:
+                # a container that masks /proc refuses a new one: bind the host's
+                self._own_proc = False
+                found = self._report("namespaces", self._namespaced([], cwd, overlay))
+        finally:
+            if overlay is not None:
+                _journal_apply.finish(overlay.upper.parent)
+        if isinstance(found, str) and overlay is not None:
+            self._overlays = False
+            without = self._report("namespaces", self._namespaced([], cwd))
+            if isinstance(without, Enforced):
+                return without._replace(overlay_refused=found)
+        if isinstance(found, Enforced) and not found.overlay:
+            self._overlays = False
+        return found
+
+    def new_overlay(self) -> _view.Overlay | None:
+        """Fresh upper and work folders for one command's overlay of the workspace (None
+        where commands write to the workspace directly)."""
+        if not (self._overlays and self.roots and self.policy.mode == "workspace-write"):
+            return None
+        import uuid
+
+        # named by the process, so that a start recovering what a crash left never takes
+        # the folder of a call still running in another toolnexus
+        self._state_folder()
+        folder = self.overlays_folder() / f"{os.getpid()}-{uuid.uuid4().hex}"
+        (folder / "upper").mkdir(mode=0o700, parents=True)
+        (folder / "work").mkdir(mode=0o700)
+        return _view.Overlay(folder / "upper", folder / "work")
+
+    def overlays_folder(self) -> Path:
+        """Where the overlays of this workspace's commands are made (and recovered from)."""
+        return self._state_path() / "overlays" / self._key()
 
     def _report(self, kind: str, launch: Launch) -> Enforced | str:
         """Run the launcher in report mode; what it found, or why it failed (one line)."""
@@ -242,6 +280,7 @@ class Sandbox:
             "tmp": _ident(Path("/tmp")),
             "masked": launch.masked,
             "read_only": launch.read_only,
+            "overlay_at": str(self.roots[0]) if self.roots else "",
         }
 
     def describe(self) -> str:
@@ -281,11 +320,14 @@ class Sandbox:
             weakref.finalize(self, shutil.rmtree, self._tmp, ignore_errors=True)
         return self._tmp
 
-    def command(self, argv: list[str], cwd: Path | None = None) -> list[str]:
-        """`argv` as run in this sandbox from `cwd` (as it is where there is none)."""
+    def command(
+        self, argv: list[str], cwd: Path | None = None, overlay: _view.Overlay | None = None
+    ) -> list[str]:
+        """`argv` as run in this sandbox from `cwd` (as it is where there is none), its
+        writes to the workspace going to `overlay` when one is given."""
         kind = self.enforced().kind
         if kind == "namespaces":
-            launch = self._namespaced(argv, cwd)
+            launch = self._namespaced(argv, cwd, overlay)
         elif kind == "landlock":
             launch = self._fallback(argv)
         else:
@@ -359,7 +401,9 @@ class Sandbox:
             "network": policy.network or namespaced,
         }
 
-    def _namespaced(self, argv: list[str], cwd: Path | None) -> Launch:
+    def _namespaced(
+        self, argv: list[str], cwd: Path | None, overlay: _view.Overlay | None = None
+    ) -> Launch:
         rules = self.landlock_rules(namespaced=True)
         home = Path(os.path.realpath(Path.home()))
         read = [Path(p) for p in rules["read"]]
@@ -380,6 +424,7 @@ class Sandbox:
                 tmp_bytes=self.policy.tmp_bytes,
                 own_proc=self._own_proc,
                 cwd=cwd or (self.roots[0] if self.roots else Path("/")),
+                overlay=overlay,
             )
         )
         bwrap = _view.bubblewrap() or "bwrap"
@@ -396,27 +441,33 @@ class Sandbox:
         }
         return Launch([*_python(), SPEC_SLOT, "--", *argv], spec, [], [])
 
-    def _state_folder(self) -> Path:
-        """Where the sandbox keeps its homes: the cache folder, or where that cannot be
-        made (a read-only home), a temporary folder of this process."""
+    def _state_path(self) -> Path:
         if self._state is None:
             cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
             self._state = Path(cache) / "toolnexus" / "sandbox"
+        return self._state
+
+    def _state_folder(self) -> Path:
+        """Where the sandbox keeps its homes and overlays: the cache folder, or where that
+        cannot be made (a read-only home), a temporary folder of this process."""
         try:
-            self._state.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self._state_path().mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError:
             self._state = self.tmp / "state"
             self._state.mkdir(mode=0o700, exist_ok=True)
-        return self._state
+        return self._state_path()
 
     def _sandbox_home(self) -> Path:
         """The home folder commands of this workspace see: the sandbox's own, kept."""
-        import hashlib
-
-        key = hashlib.sha256("\0".join(map(str, self.roots)).encode()).hexdigest()[:16]
-        folder = self._state_folder() / "homes" / key
+        folder = self._state_folder() / "homes" / self._key()
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         return folder
+
+    def _key(self) -> str:
+        """This workspace's name among the sandbox's folders."""
+        import hashlib
+
+        return hashlib.sha256("\0".join(map(str, self.roots)).encode()).hexdigest()[:16]
 
     def _mask_file(self) -> Path:
         """An empty file nobody may open, bound over the secrets a command must not read."""

@@ -38,12 +38,16 @@ import hashlib
 import ipaddress
 import os
 import stat
+import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ._command_reach import CommandReach
+from ..journal import apply as journal_apply
+from ..journal.changes import ChangeSet
 from ._command_rules import CommandRules
+from ._sandbox_view import Overlay
 from ._secret_scan import SecretFiles
 from .rules import checked_rules, has_wildcard
 from .sandbox import Sandbox, SandboxPolicy
@@ -152,7 +156,22 @@ class Workspace:
         )
         self.reach = CommandReach(sandbox or SandboxPolicy(), self.secrets.home)
         self.outside = CommandRules(outside, "rule on leaving the sandbox", "approval.outside")
+        self._applying = threading.Lock()  # one command's changes applied at a time
+        # what a crash left half applied, finished before anything else: a line each
+        self.recovered = journal_apply.recover(self.sandbox.overlays_folder())
         self.hosts_approved: set[str] = set()  # origins a person allowed this session
+
+    # -- changes -------------------------------------------------------------------------
+    def apply_overlay(
+        self, overlay: Overlay, started_ns: int, *, interrupted: bool
+    ) -> tuple[ChangeSet, dict[str, str]]:
+        """Apply what a command wrote into `overlay` (started at `started_ns`) to the
+        workspace, one command at a time; what it changed, and the files kept beside the
+        person's own newer version (path -> the name the command's version got)."""
+        with self._applying:
+            found = journal_apply.plan(overlay.upper, self.root, "bash", started_ns=started_ns)
+            journal_apply.apply(found, overlay.upper, self.root, overlay.upper.parent)
+        return found.changes._replace(interrupted=interrupted), found.beside
 
     # -- paths ---------------------------------------------------------------------------
     def resolve(self, path: str | Path) -> Path:

@@ -1,0 +1,135 @@
+"""Each bash command writes into an overlay of the workspace (issue 34): what it changed is
+read from the overlay, told to the model, and applied crash-safely; a file counts as changed
+by its content and mode, never by being touched; mtimes are kept; an edit the person made
+while the command ran is never overwritten; an apply a crash stopped is finished at the next
+start."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from tests.support import kernel
+from tests.support.cli_helpers import CLI, model_calls
+from tests.support.sandbox_calls import bash, run_calls
+from tests.support.waiting import eventually, running_with
+from toolnexus import create_toolkit
+
+NAMESPACES_OK, NO_NAMESPACES = kernel.namespaces()
+pytestmark = kernel.needs(NAMESPACES_OK, NO_NAMESPACES)
+
+
+@pytest.fixture
+def work(cli: CLI) -> Path:
+    folder = cli.root / "work"
+    (folder / "src").mkdir(parents=True)
+    for name in ("a.txt", "b.txt", "gone.txt", "src/one.py", "src/two.py"):
+        (folder / name).write_text(f"{name}\n")
+    return folder
+
+
+def test_a_command_s_changes_are_applied_and_told(cli, stub, work):
+    [result] = run_calls(
+        cli,
+        stub,
+        work,
+        bash(
+            "echo more >> a.txt && rm gone.txt && echo new > new.txt && mkdir -p d/e && "
+            "echo deep > d/e/f.txt && mv src lib && chmod 600 b.txt && echo done"
+        ),
+        "--yes",
+    )
+    assert result.startswith("exit code 0\ndone\n\n[files changed: +4 ~2 -3: "), result
+    for told in ("a.txt", "b.txt", "gone.txt (deleted)", "new.txt (new)", "lib/one.py (new)"):
+        assert told in result, told
+    assert (work / "a.txt").read_text() == "a.txt\nmore\n"
+    assert not (work / "gone.txt").exists() and not (work / "src").exists()
+    assert (work / "lib" / "one.py").read_text() == "src/one.py\n"
+    assert (work / "d" / "e" / "f.txt").read_text() == "deep\n"
+    assert (work / "b.txt").stat().st_mode & 0o777 == 0o600
+
+
+def test_touching_opening_or_an_edit_that_matches_nothing_changes_nothing(cli, stub, work):
+    before = (work / "a.txt").stat().st_mtime_ns
+    [result] = run_calls(
+        cli,
+        stub,
+        work,
+        bash(
+            "touch a.txt && python3 -c \"open('a.txt', 'r+').close()\" && "
+            "sed -i s/nothing-here/x/ a.txt && touch -d 2001-01-01 new.txt && echo ok"
+        ),
+        "--yes",
+    )
+    assert result == "exit code 0\nok\n\n[files changed: +1 ~0 -0: new.txt (new)]", result
+    assert (work / "a.txt").stat().st_mtime_ns == before  # not even its time moved
+    assert (work / "new.txt").stat().st_mtime == pytest.approx(978307200, abs=86400)  # kept
+
+
+def test_an_apply_stopped_after_file_k_is_finished_at_the_next_start(cli, stub, work):
+    model_calls(stub, bash("for n in 1 2 3 4 5; do echo $n > made-$n.txt; done"), "done")
+    crashed = cli.run(
+        "ask",
+        "--builtins",
+        "--yes",
+        "--root",
+        str(work),
+        "go",
+        env={"TOOLNEXUS_JOURNAL_STOP_AFTER": "2"},
+    )
+    assert crashed.code == 70, crashed  # stopped as a crash would, after two files
+    assert sorted(p.name for p in work.glob("made-*")) == ["made-1.txt", "made-2.txt"]
+
+    model_calls(stub, [], "nothing to do")
+    started = cli.run("ask", "--builtins", "--yes", "--root", str(work), "hi")
+    assert started.code == 0, started
+    assert "finished applying a command's changes" in started.stderr, started
+    assert {p.name: p.read_text() for p in work.glob("made-*")} == {
+        f"made-{n}.txt": f"{n}\n" for n in range(1, 6)
+    }
+
+
+async def test_the_person_s_edit_during_a_command_is_kept_and_the_command_s_beside_it(
+    tmp_path,
+):
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "shared.txt").write_text("first\n")
+    marker = f"journal-{os.getpid()}-{id(tmp_path)}"
+    toolkit = await create_toolkit(builtins=["bash"], workspace=work)
+    try:
+        command = (
+            f"export TOOLNEXUS_TEST_MARK={marker}; "
+            "trap 'echo from-the-command > shared.txt; exit 0' USR1; "
+            "while :; do sleep 0.05; done"
+        )
+        call = asyncio.create_task(toolkit.execute("bash", {"command": command}))
+        [shell] = await eventually(lambda: _shell(marker), "the command to run")
+        (work / "shared.txt").write_text("the person's edit\n")  # while it runs
+        os.kill(shell, signal.SIGUSR1)
+        result = await call
+    finally:
+        await toolkit.close()
+    assert (work / "shared.txt").read_text() == "the person's edit\n"
+    assert (work / "shared.txt.toolnexus-1").read_text() == "from-the-command\n"
+    assert (
+        "[shared.txt was changed by the user while this command ran: kept theirs; this "
+        "command's version is shared.txt.toolnexus-1]"
+    ) in result.output, result.output
+
+
+def _shell(marker: str) -> list[int]:
+    """The bash of the command (not its sleeps): the process that set the trap."""
+    found = []
+    for pid in running_with(marker):
+        try:
+            name = Path(f"/proc/{pid}/comm").read_text().strip()
+        except OSError:
+            continue
+        if name == "bash":
+            found.append(pid)
+    return found
