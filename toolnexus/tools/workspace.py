@@ -43,9 +43,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ._command_reach import CommandReach
 from ..journal import apply as journal_apply
 from ..journal.changes import ChangeSet
+from ._command_reach import CommandReach
 from ._command_rules import CommandRules
 from ._sandbox_view import Overlay
 from ._secret_scan import SecretFiles
