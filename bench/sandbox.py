@@ -8,7 +8,10 @@ read to the end), the command line built by toolnexus.tools.sandbox.Sandbox.comm
   Landlock alone             the fallback: Landlock, the socket filter, no capabilities,
                              a PID namespace (`[sandbox] namespaces = false`)
   namespaces + Landlock      bubblewrap's user, mount, PID, network, IPC and UTS
-                             namespaces around the same launcher and Landlock (the default)
+                             namespaces around the same launcher and Landlock, writing to
+                             the workspace directly (`[sandbox] overlay = false`)
+  namespaces + overlay       the same, the workspace seen through an overlay whose changes
+                             are read and applied when the call ends (the default)
 
 The three take turns, round after round (the order reversed every other round), so drift in
 the machine hits them alike; medians and p95 of the rounds, and the ratios to Landlock alone
@@ -22,20 +25,24 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from results import load_line, load_seen, machine_load, record  # noqa: E402
 
+from toolnexus.journal.apply import apply, plan  # noqa: E402
 from toolnexus.tools._command_run import run_command  # noqa: E402
 from toolnexus.tools.sandbox import Sandbox, SandboxPolicy, reaped  # noqa: E402
 
 ARGV = ["bash", "-c", "true"]
+Call = Callable[[], Awaitable[float]]
 
 
 async def one_call(argv: list[str], env: dict[str, str], cwd: Path) -> float:
@@ -46,6 +53,22 @@ async def one_call(argv: list[str], env: dict[str, str], cwd: Path) -> float:
     return time.perf_counter() - started
 
 
+async def overlay_call(box: Sandbox, work: Path) -> float:
+    """A call as the bash tool makes it: a fresh overlay, the command, its changes read
+    and applied (none here), the overlay removed."""
+    started = time.perf_counter()
+    overlay = box.new_overlay()
+    assert overlay is not None
+    ran = await run_command(
+        box.command(ARGV, work, overlay), cwd=work, env=box.environment(), timeout=60
+    )
+    found = plan(overlay.upper, work, "bash", started_ns=time.time_ns())
+    apply(found, overlay.upper, work, overlay.upper.parent)
+    if ran.code != 0:
+        raise SystemExit(f"the overlay call exited {ran.code}: {ran.output[:300]}")
+    return time.perf_counter() - started
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=60)
@@ -53,25 +76,33 @@ def main() -> int:
     before = machine_load()
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
-        namespaced = Sandbox(SandboxPolicy(), [work])
+        namespaced = Sandbox(SandboxPolicy(overlay=False), [work])
         landlock = Sandbox(SandboxPolicy(namespaces=False), [work])
-        cases = {"no sandbox": (reaped(ARGV), dict(namespaced.environment()))}
-        for name, box in (("Landlock alone", landlock), ("namespaces + Landlock", namespaced)):
-            enforced = box.enforced()
-            wanted = "namespaces" if box is namespaced else "landlock"
-            if enforced.kind != wanted:
-                print(f"{name}: not measured here ({enforced.summary()})")
+        overlaid = Sandbox(SandboxPolicy(), [work])
+        env = dict(namespaced.environment())
+        cases: dict[str, Call] = {
+            "no sandbox": functools.partial(one_call, reaped(ARGV), env, work)
+        }
+        boxes = {"Landlock alone": landlock, "namespaces + Landlock": namespaced}
+        for name, box in boxes.items():
+            if box.enforced().kind != ("landlock" if box is landlock else "namespaces"):
+                print(f"{name}: not measured here ({box.enforced().summary()})")
                 continue
-            cases[name] = (box.command(ARGV, work), box.environment())
+            argv, box_env = box.command(ARGV, work), box.environment()
+            cases[name] = functools.partial(one_call, argv, box_env, work)
+        if overlaid.enforced().overlay:
+            cases["namespaces + overlay"] = lambda: overlay_call(overlaid, work)
+        else:
+            print(f"namespaces + overlay: not measured here ({overlaid.enforced().summary()})")
         times: dict[str, list[float]] = {name: [] for name in cases}
 
         async def measure() -> None:
             names = list(cases)
             for name in names:  # warm-up
-                await one_call(*cases[name], work)
+                await cases[name]()
             for turn in range(rounds):
                 for name in names if turn % 2 == 0 else reversed(names):
-                    times[name].append(await one_call(*cases[name], work))
+                    times[name].append(await cases[name]())
 
         asyncio.run(measure())
     seen = load_seen(before, machine_load())

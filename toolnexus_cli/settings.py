@@ -38,6 +38,7 @@ class SandboxSettings(NamedTuple):
     env: tuple[str, ...] = ()
     namespaces: bool = True
     tmp_size: int = 1024**3
+    overlay: bool = True
 
 
 class ApprovalSettings(NamedTuple):

@@ -149,6 +149,7 @@ def sandbox_policy(config: Config, flags: ToolFlags) -> SandboxPolicy:
         env=table.env,
         namespaces=table.namespaces,
         tmp_bytes=table.tmp_size,
+        overlay=table.overlay,
     )
 
 

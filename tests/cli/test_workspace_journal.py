@@ -53,6 +53,13 @@ def test_a_command_s_changes_are_applied_and_told(cli, stub, work):
     assert (work / "b.txt").stat().st_mode & 0o777 == 0o600
 
 
+def test_without_the_overlay_a_command_writes_to_the_workspace_directly(cli, stub, work):
+    cli.write_config("[sandbox]\noverlay = false\n")
+    [result] = run_calls(cli, stub, work, bash("echo new > new.txt && echo ok"), "--yes")
+    assert result == "exit code 0\nok\n"  # nothing seen, nothing told
+    assert (work / "new.txt").read_text() == "new\n"
+
+
 def test_touching_opening_or_an_edit_that_matches_nothing_changes_nothing(cli, stub, work):
     before = (work / "a.txt").stat().st_mtime_ns
     [result] = run_calls(

@@ -107,7 +107,9 @@ class SandboxPolicy:
     """How commands are confined. `read` and `write`: more folders (or files) they may
     read, or read and write (`~` expands). `env`: more environment variables passed in.
     `namespaces`: False skips the namespaces for Landlock and the socket filter alone (the
-    fallback where the system refuses them). `tmp_bytes`: the size of the private /tmp."""
+    fallback where the system refuses them). `tmp_bytes`: the size of the private /tmp.
+    `overlay`: a command writes into an overlay of the workspace, applied when it ends (so
+    what it changed is known exactly); False lets it write to the workspace directly."""
 
     mode: str = "workspace-write"
     network: bool = False
@@ -116,6 +118,7 @@ class SandboxPolicy:
     env: tuple[str, ...] = ()
     namespaces: bool = True
     tmp_bytes: int = TMP_BYTES
+    overlay: bool = True
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -169,7 +172,7 @@ class Sandbox:
         self._tmp: Path | None = None
         self._enforced: Enforced | None = None
         self._own_proc = True  # a /proc of the command's PID namespace (see _probe)
-        self._overlays = True  # commands write into an overlay where the system mounts one
+        self._overlays = self.policy.overlay  # False too where the system mounts none
 
     @property
     def active(self) -> bool:
