@@ -1,0 +1,241 @@
+"""Undoing recorded change sets on a workspace folder. `plan_rewind` says, for every path the
+change sets touched, what it is now, what it becomes (its state before the first of them) and
+what stands in the way; `apply_rewind` checks all of that again, changes nothing unless every
+check passes, then puts each path back and returns the ChangeSet of what it did, which a redo
+rewinds. The rewind never looks or writes through a symlink: a path beneath one is refused."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from toolnexus.errors import ToolnexusError
+from toolnexus.journal.blobs import Blobs
+from toolnexus.journal.changes import ChangeSet, FileChange, FileState
+from toolnexus.journal.tree import TreeView, checked_path, parent_of
+from toolnexus.visible import unmistakable
+
+
+class RewindConflict(ToolnexusError):
+    """The rewind would lose something or cannot be done; `path` is the first such path."""
+
+    def __init__(self, message: str, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class RewindInterrupted(ToolnexusError):
+    """The workspace refused a change halfway; `change_set` is what the rewind did until
+    then (`interrupted` set), to be recorded like a finished one."""
+
+    def __init__(self, message: str, change_set: ChangeSet) -> None:
+        super().__init__(message)
+        self.change_set = change_set
+
+
+class Step(NamedTuple):
+    """One path: what it is `now`, its `target` (its state before the first change set that
+    touched it) and what the last change set `left` there."""
+
+    path: str
+    now: FileState
+    target: FileState
+    left: FileState
+
+    @property
+    def conflict(self) -> bool:
+        """Changed since the last change set, outside toolnexus (times aside)."""
+        return not self.now.same_as(self.left)
+
+    @property
+    def needs_content(self) -> bool:
+        return self.target.kind in ("file", "symlink") and not self.now.same_as(self.target)
+
+    @property
+    def action(self) -> str:
+        now, target = self.now.kind, self.target.kind
+        if target == "absent":
+            return "remove folder" if now == "dir" else "delete"
+        if target == "dir":
+            return "set folder" if now == "dir" else "make folder"
+        if now == "absent":
+            return "recreate"
+        return "restore" if self.needs_content else "set time"
+
+
+class Blocked(NamedTuple):
+    """A path the rewind cannot get past, whatever is overwritten, and why."""
+
+    path: str
+    reason: str
+
+
+class RewindPlan(NamedTuple):
+    """The steps in path order; the paths changed since the last change set (`conflicts`),
+    those whose content was not kept (`unavailable`), and what blocks the rewind."""
+
+    steps: tuple[Step, ...]
+    conflicts: tuple[str, ...]
+    unavailable: tuple[str, ...]
+    blocked: tuple[Blocked, ...]
+
+    def summary(self) -> list[str]:
+        """One line a step, then one a blocked path (what `--dry-run` prints)."""
+        lines = []
+        for step in self.steps:
+            notes = [
+                note
+                for note, applies in (
+                    ("conflict: changed since toolnexus changed it", step.conflict),
+                    ("its content was not kept", step.path in self.unavailable),
+                )
+                if applies
+            ]
+            said = f"  ({'; '.join(notes)})" if notes else ""
+            lines.append(f"{step.action:<13} {unmistakable(step.path)}{said}")
+        lines += [f"{'blocked':<13} {unmistakable(b.path)}: {b.reason}" for b in self.blocked]
+        return lines or ["nothing to rewind"]
+
+
+def plan_rewind(root: Path, change_sets: Sequence[ChangeSet], blobs: Blobs) -> RewindPlan:
+    """What rewinding `change_sets` (in the order they were applied) would do to `root`."""
+    targets: dict[str, FileState] = {}
+    left: dict[str, FileState] = {}
+    for change_set in change_sets:
+        for change in change_set.changes:
+            checked_path(change.path)
+            targets.setdefault(change.path, change.before)
+            left[change.path] = change.after
+    return _plan(root, targets, left, blobs)
+
+
+def apply_rewind(
+    root: Path, plan: RewindPlan, blobs: Blobs, *, overwrite: frozenset[str] = frozenset()
+) -> ChangeSet:
+    """Carry out `plan`, overwriting the conflicting paths in `overwrite`. Raises
+    RewindConflict, having changed nothing, when the workspace is no longer as planned or the
+    plan cannot be carried out as it stands. The contents it replaces are kept first (when
+    they fit), so that rewinding the returned ChangeSet redoes what this undid."""
+    for step in plan.steps:
+        checked_path(step.path)
+    fresh = _plan(
+        root, {s.path: s.target for s in plan.steps}, {s.path: s.left for s in plan.steps}, blobs
+    )
+    _refuse(fresh, overwrite)
+    if moved := sorted({step.path for step in set(fresh.steps) ^ set(plan.steps)}):
+        path = moved[0]
+        raise RewindConflict(f"{unmistakable(path)} changed since the rewind was planned", path)
+    for step in plan.steps:
+        blobs.keep(root / step.path, step.now)
+    folder_times = _folder_times(root, plan.steps)
+    try:
+        _remove(root, plan.steps)
+        _create(root, plan.steps, blobs)
+        _settle_folders(root, plan.steps)
+        for folder, times in folder_times.items():
+            os.utime(root / folder, ns=times, follow_symlinks=False)
+    except OSError as exc:
+        done = _done(root, plan.steps, interrupted=True)
+        raise RewindInterrupted(f"the rewind stopped halfway: {exc}", done) from exc
+    return _done(root, plan.steps, interrupted=False)
+
+
+def _plan(
+    root: Path, targets: dict[str, FileState], left: dict[str, FileState], blobs: Blobs
+) -> RewindPlan:
+    view = TreeView(root, targets)
+    steps: list[Step] = []
+    blocked: list[Blocked] = []
+    for path in sorted(targets):
+        now, target = view.state(path), targets[path]
+        if reason := view.blocker(path):
+            blocked.append(Blocked(path, reason))
+        if now.kind == "dir" and target.kind != "dir":
+            blocked += [
+                Blocked(
+                    stray, f"not made by toolnexus, in {unmistakable(path)}, a folder to remove"
+                )
+                for stray in view.children(path)
+                if stray not in targets
+            ]
+        if now != target:
+            steps.append(Step(path, now, target, left[path]))
+    return RewindPlan(
+        tuple(steps),
+        tuple(s.path for s in steps if s.conflict),
+        tuple(s.path for s in steps if s.needs_content and not blobs.has(s.target.digest)),
+        tuple(blocked),
+    )
+
+
+def _refuse(plan: RewindPlan, overwrite: frozenset[str]) -> None:
+    if plan.blocked:
+        path, reason = plan.blocked[0]
+        raise RewindConflict(f"cannot rewind {unmistakable(path)}: {reason}", path)
+    for path in plan.conflicts:
+        if path not in overwrite:
+            said = f"{unmistakable(path)} was changed after toolnexus changed it"
+            raise RewindConflict(f"{said}: rewinding would overwrite that", path)
+    if plan.unavailable:
+        path = plan.unavailable[0]
+        raise RewindConflict(f"cannot rewind {unmistakable(path)}: its content was not kept", path)
+
+
+def _depth(step: Step) -> int:
+    return step.path.count("/")
+
+
+def _remove(root: Path, steps: Sequence[Step]) -> None:
+    """What is in the way: deepest first, so a folder is empty when its turn comes."""
+    for step in sorted(steps, key=_depth, reverse=True):
+        now, target = step.now.kind, step.target.kind
+        if now == "dir" and target != "dir":
+            os.rmdir(root / step.path)
+        elif now in ("file", "symlink") and target in ("absent", "dir"):
+            os.unlink(root / step.path)
+
+
+def _create(root: Path, steps: Sequence[Step], blobs: Blobs) -> None:
+    """Folders (writable until `_settle_folders`), files and links: shallowest first."""
+    for step in sorted(steps, key=_depth):
+        path, target = root / step.path, step.target
+        if target.kind == "dir" and step.now.kind != "dir":
+            os.mkdir(path, 0o700)
+        elif step.needs_content:
+            blobs.restore(target.digest, path, target)
+        elif target.kind in ("file", "symlink"):
+            times = (target.mtime_ns, target.mtime_ns)
+            os.utime(path, ns=times, follow_symlinks=False)
+
+
+def _settle_folders(root: Path, steps: Sequence[Step]) -> None:
+    """Folders' modes and times, once nothing more changes inside them: deepest first."""
+    for step in sorted(steps, key=_depth, reverse=True):
+        if step.target.kind == "dir":
+            os.chmod(root / step.path, step.target.mode)
+            times = (step.target.mtime_ns, step.target.mtime_ns)
+            os.utime(root / step.path, ns=times, follow_symlinks=False)
+
+
+def _folder_times(root: Path, steps: Sequence[Step]) -> dict[str, tuple[int, int]]:
+    """The times of the folders the rewind writes in without changing them itself, to put
+    back afterwards: a rename inside a folder is no change of the folder."""
+    stepped = {s.path for s in steps}
+    folders = {parent_of(s.path) for s in steps} - stepped
+    times = {}
+    for folder in folders:
+        st = os.lstat(root / folder)
+        times[folder] = (st.st_atime_ns, st.st_mtime_ns)
+    return times
+
+
+def _done(root: Path, steps: Sequence[Step], *, interrupted: bool) -> ChangeSet:
+    view = TreeView(root, {})
+    changes = []
+    for step in steps:
+        after = view.state(step.path)
+        if after != step.now:
+            changes.append(FileChange(step.path, step.now, after))
+    return ChangeSet(tuple(changes), "rewind", interrupted=interrupted)
