@@ -3,8 +3,10 @@ yields (their types, and RunResult, are in toolnexus.types)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+if TYPE_CHECKING:
+    from .journal.changes import ChangeSet
 from .types import (
     CompactingEvent,
     CompactionEvent,
@@ -56,9 +58,15 @@ def tool_call_event(call_id: str, name: str, args: Any) -> ToolCallEvent:
 
 
 def tool_result_event(
-    call_id: str, name: str, output: str, is_error: bool, attachments: list[str] | None = None
+    call_id: str,
+    name: str,
+    output: str,
+    is_error: bool,
+    attachments: list[str] | None = None,
+    changes: ChangeSet | None = None,
 ) -> ToolResultEvent:
-    """`attachments` (short labels such as "image 512x512 png") only when there are any."""
+    """`attachments` (short labels such as "image 512x512 png") and `changes` (the files
+    the call changed) only when there are any."""
     event: ToolResultEvent = {
         "type": "tool_result",
         "id": call_id,
@@ -68,6 +76,8 @@ def tool_result_event(
     }
     if attachments:
         event["attachments"] = attachments
+    if changes is not None and changes.changes:
+        event["changes"] = changes
     return event
 
 

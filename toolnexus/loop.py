@@ -642,6 +642,7 @@ def _result_event(call: _Call, outcome: ToolResult) -> ToolResultEvent:
         outcome.output,
         outcome.is_error,
         [a.describe() for a in outcome.attachments],
+        outcome.changes,
     )
 
 

@@ -9,6 +9,8 @@ reading one still checks what it finds (these types say what a well-formed one h
 from dataclasses import dataclass, field
 from typing import Any, Literal, NotRequired, TypedDict, TypeGuard, final
 
+from .journal.changes import ChangeSet
+
 # ----------------------------------------------------------------------------- content parts
 
 
@@ -252,6 +254,7 @@ class ToolResultEvent(TypedDict):
     output: str
     is_error: bool
     attachments: NotRequired[list[str]]  # only when the tool returned any
+    changes: NotRequired[ChangeSet]  # only when the call changed files in the workspace
 
 
 class PendingEvent(TypedDict):

@@ -439,6 +439,29 @@ def threads_fork(
     _threads(config, lambda store: fork(store, thread, at=at, new_id=new_id))
 
 
+@threads_app.command("rewind")
+def threads_rewind(
+    thread: ThreadArg,
+    turn: Annotated[int, typer.Argument(help="Back to before this turn (1: the first).")],
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="List what would change; change nothing.")
+    ] = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Put the files the thread's tools changed back as they were before turn N."""
+    from .threads import rewind
+
+    _threads(config, lambda store: rewind(store, thread, turn, dry_run=dry_run))
+
+
+@threads_app.command("redo")
+def threads_redo(thread: ThreadArg, config: ConfigOpt = None) -> None:
+    """Undo the thread's last rewind: its files as they were before it."""
+    from .threads import redo
+
+    _threads(config, lambda store: redo(store, thread))
+
+
 @threads_app.command("export")
 def threads_export(
     thread: ThreadArg,

@@ -78,4 +78,6 @@ class JsonOutput:
         if event["type"] == "done":
             result = self.session.redact.result(event["result"])
             return {"type": "done", "result": dataclasses.asdict(result)}
+        if "changes" in event:
+            return {**event, "changes": event["changes"].as_json()}
         return dict(event)

@@ -183,6 +183,12 @@ def data_dir() -> Path:
     return _private_dir(Path(user_data_dir(APP)))
 
 
+def journal_dir() -> Path:
+    """Where the workspace journal keeps what tool calls changed and the contents they
+    replaced (private, like the threads it belongs to)."""
+    return data_dir() / "journal"
+
+
 def state_dir() -> Path:
     """Where the prompt history lives; created private (0700) like the threads."""
     from platformdirs import user_state_dir

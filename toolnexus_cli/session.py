@@ -60,6 +60,7 @@ from .toolbox import (
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from toolnexus.journal.changes import ChangeSet
     from toolnexus.mcp import McpServer
     from toolnexus.tools.approval import AskUser
 
@@ -300,6 +301,7 @@ class Session:
         to a new renderer; with `schema` the answer is JSON following it. Ctrl-C cancels the
         turn, not the session."""
         renderer = self.renderer = self._output(self)
+        self._turn_number: int | None = None  # known once a call changes a file
         cancel = self.interrupts.turn = asyncio.Event()
         self.declined_by_ctrl_c = False
         loop = asyncio.get_running_loop()
@@ -313,6 +315,8 @@ class Session:
             ):
                 for event in redact_events(raw):  # held text comes out before `done`
                     renderer.event(event)
+                    if event["type"] == "tool_result" and "changes" in event:
+                        await self._journal(event["id"], event["changes"])
                     if event["type"] == "done":
                         result = event["result"]
                         self.tokens += result.usage.get("total_tokens", 0)
@@ -329,6 +333,17 @@ class Session:
         finally:
             loop.remove_signal_handler(signal.SIGINT)
             self.interrupts.turn = None
+
+    async def _journal(self, call: str, changes: ChangeSet) -> None:
+        """Record what a call of this turn changed in the workspace, with the thread and
+        the turn (the thread's N-th question: `threads rewind ID N` goes back before it)."""
+        workspace = self.toolkit.workspace
+        if workspace is None or workspace.journal is None:
+            return
+        if self._turn_number is None:  # the thread as stored: this turn's question not yet
+            stored = await self.store.get(self.thread) or []
+            self._turn_number = 1 + sum(1 for m in stored if m.get("role") == "user")
+        workspace.journal.record(self.thread, self._turn_number, call, workspace.root, changes)
 
     async def _refused_again(self, exc: ToolnexusError) -> str:
         """When the endpoint refused the request itself and the turns before this one

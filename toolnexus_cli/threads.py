@@ -21,7 +21,7 @@ from toolnexus.context.marks import DROPPED_KEY, FAILED, sent_indices
 from toolnexus.stores import SNIPPET_MARK, ThreadInfo, referenced
 from toolnexus.visible import visible
 
-from .config import Config
+from .config import Config, journal_dir
 from .errors import UsageError
 from .listing import holding
 from .session import new_thread_id, open_store
@@ -245,3 +245,44 @@ def _print_snippet(snippet: str) -> None:
     for index, piece in enumerate(pieces):
         line.append(visible(piece), style="bold" if index % 2 else "")
     Console(highlight=False).print(line)
+
+
+async def rewind(store: Any, thread: str, turn: int, *, dry_run: bool) -> int:
+    """Put the files the thread's tools changed back as they were before its `turn`
+    (1: before the first), or with `dry_run` list what that would do."""
+    from toolnexus.journal.records import Journal
+
+    if turn < 1:
+        print("error: turns count from 1 (before the thread's first turn)", file=sys.stderr)
+        return EXIT_USAGE
+    if await store.info(thread) is None:
+        return _missing(thread)
+    journal = Journal(journal_dir())
+    try:
+        root, plan = journal.plan(thread, turn)
+        if dry_run:
+            _print(f"rewinding {thread} to before turn {turn} would change, in {root}:")
+            for line in plan.summary():
+                _print(f"  {line}")
+            return 0
+        done = journal.rewind(thread, turn)
+    except ToolnexusError as exc:
+        print(visible(f"error: {exc}; nothing was changed"), file=sys.stderr)
+        return EXIT_NOT_FOUND
+    _print(f"rewound {root} to before turn {turn} of {thread}: {done.summary() or 'nothing'}")
+    return 0
+
+
+async def redo(store: Any, thread: str) -> int:
+    """Undo the thread's last rewind."""
+    from toolnexus.journal.records import Journal
+
+    if await store.info(thread) is None:
+        return _missing(thread)
+    try:
+        done = Journal(journal_dir()).redo(thread)
+    except ToolnexusError as exc:
+        print(visible(f"error: {exc}; nothing was changed"), file=sys.stderr)
+        return EXIT_NOT_FOUND
+    _print(f"redone the last rewind of {thread}: {done.summary() or 'nothing'}")
+    return 0

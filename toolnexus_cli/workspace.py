@@ -12,7 +12,7 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .config import Config, config_dir, data_dir, state_dir
+from .config import Config, config_dir, data_dir, journal_dir, state_dir
 from .errors import UsageError
 from .keys import keys_path
 from .options import ToolFlags
@@ -115,6 +115,7 @@ def make_workspace(config: Config, flags: ToolFlags, root: Path) -> Workspace:
     config, threads and history besides the usual credentials), the names that ask a person
     ([approval] secret_files besides the usual ones), the path and host rules of
     [approval.paths] / [approval.hosts], and the sandbox its commands run in."""
+    from toolnexus.journal.records import Journal
     from toolnexus.tools.workspace import Workspace
 
     rules = config.settings.approval
@@ -126,6 +127,7 @@ def make_workspace(config: Config, flags: ToolFlags, root: Path) -> Workspace:
         hosts=rules.hosts,
         sandbox=sandbox_policy(config, flags),
         outside=rules.outside,
+        journal=Journal(journal_dir()),
     )
     for line in made.recovered:  # what a crash left half applied, finished now
         warnings.warn(line, stacklevel=2)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,8 +17,10 @@ import pytest
 from tests.support import kernel
 from tests.support.cli_helpers import CLI, model_calls
 from tests.support.sandbox_calls import bash, run_calls
+from tests.support.stub_provider import openai_stream
 from tests.support.waiting import eventually, running_with
 from toolnexus import create_toolkit
+from toolnexus.journal import tree_digest
 
 NAMESPACES_OK, NO_NAMESPACES = kernel.namespaces()
 pytestmark = kernel.needs(NAMESPACES_OK, NO_NAMESPACES)
@@ -140,3 +143,69 @@ def _shell(marker: str) -> list[int]:
         if name == "bash":
             found.append(pid)
     return found
+
+
+def replies(stub, *steps: list[tuple[str, dict]], answer: str = "done") -> None:
+    """The stub's next requests ask for each step's calls in turn, then `answer`."""
+    first = len(stub.requests) + 1
+
+    def handler(request):
+        step = len(stub.requests) - first
+        if 0 <= step < len(steps):
+            return openai_stream(tool_calls=steps[step])
+        return openai_stream(answer)
+
+    stub.handler = handler
+
+
+def a_turn_of_changes(work: Path) -> tuple[list[tuple[str, dict]], list[tuple[str, dict]]]:
+    """Three edit_file calls, then a command that deletes one file, creates two, renames a
+    folder and changes a mode."""
+    edits = [
+        ("edit_file", {"path": str(work / name), "old": name, "new": f"{name} edited"})
+        for name in ("a.txt", "b.txt", "src/one.py")
+    ]
+    command = (
+        "rm gone.txt && echo one > made-1.txt && echo two > made-2.txt && mv src lib && "
+        "chmod 755 a.txt"
+    )
+    return edits, [("bash", {"command": command})]
+
+
+@pytest.mark.parametrize("git", [False, True], ids=["plain folder", "git repository"])
+def test_threads_rewind_puts_every_file_back_and_redo_gives_the_turn_again(cli, stub, work, git):
+    if git:
+        subprocess.run(["git", "init", "-q", str(work)], check=True)
+    start = tree_digest(work)
+    edits, command = a_turn_of_changes(work)
+    replies(stub, edits, command)
+    asked = cli.call("ask", "--builtins", "--yes", "--id", "t-1", "--root", str(work), "go")
+    assert asked.code == 0, asked
+    assert not (work / "gone.txt").exists() and (work / "lib" / "one.py").exists()
+    assert (work / "a.txt").stat().st_mode & 0o777 == 0o755
+    end = tree_digest(work)
+
+    dry = cli.call("threads", "rewind", "t-1", "1", "--dry-run")
+    assert dry.code == 0 and "gone.txt" in dry.stdout, dry
+    assert tree_digest(work) == end  # a dry run changes nothing
+
+    rewound = cli.call("threads", "rewind", "t-1", "1")
+    assert rewound.code == 0, rewound
+    assert tree_digest(work) == start  # contents, modes and mtimes, byte for byte
+
+    redone = cli.call("threads", "redo", "t-1")
+    assert redone.code == 0, redone
+    assert tree_digest(work) == end
+
+
+def test_a_file_changed_between_a_turn_and_its_rewind_stops_the_rewind(cli, stub, work):
+    replies(stub, [("bash", {"command": "echo from-the-model > a.txt"})])
+    assert (
+        cli.call("ask", "--builtins", "--yes", "--id", "t-2", "--root", str(work), "go").code == 0
+    )
+    (work / "a.txt").write_text("the person's later edit\n")
+    (work / "b.txt").write_text("untouched by the turn\n")
+    refused = cli.call("threads", "rewind", "t-2", "1")
+    assert refused.code == 1
+    assert refused.stderr.count("\n") == 1 and "a.txt" in refused.stderr, refused
+    assert (work / "a.txt").read_text() == "the person's later edit\n"  # nothing lost

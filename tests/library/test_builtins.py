@@ -291,7 +291,7 @@ def test_grep_filters_by_glob_on_the_relative_path(tools, tmp_path):
 
 
 def test_write_file_counts_bytes_not_characters(tools, tmp_path):
-    assert tools.write_file("n.txt", "naïve ☃", context=ToolContext()) == (
+    assert tools.write_file("n.txt", "naïve ☃", context=ToolContext()).output == (
         f"wrote 10 bytes to {tmp_path / 'n.txt'}"
     )
 

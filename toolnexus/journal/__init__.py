@@ -1,27 +1,57 @@
 """The workspace journal: what each tool call changed in the workspace, as values
-(changes.py); the contents kept by hash (blobs.py); a workspace seen without following links,
-and its digest (tree.py); undoing and redoing change sets (rewind.py)."""
+(changes.py); the contents kept by hash (blobs.py); which thread's turn changed what, and
+rewinding a thread's files to before a turn (records.py); a workspace seen without
+following links, and its digest (tree.py); undoing and redoing change sets (rewind.py)."""
 
-from toolnexus.journal.blobs import Blobs
-from toolnexus.journal.changes import (
-    ABSENT,
-    ChangeSet,
-    FileChange,
-    FileState,
-    Kind,
-    file_digest,
-    state_of,
-)
-from toolnexus.journal.rewind import (
-    Blocked,
-    RewindConflict,
-    RewindInterrupted,
-    RewindPlan,
-    Step,
-    apply_rewind,
-    plan_rewind,
-)
-from toolnexus.journal.tree import UnsafePath, tree_digest
+import importlib as _importlib
+import typing as _typing
+
+# The names load on first use (PEP 562): the event types need changes.py alone, and every
+# import of toolnexus would otherwise pull in the store and the rewind.
+_HOMES = {
+    "Blobs": "blobs",
+    **dict.fromkeys(
+        ("ABSENT", "ChangeSet", "FileChange", "FileState", "Kind", "file_digest", "state_of"),
+        "changes",
+    ),
+    "Journal": "records",
+    **dict.fromkeys(
+        (
+            "Blocked",
+            "RewindConflict",
+            "RewindInterrupted",
+            "RewindPlan",
+            "Step",
+            "apply_rewind",
+            "plan_rewind",
+        ),
+        "rewind",
+    ),
+    **dict.fromkeys(("UnsafePath", "tree_digest"), "tree"),
+}
+
+if _typing.TYPE_CHECKING:
+    from toolnexus.journal.blobs import Blobs
+    from toolnexus.journal.changes import (
+        ABSENT,
+        ChangeSet,
+        FileChange,
+        FileState,
+        Kind,
+        file_digest,
+        state_of,
+    )
+    from toolnexus.journal.records import Journal
+    from toolnexus.journal.rewind import (
+        Blocked,
+        RewindConflict,
+        RewindInterrupted,
+        RewindPlan,
+        Step,
+        apply_rewind,
+        plan_rewind,
+    )
+    from toolnexus.journal.tree import UnsafePath, tree_digest
 
 __all__ = [
     "ABSENT",
@@ -30,6 +60,7 @@ __all__ = [
     "ChangeSet",
     "FileChange",
     "FileState",
+    "Journal",
     "Kind",
     "RewindConflict",
     "RewindInterrupted",
@@ -42,3 +73,12 @@ __all__ = [
     "state_of",
     "tree_digest",
 ]
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'toolnexus.journal' has no attribute {name!r}")
+    value = getattr(_importlib.import_module(f"toolnexus.journal.{home}"), name)
+    globals()[name] = value
+    return value

@@ -9,7 +9,7 @@ import hashlib
 import os
 import stat
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 Kind = Literal["absent", "file", "symlink", "dir"]
 CHUNK = 1024 * 1024
@@ -64,12 +64,47 @@ class ChangeSet(NamedTuple):
         actions = [c.action for c in self.changes if "dir" not in (c.before.kind, c.after.kind)]
         return actions.count("created"), actions.count("modified"), actions.count("deleted")
 
+    def as_json(self) -> dict[str, Any]:
+        """The change set as JSON values (`from_json` reads it back): each change as
+        [path, before, after], a state as [kind, digest, mode, size, mtime_ns]."""
+        return {
+            "source": self.source,
+            "interrupted": self.interrupted,
+            "outside": self.outside,
+            "summary": self.summary(),
+            "changes": [[c.path, list(c.before), list(c.after)] for c in self.changes],
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> ChangeSet:
+        """ValueError if `data` is not what `as_json` makes."""
+        try:
+            changes = tuple(
+                FileChange(str(path), _state(before), _state(after))
+                for path, before, after in data["changes"]
+            )
+            return cls(
+                changes, str(data["source"]), bool(data["interrupted"]), bool(data["outside"])
+            )
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"not a change set: {exc}") from None
+
     def summary(self) -> str:
         """`+3 ~2 -1` (empty when nothing changed)."""
         if not self.changes:
             return ""
         created, modified, deleted = self.counts()
         return f"+{created} ~{modified} -{deleted}"
+
+
+KINDS: dict[str, Kind] = {"absent": "absent", "file": "file", "symlink": "symlink", "dir": "dir"}
+
+
+def _state(fields: Any) -> FileState:
+    kind, digest, mode, size, mtime = fields
+    if kind not in KINDS:
+        raise ValueError(f"no kind {kind!r}")
+    return FileState(KINDS[kind], str(digest), int(mode), int(size), int(mtime))
 
 
 def state_of(path: Path) -> FileState:

@@ -24,7 +24,7 @@ from ._linear_regex import glob_regex, line_regex, matching_lines
 from ._secret_scan import NOT_LISTED, SKIP_DIRS
 from ._web import fetch_page
 from .sandbox import reaped
-from .tool import Tool, ToolContext, define_tool
+from .tool import Tool, ToolContext, ToolResult, define_tool
 from .workspace import ApprovalNeeded, Refused, Workspace, approved, ask
 
 MAX_LINES = 2000
@@ -221,7 +221,7 @@ class Builtins:
         return "\n".join(matches) + search.note(len(matches), MAX_MATCHES, "matches")
 
     @guarded
-    def write_file(self, path: str, content: str, *, context: ToolContext) -> str:
+    def write_file(self, path: str, content: str, *, context: ToolContext) -> ToolResult:
         """Create or overwrite a file with the given content.
 
         Args:
@@ -232,14 +232,18 @@ class Builtins:
         target = workspace.permit(path, context, action="write")
         target.parent.mkdir(parents=True, exist_ok=True)
         fd = workspace.open_path(target, context, action="write", flags=os.O_WRONLY | os.O_CREAT)
+        before = workspace.before_change(target)
         data = content.encode()
         with os.fdopen(fd, "wb") as handle:
             handle.truncate(0)
             handle.write(data)
-        return f"wrote {len(data)} bytes to {target}"
+        return ToolResult(
+            f"wrote {len(data)} bytes to {target}",
+            changes=workspace.after_change(target, before, "write_file"),
+        )
 
     @guarded
-    def edit_file(self, path: str, old: str, new: str, *, context: ToolContext) -> str:
+    def edit_file(self, path: str, old: str, new: str, *, context: ToolContext) -> ToolResult:
         """Replace one exact occurrence of `old` with `new` in a file.
 
         Args:
@@ -248,6 +252,7 @@ class Builtins:
             new: the replacement text.
         """
         target, fd = self.workspace.open(path, context, action="edit", flags=os.O_RDWR)
+        before = self.workspace.before_change(target)
         with os.fdopen(fd, "r+b") as handle:  # read and written as one open file
             data = handle.read(MAX_EDIT_BYTES + 1)
             if len(data) > MAX_EDIT_BYTES:
@@ -262,12 +267,14 @@ class Builtins:
             handle.seek(0)
             handle.truncate(0)
             handle.write(text.replace(old, new, 1).encode())
-        return f"edited {target}"
+        return ToolResult(
+            f"edited {target}", changes=self.workspace.after_change(target, before, "edit_file")
+        )
 
     @guarded
     async def bash(
         self, command: str, cwd: str | None = None, timeout: float = 120, *, context: ToolContext
-    ) -> str:
+    ) -> ToolResult | str:
         """Run a shell command with bash; returns its exit code and output (stdout+stderr).
 
         Args:
@@ -312,13 +319,14 @@ class Builtins:
             )
             interrupted = ran.code is None
         finally:  # also when the run is cancelled: applied as far as the command got
-            changed = (
-                _changes_note(*workspace.apply_overlay(overlay, started, interrupted=interrupted))
+            changes, beside = (
+                workspace.apply_overlay(overlay, started, interrupted=interrupted)
                 if overlay is not None
-                else ""
+                else (None, {})
             )
+        changed = _changes_note(changes, beside) if changes is not None else ""
         if not ran.refused_something:
-            return ran.report(timeout) + changed
+            return ToolResult(ran.report(timeout) + changed, changes=changes)
         report = (
             f"{ran.report(timeout)}\n[sandbox: this command ran in a sandbox where "
             f'{sandbox.limits()}; a "Permission denied" above may come from it]{changed}'
@@ -333,7 +341,7 @@ class Builtins:
                 needs_person=True,
                 fallback=report,
             )
-        return report
+        return ToolResult(report, changes=changes)
 
     @guarded
     async def fetch_url(self, url: str, *, context: ToolContext) -> str:

@@ -18,6 +18,9 @@ from ..content import Attachment
 from ..types import Answer
 from ._workers import run_in_worker
 
+if typing.TYPE_CHECKING:
+    from ..journal.changes import ChangeSet
+
 # A default the toolkit fills in (`None` means "use the toolkit's").
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MAX_OUTPUT = 100_000
@@ -32,6 +35,7 @@ class ToolResult:
     is_error: bool = False
     metadata: dict[str, Any] = field(default_factory=dict)
     attachments: list[Attachment] = field(default_factory=list)
+    changes: ChangeSet | None = None  # the files in the workspace the call changed
 
 
 @dataclass

@@ -44,7 +44,8 @@ from pathlib import Path
 from typing import Any
 
 from ..journal import apply as journal_apply
-from ..journal.changes import ChangeSet
+from ..journal.changes import ChangeSet, FileChange, FileState, state_of
+from ..journal.records import Journal
 from ._command_reach import CommandReach
 from ._command_rules import CommandRules
 from ._sandbox_view import Overlay
@@ -144,6 +145,7 @@ class Workspace:
         hosts: Mapping[str, str] | None = None,
         sandbox: SandboxPolicy | None = None,
         outside: Mapping[str, str] | None = None,
+        journal: Journal | None = None,
     ) -> None:
         self.root = _real(root if root is not None else os.getcwd())
         self.secrets = KnownSecrets([_real(p) for p in secrets])
@@ -157,6 +159,7 @@ class Workspace:
         self.reach = CommandReach(sandbox or SandboxPolicy(), self.secrets.home)
         self.outside = CommandRules(outside, "rule on leaving the sandbox", "approval.outside")
         self._applying = threading.Lock()  # one command's changes applied at a time
+        self.journal = journal  # where the contents a change replaces are kept, if anywhere
         # what a crash left half applied, finished before anything else: a line each
         self.recovered = journal_apply.recover(self.sandbox.overlays_folder())
         self.hosts_approved: set[str] = set()  # origins a person allowed this session
@@ -170,8 +173,41 @@ class Workspace:
         person's own newer version (path -> the name the command's version got)."""
         with self._applying:
             found = journal_apply.plan(overlay.upper, self.root, "bash", started_ns=started_ns)
+            for change in found.changes.changes:
+                self.keep(self.root / change.path, change.before)
+                self.keep(overlay.upper / change.path, change.after, name=change.path)
             journal_apply.apply(found, overlay.upper, self.root, overlay.upper.parent)
         return found.changes._replace(interrupted=interrupted), found.beside
+
+    def before_change(self, target: Path) -> FileState | None:
+        """A file tool is about to change `target`: its state, its content kept (None
+        outside the workspace, whose changes are not journaled)."""
+        if not self.inside(target):
+            return None
+        state = state_of(target)
+        self.keep(target, state)
+        return state
+
+    def after_change(self, target: Path, before: FileState | None, source: str) -> ChangeSet | None:
+        """What the file tool `source` changed at `target` (None if nothing, or outside)."""
+        if before is None:
+            return None
+        after = state_of(target)
+        if after.same_as(before):
+            return None
+        self.keep(target, after)
+        change = FileChange(target.relative_to(self.root).as_posix(), before, after)
+        return ChangeSet((change,), source)
+
+    def keep(self, path: Path, state: FileState, *, name: str | None = None) -> None:
+        """Keep the content `path` holds in `state` in the journal, so the change can be
+        undone or redone; a secret-looking file (by `name`, default the path's) is journaled
+        by its hash alone, never by content."""
+        if self.journal is None or state.kind not in ("file", "symlink"):
+            return
+        if self.looks_secret(Path(name) if name is not None else path):
+            return
+        self.journal.blobs.keep(path, state)
 
     # -- paths ---------------------------------------------------------------------------
     def resolve(self, path: str | Path) -> Path:
