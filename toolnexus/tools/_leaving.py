@@ -3,8 +3,9 @@
 The question carries the command apart from what it printed (`data`, a CommandQuestion of
 types.py), so a host shows the command whole and exact, the end of its output marked as
 output, and asks the question in its own words: neither the command nor its output writes
-any part of the question. At most MAX_QUESTIONS such questions are asked in one run (a person's turn); past
-them the call is not asked about, and the model reads that it should stop asking.
+any part of the question. At most MAX_QUESTIONS such questions are asked in one run (a
+person's turn); past them the call is not asked about, and the model reads that it should
+stop asking.
 """
 
 from __future__ import annotations
