@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 YES_NO_ALWAYS = {"y": "yes", "n": "no", "a": "always"}
 YES_NO = {"y": "yes", "n": "no"}
 INTERRUPT = "interrupt"  # what `choose` answers for Ctrl-C
-PANEL_ROWS = 4  # a question's panel takes besides its text: its borders, the answer line, one
+PANEL_ROWS = 4  # what a question takes besides its text: 2 borders, the answer line, 1 spare
 PANEL_COLUMNS = 4  # its borders and padding
 
 

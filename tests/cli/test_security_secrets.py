@@ -1,8 +1,9 @@
 """Security promise: no secret is printed, logged or stored - the key, provider header
 values, a password or a key in the base URL, a PostgreSQL DSN (URL and keyword form) - on
 stdout, stderr, `-v`, `--events`, `--json`, the thread store, `config show` or an error
-line: not whole, not split across deltas (or between reasoning and text), not base64, hex or
-percent-encoded. A header value that could not travel in a header is refused before any
+line: not whole, not split across deltas (or between reasoning and text, or by reasoning
+between its parts of text), not base64, hex or percent-encoded (wholly or partly), not split
+by zero-width characters. A header value that could not travel in a header is refused before any
 connection, MCP servers' too."""
 
 from __future__ import annotations
