@@ -40,7 +40,7 @@ from .events import (
 from .hooks import Hooks
 from .schema import OutputSchema
 from .tools.suspension import PENDING_KEY, WaitFor, declined, pending_request
-from .tools.tool import ToolContext, ToolProgress, ToolResult, to_result
+from .tools.tool import Questions, ToolContext, ToolProgress, ToolResult, to_result
 from .tools.toolkit import Toolkit
 from .transport import JsonReply, Retrying, StreamEvents, Transport
 from .types import (
@@ -195,6 +195,7 @@ class _Run:
         self.failed_before: set[tuple[str, str]] = set()  # the last tool turn's failed calls
         self.calls_left = settings.max_tool_calls_per_run
         self.reply_usage: Usage = {}  # what the endpoint counted for the last model call
+        self.questions = Questions()  # what its calls asked a person
 
     def _take_tools(self) -> None:
         """The tools offered now, as this style sends them, and the system prompt with
@@ -391,7 +392,10 @@ class _Run:
             yield tool_call_event(call.id, call.name, call.args)
         progress = _Progress(asyncio.get_running_loop())
         contexts = [
-            ToolContext(call_id=call.id, on_progress=progress.reporter(call)) for call in calls
+            ToolContext(
+                call_id=call.id, on_progress=progress.reporter(call), questions=self.questions
+            )
+            for call in calls
         ]
         tasks = [
             asyncio.ensure_future(self._execute(call, ctx))
@@ -447,7 +451,9 @@ class _Run:
         """Answer the request a "pending" run stopped on, then go on."""
         index, req, tool_message = _find_pending(self.messages, ans.get("id"))
         call = _parse_call(_find_call(self.messages, tool_message["tool_call_id"]))
-        outcome = await self._settle(call, ToolContext(call_id=call.id), req, ans)
+        outcome = await self._settle(
+            call, ToolContext(call_id=call.id, questions=self.questions), req, ans
+        )
         self.messages[index] = _tool_message(call, outcome)
         yield _result_event(call, outcome)
         still_waiting = _open_requests(self.messages)

@@ -99,6 +99,15 @@ class Request(TypedDict):
     fallback: NotRequired[str]  # what the model reads, before the refusal, if declined
 
 
+class CommandQuestion(TypedDict):
+    """The `data` of an approval request about running a command outside the sandbox
+    (tools/_leaving.py): what a host shows, the command apart from its output."""
+
+    command: str  # exactly as it would run
+    output: str  # the end of what it printed in the sandbox
+    question: str  # what the person is asked
+
+
 class Answer(TypedDict):
     id: str
     ok: bool

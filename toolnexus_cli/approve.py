@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 from toolnexus import Answer, Request, make_answer
 from toolnexus.callbacks import maybe_await
 from toolnexus.tools.suspension import NOBODY_TO_ASK, WaitFor
+from toolnexus.visible import unmistakable
 
-from .render import call_text
 from .terminal_answers import keyboard
 from .toolbox import CallView
 
@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 YES_NO_ALWAYS = {"y": "yes", "n": "no", "a": "always"}
 YES_NO = {"y": "yes", "n": "no"}
 INTERRUPT = "interrupt"  # what `choose` answers for Ctrl-C
+PANEL_ROWS = 4  # what a question takes besides its text: 2 borders, the answer line, 1 spare
+PANEL_COLUMNS = 4  # its borders and padding
 
 
 def drop_typeahead() -> None:
@@ -89,15 +91,21 @@ async def confirm_default_no(question: str) -> bool:
     return await choose(question, YES_NO, enter="no") == "yes"
 
 
+def room(console: Any) -> tuple[int, int]:
+    """The rows and columns a panel's text has on the terminal, the question below it."""
+    return max(3, console.height - PANEL_ROWS), max(10, console.width - PANEL_COLUMNS)
+
+
 def panel(console: Any, body: Any, title: str) -> None:
-    """`body` in a panel that stands out, under `title`: text as `call_text` shows it
-    (never read as markup), or Rich Text made safe already."""
+    """`body` in a panel that stands out, under `title`: text as `exact_text` shows it
+    (never read as markup), fitted to the terminal; or Rich Text made safe already."""
     from rich.panel import Panel
     from rich.text import Text
 
-    from toolnexus.visible import unmistakable
+    from .exact_text import exact_text
 
-    shown = call_text(body) if isinstance(body, str) else body
+    rows, width = room(console)
+    shown = exact_text(body, rows=rows, width=width) if isinstance(body, str) else body
     console.print(
         Panel(
             shown,
@@ -133,16 +141,21 @@ def terminal_asker(
 def terminal_wait_for(
     console: Any, before_prompt: Callable[[], None], on_interrupt: Callable[[], None]
 ) -> WaitFor:
-    """Answers a suspended tool's request inline: an approval as y/n, a URL as "open it
-    and press Enter", anything else as a line of input. Ctrl-C declines, and
-    `on_interrupt` is told."""
+    """Answers a suspended tool's request inline: an approval as y/n (one about running a
+    command as command_question.py shows it), a URL as "open it and press Enter", anything
+    else as a line of input. Ctrl-C declines, and `on_interrupt` is told."""
 
     async def wait_for(request: Request) -> Answer:
         from prompt_toolkit import PromptSession
 
+        from .command_question import command_question, question_text
+
         before_prompt()
         kind, prompt = request.get("kind", "input"), request.get("prompt", "")
-        body = f"{prompt}\n{request['url']}" if request.get("url") else prompt
+        body: Any = f"{prompt}\n{request['url']}" if request.get("url") else prompt
+        asked = command_question(request.get("data")) if kind == "approval" else None
+        if asked is not None:
+            body = question_text(asked, *room(console))
         panel(console, body, f"a tool needs you ({kind})")
         declined = make_answer(request, False, reason="declined by the user")
         if kind == "approval":
@@ -182,7 +195,8 @@ def wait_for_without_terminal(allow_all: bool) -> WaitFor:
                 if request.get("needs_person")
                 else "; pass --yes to allow it"
             )
-        prompt = " ".join(str(request.get("prompt", "")).split())  # one line, however long
+        # one line, however long, every character in it shown as itself or escaped
+        prompt = unmistakable(" ".join(str(request.get("prompt", "")).split()))
         sys.stderr.write(
             f"toolnexus: declined a tool's {kind} ({prompt}): nobody can answer here{advice}\n"
         )

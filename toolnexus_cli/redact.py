@@ -10,8 +10,11 @@ any URL that name a secret (`?api-key=`, `&token=`) and the password of any keyw
 DSN (`host=db password=PASSWORD`), known or not. It does not guess at such patterns in
 what a model or tool wrote: that would rewrite the code in an answer.
 
-A streamed answer is redacted as one stream, its reasoning and text together, so a secret
-split across deltas (or begun in the reasoning and ended in the text) is caught too.
+A secret is found as it reads (secret_reading.py): partly percent-encoded, or split by
+zero-width characters, it is masked all the same. A streamed answer is redacted as a stream
+(redact_stream.py), its reasoning and text each alone and together, so a secret split across
+deltas (or begun in the reasoning and ended in the text, or split by reasoning in between)
+is caught too; an assistant message's reasoning and text are redacted as that stream.
 """
 
 from __future__ import annotations
@@ -25,13 +28,14 @@ from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 from toolnexus.events import reasoning_event, text_event
 
+from .redact_stream import MASK, Piece, StreamRedactor, joined
+from .secret_reading import MIN_SECRET, Secrets
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from toolnexus import Event, Message, RunResult
 
-MASK = "***"
-MIN_SECRET = 4  # shorter values are not replaced (they would blank out ordinary words)
 MIN_ENCODED = 8  # the encoded forms of shorter ones could turn up in ordinary text
 # Header values that describe a request rather than authenticate it; every other header
 # value is a secret.
@@ -59,20 +63,15 @@ _QUERY_PARAMETER = r"([^=&;]+)=([^&;]*)"
 _DSN_PASSWORD = r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s'\"]+)"
 _URLSAFE = str.maketrans("+/", "-_")
 
-Piece = tuple[str, str]  # (kind, text): a stretch of a stream whose kinds take turns
-
 
 class Redactor:
     """Removes secrets from anything the CLI prints or saves."""
 
     def __init__(self, *secrets_: str | None) -> None:
-        found = {form for s in secrets_ if s and len(s) >= MIN_SECRET for form in _forms(s)}
-        self.secrets = sorted(found, key=len, reverse=True)  # a longer one may hold a shorter
-        self._pattern = re.compile("|".join(map(re.escape, self.secrets))) if found else None
-        self._by_first: dict[str, list[str]] = {}  # the secrets by their first character
-        for secret in self.secrets:
-            self._by_first.setdefault(secret[0], []).append(secret)
-        self._first = re.compile(f"[{''.join(map(re.escape, self._by_first))}]") if found else None
+        self._secrets = Secrets(
+            form for s in secrets_ if s and len(s) >= MIN_SECRET for form in _forms(s)
+        )
+        self.secrets = self._secrets.forms  # as each reads, longest first
 
     @classmethod
     def for_run(cls, key: str | None, target: Any = None, store: Any = None) -> Redactor:
@@ -97,37 +96,17 @@ class Redactor:
 
     def __call__(self, text: str) -> str:
         """`text` without the known secrets."""
-        return self._pattern.sub(MASK, text) if self._pattern else text
+        if not self.secrets:
+            return text
+        return "".join(part for _, part in self.pieces([("", text)]))
 
     def pieces(self, pieces: list[Piece]) -> list[Piece]:
-        """`pieces` without the known secrets, redacted as the one text they make: a secret
+        """`pieces` without the known secrets, redacted as the stream they make: a secret
         that spans pieces is masked in the piece where it begins (the rest of it goes).
         Neighbours of one kind are joined."""
-        if self._pattern is None:
-            return _joined(pieces)
-        text = "".join(part for _, part in pieces)
-        spans = [match.span() for match in self._pattern.finditer(text)]
-        masked = self._pattern.sub(MASK, text)
-        out: list[Piece] = []
-        start = end = 0
-        for kind, part in pieces:
-            end += len(part)
-            moved = _moved(end, spans)
-            out.append((kind, masked[start:moved]))
-            start = moved
-        return _joined(out)
-
-    def could_begin(self, text: str) -> int:
-        """The length of the longest end of `text` that could begin a secret (0: none).
-        Runs once per streamed delta, so it looks only at the end that is shorter than
-        the longest secret, and there only where some secret's first character stands."""
-        if self._first is None:
-            return 0
-        for first in self._first.finditer(text, max(0, len(text) - len(self.secrets[0]) + 1)):
-            end = text[first.start() :]
-            if any(secret.startswith(end) for secret in self._by_first[end[0]]):
-                return len(end)
-        return 0
+        stream = self.stream()
+        out = [piece for kind, text in pieces for piece in stream.feed(kind, text)]
+        return joined([*out, *stream.flush()])
 
     def line(self, text: str) -> str:
         """One of the CLI's own lines (an error, a setting) without the known secrets or
@@ -182,7 +161,7 @@ class Redactor:
         return self.line(value) if isinstance(value, str) else value
 
     def stream(self) -> StreamRedactor:
-        return StreamRedactor(self)
+        return StreamRedactor(self._secrets)
 
 
 def key_variables() -> set[str]:
@@ -259,65 +238,6 @@ def _reasoned(message: Any) -> bool:
         and isinstance(message.get("reasoning"), str)
         and isinstance(message.get("content"), str)
     )
-
-
-def _moved(position: int, spans: list[tuple[int, int]]) -> int:
-    """Where `position` of a text is once each of `spans` is replaced by MASK; from inside
-    a span it moves to the end of that mask (the secret is masked where it begins)."""
-    shift = 0
-    for start, end in spans:
-        if position <= start:
-            break
-        if position < end:
-            return start - shift + len(MASK)
-        shift += end - start - len(MASK)
-    return position - shift
-
-
-def _joined(pieces: list[Piece]) -> list[Piece]:
-    """`pieces` without empty ones, neighbours of one kind made one."""
-    out: list[Piece] = []
-    for kind, text in pieces:
-        if out and out[-1][0] == kind:
-            out[-1] = (kind, out[-1][1] + text)
-        elif text:
-            out.append((kind, text))
-    return out
-
-
-def _cut(pieces: list[Piece], at: int) -> tuple[list[Piece], list[Piece]]:
-    """`pieces` cut in two where their joined text is cut at `at`."""
-    before: list[Piece] = []
-    after: list[Piece] = []
-    for kind, text in pieces:
-        before += [(kind, text[:at])] if text[:at] else []
-        after += [(kind, text[at:])] if text[at:] else []
-        at = max(0, at - len(text))
-    return before, after
-
-
-class StreamRedactor:
-    """Redacts a stream that arrives in pieces, of one kind or of several taking turns
-    (reasoning, text): the end of what came that could begin a secret is held back, kinds
-    and all, until the next piece shows whether it does. Only that much is looked at again."""
-
-    def __init__(self, redact: Redactor) -> None:
-        self.redact = redact
-        self.held: list[Piece] = []
-
-    def feed(self, kind: str, text: str) -> list[Piece]:
-        """What can be shown now of the stream, `text` (of `kind`) come."""
-        if not self.redact.secrets:
-            return [(kind, text)] if text else []
-        pieces = self.redact.pieces([*self.held, (kind, text)])
-        whole = "".join(part for _, part in pieces)
-        out, self.held = _cut(pieces, len(whole) - self.redact.could_begin(whole))
-        return out
-
-    def flush(self) -> list[Piece]:
-        """What was held back (the stream ended, or something else comes between)."""
-        held, self.held = self.held, []
-        return held
 
 
 STREAMED = ("text", "reasoning")  # the events whose deltas make one stream

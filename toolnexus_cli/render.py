@@ -8,7 +8,6 @@ from the endpoint, a tool or a server acts on the terminal.
 from __future__ import annotations
 
 import json
-import re
 import sys
 import time
 from collections.abc import Mapping
@@ -26,7 +25,6 @@ if TYPE_CHECKING:
     from .settings import UiSettings
 
 RESULT_PREVIEW_LINES = 8
-_BLANK_LINES = re.compile(r"^(?:[^\S\n]*\n){2,}", re.M)  # two or more in a row
 
 
 def retry_note(event: Mapping[str, Any]) -> str:
@@ -295,21 +293,6 @@ def format_args(args: Any) -> str:
     return args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
 
 
-def call_text(call: str) -> Any:
-    """A tool call as a person checks it, as Rich Text: every hidden character shown (see
-    unmistakable), and each run of blank lines one dim line that counts them, so that no
-    run of them can push a part of the call off the screen."""
-    from rich.text import Text
-
-    shown, text, start = Text(), unmistakable(call), 0
-    for run in _BLANK_LINES.finditer(text):
-        shown.append(text[start : run.start()])
-        shown.append(f"({run.group().count(chr(10))} blank lines)\n", style="dim")
-        start = run.end()
-    shown.append(text[start:])
-    return shown
-
-
 def preview(output: str, lines: int = RESULT_PREVIEW_LINES) -> str:
     output = output.rstrip()
     rows = output.splitlines()
@@ -474,12 +457,14 @@ class TerminalRenderer:
             stream.wait()
 
     def _panel(self, body: str, title: str, style: str, *, exact: bool = False) -> Any:
-        """`exact`: a tool call's arguments, shown as `call_text`."""
+        """`exact`: a tool call's arguments, shown as `exact_text`."""
         from rich.panel import Panel
         from rich.text import Text
 
+        from .exact_text import exact_text
+
         return Panel(
-            call_text(body) if exact else Text(visible(body)),
+            exact_text(body) if exact else Text(visible(body)),
             title=Text(unmistakable(title) if exact else visible(title)),
             title_align="left",
             border_style=style,

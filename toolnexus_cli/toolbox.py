@@ -139,17 +139,16 @@ def make_hooks(config: Config, toolkit: Toolkit, ask: AskUser) -> dict[str, Any]
     return {"before_tool": approval_hook(approval_policy(config, toolkit), toolkit, ask)}
 
 
-# How the question about a call shows it: (name, args) -> Rich Text.
+# How the question about a call shows it: (name, args) -> text, or Rich Text made safe.
 CallView = Callable[[str, Any], Any]
 
 
 def call_view(toolkit: Toolkit) -> CallView:
     """A built-in write_file or edit_file call as the change it would make to the file
-    (file_change.py); any other call as its arguments in full."""
+    (file_change.py); any other call as its arguments in full (text, which the question
+    shows as exact_text.py does)."""
 
     def show(name: str, args: Any) -> Any:
-        from .render import call_text
-
         tool, workspace = toolkit.get(name), toolkit.workspace
         if workspace is not None and tool is not None and tool.source == "builtin":
             from .file_change import file_change
@@ -157,7 +156,7 @@ def call_view(toolkit: Toolkit) -> CallView:
             change = file_change(workspace, name, args)
             if change is not None:
                 return change
-        return call_text(_with_hints(tool, describe_call(name, args)))
+        return _with_hints(tool, describe_call(name, args))
 
     return show
 

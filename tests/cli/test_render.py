@@ -290,7 +290,7 @@ def test_code_is_printed_unindented_and_never_hard_wrapped():
 # ----------------------------------------------------------------------------- tool panels
 
 DISGUISED = "echo \u202e~ fr- mr\u202c \u200bx"  # reads as `echo rm -rf ~` on a terminal
-SHOWN = "echo <U+202E>~ fr- mr<U+202C> <U+200B>x"
+SHOWN = "echo \\u202e~ fr- mr\\u202c \\u200bx"
 
 
 def test_a_tool_calls_hidden_characters_show_in_its_panel_and_in_the_approval_panel():

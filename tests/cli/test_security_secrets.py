@@ -1,19 +1,21 @@
 """Security promise: no secret is printed, logged or stored - the key, provider header
 values, a password or a key in the base URL, a PostgreSQL DSN (URL and keyword form) - on
 stdout, stderr, `-v`, `--events`, `--json`, the thread store, `config show` or an error
-line: not whole, not split across deltas (or between reasoning and text), not base64, hex or
-percent-encoded. A header value that could not travel in a header is refused before any
+line: not whole, not split across deltas (or between reasoning and text, or by reasoning
+between its parts of text), not base64, hex or percent-encoded (wholly or partly), not split
+by zero-width characters. A header value that could not travel in a header is refused before any
 connection, MCP servers' too."""
 
 from __future__ import annotations
 
 import base64
 import json
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from tests.support.net_servers import dead_port
 from tests.support.stub_provider import Recorded, openai_stream
 from toolnexus_cli.redact import EventRedactor, Redactor
+from toolnexus_cli.redact_stream import HOLD_LIMIT
 
 HEADER_SECRET = "hdr-secret-7f3a9c21"
 URL_PASSWORD = "url-pw-5be0d4"
@@ -144,6 +146,80 @@ def test_a_key_split_across_deltas_or_between_reasoning_and_text_is_masked(cli, 
     assert not [piece for piece in pieces if piece.encode() in cli.db_bytes()]
 
 
+def shown_everywhere(cli, env: dict[str, str]) -> dict[str, object]:
+    """What `ask` shows of one answer: stdout plain, stdout and stderr with -v, the deltas
+    of each kind and all of them in --events, the text in --json."""
+    plain = cli.call("ask", "--id", "w1", "hi", env=env)
+    verbose = cli.call("ask", "-v", "--id", "w2", "hi", env=env)
+    events = cli.call("ask", "--events", "--id", "w3", "hi", env=env)
+    whole = cli.call("ask", "--json", "--id", "w4", "hi", env=env)
+    for result in (plain, verbose, events, whole):
+        assert result.code == 0, result
+    deltas = [e for e in events.json_lines if e["type"] in ("text", "reasoning")]
+    return {
+        "stdout": plain.stdout,
+        "-v stdout": verbose.stdout,
+        "-v stderr": verbose.stderr,
+        "--events text": "".join(e["delta"] for e in deltas if e["type"] == "text"),
+        "--events reasoning": "".join(e["delta"] for e in deltas if e["type"] == "reasoning"),
+        "--events in turn": "".join(e["delta"] for e in deltas),
+        "--events lines": events.stdout,
+        "--json": whole.json["text"],
+    }
+
+
+def test_a_key_split_by_reasoning_between_its_parts_is_masked_on_each_channel(cli, stub):
+    """Newcomer's repro: the answer's text says `sk-split-` and, after a reasoning delta,
+    `4e1f9a7c2b`: stdout (which shows only the text) and the text deltas of --events
+    read the key whole. The same with the reasoning around a piece of text (-v shows the
+    reasoning alone on stderr)."""
+    stub.handler = lambda rec: openai_stream(
+        deltas=[
+            ("reasoning", "think " + SPLIT_KEY[:6]),
+            ("text", "key: " + SPLIT_KEY[:9]),
+            ("reasoning", SPLIT_KEY[6:] + " done"),
+            ("text", SPLIT_KEY[9:] + " ok"),
+        ]
+    )
+    shown = shown_everywhere(cli, {"TOOLNEXUS_API_KEY": SPLIT_KEY})
+    assert shown["stdout"] == "key: *** ok\n"
+    assert shown["--events text"] == "key: *** ok"
+    assert shown["--events reasoning"] == "think *** done"
+    assert "think *** done" in shown["-v stderr"]
+    for channel, text in shown.items():
+        assert SPLIT_KEY not in text and SPLIT_KEY[6:] not in text, (channel, text)
+    assert SPLIT_KEY.encode() not in cli.db_bytes()
+
+
+def test_a_partly_percent_encoded_or_zero_width_split_key_is_masked(cli, stub):
+    """Newcomer's repro: `sk-%73plit-...` (one character percent-encoded) and the key with
+    zero-width characters inside (U+200B, U+2060, U+FEFF), split across deltas too, were
+    printed as they came: a browser, a terminal or a program reads the key in them."""
+    encoded = "sk-%73plit-%34e1f9a%37c2b"
+    hidden = "\u200b".join(SPLIT_KEY[:8]) + "\u2060" + SPLIT_KEY[8:14] + "\ufeff" + SPLIT_KEY[14:]
+    assert (
+        unquote(encoded) == SPLIT_KEY == hidden.translate(dict.fromkeys([0x200B, 0x2060, 0xFEFF]))
+    )
+    stub.handler = (
+        lambda rec: openai_stream(
+            deltas=[
+                ("text", f"a {encoded[:4]}"),  # cut inside an escape
+                ("text", f"{encoded[4:]} b {hidden[:9]}"),
+                ("reasoning", f"r {hidden} {encoded}"),
+                ("text", f"{hidden[9:]} c"),
+            ]
+        )
+    )
+    shown = shown_everywhere(cli, {"TOOLNEXUS_API_KEY": SPLIT_KEY})
+    assert shown["stdout"] == "a *** b *** c\n"
+    assert shown["--events reasoning"] == "r *** ***"
+    for channel, text in shown.items():
+        for form in (encoded, hidden, SPLIT_KEY, SPLIT_KEY[8:]):
+            assert form not in text, (channel, form, text)
+    stored = cli.db_bytes()
+    assert not [form for form in (encoded, hidden) if form.encode() in stored]
+
+
 def test_only_what_could_begin_a_key_waits_and_it_may_end_in_the_other_kind():
     """The answer streams on at once; a piece that could begin the key waits for the next
     delta, of either kind, to say whether it does."""
@@ -168,6 +244,36 @@ def test_only_what_could_begin_a_key_waits_and_it_may_end_in_the_other_kind():
         [{"type": "text", "delta": "sk"}, {"type": "reasoning", "delta": " not"}],
     ]
     assert redact.flush() == []
+
+
+def joined_deltas(events: list[dict]) -> dict[str, str]:
+    return {
+        kind: "".join(e["delta"] for e in events if e["type"] == kind)
+        for kind in ("text", "reasoning")
+    }
+
+
+def test_nothing_waits_past_the_hold_limit_and_the_rest_of_the_key_is_masked_after():
+    """A would-be key padded with invisible characters, or whose parts other text keeps
+    apart, is not waited on for ever: past HOLD_LIMIT what could begin the key is masked
+    and shown; the rest of the key, when it comes, is masked too."""
+    redact = EventRedactor(Redactor(SPLIT_KEY))
+    before = redact({"type": "text", "delta": "a " + SPLIT_KEY[:5]})
+    padding = [
+        redact({"type": "text", "delta": "\u200b" * 1000}) for _ in range(HOLD_LIMIT // 1000 + 1)
+    ]
+    after = redact({"type": "text", "delta": SPLIT_KEY[5:] + " b"}) + redact.flush()
+    assert joined_deltas(before)["text"] == "a "
+    assert joined_deltas(padding[-1])["text"].startswith("***")  # shown before the key ended
+    assert joined_deltas(after)["text"] == "*** b"
+
+    redact = EventRedactor(Redactor(SPLIT_KEY))
+    shown = redact({"type": "reasoning", "delta": "r " + SPLIT_KEY[:6]})
+    answer = [redact({"type": "text", "delta": "x" * 1000}) for _ in range(HOLD_LIMIT // 1000 + 1)]
+    assert joined_deltas(answer[-1])["text"]  # the answer is not held until the end
+    shown += [e for events in answer for e in events]
+    shown += redact({"type": "reasoning", "delta": SPLIT_KEY[6:] + " r"}) + redact.flush()
+    assert joined_deltas(shown) == {"text": "x" * len(answer) * 1000, "reasoning": "r ****** r"}
 
 
 ENCODED_KEY = "sk-enc/9f+2c=7>d0e4"  # percent-encoded it differs; base64, it has a '+'

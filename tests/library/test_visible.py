@@ -116,11 +116,28 @@ def test_a_huge_flood_of_escapes_is_shown_in_full():
         "\u2060",
         "\ufeff",
         "\u00ad",
+        "\u3164",  # Hangul fillers: letters, shown as blanks
+        "\u115f",
+        "\u1160",
+        "\uffa0",
+        "\u2800",  # the blank braille pattern
+        "\u2028",  # line and paragraph separators
+        "\u2029",
+        "\u180e",
+        "\u2064",
+        "\u00a0",  # spaces other than the ASCII one
+        "\u3000",
+        "\ue000",  # private use
+        "\ufe0f",  # a variation selector
     ],
 )
 def test_unmistakable_shows_what_is_invisible_or_reorders_the_text(hidden):
     shown = unmistakable(f"rm{hidden} -rf")
-    assert shown == f"rm<U+{ord(hidden):04X}> -rf"
+    assert shown == f"rm\\u{ord(hidden):04x} -rf"
+
+
+def test_unmistakable_shows_a_character_beyond_the_basic_plane_by_its_eight_digits():
+    assert unmistakable("rm\U000e0041\U000e0020 -rf") == "rm\\U000e0041\\U000e0020 -rf"
 
 
 def test_unmistakable_is_visible_as_well_and_leaves_printable_text_alone():

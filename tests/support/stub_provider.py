@@ -644,11 +644,13 @@ def openai_stream(
     reasoning_tokens: int = 0,
     finish: str | None = None,
     cache: tuple[int, int] = NO_CACHE,
+    deltas: list[tuple[str, str]] | None = None,
     **sse: Any,
 ) -> Reply:
     """A chat.completion.chunk stream (`text` and `reasoning` as lists: those deltas
-    exactly); `finish` overrides the finish_reason ("length"); extra keywords (pause,
-    chunks, ...) go to Reply.sse."""
+    exactly; `deltas`: ("text" or "reasoning", piece) in that order, after them);
+    `finish` overrides the finish_reason ("length"); extra keywords (pause, chunks, ...)
+    go to Reply.sse."""
     base = {
         "id": "chatcmpl-stub",
         "object": "chat.completion.chunk",
@@ -664,6 +666,9 @@ def openai_stream(
     events = [chunk({"role": "assistant", "content": "", "refusal": None})]
     events += [chunk({"reasoning_content": p}) for p in _words(reasoning or "", split)]
     events += [chunk({"content": p}) for p in _words(text or "", split)]
+    events += [
+        chunk({"content" if kind == "text" else "reasoning_content": p}) for kind, p in deltas or []
+    ]
     for i, (name, args) in enumerate(tool_calls or []):
         first = {
             "index": i,

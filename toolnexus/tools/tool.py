@@ -9,6 +9,7 @@ import re
 import threading
 import types
 import typing
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union
@@ -48,19 +49,39 @@ class ToolProgress:
     total: float | None = None
 
 
+class Questions:
+    """How many questions of each kind the calls of one run (a person's turn) asked. The
+    loop gives every call of a run the same one; calls may run in threads."""
+
+    def __init__(self) -> None:
+        self._asked: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def take(self, kind: str, limit: int) -> bool:
+        """Whether one more question of `kind` may be asked (fewer than `limit` were):
+        if so, it is counted."""
+        with self._lock:
+            if self._asked[kind] >= limit:
+                return False
+            self._asked[kind] += 1
+            return True
+
+
 @dataclass
 class ToolContext:
     """Handed to a tool that declares a parameter annotated `ToolContext`.
 
     `cancelled` is set when the run is cancelled (a sync tool can poll it from its thread);
     `answer` carries the person's answer when a suspended tool is re-run. `report` tells
-    whoever runs the tool how far it got (`on_progress` is theirs to set).
+    whoever runs the tool how far it got (`on_progress` is theirs to set). `questions`
+    counts what the calls of the run asked a person.
     """
 
     call_id: str = ""
     cancelled: threading.Event = field(default_factory=threading.Event)
     answer: Answer | None = None
     on_progress: Callable[[ToolProgress], None] | None = None
+    questions: Questions = field(default_factory=Questions)
 
     def report(
         self, message: str = "", progress: float | None = None, total: float | None = None

@@ -65,8 +65,9 @@ class Refused(PermissionError):
 
 
 class ApprovalNeeded(Exception):  # noqa: N818 - not an error: a question for a person
-    """Raised inside a built-in tool that must ask first; `result` is the suspension the
-    tool returns (see builtins.guarded)."""
+    """Raised inside a built-in tool that must ask first; `result` is what the tool returns
+    instead (see builtins.guarded): the suspension that asks, or what the model reads when
+    it may not ask again (_leaving.py)."""
 
     def __init__(self, result: ToolResult) -> None:
         super().__init__(result.output)
@@ -443,10 +444,11 @@ def ask(
     *,
     needs_person: bool = False,
     fallback: str | None = None,
+    data: Any = None,
 ) -> None:
     """Go on if the person already said yes to `subject` in this call, else ask.
     `needs_person`: a blanket yes (`--yes`) does not answer it. `fallback`: what the model
-    reads if the answer is no."""
+    reads if the answer is no. `data`: what the question is about, for a host to show."""
     if not approved(context, subject):
         raise ApprovalNeeded(
             suspend(
@@ -455,6 +457,7 @@ def ask(
                 id=request_id(context, subject),
                 needs_person=needs_person,
                 fallback=fallback,
+                data=data,
             )
         )
 
