@@ -20,6 +20,7 @@ from typing import Any, BinaryIO
 
 from ..journal.changes import ChangeSet
 from ._command_run import run_command
+from ._leaving import ask_to_leave
 from ._linear_regex import glob_regex, line_regex, matching_lines
 from ._secret_scan import NOT_LISTED, SKIP_DIRS
 from ._web import fetch_page
@@ -332,15 +333,11 @@ class Builtins:
             f'{sandbox.limits()}; a "Permission denied" above may come from it]{changed}'
         )
         if ran.code != 0 and rule != "deny":
-            ask(
-                context,
-                leaving,
-                f"this command failed in the sandbox:\n{command}\n"
-                f"{_last_lines(ran.output)}\nrun it again outside the sandbox, with your "
-                "files and the network?",
-                needs_person=True,
-                fallback=report,
-            )
+            try:
+                ask_to_leave(context, leaving, command, ran.output, fallback=report)
+            except ApprovalNeeded as need:  # what the sandboxed try changed stays journaled
+                need.result.changes = changes
+                raise
         return ToolResult(report, changes=changes)
 
     @guarded
@@ -450,10 +447,6 @@ def _changes_note(changes: ChangeSet, beside: dict[str, str]) -> str:
 
 MARKS = {"created": " (new)", "modified": "", "deleted": " (deleted)"}
 MAX_NAMED_CHANGES = 20
-
-
-def _last_lines(output: str, count: int = 5) -> str:
-    return "\n".join(output.rstrip("\n").splitlines()[-count:])
 
 
 CHANGING = ("write_file", "edit_file", "bash")
