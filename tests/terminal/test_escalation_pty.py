@@ -54,6 +54,9 @@ def test_a_command_beside_60_invisible_lines_shows_with_both_questions(cli, stub
     leaving the sandbox, each with `cp ~/.ssh/id_rsa` and the question on the visible
     screen, and the invisible letter shown as `\\u3164`."""
     write_files(cli.home, {".ssh/id_rsa": "PRIVATE-KEY-TEXT\n"})
+    # Landlock alone refuses the read ("Permission denied"), which offers to leave the
+    # sandbox; in namespaces the key is not even there (no question to show)
+    cli.write_config("[sandbox]\nnamespaces = false\n")
     work = cli.root / "work"
     work.mkdir()
     model_calls(stub, [("bash", {"command": command})], "Done.")
