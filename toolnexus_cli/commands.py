@@ -36,6 +36,8 @@ from .clipboard import copy_text
 from .context_commands import COMMANDS as CONTEXT_COMMANDS
 from .context_commands import ContextCommands
 from .errors import UsageError
+from .journal_commands import COMMANDS as JOURNAL_COMMANDS
+from .journal_commands import JournalCommands
 from .listing import holding
 from .mcp_commands import COMMANDS as MCP_COMMANDS
 from .mcp_commands import McpCommands
@@ -63,7 +65,9 @@ COMMANDS = {
     "/threads": "list recent threads",
     "/switch": "continue another thread: /switch ID",
     "/retry": "ask the last question (or the last failed one) again",
-    "/undo": "drop the last exchange (kept in the thread, marked undone)",
+    "/undo": "drop the last exchange (kept, marked undone); /undo files or both: its file "
+    "changes too",
+    **JOURNAL_COMMANDS,
     "/copy": "copy the last answer: /copy, or /copy code [N] for its N-th code block",
     "/export": "write this thread as Markdown: /export PATH",
     "/fork": "go on in a new thread with this one's messages 1..N: /fork [N]",
@@ -90,7 +94,7 @@ def _names_a_path(word: str) -> bool:
         return False
 
 
-class Commands(ContextCommands, McpCommands, WorkspaceCommands):
+class Commands(ContextCommands, McpCommands, WorkspaceCommands, JournalCommands):
     def __init__(self, session: Session, console: Console, ui: UiSettings | None = None) -> None:
         self.session = session
         self.console = console
@@ -252,12 +256,30 @@ class Commands(ContextCommands, McpCommands, WorkspaceCommands):
         return True
 
     async def undo(self, arg: str) -> None:
+        """The last exchange dropped from what is sent (`/undo`, `/undo both`) and the files
+        its tools changed put back (`/undo files`, `/undo both`)."""
+        if arg not in ("", "files", "both"):
+            self.say("/undo, /undo files or /undo both", "yellow")
+            return
         thread = await self.session.store.load(self.session.thread)
         start = last_prompt(thread)
         if start is None:
             self.say("nothing to undo")
-        elif await self._mark_from(thread, start, UNDONE):
+            return
+        turn = sum(1 for m in thread[: start + 1] if m.get("role") == "user")
+        journal = self.session.toolkit.workspace and self.session.toolkit.workspace.journal
+        changed = journal is not None and any(
+            r.turn >= turn and r.changes.changes for r in journal.records(self.session.thread)
+        )
+        if arg in ("files", "both"):
+            if journal is None or not changed:
+                self.say("the last exchange changed no file")
+            elif not self.rewind_files(journal, turn):
+                return  # nothing changed: the conversation stays as it is too
+        if arg != "files" and await self._mark_from(thread, start, UNDONE):
             self.say("dropped the last exchange (kept in the thread, marked undone)")
+            if changed and arg == "":
+                self.say("its tools changed files: /undo files puts them back too")
 
     async def retry(self, arg: str) -> str | None:
         """The last question (a failed one too) to send again; a question that was

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import subprocess
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 
 from tests.support import kernel
 from tests.support.cli_helpers import CLI, model_calls
+from tests.support.pty_screen import PtySession
 from tests.support.sandbox_calls import bash, run_calls
 from tests.support.stub_provider import openai_stream
 from tests.support.waiting import eventually, running_with
@@ -209,3 +211,32 @@ def test_a_file_changed_between_a_turn_and_its_rewind_stops_the_rewind(cli, stub
     assert refused.code == 1
     assert refused.stderr.count("\n") == 1 and "a.txt" in refused.stderr, refused
     assert (work / "a.txt").read_text() == "the person's later edit\n"  # nothing lost
+
+
+def test_the_chat_rewinds_redoes_and_shows_the_diff_of_a_turn(cli, stub, work):
+    start = tree_digest(work)
+    edits, command = a_turn_of_changes(work)
+    replies(stub, edits, command, answer="All done.")
+    chat = PtySession(cli, "chat", "--builtins", "--yes", "--root", str(work), rows=50, cols=160)
+    try:
+        chat.expect("›")
+        chat.send_line("change things")
+        chat.expect("All done.")
+        end = tree_digest(work)
+        chat.send_line("/diff")
+        chat.expect(re.escape("+a.txt edited"))
+        chat.send_line("/rewind")
+        chat.expect(re.escape("turn 1: 4 call(s), a.txt"))
+        chat.send_line("/rewind 1")
+        chat.expect("files back as before turn 1")
+        assert tree_digest(work) == start
+        chat.send_line("/redo")
+        chat.expect("the last rewind undone")
+        assert tree_digest(work) == end
+        (work / "a.txt").write_text("the person's own edit\n")
+        chat.send_line("/undo both")
+        chat.expect(re.escape("a.txt"))
+        chat.expect("nothing was changed")
+        assert (work / "a.txt").read_text() == "the person's own edit\n"
+    finally:
+        chat.close()
