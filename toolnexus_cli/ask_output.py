@@ -44,17 +44,20 @@ class CompactionOnStderr:
 
 class JsonOutput:
     """--events: every event as a JSON line; --json: one JSON object at the end (with
-    the compactions the run made, if any)."""
+    the compactions the run made and the files its calls changed, if any)."""
 
     def __init__(self, session: Session, *, events: bool) -> None:
         self.session, self.events = session, events
         self.compactions: list[Mapping[str, Any]] = []
+        self.changes: list[dict[str, Any]] = []
 
     def event(self, event: Mapping[str, Any]) -> None:
         if self.events:
             self._print(self._event_json(event))
         elif event["type"] == "compaction":
             self.compactions.append(event)
+        elif event["type"] == "tool_result" and "changes" in event:
+            self.changes.append({"call": event["id"], **event["changes"].as_json()})
 
     def end_answer(self) -> None:
         pass
@@ -67,6 +70,8 @@ class JsonOutput:
             body = result_json(self.session.redact.result(result), thread or "", facts.price)
             if self.compactions:
                 body["compactions"] = self.compactions
+            if self.changes:
+                body["changes"] = self.changes
             self._print(body)
 
     def _print(self, data: Any) -> None:

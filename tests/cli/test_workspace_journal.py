@@ -240,3 +240,24 @@ def test_the_chat_rewinds_redoes_and_shows_the_diff_of_a_turn(cli, stub, work):
         assert (work / "a.txt").read_text() == "the person's own edit\n"
     finally:
         chat.close()
+
+
+def test_changes_that_run_later_are_flagged_and_ask_json_carries_the_change_sets(cli, stub, work):
+    command = (
+        "printf 'all:\\n\\ttrue\\n' > Makefile && echo x > tool.sh && chmod +x tool.sh && "
+        "mkdir -p .github/workflows && echo on: push > .github/workflows/ci.yml && echo ok > plain.txt"
+    )
+    model_calls(stub, bash(command), "done")
+    result = cli.call("ask", "--builtins", "--yes", "--json", "--root", str(work), "go")
+    assert result.code == 0, result
+    [changes] = result.json["changes"]
+    assert changes["summary"] == "+4 ~0 -0"
+    assert {c[0] for c in changes["changes"]} >= {"Makefile", "tool.sh", "plain.txt"}
+    [told] = [m["content"] for m in stub.requests[-1].json["messages"] if m["role"] == "tool"]
+    for later in (
+        "Makefile (new) (runs later)",
+        "tool.sh (new) (runs later)",
+        "ci.yml (new) (runs later)",
+    ):
+        assert later in told, told
+    assert "plain.txt (new)," in told or told.endswith("plain.txt (new)]"), told

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Literal, NamedTuple
 
 Kind = Literal["absent", "file", "symlink", "dir"]
@@ -105,6 +105,53 @@ def _state(fields: Any) -> FileState:
     if kind not in KINDS:
         raise ValueError(f"no kind {kind!r}")
     return FileState(KINDS[kind], str(digest), int(mode), int(size), int(mtime))
+
+
+# Files a person's next build, test, install or editor task runs (or that change what runs):
+# a change to one is code the model wrote that will run outside the sandbox.
+RUNS_LATER = (
+    "Makefile",
+    "makefile",
+    "GNUmakefile",
+    "*.mk",
+    ".envrc",
+    "package.json",
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "conftest.py",
+    "noxfile.py",
+    "tox.ini",
+    "build.rs",
+    ".npmrc",
+    ".yarnrc.yml",
+    ".yarnrc",
+    ".cargo/config.toml",
+    ".cargo/config",
+    ".vscode/tasks.json",
+    ".vscode/settings.json",
+    ".github/workflows/*",
+    ".gitlab-ci.yml",
+    "*.pth",
+    "sitecustomize.py",
+    "usercustomize.py",
+    "Dockerfile",
+    "docker-compose.yml",
+    "justfile",
+    "Taskfile.yml",
+)
+
+
+def runs_later(change: FileChange) -> bool:
+    """Whether the change is to a file that runs later (RUNS_LATER, by name or as the end of
+    its path), or gives a file an executable bit it did not have."""
+    if change.after.kind == "absent":
+        return False
+    path = PurePosixPath(change.path)
+    if any(path.match(pattern) for pattern in RUNS_LATER):
+        return True
+    was = change.before.mode if change.before.kind == "file" else 0
+    return change.after.kind == "file" and bool(change.after.mode & 0o111 & ~was)
 
 
 def state_of(path: Path) -> FileState:

@@ -86,7 +86,11 @@ class Journal:
         or later counts as part of the history to undo too."""
         found = [r for r in self.records(thread) if r.turn >= turn and r.changes.changes]
         if not found:
-            raise ToolnexusError(f"thread {thread!r} changed no file since turn {turn}")
+            raise ToolnexusError(
+                f"no file changes of thread {thread!r} since turn {turn} are journaled on "
+                "this machine (a thread shared through a database keeps its files' history "
+                "where its tools ran)"
+            )
         roots = {r.root for r in found}
         if len(roots) > 1:
             raise ToolnexusError(

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ..journal.changes import ChangeSet
+from ..journal.changes import ChangeSet, runs_later
 from ._command_run import run_command
 from ._leaving import ask_to_leave
 from ._linear_regex import glob_regex, line_regex, matching_lines
@@ -433,7 +433,8 @@ def _changes_note(changes: ChangeSet, beside: dict[str, str]) -> str:
             top = change.path[: change.path.index(tree) + len(tree)]
             trees[top] = trees.get(top, 0) + 1
         else:
-            names.append(f"{change.path}{MARKS[change.action]}")
+            later = " (runs later)" if runs_later(change) else ""
+            names.append(f"{change.path}{MARKS[change.action]}{later}")
     names += [f"{top}/ ({count} files)" for top, count in trees.items()]
     shown = names[:MAX_NAMED_CHANGES]
     more = f" and {len(names) - len(shown)} more" if len(names) > len(shown) else ""
