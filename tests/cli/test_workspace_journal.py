@@ -245,7 +245,8 @@ def test_the_chat_rewinds_redoes_and_shows_the_diff_of_a_turn(cli, stub, work):
 def test_changes_that_run_later_are_flagged_and_ask_json_carries_the_change_sets(cli, stub, work):
     command = (
         "printf 'all:\\n\\ttrue\\n' > Makefile && echo x > tool.sh && chmod +x tool.sh && "
-        "mkdir -p .github/workflows && echo on: push > .github/workflows/ci.yml && echo ok > plain.txt"
+        "mkdir -p .github/workflows && echo on: push > .github/workflows/ci.yml && "
+        "echo ok > plain.txt"
     )
     model_calls(stub, bash(command), "done")
     result = cli.call("ask", "--builtins", "--yes", "--json", "--root", str(work), "go")
