@@ -29,6 +29,7 @@ from .transcript import to_markdown
 
 if TYPE_CHECKING:
     from toolnexus import Message
+    from toolnexus.journal import Journal
 
 EXIT_NOT_FOUND = EXIT_STORE_ERROR = 1
 EXIT_USAGE = 2
@@ -153,7 +154,14 @@ async def _delete(store: Any, infos: list[ThreadInfo], *, confirmed: bool) -> in
     for info in infos:
         await store.delete(info.id)
         _print(f"deleted thread {named(info)}")
+    _journal().forget({info.id for info in infos})  # and the file contents only they kept
     return 0
+
+
+def _journal() -> Journal:
+    from toolnexus.journal import Journal
+
+    return Journal(journal_dir())
 
 
 def parse_age(text: str) -> float:
@@ -213,6 +221,8 @@ async def fork_thread(
             new_id = new_thread_id()
     if await store.fork(thread, new_id, at) is None:
         raise ToolnexusError(f"no thread {thread!r} ('toolnexus threads list' shows them)")
+    forked = await store.get(new_id) or []
+    _journal().fork(thread, new_id, sum(1 for m in forked if m.get("role") == "user"))
     return new_id
 
 
@@ -250,14 +260,12 @@ def _print_snippet(snippet: str) -> None:
 async def rewind(store: Any, thread: str, turn: int, *, dry_run: bool) -> int:
     """Put the files the thread's tools changed back as they were before its `turn`
     (1: before the first), or with `dry_run` list what that would do."""
-    from toolnexus.journal.records import Journal
-
     if turn < 1:
         print("error: turns count from 1 (before the thread's first turn)", file=sys.stderr)
         return EXIT_USAGE
     if await store.info(thread) is None:
         return _missing(thread)
-    journal = Journal(journal_dir())
+    journal = _journal()
     try:
         root, plan = journal.plan(thread, turn)
         if dry_run:
@@ -275,12 +283,10 @@ async def rewind(store: Any, thread: str, turn: int, *, dry_run: bool) -> int:
 
 async def redo(store: Any, thread: str) -> int:
     """Undo the thread's last rewind."""
-    from toolnexus.journal.records import Journal
-
     if await store.info(thread) is None:
         return _missing(thread)
     try:
-        done = Journal(journal_dir()).redo(thread)
+        done = _journal().redo(thread)
     except ToolnexusError as exc:
         print(visible(f"error: {exc}; nothing was changed"), file=sys.stderr)
         return EXIT_NOT_FOUND

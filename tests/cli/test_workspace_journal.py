@@ -262,3 +262,24 @@ def test_changes_that_run_later_are_flagged_and_ask_json_carries_the_change_sets
     ):
         assert later in told, told
     assert "plain.txt (new)," in told or told.endswith("plain.txt (new)]"), told
+
+
+def test_a_fork_can_rewind_the_turns_it_shares_and_deleting_frees_the_contents(cli, stub, work):
+    start = tree_digest(work)
+    replies(stub, [("bash", {"command": "echo changed > a.txt && rm b.txt"})])
+    assert (
+        cli.call("ask", "--builtins", "--yes", "--id", "t-3", "--root", str(work), "go").code == 0
+    )
+    assert cli.call("threads", "fork", "t-3", "--id", "t-4").code == 0
+    blobs = cli.root / "data" / "toolnexus" / "journal" / "blobs"
+    kept = sorted(p.name for p in blobs.rglob("*") if p.is_file())
+    assert kept  # a.txt and b.txt before, a.txt after
+
+    assert cli.call("threads", "rm", "--yes", "t-3").code == 0
+    assert sorted(p.name for p in blobs.rglob("*") if p.is_file()) == kept  # the fork uses them
+    rewound = cli.call("threads", "rewind", "t-4", "1")
+    assert rewound.code == 0, rewound
+    assert tree_digest(work) == start
+
+    assert cli.call("threads", "rm", "--yes", "t-4").code == 0
+    assert [p for p in blobs.rglob("*") if p.is_file()] == []  # no thread uses them now

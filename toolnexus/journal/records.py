@@ -80,6 +80,36 @@ class Journal:
         self._append(Record(thread, last.turn, "", last.root, done))
         return done
 
+    def fork(self, thread: str, new: str, turns: int | None = None) -> None:
+        """`new` starts as a fork of `thread` (its first `turns`, or all): it shares the
+        records of those turns, so it can rewind them too (the contents are shared)."""
+        for record in self.records(thread):
+            if turns is None or record.turn <= turns:
+                self._append(record._replace(thread=new))
+
+    def forget(self, threads: set[str]) -> None:
+        """Drop the records of deleted threads, and the contents no record uses any more."""
+        kept = [r for r in self._read() if r.thread not in threads]
+        path = self.folder / RECORDS
+        if not path.exists():
+            return
+        temporary = path.with_suffix(".tmp")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            for record in kept:
+                handle.write(json.dumps(_record_json(record), ensure_ascii=False) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+        used = {
+            state.digest
+            for record in kept
+            for change in record.changes.changes
+            for state in (change.before, change.after)
+            if state.digest
+        }
+        self.blobs.prune(used)
+
     def _since(self, thread: str, turn: int) -> tuple[Path, list[ChangeSet]]:
         """The workspace and the change sets applied since `turn` began, as they stand: the
         records after the last rewind to an earlier turn; a rewind already made to `turn`
