@@ -56,6 +56,8 @@ def test_a_command_s_changes_are_applied_and_told(cli, stub, work):
     assert (work / "lib" / "one.py").read_text() == "src/one.py\n"
     assert (work / "d" / "e" / "f.txt").read_text() == "deep\n"
     assert (work / "b.txt").stat().st_mode & 0o777 == 0o600
+    overlays = cli.root / "cache" / "toolnexus" / "sandbox" / "overlays"
+    assert [p for p in overlays.rglob("*") if p.parent != overlays] == []  # none left over
 
 
 def test_without_the_overlay_a_command_writes_to_the_workspace_directly(cli, stub, work):

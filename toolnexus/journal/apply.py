@@ -176,9 +176,10 @@ def recover(overlays: Path) -> list[str]:
 
 
 def _owner_alive(name: str) -> bool:
-    """Whether the process an overlay folder is named after (`PID-...`) still runs."""
+    """Whether the process an overlay folder is named after (`PID-...`) still runs (this
+    one included: another of its workspaces may be running a call there)."""
     pid = name.split("-", 1)[0]
-    if not pid.isdigit() or int(pid) == os.getpid():
+    if not pid.isdigit():
         return False
     try:
         os.kill(int(pid), 0)
@@ -190,8 +191,15 @@ def _owner_alive(name: str) -> bool:
 
 
 def finish(record_folder: Path) -> None:
+    """Remove an overlay's folders: its record first, then the rest. overlayfs leaves a
+    folder of mode 0 in the work folder, which only root could enter as it is: every
+    folder is opened to its owner on the way down."""
     with contextlib.suppress(FileNotFoundError):
         (record_folder / RECORD).unlink()
+    for folder, dirs, _files in os.walk(record_folder):
+        for name in dirs:
+            with contextlib.suppress(OSError):
+                os.chmod(os.path.join(folder, name), 0o700, follow_symlinks=False)
     shutil.rmtree(record_folder, ignore_errors=True)
 
 

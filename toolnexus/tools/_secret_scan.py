@@ -18,7 +18,8 @@ from .secret_files import KnownSecrets, SecretNames
 
 # Trees of other programs' making (version control, dependencies, caches): glob and grep
 # skip them too.
-SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"})
+VERSION_CONTROL = frozenset({".git", ".hg", ".svn"})
+SKIP_DIRS = VERSION_CONTROL | {"node_modules", "__pycache__", ".venv", "venv"}
 # ... and build output and tools' caches, which can be huge and hold nobody's secrets.
 NOT_LISTED = SKIP_DIRS | {"target", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
 MAX_ENTRIES = 50_000  # files and folders looked at in one walk

@@ -49,13 +49,16 @@ from ..journal.records import Journal
 from ._command_reach import CommandReach
 from ._command_rules import CommandRules
 from ._sandbox_view import Overlay
-from ._secret_scan import SecretFiles
+from ._secret_scan import NOT_LISTED, VERSION_CONTROL, SecretFiles
 from .rules import checked_rules, has_wildcard
 from .sandbox import Sandbox, SandboxPolicy
 from .secret_files import KnownSecrets, SecretNames, holds_credentials, is_git_config, within
 from .suspension import suspend
 from .tool import ToolContext, ToolResult
 
+# Trees a project's tools make again (dependencies, builds, caches): the journal records
+# their changes but keeps no content.
+REGENERATED = NOT_LISTED - VERSION_CONTROL
 MAX_GIT_CONFIG = 1024 * 1024  # bytes of a .git/config read to look for credentials
 _SEARCH = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -202,11 +205,13 @@ class Workspace:
 
     def keep(self, path: Path, state: FileState, *, name: str | None = None) -> None:
         """Keep the content `path` holds in `state` in the journal, so the change can be
-        undone or redone; a secret-looking file (by `name`, default the path's) is journaled
-        by its hash alone, never by content."""
+        undone or redone. A secret-looking file (by `name`, default the path's) is journaled
+        by its hash alone, never by content; so is one in a tree its tools regenerate
+        (`node_modules`, `.venv`, `target`...: "changed, not kept")."""
         if self.journal is None or state.kind not in ("file", "symlink"):
             return
-        if self.looks_secret(Path(name) if name is not None else path):
+        named = Path(name) if name is not None else path
+        if self.looks_secret(named) or not REGENERATED.isdisjoint(named.parts):
             return
         self.journal.blobs.keep(path, state)
 
