@@ -337,7 +337,7 @@ def test_ordinary_work_runs_inside(cli, stub, work):
     ), results
     assert (
         results[3]
-        == "exit code 0\nbuilt\n\n[files changed: +2 ~0 -0: Makefile (new), out.txt (new)]"
+        == "exit code 0\nbuilt\n\n[files changed: +2 ~0 -0: Makefile (new) (runs later), out.txt (new)]"
     )
     assert results[4].startswith("exit code 0\n") and results[4].endswith("served\n"), results
     if len(results) > 5:
