@@ -335,9 +335,9 @@ def test_ordinary_work_runs_inside(cli, stub, work):
         "exit code 0\n M a.txt\n 1 file changed, 1 insertion(+)\n1\n\n"
         "[files changed: +0 ~1 -0: a.txt]"
     ), results
-    assert (
-        results[3]
-        == "exit code 0\nbuilt\n\n[files changed: +2 ~0 -0: Makefile (new) (runs later), out.txt (new)]"
+    assert results[3] == (
+        "exit code 0\nbuilt\n\n"
+        "[files changed: +2 ~0 -0: Makefile (new) (runs later), out.txt (new)]"
     )
     assert results[4].startswith("exit code 0\n") and results[4].endswith("served\n"), results
     if len(results) > 5:

@@ -166,7 +166,8 @@ def test_ordinary_work_in_the_workspace_still_runs(cli, stub, work):
     assert results == [
         "exit code 0\nok\n[files changed: +2 ~0 -0: made-by-python.txt (new), script.py (new)]",
         "exit code 0\n1\n\n[files changed: +N ~0 -0: tracked.txt (new), .git/ (N files)]",
-        "exit code 0\nbuilt\n\n[files changed: +2 ~0 -0: Makefile (new) (runs later), out.txt (new)]",
+        "exit code 0\nbuilt\n\n"
+        "[files changed: +2 ~0 -0: Makefile (new) (runs later), out.txt (new)]",
         "exit code 0\ndeep\n\n[files changed: +1 ~0 -0: a/b/c.txt (new)]",
         "exit code 0\nscratch\n",
     ], results
