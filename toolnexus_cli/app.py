@@ -362,11 +362,20 @@ def threads_show(
             "of the messages they stand for, no undone or failed turns.",
         ),
     ] = False,
+    changes: Annotated[
+        bool,
+        typer.Option(
+            "--changes", help="The files each turn's tools changed, from this machine's journal."
+        ),
+    ] = False,
     config: ConfigOpt = None,
 ) -> None:
     """A thread's transcript, every message numbered (--json: the raw messages)."""
-    from .threads import show
+    from .threads import show, show_changes
 
+    if changes:
+        _threads(config, lambda store: show_changes(store, thread, as_json=as_json))
+        return
     _threads(config, lambda store: show(store, thread, as_json=as_json, sent=sent))
 
 

@@ -114,6 +114,30 @@ async def show(store: Any, thread: str, *, as_json: bool, sent: bool = False) ->
     return 0
 
 
+async def show_changes(store: Any, thread: str, *, as_json: bool) -> int:
+    """What each turn's tools changed in the files (this machine's journal), rewinds too."""
+    if await store.info(thread) is None:
+        return _missing(thread)
+    records = [r for r in _journal().records(thread) if r.changes.changes]
+    if as_json:
+        shown = [
+            {"turn": r.turn, "call": r.call, "root": r.root, "rewind": r.rewind}
+            | r.changes.as_json()
+            for r in records
+        ]
+        _print(json.dumps(shown, ensure_ascii=False, indent=2))
+        return 0
+    if not records:
+        _print(f"no file changes of thread {thread} are journaled on this machine")
+    for record in records:
+        what = f"rewind to before turn {record.rewind}" if record.rewind else record.changes.source
+        _print(f"turn {record.turn} ({what}, in {record.root}): {record.changes.summary()}")
+        for change in record.changes.changes:
+            if "dir" not in (change.before.kind, change.after.kind):
+                _print(f"  {change.action:<9} {change.path}")
+    return 0
+
+
 async def remove(store: Any, threads: list[str], *, confirmed: bool) -> int:
     """Delete every thread named (asking once first); none if one of them is missing."""
     infos = [await store.info(thread) for thread in threads]

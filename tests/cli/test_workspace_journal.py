@@ -189,6 +189,12 @@ def test_threads_rewind_puts_every_file_back_and_redo_gives_the_turn_again(cli, 
     assert (work / "a.txt").stat().st_mode & 0o777 == 0o755
     end = tree_digest(work)
 
+    shown = cli.call("threads", "show", "t-1", "--changes")
+    assert "turn 1 (bash, in " in shown.stdout and "deleted   gone.txt" in shown.stdout, shown
+    assert "turn 1 (edit_file, in " in shown.stdout, shown
+    as_json = cli.call("threads", "show", "t-1", "--changes", "--json").json
+    assert [r["summary"] for r in as_json].count("+0 ~1 -0") == 3  # the three edits
+
     dry = cli.call("threads", "rewind", "t-1", "1", "--dry-run")
     assert dry.code == 0 and "gone.txt" in dry.stdout, dry
     assert tree_digest(work) == end  # a dry run changes nothing
