@@ -63,6 +63,7 @@ TOP_KEYS: dict[str, Any] = {
         "namespaces": bool,  # false: Landlock and the socket filter alone (the fallback)
         "tmp_size": int,  # bytes of each private /tmp, /dev/shm and /run
         "overlay": bool,  # false: commands write to the workspace directly (not journaled)
+        "apply": str,  # "auto" (the default) or "ask": a command's changes after a yes
     },
     "context_window": int,  # tokens; also per provider and per model (the most specific wins)
     "reasoning": str,  # off, low, medium or high; a model's own setting wins

@@ -5,13 +5,13 @@ and `/undo both` (commands.py) rewind the last one."""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rich.text import Text
 
 from toolnexus import ToolnexusError
+from toolnexus.journal.diffs import diff_lines
 
 from .session import Session
 
@@ -25,7 +25,6 @@ COMMANDS = {
     "/redo": "undo the last /rewind",
     "/diff": "what the last turn changed in the files, as a diff",
 }
-MAX_DIFF_BYTES = 256 * 1024  # a file bigger than this is named, not shown
 
 
 class JournalCommands:
@@ -91,19 +90,13 @@ class JournalCommands:
                 self._show_diff(journal, change.path, change.before.digest, change.after.digest)
 
     def _show_diff(self, journal: Journal, path: str, before: str, after: str) -> None:
-        old, new = _text(journal, before), _text(journal, after)
-        if old is None or new is None:
-            self.say(f"{path}: not shown (binary, too big or not kept)")
+        if any(digest and not journal.blobs.has(digest) for digest in (before, after)):
+            self.say(f"{path}: not shown (its content was not kept)")
             return
-        lines = difflib.unified_diff(
-            old.splitlines(keepends=True),
-            new.splitlines(keepends=True),
-            f"a/{path}" if before else "/dev/null",
-            f"b/{path}" if after else "/dev/null",
-        )
-        for line in lines:
+        old, new = _content(journal, before), _content(journal, after)
+        for line in diff_lines(path, old, new):
             style = "green" if line.startswith("+") else "red" if line.startswith("-") else ""
-            self.console.print(Text(line.rstrip("\n"), style=style), soft_wrap=True)
+            self.console.print(Text(line, style=style), soft_wrap=True)
 
     def _list_turns(self, journal: Journal) -> None:
         turns: dict[int, list[ChangeSet]] = {}
@@ -124,14 +117,6 @@ def _said(done: ChangeSet) -> str:
     return done.summary() or "nothing to change"
 
 
-def _text(journal: Journal, digest: str) -> str | None:
-    """A kept content as text ("" for none: the file did not exist); None if it cannot be
-    shown."""
-    if not digest:
-        return ""
-    if not journal.blobs.has(digest):
-        return None
-    data = journal.blobs.read(digest)
-    if len(data) > MAX_DIFF_BYTES or b"\0" in data[:8192]:
-        return None
-    return data.decode("utf-8", "replace")
+def _content(journal: Journal, digest: str) -> bytes | None:
+    """A kept content (None: the file did not exist)."""
+    return journal.blobs.read(digest) if digest else None

@@ -49,6 +49,14 @@ SandboxOpt = Annotated[
         "only in the workspace, no network), read-only, or off.",
     ),
 ]
+ReviewOpt = Annotated[
+    bool,
+    typer.Option(
+        "--review",
+        help="Show what each bash command changed in the workspace, and apply it only "
+        'after a yes (config: [sandbox] apply = "ask").',
+    ),
+]
 ApproveOpt = Annotated[
     bool,
     typer.Option(
@@ -70,6 +78,7 @@ class ToolFlags(NamedTuple):
     off: bool = False  # --no-tools
     root: str | None = None  # --root: the workspace of the built-in tools
     sandbox: str | None = None  # --sandbox: how bash commands are confined
+    review: bool = False  # --review: a command's changes apply after a yes
 
 
 class RunOptions(NamedTuple):
@@ -135,6 +144,7 @@ SHARED: dict[str, tuple[Any, Any]] = {
     "builtins": (BuiltinsOpt, False),
     "root": (RootOpt, None),
     "sandbox": (SandboxOpt, None),
+    "review": (ReviewOpt, False),
     "yes": (ApproveOpt, False),
     "config": (ConfigOpt, None),
     "request_options": (
@@ -193,6 +203,7 @@ def tool_flags(
     off: bool = False,
     root: str | None = None,
     sandbox: Enum | None = None,
+    review: bool = False,
 ) -> ToolFlags:
     return ToolFlags(
         functions=tuple(functions or ()),
@@ -202,6 +213,7 @@ def tool_flags(
         off=off,
         root=root,
         sandbox=sandbox.value if sandbox is not None else None,
+        review=review,
     )
 
 
@@ -214,6 +226,7 @@ def _collect(values: dict[str, Any]) -> RunOptions:
         values.pop("no_tools"),
         values.pop("root"),
         values.pop("sandbox"),
+        values.pop("review"),
     )
     params = {key: parse_option_value(value) for key, value in values.pop("request_options") or ()}
     reasoning = values.pop("reasoning")

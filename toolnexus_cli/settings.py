@@ -39,6 +39,7 @@ class SandboxSettings(NamedTuple):
     namespaces: bool = True
     tmp_size: int = 1024**3
     overlay: bool = True
+    apply: str = "auto"
 
 
 class ApprovalSettings(NamedTuple):

@@ -152,6 +152,7 @@ def sandbox_policy(config: Config, flags: ToolFlags) -> SandboxPolicy:
         namespaces=table.namespaces,
         tmp_bytes=table.tmp_size,
         overlay=table.overlay,
+        apply="ask" if flags.review else table.apply,
     )
 
 

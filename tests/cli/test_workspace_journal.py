@@ -291,3 +291,47 @@ def test_a_fork_can_rewind_the_turns_it_shares_and_deleting_frees_the_contents(c
 
     assert cli.call("threads", "rm", "--yes", "t-4").code == 0
     assert [p for p in blobs.rglob("*") if p.is_file()] == []  # no thread uses them now
+
+
+def test_review_in_a_pipe_applies_nothing_and_tells_the_model(cli, stub, work):
+    cli.write_config('[approval]\nbash = "allow"\n')  # the command runs; its changes wait
+    model_calls(stub, bash("echo more >> a.txt && echo new > new.txt"), "done")
+    result = cli.run("ask", "--builtins", "--review", "--root", str(work), "go")  # a process
+    assert result.code == 0, result
+    [told] = [m["content"] for m in stub.requests[-1].json["messages"] if m["role"] == "tool"]
+    assert "[not applied: the user did not approve what this command changed (" in told, told
+    assert "a.txt" in told and "new.txt" in told and "nobody to ask" in told, told
+    assert (work / "a.txt").read_text() == "a.txt\n" and not (work / "new.txt").exists()
+    overlays = cli.root / "cache" / "toolnexus" / "sandbox" / "overlays"
+    assert [p for p in overlays.rglob("*") if p.parent != overlays] != []  # held, unanswered
+
+    model_calls(stub, bash("echo more >> a.txt"), "done")
+    applied = cli.call("ask", "--builtins", "--review", "--yes", "--root", str(work), "go")
+    assert "discarded changes of a command that were never approved" in applied.stderr, applied
+    assert (work / "a.txt").read_text() == "a.txt\nmore\n"  # --yes: at once, still journaled
+    assert [p for p in overlays.rglob("*") if p.parent != overlays] == []
+
+
+@pytest.mark.parametrize("answer", ["y", "n"])
+def test_review_in_the_chat_shows_the_diff_and_applies_on_yes_only(cli, stub, work, answer):
+    model_calls(stub, bash("echo reviewed-line >> a.txt"), "Finished.")
+    chat = PtySession(cli, "chat", "--builtins", "--review", "--root", str(work), rows=50, cols=160)
+    try:
+        chat.expect("›")
+        chat.send_line("change a.txt")
+        chat.expect(re.escape("[y]es / [n]o / [a]lways (this session):"))
+        chat.child.send("y")  # the command itself may run (in the sandbox)
+        chat.expect(re.escape("apply what this command changed in the workspace (+0 ~1 -0)?"))
+        chat.expect(re.escape("+reviewed-line"))
+        chat.child.send(answer)
+        chat.expect("Finished.")
+    finally:
+        chat.close()
+    text = (work / "a.txt").read_text()
+    [told] = [m["content"] for m in stub.requests[-1].json["messages"] if m["role"] == "tool"]
+    if answer == "y":
+        assert text == "a.txt\nreviewed-line\n"
+        assert "[files changed: +0 ~1 -0: a.txt]" in told, told
+    else:
+        assert text == "a.txt\n"
+        assert "[not applied: the user did not approve" in told, told

@@ -143,6 +143,13 @@ def apply(found: Plan, upper: Path, root: Path, record_folder: Path) -> None:
     finish(record_folder)
 
 
+HELD = "held"  # an overlay kept for a person's review (removed unapplied if abandoned)
+
+
+def mark_held(folder: Path) -> None:
+    (folder / HELD).touch()
+
+
 def recover(overlays: Path) -> list[str]:
     """Finish what a crash left under `overlays` (one folder per call); a line for each."""
     said: list[str] = []
@@ -157,8 +164,13 @@ def recover(overlays: Path) -> list[str]:
         try:
             text = record.read_text("utf-8")
         except FileNotFoundError:
-            shutil.rmtree(folder, ignore_errors=True)
-            said.append(f"removed the overlay of a command that never finished ({folder.name})")
+            held = (folder / HELD).exists()
+            finish(folder)
+            said.append(
+                f"discarded changes of a command that were never approved ({folder.name})"
+                if held
+                else f"removed the overlay of a command that never finished ({folder.name})"
+            )
             continue
         except OSError as exc:
             said.append(f"cannot read {record}: {exc.strerror or exc}")

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ..journal.changes import ChangeSet, runs_later
+from ..journal.changes import ChangeSet, FileChange, runs_later
 from ._command_run import run_command
 from ._leaving import ask_to_leave
 from ._linear_regex import glob_regex, line_regex, matching_lines
@@ -26,7 +26,7 @@ from ._secret_scan import NOT_LISTED, SKIP_DIRS
 from ._web import fetch_page
 from .sandbox import reaped
 from .tool import Tool, ToolContext, ToolResult, define_tool
-from .workspace import ApprovalNeeded, Refused, Workspace, approved, ask
+from .workspace import ApprovalNeeded, Held, Refused, Workspace, approved, ask
 
 MAX_LINES = 2000
 MAX_READ_BYTES = 256 * 1024  # of text, per read_file call
@@ -309,7 +309,11 @@ class Builtins:
                 f"cwd {where} is outside the workspace {workspace.root}: a command in the "
                 "sandbox runs inside it (leave cwd out, or give a folder in the workspace)"
             )
+        held = workspace.take_held(context.call_id)
+        if held is not None:  # run again with the person's answer to its review
+            return _reviewed(workspace, held, approved(context, _review(context)))
         overlay, started = sandbox.new_overlay(), time.time_ns()
+        review = overlay is not None and sandbox.policy.apply == "ask"
         interrupted = True
         try:
             ran = await run_command(
@@ -320,18 +324,25 @@ class Builtins:
             )
             interrupted = ran.code is None
         finally:  # also when the run is cancelled: applied as far as the command got
+            if overlay is not None and review and interrupted:
+                workspace.discard(overlay)  # nobody approved it: nothing applied
             changes, beside = (
                 workspace.apply_overlay(overlay, started, interrupted=interrupted)
-                if overlay is not None
+                if overlay is not None and not review
                 else (None, {})
             )
+        report = ran.report(timeout)
+        if ran.refused_something:
+            report += (
+                f"\n[sandbox: this command ran in a sandbox where {sandbox.limits()}; a "
+                '"Permission denied" above may come from it]'
+            )
+        if review and overlay is not None:
+            _ask_to_apply(workspace, context, Held(overlay, started, report))
         changed = _changes_note(changes, beside) if changes is not None else ""
+        report += changed
         if not ran.refused_something:
-            return ToolResult(ran.report(timeout) + changed, changes=changes)
-        report = (
-            f"{ran.report(timeout)}\n[sandbox: this command ran in a sandbox where "
-            f'{sandbox.limits()}; a "Permission denied" above may come from it]{changed}'
-        )
+            return ToolResult(report, changes=changes)
         if ran.code != 0 and rule != "deny":
             try:
                 ask_to_leave(context, leaving, command, ran.output, fallback=report)
@@ -419,10 +430,45 @@ def _text_of(workspace: Workspace, file: Path) -> str:
     return data.decode("utf-8", "replace")
 
 
+def _review(context: ToolContext) -> str:
+    return f"apply:{context.call_id}"
+
+
+def _ask_to_apply(workspace: Workspace, context: ToolContext, held: Held) -> None:
+    """Review: show what the command changed and apply it only after a yes (the call runs
+    again with the answer; see _reviewed). Nothing changed: nothing to ask."""
+    preview = workspace.preview(held.overlay, held.started)
+    if not preview.changes.changes:
+        workspace.discard(held.overlay)
+        return
+    workspace.hold(context.call_id, held)
+    names = ", ".join(c.path for c in _files(preview.changes))
+    ask(
+        context,
+        _review(context),
+        f"apply what this command changed in the workspace ({preview.changes.summary()})?\n"
+        + "\n".join(preview.diff),
+        fallback=f"{held.report}\n[not applied: the user did not approve what this command "
+        f"changed ({names}); the workspace is as it was before it]",
+    )
+
+
+def _reviewed(workspace: Workspace, held: Held, yes: bool) -> ToolResult:
+    if not yes:
+        workspace.discard(held.overlay)
+        return ToolResult(f"{held.report}\n[not applied: the user did not approve it]")
+    changes, beside = workspace.apply_overlay(held.overlay, held.started, interrupted=False)
+    return ToolResult(held.report + _changes_note(changes, beside), changes=changes)
+
+
+def _files(changes: ChangeSet) -> list[FileChange]:
+    return [c for c in changes.changes if "dir" not in (c.before.kind, c.after.kind)]
+
+
 def _changes_note(changes: ChangeSet, beside: dict[str, str]) -> str:
     """What the model reads of the files a command changed (nothing if none): each file,
     but a tree of other programs' making (`.git/`, `node_modules/`) as one line."""
-    files = [c for c in changes.changes if c.after.kind != "dir" and c.before.kind != "dir"]
+    files = _files(changes)
     if not files:
         return ""
     names: list[str] = []

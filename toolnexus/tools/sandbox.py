@@ -38,6 +38,7 @@ from . import _sandbox_view as _view
 from ._sandbox_report import Enforced
 
 MODES = ("workspace-write", "read-only", "off")
+APPLY = ("auto", "ask")  # a command's changes: applied at once, or after a yes
 LAUNCHER = Path(__file__).with_name("_sandbox_exec.py")
 
 # What every command may read (and run) besides the workspace: the system, not the homes.
@@ -109,7 +110,9 @@ class SandboxPolicy:
     `namespaces`: False skips the namespaces for Landlock and the socket filter alone (the
     fallback where the system refuses them). `tmp_bytes`: the size of the private /tmp.
     `overlay`: a command writes into an overlay of the workspace, applied when it ends (so
-    what it changed is known exactly); False lets it write to the workspace directly."""
+    what it changed is known exactly); False lets it write to the workspace directly.
+    `apply`: "auto" applies what a command changed at once, "ask" only after a yes (the
+    model is told which files were not changed otherwise)."""
 
     mode: str = "workspace-write"
     network: bool = False
@@ -119,10 +122,13 @@ class SandboxPolicy:
     namespaces: bool = True
     tmp_bytes: int = TMP_BYTES
     overlay: bool = True
+    apply: str = "auto"
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"sandbox mode {self.mode!r}: use one of {', '.join(MODES)}")
+        if self.apply not in APPLY:
+            raise ValueError(f"sandbox apply {self.apply!r}: use one of {', '.join(APPLY)}")
 
 
 class Support(NamedTuple):

@@ -41,10 +41,11 @@ import stat
 import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..journal import apply as journal_apply
-from ..journal.changes import ChangeSet, FileChange, FileState, state_of
+from ..journal.changes import ChangeSet, FileChange, FileState, runs_later, state_of
+from ..journal.diffs import diff_lines
 from ..journal.records import Journal
 from ._command_reach import CommandReach
 from ._command_rules import CommandRules
@@ -61,6 +62,39 @@ from .tool import ToolContext, ToolResult
 REGENERATED = NOT_LISTED - VERSION_CONTROL
 MAX_GIT_CONFIG = 1024 * 1024  # bytes of a .git/config read to look for credentials
 _SEARCH = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+MAX_PREVIEW_LINES = 400  # of a review's diff (the question shows its start and its end)
+
+
+class Held(NamedTuple):
+    """A command's changes, awaiting review: its overlay, when it started, and what the
+    model reads of it."""
+
+    overlay: Overlay
+    started: int
+    report: str
+
+
+class Preview(NamedTuple):
+    changes: ChangeSet
+    diff: list[str]
+
+
+def _bytes(path: Path, state: FileState) -> bytes | None:
+    """A file's content for a diff (None: none; a link's target)."""
+    if state.kind == "symlink":
+        return os.readlink(path).encode()
+    if state.kind != "file":
+        return None
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(MAX_DIFF_READ)
+    except OSError:
+        return None
+
+
+MAX_DIFF_READ = 256 * 1024 + 1
 
 
 class Refused(PermissionError):
@@ -164,6 +198,7 @@ class Workspace:
         self.outside = CommandRules(outside, "rule on leaving the sandbox", "approval.outside")
         self._applying = threading.Lock()  # one command's changes applied at a time
         self.journal = journal  # where the contents a change replaces are kept, if anywhere
+        self._held: dict[str, Held] = {}  # commands' changes awaiting a person's review
         # what a crash left half applied, finished before anything else: a line each
         self.recovered = journal_apply.recover(self.sandbox.overlays_folder())
         self.hosts_approved: set[str] = set()  # origins a person allowed this session
@@ -182,6 +217,32 @@ class Workspace:
                 self.keep(overlay.upper / change.path, change.after, name=change.path)
             journal_apply.apply(found, overlay.upper, self.root, overlay.upper.parent)
         return found.changes._replace(interrupted=interrupted), found.beside
+
+    def preview(self, overlay: Overlay, started_ns: int) -> Preview:
+        """What a command wrote into `overlay`, not applied: its change set and a diff."""
+        found = journal_apply.plan(overlay.upper, self.root, "bash", started_ns=started_ns)
+        diff: list[str] = []
+        for change in found.changes.changes:
+            if "dir" in (change.before.kind, change.after.kind):
+                continue
+            if runs_later(change):
+                diff.append(f"{change.path}: runs later (a build, test or install runs it)")
+            before = _bytes(self.root / change.path, change.before)
+            after = _bytes(overlay.upper / change.path, change.after)
+            diff += diff_lines(change.path, before, after)
+        return Preview(found.changes, diff[:MAX_PREVIEW_LINES])
+
+    def hold(self, call: str, held: Held) -> None:
+        """Keep a command's overlay until the person answers its review."""
+        journal_apply.mark_held(held.overlay.upper.parent)
+        self._held[call] = held
+
+    def take_held(self, call: str) -> Held | None:
+        return self._held.pop(call, None)
+
+    def discard(self, overlay: Overlay) -> None:
+        """Throw a command's overlay away: none of its changes reach the workspace."""
+        journal_apply.finish(overlay.upper.parent)
 
     def before_change(self, target: Path) -> FileState | None:
         """A file tool is about to change `target`: its state, its content kept (None
