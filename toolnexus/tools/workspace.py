@@ -32,6 +32,7 @@ nobody) decides, and the request names the resolved path or address.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fnmatch
 import hashlib
@@ -212,9 +213,11 @@ class Workspace:
         person's own newer version (path -> the name the command's version got)."""
         with self._applying:
             found = journal_apply.plan(overlay.upper, self.root, "bash", started_ns=started_ns)
-            for change in found.changes.changes:
-                self.keep(self.root / change.path, change.before)
-                self.keep(overlay.upper / change.path, change.after, name=change.path)
+            batch = self.journal.blobs.batch() if self.journal else contextlib.nullcontext()
+            with batch:  # every content durable before the first rename
+                for change in found.changes.changes:
+                    self.keep(self.root / change.path, change.before)
+                    self.keep(overlay.upper / change.path, change.after, name=change.path)
             journal_apply.apply(found, overlay.upper, self.root, overlay.upper.parent)
         return found.changes._replace(interrupted=interrupted), found.beside
 
