@@ -221,7 +221,10 @@ def test_a_file_changed_between_a_turn_and_its_rewind_stops_the_rewind(cli, stub
     assert (work / "a.txt").read_text() == "the person's later edit\n"  # nothing lost
 
 
-def test_the_chat_rewinds_redoes_and_shows_the_diff_of_a_turn(cli, stub, work):
+@pytest.mark.parametrize("git", [False, True], ids=["plain folder", "git repository"])
+def test_the_chat_rewinds_redoes_and_shows_the_diff_of_a_turn(cli, stub, work, git):
+    if git:
+        subprocess.run(["git", "init", "-q", str(work)], check=True)
     start = tree_digest(work)
     edits, command = a_turn_of_changes(work)
     replies(stub, edits, command, answer="All done.")
