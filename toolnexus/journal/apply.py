@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ._overlay import written
+from ._processes import alive
 from .changes import ABSENT, ChangeSet, FileChange, FileState, state_of
 
 RECORD = "intent.json"
@@ -190,16 +191,7 @@ def recover(overlays: Path) -> list[str]:
 def _owner_alive(name: str) -> bool:
     """Whether the process an overlay folder is named after (`PID-...`) still runs (this
     one included: another of its workspaces may be running a call there)."""
-    pid = name.split("-", 1)[0]
-    if not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return alive(name.split("-", 1)[0])
 
 
 def finish(record_folder: Path) -> None:

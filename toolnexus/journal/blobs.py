@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from toolnexus.journal._processes import alive
 from toolnexus.journal.changes import CHUNK, FileState
 
 GiB = 1 << 30
@@ -229,13 +230,4 @@ def _sync_folder(folder: Path) -> None:
 
 def _writer_alive(name: str) -> bool:
     """Whether the process that named this temporary file still runs (a reused pid counts)."""
-    pid = name[len(TEMP_PREFIX) :].partition("-")[0]
-    if not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return alive(name[len(TEMP_PREFIX) :].partition("-")[0])
