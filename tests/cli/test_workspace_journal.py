@@ -113,12 +113,14 @@ async def test_the_person_s_edit_during_a_command_is_kept_and_the_command_s_besi
     work = tmp_path / "work"
     work.mkdir()
     (work / "shared.txt").write_text("first\n")
-    marker = f"journal-{os.getpid()}-{id(tmp_path)}"
+    marker = f"journal-{os.getpid()}-{id(tmp_path)}-42"
     toolkit = await create_toolkit(builtins=["bash"], workspace=work)
     try:
+        # the trap is set before anything carries the marker (the shell computes its 42):
+        # a signal found by the marker never comes before the shell can take it
         command = (
-            f"export TOOLNEXUS_TEST_MARK={marker}; "
             "trap 'echo from-the-command > shared.txt; exit 0' USR1; "
+            f"export TOOLNEXUS_TEST_MARK={marker.removesuffix('-42')}-$((6*7)); "
             "while :; do sleep 0.05; done"
         )
         call = asyncio.create_task(toolkit.execute("bash", {"command": command}))
@@ -137,16 +139,17 @@ async def test_the_person_s_edit_during_a_command_is_kept_and_the_command_s_besi
 
 
 def _shell(marker: str) -> list[int]:
-    """The bash of the command (not its sleeps): the process that set the trap."""
-    found = []
+    """The bash of the command: the parent of a `sleep` that carries the marker."""
+    found = set()
     for pid in running_with(marker):
         try:
+            status = Path(f"/proc/{pid}/status").read_text()
             name = Path(f"/proc/{pid}/comm").read_text().strip()
         except OSError:
             continue
-        if name == "bash":
-            found.append(pid)
-    return found
+        if name == "sleep":
+            found.add(int(status.split("PPid:")[1].split()[0]))
+    return sorted(found)
 
 
 def replies(stub, *steps: list[tuple[str, dict]], answer: str = "done") -> None:
