@@ -14,6 +14,7 @@ from toolnexus import ToolnexusError
 from toolnexus.journal.diffs import diff_lines
 
 from .session import Session
+from .threads import skipped_words
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -56,11 +57,14 @@ class JournalCommands:
     def rewind_files(self, journal: Journal, turn: int) -> bool:
         """Put the files back as before `turn`; said in a line either way."""
         try:
+            _root, plan = journal.plan(self.session.thread, turn)
             done = journal.rewind(self.session.thread, turn)
         except ToolnexusError as exc:
             self.say(f"error: {exc}; nothing was changed", "bold red")
             return False
         self.say(f"files back as before turn {turn}: {_said(done)}; /redo goes forward again")
+        if plan.skipped:
+            self.say(f"left as they are: {skipped_words(plan.skipped)}")
         return True
 
     async def redo(self, arg: str) -> None:

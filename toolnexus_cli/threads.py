@@ -302,7 +302,15 @@ async def rewind(store: Any, thread: str, turn: int, *, dry_run: bool) -> int:
         print(visible(f"error: {exc}; nothing was changed"), file=sys.stderr)
         return EXIT_NOT_FOUND
     _print(f"rewound {root} to before turn {turn} of {thread}: {done.summary() or 'nothing'}")
+    if plan.skipped:
+        _print(f"left as they are: {skipped_words(plan.skipped)}")
     return 0
+
+
+def skipped_words(paths: tuple[str, ...]) -> str:
+    """What a rewind left in regenerated trees, in a few words."""
+    count = "1 file" if len(paths) == 1 else f"{len(paths)} files"
+    return f"{count} of regenerated trees (node_modules, .venv...), whose contents were not kept"
 
 
 async def redo(store: Any, thread: str) -> int:

@@ -341,3 +341,31 @@ def test_review_in_the_chat_shows_the_diff_and_applies_on_yes_only(cli, stub, wo
     else:
         assert text == "a.txt\n"
         assert "[not applied: the user did not approve" in told, told
+
+
+def test_a_rewind_leaves_a_regenerated_tree_it_kept_no_content_of(cli, stub, work):
+    package = work / "node_modules" / "pkg"
+    package.mkdir(parents=True)
+    (package / "index.js").write_text("module.exports = 1;\n")
+    replies(
+        stub,
+        [
+            (
+                "bash",
+                {
+                    "command": "echo 'module.exports = 2;' > node_modules/pkg/index.js && "
+                    "echo changed > a.txt"
+                },
+            )
+        ],
+    )
+    assert (
+        cli.call("ask", "--builtins", "--yes", "--id", "t-5", "--root", str(work), "go").code == 0
+    )
+    dry = cli.call("threads", "rewind", "t-5", "1", "--dry-run")
+    assert "left as is" in dry.stdout and "node_modules/pkg/index.js" in dry.stdout, dry
+    rewound = cli.call("threads", "rewind", "t-5", "1")
+    assert rewound.code == 0, rewound
+    assert "left as they are: 1 file of regenerated trees" in rewound.stdout, rewound
+    assert (work / "a.txt").read_text() == "a.txt\n"  # put back
+    assert (package / "index.js").read_text() == "module.exports = 2;\n"  # left, and said so

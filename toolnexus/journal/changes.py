@@ -107,6 +107,21 @@ def _state(fields: Any) -> FileState:
     return FileState(KINDS[kind], str(digest), int(mode), int(size), int(mtime))
 
 
+# Trees a project's tools make again (dependencies, builds, caches): the journal records
+# their changes but keeps no content, and a rewind leaves what it cannot put back there.
+REGENERATED = frozenset(
+    {
+        *("node_modules", "__pycache__", ".venv", "venv", "target", ".tox", ".nox"),
+        *(".mypy_cache", ".pytest_cache", ".ruff_cache"),
+    }
+)
+
+
+def regenerated(path: str) -> bool:
+    """Whether `path` ('/'-separated, relative) lies in a tree of REGENERATED."""
+    return not REGENERATED.isdisjoint(path.split("/")[:-1])
+
+
 # Files a person's next build, test, install or editor task runs (or that change what runs):
 # a change to one is code the model wrote that will run outside the sandbox.
 RUNS_LATER = (

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from toolnexus.errors import ToolnexusError
 from toolnexus.journal.blobs import Blobs
-from toolnexus.journal.changes import ChangeSet, FileChange, FileState
+from toolnexus.journal.changes import ChangeSet, FileChange, FileState, regenerated
 from toolnexus.journal.tree import TreeView, checked_path, parent_of
 from toolnexus.visible import unmistakable
 
@@ -74,12 +74,14 @@ class Blocked(NamedTuple):
 
 class RewindPlan(NamedTuple):
     """The steps in path order; the paths changed since the last change set (`conflicts`),
-    those whose content was not kept (`unavailable`), and what blocks the rewind."""
+    those whose content was not kept (`unavailable`), what blocks the rewind, and the paths
+    of regenerated trees left as they are (`skipped`: their contents were not kept)."""
 
     steps: tuple[Step, ...]
     conflicts: tuple[str, ...]
     unavailable: tuple[str, ...]
     blocked: tuple[Blocked, ...]
+    skipped: tuple[str, ...] = ()
 
     def summary(self) -> list[str]:
         """One line a step, then one a blocked path (what `--dry-run` prints)."""
@@ -96,6 +98,10 @@ class RewindPlan(NamedTuple):
             said = f"  ({'; '.join(notes)})" if notes else ""
             lines.append(f"{step.action:<13} {unmistakable(step.path)}{said}")
         lines += [f"{'blocked':<13} {unmistakable(b.path)}: {b.reason}" for b in self.blocked]
+        lines += [
+            f"{'left as is':<13} {unmistakable(path)}  (a regenerated tree: not kept)"
+            for path in self.skipped
+        ]
         return lines or ["nothing to rewind"]
 
 
@@ -108,7 +114,15 @@ def plan_rewind(root: Path, change_sets: Sequence[ChangeSet], blobs: Blobs) -> R
             checked_path(change.path)
             targets.setdefault(change.path, change.before)
             left[change.path] = change.after
-    return _plan(root, targets, left, blobs)
+    # in a regenerated tree (node_modules...) a content not kept is left as it is, said so
+    skipped = tuple(
+        path
+        for path, target in sorted(targets.items())
+        if regenerated(path) and target.kind in ("file", "symlink") and not blobs.has(target.digest)
+    )
+    for path in skipped:
+        del targets[path], left[path]
+    return _plan(root, targets, left, blobs)._replace(skipped=skipped)
 
 
 def apply_rewind(

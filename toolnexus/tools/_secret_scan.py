@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
+from ..journal.changes import REGENERATED
 from .secret_files import KnownSecrets, SecretNames
 
 # Trees of other programs' making (version control, dependencies, caches): glob and grep
@@ -21,7 +22,7 @@ from .secret_files import KnownSecrets, SecretNames
 VERSION_CONTROL = frozenset({".git", ".hg", ".svn"})
 SKIP_DIRS = VERSION_CONTROL | {"node_modules", "__pycache__", ".venv", "venv"}
 # ... and build output and tools' caches, which can be huge and hold nobody's secrets.
-NOT_LISTED = SKIP_DIRS | {"target", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+NOT_LISTED = VERSION_CONTROL | REGENERATED
 MAX_ENTRIES = 50_000  # files and folders looked at in one walk
 MAX_SECONDS = 1.0  # one walk's time
 

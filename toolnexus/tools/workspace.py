@@ -45,22 +45,26 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..journal import apply as journal_apply
-from ..journal.changes import ChangeSet, FileChange, FileState, runs_later, state_of
+from ..journal.changes import (
+    REGENERATED,
+    ChangeSet,
+    FileChange,
+    FileState,
+    runs_later,
+    state_of,
+)
 from ..journal.diffs import diff_lines
 from ..journal.records import Journal
 from ._command_reach import CommandReach
 from ._command_rules import CommandRules
 from ._sandbox_view import Overlay
-from ._secret_scan import NOT_LISTED, VERSION_CONTROL, SecretFiles
+from ._secret_scan import SecretFiles
 from .rules import checked_rules, has_wildcard
 from .sandbox import Sandbox, SandboxPolicy
 from .secret_files import KnownSecrets, SecretNames, holds_credentials, is_git_config, within
 from .suspension import suspend
 from .tool import ToolContext, ToolResult
 
-# Trees a project's tools make again (dependencies, builds, caches): the journal records
-# their changes but keeps no content.
-REGENERATED = NOT_LISTED - VERSION_CONTROL
 MAX_GIT_CONFIG = 1024 * 1024  # bytes of a .git/config read to look for credentials
 _SEARCH = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -275,7 +279,7 @@ class Workspace:
         if self.journal is None or state.kind not in ("file", "symlink"):
             return
         named = Path(name) if name is not None else path
-        if self.looks_secret(named) or not REGENERATED.isdisjoint(named.parts):
+        if self.looks_secret(named) or not REGENERATED.isdisjoint(named.parts[:-1]):
             return
         self.journal.blobs.keep(path, state)
 
