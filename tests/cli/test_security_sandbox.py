@@ -230,9 +230,10 @@ def test_a_command_the_sandbox_stops_is_told_so_and_yes_never_leaves_the_sandbox
 
     # an explicit rule lets that command run outside the sandbox, --yes or not
     cli.write_config('[approval.outside]\n"touch *" = "allow"\n')
+    # ran outside, its change found by comparing the workspace before and after
     assert run_calls(cli, stub, work, bash(f"touch {outside}"), "--yes") == [
-        "exit code 0\n"
-    ]  # ran outside
+        "exit code 0\n\n[files changed: +1 ~0 -0: .git/ (1 files)]"
+    ]
     assert outside.exists()
 
 
@@ -253,7 +254,9 @@ def test_the_chat_offers_to_run_a_stopped_command_outside_the_sandbox(cli, stub,
     finally:
         chat.close()
     assert outside.exists()
-    assert tool_results(stub.requests[1]) == ["exit code 0\n"]
+    assert tool_results(stub.requests[1]) == [
+        "exit code 0\n\n[files changed: +1 ~0 -0: .git/ (1 files)]"
+    ]
 
 
 def test_the_banner_says_when_commands_run_with_no_sandbox(cli, stub, work):

@@ -60,11 +60,25 @@ def test_a_command_s_changes_are_applied_and_told(cli, stub, work):
     assert [p for p in overlays.rglob("*") if p.parent != overlays] == []  # none left over
 
 
-def test_without_the_overlay_a_command_writes_to_the_workspace_directly(cli, stub, work):
-    cli.write_config("[sandbox]\noverlay = false\n")
-    [result] = run_calls(cli, stub, work, bash("echo new > new.txt && echo ok"), "--yes")
-    assert result == "exit code 0\nok\n"  # nothing seen, nothing told
-    assert (work / "new.txt").read_text() == "new\n"
+@pytest.mark.parametrize(
+    "config", ["[sandbox]\noverlay = false\n", "[sandbox]\nnamespaces = false\n"]
+)
+def test_without_an_overlay_changes_are_found_by_comparing_and_can_be_rewound(
+    cli, stub, work, config
+):
+    cli.write_config(config)
+    start = tree_digest(work)
+    command = "echo new > new.txt && echo more >> a.txt && rm gone.txt && echo ok"
+    replies(stub, [("bash", {"command": command})])
+    asked = cli.call("ask", "--builtins", "--yes", "--id", "t-6", "--root", str(work), "go")
+    assert asked.code == 0, asked
+    [told] = [m["content"] for m in stub.requests[-1].json["messages"] if m["role"] == "tool"]
+    assert told == (
+        "exit code 0\nok\n\n[files changed: +1 ~1 -1: a.txt, gone.txt (deleted), new.txt (new)]"
+    )
+    assert (work / "new.txt").read_text() == "new\n"  # written as it ran
+    assert cli.call("threads", "rewind", "t-6", "1").code == 0
+    assert tree_digest(work) == start
 
 
 def test_touching_opening_or_an_edit_that_matches_nothing_changes_nothing(cli, stub, work):

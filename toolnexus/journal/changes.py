@@ -52,12 +52,14 @@ class FileChange(NamedTuple):
 class ChangeSet(NamedTuple):
     """What one tool call changed. `source`: the tool ("bash", "write_file", ...);
     `interrupted`: the call was stopped (Ctrl-C, its timeout) and this is as far as it got;
-    `outside`: it ran outside the sandbox (recorded by comparing, not by an overlay)."""
+    `outside`: it ran outside the sandbox; `complete`: False when it was recorded by
+    comparing a workspace too big to see whole (snapshot.py): changes beyond are missing."""
 
     changes: tuple[FileChange, ...]
     source: str
     interrupted: bool = False
     outside: bool = False
+    complete: bool = True
 
     def counts(self) -> tuple[int, int, int]:
         """Files (and links) created, modified, deleted: folders are not counted."""
@@ -71,6 +73,7 @@ class ChangeSet(NamedTuple):
             "source": self.source,
             "interrupted": self.interrupted,
             "outside": self.outside,
+            "complete": self.complete,
             "summary": self.summary(),
             "changes": [[c.path, list(c.before), list(c.after)] for c in self.changes],
         }
@@ -84,7 +87,11 @@ class ChangeSet(NamedTuple):
                 for path, before, after in data["changes"]
             )
             return cls(
-                changes, str(data["source"]), bool(data["interrupted"]), bool(data["outside"])
+                changes,
+                str(data["source"]),
+                bool(data["interrupted"]),
+                bool(data["outside"]),
+                bool(data.get("complete", True)),
             )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"not a change set: {exc}") from None

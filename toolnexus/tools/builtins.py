@@ -19,12 +19,13 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ..journal.changes import ChangeSet, FileChange, runs_later
-from ._command_run import run_command
+from ..journal.snapshot import Before
+from ._command_run import Ran, run_command
 from ._leaving import ask_to_leave
 from ._linear_regex import glob_regex, line_regex, matching_lines
 from ._secret_scan import NOT_LISTED, SKIP_DIRS
 from ._web import fetch_page
-from .sandbox import reaped
+from .sandbox import Sandbox, reaped
 from .tool import Tool, ToolContext, ToolResult, define_tool
 from .workspace import ApprovalNeeded, Held, Refused, Workspace, approved, ask
 
@@ -302,8 +303,9 @@ class Builtins:
             )
         argv = ["bash", "-c", command]
         if outside or not sandbox.active:
+            before = workspace.before_command()
             ran = await run_command(reaped(argv), cwd=where, env=os.environ, timeout=timeout)
-            return ran.report(timeout)
+            return _compared(workspace, before, ran.report(timeout), outside=True)
         if not workspace.inside(where):
             raise Refused(
                 f"cwd {where} is outside the workspace {workspace.root}: a command in the "
@@ -312,8 +314,31 @@ class Builtins:
         held = workspace.take_held(context.call_id)
         if held is not None:  # run again with the person's answer to its review
             return _reviewed(workspace, held, approved(context, _review(context)))
+        result, ran = await self._in_sandbox(argv, where, timeout, context)
+        if not ran.refused_something or ran.code == 0 or rule == "deny":
+            return result
+        try:
+            ask_to_leave(context, leaving, command, ran.output, fallback=result.output)
+        except ApprovalNeeded as need:  # what the sandboxed try changed stays journaled
+            need.result.changes = result.changes
+            raise
+        return result
+
+    async def _in_sandbox(
+        self, argv: list[str], where: Path, timeout: float, context: ToolContext
+    ) -> tuple[ToolResult, Ran]:
+        """Run a command in the sandbox: on an overlay whose changes are applied (or held
+        for review), else comparing the workspace before and after."""
+        workspace, sandbox = self.workspace, self.workspace.sandbox
         overlay, started = sandbox.new_overlay(), time.time_ns()
-        review = overlay is not None and sandbox.policy.apply == "ask"
+        if overlay is None:
+            before = workspace.before_command()
+            ran = await run_command(
+                sandbox.command(argv, where), cwd=where, env=sandbox.environment(), timeout=timeout
+            )
+            report = _sandbox_report(ran, timeout, sandbox)
+            return _compared(workspace, before, report, outside=False), ran
+        review = sandbox.policy.apply == "ask"
         interrupted = True
         try:
             ran = await run_command(
@@ -324,32 +349,18 @@ class Builtins:
             )
             interrupted = ran.code is None
         finally:  # also when the run is cancelled: applied as far as the command got
-            if overlay is not None and review and interrupted:
+            if review and interrupted:
                 workspace.discard(overlay)  # nobody approved it: nothing applied
             changes, beside = (
-                workspace.apply_overlay(overlay, started, interrupted=interrupted)
-                if overlay is not None and not review
-                else (None, {})
+                (None, {})
+                if review
+                else workspace.apply_overlay(overlay, started, interrupted=interrupted)
             )
-        report = ran.report(timeout)
-        if ran.refused_something:
-            report += (
-                f"\n[sandbox: this command ran in a sandbox where {sandbox.limits()}; a "
-                '"Permission denied" above may come from it]'
-            )
-        if review and overlay is not None:
+        report = _sandbox_report(ran, timeout, sandbox)
+        if review:
             _ask_to_apply(workspace, context, Held(overlay, started, report))
         changed = _changes_note(changes, beside) if changes is not None else ""
-        report += changed
-        if not ran.refused_something:
-            return ToolResult(report, changes=changes)
-        if ran.code != 0 and rule != "deny":
-            try:
-                ask_to_leave(context, leaving, command, ran.output, fallback=report)
-            except ApprovalNeeded as need:  # what the sandboxed try changed stays journaled
-                need.result.changes = changes
-                raise
-        return ToolResult(report, changes=changes)
+        return ToolResult(report + changed, changes=changes), ran
 
     @guarded
     async def fetch_url(self, url: str, *, context: ToolContext) -> str:
@@ -428,6 +439,27 @@ def _text_of(workspace: Workspace, file: Path) -> str:
     if b"\0" in data[:8192]:
         return ""
     return data.decode("utf-8", "replace")
+
+
+def _sandbox_report(ran: Ran, timeout: float, sandbox: Sandbox) -> str:
+    """What the model reads of a command run in the sandbox."""
+    report = ran.report(timeout)
+    if ran.refused_something:
+        report += (
+            f"\n[sandbox: this command ran in a sandbox where {sandbox.limits()}; a "
+            '"Permission denied" above may come from it]'
+        )
+    return report
+
+
+def _compared(
+    workspace: Workspace, before: Before | None, report: str, outside: bool
+) -> ToolResult:
+    """A command's result where its changes were found by comparing (no overlay)."""
+    if before is None:
+        return ToolResult(report)
+    changes = workspace.after_command(before, outside=outside)
+    return ToolResult(report + _changes_note(changes, {}), changes=changes)
 
 
 def _review(context: ToolContext) -> str:

@@ -213,6 +213,7 @@ class Sandbox:
                 refused = found
         else:
             refused = "namespaces turned off ([sandbox] namespaces = false)"
+        self._overlays = False  # no mount namespace: nothing to lay an overlay in
         found = self._report("landlock", self._fallback([]))
         if isinstance(found, Enforced):
             return found._replace(namespaces_refused=refused)

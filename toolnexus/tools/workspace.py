@@ -55,6 +55,7 @@ from ..journal.changes import (
 )
 from ..journal.diffs import diff_lines
 from ..journal.records import Journal
+from ..journal.snapshot import Before, Snapshots
 from ._command_reach import CommandReach
 from ._command_rules import CommandRules
 from ._sandbox_view import Overlay
@@ -204,6 +205,7 @@ class Workspace:
         self._applying = threading.Lock()  # one command's changes applied at a time
         self.journal = journal  # where the contents a change replaces are kept, if anywhere
         self._held: dict[str, Held] = {}  # commands' changes awaiting a person's review
+        self._snapshots = Snapshots(self.root)  # where no overlay sees a command's writes
         # what a crash left half applied, finished before anything else: a line each
         self.recovered = journal_apply.recover(self.sandbox.overlays_folder())
         self.hosts_approved: set[str] = set()  # origins a person allowed this session
@@ -224,6 +226,19 @@ class Workspace:
                     self.keep(overlay.upper / change.path, change.after, name=change.path)
             journal_apply.apply(found, overlay.upper, self.root, overlay.upper.parent)
         return found.changes._replace(interrupted=interrupted), found.beside
+
+    def before_command(self) -> Before | None:
+        """Where no overlay will see what a command writes (the fallback, or outside the
+        sandbox): the workspace's files now, their contents kept (None without a journal)."""
+        if self.journal is None:
+            return None
+        with self._applying:
+            return self._snapshots.before(self.keep)
+
+    def after_command(self, before: Before, *, outside: bool) -> ChangeSet:
+        """What the command changed since `before`, its new contents kept."""
+        with self._applying:
+            return self._snapshots.changes(before, "bash", self.keep, outside=outside)
 
     def preview(self, overlay: Overlay, started_ns: int) -> Preview:
         """What a command wrote into `overlay`, not applied: its change set and a diff."""
