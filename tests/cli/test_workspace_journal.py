@@ -383,3 +383,14 @@ def test_a_rewind_leaves_a_regenerated_tree_it_kept_no_content_of(cli, stub, wor
     assert "left as they are: 1 file of regenerated trees" in rewound.stdout, rewound
     assert (work / "a.txt").read_text() == "a.txt\n"  # put back
     assert (package / "index.js").read_text() == "module.exports = 2;\n"  # left, and said so
+
+
+def test_a_workspace_too_big_to_compare_whole_says_its_changes_may_not_be_undone(
+    cli, stub, work, monkeypatch
+):
+    from toolnexus.journal import snapshot
+
+    monkeypatch.setattr(snapshot, "MAX_FILES", 3)  # the work folder has seven entries
+    cli.write_config("[sandbox]\noverlay = false\n")
+    [told] = run_calls(cli, stub, work, bash("echo x > a.txt"), "--yes")
+    assert "[the workspace is too big to compare whole: changes beyond what was seen" in told

@@ -501,8 +501,14 @@ def _changes_note(changes: ChangeSet, beside: dict[str, str]) -> str:
     """What the model reads of the files a command changed (nothing if none): each file,
     but a tree of other programs' making (`.git/`, `node_modules/`) as one line."""
     files = _files(changes)
+    partial = (
+        ""
+        if changes.complete
+        else "\n[the workspace is too big to compare whole: changes beyond what was seen are "
+        "not recorded, and cannot be undone]"
+    )
     if not files:
-        return ""
+        return partial
     names: list[str] = []
     trees: dict[str, int] = {}
     for change in files:
@@ -521,7 +527,7 @@ def _changes_note(changes: ChangeSet, beside: dict[str, str]) -> str:
         f"command's version is {name}]"
         for path, name in beside.items()
     )
-    return f"\n[files changed: {changes.summary()}: {', '.join(shown)}{more}]{kept}"
+    return f"\n[files changed: {changes.summary()}: {', '.join(shown)}{more}]{kept}{partial}"
 
 
 MARKS = {"created": " (new)", "modified": "", "deleted": " (deleted)"}
