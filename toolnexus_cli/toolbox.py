@@ -126,9 +126,13 @@ def sandboxed(toolkit: Toolkit) -> bool:
 
 def sandbox_line(toolkit: Toolkit) -> str | None:
     """What the sandbox does, for the banner and -v, when the model is offered bash."""
-    if toolkit.get("bash") is None or toolkit.workspace is None:
+    workspace = toolkit.workspace
+    if toolkit.get("bash") is None or workspace is None:
         return None
-    return toolkit.workspace.sandbox.describe()
+    line = workspace.sandbox.describe()
+    if workspace.journal is not None and not workspace.sandbox.enforced().overlay:
+        line += "; a command's changes found by comparing the workspace before and after"
+    return line
 
 
 def make_hooks(config: Config, toolkit: Toolkit, ask: AskUser) -> dict[str, Any] | None:

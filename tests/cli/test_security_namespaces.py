@@ -260,11 +260,13 @@ def test_the_words_come_from_what_the_launcher_found(cli, stub, work, tmp_path):
     line = banner(cli, work)
     assert "user, mount, PID, network namespaces + Landlock ABI" in line, line
     assert "no capabilities, system read-only, home replaced, no network" in line, line
+    assert "changes applied from an overlay" in line and "by comparing" not in line, line
 
     cli.write_config(FALLBACK)
     line = banner(cli, work)
     assert "Landlock ABI" in line and "a socket filter" in line and "namespaces +" not in line
     assert "(no namespaces: namespaces turned off ([sandbox] namespaces = false))" in line
+    assert line.endswith("changes found by comparing the workspace before and after"), line
 
     # a system whose user namespaces are refused (AppArmor, a container): bwrap fails, the
     # fallback is used, and the line says why
@@ -276,7 +278,7 @@ def test_the_words_come_from_what_the_launcher_found(cli, stub, work, tmp_path):
     )
     (fake / "bwrap").chmod(0o755)
     line = banner(cli, work, env={"PATH": f"{fake}{os.pathsep}{os.environ['PATH']}"})
-    assert line.endswith("(no namespaces: bwrap: setting up uid map: Permission denied)"), line
+    assert "(no namespaces: bwrap: setting up uid map: Permission denied)" in line, line
     assert "a socket filter" in line
 
 
