@@ -238,17 +238,28 @@ def test_a_file_changed_between_a_turn_and_its_rewind_stops_the_rewind(cli, stub
     assert (work / "a.txt").read_text() == "the person's later edit\n"  # nothing lost
 
 
+@pytest.mark.parametrize("review", [False, True], ids=["applied at once", "--review"])
 @pytest.mark.parametrize("git", [False, True], ids=["plain folder", "git repository"])
-def test_the_chat_rewinds_redoes_and_shows_the_diff_of_a_turn(cli, stub, work, git):
+def test_the_chat_rewinds_redoes_and_shows_the_diff_of_a_turn(cli, stub, work, git, review):
     if git:
         subprocess.run(["git", "init", "-q", str(work)], check=True)
     start = tree_digest(work)
     edits, command = a_turn_of_changes(work)
     replies(stub, edits, command, answer="All done.")
-    chat = PtySession(cli, "chat", "--builtins", "--yes", "--root", str(work), rows=50, cols=160)
+    flags = ["--review"] if review else ["--yes"]
+    chat = PtySession(cli, "chat", "--builtins", *flags, "--root", str(work), rows=50, cols=160)
     try:
         chat.expect("›")
         chat.send_line("change things")
+        if review:  # the edits (always, for this session), the command, then its changes
+            chat.expect(re.escape("[y]es / [n]o / [a]lways (this session):"))
+            chat.child.send("a")
+            chat.expect(re.escape("bash"))
+            chat.expect(re.escape("[y]es / [n]o / [a]lways (this session):"))
+            chat.child.send("y")
+            chat.expect(re.escape("apply what this command changed in the workspace (+"))
+            chat.expect(re.escape("[y]es / [n]o"))
+            chat.child.send("y")
         chat.expect("All done.")
         end = tree_digest(work)
         chat.send_line("/diff")
