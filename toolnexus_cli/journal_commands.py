@@ -25,6 +25,8 @@ COMMANDS = {
     "/rewind": "turns that changed files, or put them back as before turn N: /rewind [N]",
     "/redo": "undo the last /rewind",
     "/diff": "what the last turn changed in the files, as a diff",
+    "/review": "show each command's changes and apply them after a yes: /review [on|off] "
+    "(Alt-R toggles)",
 }
 
 
@@ -66,6 +68,18 @@ class JournalCommands:
         if plan.skipped:
             self.say(f"left as they are: {skipped_words(plan.skipped)}")
         return True
+
+    async def review(self, arg: str) -> None:
+        workspace = self.session.toolkit.workspace
+        if workspace is None:
+            self.say("no file tools in this chat: no commands to review")
+            return
+        if arg not in ("", "on", "off"):
+            self.say("/review, /review on or /review off", "yellow")
+            return
+        if arg:
+            workspace.review(arg == "on")
+        self.say(review_words(workspace.reviewing))
 
     async def redo(self, arg: str) -> None:
         journal = self._journal()
@@ -115,6 +129,12 @@ class JournalCommands:
             shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
             self.say(f"turn {turn}: {len(sets)} call(s), {shown}")
         self.say("/rewind N puts the files back as before turn N")
+
+
+def review_words(on: bool) -> str:
+    if on:
+        return "review on: each command's changes are shown, and applied after a yes"
+    return "review off: each command's changes apply when it ends (/rewind undoes them)"
 
 
 def _said(done: ChangeSet) -> str:

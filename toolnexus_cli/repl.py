@@ -73,7 +73,8 @@ class Repl:
             COMMANDS,
             model_names(session.config),
             vi=self.ui.editing_mode == "vi",
-            status=(lambda: status_line(session.toolkit.servers)) if servers else None,
+            status=self._status,
+            keys={"escape r": self._toggle_review},
         )
         if servers:
             from prompt_toolkit.completion import merge_completers
@@ -88,6 +89,21 @@ class Repl:
         if not session.interrupts.received:
             await self._say_how_to_come_back()
         return code
+
+    def _status(self) -> str:
+        """The toolbar's line: the MCP servers' state, and review while it is on."""
+        toolkit = self.session.toolkit
+        parts = [status_line(toolkit.servers)] if toolkit.servers else []
+        if toolkit.workspace is not None and toolkit.workspace.reviewing:
+            parts.append("review on (Alt-R)")
+        return "  ".join(parts)
+
+    def _toggle_review(self) -> None:
+        """Alt-R: review commands' changes before they apply, or no longer (the toolbar
+        says which)."""
+        workspace = self.session.toolkit.workspace
+        if workspace is not None:
+            workspace.review(not workspace.reviewing)
 
     async def _banner(self) -> None:
         session = self.session

@@ -7,7 +7,7 @@ import codecs
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
@@ -241,6 +241,7 @@ def prompt_session(
     *,
     vi: bool = False,
     status: Callable[[], str] | None = None,
+    keys: Mapping[str, Callable[[], None]] | None = None,
 ) -> Any:
     """The prompt line: a private history, Esc-Enter for a new line, Ctrl-C clears the
     line (on an empty one it raises KeyboardInterrupt), `commands` complete, and so do
@@ -257,6 +258,9 @@ def prompt_session(
     @bindings.add("escape", "enter")
     def _newline(event: Any) -> None:
         event.current_buffer.insert_text("\n")
+
+    for key, action in (keys or {}).items():
+        bindings.add(*key.split())(lambda _event, act=action: act())
 
     @bindings.add("c-c")
     def _interrupt(event: Any) -> None:

@@ -405,3 +405,25 @@ def test_a_workspace_too_big_to_compare_whole_says_its_changes_may_not_be_undone
     cli.write_config("[sandbox]\noverlay = false\n")
     [told] = run_calls(cli, stub, work, bash("echo x > a.txt"), "--yes")
     assert "[the workspace is too big to compare whole: changes beyond what was seen" in told
+
+
+def test_alt_r_turns_review_on_in_the_chat_and_review_says_so(cli, stub, work):
+    model_calls(stub, bash("echo toggled >> a.txt"), "Finished.")
+    chat = PtySession(cli, "chat", "--builtins", "--root", str(work), rows=50, cols=160)
+    try:
+        chat.expect("›")
+        chat.child.send("\x1br")  # Alt-R
+        chat.expect(re.escape("review on (Alt-R)"))
+        chat.send_line("/review")
+        chat.expect(re.escape("review on: each command's changes are shown"))
+        chat.send_line("change a.txt")
+        chat.expect(re.escape("[y]es / [n]o / [a]lways (this session):"))
+        chat.child.send("y")  # the command may run (in the sandbox)
+        chat.expect(re.escape("apply what this command changed in the workspace (+0 ~1 -0)?"))
+        chat.child.send("n")
+        chat.expect("Finished.")
+        chat.send_line("/review off")
+        chat.expect(re.escape("review off: each command's changes apply when it ends"))
+    finally:
+        chat.close()
+    assert (work / "a.txt").read_text() == "a.txt\n"  # not applied: the person said no

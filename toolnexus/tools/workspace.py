@@ -33,6 +33,7 @@ nobody) decides, and the request names the resolved path or address.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import fnmatch
 import hashlib
@@ -226,6 +227,17 @@ class Workspace:
                     self.keep(overlay.upper / change.path, change.after, name=change.path)
             journal_apply.apply(found, overlay.upper, self.root, overlay.upper.parent)
         return found.changes._replace(interrupted=interrupted), found.beside
+
+    @property
+    def reviewing(self) -> bool:
+        """Whether a command's changes wait for a person's yes before they apply."""
+        return self.sandbox.policy.apply == "ask"
+
+    def review(self, on: bool) -> None:
+        """Review commands' changes before they apply (or no longer)."""
+        self.sandbox.policy = dataclasses.replace(
+            self.sandbox.policy, apply="ask" if on else "auto"
+        )
 
     def before_command(self) -> Before | None:
         """Where no overlay will see what a command writes (the fallback, or outside the
