@@ -20,9 +20,10 @@ from tests.support.cli_helpers import CLI, model_calls
 from tests.support.pty_screen import PtySession
 from tests.support.sandbox_calls import bash, run_calls
 from tests.support.stub_provider import openai_stream
-from tests.support.waiting import eventually, running_with
+from tests.support.waiting import eventually, running_with, wait_until
 from toolnexus import create_toolkit
 from toolnexus.journal import tree_digest
+from toolnexus.tools.suspension import pending_request
 
 NAMESPACES_OK, NO_NAMESPACES = kernel.namespaces()
 pytestmark = kernel.needs(NAMESPACES_OK, NO_NAMESPACES)
@@ -146,10 +147,14 @@ async def test_the_person_s_edit_during_a_command_is_kept_and_the_command_s_besi
         await toolkit.close()
     assert (work / "shared.txt").read_text() == "the person's edit\n"
     assert (work / "shared.txt.toolnexus-1").read_text() == "from-the-command\n"
-    assert (
+    asked = pending_request(result)  # a person is asked whether the command's should win
+    assert asked is not None and asked["needs_person"], result
+    assert "you changed shared.txt while the command wrote it too:" in asked["prompt"]
+    assert "+from-the-command" in asked["prompt"] and "-the person's edit" in asked["prompt"]
+    assert (  # without a person, the model reads that both were kept
         "[shared.txt was changed by the user while this command ran: kept theirs; this "
         "command's version is shared.txt.toolnexus-1]"
-    ) in result.output, result.output
+    ) in asked["fallback"]
 
 
 def _shell(marker: str) -> list[int]:
@@ -427,3 +432,37 @@ def test_alt_r_turns_review_on_in_the_chat_and_review_says_so(cli, stub, work):
     finally:
         chat.close()
     assert (work / "a.txt").read_text() == "a.txt\n"  # not applied: the person said no
+
+
+@pytest.mark.parametrize("answer", ["y", "n"])
+def test_the_chat_shows_both_versions_of_a_file_the_person_edited_and_asks(cli, stub, work, answer):
+    marker = f"clash-{os.getpid()}-{id(work)}-{answer}-42"
+    command = (
+        "trap 'echo from-the-command > a.txt; exit 0' USR1; "
+        f"export TOOLNEXUS_TEST_MARK={marker.removesuffix('-42')}-$((6*7)); "
+        "while :; do sleep 0.05; done"
+    )
+    model_calls(stub, bash(command), "Finished.")
+    chat = PtySession(cli, "chat", "--builtins", "--yes", "--root", str(work), rows=50, cols=160)
+    try:
+        chat.expect("›")
+        chat.send_line("work on a.txt")
+        [shell] = wait_until(lambda: _shell(marker), "the command to run")
+        (work / "a.txt").write_text("the person's edit\n")  # while it runs
+        os.kill(shell, signal.SIGUSR1)
+        chat.expect(re.escape("you changed a.txt while the command wrote it too:"))
+        chat.expect(re.escape("+from-the-command"))
+        chat.expect(re.escape("[y]es / [n]o"))  # --yes does not answer this: a person does
+        chat.child.send(answer)
+        chat.expect("Finished.")
+    finally:
+        chat.close()
+    [told] = [m["content"] for m in stub.requests[-1].json["messages"] if m["role"] == "tool"]
+    if answer == "y":
+        assert (work / "a.txt").read_text() == "from-the-command\n"
+        assert not (work / "a.txt.toolnexus-1").exists()
+        assert "[the user chose this command's version of a.txt]" in told, told
+    else:
+        assert (work / "a.txt").read_text() == "the person's edit\n"
+        assert (work / "a.txt.toolnexus-1").read_text() == "from-the-command\n"
+        assert "kept theirs; this command's version is a.txt.toolnexus-1]" in told, told

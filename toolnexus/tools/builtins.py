@@ -27,7 +27,7 @@ from ._secret_scan import NOT_LISTED, SKIP_DIRS
 from ._web import fetch_page
 from .sandbox import Sandbox, reaped
 from .tool import Tool, ToolContext, ToolResult, define_tool
-from .workspace import ApprovalNeeded, Held, Refused, Workspace, approved, ask
+from .workspace import ApprovalNeeded, Clash, Held, Refused, Workspace, approved, ask
 
 MAX_LINES = 2000
 MAX_READ_BYTES = 256 * 1024  # of text, per read_file call
@@ -314,6 +314,9 @@ class Builtins:
         held = workspace.take_held(context.call_id)
         if held is not None:  # run again with the person's answer to its review
             return _reviewed(workspace, held, approved(context, _review(context)))
+        clash = workspace.take_clash(context.call_id)
+        if clash is not None:  # run again with the person's answer about their own edits
+            return _settled(workspace, clash, approved(context, _theirs(context)))
         result, ran = await self._in_sandbox(argv, where, timeout, context)
         if not ran.refused_something or ran.code == 0 or rule == "deny":
             return result
@@ -360,7 +363,10 @@ class Builtins:
         if review:
             _ask_to_apply(workspace, context, Held(overlay, started, report))
         changed = _changes_note(changes, beside) if changes is not None else ""
-        return ToolResult(report + changed, changes=changes), ran
+        result = ToolResult(report + changed, changes=changes)
+        if beside:
+            _ask_about_theirs(workspace, context, Clash(beside, result))
+        return result, ran
 
     @guarded
     async def fetch_url(self, url: str, *, context: ToolContext) -> str:
@@ -460,6 +466,44 @@ def _compared(
         return ToolResult(report)
     changes = workspace.after_command(before, outside=outside)
     return ToolResult(report + _changes_note(changes, {}), changes=changes)
+
+
+def _theirs(context: ToolContext) -> str:
+    return f"theirs:{context.call_id}"
+
+
+def _ask_about_theirs(workspace: Workspace, context: ToolContext, clash: Clash) -> None:
+    """The person changed files while the command wrote them too: theirs were kept and the
+    command's put beside them. Ask whether the command's should replace theirs (only a
+    person answers; without one, both stay and the model has been told)."""
+    workspace.keep_clash(context.call_id, clash)
+    shown = []
+    for path, name in clash.beside.items():
+        shown.append(f"you changed {path} while the command wrote it too:")
+        shown += workspace.compare(path, name)
+    try:
+        ask(
+            context,
+            _theirs(context),
+            "replace your version with the command's? (no: yours stays, the command's is "
+            "kept beside it)\n" + "\n".join(shown),
+            needs_person=True,
+            fallback=clash.result.output,
+        )
+    except ApprovalNeeded as need:  # what the command changed stays journaled
+        need.result.changes = clash.result.changes
+        raise
+
+
+def _settled(workspace: Workspace, clash: Clash, yes: bool) -> ToolResult:
+    if not yes:
+        return clash.result
+    changes = workspace.take_theirs_over(clash.beside)
+    moved = ", ".join(clash.beside)
+    return ToolResult(
+        f"{clash.result.output}\n[the user chose this command's version of {moved}]",
+        changes=changes,
+    )
 
 
 def _review(context: ToolContext) -> str:

@@ -47,6 +47,7 @@ from typing import Any, NamedTuple
 
 from ..journal import apply as journal_apply
 from ..journal.changes import (
+    ABSENT,
     REGENERATED,
     ChangeSet,
     FileChange,
@@ -81,6 +82,14 @@ class Held(NamedTuple):
     overlay: Overlay
     started: int
     report: str
+
+
+class Clash(NamedTuple):
+    """Files the person changed while a command wrote them too: path -> the name the
+    command's version was kept under, and what the model read of the call."""
+
+    beside: dict[str, str]
+    result: ToolResult
 
 
 class Preview(NamedTuple):
@@ -206,6 +215,7 @@ class Workspace:
         self._applying = threading.Lock()  # one command's changes applied at a time
         self.journal = journal  # where the contents a change replaces are kept, if anywhere
         self._held: dict[str, Held] = {}  # commands' changes awaiting a person's review
+        self._clashes: dict[str, Clash] = {}  # the person's edits a command wrote over too
         self._snapshots = Snapshots(self.root)  # where no overlay sees a command's writes
         # what a crash left half applied, finished before anything else: a line each
         self.recovered = journal_apply.recover(self.sandbox.overlays_folder())
@@ -273,6 +283,37 @@ class Workspace:
 
     def take_held(self, call: str) -> Held | None:
         return self._held.pop(call, None)
+
+    def keep_clash(self, call: str, clash: Clash) -> None:
+        self._clashes[call] = clash
+
+    def take_clash(self, call: str) -> Clash | None:
+        return self._clashes.pop(call, None)
+
+    def compare(self, path: str, beside: str) -> list[str]:
+        """The person's version of `path` against the command's, kept as `beside`."""
+        parent = Path(path).parent
+        theirs, command = self.root / path, self.root / parent / beside
+        return diff_lines(
+            path,
+            _bytes(theirs, state_of(theirs)),
+            _bytes(command, state_of(command)),
+        )
+
+    def take_theirs_over(self, beside: dict[str, str]) -> ChangeSet:
+        """Put each command's version (kept beside) in place of the person's; the change
+        set of that (journaled like any other)."""
+        changes: list[FileChange] = []
+        with self._applying:
+            for path, name in beside.items():
+                target = self.root / path
+                kept = target.parent / name
+                before, moved = state_of(target), state_of(kept)
+                self.keep(target, before)
+                os.replace(kept, target)
+                changes.append(FileChange(path, before, state_of(target)))
+                changes.append(FileChange(kept.relative_to(self.root).as_posix(), moved, ABSENT))
+        return ChangeSet(tuple(changes), "bash")
 
     def discard(self, overlay: Overlay) -> None:
         """Throw a command's overlay away: none of its changes reach the workspace."""
