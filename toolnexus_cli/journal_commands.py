@@ -12,6 +12,7 @@ from rich.text import Text
 
 from toolnexus import ToolnexusError
 from toolnexus.journal.diffs import diff_lines
+from toolnexus.journal.rewind import version_control_words
 
 from .session import Session
 from .threads import skipped_words
@@ -67,6 +68,8 @@ class JournalCommands:
         self.say(f"files back as before turn {turn}: {_said(done)}; /redo goes forward again")
         if plan.skipped:
             self.say(f"left as they are: {skipped_words(plan.skipped)}")
+        if plan.version_control:
+            self.say(f"left as they are: {version_control_words(plan.version_control)}")
         return True
 
     async def review(self, arg: str) -> None:

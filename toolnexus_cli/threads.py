@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolnexus import ToolnexusError
 from toolnexus.context.marks import DROPPED_KEY, FAILED, sent_indices
+from toolnexus.journal.rewind import version_control_words
 from toolnexus.stores import SNIPPET_MARK, ThreadInfo, referenced
 from toolnexus.visible import visible
 
@@ -304,6 +305,8 @@ async def rewind(store: Any, thread: str, turn: int, *, dry_run: bool) -> int:
     _print(f"rewound {root} to before turn {turn} of {thread}: {done.summary() or 'nothing'}")
     if plan.skipped:
         _print(f"left as they are: {skipped_words(plan.skipped)}")
+    if plan.version_control:
+        _print(f"left as they are: {version_control_words(plan.version_control)}")
     return 0
 
 

@@ -466,3 +466,18 @@ def test_the_chat_shows_both_versions_of_a_file_the_person_edited_and_asks(cli, 
         assert (work / "a.txt").read_text() == "the person's edit\n"
         assert (work / "a.txt.toolnexus-1").read_text() == "from-the-command\n"
         assert "kept theirs; this command's version is a.txt.toolnexus-1]" in told, told
+
+
+def test_a_rewind_never_touches_git_s_own_files_and_says_so(cli, stub, work):
+    replies(stub, [("bash", {"command": "git init -q . && echo x > f.txt"})])
+    assert (
+        cli.call("ask", "--builtins", "--yes", "--id", "t-7", "--root", str(work), "go").code == 0
+    )
+    head = (work / ".git" / "HEAD").read_text()
+    rewound = cli.call("threads", "rewind", "t-7", "1")
+    assert rewound.code == 0, rewound
+    assert not (work / "f.txt").exists()
+    assert (work / ".git" / "HEAD").read_text() == head  # git's HEAD, index, refs: untouched
+    assert "of git's own (or another version control's): a rewind never touches HEAD" in (
+        rewound.stdout
+    ), rewound

@@ -124,6 +124,16 @@ REGENERATED = frozenset(
 )
 
 
+# A version control system's own folder: a rewind of files never touches it (git's HEAD,
+# index and refs stay as they are).
+VERSION_CONTROL = frozenset({".git", ".hg", ".svn"})
+
+
+def version_control(path: str) -> bool:
+    """Whether `path` is, or lies in, a version control system's own folder."""
+    return not VERSION_CONTROL.isdisjoint(path.split("/"))
+
+
 def regenerated(path: str) -> bool:
     """Whether `path` ('/'-separated, relative) lies in a tree of REGENERATED."""
     return not REGENERATED.isdisjoint(path.split("/")[:-1])

@@ -13,7 +13,13 @@ from typing import NamedTuple
 
 from toolnexus.errors import ToolnexusError
 from toolnexus.journal.blobs import Blobs
-from toolnexus.journal.changes import ChangeSet, FileChange, FileState, regenerated
+from toolnexus.journal.changes import (
+    ChangeSet,
+    FileChange,
+    FileState,
+    regenerated,
+    version_control,
+)
 from toolnexus.journal.tree import TreeView, checked_path, parent_of
 from toolnexus.visible import unmistakable
 
@@ -82,6 +88,7 @@ class RewindPlan(NamedTuple):
     unavailable: tuple[str, ...]
     blocked: tuple[Blocked, ...]
     skipped: tuple[str, ...] = ()
+    version_control: tuple[str, ...] = ()  # .git's own files, changed but never rewound
 
     def summary(self) -> list[str]:
         """One line a step, then one a blocked path (what `--dry-run` prints)."""
@@ -102,7 +109,18 @@ class RewindPlan(NamedTuple):
             f"{'left as is':<13} {unmistakable(path)}  (a regenerated tree: not kept)"
             for path in self.skipped
         ]
+        if self.version_control:
+            lines.append(f"{'left as is':<13} {version_control_words(self.version_control)}")
         return lines or ["nothing to rewind"]
+
+
+def version_control_words(paths: tuple[str, ...]) -> str:
+    """What a rewind says of the version control files the turns changed."""
+    count = "1 file" if len(paths) == 1 else f"{len(paths)} files"
+    return (
+        f"{count} of git's own (or another version control's): a rewind never touches "
+        "HEAD, the index or refs; they may differ from the turn's start (git status shows)"
+    )
 
 
 def plan_rewind(root: Path, change_sets: Sequence[ChangeSet], blobs: Blobs) -> RewindPlan:
@@ -120,9 +138,11 @@ def plan_rewind(root: Path, change_sets: Sequence[ChangeSet], blobs: Blobs) -> R
         for path, target in sorted(targets.items())
         if regenerated(path) and target.kind in ("file", "symlink") and not blobs.has(target.digest)
     )
-    for path in skipped:
+    # git's HEAD, index and refs are the person's: left as they are, and said so
+    untouched = tuple(path for path in sorted(targets) if version_control(path))
+    for path in skipped + untouched:
         del targets[path], left[path]
-    return _plan(root, targets, left, blobs)._replace(skipped=skipped)
+    return _plan(root, targets, left, blobs)._replace(skipped=skipped, version_control=untouched)
 
 
 def apply_rewind(

@@ -14,12 +14,11 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from ..journal.changes import REGENERATED
+from ..journal.changes import REGENERATED, VERSION_CONTROL
 from .secret_files import KnownSecrets, SecretNames
 
 # Trees of other programs' making (version control, dependencies, caches): glob and grep
 # skip them too.
-VERSION_CONTROL = frozenset({".git", ".hg", ".svn"})
 SKIP_DIRS = VERSION_CONTROL | {"node_modules", "__pycache__", ".venv", "venv"}
 # ... and build output and tools' caches, which can be huge and hold nobody's secrets.
 NOT_LISTED = VERSION_CONTROL | REGENERATED
