@@ -301,7 +301,7 @@ class Session:
         to a new renderer; with `schema` the answer is JSON following it. Ctrl-C cancels the
         turn, not the session."""
         renderer = self.renderer = self._output(self)
-        self._turn_number: int | None = None  # known once a call changes a file
+        self._turn_number: int | None = None  # which question of the thread this is
         cancel = self.interrupts.turn = asyncio.Event()
         self.declined_by_ctrl_c = False
         loop = asyncio.get_running_loop()
@@ -309,6 +309,9 @@ class Session:
         redact_events = EventRedactor(self.redact)
         try:
             await self.record_system()
+            if self.toolkit.workspace is not None and self.toolkit.workspace.journal:
+                # counted before the run: a cancelled run stores its question as it ends
+                self._turn_number = await self._next_turn()
             result = None
             async for raw in self.client.stream(
                 prompt, self.toolkit, id=self.thread, cancel=cancel, schema=schema
@@ -324,6 +327,7 @@ class Session:
             return Turn("done", renderer, result)
         except RunCancelled:
             self._show_held(redact_events, renderer)
+            await self._journal_cancelled()
             return Turn("cancelled", renderer)
         except ToolnexusError as exc:
             self._show_held(redact_events, renderer)
@@ -334,16 +338,28 @@ class Session:
             loop.remove_signal_handler(signal.SIGINT)
             self.interrupts.turn = None
 
+    async def _journal_cancelled(self) -> None:
+        """What the turn's calls stopped by Ctrl-C had changed (applied as far as they got)."""
+        workspace = self.toolkit.workspace
+        while workspace is not None and workspace.unreported:
+            call, changes = workspace.unreported.pop(0)
+            await self._journal(call, changes)
+
     async def _journal(self, call: str, changes: ChangeSet) -> None:
         """Record what a call of this turn changed in the workspace, with the thread and
         the turn (the thread's N-th question: `threads rewind ID N` goes back before it)."""
         workspace = self.toolkit.workspace
         if workspace is None or workspace.journal is None:
             return
-        if self._turn_number is None:  # the thread as stored: this turn's question not yet
-            stored = await self.store.get(self.thread) or []
-            self._turn_number = 1 + sum(1 for m in stored if m.get("role") == "user")
+        if self._turn_number is None:
+            self._turn_number = await self._next_turn()
         workspace.journal.record(self.thread, self._turn_number, call, workspace.root, changes)
+
+    async def _next_turn(self) -> int:
+        """The number the question being sent gets (the thread as stored holds the ones
+        before it)."""
+        stored = await self.store.get(self.thread) or []
+        return 1 + sum(1 for m in stored if m.get("role") == "user")
 
     async def _refused_again(self, exc: ToolnexusError) -> str:
         """When the endpoint refused the request itself and the turns before this one

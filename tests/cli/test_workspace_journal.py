@@ -481,3 +481,43 @@ def test_a_rewind_never_touches_git_s_own_files_and_says_so(cli, stub, work):
     assert "of git's own (or another version control's): a rewind never touches HEAD" in (
         rewound.stdout
     ), rewound
+
+
+async def test_a_file_too_big_to_keep_is_said_to_be_not_undoable(tmp_path):
+    from toolnexus.journal import Journal
+    from toolnexus.tools.workspace import Workspace
+
+    work = tmp_path / "work"
+    work.mkdir()
+    journal = Journal(tmp_path / "journal")
+    journal.blobs.max_file_bytes = 100
+    toolkit = await create_toolkit(builtins=["bash"], workspace=Workspace(work, journal=journal))
+    try:
+        command = "head -c 1000 /dev/zero > big.bin && echo small > small.txt"
+        result = await toolkit.execute("bash", {"command": command})
+    finally:
+        await toolkit.close()
+    assert "big.bin (new) (too big to keep: not undoable)" in result.output, result.output
+    assert "small.txt (new)," in result.output or "small.txt (new)]" in result.output
+
+
+def test_what_a_command_stopped_by_ctrl_c_changed_is_applied_and_journaled(cli, stub, work):
+    marker = f"stopped-{os.getpid()}-{id(work)}-42"
+    command = (
+        "echo before-the-stop > stopped.txt; "
+        f"export TOOLNEXUS_TEST_MARK={marker.removesuffix('-42')}-$((6*7)); "
+        "while :; do sleep 0.05; done"
+    )
+    model_calls(stub, bash(command), "never read")
+    chat = PtySession(cli, "chat", "--builtins", "--yes", "--root", str(work), rows=50, cols=160)
+    try:
+        chat.expect("›")
+        chat.send_line("start it")
+        wait_until(lambda: _shell(marker), "the command to run")
+        chat.child.send("\x03")  # Ctrl-C
+        chat.expect("›")
+        chat.send_line("/rewind")
+        chat.expect(re.escape("turn 1: 1 call(s), stopped.txt"))
+    finally:
+        chat.close()
+    assert (work / "stopped.txt").read_text() == "before-the-stop\n"  # as far as it got

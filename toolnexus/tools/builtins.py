@@ -342,7 +342,7 @@ class Builtins:
             report = _sandbox_report(ran, timeout, sandbox)
             return _compared(workspace, before, report, outside=False), ran
         review = sandbox.policy.apply == "ask"
-        interrupted = True
+        interrupted = cancelled = True
         try:
             ran = await run_command(
                 sandbox.command(argv, where, overlay),
@@ -350,7 +350,7 @@ class Builtins:
                 env=sandbox.environment(),
                 timeout=timeout,
             )
-            interrupted = ran.code is None
+            interrupted, cancelled = ran.code is None, False
         finally:  # also when the run is cancelled: applied as far as the command got
             if review and interrupted:
                 workspace.discard(overlay)  # nobody approved it: nothing applied
@@ -359,10 +359,12 @@ class Builtins:
                 if review
                 else workspace.apply_overlay(overlay, started, interrupted=interrupted)
             )
+            if cancelled and changes is not None:  # no result will carry them: held
+                workspace.unreported.append((context.call_id, changes))
         report = _sandbox_report(ran, timeout, sandbox)
         if review:
             _ask_to_apply(workspace, context, Held(overlay, started, report))
-        changed = _changes_note(changes, beside) if changes is not None else ""
+        changed = _changes_note(workspace, changes, beside) if changes is not None else ""
         result = ToolResult(report + changed, changes=changes)
         if beside:
             _ask_about_theirs(workspace, context, Clash(beside, result))
@@ -465,7 +467,7 @@ def _compared(
     if before is None:
         return ToolResult(report)
     changes = workspace.after_command(before, outside=outside)
-    return ToolResult(report + _changes_note(changes, {}), changes=changes)
+    return ToolResult(report + _changes_note(workspace, changes, {}), changes=changes)
 
 
 def _theirs(context: ToolContext) -> str:
@@ -534,17 +536,18 @@ def _reviewed(workspace: Workspace, held: Held, yes: bool) -> ToolResult:
         workspace.discard(held.overlay)
         return ToolResult(f"{held.report}\n[not applied: the user did not approve it]")
     changes, beside = workspace.apply_overlay(held.overlay, held.started, interrupted=False)
-    return ToolResult(held.report + _changes_note(changes, beside), changes=changes)
+    return ToolResult(held.report + _changes_note(workspace, changes, beside), changes=changes)
 
 
 def _files(changes: ChangeSet) -> list[FileChange]:
     return [c for c in changes.changes if "dir" not in (c.before.kind, c.after.kind)]
 
 
-def _changes_note(changes: ChangeSet, beside: dict[str, str]) -> str:
+def _changes_note(workspace: Workspace, changes: ChangeSet, beside: dict[str, str]) -> str:
     """What the model reads of the files a command changed (nothing if none): each file,
     but a tree of other programs' making (`.git/`, `node_modules/`) as one line."""
     files = _files(changes)
+    unkept = {c.path for c in files if not workspace.kept(c)}
     partial = (
         ""
         if changes.complete
@@ -562,7 +565,8 @@ def _changes_note(changes: ChangeSet, beside: dict[str, str]) -> str:
             trees[top] = trees.get(top, 0) + 1
         else:
             later = " (runs later)" if runs_later(change) else ""
-            names.append(f"{change.path}{MARKS[change.action]}{later}")
+            big = " (too big to keep: not undoable)" if change.path in unkept else ""
+            names.append(f"{change.path}{MARKS[change.action]}{later}{big}")
     names += [f"{top}/ ({count} files)" for top, count in trees.items()]
     shown = names[:MAX_NAMED_CHANGES]
     more = f" and {len(names) - len(shown)} more" if len(names) > len(shown) else ""

@@ -216,6 +216,8 @@ class Workspace:
         self.journal = journal  # where the contents a change replaces are kept, if anywhere
         self._held: dict[str, Held] = {}  # commands' changes awaiting a person's review
         self._clashes: dict[str, Clash] = {}  # the person's edits a command wrote over too
+        # what calls stopped by a cancel changed: no result carries it, the host records it
+        self.unreported: list[tuple[str, ChangeSet]] = []
         self._snapshots = Snapshots(self.root)  # where no overlay sees a command's writes
         # what a crash left half applied, finished before anything else: a line each
         self.recovered = journal_apply.recover(self.sandbox.overlays_folder())
@@ -350,6 +352,19 @@ class Workspace:
         if self.looks_secret(named) or not REGENERATED.isdisjoint(named.parts[:-1]):
             return
         self.journal.blobs.keep(path, state)
+
+    def kept(self, change: FileChange) -> bool:
+        """Whether the journal can undo and redo `change`: the contents it needs are kept,
+        or by design not (a secret-looking file, a regenerated tree), or there is none."""
+        if self.journal is None:
+            return True
+        path = Path(change.path)
+        if self.looks_secret(path) or not REGENERATED.isdisjoint(path.parts[:-1]):
+            return True
+        return all(
+            state.kind not in ("file", "symlink") or self.journal.blobs.has(state.digest)
+            for state in (change.before, change.after)
+        )
 
     # -- paths ---------------------------------------------------------------------------
     def resolve(self, path: str | Path) -> Path:
