@@ -57,7 +57,8 @@ def main() -> None:
         sys.exit(f"prefork_launch: no zygote at {path} ({exc.strerror})")
     fds = array.array("i", std_fds())
     sent = zygote.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
-    zygote.sendall(data[sent:])
+    if sent < len(data):  # (an empty send to a zygote already done with the fork is EPIPE)
+        zygote.sendall(data[sent:])
     replies = zygote.makefile("rb")
     pid = int(replies.readline().split()[1])  # b"pid N"
 
