@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from ._durable import sync_file_system
 from ._overlay import written
 from ._processes import alive
 from .changes import ABSENT, ChangeSet, FileChange, FileState, state_of
@@ -132,6 +133,7 @@ def apply(found: Plan, upper: Path, root: Path, record_folder: Path) -> None:
     """Write the intent record, do the steps, then remove the record and the overlay's
     folders (`record_folder` holds the record and the upper folder)."""
     record = record_folder / RECORD
+    sync_file_system(upper)  # what the command wrote is on disk before anything moves
     text = json.dumps({"root": str(root), "upper": str(upper), "steps": found.steps})
     temporary = record.with_suffix(".tmp")
     with open(temporary, "w", encoding="utf-8") as handle:

@@ -5,7 +5,6 @@ blob's name: a blob is written to a temporary name in its folder, synced, then r
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import hashlib
 import os
@@ -15,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from toolnexus.journal._durable import sync_file_system
 from toolnexus.journal._processes import alive
 from toolnexus.journal.changes import CHUNK, FileState
 
@@ -48,7 +48,7 @@ class Blobs:
             yield
         finally:
             self._deferred = False
-            _sync_file_system(self.folder)
+            sync_file_system(self.folder)
 
     def keep(self, path: Path, state: FileState) -> bool:
         """Keep the content of the file (or symlink) at `path`, whose state is `state`. True
@@ -205,18 +205,6 @@ def _file_chunks(path: Path) -> Iterator[bytes]:
 def _create(path: Path) -> BinaryIO:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     return os.fdopen(fd, "wb")
-
-
-def _sync_file_system(folder: Path) -> None:
-    """Make everything written on `folder`'s file system durable (syncfs(2); sync(2) where
-    the C library has no syncfs)."""
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        syncfs = getattr(ctypes.CDLL(None, use_errno=True), "syncfs", None)
-        if syncfs is None or syncfs(fd) != 0:
-            os.sync()
-    finally:
-        os.close(fd)
 
 
 def _sync_folder(folder: Path) -> None:
