@@ -425,7 +425,9 @@ async def test_bash_timeout_kills_the_command_and_its_children(builtins, tmp_pat
 
 async def test_cancelling_bash_kills_its_process_group(builtins, tmp_path):
     marker, started = f"spawn-{id(tmp_path)}-42", tmp_path / "started"
-    task = asyncio.create_task(builtins.execute("bash", {"command": spawning(marker, started)}))
+    # written before anything carries the marker: by the time the sleeps are seen, it is
+    command = f"touch {started}; " + spawning(marker, tmp_path / "also-started")
+    task = asyncio.create_task(builtins.execute("bash", {"command": command}))
     await eventually(lambda: len(running_with(marker)) == 2, "the two sleeps")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
