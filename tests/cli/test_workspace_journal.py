@@ -133,11 +133,7 @@ async def test_the_person_s_edit_during_a_command_is_kept_and_the_command_s_besi
     try:
         # the trap is set before anything carries the marker (the shell computes its 42):
         # a signal found by the marker never comes before the shell can take it
-        command = (
-            "trap 'echo from-the-command > shared.txt; exit 0' USR1; "
-            f"export TOOLNEXUS_TEST_MARK={marker.removesuffix('-42')}-$((6*7)); "
-            "while :; do sleep 0.05; done"
-        )
+        command = waiting(marker, "trap 'echo from-the-command > shared.txt; exit 0' USR1")
         call = asyncio.create_task(toolkit.execute("bash", {"command": command}))
         [shell] = await eventually(lambda: _shell(marker), "the command to run")
         (work / "shared.txt").write_text("the person's edit\n")  # while it runs
@@ -155,6 +151,14 @@ async def test_the_person_s_edit_during_a_command_is_kept_and_the_command_s_besi
         "[shared.txt was changed by the user while this command ran: kept theirs; this "
         "command's version is shared.txt.toolnexus-1]"
     ) in asked["fallback"]
+
+
+def waiting(marker: str, first: str) -> str:
+    """A command that does `first`, then waits for ever in a loop of `sleep`s marked with
+    `marker` (which ends in -42, computed by the shell, so the command line does not hold
+    it): once a marked process is seen, `first` is done."""
+    unmarked = marker.removesuffix("-42") + "-$((6*7))"
+    return f"{first}; export TOOLNEXUS_TEST_MARK={unmarked}; while :; do sleep 0.05; done"
 
 
 def _shell(marker: str) -> list[int]:
@@ -437,11 +441,7 @@ def test_alt_r_turns_review_on_in_the_chat_and_review_says_so(cli, stub, work):
 @pytest.mark.parametrize("answer", ["y", "n"])
 def test_the_chat_shows_both_versions_of_a_file_the_person_edited_and_asks(cli, stub, work, answer):
     marker = f"clash-{os.getpid()}-{id(work)}-{answer}-42"
-    command = (
-        "trap 'echo from-the-command > a.txt; exit 0' USR1; "
-        f"export TOOLNEXUS_TEST_MARK={marker.removesuffix('-42')}-$((6*7)); "
-        "while :; do sleep 0.05; done"
-    )
+    command = waiting(marker, "trap 'echo from-the-command > a.txt; exit 0' USR1")
     model_calls(stub, bash(command), "Finished.")
     chat = PtySession(cli, "chat", "--builtins", "--yes", "--root", str(work), rows=50, cols=160)
     try:
@@ -503,11 +503,7 @@ async def test_a_file_too_big_to_keep_is_said_to_be_not_undoable(tmp_path):
 
 def test_what_a_command_stopped_by_ctrl_c_changed_is_applied_and_journaled(cli, stub, work):
     marker = f"stopped-{os.getpid()}-{id(work)}-42"
-    command = (
-        "echo before-the-stop > stopped.txt; "
-        f"export TOOLNEXUS_TEST_MARK={marker.removesuffix('-42')}-$((6*7)); "
-        "while :; do sleep 0.05; done"
-    )
+    command = waiting(marker, "echo before-the-stop > stopped.txt")
     model_calls(stub, bash(command), "never read")
     chat = PtySession(cli, "chat", "--builtins", "--yes", "--root", str(work), rows=50, cols=160)
     try:
