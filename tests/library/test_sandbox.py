@@ -6,6 +6,7 @@ command starts outlives it, whichever way the launcher keeps it in. The end-to-e
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -58,6 +59,22 @@ def test_an_unknown_mode_is_one_clear_error():
         ValueError, match="sandbox mode 'strict': use one of workspace-write, read-only, off"
     ):
         SandboxPolicy(mode="strict")
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ({"tmp_bytes": -5}, "sandbox tmp_size -5: give a size in bytes of at least 1048576"),
+        ({"tmp_bytes": 0}, "sandbox tmp_size 0: give a size in bytes"),
+        ({"env": (3,)}, "sandbox env 3: give names of environment variables"),
+        ({"apply": "later"}, "sandbox apply 'later': use one of auto, ask"),
+    ],
+)
+def test_a_setting_that_would_weaken_the_sandbox_is_one_clear_error(given, said):
+    """A wrong size would make bubblewrap refuse and commands fall back to Landlock alone:
+    refused at once instead, in one line."""
+    with pytest.raises(ValueError, match=re.escape(said)):
+        SandboxPolicy(**given)
 
 
 def test_where_there_is_no_sandbox_the_line_says_why_and_that_bash_asks(monkeypatch):

@@ -101,6 +101,7 @@ URL_WITH_PASSWORD = re.compile(
     r"://[^/@\s]*:[^/@\s]*@|[?&;](password|passwd|pwd|pass|secret|token|api_?key)=", re.I
 )
 TMP_BYTES = 1024**3  # each private /tmp, /dev/shm, /run: tmpfs, counted against memory
+MIN_TMP_BYTES = 1024**2
 
 
 @dataclass(frozen=True)
@@ -129,6 +130,16 @@ class SandboxPolicy:
             raise ValueError(f"sandbox mode {self.mode!r}: use one of {', '.join(MODES)}")
         if self.apply not in APPLY:
             raise ValueError(f"sandbox apply {self.apply!r}: use one of {', '.join(APPLY)}")
+        # a mistake here must not quietly weaken the sandbox (bwrap would refuse the size,
+        # and commands would fall back to Landlock alone)
+        if not isinstance(self.tmp_bytes, int) or self.tmp_bytes < MIN_TMP_BYTES:
+            raise ValueError(
+                f"sandbox tmp_size {self.tmp_bytes!r}: give a size in bytes of at least "
+                f"{MIN_TMP_BYTES} (1 MiB)"
+            )
+        wrong = [name for name in self.env if not isinstance(name, str) or not name]
+        if wrong:
+            raise ValueError(f"sandbox env {wrong[0]!r}: give names of environment variables")
 
 
 class Support(NamedTuple):
