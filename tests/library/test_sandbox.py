@@ -6,8 +6,8 @@ command starts outlives it, whichever way the launcher keeps it in. The end-to-e
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import shutil
 import subprocess
 import sys
