@@ -56,7 +56,9 @@ def tmux_server(tmp_path: Path):
     if shutil.which("tmux") is None:
         pytest.skip("tmux is not installed")
     path = tmp_path / "tmux-socket"
-    subprocess.run(["tmux", "-S", str(path), "new-session", "-d", "sleep 600"], check=True)
+    # tmux runs commands with $SHELL, else the account's shell (nologin for uid 65534 in CI)
+    env = {**os.environ, "SHELL": "/bin/sh"}
+    subprocess.run(["tmux", "-S", str(path), "new-session", "-d", "sleep 600"], check=True, env=env)
     try:
         yield path
     finally:
