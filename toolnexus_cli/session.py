@@ -483,6 +483,7 @@ def make_client(
             max_tool_calls_per_run=target.max_tool_calls_per_run,
             timeout_ms=target.timeout * 1000,
             idle_timeout_s=target.idle_timeout,
+            retries=target.retries,
             prompt_cache=target.prompt_cache,
             context=ContextPolicy(cache_path=cache_dir() / "windows.json") if compact else None,
             context_window=target.context_window,

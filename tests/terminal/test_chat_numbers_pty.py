@@ -71,12 +71,12 @@ def test_a_stall_in_the_middle_of_an_answer_is_counted_from_the_last_token(stub,
     chat.wait_prompt()
 
 
-def test_idle_timeout_retries_say_which_of_how_many(stub, open_chat):
+def test_idle_timeout_retries_say_which_of_how_many(stub, cli, open_chat):
     """Repro: llama.cpp reads a long prompt for longer than the idle timeout; toolnexus
     tries again, twice. The live line's count went back to 0 s each time, with no word
-    of a retry. It now says "the server sent nothing for 1 s: retry 1 of 2", then
-    "retry 2 of 2", and while a retry's answer is awaited, "waiting for the model,
-    retry 1 of 2… Ns"."""
+    of a retry. Now, with `retries = 3` in the config, it says "the server sent nothing
+    for 1 s: retry 1 of 3", then "retry 2 of 3", and while a retry's answer is awaited,
+    "waiting for the model, retry 1 of 3… Ns"."""
 
     def handler(request: Recorded) -> Reply:
         if request.method == "GET":  # no /slots: nothing says the server is busy
@@ -86,12 +86,13 @@ def test_idle_timeout_retries_say_which_of_how_many(stub, open_chat):
         return openai_stream("Awake now.")
 
     stub.handler = handler
+    cli.write_config("retries = 3\n")
     chat = open_chat("--idle-timeout", "1")
     chat.say("hello")
     assert "Awake now." in chat.term.lines()
     drawn = chat.term.raw_text()
-    first = drawn.index("the server sent nothing for 1 s: retry 1 of 2 in ")
-    second = drawn.index("the server sent nothing for 1 s: retry 2 of 2 in ", first)
+    first = drawn.index("the server sent nothing for 1 s: retry 1 of 3 in ")
+    second = drawn.index("the server sent nothing for 1 s: retry 2 of 3 in ", first)
     # the wait for the first retry's answer named it, and its seconds counted from it
-    assert re.compile(r"waiting for the model, retry 1 of 2… \d+s").search(drawn, first, second)
+    assert re.compile(r"waiting for the model, retry 1 of 3… \d+s").search(drawn, first, second)
     assert len(stub.requests) == 3
