@@ -75,7 +75,7 @@ class MarkdownStream:
         self.reasoning = ""
         self.hint_line = ""  # dim lines under everything (what is typed meanwhile)
         self._wait = Wait(WAITING, time.monotonic())
-        self.last_token: float | None = None  # when the answer's text or reasoning last grew
+        self.last_token: float | None = None  # when the answer (or reasoning shown) last grew
         self.waiting_shown = False  # a wait was set after the last text: shown under it
         self.running: RunningTools | None = None  # the tool calls running, shown live
         self.spinner = Spinner("dots")  # one spinner, so that it turns
@@ -100,7 +100,8 @@ class MarkdownStream:
             self._split_finished_blocks()
 
     def think(self, delta: str) -> None:
-        self.last_token = time.monotonic()
+        if self.show_reasoning:  # hidden, the wait goes on counting from the question
+            self.last_token = time.monotonic()
         self.reasoning += visible(delta)
 
     def wait(self, label: str = WAITING, seconds: float | None = None, then: str = WAITING) -> None:

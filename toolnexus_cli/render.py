@@ -36,7 +36,7 @@ def retry_note(event: Mapping[str, Any]) -> str:
 
 
 def retry_count(event: Mapping[str, Any]) -> str:
-    """ "retry 2 of 3": what the wait for the model is after a retry was sent."""
+    """ "retry 2 of 3": which retry of a model call this is, of how many at most."""
     return f"retry {event['attempt']} of {event['max_attempts']}"
 
 
