@@ -321,7 +321,7 @@ def provider_serving(config: Config, model: str) -> str | None:
     # A provider the cache never listed (added to the config since, or moved to another
     # URL) is asked now: the name may be its too, and then it is not unambiguous.
     never = {name: providers[name] for name, models in listed.items() if models is None}
-    for row in _listings(never, refresh=False) if never else ():
+    for row in _listings(never, refresh=False):
         listed[row.provider] = row.models
     serving = [name for name, models in listed.items() if _lists(models, model)]
     if not serving:
