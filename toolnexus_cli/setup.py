@@ -415,9 +415,11 @@ def choose(options: list[str], title: str | None = None, typed: set[str] | None 
 
 
 def yes_no(question: str) -> bool:
-    while True:
-        answer = ask(f"{question} [Y/n] ").strip().lower()
-        if answer in ("", "y", "yes"):
-            return True
-        if answer in ("n", "no"):
-            return False
+    """One key answers: y or Enter yes, n (or Escape) no; Ctrl-C leaves the setup."""
+    from .approve import INTERRUPT, YES_NO
+    from .approve import choose as choose_key
+
+    answer = asyncio.run(choose_key(f"{question} [Y/n] ", YES_NO, enter="yes"))
+    if answer == INTERRUPT:
+        raise KeyboardInterrupt
+    return answer == "yes"

@@ -268,3 +268,23 @@ def test_right_after_setup_model_names_complete_and_a_bare_name_is_found(tmp_pat
     chat.send_line("hi")
     chat.wait_text("this is m-two")
     assert [r.json["model"] for r in stub.requests] == ["m-two"]
+
+
+def test_a_yes_no_question_takes_one_key(tmp_path, stub, start):
+    """Repro: `toolnexus setup` with a config already there, "add a provider to it", pick a
+    server, then "Make ... the default model? [Y/n]": pressing n did nothing until Enter.
+    Now the one key answers at once (Enter still takes the default, yes)."""
+    stub.models = openai_models(["other-model"])
+    cli = user(tmp_path, stub.port)
+    cli.write_config('default_model = "openai:gpt-4.1-mini"\n')
+    setup = start(cli, "setup")
+    answer(setup, "Choose [1]:", "")  # add a provider
+    answer(setup, "Choose [1]:", "", count=2)  # the server found
+    setup.wait_text("the default model? [Y/n]")
+    setup.child.send("n")  # no Enter
+    setup.wait_text("start chatting with: toolnexus chat")
+    assert "the default model? [Y/n] no" in setup.term.text()
+    assert exit_status(setup) == 0
+    config = tomllib.loads(cli.config_file.read_text())
+    assert config["default_model"] == "openai:gpt-4.1-mini"
+    assert config["providers"][f"local-{stub.port}"]["base_url"] == stub.base_url
