@@ -124,19 +124,22 @@ def _ask(config_flag: str | None) -> tuple[Path, Choice, str | None] | None:
             return None
         if action == 1:
             existing = None
-    choice = _choose_endpoint()
+    choice = _choose_endpoint(existing)
     old_text = None
     if existing is not None:
         old_text = existing.path.read_text(encoding="utf-8")
         _fit_into(existing, choice)
-        if not yes_no(f"Make {choice.name}:{choice.model} the default model?"):
+        default = f"{choice.name}:{choice.model}"
+        if default == existing.settings.default_model or not yes_no(
+            f"Make {default} the default model?"
+        ):
             choice.model = ""
     return path, choice, old_text
 
 
-def _choose_endpoint() -> Choice:
+def _choose_endpoint(existing: Config | None) -> Choice:
     print("Looking for model servers on this machine...")
-    found = asyncio.run(probe_local())
+    found = _not_configured(asyncio.run(probe_local()), existing)
     options = [*found, *(_hosted(label, name) for label, name in HOSTED)]
     labels = [_describe(e) for e in options] + ["another endpoint (a base URL and a style)"]
     picked = choose(labels, "Which endpoint?")
@@ -152,6 +155,39 @@ def _choose_endpoint() -> Choice:
         )
     key = _ask_key(endpoint)
     return Choice(endpoint.name, {}, _pick_model(endpoint), endpoint, key, table=False)
+
+
+def _not_configured(found: list[Endpoint], existing: Config | None) -> list[Endpoint]:
+    """The servers found that the config has no provider for yet; each of the others is
+    named, so it is not offered again as if it were new."""
+    if existing is None:
+        return found
+    default_provider = (existing.settings.default_model or "").partition(":")[0]
+    configured = {
+        _server(settings.base_url): name
+        for name, settings in existing.providers().items()
+        if name in existing.file.get("providers", {}) and settings.base_url
+    }
+    new = []
+    for endpoint in found:
+        name = configured.get(_server(endpoint.base_url))
+        if name is None:
+            new.append(endpoint)
+        else:
+            role = ", the default" if name == default_provider else ""
+            print(f"  {endpoint.label} at {endpoint.base_url} is configured already ({name}{role})")
+    return new
+
+
+def _server(url: str) -> tuple[str, int | None, str]:
+    """What tells two base URLs of one server apart: localhost and 127.0.0.1 are one."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    try:
+        host = "loopback" if host == "localhost" or ipaddress.ip_address(host).is_loopback else host
+    except ValueError:
+        pass
+    return host, parts.port, parts.path.rstrip("/")
 
 
 def _hosted(label: str, name: str) -> Endpoint:

@@ -288,3 +288,36 @@ def test_a_yes_no_question_takes_one_key(tmp_path, stub, start):
     config = tomllib.loads(cli.config_file.read_text())
     assert config["default_model"] == "openai:gpt-4.1-mini"
     assert config["providers"][f"local-{stub.port}"]["base_url"] == stub.base_url
+
+
+def existing_config(cli: CLI, stub: StubProvider) -> str:
+    """A config whose default is the stub's server, as a first setup writes it."""
+    text = (
+        f'default_model = "local-{stub.port}:only-model"\n\n'
+        f'[providers.local-{stub.port}]\nbase_url = "{stub.base_url}"\nstyle = "openai"\n'
+    )
+    cli.write_config(text)
+    return text
+
+
+def test_the_server_already_configured_is_not_offered_again(tmp_path, stub, start):
+    """Repro: `toolnexus setup` on a machine whose config already has the llama.cpp server
+    as its default, "add a provider to it": the same server was offered first again, as if
+    new. Now it is named as configured already (and the default), and not offered."""
+    stub.models = openai_models(["only-model"])
+    cli = user(tmp_path, stub.port)
+    text = existing_config(cli, stub)
+    setup = start(cli, "setup")
+    answer(setup, "Choose [1]:", "")  # add a provider
+    setup.wait_text("Which endpoint?")
+    screen = setup.term.text()
+    assert (
+        f"a server on port {stub.port} at {stub.base_url} is configured already "
+        f"(local-{stub.port}, the default)"
+    ) in screen
+    assert "1. OpenAI (hosted, needs an API key)" in screen
+    assert f"at {stub.base_url} (1 model)" not in screen
+    setup.child.sendcontrol("c")
+    setup.wait_text("setup cancelled: nothing was written")
+    assert exit_status(setup) == 130
+    assert cli.config_file.read_text() == text
