@@ -383,11 +383,22 @@ def _write(path: Path, choice: Choice, old_text: str | None) -> None:
         ) from None
     keys = load_keys() if choice.key else {}
     write_config(path, text)
-    print(f"wrote {path}")
+    print(_what_was_written(path, choice, new_file=old_text is None))
     _cache_models(choice)
     if choice.key:
         keys[choice.name] = choice.key
         print(f"stored the key for {choice.name} in {write_keys(keys)}")
+
+
+def _what_was_written(path: Path, choice: Choice, *, new_file: bool) -> str:
+    """One line: the provider (added, or already known), the default model, the file."""
+    provider = f"provider {choice.name} ({choice.endpoint.base_url})"
+    added = f"added {provider}" if choice.table else f"using {provider}"
+    if choice.model:
+        default = f"with model {choice.model} as the default"
+    else:
+        default = "(the default model stays as it was)"
+    return f"{added} {default}; {'new ' if new_file else ''}config written to {path}"
 
 
 def _cache_models(choice: Choice) -> None:
