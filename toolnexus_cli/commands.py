@@ -348,28 +348,21 @@ class Commands(ContextCommands, McpCommands, WorkspaceCommands, JournalCommands)
 
     async def fork(self, arg: str) -> None:
         """/fork [N]: continue on a new thread holding this one's messages 1..N (all of
-        them by default); this thread stays as it is."""
-        thread = await self.session.store.load(self.session.thread)
+        them by default; `threads fork ID N` makes the same fork); this thread stays."""
         if arg and not arg.isdigit():
             self.say("usage: /fork [N]: a new thread with messages 1..N of this one", "yellow")
             return
+        thread = await self.session.store.load(self.session.thread)
+        if not thread:
+            self.say("nothing to fork yet", "yellow")
+            return
         at = int(arg) if arg else len(thread)
-        if not thread or not 1 <= at <= len(thread):
-            self.say(
-                f"this thread holds {len(thread)} messages: /fork N takes 1 to {len(thread)}"
-                if thread
-                else "nothing to fork yet",
-                "yellow",
-            )
-            return
-        if at < len(thread) and thread[at].get("role") == "tool":
-            self.say(
-                f"message {at} asks for tool results that follow it: fork before or after them",
-                "yellow",
-            )
-            return
         origin = self.session.thread
-        await self._switch_to_fork(at)
+        try:
+            await self._switch_to_fork(at)
+        except ToolnexusError as exc:
+            self.say(str(exc), "yellow")
+            return
         self.say(f"forked {origin} at message {at}: now on thread {self.session.thread}")
 
     async def _switch_to_fork(self, at: int) -> None:

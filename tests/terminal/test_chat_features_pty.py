@@ -161,7 +161,43 @@ def test_fork_goes_on_in_a_new_thread_and_leaves_this_one_as_it_was(stub, cli, o
         ("assistant", "answer 3.")
     ]
     chat.say("/fork 9")
-    assert "this thread holds 6 messages: /fork N takes 1 to 6" in chat.term.text()
+    assert "has 6 messages: a fork keeps 1 to 6 of them, not 9" in chat.term.text()
+
+
+def test_fork_refuses_to_cut_a_tool_call_from_its_results_as_threads_fork_does(
+    stub, cli, open_chat
+):
+    """Repro: a thread whose answer called a tool (prompt, call, result, answer); in the
+    chat /fork 2 refused to cut the call from its result, while `toolnexus threads fork ID
+    --at 2` made such a fork. Both now say the same one line, and N counts the same
+    messages: /fork 3 and `threads fork ID 3` keep the same ones."""
+    call = {"id": "c1", "type": "function", "function": {"name": "now", "arguments": "{}"}}
+    cli.seed_thread(
+        "t-tool",
+        [
+            {"role": "user", "content": "what time is it?"},
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": "12:00"},
+            {"role": "assistant", "content": "Noon."},
+        ],
+    )
+    refusal = "message 2 calls a tool whose results end at message 3: fork at 1 or 3, not 2"
+    chat = open_chat("--id", "t-tool")
+    chat.say("/fork 2")
+    assert refusal in chat.term.text()
+    assert "now on thread" not in chat.term.text()
+    r = cli.call("threads", "fork", "t-tool", "2")
+    assert r.code == 1 and r.stderr == f"error: {refusal}\n", r
+
+    chat.say("/fork 3")
+    forked = re.search(
+        r"forked t-tool at message 3: now on thread (t-[0-9a-f]{8})", chat.term.text()
+    )
+    assert forked, chat.term.text()
+    r = cli.call("threads", "fork", "t-tool", "3")
+    assert r.code == 0, r
+    assert cli.thread(r.stdout.strip()) == cli.thread(forked[1])
+    assert [m["role"] for m in cli.thread(forked[1])] == ["user", "assistant", "tool"]
 
 
 def test_edit_last_sends_the_edited_prompt_on_a_fork(stub, cli, open_chat):
