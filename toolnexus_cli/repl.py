@@ -247,6 +247,8 @@ class Repl:
         with self.typed.during_turn():
             turn = await self.session.run_turn([prompt, *attached] if attached else prompt)
             await self._show_end(turn)
+        for dropped in self.typed.take_dropped():
+            self.console.print(Text(visible(dropped), style="dim"))
         if turn.status != "done":
             self.typed.keep_for_prompt()
 

@@ -219,6 +219,27 @@ def test_esc_drops_the_queue_and_after_ctrl_c_it_waits_at_the_prompt(stub, open_
     assert conversation(stub.requests[1])[-1] == ("user", "two\nlines")
 
 
+def test_esc_says_what_it_dropped(stub, open_chat, go_on):
+    """The newcomer's steps: while an answer streamed, type "never mind" and Enter (it
+    shows as queued), type "half" without Enter, then press Esc: both vanished without a
+    word, and nothing said afterwards whether they had been sent. Now a dim line says what
+    was dropped, under the answer at once and above the next prompt once it ends."""
+    chat = queued_while_held(stub, open_chat, go_on, "never mind")
+    chat.child.send("half")
+    chat.wait(lambda: shows(chat, "typing: half"), "the line being typed")
+    chat.child.send("\x1b")
+    chat.wait(lambda: shows(chat, "queued message dropped: never mind"), "the drop said")
+    assert shows(chat, "unsent line dropped: half") and not shows(chat, "queued:")
+    go_on.set()
+    chat.wait_prompt()
+    lines = chat.term.lines()
+    answer = lines.index("w01 w02 w03.")
+    said = [line for line in lines[answer:] if "dropped" in line]
+    assert said == ["queued message dropped: never mind", "unsent line dropped: half"], lines
+    assert len(stub.requests) == 1, "a dropped message was sent"
+    assert chat.term.cursor_line().strip() == PROMPT
+
+
 def test_keys_typed_while_an_answer_streams_edit_the_line_as_at_the_prompt():
     """Arrows and function keys do nothing, even when a read cuts their sequence; Esc
     Enter starts a new line; Backspace and Ctrl-U edit; a paste is one message even when
@@ -243,7 +264,13 @@ def test_keys_typed_while_an_answer_streams_edit_the_line_as_at_the_prompt():
         "typing (shell mode): !éh",
     ]
     typed.feed("\x1b")
-    assert (typed.queued, typed.line, typed.shown()) == ([], "", "")
+    assert (typed.queued, typed.line) == ([], "")
+    assert typed.take_dropped() == [
+        "queued message dropped: ab (+1 lines)",
+        "queued message dropped: one (+1 lines)",
+        "unsent line dropped (shell mode): !éh",
+    ]
+    assert typed.shown() == "" and typed.take_dropped() == []
 
 
 def test_ctrl_d_typed_while_an_answer_streams_leaves_once_the_queue_is_done():
