@@ -13,7 +13,7 @@ from .ask_output import CompactionOnStderr, JsonOutput
 from .attach import check_carried
 from .config import Config
 from .errors import UsageError
-from .options import RunOptions
+from .options import RunOptions, go_on_command
 from .render import NO_FACTS, FooterFacts, PlainRenderer, TerminalRenderer, unfinished_note
 from .session import Output, Session
 from .structured import SchemaOutput
@@ -120,8 +120,10 @@ def run_ask(config: Config, options: AskOptions) -> int:
             sys.stderr.write(f"toolnexus: {visible(home)}\n")
         turn = await session.run_turn(options.parts(), schema=options.schema)
         if turn.status == "cancelled":
+            go_on = go_on_command("ask", session.thread, options.run.config)
             sys.stderr.write(
-                f"interrupted: the partial answer is saved in thread {session.thread}\n"
+                f"interrupted: the partial answer is saved in thread {session.thread} "
+                f'(to go on: {go_on} "...")\n'
             )
             return session.interrupts.exit_code(EXIT_INTERRUPTED)
         if turn.result is None:

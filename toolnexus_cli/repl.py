@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -18,7 +17,7 @@ from .config import Config
 from .mcp_prompts import attach_mentions
 from .mcp_view import status_line
 from .models import model_names
-from .options import RunOptions
+from .options import RunOptions, go_on_command
 from .render import TerminalRenderer, unfinished_note
 from .session import Session, Turn
 from .shell import run_shell
@@ -173,7 +172,8 @@ class Repl:
             self.console.print(
                 Text(
                     visible(
-                        f"to go on with this thread: toolnexus chat --id {shlex.quote(thread)}"
+                        "to go on with this thread: "
+                        + go_on_command("chat", thread, self.session.options.config)
                     ),
                     style="dim",
                 )

@@ -315,3 +315,24 @@ def test_leaving_says_how_to_go_on_with_the_thread(stub, cli, open_chat):
     assert chat.exit_code() == 0
     assert f"to go on with this thread: toolnexus chat --id {thread}" in chat.term.lines()
     assert conversation(stub.requests[0]) == [("user", "hello")]
+
+
+def test_the_way_back_names_the_config_the_chat_used(stub, cli, open_chat):
+    """Repro: `toolnexus chat --config "my configs/work.toml"`, a question, Ctrl-D: the
+    line on leaving said `toolnexus chat --id T`, which opens the thread with the default
+    config (another endpoint, maybe another store). It names the config now, quoted for
+    the shell."""
+    numbered_answers(stub)
+    config = cli.root / "my configs" / "work.toml"
+    config.parent.mkdir()
+    config.write_text("max_turns = 5\n")
+    config.chmod(0o600)
+    chat = open_chat("--config", str(config), cols=240)  # the line on one row
+    chat.say("hello")
+    chat.child.send(CTRL_D)
+    assert chat.exit_code() == 0
+    thread = re.search(r"thread (t-[0-9a-f]{8})", chat.term.text())[1]
+    last = [line for line in chat.term.lines() if line.strip()][-1]
+    assert last == (
+        f"to go on with this thread: toolnexus chat --id {thread} --config '{config}'"
+    ), chat.term.text()

@@ -334,3 +334,17 @@ def test_the_server_already_configured_is_not_offered_again(tmp_path, stub, star
     setup.wait_text("setup cancelled: nothing was written")
     assert exit_status(setup) == 130
     assert cli.config_file.read_text() == text
+
+
+def test_setup_with_a_config_path_says_how_to_chat_with_it(tmp_path, stub, start):
+    """Repro: `toolnexus setup --config ~/work.toml` ended with "start chatting with:
+    toolnexus chat", which opens the default config, not the one just written."""
+    stub.models = openai_models(["only-model"])
+    cli = user(tmp_path, stub.port)
+    config = cli.root / "work.toml"
+    setup = start(cli, "setup", "--config", str(config))
+    answer(setup, "Choose [1]:", "")  # the server found
+    setup.wait_text("start chatting with:")
+    assert exit_status(setup) == 0
+    assert f"start chatting with: toolnexus chat --config {config}" in unwrapped(setup)
+    assert tomllib.loads(config.read_text())["default_model"] == f"local-{stub.port}:only-model"
