@@ -46,6 +46,7 @@ from .session import Session
 from .settings import UiSettings
 from .threads import fork_thread
 from .toolbox import approval_policy, approval_text, tool_rows
+from .words import counted
 from .workspace import CHAT_WAY_OUT, home_line
 from .workspace_commands import COMMANDS as WORKSPACE_COMMANDS
 from .workspace_commands import WorkspaceCommands
@@ -217,8 +218,8 @@ class Commands(ContextCommands, McpCommands, WorkspaceCommands, JournalCommands)
         dropped = sum(1 for m in kept if m.get(DROPPED_KEY) not in (None, SYSTEM_PROMPT))
         extra = f" (and {dropped} undone or failed, not sent)" if dropped else ""
         self.say(
-            f"thread {session.thread} · {title} · {len(messages)} messages{extra} · "
-            f"{session.tokens} tokens this session"
+            f"thread {session.thread} · {title} · {counted(len(messages), 'message')}{extra} · "
+            f"{counted(session.tokens, 'token')} this session"
         )
 
     async def threads(self, arg: str) -> None:
@@ -320,7 +321,7 @@ class Commands(ContextCommands, McpCommands, WorkspaceCommands, JournalCommands)
             blocks = code_blocks(answer)
             index = int(number) if number.strip() else len(blocks)
             if not 1 <= index <= len(blocks):
-                self.say(f"the last answer has {len(blocks)} code blocks", "yellow")
+                self.say(f"the last answer has {counted(len(blocks), 'code block')}", "yellow")
                 return
             answer, label = blocks[index - 1], f"code block {index} of {len(blocks)}"
         used = copy_text(answer, self.console.file)

@@ -22,6 +22,7 @@ from toolnexus.visible import visible
 
 from .config import BUILTIN_PROVIDERS, Config, config_path, load_config
 from .errors import UsageError
+from .words import counted
 
 if TYPE_CHECKING:
     from toolnexus import ProviderError
@@ -212,7 +213,7 @@ def _describe(endpoint: Endpoint) -> str:
 
 def _models(endpoint: Endpoint) -> str:
     count = len(endpoint.models)
-    return f"{count} model{'s' * (count != 1)}"
+    return counted(count, "model")
 
 
 def _custom_endpoint() -> Choice:
@@ -359,7 +360,7 @@ async def probe_local() -> list[Endpoint]:
 
     found = await asyncio.gather(*(probe(port, *known) for port, known in probe_ports().items()))
     servers = [e for e in found if e is not None]
-    print(f"  found {len(servers)} local server{'s' * (len(servers) != 1)}")
+    print(f"  found {counted(len(servers), 'local server')}")
     return servers
 
 

@@ -14,6 +14,7 @@ from typing import IO, Any
 
 from .config import state_dir
 from .terminal_answers import AnswerFilter, keyboard
+from .words import counted
 
 TYPING_HINT = (
     "(Enter queues it for when the answer ends, Esc drops the queue, Ctrl-C stops the answer)"
@@ -228,7 +229,7 @@ def _glimpse(text: str, width: int = 80) -> str:
     """The first line of `text`, cut to `width`, saying how many more there are."""
     lines = text.strip().splitlines() or [""]
     first = lines[0] if len(lines[0]) <= width else lines[0][: width - 1] + "…"
-    return first + (f" (+{len(lines) - 1} lines)" if len(lines) > 1 else "")
+    return first + (f" (+{counted(len(lines) - 1, 'line')})" if len(lines) > 1 else "")
 
 
 def private_file(path: Path) -> Path:

@@ -27,6 +27,7 @@ from .errors import UsageError
 from .listing import holding
 from .session import new_thread_id, open_store
 from .transcript import to_markdown
+from .words import counted
 
 if TYPE_CHECKING:
     from toolnexus import Message
@@ -334,8 +335,10 @@ async def rewind(store: Any, thread: str, turn: int, *, dry_run: bool) -> int:
 
 def skipped_words(paths: tuple[str, ...]) -> str:
     """What a rewind left in regenerated trees, in a few words."""
-    count = "1 file" if len(paths) == 1 else f"{len(paths)} files"
-    return f"{count} of regenerated trees (node_modules, .venv...), whose contents were not kept"
+    return (
+        f"{counted(len(paths), 'file')} of regenerated trees (node_modules, .venv...), "
+        "whose contents were not kept"
+    )
 
 
 async def redo(store: Any, thread: str) -> int:

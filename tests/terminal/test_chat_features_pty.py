@@ -62,6 +62,36 @@ def test_copy_code_2_puts_exactly_the_second_block_on_the_native_clipboard(stub,
     assert "]52;" not in chat.term.raw_text()
 
 
+NINE_LINES = '''
+def nine_lines() -> str:
+    """Nine numbered lines."""
+    return "\\n".join(f"row {n}" for n in range(1, 10))
+'''
+
+
+def test_counts_of_one_read_as_one(stub, cli, open_chat):
+    """Repro: a tool printed one line more than its panel shows, and the panel ended
+    "... 1 more lines"; /copy code 2 after an answer with one code block said "the last
+    answer has 1 code blocks". Every count in the chat's words now agrees with its noun."""
+    tools = cli.root / "rows.py"
+    tools.write_text(NINE_LINES)
+    replies = iter(
+        [
+            openai_stream(tool_calls=[("nine_lines", {})]),
+            openai_stream("One block:\n\n```sh\necho one\n```\n"),
+        ]
+    )
+    stub.handler = lambda request: next(replies)
+    chat = open_chat("--functions", str(tools))
+    chat.say("count rows")
+    chat.wait_text("row 8")
+    assert "... 1 more line" in chat.term.text() and "1 more lines" not in chat.term.text()
+    assert "row 9" not in chat.term.text()
+    chat.say("/copy code 2")
+    assert "the last answer has 1 code block" in chat.term.text()
+    assert "1 code blocks" not in chat.term.text()
+
+
 def test_copy_without_a_clipboard_tool_writes_osc_52(stub, cli, open_chat):
     only_on_path(cli, {})
     stub.handler = lambda request: openai_stream(ANSWER)

@@ -208,7 +208,7 @@ def test_esc_drops_the_queue_and_after_ctrl_c_it_waits_at_the_prompt(stub, open_
     chat.child.send("\x1b")
     chat.wait(lambda: not shows(chat, "queued:"), "the queue dropped")
     chat.child.send(PASTE_START + "two\nlines" + PASTE_END + "\r")
-    chat.wait(lambda: shows(chat, "queued: two (+1 lines)"), "the paste queued whole")
+    chat.wait(lambda: shows(chat, "queued: two (+1 line)"), "the paste queued whole")
     chat.interrupt()
     chat.wait_text(INTERRUPTED)
     chat.wait(lambda: chat.term.cursor_line() == "lines", "the queue back at the prompt")
@@ -259,15 +259,15 @@ def test_keys_typed_while_an_answer_streams_edit_the_line_as_at_the_prompt():
         typed.feed(keys)
     assert typed.queued == ["ab\nd", "one\ntwo!"] and typed.line == "!éh"
     assert typed.shown().splitlines()[:3] == [
-        "queued: ab (+1 lines)",
-        "queued: one (+1 lines)",
+        "queued: ab (+1 line)",
+        "queued: one (+1 line)",
         "typing (shell mode): !éh",
     ]
     typed.feed("\x1b")
     assert (typed.queued, typed.line) == ([], "")
     assert typed.take_dropped() == [
-        "queued message dropped: ab (+1 lines)",
-        "queued message dropped: one (+1 lines)",
+        "queued message dropped: ab (+1 line)",
+        "queued message dropped: one (+1 line)",
         "unsent line dropped (shell mode): !éh",
     ]
     assert typed.shown() == "" and typed.take_dropped() == []
