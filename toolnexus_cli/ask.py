@@ -10,7 +10,7 @@ from toolnexus.content import Attachment, Prompt
 from toolnexus.visible import visible
 
 from .ask_output import CompactionOnStderr, JsonOutput
-from .attach import check_carried
+from .attach import NOT_READ, check_carried, unread_images
 from .config import Config
 from .errors import UsageError
 from .options import RunOptions, go_on_command
@@ -118,6 +118,8 @@ def run_ask(config: Config, options: AskOptions) -> int:
         home = home_line(config, options.run.tools, ASK_WAY_OUT)
         if home:
             sys.stderr.write(f"toolnexus: {visible(home)}\n")
+        if await unread_images(session.client, options.attachments):
+            raise UsageError(f"{NOT_READ}: nothing was sent")
         turn = await session.run_turn(options.parts(), schema=options.schema)
         if turn.status == "cancelled":
             go_on = go_on_command("ask", session.thread, options.run.config)

@@ -30,7 +30,7 @@ from toolnexus.context.marks import (
 from toolnexus.stores import Thread
 from toolnexus.visible import visible
 
-from .attach import check_carried, load_attachment
+from .attach import NOT_READ, check_carried, load_attachment, unread_images
 from .chat_markdown import code_blocks
 from .clipboard import copy_text
 from .context_commands import COMMANDS as CONTEXT_COMMANDS
@@ -415,6 +415,9 @@ class Commands(ContextCommands, McpCommands, WorkspaceCommands, JournalCommands)
             check_carried(self.session.target, [attachment])
         except UsageError as exc:
             self.say(f"error: {exc}", "bold red")
+            return
+        if await unread_images(self.session.client, [attachment]):
+            self.say(f"{NOT_READ}: not attached", "yellow")
             return
         self.attached.append(attachment)
         self.say(f"[attached {attachment.describe()}]")
