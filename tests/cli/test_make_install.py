@@ -34,13 +34,16 @@ def test_the_install_step_prints_no_editable_install_box(tmp_path):
     """Repro: `make chat` on a fresh clone printed setuptools' box ("BuildBackendWarning:
     Editable installation. !! ***** Please be careful with folders in your working
     directory with the same name as your package ... *****") above the chat. The same
-    command, run here without the test extras into a scratch prefix, says nothing now."""
-    line = install_line(tmp_path / "venv")
-    pip = f"{tmp_path / 'venv'}/bin/pip"
+    command, run here without the test extras into a scratch venv, says nothing now."""
+    venv = tmp_path / "venv"
+    line = install_line(venv)
+    pip = f"{venv}/bin/pip"
     assert pip in line and line.endswith(" -e '.[test]'"), line
-    command = line.replace(pip, shlex.join([sys.executable, "-m", "pip"])).replace(
-        " -e '.[test]'", f" --no-deps --prefix {shlex.quote(str(tmp_path / 'prefix'))} -e ."
-    )
+    # a scratch venv without pip of its own, which this pip installs into (--python): the
+    # project is not taken out of the environment running the tests
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    ours = shlex.join([sys.executable, "-m", "pip", "--python", f"{venv}/bin/python"])
+    command = line.replace(pip, ours).replace(" -e '.[test]'", " --no-deps -e .")
     done = subprocess.run(
         ["sh", "-c", command], cwd=ROOT, capture_output=True, text=True, timeout=540
     )
@@ -49,4 +52,4 @@ def test_the_install_step_prints_no_editable_install_box(tmp_path):
         pytest.skip("no package index to make pip's build environment from")
     assert done.returncode == 0, said
     assert not [mark for mark in BOX if mark in said], said
-    assert list((tmp_path / "prefix").glob("lib/python*/site-packages/__editable__*.pth"))
+    assert list(venv.glob("lib/python*/site-packages/__editable__*.pth"))
