@@ -5,10 +5,17 @@ STAMP := $(VENV)/.installed
 
 .PHONY: chat test lint bench clean
 
+# setuptools says how it made an editable install with a Python warning (its InformationOnly
+# note, "Editable installation ... Please be careful with folders in your working directory
+# with the same name as your package"), and pip shows a local project's build warnings even
+# with --quiet: a box of asterisks on the first `make chat`. That one note is filtered out;
+# every other warning and error still shows.
+EDITABLE_NOTE := ignore:Editable installation:UserWarning
+
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	PYTHONWARNINGS='$(EDITABLE_NOTE)' $(BIN)/pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
 chat: $(STAMP)

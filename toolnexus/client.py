@@ -14,7 +14,7 @@ from .context.keeper import ContextKeeper, ContextPolicy, ContextReport, with_wi
 from .context.marks import mark_failed_turn
 from .context.plan import Compaction
 from .conversation import Conversation
-from .errors import ProviderError, RunCancelled, ToolnexusError
+from .errors import ProviderError, RunCancelled, RunTimeout, ToolnexusError
 from .events import add_usage
 from .hooks import Hooks, HookSource
 from .loop import LoopSettings, agent_loop, context_outgoing
@@ -27,12 +27,14 @@ from .transport import LoadCheck, Transport, check_endpoint, check_headers
 from .types import Answer, Event, Message, RunResult
 from .wire import wire_style
 from .wire._load import busy_reason, slots_url
+from .wire._props import props_url, reads_images
 from .wire.base import check_reasoning
 
 if TYPE_CHECKING:
     import httpx2
 
 FALLBACK_KEY_ENV = "OPENROUTER_API_KEY"
+PROPS_TIMEOUT_S = 3.0  # what the server says of itself is worth a short wait, no more
 DEFAULT_CONTEXT = ContextPolicy()
 
 
@@ -48,6 +50,8 @@ class Client:
         self.settings = settings
         self._store = store
         self._keeper = settings.context or keeper
+        self._reads_images: bool | None = None
+        self._asked_about_images = False
 
     @property
     def model(self) -> str:
@@ -201,6 +205,25 @@ class Client:
             return await self._context().compact(out, instructions)
         finally:
             control.close()
+
+    async def takes_images(self) -> bool | None:
+        """Whether the model reads images, as its server says: llama.cpp's `GET /props`
+        names its `modalities` (`{"vision": false}` for a text-only model, which answers an
+        image with an HTTP 500). None when the server does not say, or does not answer
+        within PROPS_TIMEOUT_S: not known. The server is asked once, when first wanted."""
+        if not self._asked_about_images and self.settings.base_url:
+            self._asked_about_images = True
+            loop = asyncio.get_running_loop()
+            control = RunControl(None, loop.time() + PROPS_TIMEOUT_S)
+            try:
+                url = props_url(self.settings.base_url)
+                data = await self.settings.transport.get_json(url, self.settings.headers, control)
+            except RunTimeout:
+                data = None
+            finally:
+                control.close()
+            self._reads_images = reads_images(data)
+        return self._reads_images
 
     def _context(self) -> ContextKeeper:
         """The keeper of automatic compaction, or (context=None) one for these calls."""
@@ -368,6 +391,7 @@ def create_client(
         hooks=Hooks(hooks),
         wait_for=wait_for,
         prompt_cache=prompt_cache,
+        base_url=base_url,
     )
     keeper = ContextKeeper(
         with_window(context or DEFAULT_CONTEXT, context_window), base_url=base_url, model=model

@@ -87,6 +87,7 @@ class LoopSettings:
     wait_for: WaitFor | None = None
     context: ContextKeeper | None = None  # None: requests are sent as they are
     prompt_cache: bool = True
+    base_url: str | None = None  # where the server says what it is (llama.cpp's /props)
 
 
 @dataclass

@@ -435,8 +435,14 @@ def threads_rename(thread: ThreadArg, title: str, config: ConfigOpt = None) -> N
 def threads_fork(
     thread: ThreadArg,
     at: Annotated[
-        int | None, typer.Option("--at", help="Keep only the first N messages (default: all).")
+        int | None,
+        typer.Argument(
+            metavar="[N]",
+            help="Keep messages 1..N, as 'threads show' numbers them (default: all); "
+            "the chat's /fork N makes the same fork.",
+        ),
     ] = None,
+    at_option: Annotated[int | None, typer.Option("--at", hidden=True)] = None,
     new_id: Annotated[
         str | None, typer.Option("--id", help="The new thread's id (default: a fresh one).")
     ] = None,
@@ -445,7 +451,12 @@ def threads_fork(
     """Start a new thread from this one (up to message N) and print its id."""
     from .threads import fork
 
-    _threads(config, lambda store: fork(store, thread, at=at, new_id=new_id))
+    if at is not None and at_option is not None and at != at_option:
+        fail_usage(
+            UsageError(f"fork at {at} or at {at_option}? give N once (--at N is its old form)")
+        )
+    point = at if at is not None else at_option
+    _threads(config, lambda store: fork(store, thread, at=point, new_id=new_id))
 
 
 @threads_app.command("rewind")

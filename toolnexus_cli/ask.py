@@ -10,10 +10,10 @@ from toolnexus.content import Attachment, Prompt
 from toolnexus.visible import visible
 
 from .ask_output import CompactionOnStderr, JsonOutput
-from .attach import check_carried
+from .attach import NOT_READ, check_carried, unread_images
 from .config import Config
 from .errors import UsageError
-from .options import RunOptions
+from .options import RunOptions, go_on_command
 from .render import NO_FACTS, FooterFacts, PlainRenderer, TerminalRenderer, unfinished_note
 from .session import Output, Session
 from .structured import SchemaOutput
@@ -121,10 +121,14 @@ def run_ask(config: Config, options: AskOptions) -> int:
         model_note = await session.model_note()
         if model_note:
             sys.stderr.write(model_note + "\n")
+        if await unread_images(session.client, options.attachments):
+            raise UsageError(f"{NOT_READ}: nothing was sent")
         turn = await session.run_turn(options.parts(), schema=options.schema)
         if turn.status == "cancelled":
+            go_on = go_on_command("ask", session.thread, options.run.config)
             sys.stderr.write(
-                f"interrupted: the partial answer is saved in thread {session.thread}\n"
+                f"interrupted: the partial answer is saved in thread {session.thread} "
+                f'(to go on: {go_on} "...")\n'
             )
             return session.interrupts.exit_code(EXIT_INTERRUPTED)
         if turn.result is None:

@@ -14,7 +14,7 @@ from toolnexus import ToolnexusError
 from .errors import UsageError
 
 if TYPE_CHECKING:
-    from toolnexus import UserMessage
+    from toolnexus import Client, UserMessage
     from toolnexus.content import Attachment
 
     from .config import Target
@@ -65,6 +65,16 @@ def check_carried(target: Target, attachments: Sequence[Attachment]) -> None:
         wire.build_body(model=target.model, messages=[message], system=None, tools=[], stream=False)
     except ToolnexusError as exc:
         raise UsageError(str(exc)) from None
+
+
+NOT_READ = "this model does not take images (its server says so)"
+
+
+async def unread_images(client: Client, attachments: Sequence[Attachment]) -> bool:
+    """Whether `attachments` hold an image the model will not read, by its server's own
+    account (llama.cpp answers one with an HTTP 500): said before any request, in one
+    line (NOT_READ). A server that does not say gets the image as before."""
+    return any(a.kind == "image" for a in attachments) and await client.takes_images() is False
 
 
 def unquote(text: str) -> str:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 
 from .exact_text import DIM, exact_text, line_count, rows_of
+from .words import counted
 
 if TYPE_CHECKING:
     from toolnexus.types import CommandQuestion
@@ -61,4 +62,4 @@ def _output(output: str, rows: int, width: int) -> Text:
 
 
 def _characters(count: int) -> str:
-    return "1 character" if count == 1 else f"{count} characters"
+    return counted(count, "character")

@@ -30,7 +30,7 @@ from toolnexus.context.marks import (
 from toolnexus.stores import Thread
 from toolnexus.visible import visible
 
-from .attach import check_carried, load_attachment
+from .attach import NOT_READ, check_carried, load_attachment, unread_images
 from .chat_markdown import code_blocks
 from .clipboard import copy_text
 from .context_commands import COMMANDS as CONTEXT_COMMANDS
@@ -46,6 +46,7 @@ from .session import Session
 from .settings import UiSettings
 from .threads import fork_thread
 from .toolbox import approval_policy, approval_text, tool_rows
+from .words import counted
 from .workspace import CHAT_WAY_OUT, home_line
 from .workspace_commands import COMMANDS as WORKSPACE_COMMANDS
 from .workspace_commands import WorkspaceCommands
@@ -205,8 +206,8 @@ class Commands(ContextCommands, McpCommands, WorkspaceCommands, JournalCommands)
         dropped = sum(1 for m in kept if m.get(DROPPED_KEY) not in (None, SYSTEM_PROMPT))
         extra = f" (and {dropped} undone or failed, not sent)" if dropped else ""
         self.say(
-            f"thread {session.thread} · {title} · {len(messages)} messages{extra} · "
-            f"{session.tokens} tokens this session"
+            f"thread {session.thread} · {title} · {counted(len(messages), 'message')}{extra} · "
+            f"{counted(session.tokens, 'token')} this session"
         )
 
     async def threads(self, arg: str) -> None:
@@ -308,7 +309,7 @@ class Commands(ContextCommands, McpCommands, WorkspaceCommands, JournalCommands)
             blocks = code_blocks(answer)
             index = int(number) if number.strip() else len(blocks)
             if not 1 <= index <= len(blocks):
-                self.say(f"the last answer has {len(blocks)} code blocks", "yellow")
+                self.say(f"the last answer has {counted(len(blocks), 'code block')}", "yellow")
                 return
             answer, label = blocks[index - 1], f"code block {index} of {len(blocks)}"
         used = copy_text(answer, self.console.file)
@@ -336,28 +337,21 @@ class Commands(ContextCommands, McpCommands, WorkspaceCommands, JournalCommands)
 
     async def fork(self, arg: str) -> None:
         """/fork [N]: continue on a new thread holding this one's messages 1..N (all of
-        them by default); this thread stays as it is."""
-        thread = await self.session.store.load(self.session.thread)
+        them by default; `threads fork ID N` makes the same fork); this thread stays."""
         if arg and not arg.isdigit():
             self.say("usage: /fork [N]: a new thread with messages 1..N of this one", "yellow")
             return
+        thread = await self.session.store.load(self.session.thread)
+        if not thread:
+            self.say("nothing to fork yet", "yellow")
+            return
         at = int(arg) if arg else len(thread)
-        if not thread or not 1 <= at <= len(thread):
-            self.say(
-                f"this thread holds {len(thread)} messages: /fork N takes 1 to {len(thread)}"
-                if thread
-                else "nothing to fork yet",
-                "yellow",
-            )
-            return
-        if at < len(thread) and thread[at].get("role") == "tool":
-            self.say(
-                f"message {at} asks for tool results that follow it: fork before or after them",
-                "yellow",
-            )
-            return
         origin = self.session.thread
-        await self._switch_to_fork(at)
+        try:
+            await self._switch_to_fork(at)
+        except ToolnexusError as exc:
+            self.say(str(exc), "yellow")
+            return
         self.say(f"forked {origin} at message {at}: now on thread {self.session.thread}")
 
     async def _switch_to_fork(self, at: int) -> None:
@@ -409,6 +403,9 @@ class Commands(ContextCommands, McpCommands, WorkspaceCommands, JournalCommands)
             check_carried(self.session.target, [attachment])
         except UsageError as exc:
             self.say(f"error: {exc}", "bold red")
+            return
+        if await unread_images(self.session.client, [attachment]):
+            self.say(f"{NOT_READ}: not attached", "yellow")
             return
         self.attached.append(attachment)
         self.say(f"[attached {attachment.describe()}]")

@@ -19,6 +19,7 @@ from toolnexus.visible import visible
 
 from .context_view import context_lines, record_rule, span
 from .session import Session
+from .words import counted
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -64,7 +65,7 @@ class ContextCommands:
             return
         info = preview.info
         self.say(
-            f"compacted {info['messages']} messages: the summary is sent in their place "
+            f"compacted {counted(info['messages'], 'message')}: the summary is sent in their place "
             "from now on; the thread keeps them (threads show)"
         )
 

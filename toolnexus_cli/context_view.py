@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from toolnexus.context.marks import COMPACTION_KEY
 
+from .words import counted
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
@@ -43,14 +45,14 @@ def _how(method: str, summarized: int, dropped: int) -> str:
 def compacting_note(event: Mapping[str, Any]) -> str:
     """What the live line says while an automatic compaction asks for its summary."""
     count = event["messages"]
-    return f"compacting {count} earlier message{'s' if count != 1 else ''}"
+    return f"compacting {counted(count, 'earlier message')}"
 
 
 def compaction_note(event: Mapping[str, Any]) -> str:
     """The one line an automatic compaction prints."""
     summarized = event["summarized"]
     return (
-        f"compacted {summarized} earlier message{'s' if summarized != 1 else ''}: "
+        f"compacted {counted(summarized, 'earlier message')}: "
         f"{tokens(event['before_tokens'])} → {tokens(event['after_tokens'])} tokens "
         f"({_how(event['method'], summarized, event['dropped'])})"
     )
@@ -75,7 +77,7 @@ def context_lines(report: ContextReport) -> list[str]:
             "window: unknown (the endpoint does not say; the first overflow error "
             "will tell, or set context_window in the config)"
         )
-    fill = f"fill: {fill_text(report)} in {report.sent_messages} messages"
+    fill = f"fill: {fill_text(report)} in {counted(report.sent_messages, 'message')}"
     if report.estimated:
         fill += (
             f" (~: {tokens(report.fill - report.counted)} of it estimated at 4 characters a token)"
@@ -88,8 +90,8 @@ def context_lines(report: ContextReport) -> list[str]:
         count = len(report.would_summarize)
         kept = f"; {len(report.kept)} in that range stay verbatim" if report.kept else ""
         lines.append(
-            f"next compaction would summarize {count} message"
-            f"{'s' if count != 1 else ''} ({span(report.would_summarize)}){kept}"
+            f"next compaction would summarize {counted(count, 'message')} "
+            f"({span(report.would_summarize)}){kept}"
         )
     else:
         lines.append(

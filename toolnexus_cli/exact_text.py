@@ -21,6 +21,8 @@ from rich.text import Text
 
 from toolnexus.visible import unmistakable
 
+from .words import counted
+
 LONG_SPACES = 16  # a longer run of spaces is shown as their count
 DIM = "dim"
 _BLANKS = re.compile(f"\\t+| {{{LONG_SPACES + 1},}}")
@@ -52,7 +54,7 @@ def rows_of(text: Text, width: int) -> int:
 def line_count(text: str) -> str:
     """How many lines `text` has: "1 line", "12 lines" (a last line end ends a line)."""
     count = text.count("\n") + (0 if text.endswith("\n") else 1)
-    return "1 line" if count == 1 else f"{count} lines"
+    return counted(count, "line")
 
 
 @functools.cache
@@ -131,8 +133,7 @@ def _fitted(entries: list[_Entry], rows: int, width: int) -> list[Text]:
             break
         tail.append(line)
     left_out = sum(_lines_in(entry) for entry in entries[len(head) : len(entries) - len(tail)])
-    noun = "1 line" if left_out == 1 else f"{left_out} lines"
-    return [*head, Text(f"... {noun} ...", style=DIM), *tail[::-1]]
+    return [*head, Text(f"... {counted(left_out, 'line')} ...", style=DIM), *tail[::-1]]
 
 
 def _pieces(line: str) -> list[_Piece]:
@@ -175,7 +176,7 @@ def _cut(pieces: list[_Piece], length: int, cells: int) -> list[_Piece]:
 
 
 def _cut_marker(count: int) -> str:
-    return f" … {count} characters … "
+    return f" … {counted(count, 'character')} … "
 
 
 def _taken(pieces: list[_Piece], cells: int, *, from_end: bool = False) -> list[_Piece]:

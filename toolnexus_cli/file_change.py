@@ -23,6 +23,8 @@ from rich.text import Text
 from toolnexus.tools.workspace import ApprovalNeeded, Refused, Workspace
 from toolnexus.visible import unmistakable
 
+from .words import counted
+
 MAX_COMPARED = 256 * 1024  # bytes of each side a diff is made of
 MAX_MATCHED = 500  # changed lines of each side matched line by line (see diff_lines)
 CONTEXT = 3  # unchanged lines shown around a change
@@ -215,7 +217,7 @@ def _with_lines(shown: Text, lines: list[str]) -> Text:
     for line in lines[:SHOWN_LINES]:
         shown.append(_cut(unmistakable(line)) + "\n", style=STYLES.get(line[:1], ""))
     if len(lines) > SHOWN_LINES:
-        shown.append(f"… {len(lines) - SHOWN_LINES} more lines", style="dim")
+        shown.append(f"… {counted(len(lines) - SHOWN_LINES, 'more line')}", style="dim")
     shown.rstrip()
     return shown
 
@@ -224,9 +226,9 @@ def _cut(line: str) -> str:
     """A line shown whole, or its beginning and how much of it is not shown."""
     if len(line) <= SHOWN_LINE_CHARS:
         return line
-    return f"{line[:SHOWN_LINE_CHARS]}… ({len(line) - SHOWN_LINE_CHARS} more characters)"
+    return f"{line[:SHOWN_LINE_CHARS]}… ({counted(len(line) - SHOWN_LINE_CHARS, 'more character')})"
 
 
 def _lines(text: str) -> str:
     count = len(_split(text))
-    return "1 line" if count == 1 else f"{count} lines"
+    return counted(count, "line")

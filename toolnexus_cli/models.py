@@ -21,6 +21,7 @@ from toolnexus.visible import visible
 from .config import APP, Config, Target
 from .errors import UsageError
 from .settings import ProviderSettings
+from .words import counted
 
 CACHE_TTL_S = 3600.0
 CACHE_VERSION = 1
@@ -430,7 +431,7 @@ def served_model(target: Target, config_path: Path) -> str:
     if len(ids) == 1:
         return models[0].id
     shown = ", ".join(ids[:10]) + (", …" if len(ids) > 10 else "")
-    which = f"serves {len(ids)} models ({shown})" if ids else "lists no model"
+    which = f"serves {counted(len(ids), 'model')} ({shown})" if ids else "lists no model"
     raise UsageError(f"no model given, and {target.base_url} {which}: {pass_one}")
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import functools
 import inspect
+import shlex
 from collections.abc import Callable, Mapping
 from enum import Enum
+from pathlib import Path
 from types import MappingProxyType
 from typing import Annotated, Any, NamedTuple
 
@@ -273,3 +275,13 @@ def run_options(command: Callable[..., None]) -> Callable[..., None]:
     with_options.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     with_options.__annotations__ = {p.name: p.annotation for p in params}
     return with_options
+
+
+def go_on_command(command: str, thread: str | None, config: str | None) -> str:
+    """The command that goes on as this run did (`toolnexus chat --id T`), shell-quoted,
+    with the --config it was given: another config may keep its threads and endpoints
+    elsewhere. The path is made absolute, so the command works from any folder."""
+    words = ["toolnexus", command, *(["--id", thread] if thread else [])]
+    if config:
+        words += ["--config", str(Path(config).expanduser().absolute())]
+    return shlex.join(words)

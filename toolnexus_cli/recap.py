@@ -10,6 +10,7 @@ from toolnexus.context.marks import DROPPED_KEY, SYSTEM_PROMPT, last_prompt, sen
 from toolnexus.visible import visible
 
 from .transcript import content_text
+from .words import counted
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -70,7 +71,8 @@ def show_last_exchange(
     if len(rendered) > room:
         console.print(
             Text(
-                f"… {len(rendered) - room} lines above (threads show {thread} shows them all)",
+                f"… {counted(len(rendered) - room, 'line')} above "
+                f"(threads show {thread} shows them all)",
                 style="dim",
             )
         )

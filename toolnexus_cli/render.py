@@ -18,6 +18,7 @@ from toolnexus.events import CONTEXT_FULL, CUT_OFF, FILTERED, MAX_TOKENS, REFUSE
 from toolnexus.visible import unmistakable, visible
 
 from .speed import NO_SPEED, RunClock, Speed, speed_of
+from .words import counted
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -195,7 +196,7 @@ def footer_text(figures: Figures) -> str:
     parts = [
         figures.model,
         fill_text(figures.context_tokens, figures.window, estimated=figures.fill_estimated),
-        f"{figures.completion_tokens} completion tokens",
+        counted(figures.completion_tokens, "completion token"),
         f"{figures.seconds:.1f} s",
     ]
     speed = figures.speed
@@ -289,7 +290,7 @@ def reasoned_note(result: RunResult, saw_reasoning: bool) -> str | None:
     tokens = result.usage.get("reasoning_tokens", 0)
     if not tokens or saw_reasoning:
         return None
-    return f"reasoned for {tokens} tokens"
+    return f"reasoned for {counted(tokens, 'token')}"
 
 
 def attachment_labels(event: Mapping[str, Any]) -> list[str]:
@@ -306,7 +307,7 @@ def preview(output: str, lines: int = RESULT_PREVIEW_LINES) -> str:
     rows = output.splitlines()
     if len(rows) <= lines:
         return output
-    return "\n".join(rows[:lines]) + f"\n... {len(rows) - lines} more lines"
+    return "\n".join(rows[:lines]) + f"\n... {counted(len(rows) - lines, 'more line')}"
 
 
 class PlainRenderer:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -18,7 +17,7 @@ from .config import Config
 from .mcp_prompts import attach_mentions
 from .mcp_view import status_line
 from .models import model_names
-from .options import RunOptions
+from .options import RunOptions, go_on_command
 from .render import TerminalRenderer, unfinished_note
 from .session import Session, Turn
 from .shell import run_shell
@@ -176,7 +175,8 @@ class Repl:
             self.console.print(
                 Text(
                     visible(
-                        f"to go on with this thread: toolnexus chat --id {shlex.quote(thread)}"
+                        "to go on with this thread: "
+                        + go_on_command("chat", thread, self.session.options.config)
                     ),
                     style="dim",
                 )
@@ -250,6 +250,8 @@ class Repl:
         with self.typed.during_turn():
             turn = await self.session.run_turn([prompt, *attached] if attached else prompt)
             await self._show_end(turn)
+        for dropped in self.typed.take_dropped():
+            self.console.print(Text(visible(dropped), style="dim"))
         if turn.status != "done":
             self.typed.keep_for_prompt()
 

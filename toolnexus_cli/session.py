@@ -43,7 +43,7 @@ from .errors import UsageError
 from .keys import KeyChoice, check_provider_headers, choose_key
 from .listing import latest_holding
 from .mcp_requests import answer_mcp_requests
-from .options import RunOptions, ToolFlags
+from .options import RunOptions, ToolFlags, go_on_command
 from .recap import recorded_system, system_record
 from .redact import EventRedactor, RedactingStore, Redactor
 from .render import NO_FACTS, FooterFacts
@@ -387,8 +387,9 @@ class Session:
             return ""
         return (
             f"; the same error ended the last {count} turns, so something in this thread "
-            f"may be what the endpoint refuses: in the chat (toolnexus chat --id "
-            f"{self.thread}), /undo drops the last exchange, /fork N goes on with "
+            "may be what the endpoint refuses: in the chat "
+            f"({go_on_command('chat', self.thread, self.options.config)}), /undo drops the "
+            "last exchange, /fork N goes on with "
             "messages 1..N only, /retry asks again"
         )
 

@@ -22,6 +22,7 @@ from toolnexus.visible import visible
 
 from .config import BUILTIN_PROVIDERS, Config, config_path, load_config
 from .errors import UsageError
+from .words import counted
 
 if TYPE_CHECKING:
     from toolnexus import ProviderError
@@ -92,7 +93,9 @@ def setup_command(config_flag: str | None) -> int:
         )
     if not run_setup(config_flag):
         return 130
-    print("start chatting with: toolnexus chat")
+    from .options import go_on_command
+
+    print(f"start chatting with: {go_on_command('chat', None, config_flag)}")
     return 0
 
 
@@ -124,19 +127,22 @@ def _ask(config_flag: str | None) -> tuple[Path, Choice, str | None] | None:
             return None
         if action == 1:
             existing = None
-    choice = _choose_endpoint()
+    choice = _choose_endpoint(existing)
     old_text = None
     if existing is not None:
         old_text = existing.path.read_text(encoding="utf-8")
         _fit_into(existing, choice)
-        if not yes_no(f"Make {choice.name}:{choice.model} the default model?"):
+        default = f"{choice.name}:{choice.model}"
+        if default == existing.settings.default_model or not yes_no(
+            f"Make {default} the default model?"
+        ):
             choice.model = ""
     return path, choice, old_text
 
 
-def _choose_endpoint() -> Choice:
+def _choose_endpoint(existing: Config | None) -> Choice:
     print("Looking for model servers on this machine...")
-    found = asyncio.run(probe_local())
+    found = _not_configured(asyncio.run(probe_local()), existing)
     options = [*found, *(_hosted(label, name) for label, name in HOSTED)]
     labels = [_describe(e) for e in options] + ["another endpoint (a base URL and a style)"]
     picked = choose(labels, "Which endpoint?")
@@ -152,6 +158,39 @@ def _choose_endpoint() -> Choice:
         )
     key = _ask_key(endpoint)
     return Choice(endpoint.name, {}, _pick_model(endpoint), endpoint, key, table=False)
+
+
+def _not_configured(found: list[Endpoint], existing: Config | None) -> list[Endpoint]:
+    """The servers found that the config has no provider for yet; each of the others is
+    named, so it is not offered again as if it were new."""
+    if existing is None:
+        return found
+    default_provider = (existing.settings.default_model or "").partition(":")[0]
+    configured = {
+        _server(settings.base_url): name
+        for name, settings in existing.providers().items()
+        if name in existing.file.get("providers", {}) and settings.base_url
+    }
+    new = []
+    for endpoint in found:
+        name = configured.get(_server(endpoint.base_url))
+        if name is None:
+            new.append(endpoint)
+        else:
+            role = ", the default" if name == default_provider else ""
+            print(f"  {endpoint.label} at {endpoint.base_url} is configured already ({name}{role})")
+    return new
+
+
+def _server(url: str) -> tuple[str, int | None, str]:
+    """What tells two base URLs of one server apart: localhost and 127.0.0.1 are one."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    try:
+        host = "loopback" if host == "localhost" or ipaddress.ip_address(host).is_loopback else host
+    except ValueError:
+        pass
+    return host, parts.port, parts.path.rstrip("/")
 
 
 def _hosted(label: str, name: str) -> Endpoint:
@@ -174,7 +213,7 @@ def _describe(endpoint: Endpoint) -> str:
 
 def _models(endpoint: Endpoint) -> str:
     count = len(endpoint.models)
-    return f"{count} model{'s' * (count != 1)}"
+    return counted(count, "model")
 
 
 def _custom_endpoint() -> Choice:
@@ -321,7 +360,7 @@ async def probe_local() -> list[Endpoint]:
 
     found = await asyncio.gather(*(probe(port, *known) for port, known in probe_ports().items()))
     servers = [e for e in found if e is not None]
-    print(f"  found {len(servers)} local server{'s' * (len(servers) != 1)}")
+    print(f"  found {counted(len(servers), 'local server')}")
     return servers
 
 
@@ -347,11 +386,22 @@ def _write(path: Path, choice: Choice, old_text: str | None) -> None:
         ) from None
     keys = load_keys() if choice.key else {}
     write_config(path, text)
-    print(f"wrote {path}")
+    print(_what_was_written(path, choice, new_file=old_text is None))
     _cache_models(choice)
     if choice.key:
         keys[choice.name] = choice.key
         print(f"stored the key for {choice.name} in {write_keys(keys)}")
+
+
+def _what_was_written(path: Path, choice: Choice, *, new_file: bool) -> str:
+    """One line: the provider (added, or already known), the default model, the file."""
+    provider = f"provider {choice.name} ({choice.endpoint.base_url})"
+    added = f"added {provider}" if choice.table else f"using {provider}"
+    if choice.model:
+        default = f"with model {choice.model} as the default"
+    else:
+        default = "(the default model stays as it was)"
+    return f"{added} {default}; {'new ' if new_file else ''}config written to {path}"
 
 
 def _cache_models(choice: Choice) -> None:
@@ -415,9 +465,11 @@ def choose(options: list[str], title: str | None = None, typed: set[str] | None 
 
 
 def yes_no(question: str) -> bool:
-    while True:
-        answer = ask(f"{question} [Y/n] ").strip().lower()
-        if answer in ("", "y", "yes"):
-            return True
-        if answer in ("n", "no"):
-            return False
+    """One key answers: y or Enter yes, n (or Escape) no; Ctrl-C leaves the setup."""
+    from .approve import INTERRUPT, YES_NO
+    from .approve import choose as choose_key
+
+    answer = asyncio.run(choose_key(f"{question} [Y/n] ", YES_NO, enter="yes"))
+    if answer == INTERRUPT:
+        raise KeyboardInterrupt
+    return answer == "yes"

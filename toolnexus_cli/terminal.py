@@ -14,6 +14,7 @@ from typing import IO, Any
 
 from .config import state_dir
 from .terminal_answers import AnswerFilter, keyboard
+from .words import counted
 
 TYPING_HINT = (
     "(Enter queues it for when the answer ends, Esc drops the queue, Ctrl-C stops the answer)"
@@ -73,6 +74,7 @@ class TypeAhead:
         self.queued: list[str] = []
         self.line = ""  # typed, not queued yet
         self.leaving = False  # Ctrl-D on an empty line: leave once the queue is done
+        self.dropped: list[str] = []  # what Esc dropped, said under the answer and after it
         self._unread = ""  # the start of an escape sequence or a paste, the rest to come
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._answers = AnswerFilter()  # the terminal's, to the theme's questions
@@ -166,6 +168,9 @@ class TypeAhead:
     def _escaped(self, text: str, at: int) -> int:
         key = _KEY_AFTER_ESC.match(text, at)
         if key is None and at + 1 == len(text):  # Esc alone (a terminal sends a key whole)
+            self.dropped += [_labelled("queued message dropped", m) for m in self.queued]
+            if self.line.strip():
+                self.dropped.append(_labelled("unsent line dropped", self.line))
             self.queued, self.line, self.leaving = [], "", False
             return at + 1
         if key is None:  # cut short, unless it is too long to be one sequence
@@ -179,13 +184,19 @@ class TypeAhead:
         return len(text)
 
     def shown(self) -> str:
-        """The queue and the line typed, to show under the answer ("" for nothing)."""
+        """What Esc dropped, the queue and the line typed, to show under the answer ("" for
+        nothing)."""
         if not self.queued and not self.line:
-            return ""
+            return "\n".join(self.dropped)
         lines = [_labelled("queued", message) for message in self.queued]
         if self.line:
             lines.append(_labelled("typing", self.line))
-        return "\n".join([*lines, TYPING_HINT])
+        return "\n".join([*self.dropped, *lines, TYPING_HINT])
+
+    def take_dropped(self) -> list[str]:
+        """What Esc dropped during the answer, to say once it ended (and not again)."""
+        dropped, self.dropped = self.dropped, []
+        return dropped
 
     def next_queued(self) -> str | None:
         """The next queued message; EOFError once the queue is done if Ctrl-D was typed."""
@@ -218,7 +229,7 @@ def _glimpse(text: str, width: int = 80) -> str:
     """The first line of `text`, cut to `width`, saying how many more there are."""
     lines = text.strip().splitlines() or [""]
     first = lines[0] if len(lines[0]) <= width else lines[0][: width - 1] + "…"
-    return first + (f" (+{len(lines) - 1} lines)" if len(lines) > 1 else "")
+    return first + (f" (+{counted(len(lines) - 1, 'line')})" if len(lines) > 1 else "")
 
 
 def private_file(path: Path) -> Path:

@@ -27,6 +27,7 @@ from .errors import UsageError
 from .listing import holding
 from .session import new_thread_id, open_store
 from .transcript import to_markdown
+from .words import counted
 
 if TYPE_CHECKING:
     from toolnexus import Message
@@ -237,9 +238,13 @@ def _json(messages: list[Message], *, inline: bool) -> str:
 async def fork_thread(
     store: Any, thread: str, at: int | None = None, new_id: str | None = None
 ) -> str:
-    """Fork `thread` (its first `at` messages, or all) into a new thread and return its id
-    (`new_id`, else a fresh one). ToolnexusError, one line, if there is no such thread,
-    `new_id` is taken or `at` is out of range."""
+    """Fork `thread` (its messages 1..`at`, as `threads show` numbers them, or all) into a
+    new thread and return its id (`new_id`, else a fresh one). ToolnexusError, one line,
+    if there is no such thread, `new_id` is taken, `at` is out of range or would cut a
+    tool call from its results (`threads fork` and the chat's /fork alike)."""
+    cut = inside_tool_exchange(await store.get(thread) or [], at)
+    if cut is not None:
+        raise ToolnexusError(cut)
     if new_id is None:
         new_id = new_thread_id()
         while await store.info(new_id) is not None:
@@ -249,6 +254,24 @@ async def fork_thread(
     forked = await store.get(new_id) or []
     _journal().fork(thread, new_id, sum(1 for m in forked if m.get("role") == "user"))
     return new_id
+
+
+def inside_tool_exchange(messages: list[Message], at: int | None) -> str | None:
+    """Why keeping messages 1..`at` would cut a tool call from its results (a transcript
+    the endpoint refuses), naming the two places a fork can be made instead; else None."""
+    if at is None or not 1 <= at < len(messages) or messages[at].get("role") != "tool":
+        return None
+    call = at - 1
+    while call > 0 and messages[call].get("role") == "tool":
+        call -= 1
+    end = at
+    while end < len(messages) and messages[end].get("role") == "tool":
+        end += 1
+    before = f"{call} or " if call else ""
+    return (
+        f"message {call + 1} calls a tool whose results end at message {end}: "
+        f"fork at {before}{end}, not {at}"
+    )
 
 
 async def fork(store: Any, thread: str, *, at: int | None, new_id: str | None) -> int:
@@ -312,8 +335,10 @@ async def rewind(store: Any, thread: str, turn: int, *, dry_run: bool) -> int:
 
 def skipped_words(paths: tuple[str, ...]) -> str:
     """What a rewind left in regenerated trees, in a few words."""
-    count = "1 file" if len(paths) == 1 else f"{len(paths)} files"
-    return f"{count} of regenerated trees (node_modules, .venv...), whose contents were not kept"
+    return (
+        f"{counted(len(paths), 'file')} of regenerated trees (node_modules, .venv...), "
+        "whose contents were not kept"
+    )
 
 
 async def redo(store: Any, thread: str) -> int:

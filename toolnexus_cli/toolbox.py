@@ -223,18 +223,30 @@ def tools_summary(toolkit: Toolkit) -> str | None:
     return f"tools: {shown} ({', '.join(f'{n} {label}' for label, n in counts.items())})"
 
 
+# What a built-in asks a person of by itself, whatever its rule (and --yes) says.
+ASKS_ITSELF = {"fetch_url": "asks per new host"}
+
+
 def approval_in_effect(policy: ApprovalPolicy, tool: Tool, yes: bool) -> tuple[str, str]:
     """What a call of `tool` meets by its name alone, and why when the config's rule is
-    not the whole story: ("allow", "--yes, sandbox"), ("ask", "no sandbox"), ("deny", "")."""
+    not the whole story: ("allow", "--yes, sandbox"), ("ask", "no sandbox"), ("deny", ""),
+    ("allow", "asks per new host")."""
     decision = policy.rule_for(tool)
-    bash = tool.source == "builtin" and tool.name == "bash"
+    builtin = tool.source == "builtin"
+    bash = builtin and tool.name == "bash"
     if decision == "deny":
         return decision, ""
     if bash and not policy.sandboxed:
         return "ask", "no sandbox"  # a person, before every command, --yes or not
+    notes = []
     if decision == "ask" and yes:
-        return "allow", "--yes, sandbox" if bash else "--yes"
-    return decision, "sandbox" if bash else ""
+        decision = "allow"
+        notes.append("--yes")
+    if bash:
+        notes.append("sandbox")
+    if builtin and tool.name in ASKS_ITSELF:
+        notes.append(ASKS_ITSELF[tool.name])
+    return decision, ", ".join(notes)
 
 
 def tool_rows(

@@ -10,7 +10,13 @@ import json
 import pytest
 
 from tests.support.cli_helpers import STUB_MODEL
-from tests.support.stub_provider import openai_stream, pdf_bytes, png_bytes, wav_bytes
+from tests.support.stub_provider import (
+    LlamaCppLike,
+    openai_stream,
+    pdf_bytes,
+    png_bytes,
+    wav_bytes,
+)
 
 PNG = png_bytes(4, 3)
 PNG_URL = "data:image/png;base64," + base64.b64encode(PNG).decode()
@@ -56,6 +62,39 @@ def test_ask_attaches_files_and_urls_as_parts(cli, stub):
     alone = cli.call("ask", "-a", "cat.png")  # an attachment needs no words
     assert alone.code == 0, alone
     assert user_parts(stub) == [[{"type": "image_url", "image_url": {"url": PNG_URL}}]]
+
+
+def props_asked(stub) -> int:
+    return sum(1 for r in stub.lookups if r.path.split("?")[0] == "/props")
+
+
+def test_an_image_for_a_text_only_llama_cpp_model_is_not_sent(cli, stub):
+    """Repro: `toolnexus ask -a cat.png "what is it?"` against llama.cpp serving a model
+    without vision came back as "HTTP 500: image input is not supported". The server says
+    so in its /props beforehand: one line now, and nothing is sent. A server whose model
+    reads images, or one that does not say, gets the image as before."""
+    (cli.home / "cat.png").write_bytes(PNG)
+    stub.handler = LlamaCppLike(answer="A grey cat.")
+    refused = cli.call("ask", "-a", "cat.png", "what is it?")
+    assert refused.code == 2, refused
+    assert refused.stderr == (
+        "error: this model does not take images (its server says so): nothing was sent\n"
+    )
+    assert stub.requests == [] and props_asked(stub) == 1
+
+    text_only = cli.call("ask", "no picture this time")  # no image: /props is not asked
+    assert text_only.code == 0 and text_only.stdout == "A grey cat.\n", text_only
+    assert props_asked(stub) == 1
+
+    stub.handler = LlamaCppLike(answer="A grey cat.", vision=True)
+    seen = cli.call("ask", "-a", "cat.png", "what is it?")
+    assert seen.code == 0 and seen.stdout == "A grey cat.\n", seen
+    assert user_parts(stub)[-1][1] == {"type": "image_url", "image_url": {"url": PNG_URL}}
+
+    stub.handler = lambda rec: openai_stream("Cannot tell.")  # /props: no JSON, not known
+    unknown = cli.call("ask", "-a", "cat.png", "what is it?")
+    assert unknown.code == 0 and unknown.stdout == "Cannot tell.\n", unknown
+    assert user_parts(stub)[-1][1] == {"type": "image_url", "image_url": {"url": PNG_URL}}
 
 
 @pytest.mark.parametrize(

@@ -102,12 +102,14 @@ def test_no_base64_reaches_a_terminal(cli, stub, tmp_path):
 
 def test_fork_a_thread_and_go_on_from_the_fork(cli, stub, tmp_path):
     pictured(cli, stub, tmp_path)  # 8 messages: two turns of user, call, tool, answer
-    forked = cli.call("threads", "fork", "t-pic", "--at", "4")
+    forked = cli.call("threads", "fork", "t-pic", "4")  # spelled as the chat's /fork 4
     assert forked.code == 0, forked
     new = forked.stdout.strip()
     assert new.startswith("t-") and new != "t-pic" and "\n" not in new
     assert cli.db_rows("SELECT count(*) FROM attachments") == [(1,)]  # shared, not copied
 
+    old_spelling = cli.call("threads", "fork", "t-pic", "--at", "4", "--id", "t-old")
+    assert old_spelling.code == 0 and old_spelling.stdout == "t-old\n", old_spelling
     whole = cli.call("threads", "fork", "t-pic", "--id", "t-mine")
     assert whole.code == 0 and whole.stdout == "t-mine\n", whole
     listed = {t["id"]: t for t in cli.call("threads", "list", "--json").json}
@@ -130,12 +132,23 @@ def test_fork_a_thread_and_go_on_from_the_fork(cli, stub, tmp_path):
     assert len(cli.thread("t-pic")) == 8  # the original is untouched
 
 
+# messages 1-4 of `pictured`: the prompt, the call, its result, the answer
+CUT_AT_2 = "message 2 calls a tool whose results end at message 3: fork at 1 or 3, not 2"
+
+
 def test_fork_says_in_one_line_what_it_cannot_do(cli, stub, tmp_path):
+    """Repro of the cut tool exchange: `toolnexus threads fork ID --at 2` on a thread whose
+    message 2 calls a tool made a fork ending in a call without its result, which every
+    endpoint then refused; the chat's /fork 2 refused it. Both refuse now, in one line
+    naming the places a fork can be made."""
     pictured(cli, stub, tmp_path, turns=1)
+    assert cli.call("threads", "fork", "t-pic", "2", "--at", "3").code == 2
     for args, says in (
         (["nope"], "no thread 'nope'"),
-        (["t-pic", "--at", "9"], "a fork keeps 1 to 4 of them, not 9"),
+        (["t-pic", "9"], "a fork keeps 1 to 4 of them, not 9"),
         (["t-pic", "--at", "0"], "not 0"),
+        (["t-pic", "2"], CUT_AT_2),
+        (["t-pic", "--at", "2"], CUT_AT_2),
         (["t-pic", "--id", "t-pic"], "already a thread 't-pic'"),
     ):
         r = cli.call("threads", "fork", *args)

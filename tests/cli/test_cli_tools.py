@@ -209,6 +209,8 @@ def test_tools_shows_the_approval_in_effect_with_yes_and_the_sandbox(cli):
         "read_file": ("allow", ""),
     }
     assert approvals()["bash"] == ("ask", "sandbox")
+    assert approvals()["fetch_url"] == ("allow", "asks per new host")
+    assert with_yes["fetch_url"] == ("allow", "asks per new host")  # --yes does not answer it
     unconfined = approvals("--yes", "--sandbox", "off")
     assert unconfined["bash"] == ("ask", "no sandbox")
     assert unconfined["edit_file"] == ("allow", "--yes")

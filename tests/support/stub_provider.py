@@ -1059,6 +1059,8 @@ class LlamaCppLike:
     request `answer`; both stream when asked to, with usage. With `listing`, GET /v1/models
     answers like llama.cpp (the server's whole context in `meta.n_ctx`, `slots` times the
     window) and GET /props and /slots do too (a slot's window in `n_ctx`); else 404.
+    Without `vision` (a text-only model, as /props says) a request holding an image gets
+    llama.cpp's HTTP 500.
 
         stub.handler = LlamaCppLike(window=4096)
     """
@@ -1072,9 +1074,10 @@ class LlamaCppLike:
         model: str = "stub-model",
         slots: int = 1,
         echo: bool = False,
+        vision: bool = False,
     ) -> None:
         self.window, self.answer, self.listing, self.summary = window, answer, listing, summary
-        self.model, self.slots, self.echo = model, slots, echo
+        self.model, self.slots, self.echo, self.vision = model, slots, echo, vision
         self.overflows = 0
         self.summaries = 0
 
@@ -1084,7 +1087,7 @@ class LlamaCppLike:
             if self.listing and path.endswith("/models"):
                 return Reply.json(llama_models(self.model, self.window * self.slots))
             if self.listing and path == "/props":
-                return Reply.json(llama_props(self.model, self.window, self.slots))
+                return Reply.json(llama_props(self.model, self.window, self.slots, self.vision))
             if self.listing and path == "/slots":
                 return Reply.json(llama_slots([False] * self.slots, self.window))
             return Reply.json(
@@ -1094,6 +1097,12 @@ class LlamaCppLike:
         refused = llama_tool_arguments_error(rec.json or {})
         if refused is not None:
             return refused
+        if not self.vision and b'"image_url"' in rec.body:
+            return Reply.error(
+                500,
+                "image input is not supported - hint: if this is unexpected, you may need "
+                "to provide the mmproj",
+            )
         used = len(rec.body) // 4
         if used > self.window:
             self.overflows += 1
@@ -1207,16 +1216,19 @@ def llama_models(model: str = "stub-model", n_ctx: int = 4096) -> dict:
     }
 
 
-def llama_props(model: str = "stub-model", n_ctx: int = 4096, slots: int = 1) -> dict:
+def llama_props(
+    model: str = "stub-model", n_ctx: int = 4096, slots: int = 1, vision: bool = False
+) -> dict:
     """llama.cpp's `GET /props` (the chat template left out): a slot's window in
-    `default_generation_settings.n_ctx`."""
+    `default_generation_settings.n_ctx`, whether the model reads images in
+    `modalities.vision`."""
     return {
         "default_generation_settings": {"params": _LLAMA_PARAMS, "n_ctx": n_ctx},
         "total_slots": slots,
         "model_alias": model,
         "model_ftype": "Q4_K - Medium",
         "model_path": f"/models/{model}.gguf",
-        "modalities": {"vision": False, "video": False, "audio": False},
+        "modalities": {"vision": vision, "video": False, "audio": False},
         "media_marker": "<__media_stub__>",
         "endpoint_slots": True,
         "endpoint_props": False,

@@ -12,7 +12,7 @@ import pexpect
 
 from tests.support import pty_screen
 from tests.support.cli_helpers import plain
-from tests.support.stub_provider import openai_stream, png_bytes
+from tests.support.stub_provider import LlamaCppLike, openai_stream, png_bytes
 
 PNG = png_bytes(4, 3)
 IMAGE_PART = {
@@ -44,6 +44,26 @@ def test_attach_in_chat_sends_the_image_with_the_next_message(stub, cli, open_ch
         line.startswith("error: cannot attach") and "nothing.png" in line
         for line in chat.term.lines()
     )
+
+
+def test_an_image_for_a_text_only_llama_cpp_model_is_not_attached(stub, cli, open_chat):
+    """Repro: in a chat with llama.cpp serving a text-only model, `/attach cat.png` and
+    "what is it?" came back as "HTTP 500: image input is not supported", the question lost
+    with it. Its server says so in /props (asked once, the first time an image comes):
+    /attach now says so in one line and the next message goes without the image."""
+    (cli.home / "cat.png").write_bytes(PNG)
+    stub.handler = LlamaCppLike(answer="No picture, then.")
+    chat = open_chat()
+    chat.say("/attach cat.png")
+    said = "this model does not take images (its server says so): not attached"
+    assert said in chat.term.lines()
+    chat.say("/attach cat.png")
+    assert chat.term.lines().count(said) == 2
+    assert sum(1 for r in stub.lookups if r.path == "/props") == 1  # asked once
+    chat.say("what is it?")
+    chat.wait_text("No picture, then.")
+    assert stub.requests[0].json["messages"][-1] == {"role": "user", "content": "what is it?"}
+    assert "500" not in chat.term.text()
 
 
 def test_a_pasted_image_path_offers_to_attach_it(stub, cli, open_chat):

@@ -142,6 +142,17 @@ def test_tools_shows_whole_descriptions_wrapped(stub, cli, open_chat):
     assert all(len(line) <= 100 for line in chat.term.lines())
 
 
+def test_tools_says_fetch_url_asks_per_new_host(stub, cli, open_chat):
+    """Repro: `toolnexus chat --builtins`, /tools: `fetch_url builtin allow`, yet the
+    first fetch from every host asked. The list says what happens now."""
+    cli.in_project()
+    chat = open_chat("--builtins")
+    chat.say("/tools")
+    row = next(line for line in chat.term.lines() if line.startswith("fetch_url "))
+    assert row.split()[:5] == ["fetch_url", "builtin", "allow", "(asks", "per"], row
+    assert "allow (asks per new host)" in row
+
+
 def test_an_unknown_model_name_says_what_it_may_have_meant(stub, cli, open_chat):
     numbered_answers(stub)
     cli.write_config(

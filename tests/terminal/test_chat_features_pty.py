@@ -62,6 +62,36 @@ def test_copy_code_2_puts_exactly_the_second_block_on_the_native_clipboard(stub,
     assert "]52;" not in chat.term.raw_text()
 
 
+NINE_LINES = '''
+def nine_lines() -> str:
+    """Nine numbered lines."""
+    return "\\n".join(f"row {n}" for n in range(1, 10))
+'''
+
+
+def test_counts_of_one_read_as_one(stub, cli, open_chat):
+    """Repro: a tool printed one line more than its panel shows, and the panel ended
+    "... 1 more lines"; /copy code 2 after an answer with one code block said "the last
+    answer has 1 code blocks". Every count in the chat's words now agrees with its noun."""
+    tools = cli.root / "rows.py"
+    tools.write_text(NINE_LINES)
+    replies = iter(
+        [
+            openai_stream(tool_calls=[("nine_lines", {})]),
+            openai_stream("One block:\n\n```sh\necho one\n```\n"),
+        ]
+    )
+    stub.handler = lambda request: next(replies)
+    chat = open_chat("--functions", str(tools))
+    chat.say("count rows")
+    chat.wait_text("row 8")
+    assert "... 1 more line" in chat.term.text() and "1 more lines" not in chat.term.text()
+    assert "row 9" not in chat.term.text()
+    chat.say("/copy code 2")
+    assert "the last answer has 1 code block" in chat.term.text()
+    assert "1 code blocks" not in chat.term.text()
+
+
 def test_copy_without_a_clipboard_tool_writes_osc_52(stub, cli, open_chat):
     only_on_path(cli, {})
     stub.handler = lambda request: openai_stream(ANSWER)
@@ -161,7 +191,43 @@ def test_fork_goes_on_in_a_new_thread_and_leaves_this_one_as_it_was(stub, cli, o
         ("assistant", "answer 3.")
     ]
     chat.say("/fork 9")
-    assert "this thread holds 6 messages: /fork N takes 1 to 6" in chat.term.text()
+    assert "has 6 messages: a fork keeps 1 to 6 of them, not 9" in chat.term.text()
+
+
+def test_fork_refuses_to_cut_a_tool_call_from_its_results_as_threads_fork_does(
+    stub, cli, open_chat
+):
+    """Repro: a thread whose answer called a tool (prompt, call, result, answer); in the
+    chat /fork 2 refused to cut the call from its result, while `toolnexus threads fork ID
+    --at 2` made such a fork. Both now say the same one line, and N counts the same
+    messages: /fork 3 and `threads fork ID 3` keep the same ones."""
+    call = {"id": "c1", "type": "function", "function": {"name": "now", "arguments": "{}"}}
+    cli.seed_thread(
+        "t-tool",
+        [
+            {"role": "user", "content": "what time is it?"},
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": "12:00"},
+            {"role": "assistant", "content": "Noon."},
+        ],
+    )
+    refusal = "message 2 calls a tool whose results end at message 3: fork at 1 or 3, not 2"
+    chat = open_chat("--id", "t-tool")
+    chat.say("/fork 2")
+    assert refusal in chat.term.text()
+    assert "now on thread" not in chat.term.text()
+    r = cli.call("threads", "fork", "t-tool", "2")
+    assert r.code == 1 and r.stderr == f"error: {refusal}\n", r
+
+    chat.say("/fork 3")
+    forked = re.search(
+        r"forked t-tool at message 3: now on thread (t-[0-9a-f]{8})", chat.term.text()
+    )
+    assert forked, chat.term.text()
+    r = cli.call("threads", "fork", "t-tool", "3")
+    assert r.code == 0, r
+    assert cli.thread(r.stdout.strip()) == cli.thread(forked[1])
+    assert [m["role"] for m in cli.thread(forked[1])] == ["user", "assistant", "tool"]
 
 
 def test_edit_last_sends_the_edited_prompt_on_a_fork(stub, cli, open_chat):

@@ -208,7 +208,7 @@ def test_esc_drops_the_queue_and_after_ctrl_c_it_waits_at_the_prompt(stub, open_
     chat.child.send("\x1b")
     chat.wait(lambda: not shows(chat, "queued:"), "the queue dropped")
     chat.child.send(PASTE_START + "two\nlines" + PASTE_END + "\r")
-    chat.wait(lambda: shows(chat, "queued: two (+1 lines)"), "the paste queued whole")
+    chat.wait(lambda: shows(chat, "queued: two (+1 line)"), "the paste queued whole")
     chat.interrupt()
     chat.wait_text(INTERRUPTED)
     chat.wait(lambda: chat.term.cursor_line() == "lines", "the queue back at the prompt")
@@ -217,6 +217,27 @@ def test_esc_drops_the_queue_and_after_ctrl_c_it_waits_at_the_prompt(stub, open_
     chat.send_line("")
     chat.wait_text("answer 2.")
     assert conversation(stub.requests[1])[-1] == ("user", "two\nlines")
+
+
+def test_esc_says_what_it_dropped(stub, open_chat, go_on):
+    """The newcomer's steps: while an answer streamed, type "never mind" and Enter (it
+    shows as queued), type "half" without Enter, then press Esc: both vanished without a
+    word, and nothing said afterwards whether they had been sent. Now a dim line says what
+    was dropped, under the answer at once and above the next prompt once it ends."""
+    chat = queued_while_held(stub, open_chat, go_on, "never mind")
+    chat.child.send("half")
+    chat.wait(lambda: shows(chat, "typing: half"), "the line being typed")
+    chat.child.send("\x1b")
+    chat.wait(lambda: shows(chat, "queued message dropped: never mind"), "the drop said")
+    assert shows(chat, "unsent line dropped: half") and not shows(chat, "queued:")
+    go_on.set()
+    chat.wait_prompt()
+    lines = chat.term.lines()
+    answer = lines.index("w01 w02 w03.")
+    said = [line for line in lines[answer:] if "dropped" in line]
+    assert said == ["queued message dropped: never mind", "unsent line dropped: half"], lines
+    assert len(stub.requests) == 1, "a dropped message was sent"
+    assert chat.term.cursor_line().strip() == PROMPT
 
 
 def test_keys_typed_while_an_answer_streams_edit_the_line_as_at_the_prompt():
@@ -238,12 +259,18 @@ def test_keys_typed_while_an_answer_streams_edit_the_line_as_at_the_prompt():
         typed.feed(keys)
     assert typed.queued == ["ab\nd", "one\ntwo!"] and typed.line == "!éh"
     assert typed.shown().splitlines()[:3] == [
-        "queued: ab (+1 lines)",
-        "queued: one (+1 lines)",
+        "queued: ab (+1 line)",
+        "queued: one (+1 line)",
         "typing (shell mode): !éh",
     ]
     typed.feed("\x1b")
-    assert (typed.queued, typed.line, typed.shown()) == ([], "", "")
+    assert (typed.queued, typed.line) == ([], "")
+    assert typed.take_dropped() == [
+        "queued message dropped: ab (+1 line)",
+        "queued message dropped: one (+1 line)",
+        "unsent line dropped (shell mode): !éh",
+    ]
+    assert typed.shown() == "" and typed.take_dropped() == []
 
 
 def test_ctrl_d_typed_while_an_answer_streams_leaves_once_the_queue_is_done():
@@ -288,3 +315,24 @@ def test_leaving_says_how_to_go_on_with_the_thread(stub, cli, open_chat):
     assert chat.exit_code() == 0
     assert f"to go on with this thread: toolnexus chat --id {thread}" in chat.term.lines()
     assert conversation(stub.requests[0]) == [("user", "hello")]
+
+
+def test_the_way_back_names_the_config_the_chat_used(stub, cli, open_chat):
+    """Repro: `toolnexus chat --config "my configs/work.toml"`, a question, Ctrl-D: the
+    line on leaving said `toolnexus chat --id T`, which opens the thread with the default
+    config (another endpoint, maybe another store). It names the config now, quoted for
+    the shell."""
+    numbered_answers(stub)
+    config = cli.root / "my configs" / "work.toml"
+    config.parent.mkdir()
+    config.write_text("max_turns = 5\n")
+    config.chmod(0o600)
+    chat = open_chat("--config", str(config), cols=240)  # the line on one row
+    chat.say("hello")
+    chat.child.send(CTRL_D)
+    assert chat.exit_code() == 0
+    thread = re.search(r"thread (t-[0-9a-f]{8})", chat.term.text())[1]
+    last = [line for line in chat.term.lines() if line.strip()][-1]
+    assert last == (
+        f"to go on with this thread: toolnexus chat --id {thread} --config '{config}'"
+    ), chat.term.text()

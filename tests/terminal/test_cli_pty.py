@@ -83,6 +83,28 @@ def test_ctrl_c_mid_stream_keeps_the_partial_answer(cli, stub):
     assert partial["content"] in screen  # what was saved is what was on screen
 
 
+def test_an_interrupted_ask_says_how_to_go_on_with_its_config(cli, stub):
+    """Repro: `toolnexus ask --config "my configs/work.toml" ...` stopped with Ctrl-C said
+    the partial answer was saved in a thread, and nothing of the --config without which
+    `ask --id` looks for the thread (and the endpoint) elsewhere."""
+    config = cli.root / "my configs" / "work.toml"
+    config.parent.mkdir()
+    config.write_text("max_turns = 5\n")
+    config.chmod(0o600)
+    words = " ".join(f"word{i}" for i in range(300))
+    stub.handler = lambda rec: openai_stream(words, pause=0.05)
+    child = spawn(cli, "ask", "count slowly", "--id", "cut", "--config", str(config))
+    child.expect("word5 ")
+    child.sendintr()
+    code, output = finish(child)
+    screen = " ".join(plain(output).split())
+    assert code == 130, screen
+    assert (
+        f"interrupted: the partial answer is saved in thread cut (to go on: toolnexus ask "
+        f"--id cut --config '{config}' \"...\")"
+    ) in screen
+
+
 def test_a_cut_off_answer_says_so_under_it(cli, stub):
     stub.handler = lambda rec: openai_stream(
         "Roses are red, violets", finish="length", usage=(42, 7)

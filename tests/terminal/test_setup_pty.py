@@ -59,6 +59,11 @@ def wait_chat_prompt(session: PtySession) -> None:
     )
 
 
+def unwrapped(session: PtySession) -> str:
+    """The screen's text with its rows joined: a long line wraps onto the next row."""
+    return session.term.text().replace("\n", "")
+
+
 def exit_status(session: PtySession) -> int:
     session.child.expect(pexpect.EOF)
     session.child.close()
@@ -79,7 +84,11 @@ def test_first_chat_finds_a_local_server_writes_the_config_and_chats(tmp_path, s
     answer(chat, "Choose [1]:", "2", count=2)  # the second model
     assert "1. m-one" in chat.term.text() and "2. m-two" in chat.term.text()
     wait_chat_prompt(chat)
-    assert f"wrote {cli.config_file}" in chat.term.text()
+    name = f"local-{stub.port}"
+    assert (
+        f"added provider {name} ({stub.base_url}) with model m-two as the default; "
+        f"new config written to {cli.config_file}"
+    ) in unwrapped(chat)
 
     chat.send_line("hi")
     chat.wait_text("Hello from the stub.")
@@ -92,7 +101,6 @@ def test_first_chat_finds_a_local_server_writes_the_config_and_chats(tmp_path, s
     text = cli.config_file.read_text(encoding="utf-8")
     assert "# Precedence: command-line flags" in text, "not the commented example"
     config = tomllib.loads(text)
-    name = f"local-{stub.port}"
     assert config["default_model"] == f"{name}:m-two"
     assert config["providers"][name] == {"base_url": stub.base_url, "style": "openai"}
     assert not cli.keys_file.exists()
@@ -194,11 +202,15 @@ def test_setup_adds_a_provider_to_an_existing_config(tmp_path, stub, start):
     setup.wait_text("model: only-model")
     answer(setup, "the default model? [Y/n]", "")
     setup.wait_text("start chatting with: toolnexus chat")
+    name = f"local-{stub.port}"
+    assert (
+        f"added provider {name} ({stub.base_url}) with model only-model as the default; "
+        f"config written to {cli.config_file}"
+    ) in unwrapped(setup)
     assert exit_status(setup) == 0
     text = cli.config_file.read_text()
     assert text.startswith("# my own notes\n")
     config = tomllib.loads(text)
-    name = f"local-{stub.port}"
     assert config["default_model"] == f"{name}:only-model"
     assert set(config["providers"]) == {"other", name}
 
@@ -268,3 +280,71 @@ def test_right_after_setup_model_names_complete_and_a_bare_name_is_found(tmp_pat
     chat.send_line("hi")
     chat.wait_text("this is m-two")
     assert [r.json["model"] for r in stub.requests] == ["m-two"]
+
+
+def existing_config(cli: CLI, stub: StubProvider) -> str:
+    """A config whose default is the stub's server, as a first setup writes it."""
+    text = (
+        f'default_model = "local-{stub.port}:only-model"\n\n'
+        f'[providers.local-{stub.port}]\nbase_url = "{stub.base_url}"\nstyle = "openai"\n'
+    )
+    cli.write_config(text)
+    return text
+
+
+def test_a_yes_no_question_takes_one_key(tmp_path, stub, start):
+    """Repro: `toolnexus setup` with a config already there, "add a provider to it", pick a
+    server, then "Make ... the default model? [Y/n]": pressing n did nothing until Enter.
+    Now the one key answers at once (Enter still takes the default, yes)."""
+    stub.models = openai_models(["other-model"])
+    cli = user(tmp_path, stub.port)
+    cli.write_config('default_model = "openai:gpt-4.1-mini"\n')
+    setup = start(cli, "setup")
+    answer(setup, "Choose [1]:", "")  # add a provider
+    answer(setup, "Choose [1]:", "", count=2)  # the server found
+    setup.wait_text("the default model? [Y/n]")
+    setup.child.send("n")  # no Enter
+    setup.wait_text("start chatting with: toolnexus chat")
+    assert "the default model? [Y/n] no" in setup.term.text()
+    assert "(the default model stays as it was)" in setup.term.text()
+    assert exit_status(setup) == 0
+    config = tomllib.loads(cli.config_file.read_text())
+    assert config["default_model"] == "openai:gpt-4.1-mini"
+    assert config["providers"][f"local-{stub.port}"]["base_url"] == stub.base_url
+
+
+def test_the_server_already_configured_is_not_offered_again(tmp_path, stub, start):
+    """Repro: `toolnexus setup` on a machine whose config already has the llama.cpp server
+    as its default, "add a provider to it": the same server was offered first again, as if
+    new. Now it is named as configured already (and the default), and not offered."""
+    stub.models = openai_models(["only-model"])
+    cli = user(tmp_path, stub.port)
+    text = existing_config(cli, stub)
+    setup = start(cli, "setup")
+    answer(setup, "Choose [1]:", "")  # add a provider
+    setup.wait_text("Which endpoint?")
+    screen = setup.term.text()
+    assert (
+        f"a server on port {stub.port} at {stub.base_url} is configured already "
+        f"(local-{stub.port}, the default)"
+    ) in screen
+    assert "1. OpenAI (hosted, needs an API key)" in screen
+    assert f"at {stub.base_url} (1 model)" not in screen
+    setup.child.sendcontrol("c")
+    setup.wait_text("setup cancelled: nothing was written")
+    assert exit_status(setup) == 130
+    assert cli.config_file.read_text() == text
+
+
+def test_setup_with_a_config_path_says_how_to_chat_with_it(tmp_path, stub, start):
+    """Repro: `toolnexus setup --config ~/work.toml` ended with "start chatting with:
+    toolnexus chat", which opens the default config, not the one just written."""
+    stub.models = openai_models(["only-model"])
+    cli = user(tmp_path, stub.port)
+    config = cli.root / "work.toml"
+    setup = start(cli, "setup", "--config", str(config))
+    answer(setup, "Choose [1]:", "")  # the server found
+    setup.wait_text("start chatting with:")
+    assert exit_status(setup) == 0
+    assert f"start chatting with: toolnexus chat --config {config}" in unwrapped(setup)
+    assert tomllib.loads(config.read_text())["default_model"] == f"local-{stub.port}:only-model"
