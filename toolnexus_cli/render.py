@@ -17,12 +17,15 @@ from toolnexus import RunResult, Usage
 from toolnexus.events import CONTEXT_FULL, CUT_OFF, FILTERED, MAX_TOKENS, REFUSED
 from toolnexus.visible import unmistakable, visible
 
+from .tool_panels import call_body, call_title, measured_text
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from toolnexus.context.pricing import Price
 
     from .settings import UiSettings
+    from .toolbox import ChangeView
 
 RESULT_PREVIEW_LINES = 8
 
@@ -380,10 +383,16 @@ class TerminalRenderer:
     """For a terminal: live Markdown, dimmed reasoning, tool panels, a footer. With `keys`
     (a terminal.TypeAhead), what is typed while the answer streams shows under it."""
 
-    def __init__(self, console: Any, ui: UiSettings, keys: Any = None) -> None:
+    def __init__(
+        self, console: Any, ui: UiSettings, keys: Any = None, changes: ChangeView | None = None
+    ) -> None:
+        """`changes`: what a file tool's call would change, made before it runs to be
+        shown with its result (whether a question showed it or not)."""
         from .running import RunningTools
 
         self.console = console
+        self.changes = changes
+        self.calls: dict[str, tuple[str, Any]] = {}  # the title and change of each call
         self.ui = ui
         self.stream: Any = None
         self.meter = Meter()
@@ -423,19 +432,21 @@ class TerminalRenderer:
         elif kind == "reasoning":
             stream.think(event["delta"])
         elif kind == "tool_call":
-            stream.print(
-                self._panel(format_args(event["args"]), f"⚙ {event['name']}", "cyan", exact=True)
-            )
+            stream.print(self._call(event))
             self.running.start(event["id"], event["name"])
         elif kind == "tool_progress":
             self.running.report(event["id"], event["message"], event["progress"], event["total"])
         elif kind == "tool_result":
             self.running.finish(event["id"])
             style = "red" if event["is_error"] else "green"
-            title = f"{'✗' if event['is_error'] else '✓'} {event['name']}"
+            called, change = self.calls.pop(event["id"], (event["name"], None))
+            title = f"{'✗' if event['is_error'] else '✓'} {called}"
             labels = attachment_labels(event)
             body = "\n".join([preview(event["output"]), *labels]).strip() or "(no output)"
-            stream.print(self._panel(body, title, style))
+            shown = measured_text(body)
+            if change is not None and not event["is_error"]:
+                shown.append("\n").append_text(change)
+            stream.print(self._panel(shown, title, style))
             stream.wait()
         elif kind == "waiting":
             if event["sources"]:
@@ -456,15 +467,28 @@ class TerminalRenderer:
             stream.print(Text(compaction_note(event), style="dim"))
             stream.wait()
 
-    def _panel(self, body: str, title: str, style: str, *, exact: bool = False) -> Any:
-        """`exact`: a tool call's arguments, shown as `exact_text`."""
+    def _call(self, event: Mapping[str, Any]) -> Any:
+        """A call about to run: a file tool's as its title alone (its change shows in the
+        question, if one is asked, and with its result), any other's as its arguments."""
+        from rich.text import Text
+
+        name, args = event["name"], event["args"]
+        change = self.changes(name, args) if self.changes is not None else None
+        self.calls[event["id"]] = (call_title(name, args), change)
+        if change is not None:
+            return Text(f"⚙ {call_title(name, args)}", style="cyan")
+        return self._panel(call_body(name, args), f"⚙ {name}", "cyan", exact=True)
+
+    def _panel(self, body: Any, title: str, style: str, *, exact: bool = False) -> Any:
+        """`exact`: a tool call's arguments, shown as `exact_text`; else `body` is Rich
+        Text made safe already."""
         from rich.panel import Panel
         from rich.text import Text
 
         from .exact_text import exact_text
 
         return Panel(
-            exact_text(body) if exact else Text(visible(body)),
+            exact_text(body) if exact else body,
             title=Text(unmistakable(title) if exact else visible(title)),
             title_align="left",
             border_style=style,

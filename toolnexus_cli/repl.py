@@ -19,12 +19,12 @@ from .mcp_prompts import attach_mentions
 from .mcp_view import status_line
 from .models import model_names
 from .options import RunOptions
-from .render import TerminalRenderer, unfinished_note
+from .render import RESULT_PREVIEW_LINES, TerminalRenderer, unfinished_note
 from .session import Session, Turn
 from .shell import run_shell
 from .terminal import TypeAhead, mute_keyboard, prompt_session, restore_keyboard
 from .theme import terminal_ui
-from .toolbox import sandbox_line, tools_summary, yes_line
+from .toolbox import change_view, sandbox_line, tools_summary, yes_line
 from .workspace import CHAT_WAY_OUT, home_line
 
 if TYPE_CHECKING:
@@ -58,7 +58,12 @@ class Repl:
             self.prompts.app.invalidate()
 
     def _renderer(self, session: Session) -> TerminalRenderer:
-        renderer = TerminalRenderer(self.console, self.ui, keys=self.typed)
+        renderer = TerminalRenderer(
+            self.console,
+            self.ui,
+            keys=self.typed,
+            changes=change_view(session.toolkit, shown_lines=RESULT_PREVIEW_LINES),
+        )
         renderer.start()
         return renderer
 

@@ -1,0 +1,153 @@
+"""How tool calls and their results are drawn in `toolnexus chat --builtins`, in a real
+pseudo-terminal against the stub endpoint: every change a file tool makes shown, whether a
+question showed it or not; what an "always" answer covers; each result of a batch titled
+with its call; panels measured as they are drawn; a tool call the model wrote as text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from tests.support.chat_session import Chat
+from tests.support.cli_helpers import CLI, tool_results
+from tests.support.pty_screen import opener
+from tests.support.stub_provider import Recorded, Reply, StubProvider, openai_stream
+
+QUESTION = "(this session):"
+PANEL_TITLE = "approve this tool call?"
+
+
+@pytest.fixture
+def open_chat(cli: CLI) -> Iterator[Callable[..., Chat]]:
+    cli.in_project()  # the chat's tools work there (the home gets no file or command tools)
+    yield from opener(lambda *args, **options: Chat(cli, *args, **options))
+
+
+def script(stub: StubProvider, *replies: Reply) -> None:
+    """Request n (from 1) gets replies[n-1]."""
+
+    def handler(request: Recorded) -> Reply:
+        return replies[len(stub.requests) - 1]
+
+    stub.handler = handler
+
+
+def calls(*called: tuple[str, dict[str, object]]) -> Reply:
+    return openai_stream(tool_calls=list(called))
+
+
+def answer(chat: Chat, count: int, key: str) -> None:
+    """Until the `count`-th question shows, then press `key`."""
+    chat.wait(
+        lambda: (
+            chat.term.text().count(PANEL_TITLE) == count
+            and QUESTION in chat.term.text().rsplit(PANEL_TITLE, 1)[1]
+        ),
+        f"question {count}",
+    )
+    chat.child.send(key)
+
+
+def rows_with(chat: Chat, text: str) -> list[str]:
+    return [line for line in chat.term.lines() if text in line]
+
+
+def test_a_write_allowed_by_always_still_shows_its_diff(cli, stub, open_chat):
+    """Newcomer's repro: `toolnexus chat --builtins`; the model writes notes.txt, answer
+    `a`; it writes notes.txt again. The second write showed only `✓ write_file · wrote 13
+    bytes`: no word of what it changed."""
+    (cli.cwd / "notes.txt").write_text("first line\nold middle\nlast line\n")
+    script(
+        stub,
+        calls(("write_file", {"path": "notes.txt", "content": "first line\nnew middle\n"})),
+        calls(("write_file", {"path": "notes.txt", "content": "first line\nnewest middle\n"})),
+        openai_stream("Both written."),
+    )
+    chat = open_chat("--builtins", rows=45, cols=120)
+    chat.send_line("write it twice")
+    answer(chat, 1, "a")
+    chat.wait_text("Both written.")
+
+    assert chat.term.text().count(PANEL_TITLE) == 1
+    results = chat.term.text().split("✓ write_file: notes.txt")
+    assert len(results) == 3, chat.term.text()  # each result titled with its file
+    second = results[2]
+    assert "-new middle" in second and "+newest middle" in second
+    assert (cli.cwd / "notes.txt").read_text() == "first line\nnewest middle\n"
+
+
+def test_a_batch_of_commands_titles_each_result_with_its_call(stub, open_chat):
+    """Newcomer's repro: `toolnexus chat --builtins`; the model runs three commands in one
+    reply, each approved with `y`. The results showed as three `✓ bash` in a row, none
+    saying which command it belonged to."""
+    script(
+        stub,
+        calls(
+            ("bash", {"command": "echo one-1"}),
+            ("bash", {"command": "echo two-2"}),
+            ("bash", {"command": "echo three-3 \x1b[31m"}),
+        ),
+        openai_stream("Ran three."),
+    )
+    chat = open_chat("--builtins", rows=40, cols=120)
+    chat.send_line("run three")
+    for count in (1, 2, 3):
+        answer(chat, count, "y")
+    chat.wait_text("Ran three.")
+
+    for command, printed in (("echo one-1", "one-1"), ("echo two-2", "two-2")):
+        title = rows_with(chat, f"✓ bash: {command}")
+        assert len(title) == 1, chat.term.text()
+        lines = chat.term.lines()
+        assert printed in lines[lines.index(title[0]) + 2]  # its output under it
+    assert rows_with(chat, "✓ bash: echo three-3 ^[[31m")  # made visible
+    assert "\x1b[31m" not in "".join(chat.term.raw).split("Ran three.")[0].split("✓ bash")[-1]
+
+
+def test_a_tab_indented_file_is_read_in_a_panel_as_wide_as_it_is_drawn(cli, stub, open_chat):
+    """Newcomer's repro: on a 140-column terminal, `toolnexus chat --builtins`, the model
+    reads a tab-indented Python file. Its panel was about 24 columns too narrow (the line
+    numbers' tab and the indentation counted as no width), so code wrapped mid-statement."""
+    code = "".join(
+        f"def f{n}():\n\t\tresult_{n} = compute(alpha, beta, gamma, delta) + total_{n}\n"
+        for n in range(1, 4)
+    )
+    (cli.cwd / "app.py").write_text(code)
+    script(stub, calls(("read_file", {"path": "app.py"})), openai_stream("Read it."))
+    chat = open_chat("--builtins", rows=40, cols=140)
+    chat.send_line("read app.py")
+    chat.wait_text("Read it.")
+
+    for n in range(1, 4):  # each statement whole on its row
+        assert rows_with(chat, f"result_{n} = compute(alpha, beta, gamma, delta) + total_{n}")
+    assert rows_with(chat, "✓ read_file: app.py")
+
+
+def test_a_write_question_shows_the_diff_not_the_json_and_fits_the_screen(cli, stub, open_chat):
+    """Newcomer's repro: a 45-row terminal, `toolnexus chat --builtins`; the model rewrites
+    a 30-line file. The call's raw JSON (the whole content as one escaped string) was
+    printed above the diff, and pushed the question's top off the screen."""
+    (cli.cwd / "table.py").write_text("".join(f"row_{n} = {n}\n" for n in range(30)))
+    content = "".join(f"row_{n} = {n * 10}  # scaled by ten for the report\n" for n in range(30))
+    script(
+        stub,
+        calls(("write_file", {"path": "table.py", "content": content})),
+        openai_stream("Scaled."),
+    )
+    chat = open_chat("--builtins", rows=45, cols=120)
+    chat.send_line("scale the table")
+    chat.wait(lambda: QUESTION in chat.term.cursor_line(), "the question")
+
+    screen = "\n".join(chat.term.display())
+    assert '"content"' not in chat.term.text() and json.dumps(content)[:40] not in screen
+    assert "⚙ write_file: table.py" in screen
+    assert PANEL_TITLE in screen  # the whole question stands on the screen
+    assert re.search(r"write_file table\.py → \S+/table\.py", screen)
+    assert "-row_1 = 1" in screen and "… 31 more lines (+30 -30 in all)" in screen
+    chat.child.send("y")
+    chat.wait_text("Scaled.")
+    assert tool_results(stub.requests[1])[0].startswith("wrote ")
