@@ -17,7 +17,7 @@ from toolnexus import RunResult, Usage
 from toolnexus.events import CONTEXT_FULL, CUT_OFF, FILTERED, MAX_TOKENS, REFUSED
 from toolnexus.visible import unmistakable, visible
 
-from .tool_panels import call_body, call_title, measured_text
+from .tool_panels import call_body, call_title, measured_text, title_says_all
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -443,9 +443,8 @@ class TerminalRenderer:
             title = f"{'✗' if event['is_error'] else '✓'} {called}"
             labels = attachment_labels(event)
             body = "\n".join([preview(event["output"]), *labels]).strip() or "(no output)"
-            shown = measured_text(body)
-            if change is not None and not event["is_error"]:
-                shown.append("\n").append_text(change)
+            # what a file tool changed says more than its "wrote 13 bytes to ..."
+            shown = change if change is not None and not event["is_error"] else measured_text(body)
             stream.print(self._panel(shown, title, style))
             stream.wait()
         elif kind == "waiting":
@@ -468,15 +467,17 @@ class TerminalRenderer:
             stream.wait()
 
     def _call(self, event: Mapping[str, Any]) -> Any:
-        """A call about to run: a file tool's as its title alone (its change shows in the
-        question, if one is asked, and with its result), any other's as its arguments."""
+        """A call about to run: as its title alone when that says it all, or for a file
+        tool (its change shows in the question, if one is asked, and with its result);
+        any other as its arguments, in full."""
         from rich.text import Text
 
         name, args = event["name"], event["args"]
         change = self.changes(name, args) if self.changes is not None else None
-        self.calls[event["id"]] = (call_title(name, args), change)
-        if change is not None:
-            return Text(f"⚙ {call_title(name, args)}", style="cyan")
+        title = call_title(name, args)
+        self.calls[event["id"]] = (title, change)
+        if change is not None or title_says_all(args):
+            return Text(f"⚙ {title}", style="cyan")
         return self._panel(call_body(name, args), f"⚙ {name}", "cyan", exact=True)
 
     def _panel(self, body: Any, title: str, style: str, *, exact: bool = False) -> Any:

@@ -272,9 +272,11 @@ class Session:
     def _resume_output(self, ask: AskUser) -> AskUser:
         """`ask`, after which a call that may run shows as running again."""
 
+        from toolnexus.tools.approval import ALLOWING
+
         async def asked(name: str, args: Any) -> str:
             answer = await maybe_await(ask(name, args))
-            if answer in ("yes", "always") and self.renderer is not None:
+            if answer in ALLOWING and self.renderer is not None:
                 self.renderer.resume(name)
             return answer
 

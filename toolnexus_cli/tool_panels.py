@@ -32,6 +32,20 @@ def call_title(name: str, args: Any) -> str:
     return unmistakable(f"{name}: {what}")
 
 
+def title_says_all(args: Any) -> bool:
+    """Whether a call's title shows every argument it has, exactly (`bash: ls -la`,
+    `read_file: src/app.py`): it has one, naming what it works on, short and on one line."""
+    if not isinstance(args, dict) or len(args) != 1:
+        return False
+    ((key, value),) = args.items()
+    return (
+        key in NAMING_ARGUMENTS
+        and isinstance(value, str)
+        and 0 < len(value) <= TITLE_CHARS
+        and " ".join(value.split()) == value
+    )
+
+
 def _naming_value(args: Any) -> str | None:
     if not isinstance(args, dict):
         return None

@@ -151,3 +151,42 @@ def test_a_write_question_shows_the_diff_not_the_json_and_fits_the_screen(cli, s
     chat.child.send("y")
     chat.wait_text("Scaled.")
     assert tool_results(stub.requests[1])[0].startswith("wrote ")
+
+
+def test_the_always_answers_say_what_they_cover_and_cover_only_that(cli, stub, open_chat):
+    """Newcomer's repro: `toolnexus chat --builtins`; `a` on a command covered only that
+    exact command, `a` on a write covered every write_file in the workspace: one key, two
+    meanings, and nothing on the screen said which. Now the question says what each key
+    covers, `e` offers the wider scope, and the answer is echoed in those words."""
+    script(
+        stub,
+        calls(("bash", {"command": "echo alpha"})),
+        calls(("bash", {"command": "echo beta"})),
+        calls(("bash", {"command": "echo gamma && echo delta"})),
+        calls(("write_file", {"path": "a.txt", "content": "1\n"})),
+        calls(("write_file", {"path": "./a.txt", "content": "2\n"})),
+        calls(("write_file", {"path": "b.txt", "content": "3\n"})),
+        openai_stream("All done."),
+    )
+    chat = open_chat("--builtins", rows=40, cols=140)
+    chat.send_line("go")
+
+    answer(chat, 1, "e")
+    chat.wait_text("(this session): always: every plain echo command (nothing chained)")
+    assert rows_with(chat, "a = always this command · e = always every plain echo command")
+    answer(chat, 2, "n")  # `echo beta` ran unasked; a chain is asked about
+    chat.wait_text("✗ bash: echo gamma && echo delta")
+
+    answer(chat, 3, "a")
+    chat.wait_text("(this session): always: write_file of a.txt")
+    assert rows_with(
+        chat, "a = always write_file of a.txt · e = always every write_file in this workspace"
+    )
+    answer(chat, 4, "y")  # ./a.txt ran unasked: the same file; b.txt is asked about
+    chat.wait_text("All done.")
+
+    assert chat.term.text().count(PANEL_TITLE) == 4
+    assert "echo gamma" in chat.term.text().rsplit(PANEL_TITLE, 3)[1]
+    assert "b.txt" in chat.term.text().rsplit(PANEL_TITLE, 1)[1]
+    assert tool_results(stub.requests[2])[-1] == "exit code 0\nbeta\n"
+    assert (cli.cwd / "a.txt").read_text() == "2\n" and (cli.cwd / "b.txt").read_text() == "3\n"
