@@ -20,8 +20,10 @@ from toolnexus import (
     RunCancelled,
     RunResult,
     RunTimeout,
+    ToolContext,
     Toolkit,
     ToolnexusError,
+    ToolResult,
     create_client,
 )
 from toolnexus.callbacks import maybe_await
@@ -49,6 +51,7 @@ from .redact import EventRedactor, RedactingStore, Redactor
 from .render import NO_FACTS, FooterFacts
 from .signals import Interrupts
 from .toolbox import (
+    approval_policy,
     call_view,
     make_hooks,
     open_toolkit,
@@ -215,6 +218,7 @@ class Session:
                     )
                 )
         hooks = make_hooks(self.config, self.toolkit, asker)
+        self.wait_for = wait_for
         client, self.key, self.redact = make_client(
             target, self.store, hooks=hooks, wait_for=wait_for, compact=self.options.compact
         )
@@ -339,6 +343,51 @@ class Session:
         finally:
             loop.remove_signal_handler(signal.SIGINT)
             self.interrupts.turn = None
+
+    async def run_asked(self, name: str, args: dict[str, Any]) -> ToolResult:
+        """Run a call the person said yes to outside a turn (one the model wrote as text):
+        deny rules hold, a tool's own question (leaving the sandbox, a file beyond the
+        workspace) is asked as in a turn, and Ctrl-C stops it."""
+        from toolnexus.tools.approval import refusal
+        from toolnexus.tools.suspension import declined, pending_request
+
+        ruling = approval_policy(self.config, self.toolkit).ruling(
+            self.toolkit.get(name), name, args
+        )
+        if ruling.decision == "deny":
+            return ToolResult(refusal(ruling, name, args), is_error=True)
+        context = ToolContext(call_id="asked-" + secrets.token_hex(4))
+
+        async def run() -> ToolResult:
+            result = await self.toolkit.execute(name, args, context)
+            asked = pending_request(result)
+            if asked is None:
+                return result
+            answer = await maybe_await(self.wait_for(asked))
+            if not answer.get("ok"):
+                return declined(asked, answer)
+            context.answer = answer
+            result = await self.toolkit.execute(name, args, context)
+            return declined(asked) if pending_request(result) is not None else result
+
+        running = asyncio.ensure_future(run())
+        stopped = asyncio.Event()  # by Ctrl-C, not by the session ending
+
+        def stop() -> None:
+            stopped.set()
+            running.cancel()
+
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGINT, stop)
+        try:
+            return await running
+        except asyncio.CancelledError:
+            if not stopped.is_set():
+                raise
+            context.cancelled.set()
+            return ToolResult("interrupted (Ctrl-C)", is_error=True)
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
 
     async def _journal_cancelled(self) -> None:
         """What the turn's calls stopped by Ctrl-C had changed (applied as far as they got)."""

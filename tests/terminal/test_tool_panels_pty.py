@@ -190,3 +190,46 @@ def test_the_always_answers_say_what_they_cover_and_cover_only_that(cli, stub, o
     assert "b.txt" in chat.term.text().rsplit(PANEL_TITLE, 1)[1]
     assert tool_results(stub.requests[2])[-1] == "exit code 0\nbeta\n"
     assert (cli.cwd / "a.txt").read_text() == "2\n" and (cli.cwd / "b.txt").read_text() == "3\n"
+
+
+def test_a_tool_call_written_as_text_is_said_not_to_have_run_and_runs_only_on_yes(
+    cli, stub, open_chat
+):
+    """Newcomer's repro: `toolnexus chat --builtins` with a small model that writes its
+    calls as text (`{"name": "write_file", "arguments": {...}}`, or Qwen's
+    `<tool_call>{...}</tool_call>`). The answer passed silently: nothing said the tool
+    never ran. Now a dim line says so and why, and an offer shows the exact arguments;
+    Enter declines, `y` runs it and its result goes to the model as the next message."""
+    (cli.cwd / "notes.txt").write_text("the notes\n")
+    written = {"name": "write_file", "arguments": {"path": "new.txt", "content": "hi\n"}}
+    qwen = {"name": "read_file", "arguments": {"path": "notes.txt"}}
+    script(
+        stub,
+        openai_stream(json.dumps(written)),
+        openai_stream(f"Let me look.\n<tool_call>\n{json.dumps(qwen)}\n</tool_call>"),
+        openai_stream("The notes say: the notes."),
+    )
+    chat = open_chat("--builtins", rows=40, cols=120)
+    chat.send_line("make a file")
+    chat.wait_text("write_file did not run: the model wrote the call as text (this model, or")
+    chat.wait_text("run it? [y/N]")
+    assert re.search(r"write_file new\.txt → \S+/new\.txt", chat.term.text())
+    assert "+hi" in chat.term.text()
+    chat.child.send("\r")  # Enter: not run
+    chat.wait_prompt()
+    assert not (cli.cwd / "new.txt").exists() and len(stub.requests) == 1
+
+    chat.send_line("read my notes")
+    chat.wait_text("read_file did not run")
+    chat.wait_text("run it? [y/N]")
+    assert '"path": "notes.txt"' in chat.term.text().rsplit("run the call it wrote?", 1)[1]
+    chat.child.send("y")
+    chat.wait_text("The notes say: the notes.")
+    assert rows_with(chat, "✓ read_file: notes.txt")
+    told = stub.requests[2].json["messages"][-1]
+    assert told["role"] == "user"
+    assert told["content"].startswith(
+        'I ran the tool call you wrote as text, read_file with the arguments {"path": '
+        '"notes.txt"}. It returned:\n'
+    )
+    assert "the notes" in told["content"]
