@@ -108,7 +108,7 @@ def run_ask(config: Config, options: AskOptions) -> int:
             )
         if console is not None:
             changes = change_view(session.toolkit, shown_lines=RESULT_PREVIEW_LINES)
-            return TerminalRenderer(console, ui, changes=changes)
+            return TerminalRenderer(console, ui, changes=changes, asks_first=session.asks_first)
         if options.output == "auto":
             return PlainRenderer(sys.stdout, sys.stderr, verbose=options.verbose)
         return JsonOutput(session, events=options.output == "events")

@@ -20,7 +20,7 @@ from toolnexus.visible import unmistakable, visible
 from .tool_panels import call_body, call_title, measured_text, title_says_all
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from toolnexus.context.pricing import Price
 
@@ -384,14 +384,21 @@ class TerminalRenderer:
     (a terminal.TypeAhead), what is typed while the answer streams shows under it."""
 
     def __init__(
-        self, console: Any, ui: UiSettings, keys: Any = None, changes: ChangeView | None = None
+        self,
+        console: Any,
+        ui: UiSettings,
+        keys: Any = None,
+        changes: ChangeView | None = None,
+        asks_first: Callable[[str, Any], bool] | None = None,
     ) -> None:
         """`changes`: what a file tool's call would change, made before it runs to be
-        shown with its result (whether a question showed it or not)."""
+        shown with its result (whether a question showed it or not); `asks_first`: whether
+        a question will show a call in full before it runs."""
         from .running import RunningTools
 
         self.console = console
         self.changes = changes
+        self.asks_first = asks_first
         self.calls: dict[str, tuple[str, Any]] = {}  # the title and change of each call
         self.ui = ui
         self.stream: Any = None
@@ -467,16 +474,17 @@ class TerminalRenderer:
             stream.wait()
 
     def _call(self, event: Mapping[str, Any]) -> Any:
-        """A call about to run: as its title alone when that says it all, or for a file
-        tool (its change shows in the question, if one is asked, and with its result);
-        any other as its arguments, in full."""
+        """A call about to run: as its title alone when that says it all, when a question
+        will show it in full, or for a file tool (its change shows in the question, if one
+        is asked, and with its result); any other as its arguments, in full."""
         from rich.text import Text
 
         name, args = event["name"], event["args"]
         change = self.changes(name, args) if self.changes is not None else None
         title = call_title(name, args)
         self.calls[event["id"]] = (title, change)
-        if change is not None or title_says_all(args):
+        asked = self.asks_first is not None and self.asks_first(name, args)
+        if change is not None or asked or title_says_all(args):
             return Text(f"⚙ {title}", style="cyan")
         return self._panel(call_body(name, args), f"⚙ {name}", "cyan", exact=True)
 

@@ -65,6 +65,7 @@ class Repl:
             self.ui,
             keys=self.typed,
             changes=change_view(session.toolkit, shown_lines=RESULT_PREVIEW_LINES),
+            asks_first=session.asks_first,
         )
         renderer.start()
         return renderer

@@ -131,6 +131,7 @@ class Session:
         self.tokens = 0  # in every turn of this session
         self.given_system = options.system  # --system: it beats the one a thread was given
         self.declined_by_ctrl_c = False  # this turn: a question was answered with Ctrl-C
+        self._approval: Any = None  # the approval hook, when a person answers its questions
         self._output = output
         self._resources = contextlib.AsyncExitStack()
 
@@ -219,6 +220,7 @@ class Session:
                 )
         hooks = make_hooks(self.config, self.toolkit, asker)
         self.wait_for = wait_for
+        self._approval = hooks["before_tool"] if hooks and console and not yes else None
         client, self.key, self.redact = make_client(
             target, self.store, hooks=hooks, wait_for=wait_for, compact=self.options.compact
         )
@@ -267,6 +269,11 @@ class Session:
     def new_thread(self) -> None:
         self.thread = new_thread_id()
         self.tokens = 0
+
+    def asks_first(self, name: str, args: Any) -> bool:
+        """Whether a person will be asked about this call before it runs (the question
+        then shows it in full)."""
+        return self._approval is not None and bool(self._approval.asks(name, args))
 
     def pause_output(self) -> None:
         """Stop live output, so a question about a tool call stands still."""

@@ -21,14 +21,17 @@ NAMING_ARGUMENTS = ("command", "path", "pattern", "url", "query", "name")
 
 
 def call_title(name: str, args: Any) -> str:
-    """`name: what it works on` on one line, cut to TITLE_CHARS, every character visible;
-    the name alone when no argument names it."""
+    """`name: what it works on`, its first line cut to TITLE_CHARS ("…" when there is
+    more), every character visible; the name alone when no argument names it."""
     named = _naming_value(args)
     if named is None:
         return unmistakable(name)
-    what = " ".join(named.split())
+    lines = [line for line in named.splitlines() if line.strip()] or [named]
+    what = " ".join(lines[0].split())
     if len(what) > TITLE_CHARS:
         what = what[: TITLE_CHARS - 1] + "…"
+    elif len(lines) > 1:
+        what += " …"
     return unmistakable(f"{name}: {what}")
 
 

@@ -5,8 +5,8 @@ rules first, falling back to the tool's own rule when they say nothing. `approva
 applies it as a before_tool hook: "allow" runs, "deny" answers the model without asking,
 "ask" asks, and only "yes" or an "always" (remembered in that hook for what
 `always_scopes` says it covers: that tool, that exact bash command or every plain command
-of its program, that file or every write of that tool) lets the call run; anything else is a no, and an asker that
-raises leaves the next question free to be asked.
+of its program, that file or every write of that tool) lets the call run; anything else is
+a no, and an asker that raises leaves the next question free to be asked.
 
 Precedence of globs, the documented command spellings and the hook through a real run
 are in tests/library/test_tool_sources.py and tests/cli/test_security_tools.py; this file is every
@@ -371,3 +371,13 @@ async def test_always_covers_the_identical_calls_already_waiting_for_their_turn(
     outcomes = await asyncio.gather(*(hook(dict(same)) for _ in range(3)))
     assert [denied(outcome) for outcome in outcomes] == [None] * 3
     assert asked == ["make test"]
+
+
+async def test_the_hook_says_which_calls_it_would_ask_about():
+    asker = Answers(ALWAYS)
+    hook = hook_for(
+        ApprovalPolicy({"touch": "ask", "peek": "allow"}), asker, tool("touch"), tool("peek")
+    )
+    assert hook.asks("touch", {}) and not hook.asks("peek", {})
+    await hook({"name": "touch", "args": {}})
+    assert not hook.asks("touch", {})

@@ -233,3 +233,30 @@ def test_a_tool_call_written_as_text_is_said_not_to_have_run_and_runs_only_on_ye
         '"notes.txt"}. It returned:\n'
     )
     assert "the notes" in told["content"]
+
+
+def test_a_command_asked_about_shows_once_and_one_run_without_asking_shows_whole(stub, open_chat):
+    """Newcomer's repro: `toolnexus chat --builtins`; the model runs a two-line script.
+    Its JSON (`{"command": "echo first-line\\necho second-line"}`) was printed, then the
+    question showed the command again. Now the call is announced by its title and the
+    question shows the command; a command run without a question (`a` answered before)
+    is shown whole, without JSON."""
+    script_text = "echo first-line\necho second-line"
+    script(
+        stub,
+        calls(("bash", {"command": script_text})),
+        calls(("bash", {"command": script_text})),
+        openai_stream("Ran it twice."),
+    )
+    chat = open_chat("--builtins", rows=40, cols=120)
+    chat.send_line("run the script")
+    answer(chat, 1, "a")
+    chat.wait_text("Ran it twice.")
+
+    text = chat.term.text()
+    assert '"command"' not in text and "\\n" not in text
+    asked, unasked = text.split("✓ bash: echo first-line …", 1)
+    assert asked.count("echo second-line") == 1  # in the question only
+    assert "⚙ bash: echo first-line …" in asked
+    announced = unasked.split("✓ bash: echo first-line …", 1)[0]
+    assert "│ echo first-line" in announced and "│ echo second-line" in announced

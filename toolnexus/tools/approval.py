@@ -48,6 +48,7 @@ __all__ = [
     "DENIED_BY_USER",
     "NOBODY_TO_ASK",
     "READ_ONLY_RULE",
+    "ApprovalHook",
     "ApprovalPolicy",
     "Scope",
     "always_scopes",
@@ -203,39 +204,50 @@ def plain_program(command: str) -> str | None:
     return program if rule.decide(command) == "allow" else None
 
 
-def approval_hook(
-    policy: ApprovalPolicy,
-    toolkit: Toolkit,
-    ask: AskUser,
-) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]:
+def approval_hook(policy: ApprovalPolicy, toolkit: Toolkit, ask: AskUser) -> ApprovalHook:
     """A `before_tool` hook that applies `policy`, asking the user through `ask`.
     Prompts never overlap: concurrent calls wait their turn, and one whose turn comes
     after an "always" that covers it runs without a question."""
-    remembered: set[tuple[str, str]] = set()
-    turn = asyncio.Lock()
+    return ApprovalHook(policy, toolkit, ask)
 
-    def resolve(path: str) -> str:
+
+class ApprovalHook:
+    """See approval_hook; `asks(name, args)` says whether a call would be asked about now."""
+
+    def __init__(self, policy: ApprovalPolicy, toolkit: Toolkit, ask: AskUser) -> None:
+        self.policy, self.toolkit, self.ask = policy, toolkit, ask
+        self.remembered: set[tuple[str, str]] = set()  # the keys of the "always" scopes
+        self.turn = asyncio.Lock()
+
+    def _resolve(self, path: str) -> str:
+        workspace = self.toolkit.workspace
         try:
-            return str(toolkit.workspace.resolve(path)) if toolkit.workspace else path
+            return str(workspace.resolve(path)) if workspace else path
         except (OSError, ValueError):  # a NUL byte, a loop of links: the tool fails on it
             return path
 
-    async def before_tool(call: dict[str, Any]) -> dict[str, Any] | None:
+    def _covered(self, name: str, args: Any) -> bool:
+        scopes = always_scopes(name, args, self._resolve)
+        return any(scope.key in self.remembered for scope in scopes)
+
+    def asks(self, name: str, args: Any) -> bool:
+        ruling = self.policy.ruling(self.toolkit.get(name), name, args)
+        return ruling.decision == "ask" and not self._covered(name, args)
+
+    async def __call__(self, call: dict[str, Any]) -> dict[str, Any] | None:
         name, args = call["name"], call["args"]
-        ruling = policy.ruling(toolkit.get(name), name, args)
+        ruling = self.policy.ruling(self.toolkit.get(name), name, args)
         if ruling.decision == "allow":
             return None
         if ruling.decision == "deny":
             return {"result": ToolResult(refusal(ruling, name, args), is_error=True)}
-        scopes = always_scopes(name, args, resolve)
-        async with turn:
-            if any(scope.key in remembered for scope in scopes):
+        async with self.turn:
+            if self._covered(name, args):
                 return None
-            answer = await maybe_await(ask(name, args))
-            remembered.update(scope.key for scope in scopes if scope.answer == answer)
+            answer = await maybe_await(self.ask(name, args))
+            scopes = always_scopes(name, args, self._resolve)
+            self.remembered.update(scope.key for scope in scopes if scope.answer == answer)
         if answer in ALLOWING:
             return None
         why = NOBODY_TO_ASK if answer == "nobody" else DENIED_BY_USER
         return {"result": ToolResult(why, is_error=True)}
-
-    return before_tool
