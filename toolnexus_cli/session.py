@@ -354,7 +354,8 @@ class Session:
     async def run_asked(self, name: str, args: dict[str, Any]) -> ToolResult:
         """Run a call the person said yes to outside a turn (one the model wrote as text):
         deny rules hold, a tool's own question (leaving the sandbox, a file beyond the
-        workspace) is asked as in a turn, and Ctrl-C stops it."""
+        workspace) is asked as in a turn, Ctrl-C stops it, and what it changes is journaled
+        with the next turn (the one that tells the model its result)."""
         from toolnexus.tools.approval import refusal
         from toolnexus.tools.suspension import declined, pending_request
 
@@ -387,7 +388,7 @@ class Session:
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, stop)
         try:
-            return await running
+            result = await running
         except asyncio.CancelledError:
             if not stopped.is_set():
                 raise
@@ -395,6 +396,10 @@ class Session:
             return ToolResult("interrupted (Ctrl-C)", is_error=True)
         finally:
             loop.remove_signal_handler(signal.SIGINT)
+        if result.changes is not None and result.changes.changes:
+            self._turn_number = None  # the next question's
+            await self._journal(context.call_id, result.changes)
+        return result
 
     async def _journal_cancelled(self) -> None:
         """What the turn's calls stopped by Ctrl-C had changed (applied as far as they got)."""
