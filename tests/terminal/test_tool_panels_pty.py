@@ -80,6 +80,30 @@ def test_a_write_allowed_by_always_still_shows_its_diff(cli, stub, open_chat):
     assert (cli.cwd / "notes.txt").read_text() == "first line\nnewest middle\n"
 
 
+@pytest.mark.parametrize("allowed_by", ["--yes", "rule"])
+def test_a_write_run_without_a_question_shows_its_diff(cli, stub, open_chat, allowed_by):
+    """Newcomer's repro: `toolnexus chat --builtins --yes` (or `edit_file = "allow"` under
+    [approval]); the model edits a file. Nothing asked, and the result said only `wrote N
+    bytes`: the change was never shown."""
+    if allowed_by == "rule":
+        cli.write_config('[approval]\nedit_file = "allow"\n')
+    (cli.cwd / "app.py").write_text("x = 1\ny = 2\n")
+    script(
+        stub,
+        calls(("edit_file", {"path": "app.py", "old": "y = 2", "new": "y = 3"})),
+        openai_stream("Edited."),
+    )
+    flags = ["--yes"] if allowed_by == "--yes" else []
+    chat = open_chat("--builtins", *flags, rows=40, cols=120)
+    chat.send_line("edit it")
+    chat.wait_text("Edited.")
+
+    assert PANEL_TITLE not in chat.term.text()
+    result = chat.term.text().split("✓ edit_file: app.py", 1)[1]
+    assert "-y = 2" in result and "+y = 3" in result
+    assert (cli.cwd / "app.py").read_text() == "x = 1\ny = 3\n"
+
+
 def test_a_batch_of_commands_titles_each_result_with_its_call(stub, open_chat):
     """Newcomer's repro: `toolnexus chat --builtins`; the model runs three commands in one
     reply, each approved with `y`. The results showed as three `✓ bash` in a row, none
