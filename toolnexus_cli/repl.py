@@ -273,9 +273,10 @@ class Repl:
         if not await confirm_default_no("run it? [y/N] "):
             return
         renderer = session.renderer = self._renderer(session)
-        renderer.event(tool_call_event("written", call.name, call.args))
+        renderer.event(session.redact.value(tool_call_event("written", call.name, call.args)))
         result = await session.run_asked(call.name, call.args)
-        renderer.event(tool_result_event("written", call.name, result.output, result.is_error))
+        ran = tool_result_event("written", call.name, result.output, result.is_error)
+        renderer.event(session.redact.value(ran))  # as a turn's events are shown
         renderer.end_answer()
         self.console.print(Text("(its result goes to the model as your next message)", style="dim"))
         await self.turn(result_message(call, result.output, result.is_error))
