@@ -284,3 +284,21 @@ def test_a_command_asked_about_shows_once_and_one_run_without_asking_shows_whole
     assert "⚙ bash: echo first-line …" in asked
     announced = unasked.split("✓ bash: echo first-line …", 1)[0]
     assert "│ echo first-line" in announced and "│ echo second-line" in announced
+
+
+def test_what_a_call_written_as_text_changed_is_kept_with_the_turn(cli, stub, open_chat):
+    """Newcomer's repro: `toolnexus chat --builtins`; the model writes a write_file call
+    as text, `y` runs it. What it wrote is in the journal with the turn that tells the
+    model its result: /diff shows it, as it shows what a turn's own calls changed."""
+    written = {"name": "write_file", "arguments": {"path": "new.txt", "content": "hello-text\n"}}
+    script(stub, openai_stream(json.dumps(written)), openai_stream("Written."))
+    chat = open_chat("--builtins", rows=40, cols=120)
+    chat.send_line("make a file")
+    chat.wait_text("run it? [y/N]")
+    chat.child.send("y")
+    chat.wait_text("Written.")
+    chat.wait_prompt()
+    assert (cli.cwd / "new.txt").read_text() == "hello-text\n"
+
+    chat.send_line("/diff")
+    chat.wait_text("+hello-text", count=3)  # the offer, the result, and /diff
