@@ -18,10 +18,13 @@ from .toolbox import CallView
 if TYPE_CHECKING:
     from toolnexus.tools.approval import AskUser
 
-YES_NO_ALWAYS = {"y": "yes", "n": "no", "a": "always"}
 YES_NO = {"y": "yes", "n": "no"}
+# The key of each "always" answer (toolnexus.tools.approval.always_scopes says what it covers).
+ALWAYS_KEYS = {"always": "a", "always-wider": "e"}
 INTERRUPT = "interrupt"  # what `choose` answers for Ctrl-C
-PANEL_ROWS = 4  # what a question takes besides its text: 2 borders, the answer line, 1 spare
+# What a question takes besides its text: 2 borders, what "always" covers, the answer
+# line, 1 spare.
+PANEL_ROWS = 5
 PANEL_COLUMNS = 4  # its borders and padding
 
 
@@ -38,9 +41,16 @@ def drop_typeahead() -> None:
         pass
 
 
-async def choose(question: str, keys: dict[str, str], *, enter: str | None = None) -> str:
+async def choose(
+    question: str,
+    keys: dict[str, str],
+    *,
+    enter: str | None = None,
+    said: dict[str, str] | None = None,
+) -> str:
     """One key press answers: `keys` maps a letter to its answer, Enter means `enter`
     (if given); Ctrl-D and Escape mean "no", Ctrl-C INTERRUPT; other keys are ignored.
+    The answer stays on the question's line, in the words `said` gives it (if any).
     Only keys pressed after the question appears count. The turn's own Ctrl-C handler is
     left in place (prompt_toolkit would otherwise remove it when the question closes)."""
     from prompt_toolkit.application import Application
@@ -59,8 +69,9 @@ async def choose(question: str, keys: dict[str, str], *, enter: str | None = Non
         return answer
 
     for letter, word in keys.items():
-        bindings.add(letter)(answer_with(word))
-        bindings.add(letter.upper())(answer_with(word))
+        shown = (said or {}).get(word, "")
+        bindings.add(letter)(answer_with(word, shown))
+        bindings.add(letter.upper())(answer_with(word, shown))
     for key in ("c-d", "escape"):
         bindings.add(key)(answer_with("no"))
     bindings.add("c-c")(answer_with(INTERRUPT, "no"))
@@ -124,12 +135,26 @@ def terminal_asker(
     show: CallView,
 ) -> AskUser:
     """Shows the call as `show` makes it (in full), then asks [y]es / [n]o / [a]lways
-    (this session). Ctrl-C is "no", and `on_interrupt` is told."""
+    (this session), saying what each "always" answer covers (`e` for the wider scope,
+    where there is one). Ctrl-C is "no", and `on_interrupt` is told."""
+    from rich.text import Text
+
+    from toolnexus.tools.approval import always_scopes
 
     async def ask(name: str, args: Any) -> str:
         before_prompt()  # stop live output so the question stands still
         panel(console, show(name, args), "approve this tool call?")
-        answer = await choose("[y]es / [n]o / [a]lways (this session): ", YES_NO_ALWAYS)
+        scopes = [
+            (ALWAYS_KEYS[s.answer], s.answer, unmistakable(s.covers))
+            for s in always_scopes(name, args)
+        ]
+        covered = " · ".join(f"{key} = always {covers}" for key, _, covers in scopes)
+        console.print(Text(covered, style="dim"), overflow="ellipsis", no_wrap=True)
+        answer = await choose(
+            "[y]es / [n]o / [a]lways (this session): ",
+            {**YES_NO, **{key: answer for key, answer, _ in scopes}},
+            said={answer: f"always: {covers}" for _, answer, covers in scopes},
+        )
         if answer == INTERRUPT:
             on_interrupt()
             return "no"

@@ -14,11 +14,18 @@ from .attach import NOT_READ, check_carried, unread_images
 from .config import Config
 from .errors import UsageError
 from .options import RunOptions, go_on_command
-from .render import NO_FACTS, FooterFacts, PlainRenderer, TerminalRenderer, unfinished_note
+from .render import (
+    NO_FACTS,
+    RESULT_PREVIEW_LINES,
+    FooterFacts,
+    PlainRenderer,
+    TerminalRenderer,
+    unfinished_note,
+)
 from .session import Output, Session
 from .structured import SchemaOutput
 from .theme import terminal_ui
-from .toolbox import sandbox_line
+from .toolbox import change_view, sandbox_line
 from .workspace import ASK_WAY_OUT, home_line, refuse_builtins_at_home
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -100,7 +107,8 @@ def run_ask(config: Config, options: AskOptions) -> int:
                 redact=session.redact,
             )
         if console is not None:
-            return TerminalRenderer(console, ui)
+            changes = change_view(session.toolkit, shown_lines=RESULT_PREVIEW_LINES)
+            return TerminalRenderer(console, ui, changes=changes, asks_first=session.asks_first)
         if options.output == "auto":
             return PlainRenderer(sys.stdout, sys.stderr, verbose=options.verbose)
         return JsonOutput(session, events=options.output == "events")

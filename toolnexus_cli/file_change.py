@@ -43,24 +43,40 @@ class Current:
     missing: bool = False
 
 
-def file_change(workspace: Workspace, name: str, args: Any) -> Text | None:
+def file_change(
+    workspace: Workspace, name: str, args: Any, *, shown_lines: int = SHOWN_LINES
+) -> Text | None:
     """The change a built-in `write_file` or `edit_file` call would make, shown for
-    approval; None when its arguments are not what the tool takes (they are then shown
-    as they are)."""
+    approval (or, made before it runs, in its result panel), the first `shown_lines` of
+    its diff; None when its arguments are not what the tool takes (they are then shown as
+    they are)."""
     if not isinstance(args, dict) or not isinstance(args.get("path"), str):
         return None
     if name == "write_file" and isinstance(args.get("content"), str):
-        return _written(workspace, args["path"], args["content"])
-    if (
+        shown = _written(workspace, args["path"], args["content"])
+    elif (
         name == "edit_file"
         and isinstance(args.get("old"), str)
         and isinstance(args.get("new"), str)
     ):
-        return _edited(workspace, args["path"], args["old"], args["new"])
-    return None
+        shown = _edited(workspace, args["path"], args["old"], args["new"])
+    else:
+        return None
+    return shown.text(shown_lines)
 
 
-def _written(workspace: Workspace, given: str, content: str) -> Text:
+@dataclass(frozen=True)
+class _Shown:
+    """A change as it is shown: its heading, then its diff lines."""
+
+    heading: Text
+    lines: list[str]
+
+    def text(self, limit: int) -> Text:
+        return _with_lines(self.heading, self.lines, limit)
+
+
+def _written(workspace: Workspace, given: str, content: str) -> _Shown:
     shown = _heading("write_file", workspace, given)
     current = read_current(workspace, given)
     if current.text is not None:
@@ -74,10 +90,10 @@ def _written(workspace: Workspace, given: str, content: str) -> Text:
         shown.append(
             f"{current.why_not}; what it would write, {_lines(content)}:\n", style="yellow"
         )
-    return _with_lines(shown, _added(content))
+    return _Shown(shown, _added(content))
 
 
-def _edited(workspace: Workspace, given: str, old: str, new: str) -> Text:
+def _edited(workspace: Workspace, given: str, old: str, new: str) -> _Shown:
     shown = _heading("edit_file", workspace, given)
     current = read_current(workspace, given)
     if current.text is None:
@@ -138,7 +154,7 @@ def _heading(tool: str, workspace: Workspace, given: str) -> Text:
     return shown
 
 
-def _with_diff(shown: Text, before: str, after: str) -> Text:
+def _with_diff(shown: Text, before: str, after: str) -> _Shown:
     """`shown` with the unified diff of `before` and `after`; a side bigger than
     MAX_COMPARED is not compared, and `after` is shown instead."""
     if max(len(before), len(after)) > MAX_COMPARED:
@@ -146,11 +162,11 @@ def _with_diff(shown: Text, before: str, after: str) -> Text:
             f"too big to compare here (over {MAX_COMPARED // 1024} KiB); the new text:\n",
             style="yellow",
         )
-        return _with_lines(shown, _added(after))
+        return _Shown(shown, _added(after))
     lines = diff_lines(_split(before), _split(after))
     if not lines:
         shown.append("(no change)", style="dim")
-    return _with_lines(shown, lines)
+    return _Shown(shown, lines)
 
 
 def diff_lines(before: list[str], after: list[str]) -> list[str]:
@@ -211,13 +227,18 @@ def _split(text: str) -> list[str]:
     return text.removesuffix("\n").split("\n") if text else []
 
 
-def _with_lines(shown: Text, lines: list[str]) -> Text:
-    """`shown` with the first SHOWN_LINES of diff `lines`, coloured by their first
-    character, and how many more there are."""
-    for line in lines[:SHOWN_LINES]:
+def _with_lines(heading: Text, lines: list[str], limit: int) -> Text:
+    """`heading` with the first `limit` of diff `lines`, coloured by their first
+    character, and how many more there are, with the lines the whole diff adds and
+    removes (`+400 -5`)."""
+    shown = heading.copy()
+    for line in lines[:limit]:
         shown.append(_cut(unmistakable(line)) + "\n", style=STYLES.get(line[:1], ""))
-    if len(lines) > SHOWN_LINES:
-        shown.append(f"… {counted(len(lines) - SHOWN_LINES, 'more line')}", style="dim")
+    if len(lines) > limit:
+        added = sum(1 for line in lines if line.startswith("+"))
+        removed = sum(1 for line in lines if line.startswith("-"))
+        more = counted(len(lines) - limit, "more line")
+        shown.append(f"… {more} (+{added} -{removed} in all)", style="dim")
     shown.rstrip()
     return shown
 

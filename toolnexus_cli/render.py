@@ -18,6 +18,7 @@ from toolnexus.events import CONTEXT_FULL, CUT_OFF, FILTERED, MAX_TOKENS, REFUSE
 from toolnexus.visible import unmistakable, visible
 
 from .speed import NO_SPEED, RunClock, Speed, speed_of
+from .tool_panels import call_body, call_title, measured_text, title_says_all
 from .words import counted
 
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from toolnexus.context.pricing import Price
 
     from .settings import UiSettings
+    from .toolbox import ChangeView
 
 RESULT_PREVIEW_LINES = 8
 
@@ -389,10 +391,23 @@ class TerminalRenderer:
     """For a terminal: live Markdown, dimmed reasoning, tool panels, a footer. With `keys`
     (a terminal.TypeAhead), what is typed while the answer streams shows under it."""
 
-    def __init__(self, console: Any, ui: UiSettings, keys: Any = None) -> None:
+    def __init__(
+        self,
+        console: Any,
+        ui: UiSettings,
+        keys: Any = None,
+        changes: ChangeView | None = None,
+        asks_first: Callable[[str, Any], bool] | None = None,
+    ) -> None:
+        """`changes`: what a file tool's call would change, made before it runs to be
+        shown with its result (whether a question showed it or not); `asks_first`: whether
+        a question will show a call in full before it runs."""
         from .running import RunningTools
 
         self.console = console
+        self.changes = changes
+        self.asks_first = asks_first
+        self.calls: dict[str, tuple[str, Any]] = {}  # the title and change of each call
         self.ui = ui
         self.stream: Any = None
         self.meter = Meter()
@@ -432,19 +447,20 @@ class TerminalRenderer:
         elif kind == "reasoning":
             stream.think(event["delta"])
         elif kind == "tool_call":
-            stream.print(
-                self._panel(format_args(event["args"]), f"⚙ {event['name']}", "cyan", exact=True)
-            )
+            stream.print(self._call(event))
             self.running.start(event["id"], event["name"])
         elif kind == "tool_progress":
             self.running.report(event["id"], event["message"], event["progress"], event["total"])
         elif kind == "tool_result":
             self.running.finish(event["id"])
             style = "red" if event["is_error"] else "green"
-            title = f"{'✗' if event['is_error'] else '✓'} {event['name']}"
+            called, change = self.calls.pop(event["id"], (event["name"], None))
+            title = f"{'✗' if event['is_error'] else '✓'} {called}"
             labels = attachment_labels(event)
             body = "\n".join([preview(event["output"]), *labels]).strip() or "(no output)"
-            stream.print(self._panel(body, title, style))
+            # what a file tool changed says more than its "wrote 13 bytes to ..."
+            shown = change if change is not None and not event["is_error"] else measured_text(body)
+            stream.print(self._panel(shown, title, style))
             stream.wait()
         elif kind == "waiting":
             if event["sources"]:
@@ -469,15 +485,31 @@ class TerminalRenderer:
             stream.print(Text(compaction_note(event), style="dim"))
             stream.wait()
 
-    def _panel(self, body: str, title: str, style: str, *, exact: bool = False) -> Any:
-        """`exact`: a tool call's arguments, shown as `exact_text`."""
+    def _call(self, event: Mapping[str, Any]) -> Any:
+        """A call about to run: as its title alone when that says it all, when a question
+        will show it in full, or for a file tool (its change shows in the question, if one
+        is asked, and with its result); any other as its arguments, in full."""
+        from rich.text import Text
+
+        name, args = event["name"], event["args"]
+        change = self.changes(name, args) if self.changes is not None else None
+        title = call_title(name, args)
+        self.calls[event["id"]] = (title, change)
+        asked = self.asks_first is not None and self.asks_first(name, args)
+        if change is not None or asked or title_says_all(args):
+            return Text(f"⚙ {title}", style="cyan")
+        return self._panel(call_body(name, args), f"⚙ {name}", "cyan", exact=True)
+
+    def _panel(self, body: Any, title: str, style: str, *, exact: bool = False) -> Any:
+        """`exact`: a tool call's arguments, shown as `exact_text`; else `body` is Rich
+        Text made safe already."""
         from rich.panel import Panel
         from rich.text import Text
 
         from .exact_text import exact_text
 
         return Panel(
-            exact_text(body) if exact else Text(visible(body)),
+            exact_text(body) if exact else body,
             title=Text(unmistakable(title) if exact else visible(title)),
             title_align="left",
             border_style=style,

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.text import Text
 
 from toolnexus import ToolnexusError
+from toolnexus.events import tool_call_event, tool_result_event
 from toolnexus.visible import visible
 
 from .approve import confirm, confirm_default_no, panel
@@ -18,12 +19,13 @@ from .mcp_prompts import attach_mentions
 from .mcp_view import status_line
 from .models import model_names
 from .options import RunOptions, go_on_command
-from .render import TerminalRenderer, unfinished_note
+from .render import RESULT_PREVIEW_LINES, TerminalRenderer, unfinished_note
 from .session import Session, Turn
 from .shell import run_shell
 from .terminal import TypeAhead, mute_keyboard, prompt_session, restore_keyboard
+from .text_calls import not_run_note, result_message, written_call
 from .theme import terminal_ui
-from .toolbox import sandbox_line, tools_summary, yes_line
+from .toolbox import call_view, change_view, sandbox_line, tools_summary, yes_line
 from .workspace import CHAT_WAY_OUT, home_line
 
 if TYPE_CHECKING:
@@ -57,7 +59,13 @@ class Repl:
             self.prompts.app.invalidate()
 
     def _renderer(self, session: Session) -> TerminalRenderer:
-        renderer = TerminalRenderer(self.console, self.ui, keys=self.typed)
+        renderer = TerminalRenderer(
+            self.console,
+            self.ui,
+            keys=self.typed,
+            changes=change_view(session.toolkit, shown_lines=RESULT_PREVIEW_LINES),
+            asks_first=session.asks_first,
+        )
         renderer.start()
         return renderer
 
@@ -254,6 +262,29 @@ class Repl:
             self.console.print(Text(visible(dropped), style="dim"))
         if turn.status != "done":
             self.typed.keep_for_prompt()
+        elif turn.result is not None:
+            await self._offer_written_call(turn.result.text)
+
+    async def _offer_written_call(self, answer: str) -> None:
+        """When the answer is a tool call written as text, say that it did not run, and
+        offer to run it (no unless the person says y); its result is the next message."""
+        session = self.session
+        toolkit = session.toolkit
+        call = written_call(answer, lambda name: toolkit.get(name) is not None)
+        if call is None:
+            return
+        self.console.print(Text(visible(not_run_note(call.name)), style="dim"))
+        panel(self.console, call_view(toolkit)(call.name, call.args), "run the call it wrote?")
+        if not await confirm_default_no("run it? [y/N] "):
+            return
+        renderer = session.renderer = self._renderer(session)
+        renderer.event(session.redact.value(tool_call_event("written", call.name, call.args)))
+        result = await session.run_asked(call.name, call.args)
+        ran = tool_result_event("written", call.name, result.output, result.is_error)
+        renderer.event(session.redact.value(ran))  # as a turn's events are shown
+        renderer.end_answer()
+        self.console.print(Text("(its result goes to the model as your next message)", style="dim"))
+        await self.turn(result_message(call, result.output, result.is_error))
 
     async def _show_end(self, turn: Turn) -> None:
         if turn.status == "cancelled":

@@ -20,8 +20,10 @@ from toolnexus import (
     RunCancelled,
     RunResult,
     RunTimeout,
+    ToolContext,
     Toolkit,
     ToolnexusError,
+    ToolResult,
     create_client,
 )
 from toolnexus.callbacks import maybe_await
@@ -49,6 +51,7 @@ from .redact import EventRedactor, RedactingStore, Redactor
 from .render import NO_FACTS, FooterFacts
 from .signals import Interrupts
 from .toolbox import (
+    approval_policy,
     call_view,
     make_hooks,
     open_toolkit,
@@ -128,6 +131,7 @@ class Session:
         self.tokens = 0  # in every turn of this session
         self.given_system = options.system  # --system: it beats the one a thread was given
         self.declined_by_ctrl_c = False  # this turn: a question was answered with Ctrl-C
+        self._approval: Any = None  # the approval hook, when a person answers its questions
         self._output = output
         self._resources = contextlib.AsyncExitStack()
 
@@ -215,6 +219,8 @@ class Session:
                     )
                 )
         hooks = make_hooks(self.config, self.toolkit, asker)
+        self.wait_for = wait_for
+        self._approval = hooks["before_tool"] if hooks and console and not yes else None
         client, self.key, self.redact = make_client(
             target, self.store, hooks=hooks, wait_for=wait_for, compact=self.options.compact
         )
@@ -276,6 +282,11 @@ class Session:
         self.thread = new_thread_id()
         self.tokens = 0
 
+    def asks_first(self, name: str, args: Any) -> bool:
+        """Whether a person will be asked about this call before it runs (the question
+        then shows it in full)."""
+        return self._approval is not None and bool(self._approval.asks(name, args))
+
     def pause_output(self) -> None:
         """Stop live output, so a question about a tool call stands still."""
         if self.renderer is not None:
@@ -284,9 +295,11 @@ class Session:
     def _resume_output(self, ask: AskUser) -> AskUser:
         """`ask`, after which a call that may run shows as running again."""
 
+        from toolnexus.tools.approval import ALLOWING
+
         async def asked(name: str, args: Any) -> str:
             answer = await maybe_await(ask(name, args))
-            if answer in ("yes", "always") and self.renderer is not None:
+            if answer in ALLOWING and self.renderer is not None:
                 self.renderer.resume(name)
             return answer
 
@@ -349,6 +362,56 @@ class Session:
         finally:
             loop.remove_signal_handler(signal.SIGINT)
             self.interrupts.turn = None
+
+    async def run_asked(self, name: str, args: dict[str, Any]) -> ToolResult:
+        """Run a call the person said yes to outside a turn (one the model wrote as text):
+        deny rules hold, a tool's own question (leaving the sandbox, a file beyond the
+        workspace) is asked as in a turn, Ctrl-C stops it, and what it changes is journaled
+        with the next turn (the one that tells the model its result)."""
+        from toolnexus.tools.approval import refusal
+        from toolnexus.tools.suspension import declined, pending_request
+
+        ruling = approval_policy(self.config, self.toolkit).ruling(
+            self.toolkit.get(name), name, args
+        )
+        if ruling.decision == "deny":
+            return ToolResult(refusal(ruling, name, args), is_error=True)
+        context = ToolContext(call_id="asked-" + secrets.token_hex(4))
+
+        async def run() -> ToolResult:
+            result = await self.toolkit.execute(name, args, context)
+            asked = pending_request(result)
+            if asked is None:
+                return result
+            answer = await maybe_await(self.wait_for(asked))
+            if not answer.get("ok"):
+                return declined(asked, answer)
+            context.answer = answer
+            result = await self.toolkit.execute(name, args, context)
+            return declined(asked) if pending_request(result) is not None else result
+
+        running = asyncio.ensure_future(run())
+        stopped = asyncio.Event()  # by Ctrl-C, not by the session ending
+
+        def stop() -> None:
+            stopped.set()
+            running.cancel()
+
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGINT, stop)
+        try:
+            result = await running
+        except asyncio.CancelledError:
+            if not stopped.is_set():
+                raise
+            context.cancelled.set()
+            return ToolResult("interrupted (Ctrl-C)", is_error=True)
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+        if result.changes is not None and result.changes.changes:
+            self._turn_number = None  # the next question's
+            await self._journal(context.call_id, result.changes)
+        return result
 
     async def _journal_cancelled(self) -> None:
         """What the turn's calls stopped by Ctrl-C had changed (applied as far as they got)."""

@@ -15,6 +15,7 @@ from .config import Config
 from .errors import UsageError
 from .keys import mcp_tokens_path
 from .options import ToolFlags
+from .tool_panels import call_body
 from .workspace import (
     ASK_WAY_OUT,
     FILE_TOOLS,
@@ -27,6 +28,8 @@ from .workspace import (
 )
 
 if TYPE_CHECKING:  # imported where tools are offered: a plain `ask` needs none of them
+    from rich.text import Text
+
     from toolnexus.mcp import McpServer, ServerStatus
     from toolnexus.tools.approval import ApprovalPolicy, AskUser
 
@@ -145,22 +148,36 @@ def make_hooks(config: Config, toolkit: Toolkit, ask: AskUser) -> dict[str, Any]
 
 # How the question about a call shows it: (name, args) -> text, or Rich Text made safe.
 CallView = Callable[[str, Any], Any]
+# What a call would change in a file, shown as Rich Text made safe; None for other calls.
+ChangeView = Callable[[str, Any], "Text | None"]
+
+
+def change_view(toolkit: Toolkit, *, shown_lines: int | None = None) -> ChangeView:
+    """A built-in write_file or edit_file call as the change it would make to the file
+    (file_change.py), the first `shown_lines` of its diff (None: as many as a question
+    shows)."""
+
+    def change(name: str, args: Any) -> Text | None:
+        tool, workspace = toolkit.get(name), toolkit.workspace
+        if workspace is None or tool is None or tool.source != "builtin":
+            return None
+        from .file_change import SHOWN_LINES, file_change
+
+        return file_change(workspace, name, args, shown_lines=shown_lines or SHOWN_LINES)
+
+    return change
 
 
 def call_view(toolkit: Toolkit) -> CallView:
-    """A built-in write_file or edit_file call as the change it would make to the file
-    (file_change.py); any other call as its arguments in full (text, which the question
-    shows as exact_text.py does)."""
+    """A file tool's call as the change it would make (change_view); any other call as
+    its arguments in full (text, which the question shows as exact_text.py does)."""
+    changed = change_view(toolkit)
 
     def show(name: str, args: Any) -> Any:
-        tool, workspace = toolkit.get(name), toolkit.workspace
-        if workspace is not None and tool is not None and tool.source == "builtin":
-            from .file_change import file_change
-
-            change = file_change(workspace, name, args)
-            if change is not None:
-                return change
-        return _with_hints(tool, describe_call(name, args))
+        change = changed(name, args)
+        if change is not None:
+            return change
+        return _with_hints(toolkit.get(name), describe_call(name, args))
 
     return show
 
@@ -178,12 +195,7 @@ def _with_hints(tool: Any, text: str) -> str:
 
 def describe_call(name: str, args: Any) -> str:
     if name == "bash" and isinstance(args, dict) and "command" in args:
-        more = "".join(
-            f"\n{key}: {value if isinstance(value, str) else json.dumps(value)}"
-            for key, value in args.items()
-            if key != "command"
-        )
-        return f"bash: {args['command']}{more}"  # every argument: cwd matters too
+        return f"bash: {call_body(name, args)}"
     shown = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, indent=2)
     return f"{name} {shown}"
 

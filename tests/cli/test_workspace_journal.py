@@ -260,9 +260,9 @@ def test_the_chat_rewinds_redoes_and_shows_the_diff_of_a_turn(cli, stub, work, g
     try:
         chat.expect("›")
         chat.send_line("change things")
-        if review:  # the edits (always, for this session), the command, then its changes
+        if review:  # the edits (every edit_file, this session), the command, its changes
             chat.expect(re.escape("[y]es / [n]o / [a]lways (this session):"))
-            chat.child.send("a")
+            chat.child.send("e")
             chat.expect(re.escape("bash"))
             chat.expect(re.escape("[y]es / [n]o / [a]lways (this session):"))
             chat.child.send("y")

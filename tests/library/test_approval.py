@@ -3,9 +3,10 @@ by the tool rules (exact names before globs, case-sensitive), else the defaults 
 changes things and every MCP tool asks; the rest runs); for `bash` alone, the command
 rules first, falling back to the tool's own rule when they say nothing. `approval_hook`
 applies it as a before_tool hook: "allow" runs, "deny" answers the model without asking,
-"ask" asks, and only "yes" or "always" (remembered for that tool, or that exact bash
-command, in that hook) lets the call run; anything else is a no, and an asker that
-raises leaves the next question free to be asked.
+"ask" asks, and only "yes" or an "always" (remembered in that hook for what
+`always_scopes` says it covers: that tool, that exact bash command or every plain command
+of its program, that file or every write of that tool) lets the call run; anything else is
+a no, and an asker that raises leaves the next question free to be asked.
 
 Precedence of globs, the documented command spellings and the hook through a real run
 are in tests/library/test_tool_sources.py and tests/cli/test_security_tools.py; this file is every
@@ -18,7 +19,14 @@ from typing import Any
 
 import pytest
 
-from toolnexus.tools.approval import DENIED_BY_USER, ApprovalPolicy, approval_hook
+from toolnexus.tools.approval import (
+    ALWAYS,
+    ALWAYS_WIDER,
+    DENIED_BY_USER,
+    ApprovalPolicy,
+    always_scopes,
+    approval_hook,
+)
 from toolnexus.tools.tool import Tool, ToolResult
 from toolnexus.tools.toolkit import Toolkit
 
@@ -247,6 +255,7 @@ async def test_allow_and_deny_never_ask(is_async):
     [
         ("yes", None),
         ("always", None),
+        ("always-wider", None),
         ("no", DENIED_BY_USER),
         ("y", DENIED_BY_USER),
         ("YES", DENIED_BY_USER),
@@ -280,6 +289,42 @@ async def test_always_for_bash_covers_that_exact_command_only():
     ]
     assert runs == [None, None, DENIED_BY_USER, DENIED_BY_USER]
     assert [args["command"] for _, args in asker.asked] == ["make", "make test", "make "]
+
+
+async def test_the_wider_always_for_bash_covers_plain_commands_of_that_program_only():
+    asker = Answers(ALWAYS_WIDER, "no", "no", "no")
+    hook = hook_for(ApprovalPolicy(), asker, BASH)
+    commands = ("make", "make test", "make; rm -rf x", "make && rm x", "maker", "make test")
+    runs = [denied(await hook({"name": "bash", "args": {"command": c}})) for c in commands]
+    assert runs == [None, None, DENIED_BY_USER, DENIED_BY_USER, DENIED_BY_USER, None]
+
+
+def test_the_scopes_of_always_say_what_they_cover():
+    assert [(s.answer, s.covers) for s in always_scopes("bash", {"command": "git log"})] == [
+        (ALWAYS, "this command"),
+        (ALWAYS_WIDER, "every plain git command (nothing chained)"),
+    ]
+    # a chain, or an option that runs code, has no wider scope: only this command
+    for command in ("git log; ls", "git -c core.pager=x log", "./run.sh"):
+        assert [s.answer for s in always_scopes("bash", {"command": command})] == [ALWAYS]
+    assert [s.covers for s in always_scopes("write_file", {"path": "a.txt"})] == [
+        "write_file of a.txt",
+        "every write_file in this workspace",
+    ]
+    assert [s.covers for s in always_scopes("fetch", {"url": "x"})] == ["every fetch call"]
+
+
+async def test_always_for_a_file_write_covers_that_file_and_the_wider_one_every_file(tmp_path):
+    from toolnexus.tools.workspace import Workspace
+
+    toolkit = Toolkit()
+    toolkit.use_builtins(["write_file"], Workspace(tmp_path))
+    asker = Answers(ALWAYS, "no", ALWAYS_WIDER)
+    hook = approval_hook(ApprovalPolicy(), toolkit, asker)
+    paths = ("a.txt", f"{tmp_path}/a.txt", "./a.txt", "b.txt", "c.txt", "d.txt", "a.txt")
+    runs = [denied(await hook({"name": "write_file", "args": {"path": p}})) for p in paths]
+    assert runs == [None, None, None, DENIED_BY_USER, None, None, None]
+    assert [args["path"] for _, args in asker.asked] == ["a.txt", "b.txt", "c.txt"]
 
 
 async def test_always_for_one_bash_command_never_opens_a_denied_one():
@@ -326,3 +371,13 @@ async def test_always_covers_the_identical_calls_already_waiting_for_their_turn(
     outcomes = await asyncio.gather(*(hook(dict(same)) for _ in range(3)))
     assert [denied(outcome) for outcome in outcomes] == [None] * 3
     assert asked == ["make test"]
+
+
+async def test_the_hook_says_which_calls_it_would_ask_about():
+    asker = Answers(ALWAYS)
+    hook = hook_for(
+        ApprovalPolicy({"touch": "ask", "peek": "allow"}), asker, tool("touch"), tool("peek")
+    )
+    assert hook.asks("touch", {}) and not hook.asks("peek", {})
+    await hook({"name": "touch", "args": {}})
+    assert not hook.asks("touch", {})

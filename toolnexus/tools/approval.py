@@ -15,16 +15,24 @@ sandbox, not a rule, is the guarantee. A call a rule denies is answered with tha
 what it refused (`denied by the rule "rm *" = "deny" in [approval.commands]: rm -rf
 build`), so the model can try another way.
 The policy works as a `before_tool` hook, so it is the loop's own tool path.
+
+An "always" answer covers what `always_scopes` says, for the hook's lifetime (the session):
+`ALWAYS` the narrow scope (this exact command; this file, for write_file and edit_file;
+every call of any other tool), `ALWAYS_WIDER` the wide one where there is one (every plain
+command of the same program, as an [approval.commands] "allow" rule covers it; every
+write_file or edit_file in the workspace).
 """
 
 from __future__ import annotations
 
 import asyncio
 import fnmatch
+import re
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..callbacks import maybe_await
+from ._command_line import Parsed
 from ._command_rules import CommandRules
 from .builtins import CHANGING
 from .rules import DECISIONS, Ruling, checked_rules
@@ -33,11 +41,17 @@ from .tool import Tool, ToolResult
 from .toolkit import Toolkit
 
 __all__ = [
+    "ALLOWING",
+    "ALWAYS",
+    "ALWAYS_WIDER",
     "DECISIONS",
     "DENIED_BY_USER",
     "NOBODY_TO_ASK",
     "READ_ONLY_RULE",
+    "ApprovalHook",
     "ApprovalPolicy",
+    "Scope",
+    "always_scopes",
     "approval_hook",
 ]
 DENIED_BY_USER = "denied by the user"
@@ -45,8 +59,12 @@ DENIED_BY_USER = "denied by the user"
 # cannot hold ":", so no tool is named by it
 READ_ONLY_RULE = "mcp:read-only"
 
-# ask(name, args) -> "yes" | "no" | "always" | "nobody" (no one could be asked)
+# ask(name, args) -> "yes" | "no" | ALWAYS | ALWAYS_WIDER | "nobody" (no one could be asked)
 AskUser = Callable[[str, Any], Awaitable[str] | str]
+ALWAYS, ALWAYS_WIDER = "always", "always-wider"
+ALLOWING = frozenset({"yes", ALWAYS, ALWAYS_WIDER})  # the answers that let a call run
+FILE_WRITERS = ("write_file", "edit_file")
+_PROGRAM = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")  # a program named as a rule can name it
 # Where the config keeps the rules on tool names and on bash commands.
 TOOLS_TABLE, COMMANDS_TABLE = "approval", "approval.commands"
 
@@ -146,37 +164,90 @@ def refusal(ruling: Ruling, name: str, args: Any) -> str:
     return f"denied by the rule {ruling.rule()}: {refused}"
 
 
-def approval_hook(
-    policy: ApprovalPolicy,
-    toolkit: Toolkit,
-    ask: AskUser,
-) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]:
+class Scope(NamedTuple):
+    """What an "always" answer covers: the `answer` ask() gives for it, in words (`covers`),
+    and the `key` every call it covers shares."""
+
+    answer: str
+    covers: str
+    key: tuple[str, str]
+
+
+def always_scopes(name: str, args: Any, resolve: Callable[[str], str] | None = None) -> list[Scope]:
+    """The scopes an "always" answer about this call may have, narrowest first (the
+    question offers each). `resolve` makes a file's path the same however it is written."""
+    if name == "bash" and isinstance(args, dict) and isinstance(args.get("command"), str):
+        command = args["command"]
+        scopes = [Scope(ALWAYS, "this command", ("command", command))]
+        program = plain_program(command)
+        if program is not None:
+            covers = f"every plain {program} command (nothing chained)"
+            scopes.append(Scope(ALWAYS_WIDER, covers, ("program", program)))
+        return scopes
+    if name in FILE_WRITERS and isinstance(args, dict) and isinstance(args.get("path"), str):
+        path = args["path"]
+        return [
+            Scope(ALWAYS, f"{name} of {path}", (name, resolve(path) if resolve else path)),
+            Scope(ALWAYS_WIDER, f"every {name} in this workspace", ("tool", name)),
+        ]
+    return [Scope(ALWAYS, f"every {name} call", ("tool", name))]
+
+
+def plain_program(command: str) -> str | None:
+    """The program `command` runs when it is one plain command that the rule "PROGRAM *"
+    = "allow" would let run (nothing chained, no option that runs code); else None."""
+    parsed = Parsed(command)
+    if not parsed.plain or not parsed.commands or not _PROGRAM.fullmatch(parsed.commands[0][0]):
+        return None
+    program = parsed.commands[0][0]
+    rule = CommandRules({program: "allow", f"{program} *": "allow"}, "always", "always")
+    return program if rule.decide(command) == "allow" else None
+
+
+def approval_hook(policy: ApprovalPolicy, toolkit: Toolkit, ask: AskUser) -> ApprovalHook:
     """A `before_tool` hook that applies `policy`, asking the user through `ask`.
     Prompts never overlap: concurrent calls wait their turn, and one whose turn comes
     after an "always" that covers it runs without a question."""
-    remembered: set[tuple[str, str]] = set()
-    turn = asyncio.Lock()
+    return ApprovalHook(policy, toolkit, ask)
 
-    async def before_tool(call: dict[str, Any]) -> dict[str, Any] | None:
+
+class ApprovalHook:
+    """See approval_hook; `asks(name, args)` says whether a call would be asked about now."""
+
+    def __init__(self, policy: ApprovalPolicy, toolkit: Toolkit, ask: AskUser) -> None:
+        self.policy, self.toolkit, self.ask = policy, toolkit, ask
+        self.remembered: set[tuple[str, str]] = set()  # the keys of the "always" scopes
+        self.turn = asyncio.Lock()
+
+    def _resolve(self, path: str) -> str:
+        workspace = self.toolkit.workspace
+        try:
+            return str(workspace.resolve(path)) if workspace else path
+        except (OSError, ValueError):  # a NUL byte, a loop of links: the tool fails on it
+            return path
+
+    def _covered(self, name: str, args: Any) -> bool:
+        scopes = always_scopes(name, args, self._resolve)
+        return any(scope.key in self.remembered for scope in scopes)
+
+    def asks(self, name: str, args: Any) -> bool:
+        ruling = self.policy.ruling(self.toolkit.get(name), name, args)
+        return ruling.decision == "ask" and not self._covered(name, args)
+
+    async def __call__(self, call: dict[str, Any]) -> dict[str, Any] | None:
         name, args = call["name"], call["args"]
-        ruling = policy.ruling(toolkit.get(name), name, args)
+        ruling = self.policy.ruling(self.toolkit.get(name), name, args)
         if ruling.decision == "allow":
             return None
         if ruling.decision == "deny":
             return {"result": ToolResult(refusal(ruling, name, args), is_error=True)}
-        key = (
-            name,
-            str(args.get("command", "")) if name == "bash" and isinstance(args, dict) else "",
-        )
-        async with turn:
-            if key in remembered:
+        async with self.turn:
+            if self._covered(name, args):
                 return None
-            answer = await maybe_await(ask(name, args))
-            if answer == "always":
-                remembered.add(key)
-        if answer in ("yes", "always"):
+            answer = await maybe_await(self.ask(name, args))
+            scopes = always_scopes(name, args, self._resolve)
+            self.remembered.update(scope.key for scope in scopes if scope.answer == answer)
+        if answer in ALLOWING:
             return None
         why = NOBODY_TO_ASK if answer == "nobody" else DENIED_BY_USER
         return {"result": ToolResult(why, is_error=True)}
-
-    return before_tool
