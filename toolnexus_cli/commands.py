@@ -42,6 +42,8 @@ from .listing import holding
 from .mcp_commands import COMMANDS as MCP_COMMANDS
 from .mcp_commands import McpCommands
 from .mcp_prompts import is_prompt_command
+from .mode_commands import COMMANDS as MODE_COMMANDS
+from .mode_commands import ModeCommands
 from .session import Session
 from .settings import UiSettings
 from .threads import fork_thread
@@ -60,6 +62,7 @@ COMMANDS = {
     "/system": "show or change the system prompt: /system TEXT",
     "/tools": "list the tools the model may call",
     **WORKSPACE_COMMANDS,
+    **MODE_COMMANDS,
     **MCP_COMMANDS,
     "/thread": "this thread's id, title and tokens",
     "/threads": "list recent threads",
@@ -94,7 +97,7 @@ def _names_a_path(word: str) -> bool:
         return False
 
 
-class Commands(ContextCommands, McpCommands, WorkspaceCommands, JournalCommands):
+class Commands(ContextCommands, McpCommands, WorkspaceCommands, ModeCommands, JournalCommands):
     def __init__(self, session: Session, console: Console, ui: UiSettings | None = None) -> None:
         self.session = session
         self.console = console

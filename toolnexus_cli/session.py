@@ -43,6 +43,7 @@ from .errors import UsageError
 from .keys import KeyChoice, check_provider_headers, choose_key
 from .listing import latest_holding
 from .mcp_requests import answer_mcp_requests
+from .modes import ChatMode
 from .options import RunOptions, ToolFlags
 from .recap import recorded_system, system_record
 from .redact import EventRedactor, RedactingStore, Redactor
@@ -103,7 +104,8 @@ class Session:
     the session opens; a model call waits for those still starting at most `mcp_wait`
     seconds after one first waited for them (None: until each runs or has failed).
     `on_server` hears of each change of a server's status (by default, one that fails is a
-    warning)."""
+    warning). `mode`: the chat's mode, which decides before the approval rules (None: the
+    rules alone)."""
 
     def __init__(
         self,
@@ -114,8 +116,10 @@ class Session:
         console: Console | None = None,
         mcp_wait: float | None = None,
         on_server: Callable[[McpServer], None] | None = None,
+        mode: ChatMode | None = None,
     ) -> None:
         self.config = config
+        self.mode = mode
         self.options = options
         self.mcp_wait = mcp_wait
         self.on_server = on_server or self._warn_if_failed
@@ -205,6 +209,8 @@ class Session:
         if console is not None:
             person = terminal_wait_for(console, self.pause_output, self.interrupted_at_question)
             wait_for = yes_to_what_it_covers(person) if yes else person
+        if self.mode is not None:
+            wait_for = self.mode.kept_in_sandbox(wait_for)
             if not yes:
                 asker = self._resume_output(
                     terminal_asker(
@@ -214,7 +220,11 @@ class Session:
                         call_view(self.toolkit),
                     )
                 )
-        hooks = make_hooks(self.config, self.toolkit, asker)
+        mode = self.mode
+        named = (lambda: mode.name) if mode is not None else None
+        hooks = make_hooks(self.config, self.toolkit, asker, mode=named)
+        if mode is not None:
+            mode.apply(self.toolkit)
         client, self.key, self.redact = make_client(
             target, self.store, hooks=hooks, wait_for=wait_for, compact=self.options.compact
         )

@@ -135,12 +135,21 @@ def sandbox_line(toolkit: Toolkit) -> str | None:
     return line
 
 
-def make_hooks(config: Config, toolkit: Toolkit, ask: AskUser) -> dict[str, Any] | None:
+def make_hooks(
+    config: Config, toolkit: Toolkit, ask: AskUser, *, mode: Callable[[], str] | None = None
+) -> dict[str, Any] | None:
+    """The approval hook, under the chat's mode `mode()` names when there is one."""
     if not len(toolkit) and not toolkit.sources:  # tools may come later (MCP servers)
         return None
     from toolnexus.tools.approval import approval_hook
 
-    return {"before_tool": approval_hook(approval_policy(config, toolkit), toolkit, ask)}
+    policy = approval_policy(config, toolkit)
+    hook = approval_hook(policy, toolkit, ask)
+    if mode is not None:
+        from toolnexus.tools.modes import with_mode
+
+        hook = with_mode(hook, policy, toolkit, mode)
+    return {"before_tool": hook}
 
 
 # How the question about a call shows it: (name, args) -> text, or Rich Text made safe.
