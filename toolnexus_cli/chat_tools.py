@@ -39,10 +39,7 @@ def tools_off_line(config: Config, options: RunOptions) -> str | None:
         return f"built-in tools are off (`builtins` in {path}); --builtins turns them on"
     if settings.tools.chat is False:
         return f"built-in tools are off (tools.chat = false in {path}); --builtins turns them on"
-    return (
-        f"built-in tools (files, commands, web) are off: add `{TURN_ON}` at the top of "
-        f"{path} to turn them on in every chat, or run toolnexus chat --builtins"
-    )
+    return f"built-in tools are off: add `{TURN_ON}` at the top of {path} (or pass --builtins)"
 
 
 def workspace_line(toolkit: Toolkit) -> str | None:

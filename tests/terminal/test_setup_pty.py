@@ -31,6 +31,7 @@ ROOT = Path(__file__).parents[2]
 ROWS, COLS = 40, 200  # wide enough for the temporary paths on one line
 PROMPT = "›"
 SECRET = "sk-secret-4242"
+TOOLS_QUESTION = "Let the model use tools in every chat? [Y/n]"
 
 
 @pytest.fixture
@@ -78,6 +79,7 @@ def test_first_chat_finds_a_local_server_writes_the_config_and_chats(tmp_path, s
     assert "another endpoint" in screen
     answer(chat, "Choose [1]:", "2", count=2)  # the second model
     assert "1. m-one" in chat.term.text() and "2. m-two" in chat.term.text()
+    answer(chat, TOOLS_QUESTION, "")
     wait_chat_prompt(chat)
     assert f"wrote {cli.config_file}" in chat.term.text()
 
@@ -127,6 +129,7 @@ def test_another_endpoint_with_a_key_typed_without_echo(tmp_path, stub, start):
     answer(chat, "API key for stubby", SECRET, count=2)
     chat.wait_text("answered: 2 models")
     answer(chat, "Choose [1]:", "", count=3)
+    answer(chat, TOOLS_QUESTION, "")
     wait_chat_prompt(chat)
     assert f"stored the key for stubby in {cli.keys_file}" in chat.term.text()
 
@@ -193,6 +196,7 @@ def test_setup_adds_a_provider_to_an_existing_config(tmp_path, stub, start):
     answer(setup, "Choose [1]:", "", count=2)  # the server found
     setup.wait_text("model: only-model")
     answer(setup, "the default model? [Y/n]", "")
+    answer(setup, TOOLS_QUESTION, "n")  # the file had no say on it
     setup.wait_text("start chatting with: toolnexus chat")
     assert exit_status(setup) == 0
     text = cli.config_file.read_text()
@@ -201,6 +205,7 @@ def test_setup_adds_a_provider_to_an_existing_config(tmp_path, stub, start):
     name = f"local-{stub.port}"
     assert config["default_model"] == f"{name}:only-model"
     assert set(config["providers"]) == {"other", name}
+    assert config["tools"] == {"chat": False}
 
     again = start(cli, "setup")  # the same server again: nothing to add twice
     answer(again, "Choose [1]:", "3")  # leave it as it is
@@ -218,6 +223,7 @@ def test_the_written_config_allows_nothing_the_user_did_not_choose(tmp_path, stu
     cli = user(tmp_path, stub.port)
     setup = start(cli, "setup")
     answer(setup, "Choose [1]:", "")  # the server found
+    answer(setup, TOOLS_QUESTION, "")
     setup.wait_text("start chatting with: toolnexus chat")
     assert exit_status(setup) == 0
 
@@ -256,6 +262,7 @@ def test_right_after_setup_model_names_complete_and_a_bare_name_is_found(tmp_pat
     chat = start(cli, "chat")
     answer(chat, "Choose [1]:", "")  # the server found
     answer(chat, "Choose [1]:", "", count=2)  # its first model
+    answer(chat, TOOLS_QUESTION, "")
     wait_chat_prompt(chat)
     chat.child.send("/model m-t\t")
     chat.wait(
