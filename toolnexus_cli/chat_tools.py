@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from .config import Config
 from .options import RunOptions
+from .workspace import WORKSPACE_TOOLS
 
 if TYPE_CHECKING:
     from toolnexus import Toolkit
@@ -43,9 +44,10 @@ def tools_off_line(config: Config, options: RunOptions) -> str | None:
 
 
 def workspace_line(toolkit: Toolkit) -> str | None:
-    """Where the built-in tools work, and how to change that (None: no workspace)."""
+    """Where the built-in file and command tools work, and how to change that (None:
+    none is offered)."""
     workspace = toolkit.workspace
-    if workspace is None:
+    if workspace is None or not any(toolkit.get(name) for name in WORKSPACE_TOOLS):
         return None
     return (
         f"workspace: {os.path.realpath(workspace.root)} (/workspace PATH moves the tools, "

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from toolnexus.tools.modes import MODES
 
+from .modes import modes_matter
 from .session import Session
 
 COMMANDS = {
@@ -23,7 +24,7 @@ class ModeCommands:
 
     async def mode(self, arg: str) -> None:
         mode = self.session.mode
-        if mode is None or self.session.toolkit.workspace is None:
+        if mode is None or not modes_matter(self.session.toolkit):
             self.say("no file or command tools in this chat: a mode changes nothing here")
             return
         if arg and arg not in MODES:

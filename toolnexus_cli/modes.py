@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from toolnexus import Answer, Request, make_answer
 from toolnexus.callbacks import maybe_await
+from toolnexus.tools.builtins import CHANGING
 from toolnexus.tools.modes import MODES
 
 from .command_question import command_question
@@ -41,6 +42,14 @@ PLAN_NOTE = (
 STAYS_READ_ONLY = (
     "plan mode: commands stay in the read-only sandbox; what needs more belongs in the plan"
 )
+
+
+def modes_matter(toolkit: Toolkit) -> bool:
+    """Whether the toolkit offers a built-in tool that changes things (which the modes are
+    about): not in the home folder, say, where only fetch_url is offered."""
+    return any(
+        (tool := toolkit.get(name)) is not None and tool.source == "builtin" for name in CHANGING
+    )
 
 
 class ChatMode:

@@ -19,7 +19,7 @@ from .config import Config
 from .mcp_prompts import attach_mentions
 from .mcp_view import status_line
 from .models import model_names
-from .modes import CYCLE_KEY, PLAN_KEY, ChatMode
+from .modes import CYCLE_KEY, PLAN_KEY, ChatMode, modes_matter
 from .options import RunOptions
 from .render import TerminalRenderer, unfinished_note
 from .session import Session, Turn
@@ -102,7 +102,7 @@ class Repl:
         """The toolbar's line: the mode while there is a workspace, the MCP servers'
         state, and review while it is on."""
         toolkit = self.session.toolkit
-        parts = [self.mode.status()] if toolkit.workspace is not None else []
+        parts = [self.mode.status()] if modes_matter(toolkit) else []
         if toolkit.servers:
             parts.append(status_line(toolkit.servers))
         if toolkit.workspace is not None and toolkit.workspace.reviewing:
@@ -111,7 +111,7 @@ class Repl:
 
     def _next_mode(self) -> None:
         """Shift-Tab: the next mode (the toolbar shows it)."""
-        if self.session.toolkit.workspace is not None:
+        if modes_matter(self.session.toolkit):
             self.mode.cycle()
 
     def _toggle_review(self) -> None:
@@ -147,7 +147,7 @@ class Repl:
         home = home_line(session.config, session.options.tools, CHAT_WAY_OUT)
         if home:
             self.console.print(Text(visible(home), style="yellow"))
-        if session.toolkit.workspace is not None:
+        if modes_matter(session.toolkit):
             self.console.print(Text(self.mode.line(), style="dim"))
         if session.options.yes and tools:
             self.console.print(Text(yes_line(session.toolkit), style="yellow"))
@@ -273,7 +273,7 @@ class Repl:
             await self._show_end(turn)
         if turn.status != "done":
             self.typed.keep_for_prompt()
-        elif self.mode.name == "plan" and self.session.toolkit.workspace is not None:
+        elif self.mode.name == "plan" and modes_matter(self.session.toolkit):
             self.mode.plan_ready = True
             self.console.print(Text(self.mode.plan_hint(), style="bold"))
 

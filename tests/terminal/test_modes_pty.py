@@ -228,3 +228,29 @@ def test_plan_mode_refuses_writes_keeps_commands_read_only_and_one_key_runs_the_
     assert user_text(stub.requests[2])[-1] == "go ahead with the plan"
     assert "plan mode" not in system_prompt(stub.requests[2])
     wait_toolbar(chat, "auto-edit mode (Shift-Tab changes it)")
+
+
+@needs_sandbox
+@pytest.mark.parametrize("mode", ["ask", "auto"])
+def test_with_review_on_a_command_is_asked_about_once_after_it_ran(project, stub, chat_in, mode):
+    """Repro: tools on, /review on, in ask mode or /mode auto; the model runs `echo made >
+    made.txt`. In ask mode it was asked about before it ran, then its changes again after:
+    twice for one command. Now, in either mode, it is asked once, after it ran in the
+    sandbox, with what it changed; nothing is in the workspace before the y."""
+    script(
+        stub,
+        calls(("bash", {"command": "echo made > made.txt"})),
+        openai_stream("Made it."),
+    )
+    chat = chat_in()
+    chat.say("/review on")
+    chat.say(f"/mode {mode}")
+    chat.send_line("make the file")
+    chat.wait_text("apply what this command changed in the workspace")
+    chat.wait_text("[y]es / [n]o:")
+    assert not (project / "made.txt").exists()
+    chat.child.send("y")
+    chat.wait_text("Made it.")
+    assert (project / "made.txt").read_text() == "made\n"
+    assert PANEL_TITLE not in chat.term.text()
+    assert chat.term.text().count("[y]es / [n]o") == 1

@@ -275,3 +275,44 @@ def test_right_after_setup_model_names_complete_and_a_bare_name_is_found(tmp_pat
     chat.send_line("hi")
     chat.wait_text("this is m-two")
     assert [r.json["model"] for r in stub.requests] == ["m-two"]
+
+
+def test_setup_asks_once_whether_the_model_may_use_tools_and_the_chat_offers_them(
+    tmp_path, stub, start
+):
+    """Repro: `toolnexus setup` on a fresh machine, the local server taken; then, in a
+    project folder, "run the tests" got text back: the tools were off after setup and
+    nothing said so. Now setup says what the tools do and asks once, for every folder,
+    whether the model may use them, and writes the answer: the chat in a project folder
+    offers them, in that workspace and in ask mode; in the home folder the file and command
+    tools stay off, with the line that says why and how to pick a folder."""
+    stub.models = openai_models(["only-model"])
+    cli = user(tmp_path, stub.port)
+    setup = start(cli, "setup")
+    answer(setup, "Choose [1]:", "")  # the server found
+    setup.wait_text(TOOLS_QUESTION)
+    about = setup.term.text()
+    assert "Reading runs at once; writes and commands follow the chat's mode" in about
+    assert "commands run in the sandbox" in about
+    setup.send_line("")  # yes
+    setup.wait_text("start chatting with: toolnexus chat")
+    assert exit_status(setup) == 0
+    assert tomllib.loads(cli.config_file.read_text())["tools"] == {"chat": True, "mode": "ask"}
+
+    at_home = start(cli, "chat")
+    wait_chat_prompt(at_home)
+    home = at_home.term.text()
+    assert f"file and command tools are off: the workspace {cli.home} is your home folder" in home
+    assert "PATH (or --root PATH) picks a project folder" in home  # /workspace PATH
+    assert "tools: fetch_url (1 built-in)" in home and "mode:" not in home
+    at_home.child.sendeof()
+    assert exit_status(at_home) == 0
+
+    project = cli.in_project()
+    chat = start(cli, "chat")
+    wait_chat_prompt(chat)
+    banner = chat.term.text()
+    assert "tools: read_file, list_dir, glob, grep, fetch_url, write_file, … (8 built-in)" in banner
+    assert f"workspace: {project} (/workspace PATH moves the tools" in banner
+    assert "mode: ask: every write and command asks first" in banner
+    assert "tools are off" not in banner
