@@ -16,6 +16,7 @@ import pytest
 
 from tests.support.chat_session import CTRL_D, Chat
 from tests.support.cli_helpers import CLI, tool_results, user_text, write_files
+from tests.support.pty_screen import PtySession
 from tests.support.stub_provider import Recorded, Reply, StubProvider, openai_stream
 from toolnexus.tools.sandbox import support
 
@@ -254,3 +255,23 @@ def test_with_review_on_a_command_is_asked_about_once_after_it_ran(project, stub
     assert (project / "made.txt").read_text() == "made\n"
     assert PANEL_TITLE not in chat.term.text()
     assert chat.term.text().count("[y]es / [n]o") == 1
+
+
+def test_ask_keeps_tools_off_unless_asked_and_its_help_says_so(project, cli, stub):
+    """Repro: tools on for the chat (setup said yes), then `toolnexus ask "run the tests"`
+    in the project: a question in a pipe or a script must not start writing files or
+    running commands. It offers no tool, and `toolnexus ask --help` says that tools are
+    off unless --builtins asks for them."""
+    stub.handler = lambda request: openai_stream("An answer.")
+    helped = PtySession(cli, "ask", "--help", rows=40, cols=120)
+    try:
+        helped.wait_text("and web tools (the chat offers them when the config says")
+    finally:
+        helped.close()
+    assert "Tools are off unless asked for: --builtins offers the built-in file" in (
+        helped.term.text()
+    )
+    assert cli.call("ask", "run the tests").code == 0
+    assert tool_names(stub.requests[-1]) == set()
+    assert cli.call("ask", "--builtins", "run the tests").code == 0
+    assert {"read_file", "bash"} <= tool_names(stub.requests[-1])
