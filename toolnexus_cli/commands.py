@@ -90,6 +90,14 @@ def meant_as_command(text: str) -> bool:
     return word in COMMANDS or ("/" not in word[1:] and not _names_a_path(word))
 
 
+def nearest_command(name: str) -> str | None:
+    """The command `name` was probably meant as: the one with the same letters (two of
+    them swapped: /modle is /model, not /mode), else the closest."""
+    near = difflib.get_close_matches(name, list(COMMANDS), n=3, cutoff=0.4)
+    same = [command for command in near if sorted(command) == sorted(name)]
+    return (same or near or [None])[0]
+
+
 def _names_a_path(word: str) -> bool:
     try:
         return Path(word).exists()
@@ -115,8 +123,8 @@ class Commands(ContextCommands, McpCommands, WorkspaceCommands, ModeCommands, Jo
         if handler is None and is_prompt_command(self.session.toolkit, name):
             return await self.mcp_prompt(name, arg)
         if handler is None:
-            near = difflib.get_close_matches(name, list(COMMANDS), n=1, cutoff=0.4)
-            hint = f" - did you mean {near[0]}?" if near else " - /help lists them"
+            near = nearest_command(name)
+            hint = f" - did you mean {near}?" if near else " - /help lists them"
             self.say(f"unknown command {name}{hint} (/{name} sends it as text)", "yellow")
             return None
         try:
