@@ -95,7 +95,7 @@ def nearest_command(name: str) -> str | None:
     them swapped: /modle is /model, not /mode), else the closest."""
     near = difflib.get_close_matches(name, list(COMMANDS), n=3, cutoff=0.4)
     same = [command for command in near if sorted(command) == sorted(name)]
-    return (same or near or [None])[0]
+    return (same or near)[0] if near else None
 
 
 def _names_a_path(word: str) -> bool:

@@ -34,4 +34,4 @@ class ModeCommands:
             return
         if arg:
             mode.switch(arg)
-        self.say(mode.line())
+        self.say(mode.line(self.session.toolkit))

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from toolnexus import Answer, Request, make_answer
 from toolnexus.callbacks import maybe_await
 from toolnexus.tools.builtins import CHANGING
-from toolnexus.tools.modes import MODES
+from toolnexus.tools.modes import MODES, commands_reviewed
 
 from .command_question import command_question
 
@@ -127,11 +127,15 @@ class ChatMode:
             return f"plan mode · {PLAN_KEY_NAME} carries out the plan in {self.before_plan} mode"
         return f"{self.name} mode ({CYCLE_KEY_NAME} changes it)"
 
-    def line(self) -> str:
-        """The banner's and /mode's line: the mode, what it means, how to change it."""
+    def line(self, toolkit: Toolkit) -> str:
+        """The banner's and /mode's line: the mode, what it means in `toolkit` (review
+        moves a command's question to after it ran), how to change it."""
+        meaning = MEANING[self.name]
+        if self.name in ("ask", "auto-edit") and commands_reviewed(toolkit):
+            meaning += " (with review on, a command asks once, after it ran)"
         return (
-            f"mode: {self.name}: {MEANING[self.name]} ({CYCLE_KEY_NAME} or /mode NAME "
-            f"changes it: {', '.join(MODES)})"
+            f"mode: {self.name}: {meaning} ({CYCLE_KEY_NAME} or /mode NAME changes it: "
+            f"{', '.join(MODES)})"
         )
 
     def plan_hint(self) -> str:

@@ -148,7 +148,7 @@ class Repl:
         if home:
             self.console.print(Text(visible(home), style="yellow"))
         if modes_matter(session.toolkit):
-            self.console.print(Text(self.mode.line(), style="dim"))
+            self.console.print(Text(self.mode.line(session.toolkit), style="dim"))
         if session.options.yes and tools:
             self.console.print(Text(yes_line(session.toolkit), style="yellow"))
         if session.options.thread or session.options.continue_last:

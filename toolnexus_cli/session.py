@@ -43,7 +43,6 @@ from .errors import UsageError
 from .keys import KeyChoice, check_provider_headers, choose_key
 from .listing import latest_holding
 from .mcp_requests import answer_mcp_requests
-from .modes import ChatMode
 from .options import RunOptions, ToolFlags
 from .recap import recorded_system, system_record
 from .redact import EventRedactor, RedactingStore, Redactor
@@ -64,6 +63,8 @@ if TYPE_CHECKING:
     from toolnexus.journal.changes import ChangeSet
     from toolnexus.mcp import McpServer
     from toolnexus.tools.approval import AskUser
+
+    from .modes import ChatMode
 
 
 # An endpoint's answer about the request itself (not the key, the model, the load): the

@@ -25,7 +25,15 @@ from .approval import ApprovalPolicy
 from .tool import Tool, ToolResult
 from .toolkit import Toolkit
 
-__all__ = ["MODES", "PLAN_REFUSAL", "Mode", "Verdict", "mode_verdict", "with_mode"]
+__all__ = [
+    "MODES",
+    "PLAN_REFUSAL",
+    "Mode",
+    "Verdict",
+    "commands_reviewed",
+    "mode_verdict",
+    "with_mode",
+]
 
 Mode = Literal["ask", "auto-edit", "auto", "plan"]
 MODES: tuple[Mode, ...] = ("ask", "auto-edit", "auto", "plan")
