@@ -193,6 +193,7 @@ class Commands(ContextCommands, McpCommands, WorkspaceCommands, ModeCommands, Jo
             session.toolkit,
             approval_policy(session.config, session.toolkit),
             yes=session.options.yes,
+            mode=session.mode.name if session.mode is not None else None,
         )
         if not rows:
             home = home_line(session.config, session.options.tools, CHAT_WAY_OUT)

@@ -232,13 +232,22 @@ def tools_summary(toolkit: Toolkit) -> str | None:
     return f"tools: {shown} ({', '.join(f'{n} {label}' for label, n in counts.items())})"
 
 
-def approval_in_effect(policy: ApprovalPolicy, tool: Tool, yes: bool) -> tuple[str, str]:
-    """What a call of `tool` meets by its name alone, and why when the config's rule is
-    not the whole story: ("allow", "--yes, sandbox"), ("ask", "no sandbox"), ("deny", "")."""
+def approval_in_effect(
+    policy: ApprovalPolicy, tool: Tool, yes: bool, mode: str | None = None
+) -> tuple[str, str]:
+    """What a call of `tool` meets by its name alone, in the chat's `mode` if given, and
+    why when the config's rule is not the whole story: ("allow", "--yes, sandbox"),
+    ("ask", "no sandbox"), ("allow", "auto mode"), ("deny", "")."""
     decision = policy.rule_for(tool)
     bash = tool.source == "builtin" and tool.name == "bash"
     if decision == "deny":
         return decision, ""
+    if mode is not None:
+        from toolnexus.tools.modes import mode_verdict
+
+        verdict = mode_verdict(mode, tool, sandboxed=policy.sandboxed, reviewed=False)
+        if verdict is not None:
+            return ("allow" if verdict.decision == "allow" else "deny"), f"{mode} mode"
     if bash and not policy.sandboxed:
         return "ask", "no sandbox"  # a person, before every command, --yes or not
     if decision == "ask" and yes:
@@ -251,12 +260,13 @@ def tool_rows(
     policy: ApprovalPolicy,
     *,
     yes: bool = False,
+    mode: str | None = None,
 ) -> list[dict[str, Any]]:
     """A row per tool: name, source, status, the approval in effect (with --yes if
-    `yes`) and why ("approval_note"), description."""
+    `yes`, in the chat's `mode` if given) and why ("approval_note"), description."""
     rows = []
     for tool in toolkit.tools():
-        approval, note = approval_in_effect(policy, tool, yes)
+        approval, note = approval_in_effect(policy, tool, yes, mode)
         rows.append(
             {
                 "name": tool.name,

@@ -108,7 +108,8 @@ def test_an_old_config_says_tools_are_off_and_the_line_that_turns_them_on(cli, s
 def test_shift_tab_cycles_the_modes_and_the_toolbar_shows_the_one_on(project, stub, chat_in):
     """Repro: tools on; under the prompt the toolbar says "ask mode (Shift-Tab changes
     it)"; each Shift-Tab shows the next mode (auto-edit, auto, plan) and the fourth comes
-    back to ask. /mode says what the mode on does, and /mode NAME picks one by name."""
+    back to ask. /mode says what the mode on does, /mode NAME picks one by name, and
+    /tools shows the approval each call meets in it."""
     chat = chat_in()
     wait_toolbar(chat, "ask mode (Shift-Tab changes it)")
     for name in ("auto-edit", "auto", "plan", "ask"):
@@ -119,6 +120,8 @@ def test_shift_tab_cycles_the_modes_and_the_toolbar_shows_the_one_on(project, st
     chat.say("/mode auto")
     chat.wait_text("mode: auto: commands run in the sandbox and edits without asking")
     wait_toolbar(chat, "auto mode (Shift-Tab changes it)")
+    chat.say("/tools")  # the approval each call meets, in this mode
+    assert re.search(r"write_file\s+builtin\s+allow \(auto mode\)", chat.term.text())
     chat.say("/mode pln")
     chat.wait_text("no mode 'pln': did you mean plan? use one of ask, auto-edit, auto, plan")
     wait_toolbar(chat, "auto mode")
