@@ -118,6 +118,9 @@ def ask(
 
     When stdin is not a terminal it is read whole: the prompt is PROMPT, a blank line,
     then stdin (git diff | toolnexus ask "review this"). Stdin alone is a prompt too.
+
+    Tools are off unless asked for: --builtins offers the built-in file, search, shell
+    and web tools (the chat offers them when the config says tools.chat = true).
     """
     from toolnexus import ToolnexusError
 

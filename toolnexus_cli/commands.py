@@ -42,6 +42,8 @@ from .listing import holding
 from .mcp_commands import COMMANDS as MCP_COMMANDS
 from .mcp_commands import McpCommands
 from .mcp_prompts import is_prompt_command
+from .mode_commands import COMMANDS as MODE_COMMANDS
+from .mode_commands import ModeCommands
 from .session import Session
 from .settings import UiSettings
 from .threads import fork_thread
@@ -61,6 +63,7 @@ COMMANDS = {
     "/system": "show or change the system prompt: /system TEXT",
     "/tools": "list the tools the model may call",
     **WORKSPACE_COMMANDS,
+    **MODE_COMMANDS,
     **MCP_COMMANDS,
     "/thread": "this thread's id, title and tokens",
     "/threads": "list recent threads",
@@ -88,6 +91,14 @@ def meant_as_command(text: str) -> bool:
     return word in COMMANDS or ("/" not in word[1:] and not _names_a_path(word))
 
 
+def nearest_command(name: str) -> str | None:
+    """The command `name` was probably meant as: the one with the same letters (two of
+    them swapped: /modle is /model, not /mode), else the closest."""
+    near = difflib.get_close_matches(name, list(COMMANDS), n=3, cutoff=0.4)
+    same = [command for command in near if sorted(command) == sorted(name)]
+    return (same or near)[0] if near else None
+
+
 def _names_a_path(word: str) -> bool:
     try:
         return Path(word).exists()
@@ -95,7 +106,7 @@ def _names_a_path(word: str) -> bool:
         return False
 
 
-class Commands(ContextCommands, McpCommands, WorkspaceCommands, JournalCommands):
+class Commands(ContextCommands, McpCommands, WorkspaceCommands, ModeCommands, JournalCommands):
     def __init__(self, session: Session, console: Console, ui: UiSettings | None = None) -> None:
         self.session = session
         self.console = console
@@ -113,8 +124,8 @@ class Commands(ContextCommands, McpCommands, WorkspaceCommands, JournalCommands)
         if handler is None and is_prompt_command(self.session.toolkit, name):
             return await self.mcp_prompt(name, arg)
         if handler is None:
-            near = difflib.get_close_matches(name, list(COMMANDS), n=1, cutoff=0.4)
-            hint = f" - did you mean {near[0]}?" if near else " - /help lists them"
+            near = nearest_command(name)
+            hint = f" - did you mean {near}?" if near else " - /help lists them"
             self.say(f"unknown command {name}{hint} (/{name} sends it as text)", "yellow")
             return None
         try:
@@ -171,6 +182,7 @@ class Commands(ContextCommands, McpCommands, WorkspaceCommands, JournalCommands)
             session.toolkit,
             approval_policy(session.config, session.toolkit),
             yes=session.options.yes,
+            mode=session.mode.name if session.mode is not None else None,
         )
         if not rows:
             home = home_line(session.config, session.options.tools, CHAT_WAY_OUT)

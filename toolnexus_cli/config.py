@@ -55,6 +55,10 @@ TOP_KEYS: dict[str, Any] = {
     "mcp": str,
     "builtins": (bool, list),
     "workspace": str,
+    "tools": {
+        "chat": bool,  # the chat offers the built-in tools (setup asks); `ask` needs --builtins
+        "mode": str,  # the chat's starting mode: ask, auto-edit, auto or plan
+    },
     "approval": RULES,
     "sandbox": {
         "mode": str,
@@ -131,6 +135,7 @@ BUILTIN_PROVIDERS: dict[str, dict[str, Any]] = {
 
 UI_CHOICES = {"editing_mode": ["emacs", "vi"], "theme": ["auto", "dark", "light"]}
 SANDBOX_MODES = ["workspace-write", "read-only", "off"]  # toolnexus.tools.sandbox.MODES
+CHAT_MODES = ["ask", "auto-edit", "auto", "plan"]  # toolnexus.tools.modes.MODES
 
 
 class Limit(NamedTuple):
@@ -360,6 +365,8 @@ def _choices(prefix: str, key: str) -> list[str] | None:
         return UI_CHOICES.get(key)
     if prefix == "sandbox." and key == "mode":
         return SANDBOX_MODES
+    if prefix == "tools." and key == "mode":
+        return CHAT_MODES
     if prefix.startswith("providers.") and key == "style":
         from toolnexus.wire import STYLES
 

@@ -136,7 +136,10 @@ class JournalCommands:
 
 def review_words(on: bool) -> str:
     if on:
-        return "review on: each command's changes are shown, and applied after a yes"
+        return (
+            "review on: each command's changes are shown, and applied after a yes (a "
+            "command is asked about then, not before it runs too)"
+        )
     return "review off: each command's changes apply when it ends (/rewind undoes them)"
 
 

@@ -13,11 +13,13 @@ from toolnexus.visible import visible
 
 from .approve import confirm, confirm_default_no, panel
 from .attach import pasted_image
+from .chat_tools import chat_options, tools_off_line, workspace_line
 from .commands import COMMANDS, Commands, meant_as_command
 from .config import Config
 from .mcp_prompts import attach_mentions
 from .mcp_view import status_line
 from .models import model_names
+from .modes import CYCLE_KEY, PLAN_KEY, ChatMode, modes_matter
 from .options import RunOptions, go_on_command
 from .render import RESULT_PREVIEW_LINES, TerminalRenderer, unfinished_note
 from .session import Session, Turn
@@ -40,13 +42,15 @@ class Repl:
     def __init__(self, config: Config, options: RunOptions, console: Console | None = None) -> None:
         self.console = console or terminal_console()
         self.ui = terminal_ui(config.settings.ui, self.console, prompt_follows=True)
+        self.mode = ChatMode(config.settings.tools.mode)
         self.session = Session(
             config,
-            options,
+            chat_options(config, options),
             output=self._renderer,
             console=self.console,
             mcp_wait=MCP_WAIT,
             on_server=self._server_changed,
+            mode=self.mode,
         )
         self.commands = Commands(self.session, self.console, self.ui)
         self.carried: list[str] = []  # `!command` output to add to the next message
@@ -81,7 +85,11 @@ class Repl:
             model_names(session.config),
             vi=self.ui.editing_mode == "vi",
             status=self._status,
-            keys={"escape r": self._toggle_review},
+            keys={
+                "escape r": self._toggle_review,
+                CYCLE_KEY: self._next_mode,
+                PLAN_KEY: self.mode.go_ahead,
+            },
         )
         if servers:
             from prompt_toolkit.completion import merge_completers
@@ -98,12 +106,20 @@ class Repl:
         return code
 
     def _status(self) -> str:
-        """The toolbar's line: the MCP servers' state, and review while it is on."""
+        """The toolbar's line: the mode while there is a workspace, the MCP servers'
+        state, and review while it is on."""
         toolkit = self.session.toolkit
-        parts = [status_line(toolkit.servers)] if toolkit.servers else []
+        parts = [self.mode.status()] if modes_matter(toolkit) else []
+        if toolkit.servers:
+            parts.append(status_line(toolkit.servers))
         if toolkit.workspace is not None and toolkit.workspace.reviewing:
             parts.append("review on (Alt-R)")
         return "  ".join(parts)
+
+    def _next_mode(self) -> None:
+        """Shift-Tab: the next mode (the toolbar shows it)."""
+        if modes_matter(self.session.toolkit):
+            self.mode.cycle()
 
     def _toggle_review(self) -> None:
         """Alt-R: review commands' changes before they apply, or no longer (the toolbar
@@ -124,6 +140,12 @@ class Repl:
         tools = tools_summary(session.toolkit)
         if tools:
             self.console.print(Text(visible(tools), style="dim"))
+        off = tools_off_line(session.config, session.options)
+        if off:
+            self.console.print(Text(visible(off), style="yellow"))
+        where = workspace_line(session.toolkit)
+        if where:
+            self.console.print(Text(visible(where), style="dim"))
         sandbox = sandbox_line(session.toolkit)
         if sandbox:
             self.console.print(
@@ -132,6 +154,8 @@ class Repl:
         home = home_line(session.config, session.options.tools, CHAT_WAY_OUT)
         if home:
             self.console.print(Text(visible(home), style="yellow"))
+        if modes_matter(session.toolkit):
+            self.console.print(Text(self.mode.line(session.toolkit), style="dim"))
         if session.options.yes and tools:
             self.console.print(Text(yes_line(session.toolkit), style="yellow"))
         model_note = await session.model_note()
@@ -262,6 +286,9 @@ class Repl:
             self.console.print(Text(visible(dropped), style="dim"))
         if turn.status != "done":
             self.typed.keep_for_prompt()
+        elif self.mode.name == "plan" and modes_matter(self.session.toolkit):
+            self.mode.plan_ready = True
+            self.console.print(Text(self.mode.plan_hint(), style="bold"))
         elif turn.result is not None:
             await self._offer_written_call(turn.result.text)
 

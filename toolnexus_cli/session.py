@@ -67,6 +67,8 @@ if TYPE_CHECKING:
     from toolnexus.mcp import McpServer
     from toolnexus.tools.approval import AskUser
 
+    from .modes import ChatMode
+
 
 # An endpoint's answer about the request itself (not the key, the model, the load): the
 # same one on every turn of a thread means something in the thread is what it refuses.
@@ -106,7 +108,8 @@ class Session:
     the session opens; a model call waits for those still starting at most `mcp_wait`
     seconds after one first waited for them (None: until each runs or has failed).
     `on_server` hears of each change of a server's status (by default, one that fails is a
-    warning)."""
+    warning). `mode`: the chat's mode, which decides before the approval rules (None: the
+    rules alone)."""
 
     def __init__(
         self,
@@ -117,8 +120,10 @@ class Session:
         console: Console | None = None,
         mcp_wait: float | None = None,
         on_server: Callable[[McpServer], None] | None = None,
+        mode: ChatMode | None = None,
     ) -> None:
         self.config = config
+        self.mode = mode
         self.options = options
         self.mcp_wait = mcp_wait
         self.on_server = on_server or self._warn_if_failed
@@ -209,6 +214,8 @@ class Session:
         if console is not None:
             person = terminal_wait_for(console, self.pause_output, self.interrupted_at_question)
             wait_for = yes_to_what_it_covers(person) if yes else person
+        if self.mode is not None:
+            wait_for = self.mode.kept_in_sandbox(wait_for)
             if not yes:
                 asker = self._resume_output(
                     terminal_asker(
@@ -218,7 +225,11 @@ class Session:
                         call_view(self.toolkit),
                     )
                 )
-        hooks = make_hooks(self.config, self.toolkit, asker)
+        mode = self.mode
+        named = (lambda: mode.name) if mode is not None else None
+        hooks = make_hooks(self.config, self.toolkit, asker, mode=named)
+        if mode is not None:
+            mode.apply(self.toolkit)
         self.wait_for = wait_for
         self._approval = hooks["before_tool"] if hooks and console and not yes else None
         client, self.key, self.redact = make_client(

@@ -43,6 +43,14 @@ class SandboxSettings(NamedTuple):
     apply: str = "auto"
 
 
+class ToolsSettings(NamedTuple):
+    """[tools]: whether the chat offers the built-in tools (None: the config predates the
+    question, and the chat says how to turn them on), and the mode it starts in."""
+
+    chat: bool | None = None
+    mode: str = "ask"
+
+
 class ApprovalSettings(NamedTuple):
     """[approval]: tool-name rules, the command, path, host and outside rule tables, and
     more names of files that look like they hold secrets (`secret_files`)."""
@@ -105,6 +113,7 @@ class Settings(NamedTuple):
     mcp: str | None = None
     builtins: bool | tuple[str, ...] | None = None
     workspace: str | None = None
+    tools: ToolsSettings = ToolsSettings()
     approval: ApprovalSettings = ApprovalSettings()
     sandbox: SandboxSettings = SandboxSettings()
     context_window: int | None = None
@@ -132,6 +141,7 @@ def settings_from(data: Mapping[str, Any]) -> Settings:
         mcp=data.get("mcp"),
         builtins=tuple(map(str, builtins)) if isinstance(builtins, list) else builtins,
         workspace=data.get("workspace"),
+        tools=_table(ToolsSettings, data.get("tools", {})),
         approval=_approval(data.get("approval", {})),
         sandbox=_table(
             SandboxSettings, data.get("sandbox", {}), read=tuple, write=tuple, env=tuple

@@ -41,6 +41,13 @@ HOSTED = (("OpenAI", "openai"), ("Anthropic", "anthropic"), ("OpenRouter", "open
 STYLE_CHOICES = ("openai", "anthropic", "responses")
 MODELS_SHOWN = 30  # a longer list is cut; its other names can be typed
 PROVIDER_NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
+TOOLS_ABOUT = (
+    "Tools: in the chat the model can read and search files, run commands and write files "
+    "in the folder you start it in (never in your home folder itself).\n"
+    "  Reading runs at once; writes and commands follow the chat's mode (ask: each one asks "
+    "you first; Shift-Tab changes the mode); commands run in the sandbox."
+)
+TOOLS_QUESTION = "Let the model use tools in every chat?"
 
 
 @dataclass
@@ -65,6 +72,7 @@ class Choice:
     endpoint: Endpoint
     key: str | None = None
     table: bool = True  # False: the provider is already in the file (or built in)
+    tools: bool | None = None  # the answer to TOOLS_QUESTION (None: not asked)
 
 
 # ------------------------------------------------------------------ entry points
@@ -137,6 +145,9 @@ def _ask(config_flag: str | None) -> tuple[Path, Choice, str | None] | None:
             f"Make {default} the default model?"
         ):
             choice.model = ""
+    if existing is None or existing.settings.tools.chat is None:
+        print(TOOLS_ABOUT)
+        choice.tools = yes_no(TOOLS_QUESTION)
     return path, choice, old_text
 
 
@@ -377,6 +388,8 @@ def _write(path: Path, choice: Choice, old_text: str | None) -> None:
         text = example_with(default or "", table)
     else:
         text = _with_default(old_text, default) + ("\n" + table if table else "")
+    if choice.tools is not None:
+        text = _with_chat_tools(text, choice.tools)
     try:
         tomllib.loads(text)  # what is written must load
     except tomllib.TOMLDecodeError as exc:
@@ -429,6 +442,23 @@ def _with_default(text: str, default: str | None) -> str:
     if setting.search(text[:end]):
         return setting.sub(lambda _: line, text[:end], count=1) + text[end:]
     return f"{line}\n{text}"
+
+
+def _with_chat_tools(text: str, on: bool) -> str:
+    """`text` with `chat` of its [tools] table set to `on` (the table added if missing)."""
+    line = f"chat = {'true' if on else 'false'}"
+    header = re.search(r"^\[tools\][ \t]*(#.*)?$", text, re.M)
+    if header is None:
+        return f"{text.rstrip()}\n\n[tools]\n{line}\n"
+    nxt = re.search(r"^\s*\[", text[header.end() :], re.M)
+    end = header.end() + (nxt.start() if nxt else len(text) - header.end())
+    table = text[header.end() : end]
+    setting = re.compile(r"^chat\s*=.*$", re.M)
+    if setting.search(table):
+        table = setting.sub(lambda _: line, table, count=1)
+    else:
+        table = f"\n{line}{table}"
+    return text[: header.end()] + table + text[end:]
 
 
 # ------------------------------------------------------------------ asking

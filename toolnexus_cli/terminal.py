@@ -252,13 +252,14 @@ def prompt_session(
     *,
     vi: bool = False,
     status: Callable[[], str] | None = None,
-    keys: Mapping[str, Callable[[], None]] | None = None,
+    keys: Mapping[str, Callable[[], str | None]] | None = None,
 ) -> Any:
     """The prompt line: a private history, Esc-Enter for a new line, Ctrl-C clears the
     line (on an empty one it raises KeyboardInterrupt), `commands` complete, and so do
     `models` after `/model`. A toolbar says "shell mode" while the line starts with "!";
     `vi`: vi keys, the mode shown in it too; `status`: a line for it too (redrawn when the
-    app is invalidated)."""
+    app is invalidated); `keys`: more keys ("escape r", "s-tab"), each an action that may
+    return a line to send, as if typed and entered."""
     from prompt_toolkit import PromptSession
     from prompt_toolkit.history import FileHistory
     from prompt_toolkit.key_binding import KeyBindings
@@ -271,7 +272,7 @@ def prompt_session(
         event.current_buffer.insert_text("\n")
 
     for key, action in (keys or {}).items():
-        bindings.add(*key.split())(lambda _event, act=action: act())
+        bindings.add(*key.split())(lambda event, act=action: _key_action(event, act))
 
     @bindings.add("c-c")
     def _interrupt(event: Any) -> None:
@@ -291,6 +292,13 @@ def prompt_session(
     )
     _toolbar_while_it_has_news(session, vi, status)
     return session
+
+
+def _key_action(event: Any, action: Callable[[], str | None]) -> None:
+    line = action()
+    if line is not None:
+        event.current_buffer.text = line
+        event.current_buffer.validate_and_handle()
 
 
 def _toolbar_while_it_has_news(session: Any, vi: bool, status: Callable[[], str] | None) -> None:

@@ -138,12 +138,21 @@ def sandbox_line(toolkit: Toolkit) -> str | None:
     return line
 
 
-def make_hooks(config: Config, toolkit: Toolkit, ask: AskUser) -> dict[str, Any] | None:
+def make_hooks(
+    config: Config, toolkit: Toolkit, ask: AskUser, *, mode: Callable[[], str] | None = None
+) -> dict[str, Any] | None:
+    """The approval hook, under the chat's mode `mode()` names when there is one."""
     if not len(toolkit) and not toolkit.sources:  # tools may come later (MCP servers)
         return None
     from toolnexus.tools.approval import approval_hook
 
-    return {"before_tool": approval_hook(approval_policy(config, toolkit), toolkit, ask)}
+    policy = approval_policy(config, toolkit)
+    hook = approval_hook(policy, toolkit, ask)
+    if mode is None:
+        return {"before_tool": hook}
+    from toolnexus.tools.modes import with_mode
+
+    return {"before_tool": with_mode(hook, policy, toolkit, mode)}
 
 
 # How the question about a call shows it: (name, args) -> text, or Rich Text made safe.
@@ -239,15 +248,24 @@ def tools_summary(toolkit: Toolkit) -> str | None:
 ASKS_ITSELF = {"fetch_url": "asks per new host"}
 
 
-def approval_in_effect(policy: ApprovalPolicy, tool: Tool, yes: bool) -> tuple[str, str]:
-    """What a call of `tool` meets by its name alone, and why when the config's rule is
-    not the whole story: ("allow", "--yes, sandbox"), ("ask", "no sandbox"), ("deny", ""),
-    ("allow", "asks per new host")."""
+def approval_in_effect(
+    policy: ApprovalPolicy, tool: Tool, yes: bool, mode: str | None = None
+) -> tuple[str, str]:
+    """What a call of `tool` meets by its name alone, in the chat's `mode` if given, and
+    why when the config's rule is not the whole story: ("allow", "--yes, sandbox"),
+    ("ask", "no sandbox"), ("allow", "auto mode"), ("deny", ""), ("allow", "asks per new
+    host")."""
     decision = policy.rule_for(tool)
     builtin = tool.source == "builtin"
     bash = builtin and tool.name == "bash"
     if decision == "deny":
         return decision, ""
+    if mode is not None:
+        from toolnexus.tools.modes import mode_verdict
+
+        verdict = mode_verdict(mode, tool, sandboxed=policy.sandboxed, reviewed=False)
+        if verdict is not None:
+            return ("allow" if verdict.decision == "allow" else "deny"), f"{mode} mode"
     if bash and not policy.sandboxed:
         return "ask", "no sandbox"  # a person, before every command, --yes or not
     notes = []
@@ -266,12 +284,13 @@ def tool_rows(
     policy: ApprovalPolicy,
     *,
     yes: bool = False,
+    mode: str | None = None,
 ) -> list[dict[str, Any]]:
     """A row per tool: name, source, status, the approval in effect (with --yes if
-    `yes`) and why ("approval_note"), description."""
+    `yes`, in the chat's `mode` if given) and why ("approval_note"), description."""
     rows = []
     for tool in toolkit.tools():
-        approval, note = approval_in_effect(policy, tool, yes)
+        approval, note = approval_in_effect(policy, tool, yes, mode)
         rows.append(
             {
                 "name": tool.name,

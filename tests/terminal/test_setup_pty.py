@@ -31,6 +31,7 @@ ROOT = Path(__file__).parents[2]
 ROWS, COLS = 40, 200  # wide enough for the temporary paths on one line
 PROMPT = "›"
 SECRET = "sk-secret-4242"
+TOOLS_QUESTION = "Let the model use tools in every chat? [Y/n]"
 
 
 @pytest.fixture
@@ -83,6 +84,7 @@ def test_first_chat_finds_a_local_server_writes_the_config_and_chats(tmp_path, s
     assert "another endpoint" in screen
     answer(chat, "Choose [1]:", "2", count=2)  # the second model
     assert "1. m-one" in chat.term.text() and "2. m-two" in chat.term.text()
+    answer(chat, TOOLS_QUESTION, "")
     wait_chat_prompt(chat)
     name = f"local-{stub.port}"
     assert (
@@ -135,6 +137,7 @@ def test_another_endpoint_with_a_key_typed_without_echo(tmp_path, stub, start):
     answer(chat, "API key for stubby", SECRET, count=2)
     chat.wait_text("answered: 2 models")
     answer(chat, "Choose [1]:", "", count=3)
+    answer(chat, TOOLS_QUESTION, "")
     wait_chat_prompt(chat)
     assert f"stored the key for stubby in {cli.keys_file}" in chat.term.text()
 
@@ -201,6 +204,7 @@ def test_setup_adds_a_provider_to_an_existing_config(tmp_path, stub, start):
     answer(setup, "Choose [1]:", "", count=2)  # the server found
     setup.wait_text("model: only-model")
     answer(setup, "the default model? [Y/n]", "")
+    answer(setup, TOOLS_QUESTION, "n")  # the file had no say on it
     setup.wait_text("start chatting with: toolnexus chat")
     name = f"local-{stub.port}"
     assert (
@@ -213,6 +217,7 @@ def test_setup_adds_a_provider_to_an_existing_config(tmp_path, stub, start):
     config = tomllib.loads(text)
     assert config["default_model"] == f"{name}:only-model"
     assert set(config["providers"]) == {"other", name}
+    assert config["tools"] == {"chat": False}
 
     again = start(cli, "setup")  # the same server again: nothing to add twice
     answer(again, "Choose [1]:", "3")  # leave it as it is
@@ -230,6 +235,7 @@ def test_the_written_config_allows_nothing_the_user_did_not_choose(tmp_path, stu
     cli = user(tmp_path, stub.port)
     setup = start(cli, "setup")
     answer(setup, "Choose [1]:", "")  # the server found
+    answer(setup, TOOLS_QUESTION, "")
     setup.wait_text("start chatting with: toolnexus chat")
     assert exit_status(setup) == 0
 
@@ -268,6 +274,7 @@ def test_right_after_setup_model_names_complete_and_a_bare_name_is_found(tmp_pat
     chat = start(cli, "chat")
     answer(chat, "Choose [1]:", "")  # the server found
     answer(chat, "Choose [1]:", "", count=2)  # its first model
+    answer(chat, TOOLS_QUESTION, "")
     wait_chat_prompt(chat)
     chat.child.send("/model m-t\t")
     chat.wait(
@@ -304,6 +311,8 @@ def test_a_yes_no_question_takes_one_key(tmp_path, stub, start):
     answer(setup, "Choose [1]:", "", count=2)  # the server found
     setup.wait_text("the default model? [Y/n]")
     setup.child.send("n")  # no Enter
+    setup.wait_text(TOOLS_QUESTION)
+    setup.child.send("y")  # no Enter either
     setup.wait_text("start chatting with: toolnexus chat")
     assert "the default model? [Y/n] no" in setup.term.text()
     assert "(the default model stays as it was)" in setup.term.text()
@@ -344,7 +353,50 @@ def test_setup_with_a_config_path_says_how_to_chat_with_it(tmp_path, stub, start
     config = cli.root / "work.toml"
     setup = start(cli, "setup", "--config", str(config))
     answer(setup, "Choose [1]:", "")  # the server found
+    setup.wait_text(TOOLS_QUESTION)
+    setup.child.send("y")
     setup.wait_text("start chatting with:")
     assert exit_status(setup) == 0
     assert f"start chatting with: toolnexus chat --config {config}" in unwrapped(setup)
     assert tomllib.loads(config.read_text())["default_model"] == f"local-{stub.port}:only-model"
+
+
+def test_setup_asks_once_whether_the_model_may_use_tools_and_the_chat_offers_them(
+    tmp_path, stub, start
+):
+    """Repro: `toolnexus setup` on a fresh machine, the local server taken; then, in a
+    project folder, "run the tests" got text back: the tools were off after setup and
+    nothing said so. Now setup says what the tools do and asks once, for every folder,
+    whether the model may use them, and writes the answer: the chat in a project folder
+    offers them, in that workspace and in ask mode; in the home folder the file and command
+    tools stay off, with the line that says why and how to pick a folder."""
+    stub.models = openai_models(["only-model"])
+    cli = user(tmp_path, stub.port)
+    setup = start(cli, "setup")
+    answer(setup, "Choose [1]:", "")  # the server found
+    setup.wait_text(TOOLS_QUESTION)
+    about = setup.term.text()
+    assert "Reading runs at once; writes and commands follow the chat's mode" in about
+    assert "commands run in the sandbox" in about
+    setup.send_line("")  # yes
+    setup.wait_text("start chatting with: toolnexus chat")
+    assert exit_status(setup) == 0
+    assert tomllib.loads(cli.config_file.read_text())["tools"] == {"chat": True, "mode": "ask"}
+
+    at_home = start(cli, "chat")
+    wait_chat_prompt(at_home)
+    home = at_home.term.text()
+    assert f"file and command tools are off: the workspace {cli.home} is your home folder" in home
+    assert "PATH (or --root PATH) picks a project folder" in home  # /workspace PATH
+    assert "tools: fetch_url (1 built-in)" in home and "mode:" not in home
+    at_home.child.sendeof()
+    assert exit_status(at_home) == 0
+
+    project = cli.in_project()
+    chat = start(cli, "chat")
+    wait_chat_prompt(chat)
+    banner = chat.term.text()
+    assert "tools: read_file, list_dir, glob, grep, fetch_url, write_file, … (8 built-in)" in banner
+    assert f"workspace: {project} (/workspace PATH moves the tools" in banner
+    assert "mode: ask: every write and command asks first" in banner
+    assert "tools are off" not in banner
