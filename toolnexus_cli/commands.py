@@ -42,9 +42,12 @@ from .listing import holding
 from .mcp_commands import COMMANDS as MCP_COMMANDS
 from .mcp_commands import McpCommands
 from .mcp_prompts import is_prompt_command
+from .output_commands import COMMANDS as OUTPUT_COMMANDS
+from .output_commands import OutputCommands
 from .session import Session
 from .settings import UiSettings
 from .threads import fork_thread
+from .tool_output import KeptOutputs
 from .toolbox import approval_policy, approval_text, tool_rows
 from .workspace import CHAT_WAY_OUT, home_line
 from .workspace_commands import COMMANDS as WORKSPACE_COMMANDS
@@ -59,6 +62,7 @@ COMMANDS = {
     "/model": "show or change the model: /model NAME",
     "/system": "show or change the system prompt: /system TEXT",
     "/tools": "list the tools the model may call",
+    **OUTPUT_COMMANDS,
     **WORKSPACE_COMMANDS,
     **MCP_COMMANDS,
     "/thread": "this thread's id, title and tokens",
@@ -94,11 +98,18 @@ def _names_a_path(word: str) -> bool:
         return False
 
 
-class Commands(ContextCommands, McpCommands, WorkspaceCommands, JournalCommands):
-    def __init__(self, session: Session, console: Console, ui: UiSettings | None = None) -> None:
+class Commands(ContextCommands, McpCommands, WorkspaceCommands, JournalCommands, OutputCommands):
+    def __init__(
+        self,
+        session: Session,
+        console: Console,
+        ui: UiSettings | None = None,
+        kept: KeptOutputs | None = None,
+    ) -> None:
         self.session = session
         self.console = console
         self.ui = ui or session.config.settings.ui  # the terminal's (with its code theme)
+        self.kept = kept or KeptOutputs()  # what the chat's tool calls printed
         self.attached: list[Attachment] = []  # /attach: for the next message
 
     def take_attached(self) -> list[Attachment]:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from toolnexus.context.pricing import Price
 
     from .settings import UiSettings
+    from .tool_output import KeptOutputs
 
 RESULT_PREVIEW_LINES = 8
 
@@ -293,12 +294,13 @@ def format_args(args: Any) -> str:
     return args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
 
 
-def preview(output: str, lines: int = RESULT_PREVIEW_LINES) -> str:
+def preview(output: str, lines: int = RESULT_PREVIEW_LINES, shown_by: str = "") -> str:
+    """The first `lines` lines of `output`; `shown_by` follows the count of the rest."""
     output = output.rstrip()
     rows = output.splitlines()
     if len(rows) <= lines:
         return output
-    return "\n".join(rows[:lines]) + f"\n... {len(rows) - lines} more lines"
+    return "\n".join(rows[:lines]) + f"\n... {len(rows) - lines} more lines{shown_by}"
 
 
 class PlainRenderer:
@@ -378,9 +380,12 @@ class PlainRenderer:
 
 class TerminalRenderer:
     """For a terminal: live Markdown, dimmed reasoning, tool panels, a footer. With `keys`
-    (a terminal.TypeAhead), what is typed while the answer streams shows under it."""
+    (a terminal.TypeAhead), what is typed while the answer streams shows under it; with
+    `kept`, the whole output of each tool call is kept for /last."""
 
-    def __init__(self, console: Any, ui: UiSettings, keys: Any = None) -> None:
+    def __init__(
+        self, console: Any, ui: UiSettings, keys: Any = None, kept: KeptOutputs | None = None
+    ) -> None:
         from .running import RunningTools
 
         self.console = console
@@ -389,6 +394,7 @@ class TerminalRenderer:
         self.meter = Meter()
         self.keys = keys
         self.running = RunningTools()
+        self.kept = kept
 
     def _live(self) -> Any:
         if self.stream is None:
@@ -427,6 +433,12 @@ class TerminalRenderer:
                 self._panel(format_args(event["args"]), f"⚙ {event['name']}", "cyan", exact=True)
             )
             self.running.start(event["id"], event["name"])
+            if self.kept is not None:
+                self.kept.begin(event["id"], event["name"])
+        elif kind == "tool_output":
+            self.running.output(event["id"], event["text"])
+            if self.kept is not None:
+                self.kept.add(event["id"], event["text"])
         elif kind == "tool_progress":
             self.running.report(event["id"], event["message"], event["progress"], event["total"])
         elif kind == "tool_result":
@@ -434,7 +446,7 @@ class TerminalRenderer:
             style = "red" if event["is_error"] else "green"
             title = f"{'✗' if event['is_error'] else '✓'} {event['name']}"
             labels = attachment_labels(event)
-            body = "\n".join([preview(event["output"]), *labels]).strip() or "(no output)"
+            body = "\n".join([self._preview(event), *labels]).strip() or "(no output)"
             stream.print(self._panel(body, title, style))
             stream.wait()
         elif kind == "waiting":
@@ -455,6 +467,27 @@ class TerminalRenderer:
 
             stream.print(Text(compaction_note(event), style="dim"))
             stream.wait()
+
+    def _preview(self, event: Mapping[str, Any]) -> str:
+        """A result's first lines; with its whole output kept, how to see it all."""
+        if self.kept is None:
+            return preview(event["output"])
+        from .tool_output import SHOWN_BY
+
+        self.kept.end(event["id"], event["output"])
+        return preview(event["output"], shown_by=SHOWN_BY)
+
+    def show_cut(self) -> None:
+        """The turn was stopped: each call it cut that printed something shows its last
+        lines, and that the model gets what it printed."""
+        from rich.text import Text
+
+        shown_by = " (Ctrl-O or /last shows all of it)" if self.kept is not None else ""
+        for panel in self.running.cut():
+            self.console.print(panel)
+            self.console.print(
+                Text(f"cut by Ctrl-C: the model gets what it printed until then{shown_by}", "dim")
+            )
 
     def _panel(self, body: str, title: str, style: str, *, exact: bool = False) -> Any:
         """`exact`: a tool call's arguments, shown as `exact_text`."""

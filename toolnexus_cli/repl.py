@@ -19,11 +19,13 @@ from .mcp_prompts import attach_mentions
 from .mcp_view import status_line
 from .models import model_names
 from .options import RunOptions
+from .output_commands import show_last
 from .render import TerminalRenderer, unfinished_note
 from .session import Session, Turn
 from .shell import run_shell
 from .terminal import TypeAhead, mute_keyboard, prompt_session, restore_keyboard
 from .theme import terminal_ui
+from .tool_output import KeptOutputs
 from .toolbox import sandbox_line, tools_summary, yes_line
 from .workspace import CHAT_WAY_OUT, home_line
 
@@ -47,7 +49,9 @@ class Repl:
             mcp_wait=MCP_WAIT,
             on_server=self._server_changed,
         )
-        self.commands = Commands(self.session, self.console, self.ui)
+        self.kept = KeptOutputs()  # what the tool calls printed, for /last and Ctrl-O
+        self.renderer: TerminalRenderer | None = None  # the last turn's
+        self.commands = Commands(self.session, self.console, self.ui, self.kept)
         self.carried: list[str] = []  # `!command` output to add to the next message
         self.typed = TypeAhead(self.console.file)  # while an answer streams
         self.prompts: Any = None  # the prompt line, once the chat runs
@@ -58,13 +62,19 @@ class Repl:
             self.prompts.app.invalidate()
 
     def _renderer(self, session: Session) -> TerminalRenderer:
-        renderer = TerminalRenderer(self.console, self.ui, keys=self.typed)
+        renderer = self.renderer = TerminalRenderer(
+            self.console, self.ui, keys=self.typed, kept=self.kept
+        )
         renderer.start()
         return renderer
 
     def run(self) -> int:
-        """The exit code; SIGTERM or SIGHUP ends the chat (a turn as Ctrl-C would)."""
-        return self.session.run(self._read_loop)
+        """The exit code; SIGTERM or SIGHUP ends the chat (a turn as Ctrl-C would). The
+        output kept of the tool calls goes with it."""
+        try:
+            return self.session.run(self._read_loop)
+        finally:
+            self.kept.close()
 
     async def _read_loop(self) -> int:
         session = self.session
@@ -74,7 +84,7 @@ class Repl:
             model_names(session.config),
             vi=self.ui.editing_mode == "vi",
             status=self._status,
-            keys={"escape r": self._toggle_review},
+            keys={"escape r": self._toggle_review, "c-o": self._show_last_output},
         )
         if servers:
             from prompt_toolkit.completion import merge_completers
@@ -104,6 +114,12 @@ class Repl:
         workspace = self.session.toolkit.workspace
         if workspace is not None:
             workspace.review(not workspace.reviewing)
+
+    def _show_last_output(self) -> None:
+        """Ctrl-O: /last, the prompt line put aside while the pager shows."""
+        from prompt_toolkit.application import run_in_terminal
+
+        run_in_terminal(lambda: show_last(self.kept, self.console), in_executor=True)
 
     async def _banner(self) -> None:
         session = self.session
@@ -252,6 +268,8 @@ class Repl:
 
     async def _show_end(self, turn: Turn) -> None:
         if turn.status == "cancelled":
+            if self.renderer is not None:
+                self.renderer.show_cut()
             self.console.print(Text("(interrupted: the partial answer is kept)", style="dim"))
         elif turn.result is None:
             self.console.print(Text(turn.error or "", style="bold red"))
