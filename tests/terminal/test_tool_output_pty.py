@@ -167,12 +167,13 @@ def kept_files(temp: Path) -> list[Path]:
     return [file for folder in temp.glob("toolnexus-output-*") for file in folder.iterdir()]
 
 
-@pytest.mark.parametrize("leave", ["ctrl-d", "ctrl-c twice", "sigterm"])
+@pytest.mark.parametrize("leave", ["ctrl-d", "ctrl-c twice", "sigterm", "sighup"])
 def test_the_kept_output_is_a_private_file_removed_when_the_chat_ends(
     cli, stub, temp, open_chat, leave
 ):
     """Repro: run a command in the chat, look for its output file in $TMPDIR (0600, in a
-    0700 folder), leave the chat (Ctrl-D, Ctrl-C twice, or a SIGTERM): the file is gone."""
+    0700 folder), leave the chat (Ctrl-D, Ctrl-C twice, a SIGTERM, or close the terminal):
+    the file is gone."""
     chat = forty_lines(open_chat, stub)
     [file] = kept_files(temp)
     assert stat.S_IMODE(file.stat().st_mode) == 0o600
@@ -184,8 +185,8 @@ def test_the_kept_output_is_a_private_file_removed_when_the_chat_ends(
         chat.interrupt()
         chat.wait_text("(Ctrl-C again or Ctrl-D to leave)")
         chat.interrupt()
-    else:
-        chat.child.kill(signal.SIGTERM)
+    else:  # a signal (SIGHUP: the terminal window was closed)
+        chat.child.kill(signal.SIGTERM if leave == "sigterm" else signal.SIGHUP)
     chat.exit_code()
     assert list(temp.iterdir()) == []
 
