@@ -26,6 +26,7 @@ from tests.support.cli_helpers import CLI, model_calls, tool_results
 from tests.support.pty_screen import opener
 
 INTERRUPTED = "(interrupted: the partial answer is kept)"
+QUESTION = "[y]es / [n]o / [a]lways (this session):"
 KEY = "sk-live-0123456789abcdefghij"
 
 
@@ -76,15 +77,20 @@ def bash(command: str) -> list[tuple[str, dict[str, str]]]:
     return [("bash", {"command": command})]
 
 
-def test_a_running_command_s_output_shows_before_it_ends(cli, stub, signals, open_chat):
-    """Repro: `toolnexus chat --builtins --yes`, ask for a command that prints a line, works
-    a while, then prints more. The first line shows in the command's panel while it runs;
-    before, only "running bash… 4s" showed until it ended."""
+@pytest.mark.parametrize("asked", [False, True], ids=["--yes", "approved"])
+def test_a_running_command_s_output_shows_before_it_ends(cli, stub, signals, open_chat, asked):
+    """Repro: `toolnexus chat --builtins --yes` (or without --yes, answering `y`), ask for a
+    command that prints a line, works a while, then prints more. The first line shows in
+    the command's panel while it runs; before, only "running bash… 4s" showed until it
+    ended."""
     go = signals / "go"
     command = f"echo first-$((6*7)); {wait_for(go)}; echo second-$((6*7))"
     model_calls(stub, bash(command), "It ran.")
-    chat = open_chat("--builtins", "--yes")
+    chat = open_chat("--builtins", *([] if asked else ["--yes"]))
     chat.send_line("run it")
+    if asked:
+        chat.wait_text(QUESTION)
+        chat.child.send("y")
     chat.wait(lambda: "first-42" in chat.showing(), "the first line while it runs")
     assert "second-42" not in chat.term.text() and "It ran." not in chat.term.text()
     assert "running bash" in chat.showing()
