@@ -1,6 +1,6 @@
 """What a running tool prints, as `tool_output` events while it runs (the chat streams a
-command's last lines from them), and kept in the thread when the run is stopped before the
-tool ends: the model reads what it printed and a line saying it was cut.
+command's last lines from them), and kept when the run is stopped before the tool ends (the
+model reads what it printed and a line saying it was cut) or the tool's time limit stops it.
 
 The commands run in the sandbox, where the workspace is an overlay: a file the test makes
 there would not be seen. They wait for a file in a folder the sandbox may read, made by
@@ -147,4 +147,19 @@ async def test_a_tool_stopped_before_it_printed_anything_says_so_as_before(stub)
         await stopping
     assert stopped.value.result.messages[-1]["content"] == (
         "error: the run was interrupted before this tool finished"
+    )
+
+
+async def test_a_tool_stopped_by_its_time_limit_leaves_what_it_printed():
+    async def crawl(ctx: ToolContext) -> str:
+        """Crawl for ever, saying what it found."""
+        ctx.output("page 1\n")
+        await asyncio.Event().wait()
+        return "never"
+
+    toolkit = Toolkit().register(define_tool(crawl, timeout=0.2))
+    result = await toolkit.execute("crawl", {}, ToolContext(call_id="c1"))
+    assert result.is_error
+    assert result.output == (
+        "error: tool 'crawl' timed out after 0.2 s; what it printed until then:\npage 1"
     )
