@@ -201,8 +201,9 @@ def test_ctrl_c_keeps_what_the_command_printed_for_the_model_and_says_it_was_cut
     cli, stub, signals, open_chat
 ):
     """Repro: a command prints a line and goes on working; Ctrl-C. Its panel stays with the
-    line it printed, marked as cut, and the next message's request gives the model that
-    line and a note that the user stopped it; before, the output was lost."""
+    line it printed, marked as cut, `/last` shows it, and the next message's request gives
+    the model that line and a note that the user stopped it; before, the output was lost."""
+    cli.env["PAGER"] = "cat"
     command = f"echo printed-$((6*7)); {wait_for(signals / 'never')}"
     model_calls(stub, bash(command), "Carrying on.")
     chat = open_chat("--builtins", "--yes")
@@ -215,6 +216,8 @@ def test_ctrl_c_keeps_what_the_command_printed_for_the_model_and_says_it_was_cut
     assert "✗ bash · cut" in screen
     assert "cut by Ctrl-C: the model gets what it printed until then" in screen
     assert "printed-42" in screen.split("✗ bash · cut")[1]
+    chat.say("/last")
+    assert "\nprinted-42\n" in chat.term.text()
     chat.send_line("what did it print?")
     chat.wait_text("Carrying on.")
     [result] = tool_results(stub.requests[-1])
