@@ -1,12 +1,16 @@
 """The chat's /last command (Ctrl-O at the prompt does the same): the whole output of the
 last tool call in a pager, `$PAGER` or `less -R`; printed where there is no pager or no
-terminal. The kept output was made visible as it was kept (tool_output.py)."""
+terminal. The kept output was made visible as it was kept (tool_output.py).
+
+While the pager runs, Ctrl-C is the pager's (less stops a search with it): the terminal
+sends SIGINT to the chat too, which then does nothing."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import shlex
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -30,7 +34,12 @@ class OutputCommands:
     say: Callable[..., None]
 
     async def last(self, arg: str) -> None:
-        await asyncio.to_thread(show_last, self.kept, self.console)
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGINT, lambda: None)  # the pager's
+        try:
+            await asyncio.to_thread(show_last, self.kept, self.console)
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
 
 
 def show_last(outputs: KeptOutputs, console: Console) -> None:

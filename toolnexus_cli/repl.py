@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import shlex
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +52,7 @@ class Repl:
         )
         self.kept = KeptOutputs()  # what the tool calls printed, for /last and Ctrl-O
         self.renderer: TerminalRenderer | None = None  # the last turn's
+        self.pager: asyncio.Future[None] | None = None  # Ctrl-O's, showing the last output
         self.commands = Commands(self.session, self.console, self.ui, self.kept)
         self.carried: list[str] = []  # `!command` output to add to the next message
         self.typed = TypeAhead(self.console.file)  # while an answer streams
@@ -85,6 +87,7 @@ class Repl:
             vi=self.ui.editing_mode == "vi",
             status=self._status,
             keys={"escape r": self._toggle_review, "c-o": self._show_last_output},
+            lent=lambda: self.pager is not None and not self.pager.done(),
         )
         if servers:
             from prompt_toolkit.completion import merge_completers
@@ -119,7 +122,9 @@ class Repl:
         """Ctrl-O: /last, the prompt line put aside while the pager shows."""
         from prompt_toolkit.application import run_in_terminal
 
-        run_in_terminal(lambda: show_last(self.kept, self.console), in_executor=True)
+        self.pager = asyncio.ensure_future(
+            run_in_terminal(lambda: show_last(self.kept, self.console), in_executor=True)
+        )
 
     async def _banner(self) -> None:
         session = self.session

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import chat_session
+from tests.support.chat_session import PROMPT
 from tests.support.cli_helpers import CLI, model_calls, tool_results
 from tests.support.pty_screen import opener
 
@@ -31,8 +32,8 @@ KEY = "sk-live-0123456789abcdefghij"
 
 
 class Chat(chat_session.Chat):
-    def __init__(self, cli: CLI, *args: str) -> None:
-        super().__init__(cli, *args, rows=40, cols=120)
+    def __init__(self, cli: CLI, *args: str, fresh: bool = False) -> None:
+        super().__init__(cli, *args, rows=40, cols=120, fresh=fresh)
 
     def showing(self) -> str:
         """The screen as it is now (not the scrollback): the live region is drawn here."""
@@ -60,7 +61,7 @@ def temp(cli: CLI, tmp_path: Path) -> Path:
 @pytest.fixture
 def open_chat(cli: CLI) -> Iterator[Callable[..., Chat]]:
     cli.in_project()
-    yield from opener(lambda *args: Chat(cli, *args))
+    yield from opener(lambda *args, **options: Chat(cli, *args, **options))
 
 
 def wait_for(go: Path) -> str:
@@ -128,10 +129,11 @@ def test_a_key_split_across_pieces_of_output_is_masked_in_the_live_panel(
     assert half not in seen and rest not in seen and KEY not in seen
 
 
-def forty_lines(open_chat: Callable[..., Chat], stub) -> Chat:
-    """A chat whose one tool call printed 40 lines, row-1 to row-40."""
+def forty_lines(open_chat: Callable[..., Chat], stub, fresh: bool = False) -> Chat:
+    """A chat whose one tool call printed 40 lines, row-1 to row-40 (`fresh`: see
+    pty_screen.spawn)."""
     model_calls(stub, bash("seq 1 40 | sed 's/^/row-/'"), "Forty.")
-    chat = open_chat("--builtins", "--yes")
+    chat = open_chat("--builtins", "--yes", fresh=fresh)
     chat.send_line("count")
     chat.wait_text("Forty.")
     chat.wait_prompt()
@@ -167,6 +169,46 @@ def test_without_a_pager_slash_last_prints_the_output(cli, stub, open_chat):
     chat.say("/last")
     assert "the whole output of bash:" in chat.term.text()
     assert rows_shown(chat)[-40:] == list(range(1, 41))
+
+
+PAGER = """#!/bin/sh
+trap 'echo pager-got-ctrl-c' INT
+echo pager-open
+cat > /dev/null
+until [ -e {go} ]; do sleep 0.1; done
+echo pager-closed
+"""
+
+
+@pytest.mark.parametrize("key", ["/last", "Ctrl-O"])
+def test_ctrl_c_in_the_pager_is_the_pager_s(cli, stub, tmp_path, open_chat, key):
+    """Repro: `/last` (or Ctrl-O) opens less; Ctrl-C there (to stop a search) reaches less
+    and leaves the chat as it was: no "(Ctrl-C again or Ctrl-D to leave)", no prompt drawn
+    over the pager, and a second Ctrl-C does not end the chat."""
+    go = tmp_path / "pager-go"
+    pager = tmp_path / "pager.sh"
+    pager.write_text(PAGER.format(go=go))
+    pager.chmod(0o700)
+    cli.env["PAGER"] = str(pager)
+    chat = forty_lines(open_chat, stub, fresh=True)  # the pager in the terminal's group
+    if key == "/last":
+        chat.send_line("/last")
+    else:
+        chat.child.send("\x0f")
+    chat.wait_text("pager-open")
+    chat.interrupt()
+    chat.wait_text("pager-got-ctrl-c")
+    chat.interrupt()
+    chat.wait_text("pager-got-ctrl-c", 2)
+    go.touch()
+    chat.wait_text("pager-closed")
+    # /last's is a new prompt; Ctrl-O's is the one it put aside, drawn again
+    chat.wait(lambda: chat.term.cursor_line().strip() == PROMPT, "the prompt")
+    chat.resync_prompts()
+    assert "Ctrl-C again" not in chat.term.text()
+    chat.send_line("still there?")
+    chat.wait_text("Forty.", 2)  # the stub's answer to every later message
+    chat.wait_prompt()
 
 
 def kept_files(temp: Path) -> list[Path]:
