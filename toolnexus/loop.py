@@ -425,7 +425,18 @@ class _Run:
                 if req is not None and self.settings.wait_for is not None:
                     yield pending_event(req)
                     ans = await self.control.race(maybe_await(self.settings.wait_for(req)))
-                    outcomes[index] = await self._settle(call, ctx, req, ans)
+                    # run again with the answer, what it prints passed on as it comes
+                    settling = asyncio.ensure_future(self._settle(call, ctx, req, ans))
+                    try:
+                        async with contextlib.aclosing(
+                            self._progress_until(settling, progress)
+                        ) as events:
+                            async for event in events:
+                                yield event
+                    finally:
+                        settling.cancel()  # nothing if it finished
+                        await asyncio.gather(settling, return_exceptions=True)
+                    outcomes[index] = settling.result()
         except BaseException:  # interrupted, or a hook failed: stop the other calls
             for ctx in contexts:
                 ctx.cancelled.set()

@@ -10,14 +10,17 @@ the test once it has seen the first line.
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.support.resilience_helpers import single_try_client
 from tests.support.stream_events import of_type
 from tests.support.stub_provider import Reply, openai_text, openai_tool_call
-from toolnexus import RunCancelled, ToolContext, Toolkit, create_toolkit, define_tool
+from tests.support.waiting import WAIT_S
+from toolnexus import RunCancelled, ToolContext, Toolkit, create_toolkit, define_tool, suspend
 from toolnexus.tools.sandbox import SandboxPolicy
 from toolnexus.tools.workspace import Workspace
 
@@ -163,3 +166,29 @@ async def test_a_tool_stopped_by_its_time_limit_leaves_what_it_printed():
     assert result.output == (
         "error: tool 'crawl' timed out after 0.2 s; what it printed until then:\npage 1"
     )
+
+
+async def test_a_call_run_again_with_a_person_s_answer_streams_its_output_too(stub):
+    """A call that asked a person (a command offered to run outside the sandbox, say) runs
+    again once they said yes: what it prints then comes as it runs too."""
+    seen = threading.Event()
+
+    def step(ctx: ToolContext) -> Any:
+        """Ask, then work, saying what it does."""
+        if ctx.answer is None:
+            return suspend("approval", "go on?")
+        ctx.output("after the yes\n")
+        assert seen.wait(WAIT_S), "the output did not come while the call ran"
+        return "done"
+
+    toolkit = Toolkit().register(define_tool(step))
+    stub.script(Reply.json(openai_tool_call([("step", {})])), Reply.json(openai_text("ok")))
+    events: list[dict] = []
+    async with single_try_client(stub, wait_for=lambda request: {"ok": True}) as client:
+        async for event in client.stream("go", toolkit):
+            events.append(event)
+            if printed(events) == "after the yes\n":
+                seen.set()
+    kinds = [e["type"] for e in events if e["type"].startswith("tool_")]
+    assert kinds == ["tool_call", "tool_output", "tool_result"]
+    assert of_type(events, "tool_result")[0]["output"] == "done"
