@@ -86,8 +86,15 @@ def pending_event(request: Request) -> PendingEvent:
     return {"type": "pending", "request": request}
 
 
-def retry_event(attempt: int, delay: float, reason: str) -> RetryEvent:
-    return {"type": "retry", "attempt": attempt, "delay": delay, "reason": reason}
+def retry_event(attempt: int, max_attempts: int, delay: float, reason: str) -> RetryEvent:
+    """Retry number `attempt` of at most `max_attempts` comes after `delay` seconds."""
+    return {
+        "type": "retry",
+        "attempt": attempt,
+        "max_attempts": max_attempts,
+        "delay": delay,
+        "reason": reason,
+    }
 
 
 def compacting_event(messages: int) -> CompactingEvent:

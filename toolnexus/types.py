@@ -273,7 +273,8 @@ class PendingEvent(TypedDict):
 
 class RetryEvent(TypedDict):
     type: Literal["retry"]
-    attempt: int
+    attempt: int  # which retry this is: 1 for the first
+    max_attempts: int  # the retries this call gets at most (`Retries.count`)
     delay: float
     reason: str
 

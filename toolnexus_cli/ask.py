@@ -118,6 +118,9 @@ def run_ask(config: Config, options: AskOptions) -> int:
         home = home_line(config, options.run.tools, ASK_WAY_OUT)
         if home:
             sys.stderr.write(f"toolnexus: {visible(home)}\n")
+        model_note = await session.model_note()
+        if model_note:
+            sys.stderr.write(model_note + "\n")
         turn = await session.run_turn(options.parts(), schema=options.schema)
         if turn.status == "cancelled":
             sys.stderr.write(

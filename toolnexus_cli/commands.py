@@ -152,23 +152,11 @@ class Commands(ContextCommands, McpCommands, WorkspaceCommands, JournalCommands,
     async def model(self, arg: str) -> None:
         if arg and not await self._retarget(model=arg):
             return
-        if arg:
-            self._note_unknown_model(arg)
+        note = await self.session.model_note() if arg else None
+        if note:  # the endpoint is asked for any name, but a typo should not pass unnoticed
+            self.say(note, "yellow")
         target = self.session.target
         self.say(f"model: {target.model} ({target.base_url})")
-
-    def _note_unknown_model(self, name: str) -> None:
-        """The endpoint is asked for any name, but a typo should not pass unnoticed."""
-        from .models import model_names
-
-        known = model_names(self.session.config)
-        if known and name not in known:
-            shown = ", ".join(known[:20]) + (", …" if len(known) > 20 else "")
-            self.say(
-                f"note: {name!r} is not a model the config or the model list knows "
-                f"(known: {shown}); the endpoint is asked for it as given",
-                "yellow",
-            )
 
     async def system(self, arg: str) -> None:
         if arg:

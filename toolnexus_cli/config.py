@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from .errors import NotConfigured, UsageError
 from .settings import (
     DEFAULT_KEY_CMD_TIMEOUT_S,
+    DEFAULT_RETRIES,
     DEFAULT_TIMEOUT_S,
     ModelEntry,
     ProviderSettings,
@@ -48,6 +49,7 @@ TOP_KEYS: dict[str, Any] = {
     "max_tool_calls_per_run": int,
     "timeout": (int, float),  # seconds a whole run may take (the idle timeout is apart)
     "idle_timeout": (int, float),  # seconds the endpoint may send nothing; also per provider
+    "retries": int,  # of a failed model call (an error answer, a timeout, a lost connection)
     "functions": list,
     "skills": str,
     "mcp": str,
@@ -161,6 +163,7 @@ LIMITS = {
     "context_window": Limit(1, 100_000_000, "tokens"),
     "timeout": Limit(0, 86_400, "a day", seconds=True),
     "idle_timeout": Limit(0, 86_400, "a day", seconds=True),
+    "retries": Limit(0, 10, "retries of a failed model call"),
     "api_key_cmd_timeout": Limit(0, 3_600, "an hour", seconds=True),
 }
 
@@ -485,6 +488,7 @@ class Target:
     max_tool_calls_per_run: int = 256  # and more in one run
     timeout: float = DEFAULT_TIMEOUT_S  # seconds a whole run may take
     idle_timeout: float | None = None  # seconds the endpoint may send nothing (None: 60)
+    retries: int = DEFAULT_RETRIES  # of a failed model call
     api_key_cmd_timeout: float = DEFAULT_KEY_CMD_TIMEOUT_S
     context_window: int | None = None  # tokens, when the config states it
     price: Price | None = None  # the model's, when the config gives one
@@ -563,6 +567,7 @@ def resolve_target(
         idle_timeout=(
             provider.idle_timeout if provider.idle_timeout is not None else settings.idle_timeout
         ),
+        retries=settings.retries,
         api_key_cmd_timeout=provider.api_key_cmd_timeout,
         context_window=entry.context_window or provider.context_window or settings.context_window,
     )

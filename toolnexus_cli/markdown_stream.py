@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from bisect import bisect_left
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.segment import Segment
@@ -31,6 +31,30 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
 
 WAITING = "waiting for the model"
+NEXT_TOKEN = "waiting for the next token"  # the answer began, then paused
+STALL_SHOWN_AFTER_S = 3.0  # a pause this long in a live answer gets the waiting line
+
+
+class Wait(NamedTuple):
+    """What the live line waits for, since when, and when (if ever) it turns into
+    waiting for the model again, as `then` says, counted from that moment."""
+
+    label: str
+    since: float
+    until: float | None = None
+    then: str = WAITING
+
+
+def waited_for(wait: Wait, last_token: float | None, now: float) -> tuple[str, float]:
+    """What is waited for at `now`, and since when. Once the answer has begun, waiting
+    for the model is counted from its last token (a stall in the middle of an answer),
+    not from the question."""
+    label, since = wait.label, wait.since
+    if wait.until is not None and now >= wait.until:
+        label, since = wait.then, wait.until
+    if label == WAITING and last_token is not None and last_token >= since:
+        return NEXT_TOKEN, last_token
+    return label, since
 
 
 class MarkdownStream:
@@ -50,8 +74,8 @@ class MarkdownStream:
         self.tail = ""  # the unfinished block, shown live
         self.reasoning = ""
         self.hint_line = ""  # dim lines under everything (what is typed meanwhile)
-        # what is waited for, since when, and when it turns back into waiting for the model
-        self._wait: tuple[str, float, float | None] = (WAITING, time.monotonic(), None)
+        self._wait = Wait(WAITING, time.monotonic())
+        self.last_token: float | None = None  # when the answer (or reasoning shown) last grew
         self.waiting_shown = False  # a wait was set after the last text: shown under it
         self.running: RunningTools | None = None  # the tool calls running, shown live
         self.spinner = Spinner("dots")  # one spinner, so that it turns
@@ -67,36 +91,42 @@ class MarkdownStream:
     def text(self, delta: str) -> None:
         if self.reasoning:
             self._flush_reasoning()
-        if self.waiting_shown or self._wait[0] != WAITING:
-            self._wait, self.waiting_shown = (WAITING, time.monotonic(), None), False
+        self.last_token = time.monotonic()
+        if self.waiting_shown or self._wait.label != WAITING:
+            self._wait, self.waiting_shown = Wait(WAITING, self.last_token), False
         delta = visible(delta)
         self.tail += delta
         if "\n" in delta:
             self._split_finished_blocks()
 
     def think(self, delta: str) -> None:
+        if self.show_reasoning:  # hidden, the wait goes on counting from the question
+            self.last_token = time.monotonic()
         self.reasoning += visible(delta)
 
-    def wait(self, label: str = WAITING, seconds: float | None = None) -> None:
+    def wait(self, label: str = WAITING, seconds: float | None = None, then: str = WAITING) -> None:
         """Say on the live line what is waited for now (a tool, a retry, a compaction),
         counting the seconds: the same label again goes on counting. After `seconds`, if
-        given, it is the model that is waited for again, counted from then."""
+        given, it is the model that is waited for again (as `then` says), counted from
+        then."""
         now = time.monotonic()
         label = visible(label)
         current, since = self.waiting(now)
-        self._wait = (
+        self._wait = Wait(
             label,
             since if label == current else now,
             None if seconds is None else now + seconds,
+            visible(then),
         )
         self.waiting_shown = True
 
     def waiting(self, now: float) -> tuple[str, float]:
         """What is waited for at `now`, and since when."""
-        label, since, until = self._wait
-        if until is not None and now >= until:
-            return WAITING, until
-        return label, since
+        return waited_for(self._wait, self.last_token, now)
+
+    def stalled(self, now: float) -> bool:
+        """The answer has begun and nothing more came for a while."""
+        return self.last_token is not None and now - self.last_token >= STALL_SHOWN_AFTER_S
 
     def hint(self, text: str) -> None:
         """Dim lines at the bottom of the live region, until another hint ("" for none)."""
@@ -226,10 +256,10 @@ class _LiveView:
                 lambda start: rendered(Text(reasoning[start:], style="dim italic")),
             )
         below: list[RenderableType] = []
+        now = time.monotonic()
         if stream.running:
             below.append(stream.running)
-        elif stream.waiting_shown or not lines:
-            now = time.monotonic()
+        elif stream.waiting_shown or not lines or stream.stalled(now):
             label, since = stream.waiting(now)
             stream.spinner.update(text=Text(f"{label}… {now - since:.0f}s", style="dim"))
             below.append(stream.spinner)

@@ -202,6 +202,12 @@ def gather_models(
             "no provider is configured: run 'toolnexus setup', or set "
             "OPENAI_API_KEY, ANTHROPIC_API_KEY or OPENROUTER_API_KEY"
         )
+    return _listings(providers, refresh)
+
+
+def _listings(providers: dict[str, ProviderSettings], refresh: bool) -> list[ProviderModels]:
+    """These providers' models, from the cache when it is fresh, else from the endpoint
+    (all at once); what answered is cached."""
     cache = read_cache()
     results: dict[str, ProviderModels] = {}
     to_fetch = []
@@ -309,11 +315,15 @@ def provider_serving(config: Config, model: str) -> str | None:
     if len(providers) <= 1:
         return next(iter(providers), None)
     cache = read_cache()
-    serving = [
-        name
-        for name, provider in providers.items()
-        if _lists(cached_models(cache, name, provider, None), model)
-    ]
+    listed = {
+        name: cached_models(cache, name, provider, None) for name, provider in providers.items()
+    }
+    # A provider the cache never listed (added to the config since, or moved to another
+    # URL) is asked now: the name may be its too, and then it is not unambiguous.
+    never = {name: providers[name] for name, models in listed.items() if models is None}
+    for row in _listings(never, refresh=False):
+        listed[row.provider] = row.models
+    serving = [name for name, models in listed.items() if _lists(models, model)]
     if not serving:
         results = gather_models(config)
         serving = [r.provider for r in results if _lists(r.models, model)]
@@ -332,17 +342,64 @@ def _lists(models: list[ModelInfo] | None, model: str) -> bool:
 
 
 def _unknown_model(model: str, results: list[ProviderModels]) -> str:
-    listed = [f"{r.provider}:{m.id}" for r in results for m in r.models]
-    near = difflib.get_close_matches(
-        model, [name.split(":", 1)[1] for name in listed], n=3, cutoff=0.6
-    )
+    near = near_names(model, [m.id for r in results for m in r.models])
     silent = [r.provider for r in results if r.error is not None]
     return (
         f"no configured provider lists a model named {model!r}"
-        + (f"; did you mean {', '.join(map(repr, near))}?" if near else "")
+        + (f"; did you mean {' or '.join(map(repr, near))}?" if near else "")
         + (f" ({', '.join(silent)} could not be asked)" if silent else "")
         + "; 'toolnexus models' lists what each serves, and -m PROVIDER:MODEL asks "
         "one for a name it does not list"
+    )
+
+
+NEAR_NAMES_SHOWN = 3
+
+
+def near_names(name: str, known: list[str]) -> list[str]:
+    """The names `name` may have meant, case aside: those it begins, then those holding
+    it (shortest first in each), then close spellings; `gemma` -> `gemma-3-270m`."""
+    wanted = name.casefold()
+    names = [k for k in dict.fromkeys(known) if k.casefold() != wanted]
+    if not wanted or not names:
+        return []
+    by_fold = {k.casefold(): k for k in reversed(names)}  # the first spelling of each
+    prefix = sorted((k for k in names if k.casefold().startswith(wanted)), key=len)
+    inside = sorted((k for k in names if wanted in k.casefold()), key=len)
+    close = difflib.get_close_matches(wanted, list(by_fold), n=NEAR_NAMES_SHOWN, cutoff=0.6)
+    near = [*prefix, *inside, *(by_fold[k] for k in close)]
+    return list(dict.fromkeys(near))[:NEAR_NAMES_SHOWN]
+
+
+def unknown_model_note(config: Config, target: Target, given: str) -> str | None:
+    """A note when `given` (a model named with --model or /model) is neither a name the
+    config gives nor a model the providers list, with the names it may have meant. The
+    target's provider is asked for its list unless the cache holds a fresh one; None
+    when the name is known, or nothing is known to compare it with."""
+    names = _config_names(config)
+    if given in names:
+        return None
+    listed = _cached_listings(config)
+    if target.provider is not None:
+        try:
+            [row] = gather_models(config, only=target.provider)
+        except UsageError:  # an unreadable keys file: the chat says so elsewhere
+            row = None
+        if row is not None and row.error is None:
+            listed[target.provider] = [m.id for m in row.models]
+    if target.model in listed.get(target.provider or "", ()):
+        return None
+    known = list(dict.fromkeys([*names, *(model for ids in listed.values() for model in ids)]))
+    if not known or given in known:
+        return None
+    near = near_names(target.model, known)
+    if near:
+        hint = f"did you mean {' or '.join(map(repr, near))}?"
+    else:
+        hint = "known: " + ", ".join(known[:20]) + (", …" if len(known) > 20 else "")
+    return visible(
+        f"note: {given!r} is not a model the config or the model lists know; {hint} "
+        "(the endpoint is asked for it as given)"
     )
 
 
@@ -384,19 +441,31 @@ def model_names(config: Config) -> list[str]:
     """What `/model` accepts, for completion: the config's model names and aliases, then
     `provider:model` for every model in the cache (any age), then each of those models'
     bare names. Never waits on the network."""
+    listed = _cached_listings(config)
+    names = _config_names(config)
+    names += [f"{name}:{model}" for name, models in listed.items() for model in models]
+    names += [model for models in listed.values() for model in models]
+    return list(dict.fromkeys(names))
+
+
+def _config_names(config: Config) -> list[str]:
+    """The config's model names and their aliases."""
     names: list[str] = []
     for entry_name, entry in config.settings.models.items():
         names += entry.named(entry_name)
+    return names
+
+
+def _cached_listings(config: Config) -> dict[str, list[str]]:
+    """The model ids the cache holds (any age) for each configured provider it listed."""
     try:
         providers = configured_providers(config)
     except UsageError:  # an unreadable keys file: the chat says so elsewhere
-        return names
+        return {}
     cache = read_cache()
-    listed = [
-        (name, m.id)
-        for name, provider in providers.items()
-        for m in cached_models(cache, name, provider, None) or []
-    ]
-    names += [f"{name}:{model}" for name, model in listed]
-    names += [model for _, model in listed]
-    return list(dict.fromkeys(names))
+    listed = {}
+    for name, provider in providers.items():
+        models = cached_models(cache, name, provider, None)
+        if models is not None:
+            listed[name] = [m.id for m in models]
+    return listed

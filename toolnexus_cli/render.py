@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 from toolnexus import RunResult, Usage
 from toolnexus.events import CONTEXT_FULL, CUT_OFF, FILTERED, MAX_TOKENS, REFUSED
 from toolnexus.visible import unmistakable, visible
+
+from .speed import NO_SPEED, RunClock, Speed, speed_of
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -29,7 +31,14 @@ RESULT_PREVIEW_LINES = 8
 
 
 def retry_note(event: Mapping[str, Any]) -> str:
-    return f"{event['reason']}, retrying in {event['delay']:.0f} s (attempt {event['attempt']})"
+    """Why a model call is tried again, which retry of how many, and when: "the server
+    sent nothing for 60 s: retry 2 of 3 in 1.5 s"."""
+    return f"{event['reason']}: {retry_count(event)} in {round(event['delay'], 1):g} s"
+
+
+def retry_count(event: Mapping[str, Any]) -> str:
+    """ "retry 2 of 3": which retry of a model call this is, of how many at most."""
+    return f"retry {event['attempt']} of {event['max_attempts']}"
 
 
 def waiting_note(event: Mapping[str, Any]) -> str:
@@ -135,7 +144,7 @@ class Figures(NamedTuple):
     context_tokens: int  # the last call's prompt: what the context holds now
     completion_tokens: int  # summed over every call of the run
     seconds: float
-    generating_seconds: float | None  # from the first token on; None if none came
+    speed: Speed = NO_SPEED  # generation apart from prompt reading
     stopped: str | None = None  # how the answer was stopped short, when it was
     thread: str | None = None
     window: int | None = None
@@ -144,19 +153,13 @@ class Figures(NamedTuple):
     thread_cost: float | None = None
     approvals_off: bool = False
 
-    @property
-    def tokens_per_second(self) -> float | None:
-        if not self.completion_tokens or not self.generating_seconds:
-            return None
-        return self.completion_tokens / self.generating_seconds
-
 
 def run_figures(
     result: RunResult,
     snapshots: list[Usage],
     *,
     seconds: float,
-    generating_seconds: float | None,
+    speed: Speed = NO_SPEED,
     thread: str | None,
     facts: FooterFacts = NO_FACTS,
 ) -> Figures:
@@ -178,7 +181,7 @@ def run_figures(
         context_tokens=context if facts.fill is None else facts.fill,
         completion_tokens=result.usage.get("completion_tokens", 0),
         seconds=seconds,
-        generating_seconds=generating_seconds,
+        speed=speed,
         stopped=_STOPPED.get(result.incomplete_reason or ""),
         thread=thread,
         window=facts.window,
@@ -196,7 +199,11 @@ def footer_text(figures: Figures) -> str:
         f"{figures.completion_tokens} completion tokens",
         f"{figures.seconds:.1f} s",
     ]
-    rate = figures.tokens_per_second
+    speed = figures.speed
+    if speed.reading_dominates:
+        tokens = f"{compact(speed.read)} tokens" if speed.read else "the prompt"
+        parts.append(f"read {tokens} in {seconds_text(speed.reading)}")
+    rate = speed.tokens_per_second
     if rate is not None:
         parts.append(f"{rate:.0f} tok/s")
     if figures.turn_cost is not None:
@@ -235,6 +242,11 @@ def compact(tokens: int) -> str:
     return f"{tokens / size:.1f}".removesuffix(".0") + unit
 
 
+def seconds_text(seconds: float) -> str:
+    """ "2.5 s" under ten seconds, "90 s" from there on."""
+    return f"{seconds:.1f} s" if seconds < 10 else f"{seconds:.0f} s"
+
+
 def money(usd: float) -> str:
     """ "$0.0123" below a dime, "$0.41" above; never a misleading "$0.0000"."""
     if usd == 0:
@@ -247,30 +259,26 @@ def money(usd: float) -> str:
 class Meter:
     """Clocks and usage snapshots of one run, as its events pass, for the footer."""
 
-    def __init__(self) -> None:
-        self.started = time.monotonic()
-        self.first_token: float | None = None
+    def __init__(self, now: Callable[[], float] = time.monotonic) -> None:
+        self.clock = RunClock(now)
         self.snapshots: list[Usage] = []
         self.saw_reasoning = False  # reasoning text was shown (or could have been)
 
     def see(self, event: Mapping[str, Any]) -> None:
+        self.clock.see(event)
         kind = event["type"]
         if kind == "reasoning" and event["delta"]:
             self.saw_reasoning = True
-        if kind in ("text", "reasoning") and self.first_token is None and event["delta"]:
-            self.first_token = time.monotonic()
         elif kind == "usage":
             self.snapshots.append(event["usage"])
 
     def footer(self, result: RunResult, thread: str | None, facts: FooterFacts = NO_FACTS) -> str:
-        now = time.monotonic()
-        generating = now - self.first_token if self.first_token is not None else None
         return footer_text(
             run_figures(
                 result,
                 self.snapshots,
-                seconds=now - self.started,
-                generating_seconds=generating,
+                seconds=self.clock.now() - self.clock.started,
+                speed=speed_of(self.clock.calls, self.snapshots),
                 thread=thread,
                 facts=facts,
             )
@@ -455,7 +463,11 @@ class TerminalRenderer:
             else:
                 stream.wait()
         elif kind == "retry":
-            stream.wait(retry_note(event), seconds=event["delay"])
+            stream.wait(
+                retry_note(event),
+                seconds=event["delay"],
+                then=f"waiting for the model, {retry_count(event)}",
+            )
         elif kind == "compacting":
             from .context_view import compacting_note
 

@@ -148,6 +148,9 @@ class Repl:
             self.console.print(Text(visible(home), style="yellow"))
         if session.options.yes and tools:
             self.console.print(Text(yes_line(session.toolkit), style="yellow"))
+        model_note = await session.model_note()
+        if model_note:
+            self.console.print(Text(model_note, style="yellow"))
         if session.options.thread or session.options.continue_last:
             self.commands.show_last_exchange(await session.store.load(session.thread))
 

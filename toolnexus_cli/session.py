@@ -228,6 +228,18 @@ class Session:
         # in a thread: resolving may ask the endpoints which models they serve
         await self._reconnect(options, await asyncio.to_thread(self._resolve, options))
 
+    async def model_note(self) -> str | None:
+        """When the model was named (--model, /model) and neither the config nor the model
+        lists know the name: a note with the names it may have meant."""
+        if self.options.model is None:
+            return None
+        from .models import unknown_model_note
+
+        # in a thread: the provider may be asked which models it serves
+        return await asyncio.to_thread(
+            unknown_model_note, self.config, self.target, self.options.model
+        )
+
     async def use_tools(self, tools: ToolFlags) -> None:
         """From the next turn on, the tool flags are `tools` (the toolkit already offers
         what they say): who is asked about which call follows the tools offered now."""
@@ -471,6 +483,7 @@ def make_client(
             max_tool_calls_per_run=target.max_tool_calls_per_run,
             timeout_ms=target.timeout * 1000,
             idle_timeout_s=target.idle_timeout,
+            retries=target.retries,
             prompt_cache=target.prompt_cache,
             context=ContextPolicy(cache_path=cache_dir() / "windows.json") if compact else None,
             context_window=target.context_window,

@@ -10,6 +10,7 @@ from types import MappingProxyType
 from typing import Any, NamedTuple, TypeVar
 
 DEFAULT_TIMEOUT_S = 600.0
+DEFAULT_RETRIES = 2  # as toolnexus.Retries
 DEFAULT_KEY_CMD_TIMEOUT_S = 30.0
 T = TypeVar("T")
 NONE: Mapping[str, Any] = MappingProxyType({})  # an empty table, shared: read-only
@@ -98,6 +99,7 @@ class Settings(NamedTuple):
     max_tool_calls_per_run: int = 256
     timeout: float = DEFAULT_TIMEOUT_S
     idle_timeout: float | None = None
+    retries: int = DEFAULT_RETRIES
     functions: tuple[str, ...] = ()
     skills: str | None = None
     mcp: str | None = None
@@ -124,6 +126,7 @@ def settings_from(data: Mapping[str, Any]) -> Settings:
         max_tool_calls_per_run=data.get("max_tool_calls_per_run", 256),
         timeout=float(data.get("timeout", DEFAULT_TIMEOUT_S)),
         idle_timeout=_seconds(data.get("idle_timeout")),
+        retries=data.get("retries", DEFAULT_RETRIES),
         functions=tuple(map(str, data.get("functions", ()))),
         skills=data.get("skills"),
         mcp=data.get("mcp"),

@@ -423,3 +423,22 @@ def test_the_idle_timeout_is_a_setting_and_a_flag(cli, stub):
     cli.write_config("idle_timeout = -1\n")
     line = one_error_line(cli.call("ask", "hi"))
     assert "'idle_timeout' must be a number of seconds above 0" in line
+
+
+def test_retries_is_a_setting(cli, stub):
+    """`retries` says how many times a failed model call is tried again (2 by default);
+    `ask -v` names each retry with its count."""
+    stub.handler = lambda rec: (
+        Reply.error(503, "busy") if rec.method == "POST" else Reply.error(404, "no")
+    )
+    cli.write_config("retries = 0\n")
+    r = cli.call("ask", "hi")
+    assert r.code == 1 and len(stub.requests) == 1, r
+    cli.write_config("retries = 3\n")
+    r = cli.call("ask", "-v", "hi")
+    assert r.code == 1 and len(stub.requests) == 1 + 4, r
+    for n in (1, 2, 3):
+        assert f"[retry] the server answered 503: retry {n} of 3 in " in r.stderr, r
+    cli.write_config("retries = 11\n")
+    line = one_error_line(cli.call("ask", "hi"))
+    assert "'retries' must be a whole number from 0 to 10" in line

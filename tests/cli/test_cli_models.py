@@ -218,7 +218,7 @@ def test_a_bare_model_name_is_looked_up_among_the_configured_providers(tmp_path)
         cli.write_config(config)
         r = cli.call("ask", "-m", "gemma-3-270m", "hi")
         assert (r.code, r.stdout) == (0, "one serves gemma-3-270m\n"), r
-        assert one.lookups == []  # one provider: nothing to look up
+        assert len(one.lookups) == 1  # its list, to check the name (cached from now on)
 
         cli.write_config(config + f'[providers.two]\nbase_url = "{two.base_url}"\n')
         r = cli.call("ask", "-m", "qwen2.5-coder", "hi")
@@ -248,3 +248,35 @@ def test_nothing_configured_points_to_setup_first(tmp_path):
     assert r.code == 2 and r.stderr.startswith(
         "error: no model endpoint is configured: run 'toolnexus setup'"
     ), r
+
+
+def test_near_names_are_prefixes_then_substrings_then_close_spellings():
+    from toolnexus_cli.models import near_names
+
+    served = ["qwen2.5-coder-7b", "gemma-3-270m-it", "gemma-3-270m", "llama-3.2-1b"]
+    assert near_names("gemma", served) == ["gemma-3-270m", "gemma-3-270m-it"]
+    assert near_names("Coder", served) == ["qwen2.5-coder-7b"]  # inside it, case aside
+    assert near_names("gemma-3-27m", served) == ["gemma-3-270m", "gemma-3-270m-it"]
+    assert near_names("lama", served) == ["llama-3.2-1b"]
+    assert near_names("mistral", served) == []
+    assert near_names("gemma-3-270m", ["gemma-3-270m"]) == []  # itself is no suggestion
+
+
+def test_ask_with_a_model_the_provider_does_not_list_says_what_it_may_have_meant(tmp_path):
+    """Repro: `ask -m gemma hi` against a llama.cpp serving gemma-3-270m answered with
+    no word about the name. Now stderr says "did you mean 'gemma-3-270m'?" and the
+    endpoint is still asked for the name as given."""
+    with StubProvider() as local:
+        local.models = openai_models(["gemma-3-270m"])
+        local.handler = lambda rec: openai_stream(f"asked for {rec.json['model']}")
+        cli = CLI(tmp_path)
+        cli.write_config(f'[providers.local]\nbase_url = "{local.base_url}"\n')
+        r = cli.call("ask", "-m", "gemma", "hi")
+        assert (r.code, r.stdout) == (0, "asked for gemma\n"), r
+        assert r.stderr == (
+            "note: 'gemma' is not a model the config or the model lists know; did you "
+            "mean 'gemma-3-270m'? (the endpoint is asked for it as given)\n"
+        ), r
+        r = cli.call("ask", "-m", "gemma-3-270m", "hi")
+        assert (r.code, r.stderr) == (0, ""), r
+        assert len(local.lookups) == 1  # asked once, then the cache

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from toolnexus_cli import markdown_stream
 from toolnexus_cli.chat_markdown import ChatMarkdown
-from toolnexus_cli.markdown_stream import MarkdownStream
+from toolnexus_cli.markdown_stream import MarkdownStream, Wait, waited_for
 
 WIDTH, HEIGHT = 60, 24
 ROWS = HEIGHT - 1  # the live view keeps the cursor's row free
@@ -120,3 +120,28 @@ def test_one_huge_line_is_rendered_from_near_its_end_only(streaming, monkeypatch
     assert rows[-1].endswith("w59999") and len(rows) == ROWS
     assert " ".join(rows).split()[0] in words  # the cut fell between words
     assert max(rendered_lengths) < 10 * ROWS * WIDTH  # not the whole line
+
+
+# ----------------------------------------------------------------------------- what is waited for
+
+
+def test_a_stall_in_the_middle_of_an_answer_is_counted_from_the_last_token():
+    """Repro: asked at 100 s, the answer streamed until 130 s, then the model stalled;
+    at 150 s the line said "waiting for the model… 50s", counted from the question. It
+    now says it waits for the next token, counted from the last one: 20 s."""
+    asked = Wait("waiting for the model", 100.0)
+    assert waited_for(asked, None, 110.0) == ("waiting for the model", 100.0)
+    assert waited_for(asked, 130.0, 150.0) == ("waiting for the next token", 130.0)
+    # after a tool ran (a new wait, set at 140 s), it is the model again, from then
+    after_tool = Wait("waiting for the model", 140.0)
+    assert waited_for(after_tool, 130.0, 150.0) == ("waiting for the model", 140.0)
+    running = Wait("running a tool", 100.0)  # only a wait for the model turns into a stall
+    assert waited_for(running, 130.0, 150.0) == ("running a tool", 100.0)
+
+
+def test_after_a_retry_s_wait_the_line_names_the_retry():
+    retry = Wait("503: retry 2 of 3 in 5 s", 100.0, until=105.0, then="waiting, retry 2 of 3")
+    assert waited_for(retry, None, 103.0) == ("503: retry 2 of 3 in 5 s", 100.0)
+    assert waited_for(retry, None, 140.0) == ("waiting, retry 2 of 3", 105.0)
+    plain = Wait("compacting", 100.0, until=105.0)
+    assert waited_for(plain, None, 140.0) == ("waiting for the model", 105.0)

@@ -16,14 +16,17 @@ from toolnexus_cli.render import (
     NO_FACTS,
     Figures,
     FooterFacts,
+    Meter,
     PlainRenderer,
     TerminalRenderer,
     footer_text,
     result_json,
+    retry_note,
     run_figures,
     unfinished_note,
 )
 from toolnexus_cli.settings import UiSettings
+from toolnexus_cli.speed import Speed, speed_of
 
 UI = UiSettings(code_theme="monokai")
 WIDTH = 60
@@ -83,9 +86,9 @@ def test_prompt_tokens_are_the_last_calls_and_completion_tokens_the_sum():
     # three calls (two tool rounds): the context grew 100 -> 130 -> 170 tokens
     snapshots = [usage(100, 10)["usage"], usage(230, 25)["usage"], usage(400, 60)["usage"]]
     result = RunResult(model="m", usage=dict(snapshots[-1]))
-    figures = run_figures(result, snapshots, seconds=4.0, generating_seconds=2.0, thread="t-1")
+    speed = Speed(generated=60, generating=2.0)
+    figures = run_figures(result, snapshots, seconds=4.0, speed=speed, thread="t-1")
     assert (figures.context_tokens, figures.completion_tokens) == (170, 60)
-    assert figures.tokens_per_second == 30  # 60 tokens in the 2 s since the first one
     assert footer_text(figures) == (
         "m · 170 prompt tokens · 60 completion tokens · 4.0 s · 30 tok/s · thread t-1"
     )
@@ -94,16 +97,130 @@ def test_prompt_tokens_are_the_last_calls_and_completion_tokens_the_sum():
 def test_a_call_that_reported_no_usage_does_not_zero_the_context():
     snapshots = [usage(100, 10)["usage"], usage(100, 10)["usage"]]
     result = RunResult(model="m", usage=dict(snapshots[-1]))
-    figures = run_figures(result, snapshots, seconds=1, generating_seconds=None, thread=None)
-    assert figures.context_tokens == 100 and figures.tokens_per_second is None
+    figures = run_figures(result, snapshots, seconds=1, thread=None)
+    assert figures.context_tokens == 100 and figures.speed.tokens_per_second is None
     # without any snapshot (a JSON reply seen only as its result), the run's own numbers
-    alone = run_figures(result, [], seconds=1, generating_seconds=0.5, thread=None)
+    alone = run_figures(result, [], seconds=1, thread=None)
     assert alone.context_tokens == 100
 
 
 def test_no_rate_without_a_first_token():
-    figures = Figures("m", 5, 0, 1.0, None)
+    figures = Figures("m", 5, 0, 1.0)
     assert footer_text(figures) == "m · 5 prompt tokens · 0 completion tokens · 1.0 s"
+
+
+class Clock:
+    """A monotonic clock the test sets: `at(t)` then the events seen at t."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def metered(timeline: list[tuple[float, dict]], end: float) -> tuple[Meter, Clock]:
+    clock = Clock()
+    meter = Meter(clock)
+    for at, event in timeline:
+        clock.t = at
+        meter.see(event)
+    clock.t = end
+    return meter, clock
+
+
+def test_the_rate_counts_generation_only_and_a_long_prompt_read_is_shown_apart():
+    """Repro: llama.cpp, a turn with a tool call. The first call answered at once; the
+    second read a 2.9k-token prompt for 90 s, then generated 200 tokens in 20 s. The
+    footer said "2 tok/s": every token over the time since the first one, the reading
+    included. The rate is now over each call's generation, from its first token to the
+    end of its reply, and the reading, which took longer, is shown apart."""
+    first = [(1.0 + i / 9, text(f"a{i} ")) for i in range(10)]  # 1 s .. 2 s
+    second = [(93.0 + 20.0 * i / 9, text(f"w{i} ")) for i in range(10)]  # 93 s .. 113 s
+    tool = {"type": "tool_call", "id": "1", "name": "t", "args": {}}
+    done = {"type": "tool_result", "id": "1", "name": "t", "output": "", "is_error": False}
+    timeline = [
+        *first,
+        (2.0, usage(100, 10)),
+        (2.0, tool),
+        (3.0, done),
+        *second,
+        (113.0, usage(3000, 210)),
+    ]
+    meter, _ = metered(timeline, end=114.0)
+    speed = speed_of(meter.clock.calls, meter.snapshots)
+    assert speed == Speed(generated=210, generating=21.0, read=3000, reading=91.0)
+    footer = meter.footer(RunResult(model="m", usage=usage(3000, 210)["usage"]), None)
+    assert footer == (
+        "m · 2.9k prompt tokens · 210 completion tokens · 114.0 s · "
+        "read 3k tokens in 91 s · 10 tok/s"
+    )
+
+
+def test_a_quick_prompt_read_is_not_shown_and_cache_reads_are_not_counted_as_read():
+    words = [(0.5 + i / 10, text(f"w{i} ")) for i in range(11)]  # 0.5 s .. 1.5 s
+    cached = {"type": "usage", "usage": {**usage(1000, 50)["usage"], "cached_tokens": 900}}
+    meter, _ = metered([*words, (1.5, cached)], end=1.5)
+    speed = speed_of(meter.clock.calls, meter.snapshots)
+    assert speed == Speed(generated=50, generating=1.0, read=100, reading=0.5)
+    assert not speed.reading_dominates
+    footer = meter.footer(RunResult(model="m", usage=cached["usage"]), None)
+    assert footer.endswith(" · 1.5 s · 50 tok/s")
+
+
+def test_each_model_call_is_timed_from_when_it_was_sent():
+    """A run of two calls with a tool between them: the second call's reading starts
+    at the tool's result, the minute the tool ran is neither reading nor generating,
+    and a call that only wrote a tool call (no text to time) counts in neither."""
+    timeline = [
+        (2.0, text("let me look ")),
+        (3.0, text("at it")),
+        (3.0, usage(100, 20)),  # call 1: read 2 s, generated 20 tokens in 1 s
+        (3.0, {"type": "tool_call", "id": "1", "name": "t", "args": {}}),
+        (63.0, {"type": "tool_result", "id": "1", "name": "t", "output": "", "is_error": False}),
+        (70.0, usage(250, 30)),  # call 2: a tool call only, nothing to time
+        (71.0, {"type": "tool_result", "id": "2", "name": "t", "output": "", "is_error": False}),
+        (75.0, text("done ")),
+        (77.0, text("now")),
+        (77.0, usage(450, 70)),  # call 3: read 200 tokens in 4 s, 40 tokens in 2 s
+    ]
+    meter, _ = metered(timeline, end=77.0)
+    speed = speed_of(meter.clock.calls, meter.snapshots)
+    assert speed == Speed(generated=60, generating=3.0, read=300, reading=6.0)
+    assert speed.tokens_per_second == 20
+
+
+def test_a_retry_moves_the_sending_of_its_call_to_after_its_wait():
+    timeline = [
+        (60.0, {"type": "retry", "attempt": 1, "max_attempts": 2, "delay": 5.0, "reason": "x"}),
+        (67.0, text("a ")),
+        (68.0, text("b")),
+        (68.0, usage(10, 4)),
+    ]
+    meter, _ = metered(timeline, end=68.0)
+    assert speed_of(meter.clock.calls, meter.snapshots) == Speed(4, 1.0, 10, 2.0)
+
+
+def test_a_reply_that_came_whole_gives_no_rate():
+    """A JSON reply (or a single piece) arrives at once: no interval to time it over."""
+    meter, _ = metered([(5.0, text("all of it")), (5.0, usage(10, 40))], end=5.0)
+    assert speed_of(meter.clock.calls, meter.snapshots) == Speed()
+    both = [(5.0, {"type": "reasoning", "delta": "hm"}), (5.0, text("ok")), (5.0, usage(1, 2))]
+    meter, _ = metered(both, end=5.0)
+    assert speed_of(meter.clock.calls, meter.snapshots).tokens_per_second is None
+
+
+def test_the_prompt_read_shows_without_a_token_count_when_none_was_reported():
+    figures = Figures("m", 0, 30, 12.0, Speed(generated=30, generating=2.0, reading=10.0))
+    assert footer_text(figures).endswith(" · 12.0 s · read the prompt in 10 s · 15 tok/s")
+    short = Figures("m", 0, 30, 4.0, Speed(generated=30, generating=1.0, reading=2.5))
+    assert footer_text(short).endswith(" · 4.0 s · read the prompt in 2.5 s · 30 tok/s")
+
+
+def test_a_retry_says_which_of_how_many():
+    event = {"type": "retry", "attempt": 2, "max_attempts": 3, "delay": 1.46, "reason": "why"}
+    assert retry_note(event) == "why: retry 2 of 3 in 1.5 s"
+    assert retry_note({**event, "delay": 30.0}) == "why: retry 2 of 3 in 30 s"
 
 
 # ----------------------------------------------------------------------------- fill and cost
@@ -124,7 +241,12 @@ def turn_footer(facts: FooterFacts, thread: str | None = None) -> str:
     result = RunResult(model="m", usage=dict(TURN))
     return footer_text(
         run_figures(
-            result, [dict(TURN)], seconds=2.0, generating_seconds=1.0, thread=thread, facts=facts
+            result,
+            [dict(TURN)],
+            seconds=2.0,
+            speed=Speed(generated=200, generating=1.0),
+            thread=thread,
+            facts=facts,
         )
     )
 

@@ -171,7 +171,8 @@ async def test_backoff_is_exponential_with_jitter_and_bounded_by_retries(stub):
     assert isinstance(exc, ProviderError) and exc.status == 500
     assert "down" in str(exc)
     retries = retries_of(events)
-    assert [r["attempt"] for r in retries] == [1, 2, 3]
+    # each says which retry it is, and of how many at most
+    assert [(r["attempt"], r["max_attempts"]) for r in retries] == [(1, 3), (2, 3), (3, 3)]
     for r in retries:
         full = 0.020 * 2 ** (r["attempt"] - 1)
         assert full / 2 <= r["delay"] <= full, r  # jittered within [half, full]
@@ -194,7 +195,13 @@ async def test_retry_after_zero_is_retried_at_once(stub):
         events, exc = await collect(client)
     assert exc is None and events[-1]["result"].text == "ok"
     [retry] = retries_of(events)
-    assert retry == {"type": "retry", "attempt": 1, "delay": 0.0, "reason": "rate limited"}
+    assert retry == {
+        "type": "retry",
+        "attempt": 1,
+        "max_attempts": 2,
+        "delay": 0.0,
+        "reason": "rate limited",
+    }
 
 
 async def test_retry_after_ms_is_honoured_exactly(stub):
@@ -230,6 +237,7 @@ async def test_retry_after_seconds_is_reported_before_sleeping(stub):
         assert event == {
             "type": "retry",
             "attempt": 1,
+            "max_attempts": 2,
             "delay": 7.0,
             "reason": "the server answered 503",
         }

@@ -142,7 +142,7 @@ def test_tools_shows_whole_descriptions_wrapped(stub, cli, open_chat):
     assert all(len(line) <= 100 for line in chat.term.lines())
 
 
-def test_an_unknown_model_name_lists_the_known_ones(stub, cli, open_chat):
+def test_an_unknown_model_name_says_what_it_may_have_meant(stub, cli, open_chat):
     numbered_answers(stub)
     cli.write_config(
         f'[providers.stub]\nbase_url = "{stub.base_url}"\n\n'
@@ -151,8 +151,10 @@ def test_an_unknown_model_name_lists_the_known_ones(stub, cli, open_chat):
     )
     chat = open_chat()
     chat.say("/model fsat")
-    screen = chat.term.text()
-    assert "'fsat' is not a model the config or the model list knows" in screen, screen
-    assert "known: fast, quick" in screen
+    screen = " ".join(chat.term.text().split())
+    assert "'fsat' is not a model the config or the model lists know" in screen, screen
+    assert "did you mean 'fast'?" in screen
+    chat.say("/model zzz")  # nothing near: the names it knows
+    assert "known: fast, quick" in " ".join(chat.term.text().split())
     chat.say("/model quick")
     assert "is not a model" not in chat.term.text().split("/model quick")[-1]

@@ -100,7 +100,7 @@ def test_ctrl_c_while_waiting_to_retry(stub, open_chat):
     script(stub, busy_for(30))
     chat = open_chat()
     chat.send_line("hello")
-    chat.stop_at("retrying in 30 s")
+    chat.stop_at("retry 1 of 2 in 30 s")
     assert len(stub.requests) == 1, "it retried after Ctrl-C"
     goes_on(stub, chat)
 
@@ -156,7 +156,7 @@ def test_ctrl_c_still_stops_the_answer_after_a_tool_call_was_approved(stub, open
 def test_ctrl_c_still_stops_a_retry_wait_after_a_tool_call_was_approved(stub, open_chat):
     chat = asked_to_run_a_call(stub, open_chat, busy_for(30))
     chat.child.send("y")
-    chat.stop_at("retrying in 30 s")
+    chat.stop_at("retry 1 of 2 in 30 s")
     assert len(stub.requests) == 2, "it retried after Ctrl-C"
     goes_on(stub, chat)
 

@@ -299,7 +299,8 @@ def test_while_waiting_the_line_counts_the_seconds_of_each_wait(stub, open_chat)
     """Repro: a chat on a busy llama.cpp; the first try of an answer got HTTP 503 and was
     retried. For the whole second try (a minute) the line said "the server answered 503,
     retrying in 1 s (attempt 1)", with no count, as if nothing moved. Now, once the retry
-    is sent, it says "waiting for the model… Ns" again, counting the seconds of that try."""
+    is sent, it says "waiting for the model, retry 1 of 2… Ns", counting the seconds of
+    that try."""
     import threading
 
     answer_may_come = threading.Event()
@@ -315,8 +316,8 @@ def test_while_waiting_the_line_counts_the_seconds_of_each_wait(stub, open_chat)
     stub.handler = handler
     chat = open_chat()
     chat.send_line("hello")
-    retry = re.compile(r"the server answered 503, retrying in 1 s \(attempt 1\)… \d+s")
-    counted = re.compile(r"waiting for the model… [1-9]\d*s")
+    retry = re.compile(r"the server answered 503: retry 1 of 2 in 1 s… \d+s")
+    counted = re.compile(r"waiting for the model, retry 1 of 2… [1-9]\d*s")
 
     def counting_after_the_retry() -> bool:
         """The retry was shown (in any frame drawn), then the wait for its answer counted

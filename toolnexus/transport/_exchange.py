@@ -166,7 +166,7 @@ class Transport:
                 if isinstance(failure.error, IdleTimeout):
                     async for event in self._while_busy(headers, control, attempt):
                         yield Retrying(event)
-                yield Retrying(retry_event(attempt, delay, failure.reason))
+                yield Retrying(retry_event(attempt, self.retries.count, delay, failure.reason))
                 await control.sleep(delay)
 
     async def _while_busy(
@@ -180,7 +180,7 @@ class Transport:
             reason = check.read(await self.get_json(check.url, headers, control))
             if reason is None:
                 return
-            yield retry_event(attempt, poll, reason)
+            yield retry_event(attempt, self.retries.count, poll, reason)
             await control.sleep(poll)
             waited += poll
 

@@ -39,7 +39,7 @@ def transport_failure(exc: Exception, url: str, idle_s: float) -> Exception:
         error: ProviderError = IdleTimeout(
             f"{url} sent nothing for {idle:g} s (idle timeout)", seconds=idle
         )
-        return Retryable(error, "the server stopped answering")
+        return Retryable(error, f"the server sent nothing for {idle:g} s")
     if isinstance(
         exc, (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout, httpx2.ProxyError)
     ):
