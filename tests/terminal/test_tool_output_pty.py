@@ -101,6 +101,33 @@ def test_a_running_command_s_output_shows_before_it_ends(cli, stub, signals, ope
     assert tool_results(stub.requests[-1]) == ["exit code 0\nfirst-42\nsecond-42\n"]
 
 
+def test_the_live_panel_shows_the_last_lines_cut_to_the_terminal_s_width(
+    cli, stub, signals, open_chat
+):
+    """Repro: a command prints 30 lines of 300 characters, then a progress bar redrawn with
+    carriage returns, then works on. Its panel shows only the last 8 lines, each cut to the
+    terminal's width (not wrapped), the progress bar as it stands last."""
+    command = (
+        "for i in $(seq 30); do printf 'line-%s-%0300d\\n' $((i+100)) 0; done; "
+        "printf 'bar %s%%\\rbar %s%%\\n' $((6*7)) $((99)); "
+        f"{wait_for(signals / 'go')}"
+    )
+    model_calls(stub, bash(command), "Done.")
+    chat = open_chat("--builtins", "--yes")
+    chat.send_line("run it")
+    chat.wait(lambda: "bar 99%" in chat.showing(), "the progress bar's last state")
+    shown = chat.term.display()
+    lines = [line for line in shown if "line-1" in line]
+    # the last 7 of the 30 and the bar: 8 lines
+    assert [line.split("line-")[1][:3] for line in lines] == [str(n) for n in range(124, 131)]
+    assert all(line.endswith("… │") for line in lines), lines  # cut, not wrapped
+    assert not any(set(line.strip("│ ")) == {"0"} for line in shown)  # no wrapped rest
+    assert "bar 42%" not in chat.term.text()
+    (signals / "go").touch()
+    chat.wait_text("Done.")
+    chat.wait_prompt()
+
+
 def test_a_key_split_across_pieces_of_output_is_masked_in_the_live_panel(
     cli, stub, signals, open_chat
 ):
