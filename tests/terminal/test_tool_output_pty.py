@@ -1,8 +1,8 @@
 """Output you can watch and keep, in a real pseudo-terminal against the stub model: a
 running command's last lines stream into its panel, secrets masked even when split across
-pieces; `/last` and Ctrl-O show the whole output of the last call in a pager, from a 0600
-file that is gone when the chat ends; Ctrl-C keeps what a command printed, for the person
-and for the model, and says it was cut.
+pieces; `/last` and Ctrl-O show the whole output of the last call in a pager (Ctrl-C there
+is the pager's), from a 0600 file that is gone when the chat ends; Ctrl-C keeps what a
+command printed, for the person and for the model, and says it was cut.
 
 The commands run in the sandbox, whose workspace is an overlay: a file the test makes there
 would not be seen by them. They wait for files in a folder the sandbox may read
