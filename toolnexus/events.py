@@ -18,6 +18,7 @@ from .types import (
     RunResult,
     TextEvent,
     ToolCallEvent,
+    ToolOutputEvent,
     ToolProgressEvent,
     ToolResultEvent,
     Usage,
@@ -140,6 +141,10 @@ def tool_progress_event(
         "progress": progress,
         "total": total,
     }
+
+
+def tool_output_event(call_id: str, name: str, text: str) -> ToolOutputEvent:
+    return {"type": "tool_output", "id": call_id, "name": name, "text": text}
 
 
 def usage_event(usage: Usage) -> UsageEvent:

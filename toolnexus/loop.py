@@ -32,6 +32,7 @@ from .events import (
     reasoning_event,
     text_event,
     tool_call_event,
+    tool_output_event,
     tool_progress_event,
     tool_result_event,
     usage_event,
@@ -40,7 +41,7 @@ from .events import (
 from .hooks import Hooks
 from .schema import OutputSchema
 from .tools.suspension import PENDING_KEY, WaitFor, declined, pending_request
-from .tools.tool import Questions, ToolContext, ToolProgress, ToolResult, to_result
+from .tools.tool import Printed, Questions, ToolContext, ToolProgress, ToolResult, to_result
 from .tools.toolkit import Toolkit
 from .transport import JsonReply, Retrying, StreamEvents, Transport
 from .types import (
@@ -52,6 +53,7 @@ from .types import (
     RunResult,
     ToolCall,
     ToolMessage,
+    ToolOutputEvent,
     ToolProgressEvent,
     ToolResultEvent,
     Usage,
@@ -63,6 +65,13 @@ from .wire._common import text_of
 from .wire.base import RequestOptions, check_reasoning
 
 CANCELLED_TOOL_OUTPUT = "error: the run was interrupted before this tool finished"
+# After what a call printed before the run was stopped, by why it stopped (RunControl.reason).
+_CUT_NOTES = {
+    "cancelled": "[cut: the user stopped the run before this tool finished; above is what "
+    "it printed until then]",
+    "timeout": "[cut: the run timed out before this tool finished; above is what it "
+    "printed until then]",
+}
 # On an assistant message: {call id: its arguments as the model wrote them}, for the calls
 # whose arguments were not a JSON object; the call itself carries "{}" instead.
 UNREADABLE_ARGUMENTS_KEY: Final = "unreadable_arguments"
@@ -394,7 +403,10 @@ class _Run:
         progress = _Progress(asyncio.get_running_loop())
         contexts = [
             ToolContext(
-                call_id=call.id, on_progress=progress.reporter(call), questions=self.questions
+                call_id=call.id,
+                on_progress=progress.reporter(call),
+                questions=self.questions,
+                on_output=progress.printer(call),
             )
             for call in calls
         ]
@@ -414,7 +426,18 @@ class _Run:
                 if req is not None and self.settings.wait_for is not None:
                     yield pending_event(req)
                     ans = await self.control.race(maybe_await(self.settings.wait_for(req)))
-                    outcomes[index] = await self._settle(call, ctx, req, ans)
+                    # run again with the answer, what it prints passed on as it comes
+                    settling = asyncio.ensure_future(self._settle(call, ctx, req, ans))
+                    try:
+                        async with contextlib.aclosing(
+                            self._progress_until(settling, progress)
+                        ) as events:
+                            async for event in events:
+                                yield event
+                    finally:
+                        settling.cancel()  # nothing if it finished
+                        await asyncio.gather(settling, return_exceptions=True)
+                    outcomes[index] = settling.result()
         except BaseException:  # interrupted, or a hook failed: stop the other calls
             for ctx in contexts:
                 ctx.cancelled.set()
@@ -424,7 +447,10 @@ class _Run:
             raise
         finally:
             if not outcomes:
-                outcomes = [_finished_or_cancelled(task) for task in tasks]
+                outcomes = [
+                    _finished_or_cancelled(task, ctx.printed, self.control.reason)
+                    for task, ctx in zip(tasks, contexts, strict=True)
+                ]
             for call, outcome in zip(calls, outcomes, strict=True):
                 self.messages.append(_tool_message(call, outcome))
         for call, outcome in zip(calls, outcomes, strict=True):
@@ -437,8 +463,9 @@ class _Run:
 
     async def _progress_until(
         self, running: asyncio.Future[Any], progress: _Progress
-    ) -> AsyncGenerator[ToolProgressEvent]:
-        """The progress the running calls report, as events, until `running` is done."""
+    ) -> AsyncGenerator[ToolProgressEvent | ToolOutputEvent]:
+        """The progress the running calls report and what they print, as events, until
+        `running` is done."""
         while True:
             if progress.events:
                 yield progress.events.popleft()
@@ -527,11 +554,11 @@ def context_outgoing(
 
 
 class _Progress:
-    """The progress events of one tool turn's calls, reported from whichever thread a
-    tool runs in, taken in the event loop's."""
+    """The progress and output events of one tool turn's calls, reported from whichever
+    thread a tool runs in, taken in the event loop's."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.events: deque[ToolProgressEvent] = deque()
+        self.events: deque[ToolProgressEvent | ToolOutputEvent] = deque()
         self._loop = loop
         self._arrived: asyncio.Future[None] | None = None
 
@@ -544,13 +571,21 @@ class _Progress:
 
         return report
 
+    def printer(self, call: _Call) -> Callable[[str], None]:
+        """What `call`'s ToolContext passes what it prints on to."""
+
+        def printed(text: str) -> None:
+            self._loop.call_soon_threadsafe(self._add, tool_output_event(call.id, call.name, text))
+
+        return printed
+
     def arrival(self) -> asyncio.Future[None]:
         """Done once an event is added."""
         if self._arrived is None or self._arrived.done():
             self._arrived = self._loop.create_future()
         return self._arrived
 
-    def _add(self, event: ToolProgressEvent) -> None:
+    def _add(self, event: ToolProgressEvent | ToolOutputEvent) -> None:
         self.events.append(event)
         if self._arrived is not None and not self._arrived.done():
             self._arrived.set_result(None)
@@ -667,10 +702,18 @@ def _tool_message(call: _Call, outcome: ToolResult) -> ToolMessage:
     return message
 
 
-def _finished_or_cancelled(task: asyncio.Future[ToolResult]) -> ToolResult:
+def _finished_or_cancelled(
+    task: asyncio.Future[ToolResult], printed: Printed, reason: str | None
+) -> ToolResult:
+    """The result of a call when the run stopped: its own if it finished; else what it
+    printed until then, if anything, and a line saying it was cut."""
     if task.done() and not task.cancelled() and task.exception() is None:
         return task.result()
-    return ToolResult(CANCELLED_TOOL_OUTPUT, is_error=True)
+    said = str(printed)
+    if not said.strip():
+        return ToolResult(CANCELLED_TOOL_OUTPUT, is_error=True)
+    note = _CUT_NOTES.get(reason or "", CANCELLED_TOOL_OUTPUT)
+    return ToolResult(f"{said.rstrip()}\n{note}", is_error=True)
 
 
 def _open_requests(messages: list[Message]) -> list[Request]:

@@ -309,6 +309,14 @@ class ToolProgressEvent(TypedDict):
     total: float | None
 
 
+class ToolOutputEvent(TypedDict):
+    type: Literal["tool_output"]
+    id: str
+    name: str
+    text: str  # the next piece of what the running call prints (a command: stdout and
+    # stderr as they came), in order; the call's `tool_result` still carries its output
+
+
 class UsageEvent(TypedDict):
     type: Literal["usage"]
     usage: Usage
@@ -332,6 +340,7 @@ Event = (
     | CompactionEvent
     | WaitingEvent
     | ToolProgressEvent
+    | ToolOutputEvent
     | UsageEvent
     | DoneEvent
 )

@@ -44,9 +44,12 @@ from .mcp_commands import McpCommands
 from .mcp_prompts import is_prompt_command
 from .mode_commands import COMMANDS as MODE_COMMANDS
 from .mode_commands import ModeCommands
+from .output_commands import COMMANDS as OUTPUT_COMMANDS
+from .output_commands import OutputCommands
 from .session import Session
 from .settings import UiSettings
 from .threads import fork_thread
+from .tool_output import KeptOutputs
 from .toolbox import approval_policy, approval_text, tool_rows
 from .words import counted
 from .workspace import CHAT_WAY_OUT, home_line
@@ -62,6 +65,7 @@ COMMANDS = {
     "/model": "show or change the model: /model NAME",
     "/system": "show or change the system prompt: /system TEXT",
     "/tools": "list the tools the model may call",
+    **OUTPUT_COMMANDS,
     **WORKSPACE_COMMANDS,
     **MODE_COMMANDS,
     **MCP_COMMANDS,
@@ -106,11 +110,20 @@ def _names_a_path(word: str) -> bool:
         return False
 
 
-class Commands(ContextCommands, McpCommands, WorkspaceCommands, ModeCommands, JournalCommands):
-    def __init__(self, session: Session, console: Console, ui: UiSettings | None = None) -> None:
+class Commands(
+    ContextCommands, McpCommands, WorkspaceCommands, ModeCommands, JournalCommands, OutputCommands
+):
+    def __init__(
+        self,
+        session: Session,
+        console: Console,
+        ui: UiSettings | None = None,
+        kept: KeptOutputs | None = None,
+    ) -> None:
         self.session = session
         self.console = console
         self.ui = ui or session.config.settings.ui  # the terminal's (with its code theme)
+        self.kept = kept or KeptOutputs()  # what the chat's tool calls printed
         self.attached: list[Attachment] = []  # /attach: for the next message
 
     def take_attached(self) -> list[Attachment]:

@@ -38,8 +38,8 @@ def answer_mcp_requests(session: Session) -> None:
         from .elicit_form import ask_elicitation
 
         async with one_at_a_time:
-            session.pause_output()
-            return await ask_elicitation(session.console, server, request)
+            with session.asking():
+                return await ask_elicitation(session.console, server, request)
 
     async def sample(server: str, params: dict[str, Any]) -> dict[str, Any]:
         from toolnexus.mcp.requests import Refused
@@ -56,8 +56,9 @@ def answer_mcp_requests(session: Session) -> None:
                 )
                 raise Refused("sampling needs the user's approval, and nobody can be asked")
             async with one_at_a_time:
-                session.pause_output()
-                if not await _approved(session, server, params):
+                with session.asking():
+                    approved = await _approved(session, server, params)
+                if not approved:
                     raise Refused("the user declined")
         prompt, history = sampling_prompt(params)
         result = await session.client.run(prompt, None, history=history)

@@ -14,7 +14,8 @@ A secret is found as it reads (secret_reading.py): partly percent-encoded, or sp
 zero-width characters, it is masked all the same. A streamed answer is redacted as a stream
 (redact_stream.py), its reasoning and text each alone and together, so a secret split across
 deltas (or begun in the reasoning and ended in the text, or split by reasoning in between)
-is caught too; an assistant message's reasoning and text are redacted as that stream.
+is caught too; an assistant message's reasoning and text are redacted as that stream. What a
+running tool call prints (`tool_output` events) is a stream of its own, one per call.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
-from toolnexus.events import reasoning_event, text_event
+from toolnexus.events import reasoning_event, text_event, tool_output_event
 
 from .redact_stream import MASK, Piece, StreamRedactor, joined
 from .secret_reading import MIN_SECRET, Secrets
@@ -245,25 +246,48 @@ STREAMED = ("text", "reasoning")  # the events whose deltas make one stream
 
 class EventRedactor:
     """Loop events without the secrets; the deltas of text and reasoning are redacted as
-    one stream."""
+    one stream, what each tool call prints as another."""
 
     def __init__(self, redact: Redactor) -> None:
         self.redact = redact
         self.stream = redact.stream()
+        self.printing: dict[str, tuple[str, StreamRedactor]] = {}  # call id: (tool, stream)
 
     def __call__(self, event: Event) -> list[Event]:
         if event["type"] == "text" or event["type"] == "reasoning":
             return _deltas(self.stream.feed(event["type"], event["delta"]))
+        held = _deltas(self.stream.flush())
+        if event["type"] == "tool_output":
+            name, stream = self.printing.setdefault(
+                event["id"], (self.redact(event["name"]), self.redact.stream())
+            )
+            return [*held, *_printed(event["id"], name, stream.feed("output", event["text"]))]
+        if event["type"] == "tool_result":
+            held += self._printed_held(event["id"])
         # a done event's result is redacted where it is printed
-        return [*self.flush(), event if event["type"] == "done" else self.redact.value(event)]
+        return [*held, event if event["type"] == "done" else self.redact.value(event)]
 
     def flush(self) -> list[Event]:
         """Whatever was held back, as events (before an event of another kind, or at the end)."""
-        return _deltas(self.stream.flush())
+        held = _deltas(self.stream.flush())
+        for call in list(self.printing):
+            held += self._printed_held(call)
+        return held
+
+    def _printed_held(self, call: str) -> list[Event]:
+        """What was held back of what `call` printed (it ended)."""
+        if call not in self.printing:
+            return []
+        name, stream = self.printing.pop(call)
+        return _printed(call, name, stream.flush())
 
 
 def _deltas(pieces: list[Piece]) -> list[Event]:
     return [text_event(text) if kind == "text" else reasoning_event(text) for kind, text in pieces]
+
+
+def _printed(call: str, name: str, pieces: list[Piece]) -> list[Event]:
+    return [tool_output_event(call, name, text) for _, text in pieces]
 
 
 class RedactingStore:

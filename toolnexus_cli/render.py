@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from toolnexus.context.pricing import Price
 
     from .settings import UiSettings
+    from .tool_output import KeptOutputs
     from .toolbox import ChangeView
 
 RESULT_PREVIEW_LINES = 8
@@ -304,12 +305,13 @@ def format_args(args: Any) -> str:
     return args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
 
 
-def preview(output: str, lines: int = RESULT_PREVIEW_LINES) -> str:
+def preview(output: str, lines: int = RESULT_PREVIEW_LINES, shown_by: str = "") -> str:
+    """The first `lines` lines of `output`; `shown_by` follows the count of the rest."""
     output = output.rstrip()
     rows = output.splitlines()
     if len(rows) <= lines:
         return output
-    return "\n".join(rows[:lines]) + f"\n... {counted(len(rows) - lines, 'more line')}"
+    return "\n".join(rows[:lines]) + f"\n... {counted(len(rows) - lines, 'more line')}{shown_by}"
 
 
 class PlainRenderer:
@@ -389,7 +391,8 @@ class PlainRenderer:
 
 class TerminalRenderer:
     """For a terminal: live Markdown, dimmed reasoning, tool panels, a footer. With `keys`
-    (a terminal.TypeAhead), what is typed while the answer streams shows under it."""
+    (a terminal.TypeAhead), what is typed while the answer streams shows under it; with
+    `kept`, the whole output of each tool call is kept for /last."""
 
     def __init__(
         self,
@@ -398,6 +401,7 @@ class TerminalRenderer:
         keys: Any = None,
         changes: ChangeView | None = None,
         asks_first: Callable[[str, Any], bool] | None = None,
+        kept: KeptOutputs | None = None,
     ) -> None:
         """`changes`: what a file tool's call would change, made before it runs to be
         shown with its result (whether a question showed it or not); `asks_first`: whether
@@ -413,6 +417,7 @@ class TerminalRenderer:
         self.meter = Meter()
         self.keys = keys
         self.running = RunningTools()
+        self.kept = kept
 
     def _live(self) -> Any:
         if self.stream is None:
@@ -449,6 +454,12 @@ class TerminalRenderer:
         elif kind == "tool_call":
             stream.print(self._call(event))
             self.running.start(event["id"], event["name"])
+            if self.kept is not None:
+                self.kept.begin(event["id"], event["name"])
+        elif kind == "tool_output":
+            self.running.output(event["id"], event["text"])
+            if self.kept is not None:
+                self.kept.add(event["id"], event["text"])
         elif kind == "tool_progress":
             self.running.report(event["id"], event["message"], event["progress"], event["total"])
         elif kind == "tool_result":
@@ -457,7 +468,7 @@ class TerminalRenderer:
             called, change = self.calls.pop(event["id"], (event["name"], None))
             title = f"{'✗' if event['is_error'] else '✓'} {called}"
             labels = attachment_labels(event)
-            body = "\n".join([preview(event["output"]), *labels]).strip() or "(no output)"
+            body = "\n".join([self._preview(event), *labels]).strip() or "(no output)"
             # what a file tool changed says more than its "wrote 13 bytes to ..."
             shown = change if change is not None and not event["is_error"] else measured_text(body)
             stream.print(self._panel(shown, title, style))
@@ -499,6 +510,27 @@ class TerminalRenderer:
         if change is not None or asked or title_says_all(args):
             return Text(f"⚙ {title}", style="cyan")
         return self._panel(call_body(name, args), f"⚙ {name}", "cyan", exact=True)
+
+    def _preview(self, event: Mapping[str, Any]) -> str:
+        """A result's first lines; with its whole output kept, how to see it all."""
+        if self.kept is None:
+            return preview(event["output"])
+        from .tool_output import SHOWN_BY
+
+        self.kept.end(event["id"], event["output"])
+        return preview(event["output"], shown_by=SHOWN_BY)
+
+    def show_cut(self) -> None:
+        """The turn was stopped: each call it cut that printed something shows its last
+        lines, and that the model gets what it printed."""
+        from rich.text import Text
+
+        shown_by = " (Ctrl-O or /last shows all of it)" if self.kept is not None else ""
+        for panel in self.running.cut():
+            self.console.print(panel)
+            self.console.print(
+                Text(f"cut by Ctrl-C: the model gets what it printed until then{shown_by}", "dim")
+            )
 
     def _panel(self, body: Any, title: str, style: str, *, exact: bool = False) -> Any:
         """`exact`: a tool call's arguments, shown as `exact_text`; else `body` is Rich

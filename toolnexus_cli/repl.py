@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -21,12 +22,14 @@ from .mcp_view import status_line
 from .models import model_names
 from .modes import CYCLE_KEY, PLAN_KEY, ChatMode, modes_matter
 from .options import RunOptions, go_on_command
+from .output_commands import show_last
 from .render import RESULT_PREVIEW_LINES, TerminalRenderer, unfinished_note
 from .session import Session, Turn
 from .shell import run_shell
 from .terminal import TypeAhead, mute_keyboard, prompt_session, restore_keyboard
 from .text_calls import not_run_note, result_message, written_call
 from .theme import terminal_ui
+from .tool_output import KeptOutputs
 from .toolbox import call_view, change_view, sandbox_line, tools_summary, yes_line
 from .workspace import CHAT_WAY_OUT, home_line
 
@@ -52,7 +55,10 @@ class Repl:
             on_server=self._server_changed,
             mode=self.mode,
         )
-        self.commands = Commands(self.session, self.console, self.ui)
+        self.kept = KeptOutputs()  # what the tool calls printed, for /last and Ctrl-O
+        self.renderer: TerminalRenderer | None = None  # the last turn's
+        self.pager: asyncio.Future[None] | None = None  # Ctrl-O's, showing the last output
+        self.commands = Commands(self.session, self.console, self.ui, self.kept)
         self.carried: list[str] = []  # `!command` output to add to the next message
         self.typed = TypeAhead(self.console.file)  # while an answer streams
         self.prompts: Any = None  # the prompt line, once the chat runs
@@ -63,19 +69,24 @@ class Repl:
             self.prompts.app.invalidate()
 
     def _renderer(self, session: Session) -> TerminalRenderer:
-        renderer = TerminalRenderer(
+        renderer = self.renderer = TerminalRenderer(
             self.console,
             self.ui,
             keys=self.typed,
             changes=change_view(session.toolkit, shown_lines=RESULT_PREVIEW_LINES),
             asks_first=session.asks_first,
+            kept=self.kept,
         )
         renderer.start()
         return renderer
 
     def run(self) -> int:
-        """The exit code; SIGTERM or SIGHUP ends the chat (a turn as Ctrl-C would)."""
-        return self.session.run(self._read_loop)
+        """The exit code; SIGTERM or SIGHUP ends the chat (a turn as Ctrl-C would). The
+        output kept of the tool calls goes with it."""
+        try:
+            return self.session.run(self._read_loop)
+        finally:
+            self.kept.close()
 
     async def _read_loop(self) -> int:
         session = self.session
@@ -87,9 +98,11 @@ class Repl:
             status=self._status,
             keys={
                 "escape r": self._toggle_review,
+                "c-o": self._show_last_output,
                 CYCLE_KEY: self._next_mode,
                 PLAN_KEY: self.mode.go_ahead,
             },
+            lent=lambda: self.pager is not None and not self.pager.done(),
         )
         if servers:
             from prompt_toolkit.completion import merge_completers
@@ -127,6 +140,14 @@ class Repl:
         workspace = self.session.toolkit.workspace
         if workspace is not None:
             workspace.review(not workspace.reviewing)
+
+    def _show_last_output(self) -> None:
+        """Ctrl-O: /last, the prompt line put aside while the pager shows."""
+        from prompt_toolkit.application import run_in_terminal
+
+        self.pager = asyncio.ensure_future(
+            run_in_terminal(lambda: show_last(self.kept, self.console), in_executor=True)
+        )
 
     async def _banner(self) -> None:
         session = self.session
@@ -315,6 +336,8 @@ class Repl:
 
     async def _show_end(self, turn: Turn) -> None:
         if turn.status == "cancelled":
+            if self.renderer is not None:
+                self.renderer.show_cut()
             self.console.print(Text("(interrupted: the partial answer is kept)", style="dim"))
         elif turn.result is None:
             self.console.print(Text(turn.error or "", style="bold red"))

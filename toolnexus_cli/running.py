@@ -1,7 +1,8 @@
 """The tool calls of a turn that are running, as the live region shows them: a spinner
 line with the seconds they have run, and what a tool reported (its progress, its server's
-messages) in a panel of its own. What a tool reports comes from it, or from an MCP server:
-it is made `visible` on the way in."""
+messages) and the last lines it printed in a panel of its own, each line cut to the
+terminal's width. What a tool reports comes from it, or from an MCP server: it is made
+`visible` on the way in."""
 
 from __future__ import annotations
 
@@ -9,12 +10,14 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
-from rich.console import Console, ConsoleOptions, RenderResult
+from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.panel import Panel
 from rich.spinner import Spinner
 from rich.text import Text
 
 from toolnexus.visible import visible
+
+from .tool_output import OutputTail
 
 MESSAGES_SHOWN = 3  # a tool's last messages in its panel
 
@@ -25,6 +28,7 @@ class _Call:
     started: float
     progress: str = ""  # "3/10", or "3" when the total is unknown
     messages: deque[str] = field(default_factory=lambda: deque(maxlen=MESSAGES_SHOWN))
+    printed: OutputTail = field(default_factory=OutputTail)
 
 
 class RunningTools:
@@ -52,8 +56,30 @@ class RunningTools:
         if shown and (not call.messages or call.messages[-1] != shown):
             call.messages.append(shown)
 
+    def output(self, call_id: str, text: str) -> None:
+        """The next piece of what a call prints."""
+        call = self.calls.get(call_id)
+        if call is not None:
+            call.printed.add(text)
+
     def finish(self, call_id: str) -> None:
         self.calls.pop(call_id, None)
+
+    def cut(self) -> list[Panel]:
+        """The turn was stopped: the calls running then are no more; of each that printed
+        something, a panel with the last lines it printed, titled as cut."""
+        calls, self.calls = self.calls, {}
+        return [
+            Panel(
+                tail_text(call.printed.lines),
+                title=Text(f"✗ {call.name} · cut"),
+                title_align="left",
+                border_style="red",
+                expand=False,
+            )
+            for call in calls.values()
+            if call.printed.lines
+        ]
 
     def restart_clock(self, name: str) -> None:
         """A call asked about (approved just now) begins to run only now."""
@@ -64,10 +90,14 @@ class RunningTools:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         now = time.monotonic()
         for call in self.calls.values():
-            if call.progress or call.messages:
+            lines = call.printed.lines
+            if call.progress or call.messages or lines:
                 body = "\n".join(line for line in (call.progress, *call.messages) if line)
                 yield Panel(
-                    Text(body),
+                    Group(
+                        *([Text(body)] if body else []),
+                        *([tail_text(lines)] if lines else []),
+                    ),
                     title=Text(f"⚙ {call.name} · {now - call.started:.0f}s"),
                     title_align="left",
                     border_style="cyan",
@@ -77,3 +107,8 @@ class RunningTools:
         names = ", ".join(call.name for call in self.calls.values())
         self.spinner.update(text=Text(f"running {names}… {now - first.started:.0f}s", style="dim"))
         yield self.spinner
+
+
+def tail_text(lines: tuple[str, ...]) -> Text:
+    """The last lines a call printed, each cut to the width it is drawn in."""
+    return Text("\n".join(lines), no_wrap=True, overflow="ellipsis")

@@ -10,7 +10,7 @@ import dataclasses
 import os
 import secrets
 import signal
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 from toolnexus import (
@@ -32,6 +32,7 @@ from toolnexus.context.marks import failures_in_a_row
 from toolnexus.errors import IdleTimeout
 from toolnexus.stores import Thread, ThreadStore
 from toolnexus.tools.suspension import WaitFor
+from toolnexus.types import Answer, Request
 from toolnexus.visible import visible
 
 from .approve import (
@@ -131,6 +132,8 @@ class Session:
         self.console = console
         self.interrupts = Interrupts()
         self.renderer: Output | None = None
+        self._asking = 0  # questions on screen now
+        self._held_events: list[Mapping[str, Any]] = []  # the turn's, while a question shows
         self.redact = Redactor()
         self.thread = ""
         self.tokens = 0  # in every turn of this session
@@ -212,19 +215,23 @@ class Session:
         asker: AskUser = refuse_without_terminal(yes)
         wait_for: WaitFor = wait_for_without_terminal(yes)
         if console is not None:
-            person = terminal_wait_for(console, self.pause_output, self.interrupted_at_question)
+            person = self._waited_in_turn(
+                terminal_wait_for(console, self.pause_output, self.interrupted_at_question)
+            )
             wait_for = yes_to_what_it_covers(person) if yes else person
-        if self.mode is not None:
-            wait_for = self.mode.kept_in_sandbox(wait_for)
             if not yes:
                 asker = self._resume_output(
-                    terminal_asker(
-                        console,
-                        self.pause_output,
-                        self.interrupted_at_question,
-                        call_view(self.toolkit),
+                    self._asked_in_turn(
+                        terminal_asker(
+                            console,
+                            self.pause_output,
+                            self.interrupted_at_question,
+                            call_view(self.toolkit),
+                        )
                     )
                 )
+        if self.mode is not None:
+            wait_for = self.mode.kept_in_sandbox(wait_for)
         mode = self.mode
         named = (lambda: mode.name) if mode is not None else None
         hooks = make_hooks(self.config, self.toolkit, asker, mode=named)
@@ -303,6 +310,43 @@ class Session:
         if self.renderer is not None:
             self.renderer.end_answer()
 
+    @contextlib.contextmanager
+    def asking(self) -> Iterator[None]:
+        """While a person is asked something: live output stops and the turn's events
+        (what other calls print, report or return meanwhile) wait, so that nothing redraws
+        over the question; they show, in order, once it is answered."""
+        self.pause_output()
+        self._asking += 1
+        try:
+            yield
+        finally:
+            self._asking -= 1
+            if not self._asking:
+                held, self._held_events = self._held_events, []
+                for event in held:
+                    if self.renderer is not None:
+                        self.renderer.event(event)
+
+    def _show(self, renderer: Output, event: Mapping[str, Any]) -> None:
+        if self._asking:
+            self._held_events.append(event)
+        else:
+            renderer.event(event)
+
+    def _asked_in_turn(self, ask: AskUser) -> AskUser:
+        async def asked(name: str, args: Any) -> str:
+            with self.asking():
+                return await maybe_await(ask(name, args))
+
+        return asked
+
+    def _waited_in_turn(self, wait_for: WaitFor) -> WaitFor:
+        async def waited(request: Request) -> Answer:
+            with self.asking():
+                return await maybe_await(wait_for(request))
+
+        return waited
+
     def _resume_output(self, ask: AskUser) -> AskUser:
         """`ask`, after which a call that may run shows as running again."""
 
@@ -353,7 +397,7 @@ class Session:
                 prompt, self.toolkit, id=self.thread, cancel=cancel, schema=schema
             ):
                 for event in redact_events(raw):  # held text comes out before `done`
-                    renderer.event(event)
+                    self._show(renderer, event)
                     if event["type"] == "tool_result" and "changes" in event:
                         await self._journal(event["id"], event["changes"])
                     if event["type"] == "done":

@@ -253,13 +253,15 @@ def prompt_session(
     vi: bool = False,
     status: Callable[[], str] | None = None,
     keys: Mapping[str, Callable[[], str | None]] | None = None,
+    lent: Callable[[], bool] | None = None,
 ) -> Any:
     """The prompt line: a private history, Esc-Enter for a new line, Ctrl-C clears the
     line (on an empty one it raises KeyboardInterrupt), `commands` complete, and so do
     `models` after `/model`. A toolbar says "shell mode" while the line starts with "!";
     `vi`: vi keys, the mode shown in it too; `status`: a line for it too (redrawn when the
     app is invalidated); `keys`: more keys ("escape r", "s-tab"), each an action that may
-    return a line to send, as if typed and entered."""
+    return a line to send, as if typed and entered; while `lent` says the terminal is lent
+    to a program one of them started (a pager), a SIGINT is that program's."""
     from prompt_toolkit import PromptSession
     from prompt_toolkit.history import FileHistory
     from prompt_toolkit.key_binding import KeyBindings
@@ -273,6 +275,13 @@ def prompt_session(
 
     for key, action in (keys or {}).items():
         bindings.add(*key.split())(lambda event, act=action: _key_action(event, act))
+
+    if lent is not None:
+        from prompt_toolkit.filters import Condition
+
+        @bindings.add("<sigint>", filter=Condition(lent))
+        def _not_ours(event: Any) -> None:
+            pass
 
     @bindings.add("c-c")
     def _interrupt(event: Any) -> None:

@@ -37,6 +37,7 @@ class Chat(PtySession):
         background: str | None = None,
         reflows: bool = True,
         answers_late: bool = False,
+        fresh: bool = False,
     ) -> None:
         super().__init__(
             cli,
@@ -48,6 +49,7 @@ class Chat(PtySession):
             background=background,
             reflows=reflows,
             answers_late=answers_late,
+            fresh=fresh,
         )
         self.prompts = 0  # prompts shown so far (each leaves a line starting with the marker)
         self.wait_prompt()

@@ -22,7 +22,7 @@ import pexpect
 import pyte
 
 from tests.support import prefork
-from tests.support.cli_helpers import CLI
+from tests.support.cli_helpers import CLI, ENTRY
 from tests.support.reflow_screen import ReflowScreen
 from tests.support.waiting import WAIT_S
 
@@ -36,11 +36,14 @@ def spawn(
     cols: int,
     timeout: float,
     env: dict[str, str | None] | None = None,
+    fresh: bool = False,
 ) -> pexpect.spawn:
     """`toolnexus ARGS` in a `rows` x `cols` UTF-8 pty, as `cli`'s user (env: as CLI.run),
-    forked from a process that has done its imports (tests/support/prefork.py)."""
+    forked from a process that has done its imports (tests/support/prefork.py); `fresh`:
+    the console script itself, in the terminal's process group (the terminal's signals
+    reach the programs it starts)."""
     size = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "COLUMNS": str(cols), "LINES": str(rows)}
-    command = prefork.command("toolnexus", *args)
+    command = [*ENTRY, *args] if fresh else prefork.command("toolnexus", *args)
     return pexpect.spawn(
         command[0],
         command[1:],
@@ -147,12 +150,16 @@ class PtySession:
         background: str | None = None,
         reflows: bool = True,
         answers_late: bool = False,
+        fresh: bool = False,
     ) -> None:
         """`reflows=False`: the terminal is xterm, which cuts rows off when it narrows;
-        `answers_late`: it answers OSC 11 and DA1 only when told (Terminal.send_late_answers)."""
+        `answers_late`: it answers OSC 11 and DA1 only when told (Terminal.send_late_answers);
+        `fresh`: see `spawn`."""
         self.timeout = timeout
         xterm = {} if reflows else {"XTERM_VERSION": "XTerm(390)"}
-        self.child = spawn(cli, *args, rows=rows, cols=cols, timeout=timeout, env=xterm)
+        self.child = spawn(
+            cli, *args, rows=rows, cols=cols, timeout=timeout, env=xterm, fresh=fresh
+        )
         self.term = Terminal(self.child, rows, cols, reflows=reflows)
         self.term.background = background
         self.term.answers_late = answers_late

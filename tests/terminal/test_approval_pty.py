@@ -353,3 +353,21 @@ def test_the_change_shown_never_reads_what_the_tools_may_not(cli, stub, open_cha
 
     for content in ("PRIVATE-KEY-TEXT", "hunter2", "OUTSIDE-TEXT", "LOG-TEXT"):
         assert content not in chat.term.text()
+
+
+def test_ask_in_a_terminal_asks_before_a_command_runs(stub, cli):
+    """Repro: in a project folder, `toolnexus ask --builtins "say hello with echo"` in a
+    terminal; the model calls bash. The question shows (as in the chat), y runs the
+    command, and its output goes to the model: it is not refused as if nobody could be
+    asked."""
+    cli.in_project()
+    script(stub, bash_call("echo asked-in-ask-77", timeout=5), openai_stream("done: it said hi"))
+    ask = PtySession(cli, "ask", "--builtins", "say hello with echo", rows=ROWS, cols=COLS)
+    try:
+        ask.expect(PANEL_TITLE)
+        ask.expect(QUESTION)
+        ask.child.send("y")
+        ask.expect("done: it said hi")
+    finally:
+        ask.close()
+    assert tool_results(stub.requests[1]) == ["exit code 0\nasked-in-ask-77\n"]

@@ -1,15 +1,17 @@
 """Running one command for a tool: in a process group of its own that is killed whole when
 the command ends, times out or the run is cancelled, reading at most MAX_OUTPUT_BYTES of
-its output (stdout and stderr together; the rest is counted, not kept)."""
+its output (stdout and stderr together; the rest is counted, not kept). All of it is passed
+on as it comes, to whoever shows it while the command runs."""
 
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import os
 import re
 import signal
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,7 +48,15 @@ class Ran:
         return f"exit code {self.code}\n{self.output}{cut}"
 
 
-async def run_command(argv: list[str], *, cwd: Path, env: Mapping[str, str], timeout: float) -> Ran:
+async def run_command(
+    argv: list[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float,
+    on_output: Callable[[str], None] | None = None,
+) -> Ran:
+    """Run `argv`; `on_output` gets each piece of its output, decoded, as it comes."""
     starting = asyncio.ensure_future(
         asyncio.create_subprocess_exec(
             *argv,
@@ -70,7 +80,7 @@ async def run_command(argv: list[str], *, cwd: Path, env: Mapping[str, str], tim
     kept, more = bytearray(), [0]
     try:
         assert process.stdout is not None
-        await asyncio.wait_for(_read(process.stdout, kept, more), timeout)
+        await asyncio.wait_for(_read(process.stdout, kept, more, on_output), timeout)
         code: int | None = await process.wait()
     except TimeoutError:
         code = None
@@ -80,11 +90,21 @@ async def run_command(argv: list[str], *, cwd: Path, env: Mapping[str, str], tim
     return Ran(code, kept.decode("utf-8", "replace"), more[0])
 
 
-async def _read(stream: asyncio.StreamReader, kept: bytearray, more: list[int]) -> None:
+async def _read(
+    stream: asyncio.StreamReader,
+    kept: bytearray,
+    more: list[int],
+    on_output: Callable[[str], None] | None,
+) -> None:
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")  # a character split by a read
     while chunk := await stream.read(65536):
         room = MAX_OUTPUT_BYTES - len(kept)
         kept += chunk[:room]
         more[0] += max(0, len(chunk) - room)
+        if on_output is not None:
+            on_output(decoder.decode(chunk))
+    if on_output is not None:
+        on_output(decoder.decode(b"", final=True))
 
 
 def kill_group(pid: int) -> None:

@@ -304,7 +304,9 @@ class Builtins:
         argv = ["bash", "-c", command]
         if outside or not sandbox.active:
             before = workspace.before_command()
-            ran = await run_command(reaped(argv), cwd=where, env=os.environ, timeout=timeout)
+            ran = await run_command(
+                reaped(argv), cwd=where, env=os.environ, timeout=timeout, on_output=context.output
+            )
             return _compared(workspace, before, ran.report(timeout), outside=True)
         if not workspace.inside(where):
             raise Refused(
@@ -337,7 +339,11 @@ class Builtins:
         if overlay is None:
             before = workspace.before_command()
             ran = await run_command(
-                sandbox.command(argv, where), cwd=where, env=sandbox.environment(), timeout=timeout
+                sandbox.command(argv, where),
+                cwd=where,
+                env=sandbox.environment(),
+                timeout=timeout,
+                on_output=context.output,
             )
             report = _sandbox_report(ran, timeout, sandbox)
             return _compared(workspace, before, report, outside=False), ran
@@ -349,6 +355,7 @@ class Builtins:
                 cwd=where,
                 env=sandbox.environment(),
                 timeout=timeout,
+                on_output=context.output,
             )
             interrupted, cancelled = ran.code is None, False
         finally:  # also when the run is cancelled: applied as far as the command got

@@ -49,6 +49,28 @@ class ToolProgress:
     total: float | None = None
 
 
+@dataclass
+class Printed:
+    """What a running tool printed (ToolContext.output): its first `limit` characters
+    kept, the rest counted."""
+
+    limit: int = DEFAULT_MAX_OUTPUT
+    parts: list[str] = field(default_factory=list)
+    kept: int = 0
+    more: int = 0
+
+    def add(self, text: str) -> None:
+        room = max(0, self.limit - self.kept)
+        if room:
+            self.parts.append(text[:room])
+            self.kept += min(room, len(text))
+        self.more += max(0, len(text) - room)
+
+    def __str__(self) -> str:
+        cut = f"\n[output truncated: {self.more} more characters]" if self.more else ""
+        return "".join(self.parts) + cut
+
+
 class Questions:
     """How many questions of each kind the calls of one run (a person's turn) asked. The
     loop gives every call of a run the same one; calls may run in threads."""
@@ -73,8 +95,9 @@ class ToolContext:
 
     `cancelled` is set when the run is cancelled (a sync tool can poll it from its thread);
     `answer` carries the person's answer when a suspended tool is re-run. `report` tells
-    whoever runs the tool how far it got (`on_progress` is theirs to set). `questions`
-    counts what the calls of the run asked a person.
+    whoever runs the tool how far it got (`on_progress` is theirs to set), `output` what it
+    prints as it runs (`on_output` is theirs; `printed` keeps it, for a call stopped before
+    its result). `questions` counts what the calls of the run asked a person.
     """
 
     call_id: str = ""
@@ -82,6 +105,8 @@ class ToolContext:
     answer: Answer | None = None
     on_progress: Callable[[ToolProgress], None] | None = None
     questions: Questions = field(default_factory=Questions)
+    on_output: Callable[[str], None] | None = None
+    printed: Printed = field(default_factory=Printed)
 
     def report(
         self, message: str = "", progress: float | None = None, total: float | None = None
@@ -89,6 +114,15 @@ class ToolContext:
         """Say how far the tool got (shown while it runs); from any thread."""
         if self.on_progress is not None:
             self.on_progress(ToolProgress(message, progress, total))
+
+    def output(self, text: str) -> None:
+        """Pass on the next piece of what the tool prints (shown while it runs, kept should
+        the run stop before the tool ends); from any thread."""
+        if not text:
+            return
+        self.printed.add(text)
+        if self.on_output is not None:
+            self.on_output(text)
 
 
 @dataclass

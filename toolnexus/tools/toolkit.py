@@ -169,9 +169,13 @@ class Toolkit:
             # tool's own failure, not the toolkit's limit: say what really happened.
             if not (isinstance(exc, TimeoutError) and limit.expired()):
                 return ToolResult(f"error: {type(exc).__name__}: {exc}", is_error=True)
+            said = f"error: tool {name!r} timed out after {timeout:g} s"
             if context is not None:
                 context.cancelled.set()
-            return ToolResult(f"error: tool {name!r} timed out after {timeout:g} s", is_error=True)
+                printed = str(context.printed)
+                if printed.strip():  # kept, as when the run is stopped
+                    said += f"; what it printed until then:\n{printed.rstrip()}"
+            return ToolResult(said, is_error=True)
         cap = tool.max_output if tool.max_output is not None else self.max_output
         return _capped(result, cap)
 
