@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from toolnexus.errors import (
-    ContextOverflow,
+    ContextSize,
     ProviderError,
     RunCancelled,
     RunTimeout,
@@ -38,7 +38,7 @@ def test_every_error_is_a_toolnexus_error_without_a_result_until_a_run_sets_one(
 
 
 def test_a_provider_error_ends_its_message_with_the_hint_and_keeps_its_facts():
-    overflow = ContextOverflow(used=1200, window=1000)
+    overflow = ContextSize(used=1200, window=1000)
     error = ProviderError(
         "HTTP 400 from the endpoint",
         status=400,
@@ -108,17 +108,17 @@ def test_a_404_hint_names_the_model_and_the_base_url():
 
 
 def test_a_too_long_prompt_hint_gives_the_sizes_when_the_provider_said_them():
-    sized = failure(400, context_overflow=ContextOverflow(208310, 200000))
+    sized = failure(400, context_overflow=ContextSize(208310, 200000))
     assert sized.hint == (
         "the conversation is too long for the model (208,310 tokens; its "
         "window is 200,000): start a new thread or send less"
     )
     assert sized.context_overflow == (208310, 200000)
-    for overflow in (ContextOverflow(None, 200000), ContextOverflow(208310, None)):
+    for overflow in (ContextSize(None, 200000), ContextSize(208310, None)):
         assert failure(400, context_overflow=overflow).hint == (
             "the conversation is too long for the model: start a new thread or send less"
         )
-    assert failure(413).hint == failure(400, context_overflow=ContextOverflow(None, None)).hint
+    assert failure(413).hint == failure(400, context_overflow=ContextSize(None, None)).hint
 
 
 def test_a_429_hint_says_to_wait():

@@ -36,8 +36,11 @@ def retries_of(events):
 
 
 @pytest.mark.parametrize("style", STYLES)
-@pytest.mark.parametrize("status", [408, 429, 500, 502, 503, 504, 529])
+@pytest.mark.parametrize("status", [408, 409, 429, 500, 501, 502, 503, 504, 520, 529, 599])
 async def test_retryable_status_is_retried(stub, style, status):
+    """Retried as the official SDKs retry (openai/openai-python src/openai/_base_client.py
+    and anthropics/anthropic-sdk-python src/anthropic/_base_client.py, `_should_retry`):
+    408, 409 (lock timeouts), 429 and every status from 500 up."""
     stub.script(Reply.error(status, "try again later", style=style), ok_reply(style, "ok"))
     async with make_client(stub, style, retries=2, retry_base_ms=1) as client:
         events, exc = await collect(client)
@@ -51,7 +54,7 @@ async def test_retryable_status_is_retried(stub, style, status):
 
 
 @pytest.mark.parametrize("style", STYLES)
-@pytest.mark.parametrize("status", [400, 401, 403, 404, 409, 413, 422])
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 413, 422])
 async def test_other_4xx_is_never_retried(stub, style, status):
     stub.script(Reply.error(status, "no good", style=style), ok_reply(style, "unreached"))
     async with make_client(stub, style, retries=3, retry_base_ms=1) as client:
@@ -69,6 +72,8 @@ async def test_other_4xx_is_never_retried(stub, style, status):
         (429, "false", False),
         (400, "true", True),
         (409, "true", True),
+        (409, "false", False),
+        (520, "false", False),
         (500, "True", True),
     ],
 )
