@@ -291,7 +291,8 @@ def page_title(text: str) -> str | None:
     its title, else its text without the markup; None for text that is not such a page."""
     page = text[:65536]
     lower = page.lower()
-    if not lower.lstrip()[:256].startswith(("<!doctype html", "<html", "<head", "<title")):
+    head = lower.lstrip()[:1024]
+    if not head.startswith("<") or not any(tag in head for tag in ("<html", "<head", "<title")):
         return None
     start = lower.find(">", lower.find("<title") + 1) + 1 if "<title" in lower else 0
     end = lower.find("</title", start) if start else -1
