@@ -20,10 +20,12 @@ class ToolnexusError(Exception):
     """Base class of every error the library raises on purpose.
 
     When a run ends in an error, `.result` is the RunResult as it stood: its transcript
-    keeps the user turn and any partial answer, and is valid to send again.
+    keeps the user turn and any partial answer, and is valid to send again. `kind` names
+    the error in one word, for programs (a subclass has its own).
     """
 
     result: Any = None
+    kind: ClassVar[str] = "error"
 
 
 class ProviderError(ToolnexusError):
@@ -36,7 +38,7 @@ class ProviderError(ToolnexusError):
     is (`provider_error` picks it); `kind` names it in one word for programs.
     """
 
-    kind: ClassVar[str] = "provider_error"
+    kind = "provider_error"
 
     def __init__(
         self,
@@ -110,6 +112,8 @@ class IdleTimeout(ProviderError):
 class RunCancelled(ToolnexusError):
     """The caller's cancel event fired. `.result` holds the transcript as it stood."""
 
+    kind = "cancelled"
+
     result: RunResult | None
 
     def __init__(self, message: str = "run cancelled", result: RunResult | None = None) -> None:
@@ -120,6 +124,8 @@ class RunCancelled(ToolnexusError):
 class RunTimeout(ToolnexusError):
     """The whole-run deadline passed. `.result` holds the transcript as it stood;
     `.seconds` what the deadline allowed."""
+
+    kind = "timeout"
 
     result: RunResult | None
 
