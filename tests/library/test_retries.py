@@ -582,9 +582,9 @@ async def test_a_non_json_error_body_is_quoted(stub):
     assert exc.status == 502 and "upstream exploded" in str(exc)
 
 
-# A Cloudflare 52x error page, as its edge answers for an origin that failed (the page's
-# head as served for "520: Web server is returning an unknown error",
-# developers.cloudflare.com, "Troubleshooting Cloudflare 5XX errors").
+# A Cloudflare 52x error page, as its edge answers for an origin that failed (the page of
+# "520: Web server is returning an unknown error" quoted in exa-labs/exa-mcp-server#100,
+# its markup cut short).
 CLOUDFLARE_520 = b"""<!DOCTYPE html>
 <!--[if lt IE 7]> <html class="no-js ie6 oldie" lang="en-US"> <![endif]-->
 <!--[if gt IE 8]><!--> <html class="no-js" lang="en-US"> <!--<![endif]-->
@@ -593,7 +593,10 @@ CLOUDFLARE_520 = b"""<!DOCTYPE html>
 <meta charset="UTF-8" />
 <style>body{margin:0;padding:0}</style>
 </head>
-<body><div id="cf-wrapper"><h1>Web server is returning an unknown error</h1></div></body>
+<body><div id="cf-wrapper"><h1>Web server is returning an unknown error</h1>
+<div class="cf-error-footer cf-wrapper"><p class="text-13">
+<span class="cf-footer-item">Cloudflare Ray ID: <strong>9af4ec38feeaed4b</strong></span>
+<span class="cf-footer-separator">&bull;</span></p></div></div></body>
 </html>"""
 
 

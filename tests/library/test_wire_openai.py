@@ -1003,15 +1003,16 @@ async def test_mistral_content_chunks_are_reasoning_and_text(stub, make_client, 
 
 async def test_gemini_error_array_shows_its_message(stub, make_client):
     """Gemini's OpenAI-compatible endpoint answers an error as a JSON array of one error
-    (as quoted in google-gemini/generative-ai-python#702 and BerriAI/litellm#7830)."""
+    (`[{'error': {'code': 400, 'message': ..., 'status': 'INVALID_ARGUMENT'}}]`, as
+    quoted in Simpleyyt/ai-manus#101 and MinLL/SkyrimNet-GamePlugin#77)."""
     stub.script(
         Reply.json(
             [
                 {
                     "error": {
                         "code": 400,
-                        "message": "Please ensure that function call turn comes immediately "
-                        "after a user turn or after a function response turn.",
+                        "message": "Function calling with a response mime type: "
+                        "'application/json' is unsupported",
                         "status": "INVALID_ARGUMENT",
                     }
                 }
@@ -1022,8 +1023,8 @@ async def test_gemini_error_array_shows_its_message(stub, make_client):
     with pytest.raises(ProviderError) as caught:
         await make_client(retries=0).run("hi", None)
     assert caught.value.status == 400
-    assert caught.value.provider_message.startswith("Please ensure that function call turn")
-    assert "function call turn comes immediately" in str(caught.value)
+    assert caught.value.provider_message.startswith("Function calling with a response mime")
+    assert "'application/json' is unsupported" in str(caught.value)
 
 
 async def test_deepseek_cache_hits_count_as_cached_tokens(stub, make_client):
@@ -1069,11 +1070,10 @@ async def test_llama_cpp_error_line_then_done_is_an_error_with_its_message(stub,
 async def test_repeated_tool_call_ids_are_made_unique_for_call_and_result(
     stub, make_client, toolkit, streamed
 ):
-    """Servers that number every call `call_0` (the missing and repeated ids of
-    huggingface/smolagents#2683; per-turn ids such as `terminal:0` in
-    NousResearch/hermes-agent#102629) would have two calls and two results under one id
-    sent back, which OpenAI-style servers refuse: the second becomes `call_0_2`, on its
-    call and on its result, in the thread and on the wire."""
+    """Servers that repeat a call id in one reply (the repeated ids of
+    huggingface/smolagents#2683, fixed in its PR #2768) would have two calls and two
+    results under one id sent back, which OpenAI-style servers refuse: the second becomes
+    `call_0_2`, on its call and on its result, in the thread and on the wire."""
     if streamed:
         first = sse(
             calls(frag(0, "call_0", "echo", '{"text": "a"}')),
