@@ -230,9 +230,7 @@ class OpenAIStyle(WireStyle):
             obj = loads_bounded(data)
         except ValueError:
             obj = data
-        error = self.reported_error({"error": obj or "unknown error"})
-        assert error is not None  # an error is there
-        return error
+        return self._error(obj or "unknown error", {"error": obj})
 
     def stream_end(self, event: str, data: str) -> bool:
         return data == "[DONE]"
@@ -245,10 +243,12 @@ class OpenAIStyle(WireStyle):
     def reported_error(self, data: dict[str, Any]) -> ProviderError | None:
         """The error a reply or chunk of the shape `{"error": ...}` reports, if any."""
         err = data.get("error")
-        if not err:
-            return None
+        return self._error(err, data) if err else None
+
+    def _error(self, err: Any, data: dict[str, Any]) -> ProviderError:
+        """The ProviderError for the error object `err` of the body `data`."""
         code = err.get("code") if isinstance(err, dict) else None
-        message = self.error_message(data)
+        message = self.error_message({"error": err})
         return provider_error(
             f"the endpoint reported an error: {message or err}",
             status=code if isinstance(code, int) and not isinstance(code, bool) else None,
@@ -297,10 +297,10 @@ class OpenRouterStyle(OpenAIStyle):
     """OpenRouter: the openai style, with reasoning as `reasoning: {"effort": ...}`, and a
     turn's `reasoning_details` sent back with it, unchanged."""
 
+    dialect_name = "openrouter"
+
     def reasoning_params(self, level: str) -> dict[str, Any]:
         return {"reasoning": {"effort": level}}
-
-    dialect_name = "openrouter"
 
     def add_continuation(self, message: AssistantMessage, out: dict[str, Any]) -> None:
         if message.get(REASONING_DETAILS_KEY):
