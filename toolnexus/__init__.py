@@ -51,8 +51,13 @@ _WHERE = {
     "Attachment": "content",
     "ContextPolicy": "context.keeper",
     "Conversation": "conversation",
+    "AuthFailed": "errors",
+    "ContextOverflow": "errors",
+    "Overloaded": "errors",
     "ProviderError": "errors",
+    "RateLimited": "errors",
     "RunCancelled": "errors",
+    "ServerError": "errors",
     "RunTimeout": "errors",
     "ToolnexusError": "errors",
     "Retries": "options",
@@ -76,12 +81,14 @@ __all__ = [
     "AssistantMessage",
     "Attachment",
     "AudioPart",
+    "AuthFailed",
     "Client",
     "CompactingEvent",
     "CompactionEvent",
     "CompactionInfo",
     "Content",
     "ContentPart",
+    "ContextOverflow",
     "ContextPolicy",
     "Conversation",
     "ConversationStore",
@@ -92,8 +99,10 @@ __all__ = [
     "ImagePart",
     "MemoryStore",
     "Message",
+    "Overloaded",
     "PendingEvent",
     "ProviderError",
+    "RateLimited",
     "ReasoningEvent",
     "Request",
     "Retries",
@@ -101,6 +110,7 @@ __all__ = [
     "RunCancelled",
     "RunResult",
     "RunTimeout",
+    "ServerError",
     "SystemMessage",
     "TextEvent",
     "TextPart",
@@ -145,7 +155,17 @@ if _typing.TYPE_CHECKING:
     from .content import Attachment
     from .context.keeper import ContextPolicy
     from .conversation import Conversation
-    from .errors import ProviderError, RunCancelled, RunTimeout, ToolnexusError
+    from .errors import (
+        AuthFailed,
+        ContextOverflow,
+        Overloaded,
+        ProviderError,
+        RateLimited,
+        RunCancelled,
+        RunTimeout,
+        ServerError,
+        ToolnexusError,
+    )
     from .options import Retries, Timeouts
     from .stores import ConversationStore, MemoryStore
     from .tools.suspension import make_answer, make_request, suspend

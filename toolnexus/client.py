@@ -28,7 +28,7 @@ from .types import Answer, Event, Message, RunResult
 from .wire import wire_style
 from .wire._load import busy_reason, slots_url
 from .wire._props import props_url, reads_images
-from .wire.base import check_reasoning
+from .wire.base import check_reasoning, endpoint_tag
 
 if TYPE_CHECKING:
     import httpx2
@@ -324,6 +324,8 @@ def create_client(
     timeout_ms: float | None = None,
     connect_timeout_s: float | None = None,
     idle_timeout_s: float | None = None,
+    provider: str | None = None,
+    dialect: str | None = None,
 ) -> Client:
     """A client for one endpoint. `reasoning` ("off", "low", "medium", "high") asks the
     model to think, in each style's own terms; `request_params` are body keys sent as given,
@@ -334,6 +336,12 @@ def create_client(
     `context_window` states the window in tokens. `prompt_cache` marks the prompt for the
     provider's cache where that must be asked for (the anthropic style); False sends no
     such marks.
+
+    `provider` names the configured provider (with the base URL, what a turn's endpoint is
+    known by: what it sent with a turn goes back to it alone). `dialect` names the variant
+    of the style to speak ("openrouter", "deepseek" or "openai" for the openai style)
+    instead of the one the base URL's host suggests; it also decides what a turn stored
+    before turns were tagged with their endpoint carries back.
 
     A run makes at most `max_turns` model calls. Of one reply's tool calls at most
     `max_tool_calls_per_reply` run, and at most `max_tool_calls_per_run` in the whole run:
@@ -348,7 +356,7 @@ def create_client(
     if not model:
         raise ValueError("model is required")
     params = check_request_params(request_params)
-    wire = wire_style(style).for_base_url(base_url)
+    wire = wire_style(style).for_base_url(base_url, dialect)
     key = resolve_api_key(wire.key_env, api_key)
     url = wire.endpoint(base_url)
 
@@ -392,6 +400,7 @@ def create_client(
         wait_for=wait_for,
         prompt_cache=prompt_cache,
         base_url=base_url,
+        endpoint=endpoint_tag(base_url, provider),
     )
     keeper = ContextKeeper(
         with_window(context or DEFAULT_CONTEXT, context_window), base_url=base_url, model=model

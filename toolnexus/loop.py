@@ -45,7 +45,10 @@ from .tools.tool import Printed, Questions, ToolContext, ToolProgress, ToolResul
 from .tools.toolkit import Toolkit
 from .transport import JsonReply, Retrying, StreamEvents, Transport
 from .types import (
+    ENDPOINT_FIELDS_KEY,
     Answer,
+    AssistantMessage,
+    EndpointFields,
     Event,
     Message,
     OutputEvent,
@@ -61,7 +64,7 @@ from .types import (
     is_assistant,
 )
 from .wire import ModelReply, StreamAssembler, WireStyle
-from .wire._common import text_of
+from .wire._common import text_of, unique_call_ids
 from .wire.base import RequestOptions, check_reasoning
 
 CANCELLED_TOOL_OUTPUT = "error: the run was interrupted before this tool finished"
@@ -97,6 +100,7 @@ class LoopSettings:
     context: ContextKeeper | None = None  # None: requests are sent as they are
     prompt_cache: bool = True
     base_url: str | None = None  # where the server says what it is (llama.cpp's /props)
+    endpoint: str = ""  # its endpoint_tag: what a turn's endpoint sent goes back to it alone
 
 
 @dataclass
@@ -129,6 +133,7 @@ async def agent_loop(
         reasoning=check_reasoning(reasoning or settings.reasoning),
         params=settings.request_params,
         prompt_cache=settings.prompt_cache,
+        endpoint=settings.endpoint,
     )
     messages = list(history or [])
     if prompt is not None:
@@ -347,6 +352,7 @@ class _Run:
             self.control,
             stream_error=settings.wire.stream_error,
             preamble=settings.wire.preamble_events,
+            stream_end=settings.wire.stream_end,
         )
         async with contextlib.aclosing(replies):
             async for item in replies:
@@ -363,7 +369,7 @@ class _Run:
         if reply is None:
             reply = assembler.finish()
         self.assembler = None
-        message = reply.message
+        message = self._as_kept(reply)
         answer = settings.wire.structured_answer(message, self.options)
         if answer is not None:
             message = answer
@@ -392,6 +398,21 @@ class _Run:
         self.unfinished = settings.wire.why_unfinished(reply)
         self.paused = reply.finish_reason in settings.wire.pause_reasons
         yield usage_event(self.result.usage)
+
+    def _as_kept(self, reply: ModelReply) -> AssistantMessage:
+        """The reply's message as the thread keeps it: what its endpoint sent to go back
+        with it, tagged with that endpoint; repeated tool call ids made unique (each call
+        and its result then pair up), unless the server keeps state naming them."""
+        message = reply.message
+        if reply.endpoint_fields:
+            kept: EndpointFields = {
+                "endpoint": self.settings.endpoint,
+                "fields": reply.endpoint_fields,
+            }
+            message = {**message, ENDPOINT_FIELDS_KEY: kept}
+        if not self.settings.wire.keeps_call_ids(self.options):
+            message = unique_call_ids(message)
+        return message
 
     async def tool_turn(self, calls: list[_Call]) -> AsyncGenerator[Event]:
         """Run one turn's calls concurrently, then settle suspensions one by one; results
@@ -549,6 +570,7 @@ def context_outgoing(
         reasoning=settings.reasoning,
         params=settings.request_params,
         prompt_cache=settings.prompt_cache,
+        endpoint=settings.endpoint,
     )
     return _Run(settings, toolkit, control, RunResult(messages=messages), options).outgoing()
 

@@ -4,7 +4,11 @@ Bytes go in as they arrive from the network; complete events come out as
 `(event_name, data)` tuples. Lines may end in LF, CR or CRLF, a CRLF or a multi-byte
 UTF-8 character may be split across two reads, and a byte-order mark at the very start
 of the stream is dropped. One deliberate leniency: an event whose data is empty is not
-dispatched (no provider sends one that means anything).
+dispatched (no provider sends one that means anything). One deliberate extension: an
+`error:` field, which the standard would ignore, is dispatched at once as an event named
+"error" with the field's value as its data: llama.cpp's server (builds before its PR
+#16109, September 2025) reports a failure inside a stream that way, followed by
+`data: [DONE]`, and its message must not be lost.
 
 One event (or one unfinished line) may hold at most `MAX_EVENT_BYTES`: a server that
 never ends a line cannot fill memory.
@@ -111,11 +115,13 @@ class SSEDecoder:
                 self._data_size = 0
                 self._event = ""
             elif line[0] != ":":  # other fields; a comment is skipped
-                self._field(line)
+                self._field(line, events)
 
-    def _field(self, line: str) -> None:
+    def _field(self, line: str, events: list[tuple[str, str]]) -> None:
         field, _, value = line.partition(":")
-        if field == "event":
+        if field == "error":  # the extension (see the module's docstring)
+            events.append(("error", value[1:] if value[:1] == " " else value))
+        elif field == "event":
             self._event = value[1:] if value[:1] == " " else value
         # "id", "retry" and unknown fields are ignored: nothing here reconnects; "data"
         # without a colon is an empty data line

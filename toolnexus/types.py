@@ -7,7 +7,7 @@ reading one still checks what it finds (these types say what a well-formed one h
 """
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, NotRequired, TypedDict, TypeGuard, final
+from typing import Any, Final, Literal, NotRequired, TypedDict, TypeGuard, final
 
 from .journal.changes import ChangeSet
 
@@ -59,6 +59,18 @@ Content = str | list[ContentPart]
 # A provider's own object, kept verbatim to go back to it (a signed thinking block, an
 # encrypted reasoning item, a server tool's result): only that provider reads it.
 ProviderBlock = dict[str, Any]
+
+
+class EndpointFields(TypedDict):
+    """What an endpoint sent with an assistant turn that must go back with it (OpenRouter's
+    reasoning_details, DeepSeek's reasoning_content), as it came, and the endpoint (its
+    tag: the configured provider and base URL) it goes back to; no other gets it."""
+
+    endpoint: str
+    fields: dict[str, Any]
+
+
+ENDPOINT_FIELDS_KEY: Final = "endpoint_fields"
 
 # ----------------------------------------------------------------------------- tool calls
 
@@ -174,7 +186,9 @@ class AssistantMessage(_MessageKeys):
     # provider continuation fields: sent back, unchanged, with the turn they came on
     thinking_blocks: NotRequired[list[ProviderBlock]]  # Anthropic: signed thinking
     anthropic_content: NotRequired[list[ProviderBlock]]  # Anthropic: server tool blocks
-    reasoning_details: NotRequired[list[ProviderBlock]]  # OpenRouter
+    endpoint_fields: NotRequired[EndpointFields]  # for the endpoint that sent the turn
+    # OpenRouter's, on a turn stored before endpoint_fields: sent back by host
+    reasoning_details: NotRequired[list[ProviderBlock]]
     reasoning_items: NotRequired[list[ProviderBlock]]  # Responses: encrypted reasoning
 
 

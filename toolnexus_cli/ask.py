@@ -9,7 +9,7 @@ from typing import Any, NamedTuple, TextIO
 from toolnexus.content import Attachment, Prompt
 from toolnexus.visible import visible
 
-from .ask_output import CompactionOnStderr, JsonOutput
+from .ask_output import CompactionOnStderr, JsonOutput, error_json, print_json
 from .attach import NOT_READ, check_carried, unread_images
 from .config import Config
 from .errors import UsageError
@@ -141,6 +141,8 @@ def run_ask(config: Config, options: AskOptions) -> int:
             return session.interrupts.exit_code(EXIT_INTERRUPTED)
         if turn.result is None:
             sys.stderr.write(f"{turn.error}\n")
+            if options.output == "json":
+                print_json(error_json(turn, session.thread), session.redact)
             return EXIT_ERROR
         facts = NO_FACTS
         if console is not None or options.verbose:  # a footer

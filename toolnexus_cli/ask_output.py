@@ -7,13 +7,35 @@ import dataclasses
 import json
 import sys
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolnexus import RunResult
 
 from .context_view import compaction_note
 from .render import NO_FACTS, FooterFacts, TerminalRenderer, result_json
-from .session import Output, Session
+from .session import Output, Session, Turn
+
+if TYPE_CHECKING:
+    from .redact import Redactor
+
+
+def print_json(data: Any, redact: Redactor) -> None:
+    line = json.dumps(data, ensure_ascii=False, default=str)
+    sys.stdout.write(redact(line) + "\n")
+    sys.stdout.flush()
+
+
+def error_json(turn: Turn, thread: str | None) -> dict[str, Any]:
+    """--json's one object for a turn that failed: the line stderr got, the error's kind
+    ("rate_limited", "overloaded", "auth_failed", "context_overflow", "server_error", ...)
+    and the HTTP status it stands for (null when none)."""
+    return {
+        "status": "failed",
+        "error": turn.error,
+        "kind": turn.error_kind,
+        "http_status": turn.error_status,
+        "thread": thread or "",
+    }
 
 
 class CompactionOnStderr:
@@ -75,9 +97,7 @@ class JsonOutput:
             self._print(body)
 
     def _print(self, data: Any) -> None:
-        line = json.dumps(data, ensure_ascii=False, default=str)
-        sys.stdout.write(self.session.redact(line) + "\n")
-        sys.stdout.flush()
+        print_json(data, self.session.redact)
 
     def _event_json(self, event: Mapping[str, Any]) -> dict[str, Any]:
         if event["type"] == "done":

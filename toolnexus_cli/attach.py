@@ -59,7 +59,10 @@ def check_carried(target: Target, attachments: Sequence[Attachment]) -> None:
         return
     from toolnexus.wire import wire_style
 
-    wire = wire_style(target.style).for_base_url(target.base_url)
+    try:
+        wire = wire_style(target.style).for_base_url(target.base_url, target.dialect)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     message: UserMessage = {"role": "user", "content": [a.part() for a in attachments]}
     try:
         wire.build_body(model=target.model, messages=[message], system=None, tools=[], stream=False)

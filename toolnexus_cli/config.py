@@ -93,6 +93,7 @@ TOP_KEYS: dict[str, Any] = {
             "context_window": int,
             "prompt_cache": bool,
             "idle_timeout": (int, float),
+            "dialect": str,  # the openai style's variant, whatever the host suggests
         },
     ),
     "models": (
@@ -133,6 +134,7 @@ BUILTIN_PROVIDERS: dict[str, dict[str, Any]] = {
     "ollama": {"base_url": "http://localhost:11434/v1", "style": "openai"},
 }
 
+DIALECTS = ["openai", "openrouter", "deepseek"]  # the openai style's (toolnexus.wire.openai)
 UI_CHOICES = {"editing_mode": ["emacs", "vi"], "theme": ["auto", "dark", "light"]}
 SANDBOX_MODES = ["workspace-write", "read-only", "off"]  # toolnexus.tools.sandbox.MODES
 CHAT_MODES = ["ask", "auto-edit", "auto", "plan"]  # toolnexus.tools.modes.MODES
@@ -371,6 +373,8 @@ def _choices(prefix: str, key: str) -> list[str] | None:
         from toolnexus.wire import STYLES
 
         return list(STYLES)
+    if prefix.startswith("providers.") and key == "dialect":
+        return DIALECTS
     if key == "reasoning" and (prefix == "" or prefix.startswith("models.")):
         from toolnexus.wire.base import REASONING_LEVELS
 
@@ -500,6 +504,7 @@ class Target:
     context_window: int | None = None  # tokens, when the config states it
     price: Price | None = None  # the model's, when the config gives one
     prompt_cache: bool = True  # mark prompts for the provider's cache (anthropic style)
+    dialect: str | None = None  # the provider's, when its config names one
 
 
 def resolve_target(
@@ -577,6 +582,7 @@ def resolve_target(
         retries=settings.retries,
         api_key_cmd_timeout=provider.api_key_cmd_timeout,
         context_window=entry.context_window or provider.context_window or settings.context_window,
+        dialect=provider.dialect,
     )
     if not target.model:  # named nowhere: the endpoint's own, if it serves only one
         from .models import served_model

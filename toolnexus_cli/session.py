@@ -100,6 +100,8 @@ class Turn(NamedTuple):
     output: Output  # the turn's renderer
     result: RunResult | None = None
     error: str | None = None
+    error_kind: str | None = None  # the error's `kind` ("rate_limited", ...)
+    error_status: int | None = None  # the HTTP status it stands for, when there is one
 
 
 class Session:
@@ -413,7 +415,10 @@ class Session:
             self._show_held(redact_events, renderer)
             again = await self._refused_again(exc)
             line = self.redact.line(f"error: {explain_error(exc, self.key)}{again}")
-            return Turn("failed", renderer, error=visible(line))
+            status = exc.status if isinstance(exc, ProviderError) else None
+            return Turn(
+                "failed", renderer, error=visible(line), error_kind=exc.kind, error_status=status
+            )
         finally:
             loop.remove_signal_handler(signal.SIGINT)
             self.interrupts.turn = None
@@ -606,6 +611,8 @@ def make_client(
             prompt_cache=target.prompt_cache,
             context=ContextPolicy(cache_path=cache_dir() / "windows.json") if compact else None,
             context_window=target.context_window,
+            provider=target.provider,
+            dialect=target.dialect,
         )
     except ValueError as exc:  # a base URL or header no request could carry
         raise UsageError(str(exc)) from None

@@ -75,6 +75,7 @@ class ProviderSettings(NamedTuple):
     context_window: int | None = None
     prompt_cache: bool | None = None
     idle_timeout: float | None = None
+    dialect: str | None = None  # the openai style's variant to speak ("openrouter", ...)
     default_model: str | None = None  # built-in providers' own
 
 

@@ -125,6 +125,30 @@ def test_provider_error_exits_1_with_one_line_and_a_hint(cli, stub):
     assert len(stub.requests) == 1  # a 404 is not retried
 
 
+@pytest.mark.parametrize(
+    ("reply", "kind", "status"),
+    [
+        (
+            Reply.error(429, "Rate limit reached", headers={"x-should-retry": "false"}),
+            "rate_limited",
+            429,
+        ),
+        (Reply.error(401, "Incorrect API key provided"), "auth_failed", 401),
+        (Reply.error(404, "The model `stub-model` does not exist"), "provider_error", 404),
+    ],
+    ids=["429", "401", "404"],
+)
+def test_json_says_the_kind_of_a_failure_and_stderr_keeps_its_line(cli, stub, reply, kind, status):
+    stub.handler = lambda rec: reply
+    plain = cli.call("ask", "hi")
+    as_json = cli.call("ask", "hi", "--json")
+    assert as_json.code == plain.code == 1
+    assert as_json.stderr == plain.stderr and len(plain.stderr.splitlines()) == 1
+    body = as_json.json
+    assert (body["status"], body["kind"], body["http_status"]) == ("failed", kind, status)
+    assert body["error"] == plain.stderr.strip()
+
+
 def test_a_thread_database_that_cannot_be_opened_is_one_clear_line(cli, stub, tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("")

@@ -442,3 +442,27 @@ def test_retries_is_a_setting(cli, stub):
     cli.write_config("retries = 11\n")
     line = one_error_line(cli.call("ask", "hi"))
     assert "'retries' must be a whole number from 0 to 10" in line
+
+
+def test_a_providers_dialect_picks_the_variant_whatever_its_host(bare_cli, stub):
+    """Repro: OpenRouter behind a company gateway (a base URL that is not openrouter.ai) was
+    asked to reason in plain chat completions' words. `dialect = "openrouter"` on the
+    provider speaks OpenRouter's (`reasoning: {"effort": ...}`); a misspelt one is one
+    line naming the choices."""
+    stub.handler = lambda rec: openai_stream("ok")
+    path = bare_cli.config_file
+    bare_cli.write_config(f"""\
+default_model = "gw:some/model"
+
+[providers.gw]
+base_url = "{stub.base_url}"
+style = "openai"
+dialect = "openrouter"
+""")
+    r = bare_cli.call("ask", "hi", "--reasoning", "high")
+    assert r.code == 0, r
+    assert stub.requests[-1].json["reasoning"] == {"effort": "high"}
+    assert "reasoning_effort" not in stub.requests[-1].json
+    bare_cli.write_config(f'[providers.gw]\nbase_url = "{stub.base_url}"\ndialect = "openruter"\n')
+    line = one_error_line(bare_cli.call("ask", "hi", "-m", "gw:some/model"))
+    assert f"{path}:3" in line and "did you mean 'openrouter'?" in line

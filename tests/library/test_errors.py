@@ -7,11 +7,17 @@ from __future__ import annotations
 
 import pytest
 
+import toolnexus
 from toolnexus.errors import (
+    AuthFailed,
     ContextOverflow,
+    ContextSize,
+    Overloaded,
     ProviderError,
+    RateLimited,
     RunCancelled,
     RunTimeout,
+    ServerError,
     ToolnexusError,
     http_error,
 )
@@ -38,7 +44,7 @@ def test_every_error_is_a_toolnexus_error_without_a_result_until_a_run_sets_one(
 
 
 def test_a_provider_error_ends_its_message_with_the_hint_and_keeps_its_facts():
-    overflow = ContextOverflow(used=1200, window=1000)
+    overflow = ContextSize(used=1200, window=1000)
     error = ProviderError(
         "HTTP 400 from the endpoint",
         status=400,
@@ -108,17 +114,17 @@ def test_a_404_hint_names_the_model_and_the_base_url():
 
 
 def test_a_too_long_prompt_hint_gives_the_sizes_when_the_provider_said_them():
-    sized = failure(400, context_overflow=ContextOverflow(208310, 200000))
+    sized = failure(400, context_overflow=ContextSize(208310, 200000))
     assert sized.hint == (
         "the conversation is too long for the model (208,310 tokens; its "
         "window is 200,000): start a new thread or send less"
     )
     assert sized.context_overflow == (208310, 200000)
-    for overflow in (ContextOverflow(None, 200000), ContextOverflow(208310, None)):
+    for overflow in (ContextSize(None, 200000), ContextSize(208310, None)):
         assert failure(400, context_overflow=overflow).hint == (
             "the conversation is too long for the model: start a new thread or send less"
         )
-    assert failure(413).hint == failure(400, context_overflow=ContextOverflow(None, None)).hint
+    assert failure(413).hint == failure(400, context_overflow=ContextSize(None, None)).hint
 
 
 def test_a_429_hint_says_to_wait():
@@ -136,3 +142,50 @@ def test_other_statuses_have_no_hint_and_a_bare_message(status):
 def test_an_endpoint_that_says_nothing_leaves_no_dangling_colon():
     for said in (None, ""):
         assert str(failure(500, said)) == "HTTP 500 from the endpoint"
+
+
+# ----------------------------------------------------------------------------- by meaning
+
+
+@pytest.mark.parametrize(
+    ("status", "kind", "name"),
+    [
+        (401, AuthFailed, "auth_failed"),
+        (403, AuthFailed, "auth_failed"),
+        (429, RateLimited, "rate_limited"),
+        (503, Overloaded, "overloaded"),
+        (529, Overloaded, "overloaded"),
+        (500, ServerError, "server_error"),
+        (502, ServerError, "server_error"),
+        (520, ServerError, "server_error"),
+        (400, ProviderError, "provider_error"),
+        (404, ProviderError, "provider_error"),
+    ],
+)
+def test_an_http_failure_is_raised_as_the_class_of_its_meaning(status, kind, name):
+    error = failure(status, "the provider's words")
+    assert type(error) is kind and isinstance(error, ProviderError)
+    assert (error.status, error.provider_message, error.kind) == (
+        status,
+        "the provider's words",
+        name,
+    )
+    assert str(error).startswith(f"HTTP {status} from the endpoint: the provider's words")
+
+
+def test_overloaded_is_a_server_error():
+    assert isinstance(failure(529), ServerError) and isinstance(failure(503), ServerError)
+
+
+def test_a_prompt_too_long_is_a_context_overflow_with_its_numbers():
+    error = failure(400, "prompt is too long", context_overflow=ContextSize(208310, 200000))
+    assert isinstance(error, ContextOverflow) and error.kind == "context_overflow"
+    assert (error.used, error.window, error.status) == (208310, 200000, 400)
+    unsized = failure(400, context_overflow=ContextSize(None, None))
+    assert isinstance(unsized, ContextOverflow) and (unsized.used, unsized.window) == (None, None)
+
+
+def test_the_classes_by_meaning_are_public():
+    for kind in (RateLimited, Overloaded, AuthFailed, ContextOverflow, ServerError):
+        assert getattr(toolnexus, kind.__name__) is kind
+        assert kind.__name__ in toolnexus.__all__

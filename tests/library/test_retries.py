@@ -22,7 +22,14 @@ from tests.support.resilience_helpers import (
     text_of_events,
 )
 from tests.support.stub_provider import Reply
-from toolnexus import ProviderError, RunTimeout
+from toolnexus import (
+    AuthFailed,
+    Overloaded,
+    ProviderError,
+    RateLimited,
+    RunTimeout,
+    ServerError,
+)
 
 STYLES = ["openai", "anthropic"]
 HUGE_BASE_MS = 60_000  # backoff would wait 30-60 s: only a honoured header is fast
@@ -36,8 +43,11 @@ def retries_of(events):
 
 
 @pytest.mark.parametrize("style", STYLES)
-@pytest.mark.parametrize("status", [408, 429, 500, 502, 503, 504, 529])
+@pytest.mark.parametrize("status", [408, 409, 429, 500, 501, 502, 503, 504, 520, 529, 599])
 async def test_retryable_status_is_retried(stub, style, status):
+    """Retried as the official SDKs retry (openai/openai-python src/openai/_base_client.py
+    and anthropics/anthropic-sdk-python src/anthropic/_base_client.py, `_should_retry`):
+    408, 409 (lock timeouts), 429 and every status from 500 up."""
     stub.script(Reply.error(status, "try again later", style=style), ok_reply(style, "ok"))
     async with make_client(stub, style, retries=2, retry_base_ms=1) as client:
         events, exc = await collect(client)
@@ -51,7 +61,7 @@ async def test_retryable_status_is_retried(stub, style, status):
 
 
 @pytest.mark.parametrize("style", STYLES)
-@pytest.mark.parametrize("status", [400, 401, 403, 404, 409, 413, 422])
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 413, 422])
 async def test_other_4xx_is_never_retried(stub, style, status):
     stub.script(Reply.error(status, "no good", style=style), ok_reply(style, "unreached"))
     async with make_client(stub, style, retries=3, retry_base_ms=1) as client:
@@ -69,6 +79,8 @@ async def test_other_4xx_is_never_retried(stub, style, status):
         (429, "false", False),
         (400, "true", True),
         (409, "true", True),
+        (409, "false", False),
+        (520, "false", False),
         (500, "True", True),
     ],
 )
@@ -576,3 +588,70 @@ async def test_a_non_json_error_body_is_quoted(stub):
         ),
     )
     assert exc.status == 502 and "upstream exploded" in str(exc)
+
+
+# A Cloudflare 52x error page, as its edge answers for an origin that failed (the page of
+# "520: Web server is returning an unknown error" quoted in exa-labs/exa-mcp-server#100,
+# its markup cut short).
+CLOUDFLARE_520 = b"""<!DOCTYPE html>
+<!--[if lt IE 7]> <html class="no-js ie6 oldie" lang="en-US"> <![endif]-->
+<!--[if gt IE 8]><!--> <html class="no-js" lang="en-US"> <!--<![endif]-->
+<head>
+<title>api.example.com | 520: Web server is returning an unknown error</title>
+<meta charset="UTF-8" />
+<style>body{margin:0;padding:0}</style>
+</head>
+<body><div id="cf-wrapper"><h1>Web server is returning an unknown error</h1>
+<div class="cf-error-footer cf-wrapper"><p class="text-13">
+<span class="cf-footer-item">Cloudflare Ray ID: <strong>9af4ec38feeaed4b</strong></span>
+<span class="cf-footer-separator">&bull;</span></p></div></div></body>
+</html>"""
+
+
+async def test_a_cdn_error_page_is_retried_then_reported_by_its_title(stub):
+    page = Reply.raw([CLOUDFLARE_520], status=520, headers={"Content-Type": "text/html"})
+    stub.script(page, page)
+    async with make_client(stub, retries=1) as client:
+        events, exc = await collect(client)
+    assert len(stub.requests) == 2 and len(retries_of(events)) == 1  # retried like any 5xx
+    assert isinstance(exc, ServerError) and exc.status == 520
+    assert exc.provider_message == "api.example.com | 520: Web server is returning an unknown error"
+    assert str(exc) == (
+        "HTTP 520 from the endpoint: api.example.com | 520: Web server is returning an "
+        "unknown error"
+    )
+
+
+@pytest.mark.parametrize(
+    ("reply", "style", "kind"),
+    [
+        (Reply.error(429, "slow down", headers={"Retry-After": "7"}), "openai", RateLimited),
+        (Reply.error(529, "Overloaded", style="anthropic"), "anthropic", Overloaded),
+        (Reply.error(401, "bad key"), "openai", AuthFailed),
+        (Reply.error(500, "oops"), "openai", ServerError),
+    ],
+    ids=["429", "529", "401", "500"],
+)
+async def test_a_failed_call_raises_the_error_of_its_meaning(stub, reply, style, kind):
+    exc = await error_for(stub, reply, style)
+    assert type(exc) is kind
+    assert exc.provider_message in ("slow down", "Overloaded", "bad key", "oops")
+    if kind is RateLimited:
+        assert exc.retry_after == 7
+
+
+async def test_an_overloaded_error_inside_a_stream_is_overloaded(stub):
+    """Anthropic's `overloaded_error` event after output began (so not retried) keeps its
+    meaning: an Overloaded error, status 529, with the provider's words, and the partial
+    answer kept."""
+    parts = partial_parts("anthropic", "Some text")
+    parts.append(
+        b'event: error\ndata: {"type": "error", "error": {"type": "overloaded_error", '
+        b'"message": "Overloaded"}}\n\n'
+    )
+    stub.script(Reply.raw(parts), ok_reply("anthropic", "unreached"))
+    async with make_client(stub, "anthropic", retries=2) as client:
+        events, exc = await collect(client)
+    assert isinstance(exc, Overloaded) and (exc.status, exc.provider_message) == (529, "Overloaded")
+    assert text_of_events(events) == "Some text" and len(stub.requests) == 1
+    assert exc.result.messages[-1]["interrupted"] is True

@@ -94,6 +94,16 @@ def test_id_and_retry_are_ignored():
     assert decode(body) == [msg("x")]
 
 
+def test_an_error_field_is_an_error_event_of_its_own():
+    """The one extension: llama.cpp's `error:` line (before ggml-org/llama.cpp#16109) is
+    dispatched as it comes, named "error", whatever event it stands in; the standard would
+    drop it and the failure's message with it."""
+    body = b'error: {"code":500,"message":"boom"}\n\ndata: [DONE]\n\n'
+    assert decode(body) == [("error", '{"code":500,"message":"boom"}'), msg("[DONE]")]
+    assert decode(*bytewise(body)) == [("error", '{"code":500,"message":"boom"}'), msg("[DONE]")]
+    assert decode(b"data: a\nerror:b\ndata: c\n\n") == [("error", "b"), msg("a\nc")]
+
+
 def test_done_marker_passes_through_as_data():
     assert decode(b"data: [DONE]\n\n") == [msg("[DONE]")]
 

@@ -405,6 +405,24 @@ async def test_a_tool_use_without_any_json_delta_has_empty_arguments(stub):
     assert blocks_of(sent(stub, 1), "tool_use")[0]["input"] == {}
 
 
+async def test_a_tool_use_whole_in_its_start_event_keeps_its_input(stub):
+    """Some gateways and Bedrock send a tool_use's whole `input` in content_block_start and
+    no input_json_delta after it; the SDK keeps that input when no delta follows
+    (anthropics/anthropic-sdk-python src/anthropic/lib/streaming/_messages.py,
+    `accumulate_event`: the input is replaced only by a non-empty json buffer)."""
+    events_in = [
+        message_start(),
+        *block(0, {"type": "tool_use", "id": "toolu_w", "name": "add", "input": {"a": 4, "b": 38}}),
+        *message_end("tool_use"),
+    ]
+    stub.script(Reply.sse(events_in), anthropic_stream("42"))
+    async with client_for(stub.url) as client:
+        events = await collect(client.stream("sum", await tools()))
+    assert of_type(events, "tool_call")[0]["args"] == {"a": 4, "b": 38}
+    assert of_type(events, "tool_result")[0]["output"] == "42"
+    assert blocks_of(sent(stub, 1), "tool_use")[0]["input"] == {"a": 4, "b": 38}
+
+
 async def test_ping_events_and_unknown_events_are_ignored(stub):
     events_in = [
         message_start(),

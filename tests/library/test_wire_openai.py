@@ -11,7 +11,15 @@ import pytest
 from tests.support.openai_wire import calls, chunk, frag, sse, wire_calls, wire_results
 from tests.support.resilience_helpers import echo_toolkit
 from tests.support.stream_events import joined, of_type, result_of, stream
-from tests.support.stub_provider import Reply, openai_stream, openai_text, openai_tool_call
+from tests.support.stub_provider import (
+    Reply,
+    StubProvider,
+    anthropic_text,
+    openai_stream,
+    openai_text,
+    openai_tool_call,
+    responses_stream,
+)
 from toolnexus import ProviderError, create_client, create_toolkit
 
 pytestmark = pytest.mark.usefixtures("no_keys_in_env")
@@ -806,13 +814,101 @@ async def test_openrouter_reasoning_details_go_back_verbatim_with_the_tool_calls
     assert stub.requests[2].json["messages"][1]["reasoning_details"] == WHOLE_DETAILS
 
 
-async def test_reasoning_details_are_not_sent_to_a_plain_server(stub, make_client, toolkit):
+def openrouter_shaped_reply() -> Reply:
+    """A reply with a tool call and reasoning_details, as OpenRouter sends it (openrouter.ai
+    docs, "Reasoning Tokens": Preserving Reasoning Blocks)."""
     reply = openai_tool_call([("echo", {"text": "hi"})])
-    reply["choices"][0]["message"]["reasoning_details"] = WHOLE_DETAILS
-    stub.script(Reply.json(reply), FINAL)
-    events = await stream(make_client(), toolkit=toolkit)
-    assert result_of(events).messages[1]["reasoning_details"] == WHOLE_DETAILS  # kept
-    assert "reasoning_details" not in stub.requests[1].json["messages"][1]
+    reply["choices"][0]["message"].update(
+        reasoning="Let me think about this step by step...", reasoning_details=WHOLE_DETAILS
+    )
+    return Reply.json(reply)
+
+
+@pytest.mark.parametrize("second_style", ["openai", "anthropic", "responses"])
+async def test_what_an_endpoint_sent_goes_back_to_it_alone_whatever_its_host(
+    stub, make_client, toolkit, second_style
+):
+    """The send-back rule: an OpenRouter-shaped reply through a base URL on 127.0.0.1 (a
+    gateway, a proxy, a self-hosted deployment) gets its reasoning_details back, as they
+    came, in every later request to that URL; a second provider the thread moves to (of
+    any style) never gets them; the turn is stored tagged with its endpoint and loads
+    again as JSON."""
+    replies = {
+        "openai": openai_stream("from the second"),
+        "anthropic": Reply.json(anthropic_text("from the second")),
+        "responses": responses_stream("from the second"),
+    }
+    with StubProvider() as second:
+        second.script(replies[second_style])
+        stub.script(openrouter_shaped_reply(), FINAL, FINAL)
+        first = make_client(provider="gateway")
+        events = await stream(first, toolkit=toolkit)
+        in_loop = stub.requests[1].json["messages"][1]
+        assert in_loop["reasoning_details"] == WHOLE_DETAILS and in_loop["tool_calls"]
+        stored = json.loads(json.dumps(result_of(events).messages))  # as a store keeps it
+        assert stored[1]["endpoint_fields"]["fields"] == {"reasoning_details": WHOLE_DETAILS}
+        elsewhere = create_client(
+            base_url=second.base_url,
+            style=second_style,
+            model="m",
+            api_key="sk-2",
+            provider="other",
+        )
+        async with elsewhere:
+            moved = await elsewhere.run("go on", toolkit, history=stored)
+        assert moved.text == "from the second"
+        assert "reasoning_details" not in json.dumps(second.requests[0].json)
+        assert "sha256:abc123def456" not in json.dumps(second.requests[0].json)
+        await first.run("and back", toolkit, history=moved.messages)
+    assert stub.requests[2].json["messages"][1]["reasoning_details"] == WHOLE_DETAILS
+
+
+async def test_the_same_base_url_under_another_provider_name_is_another_endpoint(
+    stub, make_client, toolkit
+):
+    stub.script(openrouter_shaped_reply(), FINAL, FINAL)
+    events = await stream(make_client(provider="work"), toolkit=toolkit)
+    await make_client(provider="home").run("again", toolkit, history=result_of(events).messages)
+    assert "reasoning_details" in stub.requests[1].json["messages"][1]
+    assert "reasoning_details" not in stub.requests[2].json["messages"][1]
+
+
+async def test_a_turn_stored_before_endpoint_tags_keeps_the_host_rule(
+    stub, monkeypatch, make_client, toolkit
+):
+    """A thread stored before turns were tagged (reasoning_details on the message itself)
+    loads and goes on: its details go back to openrouter.ai by host, to a plain server
+    not, and to any server whose provider's `dialect` says openrouter."""
+    old_thread = [
+        {"role": "user", "content": "hi"},
+        {
+            "role": "assistant",
+            "content": None,
+            "reasoning": "Let me think about this step by step...",
+            "reasoning_details": WHOLE_DETAILS,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "echo", "arguments": '{"text": "hi"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": "echo:hi"},
+    ]
+    stub.script(FINAL, FINAL, FINAL)
+    await make_client().run("go on", toolkit, history=old_thread)
+    await make_client(dialect="openrouter").run("go on", toolkit, history=old_thread)
+    async with dialect_client(stub, monkeypatch, "openrouter.ai") as client:
+        await client.run("go on", toolkit, history=old_thread)
+    sent = [request.json["messages"][1] for request in stub.requests]
+    assert [m.get("reasoning_details") for m in sent] == [None, WHOLE_DETAILS, WHOLE_DETAILS]
+
+
+async def test_an_unknown_dialect_is_refused_before_any_request(stub, make_client):
+    with pytest.raises(ValueError, match="no dialect 'openruter'"):
+        make_client(dialect="openruter")
+    assert stub.requests == []
 
 
 async def test_deepseek_reasoning_content_goes_back_with_its_tool_calls(stub, monkeypatch, toolkit):
@@ -841,3 +937,162 @@ async def test_deepseek_reasoning_content_goes_back_with_its_tool_calls(stub, mo
         "I need the tool.",
         None,
     ]  # the finished turn's reasoning stays home
+
+
+async def test_deepseek_reasoning_content_goes_back_to_a_self_hosted_deployment(
+    stub, make_client, toolkit
+):
+    """The same rule for DeepSeek's reasoning_content of a tool-call turn: a deployment on
+    any host gets it back as it came (api-docs.deepseek.com, "Thinking Mode": the API
+    answers 400 without it); a turn without tool calls keeps its reasoning home."""
+    stub.script(
+        openai_stream(reasoning="I need the tool.", tool_calls=[("echo", {"text": "a"})]),
+        openai_stream("Done.", reasoning="Now I can answer."),
+        openai_stream("Again."),
+    )
+    client = make_client()
+    events = await stream(client, toolkit=toolkit)
+    await client.run("more", toolkit, history=result_of(events).messages)
+    later = stub.requests[2].json["messages"]
+    assert [m.get("reasoning_content") for m in later if m["role"] == "assistant"] == [
+        "I need the tool.",
+        None,
+    ]
+
+
+# ----------------------------------------------------------------------------- shapes of issue 38
+
+
+MAGISTRAL_THINKING = [
+    {"type": "text", "text": "The user greets me. "},
+    {"type": "text", "text": "Answer."},
+]
+
+
+@pytest.mark.parametrize("streamed", [True, False], ids=["stream", "json"])
+async def test_mistral_content_chunks_are_reasoning_and_text(stub, make_client, streamed):
+    """Mistral's Magistral sends `content` as a list of chunks: `{"type": "thinking",
+    "thinking": [{"type": "text", ...}]}` then `{"type": "text", "text": ...}`
+    (docs.mistral.ai, "Reasoning"; the stream as reported in prism-php/prism#801 and
+    spring-projects/spring-ai#5019). Thinking is reasoning, text is the answer."""
+    if streamed:
+        reply = sse(
+            chunk({"role": "assistant", "content": ""}),
+            chunk({"content": [{"type": "thinking", "thinking": MAGISTRAL_THINKING[:1]}]}),
+            chunk({"content": [{"type": "thinking", "thinking": MAGISTRAL_THINKING[1:]}]}),
+            chunk({"content": [{"type": "text", "text": "Hello"}]}),
+            chunk({"content": " there"}, finish="stop"),
+        )
+    else:
+        body = openai_text("")
+        body["choices"][0]["message"]["content"] = [
+            {"type": "thinking", "thinking": MAGISTRAL_THINKING},
+            {"type": "text", "text": "Hello there"},
+        ]
+        reply = Reply.json(body)
+    stub.script(reply)
+    events = await stream(make_client())
+    assert joined(events, "reasoning") == "The user greets me. Answer."
+    assert joined(events, "text") == "Hello there"
+    message = result_of(events).messages[-1]
+    assert (message["content"], message["reasoning"]) == (
+        "Hello there",
+        "The user greets me. Answer.",
+    )
+
+
+async def test_gemini_error_array_shows_its_message(stub, make_client):
+    """Gemini's OpenAI-compatible endpoint answers an error as a JSON array of one error
+    (`[{'error': {'code': 400, 'message': ..., 'status': 'INVALID_ARGUMENT'}}]`, as
+    quoted in Simpleyyt/ai-manus#101 and MinLL/SkyrimNet-GamePlugin#77)."""
+    stub.script(
+        Reply.json(
+            [
+                {
+                    "error": {
+                        "code": 400,
+                        "message": "Function calling with a response mime type: "
+                        "'application/json' is unsupported",
+                        "status": "INVALID_ARGUMENT",
+                    }
+                }
+            ],
+            status=400,
+        )
+    )
+    with pytest.raises(ProviderError) as caught:
+        await make_client(retries=0).run("hi", None)
+    assert caught.value.status == 400
+    assert caught.value.provider_message.startswith("Function calling with a response mime")
+    assert "'application/json' is unsupported" in str(caught.value)
+
+
+async def test_deepseek_cache_hits_count_as_cached_tokens(stub, make_client):
+    """DeepSeek reports cache hits as `usage.prompt_cache_hit_tokens` (and misses as
+    `prompt_cache_miss_tokens`) at the top of usage (api-docs.deepseek.com, "Context
+    Caching")."""
+    body = openai_text("ok")
+    body["usage"] = {
+        "prompt_tokens": 1200,
+        "completion_tokens": 10,
+        "total_tokens": 1210,
+        "prompt_cache_hit_tokens": 1024,
+        "prompt_cache_miss_tokens": 176,
+    }
+    stub.script(Reply.json(body))
+    result = await make_client().run("hi", None)
+    assert result.usage["cached_tokens"] == 1024
+    assert result.usage["prompt_tokens"] == 1200
+
+
+async def test_llama_cpp_error_line_then_done_is_an_error_with_its_message(stub, make_client):
+    """llama.cpp's server (builds before ggml-org/llama.cpp#16109, issue #16104) reports a
+    failure inside a stream as an SSE `error:` field, then `data: [DONE]` (the bytes as
+    quoted in coddy-project/coddy-agent#106)."""
+    stub.script(
+        Reply.raw(
+            [
+                b'error: {"code":400,"message":"the request exceeds the available context '
+                b'size. try increasing the context size or enable context shift",'
+                b'"type":"invalid_request_error"}\n\n',
+                b"data: [DONE]\n\n",
+            ]
+        )
+    )
+    with pytest.raises(ProviderError) as caught:
+        await stream(make_client(retries=0))
+    assert caught.value.status == 400
+    assert caught.value.provider_message.startswith("the request exceeds the available context")
+    assert caught.value.context_overflow is not None
+
+
+@pytest.mark.parametrize("streamed", [True, False], ids=["stream", "json"])
+async def test_repeated_tool_call_ids_are_made_unique_for_call_and_result(
+    stub, make_client, toolkit, streamed
+):
+    """Servers that repeat a call id in one reply (the repeated ids of
+    huggingface/smolagents#2683, fixed in its PR #2768) would have two calls and two
+    results under one id sent back, which OpenAI-style servers refuse: the second becomes
+    `call_0_2`, on its call and on its result, in the thread and on the wire."""
+    if streamed:
+        first = sse(
+            calls(frag(0, "call_0", "echo", '{"text": "a"}')),
+            calls(frag(1, "call_0", "echo", '{"text": "b"}')),
+            chunk(finish="tool_calls"),
+        )
+    else:
+        body = openai_tool_call([("echo", {"text": "a"}), ("echo", {"text": "b"})])
+        for call in body["choices"][0]["message"]["tool_calls"]:
+            call["id"] = "call_0"
+        first = Reply.json(body)
+    stub.script(first, FINAL)
+    events = await stream(make_client(), toolkit=toolkit)
+    assert [e["id"] for e in of_type(events, "tool_call")] == ["call_0", "call_0_2"]
+    assert [c["id"] for c in wire_calls(stub)] == ["call_0", "call_0_2"]
+    assert [(r["tool_call_id"], r["content"]) for r in wire_results(stub)] == [
+        ("call_0", "echo:a"),
+        ("call_0_2", "echo:b"),
+    ]
+    messages = result_of(events).messages
+    assert [c["id"] for c in messages[1]["tool_calls"]] == ["call_0", "call_0_2"]
+    assert [m["tool_call_id"] for m in messages[2:4]] == ["call_0", "call_0_2"]

@@ -544,3 +544,31 @@ async def test_deltas_with_an_empty_completed_output_are_the_answer(stub):
     result = events[-1]["result"]
     assert joined(events, "text") == result.text == "Hello!"
     assert result.usage["prompt_tokens"] == 1576
+
+
+def with_call_ids(body: dict, call_id: str) -> dict:
+    for item in body["output"]:
+        if item["type"] == "function_call":
+            item["call_id"] = call_id
+    return body
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [({}, ["call_0", "call_0_2"]), ({"previous_response_id": "resp_0"}, ["call_0", "call_0"])],
+    ids=["stateless", "previous_response_id"],
+)
+async def test_repeated_call_ids_are_left_alone_where_the_server_keeps_the_turns(
+    stub, params, expected
+):
+    """Repeated call ids (huggingface/smolagents#2683) are made unique when read, except
+    with `previous_response_id`: the server then holds the earlier turns and matches each
+    function_call_output to a call_id it named (platform.openai.com docs, "Conversation
+    state"), so its ids stay as it sent them."""
+    body = responses_reply(tool_calls=[("echo", {"text": "a"}), ("echo", {"text": "b"})])
+    stub.script(Reply.json(with_call_ids(body, "call_0")), Reply.json(responses_reply("done")))
+    async with client_for(stub, request_params=params) as client:
+        result = await client.run("hi", await tools())
+    outputs = items_of(stub.requests[1].json, "function_call_output")
+    assert [item["call_id"] for item in outputs] == expected
+    assert [call["id"] for call in result.messages[1]["tool_calls"]] == expected

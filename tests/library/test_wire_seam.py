@@ -22,7 +22,7 @@ from tests.support.stub_provider import (
     responses_stream,
 )
 from toolnexus import MemoryStore, ProviderError, create_client, create_toolkit, define_tool
-from toolnexus.errors import ContextOverflow
+from toolnexus.errors import ContextSize
 from toolnexus.wire import KEY_ENVS, STYLES, ToolSpec, WireStyle
 
 pytestmark = pytest.mark.usefixtures("no_keys_in_env")
@@ -446,7 +446,7 @@ async def test_a_context_overflow_error_carries_its_numbers(stub, style, body, e
         with pytest.raises(ProviderError) as caught:
             await client.run("a very long prompt", None)
     overflow = caught.value.context_overflow
-    assert overflow == (None if expected is None else ContextOverflow(*expected))
+    assert overflow == (None if expected is None else ContextSize(*expected))
     if expected is not None:
         assert caught.value.hint and "too long" in caught.value.hint
         assert overflow.used == expected[0] and overflow.window == expected[1]
@@ -458,7 +458,7 @@ async def test_a_context_overflow_sent_inside_a_stream_carries_its_numbers(stub)
         with pytest.raises(ProviderError) as caught:
             async for _ in client.stream("hi", None):
                 pass
-    assert caught.value.context_overflow == ContextOverflow(208310, 200000)
+    assert caught.value.context_overflow == ContextSize(208310, 200000)
 
 
 # ----------------------------------------------------------------------------- cut off

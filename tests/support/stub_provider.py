@@ -140,15 +140,19 @@ class Reply:
         chunks: int | None = None,
         line_end: str = "\n",
         done: bool = False,
+        keep_open: bool = False,
     ) -> Reply:
         """SSE body, one HTTP chunk per event, or re-split into `chunks`-byte HTTP chunks.
 
-        `pause` is slept between HTTP chunks (so between events by default)."""
+        `pause` is slept between HTTP chunks (so between events by default). `keep_open`:
+        after the last event the response neither ends nor closes (as a proxy that keeps
+        the connection may do): the connection stays open until the client closes it."""
         parts = [_sse_event(ev, line_end) for ev in [*events, *(["[DONE]"] if done else [])]]
         if chunks:
             data = b"".join(parts)
             parts = [data[i : i + chunks] for i in range(0, len(data), chunks)]
-        return cls(status, _merge(_SSE_HEADERS, headers), parts, True, delay, pause)
+        end = "hang" if keep_open else "complete"
+        return cls(status, _merge(_SSE_HEADERS, headers), parts, True, delay, pause, end)
 
     @classmethod
     def raw(

@@ -16,7 +16,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..errors import ContextOverflow, ProviderError
+from ..errors import ContextSize, ProviderError, provider_error
 from ..events import add_usage
 from ..types import CompactionEvent, CompactionInfo, Message, Usage, UserMessage
 from ..wire._common import text_of
@@ -263,7 +263,7 @@ class ContextKeeper:
             raise _does_not_fit(
                 f"the message is ~{size:,} tokens; the model's window is {window:,}",
                 error,
-                ContextOverflow(size, window),
+                ContextSize(size, window),
             )  # `used` as estimated: nothing was sent
 
     # -- what the CLI calls (through Client)
@@ -513,11 +513,11 @@ class ContextKeeper:
 
 
 def _does_not_fit(
-    what: str, error: ProviderError | None, overflow: ContextOverflow | None = None
+    what: str, error: ProviderError | None, overflow: ContextSize | None = None
 ) -> ProviderError:
     """ "The request does not fit ...: `what`", with what the endpoint said, if it did."""
     said = error.provider_message if error is not None else None
-    return ProviderError(
+    return provider_error(
         f"the request does not fit the model's context window: {what}"
         + (f" (the endpoint said: {said})" if said else ""),
         status=error.status if error is not None else None,

@@ -113,6 +113,7 @@ async def ask_model(
         control,
         stream_error=wire.stream_error,
         preamble=wire.preamble_events,
+        stream_end=wire.stream_end,
     )
     async with contextlib.aclosing(replies):
         async for reply in replies:

@@ -28,7 +28,7 @@ from ._body import (
 from ._channel import DATA, END, FAIL, HEAD, Channel, hang_up
 from ._connections import NO_HEADERS, USER_AGENT, Pool, new_pool, socks_errors_mapped
 from ._failures import http_failure, transport_failure
-from ._replies import JsonReply, Reply, Retrying, StreamError, StreamEvents
+from ._replies import JsonReply, Reply, Retrying, StreamEnd, StreamError, StreamEvents
 from ._retries import MAX_BUSY_WAIT_S, LoadCheck, Retryable, output_begins, retry_delay
 
 if TYPE_CHECKING:
@@ -125,13 +125,17 @@ class Transport:
         *,
         stream_error: StreamError | None = None,
         preamble: frozenset[str] = frozenset(),
+        stream_end: StreamEnd | None = None,
     ) -> AsyncGenerator[Reply]:
         """Yield Retrying before each retry, then the reply: one JsonReply, or a series of
         StreamEvents.
 
         `stream_error(event, data)` tells an error sent inside a stream. An overloaded
         server often answers 200 and then sends an error before any output (only events
-        named in `preamble` may come first): that is retried like an HTTP error."""
+        named in `preamble` may come first): that is retried like an HTTP error.
+        `stream_end(event, data)` tells the protocol's last event: the stream ends there,
+        as the official SDKs end it, even if the server keeps the connection open; the
+        response is closed unread, and its connection with it (never reused)."""
         attempt = 0
         while True:
             control.check()
@@ -149,11 +153,16 @@ class Transport:
                         yield reply
                     else:
                         async for events in read_sse(channel, control):
+                            last = _end_of(events, stream_end)
+                            if last is not None:
+                                events = events[: last + 1]
                             if not started and stream_error is not None:
                                 started = output_begins(events, stream_error, preamble)
                             else:
                                 started = True
                             yield StreamEvents(events)
+                            if last is not None:
+                                break
                 finally:
                     if stop_reading is not None:
                         await stop_reading()
@@ -308,3 +317,12 @@ class Transport:
             return await control.race(fetch())
         except (httpx2.HTTPError, httpx2.InvalidURL, ValueError):
             return None
+
+
+def _end_of(events: list[tuple[str, str]], stream_end: StreamEnd | None) -> int | None:
+    """The index of the protocol's last event among `events`, if it is there."""
+    if stream_end is not None:
+        for index, (event, data) in enumerate(events):
+            if stream_end(event, data):
+                return index
+    return None

@@ -15,9 +15,7 @@ if TYPE_CHECKING:
 
 
 StreamError = Callable[[str, str], ProviderError | None]
-
-
-# What `Transport.send` yields: a retry about to be made, then the reply.
+StreamEnd = Callable[[str, str], bool]  # whether an (event, data) is the stream's last
 
 
 # What `Transport.send` yields: a retry about to be made, then the reply.

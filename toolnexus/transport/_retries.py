@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._control import RunControl
-from ..errors import ProviderError
+from ..errors import ProviderError, provider_error
 from ..options import Retries
 from ._replies import StreamError
 
@@ -20,7 +20,12 @@ if TYPE_CHECKING:
     pass
 
 
-RETRYABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504, 529})
+def retryable_status(status: int | None) -> bool:
+    """Whether a failure of this status is worth another try, as the official SDKs judge it
+    (openai-python's and anthropic-sdk-python's `_should_retry`): a request timeout (408),
+    a lock timeout (409), a rate limit (429) and every server error (5xx, a CDN's 52x
+    page included)."""
+    return status is not None and (status in (408, 409, 429) or 500 <= status < 600)
 
 
 MAX_RETRY_AFTER_S = 60.0
@@ -50,7 +55,7 @@ def retry_wanted(status: int, headers: Mapping[str, str]) -> bool:
     said = headers.get("x-should-retry", "").strip().lower()
     if said in ("true", "false"):
         return said == "true"
-    return status in RETRYABLE_STATUS
+    return retryable_status(status)
 
 
 def parse_retry_after(headers: Mapping[str, str]) -> float | None:
@@ -77,7 +82,7 @@ def output_begins(
     for event, data in events:
         error = stream_error(event, data)
         if error is not None:
-            if error.status in RETRYABLE_STATUS:
+            if retryable_status(error.status):
                 reason = (
                     "rate limited"
                     if error.status == 429
@@ -116,7 +121,7 @@ async def retry_delay(
         ):
             # Say how long the server asked for, whether or not retries were left:
             # "wait an hour" is what the user needs to know.
-            raise ProviderError(
+            raise provider_error(
                 f"{error} - the server asked to wait {failure.delay:g} s before retrying,"
                 " longer than this run can wait",
                 status=error.status,

@@ -120,6 +120,32 @@ def canonical_call(call_id: str, name: str, arguments: Any) -> ToolCall:
     }
 
 
+def unique_call_ids(message: AssistantMessage) -> AssistantMessage:
+    """`message` with each tool call id used once: a repeat (some servers number every
+    call `call_0`) becomes `<id>_2`, `<id>_3`, ... so that each call and its result pair up
+    in the next request."""
+    calls = message.get("tool_calls")
+    if not calls:
+        return message
+    ids = [call.get("id") for call in calls]
+    if len(set(ids)) == len(ids):
+        return message
+    taken = set(ids)
+    seen: set[Any] = set()
+    unique: list[ToolCall] = []
+    for call in calls:
+        call_id = call.get("id")
+        if call_id in seen:
+            number = 2
+            while f"{call_id}_{number}" in taken:
+                number += 1
+            call = {**call, "id": f"{call_id}_{number}"}
+            taken.add(call["id"])
+        seen.add(call_id)
+        unique.append(call)
+    return {**message, "tool_calls": unique}
+
+
 def newest_prompt(messages: list[Message]) -> int:
     """The index of the last user message (-1 if none): the prompt being asked, whose
     attachments go as they are or not at all. Media of earlier messages and of tool results

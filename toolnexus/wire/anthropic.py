@@ -9,7 +9,7 @@ from typing import Any, Final
 
 from ..bounded_json import loads_bounded, object_or_empty
 from ..content import Media, media_of, stand_in
-from ..errors import ProviderError, ToolnexusError
+from ..errors import ProviderError, ToolnexusError, provider_error
 from ..events import (
     CONTEXT_FULL,
     MAX_TOKENS,
@@ -209,7 +209,7 @@ class AnthropicStyle(WireStyle):
     def raise_error(self, data: dict[str, Any]) -> None:
         err = object_or_empty(data.get("error"))
         message = self.error_message(data)
-        raise ProviderError(
+        raise provider_error(
             f"the endpoint reported an error: {message or data}",
             status=_ERROR_STATUS.get(err.get("type", "")),
             provider_message=message,
@@ -231,6 +231,14 @@ class AnthropicStyle(WireStyle):
             pass
         return None
 
+    def stream_end(self, event: str, data: str) -> bool:
+        """`message_stop` ends a message (named by its event line, or only by its type)."""
+        if event == "message_stop":
+            return True
+        if event != "message" or '"message_stop"' not in data:
+            return False
+        return _event_type(data) == "message_stop"
+
     def read_reply(self, data: Any) -> ModelReply:
         if not isinstance(data, dict):
             raise malformed(f"expected a JSON object, got {str(data)[:200]}")
@@ -243,6 +251,15 @@ class AnthropicStyle(WireStyle):
 
     def new_stream(self) -> StreamAssembler:
         return MessageStream(self)
+
+
+def _event_type(data: str) -> str | None:
+    try:
+        obj = loads_bounded(data)
+    except ValueError:
+        return None
+    kind = obj.get("type") if isinstance(obj, dict) else None
+    return kind if isinstance(kind, str) else None
 
 
 CACHE_POINT = {"type": "ephemeral"}
@@ -454,8 +471,6 @@ class MessageStream(StreamAssembler):
             )
         if kind == "content_block_start":
             block = dict(optional(obj.get("content_block"), dict, "a content block") or {})
-            if block.get("type") == "tool_use":
-                block["input"] = {}
             self.blocks[obj.get("index", len(self.blocks))] = block
             if block.get("type") == "text" and block.get("text"):
                 self.text.append(block["text"])
@@ -510,8 +525,11 @@ class MessageStream(StreamAssembler):
         blocks = []
         for index in sorted(self.blocks):
             block = self.blocks[index]
-            if index in self.json_parts:  # a client or a server tool's call
-                raw = "".join(self.json_parts[index]).strip()
+            raw = "".join(self.json_parts.get(index, ())).strip()
+            if raw:
+                # A client or a server tool's call: its input as the deltas wrote it. With
+                # none, the input content_block_start gave stays (some gateways and Bedrock
+                # send it whole there, and no input_json_delta; the SDK keeps it too).
                 block = {**block, "input": _parse_input(raw)}
             blocks.append(block)
         return ModelReply(

@@ -6,13 +6,15 @@ provider's request, and that provider's replies, streams and errors back into ca
 
 from __future__ import annotations
 
+import html
 import re
+import urllib.parse
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, ClassVar, NamedTuple
 
-from ..errors import ContextOverflow, ProviderError, http_error
+from ..errors import ContextSize, ProviderError, http_error
 from ..events import REFUSED
 from ..schema import OutputSchema
 from ..types import AssistantMessage, Message, OutputEvent, Usage
@@ -32,12 +34,15 @@ class RequestOptions(NamedTuple):
     """What a request asks for besides the conversation: a reply shape (`schema`), how hard
     to think (`reasoning`, one of REASONING_LEVELS), the user's own body keys (`params`,
     which win over the style's defaults) and whether to mark the prompt for the provider's
-    cache (`prompt_cache`, for a style whose cache is asked for explicitly)."""
+    cache (`prompt_cache`, for a style whose cache is asked for explicitly), and the
+    endpoint it goes to (`endpoint`, its endpoint_tag: a turn goes back with what that
+    endpoint sent with it)."""
 
     schema: OutputSchema | None = None
     reasoning: str = "off"
     params: Mapping[str, Any] = MappingProxyType({})
     prompt_cache: bool = True
+    endpoint: str = ""
 
 
 NO_OPTIONS = RequestOptions()
@@ -50,12 +55,24 @@ def check_reasoning(level: str) -> str:
 
 
 class ModelReply(NamedTuple):
-    """One model call's outcome, whatever the style: a canonical assistant message."""
+    """One model call's outcome, whatever the style: a canonical assistant message, and
+    `endpoint_fields`: what the endpoint sent that goes back to it, as it came, with this
+    turn (the loop keeps them on the message, tagged with the endpoint)."""
 
     message: AssistantMessage
     usage: Usage
     finish_reason: str | None
     refused: bool = False  # the answer is a refusal (the provider said so, not its wording)
+    endpoint_fields: dict[str, Any] | None = None
+
+
+def endpoint_tag(base_url: str, provider: str | None = None) -> str:
+    """What a turn's endpoint is known by: the configured provider's name, if any, and the
+    base URL without credentials, query or fragment (the tag is stored with the thread)."""
+    parts = urllib.parse.urlsplit(base_url.strip())
+    netloc = parts.netloc.rpartition("@")[2].lower()
+    url = urllib.parse.urlunsplit((parts.scheme.lower(), netloc, parts.path.rstrip("/"), "", ""))
+    return f"{provider} {url}" if provider else url
 
 
 _SHAPE_ERRORS = (AttributeError, TypeError, KeyError, IndexError, ValueError)
@@ -135,10 +152,23 @@ class WireStyle(ABC):
         """Where this style lists the models an endpoint serves."""
         return base_url.rstrip("/") + "/models"
 
-    def for_base_url(self, base_url: str) -> WireStyle:
+    def for_base_url(self, base_url: str, dialect: str | None = None) -> WireStyle:
         """The style to use with this endpoint: itself, or a variant for a host that
-        speaks a dialect of it (OpenRouter's reasoning option)."""
+        speaks a dialect of it (OpenRouter's reasoning option); `dialect` names the variant
+        whatever the host."""
+        if dialect is not None and dialect != self.name:
+            raise ValueError(f"the {self.name} style has no dialect {dialect!r}")
         return self
+
+    def stream_end(self, event: str, data: str) -> bool:
+        """Whether this stream event is the protocol's last: the reply is complete there,
+        whether or not the server closes the connection."""
+        return False
+
+    def keeps_call_ids(self, options: RequestOptions) -> bool:
+        """Whether the server keeps state naming this request's tool call ids (so a reply's
+        repeated ids must stay as they are)."""
+        return False
 
     def auth_headers(self, api_key: str | None) -> dict[str, str]:
         return {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -201,8 +231,14 @@ class WireStyle(ABC):
     def http_error(
         self, status: int, data: Any, *, url: str, model: str, key_sent: bool
     ) -> ProviderError:
-        """The ProviderError for an HTTP failure whose body is `data` (JSON or text)."""
-        message = data if isinstance(data, str) else self.error_message(data)
+        """The ProviderError for an HTTP failure whose body is `data` (JSON or text): an
+        HTML page (a proxy's, a CDN's) says its title; a JSON array (Gemini's
+        OpenAI-compatible endpoint) its first error."""
+        if isinstance(data, str):
+            message: str | None = page_title(data) or data
+        else:
+            data = first_error(data)
+            message = self.error_message(data)
         return http_error(
             status,
             message,
@@ -239,20 +275,46 @@ _OVERFLOW_WORDS = (
 )
 
 
-def context_overflow(data: Any, message: str | None) -> ContextOverflow | None:
+def first_error(data: Any) -> Any:
+    """An error body as one object: Gemini's OpenAI-compatible endpoint answers
+    `[{"error": {...}}]`, the error in a list of one."""
+    if isinstance(data, list) and data and isinstance(data[0], dict):
+        return data[0]
+    return data
+
+
+_TAG = re.compile(r"<[^<>]*>")
+
+
+def page_title(text: str) -> str | None:
+    """What an HTML page (a proxy's or a CDN's, in an endpoint's place) says, in one line:
+    its title, else its text without the markup; None for text that is not such a page."""
+    page = text[:65536]
+    lower = page.lower()
+    head = lower.lstrip()[:1024]
+    if not head.startswith("<") or not any(tag in head for tag in ("<html", "<head", "<title")):
+        return None
+    start = lower.find(">", lower.find("<title") + 1) + 1 if "<title" in lower else 0
+    end = lower.find("</title", start) if start else -1
+    shown = page[start:end] if end >= 0 else _TAG.sub(" ", page[:4096])
+    said = " ".join(html.unescape(shown).split())
+    return said[:200] or "an HTML page that says nothing"
+
+
+def context_overflow(data: Any, message: str | None) -> ContextSize | None:
     """(used, window) when an error says the prompt does not fit the model's window; either
     number is None when the provider did not give it. None for any other error."""
     err = data.get("error", data) if isinstance(data, dict) else None
     err = err if isinstance(err, dict) else {}
     used, window = err.get("n_prompt_tokens"), err.get("n_ctx")  # llama.cpp
     if isinstance(used, int) and isinstance(window, int):
-        return ContextOverflow(used, window)
+        return ContextSize(used, window)
     text = message or ""
     for wording in _OVERFLOW_WORDING:
         match = wording.search(text)
         if match:
-            return ContextOverflow(int(match["used"]), int(match["window"]))
+            return ContextSize(int(match["used"]), int(match["window"]))
     codes = {str(err.get(k)) for k in ("code", "type")}
     if codes & _OVERFLOW_CODES or any(w in text.lower() for w in _OVERFLOW_WORDS):
-        return ContextOverflow(None, None)
+        return ContextSize(None, None)
     return None

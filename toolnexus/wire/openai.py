@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 import urllib.parse
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from ..bounded_json import loads_bounded
 from ..content import Media, media_of, stand_in
-from ..errors import ProviderError
+from ..errors import ProviderError, provider_error
 from ..events import FILTERED, MAX_TOKENS, empty_usage, reasoning_event, text_event
 from ..types import (
+    ENDPOINT_FIELDS_KEY,
     AssistantMessage,
     Message,
     OutputEvent,
@@ -31,6 +32,7 @@ from ._common import (
     new_call_id,
     newest_prompt,
     optional,
+    put_count,
     text_of,
     token_usage,
 )
@@ -42,6 +44,7 @@ from .base import (
     ToolSpec,
     WireStyle,
     context_overflow,
+    first_error,
 )
 
 # The keys each role may carry on the wire; canonical extras (reasoning, thinking
@@ -54,14 +57,21 @@ _WIRE_KEYS = {
 }
 # Gemini puts each tool call's thought signature here; it must go back with that call.
 EXTRA_CONTENT_KEY: Final = "extra_content"
-# OpenRouter's structured reasoning (signed or encrypted), kept verbatim on the assistant
-# message it came on: it must go back unchanged with that turn's tool calls.
+# OpenRouter's structured reasoning (signed or encrypted): it must go back unchanged with
+# that turn's tool calls. Kept with the turn for the endpoint that sent it (endpoint_fields);
+# a turn stored before that holds it on the message itself, sent back by host (dialects).
 REASONING_DETAILS_KEY: Final = "reasoning_details"
+# DeepSeek's (and llama.cpp's, vLLM's) reasoning text: a turn that made tool calls must
+# carry it in every later request to DeepSeek in thinking mode.
+REASONING_CONTENT_KEY: Final = "reasoning_content"
+# What an assistant turn may carry back to the endpoint that sent it, as it came.
+_RETURNED_FIELDS = (REASONING_DETAILS_KEY, REASONING_CONTENT_KEY)
 
 
 class OpenAIStyle(WireStyle):
     name = "openai"
     key_env = "OPENAI_API_KEY"
+    dialect_name: ClassVar[str] = "openai"
     unfinished_reasons = {"length": MAX_TOKENS, "content_filter": FILTERED}
 
     def endpoint(self, base_url: str) -> str:
@@ -80,12 +90,21 @@ class OpenAIStyle(WireStyle):
             for t in tools
         ]
 
-    def for_base_url(self, base_url: str) -> WireStyle:
+    def for_base_url(self, base_url: str, dialect: str | None = None) -> WireStyle:
+        if dialect is not None:
+            return self.dialect(dialect)
         host = urllib.parse.urlsplit(base_url).hostname or ""
-        for domain, dialect in _DIALECTS.items():
+        for domain, style in _DIALECTS.items():
             if host == domain or host.endswith("." + domain):
-                return dialect
+                return style
         return self
+
+    def dialect(self, name: str) -> WireStyle:
+        styles = {style.dialect_name: style for style in (_PLAIN, *_DIALECTS.values())}
+        if name not in styles:
+            choices = ", ".join(repr(n) for n in styles)
+            raise ValueError(f"the openai style has no dialect {name!r}: use one of {choices}")
+        return styles[name]
 
     def build_body(
         self,
@@ -111,7 +130,7 @@ class OpenAIStyle(WireStyle):
             fields: dict[str, Any] = dict(message)
             out = {k: fields[k] for k in keys if k in fields}
             if is_assistant(message):
-                self.add_continuation(message, out)
+                self._send_back(message, out, options.endpoint)
             if isinstance(out.get("content"), list):
                 if is_tool(message):
                     held += self._tool_attachments(message)
@@ -143,9 +162,20 @@ class OpenAIStyle(WireStyle):
     def reasoning_params(self, level: str) -> dict[str, Any]:
         return {"reasoning_effort": level}
 
+    def _send_back(self, message: AssistantMessage, out: dict[str, Any], endpoint: str) -> None:
+        """Add to an assistant message on the wire what it must carry back: the fields its
+        endpoint sent with it, to that endpoint only and as they came; for a turn stored
+        before turns were tagged with their endpoint, what this dialect wants."""
+        kept = message.get(ENDPOINT_FIELDS_KEY)
+        if kept is None:
+            self.add_continuation(message, out)
+        elif kept.get("endpoint") == endpoint:
+            fields = kept.get("fields") or {}
+            out.update((key, fields[key]) for key in _RETURNED_FIELDS if key in fields)
+
     def add_continuation(self, message: AssistantMessage, out: dict[str, Any]) -> None:
-        """Add to an assistant message on the wire what this dialect needs back to go on
-        from it (nothing, in plain chat completions)."""
+        """Add to an untagged assistant message on the wire what this dialect needs back
+        to go on from it (nothing, in plain chat completions)."""
 
     def _part(self, part: Any, *, strict: bool) -> Any:
         """A canonical part as it goes on the wire: the same, or the note standing for
@@ -168,6 +198,7 @@ class OpenAIStyle(WireStyle):
         ]
 
     def error_message(self, data: Any) -> str | None:
+        data = first_error(data)
         if isinstance(data, dict):
             err = data.get("error", data)
             if isinstance(err, dict):
@@ -178,7 +209,10 @@ class OpenAIStyle(WireStyle):
         return None
 
     def stream_error(self, event: str, data: str) -> ProviderError | None:
-        """The error a stream event reports (`{"error": ...}` instead of a chunk), if any."""
+        """The error a stream event reports (`{"error": ...}` instead of a chunk, or
+        llama.cpp's `error:` line, see sse.py), if any."""
+        if event == "error":
+            return self.error_event(data)
         if '"error"' not in data:
             return None
         try:
@@ -189,18 +223,39 @@ class OpenAIStyle(WireStyle):
             pass
         return None
 
+    def error_event(self, data: str) -> ProviderError:
+        """The error an `error:` line of a stream reports: the error object itself
+        (llama.cpp: `{"code": 400, "message": ..., "type": ...}`), or plain text."""
+        try:
+            obj = loads_bounded(data)
+        except ValueError:
+            obj = data
+        return self._error(obj or "unknown error", {"error": obj})
+
+    def stream_end(self, event: str, data: str) -> bool:
+        return data == "[DONE]"
+
     def raise_if_error(self, data: dict[str, Any]) -> None:
-        if data.get("error"):
-            err = data["error"]
-            code = err.get("code") if isinstance(err, dict) else None
-            message = self.error_message(data)
-            raise ProviderError(
-                f"the endpoint reported an error: {message or err}",
-                status=code if isinstance(code, int) else None,
-                provider_message=message,
-                body=data,
-                context_overflow=context_overflow(data, message),
-            )
+        error = self.reported_error(data)
+        if error is not None:
+            raise error
+
+    def reported_error(self, data: dict[str, Any]) -> ProviderError | None:
+        """The error a reply or chunk of the shape `{"error": ...}` reports, if any."""
+        err = data.get("error")
+        return self._error(err, data) if err else None
+
+    def _error(self, err: Any, data: dict[str, Any]) -> ProviderError:
+        """The ProviderError for the error object `err` of the body `data`."""
+        code = err.get("code") if isinstance(err, dict) else None
+        message = self.error_message({"error": err})
+        return provider_error(
+            f"the endpoint reported an error: {message or err}",
+            status=code if isinstance(code, int) and not isinstance(code, bool) else None,
+            provider_message=message,
+            body=data,
+            context_overflow=context_overflow(data, message),
+        )
 
     def read_reply(self, data: Any) -> ModelReply:
         if not isinstance(data, dict):
@@ -216,18 +271,23 @@ class OpenAIStyle(WireStyle):
         calls = [_whole_call(c) for c in optional(msg.get("tool_calls"), list, "tool_calls") or []]
         if msg.get("function_call"):  # the deprecated single-call form of older servers
             calls.append(_whole_call({"function": msg["function_call"]}))
-        reasoning = msg.get("reasoning_content") or msg.get("reasoning") or ""
+        reasoning = msg.get(REASONING_CONTENT_KEY) or msg.get("reasoning") or ""
         refusal = optional(msg.get("refusal"), str, "refusal") or ""
+        text, thought = _reply_content(msg.get("content"))
         message = assistant_message(
-            _reply_text(msg.get("content")) + refusal,
-            calls,
-            reasoning if isinstance(reasoning, str) else "",
+            text + refusal, calls, (reasoning if isinstance(reasoning, str) else "") + thought
         )
         details = optional(msg.get(REASONING_DETAILS_KEY), list, REASONING_DETAILS_KEY)
-        if details:
-            message[REASONING_DETAILS_KEY] = details
+        content = msg.get(REASONING_CONTENT_KEY)
+        returned = _returned(details, content if isinstance(content, str) else "", calls)
         usage = parse_usage(_usage_of(data, choice))
-        return ModelReply(message, usage, choice.get("finish_reason"), refused=bool(refusal))
+        return ModelReply(
+            message,
+            usage,
+            choice.get("finish_reason"),
+            refused=bool(refusal),
+            endpoint_fields=returned,
+        )
 
     def new_stream(self) -> StreamAssembler:
         return ChunkStream(self)
@@ -236,6 +296,8 @@ class OpenAIStyle(WireStyle):
 class OpenRouterStyle(OpenAIStyle):
     """OpenRouter: the openai style, with reasoning as `reasoning: {"effort": ...}`, and a
     turn's `reasoning_details` sent back with it, unchanged."""
+
+    dialect_name = "openrouter"
 
     def reasoning_params(self, level: str) -> dict[str, Any]:
         return {"reasoning": {"effort": level}}
@@ -250,25 +312,60 @@ class DeepSeekStyle(OpenAIStyle):
     `reasoning_content` in every later request (the API answers 400 without it); that of a
     turn without tool calls is not needed and is left out."""
 
+    dialect_name = "deepseek"
+
     def add_continuation(self, message: AssistantMessage, out: dict[str, Any]) -> None:
         if message.get("tool_calls"):
-            out["reasoning_content"] = message.get("reasoning") or ""
+            out[REASONING_CONTENT_KEY] = message.get("reasoning") or ""
 
 
-# hosts that speak a dialect of chat completions (a subdomain counts as its domain)
-_DIALECTS: dict[str, OpenAIStyle] = {
+_PLAIN = OpenAIStyle()
+# hosts that speak a dialect of chat completions (a subdomain counts as its domain); a
+# provider's `dialect` names one whatever its host
+_DIALECTS: dict[str, OpenRouterStyle | DeepSeekStyle] = {
     "openrouter.ai": OpenRouterStyle(),
     "api.deepseek.com": DeepSeekStyle(),
 }
 
 
-def _reply_text(content: Any) -> str:
-    """Reply content: a string, or a list of parts that must each be an object."""
-    if isinstance(content, list):
-        for part in content:
-            element(part, "a content part")
-        return text_of(content)
-    return optional(content, str, "message.content") or ""
+def _returned(details: Any, reasoning_content: str, calls: list[Any]) -> dict[str, Any] | None:
+    """What a reply sent that goes back with its turn to the same endpoint, as it came:
+    reasoning_details always (OpenRouter), reasoning_content with tool calls (DeepSeek)."""
+    returned: dict[str, Any] = {}
+    if details:
+        returned[REASONING_DETAILS_KEY] = details
+    if reasoning_content and calls:
+        returned[REASONING_CONTENT_KEY] = reasoning_content
+    return returned or None
+
+
+def _reply_content(content: Any) -> tuple[str, str]:
+    """(text, reasoning) of reply content: a string, or a list of chunks that must each be
+    an object; a `thinking` chunk (Mistral's Magistral) is reasoning."""
+    if not isinstance(content, list):
+        return optional(content, str, "message.content") or "", ""
+    text: list[str] = []
+    thought: list[str] = []
+    for raw in content:
+        kind, piece = _chunk_piece(element(raw, "a content part"))
+        (thought if kind == "reasoning" else text).append(piece)
+    return "".join(text), "".join(thought)
+
+
+def _chunk_piece(chunk: dict[str, Any]) -> tuple[str, str]:
+    """("text" or "reasoning", its text) of one content chunk. Mistral's thinking chunk is
+    `{"type": "thinking", "thinking": [{"type": "text", "text": ...}]}` (docs.mistral.ai,
+    "Reasoning"); any other chunk gives its `text`."""
+    if chunk.get("type") == "thinking":
+        inner = chunk.get("thinking")
+        if isinstance(inner, str):
+            return "reasoning", inner
+        parts = optional(inner, list, "a thinking chunk") or []
+        return "reasoning", "".join(
+            optional(element(p, "a thinking part").get("text"), str, "thinking text") or ""
+            for p in parts
+        )
+    return "text", optional(chunk.get("text"), str, "a content chunk's text") or ""
 
 
 def _carries(media: Media) -> bool:
@@ -311,13 +408,18 @@ def _whole_call(raw: Any) -> ToolCall:
 
 
 def parse_usage(raw: Any) -> Usage:
-    return token_usage(
+    usage = token_usage(
         raw,
         "prompt_tokens",
         "completion_tokens",
         "completion_tokens_details",
         "prompt_tokens_details",
     )
+    if isinstance(raw, dict) and "cached_tokens" not in usage:
+        # DeepSeek: the prompt's tokens read from its cache, at the top of usage
+        # (api-docs.deepseek.com, "Context Caching")
+        put_count(usage, "cached_tokens", raw, "prompt_cache_hit_tokens")
+    return usage
 
 
 class _Call:
@@ -393,6 +495,7 @@ class ChunkStream(StreamAssembler):
         self.calls: list[_Call] = []
         self.usage: Usage | None = None
         self.details = _Details()
+        self.reasoning_content = False  # the reasoning came as `reasoning_content`
         self.finish_reason: str | None = None
         self.refused = False
         self.done = False
@@ -403,6 +506,8 @@ class ChunkStream(StreamAssembler):
         if data == "[DONE]":
             self.done = True
             return []
+        if event == "error":
+            raise self.wire.error_event(data)
         obj = optional(loads_event(data), dict, "a stream chunk")
         if not obj:
             return []
@@ -435,15 +540,36 @@ class ChunkStream(StreamAssembler):
         return out
 
     def _text(self, piece: Any, key: str, out: list[OutputEvent]) -> None:
+        if key == "content" and isinstance(piece, list):
+            self._chunks(piece, out)
+            return
         piece = optional(piece, str, _TEXT_KEYS[key])
         if piece:
             self.text.append(piece)
             out.append(text_event(piece))
             self.refused = self.refused or key == "refusal"
 
+    def _chunks(self, chunks: list[Any], out: list[OutputEvent]) -> None:
+        """`delta.content` as a list of chunks (Mistral's Magistral): thinking chunks are
+        reasoning, text chunks text."""
+        for raw in chunks:
+            kind, piece = _chunk_piece(element(raw, "a content chunk"))
+            if not piece:
+                continue
+            if kind == "reasoning":
+                self.reasoning.append(piece)
+                out.append(reasoning_event(piece))
+            else:
+                self.text.append(piece)
+                out.append(text_event(piece))
+
     def _delta(self, delta: dict[str, Any], out: list[OutputEvent]) -> None:
         """A delta with more than the answer's text: reasoning, a refusal, tool calls."""
-        thought = delta.get("reasoning_content") or delta.get("reasoning")
+        thought = delta.get(REASONING_CONTENT_KEY)
+        if thought and isinstance(thought, str):
+            self.reasoning_content = True
+        else:
+            thought = delta.get("reasoning")
         if thought and isinstance(thought, str):
             self.reasoning.append(thought)
             out.append(reasoning_event(thought))
@@ -509,11 +635,16 @@ class ChunkStream(StreamAssembler):
             raise ProviderError(
                 "the stream ended before the reply was complete (no finish reason and no [DONE])"
             )
-        message = assistant_message(
-            "".join(self.text), [c.canonical() for c in self.calls], "".join(self.reasoning)
+        calls = [c.canonical() for c in self.calls]
+        reasoning = "".join(self.reasoning)
+        message = assistant_message("".join(self.text), calls, reasoning)
+        returned = _returned(
+            self.details.whole(), reasoning if self.reasoning_content else "", calls
         )
-        if self.details.details:
-            message[REASONING_DETAILS_KEY] = self.details.whole()
         return ModelReply(
-            message, self.usage or empty_usage(), self.finish_reason, refused=self.refused
+            message,
+            self.usage or empty_usage(),
+            self.finish_reason,
+            refused=self.refused,
+            endpoint_fields=returned,
         )

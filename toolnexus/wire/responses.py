@@ -11,7 +11,7 @@ from typing import Any, Final
 
 from ..bounded_json import loads_bounded, object_or_empty
 from ..content import Media, media_of, stand_in
-from ..errors import ProviderError
+from ..errors import ProviderError, provider_error
 from ..events import CUT_OFF, FILTERED, MAX_TOKENS, reasoning_event, text_event
 from ..types import (
     AssistantMessage,
@@ -58,6 +58,7 @@ _TEXT_DONE = {"response.output_text.done": "text", "response.refusal.done": "ref
 _REASONING_DELTAS = ("response.reasoning_summary_text.delta", "response.reasoning_text.delta")
 _FINISHED = ("stop", "tool_calls")  # the finish reasons of a completed response
 _REFUSAL_EVENTS = frozenset({"response.refusal.delta", "response.refusal.done"})
+_LAST_EVENTS = frozenset({"response.completed", "response.failed", "response.incomplete"})
 
 
 class ResponsesStyle(WireStyle):
@@ -150,7 +151,7 @@ class ResponsesStyle(WireStyle):
         """The ProviderError for an error object (`{"code", "message"}`) the API sent."""
         err = err if isinstance(err, dict) else {"message": str(err)}
         message = self.error_message(err) or str(err.get("code") or "unknown error")
-        return ProviderError(
+        return provider_error(
             f"the endpoint reported an error: {message}",
             status=_ERROR_STATUS.get(str(err.get("code"))),
             provider_message=message,
@@ -175,6 +176,24 @@ class ResponsesStyle(WireStyle):
             response = object_or_empty(obj.get("response"))
             return self.error(response.get("error") or "the response failed", obj)
         return None
+
+    def stream_end(self, event: str, data: str) -> bool:
+        """A response's last event: completed, failed or incomplete (named by its event
+        line, or only by its type)."""
+        if event in _LAST_EVENTS:
+            return True
+        if event != "message" or '"response.' not in data:
+            return False
+        try:
+            obj = loads_bounded(data)
+        except ValueError:
+            return False
+        return isinstance(obj, dict) and obj.get("type") in _LAST_EVENTS
+
+    def keeps_call_ids(self, options: RequestOptions) -> bool:
+        """With `previous_response_id` the server holds the earlier turns, their call ids
+        with them: a reply's ids stay as the server named them."""
+        return options.params.get("previous_response_id") is not None
 
     def read_reply(self, data: Any) -> ModelReply:
         if not isinstance(data, dict):
