@@ -264,6 +264,8 @@ class ToolResultEvent(TypedDict):
     is_error: bool
     attachments: NotRequired[list[str]]  # only when the tool returned any
     changes: NotRequired[ChangeSet]  # only when the call changed files in the workspace
+    exit_code: NotRequired[int]  # only when the call ran a command and it exited
+    signal: NotRequired[str]  # only when the call ran a command a signal killed ("SIGKILL")
 
 
 class PendingEvent(TypedDict):

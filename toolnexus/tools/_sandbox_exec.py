@@ -14,7 +14,10 @@ SPEC is JSON:
                whose init keeps the command's processes in: confine and exec at once),
      "report": null or what to check (see `report`): instead of running ARGV, run this
                script again, confined, with "measure": it prints as JSON what a program
-               started in the sandbox gets, so toolnexus's words come from a real run}
+               started in the sandbox gets, so toolnexus's words come from a real run,
+     "tell": FD (optional): once the command ended, write there how (see `tell`),
+     "count_network": bool (with "tell", in a network namespace of the sandbox's own: say
+               too what its counters saw while the command ran)}
 
 Keeping descendants in (Linux):
 - Best, a PID namespace: the command runs under a small init of a new namespace, and when
@@ -69,6 +72,8 @@ if TYPE_CHECKING:
         report: dict[str, object] | None
         measure: dict[str, object] | None
         landlock_applied: int
+        tell: int
+        count_network: bool
 
 
 CONFINE_FAILED = 126
@@ -254,6 +259,9 @@ def start(argv: list[str], spec: Spec) -> int:
     if child == 0:
         for sig in FORWARDED:
             signal.signal(sig, signal.SIG_DFL)
+        told = spec.pop("tell", None)
+        if told is not None:  # the command must not write what toolnexus reads of it
+            os.close(told)
         confine_and_run(argv, spec)
     return child
 
@@ -308,7 +316,77 @@ def namespace_init(argv: list[str], spec: Spec, lifeline: int) -> NoReturn:
         own_proc()
     command = start(argv, spec)
     forward_signals(command)
-    exit_like(wait_for(command))
+    status = wait_for(command)
+    tell(spec, status, None)
+    exit_like(status)
+
+
+def watched(argv: list[str], spec: Spec) -> NoReturn:
+    """Inside bubblewrap's namespaces (whose init keeps the command's processes in): run
+    the command confined in a child, and tell how it ended and what this network namespace
+    counted meanwhile. This process stays outside the command's Landlock domain, so the
+    command cannot reach it."""
+    counted = network_counts() if spec.get("count_network") else None
+    command = start(argv, spec)
+    forward_signals(command)
+    status = wait_for(command)
+    tell(spec, status, counted)
+    exit_like(status)
+
+
+def tell(spec: Spec, status: int, counted: dict[str, int] | None) -> None:
+    """Write to the spec's `tell` fd, as JSON, how the command ended: {"exit": code} or
+    {"signal": number} (exit_like can only pass a signal on as 128 + its number); with
+    `counted` (the network counters before it ran), "network": what they counted since."""
+    told = spec.get("tell")
+    if told is None:
+        return
+    ended: dict[str, object] = (
+        {"signal": os.WTERMSIG(status)}
+        if os.WIFSIGNALED(status)
+        else {"exit": os.waitstatus_to_exitcode(status)}
+    )
+    if counted is not None:
+        now = network_counts()
+        ended["network"] = {name: now[name] - counted[name] for name in now}
+    try:
+        os.write(told, json.dumps(ended).encode())
+        os.close(told)
+    except OSError:
+        pass  # nobody reads it any more
+
+
+# Counters of a network namespace (/proc/net/snmp, /proc/net/snmp6) that a connection
+# the sandbox's network cannot carry moves: a packet with no route (only `lo` is up, so
+# any address of the host or the internet), a TCP connection refused on loopback (no
+# server listens inside), a UDP datagram to a loopback port nobody listens on (DNS).
+SNMP = {
+    ("Ip", "OutNoRoutes"): "no_route",
+    ("Tcp", "AttemptFails"): "refused",
+    ("Udp", "NoPorts"): "no_port",
+}
+SNMP6 = {"Ip6OutNoRoutes": "no_route", "Udp6NoPorts": "no_port"}
+
+
+def network_counts() -> dict[str, int]:
+    counts = dict.fromkeys(("no_route", "refused", "no_port"), 0)
+    try:
+        with open("/proc/net/snmp") as handle:
+            lines = handle.read().splitlines()
+        for heads, values in zip(lines[::2], lines[1::2], strict=False):
+            protocol, _, names = heads.partition(":")
+            counted = values.partition(":")[2].split()
+            for name, value in zip(names.split(), counted, strict=False):
+                if (protocol, name) in SNMP:
+                    counts[SNMP[protocol, name]] += int(value)
+        with open("/proc/net/snmp6") as handle:
+            for line in handle:
+                name, _, value = line.partition(" ")
+                if name in SNMP6:
+                    counts[SNMP6[name]] += int(value)
+    except (OSError, ValueError):
+        pass
+    return counts
 
 
 def own_proc() -> None:
@@ -500,6 +578,8 @@ def main() -> NoReturn:
         sys.stdout.write(json.dumps(report(measure, spec.get("landlock_applied", 0))) + "\n")
         sys.exit(0)
     if reaper == "none":
+        if "tell" in spec:
+            watched(argv, spec)
         confine_and_run(argv, spec)
     if reaper == "namespace" and new_pid_namespace():
         die_with_parent(parent, signal.SIGKILL)  # the namespace's init follows: see below
@@ -523,6 +603,7 @@ def main() -> NoReturn:
     command = start(argv, spec)
     status = wait_for(command)
     kill_descendants()
+    tell(spec, status, None)
     exit_like(status)
 
 
