@@ -17,6 +17,8 @@ from toolnexus import RunResult, Usage
 from toolnexus.events import CONTEXT_FULL, CUT_OFF, FILTERED, MAX_TOKENS, REFUSED
 from toolnexus.visible import unmistakable, visible
 
+from .result_status import result_status
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
@@ -334,8 +336,7 @@ class PlainRenderer:
         elif kind == "tool_call":
             self._err_line(f"[tool] {event['name']}({format_args(event['args'])})")
         elif kind == "tool_result":
-            mark = "error" if event["is_error"] else "result"
-            self._err_line(f"[{mark}] {preview(event['output'])}")
+            self._err_line(f"{result_status(event).tag()} {preview(event['output'])}")
             for label in attachment_labels(event):
                 self._err_line(label)
         elif kind == "retry":
@@ -431,8 +432,8 @@ class TerminalRenderer:
             self.running.report(event["id"], event["message"], event["progress"], event["total"])
         elif kind == "tool_result":
             self.running.finish(event["id"])
-            style = "red" if event["is_error"] else "green"
-            title = f"{'✗' if event['is_error'] else '✓'} {event['name']}"
+            status = result_status(event)
+            style, title = status.style, status.title(event["name"])
             labels = attachment_labels(event)
             body = "\n".join([preview(event["output"]), *labels]).strip() or "(no output)"
             stream.print(self._panel(body, title, style))
