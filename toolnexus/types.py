@@ -97,6 +97,10 @@ class Request(TypedDict):
     expiresAt: NotRequired[str]
     needs_person: NotRequired[bool]  # only a person (or a rule) may approve, never "yes to all"
     fallback: NotRequired[str]  # what the model reads, before the refusal, if declined
+    # asked after a command ran (whether it may run again outside the sandbox): how it
+    # ended, for the result if declined
+    exit_code: NotRequired[int]
+    signal: NotRequired[str]
 
 
 class CommandQuestion(TypedDict):

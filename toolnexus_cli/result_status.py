@@ -20,9 +20,8 @@ class ResultStatus(NamedTuple):
 
     def tag(self) -> str:
         """What stands before the result on stderr: `[result]`, `[error]`, `[exit 3]`."""
-        if self.words:
-            return f"[{self.words}]"
-        return "[error]" if self.mark == "✗" else "[result]"
+        mark = "error" if self.mark == "✗" else "result"
+        return f"[{self.words}]" if self.words else f"[{mark}]"
 
 
 def result_status(event: Mapping[str, Any]) -> ResultStatus:
@@ -30,8 +29,9 @@ def result_status(event: Mapping[str, Any]) -> ResultStatus:
     signal, code = event.get("signal"), event.get("exit_code")
     if isinstance(signal, str):
         return ResultStatus("✗", f"killed by {signal}", "red")
-    if event["is_error"]:
-        return ResultStatus("✗", "", "red")
-    if isinstance(code, int) and code != 0:
-        return ResultStatus("", f"exit {code}", "yellow")
+    failed = f"exit {code}" if isinstance(code, int) and code != 0 else ""
+    if event["is_error"]:  # a command's exit code too, when one ran before a question
+        return ResultStatus("✗", failed, "red")
+    if failed:
+        return ResultStatus("", failed, "yellow")
     return ResultStatus("✓", "", "green")

@@ -27,6 +27,7 @@ from ._linear_regex import glob_regex, line_regex, matching_lines
 from ._secret_scan import NOT_LISTED, SKIP_DIRS
 from ._web import fetch_page
 from .sandbox import Sandbox, reaped
+from .suspension import pending_request
 from .tool import Tool, ToolContext, ToolResult, define_tool
 from .workspace import ApprovalNeeded, Clash, Held, Refused, Workspace, approved, ask
 
@@ -330,6 +331,7 @@ class Builtins:
             ask_to_leave(context, leaving, command, ran.output, fallback=result.output, why=why)
         except ApprovalNeeded as need:  # what the sandboxed try changed stays journaled
             need.result.changes = result.changes
+            _ended(need.result, ran.ended)
             raise
         return result
 
@@ -489,9 +491,15 @@ def _sandbox_may_be_why(ran: Ran) -> str | None:
 
 def _ended(result: ToolResult, ended: Ended) -> ToolResult:
     """`result`, saying how the command it ran ended: its exit code, or the signal that
-    killed it; one killed at its timeout is an error."""
+    killed it; one killed at its timeout is an error. A question asked after it ran (is
+    `result` one) says it too, for the result if the answer is no."""
     result.exit_code, result.signal = ended.exit_code, ended.signal
     result.is_error = result.is_error or ended.timed_out
+    req = pending_request(result)
+    if req is not None and ended.exit_code is not None:
+        req["exit_code"] = ended.exit_code
+    if req is not None and ended.signal is not None:
+        req["signal"] = ended.signal
     return result
 
 
