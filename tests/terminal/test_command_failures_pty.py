@@ -88,9 +88,7 @@ def test_a_command_that_succeeds_keeps_its_tick(cli, stub):
 
 @namespaces
 @pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
-def test_curl_to_a_local_server_while_the_network_is_off_fails_with_a_note_and_an_offer(
-    cli, stub
-):
+def test_curl_to_a_local_server_while_the_network_is_off_fails_with_a_note_and_an_offer(cli, stub):
     """Newcomer's repro: a server runs on this machine's localhost (here the model's own
     endpoint); `toolnexus chat --builtins --yes`, ask the model to fetch from it. `curl`
     in the sandbox exits 7 ("Couldn't connect"): it used to show under a green ✓ with no
@@ -126,10 +124,11 @@ def test_a_silent_socket_connect_is_recognised_whatever_the_program_prints(cli, 
     saw the connection fail, so the model is told and the person asked all the same."""
     port = stub.base_url.split(":")[2].split("/")[0]
     program = (
-        "import socket, sys\ntry:\n    socket.create_connection(('127.0.0.1', %s))\n"
-        "except OSError:\n    sys.exit(5)" % port
+        "import socket, sys\ntry:\n"
+        f"    socket.create_connection(('127.0.0.1', {port}))\n"
+        "except OSError:\n    sys.exit(5)"
     )
-    chat = chat_runs(cli, stub, f"{sys.executable} -c \"{program}\"", answer="n")
+    chat = chat_runs(cli, stub, f'{sys.executable} -c "{program}"', answer="n")
     screen, words = chat.term.text(), unwrapped(chat)
     assert "tried to reach the network" in words and OFFER in words, screen
     assert "✗ bash · exit 5" in screen, screen
@@ -146,7 +145,7 @@ def test_a_command_that_fails_without_touching_the_network_gets_no_note(cli, stu
         "import socket, sys\nserver = socket.create_server(('127.0.0.1', 0))\n"
         "socket.create_connection(server.getsockname()).close()\nsys.exit(3)"
     )
-    chat = chat_runs(cli, stub, f"{sys.executable} -c \"{program}\"")
+    chat = chat_runs(cli, stub, f'{sys.executable} -c "{program}"')
     screen = chat.term.text()
     assert "bash · exit 3" in screen and OFFER not in unwrapped(chat), screen
     assert "[sandbox: " not in what_the_model_read(stub)
