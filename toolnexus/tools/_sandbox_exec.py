@@ -11,7 +11,8 @@ SPEC is JSON:
      "drop_caps": bool (empty the capability bounding set: root keeps no capability),
      "reaper": "namespace" (the default: a PID namespace where the system allows one, else a
                subreaper) | "subreaper" | "none" (already inside bubblewrap's namespaces,
-               whose init keeps the command's processes in: confine and exec at once),
+               whose init keeps the command's processes in: confine and exec at once;
+               with "tell", confine and run the command in a child, see `watched`),
      "report": null or what to check (see `report`): instead of running ARGV, run this
                script again, confined, with "measure": it prints as JSON what a program
                started in the sandbox gets, so toolnexus's words come from a real run,

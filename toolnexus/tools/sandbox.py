@@ -350,8 +350,8 @@ class Sandbox:
     ) -> list[str]:
         """`argv` as run in this sandbox from `cwd` (as it is where there is none), its
         writes to the workspace going to `overlay` when one is given. `tell`: a file
-        descriptor the launcher writes how the command ended to (see `ended`), with what
-        the sandbox's own network saw of it where it has one."""
+        descriptor the launcher writes how the command ended to (_sandbox_exec.tell), with
+        what the sandbox's own network saw of it where it has one."""
         kind = self.enforced().kind
         if kind == "namespaces":
             launch = self._namespaced(argv, cwd, overlay)
