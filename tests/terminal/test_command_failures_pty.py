@@ -1,8 +1,9 @@
 """Failures look like failures: a command that exits nonzero is titled `exit N`, one a signal
 killed `✗ ... killed by SIGNAL`, never a green ✓; a command that tried to connect while the
 sandbox has no network gets the model a one-line note and the person the offer to run it
-outside, decided from what the sandbox's own network counted, not from what the program
-printed. The real chat in a pseudo-terminal against the stub model."""
+outside, decided from what the sandbox saw (its own network's counters, or the fallback's
+socket filter), not from what the program printed. The real chat in a pseudo-terminal
+against the stub model."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ namespaces = kernel.needs(NAMESPACES_OK, NO_NAMESPACES)
 NOT_REACHABLE = "servers on the host's localhost are not reachable from it"
 OFFER = "run it again outside the sandbox"
 ANSWER_KEYS = "[y]es / [n]o:"
+FALLBACK = "[sandbox]\nnamespaces = false\n"  # Landlock and the socket filter alone
 
 
 def chat_runs(cli: CLI, stub: StubProvider, command: str, *, answer: str = "") -> PtySession:
@@ -117,11 +119,15 @@ def test_yes_to_the_offer_runs_the_curl_outside_where_it_reaches_the_server(cli,
     assert what_the_model_read(stub).startswith("exit code 0\ndata: ")  # the server's reply
 
 
-@namespaces
-def test_a_silent_socket_connect_is_recognised_whatever_the_program_prints(cli, stub):
+@pytest.mark.parametrize("mode", [pytest.param("namespaces", marks=namespaces), "fallback"])
+@kernel.landlock
+def test_a_silent_socket_connect_is_recognised_whatever_the_program_prints(cli, stub, mode):
     """A Python program connects to the host's localhost and, refused, exits 5 printing
-    nothing at all: no "Permission denied", no "Couldn't connect". The sandbox's network
-    saw the connection fail, so the model is told and the person asked all the same."""
+    nothing at all: no "Permission denied", no "Couldn't connect". The sandbox saw the
+    connection fail (its network's counters; in the fallback, its socket filter), so the
+    model is told and the person asked all the same."""
+    if mode == "fallback":
+        cli.write_config(FALLBACK)
     port = stub.base_url.split(":")[2].split("/")[0]
     program = (
         "import socket, sys\ntry:\n"
@@ -153,11 +159,15 @@ def test_a_command_that_fails_without_touching_the_network_gets_no_note(cli, stu
 
 @kernel.landlock
 @pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
-def test_the_fallback_says_exit_7_and_claims_nothing_it_did_not_see(cli, stub):
-    """With `[sandbox] namespaces = false` there is no network of the sandbox's own whose
-    counters could say a connection was tried: the failure still reads `exit 7`, but the
-    model gets no note that nothing measured."""
-    cli.write_config("[sandbox]\nnamespaces = false\n")
-    screen = chat_runs(cli, stub, f"curl -sS {stub.base_url}/models").term.text()
-    assert "bash · exit 7" in screen and "✓ bash" not in screen, screen
-    assert NOT_REACHABLE not in what_the_model_read(stub)
+def test_the_fallback_counts_the_sockets_its_filter_refused(cli, stub):
+    """With `[sandbox] namespaces = false` (Landlock and a socket filter, no network of the
+    sandbox's own to count) the same curl: the filter hands each network socket it refuses
+    to the launcher, which counts it. The failure reads `exit 7`, the person is offered to
+    run it outside, and the model reads the note."""
+    cli.write_config(FALLBACK)
+    chat = chat_runs(cli, stub, f"curl -sS {stub.base_url}/models", answer="n")
+    screen, words = chat.term.text(), unwrapped(chat)
+    assert "tried to reach the network" in words and OFFER in words, screen
+    assert "✗ bash · exit 7" in screen and "✓ bash" not in screen, screen
+    read = what_the_model_read(stub)
+    assert read.startswith("exit code 7\ncurl: (7)") and NOT_REACHABLE in read, read

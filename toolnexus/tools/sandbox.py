@@ -362,8 +362,8 @@ class Sandbox:
         spec = dict(launch.spec)
         if tell is not None:
             spec["tell"] = tell
-            # only a network namespace of its own counts what this command alone did
-            spec["count_network"] = kind == "namespaces" and not self.policy.network
+            # what a network namespace of its own, or the fallback's socket filter, saw
+            spec["count_network"] = not self.policy.network
         return [json.dumps(spec) if part is SPEC_SLOT else part for part in launch.argv]
 
     def environment(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
