@@ -26,9 +26,9 @@ FALLBACK = "[sandbox]\nnamespaces = false\n"  # Landlock and the socket filter a
 
 
 def chat_runs(cli: CLI, stub: StubProvider, command: str, *, answer: str = "") -> PtySession:
-    """The chat, asked to run `command` with bash (in the sandbox, with --yes): its screen
-    once the model's answer after the call shows (`answer`: typed to the question about
-    leaving the sandbox, which must come first)."""
+    """The chat, asked to run `command` with bash (in the sandbox, with --yes), closed once
+    the model's answer after the call shows (`answer`: typed to the question about leaving
+    the sandbox, which must come first)."""
     work = cli.root / "work"
     work.mkdir()
     model_calls(stub, [("bash", {"command": command})], "Done.")
