@@ -96,6 +96,10 @@ class RunControl:
                 # CancelledError stored by gather, a late result) the run ends here.
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
+            elif not task.cancelled():
+                # Done as the interruption came: its error (if any) is the run's to drop,
+                # not asyncio's to print as "never retrieved" when the task is collected.
+                task.exception()
         return task.result()
 
     @contextlib.contextmanager

@@ -65,9 +65,12 @@ def tool_result_event(
     is_error: bool,
     attachments: list[str] | None = None,
     changes: ChangeSet | None = None,
+    exit_code: int | None = None,
+    signal: str | None = None,
 ) -> ToolResultEvent:
     """`attachments` (short labels such as "image 512x512 png") and `changes` (the files
-    the call changed) only when there are any."""
+    the call changed) only when there are any; `exit_code` and `signal` only for a call
+    that ran a command (how it ended)."""
     event: ToolResultEvent = {
         "type": "tool_result",
         "id": call_id,
@@ -79,6 +82,10 @@ def tool_result_event(
         event["attachments"] = attachments
     if changes is not None and changes.changes:
         event["changes"] = changes
+    if exit_code is not None:
+        event["exit_code"] = exit_code
+    if signal is not None:
+        event["signal"] = signal
     return event
 
 

@@ -707,6 +707,8 @@ def _result_event(call: _Call, outcome: ToolResult) -> ToolResultEvent:
         outcome.is_error,
         [a.describe() for a in outcome.attachments],
         outcome.changes,
+        outcome.exit_code,
+        outcome.signal,
     )
 
 

@@ -109,6 +109,10 @@ class Request(TypedDict):
     expiresAt: NotRequired[str]
     needs_person: NotRequired[bool]  # only a person (or a rule) may approve, never "yes to all"
     fallback: NotRequired[str]  # what the model reads, before the refusal, if declined
+    # asked after a command ran (whether it may run again outside the sandbox): how it
+    # ended, for the result if declined
+    exit_code: NotRequired[int]
+    signal: NotRequired[str]
 
 
 class CommandQuestion(TypedDict):
@@ -278,6 +282,8 @@ class ToolResultEvent(TypedDict):
     is_error: bool
     attachments: NotRequired[list[str]]  # only when the tool returned any
     changes: NotRequired[ChangeSet]  # only when the call changed files in the workspace
+    exit_code: NotRequired[int]  # only when the call ran a command and it exited
+    signal: NotRequired[str]  # only when the call ran a command a signal killed ("SIGKILL")
 
 
 class PendingEvent(TypedDict):

@@ -66,20 +66,26 @@ class CompactionOnStderr:
 
 class JsonOutput:
     """--events: every event as a JSON line; --json: one JSON object at the end (with
-    the compactions the run made and the files its calls changed, if any)."""
+    the compactions the run made, the files its calls changed and how the commands they
+    ran ended, if any)."""
 
     def __init__(self, session: Session, *, events: bool) -> None:
         self.session, self.events = session, events
         self.compactions: list[Mapping[str, Any]] = []
         self.changes: list[dict[str, Any]] = []
+        self.exits: list[dict[str, Any]] = []
 
     def event(self, event: Mapping[str, Any]) -> None:
         if self.events:
             self._print(self._event_json(event))
         elif event["type"] == "compaction":
             self.compactions.append(event)
-        elif event["type"] == "tool_result" and "changes" in event:
-            self.changes.append({"call": event["id"], **event["changes"].as_json()})
+        elif event["type"] == "tool_result":
+            if "changes" in event:
+                self.changes.append({"call": event["id"], **event["changes"].as_json()})
+            ended = {key: event[key] for key in ("exit_code", "signal") if key in event}
+            if ended:
+                self.exits.append({"call": event["id"], **ended})
 
     def end_answer(self) -> None:
         pass
@@ -94,6 +100,8 @@ class JsonOutput:
                 body["compactions"] = self.compactions
             if self.changes:
                 body["changes"] = self.changes
+            if self.exits:
+                body["exits"] = self.exits
             self._print(body)
 
     def _print(self, data: Any) -> None:

@@ -17,6 +17,7 @@ from toolnexus import RunResult, Usage
 from toolnexus.events import CONTEXT_FULL, CUT_OFF, FILTERED, MAX_TOKENS, REFUSED
 from toolnexus.visible import unmistakable, visible
 
+from .result_status import result_status
 from .speed import NO_SPEED, RunClock, Speed, speed_of
 from .tool_panels import call_body, call_title, measured_text, title_says_all
 from .words import counted
@@ -347,8 +348,7 @@ class PlainRenderer:
         elif kind == "tool_call":
             self._err_line(f"[tool] {event['name']}({format_args(event['args'])})")
         elif kind == "tool_result":
-            mark = "error" if event["is_error"] else "result"
-            self._err_line(f"[{mark}] {preview(event['output'])}")
+            self._err_line(f"{result_status(event).tag()} {preview(event['output'])}")
             for label in attachment_labels(event):
                 self._err_line(label)
         elif kind == "retry":
@@ -464,9 +464,9 @@ class TerminalRenderer:
             self.running.report(event["id"], event["message"], event["progress"], event["total"])
         elif kind == "tool_result":
             self.running.finish(event["id"])
-            style = "red" if event["is_error"] else "green"
+            status = result_status(event)
             called, change = self.calls.pop(event["id"], (event["name"], None))
-            title = f"{'✗' if event['is_error'] else '✓'} {called}"
+            style, title = status.style, status.title(called)
             labels = attachment_labels(event)
             body = "\n".join([self._preview(event), *labels]).strip() or "(no output)"
             # what a file tool changed says more than its "wrote 13 bytes to ..."

@@ -212,7 +212,12 @@ def test_the_transcript_and_event_types_are_exported_with_their_keys():
     assert {"tool_call_id", "content"} <= toolnexus.ToolMessage.__required_keys__
     assert {"is_error", "pending"} <= toolnexus.ToolMessage.__optional_keys__
     assert toolnexus.ToolCall.__required_keys__ == {"id", "type", "function"}
-    assert toolnexus.ToolResultEvent.__optional_keys__ == {"attachments", "changes"}
+    assert toolnexus.ToolResultEvent.__optional_keys__ == {
+        "attachments",
+        "changes",
+        "exit_code",
+        "signal",
+    }
 
 
 ROOT = LIBRARY.parent

@@ -1,19 +1,23 @@
 """Running one command for a tool: in a process group of its own that is killed whole when
 the command ends, times out or the run is cancelled, reading at most MAX_OUTPUT_BYTES of
-its output (stdout and stderr together; the rest is counted, not kept). All of it is passed
-on as it comes, to whoever shows it while the command runs."""
+its output (stdout and stderr together; the rest is counted, not kept), all of it passed
+on as it comes to whoever shows it while the command runs. How it ended is what the
+launcher (_sandbox_exec.py) tells through a pipe of its own, where it runs: its exit code or
+the signal that killed it, and what the sandbox's network saw of it."""
 
 from __future__ import annotations
 
 import asyncio
 import codecs
 import contextlib
+import json
 import os
 import re
 import signal
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, NamedTuple
 
 MAX_OUTPUT_BYTES = 1024 * 1024
 # What a command prints when the system refused it something: in a sandbox, maybe the
@@ -25,14 +29,45 @@ _REFUSED = re.compile(
 )
 
 
+class Ended(NamedTuple):
+    """How a command ended, for its tool's result: its exit code, or the name of the
+    signal that killed it; neither when it was killed at its timeout."""
+
+    exit_code: int | None
+    signal: str | None
+    timed_out: bool
+
+
 @dataclass
 class Ran:
-    """How a command ended: its exit code (None: killed at its timeout), what it printed
-    (up to MAX_OUTPUT_BYTES) and how many bytes more it printed."""
+    """How a command ended: its exit code (None if it did not exit: killed by `signal`,
+    or at its timeout), what it printed (up to MAX_OUTPUT_BYTES) and how many bytes more
+    it printed. `network_failed`: the sandbox's own network namespace saw it try a
+    connection that network cannot carry (to the host or beyond, or to a loopback port
+    nothing listens on)."""
 
     code: int | None
     output: str
     more: int = 0
+    signal: int | None = None
+    network_failed: bool = False
+
+    @property
+    def timed_out(self) -> bool:
+        return self.code is None and self.signal is None
+
+    @property
+    def signal_name(self) -> str | None:
+        if self.signal is None:
+            return None
+        try:
+            return signal.Signals(self.signal).name
+        except ValueError:
+            return f"signal {self.signal}"
+
+    @property
+    def ended(self) -> Ended:
+        return Ended(self.code, self.signal_name, self.timed_out)
 
     @property
     def refused_something(self) -> bool:
@@ -43,20 +78,44 @@ class Ran:
     def report(self, timeout: float) -> str:
         """What the model reads."""
         cut = f"\n[output cut: {self.more} more bytes]" if self.more else ""
-        if self.code is None:
+        if self.timed_out:
             return f"killed after {timeout:g} s (timeout)\n{self.output}{cut}".rstrip("\n")
+        if self.signal is not None:
+            return f"killed by {self.signal_name}\n{self.output}{cut}".rstrip("\n")
         return f"exit code {self.code}\n{self.output}{cut}"
 
 
 async def run_command(
-    argv: list[str],
+    command: Callable[[int], list[str]],
     *,
     cwd: Path,
     env: Mapping[str, str],
     timeout: float,
     on_output: Callable[[str], None] | None = None,
 ) -> Ran:
-    """Run `argv`; `on_output` gets each piece of its output, decoded, as it comes."""
+    """Run the command line `command` makes given the file descriptor its launcher tells
+    how it ended through (Sandbox.command's and reaped's `tell`); `on_output` gets each
+    piece of its output, decoded, as it comes."""
+    told, tell = os.pipe()
+    os.set_blocking(told, False)
+    try:
+        argv = command(tell)
+        return await _run(argv, tell, told, cwd=cwd, env=env, timeout=timeout, on_output=on_output)
+    finally:
+        os.close(told)
+        os.close(tell)
+
+
+async def _run(
+    argv: list[str],
+    tell: int,
+    told: int,
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float,
+    on_output: Callable[[str], None] | None,
+) -> Ran:
     starting = asyncio.ensure_future(
         asyncio.create_subprocess_exec(
             *argv,
@@ -66,6 +125,7 @@ async def run_command(
             stderr=asyncio.subprocess.STDOUT,
             stdin=asyncio.subprocess.DEVNULL,
             start_new_session=True,
+            pass_fds=(tell,),
         )
     )
     try:
@@ -87,7 +147,35 @@ async def run_command(
     finally:
         kill_group(process.pid)
         await process.wait()
-    return Ran(code, kept.decode("utf-8", "replace"), more[0])
+    ran = Ran(code, kept.decode("utf-8", "replace"), more[0])
+    if code is not None:
+        _take_what_was_told(ran, _read_told(told))
+    return ran
+
+
+def _read_told(told: int) -> dict[str, Any]:
+    """What the launcher wrote before it exited (nothing where none ran, or it died)."""
+    data = b""
+    with contextlib.suppress(BlockingIOError):
+        while chunk := os.read(told, 4096):
+            data += chunk
+    try:
+        found = json.loads(data)
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _take_what_was_told(ran: Ran, told: dict[str, Any]) -> None:
+    if isinstance(told.get("signal"), int):
+        ran.code, ran.signal = None, told["signal"]
+    elif isinstance(told.get("exit"), int):
+        ran.code = told["exit"]
+    elif ran.code is not None and ran.code < 0:  # no launcher: the process's own status
+        ran.signal, ran.code = -ran.code, None
+    network = told.get("network")
+    if isinstance(network, dict):
+        ran.network_failed = any(isinstance(n, int) and n > 0 for n in network.values())
 
 
 async def _read(

@@ -11,10 +11,15 @@ SPEC is JSON:
      "drop_caps": bool (empty the capability bounding set: root keeps no capability),
      "reaper": "namespace" (the default: a PID namespace where the system allows one, else a
                subreaper) | "subreaper" | "none" (already inside bubblewrap's namespaces,
-               whose init keeps the command's processes in: confine and exec at once),
+               whose init keeps the command's processes in: confine and exec at once;
+               with "tell", confine and run the command in a child, see `watched`),
      "report": null or what to check (see `report`): instead of running ARGV, run this
                script again, confined, with "measure": it prints as JSON what a program
-               started in the sandbox gets, so toolnexus's words come from a real run}
+               started in the sandbox gets, so toolnexus's words come from a real run,
+     "tell": FD (optional): once the command ended, write there how (see `tell`),
+     "count_network": bool (with "tell": say too what the network namespace of the
+               sandbox's own counted while the command ran, or in the fallback, how many
+               network sockets the socket filter refused it)}
 
 Keeping descendants in (Linux):
 - Best, a PID namespace: the command runs under a small init of a new namespace, and when
@@ -49,8 +54,9 @@ import sys
 
 TYPE_CHECKING = False  # not from typing: this script starts without importing it
 if TYPE_CHECKING:
+    import socket
     from collections.abc import Callable
-    from types import FrameType
+    from types import FrameType, ModuleType
     from typing import NoReturn, TypedDict
 
     class Rules(TypedDict):
@@ -69,6 +75,9 @@ if TYPE_CHECKING:
         report: dict[str, object] | None
         measure: dict[str, object] | None
         landlock_applied: int
+        tell: int
+        count_network: bool
+        notify_to: int
 
 
 CONFINE_FAILED = 126
@@ -136,16 +145,58 @@ def confine(spec: Spec) -> int:
         landlock(rules)
         abi = rules["abi"]
     if spec.get("seccomp"):
-        if TYPE_CHECKING:
-            from . import _seccomp
-        else:  # a script: its modules lie beside it, not on a package path
-            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-            import _seccomp
+        _seccomp = seccomp_module()
         try:
-            _seccomp.install()
+            listener = None
+            if "notify_to" in spec:
+                try:
+                    listener = _seccomp.install(notify=True)
+                except OSError:  # a listener in the chain already (EBUSY): uncounted
+                    pass
+            if listener is None:
+                _seccomp.install()
         except OSError as exc:
             raise Confinement(f"the socket filter: {exc.strerror or exc}") from None
+        if listener is not None:
+            hand_over(spec["notify_to"], listener)
     return abi
+
+
+def seccomp_module() -> ModuleType:
+    if TYPE_CHECKING:
+        from . import _seccomp
+    else:  # a script: its modules lie beside it, not on a package path
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import _seccomp
+    return _seccomp
+
+
+def hand_over(to: int, listener: int) -> None:
+    """Send the filter's listener to the supervisor (this process's parent: see `start`)."""
+    import socket
+
+    with socket.socket(fileno=to) as channel:
+        socket.send_fds(channel, [b"listener"], [listener])
+    os.close(listener)
+
+
+def supervise(channel: socket.socket) -> None:
+    """Take the listener the command sends (see `hand_over`; none if it could not make
+    one) and answer its refused sockets in a thread, counting in REFUSED_SOCKETS."""
+    import socket
+    import threading
+
+    with channel:
+        try:
+            _, fds, _, _ = socket.recv_fds(channel, 16, 1)
+        except OSError:
+            fds = []
+    if fds:
+        answering = seccomp_module().answer_refusals
+        threading.Thread(target=answering, args=(fds[0], REFUSED_SOCKETS), daemon=True).start()
+
+
+REFUSED_SOCKETS = [0]  # network sockets the socket filter refused the command (supervise)
 
 
 def drop_capabilities() -> None:
@@ -249,12 +300,28 @@ def run(argv: list[str]) -> NoReturn:
 
 
 def start(argv: list[str], spec: Spec) -> int:
-    """Fork the command (confined as `spec` asks); its pid."""
+    """Fork the command (confined as `spec` asks); its pid. Where the socket filter
+    confines it and the network is to be counted, this process answers the filter's
+    refusals (`supervise`)."""
+    pair = None
+    if spec.get("seccomp") and spec.get("count_network") and "tell" in spec:
+        import socket
+
+        pair = socket.socketpair()
     child = os.fork()
     if child == 0:
         for sig in FORWARDED:
             signal.signal(sig, signal.SIG_DFL)
+        told = spec.pop("tell", None)
+        if told is not None:  # the command must not write what toolnexus reads of it
+            os.close(told)
+        if pair is not None:
+            pair[0].close()
+            spec["notify_to"] = pair[1].detach()
         confine_and_run(argv, spec)
+    if pair is not None:
+        pair[1].close()
+        supervise(pair[0])
     return child
 
 
@@ -308,7 +375,88 @@ def namespace_init(argv: list[str], spec: Spec, lifeline: int) -> NoReturn:
         own_proc()
     command = start(argv, spec)
     forward_signals(command)
-    exit_like(wait_for(command))
+    status = wait_for(command)
+    tell(spec, status, filtered_network(spec))
+    exit_like(status)
+
+
+def watched(argv: list[str], spec: Spec) -> NoReturn:
+    """Inside bubblewrap's namespaces (whose init keeps the command's processes in): run
+    the command confined in a child, and tell how it ended and what this network namespace
+    counted meanwhile. This process stays outside the command's Landlock domain, so the
+    command cannot reach it."""
+    counted = network_counts() if spec.get("count_network") else None
+    command = start(argv, spec)
+    forward_signals(command)
+    status = wait_for(command)
+    if counted is None:
+        tell(spec, status, None)
+    else:
+        now = network_counts()
+        tell(spec, status, {name: now[name] - counted[name] for name in now})
+    exit_like(status)
+
+
+def filtered_network(spec: Spec) -> dict[str, int] | None:
+    """What the socket filter refused the command, where this process answered it."""
+    if spec.get("seccomp") and spec.get("count_network"):
+        return {"refused_socket": REFUSED_SOCKETS[0]}
+    return None
+
+
+def tell(spec: Spec, status: int, network: dict[str, int] | None) -> None:
+    """Write to the spec's `tell` fd, as JSON, how the command ended: {"exit": code} or
+    {"signal": number} (exit_like can only pass a signal on as 128 + its number); and
+    "network": what the sandbox's network counters (or the socket filter) counted of it,
+    where they did."""
+    told = spec.get("tell")
+    if told is None:
+        return
+    ended: dict[str, object] = (
+        {"signal": os.WTERMSIG(status)}
+        if os.WIFSIGNALED(status)
+        else {"exit": os.waitstatus_to_exitcode(status)}
+    )
+    if network is not None:
+        ended["network"] = network
+    try:
+        os.write(told, json.dumps(ended).encode())
+        os.close(told)
+    except OSError:
+        pass  # nobody reads it any more
+
+
+# Counters of a network namespace (/proc/net/snmp, /proc/net/snmp6) that a connection
+# the sandbox's network cannot carry moves: a packet with no route (only `lo` is up, so
+# any address of the host or the internet), a TCP connection refused on loopback (no
+# server listens inside), a UDP datagram to a loopback port nobody listens on (DNS).
+SNMP = {
+    ("Ip", "OutNoRoutes"): "no_route",
+    ("Tcp", "AttemptFails"): "refused",
+    ("Udp", "NoPorts"): "no_port",
+}
+SNMP6 = {"Ip6OutNoRoutes": "no_route", "Udp6NoPorts": "no_port"}
+
+
+def network_counts() -> dict[str, int]:
+    counts = dict.fromkeys(("no_route", "refused", "no_port"), 0)
+    try:
+        with open("/proc/net/snmp") as handle:
+            lines = handle.read().splitlines()
+        for heads, values in zip(lines[::2], lines[1::2], strict=False):
+            protocol, _, names = heads.partition(":")
+            counted = values.partition(":")[2].split()
+            for name, value in zip(names.split(), counted, strict=False):
+                if (protocol, name) in SNMP:
+                    counts[SNMP[protocol, name]] += int(value)
+        with open("/proc/net/snmp6") as handle:
+            for line in handle:
+                name, _, value = line.partition(" ")
+                if name in SNMP6:
+                    counts[SNMP6[name]] += int(value)
+    except (OSError, ValueError):
+        pass
+    return counts
 
 
 def own_proc() -> None:
@@ -500,6 +648,8 @@ def main() -> NoReturn:
         sys.stdout.write(json.dumps(report(measure, spec.get("landlock_applied", 0))) + "\n")
         sys.exit(0)
     if reaper == "none":
+        if "tell" in spec:
+            watched(argv, spec)
         confine_and_run(argv, spec)
     if reaper == "namespace" and new_pid_namespace():
         die_with_parent(parent, signal.SIGKILL)  # the namespace's init follows: see below
@@ -523,6 +673,7 @@ def main() -> NoReturn:
     command = start(argv, spec)
     status = wait_for(command)
     kill_descendants()
+    tell(spec, status, filtered_network(spec))
     exit_like(status)
 
 

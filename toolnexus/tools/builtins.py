@@ -9,6 +9,7 @@ ask first.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import os
@@ -20,12 +21,13 @@ from typing import Any, BinaryIO
 
 from ..journal.changes import ChangeSet, FileChange, runs_later
 from ..journal.snapshot import Before
-from ._command_run import Ran, run_command
-from ._leaving import ask_to_leave
+from ._command_run import Ended, Ran, run_command
+from ._leaving import FAILED, NO_NETWORK, ask_to_leave
 from ._linear_regex import glob_regex, line_regex, matching_lines
 from ._secret_scan import NOT_LISTED, SKIP_DIRS
 from ._web import fetch_page
 from .sandbox import Sandbox, reaped
+from .suspension import pending_request
 from .tool import Tool, ToolContext, ToolResult, define_tool
 from .workspace import ApprovalNeeded, Clash, Held, Refused, Workspace, approved, ask
 
@@ -305,9 +307,15 @@ class Builtins:
         if outside or not sandbox.active:
             before = workspace.before_command()
             ran = await run_command(
-                reaped(argv), cwd=where, env=os.environ, timeout=timeout, on_output=context.output
+                lambda tell: reaped(argv, tell),
+                cwd=where,
+                env=os.environ,
+                timeout=timeout,
+                on_output=context.output,
             )
-            return _compared(workspace, before, ran.report(timeout), outside=True)
+            return _ended(
+                _compared(workspace, before, ran.report(timeout), outside=True), ran.ended
+            )
         if not workspace.inside(where):
             raise Refused(
                 f"cwd {where} is outside the workspace {workspace.root}: a command in the "
@@ -320,12 +328,14 @@ class Builtins:
         if clash is not None:  # run again with the person's answer about their own edits
             return _settled(workspace, clash, approved(context, _theirs(context)))
         result, ran = await self._in_sandbox(argv, where, timeout, context)
-        if not ran.refused_something or ran.code == 0 or rule == "deny":
+        why = _sandbox_may_be_why(ran)
+        if why is None or rule == "deny":
             return result
         try:
-            ask_to_leave(context, leaving, command, ran.output, fallback=result.output)
+            ask_to_leave(context, leaving, command, ran.output, fallback=result.output, why=why)
         except ApprovalNeeded as need:  # what the sandboxed try changed stays journaled
             need.result.changes = result.changes
+            _ended(need.result, ran.ended)
             raise
         return result
 
@@ -339,19 +349,19 @@ class Builtins:
         if overlay is None:
             before = workspace.before_command()
             ran = await run_command(
-                sandbox.command(argv, where),
+                lambda tell: sandbox.command(argv, where, tell=tell),
                 cwd=where,
                 env=sandbox.environment(),
                 timeout=timeout,
                 on_output=context.output,
             )
             report = _sandbox_report(ran, timeout, sandbox)
-            return _compared(workspace, before, report, outside=False), ran
+            return _ended(_compared(workspace, before, report, outside=False), ran.ended), ran
         review = sandbox.policy.apply == "ask"
         interrupted = cancelled = True
         try:
             ran = await run_command(
-                sandbox.command(argv, where, overlay),
+                lambda tell: sandbox.command(argv, where, overlay, tell),
                 cwd=where,
                 env=sandbox.environment(),
                 timeout=timeout,
@@ -370,9 +380,9 @@ class Builtins:
                 workspace.unreported.append((context.call_id, changes))
         report = _sandbox_report(ran, timeout, sandbox)
         if review:
-            _ask_to_apply(workspace, context, Held(overlay, started, report))
+            _ask_to_apply(workspace, context, Held(overlay, started, report, ran.ended))
         changed = _changes_note(workspace, changes, beside) if changes is not None else ""
-        result = ToolResult(report + changed, changes=changes)
+        result = _ended(ToolResult(report + changed, changes=changes), ran.ended)
         if beside:
             _ask_about_theirs(workspace, context, Clash(beside, result))
         return result, ran
@@ -464,7 +474,39 @@ def _sandbox_report(ran: Ran, timeout: float, sandbox: Sandbox) -> str:
             f"\n[sandbox: this command ran in a sandbox where {sandbox.limits()}; a "
             '"Permission denied" above may come from it]'
         )
+    if _sandbox_may_be_why(ran) == NO_NETWORK:
+        report += (
+            "\n[sandbox: this command tried to connect over the network, which is off in "
+            "the sandbox: it has only a loopback of its own, so servers on the host's "
+            "localhost are not reachable from it either; the failure above may come from that]"
+        )
     return report
+
+
+def _sandbox_may_be_why(ran: Ran) -> str | None:
+    """Why a command that failed in the sandbox may have failed because of it, in the words
+    of the question about leaving it; None if it did not fail, or nothing says so. The
+    network is decided by what the sandbox's network namespace counted, never by what the
+    command printed."""
+    if ran.code == 0:
+        return None
+    if ran.network_failed:
+        return NO_NETWORK
+    return FAILED if ran.refused_something else None
+
+
+def _ended(result: ToolResult, ended: Ended) -> ToolResult:
+    """`result`, saying how the command it ran ended: its exit code, or the signal that
+    killed it; one killed at its timeout is an error. A question asked after it ran (is
+    `result` one) says it too, for the result if the answer is no."""
+    result.exit_code, result.signal = ended.exit_code, ended.signal
+    result.is_error = result.is_error or ended.timed_out
+    req = pending_request(result)
+    if req is not None and ended.exit_code is not None:
+        req["exit_code"] = ended.exit_code
+    if req is not None and ended.signal is not None:
+        req["signal"] = ended.signal
+    return result
 
 
 def _compared(
@@ -509,8 +551,9 @@ def _settled(workspace: Workspace, clash: Clash, yes: bool) -> ToolResult:
         return clash.result
     changes = workspace.take_theirs_over(clash.beside)
     moved = ", ".join(clash.beside)
-    return ToolResult(
-        f"{clash.result.output}\n[the user chose this command's version of {moved}]",
+    return dataclasses.replace(
+        clash.result,
+        output=f"{clash.result.output}\n[the user chose this command's version of {moved}]",
         changes=changes,
     )
 
@@ -541,9 +584,11 @@ def _ask_to_apply(workspace: Workspace, context: ToolContext, held: Held) -> Non
 def _reviewed(workspace: Workspace, held: Held, yes: bool) -> ToolResult:
     if not yes:
         workspace.discard(held.overlay)
-        return ToolResult(f"{held.report}\n[not applied: the user did not approve it]")
+        result = ToolResult(f"{held.report}\n[not applied: the user did not approve it]")
+        return _ended(result, held.ended)
     changes, beside = workspace.apply_overlay(held.overlay, held.started, interrupted=False)
-    return ToolResult(held.report + _changes_note(workspace, changes, beside), changes=changes)
+    result = ToolResult(held.report + _changes_note(workspace, changes, beside), changes=changes)
+    return _ended(result, held.ended)
 
 
 def _files(changes: ChangeSet) -> list[FileChange]:

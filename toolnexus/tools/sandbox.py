@@ -342,19 +342,29 @@ class Sandbox:
         return self._tmp
 
     def command(
-        self, argv: list[str], cwd: Path | None = None, overlay: _view.Overlay | None = None
+        self,
+        argv: list[str],
+        cwd: Path | None = None,
+        overlay: _view.Overlay | None = None,
+        tell: int | None = None,
     ) -> list[str]:
         """`argv` as run in this sandbox from `cwd` (as it is where there is none), its
-        writes to the workspace going to `overlay` when one is given."""
+        writes to the workspace going to `overlay` when one is given. `tell`: a file
+        descriptor the launcher writes how the command ended to (_sandbox_exec.tell), with
+        what the sandbox's own network saw of it where it has one."""
         kind = self.enforced().kind
         if kind == "namespaces":
             launch = self._namespaced(argv, cwd, overlay)
         elif kind == "landlock":
             launch = self._fallback(argv)
         else:
-            return reaped(argv)
-        spec = json.dumps(launch.spec)
-        return [spec if part is SPEC_SLOT else part for part in launch.argv]
+            return reaped(argv, tell)
+        spec = dict(launch.spec)
+        if tell is not None:
+            spec["tell"] = tell
+            # what a network namespace of its own, or the fallback's socket filter, saw
+            spec["count_network"] = not self.policy.network
+        return [json.dumps(spec) if part is SPEC_SLOT else part for part in launch.argv]
 
     def environment(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
         """The environment a confined command gets: the allow-listed names (and the
@@ -537,16 +547,15 @@ class Launch(NamedTuple):
     read_only: list[str]
 
 
-def reaped(argv: list[str]) -> list[str]:
-    """`argv` run so that nothing it starts outlives it (unconfined)."""
+def reaped(argv: list[str], tell: int | None = None) -> list[str]:
+    """`argv` run so that nothing it starts outlives it (unconfined); `tell` as in
+    Sandbox.command."""
     if not sys.platform.startswith("linux"):
         return argv  # its process group is what is killed there
-    return _launch(argv, None)
-
-
-def _launch(argv: list[str], rules: dict[str, object] | None) -> list[str]:
-    spec = json.dumps({"parent": os.getpid(), "landlock": rules})
-    return [*_python(), spec, "--", *argv]
+    spec: dict[str, object] = {"parent": os.getpid(), "landlock": None}
+    if tell is not None:
+        spec["tell"] = tell
+    return [*_python(), json.dumps(spec), "--", *argv]
 
 
 def _python() -> list[str]:

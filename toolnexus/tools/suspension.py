@@ -74,5 +74,8 @@ def declined(req: Request, ans: Answer | None = None) -> ToolResult:
     refusal = f"declined: {req.get('prompt', '')}{reason}"
     fallback = req.get("fallback")
     return ToolResult(
-        f"{fallback}\n\n{refusal}" if isinstance(fallback, str) else refusal, is_error=True
+        f"{fallback}\n\n{refusal}" if isinstance(fallback, str) else refusal,
+        is_error=True,
+        exit_code=req.get("exit_code"),
+        signal=req.get("signal"),
     )

@@ -37,6 +37,8 @@ class ToolResult:
     metadata: dict[str, Any] = field(default_factory=dict)
     attachments: list[Attachment] = field(default_factory=list)
     changes: ChangeSet | None = None  # the files in the workspace the call changed
+    exit_code: int | None = None  # a command's, when the tool ran one and it exited
+    signal: str | None = None  # the signal that killed a command the tool ran ("SIGTERM")
 
 
 @dataclass

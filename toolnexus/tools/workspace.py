@@ -60,6 +60,7 @@ from ..journal.records import Journal
 from ..journal.snapshot import Before, Snapshots
 from ._command_reach import CommandReach
 from ._command_rules import CommandRules
+from ._command_run import Ended
 from ._sandbox_view import Overlay
 from ._secret_scan import SecretFiles
 from .rules import checked_rules, has_wildcard
@@ -76,12 +77,13 @@ MAX_PREVIEW_LINES = 400  # of a review's diff (the question shows its start and 
 
 
 class Held(NamedTuple):
-    """A command's changes, awaiting review: its overlay, when it started, and what the
-    model reads of it."""
+    """A command's changes, awaiting review: its overlay, when it started, what the model
+    reads of it and how it ended."""
 
     overlay: Overlay
     started: int
     report: str
+    ended: Ended
 
 
 class Clash(NamedTuple):
