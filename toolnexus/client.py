@@ -8,11 +8,13 @@ from collections.abc import AsyncGenerator, Callable
 from typing import TYPE_CHECKING, Any
 
 from ._control import RunControl
+from .budget import Budget, BudgetExceeded
 from .callbacks import maybe_await
 from .content import Prompt
 from .context.keeper import ContextKeeper, ContextPolicy, ContextReport, with_window
 from .context.marks import mark_failed_turn
 from .context.plan import Compaction
+from .context.pricing import Price
 from .conversation import Conversation
 from .errors import ProviderError, RunCancelled, RunTimeout, ToolnexusError
 from .events import add_usage
@@ -257,7 +259,7 @@ class Client:
         stood, its partial answer included."""
         if id is None or exc.result is None:
             return
-        if not isinstance(exc, RunCancelled):
+        if not isinstance(exc, RunCancelled | BudgetExceeded):
             exc.result.messages = mark_failed_turn(exc.result.messages, str(exc))
         await self._save(id, exc.result.messages, version)
 
@@ -326,6 +328,8 @@ def create_client(
     idle_timeout_s: float | None = None,
     provider: str | None = None,
     dialect: str | None = None,
+    budget: Budget | None = None,
+    price: Price | None = None,
 ) -> Client:
     """A client for one endpoint. `reasoning` ("off", "low", "medium", "high") asks the
     model to think, in each style's own terms; `request_params` are body keys sent as given,
@@ -349,7 +353,11 @@ def create_client(
 
     `timeouts` and `retries` (a `Retries`, or just the count) are in seconds; the older
     keywords (`retry_base_ms`, `on_error`, `timeout_ms`,
-    `connect_timeout_s`, `idle_timeout_s`) still work and set their field."""
+    `connect_timeout_s`, `idle_timeout_s`) still work and set their field.
+
+    `budget` (toolnexus.budget.Budget) is checked before each model call against its worst
+    case at `price` (the model's), and what each call cost is spent from it; a call that
+    could pass it ends the run with BudgetExceeded. Without a price it cannot be enforced."""
     if not base_url:
         raise ValueError("base_url is required, e.g. 'https://api.openai.com/v1'")
     check_endpoint(base_url)
@@ -401,6 +409,8 @@ def create_client(
         prompt_cache=prompt_cache,
         base_url=base_url,
         endpoint=endpoint_tag(base_url, provider),
+        budget=budget,
+        price=price,
     )
     keeper = ContextKeeper(
         with_window(context or DEFAULT_CONTEXT, context_window), base_url=base_url, model=model

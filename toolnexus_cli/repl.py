@@ -182,6 +182,9 @@ class Repl:
         model_note = await session.model_note()
         if model_note:
             self.console.print(Text(model_note, style="yellow"))
+        budget_note = session.budget_note()
+        if budget_note:
+            self.console.print(Text(visible(budget_note), style="yellow"))
         if session.options.thread or session.options.continue_last:
             self.commands.show_last_exchange(await session.store.load(session.thread))
 

@@ -64,6 +64,7 @@ from .toolbox import (
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from toolnexus.budget import Budget
     from toolnexus.journal.changes import ChangeSet
     from toolnexus.mcp import McpServer
     from toolnexus.tools.approval import AskUser
@@ -131,6 +132,7 @@ class Session:
         self.mcp_wait = mcp_wait
         self.on_server = on_server or self._warn_if_failed
         self.target = self._resolve(options)  # config errors before anything opens
+        self.budget = session_budget(config, options)  # every turn and subagent spends from it
         self.console = console
         self.interrupts = Interrupts()
         self.renderer: Output | None = None
@@ -242,7 +244,12 @@ class Session:
         self.wait_for = wait_for
         self._approval = hooks["before_tool"] if hooks and console and not yes else None
         client, self.key, self.redact = make_client(
-            target, self.store, hooks=hooks, wait_for=wait_for, compact=self.options.compact
+            target,
+            self.store,
+            hooks=hooks,
+            wait_for=wait_for,
+            compact=self.options.compact,
+            budget=self.budget,
         )
         self.client: Client = client
         self.target = target
@@ -414,6 +421,10 @@ class Session:
         except ToolnexusError as exc:
             self._show_held(redact_events, renderer)
             again = await self._refused_again(exc)
+            if exc.kind == "budget":
+                again = (
+                    f"; the thread is kept: --id {self.thread} with a larger --max-cost goes on"
+                )
             line = self.redact.line(f"error: {explain_error(exc, self.key)}{again}")
             status = exc.status if isinstance(exc, ProviderError) else None
             return Turn(
@@ -535,6 +546,17 @@ class Session:
             price=self.target.price,
             thread_usage=info.usage if info else None,
             approvals_off=self.options.yes and bool(len(self.toolkit)),
+            budget=(self.budget.spent, self.budget.limit) if self.budget else None,
+        )
+
+    def budget_note(self) -> str | None:
+        """When a budget is set but the model's price is unknown: that it cannot be held."""
+        if self.budget is None or self.target.price is not None:
+            return None
+        return (
+            f"no price is known for {self.target.model}: the budget of "
+            f"${self.budget.limit:g} cannot be enforced (give the model a price in "
+            f"{self.config.path}, e.g. price = {{ input = 2.5, output = 10 }})"
         )
 
     @staticmethod
@@ -543,6 +565,18 @@ class Session:
         for event in redact_events.flush():
             renderer.event(event)
         renderer.end_answer()
+
+
+def session_budget(config: Config, options: RunOptions) -> Budget | None:
+    """The budget --max-cost or the config's [limits] max_cost sets (None: no limit)."""
+    limit = options.max_cost if options.max_cost is not None else config.settings.limits.max_cost
+    if limit is None:
+        return None
+    if not LIMITS["max_cost"].allows(limit):
+        raise UsageError(f"--max-cost must be {LIMITS['max_cost'].rule()}")
+    from toolnexus.budget import Budget
+
+    return Budget(limit)
 
 
 def open_store(config: Config) -> ThreadStore:
@@ -581,6 +615,7 @@ def make_client(
     hooks: dict[str, Any] | None = None,
     wait_for: WaitFor | None = None,
     compact: bool = True,
+    budget: Budget | None = None,
 ) -> tuple[Client, KeyChoice, Redactor]:
     """The client for `target`, the key it uses (for error hints) and the redactor of
     every secret the run holds. With `compact`, older turns are summarized when a thread
@@ -613,6 +648,8 @@ def make_client(
             context_window=target.context_window,
             provider=target.provider,
             dialect=target.dialect,
+            budget=budget,
+            price=target.price,
         )
     except ValueError as exc:  # a base URL or header no request could carry
         raise UsageError(str(exc)) from None
