@@ -129,6 +129,8 @@ def run_ask(config: Config, options: AskOptions) -> int:
         model_note = await session.model_note()
         if model_note:
             sys.stderr.write(model_note + "\n")
+        for problem in session.instructions.problems:
+            sys.stderr.write(f"toolnexus: {visible(problem)}\n")
         budget_note = session.budget_note()
         if budget_note:
             sys.stderr.write(f"toolnexus: {visible(budget_note)}\n")

@@ -11,6 +11,7 @@ import os
 import secrets
 import signal
 from collections.abc import Awaitable, Callable, Iterator, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 from toolnexus import (
@@ -46,6 +47,7 @@ from .errors import UsageError
 from .keys import KeyChoice, check_provider_headers, choose_key
 from .listing import latest_holding
 from .mcp_requests import answer_mcp_requests
+from .instructions import Instructions, project_instructions
 from .options import RunOptions, ToolFlags, go_on_command
 from .recap import recorded_system, system_record
 from .redact import EventRedactor, RedactingStore, Redactor
@@ -146,6 +148,7 @@ class Session:
         self._approval: Any = None  # the approval hook, when a person answers its questions
         self._output = output
         self._resources = contextlib.AsyncExitStack()
+        self.instructions = Instructions()  # the project's, read as the session opens
 
     def _resolve(self, options: RunOptions) -> Target:
         """The config's target, with the command line's request options (-o) over the
@@ -202,6 +205,7 @@ class Session:
         self.store: ThreadStore = open_store(self.config)
         resources.push_async_callback(self.store.aclose)
         self.thread = await pick_thread(self.store, self.options.thread, self.options.continue_last)
+        self.instructions = await asyncio.to_thread(project_instructions, self.config)
         self._connect(self.target)
         resources.push_async_callback(lambda: self.client.aclose())
         answer_mcp_requests(self)
@@ -243,8 +247,9 @@ class Session:
             mode.apply(self.toolkit)
         self.wait_for = wait_for
         self._approval = hooks["before_tool"] if hooks and console and not yes else None
+        system = "\n\n".join(p for p in (target.system, self.instructions.section()) if p)
         client, self.key, self.redact = make_client(
-            target,
+            dataclasses.replace(target, system=system or None),
             self.store,
             hooks=hooks,
             wait_for=wait_for,
@@ -260,6 +265,18 @@ class Session:
         options = self.options._replace(**changes)
         # in a thread: resolving may ask the endpoints which models they serve
         await self._reconnect(options, await asyncio.to_thread(self._resolve, options))
+
+    async def reread_instructions(self) -> list[Path]:
+        """Before a turn: read the project instructions again if a file they came from
+        changed (or one appeared where none was); the files that changed."""
+        before = self.instructions.stamps()
+        now = await asyncio.to_thread(project_instructions, self.config)
+        if now.stamps() == before and now.files == self.instructions.files:
+            return []
+        self.instructions = now
+        await self._reconnect(self.options, self.target)
+        changed = [path for path, was in before.items() if now.stamps().get(path) != was]
+        return changed or [found.path for found in now.files]
 
     async def model_note(self) -> str | None:
         """When the model was named (--model, /model) and neither the config nor the model
