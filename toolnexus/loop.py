@@ -15,15 +15,15 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ._control import RunControl
-from .budget import Budget, call_worst_case
 from .bounded_json import TooDeep, loads_bounded
+from .budget import Budget, call_worst_case
 from .callbacks import maybe_await
 from .content import Prompt, user_content, with_attachments
 from .context._estimate import message_tokens, text_tokens
 from .context.keeper import ContextKeeper, Outgoing
-from .context.pricing import Price, cost
 from .context.marks import INTERRUPTED_KEY, mark_refused_turn, notice, sendable
 from .context.plan import Draft
+from .context.pricing import Price, cost
 from .errors import ProviderError, ToolnexusError
 from .events import (
     MAX_TURNS,

@@ -44,10 +44,10 @@ from .approve import (
 )
 from .config import LIMITS, Config, Target, cache_dir, data_dir, resolve_target
 from .errors import UsageError
+from .instructions import Instructions, project_instructions
 from .keys import KeyChoice, check_provider_headers, choose_key
 from .listing import latest_holding
 from .mcp_requests import answer_mcp_requests
-from .instructions import Instructions, project_instructions
 from .options import RunOptions, ToolFlags, go_on_command
 from .recap import recorded_system, system_record
 from .redact import EventRedactor, RedactingStore, Redactor
