@@ -439,9 +439,7 @@ class Session:
             self._show_held(redact_events, renderer)
             again = await self._refused_again(exc)
             if exc.kind == "budget":
-                again = (
-                    f"; the thread is kept: --id {self.thread} with a larger --max-cost goes on"
-                )
+                again = f"; the thread is kept: --id {self.thread} with a larger --max-cost goes on"
             line = self.redact.line(f"error: {explain_error(exc, self.key)}{again}")
             status = exc.status if isinstance(exc, ProviderError) else None
             return Turn(

@@ -62,7 +62,9 @@ def test_a_file_edited_between_turns_is_read_again_and_the_chat_says_so(stub, cl
     assert squeezed(chat.term.text()).count(changed) == 1
 
 
-PROPOSAL = "# Agents\n\nROOT-RULE: indent with four spaces.\nTEST-RULE: run pytest before committing.\n"
+PROPOSAL = (
+    "# Agents\n\nROOT-RULE: indent with four spaces.\nTEST-RULE: run pytest before committing.\n"
+)
 
 
 def surveys_then_proposes(stub) -> None:
@@ -77,9 +79,7 @@ def surveys_then_proposes(stub) -> None:
     stub.handler = handler
 
 
-def test_init_shows_the_proposed_agents_md_as_a_diff_and_writes_it_only_on_y(
-    stub, cli, open_chat
-):
+def test_init_shows_the_proposed_agents_md_as_a_diff_and_writes_it_only_on_y(stub, cli, open_chat):
     """Repro: `toolnexus chat` in repo/app/web of the fixture repository, `/init`: the model
     lists the repository (the call shows), and its AGENTS.md shows as a diff against the top
     folder's AGENTS.md; n leaves the file as it was, and a second /init answered y writes
