@@ -14,7 +14,6 @@ from .content import Prompt
 from .context.keeper import ContextKeeper, ContextPolicy, ContextReport, with_window
 from .context.marks import mark_failed_turn
 from .context.plan import Compaction
-from .context.pricing import Price
 from .conversation import Conversation
 from .errors import ProviderError, RunCancelled, RunTimeout, ToolnexusError
 from .events import add_usage
@@ -34,6 +33,8 @@ from .wire.base import check_reasoning, endpoint_tag
 
 if TYPE_CHECKING:
     import httpx2
+
+    from .context.pricing import Price
 
 FALLBACK_KEY_ENV = "OPENROUTER_API_KEY"
 PROPS_TIMEOUT_S = 3.0  # what the server says of itself is worth a short wait, no more

@@ -12,7 +12,7 @@ import json
 from collections import deque
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ._control import RunControl
 from .bounded_json import TooDeep, loads_bounded
@@ -23,7 +23,6 @@ from .context._estimate import message_tokens, text_tokens
 from .context.keeper import ContextKeeper, Outgoing
 from .context.marks import INTERRUPTED_KEY, mark_refused_turn, notice, sendable
 from .context.plan import Draft
-from .context.pricing import Price, cost
 from .errors import ProviderError, ToolnexusError
 from .events import (
     MAX_TURNS,
@@ -69,6 +68,9 @@ from .types import (
 from .wire import ModelReply, StreamAssembler, WireStyle
 from .wire._common import text_of, unique_call_ids
 from .wire.base import RequestOptions, check_reasoning
+
+if TYPE_CHECKING:
+    from .context.pricing import Price
 
 CANCELLED_TOOL_OUTPUT = "error: the run was interrupted before this tool finished"
 # After what a call printed before the run was stopped, by why it stopped (RunControl.reason).
@@ -401,6 +403,8 @@ class _Run:
         self.messages.append(message)
         self.reply_usage = reply.usage
         if settings.budget is not None and settings.price is not None:
+            from .context.pricing import cost
+
             settings.budget.spend(cost(reply.usage, settings.price))
         add_usage(self.result.usage, reply.usage)
         self.result.finish_reason = reply.finish_reason
