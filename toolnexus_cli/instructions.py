@@ -7,8 +7,9 @@ personal one), MAX_DEPTH deep, MAX_BYTES in all, never a file twice."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
@@ -33,11 +34,16 @@ class InstructionFile(NamedTuple):
     sources: tuple[Path, ...]
 
 
+Stamp = tuple[int, int] | None  # a file's modification time and size (None: gone)
+
+
 class Instructions(NamedTuple):
-    """What was found, most general first; `problems`: imports refused, one line each."""
+    """What was found, most general first; `problems`: imports refused, one line each;
+    `stamps`: each file read as it was when read (a change says to read them again)."""
 
     files: tuple[InstructionFile, ...] = ()
     problems: tuple[str, ...] = ()
+    stamps: Mapping[Path, Stamp] = MappingProxyType({})
 
     def section(self) -> str | None:
         """The system prompt's section holding every file (None: there is none)."""
@@ -48,12 +54,8 @@ class Instructions(NamedTuple):
             parts.append(f"## {found.path}\n\n{found.text.strip()}")
         return "\n\n".join(parts)
 
-    def stamps(self) -> dict[Path, tuple[int, int] | None]:
-        """When and how large each file read was: a change says to read them again."""
-        return {source: stamp(source) for found in self.files for source in found.sources}
 
-
-def stamp(path: Path) -> tuple[int, int] | None:
+def stamp(path: Path) -> Stamp:
     try:
         status = path.stat()
     except OSError:
@@ -90,6 +92,7 @@ def read_instructions(working: Path, personal: Path, names: Sequence[str]) -> In
     return Instructions(
         tuple(f for f in found if f is not None),
         tuple(reader.problems),
+        MappingProxyType(reader.stamps),
     )
 
 
@@ -100,18 +103,37 @@ class _Reader:
         self.left = MAX_BYTES
         self.problems: list[str] = []
         self.seen: set[Path] = set()
+        self.stamps: dict[Path, Stamp] = {}
 
     def first(self, folder: Path, names: Sequence[str], inside: Path) -> InstructionFile | None:
         for name in names:
             path = folder / name
             if path.is_file():
+                refused = self.refusal(path.resolve(), inside.resolve())
+                if refused is not None:
+                    self.problems.append(f"{path}: not read: {refused}")
+                    return None
                 sources: list[Path] = []
                 text = self.read(path, inside.resolve(), 0, sources)
                 return None if text is None else InstructionFile(path, text, tuple(sources))
         return None
 
+    def refusal(self, real: Path, inside: Path) -> str | None:
+        """Why the file at `real` (links followed) is not read, or None: what is read goes
+        to the model, so nothing outside `inside` and nothing that looks like a secret."""
+        from toolnexus.tools.secret_files import is_git_config, looks_secret
+
+        if not real.is_relative_to(inside):
+            return f"it is outside {inside}"
+        if looks_secret(real) or is_git_config(real):
+            return "it looks like it holds secrets"
+        if real in self.seen:
+            return "it was read already (an import loop, or imported twice)"
+        return None
+
     def read(self, path: Path, inside: Path, depth: int, sources: list[Path]) -> str | None:
         real = path.resolve()
+        self.stamps[real] = stamp(real)  # before reading: a change meanwhile shows next time
         try:
             data = real.read_bytes()
         except OSError as exc:
@@ -138,14 +160,10 @@ class _Reader:
     ) -> str | None:
         """The text an `@target` in `importer` brings (None: refused, said in `problems`)."""
         path = (importer.parent / Path(target).expanduser()).resolve()
-        refused = None
-        if not path.is_relative_to(inside):
-            refused = f"it is outside {inside}"
-        elif path in self.seen:
-            refused = "it was read already (an import loop, or imported twice)"
-        elif depth + 1 > MAX_DEPTH:
+        refused = self.refusal(path, inside)
+        if refused is None and depth + 1 > MAX_DEPTH:
             refused = f"imports go at most {MAX_DEPTH} deep"
-        elif not path.is_file():
+        if refused is None and not path.is_file():
             return None  # a handle or a word with an @, not a file
         if refused is not None:
             self.problems.append(f"{importer}: @{target} not imported: {refused}")

@@ -269,13 +269,14 @@ class Session:
     async def reread_instructions(self) -> list[Path]:
         """Before a turn: read the project instructions again if a file they came from
         changed (or one appeared where none was); the files that changed."""
-        before = self.instructions.stamps()
+        before = self.instructions
         now = await asyncio.to_thread(project_instructions, self.config)
-        if now.stamps() == before and now.files == self.instructions.files:
+        if now.stamps == before.stamps and now.files == before.files:
             return []
         self.instructions = now
         await self._reconnect(self.options, self.target)
-        changed = [path for path, was in before.items() if now.stamps().get(path) != was]
+        paths = {**before.stamps, **now.stamps}
+        changed = [path for path in paths if before.stamps.get(path) != now.stamps.get(path)]
         return changed or [found.path for found in now.files]
 
     async def model_note(self) -> str | None:

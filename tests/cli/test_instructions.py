@@ -83,3 +83,25 @@ def test_imports_stop_at_their_depth_and_size(tmp_path):
     found = read_instructions(tmp_path, tmp_path / "no-config", ["AGENTS.md"])
     assert "xxxx" not in (found.section() or "")
     assert any("limited to 64 KiB" in p for p in found.problems)
+
+
+def test_nothing_outside_the_repository_or_secret_looking_is_read(tmp_path):
+    """An AGENTS.md that is a link to a file outside the repository, or an import of a file
+    that looks like it holds secrets (`.env`), is not read: it would go to the model."""
+    from toolnexus_cli.instructions import read_instructions
+
+    repo, outside = tmp_path / "repo", tmp_path / "elsewhere.md"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "sub").mkdir()
+    outside.write_text("OUTSIDE-SECRET\n", "utf-8")
+    (repo / "AGENTS.md").write_text("TOP see @.env\n", "utf-8")
+    (repo / ".env").write_text("API_KEY=sk-live-123\n", "utf-8")
+    (repo / "sub" / "AGENTS.md").symlink_to(outside)
+
+    found = read_instructions(repo / "sub", tmp_path / "no-config", ["AGENTS.md"])
+
+    text = found.section() or ""
+    assert "TOP" in text
+    assert "sk-live-123" not in text and "OUTSIDE-SECRET" not in text
+    assert any("@.env not imported: it looks like it holds secrets" in p for p in found.problems)
+    assert any("sub/AGENTS.md: not read: it is outside" in p for p in found.problems)
