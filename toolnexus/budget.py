@@ -25,7 +25,7 @@ REPLY_TOKENS_ASSUMED = 4096  # a request that sets no reply limit is counted as 
 
 class BudgetExceeded(ToolnexusError):
     """The next model call could cost more than the budget has left; the run stops before
-    it (its transcript, in `.result`, kept as it stood). `limit`, `spent` and `worst_case`
+    it, its transcript in `.result` as with any error. `limit`, `spent` and `worst_case`
     are USD."""
 
     kind = "budget"

@@ -8,7 +8,6 @@ from collections.abc import AsyncGenerator, Callable
 from typing import TYPE_CHECKING, Any
 
 from ._control import RunControl
-from .budget import Budget, BudgetExceeded
 from .callbacks import maybe_await
 from .content import Prompt
 from .context.keeper import ContextKeeper, ContextPolicy, ContextReport, with_window
@@ -34,6 +33,7 @@ from .wire.base import check_reasoning, endpoint_tag
 if TYPE_CHECKING:
     import httpx2
 
+    from .budget import Budget
     from .context.pricing import Price
 
 FALLBACK_KEY_ENV = "OPENROUTER_API_KEY"
@@ -260,7 +260,7 @@ class Client:
         stood, its partial answer included."""
         if id is None or exc.result is None:
             return
-        if not isinstance(exc, RunCancelled | BudgetExceeded):
+        if not isinstance(exc, RunCancelled):
             exc.result.messages = mark_failed_turn(exc.result.messages, str(exc))
         await self._save(id, exc.result.messages, version)
 
