@@ -36,6 +36,8 @@ from .clipboard import copy_text
 from .context_commands import COMMANDS as CONTEXT_COMMANDS
 from .context_commands import ContextCommands
 from .errors import UsageError
+from .init_command import COMMANDS as INIT_COMMANDS
+from .init_command import InitCommands
 from .journal_commands import COMMANDS as JOURNAL_COMMANDS
 from .journal_commands import JournalCommands
 from .listing import holding
@@ -81,6 +83,7 @@ COMMANDS = {
     "/fork": "go on in a new thread with this one's messages 1..N: /fork [N]",
     "/edit": "write the next message in $EDITOR; /edit last: rewrite the last prompt (forks)",
     **CONTEXT_COMMANDS,
+    **INIT_COMMANDS,
     "/attach": "send a file or URL with the next message: /attach PATH",
     "/exit": "leave (Ctrl-D does too)",
 }
@@ -111,7 +114,13 @@ def _names_a_path(word: str) -> bool:
 
 
 class Commands(
-    ContextCommands, McpCommands, WorkspaceCommands, ModeCommands, JournalCommands, OutputCommands
+    ContextCommands,
+    InitCommands,
+    McpCommands,
+    WorkspaceCommands,
+    ModeCommands,
+    JournalCommands,
+    OutputCommands,
 ):
     def __init__(
         self,
