@@ -72,6 +72,7 @@ TOP_KEYS: dict[str, Any] = {
         "apply": str,  # "auto" (the default) or "ask": a command's changes after a yes
     },
     "context_window": int,  # tokens; also per provider and per model (the most specific wins)
+    "subagents": {"max_parallel": int},  # subagents of the task tool running at once
     "reasoning": str,  # off, low, medium or high; a model's own setting wins
     "ui": {
         "markdown": bool,
@@ -171,6 +172,7 @@ LIMITS = {
     "timeout": Limit(0, 86_400, "a day", seconds=True),
     "idle_timeout": Limit(0, 86_400, "a day", seconds=True),
     "retries": Limit(0, 10, "retries of a failed model call"),
+    "max_parallel": Limit(1, 16, "subagents at once"),
     "api_key_cmd_timeout": Limit(0, 3_600, "an hour", seconds=True),
 }
 
