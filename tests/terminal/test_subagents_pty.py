@@ -19,7 +19,7 @@ import pytest
 from tests.support.chat_session import Chat
 from tests.support.cli_helpers import CLI, plain, tool_results, write_files
 from tests.support.pty_screen import opener
-from tests.support.stub_provider import Recorded, Reply, StubProvider, openai_stream
+from tests.support.stub_provider import Recorded, Reply, openai_stream
 
 REVIEWER_PROMPT = "You are a careful code reviewer. Report bugs, nothing else."
 # as Claude Code documents an agent file, with its tool names and model alias
