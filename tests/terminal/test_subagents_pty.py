@@ -11,6 +11,7 @@ The stub tells the two contexts apart by the system prompt a request carries.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -71,12 +72,14 @@ def test_a_claude_agent_definition_runs_as_a_subagent(stub, cli, open_chat):
     subagent's tokens; `toolnexus threads show ID` links the subagent's transcript."""
     parent: list[Recorded] = []
     child: list[Recorded] = []
+    seen = threading.Event()  # the subagent's panel was seen with its call
 
     def handler(request: Recorded) -> Reply:
         if is_subagent(request):
             child.append(request)
             if len(child) == 1:
                 return openai_stream(tool_calls=[("read_file", {"path": "x.py"})], usage=(50, 7))
+            seen.wait(15)
             return openai_stream("No bugs in x.py.", usage=(60, 30))
         parent.append(request)
         if len(parent) == 1:
@@ -86,6 +89,9 @@ def test_a_claude_agent_definition_runs_as_a_subagent(stub, cli, open_chat):
     stub.handler = handler
     chat = open_chat("--builtins")
     chat.send_line("review my change")
+    chat.wait_text("↳ read_file: x.py")  # in the task call's panel while it runs
+    assert "reviewer: review src/x.py" in chat.term.text()
+    seen.set()
     chat.wait_text("The reviewer found nothing.")
     chat.wait(lambda: "completion tokens" in chat.term.text(), "the footer")
 
@@ -138,6 +144,7 @@ def test_ctrl_c_stops_the_running_subagents_and_the_turn_goes_on(stub, open_chat
     chat.wait_text("running task, task")
     chat.interrupt()
     chat.wait_text("(subagents stopped; Ctrl-C again stops the answer)")
+    chat.wait_text("[stopped: the user stopped this subagent", 2)  # each call's result
     assert stub.wait_for_requests(4, timeout=15), "the turn did not go on"
     results = tool_results(parent[1])
     assert len(results) == 2

@@ -161,6 +161,7 @@ class Subagents:
         settings = dataclasses.replace(client.settings, system_prompt=agent.prompt, context=None)
         run = SubagentRun(ctx.call_id, agent.name, settings.model)
         events = agent_loop(settings, prompt, self.tools_of(agent), cancel=stop)
+        ctx.report(f"{agent.name}: {_gist({'prompt': prompt})}")
         try:
             async with contextlib.aclosing(events):
                 async for event in events:
