@@ -180,6 +180,8 @@ async def _delete(store: Any, infos: list[ThreadInfo], *, confirmed: bool) -> in
             print("kept them" if len(infos) > 1 else "kept it")
             return 0
     for info in infos:
+        for record in (await subagent_records(store, info.id)).values():
+            await store.delete(record)  # its subagents' transcripts go with it
         await store.delete(info.id)
         _print(f"deleted thread {named(info)}")
     _journal().forget({info.id for info in infos})  # and the file contents only they kept

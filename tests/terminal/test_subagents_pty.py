@@ -120,6 +120,9 @@ def test_a_claude_agent_definition_runs_as_a_subagent(stub, cli, open_chat):
     assert REVIEWER_PROMPT not in kept  # the prompt is the agent's, not a message
     assert "review src/x.py" in kept and "read_file" in kept and "No bugs in x.py." in kept
 
+    assert cli.run("threads", "rm", "--yes", thread).code == 0
+    assert cli.run("threads", "show", record).code != 0, "its subagent's transcript was kept"
+
 
 def test_ctrl_c_stops_the_running_subagents_and_the_turn_goes_on(stub, open_chat):
     """Repro: ask for two reviews at once; while both subagents wait for the model, press
