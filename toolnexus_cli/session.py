@@ -132,7 +132,7 @@ class Session:
         self.options = options
         self.mcp_wait = mcp_wait
         self.on_server = on_server or self._warn_if_failed
-        self.target = self.resolve(options)  # config errors before anything opens
+        self.target = self._resolve(options)  # config errors before anything opens
         self.console = console
         self.interrupts = Interrupts()
         self.renderer: Output | None = None
@@ -148,7 +148,7 @@ class Session:
         self._output = output
         self._resources = contextlib.AsyncExitStack()
 
-    def resolve(self, options: RunOptions) -> Target:
+    def _resolve(self, options: RunOptions) -> Target:
         """The config's target, with the command line's request options (-o) over the
         model's request_params, and its --reasoning and --idle-timeout over the config's."""
         target = resolve_target(
@@ -252,9 +252,12 @@ class Session:
         self.client: Client = client
         self.target = target
 
-    def another_client(self, target: Target) -> Client:
-        """A client for `target` with this session's approval and questions (a subagent's
-        on another model); the caller closes it."""
+    async def another_client(self, model: str) -> Client:
+        """A client for `model` (resolved as /model resolves it) with this session's
+        approval and questions, for a subagent; the caller closes it."""
+        options = self.options._replace(model=model)
+        # in a thread: resolving may ask the endpoints which models they serve
+        target = await asyncio.to_thread(self._resolve, options)
         client, _, _ = make_client(
             target, self.store, hooks=self.hooks, wait_for=self.wait_for, compact=False
         )
@@ -265,7 +268,7 @@ class Session:
         UsageError (an unknown model, say) leaves everything as it was."""
         options = self.options._replace(**changes)
         # in a thread: resolving may ask the endpoints which models they serve
-        await self._reconnect(options, await asyncio.to_thread(self.resolve, options))
+        await self._reconnect(options, await asyncio.to_thread(self._resolve, options))
 
     async def model_note(self) -> str | None:
         """When the model was named (--model, /model) and neither the config nor the model

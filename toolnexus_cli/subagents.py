@@ -59,28 +59,33 @@ def offer_subagents(session: Session, resources: contextlib.AsyncExitStack) -> S
 
 class _Clients:
     """The client of each agent's model: the session's own, or one opened for a model
-    named in a definition (once, kept until the session ends)."""
+    named in a definition, kept while the session's connection (its approval, its mode)
+    is the one it was opened with."""
 
     def __init__(self, session: Session) -> None:
         self.session = session
-        self.opened: dict[str, Client] = {}
+        self.opened: dict[str, tuple[Client, Client]] = {}  # model: (session's, its own)
+        self.opening = asyncio.Lock()
 
     async def client_for(self, agent: Agent) -> Client:
         session = self.session
         if agent.model is None:
             return session.client
-        if agent.model not in self.opened:
-            options = session.options._replace(model=agent.model)
+        async with self.opening:  # subagents starting at once share one
+            kept = self.opened.get(agent.model)
+            if kept is not None and kept[0] is session.client:
+                return kept[1]
             try:
-                target = await asyncio.to_thread(session.resolve, options)
-                client = session.another_client(target)
+                client = await session.another_client(agent.model)
             except UsageError as exc:
                 raise ToolnexusError(f"agent {agent.name}: {exc}") from None
-            self.opened[agent.model] = client
-        return self.opened[agent.model]
+            if kept is not None:
+                await kept[1].aclose()
+            self.opened[agent.model] = (session.client, client)
+            return client
 
     async def aclose(self) -> None:
-        for client in self.opened.values():
+        for _, client in self.opened.values():
             await client.aclose()
 
 
