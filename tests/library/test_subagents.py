@@ -7,10 +7,12 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+
 from tests.support.stub_provider import Recorded, Reply, StubProvider, openai_stream
-from toolnexus import create_client, create_toolkit
+from toolnexus import RunCancelled, create_client, create_toolkit
 from toolnexus.tools.approval import ApprovalPolicy, approval_hook
-from toolnexus.tools.subagents import Agent, Subagents
+from toolnexus.tools.subagents import Agent, SubagentRun, Subagents
 
 WRITER = Agent("writer", "Writes one file.", "You write files.", tools=("write_file",))
 
@@ -74,3 +76,36 @@ def test_subagents_at_once_ask_one_question_at_a_time_and_count_their_tokens(tmp
     assert (tmp_path / "b.txt").read_text() == "b.txt"
     assert usage["completion_tokens"] == 1 + 1 + 4 * 20
     assert usage["prompt_tokens"] == 10 + 10 + 4 * 100
+
+
+def test_a_subagent_stopped_with_its_parent_run_keeps_its_transcript(tmp_path):
+    """The parent run is cancelled (SIGTERM, a Ctrl-C outside the chat) while its subagent
+    waits for the model: the subagent stops too, and what it got to is kept."""
+    kept: list[SubagentRun] = []
+
+    async def keep(run: SubagentRun) -> None:
+        kept.append(run)
+
+    def handler(request: Recorded) -> Reply:
+        if request.json["messages"][0]["content"] == WRITER.prompt:
+            return Reply.hang()
+        return openai_stream(tool_calls=[("task", {"agent": "writer", "prompt": "a.txt"})])
+
+    async def main() -> None:
+        toolkit = await create_toolkit(builtins=["write_file"], workspace=tmp_path)
+        cancel = asyncio.Event()
+        with StubProvider() as stub:
+            stub.handler = handler
+            client = create_client(base_url=stub.base_url, style="openai", model="m")
+            toolkit.register(Subagents([WRITER], toolkit, lambda agent: client, keep=keep).tool())
+            running = asyncio.ensure_future(client.run("write a.txt", toolkit, cancel=cancel))
+            assert await asyncio.to_thread(stub.wait_for_requests, 2, 10)
+            cancel.set()
+            with pytest.raises(RunCancelled):
+                await running
+            await client.aclose()
+
+    asyncio.run(main())
+    assert len(kept) == 1
+    assert kept[0].stopped
+    assert kept[0].messages == [{"role": "user", "content": "a.txt"}]

@@ -27,6 +27,7 @@ from .toolkit import Toolkit
 
 if TYPE_CHECKING:
     from ..client import Client
+    from ..loop import LoopSettings
 
 TASK_TOOL = "task"
 READ_ONLY_TOOLS = ("read_file", "list_dir", "grep", "glob", "fetch_url")
@@ -160,8 +161,37 @@ class Subagents:
         # its own system prompt; a context window of its own (no compaction shared)
         settings = dataclasses.replace(client.settings, system_prompt=agent.prompt, context=None)
         run = SubagentRun(ctx.call_id, agent.name, settings.model)
-        events = agent_loop(settings, prompt, self.tools_of(agent), cancel=stop)
         ctx.report(f"{agent.name}: {_gist({'prompt': prompt})}")
+        working = asyncio.ensure_future(self._work(settings, agent, prompt, ctx, stop, run))
+        try:
+            failure = await asyncio.shield(working)
+        except asyncio.CancelledError:  # the parent run stopped: this one stops as it would
+            stop.set()
+            await asyncio.gather(working, return_exceptions=True)
+            await self._kept(run)
+            raise
+        await self._kept(run)
+        if failure is not None:
+            return ToolResult(f"error: the subagent failed: {failure}", is_error=True)
+        metadata: dict[str, Any] = {TOOL_USAGE_KEY: run.usage}
+        if run.stopped:
+            said = _last_words(run.messages)
+            return ToolResult(f"{said}\n{STOPPED_NOTE}" if said else STOPPED_NOTE, True, metadata)
+        answer = text_of(run.messages[-1].get("content")) if run.messages else ""
+        return ToolResult(answer or "(the subagent gave no answer)", metadata=metadata)
+
+    async def _work(
+        self,
+        settings: LoopSettings,
+        agent: Agent,
+        prompt: str,
+        ctx: ToolContext,
+        stop: asyncio.Event,
+        run: SubagentRun,
+    ) -> ToolnexusError | None:
+        """Run the subagent's loop, its transcript and usage into `run`; the error it
+        failed with, if it failed (stopped is not failed)."""
+        events = agent_loop(settings, prompt, self.tools_of(agent), cancel=stop)
         try:
             async with contextlib.aclosing(events):
                 async for event in events:
@@ -175,15 +205,8 @@ class Subagents:
             _take_partial(run, exc)
         except ToolnexusError as exc:
             _take_partial(run, exc)
-            await self._kept(run)
-            return ToolResult(f"error: the subagent failed: {exc}", is_error=True)
-        await self._kept(run)
-        answer = text_of(run.messages[-1].get("content")) if run.messages else ""
-        metadata: dict[str, Any] = {TOOL_USAGE_KEY: run.usage}
-        if run.stopped:
-            said = _last_words(run.messages)
-            return ToolResult(f"{said}\n{STOPPED_NOTE}" if said else STOPPED_NOTE, True, metadata)
-        return ToolResult(answer or "(the subagent gave no answer)", metadata=metadata)
+            return exc
+        return None
 
     async def _kept(self, run: SubagentRun) -> None:
         if self.keep is not None and run.messages:
