@@ -53,6 +53,7 @@ from .recap import recorded_system, system_record
 from .redact import EventRedactor, RedactingStore, Redactor
 from .render import NO_FACTS, FooterFacts
 from .signals import Interrupts
+from .subagents import offer_subagents
 from .toolbox import (
     approval_policy,
     call_view,
@@ -70,6 +71,7 @@ if TYPE_CHECKING:
     from toolnexus.journal.changes import ChangeSet
     from toolnexus.mcp import McpServer
     from toolnexus.tools.approval import AskUser
+    from toolnexus.tools.subagents import Subagents
 
     from .modes import ChatMode
 
@@ -146,6 +148,7 @@ class Session:
         self.given_system = options.system  # --system: it beats the one a thread was given
         self.declined_by_ctrl_c = False  # this turn: a question was answered with Ctrl-C
         self._approval: Any = None  # the approval hook, when a person answers its questions
+        self.subagents: Subagents | None = None  # the task tool's, when agents are defined
         self._output = output
         self._resources = contextlib.AsyncExitStack()
         self.instructions = Instructions()  # the project's, read as the session opens
@@ -209,6 +212,7 @@ class Session:
         self._connect(self.target)
         resources.push_async_callback(lambda: self.client.aclose())
         answer_mcp_requests(self)
+        self.subagents = offer_subagents(self, resources)
         if self.options.thread or self.options.continue_last:
             await self.follow(self.thread)
 
@@ -246,6 +250,7 @@ class Session:
         if mode is not None:
             mode.apply(self.toolkit)
         self.wait_for = wait_for
+        self.hooks = hooks
         self._approval = hooks["before_tool"] if hooks and console and not yes else None
         system = "\n\n".join(p for p in (target.system, self.instructions.section()) if p)
         client, self.key, self.redact = make_client(
@@ -258,6 +263,22 @@ class Session:
         )
         self.client: Client = client
         self.target = target
+
+    async def another_client(self, model: str) -> Client:
+        """A client for `model` (resolved as /model resolves it) with this session's
+        approval and questions, for a subagent; the caller closes it."""
+        options = self.options._replace(model=model)
+        # in a thread: resolving may ask the endpoints which models they serve
+        target = await asyncio.to_thread(self._resolve, options)
+        client, _, _ = make_client(
+            target,
+            self.store,
+            hooks=self.hooks,
+            wait_for=self.wait_for,
+            compact=False,
+            budget=self.budget,  # a subagent spends from the run's budget, at its own price
+        )
+        return client
 
     async def retarget(self, **changes: Any) -> None:
         """From the next turn on, talk with changed options (`model=`, `system=`); a
@@ -403,6 +424,20 @@ class Session:
             self.console.print(Text("(declined; Ctrl-C again stops the answer)", style="dim"))
         self.declined_by_ctrl_c = True
 
+    def _interrupted_in_turn(self, cancel: asyncio.Event) -> None:
+        """Ctrl-C in a turn stops it; while subagents run, the first one stops them
+        instead, and the turn goes on with what they returned."""
+        if self.subagents is not None and self.subagents.stop_running():
+            self.pause_output()
+            if self.console is not None:
+                from rich.text import Text
+
+                self.console.print(
+                    Text("(subagents stopped; Ctrl-C again stops the answer)", style="dim")
+                )
+            return
+        cancel.set()
+
     async def run_turn(self, prompt: Prompt, *, schema: dict[str, Any] | None = None) -> Turn:
         """Send `prompt` (text, or text and attachments) on the thread and stream the answer
         to a new renderer; with `schema` the answer is JSON following it. Ctrl-C cancels the
@@ -412,7 +447,7 @@ class Session:
         cancel = self.interrupts.turn = asyncio.Event()
         self.declined_by_ctrl_c = False
         loop = asyncio.get_running_loop()
-        loop.add_signal_handler(signal.SIGINT, cancel.set)
+        loop.add_signal_handler(signal.SIGINT, self._interrupted_in_turn, cancel)
         redact_events = EventRedactor(self.redact)
         try:
             await self.record_system()
