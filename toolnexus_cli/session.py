@@ -10,7 +10,7 @@ import dataclasses
 import os
 import secrets
 import signal
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 from toolnexus import (
@@ -240,7 +240,8 @@ class Session:
         if mode is not None:
             mode.apply(self.toolkit)
         self.wait_for = wait_for
-        self._approval = hooks["before_tool"] if hooks and console and not yes else None
+        self.before_tool = hooks["before_tool"] if hooks else None
+        self._approval = self.before_tool if console and not yes else None
         client, self.key, self.redact = make_client(
             target, self.store, hooks=hooks, wait_for=wait_for, compact=self.options.compact
         )
@@ -422,6 +423,36 @@ class Session:
         finally:
             loop.remove_signal_handler(signal.SIGINT)
             self.interrupts.turn = None
+
+    async def run_approved(self, name: str, args: dict[str, Any]) -> ToolResult | str:
+        """Run a call outside a turn after the approval a call in a turn gets (the mode,
+        the rules, the question; nobody to ask is a no): its result, or why it did not run
+        (refused, or the tool is not offered)."""
+        if self.toolkit.get(name) is None or self.before_tool is None:
+            return f"the {name} tool is off here"
+        verdict = await self.before_tool({"name": name, "args": args, "id": "", "turn": 0})
+        if isinstance(verdict, dict) and "result" in verdict:
+            return str(getattr(verdict["result"], "output", verdict["result"]))
+        return await self.run_asked(name, args)
+
+    @contextlib.asynccontextmanager
+    async def for_one_turn(
+        self, *, model: str | None = None, tools: Toolkit | None = None
+    ) -> AsyncIterator[None]:
+        """For the turn run inside it, `model` in place of the session's and `tools`
+        offered in place of the toolkit's (a narrower view of it); as before after it."""
+        whole, options, target = self.toolkit, self.options, self.target
+        if model is not None and model != target.model:
+            await self.retarget(model=model)
+        else:
+            model = None
+        self.toolkit = tools or whole
+        try:
+            yield
+        finally:
+            self.toolkit = whole
+            if model is not None:
+                await self._reconnect(options, target)
 
     async def run_asked(self, name: str, args: dict[str, Any]) -> ToolResult:
         """Run a call the person said yes to outside a turn (one the model wrote as text):
