@@ -83,7 +83,13 @@ def fail_run(exc: Exception) -> None:
 @run_options
 def ask(
     run: RunOptions,
-    prompt: Annotated[str | None, typer.Argument(help="What to ask.")] = None,
+    words: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="What to ask (words are joined by spaces); /NAME ARGS runs your command NAME.",
+            metavar="PROMPT",
+        ),
+    ] = None,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print one JSON object at the end.")
     ] = False,
@@ -128,6 +134,8 @@ def ask(
     from toolnexus import ToolnexusError
 
     from .ask import AskOptions, compose_prompt, run_ask
+
+    prompt = " ".join(words) if words else None
     from .attach import load_attachment
     from .structured import read_schema
 
@@ -164,12 +172,12 @@ def ask(
 
 
 def asked_command(config: Config, run: RunOptions, prompt: str) -> tuple[CustomCommand | None, str]:
-    """`ask /name ARGS`: the custom command it runs and ARGS; else none and the prompt."""
+    """`ask /name ARGS`: the custom command it runs and ARGS; else none and the prompt.
+    (The chat's own commands are not there to shadow one.)"""
     from .command_turns import command_book
-    from .commands import COMMANDS
     from .custom_commands import slash_command
 
-    return slash_command(prompt, command_book(config, run.tools, list(COMMANDS)))
+    return slash_command(prompt, command_book(config, run.tools, []))
 
 
 config_app = typer.Typer(help="Show, locate or create the config file.", no_args_is_help=True)

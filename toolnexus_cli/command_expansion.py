@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 RunShell = Callable[[str], Awaitable[str]]
 MAX_INCLUDE_BYTES = 256 * 1024  # one file a command includes
 CLAUDE_SHELL = re.compile(r"!`([^`\n]+)`")
-CLAUDE_FILE = re.compile(r"(?:(?<=\s)|^)@([^\s`]+)")
+# `@path`, after a space or at the start, not ending in the punctuation after it
+CLAUDE_FILE = re.compile(r"(?:(?<=\s)|^)@([^\s`]*[^\s`.,;:!?)\]'\"])")
 CLAUDE_ARGUMENT = re.compile(r"\$ARGUMENTS|\$([1-9])")
 GEMINI_FILE = re.compile(r"@\{([^{}]+)\}")
 GEMINI_ARGS = "{{args}}"
@@ -61,7 +62,7 @@ async def expand(
             text.append(output.removeprefix("exit code 0\n").rstrip("\n"))
         else:
             text.append(shown(piece, arguments, quoted=False))
-    prompt = "".join(text)
+    prompt = "".join(text).strip()
     if arguments.strip() and not _takes_arguments(command):
         # as each tool does with arguments its prompt has no place for
         if command.syntax == "gemini":

@@ -114,7 +114,8 @@ def find_commands(workspace: Path, user_folder: Path, built_in: Iterable[str]) -
         for command in _read_folder(folder, syntax, book.notes):
             if command.name in taken:
                 book.notes.append(
-                    f"{_shown(command.path)}: not used, {command.name} is a built-in command"
+                    f"{_shown(command.path)}: not used in the chat, where {command.name} is a "
+                    "built-in command"
                 )
             elif command.name not in book.commands:
                 book.commands[command.name] = command
