@@ -144,3 +144,51 @@ def test_a_command_named_like_a_chat_command_still_runs_from_the_shell(cli, stub
 
     assert result.code == 0, result
     assert user_text(stub.requests[0]) == ["Shadowed in the chat by its /review."]
+
+
+def test_a_claude_prompt_without_a_place_for_arguments_gets_them_after_it(cli, stub, repo):
+    """Repro: `toolnexus ask /review now please` (review.md has no $ARGUMENTS)."""
+    result = cli.run("ask", "/review now please")
+
+    assert result.code == 0, result
+    assert user_text(stub.requests[0]) == [
+        "Shadowed in the chat by its /review.\n\nARGUMENTS: now please"
+    ]
+
+
+def test_a_file_outside_the_workspace_is_not_included(cli, stub, repo):
+    """Repro: a Gemini command with `@{../outside.txt}`; `toolnexus ask /outside`: one line
+    says it is outside the workspace, nothing is sent."""
+    (repo.parent / "outside.txt").write_text("private\n")
+    result = cli.run("ask", "/outside")
+
+    assert result.code == 2, result
+    assert stub.requests == []
+    assert result.stderr.startswith("error: /outside not sent: ../outside.txt is outside")
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.skipif(support().abi == 0, reason=f"no Landlock: {support().why_not}")
+def test_a_gemini_inline_command_gets_its_arguments_shell_quoted(cli, stub, repo):
+    """Repro: `.gemini/commands/git/said.toml` (`!{echo {{args}}}`); `toolnexus ask
+    --builtins --yes /git:said "It's fine; echo injected"`: echo prints the words as one
+    argument, nothing after the `;` runs."""
+    result = cli.run("ask", "--builtins", "--yes", "/git:said", "It's fine; echo injected")
+
+    assert result.code == 0, result
+    assert user_text(stub.requests[0]) == ["You said: It's fine; echo injected"]
+
+
+def test_the_repository_skill_folders_are_offered_with_the_built_in_tools(cli, stub, repo):
+    """Repro: `.claude/skills/deploy/SKILL.md` and `.agents/skills/lint/SKILL.md` in the
+    repository; `toolnexus ask --builtins hi`: the model is offered the skill tool and
+    the system prompt lists both skills."""
+    result = cli.run("ask", "--builtins", "hi")
+
+    assert result.code == 0, result
+    request = stub.requests[0]
+    assert "skill" in tool_names(request)
+    system = request.json["messages"][0]
+    assert system["role"] == "system"
+    assert "- deploy: Ship a release" in system["content"]
+    assert "- lint: Lint the code" in system["content"]

@@ -24,6 +24,7 @@ EXPLAIN = '''\
 description = "Explain a topic in two lines"
 prompt = """Explain {{args}} briefly, in the spirit of @{NOTES.md}."""
 '''
+SKILL = "---\nname: {name}\ndescription: {what}\n---\nSteps to {name}.\n"
 FILES = {
     ".claude/commands/review-pr.md": REVIEW,
     ".claude/commands/review.md": "Shadowed in the chat by its /review.\n",
@@ -32,6 +33,10 @@ FILES = {
     ".toolnexus/commands/y.md": "Say hello to $1 and $2.\n",
     ".toolnexus/commands/help.md": "A command that a built-in command shadows.\n",
     ".toolnexus/commands/leak.md": "Check the settings in @.env please.\n",
+    ".gemini/commands/git/said.toml": 'prompt = "You said: !{echo {{args}}}"\n',
+    ".gemini/commands/outside.toml": 'prompt = "Read @{../outside.txt}"\n',
+    ".claude/skills/deploy/SKILL.md": SKILL.format(name="deploy", what="Ship a release"),
+    ".agents/skills/lint/SKILL.md": SKILL.format(name="lint", what="Lint the code"),
     "GUIDE.md": "Small commits, tests first.\n",
     "NOTES.md": "Plain words.\n",
     ".env": "API_TOKEN=do-not-send\n",
