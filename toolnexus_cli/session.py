@@ -430,10 +430,14 @@ class Session:
         (refused, or the tool is not offered)."""
         if self.toolkit.get(name) is None or self.before_tool is None:
             return f"the {name} tool is off here"
-        verdict = await self.before_tool({"name": name, "args": args, "id": "", "turn": 0})
-        if isinstance(verdict, dict) and "result" in verdict:
-            return str(getattr(verdict["result"], "output", verdict["result"]))
-        return await self.run_asked(name, args)
+        last_turns, self.renderer = self.renderer, None  # its output is over: nothing live
+        try:
+            verdict = await self.before_tool({"name": name, "args": args, "id": "", "turn": 0})
+            if isinstance(verdict, dict) and "result" in verdict:
+                return str(getattr(verdict["result"], "output", verdict["result"]))
+            return await self.run_asked(name, args)
+        finally:
+            self.renderer = last_turns
 
     @contextlib.asynccontextmanager
     async def for_one_turn(
@@ -441,18 +445,26 @@ class Session:
     ) -> AsyncIterator[None]:
         """For the turn run inside it, `model` in place of the session's and `tools`
         offered in place of the toolkit's (a narrower view of it); as before after it."""
-        whole, options, target = self.toolkit, self.options, self.target
-        if model is not None and model != target.model:
-            await self.retarget(model=model)
-        else:
-            model = None
-        self.toolkit = tools or whole
+        whole, kept = self.toolkit, self._connection()
         try:
+            if model is not None and model != self.target.model:
+                options = self.options._replace(model=model)
+                # in a thread: resolving may ask the endpoints which models they serve
+                self._connect(await asyncio.to_thread(self._resolve, options))
+                self.options = options
+            self.toolkit = tools or whole
             yield
         finally:
-            self.toolkit = whole
-            if model is not None:
-                await self._reconnect(options, target)
+            self.toolkit, turns = whole, self.client
+            vars(self).update(kept)  # the session's connection, as it was
+            if turns is not self.client:
+                await turns.aclose()
+
+    def _connection(self) -> dict[str, Any]:
+        """What `_connect` sets (the client, the approval hook and what it remembers...),
+        to be put back as it was."""
+        names = ("client", "key", "redact", "target", "options", "wait_for", "before_tool")
+        return {name: getattr(self, name) for name in (*names, "_approval")}
 
     async def run_asked(self, name: str, args: dict[str, Any]) -> ToolResult:
         """Run a call the person said yes to outside a turn (one the model wrote as text):
