@@ -137,7 +137,8 @@ class Includes:
         if path != self.workspace and self.workspace not in path.parents:
             raise UsageError(f"{written} is outside the workspace {self.workspace}: not included")
         if not path.is_file():
-            raise UsageError(f"{written}: no such file in the workspace")
+            missing = "no such file in the workspace" if not path.exists() else "not a file"
+            raise UsageError(f"{written}: {missing}")
         self._refuse_secret(path, written)
         from toolnexus import ToolnexusError
         from toolnexus.content import Attachment

@@ -125,6 +125,7 @@ def test_a_claude_command_runs_with_its_model_and_tools(cli, stub, repo):
     assert content[1]["text"].startswith("GUIDE.md\n```\nSmall commits, tests first.")
     assert request.json["model"] == "reviewer-model"
     assert sorted(tool_names(request)) == ["bash", "grep", "read_file"]
+    assert "/review-pr: allowed-tools names no tool here: TodoWrite" in result.stderr
 
 
 def test_without_allowed_tools_the_turn_keeps_every_tool_and_the_model(cli, stub, repo):
@@ -192,3 +193,19 @@ def test_the_repository_skill_folders_are_offered_with_the_built_in_tools(cli, s
     assert system["role"] == "system"
     assert "- deploy: Ship a release" in system["content"]
     assert "- lint: Lint the code" in system["content"]
+
+
+def test_the_config_folders_commands_run_and_the_repositorys_win(cli, stub, repo):
+    """Repro: `hi.md` and `y.md` in the config folder's `commands/`; `toolnexus ask /hi`
+    runs the person's own, `toolnexus ask /y a b` the repository's y.md."""
+    own = cli.config_dir / "commands"
+    own.mkdir(parents=True)
+    (own / "hi.md").write_text("Greet me.\n")
+    (own / "y.md").write_text("The person's y.\n")
+
+    assert cli.run("ask", "/hi").code == 0
+    assert cli.run("ask", "/y a b").code == 0
+    assert [user_text(request) for request in stub.requests] == [
+        ["Greet me."],
+        ["Say hello to a and b."],
+    ]

@@ -14,7 +14,7 @@ REVIEW = """\
 description: Review a pull request
 argument-hint: [pr-number]
 model: reviewer-model
-allowed-tools: Read, Grep, Bash(git status:*)
+allowed-tools: Read, Grep, Bash(git status:*), TodoWrite
 ---
 Review pull request #$ARGUMENTS following @GUIDE.md.
 
