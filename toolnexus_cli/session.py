@@ -242,6 +242,8 @@ class Session:
         self.wait_for = wait_for
         self.before_tool = hooks["before_tool"] if hooks else None
         self._approval = self.before_tool if console and not yes else None
+        if hooks:
+            hooks = {**hooks, "before_tool": self._offered_only(hooks["before_tool"])}
         client, self.key, self.redact = make_client(
             target, self.store, hooks=hooks, wait_for=wait_for, compact=self.options.compact
         )
@@ -306,7 +308,22 @@ class Session:
     def asks_first(self, name: str, args: Any) -> bool:
         """Whether a person will be asked about this call before it runs (the question
         then shows it in full)."""
-        return self._approval is not None and bool(self._approval.asks(name, args))
+        offered = self.toolkit.get(name) is not None
+        return self._approval is not None and offered and bool(self._approval.asks(name, args))
+
+    def _offered_only(
+        self, approval: Callable[[dict[str, Any]], Awaitable[Any]]
+    ) -> Callable[[dict[str, Any]], Awaitable[Any]]:
+        """`approval`, except that nobody is asked about a call of a tool not offered
+        now (one a custom command's allowed-tools left out of its turn): it fails as an
+        unknown tool."""
+
+        async def before_tool(call: dict[str, Any]) -> Any:
+            if self.toolkit.get(call["name"]) is None:
+                return None
+            return await approval(call)
+
+        return before_tool
 
     def pause_output(self) -> None:
         """Stop live output, so a question about a tool call stands still."""

@@ -31,6 +31,7 @@ FILES = {
     ".claude/commands/frontend/component.md": "Write a component named $1 with props $2.\n",
     ".gemini/commands/x.toml": EXPLAIN,
     ".toolnexus/commands/y.md": "Say hello to $1 and $2.\n",
+    ".toolnexus/commands/look.md": "---\nallowed-tools: Read\n---\nLook at $1.\n",
     ".toolnexus/commands/help.md": "A command that a built-in command shadows.\n",
     ".toolnexus/commands/leak.md": "Check the settings in @.env please.\n",
     ".gemini/commands/git/said.toml": 'prompt = "You said: !{echo {{args}}}"\n',

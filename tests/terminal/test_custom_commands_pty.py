@@ -123,3 +123,28 @@ def test_a_no_to_its_shell_sends_nothing_and_says_so_in_one_line(repo, stub, ope
     )
     chat.wait(lambda: flat(line) in flat(chat.term.text()), "the refusal")
     assert stub.requests == []
+
+
+def test_a_tool_its_allowed_tools_leave_out_is_not_asked_about_and_does_not_run(
+    repo, stub, open_chat
+):
+    """Repro: `.toolnexus/commands/look.md` with `allowed-tools: Read`; `toolnexus chat
+    --builtins`, type `/look notes`, and the model calls write_file anyway: no question
+    comes, nothing is written, and the model hears write_file is no tool it has."""
+    replies = iter(
+        [
+            openai_stream(tool_calls=[("write_file", {"path": "new.txt", "content": "x"})]),
+            openai_stream(ANSWER),
+        ]
+    )
+    stub.handler = lambda request: next(replies)
+    chat = open_chat("--builtins")
+    chat.say("/look notes")
+    chat.wait_text(ANSWER)
+
+    assert user_text(stub.requests[0]) == ["Look at notes."]
+    assert tool_names(stub.requests[0]) == ["read_file"]
+    assert "approve this tool call?" not in chat.term.text()
+    assert not (repo / "new.txt").exists()
+    [result] = cli_helpers.tool_results(stub.requests[1])
+    assert result.startswith("error: unknown tool 'write_file' (available: read_file)")
