@@ -10,7 +10,7 @@ import dataclasses
 import os
 import secrets
 import signal
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
@@ -250,8 +250,11 @@ class Session:
         if mode is not None:
             mode.apply(self.toolkit)
         self.wait_for = wait_for
+        self.before_tool = hooks["before_tool"] if hooks else None
+        self._approval = self.before_tool if console and not yes else None
+        if hooks:
+            hooks = {**hooks, "before_tool": self._offered_only(hooks["before_tool"])}
         self.hooks = hooks
-        self._approval = hooks["before_tool"] if hooks and console and not yes else None
         system = "\n\n".join(p for p in (target.system, self.instructions.section()) if p)
         client, self.key, self.redact = make_client(
             dataclasses.replace(target, system=system or None),
@@ -351,7 +354,22 @@ class Session:
     def asks_first(self, name: str, args: Any) -> bool:
         """Whether a person will be asked about this call before it runs (the question
         then shows it in full)."""
-        return self._approval is not None and bool(self._approval.asks(name, args))
+        offered = self.toolkit.get(name) is not None
+        return self._approval is not None and offered and bool(self._approval.asks(name, args))
+
+    def _offered_only(
+        self, approval: Callable[[dict[str, Any]], Awaitable[Any]]
+    ) -> Callable[[dict[str, Any]], Awaitable[Any]]:
+        """`approval`, except that nobody is asked about a call of a tool not offered
+        now (one a custom command's allowed-tools left out of its turn): it fails as an
+        unknown tool."""
+
+        async def before_tool(call: dict[str, Any]) -> Any:
+            if self.toolkit.get(call["name"]) is None:
+                return None
+            return await approval(call)
+
+        return before_tool
 
     def pause_output(self) -> None:
         """Stop live output, so a question about a tool call stands still."""
@@ -484,6 +502,48 @@ class Session:
         finally:
             loop.remove_signal_handler(signal.SIGINT)
             self.interrupts.turn = None
+
+    async def run_approved(self, name: str, args: dict[str, Any]) -> ToolResult | str:
+        """Run a call outside a turn after the approval a call in a turn gets (the mode,
+        the rules, the question; nobody to ask is a no): its result, or why it did not run
+        (refused, or the tool is not offered)."""
+        if self.toolkit.get(name) is None or self.before_tool is None:
+            return f"the {name} tool is off here"
+        last_turns, self.renderer = self.renderer, None  # its output is over: nothing live
+        try:
+            verdict = await self.before_tool({"name": name, "args": args, "id": "", "turn": 0})
+            if isinstance(verdict, dict) and "result" in verdict:
+                return str(getattr(verdict["result"], "output", verdict["result"]))
+            return await self.run_asked(name, args)
+        finally:
+            self.renderer = last_turns
+
+    @contextlib.asynccontextmanager
+    async def for_one_turn(
+        self, *, model: str | None = None, tools: Toolkit | None = None
+    ) -> AsyncIterator[None]:
+        """For the turn run inside it, `model` in place of the session's and `tools`
+        offered in place of the toolkit's (a narrower view of it); as before after it."""
+        whole, kept = self.toolkit, self._connection()
+        try:
+            if model is not None and model != self.target.model:
+                options = self.options._replace(model=model)
+                # in a thread: resolving may ask the endpoints which models they serve
+                self._connect(await asyncio.to_thread(self._resolve, options))
+                self.options = options
+            self.toolkit = tools or whole
+            yield
+        finally:
+            self.toolkit, turns = whole, self.client
+            vars(self).update(kept)  # the session's connection, as it was
+            if turns is not self.client:
+                await turns.aclose()
+
+    def _connection(self) -> dict[str, Any]:
+        """What `_connect` sets (the client, the approval hook and what it remembers...),
+        to be put back as it was."""
+        names = ("client", "key", "redact", "target", "options", "wait_for", "before_tool")
+        return {name: getattr(self, name) for name in (*names, "_approval")}
 
     async def run_asked(self, name: str, args: dict[str, Any]) -> ToolResult:
         """Run a call the person said yes to outside a turn (one the model wrote as text):
