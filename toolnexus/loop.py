@@ -42,6 +42,7 @@ from .hooks import Hooks
 from .schema import OutputSchema
 from .tools.suspension import PENDING_KEY, WaitFor, declined, pending_request
 from .tools.tool import Printed, Questions, ToolContext, ToolProgress, ToolResult, to_result
+from .tools.tool_search import DEFAULT_SHARE, LOADED_KEY, TOOL_SEARCH, Offer, offer, search
 from .tools.toolkit import Toolkit
 from .transport import JsonReply, Retrying, StreamEvents, Transport
 from .types import (
@@ -101,6 +102,9 @@ class LoopSettings:
     prompt_cache: bool = True
     base_url: str | None = None  # where the server says what it is (llama.cpp's /props)
     endpoint: str = ""  # its endpoint_tag: what a turn's endpoint sent goes back to it alone
+    # MCP tool schemas above this share of the window are named only (tools/tool_search.py);
+    # None: every schema is sent
+    tool_search: float | None = DEFAULT_SHARE
 
 
 @dataclass
@@ -202,6 +206,7 @@ class _Run:
         self.result = result
         self.messages = result.messages
         self.tools: list[dict[str, Any]] = []
+        self.offer = Offer([], [])
         self.system: str | None = None
         self._take_tools()
         self.assembler: StreamAssembler | None = None  # the stream being read
@@ -215,10 +220,23 @@ class _Run:
     def _take_tools(self) -> None:
         """The tools offered now, as this style sends them, and the system prompt with
         what the toolkit says of them (a toolkit offering no tools says nothing)."""
-        specs = self.toolkit.specs() if self.toolkit is not None else []
+        tools = self.toolkit.tools() if self.toolkit is not None else []
+        self.offer = offer(
+            tools,
+            self.messages,
+            self.settings.wire,
+            share=self.settings.tool_search,
+            window=self._known_window(),
+        )
+        specs = self.offer.specs
         self.tools = self.settings.wire.tool_schemas(specs)
         parts = self.toolkit.all_instructions() if self.toolkit is not None and specs else []
         self.system = "\n\n".join(p for p in (self.settings.system_prompt, *parts) if p) or None
+
+    def _known_window(self) -> int | None:
+        keeper = self.settings.context
+        window = keeper.windows.known() if keeper is not None else None
+        return window.size if window is not None else None
 
     async def _tools_now(self, toolkit: Toolkit) -> AsyncGenerator[Event]:
         """Before a model call on a toolkit with tool sources: wait for the sources still
@@ -283,7 +301,14 @@ class _Run:
 
     def outgoing(self) -> Outgoing:
         return Outgoing(
-            self.messages, self.system, self.tools, self.settings, self.control, self.result.usage
+            self.messages,
+            self.system,
+            self.tools,
+            self.settings,
+            self.control,
+            self.result.usage,
+            tools_deferred=self.offer.deferred,
+            tools_saved=self.offer.saved_tokens,
         )
 
     async def model_turn(self, stream: bool) -> AsyncGenerator[Event]:
@@ -532,6 +557,8 @@ class _Run:
         answer) already passed `before_tool`: it is not asked about a second time."""
         if call.problem:
             return ToolResult(call.problem, is_error=True)
+        if call.name == TOOL_SEARCH and self.offer.searchable:  # ours: nothing to ask about
+            return search(self.offer.searchable, call.args)
         hooks, turn = self.settings.hooks, self.result.turns
         args = call.args
         outcome = None
@@ -720,6 +747,8 @@ def _tool_message(call: _Call, outcome: ToolResult) -> ToolMessage:
     }
     if outcome.is_error:
         message["is_error"] = True
+    if LOADED_KEY in outcome.metadata:
+        message[LOADED_KEY] = list(outcome.metadata[LOADED_KEY])
     req = pending_request(outcome)
     if req is not None:
         message[PENDING_KEY] = req

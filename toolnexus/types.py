@@ -203,6 +203,7 @@ class ToolMessage(_MessageKeys):
     content: Content
     is_error: NotRequired[bool]
     pending: NotRequired[Request]  # the tool suspended: what it asks a person
+    loaded_tools: NotRequired[list[str]]  # a tool_search call: the tools it loaded
 
 
 # Each role's TypedDict is final, so that a key tells the role: `"tool_calls" in message`

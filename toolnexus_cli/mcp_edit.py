@@ -95,7 +95,8 @@ def describe(entry: Any) -> list[str]:
     else:
         lines.append(f"type: {entry.get('type') or 'stdio'}")
         command = entry.get("command")
-        args = entry.get("args") if isinstance(entry.get("args"), list) else []
+        args = entry.get("args")
+        args = args if isinstance(args, list) else []
         words = command if isinstance(command, list) else [command, *args]
         lines.append(f"command: {shlex.join(str(word) for word in words)}")
     for key, secret in (("headers", True), ("env", False)):

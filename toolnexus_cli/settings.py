@@ -91,6 +91,7 @@ class ModelEntry(NamedTuple):
     price: Mapping[str, float] | None = None
     prompt_cache: bool | None = None
     context_window: int | None = None
+    tool_search: bool | None = None
 
     def named(self, entry_name: str) -> tuple[str, ...]:
         """Every name the config gives this model: its entry's, then its aliases."""
@@ -118,6 +119,8 @@ class Settings(NamedTuple):
     approval: ApprovalSettings = ApprovalSettings()
     sandbox: SandboxSettings = SandboxSettings()
     context_window: int | None = None
+    tool_search: bool = True
+    tool_search_percent: int = 10
     reasoning: str | None = None
     ui: UiSettings = UiSettings()
     providers: Mapping[str, ProviderSettings] = NONE
@@ -148,6 +151,8 @@ def settings_from(data: Mapping[str, Any]) -> Settings:
             SandboxSettings, data.get("sandbox", {}), read=tuple, write=tuple, env=tuple
         ),
         context_window=data.get("context_window"),
+        tool_search=data.get("tool_search", True),
+        tool_search_percent=data.get("tool_search_percent", 10),
         reasoning=data.get("reasoning"),
         ui=_table(UiSettings, data.get("ui", {})),
         providers={
