@@ -311,7 +311,20 @@ class _Run:
             tools_saved=self.offer.saved_tokens,
         )
 
+    async def _learn_window(self) -> None:
+        """Tool search decides by the model's window: ask the endpoint for it (once; it
+        is remembered) when MCP tools are offered and it is not known yet."""
+        keeper = self.settings.context
+        if keeper is None or self.settings.tool_search is None or keeper.windows.known():
+            return
+        if self.toolkit is None or not any(
+            tool.source.startswith("mcp") for tool in self.toolkit.tools()
+        ):
+            return
+        await self.control.race(keeper.windows.resolve(self.outgoing().fetch_json))
+
     async def model_turn(self, stream: bool) -> AsyncGenerator[Event]:
+        await self._learn_window()
         if self.toolkit is not None and self.toolkit.sources:
             async with contextlib.aclosing(self._tools_now(self.toolkit)) as events:
                 async for event in events:
