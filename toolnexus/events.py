@@ -11,6 +11,7 @@ from .types import (
     CompactingEvent,
     CompactionEvent,
     DoneEvent,
+    McpLogEvent,
     PendingEvent,
     ReasoningEvent,
     Request,
@@ -148,6 +149,10 @@ def tool_progress_event(
         "progress": progress,
         "total": total,
     }
+
+
+def mcp_log_event(server: str, message: str) -> McpLogEvent:
+    return {"type": "mcp_log", "server": server, "message": message}
 
 
 def tool_output_event(call_id: str, name: str, text: str) -> ToolOutputEvent:

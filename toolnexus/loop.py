@@ -28,6 +28,7 @@ from .events import (
     add_usage,
     compacting_event,
     done_event,
+    mcp_log_event,
     pending_event,
     reasoning_event,
     text_event,
@@ -51,6 +52,7 @@ from .types import (
     AssistantMessage,
     EndpointFields,
     Event,
+    McpLogEvent,
     Message,
     OutputEvent,
     Request,
@@ -466,6 +468,7 @@ class _Run:
                 on_progress=progress.reporter(call),
                 questions=self.questions,
                 on_output=progress.printer(call),
+                on_log=progress.logger,
             )
             for call in calls
         ]
@@ -522,7 +525,7 @@ class _Run:
 
     async def _progress_until(
         self, running: asyncio.Future[Any], progress: _Progress
-    ) -> AsyncGenerator[ToolProgressEvent | ToolOutputEvent]:
+    ) -> AsyncGenerator[ToolProgressEvent | ToolOutputEvent | McpLogEvent]:
         """The progress the running calls report and what they print, as events, until
         `running` is done."""
         while True:
@@ -620,7 +623,7 @@ class _Progress:
     thread a tool runs in, taken in the event loop's."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.events: deque[ToolProgressEvent | ToolOutputEvent] = deque()
+        self.events: deque[ToolProgressEvent | ToolOutputEvent | McpLogEvent] = deque()
         self._loop = loop
         self._arrived: asyncio.Future[None] | None = None
 
@@ -641,13 +644,17 @@ class _Progress:
 
         return printed
 
+    def logger(self, server: str, message: str) -> None:
+        """What every call's ToolContext passes its MCP server's log messages on to."""
+        self._loop.call_soon_threadsafe(self._add, mcp_log_event(server, message))
+
     def arrival(self) -> asyncio.Future[None]:
         """Done once an event is added."""
         if self._arrived is None or self._arrived.done():
             self._arrived = self._loop.create_future()
         return self._arrived
 
-    def _add(self, event: ToolProgressEvent | ToolOutputEvent) -> None:
+    def _add(self, event: ToolProgressEvent | ToolOutputEvent | McpLogEvent) -> None:
         self.events.append(event)
         if self._arrived is not None and not self._arrived.done():
             self._arrived.set_result(None)

@@ -338,6 +338,12 @@ class ToolOutputEvent(TypedDict):
     # stderr as they came), in order; the call's `tool_result` still carries its output
 
 
+class McpLogEvent(TypedDict):
+    type: Literal["mcp_log"]
+    server: str  # the MCP server that logged it (notifications/message) while a call ran
+    message: str  # "level: logger: data", made visible
+
+
 class UsageEvent(TypedDict):
     type: Literal["usage"]
     usage: Usage
@@ -362,6 +368,7 @@ Event = (
     | WaitingEvent
     | ToolProgressEvent
     | ToolOutputEvent
+    | McpLogEvent
     | UsageEvent
     | DoneEvent
 )

@@ -357,6 +357,8 @@ class PlainRenderer:
             self._err_line(f"[waiting] {waiting_note(event)}")
         elif kind == "tool_progress":
             self._err_line(f"[progress] {progress_note(event)}")
+        elif kind == "mcp_log":
+            self._err_line(f"[log] {event['server']}: {event['message']}")
         self.err.flush()
 
     def _err_line(self, line: str) -> None:
@@ -462,6 +464,8 @@ class TerminalRenderer:
                 self.kept.add(event["id"], event["text"])
         elif kind == "tool_progress":
             self.running.report(event["id"], event["message"], event["progress"], event["total"])
+        elif kind == "mcp_log":
+            self.running.log(event["server"], event["message"])
         elif kind == "tool_result":
             self.running.finish(event["id"])
             status = result_status(event)

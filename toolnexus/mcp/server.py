@@ -374,9 +374,11 @@ class McpServer:
             self.on_change(self)
 
     def _log(self, text: str) -> None:
+        """Kept (for /mcp), and passed on as this server's log while one of its calls
+        runs (once, however many run)."""
         self.logs.append(text)
-        for context in self._calls:
-            context.report(text)
+        if self._calls:
+            self._calls[0].log(self.name, text)
 
     # -- its tools -----------------------------------------------------------------------
 
