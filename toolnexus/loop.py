@@ -42,7 +42,15 @@ from .events import (
 from .hooks import Hooks
 from .schema import OutputSchema
 from .tools.suspension import PENDING_KEY, WaitFor, declined, pending_request
-from .tools.tool import Printed, Questions, ToolContext, ToolProgress, ToolResult, to_result
+from .tools.tool import (
+    SHOWN_KEY,
+    Printed,
+    Questions,
+    ToolContext,
+    ToolProgress,
+    ToolResult,
+    to_result,
+)
 from .tools.tool_search import DEFAULT_SHARE, LOADED_KEY, TOOL_SEARCH, Offer, offer, search
 from .tools.toolkit import Toolkit
 from .transport import JsonReply, Retrying, StreamEvents, Transport
@@ -756,6 +764,7 @@ def _result_event(call: _Call, outcome: ToolResult) -> ToolResultEvent:
         outcome.changes,
         outcome.exit_code,
         outcome.signal,
+        outcome.metadata.get(SHOWN_KEY),
     )
 
 

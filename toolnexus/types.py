@@ -285,6 +285,7 @@ class ToolResultEvent(TypedDict):
     changes: NotRequired[ChangeSet]  # only when the call changed files in the workspace
     exit_code: NotRequired[int]  # only when the call ran a command and it exited
     signal: NotRequired[str]  # only when the call ran a command a signal killed ("SIGKILL")
+    shown: NotRequired[str]  # what the person sees in place of `output`, when it differs
 
 
 class PendingEvent(TypedDict):

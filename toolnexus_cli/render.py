@@ -348,7 +348,7 @@ class PlainRenderer:
         elif kind == "tool_call":
             self._err_line(f"[tool] {event['name']}({format_args(event['args'])})")
         elif kind == "tool_result":
-            self._err_line(f"{result_status(event).tag()} {preview(event['output'])}")
+            self._err_line(f"{result_status(event).tag()} {preview(person_output(event))}")
             for label in attachment_labels(event):
                 self._err_line(label)
         elif kind == "retry":
@@ -517,12 +517,13 @@ class TerminalRenderer:
 
     def _preview(self, event: Mapping[str, Any]) -> str:
         """A result's first lines; with its whole output kept, how to see it all."""
+        output = person_output(event)
         if self.kept is None:
-            return preview(event["output"])
+            return preview(output)
         from .tool_output import SHOWN_BY
 
-        self.kept.end(event["id"], event["output"])
-        return preview(event["output"], shown_by=SHOWN_BY)
+        self.kept.end(event["id"], output)
+        return preview(output, shown_by=SHOWN_BY)
 
     def show_cut(self) -> None:
         """The turn was stopped: each call it cut that printed something shows its last
@@ -576,3 +577,10 @@ class TerminalRenderer:
 
             footer = self.meter.footer(result, thread, facts)
             self.console.print(Text(visible(footer), style="dim"))
+
+
+def person_output(event: Mapping[str, Any]) -> str:
+    """A result's output as the person sees it: an MCP result's content annotated for the
+    person alone is shown, what is for the model alone is not (`shown`, when they differ)."""
+    shown = event.get("shown")
+    return shown if isinstance(shown, str) else str(event["output"])

@@ -29,7 +29,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from ..errors import ToolnexusError
-from ..tools.tool import Tool, ToolContext, ToolResult
+from ..tools.tool import SHOWN_KEY, Tool, ToolContext, ToolResult
 from ._connection import (
     ClientSide,
     Connection,
@@ -42,7 +42,7 @@ from ._connection import (
 from ._process import StderrTail
 from .auth import LOGIN_HINT, ServerTokens, TokenFile, has_own_authorization, oauth
 from .config import STARTUP_TIMEOUT, ServerSpec
-from .content import convert_content
+from .content import convert_content, person_text
 
 log = logging.getLogger("toolnexus.mcp")
 
@@ -488,7 +488,9 @@ class McpServer:
             )
         dumped = dump(result)
         text, attachments = convert_content(dumped)
-        return ToolResult(text, bool(dumped.get("isError")), meta, attachments)
+        shown = person_text(dumped)
+        metadata: dict[str, Any] = meta if shown is None else {**meta, SHOWN_KEY: shown}
+        return ToolResult(text, bool(dumped.get("isError")), metadata, attachments)
 
     async def _connected_again(self) -> bool:
         """After a remote server forgot the session (so the call never ran): a new

@@ -12,7 +12,7 @@ import typing
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, Final, Literal, Union
 
 from ..callbacks import maybe_await
 from ..content import Attachment
@@ -25,6 +25,11 @@ if typing.TYPE_CHECKING:
 # A default the toolkit fills in (`None` means "use the toolkit's").
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MAX_OUTPUT = 100_000
+
+
+# A ToolResult's metadata key: what the person is shown in place of `output` (an MCP
+# result's content annotated for the person alone, which the model does not get).
+SHOWN_KEY: Final = "shown"
 
 
 @dataclass
