@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.text import Text
 
 from toolnexus import ToolnexusError
-from toolnexus.events import tool_call_event, tool_result_event
+from toolnexus.events import tool_call_event, tool_output_event, tool_result_event
 from toolnexus.visible import visible
 
 from .approve import confirm, confirm_default_no, panel
@@ -349,10 +349,14 @@ class Repl:
         if not await confirm_default_no("run it? [y/N] "):
             return
         renderer = session.renderer = self._renderer(session)
-        renderer.event(session.redact.value(tool_call_event("written", call.name, call.args)))
-        result = await session.run_asked(call.name, call.args)
-        ran = tool_result_event("written", call.name, result.output, result.is_error)
-        renderer.event(session.redact.value(ran))  # as a turn's events are shown
+        show = session.shown_in(renderer)
+        show(tool_call_event("written", call.name, call.args))
+        result = await session.run_asked(
+            call.name,
+            call.args,
+            on_output=lambda text: show(tool_output_event("written", call.name, text)),
+        )
+        show(tool_result_event("written", call.name, result.output, result.is_error))
         renderer.end_answer()
         self.console.print(Text("(its result goes to the model as your next message)", style="dim"))
         await self.turn(result_message(call, result.output, result.is_error))

@@ -33,7 +33,7 @@ from toolnexus.context.marks import failures_in_a_row
 from toolnexus.errors import IdleTimeout
 from toolnexus.stores import Thread, ThreadStore
 from toolnexus.tools.suspension import WaitFor
-from toolnexus.types import Answer, Request
+from toolnexus.types import Answer, Event, Request
 from toolnexus.visible import visible
 
 from .approve import (
@@ -393,6 +393,17 @@ class Session:
                     if self.renderer is not None:
                         self.renderer.event(event)
 
+    def shown_in(self, renderer: Output) -> Callable[[Event], None]:
+        """How the events of work done outside a turn (a call the person ran) show in
+        `renderer`: as a turn's do, redacted, and held while a question is open."""
+        redact_events = EventRedactor(self.redact)
+
+        def show(event: Event) -> None:
+            for shown in redact_events(event):
+                self._show(renderer, shown)
+
+        return show
+
     def _show(self, renderer: Output, event: Mapping[str, Any]) -> None:
         if self._asking:
             self._held_events.append(event)
@@ -545,7 +556,9 @@ class Session:
         names = ("client", "key", "redact", "target", "options", "wait_for", "before_tool")
         return {name: getattr(self, name) for name in (*names, "_approval")}
 
-    async def run_asked(self, name: str, args: dict[str, Any]) -> ToolResult:
+    async def run_asked(
+        self, name: str, args: dict[str, Any], on_output: Callable[[str], None] | None = None
+    ) -> ToolResult:
         """Run a call the person said yes to outside a turn (one the model wrote as text):
         deny rules hold, a tool's own question (leaving the sandbox, a file beyond the
         workspace) is asked as in a turn, Ctrl-C stops it, and what it changes is journaled
@@ -558,7 +571,7 @@ class Session:
         )
         if ruling.decision == "deny":
             return ToolResult(refusal(ruling, name, args), is_error=True)
-        context = ToolContext(call_id="asked-" + secrets.token_hex(4))
+        context = ToolContext(call_id="asked-" + secrets.token_hex(4), on_output=on_output)
 
         async def run() -> ToolResult:
             result = await self.toolkit.execute(name, args, context)

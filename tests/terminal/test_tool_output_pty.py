@@ -13,6 +13,7 @@ panel never shows it.
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import stat
@@ -25,6 +26,7 @@ from tests.support import chat_session
 from tests.support.chat_session import PROMPT
 from tests.support.cli_helpers import CLI, model_calls, tool_results
 from tests.support.pty_screen import opener
+from tests.support.stub_provider import Reply, openai_stream
 
 INTERRUPTED = "(interrupted: the partial answer is kept)"
 QUESTION = "[y]es / [n]o / [a]lways (this session):"
@@ -99,6 +101,28 @@ def test_a_running_command_s_output_shows_before_it_ends(cli, stub, signals, ope
     chat.wait_text("It ran.")
     chat.wait_prompt()
     assert tool_results(stub.requests[-1]) == ["exit code 0\nfirst-42\nsecond-42\n"]
+
+
+def test_a_call_the_model_wrote_as_text_streams_its_output_once_run(cli, stub, signals, open_chat):
+    """Seen live with Qwen 0.5B on llama.cpp, which writes its calls as text: `toolnexus
+    chat`, "run this command with bash", `y` to the offer to run the call it wrote. The
+    command's output showed only when it ended; now its lines stream into its panel as
+    they come, as a call the model made does."""
+    go = signals / "go"
+    command = f"echo first-$((6*7)); {wait_for(go)}; echo second-$((6*7))"
+    written = json.dumps({"name": "bash", "arguments": {"command": command}})
+    answers = iter([openai_stream(written), openai_stream("It ran.")])
+    stub.handler = lambda rec: next(answers) if rec.method == "POST" else Reply.error(404, "no")
+    chat = open_chat("--builtins")
+    chat.send_line("run it")
+    chat.wait_text("run it? [y/N]")
+    chat.child.send("y")
+    chat.wait(lambda: "first-42" in chat.showing(), "the first line while it runs")
+    assert "second-42" not in chat.term.text() and "It ran." not in chat.term.text()
+    go.touch()
+    chat.wait_text("It ran.")
+    chat.wait_prompt()
+    assert "first-42\nsecond-42" in stub.requests[-1].json["messages"][-1]["content"]
 
 
 def test_the_live_panel_shows_the_last_lines_cut_to_the_terminal_s_width(
