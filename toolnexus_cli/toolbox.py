@@ -45,7 +45,7 @@ async def open_toolkit(
     settings = config.settings
     functions = flags.functions or [config.path_of(f) for f in settings.functions]
     skills = flags.skills or (config.path_of(settings.skills) if settings.skills else None)
-    mcp = mcp_config(config, flags)
+    mcp = with_project_servers(config, mcp_config(config, flags))
     chosen = chosen_builtins(config, flags)
     root = workspace_root(config, flags) if chosen or mcp else None
     offered = offered_builtins(chosen, root) if root else []
@@ -73,6 +73,21 @@ def mcp_config(config: Config, flags: ToolFlags) -> str | None:
     if flags.mcp or config.settings.mcp is None:
         return flags.mcp
     return config.path_of(config.settings.mcp)
+
+
+def with_project_servers(config: Config, mcp: str | None) -> str | dict[str, Any] | None:
+    """The MCP config with a trusted project's servers added (a server of the user's keeps
+    its name)."""
+    project = config.project
+    if project is None or not project.servers:
+        return mcp
+    from toolnexus.mcp.config import load_servers
+
+    try:
+        mine = dict(load_servers(mcp)) if mcp else {}
+    except ToolnexusError as exc:
+        raise UsageError(str(exc)) from None
+    return {"mcpServers": {**project.servers, **mine}}
 
 
 def quiet_mcp_sdk() -> None:
