@@ -516,8 +516,8 @@ def _type_name(kind: type | tuple[type, ...]) -> str:
 def _where(path: Path, text: str, key: str, prefix: str = "") -> str:
     """`file:line` of the first line that sets `key`, looking inside the table `prefix`
     ("providers.b.") first (tomllib gives no positions)."""
-    pattern = re.compile(rf'^\s*(\[+[^\]]*\b{re.escape(key)}\b|"?{re.escape(key)}"?\s*=)', re.M)
-    table = re.compile(rf"^\s*\[+\s*{re.escape(prefix.rstrip('.'))}\s*\]+", re.M)
+    pattern = re.compile(rf'^[ \t]*(\[+[^\]]*\b{re.escape(key)}\b|"?{re.escape(key)}"?\s*=)', re.M)
+    table = re.compile(rf"^[ \t]*\[+\s*{re.escape(prefix.rstrip('.'))}\s*\]+", re.M)
     start = table.search(text) if prefix else None
     match = (start and pattern.search(text, start.end())) or pattern.search(text)
     if not match and prefix:  # a key of an inline table: the line of the table's own key

@@ -6,12 +6,20 @@ shows (it reads `tool_input.file_path` from the event on stdin, exit 2 blocks)."
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
 from tests.support.cli_helpers import CLI
 from tests.support.mcp_helpers import STDIO_SERVER, server_command
+
+# The repository's own server: the test MCP server, run from here.
+SERVER_SCRIPT = f"""\
+import runpy
+import sys
+
+sys.path.insert(0, {str(Path(__file__).parents[2])!r})
+runpy.run_path({STDIO_SERVER!r}, run_name="__main__")
+"""
 
 HOOK_SCRIPT = """\
 #!/usr/bin/env python3
@@ -48,7 +56,7 @@ def claude_repository(cli: CLI) -> Path:
     """The project folder the CLI runs in, made a git repository set up for Claude Code."""
     repo = cli.in_project()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    shutil.copy(STDIO_SERVER, repo / "server.py")
+    (repo / "server.py").write_text(SERVER_SCRIPT, encoding="utf-8")
     (repo / ".mcp.json").write_text(
         json.dumps({"mcpServers": {"calc": server_command(repo / "server.py")}}),
         encoding="utf-8",
