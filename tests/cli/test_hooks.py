@@ -1,0 +1,141 @@
+"""Hooks, as Claude Code runs them, against the stub model: the hook script of a
+repository set up for Claude Code (tests/support/project_repo.py, used unchanged) blocks a
+write with exit 2 and its stderr reaches the model; a hook gets the event in Claude's shape
+on stdin; a PostToolUse formatter's change is journaled with the call, so a rewind undoes
+both; a failing hook is one line; a hook leaves no process behind."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from tests.support import cli_helpers
+from tests.support.cli_helpers import model_calls, tool_results, write_files
+from tests.support.project_repo import claude_repository
+from tests.support.waiting import alive, pid_in, wait_until
+
+cli, stub = cli_helpers.cli, cli_helpers.stub
+
+RECORDER = """\
+import json, os, stat, sys
+event = json.load(sys.stdin)
+event["transcript_mode"] = oct(stat.S_IMODE(os.stat(event["transcript_path"]).st_mode))
+event["transcript"] = open(event["transcript_path"]).read()
+with open(sys.argv[1], "a") as out:
+    out.write(json.dumps(event) + "\\n")
+"""
+
+FORMATTER = """\
+import json, sys
+path = json.load(sys.stdin)["tool_input"]["file_path"]
+text = open(path).read()
+open(path, "w").write(text.upper())
+"""
+
+
+def hook_config(cli, *hooks: str) -> None:
+    cli.write_config("".join(f"[[hooks]]\n{hook}\n" for hook in hooks))
+
+
+def ask(cli, *args: str):
+    return cli.call("ask", "--builtins", "--yes", *args, "go")
+
+
+def test_a_claude_code_hook_blocks_a_write_and_the_model_reads_why(cli, stub):
+    """Repro: in a repository whose .claude/settings.json runs a PreToolUse hook on
+    Edit|Write that exits 2 for *.lock files, trust it and let the model write yarn.lock:
+    the file is not written and the model reads the hook's stderr; notes.txt is written."""
+    repo = claude_repository(cli)
+    assert cli.call("trust").code == 0
+    model_calls(
+        stub,
+        [
+            ("write_file", {"path": "yarn.lock", "content": "# lock\n"}),
+            ("write_file", {"path": "notes.txt", "content": "fine\n"}),
+        ],
+    )
+    r = ask(cli, "--id", "t-1")
+    assert r.code == 0, r
+    blocked, written = tool_results(stub.requests[-1])
+    assert blocked == (
+        f"blocked by a PreToolUse hook: {repo}/yarn.lock is generated: run the package "
+        "manager instead"
+    )
+    assert not (repo / "yarn.lock").exists()
+    assert (repo / "notes.txt").read_text() == "fine\n" and "blocked" not in written
+
+
+def test_a_hook_gets_the_event_as_claude_code_gives_it(cli, stub, tmp_path):
+    """Repro: a [[hooks]] PreToolUse hook with matcher "Edit" records its stdin: the tool is
+    named Edit with file_path, old_string and new_string, with the thread as session_id
+    and a 0600 JSONL export of the thread as transcript_path."""
+    repo = cli.in_project()
+    (repo / "a.txt").write_text("one\n")
+    events = tmp_path / "events.jsonl"
+    write_files(tmp_path, {"recorder.py": RECORDER})
+    hook_config(
+        cli,
+        f'event = "PreToolUse"\nmatcher = "Edit"\n'
+        f'command = "{sys.executable} {tmp_path}/recorder.py {events}"',
+    )
+    assert cli.call("ask", "hi").code == 0  # a first turn, for the transcript
+    model_calls(stub, [("edit_file", {"path": "a.txt", "old": "one", "new": "two"})])
+    r = ask(cli, "-c")
+    assert r.code == 0, r
+    [event] = [json.loads(line) for line in events.read_text().splitlines()]
+    assert event["hook_event_name"] == "PreToolUse" and event["tool_name"] == "Edit"
+    assert event["tool_input"] == {
+        "file_path": f"{repo}/a.txt",
+        "old_string": "one",
+        "new_string": "two",
+    }
+    assert event["cwd"] == str(repo) and event["session_id"]
+    assert event["transcript_mode"] == "0o600"
+    said = [json.loads(line) for line in event["transcript"].splitlines()]
+    assert {"role": "user", "content": "hi"} in said
+    assert not Path(event["transcript_path"]).exists()  # gone once the hook ran
+    assert (repo / "a.txt").read_text() == "two\n"
+
+
+def test_a_formatter_hook_is_journaled_with_the_write_and_rewind_undoes_both(cli, stub, tmp_path):
+    """Repro: a PostToolUse hook on Write that rewrites the file (a formatter); the model
+    writes notes.txt; the file holds the formatted text; `threads rewind ID 1` puts back
+    what was there before the turn (without the hook's change in the journal, the rewind
+    would refuse: the file would not be what the turn left)."""
+    repo = cli.in_project()
+    (repo / "notes.txt").write_text("old\n")
+    write_files(tmp_path, {"fmt.py": FORMATTER})
+    hook_config(
+        cli,
+        f'event = "PostToolUse"\nmatcher = "Write"\ncommand = "{sys.executable} {tmp_path}/fmt.py"',
+    )
+    model_calls(stub, [("write_file", {"path": "notes.txt", "content": "hello\n"})])
+    r = ask(cli, "--id", "t-2")
+    assert r.code == 0, r
+    assert (repo / "notes.txt").read_text() == "HELLO\n"
+    rewound = cli.call("threads", "rewind", "t-2", "1")
+    assert rewound.code == 0, rewound
+    assert (repo / "notes.txt").read_text() == "old\n"
+
+
+def test_a_failing_hook_is_one_line_and_the_call_runs(cli, stub):
+    """Repro: a PreToolUse hook that exits 1: stderr says so in one line, the write runs."""
+    repo = cli.in_project()
+    hook_config(cli, 'event = "PreToolUse"\ncommand = "echo broken >&2; exit 1"')
+    model_calls(stub, [("write_file", {"path": "a.txt", "content": "x\n"})])
+    r = ask(cli)
+    assert r.code == 0, r
+    assert r.stderr == "toolnexus: hook PreToolUse exited with status 1: broken\n"
+    assert (repo / "a.txt").read_text() == "x\n"
+
+
+def test_a_hook_leaves_no_process_behind(cli, stub, tmp_path):
+    """Repro: a hook that starts a background `sleep` and exits: the sleep is ended with it."""
+    cli.in_project()
+    pid_file = tmp_path / "pid"
+    hook_config(cli, f'event = "PreToolUse"\ncommand = "sleep 300 & echo $! > {pid_file}"')
+    model_calls(stub, [("write_file", {"path": "a.txt", "content": "x\n"})])
+    assert ask(cli).code == 0
+    pid = wait_until(lambda: pid_in(pid_file), "the hook's pid")
+    wait_until(lambda: not alive(pid), "the hook's background sleep to end")
