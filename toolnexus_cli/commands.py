@@ -36,6 +36,8 @@ from .clipboard import copy_text
 from .context_commands import COMMANDS as CONTEXT_COMMANDS
 from .context_commands import ContextCommands
 from .errors import UsageError
+from .hook_commands import COMMANDS as HOOK_COMMANDS
+from .hook_commands import HookCommands
 from .journal_commands import COMMANDS as JOURNAL_COMMANDS
 from .journal_commands import JournalCommands
 from .listing import holding
@@ -69,6 +71,7 @@ COMMANDS = {
     **WORKSPACE_COMMANDS,
     **MODE_COMMANDS,
     **MCP_COMMANDS,
+    **HOOK_COMMANDS,
     "/thread": "this thread's id, title and tokens",
     "/threads": "list recent threads",
     "/switch": "continue another thread: /switch ID",
@@ -111,7 +114,13 @@ def _names_a_path(word: str) -> bool:
 
 
 class Commands(
-    ContextCommands, McpCommands, WorkspaceCommands, ModeCommands, JournalCommands, OutputCommands
+    ContextCommands,
+    McpCommands,
+    WorkspaceCommands,
+    ModeCommands,
+    JournalCommands,
+    OutputCommands,
+    HookCommands,
 ):
     def __init__(
         self,

@@ -65,3 +65,19 @@ def test_the_chat_asks_before_a_project_layer_runs_and_asks_again_after_a_change
     changed.wait_text(f"the project layer of {repo} is not used (not trusted)")
     assert "MCP server" not in changed.term.display()[-1]
     assert trusted_digests(cli)[str(repo)] == first  # still the yes to the old files
+
+
+def test_slash_hooks_lists_each_hook_with_the_file_it_comes_from(cli, open_chat, tmp_path):
+    """Repro: a [[hooks]] entry in the config and a trusted repository with a Claude Code
+    hook; in the chat, /hooks lists both, each with its event, matcher, command and file."""
+    repo = claude_repository(cli)
+    cli.write_config('[[hooks]]\nevent = "Stop"\ncommand = "notify-send done"\n')
+    assert cli.call("trust").code == 0
+    chat = open_chat()
+    chat.wait_text("1 of 1 MCP servers ready")
+    chat.send_line("/hooks")
+    chat.wait_text(f"Stop: notify-send done  ({cli.config_file}, 60 s)")
+    chat.wait_text(
+        'PreToolUse Edit|Write: python3 "$CLAUDE_PROJECT_DIR"/.claude/hooks/no_lock_files.py  '
+        f"({repo}/.claude/settings.json, 60 s)"
+    )
