@@ -139,3 +139,88 @@ def test_a_hook_leaves_no_process_behind(cli, stub, tmp_path):
     assert ask(cli).code == 0
     pid = wait_until(lambda: pid_in(pid_file), "the hook's pid")
     wait_until(lambda: not alive(pid), "the hook's background sleep to end")
+
+
+def json_hook(cli, tmp_path, event: str, matcher: str, answer: dict) -> None:
+    """A hook that answers `answer` as JSON on stdout."""
+    write_files(tmp_path, {"answer.json": json.dumps(answer)})
+    hook_config(
+        cli, f'event = "{event}"\nmatcher = "{matcher}"\ncommand = "cat {tmp_path}/answer.json"'
+    )
+
+
+def test_a_hook_that_denies_in_json_blocks_with_its_reason(cli, stub, tmp_path):
+    """Repro: a PreToolUse hook printing {"hookSpecificOutput": {"permissionDecision":
+    "deny", "permissionDecisionReason": ...}} for Bash: the command does not run, even with
+    --yes, and the model reads the reason."""
+    repo = cli.in_project()
+    json_hook(
+        cli,
+        tmp_path,
+        "PreToolUse",
+        "Bash",
+        {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": "no shell on Fridays",
+            }
+        },
+    )
+    model_calls(stub, [("bash", {"command": "touch made.txt"})])
+    assert ask(cli).code == 0
+    assert tool_results(stub.requests[-1]) == ["blocked by a PreToolUse hook: no shell on Fridays"]
+    assert not (repo / "made.txt").exists()
+
+
+def test_a_hook_can_change_a_calls_input(cli, stub, tmp_path):
+    """Repro: a PreToolUse hook on Write answering updatedInput with another content: the
+    file gets the hook's content (Claude's field names turned back into ours)."""
+    repo = cli.in_project()
+    json_hook(
+        cli,
+        tmp_path,
+        "PreToolUse",
+        "Write",
+        {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "updatedInput": {"file_path": f"{repo}/a.txt", "content": "from the hook\n"},
+            }
+        },
+    )
+    model_calls(stub, [("write_file", {"path": "a.txt", "content": "from the model\n"})])
+    assert ask(cli).code == 0
+    assert (repo / "a.txt").read_text() == "from the hook\n"
+
+
+def test_an_ask_from_a_hook_holds_where_the_rules_would_allow(cli, stub, tmp_path):
+    """Repro: a rule allowing write_file and a PreToolUse hook answering "ask": with nobody
+    to ask (a pipe, no --yes), the write is declined."""
+    repo = cli.in_project()
+    json_hook(
+        cli,
+        tmp_path,
+        "PreToolUse",
+        "Write",
+        {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask"}},
+    )
+    cli.write_config(cli.config_file.read_text() + '[approval]\nwrite_file = "allow"\n')
+    model_calls(stub, [("write_file", {"path": "a.txt", "content": "x\n"})])
+    assert cli.call("ask", "--builtins", "go").code == 0
+    assert tool_results(stub.requests[-1]) == ["declined by the person: write_file"]
+    assert not (repo / "a.txt").exists()
+
+
+def test_user_prompt_submit_adds_context_or_blocks(cli, stub, tmp_path):
+    """Repro: a UserPromptSubmit hook printing text: the model gets it after the prompt. A
+    hook exiting 2: the prompt is not sent, and the person reads why."""
+    cli.in_project()
+    hook_config(cli, 'event = "UserPromptSubmit"\ncommand = "echo the build is red"')
+    assert cli.call("ask", "hi").code == 0
+    assert stub.requests[-1].json["messages"][-1]["content"] == "hi\n\nthe build is red"
+    hook_config(cli, 'event = "UserPromptSubmit"\ncommand = "echo no secrets here >&2; exit 2"')
+    sent = len(stub.requests)
+    r = cli.call("ask", "hi")
+    assert r.code != 0 and len(stub.requests) == sent
+    assert "blocked by a UserPromptSubmit hook: no secrets here" in r.stderr
