@@ -477,8 +477,9 @@ def _validate_hooks(path: Path, text: str, hooks: Any) -> None:
                 f"{_where(path, text, 'event', 'hooks.')}: 'hooks.event' = {hook['event']!r} "
                 f"is not a known event: use one of {', '.join(HOOK_EVENTS)}"
             )
+        matcher = hook.get("matcher", "")
         try:
-            re.compile(hook.get("matcher", ""))
+            re.compile("" if matcher == "*" else matcher)  # "*": every tool, as Claude's
         except re.error as exc:
             raise UsageError(
                 f"{_where(path, text, 'matcher', 'hooks.')}: 'hooks.matcher' is not a "

@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from tests.support import cli_helpers
+from tests.support import cli_helpers, kernel
 from tests.support.cli_helpers import model_calls, tool_results, write_files
 from tests.support.project_repo import claude_repository
 from tests.support.waiting import alive, pid_in, wait_until
@@ -224,3 +224,31 @@ def test_user_prompt_submit_adds_context_or_blocks(cli, stub, tmp_path):
     r = cli.call("ask", "hi")
     assert r.code != 0 and len(stub.requests) == sent
     assert "blocked by a UserPromptSubmit hook: no secrets here" in r.stderr
+
+
+@kernel.landlock
+def test_an_allow_from_a_hook_skips_the_question_only_inside_the_sandbox(cli, stub, tmp_path):
+    """Repro: a PreToolUse hook answering "allow" for every tool, in a pipe without --yes
+    (nobody to ask): a sandboxed bash command runs, while write_file (which does not run
+    in the sandbox) is still refused for want of a person's yes."""
+    repo = cli.in_project()
+    json_hook(
+        cli,
+        tmp_path,
+        "PreToolUse",
+        "*",
+        {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}},
+    )
+    cli.write_config(cli.config_file.read_text() + '[approval]\nbash = "ask"\nwrite_file = "ask"\n')
+    model_calls(
+        stub,
+        [
+            ("bash", {"command": "echo ran"}),
+            ("write_file", {"path": "a.txt", "content": "x\n"}),
+        ],
+    )
+    r = cli.call("ask", "--builtins", "go")
+    assert r.code == 0, r
+    ran, refused = tool_results(stub.requests[-1])
+    assert ran.startswith("exit code 0\nran"), ran
+    assert not (repo / "a.txt").exists() and refused == "not approved: nobody to ask"
