@@ -113,7 +113,7 @@ def test_keys_that_are_the_users_alone_are_ignored_with_one_line(cli, stub):
         "and conversations go and how far the sandbox reaches"
     ]
     assert len(stub.requests) == 2  # the user's endpoint, the stub, got the question
-    assert "denied" in tool_results(stub.requests[1])[0]  # the project's deny rule held
+    assert tool_results(stub.requests[1])[0].startswith("denied by the rule")  # the project's
 
 
 def test_a_mistake_in_the_project_config_names_its_line(cli, stub):
