@@ -31,6 +31,7 @@ MAX_REFERENCED = 1024 * 1024 * 16  # bytes of a referenced file hashed (a bigger
 PROJECT_KEYS = ("instructions", "commands", "skills", "mcp", "hooks", "sandbox", "approval")
 PROJECT_SANDBOX_KEYS = ("read", "write")
 PROJECT_DECISIONS = ("ask", "deny")
+STRICTNESS = ("allow", "ask", "deny")
 # [approval] tables a project may add to; `outside` (leaving the sandbox) is the user's.
 PROJECT_RULE_TABLES = ("commands", "paths", "hosts")
 PROJECT_DIR_VARIABLES = ("$CLAUDE_PROJECT_DIR", "${CLAUDE_PROJECT_DIR}")
@@ -338,12 +339,16 @@ def merged_config(config: Config, layer: ProjectLayer) -> Config:
 
 
 def _merged_rules(mine: Mapping[str, Any], theirs: Mapping[str, Any]) -> dict[str, Any]:
+    """The user's rules with the project's: where both name a call, the stricter holds (a
+    project's "ask" never turns the user's "deny" into a question)."""
     rules = dict(mine)
     for name, value in theirs.items():
         if isinstance(value, Mapping):
-            rules[name] = {**rules.get(name, {}), **value}
+            rules[name] = _merged_rules(rules.get(name, {}), value)
         elif isinstance(value, list):
             rules[name] = [*rules.get(name, []), *value]
         else:
-            rules[name] = value
+            current = rules.get(name)
+            stricter = isinstance(current, str) and current in STRICTNESS
+            rules[name] = max(value, current, key=STRICTNESS.index) if stricter else value
     return rules

@@ -164,3 +164,15 @@ def test_a_sandboxed_command_cannot_change_what_the_person_trusted(cli, stub):
     assert (repo / "scripts" / "format.py").read_text() == "print('formatted')\n"
     assert "curl" not in (repo / ".toolnexus" / "config.toml").read_text()
     assert (repo / "notes.txt").read_text() == "fine\n"
+
+
+def test_a_project_rule_never_loosens_the_users(cli, stub):
+    """Repro: your config denies fetch_url; a trusted project says fetch_url = "ask": the
+    call is still denied (with --yes too), where a question could have let it through."""
+    repo = cli.in_project()
+    cli.write_config('[approval]\nfetch_url = "deny"\n')
+    write_files(repo, {".toolnexus/config.toml": '[approval]\nfetch_url = "ask"\n'})
+    assert cli.call("trust").code == 0
+    model_calls(stub, [("fetch_url", {"url": "https://example.com/"})])
+    assert cli.call("ask", "--builtins", "--yes", "hi").code == 0
+    assert tool_results(stub.requests[-1])[0].startswith("denied by the rule")
