@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from tests.support import cli_helpers, kernel
-from tests.support.cli_helpers import model_calls, tool_results, write_files
+from tests.support.cli_helpers import DEFAULT_ANSWER, model_calls, tool_results, write_files
 from tests.support.project_repo import claude_repository
 from tests.support.waiting import alive, pid_in, wait_until
 
@@ -252,3 +252,24 @@ def test_an_allow_from_a_hook_skips_the_question_only_inside_the_sandbox(cli, st
     ran, refused = tool_results(stub.requests[-1])
     assert ran.startswith("exit code 0\nran"), ran
     assert not (repo / "a.txt").exists() and refused == "not approved: nobody to ask"
+
+
+def test_session_start_context_goes_with_the_first_question_and_stop_runs_after(
+    cli, stub, tmp_path
+):
+    """Repro: a SessionStart hook printing text and a Stop hook recording its event: the
+    first question carries the text, and the Stop hook ran once the answer was in."""
+    cli.in_project()
+    events = tmp_path / "events.jsonl"
+    write_files(tmp_path, {"recorder.py": RECORDER})
+    hook_config(
+        cli,
+        'event = "SessionStart"\ncommand = "echo on branch main"',
+        f'event = "Stop"\ncommand = "{sys.executable} {tmp_path}/recorder.py {events}"',
+    )
+    assert cli.call("ask", "hi").code == 0
+    assert stub.requests[-1].json["messages"][-1]["content"] == "hi\n\non branch main"
+    [stop] = [json.loads(line) for line in events.read_text().splitlines()]
+    assert stop["hook_event_name"] == "Stop" and stop["stop_hook_active"] is False
+    said = [json.loads(line) for line in stop["transcript"].splitlines()]
+    assert said[-1] == {"role": "assistant", "content": DEFAULT_ANSWER}
