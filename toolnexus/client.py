@@ -33,6 +33,9 @@ from .wire.base import check_reasoning, endpoint_tag
 if TYPE_CHECKING:
     import httpx2
 
+    from .budget import Budget
+    from .context.pricing import Price
+
 FALLBACK_KEY_ENV = "OPENROUTER_API_KEY"
 PROPS_TIMEOUT_S = 3.0  # what the server says of itself is worth a short wait, no more
 DEFAULT_CONTEXT = ContextPolicy()
@@ -326,6 +329,8 @@ def create_client(
     idle_timeout_s: float | None = None,
     provider: str | None = None,
     dialect: str | None = None,
+    budget: Budget | None = None,
+    price: Price | None = None,
 ) -> Client:
     """A client for one endpoint. `reasoning` ("off", "low", "medium", "high") asks the
     model to think, in each style's own terms; `request_params` are body keys sent as given,
@@ -349,7 +354,11 @@ def create_client(
 
     `timeouts` and `retries` (a `Retries`, or just the count) are in seconds; the older
     keywords (`retry_base_ms`, `on_error`, `timeout_ms`,
-    `connect_timeout_s`, `idle_timeout_s`) still work and set their field."""
+    `connect_timeout_s`, `idle_timeout_s`) still work and set their field.
+
+    `budget` (toolnexus.budget.Budget) is checked before each model call against its worst
+    case at `price` (the model's), and what each call cost is spent from it; a call that
+    could pass it ends the run with BudgetExceeded. Without a price it cannot be enforced."""
     if not base_url:
         raise ValueError("base_url is required, e.g. 'https://api.openai.com/v1'")
     check_endpoint(base_url)
@@ -401,6 +410,8 @@ def create_client(
         prompt_cache=prompt_cache,
         base_url=base_url,
         endpoint=endpoint_tag(base_url, provider),
+        budget=budget,
+        price=price,
     )
     keeper = ContextKeeper(
         with_window(context or DEFAULT_CONTEXT, context_window), base_url=base_url, model=model

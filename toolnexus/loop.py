@@ -12,12 +12,14 @@ import json
 from collections import deque
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ._control import RunControl
 from .bounded_json import TooDeep, loads_bounded
+from .budget import Budget, call_worst_case
 from .callbacks import maybe_await
 from .content import Prompt, user_content, with_attachments
+from .context._estimate import message_tokens, text_tokens
 from .context.keeper import ContextKeeper, Outgoing
 from .context.marks import INTERRUPTED_KEY, mark_refused_turn, notice, sendable
 from .context.plan import Draft
@@ -67,6 +69,9 @@ from .wire import ModelReply, StreamAssembler, WireStyle
 from .wire._common import text_of, unique_call_ids
 from .wire.base import RequestOptions, check_reasoning
 
+if TYPE_CHECKING:
+    from .context.pricing import Price
+
 CANCELLED_TOOL_OUTPUT = "error: the run was interrupted before this tool finished"
 # After what a call printed before the run was stopped, by why it stopped (RunControl.reason).
 _CUT_NOTES = {
@@ -101,6 +106,8 @@ class LoopSettings:
     prompt_cache: bool = True
     base_url: str | None = None  # where the server says what it is (llama.cpp's /props)
     endpoint: str = ""  # its endpoint_tag: what a turn's endpoint sent goes back to it alone
+    budget: Budget | None = None  # checked before each model call, at `price`
+    price: Price | None = None  # the model's; None: no budget can be enforced
 
 
 @dataclass
@@ -343,6 +350,8 @@ class _Run:
             stream=stream,
             options=self.options,
         )
+        if settings.budget is not None and settings.price is not None:
+            settings.budget.check(self._worst_case(request, body, settings.price))
         self.assembler = assembler = settings.wire.new_stream()
         reply: ModelReply | None = None
         replies = settings.transport.send(
@@ -393,11 +402,25 @@ class _Run:
             message = settings.wire.continued(paused, message)
         self.messages.append(message)
         self.reply_usage = reply.usage
+        if settings.budget is not None and settings.price is not None:
+            from .context.pricing import cost
+
+            settings.budget.spend(cost(reply.usage, settings.price))
         add_usage(self.result.usage, reply.usage)
         self.result.finish_reason = reply.finish_reason
         self.unfinished = settings.wire.why_unfinished(reply)
         self.paused = reply.finish_reason in settings.wire.pause_reasons
         yield usage_event(self.result.usage)
+
+    def _worst_case(self, request: dict[str, Any], body: dict[str, Any], price: Price) -> float:
+        """The most this request can cost: its prompt (estimated) and its reply limit."""
+        prompt = (
+            sum(message_tokens(m) for m in request["messages"])
+            + text_tokens(self.system)
+            + text_tokens(json.dumps(request["tools"]))
+        )
+        limit = body.get(self.settings.wire.reply_budget_key)
+        return call_worst_case(prompt, limit if isinstance(limit, int) else None, price)
 
     def _as_kept(self, reply: ModelReply) -> AssistantMessage:
         """The reply's message as the thread keeps it: what its endpoint sent to go back

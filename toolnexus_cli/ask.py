@@ -138,6 +138,11 @@ def run_ask(config: Config, options: AskOptions) -> int:
         model_note = await session.model_note()
         if model_note:
             sys.stderr.write(model_note + "\n")
+        for problem in session.instructions.problems:
+            sys.stderr.write(f"toolnexus: {visible(problem)}\n")
+        budget_note = session.budget_note()
+        if budget_note:
+            sys.stderr.write(f"toolnexus: {visible(budget_note)}\n")
         if await unread_images(session.client, options.attachments):
             raise UsageError(f"{NOT_READ}: nothing was sent")
         turn = await session.run_turn(options.parts(), schema=options.schema)

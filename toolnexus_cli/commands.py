@@ -38,6 +38,8 @@ from .context_commands import ContextCommands
 from .errors import UsageError
 from .hook_commands import COMMANDS as HOOK_COMMANDS
 from .hook_commands import HookCommands
+from .init_command import COMMANDS as INIT_COMMANDS
+from .init_command import InitCommands
 from .journal_commands import COMMANDS as JOURNAL_COMMANDS
 from .journal_commands import JournalCommands
 from .listing import holding
@@ -84,6 +86,7 @@ COMMANDS = {
     "/fork": "go on in a new thread with this one's messages 1..N: /fork [N]",
     "/edit": "write the next message in $EDITOR; /edit last: rewrite the last prompt (forks)",
     **CONTEXT_COMMANDS,
+    **INIT_COMMANDS,
     "/attach": "send a file or URL with the next message: /attach PATH",
     "/exit": "leave (Ctrl-D does too)",
 }
@@ -115,6 +118,7 @@ def _names_a_path(word: str) -> bool:
 
 class Commands(
     ContextCommands,
+    InitCommands,
     McpCommands,
     WorkspaceCommands,
     ModeCommands,

@@ -86,6 +86,8 @@ TOP_KEYS: dict[str, Any] = {
         "apply": str,  # "auto" (the default) or "ask": a command's changes after a yes
     },
     "context_window": int,  # tokens; also per provider and per model (the most specific wins)
+    "limits": {"max_cost": (int, float)},  # USD a chat or ask run may spend (--max-cost)
+    "instructions": {"files": list},  # names of project instruction files, first found per folder
     "reasoning": str,  # off, low, medium or high; a model's own setting wins
     "ui": {
         "markdown": bool,
@@ -161,7 +163,8 @@ class Limit(NamedTuple):
     low: int
     high: int
     what: str
-    seconds: bool = False
+    seconds: bool = False  # any number, not only whole ones
+    unit: str = "seconds"
 
     def allows(self, value: float) -> bool:
         if isinstance(value, bool):
@@ -172,7 +175,7 @@ class Limit(NamedTuple):
 
     def rule(self) -> str:
         if self.seconds:
-            return f"a number of seconds above {self.low} and at most {self.high} ({self.what})"
+            return f"a number of {self.unit} above {self.low} and at most {self.high} ({self.what})"
         return f"a whole number from {self.low} to {self.high} ({self.what})"
 
 
@@ -186,6 +189,7 @@ LIMITS = {
     "idle_timeout": Limit(0, 86_400, "a day", seconds=True),
     "retries": Limit(0, 10, "retries of a failed model call"),
     "api_key_cmd_timeout": Limit(0, 3_600, "an hour", seconds=True),
+    "max_cost": Limit(0, 1_000_000, "a budget", seconds=True, unit="USD"),
 }
 
 NOTHING_CONFIGURED = (

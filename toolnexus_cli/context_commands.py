@@ -17,7 +17,7 @@ from toolnexus.context.summary import SUMMARY_HEADER
 from toolnexus.stores import Thread
 from toolnexus.visible import visible
 
-from .context_view import context_lines, record_rule, span
+from .context_view import context_lines, instruction_lines, record_rule, span
 from .session import Session
 from .words import counted
 
@@ -42,7 +42,7 @@ class ContextCommands:
     async def context(self, arg: str) -> None:
         thread = await self.session.store.load(self.session.thread)
         report = await self.session.client.context_report(thread, self.session.toolkit)
-        for line in context_lines(report):
+        for line in context_lines(report) + instruction_lines(self.session.instructions):
             self.say(line, "")
 
     async def compact(self, arg: str) -> None:

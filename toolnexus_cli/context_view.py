@@ -15,6 +15,8 @@ if TYPE_CHECKING:
 
     from toolnexus.context.keeper import ContextReport
 
+    from .instructions import Instructions
+
 SOURCES = {
     "explicit": "set in the config",
     "overflow": "learned from an overflow error of the endpoint",
@@ -98,6 +100,19 @@ def context_lines(report: ContextReport) -> list[str]:
             "next compaction would summarize nothing: every message sent is "
             "recent, pinned or the first prompt"
         )
+    return lines
+
+
+def instruction_lines(instructions: Instructions) -> list[str]:
+    """Each project instruction file in the system prompt, with its tokens (estimated at
+    4 characters a token, its imports included)."""
+    if not instructions.files:
+        return ["project instructions: none found"]
+    lines = ["project instructions (in the system prompt):"]
+    for found in instructions.files:
+        imports = len(found.sources) - 1
+        also = f", with {counted(imports, 'import')}" if imports else ""
+        lines.append(f"  {found.path}: ~{tokens(-(-len(found.text) // 4))} tokens{also}")
     return lines
 
 

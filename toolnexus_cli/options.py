@@ -100,6 +100,7 @@ class RunOptions(NamedTuple):
     reasoning: str | None = None  # --reasoning: over the config's
     compact: bool = True  # --no-compact: a thread too long for the window is an error
     idle_timeout: float | None = None  # --idle-timeout: over the config's
+    max_cost: float | None = None  # --max-cost: over the config's [limits] max_cost
 
 
 # name -> (annotation, default), in the order `--help` lists them.
@@ -179,6 +180,18 @@ SHARED: dict[str, tuple[Any, Any]] = {
                 help="How long the endpoint may send nothing "
                 "before the reply is given up and asked again (default 60; a busy local server "
                 "reading in a long prompt may need more).",
+            ),
+        ],
+        None,
+    ),
+    "max_cost": (
+        Annotated[
+            float | None,
+            typer.Option(
+                "--max-cost",
+                metavar="USD",
+                help="Stop before a model call that could take the spending past USD "
+                "(needs the model's price in the config).",
             ),
         ],
         None,

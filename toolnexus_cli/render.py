@@ -135,6 +135,7 @@ class FooterFacts(NamedTuple):
     price: Price | None = None  # the model's, when the config gives one
     thread_usage: Usage | None = None  # the thread's usage summed over its turns, this one in
     approvals_off: bool = False  # --yes: tool calls that would ask run without a question
+    budget: tuple[float, float] | None = None  # USD spent and the limit, under --max-cost
 
 
 NO_FACTS = FooterFacts()
@@ -156,6 +157,7 @@ class Figures(NamedTuple):
     turn_cost: float | None = None  # USD; None when no price is known
     thread_cost: float | None = None
     approvals_off: bool = False
+    budget: tuple[float, float] | None = None  # USD spent in the session and its limit
 
 
 def run_figures(
@@ -193,6 +195,7 @@ def run_figures(
         turn_cost=turn_cost,
         thread_cost=thread_cost,
         approvals_off=facts.approvals_off,
+        budget=facts.budget,
     )
 
 
@@ -222,6 +225,9 @@ def footer_text(figures: Figures) -> str:
     )
     if thread:
         parts.append(f"thread {thread}")
+    if figures.budget is not None:
+        spent, limit = figures.budget
+        parts.append(f"{money(spent)} of {money(limit)} budget")
     if figures.stopped:
         parts.append(figures.stopped)
     if figures.approvals_off:

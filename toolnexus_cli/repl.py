@@ -182,6 +182,11 @@ class Repl:
         model_note = await session.model_note()
         if model_note:
             self.console.print(Text(model_note, style="yellow"))
+        for problem in session.instructions.problems:
+            self.console.print(Text(visible(problem), style="yellow"))
+        budget_note = session.budget_note()
+        if budget_note:
+            self.console.print(Text(visible(budget_note), style="yellow"))
         if session.options.thread or session.options.continue_last:
             self.commands.show_last_exchange(await session.store.load(session.thread))
 
@@ -300,6 +305,8 @@ class Repl:
         except ToolnexusError as exc:
             self.console.print(Text(visible(f"error: {exc} (not sent)"), style="bold red"))
             return
+        for changed in await self.session.reread_instructions():
+            self.console.print(Text(visible(f"({changed} changed: read again)"), style="dim"))
         with self.typed.during_turn():
             turn = await self.session.run_turn([prompt, *attached] if attached else prompt)
             await self._show_end(turn)

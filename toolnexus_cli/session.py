@@ -11,6 +11,7 @@ import os
 import secrets
 import signal
 from collections.abc import Awaitable, Callable, Iterator, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 from toolnexus import (
@@ -44,6 +45,7 @@ from .approve import (
 from .config import LIMITS, Config, Target, cache_dir, data_dir, resolve_target
 from .errors import UsageError
 from .hooks_run import HookRunner
+from .instructions import Instructions, project_instructions
 from .keys import KeyChoice, check_provider_headers, choose_key
 from .listing import latest_holding
 from .mcp_requests import answer_mcp_requests
@@ -68,6 +70,7 @@ from .workspace import workspace_root
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from toolnexus.budget import Budget
     from toolnexus.journal.changes import ChangeSet
     from toolnexus.mcp import McpServer
     from toolnexus.tools.approval import AskUser
@@ -135,6 +138,7 @@ class Session:
         self.mcp_wait = mcp_wait
         self.on_server = on_server or self._warn_if_failed
         self.target = self._resolve(options)  # config errors before anything opens
+        self.budget = session_budget(config, options)  # every turn and subagent spends from it
         self.console = console
         self.interrupts = Interrupts()
         self.renderer: Output | None = None
@@ -148,6 +152,7 @@ class Session:
         self._approval: Any = None  # the approval hook, when a person answers its questions
         self._output = output
         self._resources = contextlib.AsyncExitStack()
+        self.instructions = Instructions()  # the project's, read as the session opens
 
     def _resolve(self, options: RunOptions) -> Target:
         """The config's target, with the command line's request options (-o) over the
@@ -210,6 +215,7 @@ class Session:
             self._stored,
             lambda: self.thread,
         )
+        self.instructions = await asyncio.to_thread(project_instructions, self.config)
         self._connect(self.target)
         resources.push_async_callback(lambda: self.client.aclose())
         answer_mcp_requests(self)
@@ -266,8 +272,14 @@ class Session:
             lambda: approval_policy(self.config, self.toolkit),
             asker,
         )
+        system = "\n\n".join(p for p in (target.system, self.instructions.section()) if p)
         client, self.key, self.redact = make_client(
-            target, self.store, hooks=hooks, wait_for=wait_for, compact=self.options.compact
+            dataclasses.replace(target, system=system or None),
+            self.store,
+            hooks=hooks,
+            wait_for=wait_for,
+            compact=self.options.compact,
+            budget=self.budget,
         )
         self.client: Client = client
         self.target = target
@@ -278,6 +290,19 @@ class Session:
         options = self.options._replace(**changes)
         # in a thread: resolving may ask the endpoints which models they serve
         await self._reconnect(options, await asyncio.to_thread(self._resolve, options))
+
+    async def reread_instructions(self) -> list[Path]:
+        """Before a turn: read the project instructions again if a file they came from
+        changed (or one appeared where none was); the files that changed."""
+        before = self.instructions
+        now = await asyncio.to_thread(project_instructions, self.config)
+        if now.stamps == before.stamps and now.files == before.files:
+            return []
+        self.instructions = now
+        await self._reconnect(self.options, self.target)
+        paths = {**before.stamps, **now.stamps}
+        changed = [path for path in paths if before.stamps.get(path) != now.stamps.get(path)]
+        return changed or [found.path for found in now.files]
 
     async def model_note(self) -> str | None:
         """When the model was named (--model, /model) and neither the config nor the model
@@ -443,6 +468,8 @@ class Session:
         except ToolnexusError as exc:
             self._show_held(redact_events, renderer)
             again = await self._refused_again(exc)
+            if exc.kind == "budget":
+                again = f"; the thread is kept: --id {self.thread} with a larger --max-cost goes on"
             line = self.redact.line(f"error: {explain_error(exc, self.key)}{again}")
             status = exc.status if isinstance(exc, ProviderError) else None
             return Turn(
@@ -583,6 +610,17 @@ class Session:
             price=self.target.price,
             thread_usage=info.usage if info else None,
             approvals_off=self.options.yes and bool(len(self.toolkit)),
+            budget=(self.budget.spent, self.budget.limit) if self.budget else None,
+        )
+
+    def budget_note(self) -> str | None:
+        """When a budget is set but the model's price is unknown: that it cannot be held."""
+        if self.budget is None or self.target.price is not None:
+            return None
+        return (
+            f"no price is known for {self.target.model}: the budget of "
+            f"${self.budget.limit:g} cannot be enforced (give the model a price in "
+            f"{self.config.path}, e.g. price = {{ input = 2.5, output = 10 }})"
         )
 
     @staticmethod
@@ -591,6 +629,18 @@ class Session:
         for event in redact_events.flush():
             renderer.event(event)
         renderer.end_answer()
+
+
+def session_budget(config: Config, options: RunOptions) -> Budget | None:
+    """The budget --max-cost or the config's [limits] max_cost sets (None: no limit)."""
+    limit = options.max_cost if options.max_cost is not None else config.settings.limits.max_cost
+    if limit is None:
+        return None
+    if not LIMITS["max_cost"].allows(limit):
+        raise UsageError(f"--max-cost must be {LIMITS['max_cost'].rule()}")
+    from toolnexus.budget import Budget
+
+    return Budget(limit)
 
 
 def open_store(config: Config) -> ThreadStore:
@@ -629,6 +679,7 @@ def make_client(
     hooks: dict[str, Any] | None = None,
     wait_for: WaitFor | None = None,
     compact: bool = True,
+    budget: Budget | None = None,
 ) -> tuple[Client, KeyChoice, Redactor]:
     """The client for `target`, the key it uses (for error hints) and the redactor of
     every secret the run holds. With `compact`, older turns are summarized when a thread
@@ -661,6 +712,8 @@ def make_client(
             context_window=target.context_window,
             provider=target.provider,
             dialect=target.dialect,
+            budget=budget,
+            price=target.price,
         )
     except ValueError as exc:  # a base URL or header no request could carry
         raise UsageError(str(exc)) from None

@@ -75,6 +75,22 @@ class HookSettings(NamedTuple):
     source: str = ""
 
 
+class LimitsSettings(NamedTuple):
+    """[limits]: `max_cost`, USD a chat or an `ask` may spend (None: no budget)."""
+
+    max_cost: float | None = None
+
+
+DEFAULT_INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", "GEMINI.md")
+
+
+class InstructionsSettings(NamedTuple):
+    """[instructions]: the names of project instruction files, in the order they are
+    looked for in each folder (the first found there is read)."""
+
+    files: tuple[str, ...] = DEFAULT_INSTRUCTION_FILES
+
+
 class ProviderSettings(NamedTuple):
     """A [providers.NAME] table, over the built-in provider of that name if there is one."""
 
@@ -131,6 +147,8 @@ class Settings(NamedTuple):
     hooks: tuple[HookSettings, ...] = ()
     sandbox: SandboxSettings = SandboxSettings()
     context_window: int | None = None
+    limits: LimitsSettings = LimitsSettings()
+    instructions: InstructionsSettings = InstructionsSettings()
     reasoning: str | None = None
     ui: UiSettings = UiSettings()
     providers: Mapping[str, ProviderSettings] = NONE
@@ -162,6 +180,12 @@ def settings_from(data: Mapping[str, Any]) -> Settings:
             SandboxSettings, data.get("sandbox", {}), read=tuple, write=tuple, env=tuple
         ),
         context_window=data.get("context_window"),
+        limits=_table(LimitsSettings, data.get("limits", {}), max_cost=float),
+        instructions=_table(
+            InstructionsSettings,
+            data.get("instructions", {}),
+            files=lambda names: tuple(map(str, names)),
+        ),
         reasoning=data.get("reasoning"),
         ui=_table(UiSettings, data.get("ui", {})),
         providers={

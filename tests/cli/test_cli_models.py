@@ -197,7 +197,7 @@ def test_model_names_for_chat_completion_come_from_the_cache(as_user, stub):
 
     # The chat's prompt offers them after "/model ", and commands at the start.
     completer = prompt_session(COMMANDS, names).completer
-    for text, offered in (("/model up:ro", ["up:router/m"]), ("/mo", ["/model"])):
+    for text, offered in (("/model up:ro", ["up:router/m"]), ("/mode", ["/model", "/mode"])):
         found = completer.get_completions(Document(text, len(text)), CompleteEvent())
         assert [c.text for c in found] == offered
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from tests.support import kernel
-from tests.support.cli_helpers import Result, model_calls
+from tests.support.cli_helpers import Result, model_calls, tool_results
 
 pytestmark = kernel.landlock
 CALLS = [("bash", {"command": "exit 3"}), ("bash", {"command": "kill -TERM $$"})]
@@ -48,3 +48,16 @@ def test_ask_verbose_tags_each_result_with_how_its_command_ended(cli, stub):
     assert "[exit 3] exit code 3" in result.stderr, result.stderr
     assert "[killed by SIGTERM] killed by SIGTERM" in result.stderr, result.stderr
     assert "[result]" not in result.stderr
+
+
+def test_a_time_limit_of_zero_is_no_limit_in_particular(cli, stub):
+    """Seen with a small model on llama.cpp: it wrote `{"command": "...", "cwd": "",
+    "timeout": 0}` for "no folder, no limit in particular", and the command was killed at
+    once ("killed after 0 s (timeout)"). A limit of 0 (or below) now means the default."""
+    work = cli.root / "work"
+    work.mkdir()
+    model_calls(stub, [("bash", {"command": "echo ran-$((6*7))", "cwd": "", "timeout": 0})])
+    result = cli.call("ask", "--builtins", "--yes", "--root", str(work), "go")
+    assert result.code == 0, result
+    posted = [r for r in stub.requests if r.method == "POST"]
+    assert tool_results(posted[1]) == ["exit code 0\nran-42\n"]

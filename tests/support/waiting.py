@@ -17,7 +17,7 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
-WAIT_S = 30.0
+WAIT_S = 60.0
 POLL_S = 0.02
 
 

@@ -31,6 +31,8 @@ from .suspension import pending_request
 from .tool import Tool, ToolContext, ToolResult, define_tool
 from .workspace import ApprovalNeeded, Clash, Held, Refused, Workspace, approved, ask
 
+COMMAND_TIMEOUT_S = 120.0  # a bash call's time limit when the model names none
+
 MAX_LINES = 2000
 MAX_READ_BYTES = 256 * 1024  # of text, per read_file call
 MAX_EDIT_BYTES = 8 * 1024 * 1024
@@ -277,18 +279,25 @@ class Builtins:
 
     @guarded
     async def bash(
-        self, command: str, cwd: str | None = None, timeout: float = 120, *, context: ToolContext
+        self,
+        command: str,
+        cwd: str | None = None,
+        timeout: float = COMMAND_TIMEOUT_S,
+        *,
+        context: ToolContext,
     ) -> ToolResult | str:
         """Run a shell command with bash; returns its exit code and output (stdout+stderr).
 
         Args:
             command: the command line.
             cwd: the directory to run it in (default: the workspace root).
-            timeout: seconds before the command is killed.
+            timeout: seconds before the command is killed (default 120).
         """
         workspace = self.workspace
-        # models send "" (or blanks) for "no folder in particular"
+        # models send "" (or blanks) for "no folder in particular", and 0 for "no time
+        # limit in particular": neither is a folder or a limit of their own
         where = workspace.resolve(cwd) if cwd and cwd.strip() else workspace.root
+        timeout = timeout if timeout > 0 else COMMAND_TIMEOUT_S
         sandbox, leaving = workspace.sandbox, f"outside:{command}"
         rule = workspace.outside.decide(command)
         outside = approved(context, leaving) or rule == "allow"
