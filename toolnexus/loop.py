@@ -83,6 +83,8 @@ _CUT_NOTES = {
 # On an assistant message: {call id: its arguments as the model wrote them}, for the calls
 # whose arguments were not a JSON object; the call itself carries "{}" instead.
 UNREADABLE_ARGUMENTS_KEY: Final = "unreadable_arguments"
+# On a ToolResult's metadata: the usage of the model calls a tool made (a subagent's)
+TOOL_USAGE_KEY: Final = "usage"
 _OUTPUT_EVENTS = frozenset({"text", "reasoning", "tool_call"})  # seen: a turn is not retried
 
 
@@ -181,6 +183,7 @@ async def agent_loop(
                 async for event in events:
                     yield event
             run.stop_on_repeated_failure(calls)
+        add_usage(result.usage, run.tools_usage)
         yield done_event(result)
     except ToolnexusError as exc:
         if run.assembler is not None:
@@ -218,6 +221,9 @@ class _Run:
         self.calls_left = settings.max_tool_calls_per_run
         self.reply_usage: Usage = {}  # what the endpoint counted for the last model call
         self.questions = Questions()  # what its calls asked a person
+        # what tools that ran a model counted (subagents), added to the run's at its end,
+        # after the usage snapshots, which are of this run's own model calls
+        self.tools_usage: Usage = {}
 
     def _take_tools(self) -> None:
         """The tools offered now, as this style sends them, and the system prompt with
@@ -498,6 +504,7 @@ class _Run:
             for call, outcome in zip(calls, outcomes, strict=True):
                 self.messages.append(_tool_message(call, outcome))
         for call, outcome in zip(calls, outcomes, strict=True):
+            add_usage(self.tools_usage, outcome.metadata.get(TOOL_USAGE_KEY) or {})
             yield _result_event(call, outcome)
             req = pending_request(outcome)
             if req is not None and self.result.status != "pending":

@@ -6,13 +6,13 @@ import copy
 import gc
 import sys
 import warnings
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from toolnexus import __version__
 
-from .config import load_config
+from .config import Config, load_config
 from .errors import UsageError
 from .options import (
     ApproveOpt,
@@ -28,6 +28,9 @@ from .options import (
     tool_flags,
     two_value_options,
 )
+
+if TYPE_CHECKING:
+    from .custom_commands import CustomCommand
 
 app = typer.Typer(
     name="toolnexus",
@@ -80,7 +83,13 @@ def fail_run(exc: Exception) -> None:
 @run_options
 def ask(
     run: RunOptions,
-    prompt: Annotated[str | None, typer.Argument(help="What to ask.")] = None,
+    words: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="What to ask (words are joined by spaces); /NAME ARGS runs your command NAME.",
+            metavar="PROMPT",
+        ),
+    ] = None,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print one JSON object at the end.")
     ] = False,
@@ -125,6 +134,8 @@ def ask(
     from toolnexus import ToolnexusError
 
     from .ask import AskOptions, compose_prompt, run_ask
+
+    prompt = " ".join(words) if words else None
     from .attach import load_attachment
     from .structured import read_schema
 
@@ -136,21 +147,37 @@ def ask(
         attachments = [load_attachment(spec) for spec in attach or ()]
         shape = schema_multi if schema_multi is not None else schema
         wanted = read_schema(shape, many=schema_multi is not None) if shape is not None else None
-        text = compose_prompt(prompt, sys.stdin, attached=bool(attachments))
+        config = load_config(run.config)
+        command, arguments = None, ""
+        if prompt is not None and prompt.startswith("/"):
+            command, rest = asked_command(config, run, prompt)
+            arguments, prompt = (rest, None) if command is not None else ("", rest)
+        text = compose_prompt(prompt, sys.stdin, attached=bool(attachments) or bool(command))
         options = AskOptions(
             prompt=text,
+            command=command,
+            arguments=arguments,
             verbose=verbose,
             run=run,
             attachments=attachments,
             schema=wanted,
             output="json" if json_out else "events" if events else "auto",
         )
-        code = run_ask(load_config(run.config), options)
+        code = run_ask(config, options)
     except UsageError as exc:
         fail_usage(exc)
     except ToolnexusError as exc:
         fail_run(exc)
     raise typer.Exit(code)
+
+
+def asked_command(config: Config, run: RunOptions, prompt: str) -> tuple[CustomCommand | None, str]:
+    """`ask /name ARGS`: the custom command it runs and ARGS; else none and the prompt.
+    (The chat's own commands are not there to shadow one.)"""
+    from .command_turns import command_book
+    from .custom_commands import slash_command
+
+    return slash_command(prompt, command_book(config, run.tools, []))
 
 
 config_app = typer.Typer(help="Show, locate or create the config file.", no_args_is_help=True)

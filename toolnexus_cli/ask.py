@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import Any, NamedTuple, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 from toolnexus.content import Attachment, Prompt
 from toolnexus.visible import visible
 
 from .ask_output import CompactionOnStderr, JsonOutput, error_json, print_json
 from .attach import NOT_READ, check_carried, unread_images
+from .command_turns import CommandTurn, command_turn
 from .config import Config
 from .errors import UsageError
 from .options import RunOptions, go_on_command
@@ -27,6 +28,9 @@ from .structured import SchemaOutput
 from .theme import terminal_ui
 from .toolbox import change_view, sandbox_line
 from .workspace import ASK_WAY_OUT, home_line, refuse_builtins_at_home
+
+if TYPE_CHECKING:
+    from .custom_commands import CustomCommand
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -76,6 +80,8 @@ class AskOptions(NamedTuple):
     run: RunOptions = RunOptions()
     attachments: Sequence[Attachment] = ()
     schema: dict[str, Any] | None = None  # --schema: the answer is JSON following it
+    command: CustomCommand | None = None  # `ask /name ARGS`: the custom command it runs
+    arguments: str = ""  # ARGS; `prompt` is then what was piped in
 
     def parts(self) -> Prompt:
         """The prompt as sent: its text, then the attachments."""
@@ -143,9 +149,22 @@ def run_ask(config: Config, options: AskOptions) -> int:
         budget_note = session.budget_note()
         if budget_note:
             sys.stderr.write(f"toolnexus: {visible(budget_note)}\n")
-        if await unread_images(session.client, options.attachments):
+        asked = options
+        command = CommandTurn(options.prompt, [])
+        if options.command is not None:
+            command = await command_turn(session, options.command, options.arguments)
+            for line in command.notes:
+                sys.stderr.write(f"toolnexus: {line}\n")
+            piped = f"\n\n{options.prompt}" if options.prompt.strip() else ""
+            asked = options._replace(
+                prompt=command.prompt + piped,
+                attachments=[*options.attachments, *command.attachments],
+            )
+            check_carried(session.target, asked.attachments)
+        if await unread_images(session.client, asked.attachments):
             raise UsageError(f"{NOT_READ}: nothing was sent")
-        turn = await session.run_turn(options.parts(), schema=options.schema)
+        async with session.for_one_turn(model=command.model, tools=command.tools):
+            turn = await session.run_turn(asked.parts(), schema=options.schema)
         if turn.status == "cancelled":
             go_on = go_on_command("ask", session.thread, options.run.config)
             sys.stderr.write(

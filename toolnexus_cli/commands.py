@@ -33,6 +33,7 @@ from toolnexus.visible import visible
 from .attach import NOT_READ, check_carried, load_attachment, unread_images
 from .chat_markdown import code_blocks
 from .clipboard import copy_text
+from .command_turns import CommandTurn, command_book, command_turn
 from .context_commands import COMMANDS as CONTEXT_COMMANDS
 from .context_commands import ContextCommands
 from .errors import UsageError
@@ -62,6 +63,8 @@ from .workspace_commands import WorkspaceCommands
 
 if TYPE_CHECKING:
     from toolnexus import Message
+
+    from .custom_commands import CustomCommand
 
 COMMANDS = {
     "/help": "show this list",
@@ -138,15 +141,19 @@ class Commands(
         self.ui = ui or session.config.settings.ui  # the terminal's (with its code theme)
         self.kept = kept or KeptOutputs()  # what the chat's tool calls printed
         self.attached: list[Attachment] = []  # /attach: for the next message
+        self.custom = command_book(session.config, session.options.tools, list(COMMANDS))
 
     def take_attached(self) -> list[Attachment]:
         """The attachments queued for the message being sent (and none for the next)."""
         taken, self.attached = self.attached, []
         return taken
 
-    async def run(self, text: str) -> str | None:
+    async def run(self, text: str) -> str | CommandTurn | None:
         name, _, arg = text.partition(" ")
         handler = getattr(self, name[1:], None) if name in COMMANDS else None
+        custom = self.custom.get(name)
+        if handler is None and custom is not None:
+            return await self.custom_command(custom, arg)
         if handler is None and is_prompt_command(self.session.toolkit, name):
             return await self.mcp_prompt(name, arg)
         if handler is None:
@@ -165,9 +172,32 @@ class Commands(
         self.console.print(Text(visible(message), style=style))
 
     async def help(self, arg: str) -> None:
-        width = max(map(len, COMMANDS))
+        width = max(map(len, [*COMMANDS, *self.custom.commands]))
         for name, text in COMMANDS.items():
             self.console.print(Text.assemble((name.ljust(width), "bold"), f" {text}"))
+        if self.custom.commands:
+            self.say("your commands (prompt files):")
+        for name, command in self.custom.commands.items():
+            about = " ".join(filter(None, (command.argument_hint, command.description)))
+            self.console.print(
+                Text.assemble((visible(name).ljust(width), "bold"), f" {visible(about)}")
+            )
+        for note in self.custom.notes:
+            self.say(note)
+
+    async def custom_command(self, command: CustomCommand, arg: str) -> CommandTurn | None:
+        """A custom command's turn; None, said in one line, when it cannot be sent."""
+        try:
+            turn = await command_turn(self.session, command, arg.strip())
+        except UsageError as exc:
+            self.say(str(exc), "yellow")
+            return None
+        for note in turn.notes:
+            self.say(note)
+        if turn.model is not None:
+            self.say(visible(f"{command.name}: model {turn.model} for this turn"))
+        self.attached += turn.attachments
+        return turn
 
     async def exit(self, arg: str) -> str:
         return "exit"

@@ -88,6 +88,7 @@ TOP_KEYS: dict[str, Any] = {
     "context_window": int,  # tokens; also per provider and per model (the most specific wins)
     "limits": {"max_cost": (int, float)},  # USD a chat or ask run may spend (--max-cost)
     "instructions": {"files": list},  # names of project instruction files, first found per folder
+    "subagents": {"max_parallel": int},  # subagents of the task tool running at once
     "reasoning": str,  # off, low, medium or high; a model's own setting wins
     "ui": {
         "markdown": bool,
@@ -188,6 +189,7 @@ LIMITS = {
     "timeout": Limit(0, 86_400, "a day", seconds=True),
     "idle_timeout": Limit(0, 86_400, "a day", seconds=True),
     "retries": Limit(0, 10, "retries of a failed model call"),
+    "max_parallel": Limit(1, 16, "subagents at once"),
     "api_key_cmd_timeout": Limit(0, 3_600, "an hour", seconds=True),
     "max_cost": Limit(0, 1_000_000, "a budget", seconds=True, unit="USD"),
 }

@@ -46,7 +46,7 @@ class ContextCommands:
             self.say(line, "")
 
     async def compact(self, arg: str) -> None:
-        hooked = await self.session.hooks.run(
+        hooked = await self.session.hook_runner.run(
             "PreCompact", {"trigger": "manual", "custom_instructions": arg}
         )
         if hooked.blocked:

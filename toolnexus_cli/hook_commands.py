@@ -17,7 +17,7 @@ class HookCommands:
     say: Callable[..., None]
 
     async def hooks(self, arg: str) -> None:
-        hooks = self.session.hooks.hooks
+        hooks = self.session.hook_runner.hooks
         if not hooks:
             self.say(
                 "no hooks: add [[hooks]] to the config, or trust a repository that has "

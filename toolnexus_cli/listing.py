@@ -10,18 +10,21 @@ import dataclasses
 
 from toolnexus.stores import ThreadInfo, ThreadStore
 
+from .subagents import is_subagent_thread
+
 
 async def holding(
     store: ThreadStore, *, everything: bool = False, limit: int | None = None
 ) -> list[ThreadInfo]:
     """The threads newest first, each with `message_count` what it holds now (its
     unmarked messages). A thread that holds none (only failed or undone turns) is left
-    out unless `everything`."""
+    out unless `everything`; so is a subagent's transcript (`threads show` of its
+    thread links it)."""
     shown: list[ThreadInfo] = []
     for info in await store.list_threads():
         if limit is not None and len(shown) >= limit:
             break
-        if info.holds or everything:
+        if everything or (info.holds and not is_subagent_thread(info.id)):
             shown.append(dataclasses.replace(info, message_count=info.holds))
     return shown
 

@@ -15,8 +15,11 @@ from toolnexus.visible import visible
 from .approve import confirm, confirm_default_no, panel
 from .attach import pasted_image
 from .chat_tools import chat_options, tools_off_line, workspace_line
+from .command_turns import CommandTurn
 from .commands import COMMANDS, Commands, meant_as_command
 from .config import Config
+from .custom_commands import command_hint
+from .errors import UsageError
 from .mcp_prompts import attach_mentions
 from .mcp_view import status_line
 from .models import model_names
@@ -91,8 +94,9 @@ class Repl:
     async def _read_loop(self) -> int:
         session = self.session
         servers = session.toolkit.servers
+        custom = self.commands.custom.commands
         self.prompts = prompts = prompt_session(
-            COMMANDS,
+            [*COMMANDS, *custom],
             model_names(session.config),
             vi=self.ui.editing_mode == "vi",
             status=self._status,
@@ -103,6 +107,7 @@ class Repl:
                 PLAN_KEY: self.mode.go_ahead,
             },
             lent=lambda: self.pager is not None and not self.pager.done(),
+            hints={name: visible(command_hint(command)) for name, command in custom.items()},
         )
         if servers:
             from prompt_toolkit.completion import merge_completers
@@ -187,6 +192,8 @@ class Repl:
         budget_note = session.budget_note()
         if budget_note:
             self.console.print(Text(visible(budget_note), style="yellow"))
+        for note in self.commands.custom.notes:
+            self.console.print(Text(visible(note), style="dim"))
         if session.options.thread or session.options.continue_last:
             self.commands.show_last_exchange(await session.store.load(session.thread))
 
@@ -254,7 +261,9 @@ class Repl:
             outcome = await self.commands.run(text)
             if outcome == "exit":
                 return "exit"
-            if outcome:  # a prompt to send (from /retry or /edit)
+            if isinstance(outcome, CommandTurn):  # a custom command's
+                await self.turn(outcome.prompt, outcome)
+            elif outcome:  # a prompt to send (from /retry or /edit)
                 await self.turn(outcome)
         elif (image := pasted_image(text)) is not None and await confirm(
             f"attach {visible(image.name)}?"
@@ -293,9 +302,10 @@ class Repl:
         count = len(command.splitlines())
         return await confirm_default_no(f"run these {count} lines with your shell? [y/N] ")
 
-    async def turn(self, prompt: str) -> None:
+    async def turn(self, prompt: str, command: CommandTurn | None = None) -> None:
         """One exchange, its answer live on screen; a failure is one red line. What is
-        typed meanwhile is queued, and waits at the prompt if the answer did not end."""
+        typed meanwhile is queued, and waits at the prompt if the answer did not end. A
+        custom `command` picks the model and tools of this turn."""
         if self.carried:
             prompt = "\n\n".join([*self.carried, prompt])
             self.carried = []
@@ -307,9 +317,15 @@ class Repl:
             return
         for changed in await self.session.reread_instructions():
             self.console.print(Text(visible(f"({changed} changed: read again)"), style="dim"))
-        with self.typed.during_turn():
-            turn = await self.session.run_turn([prompt, *attached] if attached else prompt)
-            await self._show_end(turn)
+        model, tools = (command.model, command.tools) if command else (None, None)
+        try:
+            async with self.session.for_one_turn(model=model, tools=tools):
+                with self.typed.during_turn():
+                    turn = await self.session.run_turn([prompt, *attached] if attached else prompt)
+                    await self._show_end(turn)
+        except UsageError as exc:  # the command's model is not one this config can reach
+            self.console.print(Text(visible(f"error: {exc} (not sent)"), style="bold red"))
+            return
         for dropped in self.typed.take_dropped():
             self.console.print(Text(visible(dropped), style="dim"))
         if turn.status != "done":

@@ -10,7 +10,7 @@ import dataclasses
 import os
 import secrets
 import signal
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
@@ -55,6 +55,7 @@ from .recap import recorded_system, system_record
 from .redact import EventRedactor, RedactingStore, Redactor
 from .render import NO_FACTS, FooterFacts
 from .signals import Interrupts
+from .subagents import offer_subagents
 from .tool_hooks import with_tool_hooks
 from .toolbox import (
     approval_policy,
@@ -74,6 +75,7 @@ if TYPE_CHECKING:
     from toolnexus.journal.changes import ChangeSet
     from toolnexus.mcp import McpServer
     from toolnexus.tools.approval import AskUser
+    from toolnexus.tools.subagents import Subagents
 
     from .modes import ChatMode
 
@@ -150,6 +152,7 @@ class Session:
         self.given_system = options.system  # --system: it beats the one a thread was given
         self.declined_by_ctrl_c = False  # this turn: a question was answered with Ctrl-C
         self._approval: Any = None  # the approval hook, when a person answers its questions
+        self.subagents: Subagents | None = None  # the task tool's, when agents are defined
         self._output = output
         self._resources = contextlib.AsyncExitStack()
         self.instructions = Instructions()  # the project's, read as the session opens
@@ -209,7 +212,7 @@ class Session:
         self.store: ThreadStore = open_store(self.config)
         resources.push_async_callback(self.store.aclose)
         self.thread = await pick_thread(self.store, self.options.thread, self.options.continue_last)
-        self.hooks = HookRunner(
+        self.hook_runner = HookRunner(
             self.config.settings.hooks,
             repository_top(workspace_root(self.config, self.options.tools)),
             self._stored,
@@ -219,10 +222,11 @@ class Session:
         self._connect(self.target)
         resources.push_async_callback(lambda: self.client.aclose())
         answer_mcp_requests(self)
+        self.subagents = offer_subagents(self, resources)
         if self.options.thread or self.options.continue_last:
             await self.follow(self.thread)
         resumed = self.options.thread or self.options.continue_last
-        started = await self.hooks.run(
+        started = await self.hook_runner.run(
             "SessionStart", {"source": "resume" if resumed else "startup"}
         )
         self.hook_context = started.context  # goes with the first question
@@ -264,14 +268,18 @@ class Session:
         if mode is not None:
             mode.apply(self.toolkit)
         self.wait_for = wait_for
-        self._approval = hooks["before_tool"] if hooks and console and not yes else None
+        self.before_tool = hooks["before_tool"] if hooks else None
+        self._approval = self.before_tool if console and not yes else None
         hooks = with_tool_hooks(
-            self.hooks,
+            self.hook_runner,
             self.toolkit,
             hooks,
             lambda: approval_policy(self.config, self.toolkit),
             asker,
         )
+        if hooks:
+            hooks = {**hooks, "before_tool": self._offered_only(hooks["before_tool"])}
+        self.hooks = hooks
         system = "\n\n".join(p for p in (target.system, self.instructions.section()) if p)
         client, self.key, self.redact = make_client(
             dataclasses.replace(target, system=system or None),
@@ -283,6 +291,22 @@ class Session:
         )
         self.client: Client = client
         self.target = target
+
+    async def another_client(self, model: str) -> Client:
+        """A client for `model` (resolved as /model resolves it) with this session's
+        approval and questions, for a subagent; the caller closes it."""
+        options = self.options._replace(model=model)
+        # in a thread: resolving may ask the endpoints which models they serve
+        target = await asyncio.to_thread(self._resolve, options)
+        client, _, _ = make_client(
+            target,
+            self.store,
+            hooks=self.hooks,
+            wait_for=self.wait_for,
+            compact=False,
+            budget=self.budget,  # a subagent spends from the run's budget, at its own price
+        )
+        return client
 
     async def retarget(self, **changes: Any) -> None:
         """From the next turn on, talk with changed options (`model=`, `system=`); a
@@ -355,7 +379,22 @@ class Session:
     def asks_first(self, name: str, args: Any) -> bool:
         """Whether a person will be asked about this call before it runs (the question
         then shows it in full)."""
-        return self._approval is not None and bool(self._approval.asks(name, args))
+        offered = self.toolkit.get(name) is not None
+        return self._approval is not None and offered and bool(self._approval.asks(name, args))
+
+    def _offered_only(
+        self, approval: Callable[[dict[str, Any]], Awaitable[Any]]
+    ) -> Callable[[dict[str, Any]], Awaitable[Any]]:
+        """`approval`, except that nobody is asked about a call of a tool not offered
+        now (one a custom command's allowed-tools left out of its turn): it fails as an
+        unknown tool."""
+
+        async def before_tool(call: dict[str, Any]) -> Any:
+            if self.toolkit.get(call["name"]) is None:
+                return None
+            return await approval(call)
+
+        return before_tool
 
     def pause_output(self) -> None:
         """Stop live output, so a question about a tool call stands still."""
@@ -428,6 +467,20 @@ class Session:
             self.console.print(Text("(declined; Ctrl-C again stops the answer)", style="dim"))
         self.declined_by_ctrl_c = True
 
+    def _interrupted_in_turn(self, cancel: asyncio.Event) -> None:
+        """Ctrl-C in a turn stops it; while subagents run, the first one stops them
+        instead, and the turn goes on with what they returned."""
+        if self.subagents is not None and self.subagents.stop_running():
+            self.pause_output()
+            if self.console is not None:
+                from rich.text import Text
+
+                self.console.print(
+                    Text("(subagents stopped; Ctrl-C again stops the answer)", style="dim")
+                )
+            return
+        cancel.set()
+
     async def run_turn(self, prompt: Prompt, *, schema: dict[str, Any] | None = None) -> Turn:
         """Send `prompt` (text, or text and attachments) on the thread and stream the answer
         to a new renderer; with `schema` the answer is JSON following it. Ctrl-C cancels the
@@ -437,7 +490,7 @@ class Session:
         cancel = self.interrupts.turn = asyncio.Event()
         self.declined_by_ctrl_c = False
         loop = asyncio.get_running_loop()
-        loop.add_signal_handler(signal.SIGINT, cancel.set)
+        loop.add_signal_handler(signal.SIGINT, self._interrupted_in_turn, cancel)
         redact_events = EventRedactor(self.redact)
         try:
             prompt, blocked = await self._submitted(prompt)
@@ -459,7 +512,7 @@ class Session:
                         result = event["result"]
                         self.tokens += result.usage.get("total_tokens", 0)
                         await record_turn(self.store, self.thread, result)
-            await self.hooks.run("Stop", {"stop_hook_active": False})
+            await self.hook_runner.run("Stop", {"stop_hook_active": False})
             return Turn("done", renderer, result)
         except RunCancelled:
             self._show_held(redact_events, renderer)
@@ -487,7 +540,7 @@ class Session:
             if isinstance(prompt, str)
             else "\n".join(p for p in prompt if isinstance(p, str))
         )
-        submitted = await self.hooks.run("UserPromptSubmit", {"prompt": text})
+        submitted = await self.hook_runner.run("UserPromptSubmit", {"prompt": text})
         if submitted.blocked:
             return prompt, f"the prompt was blocked by a UserPromptSubmit hook: {submitted.reason}"
         added, self.hook_context = [*self.hook_context, *submitted.context], []
@@ -497,6 +550,48 @@ class Session:
         if isinstance(prompt, str):
             return f"{prompt}\n\n{context}", None
         return [*prompt, context], None
+
+    async def run_approved(self, name: str, args: dict[str, Any]) -> ToolResult | str:
+        """Run a call outside a turn after the approval a call in a turn gets (the mode,
+        the rules, the question; nobody to ask is a no): its result, or why it did not run
+        (refused, or the tool is not offered)."""
+        if self.toolkit.get(name) is None or self.before_tool is None:
+            return f"the {name} tool is off here"
+        last_turns, self.renderer = self.renderer, None  # its output is over: nothing live
+        try:
+            verdict = await self.before_tool({"name": name, "args": args, "id": "", "turn": 0})
+            if isinstance(verdict, dict) and "result" in verdict:
+                return str(getattr(verdict["result"], "output", verdict["result"]))
+            return await self.run_asked(name, args)
+        finally:
+            self.renderer = last_turns
+
+    @contextlib.asynccontextmanager
+    async def for_one_turn(
+        self, *, model: str | None = None, tools: Toolkit | None = None
+    ) -> AsyncIterator[None]:
+        """For the turn run inside it, `model` in place of the session's and `tools`
+        offered in place of the toolkit's (a narrower view of it); as before after it."""
+        whole, kept = self.toolkit, self._connection()
+        try:
+            if model is not None and model != self.target.model:
+                options = self.options._replace(model=model)
+                # in a thread: resolving may ask the endpoints which models they serve
+                self._connect(await asyncio.to_thread(self._resolve, options))
+                self.options = options
+            self.toolkit = tools or whole
+            yield
+        finally:
+            self.toolkit, turns = whole, self.client
+            vars(self).update(kept)  # the session's connection, as it was
+            if turns is not self.client:
+                await turns.aclose()
+
+    def _connection(self) -> dict[str, Any]:
+        """What `_connect` sets (the client, the approval hook and what it remembers...),
+        to be put back as it was."""
+        names = ("client", "key", "redact", "target", "options", "wait_for", "before_tool")
+        return {name: getattr(self, name) for name in (*names, "_approval")}
 
     async def run_asked(self, name: str, args: dict[str, Any]) -> ToolResult:
         """Run a call the person said yes to outside a turn (one the model wrote as text):

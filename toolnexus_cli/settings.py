@@ -51,6 +51,12 @@ class ToolsSettings(NamedTuple):
     mode: str = "ask"
 
 
+class SubagentSettings(NamedTuple):
+    """[subagents]: how many subagents of the task tool run at once."""
+
+    max_parallel: int = 3
+
+
 class ApprovalSettings(NamedTuple):
     """[approval]: tool-name rules, the command, path, host and outside rule tables, and
     more names of files that look like they hold secrets (`secret_files`)."""
@@ -151,6 +157,7 @@ class Settings(NamedTuple):
     instructions: InstructionsSettings = InstructionsSettings()
     reasoning: str | None = None
     ui: UiSettings = UiSettings()
+    subagents: SubagentSettings = SubagentSettings()
     providers: Mapping[str, ProviderSettings] = NONE
     models: Mapping[str, ModelEntry] = NONE
 
@@ -188,6 +195,7 @@ def settings_from(data: Mapping[str, Any]) -> Settings:
         ),
         reasoning=data.get("reasoning"),
         ui=_table(UiSettings, data.get("ui", {})),
+        subagents=_table(SubagentSettings, data.get("subagents", {})),
         providers={
             name: provider_settings(table) for name, table in data.get("providers", {}).items()
         },

@@ -254,6 +254,7 @@ def prompt_session(
     status: Callable[[], str] | None = None,
     keys: Mapping[str, Callable[[], str | None]] | None = None,
     lent: Callable[[], bool] | None = None,
+    hints: Mapping[str, str] | None = None,
 ) -> Any:
     """The prompt line: a private history, Esc-Enter for a new line, Ctrl-C clears the
     line (on an empty one it raises KeyboardInterrupt), `commands` complete, and so do
@@ -261,7 +262,8 @@ def prompt_session(
     `vi`: vi keys, the mode shown in it too; `status`: a line for it too (redrawn when the
     app is invalidated); `keys`: more keys ("escape r", "s-tab"), each an action that may
     return a line to send, as if typed and entered; while `lent` says the terminal is lent
-    to a program one of them started (a pager), a SIGINT is that program's."""
+    to a program one of them started (a pager), a SIGINT is that program's; `hints`:
+    what completion shows beside a command (its arguments)."""
     from prompt_toolkit import PromptSession
     from prompt_toolkit.history import FileHistory
     from prompt_toolkit.key_binding import KeyBindings
@@ -292,7 +294,7 @@ def prompt_session(
 
     session: PromptSession[str] = PromptSession(
         history=FileHistory(str(history_path)),
-        completer=_slash_completer(list(commands), list(models)),
+        completer=_slash_completer(list(commands), list(models), hints or {}),
         complete_while_typing=True,
         key_bindings=bindings,
         enable_history_search=True,
@@ -348,11 +350,12 @@ def _vi_mode() -> str:
     )
 
 
-def _slash_completer(commands: list[str], models: list[str]) -> Any:
-    """Slash commands at the start of the line; model names after `/model `."""
+def _slash_completer(commands: list[str], models: list[str], hints: Mapping[str, str]) -> Any:
+    """Slash commands at the start of the line (`hints` beside them); model names after
+    `/model `."""
     from prompt_toolkit.completion import Completer, WordCompleter
 
-    command_words = WordCompleter(commands, sentence=True)
+    command_words = WordCompleter(commands, sentence=True, meta_dict=dict(hints))
     model_words = WordCompleter(models, WORD=True)  # OpenRouter names hold "/"
 
     class SlashCompleter(Completer):

@@ -20,12 +20,14 @@ from toolnexus import ToolnexusError
 from toolnexus.context.marks import DROPPED_KEY, FAILED, sent_indices
 from toolnexus.journal.rewind import version_control_words
 from toolnexus.stores import SNIPPET_MARK, ThreadInfo, referenced
+from toolnexus.types import calls_of
 from toolnexus.visible import visible
 
 from .config import Config, journal_dir
 from .errors import UsageError
 from .listing import holding
 from .session import new_thread_id, open_store
+from .subagents import subagent_thread
 from .transcript import to_markdown
 from .words import counted
 
@@ -104,7 +106,7 @@ async def show(store: Any, thread: str, *, as_json: bool, sent: bool = False) ->
     if as_json:
         _print(_json(messages, inline=False))
         return 0
-    text = to_markdown(messages, [i + 1 for i in places])
+    text = to_markdown(messages, [i + 1 for i in places], await subagent_records(store, thread))
     if sys.stdout.isatty():
         from rich.console import Console
 
@@ -178,10 +180,19 @@ async def _delete(store: Any, infos: list[ThreadInfo], *, confirmed: bool) -> in
             print("kept them" if len(infos) > 1 else "kept it")
             return 0
     for info in infos:
+        for record in (await subagent_records(store, info.id)).values():
+            await store.delete(record)  # its subagents' transcripts go with it
         await store.delete(info.id)
         _print(f"deleted thread {named(info)}")
     _journal().forget({info.id for info in infos})  # and the file contents only they kept
     return 0
+
+
+async def subagent_records(store: Any, thread: str) -> dict[str, str]:
+    """The threads keeping the transcripts of `thread`'s subagents, by the call's id."""
+    calls = [c.get("id", "") for m in await store.get(thread) or [] for c in calls_of(m)]
+    records = {call: subagent_thread(thread, call) for call in calls if call}
+    return {call: record for call, record in records.items() if await store.get(record)}
 
 
 def _journal() -> Journal:

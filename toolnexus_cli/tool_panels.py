@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # Rich is imported where a panel is drawn: a piped `ask` need
 TITLE_CHARS = 60  # of what a title says of the call's arguments
 TAB_SIZE = 8  # columns between tab stops, as terminals and Rich have them
 # The argument that names what a call works on, in this order of preference.
-NAMING_ARGUMENTS = ("command", "path", "pattern", "url", "query", "name")
+NAMING_ARGUMENTS = ("command", "path", "pattern", "url", "query", "name", "agent")
 
 
 def call_title(name: str, args: Any) -> str:

@@ -6,6 +6,7 @@ import json
 import sys
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolnexus import Tool, Toolkit, ToolnexusError, create_toolkit
@@ -48,6 +49,7 @@ async def open_toolkit(
     mcp = with_project_servers(config, mcp_config(config, flags))
     chosen = chosen_builtins(config, flags)
     root = workspace_root(config, flags) if chosen or mcp else None
+    skill_folders = [*([skills] if skills else []), *(project_skills(root) if chosen else [])]
     offered = offered_builtins(chosen, root) if root else []
     roots = None
     if mcp and root:
@@ -56,7 +58,7 @@ async def open_toolkit(
     try:
         return await create_toolkit(
             functions=functions,
-            skills_dir=skills,
+            skills_dir=skill_folders or None,
             mcp_config=mcp,
             builtins=offered,
             workspace=make_workspace(config, flags, root) if root and offered else None,
@@ -66,6 +68,17 @@ async def open_toolkit(
         )
     except (ToolnexusError, ValueError) as exc:
         raise UsageError(str(exc)) from None
+
+
+PROJECT_SKILLS = (".agents/skills", ".claude/skills")  # where other tools keep them
+
+
+def project_skills(workspace: Path | None) -> list[str]:
+    """The skill folders of the repository holding `workspace`."""
+    from .custom_commands import repository_top
+
+    top = repository_top(workspace) if workspace is not None else None
+    return [str(top / name) for name in PROJECT_SKILLS if top and (top / name).is_dir()]
 
 
 def mcp_config(config: Config, flags: ToolFlags) -> str | None:

@@ -23,17 +23,22 @@ from toolnexus.types import calls_of
 from .context_view import record_rule
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from toolnexus import Message
 
 _HEADINGS = {"user": "User", "assistant": "Assistant", "system": "System", "tool": "Tool result"}
 
 
-def to_markdown(messages: Sequence[Message], numbers: list[int] | None = None) -> str:
+def to_markdown(
+    messages: Sequence[Message],
+    numbers: list[int] | None = None,
+    linked: Mapping[str, str] | None = None,
+) -> str:
     """The transcript; with `numbers` (each message's 1-based place in its thread) every
     heading carries it. A compaction record is a rule saying what it summarizes, then
-    the summary."""
+    the summary. `linked`: the thread keeping the transcript of a call's subagent, by
+    call id (a line under the call names it)."""
     parts = []
     for at, message in enumerate(messages):
         role = message.get("role", "")
@@ -51,6 +56,9 @@ def to_markdown(messages: Sequence[Message], numbers: list[int] | None = None) -
         for call in calls_of(message):
             fn = call.get("function", {})
             body = f"{body or ''}\n\n`{fn.get('name')}({fn.get('arguments')})`".strip()
+            record = (linked or {}).get(call.get("id", ""))
+            if record is not None:
+                body += f"\n\n↳ subagent transcript: `toolnexus threads show {record}`"
         number = f"{numbers[at]} · " if numbers is not None else ""
         pinned = " · pinned" if message.get(PINNED_KEY) else ""
         parts.append(f"## {number}{_HEADINGS.get(role, role)}{pinned}\n\n{body or ''}".rstrip())

@@ -195,3 +195,17 @@ def test_the_prompt_lists_each_skill_on_its_line(tmp_path):
     lines = skills_prompt(skills).splitlines()
     assert "`skill` tool" in lines[0]
     assert lines[1:] == ["- a: does a", "- b: does b: well"]
+
+
+def test_skills_of_several_folders_the_first_folder_wins(tmp_path):
+    """Two folders (a repository's .claude/skills and .agents/skills, say) with a skill of
+    the same name: the first folder's is kept, with a warning naming both files."""
+    for folder, what in (("first", "the first one"), ("second", "the second one")):
+        skill = tmp_path / folder / "deploy" / "SKILL.md"
+        skill.parent.mkdir(parents=True)
+        skill.write_text(f"---\nname: deploy\ndescription: {what}\n---\nSteps.\n")
+
+    with pytest.warns(UserWarning, match="already defined"):
+        skills = discover_skills(tmp_path / "first", tmp_path / "second")
+
+    assert [(s.name, s.description) for s in skills] == [("deploy", "the first one")]

@@ -3,8 +3,9 @@
 `tool` (a callable plus its schema, and its result), `toolkit` (the set a run may call and
 how calls execute), `functions` and `skills` (tools from Python files and skill folders),
 `builtins` (files, search, a shell, the web) acting inside a `workspace`, `approval` with
-its `rules`, the OS `sandbox` every command runs in, `secret_files`, and `suspension` (a
-tool that needs a person). Internal: the command-line reader (`_command_line`,
+its `rules`, the OS `sandbox` every command runs in, `secret_files`, `suspension` (a
+tool that needs a person) and `subagents` (the `task` tool: a sub-task in a fresh
+context). Internal: the command-line reader (`_command_line`,
 `_command_rules`, `_command_vetting`), running one command (`_command_run`,
 `_sandbox_exec`), where a sandboxed command reaches (`_command_reach`: what `--yes` opens
 outside the workspace), the secret-looking files of a workspace (`_secret_scan`),

@@ -46,9 +46,11 @@ def parse_skill_file(text: str) -> tuple[dict[str, str], str]:
     return {}, text
 
 
-def discover_skills(root: str | Path) -> list[Skill]:
+def discover_skills(*roots: str | Path) -> list[Skill]:
+    """The skills of every **/SKILL.md under `roots`; of two of the same name, the first."""
     skills: dict[str, Skill] = {}
-    for path in sorted(Path(root).expanduser().glob("**/SKILL.md")):
+    paths = (p for root in roots for p in sorted(Path(root).expanduser().glob("**/SKILL.md")))
+    for path in paths:
         try:
             meta, _ = parse_skill_file(path.read_text(encoding="utf-8-sig"))
         except (OSError, UnicodeDecodeError) as exc:

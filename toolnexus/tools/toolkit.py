@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -212,7 +212,7 @@ def _capped(result: ToolResult, cap: int) -> ToolResult:
 async def create_toolkit(
     *,
     functions: Iterable[Callable[..., Any] | str | Path] | None = None,
-    skills_dir: str | Path | None = None,
+    skills_dir: str | Path | Sequence[str | Path] | None = None,
     mcp_config: str | Path | dict[str, Any] | None = None,
     builtins: bool | list[str] | None = None,
     workspace: Any = None,
@@ -226,7 +226,8 @@ async def create_toolkit(
     """A toolkit with the tool sources asked for; with no arguments, an empty one.
 
     `functions`: callables, or paths of Python files whose public typed functions become
-    tools. `skills_dir`: a folder searched for **/SKILL.md. `builtins`: True for every
+    tools. `skills_dir`: a folder (or several: of two skills of one name, the first's)
+    searched for **/SKILL.md. `builtins`: True for every
     built-in tool, or a list of their names; `workspace`: where they act (a
     `toolnexus.tools.workspace.Workspace`, or a folder; default the working folder).
 
@@ -250,7 +251,8 @@ async def create_toolkit(
         if skills_dir is not None:
             from .skills import discover_skills, skill_tool, skills_prompt
 
-            skills = discover_skills(skills_dir)
+            folders = [skills_dir] if isinstance(skills_dir, (str, Path)) else list(skills_dir)
+            skills = discover_skills(*folders)
             if skills:
                 toolkit.register(skill_tool(skills))
                 toolkit.instructions.append(skills_prompt(skills))

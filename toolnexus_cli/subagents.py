@@ -1,0 +1,98 @@
+"""The task tool in a session: its agents from the definition files, the client each talks
+through (the chat's, or another configured model resolved like `/model NAME`, with the
+chat's approval and sandbox), and each run's transcript kept as a thread of its own,
+`PARENT/task-CALLID`, linked to the call that made it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import TYPE_CHECKING
+
+from toolnexus import Client, ToolnexusError
+
+from .errors import UsageError
+
+if TYPE_CHECKING:
+    from toolnexus.tools.subagents import Agent, SubagentRun, Subagents
+
+    from .session import Session
+
+SUBAGENT_MARK = "/task-"  # in a subagent's thread id, between its parent's and the call's
+
+
+def subagent_thread(parent: str, call_id: str) -> str:
+    """The id of the thread that keeps the transcript of the subagent of `call_id`."""
+    return f"{parent}{SUBAGENT_MARK}{call_id}"
+
+
+def is_subagent_thread(thread: str) -> bool:
+    return SUBAGENT_MARK in thread
+
+
+def offer_subagents(session: Session, resources: contextlib.AsyncExitStack) -> Subagents | None:
+    """The task tool, in the session's toolkit when tools are on and agents are defined;
+    the clients of other models it opens close with `resources`."""
+    toolkit = session.toolkit
+    if session.options.tools.off or not len(toolkit):
+        return None
+    from .agent_files import find_agents
+
+    workspace = toolkit.workspace
+    agents = find_agents(workspace.root if workspace is not None else None)
+    if not agents:
+        return None
+    from toolnexus.tools.subagents import Subagents
+
+    clients = _Clients(session)
+    resources.push_async_callback(clients.aclose)
+    subagents = Subagents(
+        agents,
+        toolkit,
+        clients.client_for,
+        max_parallel=session.config.settings.subagents.max_parallel,
+        keep=lambda run: keep_transcript(session, run),
+    )
+    toolkit.register(subagents.tool())
+    return subagents
+
+
+class _Clients:
+    """The client of each agent's model: the session's own, or one opened for a model
+    named in a definition, kept while the session's connection (its approval, its mode)
+    is the one it was opened with."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.opened: dict[str, tuple[Client, Client]] = {}  # model: (session's, its own)
+        self.opening = asyncio.Lock()
+
+    async def client_for(self, agent: Agent) -> Client:
+        session = self.session
+        if agent.model is None:
+            return session.client
+        async with self.opening:  # subagents starting at once share one
+            kept = self.opened.get(agent.model)
+            if kept is not None and kept[0] is session.client:
+                return kept[1]
+            try:
+                client = await session.another_client(agent.model)
+            except UsageError as exc:
+                raise ToolnexusError(f"agent {agent.name}: {exc}") from None
+            if kept is not None:
+                await kept[1].aclose()
+            self.opened[agent.model] = (session.client, client)
+            return client
+
+    async def aclose(self) -> None:
+        for _, client in self.opened.values():
+            await client.aclose()
+
+
+async def keep_transcript(session: Session, run: SubagentRun) -> None:
+    """Keep a subagent's whole transcript with the thread, under its own id (redacted as
+    the chat's are), with the model and tokens it used."""
+    store = session.client.conversation_store
+    thread = subagent_thread(session.thread, run.call_id)
+    await store.save(thread, run.messages)
+    await session.store.record_usage(thread, model=run.model, usage=run.usage)
