@@ -22,6 +22,7 @@ from .options import ErrorHook, Retries, Timeouts, resolve_options
 from .params import check_request_params
 from .stores import ConversationStore, VersionedStore
 from .tools.suspension import WaitFor
+from .tools.tool_search import DEFAULT_SHARE
 from .tools.toolkit import Toolkit
 from .transport import LoadCheck, Transport, check_endpoint, check_headers
 from .types import Answer, Event, Message, RunResult
@@ -322,6 +323,7 @@ def create_client(
     context: ContextPolicy | None = DEFAULT_CONTEXT,
     context_window: int | None = None,
     prompt_cache: bool = True,
+    tool_search: float | None = DEFAULT_SHARE,
     retry_base_ms: float | None = None,
     on_error: ErrorHook | None = None,
     timeout_ms: float | None = None,
@@ -340,7 +342,9 @@ def create_client(
     compacting what is sent (None: send everything; an overflow is then just the error);
     `context_window` states the window in tokens. `prompt_cache` marks the prompt for the
     provider's cache where that must be asked for (the anthropic style); False sends no
-    such marks.
+    such marks. When the MCP tools' schemas would take more than `tool_search` of the
+    window (a share, 0 to 1), a request names them only and offers a `tool_search` tool
+    that loads those the model asks for (None: every schema is always sent).
 
     `provider` names the configured provider (with the base URL, what a turn's endpoint is
     known by: what it sent with a turn goes back to it alone). `dialect` names the variant
@@ -408,6 +412,7 @@ def create_client(
         hooks=Hooks(hooks),
         wait_for=wait_for,
         prompt_cache=prompt_cache,
+        tool_search=_share("tool_search", tool_search),
         base_url=base_url,
         endpoint=endpoint_tag(base_url, provider),
         budget=budget,
@@ -422,6 +427,12 @@ def create_client(
 
         store = MemoryStore()
     return Client(settings, store, keeper)
+
+
+def _share(name: str, value: float | None) -> float | None:
+    if value is not None and (isinstance(value, bool) or not 0 <= value <= 1):
+        raise ValueError(f"{name} must be a share from 0 to 1, or None, not {value!r}")
+    return value
 
 
 def _at_least_one(name: str, count: int) -> int:

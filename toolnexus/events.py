@@ -11,6 +11,7 @@ from .types import (
     CompactingEvent,
     CompactionEvent,
     DoneEvent,
+    McpLogEvent,
     PendingEvent,
     ReasoningEvent,
     Request,
@@ -67,10 +68,12 @@ def tool_result_event(
     changes: ChangeSet | None = None,
     exit_code: int | None = None,
     signal: str | None = None,
+    shown: str | None = None,
 ) -> ToolResultEvent:
     """`attachments` (short labels such as "image 512x512 png") and `changes` (the files
     the call changed) only when there are any; `exit_code` and `signal` only for a call
-    that ran a command (how it ended)."""
+    that ran a command (how it ended); `shown` only when the person is shown something
+    else than the model gets (MCP content annotated for one of them)."""
     event: ToolResultEvent = {
         "type": "tool_result",
         "id": call_id,
@@ -86,6 +89,8 @@ def tool_result_event(
         event["exit_code"] = exit_code
     if signal is not None:
         event["signal"] = signal
+    if shown is not None:
+        event["shown"] = shown
     return event
 
 
@@ -148,6 +153,10 @@ def tool_progress_event(
         "progress": progress,
         "total": total,
     }
+
+
+def mcp_log_event(server: str, message: str) -> McpLogEvent:
+    return {"type": "mcp_log", "server": server, "message": message}
 
 
 def tool_output_event(call_id: str, name: str, text: str) -> ToolOutputEvent:

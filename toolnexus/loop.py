@@ -30,6 +30,7 @@ from .events import (
     add_usage,
     compacting_event,
     done_event,
+    mcp_log_event,
     pending_event,
     reasoning_event,
     text_event,
@@ -43,7 +44,16 @@ from .events import (
 from .hooks import Hooks
 from .schema import OutputSchema
 from .tools.suspension import PENDING_KEY, WaitFor, declined, pending_request
-from .tools.tool import Printed, Questions, ToolContext, ToolProgress, ToolResult, to_result
+from .tools.tool import (
+    SHOWN_KEY,
+    Printed,
+    Questions,
+    ToolContext,
+    ToolProgress,
+    ToolResult,
+    to_result,
+)
+from .tools.tool_search import DEFAULT_SHARE, LOADED_KEY, TOOL_SEARCH, Offer, offer, search
 from .tools.toolkit import Toolkit
 from .transport import JsonReply, Retrying, StreamEvents, Transport
 from .types import (
@@ -52,6 +62,7 @@ from .types import (
     AssistantMessage,
     EndpointFields,
     Event,
+    McpLogEvent,
     Message,
     OutputEvent,
     Request,
@@ -110,6 +121,9 @@ class LoopSettings:
     endpoint: str = ""  # its endpoint_tag: what a turn's endpoint sent goes back to it alone
     budget: Budget | None = None  # checked before each model call, at `price`
     price: Price | None = None  # the model's; None: no budget can be enforced
+    # MCP tool schemas above this share of the window are named only (tools/tool_search.py);
+    # None: every schema is sent
+    tool_search: float | None = DEFAULT_SHARE
 
 
 @dataclass
@@ -212,6 +226,7 @@ class _Run:
         self.result = result
         self.messages = result.messages
         self.tools: list[dict[str, Any]] = []
+        self.offer = Offer([], [])
         self.system: str | None = None
         self._take_tools()
         self.assembler: StreamAssembler | None = None  # the stream being read
@@ -228,10 +243,23 @@ class _Run:
     def _take_tools(self) -> None:
         """The tools offered now, as this style sends them, and the system prompt with
         what the toolkit says of them (a toolkit offering no tools says nothing)."""
-        specs = self.toolkit.specs() if self.toolkit is not None else []
+        tools = self.toolkit.tools() if self.toolkit is not None else []
+        self.offer = offer(
+            tools,
+            self.messages,
+            self.settings.wire,
+            share=self.settings.tool_search,
+            window=self._known_window(),
+        )
+        specs = self.offer.specs
         self.tools = self.settings.wire.tool_schemas(specs)
         parts = self.toolkit.all_instructions() if self.toolkit is not None and specs else []
         self.system = "\n\n".join(p for p in (self.settings.system_prompt, *parts) if p) or None
+
+    def _known_window(self) -> int | None:
+        keeper = self.settings.context
+        window = keeper.windows.known() if keeper is not None else None
+        return window.size if window is not None else None
 
     async def _tools_now(self, toolkit: Toolkit) -> AsyncGenerator[Event]:
         """Before a model call on a toolkit with tool sources: wait for the sources still
@@ -296,10 +324,30 @@ class _Run:
 
     def outgoing(self) -> Outgoing:
         return Outgoing(
-            self.messages, self.system, self.tools, self.settings, self.control, self.result.usage
+            self.messages,
+            self.system,
+            self.tools,
+            self.settings,
+            self.control,
+            self.result.usage,
+            tools_deferred=self.offer.deferred,
+            tools_saved=self.offer.saved_tokens,
         )
 
+    async def _learn_window(self) -> None:
+        """Tool search decides by the model's window: ask the endpoint for it (once; it
+        is remembered) when MCP tools are offered and it is not known yet."""
+        keeper = self.settings.context
+        if keeper is None or self.settings.tool_search is None or keeper.windows.known():
+            return
+        if self.toolkit is None or not any(
+            tool.source.startswith("mcp") for tool in self.toolkit.tools()
+        ):
+            return
+        await self.control.race(keeper.windows.resolve(self.outgoing().fetch_json))
+
     async def model_turn(self, stream: bool) -> AsyncGenerator[Event]:
+        await self._learn_window()
         if self.toolkit is not None and self.toolkit.sources:
             async with contextlib.aclosing(self._tools_now(self.toolkit)) as events:
                 async for event in events:
@@ -457,6 +505,7 @@ class _Run:
                 on_progress=progress.reporter(call),
                 questions=self.questions,
                 on_output=progress.printer(call),
+                on_log=progress.logger,
             )
             for call in calls
         ]
@@ -514,7 +563,7 @@ class _Run:
 
     async def _progress_until(
         self, running: asyncio.Future[Any], progress: _Progress
-    ) -> AsyncGenerator[ToolProgressEvent | ToolOutputEvent]:
+    ) -> AsyncGenerator[ToolProgressEvent | ToolOutputEvent | McpLogEvent]:
         """The progress the running calls report and what they print, as events, until
         `running` is done."""
         while True:
@@ -562,6 +611,8 @@ class _Run:
         answer) already passed `before_tool`: it is not asked about a second time."""
         if call.problem:
             return ToolResult(call.problem, is_error=True)
+        if call.name == TOOL_SEARCH and self.offer.searchable:  # ours: nothing to ask about
+            return search(self.offer.searchable, call.args)
         hooks, turn = self.settings.hooks, self.result.turns
         args = call.args
         outcome = None
@@ -610,7 +661,7 @@ class _Progress:
     thread a tool runs in, taken in the event loop's."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.events: deque[ToolProgressEvent | ToolOutputEvent] = deque()
+        self.events: deque[ToolProgressEvent | ToolOutputEvent | McpLogEvent] = deque()
         self._loop = loop
         self._arrived: asyncio.Future[None] | None = None
 
@@ -631,13 +682,17 @@ class _Progress:
 
         return printed
 
+    def logger(self, server: str, message: str) -> None:
+        """What every call's ToolContext passes its MCP server's log messages on to."""
+        self._loop.call_soon_threadsafe(self._add, mcp_log_event(server, message))
+
     def arrival(self) -> asyncio.Future[None]:
         """Done once an event is added."""
         if self._arrived is None or self._arrived.done():
             self._arrived = self._loop.create_future()
         return self._arrived
 
-    def _add(self, event: ToolProgressEvent | ToolOutputEvent) -> None:
+    def _add(self, event: ToolProgressEvent | ToolOutputEvent | McpLogEvent) -> None:
         self.events.append(event)
         if self._arrived is not None and not self._arrived.done():
             self._arrived.set_result(None)
@@ -739,6 +794,7 @@ def _result_event(call: _Call, outcome: ToolResult) -> ToolResultEvent:
         outcome.changes,
         outcome.exit_code,
         outcome.signal,
+        outcome.metadata.get(SHOWN_KEY),
     )
 
 
@@ -750,6 +806,8 @@ def _tool_message(call: _Call, outcome: ToolResult) -> ToolMessage:
     }
     if outcome.is_error:
         message["is_error"] = True
+    if LOADED_KEY in outcome.metadata:
+        message[LOADED_KEY] = list(outcome.metadata[LOADED_KEY])
     req = pending_request(outcome)
     if req is not None:
         message[PENDING_KEY] = req

@@ -203,6 +203,7 @@ class ToolMessage(_MessageKeys):
     content: Content
     is_error: NotRequired[bool]
     pending: NotRequired[Request]  # the tool suspended: what it asks a person
+    loaded_tools: NotRequired[list[str]]  # a tool_search call: the tools it loaded
 
 
 # Each role's TypedDict is final, so that a key tells the role: `"tool_calls" in message`
@@ -284,6 +285,7 @@ class ToolResultEvent(TypedDict):
     changes: NotRequired[ChangeSet]  # only when the call changed files in the workspace
     exit_code: NotRequired[int]  # only when the call ran a command and it exited
     signal: NotRequired[str]  # only when the call ran a command a signal killed ("SIGKILL")
+    shown: NotRequired[str]  # what the person sees in place of `output`, when it differs
 
 
 class PendingEvent(TypedDict):
@@ -337,6 +339,12 @@ class ToolOutputEvent(TypedDict):
     # stderr as they came), in order; the call's `tool_result` still carries its output
 
 
+class McpLogEvent(TypedDict):
+    type: Literal["mcp_log"]
+    server: str  # the MCP server that logged it (notifications/message) while a call ran
+    message: str  # "level: logger: data", made visible
+
+
 class UsageEvent(TypedDict):
     type: Literal["usage"]
     usage: Usage
@@ -361,6 +369,7 @@ Event = (
     | WaitingEvent
     | ToolProgressEvent
     | ToolOutputEvent
+    | McpLogEvent
     | UsageEvent
     | DoneEvent
 )

@@ -6,6 +6,7 @@ import copy
 import gc
 import sys
 import warnings
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -665,6 +666,97 @@ def trust_cmd(
     except UsageError as exc:
         fail_usage(exc)
     raise typer.Exit(code)
+
+
+ScopeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--scope",
+        help="user: your mcp.json (beside the config, or the config's `mcp`); "
+        "project: .mcp.json at the repository's root.",
+    ),
+]
+
+
+def _scope(scope: str | None) -> str | None:
+    from .mcp_files import SCOPES
+
+    if scope is not None and scope not in SCOPES:
+        fail_usage(UsageError(f"--scope is user or project, not {scope!r}"))
+    return scope
+
+
+def _edit_servers(config: str | None, action: Callable[[Config], int]) -> None:
+    """Run an `mcp add/remove/get` action: a bad file or argument is one line, exit 1."""
+    from toolnexus import ToolnexusError
+
+    try:
+        code = action(load_config(config))
+    except UsageError as exc:
+        fail_usage(exc)
+    except ToolnexusError as exc:
+        fail_run(exc)
+    raise typer.Exit(code)
+
+
+@mcp_app.command("add")
+def mcp_add(
+    name: Annotated[str, typer.Argument(help="The server's name.")],
+    command: Annotated[
+        list[str] | None, typer.Argument(help="After --: the command that starts it, and its args.")
+    ] = None,
+    url: Annotated[str | None, typer.Option("--url", help="A remote server's URL.")] = None,
+    header: Annotated[
+        list[str] | None, typer.Option("--header", help="'Name: value' sent to a remote server.")
+    ] = None,
+    env: Annotated[
+        list[str] | None, typer.Option("--env", help="KEY=VALUE for a local server.")
+    ] = None,
+    scope: ScopeOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Add a server: `mcp add NAME -- CMD ARGS` (local) or `mcp add NAME --url URL`."""
+    from .mcp_edit import add_server
+
+    chosen = _scope(scope) or "user"
+    _edit_servers(
+        config,
+        lambda loaded: add_server(
+            loaded,
+            name,
+            scope=chosen,
+            command=command or [],
+            url=url,
+            headers=header or [],
+            env=env or [],
+        ),
+    )
+
+
+@mcp_app.command("remove")
+def mcp_remove(
+    name: Annotated[str, typer.Argument(help="The server's name.")],
+    scope: ScopeOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Take a server out of the user's mcp.json or the project's .mcp.json."""
+    from .mcp_edit import remove_server
+
+    chosen = _scope(scope)
+    _edit_servers(config, lambda loaded: remove_server(loaded, name, scope=chosen))
+
+
+@mcp_app.command("get")
+def mcp_get(
+    name: Annotated[str, typer.Argument(help="The server's name.")],
+    scope: ScopeOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Show how a server is configured (secrets as ***) and in which file."""
+    from .mcp_edit import show_server
+
+    chosen = _scope(scope)
+    _edit_servers(config, lambda loaded: show_server(loaded, name, scope=chosen))
 
 
 @app.command("setup")

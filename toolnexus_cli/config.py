@@ -21,6 +21,7 @@ from .settings import (
     DEFAULT_TIMEOUT_S,
     ModelEntry,
     ProviderSettings,
+    Settings,
     provider_settings,
     settings_from,
 )
@@ -89,6 +90,8 @@ TOP_KEYS: dict[str, Any] = {
     "limits": {"max_cost": (int, float)},  # USD a chat or ask run may spend (--max-cost)
     "instructions": {"files": list},  # names of project instruction files, first found per folder
     "subagents": {"max_parallel": int},  # subagents of the task tool running at once
+    "tool_search": bool,  # MCP tools named only, loaded on demand, when many; also per model
+    "tool_search_percent": int,  # ... when their schemas would take more of the window
     "reasoning": str,  # off, low, medium or high; a model's own setting wins
     "ui": {
         "markdown": bool,
@@ -125,6 +128,7 @@ TOP_KEYS: dict[str, Any] = {
             "price": PRICE,
             "prompt_cache": bool,
             "context_window": int,
+            "tool_search": bool,
         },
     ),
 }
@@ -186,6 +190,7 @@ LIMITS = {
     "max_tool_calls_per_reply": Limit(1, 10_000, "tool calls run of one reply"),
     "max_tool_calls_per_run": Limit(1, 100_000, "tool calls run in one question"),
     "context_window": Limit(1, 100_000_000, "tokens"),
+    "tool_search_percent": Limit(0, 100, "percent of the context window"),
     "timeout": Limit(0, 86_400, "a day", seconds=True),
     "idle_timeout": Limit(0, 86_400, "a day", seconds=True),
     "retries": Limit(0, 10, "retries of a failed model call"),
@@ -560,6 +565,7 @@ class Target:
     price: Price | None = None  # the model's, when the config gives one
     prompt_cache: bool = True  # mark prompts for the provider's cache (anthropic style)
     dialect: str | None = None  # the provider's, when its config names one
+    tool_search: float | None = 0.1  # MCP schemas above this share of the window: named only
 
 
 def resolve_target(
@@ -638,12 +644,20 @@ def resolve_target(
         api_key_cmd_timeout=provider.api_key_cmd_timeout,
         context_window=entry.context_window or provider.context_window or settings.context_window,
         dialect=provider.dialect,
+        tool_search=_tool_search(entry, settings),
     )
     if not target.model:  # named nowhere: the endpoint's own, if it serves only one
         from .models import served_model
 
         target.model = served_model(target, config.path)
     return target
+
+
+def _tool_search(entry: ModelEntry, settings: Settings) -> float | None:
+    """The share of the window MCP tool schemas may take before they are named only
+    (None: tool search off, by the model's entry or else the file's `tool_search`)."""
+    on = entry.tool_search if entry.tool_search is not None else settings.tool_search
+    return settings.tool_search_percent / 100 if on else None
 
 
 def _price(table: Mapping[str, float] | None) -> Price | None:

@@ -85,6 +85,11 @@ def context_lines(report: ContextReport) -> list[str]:
             f" (~: {tokens(report.fill - report.counted)} of it estimated at 4 characters a token)"
         )
     lines = [window, fill]
+    if report.tools_deferred:
+        lines.append(
+            f"tool search: {counted(report.tools_deferred, 'MCP tool')} named only, "
+            f"~{tokens(report.tools_saved)} tokens of schemas not sent"
+        )
     if report.limit is not None:
         reply = f", less {tokens(report.reply_budget)} for the reply" if report.reply_budget else ""
         lines.append(f"compacts before a request above {tokens(report.limit)} tokens{reply}")

@@ -354,7 +354,7 @@ class PlainRenderer:
         elif kind == "tool_call":
             self._err_line(f"[tool] {event['name']}({format_args(event['args'])})")
         elif kind == "tool_result":
-            self._err_line(f"{result_status(event).tag()} {preview(event['output'])}")
+            self._err_line(f"{result_status(event).tag()} {preview(person_output(event))}")
             for label in attachment_labels(event):
                 self._err_line(label)
         elif kind == "retry":
@@ -363,6 +363,8 @@ class PlainRenderer:
             self._err_line(f"[waiting] {waiting_note(event)}")
         elif kind == "tool_progress":
             self._err_line(f"[progress] {progress_note(event)}")
+        elif kind == "mcp_log":
+            self._err_line(f"[log] {event['server']}: {event['message']}")
         self.err.flush()
 
     def _err_line(self, line: str) -> None:
@@ -468,6 +470,8 @@ class TerminalRenderer:
                 self.kept.add(event["id"], event["text"])
         elif kind == "tool_progress":
             self.running.report(event["id"], event["message"], event["progress"], event["total"])
+        elif kind == "mcp_log":
+            self.running.log(event["server"], event["message"])
         elif kind == "tool_result":
             self.running.finish(event["id"])
             status = result_status(event)
@@ -519,12 +523,13 @@ class TerminalRenderer:
 
     def _preview(self, event: Mapping[str, Any]) -> str:
         """A result's first lines; with its whole output kept, how to see it all."""
+        output = person_output(event)
         if self.kept is None:
-            return preview(event["output"])
+            return preview(output)
         from .tool_output import SHOWN_BY
 
-        self.kept.end(event["id"], event["output"])
-        return preview(event["output"], shown_by=SHOWN_BY)
+        self.kept.end(event["id"], output)
+        return preview(output, shown_by=SHOWN_BY)
 
     def show_cut(self) -> None:
         """The turn was stopped: each call it cut that printed something shows its last
@@ -578,3 +583,10 @@ class TerminalRenderer:
 
             footer = self.meter.footer(result, thread, facts)
             self.console.print(Text(visible(footer), style="dim"))
+
+
+def person_output(event: Mapping[str, Any]) -> str:
+    """A result's output as the person sees it: an MCP result's content annotated for the
+    person alone is shown, what is for the model alone is not (`shown`, when they differ)."""
+    shown = event.get("shown")
+    return shown if isinstance(shown, str) else str(event["output"])

@@ -1,8 +1,8 @@
 """The tool calls of a turn that are running, as the live region shows them: a spinner
-line with the seconds they have run, and what a tool reported (its progress, its server's
-messages) and the last lines it printed in a panel of its own, each line cut to the
-terminal's width. What a tool reports comes from it, or from an MCP server: it is made
-`visible` on the way in."""
+line with the seconds they have run, what a tool reported (its progress, its messages) and
+the last lines it printed in a panel of its own, and the last log messages of an MCP server
+in a panel under the server's name, each line cut to the terminal's width. What a tool
+reports comes from it, or from an MCP server: it is made `visible` on the way in."""
 
 from __future__ import annotations
 
@@ -36,6 +36,7 @@ class RunningTools:
 
     def __init__(self) -> None:
         self.calls: dict[str, _Call] = {}
+        self.logs: dict[str, deque[str]] = {}  # an MCP server's last log messages, by server
         self.spinner = Spinner("dots")  # one spinner, so that it turns
 
     def __bool__(self) -> bool:
@@ -56,6 +57,13 @@ class RunningTools:
         if shown and (not call.messages or call.messages[-1] != shown):
             call.messages.append(shown)
 
+    def log(self, server: str, message: str) -> None:
+        """A log message of an MCP server while its call runs."""
+        shown = visible(" ".join(message.split()))[:200]
+        if shown:
+            logs = self.logs.setdefault(visible(server), deque(maxlen=MESSAGES_SHOWN))
+            logs.append(shown)
+
     def output(self, call_id: str, text: str) -> None:
         """The next piece of what a call prints."""
         call = self.calls.get(call_id)
@@ -64,11 +72,14 @@ class RunningTools:
 
     def finish(self, call_id: str) -> None:
         self.calls.pop(call_id, None)
+        if not self.calls:
+            self.logs.clear()
 
     def cut(self) -> list[Panel]:
         """The turn was stopped: the calls running then are no more; of each that printed
         something, a panel with the last lines it printed, titled as cut."""
         calls, self.calls = self.calls, {}
+        self.logs.clear()
         return [
             Panel(
                 tail_text(call.printed.lines),
@@ -103,6 +114,14 @@ class RunningTools:
                     border_style="cyan",
                     expand=False,
                 )
+        for server, logs in self.logs.items():
+            yield Panel(
+                Text("\n".join(logs), style="dim"),
+                title=Text(f"{server} · log"),
+                title_align="left",
+                border_style="dim",
+                expand=False,
+            )
         first = min(self.calls.values(), key=lambda call: call.started)
         names = ", ".join(call.name for call in self.calls.values())
         self.spinner.update(text=Text(f"running {names}… {now - first.started:.0f}s", style="dim"))

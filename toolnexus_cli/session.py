@@ -805,6 +805,7 @@ def make_client(
             prompt_cache=target.prompt_cache,
             context=ContextPolicy(cache_path=cache_dir() / "windows.json") if compact else None,
             context_window=target.context_window,
+            tool_search=target.tool_search,
             provider=target.provider,
             dialect=target.dialect,
             budget=budget,

@@ -125,6 +125,7 @@ class ModelEntry(NamedTuple):
     price: Mapping[str, float] | None = None
     prompt_cache: bool | None = None
     context_window: int | None = None
+    tool_search: bool | None = None
 
     def named(self, entry_name: str) -> tuple[str, ...]:
         """Every name the config gives this model: its entry's, then its aliases."""
@@ -155,6 +156,8 @@ class Settings(NamedTuple):
     context_window: int | None = None
     limits: LimitsSettings = LimitsSettings()
     instructions: InstructionsSettings = InstructionsSettings()
+    tool_search: bool = True
+    tool_search_percent: int = 10
     reasoning: str | None = None
     ui: UiSettings = UiSettings()
     subagents: SubagentSettings = SubagentSettings()
@@ -193,6 +196,8 @@ def settings_from(data: Mapping[str, Any]) -> Settings:
             data.get("instructions", {}),
             files=lambda names: tuple(map(str, names)),
         ),
+        tool_search=data.get("tool_search", True),
+        tool_search_percent=data.get("tool_search_percent", 10),
         reasoning=data.get("reasoning"),
         ui=_table(UiSettings, data.get("ui", {})),
         subagents=_table(SubagentSettings, data.get("subagents", {})),

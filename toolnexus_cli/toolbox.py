@@ -82,10 +82,14 @@ def project_skills(workspace: Path | None) -> list[str]:
 
 
 def mcp_config(config: Config, flags: ToolFlags) -> str | None:
-    """The mcp.json to use: --mcp, else the config's `mcp` (relative to the config)."""
-    if flags.mcp or config.settings.mcp is None:
+    """The mcp.json to use: --mcp, else the config's `mcp` (relative to the config), else
+    mcp.json beside the config when there is one (where `mcp add` writes)."""
+    if flags.mcp:
         return flags.mcp
-    return config.path_of(config.settings.mcp)
+    if config.settings.mcp is not None:
+        return config.path_of(config.settings.mcp)
+    beside = config.path.parent / "mcp.json"
+    return str(beside) if beside.is_file() else None
 
 
 def with_project_servers(config: Config, mcp: str | None) -> str | dict[str, Any] | None:

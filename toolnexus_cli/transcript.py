@@ -6,6 +6,7 @@ import base64
 import binascii
 import json
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +48,8 @@ def to_markdown(
             mark = f"\n\n*({message[DROPPED_KEY]}, not sent)*" if message.get(DROPPED_KEY) else ""
             parts.append(f"{record_rule(message)}\n\n{body}{mark}".rstrip())
             continue
+        if role == "tool":
+            body = fenced(body)
         if message.get(INTERRUPTED_KEY):
             body = f"{body}\n\n*(interrupted)*"
         if message.get(DROPPED_KEY) == SYSTEM_PROMPT:
@@ -61,8 +64,18 @@ def to_markdown(
                 body += f"\n\n↳ subagent transcript: `toolnexus threads show {record}`"
         number = f"{numbers[at]} · " if numbers is not None else ""
         pinned = " · pinned" if message.get(PINNED_KEY) else ""
-        parts.append(f"## {number}{_HEADINGS.get(role, role)}{pinned}\n\n{body or ''}".rstrip())
+        failed = " · error" if role == "tool" and message.get("is_error") else ""
+        heading = f"{number}{_HEADINGS.get(role, role)}{failed}{pinned}"
+        parts.append(f"## {heading}\n\n{body or ''}".rstrip())
     return "\n\n".join(parts) + "\n"
+
+
+def fenced(text: str) -> str:
+    """`text` as a code block, so a tool's output reads as output (a `## Hello` in it is not
+    a heading): the fence is longer than any run of backticks inside."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}\n{text}\n{fence}"
 
 
 def content_text(content: Any) -> str:

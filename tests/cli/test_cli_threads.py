@@ -178,3 +178,28 @@ async def test_continue_picks_the_newest_thread_that_holds_a_turn():
     assert await store.latest_id() == "t-failed"
     assert await latest_holding(store) == "t-answered"
     assert await latest_holding(MemoryStore()) is None
+
+
+def test_show_fences_tool_output_and_marks_failed_results(cli):
+    """`threads show` of a thread whose tool printed Markdown and whose other call failed:
+    the output is a code block (its `## Hello` is no heading, its ``` no fence end) and
+    the failed result is headed as an error."""
+    call = {"type": "function", "function": {"name": "read", "arguments": "{}"}}
+    cli.seed_thread(
+        "t-md",
+        [
+            {"role": "user", "content": "read both"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{**call, "id": "c1"}, {**call, "id": "c2"}],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "## Hello\n```py\nx = 1\n```"},
+            {"role": "tool", "tool_call_id": "c2", "content": "no such file", "is_error": True},
+        ],
+    )
+    shown = cli.call("threads", "show", "t-md")
+    assert shown.code == 0, shown
+    assert "````\n## Hello\n```py\nx = 1\n```\n````" in shown.stdout
+    assert "## 3 · Tool result\n" in shown.stdout
+    assert "## 4 · Tool result · error\n\n```\nno such file\n```" in shown.stdout

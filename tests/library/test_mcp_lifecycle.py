@@ -285,7 +285,7 @@ async def test_a_remote_server_that_goes_away_is_withdrawn_and_reconnected(tmp_p
 
 async def test_progress_and_log_messages_come_as_events_while_a_tool_runs(stub, tmp_path):
     """A progressToken goes with the call; what the server reports arrives before the
-    result."""
+    result: its progress as the call's, its log messages as the server's log."""
     gate = tmp_path / "steps"
     toolkit = await create_toolkit()
     try:
@@ -302,8 +302,8 @@ async def test_progress_and_log_messages_come_as_events_while_a_tool_runs(stub, 
         async with single_try_client(stub) as client:
             running = asyncio.create_task(_collect(client, toolkit, events))
             await eventually(
-                lambda: sum(e["type"] == "tool_progress" for e in events) == 4,
-                "the progress of both steps",
+                lambda: sum(e["type"] in ("tool_progress", "mcp_log") for e in events) == 4,
+                "the progress and logs of both steps",
             )
             assert not any(e["type"] == "tool_result" for e in events)  # still running
             gate.touch()
@@ -313,12 +313,9 @@ async def test_progress_and_log_messages_come_as_events_while_a_tool_runs(stub, 
             for e in events
             if e["type"] == "tool_progress"
         ]
-        assert progress == [
-            ("step 1 of 2", 1, 2),
-            ("info: finished step 1", None, None),
-            ("step 2 of 2", 2, 2),
-            ("info: finished step 2", None, None),
-        ]
+        assert progress == [("step 1 of 2", 1, 2), ("step 2 of 2", 2, 2)]
+        logs = [(e["server"], e["message"]) for e in events if e["type"] == "mcp_log"]
+        assert logs == [("calc", "info: finished step 1"), ("calc", "info: finished step 2")]
         assert {e["id"] for e in events if e["type"] == "tool_progress"} == {"call_1"}
         [result] = [e for e in events if e["type"] == "tool_result"]
         assert result["output"] == "2 steps done"

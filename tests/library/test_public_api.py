@@ -210,13 +210,14 @@ def test_the_transcript_and_event_types_are_exported_with_their_keys():
     } <= assistant.__optional_keys__
     assert {"compaction", "failed_with"} <= toolnexus.UserMessage.__optional_keys__
     assert {"tool_call_id", "content"} <= toolnexus.ToolMessage.__required_keys__
-    assert {"is_error", "pending"} <= toolnexus.ToolMessage.__optional_keys__
+    assert {"is_error", "pending", "loaded_tools"} <= toolnexus.ToolMessage.__optional_keys__
     assert toolnexus.ToolCall.__required_keys__ == {"id", "type", "function"}
     assert toolnexus.ToolResultEvent.__optional_keys__ == {
         "attachments",
         "changes",
         "exit_code",
         "signal",
+        "shown",
     }
 
 

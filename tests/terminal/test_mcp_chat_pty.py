@@ -134,9 +134,12 @@ def test_a_long_tool_shows_its_progress_and_seconds_after_the_approval(open_chat
     chat.expect(r"\[y\]es / \[n\]o / \[a\]lways")
     shown_before = len(chat.term.raw_text())
     chat.child.send("y")
-    chat.wait(lambda: "info: finished step 2" in chat.term.text(), "the progress panel")
+    chat.wait(lambda: "info: finished step 2" in chat.term.text(), "the server's log panel")
     screen = chat.term.text()
     assert "⚙ calc_steps · " in screen and "2/2" in screen
+    assert "calc · log" in screen  # its log under the server's name, not the tool's
+    tool_panel = screen[screen.index("⚙ calc_steps · ") : screen.index("calc · log")]
+    assert "finished step" not in tool_panel
     assert "running calc_steps… " in screen
     chat.wait(
         lambda: len(set(chat.term.raw_text()[shown_before:]) & set(SPINNER)) >= 2,

@@ -96,6 +96,8 @@ class Outgoing:
     settings: ModelTarget
     control: RunControl
     usage: Usage = field(default_factory=dict)  # a summary request's tokens are added here
+    tools_deferred: int = 0  # MCP tools named only (tool search), their schemas not sent
+    tools_saved: int = 0  # about what those schemas would have cost
 
     def fixed_tokens(self) -> int:
         """What the system prompt and the tool schemas cost."""
@@ -122,6 +124,8 @@ class ContextReport(NamedTuple):
     sent_messages: int
     would_summarize: list[int]
     kept: list[int]
+    tools_deferred: int = 0  # MCP tools named only (tool search)
+    tools_saved: int = 0  # about what their schemas would have cost
 
     @property
     def estimated(self) -> bool:
@@ -299,6 +303,8 @@ class ContextKeeper:
             sent_messages=len(order),
             would_summarize=plan.summarize if plan else [],
             kept=plan.kept if plan else [],
+            tools_deferred=out.tools_deferred,
+            tools_saved=out.tools_saved,
         )
 
     async def compact(self, out: Outgoing, instructions: str | None = None) -> Compaction | None:

@@ -11,13 +11,44 @@ from typing import Any
 from ..content import Attachment
 from ..errors import ToolnexusError
 
+# What the model reads in place of content annotated for the person alone.
+SHOWN_TO_PERSON = "[content for the person only was shown to them, not to you]"
+
 
 def convert_content(result: Mapping[str, Any]) -> tuple[str, list[Attachment]]:
-    """A tools/call result (wire shape) as text and attachments: text parts joined, other
-    parts summarized; images, audio and binary image/audio/PDF resources also attached."""
+    """A tools/call result (wire shape) as the model gets it, text and attachments: text
+    parts joined, other parts summarized; images, audio and binary image/audio/PDF
+    resources also attached. Content annotated for the person alone (`audience: ["user"]`)
+    is left out, one line saying so in its place."""
+    blocks = list(result.get("content") or [])
+    kept = [block for block in blocks if _audience(block) != {"user"}]
+    text, attachments = _converted(kept, result)
+    if len(kept) < len(blocks):
+        text = f"{text}\n{SHOWN_TO_PERSON}" if text else SHOWN_TO_PERSON
+    return text, attachments
+
+
+def person_text(result: Mapping[str, Any]) -> str | None:
+    """What the person is shown of a tools/call result when its audience annotations make
+    it differ from the model's text (content for the model alone left out); else None."""
+    blocks = list(result.get("content") or [])
+    if not any(_audience(block) for block in blocks):
+        return None
+    shown = [block for block in blocks if _audience(block) != {"assistant"}]
+    return _converted(shown, result)[0]
+
+
+def _audience(block: Any) -> set[str]:
+    """Whom a content block is for, as annotated (empty: not said, so everyone)."""
+    annotations = block.get("annotations") if isinstance(block, Mapping) else None
+    audience = annotations.get("audience") if isinstance(annotations, Mapping) else None
+    return {str(a) for a in audience} if isinstance(audience, list) else set()
+
+
+def _converted(blocks: list[Any], result: Mapping[str, Any]) -> tuple[str, list[Attachment]]:
     parts: list[str] = []
     attachments: list[Attachment] = []
-    for block in result.get("content") or []:
+    for block in blocks:
         kind = block.get("type") if isinstance(block, Mapping) else None
         if kind == "text":
             parts.append(str(block.get("text", "")))

@@ -29,7 +29,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from ..errors import ToolnexusError
-from ..tools.tool import Tool, ToolContext, ToolResult
+from ..tools.tool import SHOWN_KEY, Tool, ToolContext, ToolResult
 from ._connection import (
     ClientSide,
     Connection,
@@ -42,7 +42,7 @@ from ._connection import (
 from ._process import StderrTail
 from .auth import LOGIN_HINT, ServerTokens, TokenFile, has_own_authorization, oauth
 from .config import STARTUP_TIMEOUT, ServerSpec
-from .content import convert_content
+from .content import convert_content, person_text
 
 log = logging.getLogger("toolnexus.mcp")
 
@@ -374,9 +374,11 @@ class McpServer:
             self.on_change(self)
 
     def _log(self, text: str) -> None:
+        """Kept (for /mcp), and passed on as this server's log while one of its calls
+        runs (once, however many run)."""
         self.logs.append(text)
-        for context in self._calls:
-            context.report(text)
+        if self._calls:
+            self._calls[0].log(self.name, text)
 
     # -- its tools -----------------------------------------------------------------------
 
@@ -486,7 +488,9 @@ class McpServer:
             )
         dumped = dump(result)
         text, attachments = convert_content(dumped)
-        return ToolResult(text, bool(dumped.get("isError")), meta, attachments)
+        shown = person_text(dumped)
+        metadata: dict[str, Any] = meta if shown is None else {**meta, SHOWN_KEY: shown}
+        return ToolResult(text, bool(dumped.get("isError")), metadata, attachments)
 
     async def _connected_again(self) -> bool:
         """After a remote server forgot the session (so the call never ran): a new

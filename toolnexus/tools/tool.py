@@ -12,7 +12,7 @@ import typing
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, Final, Literal, Union
 
 from ..callbacks import maybe_await
 from ..content import Attachment
@@ -25,6 +25,11 @@ if typing.TYPE_CHECKING:
 # A default the toolkit fills in (`None` means "use the toolkit's").
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MAX_OUTPUT = 100_000
+
+
+# A ToolResult's metadata key: what the person is shown in place of `output` (an MCP
+# result's content annotated for the person alone, which the model does not get).
+SHOWN_KEY: Final = "shown"
 
 
 @dataclass
@@ -99,7 +104,8 @@ class ToolContext:
     `answer` carries the person's answer when a suspended tool is re-run. `report` tells
     whoever runs the tool how far it got (`on_progress` is theirs to set), `output` what it
     prints as it runs (`on_output` is theirs; `printed` keeps it, for a call stopped before
-    its result). `questions` counts what the calls of the run asked a person.
+    its result). `log` passes on what a tool's MCP server logged (`on_log` is theirs).
+    `questions` counts what the calls of the run asked a person.
     """
 
     call_id: str = ""
@@ -109,6 +115,7 @@ class ToolContext:
     questions: Questions = field(default_factory=Questions)
     on_output: Callable[[str], None] | None = None
     printed: Printed = field(default_factory=Printed)
+    on_log: Callable[[str, str], None] | None = None
 
     def report(
         self, message: str = "", progress: float | None = None, total: float | None = None
@@ -116,6 +123,12 @@ class ToolContext:
         """Say how far the tool got (shown while it runs); from any thread."""
         if self.on_progress is not None:
             self.on_progress(ToolProgress(message, progress, total))
+
+    def log(self, server: str, message: str) -> None:
+        """Pass on a log message of `server` (an MCP server's notifications/message), shown
+        as its log, not as this call's progress; from any thread."""
+        if self.on_log is not None:
+            self.on_log(server, message)
 
     def output(self, text: str) -> None:
         """Pass on the next piece of what the tool prints (shown while it runs, kept should

@@ -162,3 +162,12 @@ def text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+
+
+def tool_output_text(message: Message) -> str:
+    """A tool result's text for a style with no error flag: a failed call's output starts
+    with "Error:" (unless it already says so), so the model cannot take it for data."""
+    text = text_of(message.get("content"))
+    if message.get("is_error") and not text.lstrip()[:6].lower().startswith("error"):
+        return f"Error: {text}"
+    return text

@@ -33,8 +33,8 @@ from ._common import (
     newest_prompt,
     optional,
     put_count,
-    text_of,
     token_usage,
+    tool_output_text,
 )
 from .base import (
     NO_OPTIONS,
@@ -131,12 +131,12 @@ class OpenAIStyle(WireStyle):
             out = {k: fields[k] for k in keys if k in fields}
             if is_assistant(message):
                 self._send_back(message, out, options.endpoint)
-            if isinstance(out.get("content"), list):
-                if is_tool(message):
+            if is_tool(message):
+                if isinstance(out.get("content"), list):
                     held += self._tool_attachments(message)
-                    out["content"] = text_of(out["content"])
-                else:
-                    out["content"] = [self._part(p, strict=index == prompt) for p in out["content"]]
+                out["content"] = tool_output_text(message)
+            elif isinstance(out.get("content"), list):
+                out["content"] = [self._part(p, strict=index == prompt) for p in out["content"]]
             wire.append(out)
         if held:
             wire.append({"role": "user", "content": held})

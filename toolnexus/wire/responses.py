@@ -35,6 +35,7 @@ from ._common import (
     optional,
     text_of,
     token_usage,
+    tool_output_text,
 )
 from .base import (
     NO_OPTIONS,
@@ -242,7 +243,7 @@ def _input_items(message: Message, *, strict: bool) -> list[dict[str, Any]]:
             {
                 "type": "function_call_output",
                 "call_id": str(message.get("tool_call_id")),
-                "output": text_of(message.get("content")),
+                "output": tool_output_text(message),
             }
         ]
     return []  # system messages become `instructions`
