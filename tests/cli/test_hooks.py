@@ -59,7 +59,7 @@ def test_a_claude_code_hook_blocks_a_write_and_the_model_reads_why(cli, stub):
     assert r.code == 0, r
     blocked, written = tool_results(stub.requests[-1])
     assert blocked == (
-        f"blocked by a PreToolUse hook: {repo}/yarn.lock is generated: run the package "
+        f"Error: blocked by a PreToolUse hook: {repo}/yarn.lock is generated: run the package "
         "manager instead"
     )
     assert not (repo / "yarn.lock").exists()
@@ -169,7 +169,9 @@ def test_a_hook_that_denies_in_json_blocks_with_its_reason(cli, stub, tmp_path):
     )
     model_calls(stub, [("bash", {"command": "touch made.txt"})])
     assert ask(cli).code == 0
-    assert tool_results(stub.requests[-1]) == ["blocked by a PreToolUse hook: no shell on Fridays"]
+    assert tool_results(stub.requests[-1]) == [
+        "Error: blocked by a PreToolUse hook: no shell on Fridays"
+    ]
     assert not (repo / "made.txt").exists()
 
 
@@ -208,7 +210,7 @@ def test_an_ask_from_a_hook_holds_where_the_rules_would_allow(cli, stub, tmp_pat
     cli.write_config(cli.config_file.read_text() + '[approval]\nwrite_file = "allow"\n')
     model_calls(stub, [("write_file", {"path": "a.txt", "content": "x\n"})])
     assert cli.call("ask", "--builtins", "go").code == 0
-    assert tool_results(stub.requests[-1]) == ["declined by the person: write_file"]
+    assert tool_results(stub.requests[-1]) == ["Error: declined by the person: write_file"]
     assert not (repo / "a.txt").exists()
 
 
@@ -251,7 +253,7 @@ def test_an_allow_from_a_hook_skips_the_question_only_inside_the_sandbox(cli, st
     assert r.code == 0, r
     ran, refused = tool_results(stub.requests[-1])
     assert ran.startswith("exit code 0\nran"), ran
-    assert not (repo / "a.txt").exists() and refused == "not approved: nobody to ask"
+    assert not (repo / "a.txt").exists() and refused == "Error: not approved: nobody to ask"
 
 
 def test_session_start_context_goes_with_the_first_question_and_stop_runs_after(

@@ -113,7 +113,9 @@ def test_keys_that_are_the_users_alone_are_ignored_with_one_line(cli, stub):
         "and conversations go and how far the sandbox reaches"
     ]
     assert len(stub.requests) == 2  # the user's endpoint, the stub, got the question
-    assert tool_results(stub.requests[1])[0].startswith("denied by the rule")  # the project's
+    assert tool_results(stub.requests[1])[0].startswith(
+        "Error: denied by the rule"
+    )  # the project's
 
 
 def test_a_mistake_in_the_project_config_names_its_line(cli, stub):
@@ -175,4 +177,4 @@ def test_a_project_rule_never_loosens_the_users(cli, stub):
     assert cli.call("trust").code == 0
     model_calls(stub, [("fetch_url", {"url": "https://example.com/"})])
     assert cli.call("ask", "--builtins", "--yes", "hi").code == 0
-    assert tool_results(stub.requests[-1])[0].startswith("denied by the rule")
+    assert tool_results(stub.requests[-1])[0].startswith("Error: denied by the rule")
