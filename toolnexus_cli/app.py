@@ -643,6 +643,31 @@ def mcp_logout(
     raise typer.Exit(logout_server(name))
 
 
+@app.command("trust")
+def trust_cmd(
+    path: Annotated[
+        str | None, typer.Argument(help="A folder of the repository (default: this one).")
+    ] = None,
+    list_them: Annotated[
+        bool, typer.Option("--list", help="List the trusted repositories.")
+    ] = False,
+    revoke_it: Annotated[
+        bool, typer.Option("--revoke", help="Forget that the repository is trusted.")
+    ] = False,
+) -> None:
+    """Trust a repository's project layer (.toolnexus/config.toml, .mcp.json, hooks in
+    .claude/settings.json) as it is now, after showing what it adds and runs."""
+    from .trust import trust_command
+
+    if list_them and revoke_it:
+        fail_usage(UsageError("use either --list or --revoke, not both"))
+    try:
+        code = trust_command(path, list_them=list_them, revoke_it=revoke_it)
+    except UsageError as exc:
+        fail_usage(exc)
+    raise typer.Exit(code)
+
+
 ScopeOpt = Annotated[
     str | None,
     typer.Option(

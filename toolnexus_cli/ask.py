@@ -90,6 +90,14 @@ class AskOptions(NamedTuple):
         return [self.prompt, *self.attachments] if self.prompt.strip() else [*self.attachments]
 
 
+def _with_project(config: Config, run: RunOptions) -> Config:
+    """The repository's layer, asked about on a terminal, ignored in a pipe unless trusted."""
+    from .trust import ask_at_terminal, with_project
+
+    terminal = sys.stdin.isatty() and sys.stdout.isatty()
+    return with_project(config, run.tools, ask_at_terminal if terminal else None)
+
+
 def run_ask(config: Config, options: AskOptions) -> int:
     """The exit code of one turn, its answer on stdout (rendered on a terminal)."""
     console, ui = None, config.settings.ui
@@ -120,6 +128,7 @@ def run_ask(config: Config, options: AskOptions) -> int:
         return JsonOutput(session, events=options.output == "events")
 
     refuse_builtins_at_home(config, options.run.tools)
+    config = _with_project(config, options.run)
     session = Session(
         config, options.run, output=output, console=console if sys.stdin.isatty() else None
     )

@@ -37,6 +37,8 @@ from .command_turns import CommandTurn, command_book, command_turn
 from .context_commands import COMMANDS as CONTEXT_COMMANDS
 from .context_commands import ContextCommands
 from .errors import UsageError
+from .hook_commands import COMMANDS as HOOK_COMMANDS
+from .hook_commands import HookCommands
 from .init_command import COMMANDS as INIT_COMMANDS
 from .init_command import InitCommands
 from .journal_commands import COMMANDS as JOURNAL_COMMANDS
@@ -74,6 +76,7 @@ COMMANDS = {
     **WORKSPACE_COMMANDS,
     **MODE_COMMANDS,
     **MCP_COMMANDS,
+    **HOOK_COMMANDS,
     "/thread": "this thread's id, title and tokens",
     "/threads": "list recent threads",
     "/switch": "continue another thread: /switch ID",
@@ -124,6 +127,7 @@ class Commands(
     ModeCommands,
     JournalCommands,
     OutputCommands,
+    HookCommands,
 ):
     def __init__(
         self,

@@ -29,6 +29,8 @@ from .settings import (
 if TYPE_CHECKING:
     from toolnexus.context.pricing import Price
 
+    from .project import ProjectLayer
+
 APP = "toolnexus"
 RULES = "rules"  # a table of glob pattern -> "allow" | "ask" | "deny"
 # [approval.X]: rules on what a tool touches; "outside": bash commands that may leave the
@@ -38,6 +40,17 @@ RULE_TABLES = ("commands", "paths", "hosts", "outside")
 SECRET_FILES = "secret_files"
 PRICE = "price"  # a table of USD per million tokens, PRICE_KEYS (toolnexus.context.pricing.Price)
 PRICE_KEYS = ("input", "output", "cached_input", "cache_write")
+HOOKS = "hooks"  # [[hooks]]: a list of tables of HOOK_KEYS
+HOOK_KEYS: dict[str, Any] = {"event": str, "command": str, "matcher": str, "timeout": (int, float)}
+# the events of Claude Code's hooks that toolnexus raises
+HOOK_EVENTS = [
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "PreCompact",
+    "Stop",
+]
 
 # Every key the file may hold; a value of dict means "a table with these keys",
 # "*" a table of named tables.
@@ -61,6 +74,7 @@ TOP_KEYS: dict[str, Any] = {
         "mode": str,  # the chat's starting mode: ask, auto-edit, auto or plan
     },
     "approval": RULES,
+    "hooks": HOOKS,  # commands run on chat events (hooks_run.py), as Claude Code's hooks
     "sandbox": {
         "mode": str,
         "network": bool,
@@ -240,11 +254,17 @@ class Config:
     """The config file (`file`, as read and checked, shown by `config show`) and its
     `settings`, typed once. Not to be changed once made."""
 
-    __slots__ = ("path", "file", "settings", "_providers")
+    __slots__ = ("path", "file", "settings", "project", "_providers")
 
-    def __init__(self, path: Path, file: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        file: Mapping[str, Any] | None = None,
+        project: ProjectLayer | None = None,
+    ) -> None:
         self.path = path
         self.file: Mapping[str, Any] = {} if file is None else file
+        self.project = project  # the repository's trusted layer, merged into `file`
         self.settings = settings_from(self.file)
         merged = {name: dict(p) for name, p in BUILTIN_PROVIDERS.items()}
         for name, table in self.file.get("providers", {}).items():
@@ -339,6 +359,8 @@ def _validate(
         expected = schema[key]
         if expected == RULES:
             _validate_rules(path, text, value, dotted)
+        elif expected == HOOKS:
+            _validate_hooks(path, text, value)
         elif expected == PRICE:
             _validate_price(path, text, value, key, prefix)
         elif isinstance(expected, tuple) and expected[0] == "*":  # a table of named tables
@@ -449,6 +471,33 @@ def _validate_rules(path: Path, text: str, rules: Any, dotted: str) -> None:
             )
 
 
+def _validate_hooks(path: Path, text: str, hooks: Any) -> None:
+    example = '[[hooks]] with event = "PostToolUse", matcher = "Edit|Write", command = "..."'
+    if not isinstance(hooks, list) or not all(isinstance(h, dict) for h in hooks):
+        raise UsageError(f"{_where(path, text, HOOKS)}: 'hooks' must be tables, e.g. {example}")
+    for hook in hooks:
+        _validate(path, text, hook, HOOK_KEYS, "hooks.")
+        missing = [key for key in ("event", "command") if key not in hook]
+        if missing:
+            raise UsageError(
+                f"{_where(path, text, HOOKS)}: each of 'hooks' needs {' and '.join(missing)}, "
+                f"e.g. {example}"
+            )
+        if hook["event"] not in HOOK_EVENTS:
+            raise UsageError(
+                f"{_where(path, text, 'event', 'hooks.')}: 'hooks.event' = {hook['event']!r} "
+                f"is not a known event: use one of {', '.join(HOOK_EVENTS)}"
+            )
+        matcher = hook.get("matcher", "")
+        try:
+            re.compile("" if matcher == "*" else matcher)  # "*": every tool, as Claude's
+        except re.error as exc:
+            raise UsageError(
+                f"{_where(path, text, 'matcher', 'hooks.')}: 'hooks.matcher' is not a "
+                f"regular expression: {exc}"
+            ) from None
+
+
 def _validate_secret_files(path: Path, text: str, patterns: list[Any]) -> None:
     from toolnexus.tools.secret_files import checked_name
 
@@ -479,8 +528,8 @@ def _type_name(kind: type | tuple[type, ...]) -> str:
 def _where(path: Path, text: str, key: str, prefix: str = "") -> str:
     """`file:line` of the first line that sets `key`, looking inside the table `prefix`
     ("providers.b.") first (tomllib gives no positions)."""
-    pattern = re.compile(rf'^\s*(\[+[^\]]*\b{re.escape(key)}\b|"?{re.escape(key)}"?\s*=)', re.M)
-    table = re.compile(rf"^\s*\[+\s*{re.escape(prefix.rstrip('.'))}\s*\]+", re.M)
+    pattern = re.compile(rf'^[ \t]*(\[+[^\]]*\b{re.escape(key)}\b|"?{re.escape(key)}"?\s*=)', re.M)
+    table = re.compile(rf"^[ \t]*\[+\s*{re.escape(prefix.rstrip('.'))}\s*\]+", re.M)
     start = table.search(text) if prefix else None
     match = (start and pattern.search(text, start.end())) or pattern.search(text)
     if not match and prefix:  # a key of an inline table: the line of the table's own key

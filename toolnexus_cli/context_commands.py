@@ -46,6 +46,12 @@ class ContextCommands:
             self.say(line, "")
 
     async def compact(self, arg: str) -> None:
+        hooked = await self.session.hook_runner.run(
+            "PreCompact", {"trigger": "manual", "custom_instructions": arg}
+        )
+        if hooked.blocked:
+            self.say(f"not compacted: a PreCompact hook blocked it: {hooked.reason}", "yellow")
+            return
         thread = await self.session.store.load(self.session.thread)
         self.say("asking the model for a summary of the older turns… (Ctrl-C stops)")
         preview = await self._summarize(thread, arg or None)

@@ -388,4 +388,7 @@ def terminal_console() -> Console:
 
 
 def run_chat(config: Config, options: RunOptions) -> int:
+    from .trust import ask_at_terminal, with_project
+
+    config = with_project(config, options.tools, ask_at_terminal)
     return Repl(config, options).run()

@@ -44,16 +44,19 @@ from .approve import (
 )
 from .config import LIMITS, Config, Target, cache_dir, data_dir, resolve_target
 from .errors import UsageError
+from .hooks_run import HookRunner
 from .instructions import Instructions, project_instructions
 from .keys import KeyChoice, check_provider_headers, choose_key
 from .listing import latest_holding
 from .mcp_requests import answer_mcp_requests
 from .options import RunOptions, ToolFlags, go_on_command
+from .project import repository_top
 from .recap import recorded_system, system_record
 from .redact import EventRedactor, RedactingStore, Redactor
 from .render import NO_FACTS, FooterFacts
 from .signals import Interrupts
 from .subagents import offer_subagents
+from .tool_hooks import with_tool_hooks
 from .toolbox import (
     approval_policy,
     call_view,
@@ -63,6 +66,7 @@ from .toolbox import (
     warn_failed_servers,
     warn_if_failed,
 )
+from .workspace import workspace_root
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -208,6 +212,12 @@ class Session:
         self.store: ThreadStore = open_store(self.config)
         resources.push_async_callback(self.store.aclose)
         self.thread = await pick_thread(self.store, self.options.thread, self.options.continue_last)
+        self.hook_runner = HookRunner(
+            self.config.settings.hooks,
+            repository_top(workspace_root(self.config, self.options.tools)),
+            self._stored,
+            lambda: self.thread,
+        )
         self.instructions = await asyncio.to_thread(project_instructions, self.config)
         self._connect(self.target)
         resources.push_async_callback(lambda: self.client.aclose())
@@ -215,6 +225,14 @@ class Session:
         self.subagents = offer_subagents(self, resources)
         if self.options.thread or self.options.continue_last:
             await self.follow(self.thread)
+        resumed = self.options.thread or self.options.continue_last
+        started = await self.hook_runner.run(
+            "SessionStart", {"source": "resume" if resumed else "startup"}
+        )
+        self.hook_context = started.context  # goes with the first question
+
+    async def _stored(self) -> list[dict[str, Any]]:
+        return [dict(m) for m in await self.store.get(self.thread) or []]
 
     async def __aexit__(self, *exc: object) -> None:
         try:
@@ -252,6 +270,13 @@ class Session:
         self.wait_for = wait_for
         self.before_tool = hooks["before_tool"] if hooks else None
         self._approval = self.before_tool if console and not yes else None
+        hooks = with_tool_hooks(
+            self.hook_runner,
+            self.toolkit,
+            hooks,
+            lambda: approval_policy(self.config, self.toolkit),
+            asker,
+        )
         if hooks:
             hooks = {**hooks, "before_tool": self._offered_only(hooks["before_tool"])}
         self.hooks = hooks
@@ -479,6 +504,9 @@ class Session:
         loop.add_signal_handler(signal.SIGINT, self._interrupted_in_turn, cancel)
         redact_events = EventRedactor(self.redact)
         try:
+            prompt, blocked = await self._submitted(prompt)
+            if blocked is not None:
+                return Turn("failed", renderer, error=visible(self.redact.line(blocked)))
             await self.record_system()
             if self.toolkit.workspace is not None and self.toolkit.workspace.journal:
                 # counted before the run: a cancelled run stores its question as it ends
@@ -495,6 +523,7 @@ class Session:
                         result = event["result"]
                         self.tokens += result.usage.get("total_tokens", 0)
                         await record_turn(self.store, self.thread, result)
+            await self.hook_runner.run("Stop", {"stop_hook_active": False})
             return Turn("done", renderer, result)
         except RunCancelled:
             self._show_held(redact_events, renderer)
@@ -513,6 +542,25 @@ class Session:
         finally:
             loop.remove_signal_handler(signal.SIGINT)
             self.interrupts.turn = None
+
+    async def _submitted(self, prompt: Prompt) -> tuple[Prompt, str | None]:
+        """The prompt as UserPromptSubmit hooks leave it (with what they and SessionStart
+        hooks add for the model), or why a hook blocked it."""
+        text = (
+            prompt
+            if isinstance(prompt, str)
+            else "\n".join(p for p in prompt if isinstance(p, str))
+        )
+        submitted = await self.hook_runner.run("UserPromptSubmit", {"prompt": text})
+        if submitted.blocked:
+            return prompt, f"the prompt was blocked by a UserPromptSubmit hook: {submitted.reason}"
+        added, self.hook_context = [*self.hook_context, *submitted.context], []
+        if not added:
+            return prompt, None
+        context = "\n\n".join(added)
+        if isinstance(prompt, str):
+            return f"{prompt}\n\n{context}", None
+        return [*prompt, context], None
 
     async def run_approved(self, name: str, args: dict[str, Any]) -> ToolResult | str:
         """Run a call outside a turn after the approval a call in a turn gets (the mode,

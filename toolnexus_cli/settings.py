@@ -69,6 +69,18 @@ class ApprovalSettings(NamedTuple):
     secret_files: tuple[str, ...] = ()
 
 
+class HookSettings(NamedTuple):
+    """One of [[hooks]] (or a trusted project's): a command run on `event`, for tools whose
+    name (Claude Code's, see hooks_run.py) `matcher` matches, for at most `timeout` seconds.
+    `source`: the file it came from (empty: the user's config)."""
+
+    event: str
+    command: str
+    matcher: str = ""
+    timeout: float = 60.0
+    source: str = ""
+
+
 class LimitsSettings(NamedTuple):
     """[limits]: `max_cost`, USD a chat or an `ask` may spend (None: no budget)."""
 
@@ -139,6 +151,7 @@ class Settings(NamedTuple):
     workspace: str | None = None
     tools: ToolsSettings = ToolsSettings()
     approval: ApprovalSettings = ApprovalSettings()
+    hooks: tuple[HookSettings, ...] = ()
     sandbox: SandboxSettings = SandboxSettings()
     context_window: int | None = None
     limits: LimitsSettings = LimitsSettings()
@@ -172,6 +185,7 @@ def settings_from(data: Mapping[str, Any]) -> Settings:
         workspace=data.get("workspace"),
         tools=_table(ToolsSettings, data.get("tools", {})),
         approval=_approval(data.get("approval", {})),
+        hooks=tuple(_table(HookSettings, hook, timeout=float) for hook in data.get("hooks", ())),
         sandbox=_table(
             SandboxSettings, data.get("sandbox", {}), read=tuple, write=tuple, env=tuple
         ),

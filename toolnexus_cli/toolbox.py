@@ -46,7 +46,7 @@ async def open_toolkit(
     settings = config.settings
     functions = flags.functions or [config.path_of(f) for f in settings.functions]
     skills = flags.skills or (config.path_of(settings.skills) if settings.skills else None)
-    mcp = mcp_config(config, flags)
+    mcp = with_project_servers(config, mcp_config(config, flags))
     chosen = chosen_builtins(config, flags)
     root = workspace_root(config, flags) if chosen or mcp else None
     skill_folders = [*([skills] if skills else []), *(project_skills(root) if chosen else [])]
@@ -90,6 +90,21 @@ def mcp_config(config: Config, flags: ToolFlags) -> str | None:
         return config.path_of(config.settings.mcp)
     beside = config.path.parent / "mcp.json"
     return str(beside) if beside.is_file() else None
+
+
+def with_project_servers(config: Config, mcp: str | None) -> str | dict[str, Any] | None:
+    """The MCP config with a trusted project's servers added (a server of the user's keeps
+    its name)."""
+    project = config.project
+    if project is None or not project.servers:
+        return mcp
+    from toolnexus.mcp.config import load_servers
+
+    try:
+        mine = dict(load_servers(mcp)) if mcp else {}
+    except ToolnexusError as exc:
+        raise UsageError(str(exc)) from None
+    return {"mcpServers": {**project.servers, **mine}}
 
 
 def quiet_mcp_sdk() -> None:

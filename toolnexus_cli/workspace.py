@@ -153,6 +153,7 @@ def sandbox_policy(config: Config, flags: ToolFlags) -> SandboxPolicy:
         tmp_bytes=table.tmp_size,
         overlay=table.overlay,
         apply="ask" if flags.review else table.apply,
+        read_only=tuple(map(str, config.project.files)) if config.project else (),
     )
 
 

@@ -178,8 +178,10 @@ def protected_places(root: Path) -> list[Path]:
     to a command: the repository's git directories (a `.git` folder, or where a worktree's
     or submodule's `.git` file points, and their common directory; also a repository's
     above a workspace subfolder), the hooks folder git's `core.hooksPath` names (husky's
-    `.husky/`), and the project files toolnexus or a person's tools trust."""
-    places = [root / name for name in PROJECT_FILES]
+    `.husky/`), and the project files toolnexus or a person's tools trust, in the workspace
+    and at the top of its repository."""
+    top = next((f for f in (root, *root.parents) if (f / ".git").exists()), root)
+    places = [folder / name for folder in dict.fromkeys((root, top)) for name in PROJECT_FILES]
     for git_dir in _git_dirs(root):
         places.append(git_dir)
         hooks = _hooks_path(git_dir)

@@ -113,7 +113,8 @@ class SandboxPolicy:
     `overlay`: a command writes into an overlay of the workspace, applied when it ends (so
     what it changed is known exactly); False lets it write to the workspace directly.
     `apply`: "auto" applies what a command changed at once, "ask" only after a yes (the
-    model is told which files were not changed otherwise)."""
+    model is told which files were not changed otherwise). `read_only`: more files inside
+    the workspace a command may not change (the scripts a trusted project runs)."""
 
     mode: str = "workspace-write"
     network: bool = False
@@ -124,6 +125,7 @@ class SandboxPolicy:
     tmp_bytes: int = TMP_BYTES
     overlay: bool = True
     apply: str = "auto"
+    read_only: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -440,6 +442,7 @@ class Sandbox:
         read = [Path(p) for p in rules["read"]]
         readable = [*read, *(Path(p) for p, _ in _git_configs_clean())]
         protected = [p for root in self.roots for p in _view.protected_places(root)]
+        protected += [Path(os.path.realpath(p)) for p in self.policy.read_only]
         secrets = [Path(os.path.realpath(p)) for p in self.workspace_secrets()]
         view = _view.arguments(
             _view.Layout(
