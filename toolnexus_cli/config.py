@@ -53,6 +53,7 @@ TOP_KEYS: dict[str, Any] = {
     "functions": list,
     "skills": str,
     "mcp": str,
+    "mcp_wait": (int, float),  # seconds a model call waits for MCP servers still starting
     "builtins": (bool, list),
     "workspace": str,
     "tools": {
@@ -172,6 +173,7 @@ LIMITS = {
     "idle_timeout": Limit(0, 86_400, "a day", seconds=True),
     "retries": Limit(0, 10, "retries of a failed model call"),
     "api_key_cmd_timeout": Limit(0, 3_600, "an hour", seconds=True),
+    "mcp_wait": Limit(0, 3_600, "an hour", seconds=True),
 }
 
 NOTHING_CONFIGURED = (

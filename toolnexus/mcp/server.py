@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import re
 from collections import deque
@@ -80,6 +81,16 @@ class ServerStatus:
         )
 
 
+def sdk_installed() -> None:
+    """Raise ToolnexusError when the `mcp` package is missing, without importing it (the
+    import takes a second or two: it happens when the first server starts)."""
+    from importlib.util import find_spec
+
+    if find_spec("mcp") is None:
+        raise ToolnexusError(INSTALL_HINT)
+
+
+@functools.cache
 def import_sdk() -> SimpleNamespace:
     try:
         import mcp
@@ -131,7 +142,6 @@ class McpServer:
     def __init__(
         self,
         spec: ServerSpec,
-        sdk: SimpleNamespace,
         names: ToolNames,
         roots: Callable[[], list[Path]],
         on_change: Callable[[McpServer], None],
@@ -142,7 +152,6 @@ class McpServer:
         self.spec = spec
         self.tokens = tokens
         self.name = spec.name
-        self.sdk = sdk
         self.names = names
         self.on_change = on_change
         self.startup_timeout = spec.startup_timeout or startup_timeout
@@ -165,6 +174,10 @@ class McpServer:
         self._relisting: set[asyncio.Task[None]] = set()
 
     # -- what it offers ------------------------------------------------------------------
+
+    @property
+    def sdk(self) -> SimpleNamespace:
+        return import_sdk()
 
     @property
     def runnable(self) -> bool:
@@ -196,8 +209,15 @@ class McpServer:
     # -- its lifecycle -------------------------------------------------------------------
 
     def start(self) -> None:
-        """Begin to start it (in the background); its status is "starting" until it runs."""
+        """Begin to start it (in the background); its status is "starting" until it runs.
+        The SDK is imported here, on the caller's thread, if it was not yet."""
         if not self.runnable or (self._task is not None and not self._task.done()):
+            return
+        try:
+            import_sdk()
+        except ToolnexusError as exc:
+            self._set(f"failed: {exc}")
+            self._settled.set()
             return
         self._stopping.clear()
         self._settled.clear()
