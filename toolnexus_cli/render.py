@@ -49,7 +49,9 @@ def waiting_note(event: Mapping[str, Any]) -> str:
     names = ", ".join(event["sources"])
     limit = event.get("limit")
     most = "" if limit is None else f" (at most {limit:g} s)"
-    return f"waiting for MCP server{'s' if len(event['sources']) > 1 else ''} {names} to start{most}"
+    return (
+        f"waiting for MCP server{'s' if len(event['sources']) > 1 else ''} {names} to start{most}"
+    )
 
 
 def late_note(event: Mapping[str, Any]) -> str | None:

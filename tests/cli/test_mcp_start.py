@@ -61,9 +61,7 @@ def test_ask_sends_its_request_once_every_server_is_ready_not_after_a_fixed_wait
     assert {"quick_add", "slow_add"} <= set(tool_names(stub.requests[0]))
 
 
-def test_ask_goes_without_a_server_still_starting_after_mcp_wait_and_says_so(
-    cli, stub, tmp_path
-):
+def test_ask_goes_without_a_server_still_starting_after_mcp_wait_and_says_so(cli, stub, tmp_path):
     """Repro: `mcp_wait = 0.2` in the config and a server that never finishes starting;
     `toolnexus ask --mcp mcp.json hi` answers without its tools, and stderr says which
     server it went without."""

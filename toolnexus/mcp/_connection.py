@@ -52,6 +52,9 @@ HTTP_TIMEOUT = 30.0  # seconds to connect, send, or wait for a free connection
 STREAM_TIMEOUT = 300.0  # seconds a response stream may stay silent
 WHY_LIMIT = 300  # characters of an error's own text in a status
 CONNECTION_ERRORS = ("ConnectError", "ConnectTimeout")  # httpx2's, by name: it is imported late
+SESSION_HEADER = "mcp-session-id"
+# JSON-RPC errors a server may send with a 400 or 404 about the request itself, not the session
+REQUEST_ERRORS = (-32602, -32601)  # invalid params, method not found
 
 
 @dataclass
@@ -105,6 +108,7 @@ class Connection:
         self.process: ServerProcess | None = None
         self.http_status: int | None = None  # the first HTTP error status seen while starting
         self.ready = False
+        self.session_refused = False  # a 400 or 404 answered a request carrying the session
 
     async def open(self, stack: contextlib.AsyncExitStack) -> Offer:
         if self.transport == "http":
@@ -217,6 +221,8 @@ class Connection:
         async def note_http_error(response: Any) -> None:
             if response.status_code >= 400 and self.http_status is None and not self.ready:
                 self.http_status = response.status_code
+            if response.status_code in (400, 404) and SESSION_HEADER in response.request.headers:
+                self.session_refused = True
 
         return self.sdk.http.AsyncClient(
             headers=headers, timeout=timeout, auth=auth, event_hooks={"response": [note_http_error]}
@@ -276,6 +282,17 @@ class Connection:
         """After a failure: let a dying process finish its last stderr line."""
         if self.process is not None and self.process.returncode is not None:
             await self.process.settle()
+
+    def forgot_session(self, exc: BaseException) -> bool:
+        """Whether `exc`, a request's failure, says the remote server no longer knows the
+        session (it restarted), so the request never ran: it said so, or answered a 400 or
+        404 to a request carrying the session (some servers say 400, the spec 404) that
+        was not about the request itself."""
+        refused, self.session_refused = self.session_refused, False
+        if session_lost(exc):
+            return True
+        code = getattr(getattr(_leaf(exc), "error", None), "code", None)
+        return refused and code not in REQUEST_ERRORS
 
     def describe(self, exc: BaseException) -> str:
         """Why the connection failed, in one line: visible, secrets of the spec blanked."""

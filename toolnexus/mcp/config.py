@@ -5,7 +5,9 @@ A top-level `mcpServers`, `servers` or `mcp` object holds servers by name; each 
 the legacy HTTP+SSE transport for an older server; `"type": "sse"` for that one only), and
 may say
 `disabled: true` (it is still read, so that it can be enabled later),
-`startup_timeout_sec` (how long it may take to start) and `roots` (the folders it is told
+`startup_timeout_sec` (how long it may take to start), `ping_interval_sec` (a remote
+server's: how often it is pinged while idle, so that one gone is noticed before a call
+needs it; 0: never) and `roots` (the folders it is told
 are its roots: `false` for none, or a list of absolute folders; by default the workspace's,
 see pool.py). `${VAR}` (or `${VAR:-default}`) in
 the command, args, env, cwd, url and headers is replaced from the environment; every value
@@ -35,6 +37,7 @@ STDIO_TYPES = {"stdio", "local"}
 MIN_SECRET = 4  # shorter values are not redacted (they would blank out ordinary words)
 STARTUP_TIMEOUT = 30.0  # seconds a server may take to start, unless its entry says
 MAX_STARTUP_TIMEOUT = 3600.0
+PING_INTERVAL = 30.0  # seconds between pings of an idle remote server, unless its entry says
 
 McpConfig = str | os.PathLike[str] | Mapping[str, Any]
 
@@ -53,6 +56,7 @@ class ServerSpec:
     headers: dict[str, str] = field(default_factory=dict)
     disabled: bool = False
     startup_timeout: float | None = None  # seconds; None: the default of whoever starts it
+    ping_interval: float = PING_INTERVAL  # seconds between pings of a remote server (0: none)
     roots: list[str] | None = None  # its own roots ([]: none); None: the workspace's
     error: str | None = None
     secrets: set[str] = field(default_factory=set)
@@ -145,6 +149,7 @@ def parse_server(name: str, entry: Any) -> ServerSpec:
     spec.disabled = entry.get("disabled") is True or entry.get("enabled") is False
     try:
         spec.startup_timeout = _startup_timeout(entry.get("startup_timeout_sec"))
+        spec.ping_interval = _ping_interval(entry.get("ping_interval_sec"))
         spec.roots = _roots(entry.get("roots"), spec.secrets)
         if kind and kind not in HTTP_TYPES | STDIO_TYPES | {"sse"}:
             raise _ConfigError(f"unknown transport type {kind!r} (use 'stdio', 'http' or 'sse')")
@@ -168,6 +173,17 @@ def _startup_timeout(value: Any) -> float | None:
         raise _ConfigError(
             f"startup_timeout_sec must be a number of seconds from 0 to "
             f"{MAX_STARTUP_TIMEOUT:g}, not {json.dumps(value)[:40]}"
+        )
+    return float(value)
+
+
+def _ping_interval(value: Any) -> float:
+    if value is None:
+        return PING_INTERVAL
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (0 <= value <= 86_400):
+        raise _ConfigError(
+            "ping_interval_sec must be a number of seconds from 0 (no pings) to 86400, "
+            f"not {json.dumps(value)[:40]}"
         )
     return float(value)
 

@@ -57,6 +57,7 @@ class ServerPool:
         self._roots = _resolved(workspace_roots(Path.cwd()) if roots is None else roots)
         self._watchers: list[Watcher] = []
         self._told: dict[str, str] = {}  # what the model was last told of a server
+        self._told_tools: dict[str, list[str]] = {}  # and the tools it was offered then
         self._deadlines: dict[str, float] = {}  # until when model calls wait for a server
         names = ToolNames(list(taken))
         token_file = None if tokens is None else TokenFile(tokens)
@@ -149,10 +150,19 @@ class ServerPool:
 
     def news(self) -> list[str]:
         """What the model should be told about servers since it was last told, once: one
-        it knew of went down or came back, one is still starting without being waited for."""
+        it knew of went down or came back, or offers other tools (it restarted, or said its
+        list changed), one is still starting without being waited for."""
         notes = []
         for server in self.servers:
             state, told = _state(server), self._told.get(server.name)
+            tools, told_tools = server.status.tools, self._told_tools.get(server.name)
+            if state == told == "ok" and told_tools is not None and tools != told_tools:
+                notes.append(
+                    f"The MCP server {server.name}'s tools changed: it offers "
+                    f"{_named(tools) if tools else 'none'} now."
+                )
+            if state == "ok":
+                self._told_tools[server.name] = list(tools)
             if state == told:
                 continue
             note = _notice(server, state, told)

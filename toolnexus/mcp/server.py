@@ -38,7 +38,6 @@ from ._connection import (
     closed_connection,
     connection_failed,
     dump,
-    session_lost,
 )
 from ._process import StderrTail
 from .auth import LOGIN_HINT, ServerTokens, TokenFile, has_own_authorization, oauth
@@ -52,6 +51,8 @@ BACKOFF = (0.5, 1.0, 2.0, 4.0, 8.0)  # seconds before each restart of a failing 
 # a remote server being redeployed is away longer than a local one takes to fail for good
 REMOTE_BACKOFF = (*BACKOFF, 15.0, 30.0, 30.0, 30.0, 30.0)
 STABLE_S = 60.0  # a run this long resets the count of failures in a row
+PING_TIMEOUT = 10.0  # seconds a remote server may take to answer a ping
+FORGOT = "it forgot the session (it restarted?)"
 STOP_WAIT = 0.3  # seconds a stopping server may take to say goodbye before it is cut off
 LOG_LINES = 50  # log messages of a server kept for /mcp
 NAME_LIMIT = 64
@@ -377,6 +378,8 @@ class McpServer:
             asyncio.ensure_future(self._stopping.wait()),
             asyncio.ensure_future(self._lost.wait()),
         ]
+        if connection.process is None and self.spec.ping_interval > 0:
+            waits.append(asyncio.ensure_future(self._ping_while_idle(connection)))
         try:
             await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -385,6 +388,25 @@ class McpServer:
         if ended.done() and not ended.cancelled():
             return ended.result()
         return None if self._stopping.is_set() else self._lost_why
+
+    async def _ping_while_idle(self, connection: Connection) -> None:
+        """A remote server is pinged every `ping_interval` seconds while no call of it runs:
+        one gone, or that forgot the session, is noticed before a call needs it, and
+        connected again (see _keep_running)."""
+        while True:
+            await asyncio.sleep(self.spec.ping_interval)
+            if self._calls:
+                continue
+            try:
+                async with asyncio.timeout(PING_TIMEOUT):
+                    await connection.session.send_ping()
+            except TimeoutError:
+                self._reconnect(f"it did not answer a ping within {PING_TIMEOUT:g} s")
+                return
+            except Exception as exc:
+                forgot = connection.forgot_session(exc)
+                self._reconnect(FORGOT if forgot else connection.describe(exc))
+                return
 
     def _set(self, status: str) -> None:
         status = self.spec.redact(status)
@@ -497,7 +519,7 @@ class McpServer:
                 original, arguments, progress_callback=progress
             )
         except Exception as exc:
-            if again and session_lost(exc) and await self._connected_again():
+            if again and connection.forgot_session(exc) and await self._connected_again():
                 return await self._call(original, arguments, context, meta, again=False)
             return ToolResult(
                 f"error: MCP server {self.name!r}: {await self._call_failure(connection, exc)}",
@@ -513,7 +535,7 @@ class McpServer:
         connection, if one comes within the start-up timeout."""
         waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._next_run.append(waiter)
-        self._reconnect("it forgot the session (it restarted?)")
+        self._reconnect(FORGOT)
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(BACKOFF[0] + self.startup_timeout):
                 return await waiter
