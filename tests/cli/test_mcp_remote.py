@@ -185,6 +185,22 @@ def test_an_expired_access_token_is_refreshed_and_the_new_one_kept(cli, remote, 
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
+def test_a_refused_access_token_not_yet_expired_is_refreshed_without_a_browser(
+    cli, remote, oauth_port
+):
+    """Repro: log in; the server forgets its access tokens (it restarted, or revoked them)
+    before they expire; `toolnexus mcp list` still connects: the refresh token is tried
+    first, and no new browser login is asked for."""
+    login(cli, remote)
+    old = stored(cli)["tokens"]
+    admin(oauth_port, "expire")  # the file still says the token is good for an hour
+    result = cli.call("mcp", "list", "--mcp", remote)
+    assert result.code == 0 and "remote  http  ok" in result.stdout, result
+    assert stats(oauth_port)["refreshes"] == 1
+    assert stats(oauth_port)["authorizations"] == 1
+    assert stored(cli)["tokens"]["access_token"] != old["access_token"]
+
+
 def one_line_about_login(stderr: str) -> None:
     lines = [line for line in stderr.splitlines() if "remote" in line]
     assert len(lines) == 1 and LOGIN_HINT in lines[0], stderr

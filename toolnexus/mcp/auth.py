@@ -18,7 +18,7 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -178,6 +178,33 @@ def oauth(
             await super()._initialize()
             # the SDK keeps an expiry only for tokens it got itself, this run
             self.context.token_expiry_time = tokens.expires_at()
+
+        async def _auth_flow(self, request: Any) -> AsyncGenerator[Any, Any]:
+            """The SDK's flow, but a 401 to a token not yet expired (the server revoked
+            it, or restarted) first tries the refresh token: a browser login only when
+            that fails too."""
+            flow = super()._auth_flow(request)
+            sent = await flow.__anext__()
+            refreshed = False
+            while True:
+                response = yield sent
+                if (
+                    sent is request
+                    and response.status_code == 401
+                    and not refreshed
+                    and self.context.can_refresh_token()
+                ):
+                    refreshed = True
+                    if await self._handle_refresh_response((yield await self._refresh_token())):
+                        self._add_auth_header(request)
+                        response = yield request
+                        if response.status_code != 401:
+                            await flow.aclose()
+                            return
+                try:
+                    sent = await flow.asend(response)
+                except StopAsyncIteration:
+                    return
 
     uri = redirect_uri or tokens.redirect_uri() or PLACEHOLDER_REDIRECT
     metadata = OAuthClientMetadata(
