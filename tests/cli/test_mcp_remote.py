@@ -201,6 +201,19 @@ def test_a_refused_access_token_not_yet_expired_is_refreshed_without_a_browser(
     assert stored(cli)["tokens"]["access_token"] != old["access_token"]
 
 
+def test_a_login_whose_client_the_server_forgot_registers_again(cli, remote, oauth_port):
+    """Repro: log in; the authorization server forgets every client registration (it was
+    reset); `toolnexus mcp login remote` again registers anew and logs in, rather than
+    sending the browser to an error page and waiting."""
+    login(cli, remote)
+    forgotten = stored(cli)["client"]["client_id"]
+    admin(oauth_port, "reset")
+    out, _ = login(cli, remote)
+    assert "logged in to remote: 1 tool (shout)" in out
+    assert stored(cli)["client"]["client_id"] != forgotten
+    assert stats(oauth_port)["registrations"] == stats(oauth_port)["authorizations"] == 1
+
+
 def one_line_about_login(stderr: str) -> None:
     lines = [line for line in stderr.splitlines() if "remote" in line]
     assert len(lines) == 1 and LOGIN_HINT in lines[0], stderr

@@ -291,7 +291,7 @@ class Connection:
         refused, self.session_refused = self.session_refused, False
         if session_lost(exc):
             return True
-        code = getattr(getattr(_leaf(exc), "error", None), "code", None)
+        code = getattr(getattr(first_error(exc), "error", None), "code", None)
         return refused and code not in REQUEST_ERRORS
 
     def describe(self, exc: BaseException) -> str:
@@ -299,7 +299,7 @@ class Connection:
         return visible(self.spec.redact(self._why(exc)))
 
     def _why(self, exc: BaseException) -> str:
-        leaf = _leaf(exc)
+        leaf = first_error(exc)
         if isinstance(leaf, CommandNotFound | LoginNeeded | ToolnexusError):
             return str(leaf)  # ours, said for a person already
         status = getattr(getattr(leaf, "response", None), "status_code", None)
@@ -333,19 +333,19 @@ class Connection:
 
 
 def closed_connection(exc: BaseException) -> bool:
-    return "connection closed" in str(_leaf(exc)).lower()
+    return "connection closed" in str(first_error(exc)).lower()
 
 
 def connection_failed(exc: BaseException) -> bool:
     """The connection under a request is gone (closed, or a remote server cannot be
     reached): a new one is needed."""
-    return closed_connection(exc) or type(_leaf(exc)).__name__ in CONNECTION_ERRORS
+    return closed_connection(exc) or type(first_error(exc)).__name__ in CONNECTION_ERRORS
 
 
 def session_lost(exc: BaseException) -> bool:
     """A remote server no longer knows the session (it restarted): a new one is needed,
     and the request never ran."""
-    text = str(_leaf(exc)).lower()
+    text = str(first_error(exc)).lower()
     return "session terminated" in text or "session not found" in text
 
 
@@ -357,7 +357,7 @@ def dump(model: Any) -> dict[str, Any]:
     return dumped
 
 
-def _leaf(exc: BaseException) -> BaseException:
+def first_error(exc: BaseException) -> BaseException:
     """The first real error inside (nested) exception groups."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         inner = [e for e in exc.exceptions if not isinstance(e, asyncio.CancelledError)]

@@ -146,6 +146,11 @@ class ServerTokens:
         value = self.file.entry(self.name, self.url).get("expires_at")
         return float(value) if isinstance(value, int | float) else None
 
+    def client_id(self) -> str | None:
+        """The client id of the kept registration, if any."""
+        found = self.file.entry(self.name, self.url).get("client", {}).get("client_id")
+        return str(found) if found else None
+
     def redirect_uri(self) -> str | None:
         """The redirect URI the stored client was registered with, if any."""
         uris = self.file.entry(self.name, self.url).get("client", {}).get("redirect_uris")
