@@ -17,7 +17,13 @@ from .toolbox import mcp_config, quiet_mcp_sdk
 
 
 def login_server(
-    config: Config, flags: ToolFlags, name: str, *, browser: bool, port: int | None
+    config: Config,
+    flags: ToolFlags,
+    name: str,
+    *,
+    browser: bool,
+    port: int | None,
+    wait: float = 300.0,
 ) -> int:
     from toolnexus.mcp.auth import TokenFile
     from toolnexus.mcp.login import login
@@ -33,13 +39,14 @@ def login_server(
             webbrowser.open(url)
         print(
             "Waiting for the browser to come back to this machine (on another machine, "
-            "forward the port of the redirect_uri in the URL with ssh -L); Ctrl-C gives up.",
+            "forward the port of the redirect_uri in the URL with ssh -L), "
+            f"at most {wait:g} s; Ctrl-C gives up.",
             file=sys.stderr,
             flush=True,
         )
 
     try:
-        offer = asyncio.run(login(spec, TokenFile(mcp_tokens_path()), show, port=port))
+        offer = asyncio.run(login(spec, TokenFile(mcp_tokens_path()), show, port=port, timeout=wait))
     except ToolnexusError as exc:
         raise UsageError(str(exc)) from None
     tools = [str(tool.get("name")) for tool in offer.tools]

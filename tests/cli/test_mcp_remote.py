@@ -214,6 +214,19 @@ def test_a_login_whose_client_the_server_forgot_registers_again(cli, remote, oau
     assert stats(oauth_port)["registrations"] == stats(oauth_port)["authorizations"] == 1
 
 
+def test_a_login_nobody_finishes_ends_after_its_wait_in_one_line(cli, remote, oauth_port):
+    """Repro: `toolnexus mcp login remote --wait 1` and the URL is never opened: after a
+    second it ends with one line saying so, and nothing is kept."""
+    result = cli.run("mcp", "login", "remote", "--no-browser", "--wait", "1", "--mcp", remote)
+    assert result.code == 2, result
+    said = [line for line in result.stderr.splitlines() if "no authorization" in line]
+    assert said == [
+        "error: no authorization within 1 s: run the login again and open the URL"
+    ], result.stderr
+    assert "Traceback" not in result.stderr
+    assert stats(oauth_port).get("authorizations", 0) == 0
+
+
 def one_line_about_login(stderr: str) -> None:
     lines = [line for line in stderr.splitlines() if "remote" in line]
     assert len(lines) == 1 and LOGIN_HINT in lines[0], stderr
