@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import selectors
+import socket
 import stat
 import subprocess
 
@@ -225,6 +226,69 @@ def test_a_login_nobody_finishes_ends_after_its_wait_in_one_line(cli, remote, oa
     ], result.stderr
     assert "Traceback" not in result.stderr
     assert stats(oauth_port).get("authorizations", 0) == 0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_a_client_registered_beforehand_logs_in_with_its_scopes_port_and_secret_command(
+    cli, oauth_port, tmp_path
+):
+    """Repro: a client registered with the authorization server by hand; mcp.json gives
+    `"oauth": {"client_id": ..., "client_secret_cmd": "cat secret", "scopes": ["read"],
+    "callback_port": N}`; `toolnexus mcp login remote` uses that client (no registration),
+    asks for those scopes, listens on that port, and the secret is neither kept nor
+    printed; `mcp list` then connects with the tokens."""
+    port = free_port()
+    client = httpx2.post(
+        f"http://127.0.0.1:{oauth_port}/register",
+        json={
+            "client_name": "by hand",
+            "redirect_uris": [f"http://127.0.0.1:{port}/callback"],
+            "token_endpoint_auth_method": "client_secret_post",
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "scope": "read write",
+        },
+    ).json()
+    secret_file = tmp_path / "secret"
+    secret_file.write_text(client["client_secret"] + "\n")
+    oauth = {
+        "client_id": client["client_id"],
+        "client_secret_cmd": f"cat {secret_file}",
+        "scopes": ["read"],
+        "callback_port": port,
+    }
+    config = str(
+        mcp_file(
+            tmp_path / "mcp.json",
+            {"remote": {"url": f"http://127.0.0.1:{oauth_port}/mcp", "oauth": oauth}},
+        )
+    )
+    out, err = login(cli, config)
+    assert f"redirect_uri=http%3A%2F%2F127.0.0.1%3A{port}%2Fcallback" in out
+    assert "logged in to remote: 1 tool (shout)" in out
+    assert stats(oauth_port)["registrations"] == 1  # the test's own, by hand
+    assert stored(cli)["tokens"]["scope"] == "read"
+    kept = (cli.config_dir / "mcp_tokens.json").read_text()
+    assert client["client_secret"] not in kept + out + err
+    result = cli.call("mcp", "list", "--mcp", config)
+    assert result.code == 0 and "remote  http  ok" in result.stdout, result
+
+
+def test_a_bad_oauth_entry_is_the_servers_one_line(cli, tmp_path):
+    """Repro: `"oauth": {"callback_port": "x"}` in a server's entry: `toolnexus mcp list`
+    says what is wrong with it, on its line."""
+    config = mcp_file(
+        tmp_path / "mcp.json",
+        {"remote": {"url": "https://mcp.example.com/mcp", "oauth": {"callback_port": "x"}}},
+    )
+    result = cli.call("mcp", "list", "--mcp", str(config))
+    assert "oauth.callback_port must be a port from 1 to 65535, not 'x'" in result.stdout, result
+    assert "Traceback" not in result.stdout + result.stderr
 
 
 def one_line_about_login(stderr: str) -> None:

@@ -140,7 +140,7 @@ async def login(
     server_tokens = ServerTokens(tokens, spec)
     registered = server_tokens.redirect_uri()
     listener = LoopbackCallback()
-    await listener.start(port if port is not None else _port_of(registered))
+    await listener.start(port if port is not None else spec.oauth.callback_port or _port_of(registered))
     try:
         tokens.update(spec.name, spec.url, tokens=None, expires_at=None)  # log in anew
         if registered != listener.redirect_uri:  # its client was for another address
@@ -152,7 +152,7 @@ async def login(
             offer = await _authorize(spec, server_tokens, listener, show_url, timeout)
     finally:
         await listener.close()
-    if not tokens.logged_in(spec.name, spec.url):
+    if not server_tokens.logged_in():
         raise ToolnexusError(f"{spec.name} let toolnexus in without a login: it needs none")
     return offer
 

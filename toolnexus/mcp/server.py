@@ -346,14 +346,10 @@ class McpServer:
     def _auth(self) -> Any:
         """OAuth for a remote server that has a login (else None: a 401 says to log in)."""
         spec, tokens = self.spec, self.tokens
-        if (
-            tokens is None
-            or spec.transport == "stdio"
-            or has_own_authorization(spec)
-            or not tokens.logged_in(spec.name, spec.url)
-        ):
+        if tokens is None or spec.transport == "stdio" or has_own_authorization(spec):
             return None
-        return oauth(spec, ServerTokens(tokens, spec))
+        server_tokens = ServerTokens(tokens, spec)
+        return oauth(spec, server_tokens) if server_tokens.logged_in() else None
 
     def _ready(self, connection: Connection, offer: Offer) -> None:
         self.offer = offer
