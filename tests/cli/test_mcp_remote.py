@@ -11,6 +11,7 @@ browser.
 from __future__ import annotations
 
 import json
+import re
 import os
 import selectors
 import socket
@@ -221,9 +222,9 @@ def test_a_login_nobody_finishes_ends_after_its_wait_in_one_line(cli, remote, oa
     result = cli.run("mcp", "login", "remote", "--no-browser", "--wait", "1", "--mcp", remote)
     assert result.code == 2, result
     said = [line for line in result.stderr.splitlines() if "no authorization" in line]
-    assert said == [
-        "error: no authorization within 1 s: run the login again and open the URL"
-    ], result.stderr
+    assert said == ["error: no authorization within 1 s: run the login again and open the URL"], (
+        result.stderr
+    )
     assert "Traceback" not in result.stderr
     assert stats(oauth_port).get("authorizations", 0) == 0
 
@@ -416,4 +417,25 @@ def test_the_chat_says_that_a_server_needs_a_login_and_goes_on(open_chat, stub, 
     chat.wait_text("answer 1.")
     chat.say("/mcp remote")
     chat.wait_text(LOGIN_HINT)
+    assert "Traceback" not in chat.term.text()
+
+
+def test_a_login_from_inside_the_chat_brings_the_server_up(open_chat, stub, remote, oauth_port):
+    """Repro: `toolnexus chat --mcp mcp.json` with a server that needs a login; type
+    `/mcp login remote`, open the URL it shows; the server starts with the new tokens and
+    its tools are offered, without leaving the chat."""
+    numbered_answers(stub)
+    chat = open_chat("--mcp", remote)
+    chat.wait_text("0 of 1 MCP servers ready · remote needs 'toolnexus mcp login remote'")
+    chat.send_line("/mcp login remote")
+    chat.wait(lambda: "Ctrl-C gives up" in chat.term.text(), "the authorization URL")
+    url = re.search(r"http://\S+/authorize\?\S+", chat.term.raw_text()).group(0)
+    page = httpx2.get(url, follow_redirects=True, timeout=WAIT)  # the browser
+    assert page.status_code == 200 and "toolnexus is authorized" in page.text
+    chat.wait_text("logged in to remote: it is starting again")
+    chat.wait_prompt()
+    chat.wait_text("1 of 1 MCP servers ready")
+    chat.say("hello")
+    chat.wait_text("answer 1.")
+    assert "remote_shout" in [t["function"]["name"] for t in stub.requests[-1].json["tools"]]
     assert "Traceback" not in chat.term.text()

@@ -140,7 +140,9 @@ async def login(
     server_tokens = ServerTokens(tokens, spec)
     registered = server_tokens.redirect_uri()
     listener = LoopbackCallback()
-    await listener.start(port if port is not None else spec.oauth.callback_port or _port_of(registered))
+    await listener.start(
+        port if port is not None else spec.oauth.callback_port or _port_of(registered)
+    )
     try:
         tokens.update(spec.name, spec.url, tokens=None, expires_at=None)  # log in anew
         if registered != listener.redirect_uri:  # its client was for another address
