@@ -9,7 +9,7 @@ from typing import Any, NamedTuple, TextIO
 from toolnexus.content import Attachment, Prompt
 from toolnexus.visible import visible
 
-from .ask_output import NotesOnStderr, JsonOutput, error_json, print_json
+from .ask_output import JsonOutput, NotesOnStderr, error_json, print_json
 from .attach import NOT_READ, check_carried, unread_images
 from .config import Config
 from .errors import UsageError

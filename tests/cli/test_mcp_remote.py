@@ -11,8 +11,8 @@ browser.
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import selectors
 import socket
 import stat

@@ -250,13 +250,14 @@ async def preset_client(spec: ServerSpec, redirect_uri: str) -> Any:
 
     from ..secret_command import run_secret_command
 
-    command = spec.oauth.client_secret_cmd
+    command, client_id = spec.oauth.client_secret_cmd, spec.oauth.client_id
+    assert client_id is not None, "a preset client has an id"
     secret = None
     if command is not None:
         label = f"oauth.client_secret_cmd of MCP server {spec.name}"
         secret = await asyncio.to_thread(run_secret_command, command, label, SECRET_CMD_TIMEOUT)
     return OAuthClientInformationFull(
-        client_id=spec.oauth.client_id,
+        client_id=client_id,
         client_secret=secret,
         redirect_uris=[redirect_uri],  # type: ignore[list-item]
         grant_types=["authorization_code", "refresh_token"],
