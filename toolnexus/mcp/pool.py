@@ -33,9 +33,9 @@ INSTRUCTIONS_LIMIT = 4000  # characters of a server's instructions added to the 
 class ServerPool:
     """`ServerPool(config, ...)` reads the config (raising ToolnexusError only for one that
     cannot be read at all, or a missing `mcp` package, which it does not import yet);
-    `start()` starts the servers; `close()` ends them. `roots` are the folders advertised to the servers as their roots
-    (by default `workspace_roots` of the working folder), but for a server whose entry
-    names its own (`roots` in the config). `tokens`: the file of OAuth logins (see auth.py;
+    `start()` starts the servers; `close()` ends them. `roots` are the folders advertised
+    to the servers as their roots (by default `workspace_roots` of the working folder), but
+    for a server whose entry names its own (`roots` in the config). `tokens`: the file of OAuth logins (see auth.py;
     None: remote servers get only their configured headers). `requests` says who answers
     the servers' elicitation and sampling requests (see requests.py)."""
 
