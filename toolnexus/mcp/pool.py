@@ -35,9 +35,10 @@ class ServerPool:
     cannot be read at all, or a missing `mcp` package, which it does not import yet);
     `start()` starts the servers; `close()` ends them. `roots` are the folders advertised
     to the servers as their roots (by default `workspace_roots` of the working folder), but
-    for a server whose entry names its own (`roots` in the config). `tokens`: the file of OAuth logins (see auth.py;
-    None: remote servers get only their configured headers). `requests` says who answers
-    the servers' elicitation and sampling requests (see requests.py)."""
+    for a server whose entry names its own (`roots` in the config). `tokens`: the file of
+    OAuth logins (see auth.py; None: remote servers get only their configured headers).
+    `requests` says who answers the servers' elicitation and sampling requests (see
+    requests.py)."""
 
     def __init__(
         self,
