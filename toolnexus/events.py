@@ -138,8 +138,10 @@ def compaction_event(
     }
 
 
-def waiting_event(sources: list[str]) -> WaitingEvent:
-    return {"type": "waiting", "sources": sources}
+def waiting_event(
+    sources: list[str], limit: float | None = None, late: list[str] | None = None
+) -> WaitingEvent:
+    return {"type": "waiting", "sources": sources, "limit": limit, "late": late or []}
 
 
 def tool_progress_event(

@@ -267,9 +267,9 @@ class _Run:
         that went or came back."""
         starting = toolkit.starting()
         if starting:
-            yield waiting_event(starting)
+            yield waiting_event(starting, toolkit.start_wait())
             await self.control.race(toolkit.started())
-            yield waiting_event([])
+            yield waiting_event([], late=toolkit.still_starting())
         await self.control.race(toolkit.relisted())
         news = toolkit.news()
         if news:

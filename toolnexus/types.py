@@ -320,6 +320,8 @@ class WaitingEvent(TypedDict):
     type: Literal["waiting"]
     sources: list[str]  # what the next model call waits for to start (MCP servers, by
     # name); empty once it waits no more
+    limit: float | None  # seconds it waits at most (None: until each runs or has failed)
+    late: list[str]  # once it waits no more: those still starting, which it goes without
 
 
 class ToolProgressEvent(TypedDict):

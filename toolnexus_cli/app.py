@@ -613,6 +613,10 @@ def mcp_login(
         int | None,
         typer.Option("--port", help="Listen for the browser's redirect on this loopback port."),
     ] = None,
+    wait: Annotated[
+        float,
+        typer.Option("--wait", help="Seconds to wait for the browser's redirect.", min=1),
+    ] = 300.0,
     mcp: McpOpt = None,
     config: ConfigOpt = None,
 ) -> None:
@@ -627,6 +631,7 @@ def mcp_login(
             name,
             browser=browser,
             port=port,
+            wait=wait,
         )
     except UsageError as exc:
         fail_usage(exc)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 from toolnexus.content import Attachment, Prompt
 from toolnexus.visible import visible
 
-from .ask_output import CompactionOnStderr, JsonOutput, error_json, print_json
+from .ask_output import JsonOutput, NotesOnStderr, error_json, print_json
 from .attach import NOT_READ, check_carried, unread_images
 from .command_turns import CommandTurn, command_turn
 from .config import Config
@@ -109,7 +109,7 @@ def run_ask(config: Config, options: AskOptions) -> int:
             ui = terminal_ui(ui, console)
 
     def output(session: Session) -> Output:
-        return CompactionOnStderr(chosen_output(session))
+        return NotesOnStderr(chosen_output(session))
 
     def chosen_output(session: Session) -> Output:
         if options.schema is not None and options.output == "auto":

@@ -10,9 +10,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolnexus import RunResult
+from toolnexus.visible import visible
 
 from .context_view import compaction_note
-from .render import NO_FACTS, FooterFacts, TerminalRenderer, result_json
+from .render import NO_FACTS, FooterFacts, TerminalRenderer, late_note, result_json
 from .session import Output, Session, Turn
 
 if TYPE_CHECKING:
@@ -38,9 +39,10 @@ def error_json(turn: Turn, thread: str | None) -> dict[str, Any]:
     }
 
 
-class CompactionOnStderr:
-    """An output that says on stderr, in one line, that older turns were compacted:
-    stdout keeps only the answer, or the JSON that carries the event."""
+class NotesOnStderr:
+    """An output that says on stderr, in one line each, that older turns were compacted
+    and that the model was asked without MCP servers still starting: stdout keeps only
+    the answer, or the JSON that carries the event."""
 
     def __init__(self, output: Output) -> None:
         self.output = output
@@ -49,10 +51,15 @@ class CompactionOnStderr:
         if event["type"] != "compaction" or isinstance(self.output, JsonOutput):
             self.output.event(event)
         if event["type"] == "compaction":
-            if isinstance(self.output, TerminalRenderer):  # stop live output first
-                self.output.end_answer()
-            sys.stderr.write(f"toolnexus: {compaction_note(event)}\n")
-            sys.stderr.flush()
+            self._note(compaction_note(event))
+        elif event["type"] == "waiting" and (late := late_note(event)) is not None:
+            self._note(visible(late))
+
+    def _note(self, line: str) -> None:
+        if isinstance(self.output, TerminalRenderer):  # stop live output first
+            self.output.end_answer()
+        sys.stderr.write(f"toolnexus: {line}\n")
+        sys.stderr.flush()
 
     def end_answer(self) -> None:
         self.output.end_answer()

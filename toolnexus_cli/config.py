@@ -67,6 +67,7 @@ TOP_KEYS: dict[str, Any] = {
     "functions": list,
     "skills": str,
     "mcp": str,
+    "mcp_wait": (int, float),  # seconds a model call waits for MCP servers still starting
     "builtins": (bool, list),
     "workspace": str,
     "tools": {
@@ -197,6 +198,7 @@ LIMITS = {
     "max_parallel": Limit(1, 16, "subagents at once"),
     "api_key_cmd_timeout": Limit(0, 3_600, "an hour", seconds=True),
     "max_cost": Limit(0, 1_000_000, "a budget", seconds=True, unit="USD"),
+    "mcp_wait": Limit(0, 3_600, "an hour", seconds=True),
 }
 
 NOTHING_CONFIGURED = (

@@ -5,11 +5,8 @@ Keys are only ever handed to the client; nothing here prints one.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
-import subprocess
 from pathlib import Path
 from typing import NamedTuple
 
@@ -145,41 +142,11 @@ def _from_env(name: str, provider: str | None) -> KeyChoice:
 
 
 def _run_key_command(command: str, provider: str, timeout: float) -> str:
-    """The key a command prints: one line, its line end removed. The command runs in a
-    process group of its own, killed whole (a shell and what it started) on timeout, and
-    nothing it started outlives it (a gpg-agent it spawned included)."""
-    from toolnexus.tools.sandbox import reaped
+    """The key a command prints (see toolnexus.secret_command)."""
+    from toolnexus import ToolnexusError
+    from toolnexus.secret_command import run_secret_command
 
-    proc = subprocess.Popen(
-        reaped(["/bin/sh", "-c", command]),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        process_group=0,
-    )
     try:
-        out, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        raise UsageError(
-            f"api_key_cmd for {provider} took over {timeout:g} s: check the command"
-        ) from None
-    finally:
-        if proc.poll() is None:  # interrupted (Ctrl-C): leave nothing behind
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    key = out.removesuffix("\n").removesuffix("\r")
-    if proc.returncode != 0 or not key:
-        raise UsageError(
-            f"api_key_cmd for {provider} failed (exit {proc.returncode}) and gave no key: "
-            "run it by hand to see why"
-        )
-    if "\n" in key or "\r" in key:
-        raise UsageError(
-            f"api_key_cmd for {provider} printed more than one line: it must print the key alone"
-        )
-    return key
+        return run_secret_command(command, f"api_key_cmd for {provider}", timeout)
+    except ToolnexusError as exc:
+        raise UsageError(str(exc)) from None

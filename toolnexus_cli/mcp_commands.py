@@ -1,5 +1,5 @@
 """The chat's /mcp command: the MCP servers, one in detail, and restarting, disabling or
-enabling one for this session."""
+enabling one for this session, or logging in to one (OAuth)."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ if TYPE_CHECKING:
     from toolnexus.mcp import McpServer
 
 COMMANDS = {
-    "/mcp": "MCP servers: /mcp [NAME] shows them, /mcp restart|disable|enable NAME",
+    "/mcp": "MCP servers: /mcp [NAME] shows them, /mcp restart|disable|enable|login NAME",
 }
-USAGE = "usage: /mcp [NAME], or /mcp restart|disable|enable NAME"
+USAGE = "usage: /mcp [NAME], or /mcp restart|disable|enable|login NAME"
 
 
 class McpCommands:
@@ -55,11 +55,17 @@ class McpCommands:
         if not arg:
             self.console.print(overview(servers))
             self.say(f"/mcp NAME: its tools, resources, prompts and stderr; {USAGE[7:]}")
-        elif action in ("restart", "disable", "enable"):
+        elif action in ("restart", "disable", "enable", "login"):
             if not name.strip():
                 self.say(USAGE, "yellow")
                 return
-            await self._change(action, _named(servers, name.strip()))
+            server = _named(servers, name.strip())
+            if action == "login":
+                from .mcp_chat_login import login_in_chat
+
+                await login_in_chat(server, self.console, self.say)
+            else:
+                await self._change(action, server)
         else:
             self.console.print(details(_named(servers, arg)))
 

@@ -17,7 +17,13 @@ from .toolbox import mcp_config, quiet_mcp_sdk
 
 
 def login_server(
-    config: Config, flags: ToolFlags, name: str, *, browser: bool, port: int | None
+    config: Config,
+    flags: ToolFlags,
+    name: str,
+    *,
+    browser: bool,
+    port: int | None,
+    wait: float = 300.0,
 ) -> int:
     from toolnexus.mcp.auth import TokenFile
     from toolnexus.mcp.login import login
@@ -27,19 +33,14 @@ def login_server(
 
     def show(url: str) -> None:
         print(f"Open this URL in a browser to log in to {name}:\n\n  {url}\n", flush=True)
-        if browser and _has_display():
-            import webbrowser
-
-            webbrowser.open(url)
-        print(
-            "Waiting for the browser to come back to this machine (on another machine, "
-            "forward the port of the redirect_uri in the URL with ssh -L); Ctrl-C gives up.",
-            file=sys.stderr,
-            flush=True,
-        )
+        if browser:
+            open_browser(url)
+        print(WAIT_LINE.format(wait=wait), file=sys.stderr, flush=True)
 
     try:
-        offer = asyncio.run(login(spec, TokenFile(mcp_tokens_path()), show, port=port))
+        offer = asyncio.run(
+            login(spec, TokenFile(mcp_tokens_path()), show, port=port, timeout=wait)
+        )
     except ToolnexusError as exc:
         raise UsageError(str(exc)) from None
     tools = [str(tool.get("name")) for tool in offer.tools]
@@ -48,6 +49,20 @@ def login_server(
         + (f" ({', '.join(tools[:8])}{', …' if len(tools) > 8 else ''})" if tools else "")
     )
     return 0
+
+
+WAIT_LINE = (
+    "Waiting for the browser to come back to this machine (on another machine, forward the "
+    "port of the redirect_uri in the URL with ssh -L), at most {wait:g} s; Ctrl-C gives up."
+)
+
+
+def open_browser(url: str) -> None:
+    """Show `url` in a browser, when one can be shown here."""
+    if _has_display():
+        import webbrowser
+
+        webbrowser.open(url)
 
 
 def logout_server(name: str) -> int:

@@ -47,7 +47,21 @@ def retry_count(event: Mapping[str, Any]) -> str:
 
 def waiting_note(event: Mapping[str, Any]) -> str:
     names = ", ".join(event["sources"])
-    return f"waiting for MCP server{'s' if len(event['sources']) > 1 else ''} {names} to start"
+    limit = event.get("limit")
+    most = "" if limit is None else f" (at most {limit:g} s)"
+    return (
+        f"waiting for MCP server{'s' if len(event['sources']) > 1 else ''} {names} to start{most}"
+    )
+
+
+def late_note(event: Mapping[str, Any]) -> str | None:
+    """When a model call stopped waiting for MCP servers still starting: which it went
+    without (None: it went without none)."""
+    late = event.get("late") or []
+    if not late:
+        return None
+    plural = "s" if len(late) > 1 else ""
+    return f"asked without MCP server{plural} {', '.join(late)} (still starting)"
 
 
 def progress_note(event: Mapping[str, Any]) -> str:

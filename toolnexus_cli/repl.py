@@ -41,8 +41,6 @@ if TYPE_CHECKING:
 
     from toolnexus.mcp import McpServer
 
-MCP_WAIT = 5.0  # seconds model calls wait for an MCP server to start, from the first one
-
 
 class Repl:
     def __init__(self, config: Config, options: RunOptions, console: Console | None = None) -> None:
@@ -54,7 +52,7 @@ class Repl:
             chat_options(config, options),
             output=self._renderer,
             console=self.console,
-            mcp_wait=MCP_WAIT,
+            mcp_later=True,
             on_server=self._server_changed,
             mode=self.mode,
         )
@@ -117,11 +115,26 @@ class Repl:
             prompts.completer = merge_completers(
                 [prompts.completer, mcp_completer(session.toolkit)]
             )
+            self._start_mcp_once_drawn(prompts.app)
         await self._banner()
         code = await self._chat(prompts)
         if not session.interrupts.received:
             await self._say_how_to_come_back()
         return code
+
+    def _start_mcp_once_drawn(self, app: Any) -> None:
+        """The MCP servers start (and the SDK is imported, holding the event loop for a
+        second or two) just after the prompt first shows: keys typed meanwhile wait in
+        the terminal, and a message sent before waits for the servers as any would."""
+        drawn = False
+
+        def after_render(_: object) -> None:
+            nonlocal drawn
+            if not drawn:
+                drawn = True
+                asyncio.get_running_loop().call_soon(self.session.start_mcp)
+
+        app.after_render += after_render
 
     def _status(self) -> str:
         """The toolbar's line: the mode while there is a workspace, the MCP servers'

@@ -117,8 +117,9 @@ class Session:
     """`async with Session(...)` opens everything, `run_turn` runs one turn on `thread`.
     `output` makes each turn's renderer; `console` is where tool calls are asked about
     (None: nobody can be asked, and --yes decides). MCP servers start in the background as
-    the session opens; a model call waits for those still starting at most `mcp_wait`
-    seconds after one first waited for them (None: until each runs or has failed).
+    the session opens (`mcp_later`: on `start_mcp()`, or when a model call first waits for
+    them); a model call waits for those still starting at most the config's `mcp_wait`
+    seconds after one first waited for them.
     `on_server` hears of each change of a server's status (by default, one that fails is a
     warning). `mode`: the chat's mode, which decides before the approval rules (None: the
     rules alone)."""
@@ -130,14 +131,14 @@ class Session:
         *,
         output: Callable[[Session], Output],
         console: Console | None = None,
-        mcp_wait: float | None = None,
+        mcp_later: bool = False,
         on_server: Callable[[McpServer], None] | None = None,
         mode: ChatMode | None = None,
     ) -> None:
         self.config = config
         self.mode = mode
         self.options = options
-        self.mcp_wait = mcp_wait
+        self.mcp_later = mcp_later
         self.on_server = on_server or self._warn_if_failed
         self.target = self._resolve(options)  # config errors before anything opens
         self.budget = session_budget(config, options)  # every turn and subagent spends from it
@@ -156,6 +157,11 @@ class Session:
         self._output = output
         self._resources = contextlib.AsyncExitStack()
         self.instructions = Instructions()  # the project's, read as the session opens
+
+    def start_mcp(self) -> None:
+        """Start the MCP servers left for later (`mcp_later`): this imports the SDK, which
+        holds the event loop for a second or two."""
+        self.toolkit.start_sources()
 
     def _resolve(self, options: RunOptions) -> Target:
         """The config's target, with the command line's request options (-o) over the
@@ -203,7 +209,10 @@ class Session:
 
     async def _open(self, resources: contextlib.AsyncExitStack) -> None:
         self.toolkit: Toolkit = await open_toolkit(
-            self.config, self.options.tools, mcp_wait=self.mcp_wait
+            self.config,
+            self.options.tools,
+            mcp_wait=self.config.settings.mcp_wait,
+            mcp_start=not self.mcp_later,
         )
         resources.push_async_callback(self.toolkit.close)
         for source in self.toolkit.sources:

@@ -12,6 +12,7 @@ from typing import Any, NamedTuple, TypeVar
 DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_RETRIES = 2  # as toolnexus.Retries
 DEFAULT_KEY_CMD_TIMEOUT_S = 30.0
+MCP_WAIT = 5.0  # seconds a model call waits for MCP servers still starting
 T = TypeVar("T")
 NONE: Mapping[str, Any] = MappingProxyType({})  # an empty table, shared: read-only
 
@@ -147,6 +148,7 @@ class Settings(NamedTuple):
     functions: tuple[str, ...] = ()
     skills: str | None = None
     mcp: str | None = None
+    mcp_wait: float = MCP_WAIT
     builtins: bool | tuple[str, ...] | None = None
     workspace: str | None = None
     tools: ToolsSettings = ToolsSettings()
@@ -181,6 +183,7 @@ def settings_from(data: Mapping[str, Any]) -> Settings:
         functions=tuple(map(str, data.get("functions", ()))),
         skills=data.get("skills"),
         mcp=data.get("mcp"),
+        mcp_wait=float(data.get("mcp_wait", MCP_WAIT)),
         builtins=tuple(map(str, builtins)) if isinstance(builtins, list) else builtins,
         workspace=data.get("workspace"),
         tools=_table(ToolsSettings, data.get("tools", {})),

@@ -36,11 +36,12 @@ if TYPE_CHECKING:  # imported where tools are offered: a plain `ask` needs none 
 
 
 async def open_toolkit(
-    config: Config, flags: ToolFlags, *, mcp_wait: float | None = None
+    config: Config, flags: ToolFlags, *, mcp_wait: float | None = None, mcp_start: bool = True
 ) -> Toolkit:
-    """The toolkit the flags and the config ask for. MCP servers start in the background;
-    a model call waits for those still starting at most `mcp_wait` seconds after one first
-    waited for them (None: until each runs or has failed)."""
+    """The toolkit the flags and the config ask for. MCP servers start in the background
+    (`mcp_start=False`: on `toolkit.start_sources()`, or when a model call first waits for
+    them); a model call waits for those still starting at most `mcp_wait` seconds after
+    one first waited for them (None: until each runs or has failed)."""
     if flags.off:
         return await create_toolkit()
     settings = config.settings
@@ -63,6 +64,7 @@ async def open_toolkit(
             builtins=offered,
             workspace=make_workspace(config, flags, root) if root and offered else None,
             mcp_wait=mcp_wait,
+            mcp_start=mcp_start,
             mcp_tokens=mcp_tokens_path(),
             mcp_roots=roots,
         )

@@ -86,10 +86,11 @@ def test_ask_waits_for_its_servers_to_start_and_says_so(cli, stub, tmp_path):
     config = mcp_file(
         tmp_path / "mcp.json", {"calc": calc(tmp_path / "pid", env={"MCP_START_GATE": str(gate)})}
     )
+    cli.write_config("mcp_wait = 3600\n")  # far longer than the test waits
     stub.handler = lambda rec: openai_stream("answered")
     process = start(cli, "ask", "-v", "--mcp", str(config), "hi")
     line = process.stderr.readline()
-    assert line == "[waiting] waiting for MCP server calc to start\n"
+    assert line == "[waiting] waiting for MCP server calc to start (at most 3600 s)\n"
     wait_until(lambda: pid_in(tmp_path / "pid"), "the server to start")
     assert stub.requests == []  # the model call waits
     gate.touch()

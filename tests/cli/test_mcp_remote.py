@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import selectors
+import socket
 import stat
 import subprocess
 
@@ -185,6 +187,111 @@ def test_an_expired_access_token_is_refreshed_and_the_new_one_kept(cli, remote, 
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
+def test_a_refused_access_token_not_yet_expired_is_refreshed_without_a_browser(
+    cli, remote, oauth_port
+):
+    """Repro: log in; the server forgets its access tokens (it restarted, or revoked them)
+    before they expire; `toolnexus mcp list` still connects: the refresh token is tried
+    first, and no new browser login is asked for."""
+    login(cli, remote)
+    old = stored(cli)["tokens"]
+    admin(oauth_port, "expire")  # the file still says the token is good for an hour
+    result = cli.call("mcp", "list", "--mcp", remote)
+    assert result.code == 0 and "remote  http  ok" in result.stdout, result
+    assert stats(oauth_port)["refreshes"] == 1
+    assert stats(oauth_port)["authorizations"] == 1
+    assert stored(cli)["tokens"]["access_token"] != old["access_token"]
+
+
+def test_a_login_whose_client_the_server_forgot_registers_again(cli, remote, oauth_port):
+    """Repro: log in; the authorization server forgets every client registration (it was
+    reset); `toolnexus mcp login remote` again registers anew and logs in, rather than
+    sending the browser to an error page and waiting."""
+    login(cli, remote)
+    forgotten = stored(cli)["client"]["client_id"]
+    admin(oauth_port, "reset")
+    out, _ = login(cli, remote)
+    assert "logged in to remote: 1 tool (shout)" in out
+    assert stored(cli)["client"]["client_id"] != forgotten
+    assert stats(oauth_port)["registrations"] == stats(oauth_port)["authorizations"] == 1
+
+
+def test_a_login_nobody_finishes_ends_after_its_wait_in_one_line(cli, remote, oauth_port):
+    """Repro: `toolnexus mcp login remote --wait 1` and the URL is never opened: after a
+    second it ends with one line saying so, and nothing is kept."""
+    result = cli.run("mcp", "login", "remote", "--no-browser", "--wait", "1", "--mcp", remote)
+    assert result.code == 2, result
+    said = [line for line in result.stderr.splitlines() if "no authorization" in line]
+    assert said == ["error: no authorization within 1 s: run the login again and open the URL"], (
+        result.stderr
+    )
+    assert "Traceback" not in result.stderr
+    assert stats(oauth_port).get("authorizations", 0) == 0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_a_client_registered_beforehand_logs_in_with_its_scopes_port_and_secret_command(
+    cli, oauth_port, tmp_path
+):
+    """Repro: a client registered with the authorization server by hand; mcp.json gives
+    `"oauth": {"client_id": ..., "client_secret_cmd": "cat secret", "scopes": ["read"],
+    "callback_port": N}`; `toolnexus mcp login remote` uses that client (no registration),
+    asks for those scopes, listens on that port, and the secret is neither kept nor
+    printed; `mcp list` then connects with the tokens."""
+    port = free_port()
+    client = httpx2.post(
+        f"http://127.0.0.1:{oauth_port}/register",
+        json={
+            "client_name": "by hand",
+            "redirect_uris": [f"http://127.0.0.1:{port}/callback"],
+            "token_endpoint_auth_method": "client_secret_post",
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "scope": "read write",
+        },
+    ).json()
+    secret_file = tmp_path / "secret"
+    secret_file.write_text(client["client_secret"] + "\n")
+    oauth = {
+        "client_id": client["client_id"],
+        "client_secret_cmd": f"cat {secret_file}",
+        "scopes": ["read"],
+        "callback_port": port,
+    }
+    config = str(
+        mcp_file(
+            tmp_path / "mcp.json",
+            {"remote": {"url": f"http://127.0.0.1:{oauth_port}/mcp", "oauth": oauth}},
+        )
+    )
+    out, err = login(cli, config)
+    assert f"redirect_uri=http%3A%2F%2F127.0.0.1%3A{port}%2Fcallback" in out
+    assert "logged in to remote: 1 tool (shout)" in out
+    assert stats(oauth_port)["registrations"] == 1  # the test's own, by hand
+    assert stored(cli)["tokens"]["scope"] == "read"
+    kept = (cli.config_dir / "mcp_tokens.json").read_text()
+    assert client["client_secret"] not in kept + out + err
+    result = cli.call("mcp", "list", "--mcp", config)
+    assert result.code == 0 and "remote  http  ok" in result.stdout, result
+
+
+def test_a_bad_oauth_entry_is_the_servers_one_line(cli, tmp_path):
+    """Repro: `"oauth": {"callback_port": "x"}` in a server's entry: `toolnexus mcp list`
+    says what is wrong with it, on its line."""
+    config = mcp_file(
+        tmp_path / "mcp.json",
+        {"remote": {"url": "https://mcp.example.com/mcp", "oauth": {"callback_port": "x"}}},
+    )
+    result = cli.call("mcp", "list", "--mcp", str(config))
+    assert "oauth.callback_port must be a port from 1 to 65535, not 'x'" in result.stdout, result
+    assert "Traceback" not in result.stdout + result.stderr
+
+
 def one_line_about_login(stderr: str) -> None:
     lines = [line for line in stderr.splitlines() if "remote" in line]
     assert len(lines) == 1 and LOGIN_HINT in lines[0], stderr
@@ -310,4 +417,25 @@ def test_the_chat_says_that_a_server_needs_a_login_and_goes_on(open_chat, stub, 
     chat.wait_text("answer 1.")
     chat.say("/mcp remote")
     chat.wait_text(LOGIN_HINT)
+    assert "Traceback" not in chat.term.text()
+
+
+def test_a_login_from_inside_the_chat_brings_the_server_up(open_chat, stub, remote, oauth_port):
+    """Repro: `toolnexus chat --mcp mcp.json` with a server that needs a login; type
+    `/mcp login remote`, open the URL it shows; the server starts with the new tokens and
+    its tools are offered, without leaving the chat."""
+    numbered_answers(stub)
+    chat = open_chat("--mcp", remote)
+    chat.wait_text("0 of 1 MCP servers ready · remote needs 'toolnexus mcp login remote'")
+    chat.send_line("/mcp login remote")
+    chat.wait(lambda: "Ctrl-C gives up" in chat.term.text(), "the authorization URL")
+    url = re.search(r"http://\S+/authorize\?\S+", chat.term.raw_text()).group(0)
+    page = httpx2.get(url, follow_redirects=True, timeout=WAIT)  # the browser
+    assert page.status_code == 200 and "toolnexus is authorized" in page.text
+    chat.wait_text("logged in to remote: it is starting again")
+    chat.wait_prompt()
+    chat.wait_text("1 of 1 MCP servers ready")
+    chat.say("hello")
+    chat.wait_text("answer 1.")
+    assert "remote_shout" in [t["function"]["name"] for t in stub.requests[-1].json["tools"]]
     assert "Traceback" not in chat.term.text()

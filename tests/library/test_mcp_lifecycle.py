@@ -62,12 +62,12 @@ async def test_servers_start_in_the_background_and_a_model_call_waits_for_them(s
         async with single_try_client(stub) as client:
             running = asyncio.create_task(_collect(client, toolkit, events))
             await eventually(lambda: events, "the first event")
-            assert events[0] == {"type": "waiting", "sources": ["calc"]}
+            assert events[0] == {"type": "waiting", "sources": ["calc"], "limit": None, "late": []}
             await eventually(lambda: pid_in(pid_file), "the server to start")
             assert stub.requests == []  # no model call while it starts
             gate.touch()
             await running
-        assert events[1] == {"type": "waiting", "sources": []}
+        assert events[1] == {"type": "waiting", "sources": [], "limit": None, "late": []}
         assert "calc_add" in tool_names(stub.requests[0])
     finally:
         await toolkit.close()
@@ -76,6 +76,24 @@ async def test_servers_start_in_the_background_and_a_model_call_waits_for_them(s
 async def _collect(client, toolkit, events: list[dict]) -> None:
     async for event in client.stream("hi", toolkit):
         events.append(event)
+
+
+async def test_servers_left_to_start_later_start_at_the_first_model_call(stub, tmp_path):
+    """With `mcp_start=False` nothing starts (nor is the SDK imported) until
+    `start_sources()` or a model call: the call starts the servers and waits for them."""
+    pid_file = tmp_path / "pid"
+    toolkit = await create_toolkit(
+        mcp_start=False, mcp_config={"mcpServers": {"calc": calc(pid_file)}}
+    )
+    try:
+        assert toolkit.servers[0].status == "starting" and not pid_file.exists()
+        stub.script(Reply.json(openai_text("done")))
+        async with single_try_client(stub) as client:
+            await run(client, toolkit, id="t")
+        assert pid_in(pid_file)
+        assert "calc_add" in tool_names(stub.requests[0])
+    finally:
+        await toolkit.close()
 
 
 async def test_a_model_call_goes_without_a_server_still_starting_after_the_wait(stub, tmp_path):

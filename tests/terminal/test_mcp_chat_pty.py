@@ -61,8 +61,8 @@ def test_the_prompt_comes_at_once_and_an_answer_while_a_server_still_starts(
     )
     chat.send_line("hello")
     chat.wait(
-        lambda: "waiting for MCP server slow to start… " in chat.term.raw_text(),
-        "the line saying what the model call waits for",
+        lambda: "waiting for MCP server slow to start (at most 5 s)… " in chat.term.raw_text(),
+        "the line saying what the model call waits for, and how long at most",
     )
     chat.wait_text("answer 1.")
     chat.wait_prompt()

@@ -52,6 +52,9 @@ HTTP_TIMEOUT = 30.0  # seconds to connect, send, or wait for a free connection
 STREAM_TIMEOUT = 300.0  # seconds a response stream may stay silent
 WHY_LIMIT = 300  # characters of an error's own text in a status
 CONNECTION_ERRORS = ("ConnectError", "ConnectTimeout")  # httpx2's, by name: it is imported late
+SESSION_HEADER = "mcp-session-id"
+# JSON-RPC errors a server may send with a 400 or 404 about the request itself, not the session
+REQUEST_ERRORS = (-32602, -32601)  # invalid params, method not found
 
 
 @dataclass
@@ -105,6 +108,7 @@ class Connection:
         self.process: ServerProcess | None = None
         self.http_status: int | None = None  # the first HTTP error status seen while starting
         self.ready = False
+        self.session_refused = False  # a 400 or 404 answered a request carrying the session
 
     async def open(self, stack: contextlib.AsyncExitStack) -> Offer:
         if self.transport == "http":
@@ -217,6 +221,8 @@ class Connection:
         async def note_http_error(response: Any) -> None:
             if response.status_code >= 400 and self.http_status is None and not self.ready:
                 self.http_status = response.status_code
+            if response.status_code in (400, 404) and SESSION_HEADER in response.request.headers:
+                self.session_refused = True
 
         return self.sdk.http.AsyncClient(
             headers=headers, timeout=timeout, auth=auth, event_hooks={"response": [note_http_error]}
@@ -277,12 +283,23 @@ class Connection:
         if self.process is not None and self.process.returncode is not None:
             await self.process.settle()
 
+    def forgot_session(self, exc: BaseException) -> bool:
+        """Whether `exc`, a request's failure, says the remote server no longer knows the
+        session (it restarted), so the request never ran: it said so, or answered a 400 or
+        404 to a request carrying the session (some servers say 400, the spec 404) that
+        was not about the request itself."""
+        refused, self.session_refused = self.session_refused, False
+        if session_lost(exc):
+            return True
+        code = getattr(getattr(first_error(exc), "error", None), "code", None)
+        return refused and code not in REQUEST_ERRORS
+
     def describe(self, exc: BaseException) -> str:
         """Why the connection failed, in one line: visible, secrets of the spec blanked."""
         return visible(self.spec.redact(self._why(exc)))
 
     def _why(self, exc: BaseException) -> str:
-        leaf = _leaf(exc)
+        leaf = first_error(exc)
         if isinstance(leaf, CommandNotFound | LoginNeeded | ToolnexusError):
             return str(leaf)  # ours, said for a person already
         status = getattr(getattr(leaf, "response", None), "status_code", None)
@@ -316,19 +333,19 @@ class Connection:
 
 
 def closed_connection(exc: BaseException) -> bool:
-    return "connection closed" in str(_leaf(exc)).lower()
+    return "connection closed" in str(first_error(exc)).lower()
 
 
 def connection_failed(exc: BaseException) -> bool:
     """The connection under a request is gone (closed, or a remote server cannot be
     reached): a new one is needed."""
-    return closed_connection(exc) or type(_leaf(exc)).__name__ in CONNECTION_ERRORS
+    return closed_connection(exc) or type(first_error(exc)).__name__ in CONNECTION_ERRORS
 
 
 def session_lost(exc: BaseException) -> bool:
     """A remote server no longer knows the session (it restarted): a new one is needed,
     and the request never ran."""
-    text = str(_leaf(exc)).lower()
+    text = str(first_error(exc)).lower()
     return "session terminated" in text or "session not found" in text
 
 
@@ -340,7 +357,7 @@ def dump(model: Any) -> dict[str, Any]:
     return dumped
 
 
-def _leaf(exc: BaseException) -> BaseException:
+def first_error(exc: BaseException) -> BaseException:
     """The first real error inside (nested) exception groups."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         inner = [e for e in exc.exceptions if not isinstance(e, asyncio.CancelledError)]

@@ -14,11 +14,12 @@ refreshed when they expire); one that has none, or whose login no longer works, 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from .config import ServerSpec
 LOGIN_HINT = "it needs a login: run 'toolnexus mcp login {name}'"
 CLIENT_NAME = "toolnexus"
 PLACEHOLDER_REDIRECT = "http://127.0.0.1/callback"  # never used: a browser flow is refused
+SECRET_CMD_TIMEOUT = 30.0  # seconds a client_secret_cmd may take
 
 
 class LoginNeeded(Exception):
@@ -50,10 +52,6 @@ class TokenFile:
         if not isinstance(found, dict) or found.get("url") != url:
             return {}
         return found
-
-    def logged_in(self, name: str, url: str) -> bool:
-        entry = self.entry(name, url)
-        return isinstance(entry.get("tokens"), dict) and isinstance(entry.get("client"), dict)
 
     def update(self, name: str, url: str, **fields: Any) -> None:
         """Set `fields` of `name`'s entry (a None value removes the field); an entry for
@@ -111,6 +109,14 @@ class ServerTokens:
         self.file = file
         self.name = spec.name
         self.url = spec.url
+        self.preset = spec.oauth.client_id is not None  # its client is the config's
+
+    def logged_in(self) -> bool:
+        """It has tokens, and the client they were given to."""
+        entry = self.file.entry(self.name, self.url)
+        return isinstance(entry.get("tokens"), dict) and (
+            self.preset or isinstance(entry.get("client"), dict)
+        )
 
     async def get_tokens(self) -> Any:
         from mcp.shared.auth import OAuthToken
@@ -146,6 +152,11 @@ class ServerTokens:
         value = self.file.entry(self.name, self.url).get("expires_at")
         return float(value) if isinstance(value, int | float) else None
 
+    def client_id(self) -> str | None:
+        """The client id of the kept registration, if any."""
+        found = self.file.entry(self.name, self.url).get("client", {}).get("client_id")
+        return str(found) if found else None
+
     def redirect_uri(self) -> str | None:
         """The redirect URI the stored client was registered with, if any."""
         uris = self.file.entry(self.name, self.url).get("client", {}).get("redirect_uris")
@@ -173,13 +184,49 @@ def oauth(
     async def refuse(*_: Any) -> Any:
         raise LoginNeeded(spec.name)
 
+    uri = redirect_uri or tokens.redirect_uri() or PLACEHOLDER_REDIRECT
+    preset = spec.oauth
+
     class Provider(OAuthClientProvider):
         async def _initialize(self) -> None:
             await super()._initialize()
             # the SDK keeps an expiry only for tokens it got itself, this run
             self.context.token_expiry_time = tokens.expires_at()
+            if preset.client_id is not None:  # registered beforehand: never registered here
+                self.context.client_info = await preset_client(spec, uri)
 
-    uri = redirect_uri or tokens.redirect_uri() or PLACEHOLDER_REDIRECT
+        async def _perform_authorization(self) -> Any:
+            if preset.scopes is not None:  # the config's, over what the server suggests
+                self.context.client_metadata.scope = " ".join(preset.scopes)
+            return await super()._perform_authorization()
+
+        async def _auth_flow(self, request: Any) -> AsyncGenerator[Any, Any]:
+            """The SDK's flow, but a 401 to a token not yet expired (the server revoked
+            it, or restarted) first tries the refresh token: a browser login only when
+            that fails too."""
+            flow = super()._auth_flow(request)
+            sent = await flow.__anext__()
+            refreshed = False
+            while True:
+                response = yield sent
+                if (
+                    sent is request
+                    and response.status_code == 401
+                    and not refreshed
+                    and self.context.can_refresh_token()
+                ):
+                    refreshed = True
+                    if await self._handle_refresh_response((yield await self._refresh_token())):
+                        self._add_auth_header(request)
+                        response = yield request
+                        if response.status_code != 401:
+                            await flow.aclose()
+                            return
+                try:
+                    sent = await flow.asend(response)
+                except StopAsyncIteration:
+                    return
+
     metadata = OAuthClientMetadata(
         client_name=CLIENT_NAME,
         redirect_uris=[uri],  # type: ignore[list-item]
@@ -193,6 +240,29 @@ def oauth(
         tokens,
         redirect_handler=redirect or refuse,
         callback_handler=callback or refuse,
+    )
+
+
+async def preset_client(spec: ServerSpec, redirect_uri: str) -> Any:
+    """The client of the config's `oauth` entry, its secret (if it has one) printed by
+    `client_secret_cmd` now: kept in memory only."""
+    from mcp.shared.auth import OAuthClientInformationFull
+
+    from ..secret_command import run_secret_command
+
+    command, client_id = spec.oauth.client_secret_cmd, spec.oauth.client_id
+    assert client_id is not None, "a preset client has an id"
+    secret = None
+    if command is not None:
+        label = f"oauth.client_secret_cmd of MCP server {spec.name}"
+        secret = await asyncio.to_thread(run_secret_command, command, label, SECRET_CMD_TIMEOUT)
+    return OAuthClientInformationFull(
+        client_id=client_id,
+        client_secret=secret,
+        redirect_uris=[redirect_uri],  # type: ignore[list-item]
+        grant_types=["authorization_code", "refresh_token"],
+        response_types=["code"],
+        token_endpoint_auth_method="client_secret_post" if secret else "none",
     )
 
 

@@ -5,7 +5,10 @@ A top-level `mcpServers`, `servers` or `mcp` object holds servers by name; each 
 the legacy HTTP+SSE transport for an older server; `"type": "sse"` for that one only), and
 may say
 `disabled: true` (it is still read, so that it can be enabled later),
-`startup_timeout_sec` (how long it may take to start) and `roots` (the folders it is told
+`startup_timeout_sec` (how long it may take to start), `ping_interval_sec` (a remote
+server's: how often it is pinged while idle, so that one gone is noticed before a call
+needs it; 0: never), `oauth` (a remote server's: `client_id` and `client_secret_cmd` of a
+client registered beforehand, `scopes`, `callback_port`) and `roots` (the folders it is told
 are its roots: `false` for none, or a list of absolute folders; by default the workspace's,
 see pool.py). `${VAR}` (or `${VAR:-default}`) in
 the command, args, env, cwd, url and headers is replaced from the environment; every value
@@ -35,8 +38,21 @@ STDIO_TYPES = {"stdio", "local"}
 MIN_SECRET = 4  # shorter values are not redacted (they would blank out ordinary words)
 STARTUP_TIMEOUT = 30.0  # seconds a server may take to start, unless its entry says
 MAX_STARTUP_TIMEOUT = 3600.0
+PING_INTERVAL = 30.0  # seconds between pings of an idle remote server, unless its entry says
 
 McpConfig = str | os.PathLike[str] | Mapping[str, Any]
+
+
+@dataclass
+class OAuthSettings:
+    """A remote server's `oauth` entry: a client registered beforehand (`client_id`, and
+    `client_secret_cmd`, a command printing its secret, run when it is needed and never
+    stored), the `scopes` asked for, and the loopback `callback_port` of the login."""
+
+    client_id: str | None = None
+    client_secret_cmd: str | None = None
+    scopes: list[str] | None = None
+    callback_port: int | None = None
 
 
 @dataclass
@@ -53,7 +69,9 @@ class ServerSpec:
     headers: dict[str, str] = field(default_factory=dict)
     disabled: bool = False
     startup_timeout: float | None = None  # seconds; None: the default of whoever starts it
+    ping_interval: float = PING_INTERVAL  # seconds between pings of a remote server (0: none)
     roots: list[str] | None = None  # its own roots ([]: none); None: the workspace's
+    oauth: OAuthSettings = field(default_factory=OAuthSettings)
     error: str | None = None
     secrets: set[str] = field(default_factory=set)
 
@@ -145,11 +163,13 @@ def parse_server(name: str, entry: Any) -> ServerSpec:
     spec.disabled = entry.get("disabled") is True or entry.get("enabled") is False
     try:
         spec.startup_timeout = _startup_timeout(entry.get("startup_timeout_sec"))
+        spec.ping_interval = _ping_interval(entry.get("ping_interval_sec"))
         spec.roots = _roots(entry.get("roots"), spec.secrets)
         if kind and kind not in HTTP_TYPES | STDIO_TYPES | {"sse"}:
             raise _ConfigError(f"unknown transport type {kind!r} (use 'stdio', 'http' or 'sse')")
         if transport != "stdio":
             _parse_http(spec, entry, url)
+            spec.oauth = _oauth(entry.get("oauth"))
         else:
             _parse_stdio(spec, entry, command)
     except _ConfigError as exc:
@@ -170,6 +190,48 @@ def _startup_timeout(value: Any) -> float | None:
             f"{MAX_STARTUP_TIMEOUT:g}, not {json.dumps(value)[:40]}"
         )
     return float(value)
+
+
+def _ping_interval(value: Any) -> float:
+    if value is None:
+        return PING_INTERVAL
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (0 <= value <= 86_400):
+        raise _ConfigError(
+            "ping_interval_sec must be a number of seconds from 0 (no pings) to 86400, "
+            f"not {json.dumps(value)[:40]}"
+        )
+    return float(value)
+
+
+OAUTH_KEYS = {"client_id", "client_secret_cmd", "scopes", "callback_port"}
+
+
+def _oauth(value: Any) -> OAuthSettings:
+    if value is None:
+        return OAuthSettings()
+    if not isinstance(value, Mapping):
+        raise _ConfigError("'oauth' must be an object")
+    unknown = sorted(set(value) - OAUTH_KEYS)
+    if unknown:
+        raise _ConfigError(
+            f"unknown key oauth.{unknown[0][:40]} (known: {', '.join(sorted(OAUTH_KEYS))})"
+        )
+    client_id, secret_cmd = value.get("client_id"), value.get("client_secret_cmd")
+    scopes, port = value.get("scopes"), value.get("callback_port")
+    for key, text in (("client_id", client_id), ("client_secret_cmd", secret_cmd)):
+        if text is not None and (not isinstance(text, str) or not text.strip()):
+            raise _ConfigError(f"oauth.{key} must be a non-empty string")
+    if secret_cmd is not None and client_id is None:
+        raise _ConfigError("oauth.client_secret_cmd needs oauth.client_id")
+    if scopes is not None and (
+        not isinstance(scopes, list) or not all(isinstance(s, str) and s for s in scopes)
+    ):
+        raise _ConfigError("oauth.scopes must be a list of scope names")
+    if port is not None and (
+        isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535
+    ):
+        raise _ConfigError(f"oauth.callback_port must be a port from 1 to 65535, not {port!r:.40}")
+    return OAuthSettings(client_id, secret_cmd, scopes, port)
 
 
 def _roots(value: Any, secrets: set[str]) -> list[str] | None:

@@ -19,7 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from ..errors import ToolnexusError
 from ..visible import visible
-from ._connection import ClientSide, Connection, Offer
+from ._connection import ClientSide, Connection, Offer, first_error
 from ._process import StderrTail
 from .auth import ServerTokens, TokenFile, has_own_authorization, oauth
 from .config import ServerSpec
@@ -28,6 +28,7 @@ from .server import import_sdk
 CALLBACK_PATH = "/callback"
 LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
 LOGIN_TIMEOUT = 300.0  # seconds a person has to authorize in the browser
+PROBE_TIMEOUT = 10.0  # seconds the authorization server may take to say if it knows a client
 MAX_REQUEST_HEAD = 16 * 1024  # bytes of the redirect's request line and headers read
 DONE_PAGE = (
     "<!doctype html><title>toolnexus</title><p>{}</p>"
@@ -131,35 +132,84 @@ async def login(
     timeout: float = LOGIN_TIMEOUT,
 ) -> Offer:
     """Authorize toolnexus with `spec`'s server anew and keep its tokens in `tokens`;
-    `show_url(url)` shows the authorization URL and where the listener waits. Returns
-    what the server offers once it let toolnexus in. Raises ToolnexusError, saying why,
-    when the login cannot be done or fails."""
+    `show_url(url)` shows the authorization URL and where the listener waits, which waits
+    `timeout` seconds at most. Returns what the server offers once it let toolnexus in.
+    A client registration the authorization server no longer knows is made anew. Raises
+    ToolnexusError, saying why, when the login cannot be done or fails."""
     _check_remote(spec)
     server_tokens = ServerTokens(tokens, spec)
     registered = server_tokens.redirect_uri()
     listener = LoopbackCallback()
-    await listener.start(port if port is not None else _port_of(registered))
+    await listener.start(
+        port if port is not None else spec.oauth.callback_port or _port_of(registered)
+    )
     try:
         tokens.update(spec.name, spec.url, tokens=None, expires_at=None)  # log in anew
         if registered != listener.redirect_uri:  # its client was for another address
             tokens.update(spec.name, spec.url, client=None)
-
-        async def redirect(url: str) -> None:
-            show_url(url)
-
-        auth = oauth(
-            spec,
-            server_tokens,
-            redirect_uri=listener.redirect_uri,
-            redirect=redirect,
-            callback=listener.result,
-        )
-        offer = await _connect(spec, auth, timeout)
+        try:
+            offer = await _authorize(spec, server_tokens, listener, show_url, timeout)
+        except RegistrationUnknown:
+            tokens.update(spec.name, spec.url, client=None)  # register again
+            offer = await _authorize(spec, server_tokens, listener, show_url, timeout)
     finally:
         await listener.close()
-    if not tokens.logged_in(spec.name, spec.url):
+    if not server_tokens.logged_in():
         raise ToolnexusError(f"{spec.name} let toolnexus in without a login: it needs none")
     return offer
+
+
+class RegistrationUnknown(Exception):
+    """The authorization server no longer knows the client registration kept for it."""
+
+
+async def _authorize(
+    spec: ServerSpec,
+    server_tokens: ServerTokens,
+    listener: LoopbackCallback,
+    show_url: Callable[[str], None],
+    timeout: float,
+) -> Offer:
+    kept = server_tokens.client_id()
+
+    async def redirect(url: str) -> None:
+        client = auth.context.client_info
+        if kept is not None and client is not None and client.client_id == kept:
+            if not await _client_known(auth):  # the browser would get an error page
+                raise RegistrationUnknown
+        show_url(url)
+
+    auth = oauth(
+        spec,
+        server_tokens,
+        redirect_uri=listener.redirect_uri,
+        redirect=redirect,
+        callback=listener.result,
+    )
+    return await _connect(spec, auth, timeout)
+
+
+async def _client_known(auth: Any) -> bool:
+    """Whether the authorization server still knows the kept client: asked to refresh a
+    token that cannot be valid, a server that knows the client says invalid_grant, one
+    that does not, invalid_client (RFC 6749 5.2). Nothing is changed by asking."""
+    context = auth.context
+    data, headers = context.prepare_token_auth(
+        {
+            "grant_type": "refresh_token",
+            "refresh_token": "toolnexus-checks-its-registration",
+            "client_id": context.client_info.client_id,
+        },
+        {"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    http = import_sdk().http
+    try:
+        async with http.AsyncClient(timeout=PROBE_TIMEOUT) as client:
+            response = await client.post(auth._get_token_endpoint(), data=data, headers=headers)
+        answer = response.json()
+    except Exception:  # unreachable, or not JSON: the authorization itself will say
+        return True
+    return not (isinstance(answer, dict) and answer.get("error") == "invalid_client")
 
 
 def _check_remote(spec: ServerSpec) -> None:
@@ -191,6 +241,8 @@ async def _connect(spec: ServerSpec, auth: Any, timeout: float) -> Offer:
             f"no authorization within {timeout:g} s: run the login again and open the URL"
         ) from None
     except Exception as exc:
+        if isinstance(first_error(exc), RegistrationUnknown):
+            raise RegistrationUnknown from None
         raise ToolnexusError(
             f"the login to {spec.name} failed: {connection.describe(exc)}"
         ) from None

@@ -1,6 +1,7 @@
 """Every server of one MCP config, as one tool source of a toolkit (toolkit.ToolSource).
 
-The servers start in the background, all at once; the tools of those running are offered.
+The servers start in the background, all at once, on `start()` or when a model call first
+waits for them; the tools of those running are offered.
 A model call waits for servers still starting, but with `wait` only until `wait` seconds
 after the first model call that waited for this start of theirs (None: until each runs or
 has failed): a chat answers soon while a slow server starts, and `ask` takes every server
@@ -22,7 +23,7 @@ from .auth import TokenFile
 from .config import STARTUP_TIMEOUT, McpConfig, ServerSpec, read_specs
 from .requests import ServerRequests
 from .resources import READ_TOOL, any_reader, reader_tool
-from .server import McpServer, ServerStatus, ToolNames, import_sdk
+from .server import McpServer, ServerStatus, ToolNames, sdk_installed
 
 Watcher = Callable[[McpServer], None]
 NAMED_IN_NOTICE = 8  # tools a notice names before "…"
@@ -31,12 +32,13 @@ INSTRUCTIONS_LIMIT = 4000  # characters of a server's instructions added to the 
 
 class ServerPool:
     """`ServerPool(config, ...)` reads the config (raising ToolnexusError only for one that
-    cannot be read at all, or a missing `mcp` package); `start()` starts the servers;
-    `close()` ends them. `roots` are the folders advertised to the servers as their roots
-    (by default `workspace_roots` of the working folder), but for a server whose entry
-    names its own (`roots` in the config). `tokens`: the file of OAuth logins (see auth.py;
-    None: remote servers get only their configured headers). `requests` says who answers
-    the servers' elicitation and sampling requests (see requests.py)."""
+    cannot be read at all, or a missing `mcp` package, which it does not import yet);
+    `start()` starts the servers; `close()` ends them. `roots` are the folders advertised
+    to the servers as their roots (by default `workspace_roots` of the working folder), but
+    for a server whose entry names its own (`roots` in the config). `tokens`: the file of
+    OAuth logins (see auth.py; None: remote servers get only their configured headers).
+    `requests` says who answers the servers' elicitation and sampling requests (see
+    requests.py)."""
 
     def __init__(
         self,
@@ -48,19 +50,20 @@ class ServerPool:
         roots: Iterable[str | Path] | None = None,
         tokens: str | os.PathLike[str] | None = None,
     ) -> None:
-        sdk = import_sdk()
+        sdk_installed()
         specs = read_specs(config)
         self.wait = wait
+        self._started = False
         self._roots = _resolved(workspace_roots(Path.cwd()) if roots is None else roots)
         self._watchers: list[Watcher] = []
         self._told: dict[str, str] = {}  # what the model was last told of a server
+        self._told_tools: dict[str, list[str]] = {}  # and the tools it was offered then
         self._deadlines: dict[str, float] = {}  # until when model calls wait for a server
         names = ToolNames(list(taken))
         token_file = None if tokens is None else TokenFile(tokens)
         self.servers = [
             McpServer(
                 spec,
-                sdk,
                 names,
                 self._roots_for(spec),
                 self._changed,
@@ -77,6 +80,11 @@ class ServerPool:
         )
 
     def start(self) -> None:
+        """Start every server (the first start imports the SDK, which takes a second or
+        two: the chat does it once its prompt shows)."""
+        if self._started:
+            return
+        self._started = True
         for server in self.servers:
             if server.status.status == "starting":
                 server.start()
@@ -115,7 +123,8 @@ class ServerPool:
 
     def starting(self) -> list[str]:
         """The servers a model call waits for: starting, and within their `wait` (which
-        begins now for one no model call waited for yet)."""
+        begins now for one no model call waited for yet). Servers not started yet start
+        now."""
         return [server.name for server in self._waited_for()]
 
     async def started(self) -> None:
@@ -128,6 +137,8 @@ class ServerPool:
         )
 
     def _waited_for(self) -> list[McpServer]:
+        if not self._started:
+            self.start()
         now = asyncio.get_running_loop().time()
         waited = []
         for server in self.servers:
@@ -139,10 +150,19 @@ class ServerPool:
 
     def news(self) -> list[str]:
         """What the model should be told about servers since it was last told, once: one
-        it knew of went down or came back, one is still starting without being waited for."""
+        it knew of went down or came back, or offers other tools (it restarted, or said its
+        list changed), one is still starting without being waited for."""
         notes = []
         for server in self.servers:
             state, told = _state(server), self._told.get(server.name)
+            tools, told_tools = server.status.tools, self._told_tools.get(server.name)
+            if state == told == "ok" and told_tools is not None and tools != told_tools:
+                notes.append(
+                    f"The MCP server {server.name}'s tools changed: it offers "
+                    f"{_named(tools) if tools else 'none'} now."
+                )
+            if state == "ok":
+                self._told_tools[server.name] = list(tools)
             if state == told:
                 continue
             note = _notice(server, state, told)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import re
 from collections import deque
@@ -37,7 +38,6 @@ from ._connection import (
     closed_connection,
     connection_failed,
     dump,
-    session_lost,
 )
 from ._process import StderrTail
 from .auth import LOGIN_HINT, ServerTokens, TokenFile, has_own_authorization, oauth
@@ -51,6 +51,8 @@ BACKOFF = (0.5, 1.0, 2.0, 4.0, 8.0)  # seconds before each restart of a failing 
 # a remote server being redeployed is away longer than a local one takes to fail for good
 REMOTE_BACKOFF = (*BACKOFF, 15.0, 30.0, 30.0, 30.0, 30.0)
 STABLE_S = 60.0  # a run this long resets the count of failures in a row
+PING_TIMEOUT = 10.0  # seconds a remote server may take to answer a ping
+FORGOT = "it forgot the session (it restarted?)"
 STOP_WAIT = 0.3  # seconds a stopping server may take to say goodbye before it is cut off
 LOG_LINES = 50  # log messages of a server kept for /mcp
 NAME_LIMIT = 64
@@ -80,6 +82,16 @@ class ServerStatus:
         )
 
 
+def sdk_installed() -> None:
+    """Raise ToolnexusError when the `mcp` package is missing, without importing it (the
+    import takes a second or two: it happens when the first server starts)."""
+    from importlib.util import find_spec
+
+    if find_spec("mcp") is None:
+        raise ToolnexusError(INSTALL_HINT)
+
+
+@functools.cache
 def import_sdk() -> SimpleNamespace:
     try:
         import mcp
@@ -131,7 +143,6 @@ class McpServer:
     def __init__(
         self,
         spec: ServerSpec,
-        sdk: SimpleNamespace,
         names: ToolNames,
         roots: Callable[[], list[Path]],
         on_change: Callable[[McpServer], None],
@@ -142,7 +153,6 @@ class McpServer:
         self.spec = spec
         self.tokens = tokens
         self.name = spec.name
-        self.sdk = sdk
         self.names = names
         self.on_change = on_change
         self.startup_timeout = spec.startup_timeout or startup_timeout
@@ -165,6 +175,10 @@ class McpServer:
         self._relisting: set[asyncio.Task[None]] = set()
 
     # -- what it offers ------------------------------------------------------------------
+
+    @property
+    def sdk(self) -> SimpleNamespace:
+        return import_sdk()
 
     @property
     def runnable(self) -> bool:
@@ -196,8 +210,15 @@ class McpServer:
     # -- its lifecycle -------------------------------------------------------------------
 
     def start(self) -> None:
-        """Begin to start it (in the background); its status is "starting" until it runs."""
+        """Begin to start it (in the background); its status is "starting" until it runs.
+        The SDK is imported here, on the caller's thread, if it was not yet."""
         if not self.runnable or (self._task is not None and not self._task.done()):
+            return
+        try:
+            import_sdk()
+        except ToolnexusError as exc:
+            self._set(f"failed: {exc}")
+            self._settled.set()
             return
         self._stopping.clear()
         self._settled.clear()
@@ -325,14 +346,10 @@ class McpServer:
     def _auth(self) -> Any:
         """OAuth for a remote server that has a login (else None: a 401 says to log in)."""
         spec, tokens = self.spec, self.tokens
-        if (
-            tokens is None
-            or spec.transport == "stdio"
-            or has_own_authorization(spec)
-            or not tokens.logged_in(spec.name, spec.url)
-        ):
+        if tokens is None or spec.transport == "stdio" or has_own_authorization(spec):
             return None
-        return oauth(spec, ServerTokens(tokens, spec))
+        server_tokens = ServerTokens(tokens, spec)
+        return oauth(spec, server_tokens) if server_tokens.logged_in() else None
 
     def _ready(self, connection: Connection, offer: Offer) -> None:
         self.offer = offer
@@ -357,6 +374,8 @@ class McpServer:
             asyncio.ensure_future(self._stopping.wait()),
             asyncio.ensure_future(self._lost.wait()),
         ]
+        if connection.process is None and self.spec.ping_interval > 0:
+            waits.append(asyncio.ensure_future(self._ping_while_idle(connection)))
         try:
             await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -365,6 +384,25 @@ class McpServer:
         if ended.done() and not ended.cancelled():
             return ended.result()
         return None if self._stopping.is_set() else self._lost_why
+
+    async def _ping_while_idle(self, connection: Connection) -> None:
+        """A remote server is pinged every `ping_interval` seconds while no call of it runs:
+        one gone, or that forgot the session, is noticed before a call needs it, and
+        connected again (see _keep_running)."""
+        while True:
+            await asyncio.sleep(self.spec.ping_interval)
+            if self._calls:
+                continue
+            try:
+                async with asyncio.timeout(PING_TIMEOUT):
+                    await connection.session.send_ping()
+            except TimeoutError:
+                self._reconnect(f"it did not answer a ping within {PING_TIMEOUT:g} s")
+                return
+            except Exception as exc:
+                forgot = connection.forgot_session(exc)
+                self._reconnect(FORGOT if forgot else connection.describe(exc))
+                return
 
     def _set(self, status: str) -> None:
         status = self.spec.redact(status)
@@ -479,7 +517,7 @@ class McpServer:
                 original, arguments, progress_callback=progress
             )
         except Exception as exc:
-            if again and session_lost(exc) and await self._connected_again():
+            if again and connection.forgot_session(exc) and await self._connected_again():
                 return await self._call(original, arguments, context, meta, again=False)
             return ToolResult(
                 f"error: MCP server {self.name!r}: {await self._call_failure(connection, exc)}",
@@ -497,7 +535,7 @@ class McpServer:
         connection, if one comes within the start-up timeout."""
         waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._next_run.append(waiter)
-        self._reconnect("it forgot the session (it restarted?)")
+        self._reconnect(FORGOT)
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(BACKOFF[0] + self.startup_timeout):
                 return await waiter

@@ -20,8 +20,14 @@ from .tool import DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_S, Tool, ToolContext, Tool
 class ToolSource(Protocol):
     """Tools that come and go (see mcp/pool.py, the one kind there is)."""
 
+    wait: float | None  # seconds a model call waits for what is starting (None: no limit)
+
     def tools(self) -> list[Tool]:
         """The tools offered now."""
+        ...
+
+    def start(self) -> None:
+        """Begin to start what it holds (in the background); again, it does nothing."""
         ...
 
     def unavailable(self, name: str) -> str | None:
@@ -129,6 +135,20 @@ class Toolkit:
         """Returns once none of `starting()` is starting any more."""
         await asyncio.gather(*(source.started() for source in self.sources))
 
+    def start_sources(self) -> None:
+        """Start the tool sources that were not started (see `create_toolkit`)."""
+        for source in self.sources:
+            source.start()
+
+    def start_wait(self) -> float | None:
+        """The longest a model call waits for what is starting (None: no limit)."""
+        waits = [source.wait for source in self.sources]
+        return None if None in waits else max(w for w in waits if w is not None)
+
+    def still_starting(self) -> list[str]:
+        """The MCP servers still starting, by name."""
+        return [server.name for server in self.servers if server.status == "starting"]
+
     def news(self) -> list[str]:
         """What the model should hear about tools that went or came since it last heard."""
         return [note for source in self.sources for note in source.news()]
@@ -220,6 +240,7 @@ async def create_toolkit(
     mcp_wait: float | None = None,
     mcp_roots: Iterable[str | Path] | None = None,
     mcp_tokens: str | Path | None = None,
+    mcp_start: bool = True,
     timeout: float = DEFAULT_TIMEOUT_S,
     max_output: int = DEFAULT_MAX_OUTPUT,
 ) -> Toolkit:
@@ -270,7 +291,8 @@ async def create_toolkit(
                 tokens=mcp_tokens,
             )
             toolkit.add_source(pool)
-            pool.start()
+            if mcp_start:
+                pool.start()
     except BaseException:
         await toolkit.close()
         raise
