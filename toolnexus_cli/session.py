@@ -65,7 +65,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from toolnexus.journal.changes import ChangeSet
-    from toolnexus.mcp import McpServer
+    from toolnexus.mcp import McpServer, ServerStatus
     from toolnexus.tools.approval import AskUser
 
     from .modes import ChatMode
@@ -136,6 +136,7 @@ class Session:
         self.renderer: Output | None = None
         self._asking = 0  # questions on screen now
         self._held_events: list[Mapping[str, Any]] = []  # the turn's, while a question shows
+        self._held_warnings: list[ServerStatus] = []  # servers that failed meanwhile
         self.redact = Redactor()
         self.thread = ""
         self.tokens = 0  # in every turn of this session
@@ -315,8 +316,9 @@ class Session:
     @contextlib.contextmanager
     def asking(self) -> Iterator[None]:
         """While a person is asked something: live output stops and the turn's events
-        (what other calls print, report or return meanwhile) wait, so that nothing redraws
-        over the question; they show, in order, once it is answered."""
+        (what other calls print, report or return meanwhile, an MCP server's log and
+        progress messages) wait, and so does the warning of a server that failed, so that
+        nothing redraws over the question; they show, in order, once it is answered."""
         self.pause_output()
         self._asking += 1
         try:
@@ -324,6 +326,9 @@ class Session:
         finally:
             self._asking -= 1
             if not self._asking:
+                warnings, self._held_warnings = self._held_warnings, []
+                for status in warnings:
+                    warn_if_failed(status)
                 held, self._held_events = self._held_events, []
                 for event in held:
                     if self.renderer is not None:
@@ -363,9 +368,13 @@ class Session:
         return asked
 
     def _warn_if_failed(self, server: McpServer) -> None:
-        if server.status.status.startswith("failed"):
-            self.pause_output()  # the warning goes to stderr, where live output may be
-            warn_if_failed(server.status)
+        if not server.status.status.startswith("failed"):
+            return
+        if self._asking:  # said once the question is answered, not over it
+            self._held_warnings.append(dataclasses.replace(server.status))
+            return
+        self.pause_output()  # the warning goes to stderr, where live output may be
+        warn_if_failed(server.status)
 
     def interrupted_at_question(self) -> None:
         """Ctrl-C at a question about a tool declines that call and the turn goes on; a

@@ -1,0 +1,106 @@
+"""Questions an MCP server asks while it keeps talking, in `toolnexus chat` in a real
+pseudo-terminal against the stub endpoint: tests/support/mcp_servers/asking_server.py sends
+a log message and a progress report every 10 ms for as long as its question is open. The
+question stands still and gets the keys, Ctrl-C cancels it (the server hears "cancel"),
+and the chat goes on."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support import chat_session, cli_helpers
+from tests.support.chat_session import Chat
+from tests.support.cli_helpers import tool_results
+from tests.support.mcp_helpers import SERVERS, mcp_file, server_command
+from tests.support.stub_provider import Recorded, openai_stream
+
+cli, stub = cli_helpers.cli, cli_helpers.stub
+open_chat = chat_session.open_chat
+
+pytest.importorskip("mcp")
+
+READY = "1 of 1 MCP servers ready"
+SLOW = 120.0  # seconds a step may take: a loaded machine starts a server slowly
+pytestmark = pytest.mark.timeout(600)
+
+
+def asking_chat(open_chat, tmp_path, *args: str, env: dict | None = None) -> Chat:
+    entry = {**server_command(SERVERS / "asking_server.py"), "env": env or {}}
+    config = mcp_file(tmp_path / "mcp.json", {"asking": entry})
+    chat = open_chat("--mcp", str(config), *args, timeout=SLOW)
+    chat.wait(lambda: READY in chat.term.text(), "the server")
+    return chat
+
+
+def calls_then(stub, name: str, args: dict | None = None, answer: str = "done.") -> None:
+    """The first request calls the tool `name`; a sampling request is answered
+    "sampled."; every other request gets `answer`."""
+
+    def handler(request: Recorded):
+        if len(stub.requests) == 1:
+            return openai_stream(tool_calls=[(name, args or {})])
+        if not request.json.get("tools"):  # the server's sampling request: no tools
+            return openai_stream("sampled.")
+        return openai_stream(answer)
+
+    stub.handler = handler
+
+
+def approve_call(chat: Chat) -> None:
+    chat.expect(r"\[y\]es / \[n\]o / \[a\]lways")
+    chat.child.send("y")
+
+
+def at_field(chat: Chat, label: str) -> None:
+    chat.wait(lambda: chat.term.cursor_line().startswith(label), f"the field {label!r}")
+
+
+def test_a_question_asked_while_the_server_logs_gets_the_keys_and_its_answer(
+    open_chat, stub, tmp_path
+):
+    """Repro: an MCP server whose tool asks for your name while it sends a log message
+    every 10 ms; ask the model to call it, approve the call, answer the form."""
+    calls_then(stub, "asking_ask_name")
+    ticks = tmp_path / "ticks"
+    chat = asking_chat(open_chat, tmp_path, env={"MCP_TICKS": str(ticks)})
+    chat.send_line("who am I?")
+    approve_call(chat)
+    chat.wait_text("asking asks you for input")
+    chat.wait_text("[a]nswer / [d]ecline / [c]ancel")
+    shown = chat.term.text()
+    sent = int(ticks.read_text())
+    chat.wait(lambda: int(ticks.read_text()) > sent + 20, "more log messages")
+    assert chat.term.text() == shown  # the question stands still: the logs wait
+    chat.child.send("a")
+    at_field(chat, "Name:")
+    chat.send_line("Ann")
+    chat.wait_text("done.")
+    assert tool_results(stub.requests[1]) == ['action=accept content={"name": "Ann"}']
+
+
+def test_ctrl_c_at_a_question_cancels_it_and_the_chat_goes_on(open_chat, stub, tmp_path):
+    """Repro: as above, but press Ctrl-C at the question's first line and again at
+    a field of the form; then ask something else."""
+    calls_then(stub, "asking_ask_name")
+    chat = asking_chat(open_chat, tmp_path)
+    chat.send_line("who am I?")
+    approve_call(chat)
+    chat.wait_text("[a]nswer / [d]ecline / [c]ancel")
+    chat.child.send("\x03")
+    chat.wait_text("done.")
+    assert tool_results(stub.requests[1]) == ["action=cancel content=null"]
+    chat.wait_prompt()
+    calls_then(stub, "asking_ask_name", answer="done again.")
+    stub.requests.clear()
+    chat.send_line("once more")
+    approve_call(chat)
+    chat.wait_text("[a]nswer / [d]ecline / [c]ancel")
+    chat.child.send("a")
+    at_field(chat, "Name:")
+    chat.child.send("An\x03")
+    chat.wait_text("done again.")
+    assert tool_results(stub.requests[1])[-1] == "action=cancel content=null"
+    chat.wait_prompt()
+    stub.handler = lambda request: openai_stream("still here.")
+    chat.send_line("hello")
+    chat.wait_text("still here.")
