@@ -132,7 +132,7 @@ async def test_a_form_elicitation_reaches_the_host_and_its_answer_the_tool(kit, 
         ("member", "boolean", False),
     ]
     assert field_value(fields[1], " 41 ") == 41 and field_value(fields[2], "y") is True
-    with pytest.raises(ValueError, match="Age: an integer is needed"):
+    with pytest.raises(ValueError, match="Age: a whole number is needed"):
         field_value(fields[1], "forty")
 
 

@@ -104,3 +104,47 @@ def test_ctrl_c_at_a_question_cancels_it_and_the_chat_goes_on(open_chat, stub, t
     stub.handler = lambda request: openai_stream("still here.")
     chat.send_line("hello")
     chat.wait_text("still here.")
+
+
+def test_a_form_shows_titles_checks_each_field_and_asks_again(open_chat, stub, tmp_path):
+    """Repro: an MCP server asks for an order form (an email, a score from 0 to 1000, a
+    size from titled choices, one or two toppings, and optional fields); type a bad email,
+    a score of 5000 and three toppings: each says why under its field and is asked again."""
+    calls_then(stub, "asking_fill_form")
+    chat = asking_chat(open_chat, tmp_path)
+    chat.send_line("order")
+    approve_call(chat)
+    chat.wait_text("Size (optional): one of: Small | Medium | Large")
+    chat.wait_text("Toppings: 1 to 2 of: Ham, Egg, Kale (separated by commas)")
+    chat.wait_text("[a]nswer / [d]ecline / [c]ancel")
+    chat.child.send("a")
+    at_field(chat, "Email:")
+    chat.send_line("ann")
+    chat.wait_text("Email: an email address is needed")
+    at_field(chat, "Email:")
+    chat.send_line("ann@example.org")
+    for optional in ("Site:", "Born:", "Meeting:", "Code:"):
+        at_field(chat, optional)
+        chat.send_line("")
+    at_field(chat, "Score:")
+    chat.send_line("5000")
+    chat.wait_text("Score: 5000 is not from 0 to 1000")
+    at_field(chat, "Score:")
+    chat.send_line("42")
+    for optional in ("Ratio:", "Agree:"):
+        at_field(chat, optional)
+        chat.send_line("")
+    at_field(chat, "Size:")
+    chat.send_line("Large")
+    at_field(chat, "Color:")
+    chat.send_line("")
+    at_field(chat, "Toppings:")
+    chat.send_line("ham, egg, kale")
+    chat.wait_text("Toppings: choose 1 to 2 of: Ham, Egg, Kale")
+    at_field(chat, "Toppings:")
+    chat.send_line("Ham, Kale")
+    at_field(chat, "Tags:")
+    chat.send_line("")
+    chat.wait_text("done.")
+    content = '{"email": "ann@example.org", "score": 42, "size": "l", "toppings": ["ham", "kale"]}'
+    assert tool_results(stub.requests[1]) == [f"action=accept content={content}"]
