@@ -53,6 +53,7 @@ TOP_KEYS: dict[str, Any] = {
     "functions": list,
     "skills": str,
     "mcp": str,
+    "mcp_sampling_max_tokens": int,  # the most tokens an MCP server's sampling request gets
     "builtins": (bool, list),
     "workspace": str,
     "tools": {
@@ -171,6 +172,7 @@ LIMITS = {
     "timeout": Limit(0, 86_400, "a day", seconds=True),
     "idle_timeout": Limit(0, 86_400, "a day", seconds=True),
     "retries": Limit(0, 10, "retries of a failed model call"),
+    "mcp_sampling_max_tokens": Limit(1, 1_000_000, "tokens of a sampling reply"),
     "api_key_cmd_timeout": Limit(0, 3_600, "an hour", seconds=True),
 }
 

@@ -32,7 +32,7 @@ from toolnexus.context.marks import failures_in_a_row
 from toolnexus.errors import IdleTimeout
 from toolnexus.stores import Thread, ThreadStore
 from toolnexus.tools.suspension import WaitFor
-from toolnexus.types import Answer, Request
+from toolnexus.types import Answer, Message, Request
 from toolnexus.visible import visible
 
 from .approve import (
@@ -302,6 +302,15 @@ class Session:
     def new_thread(self) -> None:
         self.thread = new_thread_id()
         self.tokens = 0
+
+    async def run_apart(self, target: Target, prompt: Prompt, history: list[Message]) -> RunResult:
+        """One run for `target`, outside the thread and without tools (what an MCP server
+        asks the model): its own client, closed once it answered."""
+        client, _, _ = make_client(target, self.store, compact=False)
+        try:
+            return await client.run(prompt, None, history=history)
+        finally:
+            await client.aclose()
 
     def asks_first(self, name: str, args: Any) -> bool:
         """Whether a person will be asked about this call before it runs (the question

@@ -12,6 +12,7 @@ from typing import Any, NamedTuple, TypeVar
 DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_RETRIES = 2  # as toolnexus.Retries
 DEFAULT_KEY_CMD_TIMEOUT_S = 30.0
+DEFAULT_SAMPLING_MAX_TOKENS = 4096  # of a reply an MCP server asks the model for
 T = TypeVar("T")
 NONE: Mapping[str, Any] = MappingProxyType({})  # an empty table, shared: read-only
 
@@ -112,6 +113,7 @@ class Settings(NamedTuple):
     functions: tuple[str, ...] = ()
     skills: str | None = None
     mcp: str | None = None
+    mcp_sampling_max_tokens: int = DEFAULT_SAMPLING_MAX_TOKENS
     builtins: bool | tuple[str, ...] | None = None
     workspace: str | None = None
     tools: ToolsSettings = ToolsSettings()
@@ -140,6 +142,7 @@ def settings_from(data: Mapping[str, Any]) -> Settings:
         functions=tuple(map(str, data.get("functions", ()))),
         skills=data.get("skills"),
         mcp=data.get("mcp"),
+        mcp_sampling_max_tokens=data.get("mcp_sampling_max_tokens", DEFAULT_SAMPLING_MAX_TOKENS),
         builtins=tuple(map(str, builtins)) if isinstance(builtins, list) else builtins,
         workspace=data.get("workspace"),
         tools=_table(ToolsSettings, data.get("tools", {})),
