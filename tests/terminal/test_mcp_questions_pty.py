@@ -148,3 +148,34 @@ def test_a_form_shows_titles_checks_each_field_and_asks_again(open_chat, stub, t
     chat.wait_text("done.")
     content = '{"email": "ann@example.org", "score": 42, "size": "l", "toppings": ["ham", "kale"]}'
     assert tool_results(stub.requests[1]) == [f"action=accept content={content}"]
+
+
+def test_a_sampling_approval_asked_while_the_server_logs_takes_ctrl_c_and_yes(
+    open_chat, stub, tmp_path
+):
+    """Repro: an MCP server asks the model for a message (at most 20 tokens, a system
+    prompt) while it logs every 10 ms; press Ctrl-C at the approval, then have it asked
+    again and press y."""
+    args = {"text": "Summarize: abc", "max_tokens": 20, "system": "Be brief."}
+    calls_then(stub, "asking_sample", args)
+    chat = asking_chat(open_chat, tmp_path)
+    chat.send_line("summarize")
+    approve_call(chat)
+    chat.wait_text("the MCP server asking asks the model for a message (at most 20 tokens)")
+    chat.wait_text("system: Be brief.")
+    chat.expect(r"\[y\]es / \[n\]o:")
+    chat.child.send("\x03")
+    chat.wait_text("done.")
+    [refused] = tool_results(stub.requests[1])
+    assert "the user declined" in refused  # the server's request ended in an error
+    chat.wait_prompt()
+    calls_then(stub, "asking_sample", args, answer="done again.")
+    stub.requests.clear()
+    chat.send_line("summarize again")
+    approve_call(chat)
+    chat.expect(r"\[y\]es / \[n\]o:")
+    chat.child.send("y")
+    chat.wait_text("done again.")
+    sampled = stub.requests[1].json
+    assert sampled["max_tokens"] == 20 and sampled["messages"][0]["content"] == "Be brief."
+    assert tool_results(stub.requests[2])[-1] == "model=stub-model stop=endTurn text=sampled."
