@@ -18,8 +18,8 @@ from toolnexus import ToolContext, ToolnexusError, create_toolkit
 from toolnexus.mcp.elicitation import field_value, form_fields
 from toolnexus.mcp.prompts import complete, get_prompt
 from toolnexus.mcp.sampling import describe_sampling, sampling_call
-from toolnexus.wire import wire_style
 from toolnexus.tools.approval import ApprovalPolicy
+from toolnexus.wire import wire_style
 
 pytest.importorskip("mcp")
 
