@@ -43,9 +43,8 @@ def answer_mcp_requests(session: Session) -> None:
             return {"action": "decline"}
         from .elicit_form import ask_elicitation
 
-        async with one_at_a_time:
-            with session.asking():
-                return await ask_elicitation(session.console, server, request)
+        async with one_at_a_time, session.asking_anytime():
+            return await ask_elicitation(session.console, server, request)
 
     async def sample(server: str, params: dict[str, Any]) -> dict[str, Any]:
         from toolnexus.mcp.requests import Refused
@@ -70,9 +69,8 @@ def answer_mcp_requests(session: Session) -> None:
                     f'it here (a rule "sampling:{server}" = "allow" in [approval] allows it)'
                 )
                 raise Refused("sampling needs the user's approval, and nobody can be asked")
-            async with one_at_a_time:
-                with session.asking():
-                    approved = await _approved(session, server, params, call, target.model)
+            async with one_at_a_time, session.asking_anytime():
+                approved = await _approved(session, server, params, call, target.model)
                 if not approved:
                     raise Refused("the user declined")
         answering = dataclasses.replace(

@@ -104,6 +104,7 @@ class Repl:
             },
             lent=lambda: self.pager is not None and not self.pager.done(),
         )
+        session.prompt_line = prompts  # put aside for a server's question between turns
         if servers:
             from prompt_toolkit.completion import merge_completers
 

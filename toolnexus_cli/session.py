@@ -10,7 +10,7 @@ import dataclasses
 import os
 import secrets
 import signal
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 from toolnexus import (
@@ -137,6 +137,7 @@ class Session:
         self._asking = 0  # questions on screen now
         self._held_events: list[Mapping[str, Any]] = []  # the turn's, while a question shows
         self._held_warnings: list[ServerStatus] = []  # servers that failed meanwhile
+        self.prompt_line: Any = None  # the chat's (a PromptSession), while it runs
         self.redact = Redactor()
         self.thread = ""
         self.tokens = 0  # in every turn of this session
@@ -342,6 +343,24 @@ class Session:
                 for event in held:
                     if self.renderer is not None:
                         self.renderer.event(event)
+
+    @contextlib.asynccontextmanager
+    async def asking_anytime(self) -> AsyncIterator[None]:
+        """`asking`, for a question that may come between turns too (an MCP server's): the
+        chat's prompt line (`prompt_line`), if it is showing, is put aside, its keys
+        going to the question, until the question is answered."""
+        app = getattr(self.prompt_line, "app", None)
+        if app is None or not app.is_running:
+            with self.asking():
+                yield
+            return
+        from prompt_toolkit.application import in_terminal
+        from prompt_toolkit.application.current import set_app
+
+        with set_app(app):
+            async with in_terminal():
+                with self.asking():
+                    yield
 
     def _show(self, renderer: Output, event: Mapping[str, Any]) -> None:
         if self._asking:

@@ -179,3 +179,32 @@ def test_a_sampling_approval_asked_while_the_server_logs_takes_ctrl_c_and_yes(
     sampled = stub.requests[1].json
     assert sampled["max_tokens"] == 20 and sampled["messages"][0]["content"] == "Be brief."
     assert tool_results(stub.requests[2])[-1] == "model=stub-model stop=endTurn text=sampled."
+
+
+def test_a_question_that_comes_between_turns_takes_the_keys_from_the_prompt(
+    open_chat, stub, tmp_path
+):
+    """Repro: an MCP server that asks your name a while after its tool returned, while
+    the chat waits at its prompt with something typed; answer it, then go on typing."""
+    trigger, answer = tmp_path / "trigger", tmp_path / "answer"
+    calls_then(stub, "asking_ask_later")
+    env = {"MCP_TRIGGER": str(trigger), "MCP_ANSWER": str(answer)}
+    chat = asking_chat(open_chat, tmp_path, env=env)
+    chat.send_line("ask me later")
+    approve_call(chat)
+    chat.wait_text("done.")
+    chat.wait_prompt()
+    chat.child.send("half a li")
+    chat.wait(lambda: "half a li" in chat.term.cursor_line(), "the typing")
+    trigger.touch()
+    chat.wait_text("[a]nswer / [d]ecline / [c]ancel")
+    chat.child.send("a")
+    at_field(chat, "Name:")
+    chat.send_line("Ann")
+    chat.wait(answer.exists, "the server's answer")
+    assert answer.read_text() == 'action=accept content={"name": "Ann"}'
+    chat.wait(lambda: "half a li" in chat.term.cursor_line(), "the prompt back")
+    stub.handler = lambda request: openai_stream("still here.")
+    chat.send_line("ne")
+    chat.wait_text("still here.")
+    assert stub.requests[-1].json["messages"][-1]["content"] == "half a line"

@@ -7,6 +7,7 @@ client answered, so a test reads it in the model's request.
 - `ask_name`: a form with one field (the person's name), asked while logging.
 - `fill_form`: a form with every field type the protocol allows (MCP_FORM, a JSON schema,
   replaces it), asked while logging; the result is the answer's content as JSON.
+- `ask_later`: a form asked later, outside any tool call (between the chat's turns).
 - `sample`: a sampling request built from the tool's arguments (a system prompt, a token
   limit, a temperature, stop sequences, model hints), asked while logging; the result names
   the model that answered and what it said.
@@ -149,6 +150,28 @@ async def sample(
         )
     content = result.content
     return f"model={result.model} stop={result.stop_reason} text={getattr(content, 'text', '')}"
+
+
+@server.tool()
+async def ask_later(ctx: Context) -> str:
+    """Say so, and ask the person's name once the file MCP_TRIGGER names appears (between
+    the chat's turns); the answer goes to the file MCP_ANSWER names."""
+    session = ctx.session
+
+    async def later() -> None:
+        trigger = Path(os.environ["MCP_TRIGGER"])
+        while not trigger.exists():
+            await asyncio.sleep(TICK_S)
+        schema = {"type": "object", "properties": {"name": {"type": "string", "title": "Name"}}}
+        answer = await session.elicit_form("Who is there?", schema)
+        content = json.dumps(answer.content, sort_keys=True)
+        Path(os.environ["MCP_ANSWER"]).write_text(f"action={answer.action} content={content}")
+
+    _later.add(asyncio.create_task(later()))
+    return "I will ask later"
+
+
+_later: set[asyncio.Task[None]] = set()  # kept, so they are not collected while they wait
 
 
 if __name__ == "__main__":
