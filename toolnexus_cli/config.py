@@ -68,6 +68,7 @@ TOP_KEYS: dict[str, Any] = {
     "skills": str,
     "mcp": str,
     "mcp_wait": (int, float),  # seconds a model call waits for MCP servers still starting
+    "mcp_sampling_max_tokens": int,  # the most tokens an MCP server's sampling request gets
     "builtins": (bool, list),
     "workspace": str,
     "tools": {
@@ -196,6 +197,7 @@ LIMITS = {
     "idle_timeout": Limit(0, 86_400, "a day", seconds=True),
     "retries": Limit(0, 10, "retries of a failed model call"),
     "max_parallel": Limit(1, 16, "subagents at once"),
+    "mcp_sampling_max_tokens": Limit(1, 1_000_000, "tokens of a sampling reply"),
     "api_key_cmd_timeout": Limit(0, 3_600, "an hour", seconds=True),
     "max_cost": Limit(0, 1_000_000, "a budget", seconds=True, unit="USD"),
     "mcp_wait": Limit(0, 3_600, "an hour", seconds=True),

@@ -1,5 +1,6 @@
 """An MCP server's request for input, asked in the chat: a form (its fields one line
-each, checked as they are typed) or a URL to visit. Accept, decline or cancel; Ctrl-C
+each, checked as they are typed: a field that fails a check says why under it and is asked
+again) or a URL to visit. Accept, decline or cancel; Ctrl-C
 cancels, Ctrl-D declines."""
 
 from __future__ import annotations
@@ -9,7 +10,14 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from toolnexus.mcp.elicitation import FormField, describe, field_value, form_fields
+from toolnexus.mcp.elicitation import (
+    FormField,
+    describe,
+    field_hint,
+    field_value,
+    form_fields,
+    shown_default,
+)
 from toolnexus.visible import visible
 
 from .approve import INTERRUPT, choose, drop_typeahead, panel
@@ -54,8 +62,8 @@ async def _ask_field(console: Console, form_field: FormField) -> Any:
     """The field's value, None for an optional one left empty, or _Stop."""
     from prompt_toolkit import PromptSession
 
-    default = "" if form_field.default is None else str(form_field.default)
-    shown = f" [{visible(default)}]" if default else ""
+    default = shown_default(form_field)
+    shown = f" [{default}]" if default else ""
     session: PromptSession[str] = PromptSession(input=keyboard())
     while True:
         drop_typeahead()
@@ -75,15 +83,13 @@ async def _ask_field(console: Console, form_field: FormField) -> Any:
                 continue
         try:
             return field_value(form_field, text)
-        except ValueError as exc:
+        except ValueError as exc:  # said under the field, which is asked again
             console.print(Text(visible(str(exc)), style="yellow"))
 
 
 def _hint(form_field: FormField) -> str:
-    if form_field.choices:
-        return " | ".join(form_field.choices)
-    kind = {"boolean": "yes or no"}.get(form_field.kind, form_field.kind)
-    return f"{kind}{' - ' + form_field.description if form_field.description else ''}"
+    about = f" - {form_field.description}" if form_field.description else ""
+    return field_hint(form_field) + about
 
 
 def _action(answer: str) -> str:

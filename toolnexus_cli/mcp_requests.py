@@ -1,12 +1,15 @@
 """Answering what MCP servers ask of the session: elicitation (a form, or a URL to visit)
-and sampling (a message from the session's model). With a terminal the person answers;
-without one an elicitation is declined and a sampling request refused, each saying so in
-one line, unless a rule of [approval] ("sampling:NAME" = "allow") lets that server
-sample. A rule "deny" refuses it even at a terminal."""
+and sampling (a message from the session's model, or from a configured model the
+request's hints name, within the request's token limit and the configured maximum).
+With a terminal the person answers; without one an elicitation is declined and a
+sampling request refused, each saying so in one line, unless a rule of [approval]
+("sampling:NAME" = "allow") lets that server sample. A rule "deny" refuses it even at a
+terminal."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import fnmatch
 import sys
 from typing import TYPE_CHECKING, Any
@@ -16,6 +19,9 @@ from toolnexus.visible import visible
 from .toolbox import mcp_servers
 
 if TYPE_CHECKING:
+    from toolnexus.mcp.sampling import SamplingCall
+
+    from .config import Target
     from .session import Session
 
 SAMPLING_RULE = "sampling:{server}"
@@ -37,17 +43,25 @@ def answer_mcp_requests(session: Session) -> None:
             return {"action": "decline"}
         from .elicit_form import ask_elicitation
 
-        async with one_at_a_time:
-            with session.asking():
-                return await ask_elicitation(session.console, server, request)
+        async with one_at_a_time, session.asking_anytime():
+            return await ask_elicitation(session.console, server, request)
 
     async def sample(server: str, params: dict[str, Any]) -> dict[str, Any]:
         from toolnexus.mcp.requests import Refused
-        from toolnexus.mcp.sampling import sampling_prompt, sampling_result
+        from toolnexus.mcp.sampling import sampling_call, sampling_result
+        from toolnexus.wire import wire_style
 
         rule = sampling_rule(session, server)
         if rule == "deny":
             raise Refused("sampling is denied by the user's rules")
+        target = await _answering_target(session, params)
+        call = sampling_call(
+            params,
+            wire_style(target.style),
+            user_params=target.request_params,
+            most_tokens=session.config.settings.mcp_sampling_max_tokens,
+            reasoning=target.reasoning,
+        )
         if rule != "allow":
             if session.console is None:
                 _say(
@@ -55,16 +69,21 @@ def answer_mcp_requests(session: Session) -> None:
                     f'it here (a rule "sampling:{server}" = "allow" in [approval] allows it)'
                 )
                 raise Refused("sampling needs the user's approval, and nobody can be asked")
-            async with one_at_a_time:
-                with session.asking():
-                    approved = await _approved(session, server, params)
+            async with one_at_a_time, session.asking_anytime():
+                approved = await _approved(session, server, params, call, target.model)
                 if not approved:
                     raise Refused("the user declined")
-        prompt, history = sampling_prompt(params)
-        result = await session.client.run(prompt, None, history=history)
+        answering = dataclasses.replace(
+            # asked once: writing it to a prompt cache would only cost more
+            target,
+            system=call.system,
+            request_params=call.params,
+            prompt_cache=False,
+        )
+        result = await session.run_apart(answering, call.prompt, call.history)
         return sampling_result(
             result.text,
-            result.model or session.target.model,
+            result.model or target.model,
             cut_off=result.incomplete_reason is not None,
         )
 
@@ -85,20 +104,45 @@ def sampling_rule(session: Session, server: str) -> str | None:
     return next((d for pattern, d in rules if fnmatch.fnmatchcase(wanted, pattern)), None)
 
 
-async def _approved(session: Session, server: str, params: dict[str, Any]) -> bool:
+async def _approved(
+    session: Session, server: str, params: dict[str, Any], call: SamplingCall, model: str
+) -> bool:
     from toolnexus.mcp.sampling import describe_sampling
 
     from .approve import INTERRUPT, YES_NO, choose, panel
 
     panel(
         session.console,
-        describe_sampling(server, params),
-        f"let {server} use the model ({session.target.model})?",
+        describe_sampling(server, params, call),
+        f"let {server} use the model ({model})?",
     )
     answer = await choose("[y]es / [n]o: ", YES_NO)
     if answer == INTERRUPT:
         session.interrupted_at_question()
     return answer == "yes"
+
+
+async def _answering_target(session: Session, params: dict[str, Any]) -> Target:
+    """The model that answers: the first configured one a hint of the request's
+    `modelPreferences` names part of (the session's own first, should it match), else
+    the session's."""
+    from toolnexus.mcp.sampling import model_hints
+
+    from .config import resolve_target
+    from .errors import UsageError
+
+    current = session.target
+    models = session.config.settings.models
+    for hint in model_hints(params):
+        if hint in current.model.lower():
+            return current
+        for entry_name, entry in models.items():
+            if any(hint in name.lower() for name in (*entry.named(entry_name), entry.model or "")):
+                try:  # in a thread: resolving may ask the endpoints which models they serve
+                    return await asyncio.to_thread(resolve_target, session.config, model=entry_name)
+                except UsageError:
+                    break
+    return current
 
 
 def _say(line: str) -> None:

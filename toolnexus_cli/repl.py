@@ -107,6 +107,7 @@ class Repl:
             lent=lambda: self.pager is not None and not self.pager.done(),
             hints={name: visible(command_hint(command)) for name, command in custom.items()},
         )
+        session.prompt_line = prompts  # put aside for a server's question between turns
         if servers:
             from prompt_toolkit.completion import merge_completers
 

@@ -33,7 +33,7 @@ from toolnexus.context.marks import failures_in_a_row
 from toolnexus.errors import IdleTimeout
 from toolnexus.stores import Thread, ThreadStore
 from toolnexus.tools.suspension import WaitFor
-from toolnexus.types import Answer, Event, Request
+from toolnexus.types import Answer, Event, Message, Request
 from toolnexus.visible import visible
 
 from .approve import (
@@ -73,7 +73,7 @@ if TYPE_CHECKING:
 
     from toolnexus.budget import Budget
     from toolnexus.journal.changes import ChangeSet
-    from toolnexus.mcp import McpServer
+    from toolnexus.mcp import McpServer, ServerStatus
     from toolnexus.tools.approval import AskUser
     from toolnexus.tools.subagents import Subagents
 
@@ -147,6 +147,8 @@ class Session:
         self.renderer: Output | None = None
         self._asking = 0  # questions on screen now
         self._held_events: list[Mapping[str, Any]] = []  # the turn's, while a question shows
+        self._held_warnings: list[ServerStatus] = []  # servers that failed meanwhile
+        self.prompt_line: Any = None  # the chat's (a PromptSession), while it runs
         self.redact = Redactor()
         self.thread = ""
         self.tokens = 0  # in every turn of this session
@@ -385,6 +387,15 @@ class Session:
         self.thread = new_thread_id()
         self.tokens = 0
 
+    async def run_apart(self, target: Target, prompt: Prompt, history: list[Message]) -> RunResult:
+        """One run for `target`, outside the thread and without tools (what an MCP server
+        asks the model): its own client, closed once it answered."""
+        client, _, _ = make_client(target, self.store, compact=False)
+        try:
+            return await client.run(prompt, None, history=history)
+        finally:
+            await client.aclose()
+
     def asks_first(self, name: str, args: Any) -> bool:
         """Whether a person will be asked about this call before it runs (the question
         then shows it in full)."""
@@ -413,8 +424,9 @@ class Session:
     @contextlib.contextmanager
     def asking(self) -> Iterator[None]:
         """While a person is asked something: live output stops and the turn's events
-        (what other calls print, report or return meanwhile) wait, so that nothing redraws
-        over the question; they show, in order, once it is answered."""
+        (what other calls print, report or return meanwhile, an MCP server's log and
+        progress messages) wait, and so does the warning of a server that failed, so that
+        nothing redraws over the question; they show, in order, once it is answered."""
         self.pause_output()
         self._asking += 1
         try:
@@ -422,6 +434,9 @@ class Session:
         finally:
             self._asking -= 1
             if not self._asking:
+                warnings, self._held_warnings = self._held_warnings, []
+                for status in warnings:
+                    warn_if_failed(status)
                 held, self._held_events = self._held_events, []
                 for event in held:
                     if self.renderer is not None:
@@ -437,6 +452,24 @@ class Session:
                 self._show(renderer, shown)
 
         return show
+
+    @contextlib.asynccontextmanager
+    async def asking_anytime(self) -> AsyncIterator[None]:
+        """`asking`, for a question that may come between turns too (an MCP server's): the
+        chat's prompt line (`prompt_line`), if it is showing, is put aside, its keys
+        going to the question, until the question is answered."""
+        app = getattr(self.prompt_line, "app", None)
+        if app is None or not app.is_running:
+            with self.asking():
+                yield
+            return
+        from prompt_toolkit.application import in_terminal
+        from prompt_toolkit.application.current import set_app
+
+        with set_app(app):
+            async with in_terminal():
+                with self.asking():
+                    yield
 
     def _show(self, renderer: Output, event: Mapping[str, Any]) -> None:
         if self._asking:
@@ -472,9 +505,13 @@ class Session:
         return asked
 
     def _warn_if_failed(self, server: McpServer) -> None:
-        if server.status.status.startswith("failed"):
-            self.pause_output()  # the warning goes to stderr, where live output may be
-            warn_if_failed(server.status)
+        if not server.status.status.startswith("failed"):
+            return
+        if self._asking:  # said once the question is answered, not over it
+            self._held_warnings.append(dataclasses.replace(server.status))
+            return
+        self.pause_output()  # the warning goes to stderr, where live output may be
+        warn_if_failed(server.status)
 
     def interrupted_at_question(self) -> None:
         """Ctrl-C at a question about a tool declines that call and the turn goes on; a

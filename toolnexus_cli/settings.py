@@ -13,6 +13,7 @@ DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_RETRIES = 2  # as toolnexus.Retries
 DEFAULT_KEY_CMD_TIMEOUT_S = 30.0
 MCP_WAIT = 5.0  # seconds a model call waits for MCP servers still starting
+DEFAULT_SAMPLING_MAX_TOKENS = 4096  # of a reply an MCP server asks the model for
 T = TypeVar("T")
 NONE: Mapping[str, Any] = MappingProxyType({})  # an empty table, shared: read-only
 
@@ -149,6 +150,7 @@ class Settings(NamedTuple):
     skills: str | None = None
     mcp: str | None = None
     mcp_wait: float = MCP_WAIT
+    mcp_sampling_max_tokens: int = DEFAULT_SAMPLING_MAX_TOKENS
     builtins: bool | tuple[str, ...] | None = None
     workspace: str | None = None
     tools: ToolsSettings = ToolsSettings()
@@ -184,6 +186,7 @@ def settings_from(data: Mapping[str, Any]) -> Settings:
         skills=data.get("skills"),
         mcp=data.get("mcp"),
         mcp_wait=float(data.get("mcp_wait", MCP_WAIT)),
+        mcp_sampling_max_tokens=data.get("mcp_sampling_max_tokens", DEFAULT_SAMPLING_MAX_TOKENS),
         builtins=tuple(map(str, builtins)) if isinstance(builtins, list) else builtins,
         workspace=data.get("workspace"),
         tools=_table(ToolsSettings, data.get("tools", {})),

@@ -68,10 +68,11 @@ def test_a_rule_lets_a_server_sample_and_the_model_answers_it(cli, stub, tmp_pat
     assert result.stderr == ""
     sampled = stub.requests[1].json
     assert "tools" not in sampled  # the server's request runs with no tools
-    assert sampled["messages"][-2:] == [
-        {"role": "user", "content": "(instructions from the server) Be brief."},
+    assert sampled["messages"] == [
+        {"role": "system", "content": "Be brief."},  # the server's system prompt
         {"role": "user", "content": "Summarize: abc"},
     ]
+    assert sampled["max_tokens"] == 50  # the server's limit
     assert tool_results(stub.requests[2]) == ["summary from stub-model: a short summary"]
 
 

@@ -17,8 +17,9 @@ from tests.support.stub_provider import Reply, openai_text, openai_tool_call
 from toolnexus import ToolContext, ToolnexusError, create_toolkit
 from toolnexus.mcp.elicitation import field_value, form_fields
 from toolnexus.mcp.prompts import complete, get_prompt
-from toolnexus.mcp.sampling import describe_sampling, sampling_prompt
+from toolnexus.mcp.sampling import describe_sampling, sampling_call
 from toolnexus.tools.approval import ApprovalPolicy
+from toolnexus.wire import wire_style
 
 pytest.importorskip("mcp")
 
@@ -132,7 +133,7 @@ async def test_a_form_elicitation_reaches_the_host_and_its_answer_the_tool(kit, 
         ("member", "boolean", False),
     ]
     assert field_value(fields[1], " 41 ") == 41 and field_value(fields[2], "y") is True
-    with pytest.raises(ValueError, match="Age: an integer is needed"):
+    with pytest.raises(ValueError, match="Age: a whole number is needed"):
         field_value(fields[1], "forty")
 
 
@@ -182,9 +183,9 @@ async def test_sampling_is_answered_by_the_host(kit, requests):
 
     async def sample(server, params):
         asked.append(params)
-        prompt, history = sampling_prompt(params)
-        assert prompt == "Summarize: a long text"
-        assert history == [{"role": "user", "content": "(instructions from the server) Be brief."}]
+        made = sampling_call(params, wire_style("openai"), user_params={}, most_tokens=4096)
+        assert made.prompt == "Summarize: a long text" and made.history == []
+        assert made.system == "Be brief." and made.params == {"max_tokens": 50}
         return {
             "role": "assistant",
             "content": {"type": "text", "text": "short"},
@@ -195,11 +196,21 @@ async def test_sampling_is_answered_by_the_host(kit, requests):
     requests.sample = sample
     result = await call(toolkit, "offers_summarize", {"text": "a long text"})
     assert result.output == "summary from the-model: short"
-    shown = describe_sampling("offers", asked[0])
-    assert shown.splitlines() == [
+    made = sampling_call(asked[0], wire_style("openai"), user_params={}, most_tokens=4096)
+    assert describe_sampling("offers", asked[0], made).splitlines() == [
         "the MCP server offers asks the model for a message (at most 50 tokens)",
         "system: Be brief.",
         "user: Summarize: a long text",
+    ]
+    # cut to the configured maximum, and raised for a model that thinks first: said so
+    made = sampling_call(
+        asked[0], wire_style("anthropic"), user_params={}, most_tokens=30, reasoning="low"
+    )
+    assert made.params == {"max_tokens": 30}
+    assert describe_sampling("offers", asked[0], made).splitlines()[:3] == [
+        "the MCP server offers asks the model for a message (at most 30 tokens)",
+        "it asked for up to 50 tokens: cut to the configured maximum",
+        "the model thinks first: the request allows 1054 tokens (1024 to think)",
     ]
 
 

@@ -98,7 +98,7 @@ async def test_every_tool_of_server_everything_is_offered_and_runs(everything):
 
     async def elicit(name, request):
         content = {
-            f.name: f.choices[0]
+            f.name: ([f.choices[0]] if f.multiple else f.choices[0])
             if f.choices
             else {"string": "x", "number": 1, "integer": 1, "boolean": True}[f.kind]
             for f in form_fields(request.get("requestedSchema"))

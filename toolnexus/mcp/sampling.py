@@ -1,6 +1,8 @@
 """Sampling: a server asks the client's model for a message (sampling/createMessage).
-Here: the request as canonical messages and as text a person can judge, and the answer in
-the protocol's shape; who approves and which model answers is the host's (requests.py)."""
+Here: the request as a model call (its messages, system prompt, token limit, temperature
+and stop sequences in the answering style's terms), as text a person can judge, and the
+answer in the protocol's shape; who approves and which model answers is the host's
+(requests.py)."""
 
 from __future__ import annotations
 
@@ -8,31 +10,56 @@ import base64
 import binascii
 import contextlib
 import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..content import Attachment
+from ..context.summary import REPLY_BUDGET_KEYS
 from ..errors import ToolnexusError
 from ..types import Message
 from ..visible import visible
 from .requests import Refused, ServerRequests
+
+if TYPE_CHECKING:
+    from ..wire.base import WireStyle
 
 log = logging.getLogger("toolnexus.mcp")
 
 SHOWN_PER_MESSAGE = 600  # characters of each message a person is shown
 
 
-def sampling_prompt(params: dict[str, Any]) -> tuple[str | list[Any], list[Message]]:
-    """The request as a run's prompt (the last message: its text and attachments) and
-    history (the messages before it, the server's system prompt first); Refused if
-    there is nothing to answer."""
+@dataclass(frozen=True)
+class SamplingCall:
+    """How a sampling request is put to a model: the prompt (the last message: its text
+    and attachments) and the history before it, the server's system prompt, the request
+    options to send (the user's, with the request's limit, temperature and stop sequences
+    over them), the reply's token limit and what the model may think on top of it."""
+
+    prompt: str | list[Any]
+    history: list[Message]
+    system: str | None
+    params: dict[str, Any]
+    limit: int
+    thinking: int = 0
+
+
+def sampling_call(
+    params: dict[str, Any],
+    wire: WireStyle,
+    *,
+    user_params: Mapping[str, Any],
+    most_tokens: int,
+    reasoning: str = "off",
+) -> SamplingCall:
+    """The request as a call in `wire`'s style: its `maxTokens` (at most `most_tokens`)
+    under the budget key the user's options use, else the style's; `temperature`, and
+    `stopSequences` where the style takes them. Refused if there is nothing to answer."""
     messages = [m for m in params.get("messages") or [] if isinstance(m, dict)]
     if not messages or messages[-1].get("role") != "user":
         raise Refused("the last message must be the user's")
     history: list[Message] = []
-    system = params.get("systemPrompt")
-    if isinstance(system, str) and system.strip():
-        history.append({"role": "user", "content": f"(instructions from the server) {system}"})
     for message in messages[:-1]:
         text = "\n".join(_texts(message))
         history.append(
@@ -41,19 +68,63 @@ def sampling_prompt(params: dict[str, Any]) -> tuple[str | list[Any], list[Messa
             else {"role": "user", "content": text}
         )
     text, attachments = "\n".join(_texts(messages[-1])), _attachments(messages[-1])
-    return ([text, *attachments] if attachments else text), history
+    system = params.get("systemPrompt")
+    limit = sampling_limit(params, most_tokens)
+    budget_key = next((k for k in REPLY_BUDGET_KEYS if k in user_params), wire.reply_budget_key)
+    sent = {k: v for k, v in user_params.items() if k not in REPLY_BUDGET_KEYS}
+    sent[budget_key] = limit
+    temperature = params.get("temperature")
+    if isinstance(temperature, int | float) and not isinstance(temperature, bool):
+        sent["temperature"] = temperature
+    stops = params.get("stopSequences")
+    if wire.stop_key is not None and isinstance(stops, list) and stops:
+        sent[wire.stop_key] = [str(stop) for stop in stops]
+    return SamplingCall(
+        prompt=[text, *attachments] if attachments else text,
+        history=history,
+        system=system if isinstance(system, str) and system.strip() else None,
+        params=sent,
+        limit=limit,
+        thinking=wire.reasoning_tokens(reasoning),
+    )
 
 
-def describe_sampling(server: str, params: dict[str, Any]) -> str:
-    """What a person is shown before approving: the server, each message (cut short) and
-    the token budget."""
+def sampling_limit(params: dict[str, Any], most_tokens: int) -> int:
+    """The reply's token limit: the request's `maxTokens`, at most `most_tokens`."""
+    asked = params.get("maxTokens")
+    if isinstance(asked, bool) or not isinstance(asked, int) or asked < 1:
+        return most_tokens
+    return min(asked, most_tokens)
+
+
+def model_hints(params: dict[str, Any]) -> list[str]:
+    """The names the request's `modelPreferences` hints give, in its order (lower case)."""
+    preferences = params.get("modelPreferences")
+    hints = preferences.get("hints") if isinstance(preferences, dict) else None
+    return [
+        str(hint["name"]).lower()
+        for hint in hints or []
+        if isinstance(hint, dict) and isinstance(hint.get("name"), str) and hint["name"].strip()
+    ]
+
+
+def describe_sampling(server: str, params: dict[str, Any], call: SamplingCall) -> str:
+    """What a person is shown before approving: the server, the token limit (and when
+    it was cut, or raised for the model to think), each message (cut short)."""
+    asked = params.get("maxTokens")
     lines = [
         f"the MCP server {visible(server)} asks the model for a message "
-        f"(at most {params.get('maxTokens', '?')} tokens)"
+        f"(at most {call.limit} tokens)"
     ]
-    system = params.get("systemPrompt")
-    if isinstance(system, str) and system:
-        lines.append(f"system: {_cut(system)}")
+    if isinstance(asked, int) and asked > call.limit:
+        lines.append(f"it asked for up to {asked} tokens: cut to the configured maximum")
+    if call.thinking:
+        lines.append(
+            f"the model thinks first: the request allows {call.limit + call.thinking} tokens "
+            f"({call.thinking} to think)"
+        )
+    if call.system:
+        lines.append(f"system: {_cut(call.system)}")
     for message in params.get("messages") or []:
         if isinstance(message, dict):
             text = " ".join(_texts(message)) or "(no text)"

@@ -90,6 +90,11 @@ class AnthropicStyle(WireStyle):
         "model_context_window_exceeded": CONTEXT_FULL,
     }
 
+    stop_key = "stop_sequences"
+
+    def reasoning_tokens(self, level: str) -> int:
+        return THINKING_BUDGET.get(level, 0)
+
     def endpoint(self, base_url: str) -> str:
         base = base_url.rstrip("/")
         return base + "/messages" if base.endswith("/v1") else base + "/v1/messages"

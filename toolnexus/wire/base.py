@@ -144,6 +144,12 @@ class WireStyle(ABC):
     # finish reasons of a turn the server paused: it goes on when sent back (see continued)
     pause_reasons: ClassVar[frozenset[str]] = frozenset()
     reply_budget_key: ClassVar[str] = "max_tokens"  # the request key of the reply's length
+    stop_key: ClassVar[str | None] = None  # the request key of stop sequences, if any
+
+    def reasoning_tokens(self, level: str) -> int:
+        """What a reply at this reasoning level may spend thinking on top of the reply
+        budget the request asks for (build_body adds it to the budget sent)."""
+        return 0
 
     @abstractmethod
     def endpoint(self, base_url: str) -> str: ...

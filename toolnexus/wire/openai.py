@@ -71,6 +71,7 @@ _RETURNED_FIELDS = (REASONING_DETAILS_KEY, REASONING_CONTENT_KEY)
 class OpenAIStyle(WireStyle):
     name = "openai"
     key_env = "OPENAI_API_KEY"
+    stop_key = "stop"
     dialect_name: ClassVar[str] = "openai"
     unfinished_reasons = {"length": MAX_TOKENS, "content_filter": FILTERED}
 
