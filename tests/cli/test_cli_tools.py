@@ -242,7 +242,7 @@ def test_non_interactive_ask_denies_and_says_to_pass_yes(cli, stub):
 
     assert result.code == 0, result
     assert result.stdout == "I could not run it.\n"
-    assert tool_results(stub.requests[1]) == ["not approved: nobody to ask"]
+    assert tool_results(stub.requests[1]) == ["Error: not approved: nobody to ask"]
     denial = [line for line in result.stderr.splitlines() if "denied" in line]
     assert denial == [
         "toolnexus: denied bash: it needs approval and nobody can be asked "
@@ -274,7 +274,7 @@ def test_a_config_command_rule_allows_without_yes(cli, stub):
     assert result.code == 0, result
     assert tool_results(stub.requests[1]) == [
         "exit code 0\napproved-123\n",
-        ('denied by the rule "rm *" = "deny" in [approval.commands]: rm -rf somewhere'),
+        ('Error: denied by the rule "rm *" = "deny" in [approval.commands]: rm -rf somewhere'),
     ]
     assert "denied bash" not in result.stderr  # nobody needed asking
 
@@ -288,7 +288,7 @@ def test_an_allowed_command_does_not_carry_a_chained_one(cli, stub):
     result = cli.call("ask", "run echo")
 
     assert result.code == 0, result
-    assert tool_results(stub.requests[1]) == ["not approved: nobody to ask"]
+    assert tool_results(stub.requests[1]) == ["Error: not approved: nobody to ask"]
     assert "pass --yes" in result.stderr
     assert not marker.exists()
 
@@ -311,7 +311,7 @@ def test_without_a_terminal_a_suspended_tool_is_declined_and_the_model_told(cli,
 
     assert result.code == 0, result
     assert tool_results(stub.requests[1]) == [
-        "declined: what is your name? (not approved: nobody to ask)"
+        "Error: declined: what is your name? (not approved: nobody to ask)"
     ]
     assert "declined a tool's input (what is your name?): nobody can answer here" in result.stderr
 

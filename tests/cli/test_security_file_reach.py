@@ -62,7 +62,9 @@ def test_the_eight_secret_looking_files_ask_a_person_whatever_yes_says(cli, stub
     *asked, searched, plain = ask_with_yes(cli, stub, work, calls)
 
     assert all(
-        r.startswith("declined: read ") and "says it holds secrets" in r and r.endswith(NOBODY)
+        r.startswith("Error: declined: read ")
+        and "says it holds secrets" in r
+        and r.endswith(NOBODY)
         for r in asked
     ), asked
     assert searched == "no matches"  # grep does not search them either
@@ -128,7 +130,7 @@ def test_yes_opens_no_file_of_the_home_folder_outside_the_workspace(cli, stub, w
 
     assert result.code == 0, result
     *declined, vault = tool_results(stub.requests[-1])
-    assert all(r.startswith("declined: ") and r.endswith(NOBODY) for r in declined), declined
+    assert all(r.startswith("Error: declined: ") and r.endswith(NOBODY) for r in declined), declined
     assert vault.endswith(
         "holds secrets: no tool may read or change it (a path rule naming it "
         "exactly is the only way to allow it)"
@@ -168,4 +170,4 @@ def test_a_path_rule_still_opens_a_home_file_with_or_without_yes(cli, stub, work
         assert result.code == 0, result
         notes, diary = tool_results(stub.requests[-1])
         assert notes.endswith("my notes")
-        assert diary.startswith("declined: read ~/diary.txt") and diary.endswith(NOBODY)
+        assert diary.startswith("Error: declined: read ~/diary.txt") and diary.endswith(NOBODY)

@@ -94,7 +94,7 @@ def test_twenty_nine_spellings_of_rm_change_nothing_outside_the_workspace_even_w
     # refused by the rule's best effort, or stopped by the sandbox (perl's unlink fails
     # silently; in namespaces the person's home is not even there); half of them got past
     # the rule
-    refused = 'denied by the rule "rm *" = "deny" in [approval.commands]: '
+    refused = 'Error: denied by the rule "rm *" = "deny" in [approval.commands]: '
     assert all(r.startswith(refused) or stopped(r) or r == "exit code 0\n" for r in results), (
         results
     )
@@ -143,7 +143,7 @@ def test_no_connection_reaches_the_host(cli, stub, work):
         "/v1/chat/completions"
     ] * 2  # the call asking for the tools, the answer: no other
     assert not any("connected" in r.splitlines()[1:] for r in results), results
-    assert all(r.startswith("exit code 1") for r in results), results
+    assert all(r.startswith("Error: exit code 1") for r in results), results
 
 
 def test_ordinary_work_in_the_workspace_still_runs(cli, stub, work):
@@ -202,7 +202,7 @@ def test_read_only_mode_writes_nothing_and_off_runs_nothing_without_a_person(cli
     model_calls(stub, bash("touch inside.txt"), "done")
     result = cli.call("ask", "--builtins", "--yes", "-v", "--root", str(work), "go")
     [off] = tool_results(stub.requests[-1])
-    assert off.startswith("declined: run this command with no sandbox (the sandbox is off")
+    assert off.startswith("Error: declined: run this command with no sandbox (the sandbox is off")
     assert off.endswith("(not approved: nobody to ask)")
     assert not (work / "inside.txt").exists()
     assert result.stderr.count("no sandbox: the sandbox is off") == 1  # -v says so once
@@ -220,7 +220,7 @@ def test_a_command_the_sandbox_stops_is_told_so_and_yes_never_leaves_the_sandbox
     outside = git_repository(work)
     [result] = run_calls(cli, stub, work, bash(f"touch {outside}"), "--yes")
     lines = result.splitlines()
-    assert lines[0] == "exit code 1" and REFUSED.search(lines[1]), lines
+    assert lines[0] == "Error: exit code 1" and REFUSED.search(lines[1]), lines
     assert any(line.startswith("[sandbox: this command ran in a sandbox") for line in lines)
     assert result.endswith(
         "run it again outside the sandbox, with your files and the "
@@ -397,14 +397,14 @@ def test_a_git_config_with_a_token_asks_a_person(cli, stub, work):
     )
     calls = [("read_file", {"path": ".git/config"}), ("read_file", {"path": "sub/.git/config"})]
     token, plain = run_calls(cli, stub, work, calls, "--yes")
-    assert token.startswith("declined: read ") and "holds a password or a token" in token
+    assert token.startswith("Error: declined: read ") and "holds a password or a token" in token
     assert "ghp_0123456789" not in str(stub.requests[1].json)
     assert plain.endswith("bare = false")
 
 
 def test_fetch_url_without_a_person_or_a_rule_is_not_approved(cli, stub, work):
     [result] = run_calls(cli, stub, work, [("fetch_url", {"url": f"{stub.url}/page"})], "--yes")
-    assert result.startswith(f"declined: fetch http://127.0.0.1:{stub.port}?")
+    assert result.startswith(f"Error: declined: fetch http://127.0.0.1:{stub.port}?")
     assert result.endswith("(not approved: nobody to ask)")
     assert not any(r.path == "/page" for r in stub.requests)
 

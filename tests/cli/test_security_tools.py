@@ -78,7 +78,7 @@ def test_file_tools_act_inside_the_workspace_and_ask_before_leaving_it(cli, stub
     assert piped.code == 0, piped
     results = tool_results(stub.requests[1])
     assert results[0].endswith("inside-content")  # relative to the root, at once
-    assert all(r.startswith("declined: read ") for r in results[1:]), results
+    assert all(r.startswith("Error: declined: read ") for r in results[1:]), results
     assert "bashrc-content" not in str(stub.requests[1].json)
     # what is asked names the resolved path: the symlink says where it leads
     assert f"read notes.txt (which is {cli.home / '.bashrc'}), outside the workspace" in (
@@ -125,7 +125,7 @@ def test_the_approval_panel_shows_the_resolved_path(cli, stub, work):
         chat.expect("Not read.")
     finally:
         chat.close()
-    assert tool_results(stub.requests[1])[0].startswith("declined: read notes.txt")
+    assert tool_results(stub.requests[1])[0].startswith("Error: declined: read notes.txt")
 
 
 # ================================================================== 2. secrets stay shut
@@ -201,7 +201,7 @@ def test_secrets_are_never_readable_without_an_explicit_path_rule_even_with_yes(
     assert all("holds secrets" in r for r in results[: len(refused)]), results
     asked = results[len(refused) : len(refused) + len(asking)]
     assert all(
-        r.startswith("declined: read ")
+        r.startswith("Error: declined: read ")
         and "says it holds secrets; --yes does not answer this (not approved: nobody to ask)" in r
         for r in asked
     ), asked
@@ -595,7 +595,7 @@ def test_a_deny_rule_wins_over_yes(cli, stub):
         "ok",
     )
     result = cli.call("ask", "--yes", "x")
-    rule = 'denied by the rule "rm *" = "deny" in [approval.commands]'
+    rule = 'Error: denied by the rule "rm *" = "deny" in [approval.commands]'
     assert tool_results(stub.requests[1]) == [
         f"{rule}: sudo -n rm {victim}",
         f"{rule}: env -i /bin/rm {victim}",
@@ -651,7 +651,7 @@ def test_keys_typed_ahead_do_not_answer_an_approval(cli, stub, tmp_path):
         chat.expect("Understood.")
     finally:
         chat.close()
-    assert tool_results(stub.requests[1]) == ["denied by the user"]
+    assert tool_results(stub.requests[1]) == ["Error: denied by the user"]
     assert not marker.exists()
 
 
@@ -696,8 +696,8 @@ def test_a_hostile_model_in_a_pipe_gets_no_secret_out(cli, stub, work):
     first = tool_results(stub.requests[1])
     second = tool_results(stub.requests[2])[len(first) :]
     assert all("holds secrets" in r for r in (first[0], first[1], first[3])), first
-    assert first[2].startswith("declined: read README.md (which is "), first
-    assert second[0].startswith(f"declined: fetch http://127.0.0.1:{stub.port}?"), second
+    assert first[2].startswith("Error: declined: read README.md (which is "), first
+    assert second[0].startswith(f"Error: declined: fetch http://127.0.0.1:{stub.port}?"), second
     assert not any(r.path.startswith("/collect") for r in stub.requests)
     everything_sent = "".join(r.body.decode() for r in stub.requests)
     for secret in ("HOSTILE-1", "HOSTILE-2", "HOSTILE-3", "HOSTILE-4"):

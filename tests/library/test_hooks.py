@@ -272,9 +272,9 @@ async def test_before_tool_result_short_circuits_the_tool(stub, kind):
             "is_error": True,
         }
     ]
-    # the model sees the given result
+    # the model sees the given result, marked as a failure
     assert tool_messages(stub.requests[1].json) == [
-        {"role": "tool", "tool_call_id": "call_1", "content": "blocked by policy"}
+        {"role": "tool", "tool_call_id": "call_1", "content": "Error: blocked by policy"}
     ]
     transcript = events[-1]["result"].messages
     assert transcript[2] == {
@@ -363,7 +363,7 @@ async def test_after_tool_may_replace_the_result(stub, kind, shape):
     assert ran == [{"a": 1, "b": 2}]  # the tool did run; its output was replaced
     result_event = next(e for e in events if e["type"] == "tool_result")
     assert (result_event["output"], result_event["is_error"]) == ("redacted (3 hidden)", True)
-    assert tool_messages(stub.requests[1].json)[0]["content"] == "redacted (3 hidden)"
+    assert tool_messages(stub.requests[1].json)[0]["content"] == "Error: redacted (3 hidden)"
     assert events[-1]["result"].messages[2]["is_error"] is True
 
 

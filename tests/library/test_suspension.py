@@ -221,7 +221,8 @@ async def test_wait_for_refusal_goes_to_the_model_as_declined(stub, kind, answer
     assert tool.answers == [None]  # not re-run
     result_event = next(e for e in events if e["type"] == "tool_result")
     assert (result_event["output"], result_event["is_error"]) == (expected, True)
-    assert tool_messages(stub.requests[1].json["messages"])[0]["content"] == expected
+    # the model gets the failure marked
+    assert tool_messages(stub.requests[1].json["messages"])[0]["content"] == f"Error: {expected}"
     result = events[-1]["result"]
     assert result.status == "done" and result.text == "ok, not deploying"
 
@@ -240,7 +241,7 @@ async def test_a_second_suspension_on_the_rerun_is_declined(stub, kind):
     assert len(calls) == 1  # the person is asked once, not again
     assert len(tool.answers) == 2  # one re-run only
     assert tool_messages(stub.requests[1].json["messages"])[0]["content"] == (
-        "declined: deploy prod?"
+        "Error: declined: deploy prod?"
     )
     message = tool_messages(result.messages)[0]
     assert message["is_error"] is True and "pending" not in message
@@ -261,7 +262,7 @@ async def test_wait_for_answers_two_suspended_calls_in_call_order(stub):
     assert [c["request"]["id"] for c in calls] == ["req_a", "req_b"]
     assert [m["content"] for m in tool_messages(stub.requests[1].json["messages"])] == [
         "deployed a (None)",
-        "declined: deploy b? (b is frozen)",
+        "Error: declined: deploy b? (b is frozen)",
     ]
     assert result.status == "done"
 
@@ -383,7 +384,7 @@ async def test_resume_with_a_refusal(stub):
     assert stub.requests[1].json["messages"][2] == {
         "role": "tool",
         "tool_call_id": "call_1",
-        "content": "declined: deploy prod? (change freeze)",
+        "content": "Error: declined: deploy prod? (change freeze)",
     }
     assert resumed.messages[2]["is_error"] is True and "pending" not in resumed.messages[2]
     assert resumed.status == "done" and resumed.text == "understood, not deploying"
@@ -396,7 +397,7 @@ async def test_resume_when_the_rerun_suspends_again_is_declined(stub):
         stub.script(Reply.json(openai_text("ok")))
         resumed = await client.resume(result, make_answer(result.pending, True), toolkit)
     assert len(tool.answers) == 2
-    assert stub.requests[1].json["messages"][2]["content"] == "declined: deploy prod?"
+    assert stub.requests[1].json["messages"][2]["content"] == "Error: declined: deploy prod?"
     assert resumed.status == "done"
 
 
@@ -516,7 +517,7 @@ async def test_suspended_calls_answered_out_of_order(stub):
     assert fourth.status == "done" and len(stub.requests) == 2
     assert [m["content"] for m in tool_messages(stub.requests[1].json["messages"])] == [
         "deployed a (None)",
-        "declined: deploy b?",
+        "Error: declined: deploy b?",
         "deployed c (None)",
     ]
 

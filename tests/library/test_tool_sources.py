@@ -636,7 +636,7 @@ async def test_deny_sends_the_model_an_error_without_running(stub):
     )
     assert ran == [] and asker.asked == []
     [message] = tool_messages(stub.requests[1])
-    assert message["content"] == 'denied by the rule "touch" = "deny" in [approval]: touch'
+    assert message["content"] == 'Error: denied by the rule "touch" = "deny" in [approval]: touch'
     assert result.text == "done."  # the run goes on
 
 
@@ -661,7 +661,8 @@ async def test_ask_and_no_tells_the_model_the_user_denied_it(stub):
     )
     assert asker.asked == [("touch", {"name": "a"})] and ran == []
     [message] = tool_messages(stub.requests[1])
-    assert message["content"] == DENIED_BY_USER == "denied by the user"
+    assert DENIED_BY_USER == "denied by the user"
+    assert message["content"] == "Error: denied by the user"
     assert result.text == "done."
 
 
@@ -716,8 +717,10 @@ async def test_bash_command_rules_through_a_run(stub):
     )
     contents = [m["content"] for m in tool_messages(stub.requests[1])]
     assert contents[0] == "exit code 0\nfine\n"
-    assert contents[1] == ('denied by the rule "rm *" = "deny" in [approval.commands]: rm -rf x')
-    assert contents[2] == "denied by the user"
+    assert contents[1] == (
+        'Error: denied by the rule "rm *" = "deny" in [approval.commands]: rm -rf x'
+    )
+    assert contents[2] == "Error: denied by the user"
     assert [args["command"] for _, args in asker.asked] == ["touch x"]
 
 

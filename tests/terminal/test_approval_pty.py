@@ -106,12 +106,12 @@ def test_no_tells_the_model_and_the_conversation_goes_on(stub, open_chat):
     chat.send_line("run the echo")
     chat.approve("echo approved-123", "n")
     chat.answered("Understood, I will not.")
-    assert tool_results(stub.requests[1]) == ["denied by the user"]
+    assert tool_results(stub.requests[1]) == ["Error: denied by the user"]
 
     chat.say("are you there?", "Still here.")
     messages = stub.requests[2].json["messages"]
     assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant", "user"]
-    assert messages[2]["content"] == "denied by the user"
+    assert messages[2]["content"] == "Error: denied by the user"
     assert messages[-1]["content"] == "are you there?"
 
 
@@ -189,7 +189,7 @@ def test_a_deny_rule_says_which_rule_refused_which_command(cli, stub, open_chat)
 
     told = 'denied by the rule "rm *" = "deny" in [approval.commands]: rm -rf build'
     assert told in chat.term.text()
-    assert tool_results(stub.requests[1]) == [told]
+    assert tool_results(stub.requests[1]) == [f"Error: {told}"]
     assert chat.questions() == 0
 
 

@@ -166,7 +166,7 @@ def test_ctrl_c_at_an_approval_declines_and_the_answer_goes_on(stub, open_chat):
     chat.interrupt()
     chat.wait_text("Understood, I will not.")
     chat.wait_prompt()
-    assert tool_results(stub.requests[1]) == ["denied by the user"]
+    assert tool_results(stub.requests[1]) == ["Error: denied by the user"]
     assert f"{QUESTION} no" in chat.term.text()
     assert "Ctrl-C again stops the answer" in chat.term.text()
     assert INTERRUPTED not in chat.term.text()

@@ -23,7 +23,7 @@ ASK_ONLY = {
     "--events",
     "--verbose",
     "-v",
-    "prompt",
+    "words",  # PROMPT: what to ask
     "--attach",
     "-a",
     "--schema",

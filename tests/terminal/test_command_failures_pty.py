@@ -112,7 +112,7 @@ def test_curl_to_a_local_server_while_the_network_is_off_fails_with_a_note_and_a
     assert OFFER in words, screen
     assert titled(screen, "exit 7", failed=True) and "✓ bash" not in screen, screen
     read = what_the_model_read(stub)
-    assert read.startswith("exit code 7\ncurl: (7)"), read
+    assert read.startswith("Error: exit code 7\ncurl: (7)"), read
     assert NOT_REACHABLE in read and "declined" in read
 
 
@@ -148,7 +148,7 @@ def test_a_silent_socket_connect_is_recognised_whatever_the_program_prints(cli, 
     assert "tried to reach the network" in words and OFFER in words, screen
     assert titled(screen, "exit 5", failed=True), screen
     read = what_the_model_read(stub)
-    assert read.startswith("exit code 5\n\n[sandbox: "), read
+    assert read.startswith("Error: exit code 5\n\n[sandbox: "), read
     assert NOT_REACHABLE in read
 
 
@@ -179,4 +179,4 @@ def test_the_fallback_counts_the_sockets_its_filter_refused(cli, stub):
     assert "tried to reach the network" in words and OFFER in words, screen
     assert titled(screen, "exit 7", failed=True) and "✓ bash" not in screen, screen
     read = what_the_model_read(stub)
-    assert read.startswith("exit code 7\ncurl: (7)") and NOT_REACHABLE in read, read
+    assert read.startswith("Error: exit code 7\ncurl: (7)") and NOT_REACHABLE in read, read

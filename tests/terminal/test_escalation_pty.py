@@ -114,4 +114,6 @@ def test_the_question_shows_the_output_apart_and_the_command_and_question_last(c
     assert output_rows[4].endswith(" characters … with your files and the network? [y]es / [n]o:")
     assert output_rows[5].startswith("^[[31mcp: cannot open")
     assert all(row.startswith("    ") for row in chat.term.display() if "command not found" in row)
-    assert tool_results(stub.requests[1])[0].startswith(f"exit code 1\n{output}\n\ndeclined: ")
+    assert tool_results(stub.requests[1])[0].startswith(
+        f"Error: exit code 1\n{output}\n\ndeclined: "
+    )

@@ -123,7 +123,7 @@ def test_tools_brought_back_by_workspace_still_ask_first(cli, stub, open_chat):
     chat.child.send("n")
     chat.wait_text("not written.")
     assert not (cli.home / "sub" / "new.txt").exists()
-    assert tool_results(stub.requests[1]) == ["denied by the user"]
+    assert tool_results(stub.requests[1]) == ["Error: denied by the user"]
 
 
 @pytest.mark.skipif(support().abi == 0, reason=f"no Landlock: {support().why_not}")

@@ -221,8 +221,8 @@ def test_plan_mode_refuses_writes_keeps_commands_read_only_and_one_key_runs_the_
     assert PANEL_TITLE not in chat.term.text()
     assert "[y]es / [n]o" not in chat.term.text()
     refused, touched = tool_results(stub.requests[1])
-    assert refused.startswith("refused: plan mode is read-only"), refused
-    assert not touched.startswith("exit code 0"), touched
+    assert refused.startswith("Error: refused: plan mode is read-only"), refused
+    assert touched.startswith("Error: exit code 1\ntouch: cannot touch"), touched  # failed
     assert not (project / "plan.txt").exists() and not (project / "made.txt").exists()
     assert "You are in plan mode" in system_prompt(stub.requests[0])
 

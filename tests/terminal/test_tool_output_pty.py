@@ -315,6 +315,6 @@ def test_ctrl_c_keeps_what_the_command_printed_for_the_model_and_says_it_was_cut
     chat.wait_text("Carrying on.")
     [result] = tool_results(stub.requests[-1])
     assert result == (
-        "printed-42\n[cut: the user stopped the run before this tool finished; above is "
+        "Error: printed-42\n[cut: the user stopped the run before this tool finished; above is "
         "what it printed until then]"
     )
