@@ -37,6 +37,11 @@ if TYPE_CHECKING:
     from ._network import HttpResponse
 
 
+# How long the rest of a stream's body is read after its last event: long enough for a
+# server that ends the body there, short for one that keeps the connection open.
+STREAM_END_GRACE_S = 0.5
+
+
 class Transport:
     def __init__(
         self,
@@ -134,8 +139,10 @@ class Transport:
         server often answers 200 and then sends an error before any output (only events
         named in `preamble` may come first): that is retried like an HTTP error.
         `stream_end(event, data)` tells the protocol's last event: the stream ends there,
-        as the official SDKs end it, even if the server keeps the connection open; the
-        response is closed unread, and its connection with it (never reused)."""
+        as the official SDKs end it, even if the server keeps the connection open: what
+        follows is read for at most STREAM_END_GRACE_S (a body that ends there keeps its
+        connection for the next request), then the response is closed unread, and its
+        connection with it (never reused)."""
         attempt = 0
         while True:
             control.check()
@@ -162,6 +169,7 @@ class Transport:
                                 started = True
                             yield StreamEvents(events)
                             if last is not None:
+                                await _rest_of_body(channel)
                                 break
                 finally:
                     if stop_reading is not None:
@@ -317,6 +325,17 @@ class Transport:
             return await control.race(fetch())
         except (httpx2.HTTPError, httpx2.InvalidURL, ValueError):
             return None
+
+
+async def _rest_of_body(channel: Channel) -> None:
+    """After the protocol's last event: the rest of the body, if it ends within
+    STREAM_END_GRACE_S (its connection is then whole, for the pool to give out again)."""
+    try:
+        async with asyncio.timeout(STREAM_END_GRACE_S):
+            while (await channel.get())[0] == DATA:
+                pass
+    except TimeoutError:
+        pass
 
 
 def _end_of(events: list[tuple[str, str]], stream_end: StreamEnd | None) -> int | None:
