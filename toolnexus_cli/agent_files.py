@@ -13,20 +13,9 @@ from pathlib import Path
 from toolnexus.tools.skills import parse_skill_file
 from toolnexus.tools.subagents import Agent
 
+from .claude_names import OURS_BY_CLAUDE_NAME
 from .config import config_dir
 
-# Claude Code's tool names -> ours
-CLAUDE_TOOLS = {
-    "Bash": "bash",
-    "Read": "read_file",
-    "Write": "write_file",
-    "Edit": "edit_file",
-    "MultiEdit": "edit_file",
-    "Glob": "glob",
-    "Grep": "grep",
-    "WebFetch": "fetch_url",
-    "LS": "list_dir",
-}
 # Claude Code's model aliases name its own models: its agents run on the chat's model
 CLAUDE_MODELS = frozenset({"inherit", "sonnet", "opus", "haiku"})
 MAX_DEFINITION_BYTES = 256_000
@@ -95,4 +84,4 @@ def read_agent(path: Path) -> Agent | None:
 def tool_names(listed: str) -> tuple[str, ...]:
     """`Read, Grep, Glob` or `[read_file, grep]` as our tool names."""
     words = listed.strip().strip("[]").replace(",", " ").split()
-    return tuple(CLAUDE_TOOLS.get(word.strip("\"'"), word.strip("\"'")) for word in words)
+    return tuple(OURS_BY_CLAUDE_NAME.get(word.strip("\"'"), word.strip("\"'")) for word in words)

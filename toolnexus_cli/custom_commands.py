@@ -16,6 +16,8 @@ from typing import Literal
 
 from toolnexus.tools.skills import parse_skill_file
 
+from .claude_names import OURS_BY_CLAUDE_NAME
+
 Syntax = Literal["claude", "gemini"]
 MAX_COMMAND_BYTES = 256 * 1024
 NAME = re.compile(r"/[\w.:-]+")  # a prompt file larger than this is no prompt
@@ -25,18 +27,6 @@ PROJECT_FOLDERS: tuple[tuple[str, Syntax], ...] = (
     (".claude/commands", "claude"),
     (".gemini/commands", "gemini"),
 )
-# Claude Code's tool names and ours (allowed-tools); `Bash(git status:*)` is bash too.
-CLAUDE_TOOLS = {
-    "Bash": "bash",
-    "Read": "read_file",
-    "Write": "write_file",
-    "Edit": "edit_file",
-    "MultiEdit": "edit_file",
-    "Glob": "glob",
-    "Grep": "grep",
-    "LS": "list_dir",
-    "WebFetch": "fetch_url",
-}
 
 
 @dataclass(frozen=True)
@@ -57,8 +47,8 @@ class CustomCommand:
         unknown: list[str] = []
         for entry in self.allowed_tools or ():
             base = entry.split("(", 1)[0].strip()  # Bash(git status:*) -> Bash
-            name = CLAUDE_TOOLS.get(base, base)
-            if name in CLAUDE_TOOLS.values() or not base[:1].isupper():
+            name = OURS_BY_CLAUDE_NAME.get(base, base)
+            if name in OURS_BY_CLAUDE_NAME.values() or not base[:1].isupper():
                 ours.append(name)  # a name of ours (bash, an MCP tool's) as it is
             else:
                 unknown.append(entry)
