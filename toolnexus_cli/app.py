@@ -175,10 +175,17 @@ def ask(
 def asked_command(config: Config, run: RunOptions, prompt: str) -> tuple[CustomCommand | None, str]:
     """`ask /name ARGS`: the custom command it runs and ARGS; else none and the prompt.
     (The chat's own commands are not there to shadow one.)"""
+    from toolnexus.visible import visible
+
     from .command_turns import command_book
     from .custom_commands import slash_command
 
-    return slash_command(prompt, command_book(config, run.tools, []))
+    book = command_book(config, run.tools, [])
+    command, rest = slash_command(prompt, book)
+    if command is None and prompt.startswith("/"):
+        for note in book.notes:  # perhaps the command meant: why it is not there
+            sys.stderr.write(f"toolnexus: {visible(note)}\n")
+    return command, rest
 
 
 config_app = typer.Typer(help="Show, locate or create the config file.", no_args_is_help=True)

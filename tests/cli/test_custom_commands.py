@@ -209,3 +209,16 @@ def test_the_config_folders_commands_run_and_the_repositorys_win(cli, stub, repo
         ["Greet me."],
         ["Say hello to a and b."],
     ]
+
+
+def test_a_command_file_that_cannot_be_used_is_named_when_its_name_is_asked(cli, stub, repo):
+    """Repro: `.gemini/commands/deploy.toml` cut off mid-array; `toolnexus ask /deploy prod`
+    sent "/deploy prod" as text with no word on why the command was not there. Now one
+    line says which file was not used and why; the text still goes as written."""
+    broken = repo / ".gemini" / "commands" / "deploy.toml"
+    broken.write_text('prompt = ["unclosed', encoding="utf-8")
+    result = cli.run("ask", "/deploy prod")
+
+    assert result.code == 0, result
+    assert user_text(stub.requests[0]) == ["/deploy prod"]
+    assert ".gemini/commands/deploy.toml: not used, not TOML" in result.stderr, result
