@@ -7,7 +7,7 @@ import gc
 import sys
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -60,7 +60,7 @@ def main_callback(
     pass
 
 
-def fail_usage(exc: UsageError) -> None:
+def fail_usage(exc: UsageError) -> NoReturn:
     print(_error_line(exc), file=sys.stderr)
     raise typer.Exit(2)
 
@@ -74,7 +74,7 @@ def _error_line(exc: BaseException) -> str:
     return visible(Redactor.for_run(None).line(f"error: {exc}"))
 
 
-def fail_run(exc: Exception) -> None:
+def fail_run(exc: Exception) -> NoReturn:
     """A library error that escaped a command (a broken thread store, say): one line."""
     print(_error_line(exc), file=sys.stderr)
     raise typer.Exit(1)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolnexus import RunResult
@@ -17,6 +16,8 @@ from .render import NO_FACTS, FooterFacts, TerminalRenderer, late_note, result_j
 from .session import Output, Session, Turn
 
 if TYPE_CHECKING:
+    from toolnexus.types import CompactionEvent, Event
+
     from .redact import Redactor
 
 
@@ -47,7 +48,7 @@ class NotesOnStderr:
     def __init__(self, output: Output) -> None:
         self.output = output
 
-    def event(self, event: Mapping[str, Any]) -> None:
+    def event(self, event: Event) -> None:
         if event["type"] != "compaction" or isinstance(self.output, JsonOutput):
             self.output.event(event)
         if event["type"] == "compaction":
@@ -78,11 +79,11 @@ class JsonOutput:
 
     def __init__(self, session: Session, *, events: bool) -> None:
         self.session, self.events = session, events
-        self.compactions: list[Mapping[str, Any]] = []
+        self.compactions: list[CompactionEvent] = []
         self.changes: list[dict[str, Any]] = []
         self.exits: list[dict[str, Any]] = []
 
-    def event(self, event: Mapping[str, Any]) -> None:
+    def event(self, event: Event) -> None:
         if self.events:
             self._print(self._event_json(event))
         elif event["type"] == "compaction":
@@ -90,7 +91,9 @@ class JsonOutput:
         elif event["type"] == "tool_result":
             if "changes" in event:
                 self.changes.append({"call": event["id"], **event["changes"].as_json()})
-            ended = {key: event[key] for key in ("exit_code", "signal") if key in event}
+            ended: dict[str, int | str] = {
+                key: event[key] for key in ("exit_code", "signal") if key in event
+            }
             if ended:
                 self.exits.append({"call": event["id"], **ended})
 
@@ -114,10 +117,10 @@ class JsonOutput:
     def _print(self, data: Any) -> None:
         print_json(data, self.session.redact)
 
-    def _event_json(self, event: Mapping[str, Any]) -> dict[str, Any]:
+    def _event_json(self, event: Event) -> dict[str, Any]:
         if event["type"] == "done":
             result = self.session.redact.result(event["result"])
             return {"type": "done", "result": dataclasses.asdict(result)}
-        if "changes" in event:
+        if event["type"] == "tool_result" and "changes" in event:
             return {**event, "changes": event["changes"].as_json()}
         return dict(event)

@@ -62,9 +62,14 @@ from .workspace_commands import COMMANDS as WORKSPACE_COMMANDS
 from .workspace_commands import WorkspaceCommands
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     from toolnexus import Message
 
     from .custom_commands import CustomCommand
+
+    # a /NAME command: its method, given what follows the name
+    Handler = Callable[[str], Awaitable[str | CommandTurn | None]]
 
 COMMANDS = {
     "/help": "show this list",
@@ -150,7 +155,7 @@ class Commands(
 
     async def run(self, text: str) -> str | CommandTurn | None:
         name, _, arg = text.partition(" ")
-        handler = getattr(self, name[1:], None) if name in COMMANDS else None
+        handler: Handler | None = getattr(self, name[1:], None) if name in COMMANDS else None
         custom = self.custom.get(name)
         if handler is None and custom is not None:
             return await self.custom_command(custom, arg)
@@ -324,7 +329,8 @@ class Commands(
             self.say("nothing to undo")
             return
         turn = sum(1 for m in thread[: start + 1] if m.get("role") == "user")
-        journal = self.session.toolkit.workspace and self.session.toolkit.workspace.journal
+        workspace = self.session.toolkit.workspace
+        journal = workspace.journal if workspace is not None else None
         changed = journal is not None and any(
             r.turn >= turn and r.changes.changes for r in journal.records(self.session.thread)
         )

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from toolnexus.context.keeper import ContextReport
+    from toolnexus.types import CompactingEvent, CompactionEvent
 
     from .instructions import Instructions
 
@@ -44,13 +45,13 @@ def _how(method: str, summarized: int, dropped: int) -> str:
     return f"summary; the {dropped} oldest dropped: they did not fit"
 
 
-def compacting_note(event: Mapping[str, Any]) -> str:
+def compacting_note(event: CompactingEvent) -> str:
     """What the live line says while an automatic compaction asks for its summary."""
     count = event["messages"]
     return f"compacting {counted(count, 'earlier message')}"
 
 
-def compaction_note(event: Mapping[str, Any]) -> str:
+def compaction_note(event: CompactionEvent) -> str:
     """The one line an automatic compaction prints."""
     summarized = event["summarized"]
     return (

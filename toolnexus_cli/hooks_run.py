@@ -22,7 +22,7 @@ import tempfile
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from toolnexus.visible import visible
 
@@ -203,7 +203,7 @@ async def _talk(process: asyncio.subprocess.Process, data: bytes) -> None:
     await process.wait()
 
 
-def _written(file: Any) -> str:
+def _written(file: IO[bytes]) -> str:
     """What a hook wrote into `file`, its first MAX_OUTPUT bytes."""
     file.seek(0)
     return file.read(MAX_OUTPUT).decode("utf-8", "replace")

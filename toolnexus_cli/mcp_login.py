@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from toolnexus import ToolnexusError
 
@@ -14,6 +15,9 @@ from .errors import UsageError
 from .keys import mcp_tokens_path
 from .options import ToolFlags
 from .toolbox import mcp_config, quiet_mcp_sdk
+
+if TYPE_CHECKING:
+    from toolnexus.mcp.config import ServerSpec
 
 
 def login_server(
@@ -75,7 +79,7 @@ def logout_server(name: str) -> int:
     return 1
 
 
-def _spec(config: Config, flags: ToolFlags, name: str):  # -> toolnexus.mcp.config.ServerSpec
+def _spec(config: Config, flags: ToolFlags, name: str) -> ServerSpec:
     from toolnexus.mcp.config import read_specs
 
     path = mcp_config(config, flags)

@@ -248,7 +248,7 @@ def list_models_command(config: Config, *, only: str | None, as_json: bool, refr
     return 0 if any(r.error is None for r in results) else 1
 
 
-def _json_row(result: ProviderModels, aliases: dict[tuple[str, str], list[str]]) -> dict:
+def _json_row(result: ProviderModels, aliases: dict[tuple[str, str], list[str]]) -> dict[str, Any]:
     return {
         "provider": result.provider,
         "base_url": result.base_url,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 from toolnexus import RunResult, Usage
@@ -23,9 +23,15 @@ from .tool_panels import call_body, call_title, measured_text, title_says_all
 from .words import counted
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from toolnexus.context.pricing import Price
+    from toolnexus.types import (
+        Event,
+        RetryEvent,
+        ToolCallEvent,
+        ToolProgressEvent,
+        ToolResultEvent,
+        WaitingEvent,
+    )
 
     from .settings import UiSettings
     from .tool_output import KeptOutputs
@@ -34,37 +40,37 @@ if TYPE_CHECKING:
 RESULT_PREVIEW_LINES = 8
 
 
-def retry_note(event: Mapping[str, Any]) -> str:
+def retry_note(event: RetryEvent) -> str:
     """Why a model call is tried again, which retry of how many, and when: "the server
     sent nothing for 60 s: retry 2 of 3 in 1.5 s"."""
     return f"{event['reason']}: {retry_count(event)} in {round(event['delay'], 1):g} s"
 
 
-def retry_count(event: Mapping[str, Any]) -> str:
+def retry_count(event: RetryEvent) -> str:
     """ "retry 2 of 3": which retry of a model call this is, of how many at most."""
     return f"retry {event['attempt']} of {event['max_attempts']}"
 
 
-def waiting_note(event: Mapping[str, Any]) -> str:
+def waiting_note(event: WaitingEvent) -> str:
     names = ", ".join(event["sources"])
-    limit = event.get("limit")
+    limit = event["limit"]
     most = "" if limit is None else f" (at most {limit:g} s)"
     return (
         f"waiting for MCP server{'s' if len(event['sources']) > 1 else ''} {names} to start{most}"
     )
 
 
-def late_note(event: Mapping[str, Any]) -> str | None:
+def late_note(event: WaitingEvent) -> str | None:
     """When a model call stopped waiting for MCP servers still starting: which it went
     without (None: it went without none)."""
-    late = event.get("late") or []
+    late = event["late"]
     if not late:
         return None
     plural = "s" if len(late) > 1 else ""
     return f"asked without MCP server{plural} {', '.join(late)} (still starting)"
 
 
-def progress_note(event: Mapping[str, Any]) -> str:
+def progress_note(event: ToolProgressEvent) -> str:
     done = event["progress"]
     counted = (
         ""
@@ -288,12 +294,11 @@ class Meter:
         self.snapshots: list[Usage] = []
         self.saw_reasoning = False  # reasoning text was shown (or could have been)
 
-    def see(self, event: Mapping[str, Any]) -> None:
+    def see(self, event: Event) -> None:
         self.clock.see(event)
-        kind = event["type"]
-        if kind == "reasoning" and event["delta"]:
+        if event["type"] == "reasoning" and event["delta"]:
             self.saw_reasoning = True
-        elif kind == "usage":
+        elif event["type"] == "usage":
             self.snapshots.append(event["usage"])
 
     def footer(self, result: RunResult, thread: str | None, facts: FooterFacts = NO_FACTS) -> str:
@@ -317,9 +322,9 @@ def reasoned_note(result: RunResult, saw_reasoning: bool) -> str | None:
     return f"reasoned for {counted(tokens, 'token')}"
 
 
-def attachment_labels(event: Mapping[str, Any]) -> list[str]:
+def attachment_labels(event: ToolResultEvent) -> list[str]:
     """What a tool returned besides text, one "[image 512x512 png]" each."""
-    return [f"[{label}]" for label in event.get("attachments") or () if isinstance(label, str)]
+    return [f"[{label}]" for label in event.get("attachments", [])]
 
 
 def format_args(args: Any) -> str:
@@ -348,10 +353,9 @@ class PlainRenderer:
         self.wrote = False
         self.meter = Meter()
 
-    def event(self, event: Mapping[str, Any]) -> None:
+    def event(self, event: Event) -> None:
         self.meter.see(event)
-        kind = event["type"]
-        if kind == "text":
+        if event["type"] == "text":
             delta = event["delta"]
             self.out.write(delta)
             self.out.flush()
@@ -360,24 +364,23 @@ class PlainRenderer:
         elif self.verbose:
             self._side(event)
 
-    def _side(self, event: Mapping[str, Any]) -> None:
-        kind = event["type"]
-        if kind == "reasoning":
+    def _side(self, event: Event) -> None:
+        if event["type"] == "reasoning":
             self.err.write(visible(event["delta"]))
             self.err_at_line_start = event["delta"].endswith("\n")
-        elif kind == "tool_call":
+        elif event["type"] == "tool_call":
             self._err_line(f"[tool] {event['name']}({format_args(event['args'])})")
-        elif kind == "tool_result":
+        elif event["type"] == "tool_result":
             self._err_line(f"{result_status(event).tag()} {preview(person_output(event))}")
             for label in attachment_labels(event):
                 self._err_line(label)
-        elif kind == "retry":
+        elif event["type"] == "retry":
             self._err_line(f"[retry] {retry_note(event)}")
-        elif kind == "waiting" and event["sources"]:
+        elif event["type"] == "waiting" and event["sources"]:
             self._err_line(f"[waiting] {waiting_note(event)}")
-        elif kind == "tool_progress":
+        elif event["type"] == "tool_progress":
             self._err_line(f"[progress] {progress_note(event)}")
-        elif kind == "mcp_log":
+        elif event["type"] == "mcp_log":
             self._err_line(f"[log] {event['server']}: {event['message']}")
         self.err.flush()
 
@@ -465,28 +468,27 @@ class TerminalRenderer:
     def start(self) -> None:
         self._live()
 
-    def event(self, event: Mapping[str, Any]) -> None:
+    def event(self, event: Event) -> None:
         self.meter.see(event)
-        kind = event["type"]
         stream = self._live()
-        if kind == "text":
+        if event["type"] == "text":
             stream.text(event["delta"])
-        elif kind == "reasoning":
+        elif event["type"] == "reasoning":
             stream.think(event["delta"])
-        elif kind == "tool_call":
+        elif event["type"] == "tool_call":
             stream.print(self._call(event))
             self.running.start(event["id"], event["name"])
             if self.kept is not None:
                 self.kept.begin(event["id"], event["name"])
-        elif kind == "tool_output":
+        elif event["type"] == "tool_output":
             self.running.output(event["id"], event["text"])
             if self.kept is not None:
                 self.kept.add(event["id"], event["text"])
-        elif kind == "tool_progress":
+        elif event["type"] == "tool_progress":
             self.running.report(event["id"], event["message"], event["progress"], event["total"])
-        elif kind == "mcp_log":
+        elif event["type"] == "mcp_log":
             self.running.log(event["server"], event["message"])
-        elif kind == "tool_result":
+        elif event["type"] == "tool_result":
             self.running.finish(event["id"])
             status = result_status(event)
             called, change = self.calls.pop(event["id"], (event["name"], None))
@@ -497,22 +499,22 @@ class TerminalRenderer:
             shown = change if change is not None and not event["is_error"] else measured_text(body)
             stream.print(self._panel(shown, title, style))
             stream.wait()
-        elif kind == "waiting":
+        elif event["type"] == "waiting":
             if event["sources"]:
                 stream.wait(waiting_note(event))
             else:
                 stream.wait()
-        elif kind == "retry":
+        elif event["type"] == "retry":
             stream.wait(
                 retry_note(event),
                 seconds=event["delay"],
                 then=f"waiting for the model, {retry_count(event)}",
             )
-        elif kind == "compacting":
+        elif event["type"] == "compacting":
             from .context_view import compacting_note
 
             stream.wait(compacting_note(event))
-        elif kind == "compaction":
+        elif event["type"] == "compaction":
             from rich.text import Text
 
             from .context_view import compaction_note
@@ -520,7 +522,7 @@ class TerminalRenderer:
             stream.print(Text(compaction_note(event), style="dim"))
             stream.wait()
 
-    def _call(self, event: Mapping[str, Any]) -> Any:
+    def _call(self, event: ToolCallEvent) -> Any:
         """A call about to run: as its title alone when that says it all, when a question
         will show it in full, or for a file tool (its change shows in the question, if one
         is asked, and with its result); any other as its arguments, in full."""
@@ -535,7 +537,7 @@ class TerminalRenderer:
             return Text(f"⚙ {title}", style="cyan")
         return self._panel(call_body(name, args), f"⚙ {name}", "cyan", exact=True)
 
-    def _preview(self, event: Mapping[str, Any]) -> str:
+    def _preview(self, event: ToolResultEvent) -> str:
         """A result's first lines; with its whole output kept, how to see it all."""
         output = person_output(event)
         if self.kept is None:
@@ -599,8 +601,7 @@ class TerminalRenderer:
             self.console.print(Text(visible(footer), style="dim"))
 
 
-def person_output(event: Mapping[str, Any]) -> str:
+def person_output(event: ToolResultEvent) -> str:
     """A result's output as the person sees it: an MCP result's content annotated for the
     person alone is shown, what is for the model alone is not (`shown`, when they differ)."""
-    shown = event.get("shown")
-    return shown if isinstance(shown, str) else str(event["output"])
+    return event.get("shown", event["output"])

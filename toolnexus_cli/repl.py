@@ -33,11 +33,13 @@ from .terminal import TypeAhead, mute_keyboard, prompt_session, restore_keyboard
 from .text_calls import not_run_note, result_message, written_call
 from .theme import terminal_ui
 from .tool_output import KeptOutputs
-from .toolbox import call_view, change_view, sandbox_line, tools_summary, yes_line
+from .toolbox import call_view, change_view, sandbox_line, sandboxed, tools_summary, yes_line
 from .workspace import CHAT_WAY_OUT, home_line
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+    from prompt_toolkit import PromptSession
 
     from toolnexus.mcp import McpServer
 
@@ -62,7 +64,7 @@ class Repl:
         self.commands = Commands(self.session, self.console, self.ui, self.kept)
         self.carried: list[str] = []  # `!command` output to add to the next message
         self.typed = TypeAhead(self.console.file)  # while an answer streams
-        self.prompts: Any = None  # the prompt line, once the chat runs
+        self.prompts: PromptSession[str] | None = None  # the prompt line, once the chat runs
 
     def _server_changed(self, server: McpServer) -> None:
         """An MCP server's status changed: the status line under the prompt says so."""
@@ -113,9 +115,8 @@ class Repl:
 
             from .mcp_prompts import mcp_completer
 
-            prompts.completer = merge_completers(
-                [prompts.completer, mcp_completer(session.toolkit)]
-            )
+            completers = (prompts.completer, mcp_completer(session.toolkit))
+            prompts.completer = merge_completers([c for c in completers if c is not None])
             self._start_mcp_once_drawn(prompts.app)
         await self._banner()
         code = await self._chat(prompts)
@@ -189,7 +190,7 @@ class Repl:
         sandbox = sandbox_line(session.toolkit)
         if sandbox:
             self.console.print(
-                Text(sandbox, style="dim" if session.toolkit.workspace.sandbox.active else "yellow")
+                Text(sandbox, style="dim" if sandboxed(session.toolkit) else "yellow")
             )
         home = home_line(session.config, session.options.tools, CHAT_WAY_OUT)
         if home:
@@ -211,7 +212,7 @@ class Repl:
         if session.options.thread or session.options.continue_last:
             self.commands.show_last_exchange(await session.store.load(session.thread))
 
-    async def _chat(self, prompts: Any) -> int:
+    async def _chat(self, prompts: PromptSession[str]) -> int:
         """Line after line until the person leaves (Ctrl-D, /exit, Ctrl-C twice on an
         empty line) or a signal ends the chat: the exit code."""
         session = self.session
@@ -233,7 +234,7 @@ class Repl:
             if session.interrupts.received:  # SIGTERM or SIGHUP stopped the turn
                 return session.interrupts.exit_code(0)
 
-    async def _next_line(self, prompts: Any) -> str:
+    async def _next_line(self, prompts: PromptSession[str]) -> str:
         """A message queued while the last answer streamed, shown as if typed at the
         prompt; else a line typed at the prompt, which starts with whatever was typed
         meanwhile and not queued."""

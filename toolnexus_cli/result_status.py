@@ -4,8 +4,10 @@ error, and a command a signal killed, show as failures (`✗ bash · killed by S
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from toolnexus.types import ToolResultEvent
 
 
 class ResultStatus(NamedTuple):
@@ -24,12 +26,12 @@ class ResultStatus(NamedTuple):
         return f"[{self.words}]" if self.words else f"[{mark}]"
 
 
-def result_status(event: Mapping[str, Any]) -> ResultStatus:
+def result_status(event: ToolResultEvent) -> ResultStatus:
     """The status of a tool_result event."""
     signal, code = event.get("signal"), event.get("exit_code")
-    if isinstance(signal, str):
+    if signal is not None:
         return ResultStatus("✗", f"killed by {signal}", "red")
-    failed = f"exit {code}" if isinstance(code, int) and code != 0 else ""
+    failed = f"exit {code}" if code is not None and code != 0 else ""
     if event["is_error"]:  # a command's exit code too, when one ran before a question
         return ResultStatus("✗", failed, "red")
     if failed:

@@ -10,7 +10,7 @@ import dataclasses
 import os
 import secrets
 import signal
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
@@ -88,7 +88,7 @@ REFUSED_REQUEST = frozenset({400, 422, 500})
 class Output(Protocol):
     """Where a turn's events go: a renderer, or `ask`'s JSON lines."""
 
-    def event(self, event: Mapping[str, Any]) -> None: ...
+    def event(self, event: Event) -> None: ...
 
     def end_answer(self) -> None: ...
 
@@ -146,7 +146,7 @@ class Session:
         self.interrupts = Interrupts()
         self.renderer: Output | None = None
         self._asking = 0  # questions on screen now
-        self._held_events: list[Mapping[str, Any]] = []  # the turn's, while a question shows
+        self._held_events: list[Event] = []  # the turn's, while a question shows
         self._held_warnings: list[ServerStatus] = []  # servers that failed meanwhile
         self.prompt_line: Any = None  # the chat's (a PromptSession), while it runs
         self.redact = Redactor()
@@ -471,7 +471,7 @@ class Session:
                 with self.asking():
                     yield
 
-    def _show(self, renderer: Output, event: Mapping[str, Any]) -> None:
+    def _show(self, renderer: Output, event: Event) -> None:
         if self._asking:
             self._held_events.append(event)
         else:
@@ -852,7 +852,7 @@ def make_client(
             system_prompt=target.system,
             request_params=target.request_params or None,
             reasoning=target.reasoning,
-            store=RedactingStore(store, redact) if store is not None and redact.secrets else store,
+            store=RedactingStore(store, redact) if redact.secrets else store,
             hooks=hooks,
             wait_for=wait_for,
             max_turns=target.max_turns,

@@ -6,10 +6,10 @@ first token), so that a local server reading a long prompt for a minute does not
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
-from toolnexus import Usage
+from toolnexus import Event, Usage
 
 # A call whose output all came within this is a reply read whole (a JSON answer to a
 # streamed request), not a generation the clock can time.
@@ -88,15 +88,14 @@ class RunClock:
         self._first: float | None = None
         self._deltas = 0
 
-    def see(self, event: Mapping[str, Any]) -> None:
+    def see(self, event: Event) -> None:
         at = self.now()
-        kind = event["type"]
-        if kind in ("text", "reasoning"):
+        if event["type"] == "text" or event["type"] == "reasoning":
             if event["delta"]:
                 self._first = at if self._first is None else self._first
                 self._deltas += 1
             return
-        if kind == "usage":
+        if event["type"] == "usage":
             self.calls.append(CallClock(self._sent, self._first, at, self._deltas))
             self._first, self._deltas = None, 0
-        self._sent = at + event["delay"] if kind == "retry" else at
+        self._sent = at + event["delay"] if event["type"] == "retry" else at

@@ -4,15 +4,17 @@ printing the answer as exactly one JSON document."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from toolnexus import RunResult, ToolnexusError
 from toolnexus.bounded_json import TooDeep, loads_bounded
 
 from .errors import UsageError
 from .render import NO_FACTS, FooterFacts, PlainRenderer
+
+if TYPE_CHECKING:
+    from toolnexus import Event
 
 SCHEMA_FILE_LIMIT = 1024 * 1024
 
@@ -66,7 +68,7 @@ class SchemaOutput(PlainRenderer):
         super().__init__(out, err, verbose=verbose)
         self.pretty, self.redact = pretty, redact
 
-    def event(self, event: Mapping[str, Any]) -> None:
+    def event(self, event: Event) -> None:
         if event["type"] == "text":  # the document comes whole, from result.data
             self.meter.see(event)
         else:

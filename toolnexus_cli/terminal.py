@@ -10,11 +10,14 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from .config import state_dir
 from .terminal_answers import AnswerFilter, keyboard
 from .words import counted
+
+if TYPE_CHECKING:
+    from prompt_toolkit import PromptSession
 
 TYPING_HINT = (
     "(Enter queues it for when the answer ends, Esc drops the queue, Ctrl-C stops the answer)"
@@ -255,7 +258,7 @@ def prompt_session(
     keys: Mapping[str, Callable[[], str | None]] | None = None,
     lent: Callable[[], bool] | None = None,
     hints: Mapping[str, str] | None = None,
-) -> Any:
+) -> PromptSession[str]:
     """The prompt line: a private history, Esc-Enter for a new line, Ctrl-C clears the
     line (on an empty one it raises KeyboardInterrupt), `commands` complete, and so do
     `models` after `/model`. A toolbar says "shell mode" while the line starts with "!";

@@ -82,7 +82,8 @@ def _typed_ahead(fd: int) -> bool:
         waiting = fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0")
     except OSError:
         return False
-    return struct.unpack("i", waiting)[0] > 0
+    count: int = struct.unpack("i", waiting)[0]
+    return count > 0
 
 
 def _exchange(fd_in: int, fd_out: int, *, typed_ahead_ok: bool) -> bytes:
