@@ -177,7 +177,8 @@ def terminal_wait_for(
 
         before_prompt()
         kind, prompt = request.get("kind", "input"), request.get("prompt", "")
-        body: Any = f"{prompt}\n{request['url']}" if request.get("url") else prompt
+        url = request.get("url")
+        body: Any = f"{prompt}\n{url}" if url else prompt
         asked = command_question(request.get("data")) if kind == "approval" else None
         if asked is not None:
             body = question_text(asked, *room(console))

@@ -91,9 +91,8 @@ class JsonOutput:
         elif event["type"] == "tool_result":
             if "changes" in event:
                 self.changes.append({"call": event["id"], **event["changes"].as_json()})
-            ended: dict[str, int | str] = {
-                key: event[key] for key in ("exit_code", "signal") if key in event
-            }
+            how = (("exit_code", event.get("exit_code")), ("signal", event.get("signal")))
+            ended = {key: value for key, value in how if value is not None}
             if ended:
                 self.exits.append({"call": event["id"], **ended})
 

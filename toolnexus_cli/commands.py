@@ -367,11 +367,11 @@ class Commands(
         messages = sendable(await self.session.store.load(self.session.thread))
         answer = next(
             (
-                m["content"]
+                content
                 for m in reversed(messages)
                 if m.get("role") == "assistant"
-                and isinstance(m.get("content"), str)
-                and m["content"]
+                and isinstance(content := m.get("content"), str)
+                and content
             ),
             None,
         )

@@ -97,7 +97,9 @@ def find_commands(workspace: Path, user_folder: Path, built_in: Iterable[str]) -
     built-in command's is left out, and a note says so."""
     book = CommandBook()
     top = repository_top(workspace)
-    sources = [(top / folder, syntax) for folder, syntax in PROJECT_FOLDERS]
+    sources: list[tuple[Path, Syntax]] = [
+        (top / folder, syntax) for folder, syntax in PROJECT_FOLDERS
+    ]
     sources.append((user_folder, "claude"))
     taken = set(built_in)
     for folder, syntax in sources:

@@ -106,11 +106,11 @@ def mcp_completer(toolkit: Toolkit) -> Completer:
     from prompt_toolkit.completion import Completer, Completion
 
     class McpCompleter(Completer):
-        def get_completions(self, document: Any, event: Any) -> Iterable[Completion]:
+        def get_completions(self, document: Any, complete_event: Any) -> Iterable[Completion]:
             return []  # only asynchronously: a server may take a moment
 
         async def get_completions_async(
-            self, document: Any, event: Any
+            self, document: Any, complete_event: Any
         ) -> AsyncGenerator[Completion]:
             text = document.text_before_cursor
             word = text.split(" ")[-1]

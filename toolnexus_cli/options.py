@@ -7,17 +7,13 @@ import functools
 import inspect
 import shlex
 from collections.abc import Callable, Mapping
-from enum import Enum
 from pathlib import Path
 from types import MappingProxyType
-from typing import Annotated, Any, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple
 
 import typer
 
 from toolnexus.params import parse_option_value
-from toolnexus.wire.base import REASONING_LEVELS
-
-from .config import SANDBOX_MODES
 
 ConfigOpt = Annotated[
     str | None, typer.Option("--config", help="Config file to use.", envvar="TOOLNEXUS_CONFIG")
@@ -41,8 +37,10 @@ RootOpt = Annotated[
         "or a folder holding it, gets no file or command tools).",
     ),
 ]
-Reasoning = Enum("Reasoning", {level: level for level in REASONING_LEVELS}, type=str)  # type: ignore[misc]
-Sandbox = Enum("Sandbox", {mode: mode for mode in SANDBOX_MODES}, type=str)  # type: ignore[misc]
+# the library's toolnexus.wire.base.REASONING_LEVELS and toolnexus.tools.sandbox.MODES, as
+# types a checker and typer read (a test holds them equal)
+Reasoning = Literal["off", "low", "medium", "high"]
+Sandbox = Literal["workspace-write", "read-only", "off"]
 SandboxOpt = Annotated[
     Sandbox | None,
     typer.Option(
@@ -217,7 +215,7 @@ def tool_flags(
     builtins: bool,
     off: bool = False,
     root: str | None = None,
-    sandbox: Enum | None = None,
+    sandbox: str | None = None,
     review: bool = False,
 ) -> ToolFlags:
     return ToolFlags(
@@ -227,7 +225,7 @@ def tool_flags(
         builtins=builtins,
         off=off,
         root=root,
-        sandbox=sandbox.value if sandbox is not None else None,
+        sandbox=sandbox,
         review=review,
     )
 
@@ -244,12 +242,10 @@ def _collect(values: dict[str, Any]) -> RunOptions:
         values.pop("review"),
     )
     params = {key: parse_option_value(value) for key, value in values.pop("request_options") or ()}
-    reasoning = values.pop("reasoning")
     return RunOptions(
         tools=tools,
         params=params,
         compact=not values.pop("no_compact"),
-        reasoning=reasoning.value if reasoning is not None else None,
         **values,
     )
 

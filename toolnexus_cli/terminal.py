@@ -362,9 +362,9 @@ def _slash_completer(commands: list[str], models: list[str], hints: Mapping[str,
     model_words = WordCompleter(models, WORD=True)  # OpenRouter names hold "/"
 
     class SlashCompleter(Completer):
-        def get_completions(self, document: Any, event: Any) -> Any:
+        def get_completions(self, document: Any, complete_event: Any) -> Any:
             if document.text_before_cursor.startswith("/model "):
-                return model_words.get_completions(document, event)
-            return command_words.get_completions(document, event)
+                return model_words.get_completions(document, complete_event)
+            return command_words.get_completions(document, complete_event)
 
     return SlashCompleter()

@@ -44,18 +44,19 @@ def to_markdown(
     for at, message in enumerate(messages):
         role = message.get("role", "")
         body = content_text(message.get("content"))
+        dropped = message.get(DROPPED_KEY)
         if is_record(message):
-            mark = f"\n\n*({message[DROPPED_KEY]}, not sent)*" if message.get(DROPPED_KEY) else ""
+            mark = f"\n\n*({dropped}, not sent)*" if dropped else ""
             parts.append(f"{record_rule(message)}\n\n{body}{mark}".rstrip())
             continue
         if role == "tool":
             body = fenced(body)
         if message.get(INTERRUPTED_KEY):
             body = f"{body}\n\n*(interrupted)*"
-        if message.get(DROPPED_KEY) == SYSTEM_PROMPT:
+        if dropped == SYSTEM_PROMPT:
             body = f"{body}\n\n*(the system prompt from here on)*"
-        elif message.get(DROPPED_KEY):  # kept in the thread (undone, retried, failed), not sent
-            body = f"{body or ''}\n\n*({message[DROPPED_KEY]}, not sent)*"
+        elif dropped:  # kept in the thread (undone, retried, failed), not sent
+            body = f"{body or ''}\n\n*({dropped}, not sent)*"
         for call in calls_of(message):
             fn = call.get("function", {})
             body = f"{body or ''}\n\n`{fn.get('name')}({fn.get('arguments')})`".strip()
