@@ -9,6 +9,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from toolnexus import RunResult
+from toolnexus.types import CompactionEvent, Event
 from toolnexus.visible import visible
 
 from .context_view import compaction_note
@@ -16,8 +17,6 @@ from .render import NO_FACTS, FooterFacts, TerminalRenderer, late_note, result_j
 from .session import Output, Session, Turn
 
 if TYPE_CHECKING:
-    from toolnexus.types import CompactionEvent, Event
-
     from .redact import Redactor
 
 

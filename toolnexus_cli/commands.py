@@ -9,6 +9,7 @@ import os
 import shlex
 import subprocess
 import tempfile
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -62,14 +63,9 @@ from .workspace_commands import COMMANDS as WORKSPACE_COMMANDS
 from .workspace_commands import WorkspaceCommands
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
-
     from toolnexus import Message
 
     from .custom_commands import CustomCommand
-
-    # a /NAME command: its method, given what follows the name
-    Handler = Callable[[str], Awaitable[str | CommandTurn | None]]
 
 COMMANDS = {
     "/help": "show this list",
@@ -155,7 +151,10 @@ class Commands(
 
     async def run(self, text: str) -> str | CommandTurn | None:
         name, _, arg = text.partition(" ")
-        handler: Handler | None = getattr(self, name[1:], None) if name in COMMANDS else None
+        # a /NAME command's method, given what follows the name
+        handler: Callable[[str], Awaitable[str | CommandTurn | None]] | None = (
+            getattr(self, name[1:], None) if name in COMMANDS else None
+        )
         custom = self.custom.get(name)
         if handler is None and custom is not None:
             return await self.custom_command(custom, arg)

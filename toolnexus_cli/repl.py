@@ -33,7 +33,7 @@ from .terminal import TypeAhead, mute_keyboard, prompt_session, restore_keyboard
 from .text_calls import not_run_note, result_message, written_call
 from .theme import terminal_ui
 from .tool_output import KeptOutputs
-from .toolbox import call_view, change_view, sandbox_line, sandboxed, tools_summary, yes_line
+from .toolbox import call_view, change_view, sandbox_line, tools_summary, yes_line
 from .workspace import CHAT_WAY_OUT, home_line
 
 if TYPE_CHECKING:
@@ -188,10 +188,9 @@ class Repl:
         if where:
             self.console.print(Text(visible(where), style="dim"))
         sandbox = sandbox_line(session.toolkit)
-        if sandbox:
-            self.console.print(
-                Text(sandbox, style="dim" if sandboxed(session.toolkit) else "yellow")
-            )
+        workspace = session.toolkit.workspace
+        if sandbox and workspace is not None:  # a sandbox line comes only with a workspace
+            self.console.print(Text(sandbox, style="dim" if workspace.sandbox.active else "yellow"))
         home = home_line(session.config, session.options.tools, CHAT_WAY_OUT)
         if home:
             self.console.print(Text(visible(home), style="yellow"))
