@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolnexus import RunResult
-from toolnexus.visible import visible
+from toolnexus.app_support import visible
 
 from .context_view import compaction_note
 from .render import NO_FACTS, FooterFacts, TerminalRenderer, late_note, result_json

@@ -14,7 +14,7 @@ from typing import Annotated, Any, NamedTuple
 
 import typer
 
-from toolnexus.params import parse_option_value
+from toolnexus.app_support import parse_option_value
 from toolnexus.wire.base import REASONING_LEVELS
 
 from .config import SANDBOX_MODES

@@ -11,3 +11,5 @@ context). Internal: the command-line reader (`_command_line`,
 outside the workspace), the secret-looking files of a workspace (`_secret_scan`),
 `fetch_url` (`_web`, `_html_text`), `_linear_regex` and `_clock` (tools' time limits).
 """
+
+__all__: list[str] = []

@@ -16,6 +16,12 @@ from ..wire import ToolSpec, wire_style
 from ._clock import counted
 from .tool import DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_S, Tool, ToolContext, ToolResult
 
+__all__ = [
+    "ToolSource",
+    "Toolkit",
+    "create_toolkit",
+]
+
 
 class ToolSource(Protocol):
     """Tools that come and go (see mcp/pool.py, the one kind there is)."""

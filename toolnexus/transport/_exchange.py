@@ -9,8 +9,8 @@ import json
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from .._bounded_json import loads_bounded
 from .._control import RunControl
-from ..bounded_json import loads_bounded
 from ..errors import IdleTimeout, ProviderError, ToolnexusError
 from ..events import retry_event
 from ..options import Retries, Timeouts
