@@ -121,7 +121,7 @@ class LoopSettings:
     endpoint: str = ""  # its endpoint_tag: what a turn's endpoint sent goes back to it alone
     budget: Budget | None = None  # checked before each model call, at `price`
     price: Price | None = None  # the model's; None: no budget can be enforced
-    # MCP tool schemas above this share of the window are named only (tools/tool_search.py);
+    # MCP tool schemas above this share of the window are named only (tools/_tool_search.py);
     # None: every schema is sent
     tool_search: float | None = DEFAULT_SHARE
 

@@ -180,6 +180,20 @@ def test_importing_one_submodule_does_not_load_the_whole_library():
     assert shown.strip() == "[]"
 
 
+def test_one_name_of_app_support_loads_only_its_own_module():
+    """The CLI's start-up reads `visible` from toolnexus.app_support: the thread marks,
+    the summary and the client wait until a name of theirs is asked for."""
+    code = (
+        "import sys; from toolnexus.app_support import visible; "
+        "print(sorted(m for m in ('toolnexus.context._marks', 'toolnexus.context._summary', "
+        "'toolnexus.client', 'toolnexus._bounded_json') if m in sys.modules))"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert shown.strip() == "[]"
+
+
 def test_the_version_is_the_packages():
     from importlib.metadata import version
 

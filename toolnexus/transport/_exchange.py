@@ -257,7 +257,7 @@ class Transport:
         body: dict[str, Any],
     ) -> None:
         """The reply into `channel`: its head, its body as it comes, then its end; or the
-        failure. A stream's body is limited by its events (sse.py) unless it is
+        failure. A stream's body is limited by its events (_sse.py) unless it is
         compressed; a body held whole (not streamed), or inflated, by its size."""
         response: HttpResponse | None = None
         try:
