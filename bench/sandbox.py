@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from results import load_line, load_seen, machine_load, record  # noqa: E402
 
-from toolnexus.journal.apply import apply, plan  # noqa: E402
+from toolnexus.journal._apply import apply, plan  # noqa: E402
 from toolnexus.tools._command_run import run_command  # noqa: E402
 from toolnexus.tools.sandbox import Sandbox, SandboxPolicy, reaped  # noqa: E402
 

@@ -7,22 +7,22 @@ import os
 from collections.abc import AsyncGenerator, Callable
 from typing import TYPE_CHECKING, Any
 
+from ._callbacks import maybe_await
 from ._control import RunControl
-from .callbacks import maybe_await
+from ._loop import LoopSettings, agent_loop, context_outgoing
+from ._params import check_request_params
 from .content import Prompt
+from .context._marks import mark_failed_turn
 from .context.keeper import ContextKeeper, ContextPolicy, ContextReport, with_window
-from .context.marks import mark_failed_turn
 from .context.plan import Compaction
 from .conversation import Conversation
 from .errors import ProviderError, RunCancelled, RunTimeout, ToolnexusError
 from .events import add_usage
 from .hooks import Hooks, HookSource
-from .loop import LoopSettings, agent_loop, context_outgoing
 from .options import ErrorHook, Retries, Timeouts, resolve_options
-from .params import check_request_params
 from .stores import ConversationStore, VersionedStore
+from .tools._tool_search import DEFAULT_SHARE
 from .tools.suspension import WaitFor
-from .tools.tool_search import DEFAULT_SHARE
 from .tools.toolkit import Toolkit
 from .transport import LoadCheck, Transport, check_endpoint, check_headers
 from .types import Answer, Event, Message, RunResult
@@ -36,6 +36,11 @@ if TYPE_CHECKING:
 
     from .budget import Budget
     from .context.pricing import Price
+
+__all__ = [
+    "Client",
+    "create_client",
+]
 
 FALLBACK_KEY_ENV = "OPENROUTER_API_KEY"
 PROPS_TIMEOUT_S = 3.0  # what the server says of itself is worth a short wait, no more

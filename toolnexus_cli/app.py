@@ -67,7 +67,7 @@ def fail_usage(exc: UsageError) -> NoReturn:
 
 def _error_line(exc: BaseException) -> str:
     """`error: ...`, without secrets or control characters."""
-    from toolnexus.visible import visible
+    from toolnexus.app_support import visible
 
     from .redact import Redactor
 
@@ -175,7 +175,7 @@ def ask(
 def asked_command(config: Config, run: RunOptions, prompt: str) -> tuple[CustomCommand | None, str]:
     """`ask /name ARGS`: the custom command it runs and ARGS; else none and the prompt.
     (The chat's own commands are not there to shadow one.)"""
-    from toolnexus.visible import visible
+    from toolnexus.app_support import visible
 
     from .command_turns import command_book
     from .custom_commands import slash_command

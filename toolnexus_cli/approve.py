@@ -8,9 +8,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from toolnexus import Answer, Request, make_answer
-from toolnexus.callbacks import maybe_await
+from toolnexus.app_support import maybe_await, unmistakable
 from toolnexus.tools.suspension import NOBODY_TO_ASK, WaitFor
-from toolnexus.visible import unmistakable
 
 from .terminal_answers import keyboard
 from .toolbox import CallView

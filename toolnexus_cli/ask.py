@@ -6,8 +6,8 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
+from toolnexus.app_support import visible
 from toolnexus.content import Attachment, Prompt
-from toolnexus.visible import visible
 
 from .ask_output import JsonOutput, NotesOnStderr, error_json, print_json
 from .attach import NOT_READ, check_carried, unread_images

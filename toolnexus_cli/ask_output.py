@@ -9,8 +9,8 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from toolnexus import RunResult
+from toolnexus.app_support import visible
 from toolnexus.types import CompactionEvent, Event
-from toolnexus.visible import visible
 
 from .context_view import compaction_note
 from .render import NO_FACTS, FooterFacts, TerminalRenderer, late_note, result_json

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from toolnexus import Toolkit
-from toolnexus.visible import visible
+from toolnexus.app_support import visible
 
 from .custom_commands import CommandBook, CustomCommand, find_commands
 from .errors import UsageError

@@ -17,8 +17,7 @@ from rich.console import Console
 from rich.text import Text
 
 from toolnexus import ToolnexusError
-from toolnexus.content import Attachment
-from toolnexus.context.marks import (
+from toolnexus.app_support import (
     DROPPED_KEY,
     RETRIED,
     SYSTEM_PROMPT,
@@ -27,9 +26,10 @@ from toolnexus.context.marks import (
     last_prompt,
     mark_from,
     sendable,
+    visible,
 )
+from toolnexus.content import Attachment
 from toolnexus.stores import Thread
-from toolnexus.visible import visible
 
 from .attach import NOT_READ, check_carried, load_attachment, unread_images
 from .chat_markdown import code_blocks

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from toolnexus.visible import visible
+from toolnexus.app_support import visible
 
 from .config import Config
 from .errors import UsageError

@@ -11,11 +11,17 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from toolnexus import RunCancelled, ToolnexusError
-from toolnexus.context.marks import PINNED_KEY, group_of, is_record, pin, unpin
+from toolnexus.app_support import (
+    PINNED_KEY,
+    SUMMARY_HEADER,
+    group_of,
+    is_record,
+    pin,
+    unpin,
+    visible,
+)
 from toolnexus.context.plan import Compaction
-from toolnexus.context.summary import SUMMARY_HEADER
 from toolnexus.stores import Thread
-from toolnexus.visible import visible
 
 from .context_view import context_lines, instruction_lines, record_rule, span
 from .session import Session

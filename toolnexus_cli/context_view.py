@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from toolnexus.context.marks import COMPACTION_KEY
+from toolnexus.app_support import COMPACTION_KEY
 
 from .words import counted
 

@@ -10,6 +10,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from toolnexus.app_support import visible
 from toolnexus.mcp.elicitation import (
     FormField,
     describe,
@@ -18,7 +19,6 @@ from toolnexus.mcp.elicitation import (
     form_fields,
     shown_default,
 )
-from toolnexus.visible import visible
 
 from .approve import INTERRUPT, choose, drop_typeahead, panel
 from .terminal_answers import keyboard

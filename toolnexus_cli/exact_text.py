@@ -19,7 +19,7 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
-from toolnexus.visible import unmistakable
+from toolnexus.app_support import unmistakable
 
 from .words import counted
 

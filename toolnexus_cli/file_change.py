@@ -20,8 +20,8 @@ from typing import Any
 
 from rich.text import Text
 
+from toolnexus.app_support import unmistakable
 from toolnexus.tools.workspace import ApprovalNeeded, Refused, Workspace
-from toolnexus.visible import unmistakable
 
 from .words import counted
 

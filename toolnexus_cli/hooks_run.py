@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from toolnexus.visible import visible
+from toolnexus.app_support import visible
 
 from .settings import HookSettings
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolnexus import RunCancelled, ToolnexusError
-from toolnexus.visible import visible
+from toolnexus.app_support import visible
 
 from .instructions import repository_top
 from .session import Session

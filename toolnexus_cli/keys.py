@@ -142,9 +142,9 @@ def _from_env(name: str, provider: str | None) -> KeyChoice:
 
 
 def _run_key_command(command: str, provider: str, timeout: float) -> str:
-    """The key a command prints (see toolnexus.secret_command)."""
+    """The key a command prints (see toolnexus.app_support.run_secret_command)."""
     from toolnexus import ToolnexusError
-    from toolnexus.secret_command import run_secret_command
+    from toolnexus.app_support import run_secret_command
 
     try:
         return run_secret_command(command, f"api_key_cmd for {provider}", timeout)

@@ -21,7 +21,7 @@ from rich.segment import Segment
 from rich.spinner import Spinner
 from rich.text import Text
 
-from toolnexus.visible import visible
+from toolnexus.app_support import visible
 
 from .chat_markdown import ChatMarkdown
 from .live_region import LiveRegion

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.text import Text
 
 from toolnexus import ToolnexusError
-from toolnexus.visible import visible
+from toolnexus.app_support import visible
 
 from .keys import mcp_tokens_path
 from .mcp_login import WAIT_LINE, open_browser

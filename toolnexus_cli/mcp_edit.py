@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from toolnexus import ToolnexusError
-from toolnexus.visible import visible
+from toolnexus.app_support import visible
 
 from .config import Config
 from .mcp_files import (

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from toolnexus import ToolnexusError
-from toolnexus.bounded_json import TooDeep, loads_bounded
+from toolnexus.app_support import TooDeep, loads_bounded
 from toolnexus.mcp.config import SERVER_KEYS
 
 from .config import Config

@@ -14,7 +14,7 @@ import fnmatch
 import sys
 from typing import TYPE_CHECKING, Any
 
-from toolnexus.visible import visible
+from toolnexus.app_support import visible
 
 from .toolbox import mcp_servers
 

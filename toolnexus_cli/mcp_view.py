@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from toolnexus.visible import visible
+from toolnexus.app_support import visible
 
 if TYPE_CHECKING:
     from rich.console import RenderableType

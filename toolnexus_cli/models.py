@@ -15,8 +15,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolnexus.app_support import visible
 from toolnexus.models import ModelInfo
-from toolnexus.visible import visible
 
 from .config import APP, Config, Target
 from .errors import UsageError

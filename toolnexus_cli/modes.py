@@ -10,7 +10,7 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from toolnexus import Answer, Request, make_answer
-from toolnexus.callbacks import maybe_await
+from toolnexus.app_support import maybe_await
 from toolnexus.tools.builtins import CHANGING
 from toolnexus.tools.modes import MODES, commands_reviewed
 

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, NamedTuple
 
 import typer
 
-from toolnexus.params import parse_option_value
+from toolnexus.app_support import parse_option_value
 
 ConfigOpt = Annotated[
     str | None, typer.Option("--config", help="Config file to use.", envvar="TOOLNEXUS_CONFIG")

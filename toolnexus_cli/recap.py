@@ -6,8 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from toolnexus import Message
-from toolnexus.context.marks import DROPPED_KEY, SYSTEM_PROMPT, last_prompt, sendable
-from toolnexus.visible import visible
+from toolnexus.app_support import DROPPED_KEY, SYSTEM_PROMPT, last_prompt, sendable, visible
 
 from .transcript import content_text
 from .words import counted

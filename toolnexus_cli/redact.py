@@ -167,7 +167,7 @@ class Redactor:
 
 def key_variables() -> set[str]:
     """Every environment variable a key could come from: each style's and the fallbacks."""
-    from toolnexus.client import FALLBACK_KEY_ENV
+    from toolnexus.app_support import FALLBACK_KEY_ENV
     from toolnexus.wire import KEY_ENVS
 
     return {"TOOLNEXUS_API_KEY", FALLBACK_KEY_ENV, *KEY_ENVS.values()}

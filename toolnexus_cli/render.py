@@ -14,8 +14,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 from toolnexus import RunResult, Usage
+from toolnexus.app_support import unmistakable, visible
 from toolnexus.events import CONTEXT_FULL, CUT_OFF, FILTERED, MAX_TOKENS, REFUSED
-from toolnexus.visible import unmistakable, visible
 
 from .result_status import result_status
 from .speed import NO_SPEED, RunClock, Speed, speed_of

@@ -9,8 +9,8 @@ from rich.console import Console
 from rich.text import Text
 
 from toolnexus import ToolnexusError
+from toolnexus.app_support import visible
 from toolnexus.events import tool_call_event, tool_output_event, tool_result_event
-from toolnexus.visible import visible
 
 from .approve import confirm, confirm_default_no, panel
 from .attach import pasted_image

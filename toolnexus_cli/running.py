@@ -15,7 +15,7 @@ from rich.panel import Panel
 from rich.spinner import Spinner
 from rich.text import Text
 
-from toolnexus.visible import visible
+from toolnexus.app_support import visible
 
 from .tool_output import OutputTail
 

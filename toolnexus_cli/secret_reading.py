@@ -14,7 +14,7 @@ import bisect
 import re
 from collections.abc import Iterable, Iterator
 
-from toolnexus.visible import IGNORABLE
+from toolnexus.app_support import IGNORABLE
 
 MIN_SECRET = 4  # shorter values are not looked for (they would blank out ordinary words)
 

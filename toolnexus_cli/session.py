@@ -27,14 +27,12 @@ from toolnexus import (
     ToolResult,
     create_client,
 )
-from toolnexus.callbacks import maybe_await
+from toolnexus.app_support import failures_in_a_row, maybe_await, visible
 from toolnexus.content import Prompt
-from toolnexus.context.marks import failures_in_a_row
 from toolnexus.errors import IdleTimeout
 from toolnexus.stores import Thread, ThreadStore
 from toolnexus.tools.suspension import WaitFor
 from toolnexus.types import Answer, Event, Message, Request
-from toolnexus.visible import visible
 
 from .approve import (
     terminal_asker,

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from toolnexus.visible import visible
+from toolnexus.app_support import visible
 
 from .config import BUILTIN_PROVIDERS, Config, config_path, load_config
 from .errors import UsageError

@@ -16,7 +16,7 @@ import signal
 from dataclasses import dataclass
 from typing import Any
 
-from toolnexus.visible import visible
+from toolnexus.app_support import visible
 
 MAX_KEPT_CHARS = 100_000  # of the output added to a message (all of it is shown)
 

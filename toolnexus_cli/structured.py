@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from toolnexus import RunResult, ToolnexusError
-from toolnexus.bounded_json import TooDeep, loads_bounded
+from toolnexus.app_support import TooDeep, loads_bounded
 
 from .errors import UsageError
 from .render import NO_FACTS, FooterFacts, PlainRenderer

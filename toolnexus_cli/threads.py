@@ -17,11 +17,10 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from toolnexus import ToolnexusError
-from toolnexus.context.marks import DROPPED_KEY, FAILED, sent_indices
+from toolnexus.app_support import DROPPED_KEY, FAILED, sent_indices, visible
 from toolnexus.journal.rewind import version_control_words
 from toolnexus.stores import SNIPPET_MARK, ThreadInfo, referenced
 from toolnexus.types import calls_of
-from toolnexus.visible import visible
 
 from .config import Config, journal_dir
 from .errors import UsageError

@@ -94,7 +94,7 @@ def with_tool_hooks(
 
 
 async def _answer(ask: AskUser, name: str, args: Any) -> str:
-    from toolnexus.callbacks import maybe_await
+    from toolnexus.app_support import maybe_await
 
     return str(await maybe_await(ask(name, args)))
 

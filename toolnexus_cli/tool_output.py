@@ -16,7 +16,7 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolnexus.visible import visible
+from toolnexus.app_support import visible
 
 TAIL_LINES = 8  # of a running call's output, in its live panel
 MAX_LINE_CHARS = 1000  # of a line in the tail (the panel cuts it to the terminal's width)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from toolnexus.visible import unmistakable, visible
+from toolnexus.app_support import unmistakable, visible
 
 if TYPE_CHECKING:  # Rich is imported where a panel is drawn: a piped `ask` needs none
     from rich.text import Text

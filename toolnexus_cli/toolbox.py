@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolnexus import Tool, Toolkit, ToolnexusError, create_toolkit
-from toolnexus.visible import visible
+from toolnexus.app_support import visible
 
 from .config import Config
 from .errors import UsageError

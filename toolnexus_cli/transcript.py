@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolnexus import ToolnexusError
-from toolnexus.content import byte_size, image_size, media_of
-from toolnexus.context.marks import (
+from toolnexus.app_support import (
     DROPPED_KEY,
     INTERRUPTED_KEY,
     PINNED_KEY,
     SYSTEM_PROMPT,
     is_record,
 )
+from toolnexus.content import byte_size, image_size, media_of
 from toolnexus.types import calls_of
 
 from .context_view import record_rule

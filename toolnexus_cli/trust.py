@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from toolnexus.visible import visible
+from toolnexus.app_support import visible
 
 from .config import Config, data_dir
 from .errors import UsageError

@@ -343,7 +343,7 @@ def test_a_piped_ask_without_tools_imports_only_what_it_uses(cli, stub, tmp_path
     )
     assert done.returncode == 0, done.stderr
     modules = set(loaded.read_text().split())
-    assert "toolnexus.loop" in modules  # it did answer
+    assert "toolnexus._loop" in modules  # it did answer
     assert sorted(m for m in modules if m.startswith(TOOL_MACHINERY)) == []
     unused = sorted(
         m

@@ -405,7 +405,7 @@ def test_a_rewind_leaves_a_regenerated_tree_it_kept_no_content_of(cli, stub, wor
 def test_a_workspace_too_big_to_compare_whole_says_its_changes_may_not_be_undone(
     cli, stub, work, monkeypatch
 ):
-    from toolnexus.journal import snapshot
+    from toolnexus.journal import _snapshot as snapshot
 
     monkeypatch.setattr(snapshot, "MAX_FILES", 3)  # the work folder has seven entries
     cli.write_config("[sandbox]\noverlay = false\n")

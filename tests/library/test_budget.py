@@ -10,7 +10,7 @@ import pytest
 from tests.support.resilience_helpers import single_try_client
 from tests.support.stub_provider import openai_stream
 from toolnexus.budget import Budget, BudgetExceeded
-from toolnexus.context.marks import DROPPED_KEY, FAILED, FAILED_WITH_KEY
+from toolnexus.context._marks import DROPPED_KEY, FAILED, FAILED_WITH_KEY
 from toolnexus.context.pricing import Price
 from toolnexus.stores.memory import MemoryStore
 

@@ -1,4 +1,4 @@
-"""The one agent loop (toolnexus/loop.py) against the loopback stub: turns, usage, the
+"""The one agent loop (toolnexus/_loop.py) against the loopback stub: turns, usage, the
 turn limit, bad tool calls, and how the calls of one turn run."""
 
 from __future__ import annotations

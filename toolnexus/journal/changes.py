@@ -11,6 +11,17 @@ import stat
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, NamedTuple
 
+__all__ = [
+    "ABSENT",
+    "KINDS",
+    "ChangeSet",
+    "FileChange",
+    "FileState",
+    "Kind",
+    "file_digest",
+    "state_of",
+]
+
 Kind = Literal["absent", "file", "symlink", "dir"]
 CHUNK = 1024 * 1024
 
@@ -53,7 +64,7 @@ class ChangeSet(NamedTuple):
     """What one tool call changed. `source`: the tool ("bash", "write_file", ...);
     `interrupted`: the call was stopped (Ctrl-C, its timeout) and this is as far as it got;
     `outside`: it ran outside the sandbox; `complete`: False when it was recorded by
-    comparing a workspace too big to see whole (snapshot.py): changes beyond are missing."""
+    comparing a workspace too big to see whole (_snapshot.py): changes beyond are missing."""
 
     changes: tuple[FileChange, ...]
     source: str

@@ -19,6 +19,12 @@ from .tool import DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_S, Tool, ToolContext, Tool
 if TYPE_CHECKING:
     from .workspace import Workspace
 
+__all__ = [
+    "ToolSource",
+    "Toolkit",
+    "create_toolkit",
+]
+
 
 class ToolSource(Protocol):
     """Tools that come and go (see mcp/pool.py, the one kind there is)."""

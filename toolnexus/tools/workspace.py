@@ -45,7 +45,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..journal import apply as journal_apply
+from ..journal import _apply as journal_apply
+from ..journal._snapshot import Before, Snapshots
 from ..journal.changes import (
     ABSENT,
     REGENERATED,
@@ -57,7 +58,6 @@ from ..journal.changes import (
 )
 from ..journal.diffs import diff_lines
 from ..journal.records import Journal
-from ..journal.snapshot import Before, Snapshots
 from ._command_reach import CommandReach
 from ._command_rules import CommandRules
 from ._command_run import Ended
@@ -68,6 +68,16 @@ from .sandbox import Sandbox, SandboxPolicy
 from .secret_files import KnownSecrets, SecretNames, holds_credentials, is_git_config, within
 from .suspension import suspend
 from .tool import ToolContext, ToolResult
+
+__all__ = [
+    "ApprovalNeeded",
+    "Held",
+    "Refused",
+    "Workspace",
+    "approved",
+    "ask",
+    "holds_home",
+]
 
 MAX_GIT_CONFIG = 1024 * 1024  # bytes of a .git/config read to look for credentials
 _SEARCH = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC

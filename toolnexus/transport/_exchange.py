@@ -9,8 +9,8 @@ import json
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from .._bounded_json import loads_bounded
 from .._control import RunControl
-from ..bounded_json import loads_bounded
 from ..errors import IdleTimeout, ProviderError, ToolnexusError
 from ..events import retry_event
 from ..options import Retries, Timeouts
@@ -257,7 +257,7 @@ class Transport:
         body: dict[str, Any],
     ) -> None:
         """The reply into `channel`: its head, its body as it comes, then its end; or the
-        failure. A stream's body is limited by its events (sse.py) unless it is
+        failure. A stream's body is limited by its events (_sse.py) unless it is
         compressed; a body held whole (not streamed), or inflated, by its size."""
         response: HttpResponse | None = None
         try:

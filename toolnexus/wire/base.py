@@ -19,6 +19,17 @@ from ..events import REFUSED
 from ..schema import OutputSchema
 from ..types import AssistantMessage, Message, OutputEvent, Usage
 
+__all__ = [
+    "NO_OPTIONS",
+    "REASONING_LEVELS",
+    "ModelReply",
+    "RequestOptions",
+    "StreamAssembler",
+    "ToolSpec",
+    "WireStyle",
+    "context_overflow",
+]
+
 REASONING_LEVELS = ("off", "low", "medium", "high")
 
 

@@ -26,9 +26,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from ..content import MAX_ATTACHMENT_BYTES
-from ..context.marks import is_sent
+from ..context._marks import is_sent
 from ..types import Message
 from ._attachments import Blob, Ref, digests, join, restored_text, split_all
+from ._planner import Versions
 from ._threads import (
     add_usage,
     clean_title,
@@ -42,7 +43,6 @@ from ._threads import (
     title_of,
 )
 from .base import AttachmentInfo, ForkPoint, StoreError, Thread, ThreadInfo
-from .planner import Versions
 
 T = TypeVar("T")
 Conn = Any

@@ -13,7 +13,7 @@ from ..transport import JsonReply, StreamEvents
 from ..types import Message, calls_of
 from ..wire._common import text_of
 from ..wire.base import RequestOptions
-from .marks import (
+from ._marks import (
     COMPACTION_KEY,
 )
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 class ModelTarget(Protocol):
     """What compaction needs to ask the model itself (the loop's LoopSettings is one):
-    this module and loop.py do not import each other."""
+    this module and _loop.py do not import each other."""
 
     wire: WireStyle
     url: str

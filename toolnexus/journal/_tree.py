@@ -9,9 +9,9 @@ import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from toolnexus._visible import unmistakable
 from toolnexus.errors import ToolnexusError
 from toolnexus.journal.changes import ABSENT, FileState, Kind, file_digest, state_of
-from toolnexus.visible import unmistakable
 
 
 class UnsafePath(ToolnexusError):

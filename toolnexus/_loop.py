@@ -14,14 +14,14 @@ from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from ._bounded_json import TooDeep, loads_bounded
+from ._callbacks import maybe_await
 from ._control import RunControl
-from .bounded_json import TooDeep, loads_bounded
 from .budget import Budget, call_worst_case
-from .callbacks import maybe_await
 from .content import Prompt, user_content, with_attachments
 from .context._estimate import message_tokens, text_tokens
+from .context._marks import INTERRUPTED_KEY, mark_refused_turn, notice, sendable
 from .context.keeper import ContextKeeper, Outgoing
-from .context.marks import INTERRUPTED_KEY, mark_refused_turn, notice, sendable
 from .context.plan import Draft
 from .errors import ProviderError, ToolnexusError
 from .events import (
@@ -43,6 +43,7 @@ from .events import (
 )
 from .hooks import Hooks
 from .schema import OutputSchema
+from .tools._tool_search import DEFAULT_SHARE, LOADED_KEY, TOOL_SEARCH, Offer, offer, search
 from .tools.suspension import PENDING_KEY, WaitFor, declined, pending_request
 from .tools.tool import (
     SHOWN_KEY,
@@ -53,7 +54,6 @@ from .tools.tool import (
     ToolResult,
     to_result,
 )
-from .tools.tool_search import DEFAULT_SHARE, LOADED_KEY, TOOL_SEARCH, Offer, offer, search
 from .tools.toolkit import Toolkit
 from .transport import JsonReply, Retrying, StreamEvents, Transport
 from .types import (
@@ -121,7 +121,7 @@ class LoopSettings:
     endpoint: str = ""  # its endpoint_tag: what a turn's endpoint sent goes back to it alone
     budget: Budget | None = None  # checked before each model call, at `price`
     price: Price | None = None  # the model's; None: no budget can be enforced
-    # MCP tool schemas above this share of the window are named only (tools/tool_search.py);
+    # MCP tool schemas above this share of the window are named only (tools/_tool_search.py);
     # None: every schema is sent
     tool_search: float | None = DEFAULT_SHARE
 
