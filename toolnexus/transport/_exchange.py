@@ -338,7 +338,10 @@ class Transport:
     ) -> Any:
         """One GET (no retries) for endpoint metadata: the JSON body of a 200 answer, or
         None for any other answer, a body over `limit` bytes, or a failed connection.
-        Only an interruption of the run is raised."""
+        Only an interruption of the run is raised. A model answering in this process
+        has no such metadata: None."""
+        if self._answerer is not None:
+            return None
         import httpx2
 
         async def fetch() -> Any:
