@@ -75,7 +75,7 @@ class ScriptedModel(WireStyle):
         transport=model.transport()))`: the real encoding runs, and no server."""
         from ._transport import ScriptedTransport
 
-        return ScriptedTransport(self)
+        return ScriptedTransport(self.answer)
 
     # -- the style: canonical requests in, scripted replies out
 

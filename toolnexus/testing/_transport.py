@@ -1,13 +1,13 @@
-"""ScriptedTransport: an httpx2 transport that answers chat-completions requests from a
-ScriptedModel in the openai style's wire format (a JSON body, or server-sent events), so
-the style's real encoding and decoding run without a server."""
+"""ScriptedTransport: an httpx2 transport that answers requests from a ScriptedModel in the
+openai style's wire format (chat completions: a JSON body, or server-sent events), so the
+style's real encoding and decoding run without a server."""
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import httpx2
 
@@ -16,24 +16,23 @@ from ..events import empty_usage
 from ..wire.base import ToolSpec
 from ._script import ModelRequest, ScriptedReply, pause
 
-if TYPE_CHECKING:
-    from ._model import ScriptedModel
-
-CHAT_PATH = "/chat/completions"
+# ScriptedModel.answer: records the request and gives its reply, or raises its error
+Answer = Callable[[ModelRequest], Awaitable[ScriptedReply]]
 
 
 class ScriptedTransport(httpx2.AsyncBaseTransport):
-    """Answers `POST .../chat/completions` from `model`; anything else is a 404."""
+    """Answers every POST (a chat-completions request, whatever its path: a style of yours
+    may send it elsewhere) with what `answer` gives; anything else is a 404."""
 
-    def __init__(self, model: ScriptedModel) -> None:
-        self.model = model
+    def __init__(self, answer: Answer) -> None:
+        self.answer = answer
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        if request.method != "POST" or not request.url.path.endswith(CHAT_PATH):
-            return _error_response(404, f"the scripted model answers POST {CHAT_PATH} only")
+        if request.method != "POST":
+            return _error_response(404, "the scripted model answers POST requests only")
         body = json.loads(await request.aread())
         try:
-            scripted = await self.model.answer(_chat_request(body))
+            scripted = await self.answer(_chat_request(body))
         except ProviderError as error:
             return _failure(error)
         if not body.get("stream"):
