@@ -27,7 +27,7 @@ class ScriptedCall:
     def as_tool_call(self, index: int) -> ToolCall:
         args = self.arguments
         return {
-            "id": self.id or f"call_{index}",
+            "id": self.id or f"call_{index + 1}",
             "type": "function",
             "function": {
                 "name": self.name,
@@ -75,7 +75,8 @@ class ScriptedReply:
 class ModelRequest:
     """One request the agent sent: the canonical `messages` (a copy), the `system` prompt,
     the `tools` offered, the `model` asked for, whether it asked for a `stream`, and the
-    `reasoning` level."""
+    `reasoning` level. Through the transport, `body` is the request's JSON body as the
+    real style encoded it (None as the style: nothing was encoded)."""
 
     model: str
     messages: list[Message]
@@ -83,6 +84,7 @@ class ModelRequest:
     tools: tuple[ToolSpec, ...]
     stream: bool
     reasoning: str = "off"
+    body: dict[str, Any] | None = None
 
     @property
     def tool_names(self) -> list[str]:

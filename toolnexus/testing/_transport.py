@@ -98,6 +98,7 @@ def _chat_request(body: dict[str, Any]) -> ModelRequest:
         tools=tools,
         stream=bool(body.get("stream")),
         reasoning=body.get("reasoning_effort") or "off",
+        body=body,
     )
 
 
