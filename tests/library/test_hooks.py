@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.support.resilience_helpers import single_try_client
-from tests.support.scripted import calls, scripted_client
+from tests.support.scripted import calling, scripted_client
 from tests.support.stub_provider import Reply, anthropic_text, anthropic_tool_use
 from toolnexus import ToolResult, create_toolkit, define_tool
 from toolnexus.hooks import HOOK_NAMES, Hooks
@@ -62,7 +62,7 @@ async def run_with(client, prompt: str, toolkit, mode: str):
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("mode", ["run", "stream"])
 async def test_before_llm_sees_messages_tools_model_and_turn(scripted, kind, mode):
-    scripted.add(calls(("add", {"a": 1, "b": 2})), "3")
+    scripted.add(calling(("add", {"a": 1, "b": 2})), "3")
     seen: list[dict[str, Any]] = []
     hooks = {"before_llm": hook(lambda p: seen.append(copy.deepcopy(p)), kind)}
     toolkit = await add_toolkit()
@@ -82,7 +82,7 @@ async def test_before_llm_sees_messages_tools_model_and_turn(scripted, kind, mod
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("mode", ["run", "stream"])
 async def test_before_llm_replacements_change_that_request_only(scripted, kind, mode):
-    scripted.add(calls(("add", {"a": 1, "b": 2})), "3")
+    scripted.add(calling(("add", {"a": 1, "b": 2})), "3")
     rewritten = [{"role": "user", "content": "rewritten prompt"}]
 
     def before_llm(payload: dict[str, Any]) -> dict[str, Any] | None:
@@ -148,7 +148,7 @@ async def test_before_llm_sees_anthropic_tools_and_replaces_the_anthropic_reques
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("mode", ["run", "stream"])
 async def test_after_llm_sees_response_model_and_turn(scripted, kind, mode):
-    scripted.add(calls(("add", {"a": 1, "b": 2})), "three")
+    scripted.add(calling(("add", {"a": 1, "b": 2})), "three")
     seen: list[dict[str, Any]] = []
     hooks = {
         "before_llm": lambda p: {"model": "per-request"} if p["turn"] == 2 else None,
@@ -223,7 +223,7 @@ async def test_after_llm_returning_nothing_useful_keeps_the_response(scripted):
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_before_tool_sees_name_args_id_and_turn(scripted, kind):
-    scripted.add(calls(("add", {"a": 1, "b": 2})), "3")
+    scripted.add(calling(("add", {"a": 1, "b": 2})), "3")
     seen: list[dict[str, Any]] = []
     hooks = {"before_tool": hook(lambda p: seen.append(copy.deepcopy(p)), kind)}
     async with scripted_client(scripted, hooks=hooks) as client:
@@ -234,7 +234,7 @@ async def test_before_tool_sees_name_args_id_and_turn(scripted, kind):
 @pytest.mark.parametrize("kind", KINDS)
 async def test_before_tool_result_short_circuits_the_tool(scripted, kind):
     scripted.add(
-        calls(("add", {"a": 1, "b": 2})),
+        calling(("add", {"a": 1, "b": 2})),
         "understood",
     )
     ran: list[dict[str, Any]] = []
@@ -275,7 +275,7 @@ async def test_before_tool_result_short_circuits_the_tool(scripted, kind):
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_before_tool_args_rewrite_runs_the_tool_with_new_args(scripted, kind):
-    scripted.add(calls(("add", {"a": 1, "b": 2})), "done")
+    scripted.add(calling(("add", {"a": 1, "b": 2})), "done")
     ran: list[dict[str, Any]] = []
     after: list[dict[str, Any]] = []
     hooks = {
@@ -294,7 +294,7 @@ async def test_before_tool_args_rewrite_runs_the_tool_with_new_args(scripted, ki
 
 
 async def test_before_tool_returning_none_runs_the_tool_as_called(scripted):
-    scripted.add(calls(("add", {"a": 1, "b": 2})), "done")
+    scripted.add(calling(("add", {"a": 1, "b": 2})), "done")
     ran: list[dict[str, Any]] = []
     async with scripted_client(scripted, hooks={"before_tool": lambda p: None}) as client:
         await client.run("add", await add_toolkit(ran))
@@ -307,7 +307,7 @@ async def test_before_tool_returning_none_runs_the_tool_as_called(scripted):
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_after_tool_sees_name_args_result_id_and_turn(scripted, kind):
-    scripted.add(calls(("add", {"a": 1, "b": 2})), "3")
+    scripted.add(calling(("add", {"a": 1, "b": 2})), "3")
     seen: list[dict[str, Any]] = []
     async with scripted_client(scripted, hooks={"after_tool": hook(seen.append, kind)}) as client:
         await client.run("add", await add_toolkit())
@@ -328,7 +328,7 @@ async def test_after_tool_sees_name_args_result_id_and_turn(scripted, kind):
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("shape", ["ToolResult", "dict"])
 async def test_after_tool_may_replace_the_result(scripted, kind, shape):
-    scripted.add(calls(("add", {"a": 1, "b": 2})), "ok")
+    scripted.add(calling(("add", {"a": 1, "b": 2})), "ok")
     ran: list[dict[str, Any]] = []
 
     def after_tool(payload: dict[str, Any]) -> Any:
@@ -351,7 +351,7 @@ async def test_after_tool_may_replace_the_result(scripted, kind, shape):
 async def test_after_tool_returning_no_replacement_keeps_the_result(scripted, returned):
     """Like before_tool and after_llm, a dict without the "result" key changes nothing
     (it must not become the tool output the model sees)."""
-    scripted.add(calls(("add", {"a": 1, "b": 2})), "ok")
+    scripted.add(calling(("add", {"a": 1, "b": 2})), "ok")
     async with scripted_client(scripted, hooks={"after_tool": lambda p: returned}) as client:
         result = await client.run("add", await add_toolkit())
     assert tool_messages(scripted.requests[1].body)[0]["content"] == "3"
@@ -359,7 +359,7 @@ async def test_after_tool_returning_no_replacement_keeps_the_result(scripted, re
 
 
 async def test_after_tool_may_return_a_plain_string(scripted):
-    scripted.add(calls(("add", {"a": 1, "b": 2})), "ok")
+    scripted.add(calling(("add", {"a": 1, "b": 2})), "ok")
     async with scripted_client(scripted, hooks={"after_tool": lambda p: "three"}) as client:
         await client.run("add", await add_toolkit())
     assert tool_messages(scripted.requests[1].body)[0]["content"] == "three"
@@ -369,7 +369,7 @@ async def test_after_tool_may_return_a_plain_string(scripted):
 
 
 async def test_all_four_hooks_fire_in_order_with_the_turn(scripted):
-    scripted.add(calls(("add", {"a": 1, "b": 2})), "3")
+    scripted.add(calling(("add", {"a": 1, "b": 2})), "3")
     order: list[tuple[str, int]] = []
 
     def recorder(name: str) -> Callable[[dict[str, Any]], None]:
@@ -388,7 +388,7 @@ async def test_all_four_hooks_fire_in_order_with_the_turn(scripted):
 
 
 async def test_hooks_given_as_an_object_with_methods(scripted):
-    scripted.add(calls(("add", {"a": 1, "b": 2})), "final")
+    scripted.add(calling(("add", {"a": 1, "b": 2})), "final")
 
     class Policy:
         def __init__(self) -> None:
@@ -469,7 +469,7 @@ def test_known_hook_names_are_accepted_and_none_means_no_hooks():
 
 @pytest.mark.parametrize("mode", ["run", "stream"])
 async def test_request_params_are_merged_into_every_body(scripted, mode):
-    scripted.add(calls(("add", {"a": 1, "b": 2})), "3")
+    scripted.add(calling(("add", {"a": 1, "b": 2})), "3")
     params = {"temperature": 0.2, "top_p": 0.9, "seed": 7}
     async with scripted_client(scripted, request_params=params) as client:
         result, _ = await run_with(client, "add", await add_toolkit(), mode)
@@ -504,7 +504,7 @@ def test_request_params_may_not_set_reserved_keys(scripted, key):
 async def test_each_hook_gets_the_keys_its_payload_type_declares(scripted):
     from toolnexus.hooks import AfterLlm, AfterTool, BeforeLlm, BeforeTool
 
-    scripted.add(calls(("add", {"a": 1, "b": 2})), "3")
+    scripted.add(calling(("add", {"a": 1, "b": 2})), "3")
     keys: dict[str, set[str]] = {}
     hooks = {
         name: (lambda payload, name=name: keys.setdefault(name, set(payload)))

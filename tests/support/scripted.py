@@ -24,6 +24,21 @@ def scripted_client(model: ScriptedModel, **options: Any) -> Client:
     return create_client(base_url=BASE_URL, style="openai", http_client=http, **options)
 
 
-def calls(*named: tuple[str, dict[str, Any] | str]) -> ScriptedReply:
+def calling(*named: tuple[str, dict[str, Any] | str]) -> ScriptedReply:
     """A reply making these (name, arguments) tool calls, with ids call_1, call_2, ..."""
     return ScriptedReply(tool_calls=[ScriptedCall(name, args) for name, args in named])
+
+
+def usage(prompt: int, completion: int) -> dict[str, int]:
+    """A reply's usage as an endpoint counts it."""
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+
+
+def sent_results(model: ScriptedModel, request: int = 1) -> list[dict[str, Any]]:
+    """The tool results request number `request` (from 0) sent back, as on the wire."""
+    body = model.requests[request].body or {}
+    return [m for m in body["messages"] if m["role"] == "tool"]
