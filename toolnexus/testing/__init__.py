@@ -13,7 +13,8 @@ pydantic-ai's TestModel do it.
 
 Replies are canonical data: text (whole, or the chunks a stream sends, with a delay
 before each), tool calls, reasoning, usage, or one of the library's own errors
-(`rate_limited()`, `overloaded()`, `context_overflow()`, any ProviderError) so the
+(`rate_limited()`, `overloaded()`, `context_overflow()`, `failure(status)`, any
+ProviderError) so the
 client's retries and its compaction on overflow run as they would against a server.
 `ScriptedModel(respond=f)` makes each reply with `f(request)` instead.
 
@@ -30,6 +31,7 @@ from ._script import (
     ScriptedCall,
     ScriptedReply,
     context_overflow,
+    failure,
     overloaded,
     rate_limited,
 )
@@ -42,6 +44,7 @@ __all__ = [
     "ScriptedModel",
     "ScriptedReply",
     "context_overflow",
+    "failure",
     "overloaded",
     "rate_limited",
 ]

@@ -9,7 +9,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ContextOverflow, ContextSize, Overloaded, ProviderError, RateLimited
+from ..errors import (
+    ContextOverflow,
+    ContextSize,
+    Overloaded,
+    ProviderError,
+    RateLimited,
+    provider_error,
+)
 from ..types import AssistantMessage, Message, ToolCall, Usage
 from ..wire._common import text_of
 from ..wire.base import ToolSpec
@@ -100,6 +107,15 @@ class ModelRequest:
 Scripted = ScriptedReply | str | ProviderError
 # A function of the request that makes the reply (FunctionModel's way), maybe async
 Responder = Callable[[ModelRequest], Scripted | Awaitable[Scripted]]
+
+
+def failure(status: int, message: str = "the request failed") -> ProviderError:
+    """A failed call of this HTTP status, as the library raises it: the class the status
+    says (RateLimited, Overloaded, AuthFailed, ServerError, ...), retried when a server's
+    would be."""
+    return provider_error(
+        f"HTTP {status} from the scripted model: {message}", status=status, provider_message=message
+    )
 
 
 def rate_limited(retry_after: float | None = None) -> RateLimited:

@@ -66,7 +66,7 @@ class _EventStream(httpx2.AsyncByteStream):
         if scripted.error is not None:
             yield _event({"error": _error_body(scripted.error)})
             return
-        yield self._chunk({}, finish=scripted.finish(), usage=scripted.usage or empty_usage())
+        yield self._chunk({}, finish=scripted.finish(), usage=_wire_usage(scripted))
         yield b"data: [DONE]\n\n"
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None, usage: Any = None) -> bytes:
@@ -112,8 +112,19 @@ def _completion(scripted: ScriptedReply, model: str) -> dict[str, Any]:
         "created": int(time.time()),
         "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": scripted.finish()}],
-        "usage": scripted.usage or empty_usage(),
+        "usage": _wire_usage(scripted),
     }
+
+
+def _wire_usage(scripted: ScriptedReply) -> dict[str, Any]:
+    """The reply's canonical usage as the openai wire counts it: reasoning tokens inside
+    the completion's details, cached ones inside the prompt's."""
+    usage: dict[str, Any] = dict(scripted.usage or empty_usage())
+    if "reasoning_tokens" in usage:
+        usage["completion_tokens_details"] = {"reasoning_tokens": usage.pop("reasoning_tokens")}
+    if "cached_tokens" in usage:
+        usage["prompt_tokens_details"] = {"cached_tokens": usage.pop("cached_tokens")}
+    return usage
 
 
 def _error_body(error: ProviderError) -> dict[str, Any]:
