@@ -112,6 +112,7 @@ class ScriptedModel(WireStyle):
 
     async def reply(self, body: dict[str, Any]) -> ScriptedReply:
         scripted = await self.answer(_canonical_request(body))
+        await pause(scripted.delay_s)
         if scripted.error is not None:
             raise scripted.error
         return scripted

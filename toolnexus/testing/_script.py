@@ -46,7 +46,8 @@ class ScriptedCall:
 @dataclass(frozen=True, slots=True)
 class ScriptedReply:
     """One model reply. `text` is the answer; a sequence of strings is the chunks it
-    streams in, `delay_s` the wait before each chunk (and each tool call) of a stream.
+    streams in, `delay_s` the wait before each chunk (and each tool call) of a stream, or
+    before a whole reply.
     `tool_calls`, `reasoning`, `usage` and `finish_reason` as a provider would send them.
     `error`, when set, breaks the reply off after its chunks (a stream failing midway)."""
 

@@ -36,6 +36,7 @@ class ScriptedTransport(httpx2.AsyncBaseTransport):
         except ProviderError as error:
             return _failure(error)
         if not body.get("stream"):
+            await pause(scripted.delay_s)
             if scripted.error is not None:
                 return _failure(scripted.error)
             return httpx2.Response(200, json=_completion(scripted, body.get("model", "")))
