@@ -89,7 +89,10 @@ class ScriptedModel(WireStyle):
         return self
 
     def tool_schemas(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
-        return [tool._asdict() for tool in tools]
+        return [
+            {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
+            for tool in tools
+        ]
 
     def build_body(
         self,
