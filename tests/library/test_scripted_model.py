@@ -51,10 +51,16 @@ def _over_http(model: ScriptedModel, **kwargs):
     return create_client(base_url=NOWHERE, style="openai", model="m", http_client=http, **kwargs)
 
 
-MODES = [_as_style, _over_http]
+def _over_anthropic_wire(model: ScriptedModel, **kwargs):
+    http = httpx2.AsyncClient(transport=model.transport())
+    return create_client(base_url=NOWHERE, style="anthropic", model="m", http_client=http, **kwargs)
 
 
-@pytest.mark.parametrize("plug", MODES, ids=["style", "transport"])
+MODES = [_as_style, _over_http, _over_anthropic_wire]
+IDS = ["style", "openai-wire", "anthropic-wire"]
+
+
+@pytest.mark.parametrize("plug", MODES, ids=IDS)
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 async def test_a_tool_call_runs_and_every_request_is_recorded(plug, stream):
     model = ScriptedModel(
@@ -83,7 +89,7 @@ async def test_a_tool_call_runs_and_every_request_is_recorded(plug, stream):
     assert model.unused == 0
 
 
-@pytest.mark.parametrize("plug", MODES, ids=["style", "transport"])
+@pytest.mark.parametrize("plug", MODES, ids=IDS)
 async def test_chunks_stream_as_text_events_in_order(plug):
     model = ScriptedModel([ScriptedReply(text=["Hel", "lo", " there"], reasoning="hm")])
     events = [event async for event in plug(model).stream("hi", None)]
@@ -96,7 +102,7 @@ async def test_chunks_stream_as_text_events_in_order(plug):
     assert events[-1]["result"].text == "Hello there"
 
 
-@pytest.mark.parametrize("plug", MODES, ids=["style", "transport"])
+@pytest.mark.parametrize("plug", MODES, ids=IDS)
 async def test_rate_limits_and_overloads_are_retried_as_from_a_server(plug):
     model = ScriptedModel([rate_limited(retry_after=0), overloaded(), "at last"])
     events = [event async for event in plug(model, retries=2).stream("hi", None)]
@@ -107,7 +113,7 @@ async def test_rate_limits_and_overloads_are_retried_as_from_a_server(plug):
     assert len(model.requests) == 3
 
 
-@pytest.mark.parametrize("plug", MODES, ids=["style", "transport"])
+@pytest.mark.parametrize("plug", MODES, ids=IDS)
 async def test_retries_used_up_raise_the_librarys_own_error(plug):
     model = ScriptedModel([overloaded()] * 3)
     with pytest.raises(Overloaded):
@@ -115,7 +121,7 @@ async def test_retries_used_up_raise_the_librarys_own_error(plug):
     assert len(model.requests) == 2
 
 
-@pytest.mark.parametrize("plug", MODES, ids=["style", "transport"])
+@pytest.mark.parametrize("plug", MODES, ids=IDS)
 async def test_an_overflow_without_a_context_policy_is_the_error(plug):
     model = ScriptedModel([context_overflow(used=9000, window=8192)])
     with pytest.raises(ContextOverflow) as info:

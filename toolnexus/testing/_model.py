@@ -70,9 +70,10 @@ class ScriptedModel(WireStyle):
         return ScriptedReply(text=scripted) if isinstance(scripted, str) else scripted
 
     def transport(self) -> ScriptedTransport:
-        """An httpx2 transport answering from this script in the openai style's wire
-        format, for `create_client(style="openai", http_client=httpx2.AsyncClient(
-        transport=model.transport()))`: the real encoding runs, and no server."""
+        """An httpx2 transport answering from this script in a real style's wire format
+        (anthropic's Messages API at a path ending in /messages, else openai's chat
+        completions), for `create_client(style="openai", http_client=httpx2.AsyncClient(
+        transport=model.transport()))`: the style's real encoding runs, and no server."""
         from ._transport import ScriptedTransport
 
         return ScriptedTransport(self.answer)

@@ -83,8 +83,9 @@ class ScriptedReply:
 class ModelRequest:
     """One request the agent sent: the canonical `messages` (a copy), the `system` prompt,
     the `tools` offered, the `model` asked for, whether it asked for a `stream`, and the
-    `reasoning` level. Through the transport, `body` is the request's JSON body as the
-    real style encoded it (None as the style: nothing was encoded)."""
+    `reasoning` level ("on" through the anthropic wire, whose thinking budget names no
+    level). Through the transport, `body` is the request's JSON body as the real style
+    encoded it (None as the style: nothing was encoded)."""
 
     model: str
     messages: list[Message]
