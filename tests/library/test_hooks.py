@@ -1,6 +1,5 @@
-"""Hooks around model and tool calls, and request_params: on toolnexus.testing's scripted
-model through the openai style's real encoding, and on the loopback stub for the anthropic
-style's bodies."""
+"""Hooks around model and tool calls, and request_params, on toolnexus.testing's scripted
+model through the openai and anthropic styles' real encoding."""
 
 from __future__ import annotations
 
@@ -12,9 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.resilience_helpers import single_try_client
 from tests.support.scripted import calling, scripted_client
-from tests.support.stub_provider import Reply, anthropic_text, anthropic_tool_use
 from toolnexus import ToolResult, create_toolkit, define_tool
 from toolnexus.hooks import HOOK_NAMES, Hooks
 
@@ -122,10 +119,8 @@ async def test_before_llm_partial_replacement_keeps_the_rest(scripted):
     assert "turnip" not in body
 
 
-async def test_before_llm_sees_anthropic_tools_and_replaces_the_anthropic_request(stub):
-    stub.script(
-        Reply.json(anthropic_tool_use([("add", {"a": 2, "b": 2})])), Reply.json(anthropic_text("4"))
-    )
+async def test_before_llm_sees_anthropic_tools_and_replaces_the_anthropic_request(scripted):
+    scripted.add(calling(("add", {"a": 2, "b": 2})), "4")
     seen: list[dict[str, Any]] = []
 
     def before_llm(payload: dict[str, Any]) -> dict[str, Any]:
@@ -133,13 +128,13 @@ async def test_before_llm_sees_anthropic_tools_and_replaces_the_anthropic_reques
         return {"model": f"claude-turn-{payload['turn']}"}
 
     toolkit = await add_toolkit()
-    async with single_try_client(
-        stub, style="anthropic", hooks={"before_llm": before_llm}
+    async with scripted_client(
+        scripted, style="anthropic", hooks={"before_llm": before_llm}
     ) as client:
         result = await client.run("2+2", toolkit)
     assert result.text == "4"
     assert seen[0]["tools"] == toolkit.to_anthropic()
-    assert [r.json["model"] for r in stub.requests] == ["claude-turn-1", "claude-turn-2"]
+    assert [r.body["model"] for r in scripted.requests] == ["claude-turn-1", "claude-turn-2"]
 
 
 # ----------------------------------------------------------------------------- after_llm
@@ -482,13 +477,13 @@ async def test_request_params_are_merged_into_every_body(scripted, mode):
         assert body["tools"]  # the loop's own keys are still there
 
 
-async def test_request_params_merge_into_anthropic_bodies(stub):
-    stub.script(Reply.json(anthropic_text("hi")))
-    async with single_try_client(
-        stub, style="anthropic", request_params={"temperature": 0, "max_tokens": 77}
+async def test_request_params_merge_into_anthropic_bodies(scripted):
+    scripted.add("hi")
+    async with scripted_client(
+        scripted, style="anthropic", request_params={"temperature": 0, "max_tokens": 77}
     ) as client:
         await client.run("hi", None)
-    body = stub.requests[0].json
+    body = scripted.requests[0].body
     assert body["temperature"] == 0 and body["max_tokens"] == 77
 
 

@@ -1,6 +1,6 @@
 """Clients on toolnexus.testing's scripted model, for the library tests whose subject is not
-HTTP (the loop, hooks, suspension, memory, budgets): the openai style's real encoding runs
-through the model's httpx2 transport, with no server to start."""
+HTTP (the loop, hooks, suspension, memory, budgets): the style's real encoding runs through
+the model's httpx2 transport, with no server to start."""
 
 from __future__ import annotations
 
@@ -14,14 +14,15 @@ from toolnexus.testing import ScriptedCall, ScriptedModel, ScriptedReply
 BASE_URL = "http://scripted.test/v1"
 
 
-def scripted_client(model: ScriptedModel, **options: Any) -> Client:
-    """A client speaking the openai style to `model`, on model "m", that never retries
-    (as resilience_helpers.single_try_client on the stub)."""
+def scripted_client(model: ScriptedModel, style: str = "openai", **options: Any) -> Client:
+    """A client speaking `style` ("openai" or "anthropic": the wire formats the model's
+    transport speaks) to `model`, on model "m", that never retries (as
+    resilience_helpers.single_try_client on the stub)."""
     options.setdefault("retries", 0)
     options.setdefault("api_key", "sk-test")
     options.setdefault("model", "m")
     http = httpx2.AsyncClient(transport=model.transport())
-    return create_client(base_url=BASE_URL, style="openai", http_client=http, **options)
+    return create_client(base_url=BASE_URL, style=style, http_client=http, **options)
 
 
 def calling(*named: tuple[str, dict[str, Any] | str]) -> ScriptedReply:
