@@ -513,3 +513,35 @@ def test_what_a_command_stopped_by_ctrl_c_changed_is_applied_and_journaled(cli, 
     finally:
         chat.close()
     assert (work / "stopped.txt").read_text() == "before-the-stop\n"  # as far as it got
+
+
+@pytest.mark.parametrize(
+    "config", ["", "[sandbox]\nnamespaces = false\n"], ids=["overlay", "no overlay"]
+)
+def test_files_the_file_tools_created_are_removed_by_a_rewind_and_made_again_by_redo(
+    cli, stub, work, config
+):
+    cli.write_config(config)
+    start = tree_digest(work)
+    writes = [
+        ("write_file", {"path": str(work / "made.txt"), "content": "made\n"}),
+        ("write_file", {"path": str(work / "new" / "deep" / "f.txt"), "content": "deep\n"}),
+    ]
+    edit = [("edit_file", {"path": str(work / "made.txt"), "old": "made", "new": "edited"})]
+    replies(stub, writes, edit, bash("echo more >> new/deep/f.txt"))
+    asked = cli.call("ask", "--builtins", "--yes", "--id", "t-8", "--root", str(work), "go")
+    assert asked.code == 0, asked
+    assert (work / "made.txt").read_text() == "edited\n"
+    end = tree_digest(work)
+    as_json = cli.call("threads", "show", "t-8", "--changes", "--json").json
+    assert [r["summary"] for r in as_json] == ["+1 ~0 -0"] * 2 + ["+0 ~1 -0"] * 2
+
+    rewound = cli.call("threads", "rewind", "t-8", "1")
+    assert rewound.code == 0, rewound
+    assert not (work / "made.txt").exists() and not (work / "new").exists()  # not left empty
+    assert tree_digest(work) == start
+
+    redone = cli.call("threads", "redo", "t-8")
+    assert redone.code == 0, redone
+    assert (work / "new" / "deep" / "f.txt").read_text() == "deep\nmore\n"
+    assert tree_digest(work) == end

@@ -332,16 +332,52 @@ class Workspace:
         self.keep(target, state)
         return state
 
-    def after_change(self, target: Path, before: FileState | None, source: str) -> ChangeSet | None:
-        """What the file tool `source` changed at `target` (None if nothing, or outside)."""
+    def make_folders(self, folder: Path) -> tuple[Path, ...]:
+        """Make `folder` and whatever folders above it are missing; those made, outermost
+        first (a write's change set holds them, so that a rewind removes them too)."""
+        missing = []
+        while not os.path.lexists(folder):
+            missing.append(folder)
+            folder = folder.parent
+        for made in reversed(missing):
+            made.mkdir(exist_ok=True)
+        return tuple(reversed(missing))
+
+    def open_to_write(
+        self, target: Path, context: ToolContext | None
+    ) -> tuple[int, FileState | None]:
+        """`target` opened to be written (made if missing), and its state before: ABSENT
+        when this open made it, so that a rewind removes it rather than leave it empty
+        (None outside the workspace, whose changes are not journaled)."""
+        created = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+        try:
+            fd = self.open_path(target, context, action="write", flags=created)
+        except FileExistsError:
+            fd = self.open_path(target, context, action="write", flags=os.O_WRONLY)
+            return fd, self.before_change(target)
+        return fd, ABSENT if self.inside(target) else None
+
+    def after_change(
+        self, target: Path, before: FileState | None, source: str, made: Iterable[Path] = ()
+    ) -> ChangeSet | None:
+        """What the file tool `source` changed at `target`, in the folders it `made` (None
+        if nothing, or outside)."""
         if before is None:
             return None
         after = state_of(target)
         if after.same_as(before):
             return None
         self.keep(target, after)
-        change = FileChange(target.relative_to(self.root).as_posix(), before, after)
-        return ChangeSet((change,), source)
+        changes = [
+            FileChange(self._relative(folder), ABSENT, state_of(folder))
+            for folder in made
+            if self.inside(folder) and folder != self.root
+        ]
+        changes.append(FileChange(self._relative(target), before, after))
+        return ChangeSet(tuple(changes), source)
+
+    def _relative(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
 
     def keep(self, path: Path, state: FileState, *, name: str | None = None) -> None:
         """Keep the content `path` holds in `state` in the journal, so the change can be
