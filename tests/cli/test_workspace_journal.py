@@ -545,3 +545,31 @@ def test_files_the_file_tools_created_are_removed_by_a_rewind_and_made_again_by_
     assert redone.code == 0, redone
     assert (work / "new" / "deep" / "f.txt").read_text() == "deep\nmore\n"
     assert tree_digest(work) == end
+
+
+@pytest.mark.parametrize(
+    "config", ["", "[sandbox]\nnamespaces = false\n"], ids=["overlay", "no overlay"]
+)
+def test_a_rewind_gives_a_folder_its_time_back_when_the_turn_made_or_removed_files_in_it(
+    cli, stub, work, config
+):
+    cli.write_config(config)
+    os.utime(work / "src", ns=(10**18, 10**18))  # a time the turn's writes surely move
+    start = tree_digest(work)
+    write = [("write_file", {"path": str(work / "src" / "three.py"), "content": "three\n"})]
+    replies(stub, write, bash("echo four > src/four.py && rm src/two.py"))
+    asked = cli.call("ask", "--builtins", "--yes", "--id", "t-9", "--root", str(work), "go")
+    assert asked.code == 0, asked
+    assert (work / "src").stat().st_mtime_ns != 10**18
+    end = tree_digest(work)
+
+    rewound = cli.call("threads", "rewind", "t-9", "1")
+    assert rewound.code == 0, rewound
+    assert (work / "src").stat().st_mtime_ns == 10**18
+    assert tree_digest(work) == start
+    shown = cli.call("threads", "show", "t-9", "--changes")
+    assert " src\n" not in shown.stdout, shown  # a folder's time is no file changed
+
+    redone = cli.call("threads", "redo", "t-9")
+    assert redone.code == 0, redone
+    assert tree_digest(work) == end
