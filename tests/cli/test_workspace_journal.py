@@ -573,3 +573,14 @@ def test_a_rewind_gives_a_folder_its_time_back_when_the_turn_made_or_removed_fil
     redone = cli.call("threads", "redo", "t-9")
     assert redone.code == 0, redone
     assert tree_digest(work) == end
+
+
+def test_a_secret_looking_file_is_journaled_by_its_hash_never_by_its_content(cli, stub, work):
+    [told] = run_calls(
+        cli, stub, work, bash("echo API_KEY=JOURNAL-SECRET-5 > .env && echo x > a.txt"), "--yes"
+    )
+    assert ".env (new)" in told and "a.txt" in told, told
+    journal = cli.root / "data" / "toolnexus" / "journal"
+    kept = [p.read_bytes() for p in journal.rglob("*") if p.is_file()]
+    assert any(b"x\n" == k for k in kept)  # an ordinary file's content is kept
+    assert not any(b"JOURNAL-SECRET-5" in k for k in kept)
