@@ -584,3 +584,19 @@ def test_a_secret_looking_file_is_journaled_by_its_hash_never_by_its_content(cli
     kept = [p.read_bytes() for p in journal.rglob("*") if p.is_file()]
     assert any(b"x\n" == k for k in kept)  # an ordinary file's content is kept
     assert not any(b"JOURNAL-SECRET-5" in k for k in kept)
+
+
+def test_a_command_s_panel_ends_with_the_files_it_changed(cli, stub, work):
+    """Repro: `toolnexus chat --builtins --yes`; the model runs `echo more >> a.txt && echo
+    new > new.txt && rm gone.txt`: its panel ends with what it changed, counted and named."""
+    model_calls(stub, bash("echo more >> a.txt && echo new > new.txt && rm gone.txt"), "Done.")
+    chat = PtySession(cli, "chat", "--builtins", "--yes", "--root", str(work), rows=50, cols=160)
+    try:
+        chat.expect("›")
+        chat.send_line("change things")
+        chat.expect(
+            re.escape("[files changed: +1 ~1 -1: a.txt, gone.txt (deleted), new.txt (new)]")
+        )
+        chat.expect("Done.")
+    finally:
+        chat.close()
