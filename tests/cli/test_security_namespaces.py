@@ -152,6 +152,17 @@ def test_chmod_chown_and_touch_outside_the_workspace_fail(cli, stub, work):
 
 
 @namespaces
+def test_caches_go_to_a_home_of_the_sandbox_s_own_kept_between_calls(cli, stub, work):
+    (cli.home / "notes.txt").write_text("the person's\n")
+    write = "echo kept > ~/.cache-test && ls ~/notes.txt"
+    [wrote] = run_calls(cli, stub, work, bash(write), "--yes")
+    assert "No such file" in wrote, wrote  # an empty home of its own, not the person's
+    [read] = run_calls(cli, stub, work, bash("cat ~/.cache-test"), "--yes")  # a later call
+    assert read == "exit code 0\nkept\n", read
+    assert not (cli.home / ".cache-test").exists()  # never the person's home
+
+
+@namespaces
 def test_git_hooks_and_project_files_cannot_be_written_for_later(cli, stub, work):
     subprocess.run(["git", "init", "-q", str(work)], check=True)
     subprocess.run(["git", "-C", str(work), "config", "core.hooksPath", ".husky"], check=True)
