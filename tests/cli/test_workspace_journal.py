@@ -331,10 +331,13 @@ def test_a_fork_can_rewind_the_turns_it_shares_and_deleting_frees_the_contents(c
     assert [p for p in blobs.rglob("*") if p.is_file()] == []  # no thread uses them now
 
 
-def test_review_in_a_pipe_applies_nothing_and_tells_the_model(cli, stub, work):
-    cli.write_config('[approval]\nbash = "allow"\n')  # the command runs; its changes wait
+@pytest.mark.parametrize("review", ["--review", '[sandbox]\napply = "ask"\n'])
+def test_review_in_a_pipe_applies_nothing_and_tells_the_model(cli, stub, work, review):
+    config = review if review.startswith("[") else ""
+    cli.write_config(config + '[approval]\nbash = "allow"\n')  # it runs; its changes wait
     model_calls(stub, bash("echo more >> a.txt && echo new > new.txt"), "done")
-    result = cli.run("ask", "--builtins", "--review", "--root", str(work), "go")  # a process
+    flags = [review] if review == "--review" else []
+    result = cli.run("ask", "--builtins", *flags, "--root", str(work), "go")  # a process
     assert result.code == 0, result
     [told] = [m["content"] for m in stub.requests[-1].json["messages"] if m["role"] == "tool"]
     assert "[not applied: the user did not approve what this command changed (" in told, told
