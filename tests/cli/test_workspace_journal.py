@@ -603,3 +603,14 @@ def test_a_command_s_panel_ends_with_the_files_it_changed(cli, stub, work):
         chat.expect("Done.")
     finally:
         chat.close()
+
+
+def test_a_command_ended_by_its_timeout_is_applied_as_far_as_it_got_and_marked_so(cli, stub, work):
+    command = "echo before-the-timeout > slow.txt && sleep 60 && echo never > never.txt"
+    model_calls(stub, [("bash", {"command": command, "timeout": 1})], "done")
+    result = cli.call("ask", "--builtins", "--yes", "--json", "--root", str(work), "go")
+    assert result.code == 0, result
+    [changes] = result.json["changes"]
+    assert changes["interrupted"] is True and changes["summary"] == "+1 ~0 -0", changes
+    assert (work / "slow.txt").read_text() == "before-the-timeout\n"
+    assert not (work / "never.txt").exists()
