@@ -67,7 +67,9 @@ class Snapshots:
                 continue
             old = before.states.get(path, ABSENT)
             new = self._state(path, is_, keep) if is_ is not None else ABSENT
-            if not new.same_as(old):
+            # a folder's time moves when an entry is made or removed in it: a rewind puts
+            # it back, so it counts here (a file's time alone does not)
+            if not new.same_as(old) or (new.kind == old.kind == "dir" and new != old):
                 changes.append(FileChange(path, old, new))
         return ChangeSet(
             tuple(changes), source, outside=outside, complete=before.complete and complete

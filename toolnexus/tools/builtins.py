@@ -243,16 +243,15 @@ class Builtins:
         """
         workspace = self.workspace
         target = workspace.permit(path, context, action="write")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd = workspace.open_path(target, context, action="write", flags=os.O_WRONLY | os.O_CREAT)
-        before = workspace.before_change(target)
+        made = workspace.make_folders(target.parent)
+        fd, before = workspace.open_to_write(target, context)
         data = content.encode()
         with os.fdopen(fd, "wb") as handle:
             handle.truncate(0)
             handle.write(data)
         return ToolResult(
             f"wrote {len(data)} bytes to {target}",
-            changes=workspace.after_change(target, before, "write_file"),
+            changes=workspace.after_change(target, before, "write_file", made),
         )
 
     @guarded
