@@ -14,7 +14,7 @@ from toolnexus.tools.skills import parse_skill_file
 from toolnexus.tools.subagents import Agent
 
 from .claude_names import OURS_BY_CLAUDE_NAME
-from .config import config_dir
+from .config.file import config_dir
 
 # Claude Code's model aliases name its own models: its agents run on the chat's model
 CLAUDE_MODELS = frozenset({"inherit", "sonnet", "opus", "haiku"})

@@ -13,7 +13,7 @@ import typer
 
 from toolnexus import __version__
 
-from .config import Config, load_config
+from .config.file import Config, load_config
 from .errors import UsageError
 from .options import (
     ApproveOpt,
@@ -195,7 +195,7 @@ app.add_typer(config_app, name="config")
 @config_app.command("path")
 def config_path_cmd(config: ConfigOpt = None) -> None:
     """Print where the config file is (or would be)."""
-    from .config import config_path
+    from .config.file import config_path
 
     print(config_path(config))
 
@@ -203,7 +203,7 @@ def config_path_cmd(config: ConfigOpt = None) -> None:
 @config_app.command("show")
 def config_show(config: ConfigOpt = None) -> None:
     """Print the config, with secrets masked."""
-    from .config_commands import show
+    from .config.commands import show
 
     try:
         print(show(load_config(config)))
@@ -217,8 +217,8 @@ def config_init(
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:
     """Write the documented example config."""
-    from .config import config_path
-    from .config_commands import init
+    from .config.commands import init
+    from .config.file import config_path
 
     try:
         print(f"wrote {init(config_path(config), force=force)}")
@@ -238,8 +238,8 @@ def keys_set(
     """Store a key for a provider (asked for without echo)."""
     import getpass
 
-    from .config import check_provider
-    from .keys import load_keys, write_keys
+    from .config.file import check_provider
+    from .config.keys import load_keys, write_keys
 
     try:
         check_provider(load_config(config), name)
@@ -256,7 +256,7 @@ def keys_set(
 @keys_app.command("list")
 def keys_list() -> None:
     """List the providers that have a stored key (never the keys)."""
-    from .keys import load_keys
+    from .config.keys import load_keys
 
     for name in sorted(load_keys()):
         print(name)
@@ -265,7 +265,7 @@ def keys_list() -> None:
 @keys_app.command("rm")
 def keys_rm(name: str) -> None:
     """Forget a stored key."""
-    from .keys import load_keys, write_keys
+    from .config.keys import load_keys, write_keys
 
     keys = load_keys()
     if keys.pop(name, None) is None:
@@ -339,7 +339,7 @@ def chat(run: RunOptions) -> None:
         try:
             code = run_chat(load_config(run.config), run)
         except NotConfigured as missing:  # a first run: set up (on a terminal), then chat
-            from .setup import first_run_setup
+            from .config.setup import first_run_setup
 
             code = run_chat(first_run_setup(run.config, missing), run)
     except UsageError as exc:
@@ -669,7 +669,7 @@ def trust_cmd(
 ) -> None:
     """Trust a repository's project layer (.toolnexus/config.toml, .mcp.json, hooks in
     .claude/settings.json) as it is now, after showing what it adds and runs."""
-    from .trust import trust_command
+    from .config.trust import trust_command
 
     if list_them and revoke_it:
         fail_usage(UsageError("use either --list or --revoke, not both"))
@@ -774,7 +774,7 @@ def mcp_get(
 @app.command("setup")
 def setup_cmd(config: ConfigOpt = None) -> None:
     """Find a local model server or set up a hosted one; write the config (and key)."""
-    from .setup import setup_command
+    from .config.setup import setup_command
 
     try:
         code = setup_command(config)
@@ -796,7 +796,7 @@ def models_cmd(
     config: ConfigOpt = None,
 ) -> None:
     """Each configured provider's models, with aliases, context window and prices."""
-    from .models import list_models_command
+    from .config.models import list_models_command
 
     try:
         code = list_models_command(

@@ -12,7 +12,7 @@ from toolnexus.visible import visible
 from .ask_output import JsonOutput, NotesOnStderr, error_json, print_json
 from .attach import NOT_READ, check_carried, unread_images
 from .command_turns import CommandTurn, command_turn
-from .config import Config
+from .config.file import Config
 from .errors import UsageError
 from .options import RunOptions, go_on_command
 from .render import (
@@ -92,7 +92,7 @@ class AskOptions(NamedTuple):
 
 def _with_project(config: Config, run: RunOptions) -> Config:
     """The repository's layer, asked about on a terminal, ignored in a pipe unless trusted."""
-    from .trust import ask_at_terminal, with_project
+    from .config.trust import ask_at_terminal, with_project
 
     terminal = sys.stdin.isatty() and sys.stdout.isatty()
     return with_project(config, run.tools, ask_at_terminal if terminal else None)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from .config import Config
+from .config.file import Config
 from .options import RunOptions
 from .workspace import WORKSPACE_TOOLS
 

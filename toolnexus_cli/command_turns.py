@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from toolnexus import Tool
     from toolnexus.content import Attachment
 
-    from .config import Config
+    from .config.file import Config
     from .options import ToolFlags
     from .session import Session
 
@@ -37,7 +37,7 @@ class CommandTurn(NamedTuple):
 
 def command_book(config: Config, flags: ToolFlags, built_in: list[str]) -> CommandBook:
     """The custom commands of the repository the session works in, and the person's."""
-    from .config import config_dir
+    from .config.file import config_dir
     from .workspace import workspace_root
 
     return find_commands(workspace_root(config, flags), config_dir() / "commands", built_in)

@@ -34,6 +34,7 @@ from .attach import NOT_READ, check_carried, load_attachment, unread_images
 from .chat_markdown import code_blocks
 from .clipboard import copy_text
 from .command_turns import CommandTurn, command_book, command_turn
+from .config.settings import UiSettings
 from .context_commands import COMMANDS as CONTEXT_COMMANDS
 from .context_commands import ContextCommands
 from .errors import UsageError
@@ -52,7 +53,6 @@ from .mode_commands import ModeCommands
 from .output_commands import COMMANDS as OUTPUT_COMMANDS
 from .output_commands import OutputCommands
 from .session import Session
-from .settings import UiSettings
 from .threads import fork_thread
 from .tool_output import KeptOutputs
 from .toolbox import approval_policy, approval_text, tool_rows

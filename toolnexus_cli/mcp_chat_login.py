@@ -14,7 +14,7 @@ from rich.text import Text
 from toolnexus import ToolnexusError
 from toolnexus.visible import visible
 
-from .keys import mcp_tokens_path
+from .config.keys import mcp_tokens_path
 from .mcp_login import WAIT_LINE, open_browser
 from .toolbox import quiet_mcp_sdk
 

@@ -11,7 +11,7 @@ from typing import Any
 from toolnexus import ToolnexusError
 from toolnexus.visible import visible
 
-from .config import Config
+from .config.file import Config
 from .mcp_files import (
     ServerFile,
     check_name,

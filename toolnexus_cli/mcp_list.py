@@ -10,9 +10,9 @@ from pathlib import Path
 
 from toolnexus import ToolnexusError
 
-from .config import Config
+from .config.file import Config
+from .config.keys import mcp_tokens_path
 from .errors import UsageError
-from .keys import mcp_tokens_path
 from .mcp_view import as_json, details
 from .options import ToolFlags
 from .toolbox import mcp_config, quiet_mcp_sdk

@@ -9,9 +9,9 @@ import sys
 
 from toolnexus import ToolnexusError
 
-from .config import Config
+from .config.file import Config
+from .config.keys import mcp_tokens_path
 from .errors import UsageError
-from .keys import mcp_tokens_path
 from .options import ToolFlags
 from .toolbox import mcp_config, quiet_mcp_sdk
 

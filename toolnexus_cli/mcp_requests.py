@@ -21,7 +21,7 @@ from .toolbox import mcp_servers
 if TYPE_CHECKING:
     from toolnexus.mcp.sampling import SamplingCall
 
-    from .config import Target
+    from .config.file import Target
     from .session import Session
 
 SAMPLING_RULE = "sampling:{server}"
@@ -128,7 +128,7 @@ async def _answering_target(session: Session, params: dict[str, Any]) -> Target:
     the session's."""
     from toolnexus.mcp.sampling import model_hints
 
-    from .config import resolve_target
+    from .config.file import resolve_target
     from .errors import UsageError
 
     current = session.target

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from toolnexus.context.pricing import Price
 
-    from .settings import UiSettings
+    from .config.settings import UiSettings
     from .tool_output import KeptOutputs
     from .toolbox import ChangeView
 

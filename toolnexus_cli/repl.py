@@ -17,12 +17,12 @@ from .attach import pasted_image
 from .chat_tools import chat_options, tools_off_line, workspace_line
 from .command_turns import CommandTurn
 from .commands import COMMANDS, Commands, meant_as_command
-from .config import Config
+from .config.file import Config
+from .config.models import model_names
 from .custom_commands import command_hint
 from .errors import UsageError
 from .mcp_prompts import attach_mentions
 from .mcp_view import status_line
-from .models import model_names
 from .modes import CYCLE_KEY, PLAN_KEY, ChatMode, modes_matter
 from .options import RunOptions, go_on_command
 from .output_commands import show_last
@@ -402,7 +402,7 @@ def terminal_console() -> Console:
 
 
 def run_chat(config: Config, options: RunOptions) -> int:
-    from .trust import ask_at_terminal, with_project
+    from .config.trust import ask_at_terminal, with_project
 
     config = with_project(config, options.tools, ask_at_terminal)
     return Repl(config, options).run()

@@ -42,15 +42,15 @@ from .approve import (
     wait_for_without_terminal,
     yes_to_what_it_covers,
 )
-from .config import LIMITS, Config, Target, cache_dir, data_dir, resolve_target
+from .config.file import LIMITS, Config, Target, cache_dir, data_dir, resolve_target
+from .config.keys import KeyChoice, check_provider_headers, choose_key
+from .config.project import repository_top
 from .errors import UsageError
 from .hooks_run import HookRunner
 from .instructions import Instructions, project_instructions
-from .keys import KeyChoice, check_provider_headers, choose_key
 from .listing import latest_holding
 from .mcp_requests import answer_mcp_requests
 from .options import RunOptions, ToolFlags, go_on_command
-from .project import repository_top
 from .recap import recorded_system, system_record
 from .redact import EventRedactor, RedactingStore, Redactor
 from .render import NO_FACTS, FooterFacts
@@ -344,7 +344,7 @@ class Session:
         lists know the name: a note with the names it may have meant."""
         if self.options.model is None:
             return None
-        from .models import unknown_model_note
+        from .config.models import unknown_model_note
 
         # in a thread: the provider may be asked which models it serves
         return await asyncio.to_thread(

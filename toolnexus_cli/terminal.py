@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-from .config import state_dir
+from .config.file import state_dir
 from .terminal_answers import AnswerFilter, keyboard
 from .words import counted
 

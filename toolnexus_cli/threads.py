@@ -23,7 +23,7 @@ from toolnexus.stores import SNIPPET_MARK, ThreadInfo, referenced
 from toolnexus.types import calls_of
 from toolnexus.visible import visible
 
-from .config import Config, journal_dir
+from .config.file import Config, journal_dir
 from .errors import UsageError
 from .listing import holding
 from .session import new_thread_id, open_store

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 from toolnexus import Tool, Toolkit, ToolnexusError, create_toolkit
 from toolnexus.visible import visible
 
-from .config import Config
+from .config.file import Config
+from .config.keys import mcp_tokens_path
 from .errors import UsageError
-from .keys import mcp_tokens_path
 from .options import ToolFlags
 from .tool_panels import call_body
 from .workspace import (

@@ -12,9 +12,9 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .config import Config, config_dir, data_dir, journal_dir, state_dir
+from .config.file import Config, config_dir, data_dir, journal_dir, state_dir
+from .config.keys import keys_path
 from .errors import UsageError
-from .keys import keys_path
 from .options import ToolFlags
 
 if TYPE_CHECKING:

@@ -11,7 +11,8 @@ from rich.console import Console
 from toolnexus import RunResult
 from toolnexus.context.pricing import Price
 from toolnexus_cli import approve
-from toolnexus_cli.config import load_config
+from toolnexus_cli.config.file import load_config
+from toolnexus_cli.config.settings import UiSettings
 from toolnexus_cli.render import (
     NO_FACTS,
     Figures,
@@ -25,7 +26,6 @@ from toolnexus_cli.render import (
     run_figures,
     unfinished_note,
 )
-from toolnexus_cli.settings import UiSettings
 from toolnexus_cli.speed import Speed, speed_of
 
 UI = UiSettings(code_theme="monokai")

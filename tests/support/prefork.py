@@ -58,7 +58,7 @@ PRELOAD = (
     "toolnexus_cli.ask",
     "toolnexus_cli.mcp_commands",
     "toolnexus_cli.threads",
-    "toolnexus_cli.setup",
+    "toolnexus_cli.config.setup",
     "toolnexus_cli.live_region",
     "toolnexus_cli.markdown_stream",
     "toolnexus_cli.running",

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import UsageError
+from ..errors import UsageError
 
 if TYPE_CHECKING:
-    from .config import Config
+    from .file import Config
 
 CONFIG = Path(".toolnexus") / "config.toml"
 MCP_JSON = Path(".mcp.json")
@@ -125,7 +125,7 @@ def _checked_config(path: Path) -> dict[str, Any]:
     """The project config, checked as the user's is (line-numbered errors)."""
     import tomllib
 
-    from .config import TOP_KEYS, _validate
+    from .file import TOP_KEYS, _validate
 
     try:
         text = path.read_text(encoding="utf-8")
@@ -320,7 +320,7 @@ def _server_line(entry: Any) -> str:
 def merged_config(config: Config, layer: ProjectLayer) -> Config:
     """`config` with the layer over it: its keys over the user's, its sandbox folders and
     hooks added to the user's, its approval rules over the user's (they only ask or deny)."""
-    from .config import Config
+    from .file import Config
 
     data = {key: value for key, value in config.file.items()}
     for key, value in layer.config.items():

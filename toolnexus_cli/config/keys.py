@@ -10,8 +10,8 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
-from .config import Target, config_dir
-from .errors import UsageError
+from ..errors import UsageError
+from .file import Target, config_dir
 
 
 def keys_path() -> Path:

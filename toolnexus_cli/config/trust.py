@@ -12,11 +12,11 @@ from pathlib import Path
 
 from toolnexus.visible import visible
 
-from .config import Config, data_dir
-from .errors import UsageError
-from .options import ToolFlags
+from ..errors import UsageError
+from ..options import ToolFlags
+from ..workspace import workspace_root
+from .file import Config, data_dir
 from .project import ProjectLayer, merged_config, read_layer, repository_top
-from .workspace import workspace_root
 
 TRUST_FILE = "trusted-projects.json"
 Question = Callable[[ProjectLayer], bool]  # asks the person; True: trust it
@@ -118,7 +118,7 @@ def ask_at_terminal(layer: ProjectLayer) -> bool:
     """Show what the layer would add and ask; no unless the person types y."""
     import asyncio
 
-    from .approve import confirm_default_no
+    from ..approve import confirm_default_no
 
     print(shown_layer(layer), flush=True)
     return asyncio.run(confirm_default_no("Trust it? [y/N] "))

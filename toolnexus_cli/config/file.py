@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .errors import NotConfigured, UsageError
+from ..errors import NotConfigured, UsageError
 from .settings import (
     DEFAULT_KEY_CMD_TIMEOUT_S,
     DEFAULT_RETRIES,

@@ -20,9 +20,9 @@ from urllib.parse import urlsplit
 
 from toolnexus.visible import visible
 
-from .config import BUILTIN_PROVIDERS, Config, config_path, load_config
-from .errors import UsageError
-from .words import counted
+from ..errors import UsageError
+from ..words import counted
+from .file import BUILTIN_PROVIDERS, Config, config_path, load_config
 
 if TYPE_CHECKING:
     from toolnexus import ProviderError
@@ -101,7 +101,7 @@ def setup_command(config_flag: str | None) -> int:
         )
     if not run_setup(config_flag):
         return 130
-    from .options import go_on_command
+    from ..options import go_on_command
 
     print(f"start chatting with: {go_on_command('chat', None, config_flag)}")
     return 0
@@ -379,7 +379,7 @@ async def probe_local() -> list[Endpoint]:
 
 
 def _write(path: Path, choice: Choice, old_text: str | None) -> None:
-    from .config_commands import example_with, provider_table, write_config
+    from .commands import example_with, provider_table, write_config
     from .keys import load_keys, write_keys
 
     table = provider_table(choice.name, choice.settings) if choice.table else ""
@@ -431,7 +431,7 @@ def _cache_models(choice: Choice) -> None:
 
 def _with_default(text: str, default: str | None) -> str:
     """`text` with its top-level default_model set to `default` (None: unchanged)."""
-    from .config_commands import toml_string
+    from .commands import toml_string
 
     if default is None:
         return text
@@ -469,7 +469,7 @@ def ask(message: str, *, password: bool = False, completions: list[str] | None =
     from prompt_toolkit import PromptSession
     from prompt_toolkit.completion import WordCompleter
 
-    from .terminal_answers import keyboard
+    from ..terminal_answers import keyboard
 
     completer = WordCompleter(completions, WORD=True) if completions else None
     session: PromptSession[str] = PromptSession(input=keyboard())
@@ -496,8 +496,8 @@ def choose(options: list[str], title: str | None = None, typed: set[str] | None 
 
 def yes_no(question: str) -> bool:
     """One key answers: y or Enter yes, n (or Escape) no; Ctrl-C leaves the setup."""
-    from .approve import INTERRUPT, YES_NO
-    from .approve import choose as choose_key
+    from ..approve import INTERRUPT, YES_NO
+    from ..approve import choose as choose_key
 
     answer = asyncio.run(choose_key(f"{question} [Y/n] ", YES_NO, enter="yes"))
     if answer == INTERRUPT:

@@ -18,10 +18,10 @@ from typing import Any
 from toolnexus.models import ModelInfo
 from toolnexus.visible import visible
 
-from .config import APP, Config, Target
-from .errors import UsageError
+from ..errors import UsageError
+from ..words import counted
+from .file import APP, Config, Target
 from .settings import ProviderSettings
-from .words import counted
 
 CACHE_TTL_S = 3600.0
 CACHE_VERSION = 1
