@@ -15,7 +15,7 @@ from toolnexus import __version__
 
 from .config.file import Config, load_config
 from .errors import UsageError
-from .options import (
+from .session.options import (
     ApproveOpt,
     BuiltinsOpt,
     ConfigOpt,
@@ -137,7 +137,7 @@ def ask(
     from .ask import AskOptions, compose_prompt, run_ask
 
     prompt = " ".join(words) if words else None
-    from .attach import load_attachment
+    from .session.attach import load_attachment
     from .structured import read_schema
 
     if json_out and events:

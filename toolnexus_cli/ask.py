@@ -10,11 +10,9 @@ from toolnexus.content import Attachment, Prompt
 from toolnexus.visible import visible
 
 from .ask_output import JsonOutput, NotesOnStderr, error_json, print_json
-from .attach import NOT_READ, check_carried, unread_images
 from .command_turns import CommandTurn, command_turn
 from .config.file import Config
 from .errors import UsageError
-from .options import RunOptions, go_on_command
 from .render import (
     NO_FACTS,
     RESULT_PREVIEW_LINES,
@@ -23,7 +21,9 @@ from .render import (
     TerminalRenderer,
     unfinished_note,
 )
-from .session import Output, Session
+from .session.attach import NOT_READ, check_carried, unread_images
+from .session.options import RunOptions, go_on_command
+from .session.session import Output, Session
 from .structured import SchemaOutput
 from .theme import terminal_ui
 from .toolbox import change_view, sandbox_line

@@ -14,7 +14,7 @@ from toolnexus.visible import visible
 
 from .context_view import compaction_note
 from .render import NO_FACTS, FooterFacts, TerminalRenderer, late_note, result_json
-from .session import Output, Session, Turn
+from .session.session import Output, Session, Turn
 
 if TYPE_CHECKING:
     from .redact import Redactor

@@ -9,7 +9,7 @@ import os
 from typing import TYPE_CHECKING
 
 from .config.file import Config
-from .options import RunOptions
+from .session.options import RunOptions
 from .workspace import WORKSPACE_TOOLS
 
 if TYPE_CHECKING:

@@ -153,7 +153,7 @@ class Includes:
     def _refuse_secret(self, path: Path, written: str) -> None:
         from toolnexus.tools.secret_files import SecretNames, holds_credentials, is_git_config
 
-        from .attach import refuse_secret
+        from .session.attach import refuse_secret
 
         secret = SecretNames(self.secret_names).matches(path.relative_to(self.workspace))
         if secret or (is_git_config(path) and holds_credentials(path.read_text(errors="replace"))):

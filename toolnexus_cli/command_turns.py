@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from toolnexus.content import Attachment
 
     from .config.file import Config
-    from .options import ToolFlags
-    from .session import Session
+    from .session.options import ToolFlags
+    from .session.session import Session
 
 
 class CommandTurn(NamedTuple):

@@ -30,7 +30,6 @@ from toolnexus.context.marks import (
 from toolnexus.stores import Thread
 from toolnexus.visible import visible
 
-from .attach import NOT_READ, check_carried, load_attachment, unread_images
 from .chat_markdown import code_blocks
 from .clipboard import copy_text
 from .command_turns import CommandTurn, command_book, command_turn
@@ -52,7 +51,8 @@ from .mode_commands import COMMANDS as MODE_COMMANDS
 from .mode_commands import ModeCommands
 from .output_commands import COMMANDS as OUTPUT_COMMANDS
 from .output_commands import OutputCommands
-from .session import Session
+from .session.attach import NOT_READ, check_carried, load_attachment, unread_images
+from .session.session import Session
 from .threads import fork_thread
 from .tool_output import KeptOutputs
 from .toolbox import approval_policy, approval_text, tool_rows

@@ -18,7 +18,7 @@ from toolnexus.stores import Thread
 from toolnexus.visible import visible
 
 from .context_view import context_lines, instruction_lines, record_rule, span
-from .session import Session
+from .session.session import Session
 from .words import counted
 
 if TYPE_CHECKING:

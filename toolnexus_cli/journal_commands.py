@@ -14,7 +14,7 @@ from toolnexus import ToolnexusError
 from toolnexus.journal.diffs import diff_lines
 from toolnexus.journal.rewind import version_control_words
 
-from .session import Session
+from .session.session import Session
 from .threads import skipped_words
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from toolnexus import ToolnexusError
 
 from .mcp_prompts import run_prompt_command
 from .mcp_view import details, overview
-from .session import Session
+from .session.session import Session
 from .toolbox import mcp_servers
 
 if TYPE_CHECKING:

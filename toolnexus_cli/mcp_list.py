@@ -14,7 +14,7 @@ from .config.file import Config
 from .config.keys import mcp_tokens_path
 from .errors import UsageError
 from .mcp_view import as_json, details
-from .options import ToolFlags
+from .session.options import ToolFlags
 from .toolbox import mcp_config, quiet_mcp_sdk
 from .workspace import mcp_roots, workspace_root
 

@@ -12,7 +12,7 @@ from toolnexus import ToolnexusError
 from .config.file import Config
 from .config.keys import mcp_tokens_path
 from .errors import UsageError
-from .options import ToolFlags
+from .session.options import ToolFlags
 from .toolbox import mcp_config, quiet_mcp_sdk
 
 

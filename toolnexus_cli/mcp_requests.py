@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from toolnexus.mcp.sampling import SamplingCall
 
     from .config.file import Target
-    from .session import Session
+    from .session.session import Session
 
 SAMPLING_RULE = "sampling:{server}"
 

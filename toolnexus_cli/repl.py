@@ -13,7 +13,6 @@ from toolnexus.events import tool_call_event, tool_output_event, tool_result_eve
 from toolnexus.visible import visible
 
 from .approve import confirm, confirm_default_no, panel
-from .attach import pasted_image
 from .chat_tools import chat_options, tools_off_line, workspace_line
 from .command_turns import CommandTurn
 from .commands import COMMANDS, Commands, meant_as_command
@@ -24,10 +23,11 @@ from .errors import UsageError
 from .mcp_prompts import attach_mentions
 from .mcp_view import status_line
 from .modes import CYCLE_KEY, PLAN_KEY, ChatMode, modes_matter
-from .options import RunOptions, go_on_command
 from .output_commands import show_last
 from .render import RESULT_PREVIEW_LINES, TerminalRenderer, unfinished_note
-from .session import Session, Turn
+from .session.attach import pasted_image
+from .session.options import RunOptions, go_on_command
+from .session.session import Session, Turn
 from .shell import run_shell
 from .terminal import TypeAhead, mute_keyboard, prompt_session, restore_keyboard
 from .text_calls import not_run_note, result_message, written_call

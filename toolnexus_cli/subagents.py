@@ -16,7 +16,7 @@ from .errors import UsageError
 if TYPE_CHECKING:
     from toolnexus.tools.subagents import Agent, SubagentRun, Subagents
 
-    from .session import Session
+    from .session.session import Session
 
 SUBAGENT_MARK = "/task-"  # in a subagent's thread id, between its parent's and the call's
 

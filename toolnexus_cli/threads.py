@@ -26,7 +26,7 @@ from toolnexus.visible import visible
 from .config.file import Config, journal_dir
 from .errors import UsageError
 from .listing import holding
-from .session import new_thread_id, open_store
+from .session.session import new_thread_id, open_store
 from .subagents import subagent_thread
 from .transcript import to_markdown
 from .words import counted

@@ -15,7 +15,7 @@ from toolnexus.visible import visible
 from .config.file import Config
 from .config.keys import mcp_tokens_path
 from .errors import UsageError
-from .options import ToolFlags
+from .session.options import ToolFlags
 from .tool_panels import call_body
 from .workspace import (
     ASK_WAY_OUT,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from .config.file import Config, config_dir, data_dir, journal_dir, state_dir
 from .config.keys import keys_path
 from .errors import UsageError
-from .options import ToolFlags
+from .session.options import ToolFlags
 
 if TYPE_CHECKING:
     from toolnexus import Toolkit

@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from .session import Session
+from .session.session import Session
 from .toolbox import sandbox_line, tools_summary
 from .workspace import CHAT_WAY_OUT, home_line, move_tools, workspace_root
 

@@ -23,8 +23,8 @@ from tests.support.stub_provider import Recorded, Reply, StubProvider, openai_st
 from toolnexus.stores import SQLiteStore
 from toolnexus_cli import render
 from toolnexus_cli.config.file import Config
-from toolnexus_cli.options import RunOptions
 from toolnexus_cli.repl import Repl
+from toolnexus_cli.session.options import RunOptions
 from toolnexus_cli.transcript import to_markdown
 
 MODEL = "stub-model"

@@ -54,7 +54,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PRELOAD = (
     "toolnexus_cli.app",
     "toolnexus_cli.repl",
-    "toolnexus_cli.session",
+    "toolnexus_cli.session.session",
     "toolnexus_cli.ask",
     "toolnexus_cli.mcp_commands",
     "toolnexus_cli.threads",

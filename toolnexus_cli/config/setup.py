@@ -101,7 +101,7 @@ def setup_command(config_flag: str | None) -> int:
         )
     if not run_setup(config_flag):
         return 130
-    from ..options import go_on_command
+    from ..session.options import go_on_command
 
     print(f"start chatting with: {go_on_command('chat', None, config_flag)}")
     return 0

@@ -13,7 +13,7 @@ from pathlib import Path
 from toolnexus.visible import visible
 
 from ..errors import UsageError
-from ..options import ToolFlags
+from ..session.options import ToolFlags
 from ..workspace import workspace_root
 from .file import Config, data_dir
 from .project import ProjectLayer, merged_config, read_layer, repository_top

@@ -17,7 +17,7 @@ import typer
 from toolnexus.params import parse_option_value
 from toolnexus.wire.base import REASONING_LEVELS
 
-from .config.file import SANDBOX_MODES
+from ..config.file import SANDBOX_MODES
 
 ConfigOpt = Annotated[
     str | None, typer.Option("--config", help="Config file to use.", envvar="TOOLNEXUS_CONFIG")

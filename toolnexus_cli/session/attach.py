@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING
 
 from toolnexus import ToolnexusError
 
-from .errors import UsageError
+from ..errors import UsageError
 
 if TYPE_CHECKING:
     from toolnexus import Client, UserMessage
     from toolnexus.content import Attachment
 
-    from .config.file import Target
+    from ..config.file import Target
 
 URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://|data:")  # any scheme: the library says which go
 LONGEST_PATH = 4096
@@ -43,8 +43,8 @@ def refuse_secret(path: Path) -> None:
     a hard link): an attachment goes to the endpoint."""
     from toolnexus.tools.secret_files import KnownSecrets
 
-    from .config.file import config_dir, data_dir, state_dir
-    from .config.keys import keys_path
+    from ..config.file import config_dir, data_dir, state_dir
+    from ..config.keys import keys_path
 
     secret = KnownSecrets([keys_path(), config_dir(), data_dir(), state_dir()]).leads_to(path)
     if secret is not None:

@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from .config.file import Config
+    from ..config.file import Config
 
 MAX_DEPTH = 5  # imports inside imports
 MAX_BYTES = 64 * 1024  # of every file read, imports included
@@ -73,7 +73,7 @@ def repository_top(folder: Path) -> Path:
 
 def project_instructions(config: Config) -> Instructions:
     """The instructions for a chat in the current folder, by the config's file names."""
-    from .config.file import config_dir
+    from ..config.file import config_dir
 
     return read_instructions(Path.cwd(), config_dir(), config.settings.instructions.files)
 

@@ -36,28 +36,25 @@ from toolnexus.tools.suspension import WaitFor
 from toolnexus.types import Answer, Event, Message, Request
 from toolnexus.visible import visible
 
-from .approve import (
+from ..approve import (
     terminal_asker,
     terminal_wait_for,
     wait_for_without_terminal,
     yes_to_what_it_covers,
 )
-from .config.file import LIMITS, Config, Target, cache_dir, data_dir, resolve_target
-from .config.keys import KeyChoice, check_provider_headers, choose_key
-from .config.project import repository_top
-from .errors import UsageError
-from .hooks_run import HookRunner
-from .instructions import Instructions, project_instructions
-from .listing import latest_holding
-from .mcp_requests import answer_mcp_requests
-from .options import RunOptions, ToolFlags, go_on_command
-from .recap import recorded_system, system_record
-from .redact import EventRedactor, RedactingStore, Redactor
-from .render import NO_FACTS, FooterFacts
-from .signals import Interrupts
-from .subagents import offer_subagents
-from .tool_hooks import with_tool_hooks
-from .toolbox import (
+from ..config.file import LIMITS, Config, Target, cache_dir, data_dir, resolve_target
+from ..config.keys import KeyChoice, check_provider_headers, choose_key
+from ..config.project import repository_top
+from ..errors import UsageError
+from ..hooks_run import HookRunner
+from ..listing import latest_holding
+from ..mcp_requests import answer_mcp_requests
+from ..recap import recorded_system, system_record
+from ..redact import EventRedactor, RedactingStore, Redactor
+from ..render import NO_FACTS, FooterFacts
+from ..subagents import offer_subagents
+from ..tool_hooks import with_tool_hooks
+from ..toolbox import (
     approval_policy,
     call_view,
     make_hooks,
@@ -66,7 +63,10 @@ from .toolbox import (
     warn_failed_servers,
     warn_if_failed,
 )
-from .workspace import workspace_root
+from ..workspace import workspace_root
+from .instructions import Instructions, project_instructions
+from .options import RunOptions, ToolFlags, go_on_command
+from .signals import Interrupts
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -77,7 +77,7 @@ if TYPE_CHECKING:
     from toolnexus.tools.approval import AskUser
     from toolnexus.tools.subagents import Subagents
 
-    from .modes import ChatMode
+    from ..modes import ChatMode
 
 
 # An endpoint's answer about the request itself (not the key, the model, the load): the
@@ -344,7 +344,7 @@ class Session:
         lists know the name: a note with the names it may have meant."""
         if self.options.model is None:
             return None
-        from .config.models import unknown_model_note
+        from ..config.models import unknown_model_note
 
         # in a thread: the provider may be asked which models it serves
         return await asyncio.to_thread(
