@@ -69,7 +69,7 @@ def _error_line(exc: BaseException) -> str:
     """`error: ...`, without secrets or control characters."""
     from toolnexus.visible import visible
 
-    from .redact import Redactor
+    from .redaction.redact import Redactor
 
     return visible(Redactor.for_run(None).line(f"error: {exc}"))
 

@@ -17,7 +17,7 @@ from .render import NO_FACTS, FooterFacts, TerminalRenderer, late_note, result_j
 from .session.session import Output, Session, Turn
 
 if TYPE_CHECKING:
-    from .redact import Redactor
+    from .redaction.redact import Redactor
 
 
 def print_json(data: Any, redact: Redactor) -> None:

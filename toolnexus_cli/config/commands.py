@@ -13,7 +13,7 @@ from typing import Any
 from toolnexus.visible import visible
 
 from ..errors import UsageError
-from ..redact import Redactor
+from ..redaction.redact import Redactor
 from .file import Config
 
 EXAMPLE = Path(__file__).with_name("config.example.toml")

@@ -50,7 +50,7 @@ from ..hooks_run import HookRunner
 from ..listing import latest_holding
 from ..mcp_requests import answer_mcp_requests
 from ..recap import recorded_system, system_record
-from ..redact import EventRedactor, RedactingStore, Redactor
+from ..redaction.redact import EventRedactor, RedactingStore, Redactor
 from ..render import NO_FACTS, FooterFacts
 from ..subagents import offer_subagents
 from ..tool_hooks import with_tool_hooks
