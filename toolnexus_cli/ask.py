@@ -13,7 +13,7 @@ from .ask_output import JsonOutput, NotesOnStderr, error_json, print_json
 from .command_turns import CommandTurn, command_turn
 from .config.file import Config
 from .errors import UsageError
-from .render import (
+from .render.renderers import (
     NO_FACTS,
     RESULT_PREVIEW_LINES,
     FooterFacts,
@@ -21,11 +21,11 @@ from .render import (
     TerminalRenderer,
     unfinished_note,
 )
+from .render.theme import terminal_ui
 from .session.attach import NOT_READ, check_carried, unread_images
 from .session.options import RunOptions, go_on_command
 from .session.session import Output, Session
 from .structured import SchemaOutput
-from .theme import terminal_ui
 from .toolbox import change_view, sandbox_line
 from .workspace import ASK_WAY_OUT, home_line, refuse_builtins_at_home
 

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 from toolnexus import RunResult
 from toolnexus.visible import visible
 
-from .context_view import compaction_note
-from .render import NO_FACTS, FooterFacts, TerminalRenderer, late_note, result_json
+from .render.context_view import compaction_note
+from .render.renderers import NO_FACTS, FooterFacts, TerminalRenderer, late_note, result_json
 from .session.session import Output, Session, Turn
 
 if TYPE_CHECKING:

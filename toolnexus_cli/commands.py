@@ -30,7 +30,6 @@ from toolnexus.context.marks import (
 from toolnexus.stores import Thread
 from toolnexus.visible import visible
 
-from .chat_markdown import code_blocks
 from .clipboard import copy_text
 from .command_turns import CommandTurn, command_book, command_turn
 from .config.settings import UiSettings
@@ -51,12 +50,13 @@ from .mode_commands import COMMANDS as MODE_COMMANDS
 from .mode_commands import ModeCommands
 from .output_commands import COMMANDS as OUTPUT_COMMANDS
 from .output_commands import OutputCommands
+from .render.chat_markdown import code_blocks
+from .render.tool_output import KeptOutputs
+from .render.words import counted
 from .session.attach import NOT_READ, check_carried, load_attachment, unread_images
 from .session.session import Session
 from .threads import fork_thread
-from .tool_output import KeptOutputs
 from .toolbox import approval_policy, approval_text, tool_rows
-from .words import counted
 from .workspace import CHAT_WAY_OUT, home_line
 from .workspace_commands import COMMANDS as WORKSPACE_COMMANDS
 from .workspace_commands import WorkspaceCommands

@@ -17,9 +17,9 @@ from toolnexus.context.summary import SUMMARY_HEADER
 from toolnexus.stores import Thread
 from toolnexus.visible import visible
 
-from .context_view import context_lines, instruction_lines, record_rule, span
+from .render.context_view import context_lines, instruction_lines, record_rule, span
+from .render.words import counted
 from .session.session import Session
-from .words import counted
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -102,7 +102,7 @@ class ContextCommands:
         from rich.panel import Panel
         from rich.text import Text
 
-        from .chat_markdown import ChatMarkdown
+        from .render.chat_markdown import ChatMarkdown
 
         title = record_rule(preview.record).strip("─ ")
         summary = preview.summary.removeprefix(SUMMARY_HEADER).strip()

@@ -9,8 +9,8 @@ from toolnexus import Message
 from toolnexus.context.marks import DROPPED_KEY, SYSTEM_PROMPT, last_prompt, sendable
 from toolnexus.visible import visible
 
+from .render.words import counted
 from .transcript import content_text
-from .words import counted
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -54,7 +54,7 @@ def show_last_exchange(
     from rich.segment import Segment, Segments
     from rich.text import Text
 
-    from .chat_markdown import ChatMarkdown
+    from .render.chat_markdown import ChatMarkdown
 
     exchange = last_exchange(messages)
     if exchange is None:

@@ -24,15 +24,15 @@ from .mcp_prompts import attach_mentions
 from .mcp_view import status_line
 from .modes import CYCLE_KEY, PLAN_KEY, ChatMode, modes_matter
 from .output_commands import show_last
-from .render import RESULT_PREVIEW_LINES, TerminalRenderer, unfinished_note
+from .render.renderers import RESULT_PREVIEW_LINES, TerminalRenderer, unfinished_note
+from .render.theme import terminal_ui
+from .render.tool_output import KeptOutputs
 from .session.attach import pasted_image
 from .session.options import RunOptions, go_on_command
 from .session.session import Session, Turn
 from .shell import run_shell
 from .terminal import TypeAhead, mute_keyboard, prompt_session, restore_keyboard
 from .text_calls import not_run_note, result_message, written_call
-from .theme import terminal_ui
-from .tool_output import KeptOutputs
 from .toolbox import call_view, change_view, sandbox_line, tools_summary, yes_line
 from .workspace import CHAT_WAY_OUT, home_line
 

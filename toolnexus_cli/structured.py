@@ -12,7 +12,7 @@ from toolnexus import RunResult, ToolnexusError
 from toolnexus.bounded_json import TooDeep, loads_bounded
 
 from .errors import UsageError
-from .render import NO_FACTS, FooterFacts, PlainRenderer
+from .render.renderers import NO_FACTS, FooterFacts, PlainRenderer
 
 SCHEMA_FILE_LIMIT = 1024 * 1024
 

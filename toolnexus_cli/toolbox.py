@@ -15,8 +15,8 @@ from toolnexus.visible import visible
 from .config.file import Config
 from .config.keys import mcp_tokens_path
 from .errors import UsageError
+from .render.tool_panels import call_body
 from .session.options import ToolFlags
-from .tool_panels import call_body
 from .workspace import (
     ASK_WAY_OUT,
     FILE_TOOLS,

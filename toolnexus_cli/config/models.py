@@ -19,7 +19,7 @@ from toolnexus.models import ModelInfo
 from toolnexus.visible import visible
 
 from ..errors import UsageError
-from ..words import counted
+from ..render.words import counted
 from .file import APP, Config, Target
 from .settings import ProviderSettings
 

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from toolnexus.visible import visible
 
 from ..errors import UsageError
-from ..words import counted
+from ..render.words import counted
 from .file import BUILTIN_PROVIDERS, Config, config_path, load_config
 
 if TYPE_CHECKING:
@@ -469,7 +469,7 @@ def ask(message: str, *, password: bool = False, completions: list[str] | None =
     from prompt_toolkit import PromptSession
     from prompt_toolkit.completion import WordCompleter
 
-    from ..terminal_answers import keyboard
+    from ..render.terminal_answers import keyboard
 
     completer = WordCompleter(completions, WORD=True) if completions else None
     session: PromptSession[str] = PromptSession(input=keyboard())

@@ -51,7 +51,7 @@ from ..listing import latest_holding
 from ..mcp_requests import answer_mcp_requests
 from ..recap import recorded_system, system_record
 from ..redaction.redact import EventRedactor, RedactingStore, Redactor
-from ..render import NO_FACTS, FooterFacts
+from ..render.renderers import NO_FACTS, FooterFacts
 from ..subagents import offer_subagents
 from ..tool_hooks import with_tool_hooks
 from ..toolbox import (

@@ -18,7 +18,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .config.settings import UiSettings
+    from ..config.settings import UiSettings
 
 CODE_THEMES = {"dark": "monokai", "light": "friendly"}
 # Rich's Markdown styles that are unreadable on a light background (yellow, cyan on black)

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from toolnexus.context.keeper import ContextReport
 
-    from .session.instructions import Instructions
+    from ..session.instructions import Instructions
 
 SOURCES = {
     "explicit": "set in the config",

@@ -27,9 +27,9 @@ if TYPE_CHECKING:
 
     from toolnexus.context.pricing import Price
 
-    from .config.settings import UiSettings
+    from ..config.settings import UiSettings
+    from ..toolbox import ChangeView
     from .tool_output import KeptOutputs
-    from .toolbox import ChangeView
 
 RESULT_PREVIEW_LINES = 8
 
