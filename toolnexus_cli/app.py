@@ -134,11 +134,11 @@ def ask(
     """
     from toolnexus import ToolnexusError
 
-    from .ask import AskOptions, compose_prompt, run_ask
+    from .ask.command import AskOptions, compose_prompt, run_ask
 
     prompt = " ".join(words) if words else None
+    from .ask.structured import read_schema
     from .session.attach import load_attachment
-    from .structured import read_schema
 
     if json_out and events:
         fail_usage(UsageError("use either --json or --events, not both"))

@@ -55,7 +55,7 @@ PRELOAD = (
     "toolnexus_cli.app",
     "toolnexus_cli.repl",
     "toolnexus_cli.session.session",
-    "toolnexus_cli.ask",
+    "toolnexus_cli.ask.command",
     "toolnexus_cli.mcp_commands",
     "toolnexus_cli.threads",
     "toolnexus_cli.config.setup",

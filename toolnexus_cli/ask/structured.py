@@ -11,8 +11,8 @@ from typing import Any, TextIO
 from toolnexus import RunResult, ToolnexusError
 from toolnexus.bounded_json import TooDeep, loads_bounded
 
-from .errors import UsageError
-from .render.renderers import NO_FACTS, FooterFacts, PlainRenderer
+from ..errors import UsageError
+from ..render.renderers import NO_FACTS, FooterFacts, PlainRenderer
 
 SCHEMA_FILE_LIMIT = 1024 * 1024
 

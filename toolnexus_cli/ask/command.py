@@ -9,11 +9,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 from toolnexus.content import Attachment, Prompt
 from toolnexus.visible import visible
 
-from .ask_output import JsonOutput, NotesOnStderr, error_json, print_json
-from .command_turns import CommandTurn, command_turn
-from .config.file import Config
-from .errors import UsageError
-from .render.renderers import (
+from ..command_turns import CommandTurn, command_turn
+from ..config.file import Config
+from ..errors import UsageError
+from ..render.renderers import (
     NO_FACTS,
     RESULT_PREVIEW_LINES,
     FooterFacts,
@@ -21,16 +20,17 @@ from .render.renderers import (
     TerminalRenderer,
     unfinished_note,
 )
-from .render.theme import terminal_ui
-from .session.attach import NOT_READ, check_carried, unread_images
-from .session.options import RunOptions, go_on_command
-from .session.session import Output, Session
+from ..render.theme import terminal_ui
+from ..session.attach import NOT_READ, check_carried, unread_images
+from ..session.options import RunOptions, go_on_command
+from ..session.session import Output, Session
+from ..toolbox import change_view, sandbox_line
+from ..workspace import ASK_WAY_OUT, home_line, refuse_builtins_at_home
+from .output import JsonOutput, NotesOnStderr, error_json, print_json
 from .structured import SchemaOutput
-from .toolbox import change_view, sandbox_line
-from .workspace import ASK_WAY_OUT, home_line, refuse_builtins_at_home
 
 if TYPE_CHECKING:
-    from .custom_commands import CustomCommand
+    from ..custom_commands import CustomCommand
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -92,7 +92,7 @@ class AskOptions(NamedTuple):
 
 def _with_project(config: Config, run: RunOptions) -> Config:
     """The repository's layer, asked about on a terminal, ignored in a pipe unless trusted."""
-    from .config.trust import ask_at_terminal, with_project
+    from ..config.trust import ask_at_terminal, with_project
 
     terminal = sys.stdin.isatty() and sys.stdout.isatty()
     return with_project(config, run.tools, ask_at_terminal if terminal else None)

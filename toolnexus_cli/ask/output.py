@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 from toolnexus import RunResult
 from toolnexus.visible import visible
 
-from .render.context_view import compaction_note
-from .render.renderers import NO_FACTS, FooterFacts, TerminalRenderer, late_note, result_json
-from .session.session import Output, Session, Turn
+from ..render.context_view import compaction_note
+from ..render.renderers import NO_FACTS, FooterFacts, TerminalRenderer, late_note, result_json
+from ..session.session import Output, Session, Turn
 
 if TYPE_CHECKING:
-    from .redaction.redact import Redactor
+    from ..redaction.redact import Redactor
 
 
 def print_json(data: Any, redact: Redactor) -> None:
