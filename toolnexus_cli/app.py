@@ -332,8 +332,8 @@ def chat(run: RunOptions) -> None:
     """Open an interactive chat on a thread (a new one unless --id or -c)."""
     from toolnexus import ToolnexusError
 
+    from .chat.repl import run_chat
     from .errors import NotConfigured
-    from .repl import run_chat
 
     try:
         try:

@@ -181,10 +181,10 @@ def test_model_names_for_chat_completion_come_from_the_cache(as_user, stub):
     from prompt_toolkit.completion import CompleteEvent
     from prompt_toolkit.document import Document
 
-    from toolnexus_cli.commands import COMMANDS
+    from toolnexus_cli.chat.commands import COMMANDS
+    from toolnexus_cli.chat.terminal import prompt_session
     from toolnexus_cli.config.file import load_config
     from toolnexus_cli.config.models import model_names
-    from toolnexus_cli.terminal import prompt_session
 
     config = load_config()
     assert model_names(config) == ["fast", "f"]  # nothing cached yet, and no request made

@@ -53,7 +53,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # client (the CLI's MCP servers) and its server (the test servers of mcp_servers/).
 PRELOAD = (
     "toolnexus_cli.app",
-    "toolnexus_cli.repl",
+    "toolnexus_cli.chat.repl",
     "toolnexus_cli.session.session",
     "toolnexus_cli.ask.command",
     "toolnexus_cli.mcp_commands",

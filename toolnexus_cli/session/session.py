@@ -77,7 +77,7 @@ if TYPE_CHECKING:
     from toolnexus.tools.approval import AskUser
     from toolnexus.tools.subagents import Subagents
 
-    from ..modes import ChatMode
+    from ..chat.modes import ChatMode
 
 
 # An endpoint's answer about the request itself (not the key, the model, the load): the

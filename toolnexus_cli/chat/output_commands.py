@@ -18,7 +18,7 @@ from collections.abc import Callable
 from rich.console import Console
 from rich.text import Text
 
-from .render.tool_output import KeptOutputs
+from ..render.tool_output import KeptOutputs
 
 COMMANDS = {
     "/last": "the whole output of the last tool call, in a pager (Ctrl-O at the prompt too)",

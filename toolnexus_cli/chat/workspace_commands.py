@@ -7,9 +7,9 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from .session.session import Session
-from .toolbox import sandbox_line, tools_summary
-from .workspace import CHAT_WAY_OUT, home_line, move_tools, workspace_root
+from ..session.session import Session
+from ..toolbox import sandbox_line, tools_summary
+from ..workspace import CHAT_WAY_OUT, home_line, move_tools, workspace_root
 
 COMMANDS = {
     "/workspace": "show or change the folder the tools work in: /workspace [PATH]",

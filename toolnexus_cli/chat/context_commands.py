@@ -17,9 +17,9 @@ from toolnexus.context.summary import SUMMARY_HEADER
 from toolnexus.stores import Thread
 from toolnexus.visible import visible
 
-from .render.context_view import context_lines, instruction_lines, record_rule, span
-from .render.words import counted
-from .session.session import Session
+from ..render.context_view import context_lines, instruction_lines, record_rule, span
+from ..render.words import counted
+from ..session.session import Session
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -58,7 +58,7 @@ class ContextCommands:
         if preview is None:
             return
         self._show(preview)
-        from .approve import confirm_default_no
+        from ..approve import confirm_default_no
 
         if not await confirm_default_no("apply it? [y]es / [n]o (Enter: no): "):
             self.say("kept the thread as it was")
@@ -102,7 +102,7 @@ class ContextCommands:
         from rich.panel import Panel
         from rich.text import Text
 
-        from .render.chat_markdown import ChatMarkdown
+        from ..render.chat_markdown import ChatMarkdown
 
         title = record_rule(preview.record).strip("─ ")
         summary = preview.summary.removeprefix(SUMMARY_HEADER).strip()

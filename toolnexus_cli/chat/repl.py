@@ -12,29 +12,29 @@ from toolnexus import ToolnexusError
 from toolnexus.events import tool_call_event, tool_output_event, tool_result_event
 from toolnexus.visible import visible
 
-from .approve import confirm, confirm_default_no, panel
+from ..approve import confirm, confirm_default_no, panel
+from ..command_turns import CommandTurn
+from ..config.file import Config
+from ..config.models import model_names
+from ..custom_commands import command_hint
+from ..errors import UsageError
+from ..mcp_prompts import attach_mentions
+from ..mcp_view import status_line
+from ..render.renderers import RESULT_PREVIEW_LINES, TerminalRenderer, unfinished_note
+from ..render.theme import terminal_ui
+from ..render.tool_output import KeptOutputs
+from ..session.attach import pasted_image
+from ..session.options import RunOptions, go_on_command
+from ..session.session import Session, Turn
+from ..toolbox import call_view, change_view, sandbox_line, tools_summary, yes_line
+from ..workspace import CHAT_WAY_OUT, home_line
 from .chat_tools import chat_options, tools_off_line, workspace_line
-from .command_turns import CommandTurn
 from .commands import COMMANDS, Commands, meant_as_command
-from .config.file import Config
-from .config.models import model_names
-from .custom_commands import command_hint
-from .errors import UsageError
-from .mcp_prompts import attach_mentions
-from .mcp_view import status_line
 from .modes import CYCLE_KEY, PLAN_KEY, ChatMode, modes_matter
 from .output_commands import show_last
-from .render.renderers import RESULT_PREVIEW_LINES, TerminalRenderer, unfinished_note
-from .render.theme import terminal_ui
-from .render.tool_output import KeptOutputs
-from .session.attach import pasted_image
-from .session.options import RunOptions, go_on_command
-from .session.session import Session, Turn
 from .shell import run_shell
 from .terminal import TypeAhead, mute_keyboard, prompt_session, restore_keyboard
 from .text_calls import not_run_note, result_message, written_call
-from .toolbox import call_view, change_view, sandbox_line, tools_summary, yes_line
-from .workspace import CHAT_WAY_OUT, home_line
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -111,7 +111,7 @@ class Repl:
         if servers:
             from prompt_toolkit.completion import merge_completers
 
-            from .mcp_prompts import mcp_completer
+            from ..mcp_prompts import mcp_completer
 
             prompts.completer = merge_completers(
                 [prompts.completer, mcp_completer(session.toolkit)]
@@ -402,7 +402,7 @@ def terminal_console() -> Console:
 
 
 def run_chat(config: Config, options: RunOptions) -> int:
-    from .config.trust import ask_at_terminal, with_project
+    from ..config.trust import ask_at_terminal, with_project
 
     config = with_project(config, options.tools, ask_at_terminal)
     return Repl(config, options).run()

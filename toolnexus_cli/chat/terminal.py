@@ -12,9 +12,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-from .config.file import state_dir
-from .render.terminal_answers import AnswerFilter, keyboard
-from .render.words import counted
+from ..config.file import state_dir
+from ..render.terminal_answers import AnswerFilter, keyboard
+from ..render.words import counted
 
 TYPING_HINT = (
     "(Enter queues it for when the answer ends, Esc drops the queue, Ctrl-C stops the answer)"

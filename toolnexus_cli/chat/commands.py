@@ -30,41 +30,41 @@ from toolnexus.context.marks import (
 from toolnexus.stores import Thread
 from toolnexus.visible import visible
 
+from ..command_turns import CommandTurn, command_book, command_turn
+from ..config.settings import UiSettings
+from ..errors import UsageError
+from ..listing import holding
+from ..mcp_commands import COMMANDS as MCP_COMMANDS
+from ..mcp_commands import McpCommands
+from ..mcp_prompts import is_prompt_command
+from ..render.chat_markdown import code_blocks
+from ..render.tool_output import KeptOutputs
+from ..render.words import counted
+from ..session.attach import NOT_READ, check_carried, load_attachment, unread_images
+from ..session.session import Session
+from ..threads import fork_thread
+from ..toolbox import approval_policy, approval_text, tool_rows
+from ..workspace import CHAT_WAY_OUT, home_line
 from .clipboard import copy_text
-from .command_turns import CommandTurn, command_book, command_turn
-from .config.settings import UiSettings
 from .context_commands import COMMANDS as CONTEXT_COMMANDS
 from .context_commands import ContextCommands
-from .errors import UsageError
 from .hook_commands import COMMANDS as HOOK_COMMANDS
 from .hook_commands import HookCommands
 from .init_command import COMMANDS as INIT_COMMANDS
 from .init_command import InitCommands
 from .journal_commands import COMMANDS as JOURNAL_COMMANDS
 from .journal_commands import JournalCommands
-from .listing import holding
-from .mcp_commands import COMMANDS as MCP_COMMANDS
-from .mcp_commands import McpCommands
-from .mcp_prompts import is_prompt_command
 from .mode_commands import COMMANDS as MODE_COMMANDS
 from .mode_commands import ModeCommands
 from .output_commands import COMMANDS as OUTPUT_COMMANDS
 from .output_commands import OutputCommands
-from .render.chat_markdown import code_blocks
-from .render.tool_output import KeptOutputs
-from .render.words import counted
-from .session.attach import NOT_READ, check_carried, load_attachment, unread_images
-from .session.session import Session
-from .threads import fork_thread
-from .toolbox import approval_policy, approval_text, tool_rows
-from .workspace import CHAT_WAY_OUT, home_line
 from .workspace_commands import COMMANDS as WORKSPACE_COMMANDS
 from .workspace_commands import WorkspaceCommands
 
 if TYPE_CHECKING:
     from toolnexus import Message
 
-    from .custom_commands import CustomCommand
+    from ..custom_commands import CustomCommand
 
 COMMANDS = {
     "/help": "show this list",
@@ -294,7 +294,7 @@ class Commands(
             self.show_last_exchange(kept)
 
     def show_last_exchange(self, messages: list[Message]) -> None:
-        from .recap import show_last_exchange
+        from ..recap import show_last_exchange
 
         show_last_exchange(
             self.console, messages, self.session.thread, self.ui.code_theme or "monokai"
@@ -387,7 +387,7 @@ class Commands(
         if not arg:
             self.say("usage: /export PATH", "yellow")
             return
-        from .transcript import to_markdown, write_private
+        from ..transcript import to_markdown, write_private
 
         path = Path(arg).expanduser()
         if path.is_dir():  # a folder: the thread's own file in it
@@ -454,7 +454,7 @@ class Commands(
         if not text:
             self.say("nothing to send: the message is empty")
             return None
-        from .approve import confirm, panel
+        from ..approve import confirm, panel
 
         panel(self.console, text, "your message")
         if not await confirm("send it?"):

@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 from toolnexus.tools.modes import MODES
 
+from ..session.session import Session
 from .modes import modes_matter
-from .session.session import Session
 
 COMMANDS = {
     "/mode": f"show or change what asks before a tool call: /mode [{'|'.join(MODES)}] "

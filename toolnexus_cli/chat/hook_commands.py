@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .session.session import Session
+from ..session.session import Session
 
 COMMANDS = {"/hooks": "list the hooks that run on chat events, and the file of each"}
 

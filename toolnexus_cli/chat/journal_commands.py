@@ -14,8 +14,8 @@ from toolnexus import ToolnexusError
 from toolnexus.journal.diffs import diff_lines
 from toolnexus.journal.rewind import version_control_words
 
-from .session.session import Session
-from .threads import skipped_words
+from ..session.session import Session
+from ..threads import skipped_words
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 from toolnexus import RunCancelled, ToolnexusError
 from toolnexus.visible import visible
 
-from .session.instructions import repository_top
-from .session.session import Session
+from ..session.instructions import repository_top
+from ..session.session import Session
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -74,7 +74,7 @@ class InitCommands:
         from toolnexus.tools.toolkit import Toolkit
         from toolnexus.tools.workspace import Workspace
 
-        from .session.session import make_client
+        from ..session.session import make_client
 
         session = self.session
         survey = Toolkit()
@@ -110,8 +110,8 @@ class InitCommands:
     async def _offer(self, top: Path, target: Path, proposal: str) -> None:
         from toolnexus.tools.workspace import Workspace
 
-        from .approve import confirm_default_no, panel
-        from .file_change import file_change
+        from ..approve import confirm_default_no, panel
+        from ..file_change import file_change
 
         change = file_change(
             Workspace(top),

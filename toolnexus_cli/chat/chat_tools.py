@@ -8,9 +8,9 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from .config.file import Config
-from .session.options import RunOptions
-from .workspace import WORKSPACE_TOOLS
+from ..config.file import Config
+from ..session.options import RunOptions
+from ..workspace import WORKSPACE_TOOLS
 
 if TYPE_CHECKING:
     from toolnexus import Toolkit
