@@ -596,7 +596,7 @@ def mcp_list(
 ) -> None:
     """Start each MCP server and show its state, tools, resources, prompts and stderr
     (exit 1 if one that is not disabled fails)."""
-    from .mcp_list import list_servers
+    from .mcp.list_command import list_servers
 
     try:
         code = list_servers(
@@ -629,7 +629,7 @@ def mcp_login(
 ) -> None:
     """Log in to a remote MCP server with OAuth: prints the URL to open, waits on a
     loopback port for the browser's redirect, and keeps the tokens (0600) beside the keys."""
-    from .mcp_login import login_server
+    from .mcp.login import login_server
 
     try:
         code = login_server(
@@ -650,7 +650,7 @@ def mcp_logout(
     name: Annotated[str, typer.Argument(help="The remote server, by its name in mcp.json.")],
 ) -> None:
     """Forget the OAuth tokens of a remote MCP server."""
-    from .mcp_login import logout_server
+    from .mcp.login import logout_server
 
     raise typer.Exit(logout_server(name))
 
@@ -691,7 +691,7 @@ ScopeOpt = Annotated[
 
 
 def _scope(scope: str | None) -> str | None:
-    from .mcp_files import SCOPES
+    from .mcp.files import SCOPES
 
     if scope is not None and scope not in SCOPES:
         fail_usage(UsageError(f"--scope is user or project, not {scope!r}"))
@@ -728,7 +728,7 @@ def mcp_add(
     config: ConfigOpt = None,
 ) -> None:
     """Add a server: `mcp add NAME -- CMD ARGS` (local) or `mcp add NAME --url URL`."""
-    from .mcp_edit import add_server
+    from .mcp.edit import add_server
 
     chosen = _scope(scope) or "user"
     _edit_servers(
@@ -752,7 +752,7 @@ def mcp_remove(
     config: ConfigOpt = None,
 ) -> None:
     """Take a server out of the user's mcp.json or the project's .mcp.json."""
-    from .mcp_edit import remove_server
+    from .mcp.edit import remove_server
 
     chosen = _scope(scope)
     _edit_servers(config, lambda loaded: remove_server(loaded, name, scope=chosen))
@@ -765,7 +765,7 @@ def mcp_get(
     config: ConfigOpt = None,
 ) -> None:
     """Show how a server is configured (secrets as ***) and in which file."""
-    from .mcp_edit import show_server
+    from .mcp.edit import show_server
 
     chosen = _scope(scope)
     _edit_servers(config, lambda loaded: show_server(loaded, name, scope=chosen))

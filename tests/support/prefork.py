@@ -56,7 +56,7 @@ PRELOAD = (
     "toolnexus_cli.chat.repl",
     "toolnexus_cli.session.session",
     "toolnexus_cli.ask.command",
-    "toolnexus_cli.mcp_commands",
+    "toolnexus_cli.mcp.commands",
     "toolnexus_cli.threads",
     "toolnexus_cli.config.setup",
     "toolnexus_cli.render.live_region",

@@ -34,9 +34,9 @@ from ..command_turns import CommandTurn, command_book, command_turn
 from ..config.settings import UiSettings
 from ..errors import UsageError
 from ..listing import holding
-from ..mcp_commands import COMMANDS as MCP_COMMANDS
-from ..mcp_commands import McpCommands
-from ..mcp_prompts import is_prompt_command
+from ..mcp.commands import COMMANDS as MCP_COMMANDS
+from ..mcp.commands import McpCommands
+from ..mcp.prompts import is_prompt_command
 from ..render.chat_markdown import code_blocks
 from ..render.tool_output import KeptOutputs
 from ..render.words import counted

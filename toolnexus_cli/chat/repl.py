@@ -18,8 +18,8 @@ from ..config.file import Config
 from ..config.models import model_names
 from ..custom_commands import command_hint
 from ..errors import UsageError
-from ..mcp_prompts import attach_mentions
-from ..mcp_view import status_line
+from ..mcp.prompts import attach_mentions
+from ..mcp.view import status_line
 from ..render.renderers import RESULT_PREVIEW_LINES, TerminalRenderer, unfinished_note
 from ..render.theme import terminal_ui
 from ..render.tool_output import KeptOutputs
@@ -111,7 +111,7 @@ class Repl:
         if servers:
             from prompt_toolkit.completion import merge_completers
 
-            from ..mcp_prompts import mcp_completer
+            from ..mcp.prompts import mcp_completer
 
             prompts.completer = merge_completers(
                 [prompts.completer, mcp_completer(session.toolkit)]

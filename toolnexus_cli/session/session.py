@@ -48,7 +48,7 @@ from ..config.project import repository_top
 from ..errors import UsageError
 from ..hooks_run import HookRunner
 from ..listing import latest_holding
-from ..mcp_requests import answer_mcp_requests
+from ..mcp.requests import answer_mcp_requests
 from ..recap import recorded_system, system_record
 from ..redaction.redact import EventRedactor, RedactingStore, Redactor
 from ..render.renderers import NO_FACTS, FooterFacts

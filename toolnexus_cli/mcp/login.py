@@ -9,11 +9,11 @@ import sys
 
 from toolnexus import ToolnexusError
 
-from .config.file import Config
-from .config.keys import mcp_tokens_path
-from .errors import UsageError
-from .session.options import ToolFlags
-from .toolbox import mcp_config, quiet_mcp_sdk
+from ..config.file import Config
+from ..config.keys import mcp_tokens_path
+from ..errors import UsageError
+from ..session.options import ToolFlags
+from ..toolbox import mcp_config, quiet_mcp_sdk
 
 
 def login_server(

@@ -14,9 +14,9 @@ from rich.text import Text
 from toolnexus import ToolnexusError
 from toolnexus.visible import visible
 
-from .config.keys import mcp_tokens_path
-from .mcp_login import WAIT_LINE, open_browser
-from .toolbox import quiet_mcp_sdk
+from ..config.keys import mcp_tokens_path
+from ..toolbox import quiet_mcp_sdk
+from .login import WAIT_LINE, open_browser
 
 if TYPE_CHECKING:
     from toolnexus.mcp import McpServer

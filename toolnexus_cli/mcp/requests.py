@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from toolnexus.visible import visible
 
-from .toolbox import mcp_servers
+from ..toolbox import mcp_servers
 
 if TYPE_CHECKING:
     from toolnexus.mcp.sampling import SamplingCall
 
-    from .config.file import Target
-    from .session.session import Session
+    from ..config.file import Target
+    from ..session.session import Session
 
 SAMPLING_RULE = "sampling:{server}"
 
@@ -109,7 +109,7 @@ async def _approved(
 ) -> bool:
     from toolnexus.mcp.sampling import describe_sampling
 
-    from .approve import INTERRUPT, YES_NO, choose, panel
+    from ..approve import INTERRUPT, YES_NO, choose, panel
 
     panel(
         session.console,
@@ -128,8 +128,8 @@ async def _answering_target(session: Session, params: dict[str, Any]) -> Target:
     the session's."""
     from toolnexus.mcp.sampling import model_hints
 
-    from .config.file import resolve_target
-    from .errors import UsageError
+    from ..config.file import resolve_target
+    from ..errors import UsageError
 
     current = session.target
     models = session.config.settings.models

@@ -18,7 +18,7 @@ from toolnexus import ToolnexusError
 from toolnexus.bounded_json import TooDeep, loads_bounded
 from toolnexus.mcp.config import SERVER_KEYS
 
-from .config.file import Config
+from ..config.file import Config
 
 SCOPES = ("user", "project")
 PROJECT_FILE = ".mcp.json"

@@ -10,13 +10,13 @@ from pathlib import Path
 
 from toolnexus import ToolnexusError
 
-from .config.file import Config
-from .config.keys import mcp_tokens_path
-from .errors import UsageError
-from .mcp_view import as_json, details
-from .session.options import ToolFlags
-from .toolbox import mcp_config, quiet_mcp_sdk
-from .workspace import mcp_roots, workspace_root
+from ..config.file import Config
+from ..config.keys import mcp_tokens_path
+from ..errors import UsageError
+from ..session.options import ToolFlags
+from ..toolbox import mcp_config, quiet_mcp_sdk
+from ..workspace import mcp_roots, workspace_root
+from .view import as_json, details
 
 
 def list_servers(config: Config, flags: ToolFlags, *, json_out: bool) -> int:

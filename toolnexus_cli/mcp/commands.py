@@ -10,10 +10,10 @@ from rich.console import Console
 
 from toolnexus import ToolnexusError
 
-from .mcp_prompts import run_prompt_command
-from .mcp_view import details, overview
-from .session.session import Session
-from .toolbox import mcp_servers
+from ..session.session import Session
+from ..toolbox import mcp_servers
+from .prompts import run_prompt_command
+from .view import details, overview
 
 if TYPE_CHECKING:
     from toolnexus.content import Attachment
@@ -61,7 +61,7 @@ class McpCommands:
                 return
             server = _named(servers, name.strip())
             if action == "login":
-                from .mcp_chat_login import login_in_chat
+                from .chat_login import login_in_chat
 
                 await login_in_chat(server, self.console, self.say)
             else:

@@ -11,8 +11,8 @@ from typing import Any
 from toolnexus import ToolnexusError
 from toolnexus.visible import visible
 
-from .config.file import Config
-from .mcp_files import (
+from ..config.file import Config
+from .files import (
     ServerFile,
     check_name,
     project_file,
