@@ -358,7 +358,7 @@ ThreadArg = Annotated[str, typer.Argument(help="Thread id.")]
 
 
 def _threads(config: str | None, action: object) -> None:
-    from .threads import with_store
+    from .threads.commands import with_store
 
     try:
         code = with_store(load_config(config), action)  # type: ignore[arg-type]
@@ -380,7 +380,7 @@ def threads_list(
     config: ConfigOpt = None,
 ) -> None:
     """Threads, newest first, with the messages each holds now."""
-    from .threads import list_threads
+    from .threads.commands import list_threads
 
     _threads(
         config,
@@ -409,7 +409,7 @@ def threads_show(
     config: ConfigOpt = None,
 ) -> None:
     """A thread's transcript, every message numbered (--json: the raw messages)."""
-    from .threads import show, show_changes
+    from .threads.commands import show, show_changes
 
     if changes:
         _threads(config, lambda store: show_changes(store, thread, as_json=as_json))
@@ -427,7 +427,7 @@ def threads_rm(
     config: ConfigOpt = None,
 ) -> None:
     """Delete threads (asks first unless --yes)."""
-    from .threads import remove
+    from .threads.commands import remove
 
     _threads(config, lambda store: remove(store, threads, confirmed=yes))
 
@@ -450,7 +450,7 @@ def threads_prune(
     config: ConfigOpt = None,
 ) -> None:
     """Delete threads nobody needs: with --failed, those holding only failed turns."""
-    from .threads import parse_age, prune
+    from .threads.commands import parse_age, prune
 
     if not failed:
         fail_usage(UsageError("say what to prune: --failed (threads holding only failed turns)"))
@@ -464,7 +464,7 @@ def threads_prune(
 @threads_app.command("rename")
 def threads_rename(thread: ThreadArg, title: str, config: ConfigOpt = None) -> None:
     """Give a thread a new title."""
-    from .threads import rename
+    from .threads.commands import rename
 
     _threads(config, lambda store: rename(store, thread, title))
 
@@ -487,7 +487,7 @@ def threads_fork(
     config: ConfigOpt = None,
 ) -> None:
     """Start a new thread from this one (up to message N) and print its id."""
-    from .threads import fork
+    from .threads.commands import fork
 
     if at is not None and at_option is not None and at != at_option:
         fail_usage(
@@ -507,7 +507,7 @@ def threads_rewind(
     config: ConfigOpt = None,
 ) -> None:
     """Put the files the thread's tools changed back as they were before turn N."""
-    from .threads import rewind
+    from .threads.commands import rewind
 
     _threads(config, lambda store: rewind(store, thread, turn, dry_run=dry_run))
 
@@ -515,7 +515,7 @@ def threads_rewind(
 @threads_app.command("redo")
 def threads_redo(thread: ThreadArg, config: ConfigOpt = None) -> None:
     """Undo the thread's last rewind: its files as they were before it."""
-    from .threads import redo
+    from .threads.commands import redo
 
     _threads(config, lambda store: redo(store, thread))
 
@@ -534,7 +534,7 @@ def threads_export(
     config: ConfigOpt = None,
 ) -> None:
     """Print a thread as Markdown or JSON."""
-    from .threads import export
+    from .threads.commands import export
 
     if fmt not in ("md", "json"):
         fail_usage(UsageError(f"unknown format {fmt!r}: use md or json"))
@@ -553,7 +553,7 @@ def threads_export(
 @threads_app.command("search")
 def threads_search(text: str, config: ConfigOpt = None) -> None:
     """Find threads whose messages mention TEXT."""
-    from .threads import search
+    from .threads.commands import search
 
     _threads(config, lambda store: search(store, text))
 

@@ -25,7 +25,7 @@ from toolnexus_cli.chat.repl import Repl
 from toolnexus_cli.config.file import Config
 from toolnexus_cli.render import renderers as render
 from toolnexus_cli.session.options import RunOptions
-from toolnexus_cli.transcript import to_markdown
+from toolnexus_cli.threads.transcript import to_markdown
 
 MODEL = "stub-model"
 

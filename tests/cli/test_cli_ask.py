@@ -301,7 +301,7 @@ TERMINAL_AND_OTHER_COMMANDS = (
     "toolnexus_cli.chat.terminal",
     "toolnexus_cli.chat.clipboard",
     "toolnexus_cli.file_change",
-    "toolnexus_cli.threads",
+    "toolnexus_cli.threads.commands",
     "toolnexus_cli.config.models",
     "toolnexus_cli.config.setup",
     "toolnexus_cli.config.commands",

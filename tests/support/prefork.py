@@ -57,7 +57,7 @@ PRELOAD = (
     "toolnexus_cli.session.session",
     "toolnexus_cli.ask.command",
     "toolnexus_cli.mcp.commands",
-    "toolnexus_cli.threads",
+    "toolnexus_cli.threads.commands",
     "toolnexus_cli.config.setup",
     "toolnexus_cli.render.live_region",
     "toolnexus_cli.render.markdown_stream",

@@ -33,7 +33,6 @@ from toolnexus.visible import visible
 from ..command_turns import CommandTurn, command_book, command_turn
 from ..config.settings import UiSettings
 from ..errors import UsageError
-from ..listing import holding
 from ..mcp.commands import COMMANDS as MCP_COMMANDS
 from ..mcp.commands import McpCommands
 from ..mcp.prompts import is_prompt_command
@@ -42,7 +41,8 @@ from ..render.tool_output import KeptOutputs
 from ..render.words import counted
 from ..session.attach import NOT_READ, check_carried, load_attachment, unread_images
 from ..session.session import Session
-from ..threads import fork_thread
+from ..threads.commands import fork_thread
+from ..threads.listing import holding
 from ..toolbox import approval_policy, approval_text, tool_rows
 from ..workspace import CHAT_WAY_OUT, home_line
 from .clipboard import copy_text
@@ -294,7 +294,7 @@ class Commands(
             self.show_last_exchange(kept)
 
     def show_last_exchange(self, messages: list[Message]) -> None:
-        from ..recap import show_last_exchange
+        from ..threads.recap import show_last_exchange
 
         show_last_exchange(
             self.console, messages, self.session.thread, self.ui.code_theme or "monokai"
@@ -387,7 +387,7 @@ class Commands(
         if not arg:
             self.say("usage: /export PATH", "yellow")
             return
-        from ..transcript import to_markdown, write_private
+        from ..threads.transcript import to_markdown, write_private
 
         path = Path(arg).expanduser()
         if path.is_dir():  # a folder: the thread's own file in it

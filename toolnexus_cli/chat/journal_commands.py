@@ -15,7 +15,7 @@ from toolnexus.journal.diffs import diff_lines
 from toolnexus.journal.rewind import version_control_words
 
 from ..session.session import Session
-from ..threads import skipped_words
+from ..threads.commands import skipped_words
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -72,7 +72,7 @@ def init(path: Path, *, force: bool = False) -> Path:
 def write_config(path: Path, text: str) -> Path:
     """Write the whole file at once: an interruption leaves the old one or the new one. It
     is 0600 whatever the umask: it may hold keys, and one others may write is refused."""
-    from ..transcript import write_private
+    from ..threads.transcript import write_private
 
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")

@@ -47,12 +47,12 @@ from ..config.keys import KeyChoice, check_provider_headers, choose_key
 from ..config.project import repository_top
 from ..errors import UsageError
 from ..hooks_run import HookRunner
-from ..listing import latest_holding
 from ..mcp.requests import answer_mcp_requests
-from ..recap import recorded_system, system_record
 from ..redaction.redact import EventRedactor, RedactingStore, Redactor
 from ..render.renderers import NO_FACTS, FooterFacts
 from ..subagents import offer_subagents
+from ..threads.listing import latest_holding
+from ..threads.recap import recorded_system, system_record
 from ..tool_hooks import with_tool_hooks
 from ..toolbox import (
     approval_policy,

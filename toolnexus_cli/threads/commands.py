@@ -23,12 +23,12 @@ from toolnexus.stores import SNIPPET_MARK, ThreadInfo, referenced
 from toolnexus.types import calls_of
 from toolnexus.visible import visible
 
-from .config.file import Config, journal_dir
-from .errors import UsageError
+from ..config.file import Config, journal_dir
+from ..errors import UsageError
+from ..render.words import counted
+from ..session.session import new_thread_id, open_store
+from ..subagents import subagent_thread
 from .listing import holding
-from .render.words import counted
-from .session.session import new_thread_id, open_store
-from .subagents import subagent_thread
 from .transcript import to_markdown
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ async def show(store: Any, thread: str, *, as_json: bool, sent: bool = False) ->
     if sys.stdout.isatty():
         from rich.console import Console
 
-        from .render.chat_markdown import ChatMarkdown
+        from ..render.chat_markdown import ChatMarkdown
 
         Console().print(ChatMarkdown(visible(text)), crop=False)
     else:

@@ -21,7 +21,7 @@ from toolnexus.context.marks import (
 )
 from toolnexus.types import calls_of
 
-from .render.context_view import record_rule
+from ..render.context_view import record_rule
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence

@@ -9,7 +9,7 @@ from toolnexus import Message
 from toolnexus.context.marks import DROPPED_KEY, SYSTEM_PROMPT, last_prompt, sendable
 from toolnexus.visible import visible
 
-from .render.words import counted
+from ..render.words import counted
 from .transcript import content_text
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ def show_last_exchange(
     from rich.segment import Segment, Segments
     from rich.text import Text
 
-    from .render.chat_markdown import ChatMarkdown
+    from ..render.chat_markdown import ChatMarkdown
 
     exchange = last_exchange(messages)
     if exchange is None:
