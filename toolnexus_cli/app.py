@@ -572,7 +572,7 @@ def tools_cmd(
 ) -> None:
     """List every tool with its source, status and the approval its calls meet (with
     --yes and --sandbox as `ask` and `chat` would have them)."""
-    from .toolbox import list_tools
+    from .tools.toolbox import list_tools
 
     try:
         code = list_tools(

@@ -38,7 +38,7 @@ class CommandTurn(NamedTuple):
 def command_book(config: Config, flags: ToolFlags, built_in: list[str]) -> CommandBook:
     """The custom commands of the repository the session works in, and the person's."""
     from .config.file import config_dir
-    from .workspace import workspace_root
+    from .tools.workspace import workspace_root
 
     return find_commands(workspace_root(config, flags), config_dir() / "commands", built_in)
 
@@ -48,7 +48,7 @@ async def command_turn(session: Session, command: CustomCommand, arguments: str)
     sent) when its message cannot be made: a file it may not include, an inline command
     refused."""
     from .command_expansion import expand
-    from .workspace import workspace_root
+    from .tools.workspace import workspace_root
 
     async def run_shell(line: str) -> str:
         result = await session.run_approved("bash", {"command": line})

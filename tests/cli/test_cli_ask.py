@@ -300,7 +300,7 @@ TERMINAL_AND_OTHER_COMMANDS = (
     "toolnexus_cli.render.live_region",
     "toolnexus_cli.chat.terminal",
     "toolnexus_cli.chat.clipboard",
-    "toolnexus_cli.file_change",
+    "toolnexus_cli.tools.file_change",
     "toolnexus_cli.threads.commands",
     "toolnexus_cli.config.models",
     "toolnexus_cli.config.setup",

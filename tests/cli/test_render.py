@@ -10,7 +10,6 @@ from rich.console import Console
 
 from toolnexus import RunResult
 from toolnexus.context.pricing import Price
-from toolnexus_cli import approve
 from toolnexus_cli.config.file import load_config
 from toolnexus_cli.config.settings import UiSettings
 from toolnexus_cli.render.renderers import (
@@ -27,6 +26,7 @@ from toolnexus_cli.render.renderers import (
     unfinished_note,
 )
 from toolnexus_cli.render.speed import Speed, speed_of
+from toolnexus_cli.tools import approve
 
 UI = UiSettings(code_theme="monokai")
 WIDTH = 60

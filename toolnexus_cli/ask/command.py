@@ -24,8 +24,8 @@ from ..render.theme import terminal_ui
 from ..session.attach import NOT_READ, check_carried, unread_images
 from ..session.options import RunOptions, go_on_command
 from ..session.session import Output, Session
-from ..toolbox import change_view, sandbox_line
-from ..workspace import ASK_WAY_OUT, home_line, refuse_builtins_at_home
+from ..tools.toolbox import change_view, sandbox_line
+from ..tools.workspace import ASK_WAY_OUT, home_line, refuse_builtins_at_home
 from .output import JsonOutput, NotesOnStderr, error_json, print_json
 from .structured import SchemaOutput
 

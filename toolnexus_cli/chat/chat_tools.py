@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..config.file import Config
 from ..session.options import RunOptions
-from ..workspace import WORKSPACE_TOOLS
+from ..tools.workspace import WORKSPACE_TOOLS
 
 if TYPE_CHECKING:
     from toolnexus import Toolkit

@@ -43,8 +43,8 @@ from ..session.attach import NOT_READ, check_carried, load_attachment, unread_im
 from ..session.session import Session
 from ..threads.commands import fork_thread
 from ..threads.listing import holding
-from ..toolbox import approval_policy, approval_text, tool_rows
-from ..workspace import CHAT_WAY_OUT, home_line
+from ..tools.toolbox import approval_policy, approval_text, tool_rows
+from ..tools.workspace import CHAT_WAY_OUT, home_line
 from .clipboard import copy_text
 from .context_commands import COMMANDS as CONTEXT_COMMANDS
 from .context_commands import ContextCommands
@@ -454,7 +454,7 @@ class Commands(
         if not text:
             self.say("nothing to send: the message is empty")
             return None
-        from ..approve import confirm, panel
+        from ..tools.approve import confirm, panel
 
         panel(self.console, text, "your message")
         if not await confirm("send it?"):

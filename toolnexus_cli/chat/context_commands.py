@@ -58,7 +58,7 @@ class ContextCommands:
         if preview is None:
             return
         self._show(preview)
-        from ..approve import confirm_default_no
+        from ..tools.approve import confirm_default_no
 
         if not await confirm_default_no("apply it? [y]es / [n]o (Enter: no): "):
             self.say("kept the thread as it was")

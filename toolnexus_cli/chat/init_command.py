@@ -110,8 +110,8 @@ class InitCommands:
     async def _offer(self, top: Path, target: Path, proposal: str) -> None:
         from toolnexus.tools.workspace import Workspace
 
-        from ..approve import confirm_default_no, panel
-        from ..file_change import file_change
+        from ..tools.approve import confirm_default_no, panel
+        from ..tools.file_change import file_change
 
         change = file_change(
             Workspace(top),

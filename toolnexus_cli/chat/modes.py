@@ -14,7 +14,7 @@ from toolnexus.callbacks import maybe_await
 from toolnexus.tools.builtins import CHANGING
 from toolnexus.tools.modes import MODES, commands_reviewed
 
-from ..command_question import command_question
+from ..tools.command_question import command_question
 
 if TYPE_CHECKING:
     from toolnexus import Toolkit

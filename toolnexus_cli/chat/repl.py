@@ -12,7 +12,6 @@ from toolnexus import ToolnexusError
 from toolnexus.events import tool_call_event, tool_output_event, tool_result_event
 from toolnexus.visible import visible
 
-from ..approve import confirm, confirm_default_no, panel
 from ..command_turns import CommandTurn
 from ..config.file import Config
 from ..config.models import model_names
@@ -26,8 +25,9 @@ from ..render.tool_output import KeptOutputs
 from ..session.attach import pasted_image
 from ..session.options import RunOptions, go_on_command
 from ..session.session import Session, Turn
-from ..toolbox import call_view, change_view, sandbox_line, tools_summary, yes_line
-from ..workspace import CHAT_WAY_OUT, home_line
+from ..tools.approve import confirm, confirm_default_no, panel
+from ..tools.toolbox import call_view, change_view, sandbox_line, tools_summary, yes_line
+from ..tools.workspace import CHAT_WAY_OUT, home_line
 from .chat_tools import chat_options, tools_off_line, workspace_line
 from .commands import COMMANDS, Commands, meant_as_command
 from .modes import CYCLE_KEY, PLAN_KEY, ChatMode, modes_matter

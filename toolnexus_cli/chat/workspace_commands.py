@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..session.session import Session
-from ..toolbox import sandbox_line, tools_summary
-from ..workspace import CHAT_WAY_OUT, home_line, move_tools, workspace_root
+from ..tools.toolbox import sandbox_line, tools_summary
+from ..tools.workspace import CHAT_WAY_OUT, home_line, move_tools, workspace_root
 
 COMMANDS = {
     "/workspace": "show or change the folder the tools work in: /workspace [PATH]",

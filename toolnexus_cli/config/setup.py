@@ -496,8 +496,8 @@ def choose(options: list[str], title: str | None = None, typed: set[str] | None 
 
 def yes_no(question: str) -> bool:
     """One key answers: y or Enter yes, n (or Escape) no; Ctrl-C leaves the setup."""
-    from ..approve import INTERRUPT, YES_NO
-    from ..approve import choose as choose_key
+    from ..tools.approve import INTERRUPT, YES_NO
+    from ..tools.approve import choose as choose_key
 
     answer = asyncio.run(choose_key(f"{question} [Y/n] ", YES_NO, enter="yes"))
     if answer == INTERRUPT:

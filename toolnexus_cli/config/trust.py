@@ -14,7 +14,7 @@ from toolnexus.visible import visible
 
 from ..errors import UsageError
 from ..session.options import ToolFlags
-from ..workspace import workspace_root
+from ..tools.workspace import workspace_root
 from .file import Config, data_dir
 from .project import ProjectLayer, merged_config, read_layer, repository_top
 
@@ -118,7 +118,7 @@ def ask_at_terminal(layer: ProjectLayer) -> bool:
     """Show what the layer would add and ask; no unless the person types y."""
     import asyncio
 
-    from ..approve import confirm_default_no
+    from ..tools.approve import confirm_default_no
 
     print(shown_layer(layer), flush=True)
     return asyncio.run(confirm_default_no("Trust it? [y/N] "))

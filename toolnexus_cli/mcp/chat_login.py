@@ -15,7 +15,7 @@ from toolnexus import ToolnexusError
 from toolnexus.visible import visible
 
 from ..config.keys import mcp_tokens_path
-from ..toolbox import quiet_mcp_sdk
+from ..tools.toolbox import quiet_mcp_sdk
 from .login import WAIT_LINE, open_browser
 
 if TYPE_CHECKING:

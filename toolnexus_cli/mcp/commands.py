@@ -11,7 +11,7 @@ from rich.console import Console
 from toolnexus import ToolnexusError
 
 from ..session.session import Session
-from ..toolbox import mcp_servers
+from ..tools.toolbox import mcp_servers
 from .prompts import run_prompt_command
 from .view import details, overview
 

@@ -20,8 +20,8 @@ from toolnexus.mcp.elicitation import (
 )
 from toolnexus.visible import visible
 
-from ..approve import INTERRUPT, choose, drop_typeahead, panel
 from ..render.terminal_answers import keyboard
+from ..tools.approve import INTERRUPT, choose, drop_typeahead, panel
 
 ACCEPT_DECLINE_CANCEL = {"a": "accept", "d": "decline", "c": "cancel"}
 

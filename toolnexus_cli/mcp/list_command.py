@@ -14,8 +14,8 @@ from ..config.file import Config
 from ..config.keys import mcp_tokens_path
 from ..errors import UsageError
 from ..session.options import ToolFlags
-from ..toolbox import mcp_config, quiet_mcp_sdk
-from ..workspace import mcp_roots, workspace_root
+from ..tools.toolbox import mcp_config, quiet_mcp_sdk
+from ..tools.workspace import mcp_roots, workspace_root
 from .view import as_json, details
 
 

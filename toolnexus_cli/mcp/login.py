@@ -13,7 +13,7 @@ from ..config.file import Config
 from ..config.keys import mcp_tokens_path
 from ..errors import UsageError
 from ..session.options import ToolFlags
-from ..toolbox import mcp_config, quiet_mcp_sdk
+from ..tools.toolbox import mcp_config, quiet_mcp_sdk
 
 
 def login_server(

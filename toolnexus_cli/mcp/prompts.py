@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolnexus import ToolnexusError
 
-from ..toolbox import mcp_servers
+from ..tools.toolbox import mcp_servers
 
 if TYPE_CHECKING:
     from prompt_toolkit.completion import Completer

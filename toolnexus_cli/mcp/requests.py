@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolnexus.visible import visible
 
-from ..toolbox import mcp_servers
+from ..tools.toolbox import mcp_servers
 
 if TYPE_CHECKING:
     from toolnexus.mcp.sampling import SamplingCall
@@ -109,7 +109,7 @@ async def _approved(
 ) -> bool:
     from toolnexus.mcp.sampling import describe_sampling
 
-    from ..approve import INTERRUPT, YES_NO, choose, panel
+    from ..tools.approve import INTERRUPT, YES_NO, choose, panel
 
     panel(
         session.console,

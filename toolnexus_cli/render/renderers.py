@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from toolnexus.context.pricing import Price
 
     from ..config.settings import UiSettings
-    from ..toolbox import ChangeView
+    from ..tools.toolbox import ChangeView
     from .tool_output import KeptOutputs
 
 RESULT_PREVIEW_LINES = 8

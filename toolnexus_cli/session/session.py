@@ -36,25 +36,25 @@ from toolnexus.tools.suspension import WaitFor
 from toolnexus.types import Answer, Event, Message, Request
 from toolnexus.visible import visible
 
-from ..approve import (
+from ..config.file import LIMITS, Config, Target, cache_dir, data_dir, resolve_target
+from ..config.keys import KeyChoice, check_provider_headers, choose_key
+from ..config.project import repository_top
+from ..errors import UsageError
+from ..mcp.requests import answer_mcp_requests
+from ..redaction.redact import EventRedactor, RedactingStore, Redactor
+from ..render.renderers import NO_FACTS, FooterFacts
+from ..threads.listing import latest_holding
+from ..threads.recap import recorded_system, system_record
+from ..tools.approve import (
     terminal_asker,
     terminal_wait_for,
     wait_for_without_terminal,
     yes_to_what_it_covers,
 )
-from ..config.file import LIMITS, Config, Target, cache_dir, data_dir, resolve_target
-from ..config.keys import KeyChoice, check_provider_headers, choose_key
-from ..config.project import repository_top
-from ..errors import UsageError
-from ..hooks_run import HookRunner
-from ..mcp.requests import answer_mcp_requests
-from ..redaction.redact import EventRedactor, RedactingStore, Redactor
-from ..render.renderers import NO_FACTS, FooterFacts
-from ..subagents import offer_subagents
-from ..threads.listing import latest_holding
-from ..threads.recap import recorded_system, system_record
-from ..tool_hooks import with_tool_hooks
-from ..toolbox import (
+from ..tools.hooks_run import HookRunner
+from ..tools.subagents import offer_subagents
+from ..tools.tool_hooks import with_tool_hooks
+from ..tools.toolbox import (
     approval_policy,
     call_view,
     make_hooks,
@@ -63,7 +63,7 @@ from ..toolbox import (
     warn_failed_servers,
     warn_if_failed,
 )
-from ..workspace import workspace_root
+from ..tools.workspace import workspace_root
 from .instructions import Instructions, project_instructions
 from .options import RunOptions, ToolFlags, go_on_command
 from .signals import Interrupts

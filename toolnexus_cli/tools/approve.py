@@ -12,7 +12,7 @@ from toolnexus.callbacks import maybe_await
 from toolnexus.tools.suspension import NOBODY_TO_ASK, WaitFor
 from toolnexus.visible import unmistakable
 
-from .render.terminal_answers import keyboard
+from ..render.terminal_answers import keyboard
 from .toolbox import CallView
 
 if TYPE_CHECKING:
@@ -113,7 +113,7 @@ def panel(console: Any, body: Any, title: str) -> None:
     from rich.panel import Panel
     from rich.text import Text
 
-    from .render.exact_text import exact_text
+    from ..render.exact_text import exact_text
 
     rows, width = room(console)
     shown = exact_text(body, rows=rows, width=width) if isinstance(body, str) else body

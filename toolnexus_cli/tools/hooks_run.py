@@ -26,7 +26,7 @@ from typing import Any
 
 from toolnexus.visible import visible
 
-from .config.settings import HookSettings
+from ..config.settings import HookSettings
 
 # Our built-in tools by Claude Code's names, with their arguments by Claude's field names.
 CLAUDE_TOOLS: dict[str, tuple[str, dict[str, str]]] = {

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 
 from toolnexus import Client, ToolnexusError
 
-from .errors import UsageError
+from ..errors import UsageError
 
 if TYPE_CHECKING:
     from toolnexus.tools.subagents import Agent, SubagentRun, Subagents
 
-    from .session.session import Session
+    from ..session.session import Session
 
 SUBAGENT_MARK = "/task-"  # in a subagent's thread id, between its parent's and the call's
 

@@ -13,8 +13,8 @@ from pathlib import Path
 from toolnexus.tools.skills import parse_skill_file
 from toolnexus.tools.subagents import Agent
 
+from ..config.file import config_dir
 from .claude_names import OURS_BY_CLAUDE_NAME
-from .config.file import config_dir
 
 # Claude Code's model aliases name its own models: its agents run on the chat's model
 CLAUDE_MODELS = frozenset({"inherit", "sonnet", "opus", "haiku"})

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 from toolnexus import Tool, Toolkit, ToolnexusError, create_toolkit
 from toolnexus.visible import visible
 
-from .config.file import Config
-from .config.keys import mcp_tokens_path
-from .errors import UsageError
-from .render.tool_panels import call_body
-from .session.options import ToolFlags
+from ..config.file import Config
+from ..config.keys import mcp_tokens_path
+from ..errors import UsageError
+from ..render.tool_panels import call_body
+from ..session.options import ToolFlags
 from .workspace import (
     ASK_WAY_OUT,
     FILE_TOOLS,
@@ -77,7 +77,7 @@ PROJECT_SKILLS = (".agents/skills", ".claude/skills")  # where other tools keep 
 
 def project_skills(workspace: Path | None) -> list[str]:
     """The skill folders of the repository holding `workspace`."""
-    from .custom_commands import repository_top
+    from ..custom_commands import repository_top
 
     top = repository_top(workspace) if workspace is not None else None
     return [str(top / name) for name in PROJECT_SKILLS if top and (top / name).is_dir()]

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from .render.exact_text import DIM, exact_text, line_count, rows_of
-from .render.words import counted
+from ..render.exact_text import DIM, exact_text, line_count, rows_of
+from ..render.words import counted
 
 if TYPE_CHECKING:
     from toolnexus.types import CommandQuestion

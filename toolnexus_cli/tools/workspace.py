@@ -12,10 +12,10 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .config.file import Config, config_dir, data_dir, journal_dir, state_dir
-from .config.keys import keys_path
-from .errors import UsageError
-from .session.options import ToolFlags
+from ..config.file import Config, config_dir, data_dir, journal_dir, state_dir
+from ..config.keys import keys_path
+from ..errors import UsageError
+from ..session.options import ToolFlags
 
 if TYPE_CHECKING:
     from toolnexus import Toolkit

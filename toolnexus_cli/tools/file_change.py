@@ -23,7 +23,7 @@ from rich.text import Text
 from toolnexus.tools.workspace import ApprovalNeeded, Refused, Workspace
 from toolnexus.visible import unmistakable
 
-from .render.words import counted
+from ..render.words import counted
 
 MAX_COMPARED = 256 * 1024  # bytes of each side a diff is made of
 MAX_MATCHED = 500  # changed lines of each side matched line by line (see diff_lines)
