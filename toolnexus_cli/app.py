@@ -31,7 +31,7 @@ from .session.options import (
 )
 
 if TYPE_CHECKING:
-    from .custom_commands import CustomCommand
+    from .custom.commands import CustomCommand
 
 app = typer.Typer(
     name="toolnexus",
@@ -177,8 +177,8 @@ def asked_command(config: Config, run: RunOptions, prompt: str) -> tuple[CustomC
     (The chat's own commands are not there to shadow one.)"""
     from toolnexus.visible import visible
 
-    from .command_turns import command_book
-    from .custom_commands import slash_command
+    from .custom.commands import slash_command
+    from .custom.turns import command_book
 
     book = command_book(config, run.tools, [])
     command, rest = slash_command(prompt, book)

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 from toolnexus.content import Attachment, Prompt
 from toolnexus.visible import visible
 
-from ..command_turns import CommandTurn, command_turn
 from ..config.file import Config
+from ..custom.turns import CommandTurn, command_turn
 from ..errors import UsageError
 from ..render.renderers import (
     NO_FACTS,
@@ -30,7 +30,7 @@ from .output import JsonOutput, NotesOnStderr, error_json, print_json
 from .structured import SchemaOutput
 
 if TYPE_CHECKING:
-    from ..custom_commands import CustomCommand
+    from ..custom.commands import CustomCommand
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 

@@ -30,8 +30,8 @@ from toolnexus.context.marks import (
 from toolnexus.stores import Thread
 from toolnexus.visible import visible
 
-from ..command_turns import CommandTurn, command_book, command_turn
 from ..config.settings import UiSettings
+from ..custom.turns import CommandTurn, command_book, command_turn
 from ..errors import UsageError
 from ..mcp.commands import COMMANDS as MCP_COMMANDS
 from ..mcp.commands import McpCommands
@@ -64,7 +64,7 @@ from .workspace_commands import WorkspaceCommands
 if TYPE_CHECKING:
     from toolnexus import Message
 
-    from ..custom_commands import CustomCommand
+    from ..custom.commands import CustomCommand
 
 COMMANDS = {
     "/help": "show this list",

@@ -12,10 +12,10 @@ from toolnexus import ToolnexusError
 from toolnexus.events import tool_call_event, tool_output_event, tool_result_event
 from toolnexus.visible import visible
 
-from ..command_turns import CommandTurn
 from ..config.file import Config
 from ..config.models import model_names
-from ..custom_commands import command_hint
+from ..custom.commands import command_hint
+from ..custom.turns import CommandTurn
 from ..errors import UsageError
 from ..mcp.prompts import attach_mentions
 from ..mcp.view import status_line

@@ -77,7 +77,7 @@ PROJECT_SKILLS = (".agents/skills", ".claude/skills")  # where other tools keep 
 
 def project_skills(workspace: Path | None) -> list[str]:
     """The skill folders of the repository holding `workspace`."""
-    from ..custom_commands import repository_top
+    from ..custom.commands import repository_top
 
     top = repository_top(workspace) if workspace is not None else None
     return [str(top / name) for name in PROJECT_SKILLS if top and (top / name).is_dir()]

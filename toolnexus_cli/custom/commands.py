@@ -16,7 +16,7 @@ from typing import Literal
 
 from toolnexus.tools.skills import parse_skill_file
 
-from .tools.claude_names import OURS_BY_CLAUDE_NAME
+from ..tools.claude_names import OURS_BY_CLAUDE_NAME
 
 Syntax = Literal["claude", "gemini"]
 MAX_COMMAND_BYTES = 256 * 1024

@@ -15,12 +15,12 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from .errors import UsageError
+from ..errors import UsageError
 
 if TYPE_CHECKING:
     from toolnexus.content import Attachment
 
-    from .custom_commands import CustomCommand
+    from .commands import CustomCommand
 
 RunShell = Callable[[str], Awaitable[str]]
 MAX_INCLUDE_BYTES = 256 * 1024  # one file a command includes
@@ -153,7 +153,7 @@ class Includes:
     def _refuse_secret(self, path: Path, written: str) -> None:
         from toolnexus.tools.secret_files import SecretNames, holds_credentials, is_git_config
 
-        from .session.attach import refuse_secret
+        from ..session.attach import refuse_secret
 
         secret = SecretNames(self.secret_names).matches(path.relative_to(self.workspace))
         if secret or (is_git_config(path) and holds_credentials(path.read_text(errors="replace"))):

@@ -12,16 +12,16 @@ from typing import TYPE_CHECKING, NamedTuple
 from toolnexus import Toolkit
 from toolnexus.visible import visible
 
-from .custom_commands import CommandBook, CustomCommand, find_commands
-from .errors import UsageError
+from ..errors import UsageError
+from .commands import CommandBook, CustomCommand, find_commands
 
 if TYPE_CHECKING:
     from toolnexus import Tool
     from toolnexus.content import Attachment
 
-    from .config.file import Config
-    from .session.options import ToolFlags
-    from .session.session import Session
+    from ..config.file import Config
+    from ..session.options import ToolFlags
+    from ..session.session import Session
 
 
 class CommandTurn(NamedTuple):
@@ -37,8 +37,8 @@ class CommandTurn(NamedTuple):
 
 def command_book(config: Config, flags: ToolFlags, built_in: list[str]) -> CommandBook:
     """The custom commands of the repository the session works in, and the person's."""
-    from .config.file import config_dir
-    from .tools.workspace import workspace_root
+    from ..config.file import config_dir
+    from ..tools.workspace import workspace_root
 
     return find_commands(workspace_root(config, flags), config_dir() / "commands", built_in)
 
@@ -47,8 +47,8 @@ async def command_turn(session: Session, command: CustomCommand, arguments: str)
     """The turn `command` asks for with `arguments`; a UsageError of one line (nothing is
     sent) when its message cannot be made: a file it may not include, an inline command
     refused."""
-    from .command_expansion import expand
-    from .tools.workspace import workspace_root
+    from ..tools.workspace import workspace_root
+    from .expansion import expand
 
     async def run_shell(line: str) -> str:
         result = await session.run_approved("bash", {"command": line})
