@@ -16,7 +16,8 @@ from ..errors import UsageError
 from ..session.options import ToolFlags
 from ..tools.workspace import workspace_root
 from .file import Config, data_dir
-from .project import ProjectLayer, merged_config, read_layer, repository_top
+from .layer import ProjectLayer
+from .project import merged_config, read_layer, repository_top
 
 TRUST_FILE = "trusted-projects.json"
 Question = Callable[[ProjectLayer], bool]  # asks the person; True: trust it

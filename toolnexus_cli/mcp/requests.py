@@ -9,25 +9,51 @@ terminal."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import fnmatch
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from toolnexus.visible import visible
 
 from ..tools.toolbox import mcp_servers
 
 if TYPE_CHECKING:
-    from toolnexus.mcp.sampling import SamplingCall
+    from rich.console import Console
 
-    from ..config.file import Target
-    from ..session.session import Session
+    from toolnexus import RunResult, Toolkit
+    from toolnexus.content import Prompt
+    from toolnexus.mcp.sampling import SamplingCall
+    from toolnexus.types import Message
+
+    from ..config.file import Config, Target
 
 SAMPLING_RULE = "sampling:{server}"
 
 
-def answer_mcp_requests(session: Session) -> None:
+class AskedSession(Protocol):
+    """What answering a server's questions needs of the session (session.py's Session):
+    its toolkit's servers, its terminal, its config and model, a model call apart from the
+    thread, and its way of keeping a question on screen."""
+
+    @property
+    def toolkit(self) -> Toolkit: ...
+    @property
+    def console(self) -> Console | None: ...
+    @property
+    def config(self) -> Config: ...
+    @property
+    def target(self) -> Target: ...
+
+    def asking_anytime(self) -> contextlib.AbstractAsyncContextManager[None]: ...
+    async def run_apart(
+        self, target: Target, prompt: Prompt, history: list[Message]
+    ) -> RunResult: ...
+    def interrupted_at_question(self) -> None: ...
+
+
+def answer_mcp_requests(session: AskedSession) -> None:
     """Let the session answer its MCP servers' elicitation and sampling requests."""
     pools = {
         id(server.side.requests): server.side.requests for server in mcp_servers(session.toolkit)
@@ -92,7 +118,7 @@ def answer_mcp_requests(session: Session) -> None:
         requests.sample = sample
 
 
-def sampling_rule(session: Session, server: str) -> str | None:
+def sampling_rule(session: AskedSession, server: str) -> str | None:
     """What [approval] says of `server` sampling: "allow", "ask", "deny" or None."""
     from toolnexus.tools.rules import checked_rules
 
@@ -105,7 +131,7 @@ def sampling_rule(session: Session, server: str) -> str | None:
 
 
 async def _approved(
-    session: Session, server: str, params: dict[str, Any], call: SamplingCall, model: str
+    session: AskedSession, server: str, params: dict[str, Any], call: SamplingCall, model: str
 ) -> bool:
     from toolnexus.mcp.sampling import describe_sampling
 
@@ -122,13 +148,13 @@ async def _approved(
     return answer == "yes"
 
 
-async def _answering_target(session: Session, params: dict[str, Any]) -> Target:
+async def _answering_target(session: AskedSession, params: dict[str, Any]) -> Target:
     """The model that answers: the first configured one a hint of the request's
     `modelPreferences` names part of (the session's own first, should it match), else
     the session's."""
     from toolnexus.mcp.sampling import model_hints
 
-    from ..config.file import resolve_target
+    from ..config.resolve import resolve_target
     from ..errors import UsageError
 
     current = session.target

@@ -36,9 +36,10 @@ from toolnexus.tools.suspension import WaitFor
 from toolnexus.types import Answer, Event, Message, Request
 from toolnexus.visible import visible
 
-from ..config.file import LIMITS, Config, Target, cache_dir, data_dir, resolve_target
+from ..config.file import LIMITS, Config, Target, cache_dir, data_dir
 from ..config.keys import KeyChoice, check_provider_headers, choose_key
 from ..config.project import repository_top
+from ..config.resolve import resolve_target
 from ..errors import UsageError
 from ..mcp.requests import answer_mcp_requests
 from ..redaction.redact import EventRedactor, RedactingStore, Redactor

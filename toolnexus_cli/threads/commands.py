@@ -27,7 +27,7 @@ from ..config.file import Config, journal_dir
 from ..errors import UsageError
 from ..render.words import counted
 from ..session.session import new_thread_id, open_store
-from ..tools.subagents import subagent_thread
+from .ids import subagent_thread
 from .listing import holding
 from .transcript import to_markdown
 

@@ -10,7 +10,7 @@ import dataclasses
 
 from toolnexus.stores import ThreadInfo, ThreadStore
 
-from ..tools.subagents import is_subagent_thread
+from .ids import is_subagent_thread
 
 
 async def holding(

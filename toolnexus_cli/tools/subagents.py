@@ -7,30 +7,44 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from toolnexus import Client, ToolnexusError
 
 from ..errors import UsageError
+from ..threads.ids import subagent_thread
 
 if TYPE_CHECKING:
+    from toolnexus import Toolkit
+    from toolnexus.stores import ThreadStore
     from toolnexus.tools.subagents import Agent, SubagentRun, Subagents
 
-    from ..session.session import Session
-
-SUBAGENT_MARK = "/task-"  # in a subagent's thread id, between its parent's and the call's
-
-
-def subagent_thread(parent: str, call_id: str) -> str:
-    """The id of the thread that keeps the transcript of the subagent of `call_id`."""
-    return f"{parent}{SUBAGENT_MARK}{call_id}"
+    from ..config.file import Config
+    from ..session.options import RunOptions
 
 
-def is_subagent_thread(thread: str) -> bool:
-    return SUBAGENT_MARK in thread
+class TaskHost(Protocol):
+    """What the task tool needs of the session it runs in (session.py's Session): its
+    toolkit and options, its config, the client it talks through now and another for a
+    named model, and its thread and where that is kept."""
+
+    @property
+    def toolkit(self) -> Toolkit: ...
+    @property
+    def options(self) -> RunOptions: ...
+    @property
+    def config(self) -> Config: ...
+    @property
+    def client(self) -> Client: ...
+    @property
+    def thread(self) -> str: ...
+    @property
+    def store(self) -> ThreadStore: ...
+
+    async def another_client(self, model: str) -> Client: ...
 
 
-def offer_subagents(session: Session, resources: contextlib.AsyncExitStack) -> Subagents | None:
+def offer_subagents(session: TaskHost, resources: contextlib.AsyncExitStack) -> Subagents | None:
     """The task tool, in the session's toolkit when tools are on and agents are defined;
     the clients of other models it opens close with `resources`."""
     toolkit = session.toolkit
@@ -62,7 +76,7 @@ class _Clients:
     named in a definition, kept while the session's connection (its approval, its mode)
     is the one it was opened with."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: TaskHost) -> None:
         self.session = session
         self.opened: dict[str, tuple[Client, Client]] = {}  # model: (session's, its own)
         self.opening = asyncio.Lock()
@@ -89,7 +103,7 @@ class _Clients:
             await client.aclose()
 
 
-async def keep_transcript(session: Session, run: SubagentRun) -> None:
+async def keep_transcript(session: TaskHost, run: SubagentRun) -> None:
     """Keep a subagent's whole transcript with the thread, under its own id (redacted as
     the chat's are), with the model and tokens it used."""
     store = session.client.conversation_store
