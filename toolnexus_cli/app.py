@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import gc
 import sys
 import warnings
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -60,24 +61,29 @@ def main_callback(
     pass
 
 
-def fail_usage(exc: UsageError) -> None:
-    print(_error_line(exc), file=sys.stderr)
-    raise typer.Exit(2)
+@contextlib.contextmanager
+def one_line_errors() -> Iterator[None]:
+    """The commands' one error boundary: an error that escapes a command is one line on
+    stderr (`error: ...`, without secrets or control characters) and its kind's exit
+    status: bad input (flags, config, prompt) 2, a library error (a broken thread store,
+    say) 1."""
+    from toolnexus import ToolnexusError
+
+    try:
+        yield
+    except UsageError as exc:
+        _fail(exc, 2)
+    except ToolnexusError as exc:
+        _fail(exc, 1)
 
 
-def _error_line(exc: BaseException) -> str:
-    """`error: ...`, without secrets or control characters."""
+def _fail(exc: Exception, status: int) -> NoReturn:
     from toolnexus.visible import visible
 
     from .redaction.redact import Redactor
 
-    return visible(Redactor.for_run(None).line(f"error: {exc}"))
-
-
-def fail_run(exc: Exception) -> None:
-    """A library error that escaped a command (a broken thread store, say): one line."""
-    print(_error_line(exc), file=sys.stderr)
-    raise typer.Exit(1)
+    print(visible(Redactor.for_run(None).line(f"error: {exc}")), file=sys.stderr)
+    raise SystemExit(status)
 
 
 @app.command()
@@ -132,7 +138,6 @@ def ask(
     Tools are off unless asked for: --builtins offers the built-in file, search, shell
     and web tools (the chat offers them when the config says tools.chat = true).
     """
-    from toolnexus import ToolnexusError
 
     from .ask.command import AskOptions, compose_prompt, run_ask
 
@@ -141,34 +146,29 @@ def ask(
     from .session.attach import load_attachment
 
     if json_out and events:
-        fail_usage(UsageError("use either --json or --events, not both"))
+        raise UsageError("use either --json or --events, not both")
     if schema is not None and schema_multi is not None:
-        fail_usage(UsageError("use either --schema or --schema-multi, not both"))
-    try:
-        attachments = [load_attachment(spec) for spec in attach or ()]
-        shape = schema_multi if schema_multi is not None else schema
-        wanted = read_schema(shape, many=schema_multi is not None) if shape is not None else None
-        config = load_config(run.config)
-        command, arguments = None, ""
-        if prompt is not None and prompt.startswith("/"):
-            command, rest = asked_command(config, run, prompt)
-            arguments, prompt = (rest, None) if command is not None else ("", rest)
-        text = compose_prompt(prompt, sys.stdin, attached=bool(attachments) or bool(command))
-        options = AskOptions(
-            prompt=text,
-            command=command,
-            arguments=arguments,
-            verbose=verbose,
-            run=run,
-            attachments=attachments,
-            schema=wanted,
-            output="json" if json_out else "events" if events else "auto",
-        )
-        code = run_ask(config, options)
-    except UsageError as exc:
-        fail_usage(exc)
-    except ToolnexusError as exc:
-        fail_run(exc)
+        raise UsageError("use either --schema or --schema-multi, not both")
+    attachments = [load_attachment(spec) for spec in attach or ()]
+    shape = schema_multi if schema_multi is not None else schema
+    wanted = read_schema(shape, many=schema_multi is not None) if shape is not None else None
+    config = load_config(run.config)
+    command, arguments = None, ""
+    if prompt is not None and prompt.startswith("/"):
+        command, rest = asked_command(config, run, prompt)
+        arguments, prompt = (rest, None) if command is not None else ("", rest)
+    text = compose_prompt(prompt, sys.stdin, attached=bool(attachments) or bool(command))
+    options = AskOptions(
+        prompt=text,
+        command=command,
+        arguments=arguments,
+        verbose=verbose,
+        run=run,
+        attachments=attachments,
+        schema=wanted,
+        output="json" if json_out else "events" if events else "auto",
+    )
+    code = run_ask(config, options)
     raise typer.Exit(code)
 
 
@@ -205,10 +205,7 @@ def config_show(config: ConfigOpt = None) -> None:
     """Print the config, with secrets masked."""
     from .config.commands import show
 
-    try:
-        print(show(load_config(config)))
-    except UsageError as exc:
-        fail_usage(exc)
+    print(show(load_config(config)))
 
 
 @config_app.command("init")
@@ -220,10 +217,7 @@ def config_init(
     from .config.commands import init
     from .config.file import config_path
 
-    try:
-        print(f"wrote {init(config_path(config), force=force)}")
-    except UsageError as exc:
-        fail_usage(exc)
+    print(f"wrote {init(config_path(config), force=force)}")
 
 
 keys_app = typer.Typer(help="Store API keys (in a 0600 file).", no_args_is_help=True)
@@ -241,13 +235,10 @@ def keys_set(
     from .config.file import check_provider
     from .config.keys import load_keys, write_keys
 
-    try:
-        check_provider(load_config(config), name)
-    except UsageError as exc:
-        fail_usage(exc)
+    check_provider(load_config(config), name)
     value = getpass.getpass(f"API key for {name}: ").strip()
     if not value:
-        fail_usage(UsageError("no key given; nothing stored"))
+        raise UsageError("no key given; nothing stored")
     keys = load_keys()
     keys[name] = value
     print(f"stored the key for {name} in {write_keys(keys)}")
@@ -287,9 +278,10 @@ def main(args: list[str] | None = None) -> None:
         _collect_less_often()
     first = (sys.argv[1:] if args is None else args)[:1]
     try:
-        two_value_options(typer.main.get_command(_narrowed(app, first)))(
-            args, prog_name="toolnexus"
-        )
+        with one_line_errors():
+            two_value_options(typer.main.get_command(_narrowed(app, first)))(
+                args, prog_name="toolnexus"
+            )
     finally:
         if args is None:  # the process ends next
             # Everything is closed by now. The interpreter's last full collection would
@@ -330,22 +322,16 @@ def _command_name(command: typer.models.CommandInfo) -> str | None:
 @run_options
 def chat(run: RunOptions) -> None:
     """Open an interactive chat on a thread (a new one unless --id or -c)."""
-    from toolnexus import ToolnexusError
 
     from .chat.repl import run_chat
     from .errors import NotConfigured
 
     try:
-        try:
-            code = run_chat(load_config(run.config), run)
-        except NotConfigured as missing:  # a first run: set up (on a terminal), then chat
-            from .config.setup import first_run_setup
+        code = run_chat(load_config(run.config), run)
+    except NotConfigured as missing:  # a first run: set up (on a terminal), then chat
+        from .config.setup import first_run_setup
 
-            code = run_chat(first_run_setup(run.config, missing), run)
-    except UsageError as exc:
-        fail_usage(exc)
-    except ToolnexusError as exc:
-        fail_run(exc)
+        code = run_chat(first_run_setup(run.config, missing), run)
     raise typer.Exit(code)
 
 
@@ -360,10 +346,7 @@ ThreadArg = Annotated[str, typer.Argument(help="Thread id.")]
 def _threads(config: str | None, action: object) -> None:
     from .threads.commands import with_store
 
-    try:
-        code = with_store(load_config(config), action)  # type: ignore[arg-type]
-    except UsageError as exc:
-        fail_usage(exc)
+    code = with_store(load_config(config), action)  # type: ignore[arg-type]
     raise typer.Exit(code)
 
 
@@ -453,11 +436,8 @@ def threads_prune(
     from .threads.commands import parse_age, prune
 
     if not failed:
-        fail_usage(UsageError("say what to prune: --failed (threads holding only failed turns)"))
-    try:
-        age = parse_age(older_than) if older_than else 0.0
-    except UsageError as exc:
-        fail_usage(exc)
+        raise UsageError("say what to prune: --failed (threads holding only failed turns)")
+    age = parse_age(older_than) if older_than else 0.0
     _threads(config, lambda store: prune(store, older_than=age, confirmed=yes))
 
 
@@ -490,9 +470,7 @@ def threads_fork(
     from .threads.commands import fork
 
     if at is not None and at_option is not None and at != at_option:
-        fail_usage(
-            UsageError(f"fork at {at} or at {at_option}? give N once (--at N is its old form)")
-        )
+        raise UsageError(f"fork at {at} or at {at_option}? give N once (--at N is its old form)")
     point = at if at is not None else at_option
     _threads(config, lambda store: fork(store, thread, at=point, new_id=new_id))
 
@@ -537,12 +515,10 @@ def threads_export(
     from .threads.commands import export
 
     if fmt not in ("md", "json"):
-        fail_usage(UsageError(f"unknown format {fmt!r}: use md or json"))
+        raise UsageError(f"unknown format {fmt!r}: use md or json")
     if include_attachments and fmt != "json":
-        fail_usage(
-            UsageError(
-                "--include-attachments needs --format json (Markdown names attachments instead)"
-            )
+        raise UsageError(
+            "--include-attachments needs --format json (Markdown names attachments instead)"
         )
     _threads(
         config,
@@ -574,15 +550,12 @@ def tools_cmd(
     --yes and --sandbox as `ask` and `chat` would have them)."""
     from .tools.toolbox import list_tools
 
-    try:
-        code = list_tools(
-            load_config(config),
-            tool_flags(functions, skills, mcp, builtins, root=root, sandbox=sandbox),
-            as_json=as_json,
-            yes=yes,
-        )
-    except UsageError as exc:
-        fail_usage(exc)
+    code = list_tools(
+        load_config(config),
+        tool_flags(functions, skills, mcp, builtins, root=root, sandbox=sandbox),
+        as_json=as_json,
+        yes=yes,
+    )
     raise typer.Exit(code)
 
 
@@ -598,12 +571,9 @@ def mcp_list(
     (exit 1 if one that is not disabled fails)."""
     from .mcp.list_command import list_servers
 
-    try:
-        code = list_servers(
-            load_config(config), tool_flags(None, None, mcp, False, root=root), json_out=as_json
-        )
-    except UsageError as exc:
-        fail_usage(exc)
+    code = list_servers(
+        load_config(config), tool_flags(None, None, mcp, False, root=root), json_out=as_json
+    )
     raise typer.Exit(code)
 
 
@@ -631,17 +601,14 @@ def mcp_login(
     loopback port for the browser's redirect, and keeps the tokens (0600) beside the keys."""
     from .mcp.login import login_server
 
-    try:
-        code = login_server(
-            load_config(config),
-            tool_flags(None, None, mcp, False),
-            name,
-            browser=browser,
-            port=port,
-            wait=wait,
-        )
-    except UsageError as exc:
-        fail_usage(exc)
+    code = login_server(
+        load_config(config),
+        tool_flags(None, None, mcp, False),
+        name,
+        browser=browser,
+        port=port,
+        wait=wait,
+    )
     raise typer.Exit(code)
 
 
@@ -672,11 +639,8 @@ def trust_cmd(
     from .config.trust import trust_command
 
     if list_them and revoke_it:
-        fail_usage(UsageError("use either --list or --revoke, not both"))
-    try:
-        code = trust_command(path, list_them=list_them, revoke_it=revoke_it)
-    except UsageError as exc:
-        fail_usage(exc)
+        raise UsageError("use either --list or --revoke, not both")
+    code = trust_command(path, list_them=list_them, revoke_it=revoke_it)
     raise typer.Exit(code)
 
 
@@ -694,20 +658,14 @@ def _scope(scope: str | None) -> str | None:
     from .mcp.files import SCOPES
 
     if scope is not None and scope not in SCOPES:
-        fail_usage(UsageError(f"--scope is user or project, not {scope!r}"))
+        raise UsageError(f"--scope is user or project, not {scope!r}")
     return scope
 
 
 def _edit_servers(config: str | None, action: Callable[[Config], int]) -> None:
-    """Run an `mcp add/remove/get` action: a bad file or argument is one line, exit 1."""
-    from toolnexus import ToolnexusError
+    """Run an `mcp add/remove/get` action on the config."""
 
-    try:
-        code = action(load_config(config))
-    except UsageError as exc:
-        fail_usage(exc)
-    except ToolnexusError as exc:
-        fail_run(exc)
+    code = action(load_config(config))
     raise typer.Exit(code)
 
 
@@ -776,10 +734,7 @@ def setup_cmd(config: ConfigOpt = None) -> None:
     """Find a local model server or set up a hosted one; write the config (and key)."""
     from .config.setup import setup_command
 
-    try:
-        code = setup_command(config)
-    except UsageError as exc:
-        fail_usage(exc)
+    code = setup_command(config)
     raise typer.Exit(code)
 
 
@@ -798,10 +753,5 @@ def models_cmd(
     """Each configured provider's models, with aliases, context window and prices."""
     from .config.models import list_models_command
 
-    try:
-        code = list_models_command(
-            load_config(config), only=provider, as_json=as_json, refresh=refresh
-        )
-    except UsageError as exc:
-        fail_usage(exc)
+    code = list_models_command(load_config(config), only=provider, as_json=as_json, refresh=refresh)
     raise typer.Exit(code)
