@@ -19,10 +19,15 @@ from .settings import (
     DEFAULT_KEY_CMD_TIMEOUT_S,
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT_S,
+    HOOKS,
+    PRICE,
+    RULES,
+    HookSettings,
     ProviderSettings,
     provider_settings,
     settings_from,
 )
+from .shape import file_shape
 
 if TYPE_CHECKING:
     from toolnexus.context.pricing import Price
@@ -30,16 +35,12 @@ if TYPE_CHECKING:
     from .layer import ProjectLayer
 
 APP = "toolnexus"
-RULES = "rules"  # a table of glob pattern -> "allow" | "ask" | "deny"
 # [approval.X]: rules on what a tool touches; "outside": bash commands that may leave the
 # sandbox
 RULE_TABLES = ("commands", "paths", "hosts", "outside")
 # [approval] secret_files: more names (globs) of files that look like they hold secrets
 SECRET_FILES = "secret_files"
-PRICE = "price"  # a table of USD per million tokens, PRICE_KEYS (toolnexus.context.pricing.Price)
-PRICE_KEYS = ("input", "output", "cached_input", "cache_write")
-HOOKS = "hooks"  # [[hooks]]: a list of tables of HOOK_KEYS
-HOOK_KEYS: dict[str, Any] = {"event": str, "command": str, "matcher": str, "timeout": (int, float)}
+PRICE_KEYS = ("input", "output", "cached_input", "cache_write")  # USD per million tokens
 # the events of Claude Code's hooks that toolnexus raises
 HOOK_EVENTS = [
     "SessionStart",
@@ -49,89 +50,6 @@ HOOK_EVENTS = [
     "PreCompact",
     "Stop",
 ]
-
-# Every key the file may hold; a value of dict means "a table with these keys",
-# "*" a table of named tables.
-TOP_KEYS: dict[str, Any] = {
-    "default_model": str,
-    "system": str,
-    "store": str,
-    "max_turns": int,
-    "max_tool_calls_per_reply": int,
-    "max_tool_calls_per_run": int,
-    "timeout": (int, float),  # seconds a whole run may take (the idle timeout is apart)
-    "idle_timeout": (int, float),  # seconds the endpoint may send nothing; also per provider
-    "retries": int,  # of a failed model call (an error answer, a timeout, a lost connection)
-    "functions": list,
-    "skills": str,
-    "mcp": str,
-    "mcp_wait": (int, float),  # seconds a model call waits for MCP servers still starting
-    "mcp_sampling_max_tokens": int,  # the most tokens an MCP server's sampling request gets
-    "builtins": (bool, list),
-    "workspace": str,
-    "tools": {
-        "chat": bool,  # the chat offers the built-in tools (setup asks); `ask` needs --builtins
-        "mode": str,  # the chat's starting mode: ask, auto-edit, auto or plan
-    },
-    "approval": RULES,
-    "hooks": HOOKS,  # commands run on chat events (hooks_run.py), as Claude Code's hooks
-    "sandbox": {
-        "mode": str,
-        "network": bool,
-        "read": list,
-        "write": list,
-        "env": list,  # more environment variable names commands get
-        "namespaces": bool,  # false: Landlock and the socket filter alone (the fallback)
-        "tmp_size": int,  # bytes of each private /tmp, /dev/shm and /run
-        "overlay": bool,  # false: commands write to the workspace directly (not journaled)
-        "apply": str,  # "auto" (the default) or "ask": a command's changes after a yes
-    },
-    "context_window": int,  # tokens; also per provider and per model (the most specific wins)
-    "limits": {"max_cost": (int, float)},  # USD a chat or ask run may spend (--max-cost)
-    "instructions": {"files": list},  # names of project instruction files, first found per folder
-    "subagents": {"max_parallel": int},  # subagents of the task tool running at once
-    "tool_search": bool,  # MCP tools named only, loaded on demand, when many; also per model
-    "tool_search_percent": int,  # ... when their schemas would take more of the window
-    "reasoning": str,  # off, low, medium or high; a model's own setting wins
-    "ui": {
-        "markdown": bool,
-        "show_reasoning": bool,
-        "code_theme": str,
-        "footer": bool,
-        "editing_mode": str,
-        "theme": str,
-    },
-    "providers": (
-        "*",
-        {
-            "base_url": str,
-            "style": str,
-            "api_key_env": str,
-            "api_key_cmd": str,
-            "api_key_cmd_timeout": (int, float),
-            "headers": dict,
-            "context_window": int,
-            "prompt_cache": bool,
-            "idle_timeout": (int, float),
-            "dialect": str,  # the openai style's variant, whatever the host suggests
-        },
-    ),
-    "models": (
-        "*",
-        {
-            "provider": str,
-            "model": str,
-            "aliases": list,
-            "request_params": dict,
-            "system": str,
-            "reasoning": str,
-            "price": PRICE,
-            "prompt_cache": bool,
-            "context_window": int,
-            "tool_search": bool,
-        },
-    ),
-}
 
 BUILTIN_PROVIDERS: dict[str, dict[str, Any]] = {
     "openai": {
@@ -303,7 +221,7 @@ def load_config(flag: str | None = None) -> Config:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path}: {exc}: fix the TOML syntax there") from None
-    _validate(path, text, data, TOP_KEYS, "")
+    _validate(path, text, data, file_shape(), "")
     return Config(path, data)
 
 
@@ -472,7 +390,7 @@ def _validate_hooks(path: Path, text: str, hooks: Any) -> None:
     if not isinstance(hooks, list) or not all(isinstance(h, dict) for h in hooks):
         raise UsageError(f"{_where(path, text, HOOKS)}: 'hooks' must be tables, e.g. {example}")
     for hook in hooks:
-        _validate(path, text, hook, HOOK_KEYS, "hooks.")
+        _validate(path, text, hook, file_shape(HookSettings), "hooks.")
         missing = [key for key in ("event", "command") if key not in hook]
         if missing:
             raise UsageError(

@@ -73,7 +73,8 @@ def _checked_config(path: Path) -> dict[str, Any]:
     """The project config, checked as the user's is (line-numbered errors)."""
     import tomllib
 
-    from .file import TOP_KEYS, _validate
+    from .file import _validate
+    from .shape import file_shape
 
     try:
         text = path.read_text(encoding="utf-8")
@@ -83,7 +84,7 @@ def _checked_config(path: Path) -> dict[str, Any]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path}: {exc}: fix the TOML syntax there") from None
-    _validate(path, text, data, TOP_KEYS, "")
+    _validate(path, text, data, file_shape(), "")
     return data
 
 

@@ -1,13 +1,17 @@
-"""The config file's settings as named tuples: read once, after config.py checked every
+"""The config file's settings as named tuples: read once, after file.py checked every
 key, type and range, so the rest of the CLI reads typed fields, never the raw TOML. (Named
 tuples, not frozen dataclasses: each dataclass costs every command's start-up ~4M
-instructions to create, a named tuple a quarter of that.)"""
+instructions to create, a named tuple a quarter of that.)
+
+These classes are the one declaration of the file's shape: the validator reads its keys
+and types off their fields (shape.py). A field the file does not set, or a value the
+validator checks by hand, is marked with `Annotated`."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, NamedTuple, TypeVar
+from typing import Annotated, Any, NamedTuple, TypeVar
 
 DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_RETRIES = 2  # as toolnexus.Retries
@@ -16,6 +20,11 @@ MCP_WAIT = 5.0  # seconds a model call waits for MCP servers still starting
 DEFAULT_SAMPLING_MAX_TOKENS = 4096  # of a reply an MCP server asks the model for
 T = TypeVar("T")
 NONE: Mapping[str, Any] = MappingProxyType({})  # an empty table, shared: read-only
+# The marks of fields whose type alone does not say what the file holds (shape.py):
+NOT_IN_FILE = "not in the file"  # set by the CLI, not by a key of the file
+RULES = "rules"  # a table of glob pattern -> "allow" | "ask" | "deny", and tables of such
+HOOKS = "hooks"  # [[hooks]]: a list of tables of HookSettings' keys
+PRICE = "price"  # a table of USD per million tokens (toolnexus.context.pricing.Price)
 
 
 class UiSettings(NamedTuple):
@@ -80,7 +89,7 @@ class HookSettings(NamedTuple):
     command: str
     matcher: str = ""
     timeout: float = 60.0
-    source: str = ""
+    source: Annotated[str, NOT_IN_FILE] = ""
 
 
 class LimitsSettings(NamedTuple):
@@ -112,7 +121,7 @@ class ProviderSettings(NamedTuple):
     prompt_cache: bool | None = None
     idle_timeout: float | None = None
     dialect: str | None = None  # the openai style's variant to speak ("openrouter", ...)
-    default_model: str | None = None  # built-in providers' own
+    default_model: Annotated[str | None, NOT_IN_FILE] = None  # built-in providers' own
 
 
 class ModelEntry(NamedTuple):
@@ -124,7 +133,7 @@ class ModelEntry(NamedTuple):
     request_params: Mapping[str, Any] = NONE
     system: str | None = None
     reasoning: str | None = None
-    price: Mapping[str, float] | None = None
+    price: Annotated[Mapping[str, float] | None, PRICE] = None
     prompt_cache: bool | None = None
     context_window: int | None = None
     tool_search: bool | None = None
@@ -143,26 +152,26 @@ class Settings(NamedTuple):
     max_turns: int = 10
     max_tool_calls_per_reply: int = 32
     max_tool_calls_per_run: int = 256
-    timeout: float = DEFAULT_TIMEOUT_S
-    idle_timeout: float | None = None
-    retries: int = DEFAULT_RETRIES
+    timeout: float = DEFAULT_TIMEOUT_S  # seconds a whole run may take (the idle timeout is apart)
+    idle_timeout: float | None = None  # seconds the endpoint may send nothing; also per provider
+    retries: int = DEFAULT_RETRIES  # of a failed model call (an error answer, a timeout, ...)
     functions: tuple[str, ...] = ()
     skills: str | None = None
     mcp: str | None = None
     mcp_wait: float = MCP_WAIT
-    mcp_sampling_max_tokens: int = DEFAULT_SAMPLING_MAX_TOKENS
+    mcp_sampling_max_tokens: int = DEFAULT_SAMPLING_MAX_TOKENS  # of a server's sampling reply
     builtins: bool | tuple[str, ...] | None = None
     workspace: str | None = None
     tools: ToolsSettings = ToolsSettings()
-    approval: ApprovalSettings = ApprovalSettings()
-    hooks: tuple[HookSettings, ...] = ()
+    approval: Annotated[ApprovalSettings, RULES] = ApprovalSettings()
+    hooks: Annotated[tuple[HookSettings, ...], HOOKS] = ()  # run on chat events (hooks_run.py)
     sandbox: SandboxSettings = SandboxSettings()
-    context_window: int | None = None
+    context_window: int | None = None  # tokens; also per provider and model (most specific wins)
     limits: LimitsSettings = LimitsSettings()
     instructions: InstructionsSettings = InstructionsSettings()
-    tool_search: bool = True
-    tool_search_percent: int = 10
-    reasoning: str | None = None
+    tool_search: bool = True  # MCP tools named only, loaded on demand, when many; also per model
+    tool_search_percent: int = 10  # ... when their schemas would take more of the window
+    reasoning: str | None = None  # off, low, medium or high; a model's own setting wins
     ui: UiSettings = UiSettings()
     subagents: SubagentSettings = SubagentSettings()
     providers: Mapping[str, ProviderSettings] = NONE
