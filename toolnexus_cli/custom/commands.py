@@ -3,7 +3,7 @@ folder. Markdown files in `.toolnexus/commands/`, the config folder's `commands/
 Claude Code's `.claude/commands/` (front matter `description`, `argument-hint`, `model`,
 `allowed-tools`); Gemini CLI's TOML files in `.gemini/commands/` (`prompt`,
 `description`). A file's path below its folder names it: `git/commit.md` is /git:commit.
-They are prompts, read as they are: expanding one is command_expansion.py's job."""
+They are prompts, read as they are: expanding one is expansion.py's job."""
 
 from __future__ import annotations
 

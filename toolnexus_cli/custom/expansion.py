@@ -1,4 +1,4 @@
-"""A custom command (custom_commands.py) made into the message it sends: the arguments put
+"""A custom command (commands.py) made into the message it sends: the arguments put
 in (`$ARGUMENTS`, `$1`... or Gemini's `{{args}}`), the files it names attached (`@path`,
 `@{path}`: inside the workspace, not secret-looking, bounded), and the output of its inline
 shell (`` !`cmd` ``, `!{cmd}`) put in, each command run by `run_shell` (which asks as for

@@ -1,6 +1,6 @@
-"""Running a custom command (custom_commands.py) in a session, for the chat and for
+"""Running a custom command (commands.py) in a session, for the chat and for
 `ask /name`: its commands found where the session works, its message made
-(command_expansion.py) with inline shell run through the session's approval, and the turn
+(expansion.py) with inline shell run through the session's approval, and the turn
 it asks for: its `model`, and only its `allowed-tools` offered (which narrows what the
 model may call and never skips a question)."""
 
