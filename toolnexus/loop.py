@@ -62,6 +62,7 @@ from .types import (
     AssistantMessage,
     EndpointFields,
     Event,
+    IncompleteReason,
     McpLogEvent,
     Message,
     OutputEvent,
@@ -230,7 +231,7 @@ class _Run:
         self.system: str | None = None
         self._take_tools()
         self.assembler: StreamAssembler | None = None  # the stream being read
-        self.unfinished: str | None = None  # why the last reply's answer is not whole
+        self.unfinished: IncompleteReason | None = None  # why the last reply's answer is not whole
         self.paused = False  # the last reply is a turn the server paused, to go on from
         self.failed_before: set[tuple[str, str]] = set()  # the last tool turn's failed calls
         self.calls_left = settings.max_tool_calls_per_run

@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import ContextSize, ProviderError, provider_error
 from ..events import add_usage
-from ..types import CompactionEvent, CompactionInfo, Message, Usage, UserMessage
+from ..types import (
+    CompactionEvent,
+    CompactionInfo,
+    CompactionReason,
+    Message,
+    Usage,
+    UserMessage,
+)
 from ..wire._common import text_of
 from ..wire.base import RequestOptions
 from ._estimate import CHARS_PER_TOKEN, MESSAGE_OVERHEAD, message_tokens, text_tokens
@@ -406,7 +413,7 @@ class ContextKeeper:
         window: int | None,
         budget: Budget,
         *,
-        reason: str,
+        reason: CompactionReason,
         scale: float = 1.0,
         instructions: str | None = None,
         keep_first: bool = True,

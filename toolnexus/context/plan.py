@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..events import compaction_event
-from ..types import CompactionEvent, CompactionInfo, Message, UserMessage
+from ..types import CompactionEvent, CompactionInfo, CompactionReason, Message, UserMessage
 from ._estimate import message_tokens
 from .marks import (
     COMPACTION_KEY,
@@ -118,7 +118,7 @@ class Draft(NamedTuple):
     lines: list[str]
     start: int
     before: int  # tokens of the request before it
-    reason: str  # "threshold", "overflow" or "manual"
+    reason: CompactionReason
     reserve: int  # tokens the summary may take
     hard: float  # tokens the request must stay under
     scale: float  # what the endpoint counts over the characters/4 estimate

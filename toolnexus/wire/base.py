@@ -17,7 +17,7 @@ from typing import Any, ClassVar, NamedTuple
 from ..errors import ContextSize, ProviderError, http_error
 from ..events import REFUSED
 from ..schema import OutputSchema
-from ..types import AssistantMessage, Message, OutputEvent, Usage
+from ..types import AssistantMessage, IncompleteReason, Message, OutputEvent, Usage
 
 REASONING_LEVELS = ("off", "low", "medium", "high")
 
@@ -140,7 +140,7 @@ class WireStyle(ABC):
     key_env: ClassVar[str]  # the environment variable that holds this style's API key
     preamble_events: ClassVar[frozenset[str]] = frozenset()  # stream events with no output
     # finish reasons of an answer that did not end by itself -> why (events.MAX_TOKENS...)
-    unfinished_reasons: ClassVar[dict[str, str]] = {}
+    unfinished_reasons: ClassVar[dict[str, IncompleteReason]] = {}
     # finish reasons of a turn the server paused: it goes on when sent back (see continued)
     pause_reasons: ClassVar[frozenset[str]] = frozenset()
     reply_budget_key: ClassVar[str] = "max_tokens"  # the request key of the reply's length
@@ -203,7 +203,7 @@ class WireStyle(ABC):
         forced tool call), the assistant message with that output as its text; else None."""
         return None
 
-    def why_unfinished(self, reply: ModelReply) -> str | None:
+    def why_unfinished(self, reply: ModelReply) -> IncompleteReason | None:
         """Why a final answer is not whole (an incomplete reason of events.py), or None
         when it ended by itself."""
         if reply.refused:

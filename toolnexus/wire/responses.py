@@ -15,6 +15,7 @@ from ..errors import ProviderError, provider_error
 from ..events import CUT_OFF, FILTERED, MAX_TOKENS, reasoning_event, text_event
 from ..types import (
     AssistantMessage,
+    IncompleteReason,
     Message,
     OutputEvent,
     ToolMessage,
@@ -85,7 +86,7 @@ class ResponsesStyle(WireStyle):
             for t in tools
         ]
 
-    def why_unfinished(self, reply: ModelReply) -> str | None:
+    def why_unfinished(self, reply: ModelReply) -> IncompleteReason | None:
         """Any reason an incomplete response gives is a cut-off."""
         whole = reply.finish_reason in _FINISHED
         return super().why_unfinished(reply) or (None if whole else CUT_OFF)
