@@ -41,7 +41,7 @@ from .events import (
     usage_event,
     waiting_event,
 )
-from .hooks import Hooks
+from .hooks import AfterLlm, AfterTool, BeforeLlm, BeforeTool, Hooks, apply_request_changes
 from .schema import OutputSchema
 from .tools.suspension import PENDING_KEY, WaitFor, declined, pending_request
 from .tools.tool import (
@@ -62,6 +62,7 @@ from .types import (
     AssistantMessage,
     EndpointFields,
     Event,
+    EventType,
     IncompleteReason,
     McpLogEvent,
     Message,
@@ -97,7 +98,9 @@ _CUT_NOTES = {
 UNREADABLE_ARGUMENTS_KEY: Final = "unreadable_arguments"
 # On a ToolResult's metadata: the usage of the model calls a tool made (a subagent's)
 TOOL_USAGE_KEY: Final = "usage"
-_OUTPUT_EVENTS = frozenset({"text", "reasoning", "tool_call"})  # seen: a turn is not retried
+_OUTPUT_EVENTS: frozenset[EventType] = frozenset(
+    {"text", "reasoning", "tool_call"}
+)  # seen: a turn is not retried
 
 
 @dataclass
@@ -392,11 +395,14 @@ class _Run:
         settings, hooks, turn = self.settings, self.settings.hooks, self.result.turns
         # a thread keeps undone and failed turns, marked, and the originals of compacted
         # ones; they are never sent
-        request: dict[str, Any] = {"messages": sent, "tools": self.tools, "model": settings.model}
+        request: BeforeLlm = {
+            "messages": sent,
+            "tools": self.tools,
+            "model": settings.model,
+            "turn": turn,
+        }
         if "before_llm" in hooks:
-            changes = await hooks.call("before_llm", {**request, "turn": turn})
-            if isinstance(changes, dict):
-                request.update({k: v for k, v in changes.items() if k in request})
+            apply_request_changes(request, await hooks.call("before_llm", request.copy()))
         body = settings.wire.build_body(
             model=request["model"],
             messages=request["messages"],
@@ -439,15 +445,13 @@ class _Run:
             message = answer
             yield text_event(text_of(answer["content"]))
         if "after_llm" in hooks:
-            changes = await hooks.call(
-                "after_llm",
-                {
-                    "response": message,
-                    "model": request["model"],
-                    "turn": turn,
-                    "usage": reply.usage,
-                },
-            )
+            seen: AfterLlm = {
+                "response": message,
+                "model": request["model"],
+                "turn": turn,
+                "usage": reply.usage,
+            }
+            changes = await hooks.call("after_llm", seen)
             if isinstance(changes, dict) and isinstance(changes.get("response"), dict):
                 message = changes["response"]
         paused = self.messages[-1] if self.paused else None
@@ -467,7 +471,7 @@ class _Run:
         self.paused = reply.finish_reason in settings.wire.pause_reasons
         yield usage_event(self.result.usage)
 
-    def _worst_case(self, request: dict[str, Any], body: dict[str, Any], price: Price) -> float:
+    def _worst_case(self, request: BeforeLlm, body: dict[str, Any], price: Price) -> float:
         """The most this request can cost: its prompt (estimated) and its reply limit."""
         prompt = (
             sum(message_tokens(m) for m in request["messages"])
@@ -618,9 +622,8 @@ class _Run:
         args = call.args
         outcome = None
         if "before_tool" in hooks and not resumed:
-            changes = await hooks.call(
-                "before_tool", {"name": call.name, "args": args, "id": call.id, "turn": turn}
-            )
+            asked: BeforeTool = {"name": call.name, "args": args, "id": call.id, "turn": turn}
+            changes = await hooks.call("before_tool", asked)
             if isinstance(changes, dict) and "result" in changes:
                 outcome = to_result(changes["result"])
             elif isinstance(changes, dict) and "args" in changes:
@@ -633,10 +636,14 @@ class _Run:
             else:
                 outcome = await self.toolkit.execute(call.name, args, ctx)
         if "after_tool" in hooks:
-            changes = await hooks.call(
-                "after_tool",
-                {"name": call.name, "args": args, "result": outcome, "id": call.id, "turn": turn},
-            )
+            ran: AfterTool = {
+                "name": call.name,
+                "args": args,
+                "result": outcome,
+                "id": call.id,
+                "turn": turn,
+            }
+            changes = await hooks.call("after_tool", ran)
             if isinstance(changes, dict) and "result" in changes:
                 outcome = to_result(changes["result"])
             elif changes is not None and not isinstance(changes, dict):

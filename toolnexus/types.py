@@ -399,3 +399,20 @@ Event = (
     | UsageEvent
     | DoneEvent
 )
+# The `type` of each kind of event, one for each member of Event.
+EventType = Literal[
+    "text",
+    "reasoning",
+    "tool_call",
+    "tool_result",
+    "pending",
+    "retry",
+    "compacting",
+    "compaction",
+    "waiting",
+    "tool_progress",
+    "tool_output",
+    "mcp_log",
+    "usage",
+    "done",
+]
