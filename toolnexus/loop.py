@@ -491,7 +491,8 @@ class _Run:
                 "endpoint": self.settings.endpoint,
                 "fields": reply.endpoint_fields,
             }
-            message = {**message, ENDPOINT_FIELDS_KEY: kept}
+            message = message.copy()
+            message[ENDPOINT_FIELDS_KEY] = kept
         if not self.settings.wire.keeps_call_ids(self.options):
             message = unique_call_ids(message)
         return message

@@ -345,9 +345,10 @@ class ContextKeeper:
                 stream=False,
                 options=RequestOptions(params=settings.request_params),
             )
-            self._reply_max = next(
+            found: int = next(
                 (body[k] for k in REPLY_BUDGET_KEYS if type(body.get(k)) is int and body[k] > 0), 0
             )
+            self._reply_max = found
         return self._reply_max
 
     def _budget(self, out: Outgoing, window: int) -> Budget:

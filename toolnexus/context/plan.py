@@ -141,7 +141,9 @@ class Compaction(NamedTuple):
 
     @property
     def info(self) -> CompactionInfo:
-        return self.record[COMPACTION_KEY]
+        info = self.record.get(COMPACTION_KEY)
+        assert info is not None, "a compaction's record is made with what it summarizes"
+        return info
 
     @property
     def summary(self) -> str:

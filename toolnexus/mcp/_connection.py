@@ -101,7 +101,7 @@ class Connection:
         self.sdk = sdk
         self.side = side
         self.stderr = stderr
-        self.transport = transport or spec.transport
+        self.transport: McpTransport = transport or spec.transport
         self.auth = auth
         self.phase = "starting"
         self.session: Any = None

@@ -304,8 +304,9 @@ class OpenRouterStyle(OpenAIStyle):
         return {"reasoning": {"effort": level}}
 
     def add_continuation(self, message: AssistantMessage, out: dict[str, Any]) -> None:
-        if message.get(REASONING_DETAILS_KEY):
-            out[REASONING_DETAILS_KEY] = message[REASONING_DETAILS_KEY]
+        details = message.get(REASONING_DETAILS_KEY)
+        if details:
+            out[REASONING_DETAILS_KEY] = details
 
 
 class DeepSeekStyle(OpenAIStyle):

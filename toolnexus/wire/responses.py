@@ -424,9 +424,10 @@ class EventStream(StreamAssembler):
             if kind == "response.output_item.done" and item.get("type") == "message":
                 return self._show(slot, _item_text(item))
         elif kind in ("response.completed", "response.incomplete"):
-            self.response = optional(obj.get("response"), dict, f"{kind} response") or {}
+            response = optional(obj.get("response"), dict, f"{kind} response") or {}
             if kind == "response.incomplete":
-                self.response.setdefault("status", "incomplete")
+                response.setdefault("status", "incomplete")
+            self.response = response
             if self.text:  # its output was streamed (its indexes may not be the stream's)
                 return []
             return [
@@ -500,7 +501,7 @@ class EventStream(StreamAssembler):
         arguments filled in from the deltas."""
         items = []
         for index in sorted(self.items.keys() | self.pieces.keys()):
-            item = dict(self.items.get(index) or {"type": "message"})
+            item: dict[str, Any] = dict(self.items.get(index) or {"type": "message"})
             streamed = "".join(self.pieces.get(index, []))
             if item.get("type") == "function_call":
                 item["arguments"] = self.arguments.get(index, streamed or item.get("arguments"))
