@@ -435,7 +435,7 @@ def _share(name: str, value: float | None) -> float | None:
     return value
 
 
-def _at_least_one(name: str, count: int) -> int:
+def _at_least_one(name: str, count: object) -> int:
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise ValueError(f"{name} must be a whole number of at least 1, not {count!r}")
     return count

@@ -77,6 +77,7 @@ from .types import (
     Usage,
     calls_of,
     is_assistant,
+    is_tool,
 )
 from .wire import ModelReply, StreamAssembler, WireStyle
 from .wire._common import text_of, unique_call_ids
@@ -847,10 +848,11 @@ def _open_requests(messages: list[Message]) -> list[Request]:
 
 def _find_pending(messages: list[Message], request_id: Any) -> tuple[int, Request, ToolMessage]:
     for index, message in enumerate(messages):
-        if PENDING_KEY in message and message.get("role") == "tool":
-            req = message[PENDING_KEY]
-            if req and req.get("id") == request_id:
-                return index, req, message
+        if not is_tool(message):
+            continue
+        req = message.get(PENDING_KEY)
+        if isinstance(req, dict) and req.get("id") == request_id:
+            return index, req, message
     raise ToolnexusError(f"no pending request {request_id!r} in this transcript")
 
 

@@ -235,7 +235,7 @@ class Connection:
             return []
         list_page = getattr(self.session, _LISTER[kind])
         listed: list[dict[str, Any]] = []
-        cursor = None
+        cursor: str | None = None
         for _ in range(PAGES):
             params = (
                 None if cursor is None else self.sdk.types.PaginatedRequestParams(cursor=cursor)
