@@ -80,6 +80,7 @@ _WHERE = {
     "RunTimeout": "errors",
     "ToolnexusError": "errors",
     "Retries": "options",
+    "ReasoningLevel": "wire.base",
     "Timeouts": "options",
     "ConversationStore": "stores",
     "MemoryStore": "stores",
@@ -138,6 +139,7 @@ __all__ = [
     "ProviderError",
     "RateLimited",
     "ReasoningEvent",
+    "ReasoningLevel",
     "Request",
     "Retries",
     "RetryEvent",
@@ -255,3 +257,4 @@ if _typing.TYPE_CHECKING:
         UsageEvent,
         UserMessage,
     )
+    from .wire.base import ReasoningLevel

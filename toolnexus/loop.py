@@ -14,7 +14,7 @@ from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from ._control import RunControl
+from ._control import Interruption, RunControl
 from .bounded_json import TooDeep, loads_bounded
 from .budget import Budget, call_worst_case
 from .callbacks import maybe_await
@@ -81,7 +81,7 @@ from .types import (
 )
 from .wire import ModelReply, StreamAssembler, WireStyle
 from .wire._common import text_of, unique_call_ids
-from .wire.base import RequestOptions, check_reasoning
+from .wire.base import ReasoningLevel, RequestOptions, check_reasoning
 
 if TYPE_CHECKING:
     from .context.pricing import Price
@@ -116,7 +116,7 @@ class LoopSettings:
     max_tool_calls_per_reply: int = 32
     max_tool_calls_per_run: int = 256
     request_params: dict[str, Any] = field(default_factory=dict)
-    reasoning: str = "off"
+    reasoning: ReasoningLevel = "off"
     run_timeout_s: float | None = None
     hooks: Hooks = field(default_factory=Hooks)
     wait_for: WaitFor | None = None
@@ -825,7 +825,7 @@ def _tool_message(call: _Call, outcome: ToolResult) -> ToolMessage:
 
 
 def _finished_or_cancelled(
-    task: asyncio.Future[ToolResult], printed: Printed, reason: str | None
+    task: asyncio.Future[ToolResult], printed: Printed, reason: Interruption | None
 ) -> ToolResult:
     """The result of a call when the run stopped: its own if it finished; else what it
     printed until then, if anything, and a line saying it was cut."""

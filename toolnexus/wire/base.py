@@ -12,14 +12,15 @@ import urllib.parse
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, Literal, NamedTuple
 
 from ..errors import ContextSize, ProviderError, http_error
 from ..events import REFUSED
 from ..schema import OutputSchema
 from ..types import AssistantMessage, IncompleteReason, Message, OutputEvent, Usage
 
-REASONING_LEVELS = ("off", "low", "medium", "high")
+ReasoningLevel = Literal["off", "low", "medium", "high"]  # how hard the model is asked to think
+REASONING_LEVELS: tuple[ReasoningLevel, ...] = ("off", "low", "medium", "high")
 
 
 class ToolSpec(NamedTuple):
@@ -39,7 +40,7 @@ class RequestOptions(NamedTuple):
     endpoint sent with it)."""
 
     schema: OutputSchema | None = None
-    reasoning: str = "off"
+    reasoning: ReasoningLevel = "off"
     params: Mapping[str, Any] = MappingProxyType({})
     prompt_cache: bool = True
     endpoint: str = ""
@@ -48,10 +49,11 @@ class RequestOptions(NamedTuple):
 NO_OPTIONS = RequestOptions()
 
 
-def check_reasoning(level: str) -> str:
-    if level not in REASONING_LEVELS:
-        raise ValueError(f"reasoning must be one of {', '.join(REASONING_LEVELS)}, not {level!r}")
-    return level
+def check_reasoning(level: str) -> ReasoningLevel:
+    for known in REASONING_LEVELS:
+        if level == known:
+            return known
+    raise ValueError(f"reasoning must be one of {', '.join(REASONING_LEVELS)}, not {level!r}")
 
 
 class ModelReply(NamedTuple):
