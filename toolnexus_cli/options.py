@@ -7,10 +7,10 @@ import functools
 import inspect
 import shlex
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from types import MappingProxyType
-from typing import Annotated, Any, NamedTuple
+from typing import Annotated, Any
 
 import typer
 
@@ -18,6 +18,7 @@ from toolnexus.params import parse_option_value
 from toolnexus.wire.base import REASONING_LEVELS
 
 from .config import SANDBOX_MODES
+from .settings import empty_table
 
 ConfigOpt = Annotated[
     str | None, typer.Option("--config", help="Config file to use.", envvar="TOOLNEXUS_CONFIG")
@@ -72,7 +73,8 @@ ApproveOpt = Annotated[
 TWO_VALUES = frozenset({"request_options"})
 
 
-class ToolFlags(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class ToolFlags:
     functions: tuple[str, ...] = ()
     skills: str | None = None
     mcp: str | None = None
@@ -83,7 +85,8 @@ class ToolFlags(NamedTuple):
     review: bool = False  # --review: a command's changes apply after a yes
 
 
-class RunOptions(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class RunOptions:
     """What a command was told about the thread, the endpoint and the tools."""
 
     thread: str | None = None
@@ -96,7 +99,8 @@ class RunOptions(NamedTuple):
     tools: ToolFlags = ToolFlags()
     yes: bool = False  # approve every tool call that would ask
     config: str | None = None
-    params: Mapping[str, Any] = MappingProxyType({})  # -o key value: over the config's
+    # -o key value: over the config's
+    params: Mapping[str, Any] = field(default_factory=empty_table)
     reasoning: str | None = None  # --reasoning: over the config's
     compact: bool = True  # --no-compact: a thread too long for the window is an error
     idle_timeout: float | None = None  # --idle-timeout: over the config's
