@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable, Iterable
-from typing import NamedTuple, Protocol
+from dataclasses import dataclass
+from typing import Protocol
 
 from ..tools.tool import Tool
 from ._process import STDERR_TAIL
@@ -45,7 +46,8 @@ __all__ = [
 ]
 
 
-class McpServers(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class McpServers:
     """What `open_mcp_servers` opened: the servers' tools, one status per configured
     server (in config order), and the coroutine function that stops them all."""
 

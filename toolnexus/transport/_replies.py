@@ -5,7 +5,8 @@ JSON body (JsonReply) or server-sent events as they are read (StreamEvents).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ProviderError
 from ..types import RetryEvent
@@ -21,15 +22,18 @@ StreamEnd = Callable[[str, str], bool]  # whether an (event, data) is the stream
 # What `Transport.send` yields: a retry about to be made, then the reply.
 
 
-class Retrying(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Retrying:
     event: RetryEvent
 
 
-class JsonReply(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class JsonReply:
     data: Any  # the parsed body, whatever JSON it is
 
 
-class StreamEvents(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class StreamEvents:
     events: list[tuple[str, str]]  # (event, data) of the server-sent events read so far
 
 

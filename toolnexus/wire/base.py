@@ -11,8 +11,9 @@ import re
 import urllib.parse
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar
 
 from ..errors import ContextSize, ProviderError, http_error
 from ..events import REFUSED
@@ -20,9 +21,11 @@ from ..schema import OutputSchema
 from ..types import AssistantMessage, Message, OutputEvent, Usage
 
 REASONING_LEVELS = ("off", "low", "medium", "high")
+NO_PARAMS: Mapping[str, Any] = MappingProxyType({})  # shared, read-only
 
 
-class ToolSpec(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
     """A tool as the model sees it, in no provider's shape."""
 
     name: str
@@ -30,7 +33,8 @@ class ToolSpec(NamedTuple):
     parameters: dict[str, Any]  # a JSON Schema object
 
 
-class RequestOptions(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class RequestOptions:
     """What a request asks for besides the conversation: a reply shape (`schema`), how hard
     to think (`reasoning`, one of REASONING_LEVELS), the user's own body keys (`params`,
     which win over the style's defaults) and whether to mark the prompt for the provider's
@@ -40,7 +44,7 @@ class RequestOptions(NamedTuple):
 
     schema: OutputSchema | None = None
     reasoning: str = "off"
-    params: Mapping[str, Any] = MappingProxyType({})
+    params: Mapping[str, Any] = field(default_factory=lambda: NO_PARAMS)
     prompt_cache: bool = True
     endpoint: str = ""
 
@@ -54,7 +58,8 @@ def check_reasoning(level: str) -> str:
     return level
 
 
-class ModelReply(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class ModelReply:
     """One model call's outcome, whatever the style: a canonical assistant message, and
     `endpoint_fields`: what the endpoint sent that goes back to it, as it came, with this
     turn (the loop keeps them on the message, tagged with the endpoint)."""
