@@ -11,8 +11,9 @@ import os
 import secrets
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from toolnexus import (
     Client,
@@ -101,7 +102,8 @@ class Output(Protocol):
     ) -> None: ...
 
 
-class Turn(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Turn:
     """How a turn ended: "done" with its result, "cancelled" (Ctrl-C, SIGTERM), or
     "failed" with the one line that says why (redacted, safe for a terminal)."""
 
