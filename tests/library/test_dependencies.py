@@ -4,6 +4,7 @@ imports toolnexus and runs a client works where they cannot be imported."""
 
 from __future__ import annotations
 
+import ast
 import re
 import shutil
 import subprocess
@@ -58,6 +59,25 @@ def test_a_client_runs_where_the_command_packages_cannot_be_imported(stub):
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["answered without the command's packages", "loaded: "]
     assert stub.requests[0].json["messages"][-1]["content"] == "hello"
+
+
+def test_no_module_of_the_library_imports_a_command_package():
+    """Not even inside a function, where the test above would not reach it."""
+    found = []
+    for path in sorted((ROOT / "toolnexus").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            found += [
+                f"{path.relative_to(ROOT)}:{node.lineno} {name}"
+                for name in names
+                if name.partition(".")[0] in CLI_PACKAGES
+            ]
+    assert found == []
 
 
 def test_the_wheel_requires_the_command_packages_only_with_the_cli_extra(tmp_path):
