@@ -77,6 +77,8 @@ def _read_piped(stdin: TextIO) -> str:
 
 @dataclass(frozen=True, slots=True)
 class AskOptions:
+    """What `ask` was told: the prompt, the output's form, the run's options."""
+
     prompt: str
     output: str = "auto"  # "auto" | "json" | "events"
     verbose: bool = False

@@ -75,6 +75,8 @@ TWO_VALUES = frozenset({"request_options"})
 
 @dataclass(frozen=True, slots=True)
 class ToolFlags:
+    """What a command was told about the tools."""
+
     functions: tuple[str, ...] = ()
     skills: str | None = None
     mcp: str | None = None

@@ -21,6 +21,8 @@ from .marks import (
 
 @dataclass(frozen=True, slots=True)
 class Plan:
+    """Which messages a compaction summarizes and which it keeps verbatim."""
+
     summarize: list[int]  # thread indices, in sent order (an older record counts as one)
     kept: list[int]  # thread indices inside the span that stay verbatim
     first: int

@@ -50,6 +50,8 @@ class Payload(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class Blob:
+    """An attachment's bytes with what is known of them."""
+
     info: AttachmentInfo
     data: bytes
 

@@ -67,6 +67,8 @@ _MAX_TARGETS = 64  # parsed addresses kept (a client calls one or two)
 
 @dataclass(frozen=True, slots=True)
 class _Target:
+    """An address as httpcore2 takes it, parsed once."""
+
     url: httpcore2.URL
     host: bytes  # the Host header
 
