@@ -23,8 +23,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from ..tools.tool import Tool
 from ._process import STDERR_TAIL
@@ -46,8 +45,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class McpServers:
+class McpServers(NamedTuple):
     """What `open_mcp_servers` opened: the servers' tools, one status per configured
     server (in config order), and the coroutine function that stops them all."""
 
