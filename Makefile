@@ -15,7 +15,7 @@ EDITABLE_NOTE := ignore:Editable installation:UserWarning
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	PYTHONWARNINGS='$(EDITABLE_NOTE)' $(BIN)/pip install --quiet -e '.[test]'
+	PYTHONWARNINGS='$(EDITABLE_NOTE)' $(BIN)/pip install --quiet -e '.[cli,test]'
 	touch $(STAMP)
 
 chat: $(STAMP)

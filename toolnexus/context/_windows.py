@@ -14,8 +14,9 @@ import json
 import os
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 from urllib.parse import urlsplit
 
 FetchJSON = Callable[[str], Awaitable[Any]]  # GET url -> its JSON body, or None
@@ -47,7 +48,8 @@ TABLE: dict[str, int] = {
 ENDPOINT, OVERFLOW = "endpoint", "overflow"
 
 
-class Window(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Window:
     """A window size in tokens (None: not known) and where it came from: "explicit",
     "overflow", "endpoint", "table" or "unknown"."""
 

@@ -14,7 +14,7 @@ import os
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ContextSize, ProviderError, provider_error
 from ..events import add_usage
@@ -120,7 +120,8 @@ class Outgoing:
         return await self.settings.transport.get_json(url, self.settings.headers, self.control)
 
 
-class ContextReport(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class ContextReport:
     """What `/context` shows. `fill` is the next request's size in tokens, of which
     `counted` were counted by the endpoint (the last reply's prompt tokens; the rest is
     characters/4); `limit` the size above which it is compacted first (None: window

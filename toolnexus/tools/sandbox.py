@@ -154,7 +154,8 @@ class SandboxPolicy:
             raise ValueError(f"sandbox env {wrong[0]!r}: give names of environment variables")
 
 
-class Support(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Support:
     """What this machine offers: the Landlock ABI (0: none) and, if none, why."""
 
     abi: int

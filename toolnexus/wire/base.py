@@ -11,8 +11,9 @@ import re
 import urllib.parse
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Mapping, Sequence
+from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, ClassVar, Literal, NamedTuple, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 from ..errors import ContextSize, ProviderError, http_error
 from ..events import REFUSED
@@ -33,9 +34,11 @@ __all__ = [
 
 ReasoningLevel = Literal["off", "low", "medium", "high"]  # how hard the model is asked to think
 REASONING_LEVELS: tuple[ReasoningLevel, ...] = ("off", "low", "medium", "high")
+NO_PARAMS: Mapping[str, Any] = MappingProxyType({})  # shared, read-only
 
 
-class ToolSpec(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
     """A tool as the model sees it, in no provider's shape."""
 
     name: str
@@ -43,7 +46,8 @@ class ToolSpec(NamedTuple):
     parameters: dict[str, Any]  # a JSON Schema object
 
 
-class RequestOptions(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class RequestOptions:
     """What a request asks for besides the conversation: a reply shape (`schema`), how hard
     to think (`reasoning`, one of REASONING_LEVELS), the user's own body keys (`params`,
     which win over the style's defaults) and whether to mark the prompt for the provider's
@@ -53,7 +57,7 @@ class RequestOptions(NamedTuple):
 
     schema: OutputSchema | None = None
     reasoning: ReasoningLevel = "off"
-    params: Mapping[str, Any] = MappingProxyType({})
+    params: Mapping[str, Any] = field(default_factory=lambda: NO_PARAMS)
     prompt_cache: bool = True
     endpoint: str = ""
 
@@ -68,7 +72,8 @@ def check_reasoning(level: str) -> ReasoningLevel:
     raise ValueError(f"reasoning must be one of {', '.join(REASONING_LEVELS)}, not {level!r}")
 
 
-class ModelReply(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class ModelReply:
     """One model call's outcome, whatever the style: a canonical assistant message, and
     `endpoint_fields`: what the endpoint sent that goes back to it, as it came, with this
     turn (the loop keeps them on the message, tagged with the endpoint)."""

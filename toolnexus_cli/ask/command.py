@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TextIO
 
 from toolnexus.app_support import visible
 from toolnexus.content import Attachment, Prompt
@@ -73,7 +75,10 @@ def _read_piped(stdin: TextIO) -> str:
         return data.decode("utf-8", "replace")
 
 
-class AskOptions(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class AskOptions:
+    """What `ask` was told: the prompt, the output's form, the run's options."""
+
     prompt: str
     output: str = "auto"  # "auto" | "json" | "events"
     verbose: bool = False
@@ -156,7 +161,8 @@ def run_ask(config: Config, options: AskOptions) -> int:
             for line in command.notes:
                 sys.stderr.write(f"toolnexus: {line}\n")
             piped = f"\n\n{options.prompt}" if options.prompt.strip() else ""
-            asked = options._replace(
+            asked = dataclasses.replace(
+                options,
                 prompt=command.prompt + piped,
                 attachments=[*options.attachments, *command.attachments],
             )

@@ -5,6 +5,7 @@ has no such key: the tools are off, and the banner says so with the line that tu
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import TYPE_CHECKING
 
@@ -24,7 +25,7 @@ def chat_options(config: Config, options: RunOptions) -> RunOptions:
     tools, settings = options.tools, config.settings
     if tools.off or tools.builtins or settings.builtins is not None or not settings.tools.chat:
         return options
-    return options._replace(tools=tools._replace(builtins=True))
+    return dataclasses.replace(options, tools=dataclasses.replace(tools, builtins=True))
 
 
 def tools_off_line(config: Config, options: RunOptions) -> str | None:

@@ -3,6 +3,7 @@ built-in tools, their sandbox and the MCP servers' roots move together)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -32,7 +33,7 @@ class WorkspaceCommands:
             if not folder.is_dir():
                 self.say(f"no folder {folder}: /workspace takes an existing folder", "yellow")
                 return
-            flags = flags._replace(root=os.path.realpath(folder))
+            flags = dataclasses.replace(flags, root=os.path.realpath(folder))
             await move_tools(session.toolkit, session.config, flags)
             await session.use_tools(flags)
         root = os.path.realpath(workspace_root(session.config, flags))

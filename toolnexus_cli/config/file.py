@@ -12,7 +12,7 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from .settings import (
@@ -79,7 +79,8 @@ SANDBOX_MODES = ["workspace-write", "read-only", "off"]  # toolnexus.tools.sandb
 CHAT_MODES = ["ask", "auto-edit", "auto", "plan"]  # toolnexus.tools.modes.MODES
 
 
-class Limit(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Limit:
     """The values a numeric setting may take: whole numbers from `low` to `high`, or for
     `seconds`, any number above `low` and at most `high` (`what` says what it counts)."""
 

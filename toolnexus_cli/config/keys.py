@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
 
 from ..errors import UsageError
 from .file import Target, config_dir
@@ -48,7 +48,8 @@ def write_keys(keys: dict[str, str]) -> Path:
     return path
 
 
-class KeyChoice(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class KeyChoice:
     """The key a run uses, and where it came from, so a refusal can say what to fix."""
 
     value: str | None

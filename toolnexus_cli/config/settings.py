@@ -1,7 +1,5 @@
-"""The config file's settings as named tuples: read once, after file.py checked every
-key, type and range, so the rest of the CLI reads typed fields, never the raw TOML. (Named
-tuples, not frozen dataclasses: each dataclass costs every command's start-up ~4M
-instructions to create, a named tuple a quarter of that.)
+"""The config file's settings as frozen dataclasses: read once, after file.py checked every
+key, type and range, so the rest of the CLI reads typed fields, never the raw TOML.
 
 These classes are the one declaration of the file's shape: the validator reads its keys
 and types off their fields (shape.py). A field the file does not set, or a value the
@@ -10,8 +8,9 @@ validator checks by hand, is marked with `Annotated`."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
-from typing import Annotated, Any, NamedTuple, TypeVar
+from typing import Annotated, Any, TypeVar
 
 DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_RETRIES = 2  # as toolnexus.Retries
@@ -27,7 +26,14 @@ HOOKS = "hooks"  # [[hooks]]: a list of tables of HookSettings' keys
 PRICE = "price"  # a table of USD per million tokens (toolnexus.context.pricing.Price)
 
 
-class UiSettings(NamedTuple):
+def empty_table() -> Mapping[str, Any]:
+    """A Mapping field's default: the shared empty table (a dataclass takes no mapping as
+    a default value)."""
+    return NONE
+
+
+@dataclass(frozen=True, slots=True)
+class UiSettings:
     """[ui]: how a terminal shows answers. `code_theme` None: the background picks it."""
 
     markdown: bool = True
@@ -38,7 +44,8 @@ class UiSettings(NamedTuple):
     code_theme: str | None = None
 
 
-class SandboxSettings(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class SandboxSettings:
     """[sandbox]: where commands may write and read, whether they reach the network, the
     environment names they get besides the usual ones, whether namespaces are used, and the
     size of their private temporary folders."""
@@ -54,7 +61,8 @@ class SandboxSettings(NamedTuple):
     apply: str = "auto"
 
 
-class ToolsSettings(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class ToolsSettings:
     """[tools]: whether the chat offers the built-in tools (None: the config predates the
     question, and the chat says how to turn them on), and the mode it starts in."""
 
@@ -62,17 +70,19 @@ class ToolsSettings(NamedTuple):
     mode: str = "ask"
 
 
-class SubagentSettings(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class SubagentSettings:
     """[subagents]: how many subagents of the task tool run at once."""
 
     max_parallel: int = 3
 
 
-class ApprovalSettings(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class ApprovalSettings:
     """[approval]: tool-name rules, the command, path, host and outside rule tables, and
     more names of files that look like they hold secrets (`secret_files`)."""
 
-    tools: Mapping[str, str] = NONE
+    tools: Mapping[str, str] = field(default_factory=empty_table)
     commands: Mapping[str, str] | None = None
     paths: Mapping[str, str] | None = None
     hosts: Mapping[str, str] | None = None
@@ -80,7 +90,8 @@ class ApprovalSettings(NamedTuple):
     secret_files: tuple[str, ...] = ()
 
 
-class HookSettings(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class HookSettings:
     """One of [[hooks]] (or a trusted project's): a command run on `event`, for tools whose
     name (Claude Code's, see hooks_run.py) `matcher` matches, for at most `timeout` seconds.
     `source`: the file it came from (empty: the user's config)."""
@@ -92,7 +103,8 @@ class HookSettings(NamedTuple):
     source: Annotated[str, NOT_IN_FILE] = ""
 
 
-class LimitsSettings(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class LimitsSettings:
     """[limits]: `max_cost`, USD a chat or an `ask` may spend (None: no budget)."""
 
     max_cost: float | None = None
@@ -101,14 +113,16 @@ class LimitsSettings(NamedTuple):
 DEFAULT_INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", "GEMINI.md")
 
 
-class InstructionsSettings(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class InstructionsSettings:
     """[instructions]: the names of project instruction files, in the order they are
     looked for in each folder (the first found there is read)."""
 
     files: tuple[str, ...] = DEFAULT_INSTRUCTION_FILES
 
 
-class ProviderSettings(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class ProviderSettings:
     """A [providers.NAME] table, over the built-in provider of that name if there is one."""
 
     base_url: str | None = None
@@ -116,7 +130,7 @@ class ProviderSettings(NamedTuple):
     api_key_env: str | None = None
     api_key_cmd: str | None = None
     api_key_cmd_timeout: float = DEFAULT_KEY_CMD_TIMEOUT_S
-    headers: Mapping[str, str] = NONE
+    headers: Mapping[str, str] = field(default_factory=empty_table)
     context_window: int | None = None
     prompt_cache: bool | None = None
     idle_timeout: float | None = None
@@ -124,13 +138,14 @@ class ProviderSettings(NamedTuple):
     default_model: Annotated[str | None, NOT_IN_FILE] = None  # built-in providers' own
 
 
-class ModelEntry(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class ModelEntry:
     """A [models.NAME] table: a name (and aliases) for a provider's model and its settings."""
 
     provider: str | None = None
     model: str | None = None
     aliases: tuple[str, ...] = ()
-    request_params: Mapping[str, Any] = NONE
+    request_params: Mapping[str, Any] = field(default_factory=empty_table)
     system: str | None = None
     reasoning: str | None = None
     price: Annotated[Mapping[str, float] | None, PRICE] = None
@@ -143,7 +158,8 @@ class ModelEntry(NamedTuple):
         return (entry_name, *self.aliases)
 
 
-class Settings(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Settings:
     """Everything the file says, typed; what it leaves out has its built-in default."""
 
     default_model: str | None = None
@@ -174,8 +190,8 @@ class Settings(NamedTuple):
     reasoning: str | None = None  # off, low, medium or high; a model's own setting wins
     ui: UiSettings = UiSettings()
     subagents: SubagentSettings = SubagentSettings()
-    providers: Mapping[str, ProviderSettings] = NONE
-    models: Mapping[str, ModelEntry] = NONE
+    providers: Mapping[str, ProviderSettings] = field(default_factory=empty_table)
+    models: Mapping[str, ModelEntry] = field(default_factory=empty_table)
 
 
 def settings_from(data: Mapping[str, Any]) -> Settings:
@@ -245,7 +261,7 @@ def _approval(rules: Mapping[str, Any]) -> ApprovalSettings:
 def _table(kind: type[T], table: Mapping[str, Any], **convert: Any) -> T:
     """`kind` from a checked table, each value passed through its converter if it has one;
     keys `kind` does not declare are not in a checked table."""
-    names = kind._fields  # type: ignore[attr-defined]
+    names = {declared.name for declared in fields(kind)}  # type: ignore[arg-type]
     return kind(
         **{key: convert.get(key, _same)(value) for key, value in table.items() if key in names}
     )

@@ -8,6 +8,7 @@ that the validator checks by hand (RULES, HOOKS, PRICE)."""
 
 from __future__ import annotations
 
+import dataclasses
 import types
 from collections.abc import Mapping
 from functools import cache
@@ -21,10 +22,10 @@ def file_shape(kind: type = Settings) -> dict[str, Any]:
     """The keys a table of `kind` (a settings class) may hold, in its fields' order."""
     hints = get_type_hints(kind, include_extras=True)  # once a process, about a millisecond
     shape = {}
-    for name in kind._fields:  # type: ignore[attr-defined]
-        expected = _expected(hints[name])
+    for field in dataclasses.fields(kind):
+        expected = _expected(hints[field.name])
         if expected != NOT_IN_FILE:
-            shape[name] = expected
+            shape[field.name] = expected
     return shape
 
 
@@ -54,4 +55,4 @@ def _as_tuple(expected: Any) -> tuple[Any, ...]:
 
 
 def _is_table(hint: Any) -> bool:
-    return isinstance(hint, type) and issubclass(hint, tuple) and hasattr(hint, "_fields")
+    return isinstance(hint, type) and dataclasses.is_dataclass(hint)

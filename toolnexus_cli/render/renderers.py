@@ -11,7 +11,8 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TextIO
 
 from toolnexus import RunResult, Usage
 from toolnexus.app_support import unmistakable, visible
@@ -146,7 +147,8 @@ def result_json(result: RunResult, thread: str, price: Price | None = None) -> d
     return body
 
 
-class FooterFacts(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class FooterFacts:
     """What the footer shows beyond the run's own numbers, from whoever knows them."""
 
     window: int | None = None  # the model's context window in tokens, when known
@@ -161,7 +163,8 @@ class FooterFacts(NamedTuple):
 NO_FACTS = FooterFacts()
 
 
-class Figures(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Figures:
     """What the footer says of one run, from the usage snapshots the loop sent (each is
     the run's running total, one after each model call)."""
 

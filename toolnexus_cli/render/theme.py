@@ -11,6 +11,7 @@ prompt; `ask` leaves keys already typed to whatever reads next (the shell) and d
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import sys
@@ -51,7 +52,7 @@ def terminal_ui(ui: UiSettings, console: Any, *, prompt_follows: bool = False) -
         from rich.theme import Theme
 
         console.push_theme(Theme(LIGHT_MARKDOWN))
-    return ui._replace(code_theme=ui.code_theme or CODE_THEMES[background])
+    return dataclasses.replace(ui, code_theme=ui.code_theme or CODE_THEMES[background])
 
 
 def ask_background(prompt_follows: bool = False) -> str | None:

@@ -7,13 +7,15 @@ import functools
 import inspect
 import shlex
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
-from typing import Annotated, Any, Literal, NamedTuple
+from typing import Annotated, Any, Literal
 
 import typer
 
 from toolnexus.app_support import parse_option_value
+
+from ..config.settings import empty_table
 
 ConfigOpt = Annotated[
     str | None, typer.Option("--config", help="Config file to use.", envvar="TOOLNEXUS_CONFIG")
@@ -70,7 +72,10 @@ ApproveOpt = Annotated[
 TWO_VALUES = frozenset({"request_options"})
 
 
-class ToolFlags(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class ToolFlags:
+    """What a command was told about the tools."""
+
     functions: tuple[str, ...] = ()
     skills: str | None = None
     mcp: str | None = None
@@ -81,7 +86,8 @@ class ToolFlags(NamedTuple):
     review: bool = False  # --review: a command's changes apply after a yes
 
 
-class RunOptions(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class RunOptions:
     """What a command was told about the thread, the endpoint and the tools."""
 
     thread: str | None = None
@@ -94,7 +100,8 @@ class RunOptions(NamedTuple):
     tools: ToolFlags = ToolFlags()
     yes: bool = False  # approve every tool call that would ask
     config: str | None = None
-    params: Mapping[str, Any] = MappingProxyType({})  # -o key value: over the config's
+    # -o key value: over the config's
+    params: Mapping[str, Any] = field(default_factory=empty_table)
     reasoning: str | None = None  # --reasoning: over the config's
     compact: bool = True  # --no-compact: a thread too long for the window is an error
     idle_timeout: float | None = None  # --idle-timeout: over the config's

@@ -11,8 +11,9 @@ import os
 import secrets
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from toolnexus import (
     Client,
@@ -100,7 +101,8 @@ class Output(Protocol):
     ) -> None: ...
 
 
-class Turn(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Turn:
     """How a turn ended: "done" with its result, "cancelled" (Ctrl-C, SIGTERM), or
     "failed" with the one line that says why (redacted, safe for a terminal)."""
 
@@ -305,7 +307,7 @@ class Session:
     async def another_client(self, model: str) -> Client:
         """A client for `model` (resolved as /model resolves it) with this session's
         approval and questions, for a subagent; the caller closes it."""
-        options = self.options._replace(model=model)
+        options = dataclasses.replace(self.options, model=model)
         # in a thread: resolving may ask the endpoints which models they serve
         target = await asyncio.to_thread(self._resolve, options)
         client, _, _ = make_client(
@@ -321,7 +323,7 @@ class Session:
     async def retarget(self, **changes: Any) -> None:
         """From the next turn on, talk with changed options (`model=`, `system=`); a
         UsageError (an unknown model, say) leaves everything as it was."""
-        options = self.options._replace(**changes)
+        options = dataclasses.replace(self.options, **changes)
         # in a thread: resolving may ask the endpoints which models they serve
         await self._reconnect(options, await asyncio.to_thread(self._resolve, options))
 
@@ -353,7 +355,7 @@ class Session:
     async def use_tools(self, tools: ToolFlags) -> None:
         """From the next turn on, the tool flags are `tools` (the toolkit already offers
         what they say): who is asked about which call follows the tools offered now."""
-        await self._reconnect(self.options._replace(tools=tools), self.target)
+        await self._reconnect(dataclasses.replace(self.options, tools=tools), self.target)
 
     async def _reconnect(self, options: RunOptions, target: Target) -> None:
         previous = self.client
@@ -631,7 +633,7 @@ class Session:
         whole, kept = self.toolkit, self._connection()
         try:
             if model is not None and model != self.target.model:
-                options = self.options._replace(model=model)
+                options = dataclasses.replace(self.options, model=model)
                 # in a thread: resolving may ask the endpoints which models they serve
                 self._connect(await asyncio.to_thread(self._resolve, options))
                 self.options = options
