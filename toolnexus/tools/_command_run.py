@@ -48,9 +48,9 @@ class Ended(NamedTuple):
 class Ran:
     """How a command ended: its exit code (None if it did not exit: killed by `signal`,
     or at its timeout), what it printed (its beginning and end, with a note where the
-    middle was cut) and how many bytes were cut. `network_failed`: the sandbox's own network namespace saw it try a
-    connection that network cannot carry (to the host or beyond, or to a loopback port
-    nothing listens on)."""
+    middle was cut) and how many bytes were cut. `network_failed`: the sandbox's own
+    network namespace saw it try a connection that network cannot carry (to the host or
+    beyond, or to a loopback port nothing listens on)."""
 
     code: int | None
     output: str
