@@ -12,8 +12,8 @@ from pathlib import Path
 
 from tests.support.cli_helpers import model_calls, tool_results
 from toolnexus.tools._command_run import HEAD_BYTES, TAIL_BYTES, run_command
-from toolnexus_cli import tool_output
-from toolnexus_cli.tool_output import KeptOutputs
+from toolnexus_cli.render import tool_output
+from toolnexus_cli.render.tool_output import KeptOutputs
 
 
 def test_ask_gives_the_model_the_beginning_and_end_of_5_mb_and_says_what_was_cut(cli, stub):
