@@ -547,10 +547,7 @@ class TerminalRenderer:
         output = person_output(event)
         if self.kept is None:
             return preview(output)
-        from .tool_output import SHOWN_BY
-
-        self.kept.end(event["id"], output)
-        return preview(output, shown_by=SHOWN_BY)
+        return preview(output, shown_by=self.kept.end(event["id"], output))
 
     def show_cut(self) -> None:
         """The turn was stopped: each call it cut that printed something shows its last
