@@ -56,11 +56,13 @@ bench: $(STAMP)
 	if [ -n "$$failed" ]; then echo "bench failed:$$failed"; exit 1; fi; \
 	echo "all benchmarks ran; figures in bench/results.json"
 
-# The type checker's settings are in pyproject.toml: strict on toolnexus/, standard on
-# toolnexus_cli/.
+# The type checkers' settings are in pyproject.toml: mypy strict on toolnexus/ and
+# toolnexus_cli/, and pyright's checks (basedpyright, as editors show them) on the same;
+# basedpyright runs the node that came with it, offline.
 lint: $(STAMP)
 	$(BIN)/ruff check toolnexus toolnexus_cli tests bench
 	$(BIN)/mypy
+	$(BIN)/basedpyright
 	$(BIN)/ruff format --check toolnexus toolnexus_cli tests bench
 
 clean:

@@ -26,8 +26,8 @@ from results import record  # noqa: E402
 
 from toolnexus import ContextPolicy, create_client  # noqa: E402
 from toolnexus._control import RunControl  # noqa: E402
+from toolnexus.context._marks import COMPACTION_KEY  # noqa: E402
 from toolnexus.context.keeper import Outgoing  # noqa: E402
-from toolnexus.context.marks import COMPACTION_KEY  # noqa: E402
 
 SIZES = (10, 1_000, 10_000)
 PARAGRAPH = "A turn of a long conversation, about as long as people write them. "

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import statistics
 import sys
@@ -48,7 +49,8 @@ async def call(kind: str, work: Path, journal: Path, command: str) -> float:
     argv = ["bash", "-c", command]
     started = time.perf_counter()
     if kind == "sandbox off":
-        ran = await run_command(reaped(argv), cwd=work, env=os.environ, timeout=600)
+        unconfined = functools.partial(reaped, argv)
+        ran = await run_command(unconfined, cwd=work, env=os.environ, timeout=600)
     else:
         overlay_on = kind.endswith("journal")
         workspace = Workspace(
@@ -58,7 +60,10 @@ async def call(kind: str, work: Path, journal: Path, command: str) -> float:
         overlay = box.new_overlay()
         begun = time.time_ns()
         ran = await run_command(
-            box.command(argv, work, overlay), cwd=work, env=box.environment(), timeout=600
+            functools.partial(box.command, argv, work, overlay),
+            cwd=work,
+            env=box.environment(),
+            timeout=600,
         )
         if overlay is not None:
             workspace.apply_overlay(overlay, begun, interrupted=False)

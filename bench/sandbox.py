@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from results import load_line, load_seen, machine_load, record  # noqa: E402
 
-from toolnexus.journal.apply import apply, plan  # noqa: E402
+from toolnexus.journal._apply import apply, plan  # noqa: E402
 from toolnexus.tools._command_run import run_command  # noqa: E402
 from toolnexus.tools.sandbox import Sandbox, SandboxPolicy, reaped  # noqa: E402
 
@@ -45,11 +45,12 @@ ARGV = ["bash", "-c", "true"]
 Call = Callable[[], Awaitable[float]]
 
 
-async def one_call(argv: list[str], env: dict[str, str], cwd: Path) -> float:
+async def one_call(command: Callable[[int], list[str]], env: dict[str, str], cwd: Path) -> float:
+    """One call of the command line `command` makes (given the launcher's `tell`)."""
     started = time.perf_counter()
-    ran = await run_command(argv, cwd=cwd, env=env, timeout=60)
+    ran = await run_command(command, cwd=cwd, env=env, timeout=60)
     if ran.code != 0:
-        raise SystemExit(f"{argv[:3]}... exited {ran.code}: {ran.output[:300]}")
+        raise SystemExit(f"the call exited {ran.code}: {ran.output[:300]}")
     return time.perf_counter() - started
 
 
@@ -60,7 +61,10 @@ async def overlay_call(box: Sandbox, work: Path) -> float:
     overlay = box.new_overlay()
     assert overlay is not None
     ran = await run_command(
-        box.command(ARGV, work, overlay), cwd=work, env=box.environment(), timeout=60
+        lambda tell: box.command(ARGV, work, overlay, tell),
+        cwd=work,
+        env=box.environment(),
+        timeout=60,
     )
     found = plan(overlay.upper, work, "bash", started_ns=time.time_ns())
     apply(found, overlay.upper, work, overlay.upper.parent)
@@ -81,15 +85,15 @@ def main() -> int:
         overlaid = Sandbox(SandboxPolicy(), [work])
         env = dict(namespaced.environment())
         cases: dict[str, Call] = {
-            "no sandbox": functools.partial(one_call, reaped(ARGV), env, work)
+            "no sandbox": functools.partial(one_call, functools.partial(reaped, ARGV), env, work)
         }
         boxes = {"Landlock alone": landlock, "namespaces + Landlock": namespaced}
         for name, box in boxes.items():
             if box.enforced().kind != ("landlock" if box is landlock else "namespaces"):
                 print(f"{name}: not measured here ({box.enforced().summary()})")
                 continue
-            argv, box_env = box.command(ARGV, work), box.environment()
-            cases[name] = functools.partial(one_call, argv, box_env, work)
+            confined = functools.partial(box.command, ARGV, work, None)
+            cases[name] = functools.partial(one_call, confined, box.environment(), work)
         if overlaid.enforced().overlay:
             cases["namespaces + overlay"] = lambda: overlay_call(overlaid, work)
         else:

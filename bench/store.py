@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from toolnexus.stores import MemoryStore  # noqa: E402
-from toolnexus.stores.planner import _extends  # noqa: E402
+from toolnexus.stores._planner import _extends  # noqa: E402
 
 SIZES = (10, 1_000, 10_000)
 PARAGRAPH = (

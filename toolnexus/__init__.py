@@ -47,6 +47,7 @@ _TYPES = (
 # public name -> the module that defines it
 _WHERE = {
     "Client": "client",
+    "ClientOptions": "client_options",
     "create_client": "client",
     "Attachment": "content",
     "ContextPolicy": "context.keeper",
@@ -73,6 +74,8 @@ _WHERE = {
     "ToolContext": "tools.tool",
     "ToolResult": "tools.tool",
     "define_tool": "tools.tool",
+    "WireStyle": "wire",
+    "register_style": "wire",
     **dict.fromkeys(_TYPES, "types"),
 }
 
@@ -83,6 +86,7 @@ __all__ = [
     "AudioPart",
     "AuthFailed",
     "Client",
+    "ClientOptions",
     "CompactingEvent",
     "CompactionEvent",
     "CompactionInfo",
@@ -128,11 +132,13 @@ __all__ = [
     "Usage",
     "UsageEvent",
     "UserMessage",
+    "WireStyle",
     "create_client",
     "create_toolkit",
     "define_tool",
     "make_answer",
     "make_request",
+    "register_style",
     "suspend",
 ]
 
@@ -152,6 +158,7 @@ def __dir__() -> list[str]:
 
 if _typing.TYPE_CHECKING:
     from .client import Client, create_client
+    from .client_options import ClientOptions
     from .content import Attachment
     from .context.keeper import ContextPolicy
     from .conversation import Conversation
@@ -203,3 +210,4 @@ if _typing.TYPE_CHECKING:
         UsageEvent,
         UserMessage,
     )
+    from .wire import WireStyle, register_style

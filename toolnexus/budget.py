@@ -20,6 +20,11 @@ from .errors import ToolnexusError
 if TYPE_CHECKING:
     from .context.pricing import Price
 
+__all__ = [
+    "Budget",
+    "BudgetExceeded",
+]
+
 REPLY_TOKENS_ASSUMED = 4096  # a request that sets no reply limit is counted as this long
 
 

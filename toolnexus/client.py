@@ -7,29 +7,28 @@ import os
 from collections.abc import AsyncGenerator, Callable
 from typing import TYPE_CHECKING, Any
 
+from ._callbacks import maybe_await
 from ._control import RunControl
-from .callbacks import maybe_await
+from ._loop import LoopSettings, agent_loop, context_outgoing
+from .client_options import DEFAULT_CONTEXT, FROM_OPTIONS, ClientOptions, FromOptions, with_given
 from .content import Prompt
+from .context._marks import mark_failed_turn
 from .context.keeper import ContextKeeper, ContextPolicy, ContextReport, with_window
-from .context.marks import mark_failed_turn
 from .context.plan import Compaction
 from .conversation import Conversation
 from .errors import ProviderError, RunCancelled, RunTimeout, ToolnexusError
 from .events import add_usage
 from .hooks import Hooks, HookSource
-from .loop import LoopSettings, agent_loop, context_outgoing
 from .options import ErrorHook, Retries, Timeouts, resolve_options
-from .params import check_request_params
 from .stores import ConversationStore, VersionedStore
 from .tools.suspension import WaitFor
-from .tools.tool_search import DEFAULT_SHARE
 from .tools.toolkit import Toolkit
 from .transport import LoadCheck, Transport, check_endpoint, check_headers
 from .types import Answer, Event, Message, RunResult
-from .wire import wire_style
+from .wire import WireStyle, wire_style
 from .wire._load import busy_reason, slots_url
 from .wire._props import props_url, reads_images
-from .wire.base import check_reasoning, endpoint_tag
+from .wire.base import endpoint_tag
 
 if TYPE_CHECKING:
     import httpx2
@@ -37,9 +36,13 @@ if TYPE_CHECKING:
     from .budget import Budget
     from .context.pricing import Price
 
+__all__ = [
+    "Client",
+    "create_client",
+]
+
 FALLBACK_KEY_ENV = "OPENROUTER_API_KEY"
 PROPS_TIMEOUT_S = 3.0  # what the server says of itself is worth a short wait, no more
-DEFAULT_CONTEXT = ContextPolicy()
 
 
 def resolve_api_key(style_key_env: str, api_key: str | None) -> str | None:
@@ -304,26 +307,27 @@ async def _drain(
 def create_client(
     *,
     base_url: str,
-    style: str,
+    style: str | WireStyle,
     model: str,
     api_key: str | None = None,
     headers: dict[str, str] | None = None,
     system_prompt: str | None = None,
-    max_turns: int = 10,
-    max_tool_calls_per_reply: int = 32,
-    max_tool_calls_per_run: int = 256,
+    options: ClientOptions | None = None,
+    max_turns: int | FromOptions = FROM_OPTIONS,
+    max_tool_calls_per_reply: int | FromOptions = FROM_OPTIONS,
+    max_tool_calls_per_run: int | FromOptions = FROM_OPTIONS,
     store: ConversationStore | None = None,
-    request_params: dict[str, Any] | None = None,
-    reasoning: str = "off",
+    request_params: dict[str, Any] | None | FromOptions = FROM_OPTIONS,
+    reasoning: str | FromOptions = FROM_OPTIONS,
     timeouts: Timeouts | None = None,
     retries: Retries | int | None = None,
     hooks: HookSource | None = None,
     wait_for: WaitFor | None = None,
     http_client: httpx2.AsyncClient | None = None,
-    context: ContextPolicy | None = DEFAULT_CONTEXT,
-    context_window: int | None = None,
-    prompt_cache: bool = True,
-    tool_search: float | None = DEFAULT_SHARE,
+    context: ContextPolicy | None | FromOptions = FROM_OPTIONS,
+    context_window: int | None | FromOptions = FROM_OPTIONS,
+    prompt_cache: bool | FromOptions = FROM_OPTIONS,
+    tool_search: float | None | FromOptions = FROM_OPTIONS,
     retry_base_ms: float | None = None,
     on_error: ErrorHook | None = None,
     timeout_ms: float | None = None,
@@ -334,31 +338,24 @@ def create_client(
     budget: Budget | None = None,
     price: Price | None = None,
 ) -> Client:
-    """A client for one endpoint. `reasoning` ("off", "low", "medium", "high") asks the
-    model to think, in each style's own terms; `request_params` are body keys sent as given,
-    over the style's defaults. `http_client` is an `httpx2.AsyncClient` of the caller's
-    (proxies, mTLS, a mock transport) used for every model call instead of the client's own
-    pool; it is never closed here. `context` keeps requests inside the model's window by
-    compacting what is sent (None: send everything; an overflow is then just the error);
-    `context_window` states the window in tokens. `prompt_cache` marks the prompt for the
-    provider's cache where that must be asked for (the anthropic style); False sends no
-    such marks. When the MCP tools' schemas would take more than `tool_search` of the
-    window (a share, 0 to 1), a request names them only and offers a `tool_search` tool
-    that loads those the model asks for (None: every schema is always sent).
+    """A client for one endpoint, speaking `style`: a registered style's name ("openai",
+    "anthropic", "responses", or one added with `register_style`) or a WireStyle object.
+    `http_client` is an `httpx2.AsyncClient` of the caller's (proxies, mTLS, a mock
+    transport) used for every model call instead of the client's own pool; it is never
+    closed here.
+
+    How it runs is `options` (a ClientOptions: turns and tool-call limits, reasoning,
+    request_params, timeouts, retries, context, context_window, prompt_cache,
+    tool_search; see there). Each of those is also a keyword here, which, passed, wins
+    over the field of `options` (`timeouts` and `retries` None: the options'). `retries`
+    may be just the count; the older keywords (`retry_base_ms`, `on_error`, `timeout_ms`,
+    `connect_timeout_s`, `idle_timeout_s`) still work and set their field.
 
     `provider` names the configured provider (with the base URL, what a turn's endpoint is
     known by: what it sent with a turn goes back to it alone). `dialect` names the variant
     of the style to speak ("openrouter", "deepseek" or "openai" for the openai style)
     instead of the one the base URL's host suggests; it also decides what a turn stored
     before turns were tagged with their endpoint carries back.
-
-    A run makes at most `max_turns` model calls. Of one reply's tool calls at most
-    `max_tool_calls_per_reply` run, and at most `max_tool_calls_per_run` in the whole run:
-    the model is told in one line that the others did not run.
-
-    `timeouts` and `retries` (a `Retries`, or just the count) are in seconds; the older
-    keywords (`retry_base_ms`, `on_error`, `timeout_ms`,
-    `connect_timeout_s`, `idle_timeout_s`) still work and set their field.
 
     `budget` (toolnexus.budget.Budget) is checked before each model call against its worst
     case at `price` (the model's), and what each call cost is spent from it; a call that
@@ -368,29 +365,43 @@ def create_client(
     check_endpoint(base_url)
     if not model:
         raise ValueError("model is required")
-    params = check_request_params(request_params)
     wire = wire_style(style).for_base_url(base_url, dialect)
-    key = resolve_api_key(wire.key_env, api_key)
-    url = wire.endpoint(base_url)
-
-    def describe_error(status: int, data: Any) -> ProviderError:
-        return wire.http_error(status, data, url=url, model=model, key_sent=key is not None)
-
-    timeouts, retries = resolve_options(
-        timeouts,
-        retries,
+    given_timeouts, given_retries = resolve_options(
+        timeouts if timeouts is not None else options.timeouts if options else None,
+        retries if retries is not None else options.retries if options else None,
         retry_base_ms=retry_base_ms,
         on_error=on_error,
         timeout_ms=timeout_ms,
         connect_timeout_s=connect_timeout_s,
         idle_timeout_s=idle_timeout_s,
     )
+    tuning = with_given(
+        options or ClientOptions(),
+        max_turns=max_turns,
+        max_tool_calls_per_reply=max_tool_calls_per_reply,
+        max_tool_calls_per_run=max_tool_calls_per_run,
+        request_params={} if request_params is None else request_params,
+        reasoning=reasoning,
+        timeouts=given_timeouts,
+        retries=given_retries,
+        context=context,
+        context_window=context_window,
+        prompt_cache=prompt_cache,
+        tool_search=tool_search,
+    )
+    key = resolve_api_key(wire.key_env, api_key)
+    url = wire.endpoint(base_url)
+
+    def describe_error(status: int, data: Any) -> ProviderError:
+        return wire.http_error(status, data, url=url, model=model, key_sent=key is not None)
+
     transport = Transport(
-        retries=retries,
-        timeouts=timeouts,
+        retries=tuning.retries,
+        timeouts=tuning.timeouts,
         describe_error=describe_error,
         http_client=http_client,
         load_check=LoadCheck(slots_url(base_url), busy_reason),
+        answerer=wire.answerer(),
     )
     request_headers = {**wire.auth_headers(key), **(headers or {})}
     check_headers(request_headers)
@@ -401,41 +412,29 @@ def create_client(
         model=model,
         transport=transport,
         system_prompt=system_prompt,
-        max_turns=_at_least_one("max_turns", max_turns),
-        max_tool_calls_per_reply=_at_least_one(
-            "max_tool_calls_per_reply", max_tool_calls_per_reply
-        ),
-        max_tool_calls_per_run=_at_least_one("max_tool_calls_per_run", max_tool_calls_per_run),
-        request_params=params,
-        reasoning=check_reasoning(reasoning),
-        run_timeout_s=timeouts.run_s,
+        max_turns=tuning.max_turns,
+        max_tool_calls_per_reply=tuning.max_tool_calls_per_reply,
+        max_tool_calls_per_run=tuning.max_tool_calls_per_run,
+        request_params=dict(tuning.request_params),
+        reasoning=tuning.reasoning,
+        run_timeout_s=tuning.timeouts.run_s,
         hooks=Hooks(hooks),
         wait_for=wait_for,
-        prompt_cache=prompt_cache,
-        tool_search=_share("tool_search", tool_search),
+        prompt_cache=tuning.prompt_cache,
+        tool_search=tuning.tool_search,
         base_url=base_url,
         endpoint=endpoint_tag(base_url, provider),
         budget=budget,
         price=price,
     )
     keeper = ContextKeeper(
-        with_window(context or DEFAULT_CONTEXT, context_window), base_url=base_url, model=model
+        with_window(tuning.context or DEFAULT_CONTEXT, tuning.context_window),
+        base_url=base_url,
+        model=model,
     )
-    settings.context = keeper if context is not None else None
+    settings.context = keeper if tuning.context is not None else None
     if store is None:
         from .stores.memory import MemoryStore
 
         store = MemoryStore()
     return Client(settings, store, keeper)
-
-
-def _share(name: str, value: float | None) -> float | None:
-    if value is not None and (isinstance(value, bool) or not 0 <= value <= 1):
-        raise ValueError(f"{name} must be a share from 0 to 1, or None, not {value!r}")
-    return value
-
-
-def _at_least_one(name: str, count: int) -> int:
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise ValueError(f"{name} must be a whole number of at least 1, not {count!r}")
-    return count

@@ -18,10 +18,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
+from ._bounded_json import object_or_empty
 from ._regular_file import open_regular
-from .bounded_json import object_or_empty
 from .errors import ToolnexusError
 from .types import Content, ContentPart, FileData, TextPart
+
+__all__ = [
+    "MAX_ATTACHMENT_BYTES",
+    "Attachment",
+    "Kind",
+    "Media",
+    "Prompt",
+    "byte_size",
+    "image_size",
+    "media_of",
+    "sniff",
+    "user_content",
+    "with_attachments",
+]
 
 MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024
 

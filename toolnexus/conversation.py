@@ -12,6 +12,11 @@ from .errors import ToolnexusError
 from .tools.toolkit import Toolkit
 from .types import Message, RunResult
 
+__all__ = [
+    "Conversation",
+    "Runner",
+]
+
 
 class Runner(Protocol):
     """What a Conversation needs of its client: `Client.run`."""

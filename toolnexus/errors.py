@@ -7,6 +7,20 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 if TYPE_CHECKING:
     from .types import RunResult
 
+__all__ = [
+    "AuthFailed",
+    "ContextOverflow",
+    "ContextSize",
+    "IdleTimeout",
+    "Overloaded",
+    "ProviderError",
+    "RateLimited",
+    "RunCancelled",
+    "RunTimeout",
+    "ServerError",
+    "ToolnexusError",
+]
+
 
 class ContextSize(NamedTuple):
     """What a "the prompt does not fit" error said: tokens sent and the model's window

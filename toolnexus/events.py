@@ -27,6 +27,31 @@ from .types import (
     WaitingEvent,
 )
 
+__all__ = [
+    "CONTEXT_FULL",
+    "CUT_OFF",
+    "FILTERED",
+    "MAX_TOKENS",
+    "MAX_TURNS",
+    "REFUSED",
+    "add_usage",
+    "compacting_event",
+    "compaction_event",
+    "done_event",
+    "empty_usage",
+    "mcp_log_event",
+    "pending_event",
+    "reasoning_event",
+    "retry_event",
+    "text_event",
+    "tool_call_event",
+    "tool_output_event",
+    "tool_progress_event",
+    "tool_result_event",
+    "usage_event",
+    "waiting_event",
+]
+
 
 def empty_usage() -> Usage:
     return {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}

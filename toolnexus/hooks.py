@@ -18,7 +18,18 @@ from typing import TYPE_CHECKING, Any, TypedDict
 if TYPE_CHECKING:
     from .tools.tool import ToolResult
 
-from .callbacks import maybe_await
+from ._callbacks import maybe_await
+
+__all__ = [
+    "HOOK_NAMES",
+    "AfterLlm",
+    "AfterTool",
+    "BeforeLlm",
+    "BeforeTool",
+    "HookFunctions",
+    "HookSource",
+    "Hooks",
+]
 
 HOOK_NAMES = ("before_llm", "after_llm", "before_tool", "after_tool")
 

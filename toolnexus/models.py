@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from .bounded_json import loads_bounded
+from ._bounded_json import loads_bounded
 from .errors import ProviderError
 from .transport import check_endpoint, check_headers
 from .transport._connections import new_http_client, socks_errors_mapped

@@ -15,6 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+__all__ = [
+    "ErrorHook",
+    "Retries",
+    "Timeouts",
+]
+
 # on_error({status, message, attempt, reason, retry_after, error}) -> None | "retry" | "fail"
 ErrorHook = Callable[[dict[str, Any]], Any]
 

@@ -11,8 +11,16 @@ import json
 import re
 from typing import Any, NamedTuple
 
-from .bounded_json import TooDeep, loads_bounded, object_or_empty
+from ._bounded_json import TooDeep, loads_bounded, object_or_empty
 from .errors import ProviderError, ToolnexusError
+
+__all__ = [
+    "OutputSchema",
+    "check",
+    "multi",
+    "parse_short_schema",
+    "strict",
+]
 
 DEFAULT_NAME = "response"
 _NAME = r"[a-zA-Z0-9_-]{1,64}"  # compiled when a schema is first read (re keeps it)

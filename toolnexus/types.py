@@ -11,6 +11,56 @@ from typing import Any, Final, Literal, NotRequired, TypedDict, TypeGuard, final
 
 from .journal.changes import ChangeSet
 
+__all__ = [
+    "ENDPOINT_FIELDS_KEY",
+    "Answer",
+    "AssistantMessage",
+    "AudioData",
+    "AudioPart",
+    "CommandQuestion",
+    "CompactingEvent",
+    "CompactionEvent",
+    "CompactionInfo",
+    "Content",
+    "ContentPart",
+    "DoneEvent",
+    "EndpointFields",
+    "Event",
+    "FileData",
+    "FilePart",
+    "FunctionCall",
+    "ImagePart",
+    "ImageURL",
+    "McpLogEvent",
+    "Message",
+    "OutputEvent",
+    "PendingEvent",
+    "ProviderBlock",
+    "ReasoningEvent",
+    "Request",
+    "RetryEvent",
+    "Role",
+    "RunResult",
+    "SystemMessage",
+    "TextEvent",
+    "TextPart",
+    "ToolCall",
+    "ToolCallEvent",
+    "ToolCallRecord",
+    "ToolMessage",
+    "ToolOutputEvent",
+    "ToolProgressEvent",
+    "ToolResultEvent",
+    "Usage",
+    "UsageEvent",
+    "UserMessage",
+    "WaitingEvent",
+    "calls_of",
+    "is_assistant",
+    "is_tool",
+    "is_user",
+]
+
 # ----------------------------------------------------------------------------- content parts
 
 
@@ -135,7 +185,7 @@ class Answer(TypedDict):
 
 
 class CompactionInfo(TypedDict):
-    """What a compaction record summarizes (see toolnexus.context.marks and .plan)."""
+    """What a compaction record summarizes (see toolnexus.context._marks and .plan)."""
 
     summarized: list[int]  # [first, last]: the thread indices it stands in for
     kept: list[int]  # those of them still sent verbatim
@@ -154,7 +204,7 @@ class CompactionInfo(TypedDict):
 
 class _MessageKeys(TypedDict, total=False):
     """Keys any message may carry: the thread keeps it but does not send it (`dropped`,
-    the reason: see toolnexus.context.marks), it is kept verbatim through compactions (`pinned`);
+    the reason: see toolnexus.context._marks), it is kept verbatim through compactions (`pinned`);
     `name` is OpenAI's participant name."""
 
     dropped: str

@@ -293,20 +293,20 @@ TERMINAL_AND_OTHER_COMMANDS = (
     "prompt_toolkit",
     "markdown_it",
     "pygments",
-    "toolnexus_cli.repl",
-    "toolnexus_cli.commands",
-    "toolnexus_cli.chat_markdown",
-    "toolnexus_cli.markdown_stream",
-    "toolnexus_cli.live_region",
-    "toolnexus_cli.terminal",
-    "toolnexus_cli.clipboard",
-    "toolnexus_cli.file_change",
-    "toolnexus_cli.threads",
-    "toolnexus_cli.models",
-    "toolnexus_cli.setup",
-    "toolnexus_cli.config_commands",
-    "toolnexus_cli.context_commands",
-    "toolnexus_cli.shell",
+    "toolnexus_cli.chat.repl",
+    "toolnexus_cli.chat.commands",
+    "toolnexus_cli.render.chat_markdown",
+    "toolnexus_cli.render.markdown_stream",
+    "toolnexus_cli.render.live_region",
+    "toolnexus_cli.chat.terminal",
+    "toolnexus_cli.chat.clipboard",
+    "toolnexus_cli.tools.file_change",
+    "toolnexus_cli.threads.commands",
+    "toolnexus_cli.config.models",
+    "toolnexus_cli.config.setup",
+    "toolnexus_cli.config.commands",
+    "toolnexus_cli.chat.context_commands",
+    "toolnexus_cli.chat.shell",
     "toolnexus.context.pricing",
 )
 
@@ -343,7 +343,7 @@ def test_a_piped_ask_without_tools_imports_only_what_it_uses(cli, stub, tmp_path
     )
     assert done.returncode == 0, done.stderr
     modules = set(loaded.read_text().split())
-    assert "toolnexus.loop" in modules  # it did answer
+    assert "toolnexus._loop" in modules  # it did answer
     assert sorted(m for m in modules if m.startswith(TOOL_MACHINERY)) == []
     unused = sorted(
         m

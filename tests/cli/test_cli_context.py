@@ -11,7 +11,7 @@ import pytest
 
 from tests.support.long_threads import is_summary_request, note, posts, turns
 from tests.support.stub_provider import LlamaCppLike
-from toolnexus.context.marks import sendable
+from toolnexus.context._marks import sendable
 
 
 def test_five_long_asks_on_one_thread_all_succeed_and_the_thread_keeps_every_prompt(cli, stub):

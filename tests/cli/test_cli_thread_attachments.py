@@ -14,7 +14,7 @@ import pexpect
 from tests.support import pty_screen
 from tests.support.stub_provider import openai_stream, png_bytes
 from toolnexus import MemoryStore
-from toolnexus_cli.threads import fork_thread
+from toolnexus_cli.threads.commands import fork_thread
 
 IMAGE = png_bytes(512, 512) + random.Random(3).randbytes(46 * 1024)  # 512x512, 48 KB
 IMAGE_B64 = base64.b64encode(IMAGE).decode()

@@ -12,7 +12,7 @@ import pytest
 
 from tests.support.cli_helpers import SUSPENDING_TOOLS, tool_results
 from tests.support.stub_provider import LlamaCppLike, Recorded, Reply, StubProvider, openai_stream
-from toolnexus.loop import UNREADABLE_ARGUMENTS_KEY
+from toolnexus._loop import UNREADABLE_ARGUMENTS_KEY
 from toolnexus.tools.sandbox import support
 
 FUNCTIONS = '''

@@ -46,7 +46,7 @@ from tests.support.stub_provider import (
 )
 from tests.support.waiting import WAIT_S, wait_until
 from toolnexus import ToolContext
-from toolnexus.bounded_json import MAX_DEPTH, TooDeep, loads_bounded
+from toolnexus._bounded_json import MAX_DEPTH, TooDeep, loads_bounded
 from toolnexus.tools.builtins import Builtins
 from toolnexus.tools.workspace import Workspace
 

@@ -108,6 +108,17 @@ def test_no_datagram_reaches_the_host(cli, stub, work, mode):
         assert "Operation not permitted" in results[0], results
 
 
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="io_uring_setup's number: x86_64")
+def test_the_fallback_refuses_io_uring_which_could_open_sockets_past_the_filter(cli, stub, work):
+    choose(cli, "fallback")
+    setup = (  # io_uring_setup(1, NULL): EFAULT where it is allowed, EPERM where refused
+        'python3 -c "import ctypes; libc = ctypes.CDLL(None, use_errno=True); '
+        'print(libc.syscall(425, 1, None), ctypes.get_errno())"'
+    )
+    [result] = run_calls(cli, stub, work, bash(setup), "--yes")
+    assert result == "exit code 0\n-1 1\n", result  # EPERM: the filter, not the kernel
+
+
 # ---------------------------------------------------------------- the file system outside
 
 
@@ -138,6 +149,17 @@ def test_chmod_chown_and_touch_outside_the_workspace_fail(cli, stub, work):
     assert oct(outside.stat().st_mode & 0o777) != "0o777"
     stopped = ("Read-only file system", "No such file", "Operation not permitted", "denied")
     assert all(any(s in r for s in stopped) for r in results), results
+
+
+@namespaces
+def test_caches_go_to_a_home_of_the_sandbox_s_own_kept_between_calls(cli, stub, work):
+    (cli.home / "notes.txt").write_text("the person's\n")
+    write = "echo kept > ~/.cache-test && ls ~/notes.txt"
+    [wrote] = run_calls(cli, stub, work, bash(write), "--yes")
+    assert "No such file" in wrote, wrote  # an empty home of its own, not the person's
+    [read] = run_calls(cli, stub, work, bash("cat ~/.cache-test"), "--yes")  # a later call
+    assert read == "exit code 0\nkept\n", read
+    assert not (cli.home / ".cache-test").exists()  # never the person's home
 
 
 @namespaces
@@ -174,6 +196,31 @@ def test_git_hooks_and_project_files_cannot_be_written_for_later(cli, stub, work
     assert results[5] == (  # reading still works
         "exit code 0\n M src.txt\n1\n\n[files changed: +0 ~1 -0: src.txt]"
     ), results
+
+
+@namespaces
+def test_a_worktree_s_git_directory_and_hooks_cannot_be_written_for_later(cli, stub, work):
+    repository = cli.root / "repository"
+    subprocess.run(["git", "init", "-q", str(repository)], check=True)
+    git = ["git", "-C", str(repository), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "first"], check=True)
+    worktree = cli.root / "feature"  # the workspace is a worktree: its .git is a file
+    subprocess.run([*git, "worktree", "add", "-q", str(worktree)], check=True)
+    results = run_calls(
+        cli,
+        stub,
+        worktree,
+        bash(
+            "echo 'touch /tmp/pwned' > \"$(git rev-parse --git-common-dir)/hooks/pre-commit\"",
+            'echo x > "$(git rev-parse --git-dir)/note"',
+            "git status --short && git log --oneline | wc -l",
+        ),
+        "--yes",
+    )
+    assert not (repository / ".git" / "hooks" / "pre-commit").exists()
+    assert not (repository / ".git" / "worktrees" / "feature" / "note").exists()
+    assert all("Read-only file system" in r for r in results[:2]), results
+    assert results[2] == "exit code 0\n1\n", results  # reading still works
 
 
 @namespaces

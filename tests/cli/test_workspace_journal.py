@@ -331,10 +331,13 @@ def test_a_fork_can_rewind_the_turns_it_shares_and_deleting_frees_the_contents(c
     assert [p for p in blobs.rglob("*") if p.is_file()] == []  # no thread uses them now
 
 
-def test_review_in_a_pipe_applies_nothing_and_tells_the_model(cli, stub, work):
-    cli.write_config('[approval]\nbash = "allow"\n')  # the command runs; its changes wait
+@pytest.mark.parametrize("review", ["--review", '[sandbox]\napply = "ask"\n'])
+def test_review_in_a_pipe_applies_nothing_and_tells_the_model(cli, stub, work, review):
+    config = review if review.startswith("[") else ""
+    cli.write_config(config + '[approval]\nbash = "allow"\n')  # it runs; its changes wait
     model_calls(stub, bash("echo more >> a.txt && echo new > new.txt"), "done")
-    result = cli.run("ask", "--builtins", "--review", "--root", str(work), "go")  # a process
+    flags = [review] if review == "--review" else []
+    result = cli.run("ask", "--builtins", *flags, "--root", str(work), "go")  # a process
     assert result.code == 0, result
     [told] = [m["content"] for m in stub.requests[-1].json["messages"] if m["role"] == "tool"]
     assert "[not applied: the user did not approve what this command changed (" in told, told
@@ -405,7 +408,7 @@ def test_a_rewind_leaves_a_regenerated_tree_it_kept_no_content_of(cli, stub, wor
 def test_a_workspace_too_big_to_compare_whole_says_its_changes_may_not_be_undone(
     cli, stub, work, monkeypatch
 ):
-    from toolnexus.journal import snapshot
+    from toolnexus.journal import _snapshot as snapshot
 
     monkeypatch.setattr(snapshot, "MAX_FILES", 3)  # the work folder has seven entries
     cli.write_config("[sandbox]\noverlay = false\n")
@@ -513,3 +516,101 @@ def test_what_a_command_stopped_by_ctrl_c_changed_is_applied_and_journaled(cli, 
     finally:
         chat.close()
     assert (work / "stopped.txt").read_text() == "before-the-stop\n"  # as far as it got
+
+
+@pytest.mark.parametrize(
+    "config", ["", "[sandbox]\nnamespaces = false\n"], ids=["overlay", "no overlay"]
+)
+def test_files_the_file_tools_created_are_removed_by_a_rewind_and_made_again_by_redo(
+    cli, stub, work, config
+):
+    cli.write_config(config)
+    start = tree_digest(work)
+    writes = [
+        ("write_file", {"path": str(work / "made.txt"), "content": "made\n"}),
+        ("write_file", {"path": str(work / "new" / "deep" / "f.txt"), "content": "deep\n"}),
+    ]
+    edit = [("edit_file", {"path": str(work / "made.txt"), "old": "made", "new": "edited"})]
+    replies(stub, writes, edit, bash("echo more >> new/deep/f.txt"))
+    asked = cli.call("ask", "--builtins", "--yes", "--id", "t-8", "--root", str(work), "go")
+    assert asked.code == 0, asked
+    assert (work / "made.txt").read_text() == "edited\n"
+    end = tree_digest(work)
+    as_json = cli.call("threads", "show", "t-8", "--changes", "--json").json
+    assert [r["summary"] for r in as_json] == ["+1 ~0 -0"] * 2 + ["+0 ~1 -0"] * 2
+
+    rewound = cli.call("threads", "rewind", "t-8", "1")
+    assert rewound.code == 0, rewound
+    assert not (work / "made.txt").exists() and not (work / "new").exists()  # not left empty
+    assert tree_digest(work) == start
+
+    redone = cli.call("threads", "redo", "t-8")
+    assert redone.code == 0, redone
+    assert (work / "new" / "deep" / "f.txt").read_text() == "deep\nmore\n"
+    assert tree_digest(work) == end
+
+
+@pytest.mark.parametrize(
+    "config", ["", "[sandbox]\nnamespaces = false\n"], ids=["overlay", "no overlay"]
+)
+def test_a_rewind_gives_a_folder_its_time_back_when_the_turn_made_or_removed_files_in_it(
+    cli, stub, work, config
+):
+    cli.write_config(config)
+    os.utime(work / "src", ns=(10**18, 10**18))  # a time the turn's writes surely move
+    start = tree_digest(work)
+    write = [("write_file", {"path": str(work / "src" / "three.py"), "content": "three\n"})]
+    replies(stub, write, bash("echo four > src/four.py && rm src/two.py"))
+    asked = cli.call("ask", "--builtins", "--yes", "--id", "t-9", "--root", str(work), "go")
+    assert asked.code == 0, asked
+    assert (work / "src").stat().st_mtime_ns != 10**18
+    end = tree_digest(work)
+
+    rewound = cli.call("threads", "rewind", "t-9", "1")
+    assert rewound.code == 0, rewound
+    assert (work / "src").stat().st_mtime_ns == 10**18
+    assert tree_digest(work) == start
+    shown = cli.call("threads", "show", "t-9", "--changes")
+    assert " src\n" not in shown.stdout, shown  # a folder's time is no file changed
+
+    redone = cli.call("threads", "redo", "t-9")
+    assert redone.code == 0, redone
+    assert tree_digest(work) == end
+
+
+def test_a_secret_looking_file_is_journaled_by_its_hash_never_by_its_content(cli, stub, work):
+    [told] = run_calls(
+        cli, stub, work, bash("echo API_KEY=JOURNAL-SECRET-5 > .env && echo x > a.txt"), "--yes"
+    )
+    assert ".env (new)" in told and "a.txt" in told, told
+    journal = cli.root / "data" / "toolnexus" / "journal"
+    kept = [p.read_bytes() for p in journal.rglob("*") if p.is_file()]
+    assert any(b"x\n" == k for k in kept)  # an ordinary file's content is kept
+    assert not any(b"JOURNAL-SECRET-5" in k for k in kept)
+
+
+def test_a_command_s_panel_ends_with_the_files_it_changed(cli, stub, work):
+    """Repro: `toolnexus chat --builtins --yes`; the model runs `echo more >> a.txt && echo
+    new > new.txt && rm gone.txt`: its panel ends with what it changed, counted and named."""
+    model_calls(stub, bash("echo more >> a.txt && echo new > new.txt && rm gone.txt"), "Done.")
+    chat = PtySession(cli, "chat", "--builtins", "--yes", "--root", str(work), rows=50, cols=160)
+    try:
+        chat.expect("›")
+        chat.send_line("change things")
+        chat.expect(
+            re.escape("[files changed: +1 ~1 -1: a.txt, gone.txt (deleted), new.txt (new)]")
+        )
+        chat.expect("Done.")
+    finally:
+        chat.close()
+
+
+def test_a_command_ended_by_its_timeout_is_applied_as_far_as_it_got_and_marked_so(cli, stub, work):
+    command = "echo before-the-timeout > slow.txt && sleep 60 && echo never > never.txt"
+    model_calls(stub, [("bash", {"command": command, "timeout": 1})], "done")
+    result = cli.call("ask", "--builtins", "--yes", "--json", "--root", str(work), "go")
+    assert result.code == 0, result
+    [changes] = result.json["changes"]
+    assert changes["interrupted"] is True and changes["summary"] == "+1 ~0 -0", changes
+    assert (work / "slow.txt").read_text() == "before-the-timeout\n"
+    assert not (work / "never.txt").exists()

@@ -1,4 +1,4 @@
-"""toolnexus.callbacks promises that a callback may be a plain function or an async one:
+"""toolnexus._callbacks promises that a callback may be a plain function or an async one:
 `maybe_await` gives back a plain value as it is, and awaits anything awaitable (a
 coroutine, a future, an object with __await__) for what it gives, or raises what it
 raises. A coroutine *function* that was not called is a value, not something to await."""
@@ -9,7 +9,7 @@ import asyncio
 
 import pytest
 
-from toolnexus.callbacks import maybe_await
+from toolnexus._callbacks import maybe_await
 
 
 class Later:

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from toolnexus.bounded_json import MAX_DEPTH, TooDeep, loads_bounded
+from toolnexus._bounded_json import MAX_DEPTH, TooDeep, loads_bounded
 
 
 @pytest.mark.parametrize(

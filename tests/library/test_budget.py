@@ -1,4 +1,4 @@
-"""A Budget given to clients (`create_client(budget=, price=)`), against the loopback stub:
+"""A Budget given to clients (`create_client(budget=, price=)`), on the scripted model:
 each model call is checked against its worst case before it is made and spends what it
 cost; two clients sharing one Budget (a run and the subagents it starts) count against it
 together; a run stopped by it keeps its transcript, the question it could not ask marked failed."""
@@ -7,45 +7,45 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.resilience_helpers import single_try_client
-from tests.support.stub_provider import openai_stream
+from tests.support.scripted import scripted_client, usage
 from toolnexus.budget import Budget, BudgetExceeded
-from toolnexus.context.marks import DROPPED_KEY, FAILED, FAILED_WITH_KEY
+from toolnexus.context._marks import DROPPED_KEY, FAILED, FAILED_WITH_KEY
 from toolnexus.context.pricing import Price
 from toolnexus.stores.memory import MemoryStore
+from toolnexus.testing import ScriptedReply
 
 PRICE = Price(input=2, output=10)  # USD per million tokens
 SMALL = {"max_tokens": 10}  # a reply of at most 10 tokens: $0.0001 at most
 
 
-async def test_each_call_spends_from_the_budget(stub):
-    stub.script(openai_stream("hi", usage=(1000, 100)))
+async def test_each_call_spends_from_the_budget(scripted):
+    scripted.add(ScriptedReply(text="hi", usage=usage(1000, 100)))
     budget = Budget(1.0)
-    async with single_try_client(stub, budget=budget, price=PRICE) as client:
+    async with scripted_client(scripted, budget=budget, price=PRICE) as client:
         await client.run("hello", None)
     assert budget.spent == pytest.approx(0.003)  # 1,000 x $2/M + 100 x $10/M
 
 
-async def test_clients_sharing_a_budget_count_together(stub):
+async def test_clients_sharing_a_budget_count_together(scripted):
     """A subagent's client given the parent's Budget: what the parent spent leaves too
     little for the subagent's call, which is never made."""
-    stub.script(openai_stream("parent", usage=(2000, 100)))
+    scripted.add(ScriptedReply(text="parent", usage=usage(2000, 100)))
     budget = Budget(0.0052)
-    async with single_try_client(stub, budget=budget, price=PRICE, request_params=SMALL) as one:
+    async with scripted_client(scripted, budget=budget, price=PRICE, request_params=SMALL) as one:
         await one.run("hello", None)
-    async with single_try_client(stub, budget=budget, price=PRICE, request_params=SMALL) as two:
+    async with scripted_client(scripted, budget=budget, price=PRICE, request_params=SMALL) as two:
         with pytest.raises(BudgetExceeded) as raised:
             await two.run("a long enough question for the sub-task, at a few tokens " * 4, None)
-    assert len(stub.requests) == 1
+    assert len(scripted.requests) == 1
     assert raised.value.spent == pytest.approx(0.005) and raised.value.limit == 0.0052
 
 
-async def test_a_stopped_run_keeps_its_thread_as_it_stood(stub):
-    stub.script(openai_stream("first", usage=(2000, 100)))
+async def test_a_stopped_run_keeps_its_thread_as_it_stood(scripted):
+    scripted.add(ScriptedReply(text="first", usage=usage(2000, 100)))
     store = MemoryStore()
     budget = Budget(0.0052)
-    async with single_try_client(
-        stub, budget=budget, price=PRICE, request_params=SMALL, store=store
+    async with scripted_client(
+        scripted, budget=budget, price=PRICE, request_params=SMALL, store=store
     ) as client:
         await client.ask("one", None, id="t")
         with pytest.raises(BudgetExceeded):
@@ -57,9 +57,9 @@ async def test_a_stopped_run_keeps_its_thread_as_it_stood(stub):
     assert "the budget of $0.0052 would be passed" in kept[-1][FAILED_WITH_KEY]
 
 
-async def test_without_a_price_no_budget_is_enforced(stub):
-    stub.script(openai_stream("hi", usage=(10**6, 10**6)))
+async def test_without_a_price_no_budget_is_enforced(scripted):
+    scripted.add(ScriptedReply(text="hi", usage=usage(10**6, 10**6)))
     budget = Budget(0.01)
-    async with single_try_client(stub, budget=budget) as client:
+    async with scripted_client(scripted, budget=budget) as client:
         result = await client.run("hello", None)
     assert result.text == "hi" and budget.spent == 0

@@ -39,7 +39,7 @@ from tests.support.resilience_helpers import (
 from tests.support.stub_provider import Reply, StubProvider
 from tests.support.waiting import WAIT_S
 from toolnexus import Client, ProviderError, RunCancelled, ToolContext, Toolkit, define_tool
-from toolnexus.sse import SSEDecoder
+from toolnexus._sse import SSEDecoder
 from toolnexus.transport import Retrying, StreamEvents
 
 STYLES = ["openai", "anthropic"]

@@ -4,17 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.support.resilience_helpers import single_try_client
-from tests.support.stub_provider import Reply, openai_text, openai_tool_call
+from tests.support.scripted import calling, scripted_client, usage
 from toolnexus import MemoryStore, ToolContext, create_toolkit, define_tool, make_answer, suspend
+from toolnexus.testing import ScriptedCall, ScriptedReply
+from toolnexus.testing import failure as failed_call
 
 
-def with_reasoning(body: dict, reasoning_tokens: int) -> dict:
-    body["usage"]["completion_tokens_details"] = {"reasoning_tokens": reasoning_tokens}
-    return body
-
-
-async def test_resume_sums_usage_keys_only_the_resumed_run_has(stub):
+async def test_resume_sums_usage_keys_only_the_resumed_run_has(scripted):
     def deploy(target: str, ctx: ToolContext) -> Any:
         """Deploy a target."""
         if ctx.answer is None:
@@ -22,11 +18,11 @@ async def test_resume_sums_usage_keys_only_the_resumed_run_has(stub):
         return "deployed"
 
     toolkit = (await create_toolkit()).register(define_tool(deploy))
-    stub.script(
-        Reply.json(openai_tool_call([("deploy", {"target": "prod"})], usage=(10, 5))),
-        Reply.json(with_reasoning(openai_text("done", usage=(20, 4)), 3)),
+    scripted.add(
+        ScriptedReply(tool_calls=[ScriptedCall("deploy", {"target": "prod"})], usage=usage(10, 5)),
+        ScriptedReply(text="done", usage={**usage(20, 4), "reasoning_tokens": 3}),
     )
-    async with single_try_client(stub) as client:
+    async with scripted_client(scripted) as client:
         result = await client.run("deploy prod", toolkit)
         assert result.status == "pending" and "reasoning_tokens" not in result.usage
         resumed = await client.resume(result, make_answer("req_1", True), toolkit)
@@ -39,7 +35,7 @@ async def test_resume_sums_usage_keys_only_the_resumed_run_has(stub):
     }
 
 
-async def test_a_turn_whose_tools_ran_is_saved_when_the_final_call_fails(stub):
+async def test_a_turn_whose_tools_ran_is_saved_when_the_final_call_fails(scripted):
     ran: list[str] = []
 
     def write_note(text: str) -> str:
@@ -49,11 +45,10 @@ async def test_a_turn_whose_tools_ran_is_saved_when_the_final_call_fails(stub):
 
     toolkit = (await create_toolkit()).register(define_tool(write_note))
     store = MemoryStore()
-    stub.script(
-        Reply.json(openai_tool_call([("write_note", {"text": "hi"})])),
-        Reply.error(400, "the context is too long"),
+    scripted.add(
+        calling(("write_note", {"text": "hi"})), failed_call(400, "the context is too long")
     )
-    async with single_try_client(stub, store=store) as client:
+    async with scripted_client(scripted, store=store) as client:
         try:
             await client.ask("note hi", toolkit, id="t")
         except Exception as exc:  # noqa: BLE001 - the failure is what this test is about
@@ -62,21 +57,17 @@ async def test_a_turn_whose_tools_ran_is_saved_when_the_final_call_fails(stub):
         assert ran == ["hi"] and "context is too long" in str(failure)
         assert [m["role"] for m in saved] == ["user", "assistant", "tool"]
         assert not any(m.get("dropped") for m in saved)  # what ran is sent next time
-        stub.script(Reply.json(openai_text("noted")))
+        scripted.add("noted")
         await client.ask("did it work?", toolkit, id="t")
-    sent = stub.requests[-1].json["messages"]
+    sent = scripted.requests[-1].body["messages"]
     assert [m["role"] for m in sent] == ["user", "assistant", "tool", "user"]
     assert sent[2]["content"] == "written"
 
 
-async def test_a_failed_prompt_is_kept_marked_and_not_sent_again(stub):
+async def test_a_failed_prompt_is_kept_marked_and_not_sent_again(scripted):
     store = MemoryStore()
-    stub.script(
-        Reply.json(openai_text("first answer")),
-        Reply.error(400, "bad request"),
-        Reply.json(openai_text("third answer")),
-    )
-    async with single_try_client(stub, store=store) as client:
+    scripted.add("first answer", failed_call(400, "bad request"), "third answer")
+    async with scripted_client(scripted, store=store) as client:
         await client.ask("one", None, id="t")
         try:
             await client.ask("two", None, id="t")
@@ -88,7 +79,7 @@ async def test_a_failed_prompt_is_kept_marked_and_not_sent_again(stub):
                 "failed_with": str(exc),
             }
         await client.ask("three", None, id="t")
-    assert [m["content"] for m in stub.requests[-1].json["messages"]] == [
+    assert [m["content"] for m in scripted.requests[-1].body["messages"]] == [
         "one",
         "first answer",
         "three",

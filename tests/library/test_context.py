@@ -12,9 +12,9 @@ import pytest
 from tests.support.long_threads import is_summary_request, note, posts, turns
 from tests.support.stub_provider import LlamaCppLike, Reply, openai_stream, openai_text
 from toolnexus import ContextPolicy, ProviderError, create_client, create_toolkit, define_tool
-from toolnexus.context.marks import COMPACTION_KEY, DROPPED_KEY, PINNED_KEY, pin, sendable, unpin
+from toolnexus.context._marks import COMPACTION_KEY, DROPPED_KEY, PINNED_KEY, pin, sendable, unpin
+from toolnexus.context._summary import CUT_MARK, LEFT_OUT_HEADER, SUMMARY_HEADER
 from toolnexus.context.plan import apply_compaction
-from toolnexus.context.summary import CUT_MARK, LEFT_OUT_HEADER, SUMMARY_HEADER
 
 
 def client_for(stub, **kw):

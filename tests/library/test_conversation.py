@@ -15,80 +15,75 @@ from typing import Any
 
 import pytest
 
-from tests.support.resilience_helpers import single_try_client
-from tests.support.stub_provider import Reply, openai_text
+from tests.support.scripted import scripted_client
 from toolnexus import ProviderError, ToolnexusError
 from toolnexus.conversation import Conversation
+from toolnexus.testing import ScriptedModel, failure
 from toolnexus.tools.toolkit import Toolkit
 from toolnexus.types import RunResult
 
 
-def said(stub) -> list[list[tuple[str, Any]]]:
-    """Each request's messages as (role, content)."""
-    return [[(m["role"], m["content"]) for m in r.json["messages"]] for r in stub.requests]
+def said(model: ScriptedModel) -> list[list[tuple[str, Any]]]:
+    """Each request's messages as (role, content), as the openai style sent them."""
+    return [[(m["role"], m["content"]) for m in r.body["messages"]] for r in model.requests]
 
 
-def answers(stub, *texts: str) -> None:
-    stub.script(*(Reply.json(openai_text(t)) for t in texts))
-
-
-async def test_each_send_goes_on_from_the_turns_before(stub):
-    answers(stub, "Hello Ada.", "You are Ada.")
-    async with single_try_client(stub) as client:
+async def test_each_send_goes_on_from_the_turns_before(scripted):
+    scripted.add("Hello Ada.", "You are Ada.")
+    async with scripted_client(scripted) as client:
         conversation = client.conversation(Toolkit())
         await conversation.send("I am Ada.")
         result = await conversation.send("Who am I?")
     assert result.text == "You are Ada."
-    assert said(stub) == [
+    assert said(scripted) == [
         [("user", "I am Ada.")],
         [("user", "I am Ada."), ("assistant", "Hello Ada."), ("user", "Who am I?")],
     ]
     assert conversation.messages == result.messages
 
 
-async def test_reset_starts_over(stub):
-    answers(stub, "one", "two")
-    async with single_try_client(stub) as client:
+async def test_reset_starts_over(scripted):
+    scripted.add("one", "two")
+    async with scripted_client(scripted) as client:
         conversation = client.conversation(Toolkit())
         await conversation.send("first")
         conversation.reset()
         assert conversation.messages == []
         await conversation.send("second")
-    assert said(stub)[1] == [("user", "second")]
+    assert said(scripted)[1] == [("user", "second")]
 
 
-async def test_messages_set_by_the_caller_are_what_the_next_send_goes_on_from(stub):
-    answers(stub, "Noted.")
-    async with single_try_client(stub) as client:
+async def test_messages_set_by_the_caller_are_what_the_next_send_goes_on_from(scripted):
+    scripted.add("Noted.")
+    async with scripted_client(scripted) as client:
         conversation = client.conversation(Toolkit())
         conversation.messages = [
             {"role": "user", "content": "earlier"},
             {"role": "assistant", "content": "ok"},
         ]
         await conversation.send("now")
-    assert said(stub) == [[("user", "earlier"), ("assistant", "ok"), ("user", "now")]]
+    assert said(scripted) == [[("user", "earlier"), ("assistant", "ok"), ("user", "now")]]
 
 
-async def test_reasoning_is_for_the_one_send_it_is_given_to(stub):
-    answers(stub, "a", "b")
-    async with single_try_client(stub) as client:
+async def test_reasoning_is_for_the_one_send_it_is_given_to(scripted):
+    scripted.add("a", "b")
+    async with scripted_client(scripted) as client:
         conversation = client.conversation(Toolkit())
         await conversation.send("think", reasoning="high")
         await conversation.send("quick")
-    assert stub.requests[0].json["reasoning_effort"] == "high"
-    assert "reasoning_effort" not in stub.requests[1].json
+    assert scripted.requests[0].body["reasoning_effort"] == "high"
+    assert "reasoning_effort" not in scripted.requests[1].body
 
 
-async def test_a_failed_run_keeps_the_prompt_it_reached(stub):
-    stub.script(Reply.error(400, "bad request"))
-    answers(stub, "fine now")
-    async with single_try_client(stub) as client:
+async def test_a_failed_run_keeps_the_prompt_it_reached(scripted):
+    scripted.add(failure(400, "bad request"), "fine now")
+    async with scripted_client(scripted) as client:
         conversation = client.conversation(Toolkit())
         with pytest.raises(ProviderError, match="bad request"):
             await conversation.send("lost?")
         assert conversation.messages == [{"role": "user", "content": "lost?"}]
         await conversation.send("again")
-    assert said(stub)[1] == [("user", "lost?"), ("user", "again")]
+    assert said(scripted)[1] == [("user", "lost?"), ("user", "again")]
 
 
 @pytest.mark.parametrize(
@@ -100,9 +95,11 @@ async def test_a_failed_run_keeps_the_prompt_it_reached(stub):
     ],
     ids=["bad-prompt-part", "bad-schema", "bad-reasoning"],
 )
-async def test_a_send_refused_before_it_starts_leaves_the_messages_as_they_were(stub, send, error):
-    answers(stub, "first answer", "still fine")
-    async with single_try_client(stub) as client:
+async def test_a_send_refused_before_it_starts_leaves_the_messages_as_they_were(
+    scripted, send, error
+):
+    scripted.add("first answer", "still fine")
+    async with scripted_client(scripted) as client:
         conversation = client.conversation(Toolkit())
         await conversation.send("first")
         before = list(conversation.messages)
@@ -110,7 +107,7 @@ async def test_a_send_refused_before_it_starts_leaves_the_messages_as_they_were(
             await conversation.send(**send)
         assert conversation.messages == before
         assert (await conversation.send("next")).text == "still fine"
-    assert len(stub.requests) == 2
+    assert len(scripted.requests) == 2
 
 
 class Recording:

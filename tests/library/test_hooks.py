@@ -1,4 +1,5 @@
-"""Hooks around model and tool calls, and request_params, against the loopback stub."""
+"""Hooks around model and tool calls, and request_params, on toolnexus.testing's scripted
+model through the openai and anthropic styles' real encoding."""
 
 from __future__ import annotations
 
@@ -10,15 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.resilience_helpers import single_try_client
-from tests.support.stub_provider import (
-    Reply,
-    anthropic_text,
-    anthropic_tool_use,
-    openai_stream,
-    openai_text,
-    openai_tool_call,
-)
+from tests.support.scripted import calling, scripted_client
 from toolnexus import ToolResult, create_toolkit, define_tool
 from toolnexus.hooks import HOOK_NAMES, Hooks
 
@@ -60,25 +53,17 @@ async def run_with(client, prompt: str, toolkit, mode: str):
     return events[-1]["result"], events
 
 
-def text_reply(text: str, mode: str) -> Reply:
-    return Reply.json(openai_text(text)) if mode == "run" else openai_stream(text)
-
-
-def call_reply(calls: list[tuple[str, dict]], mode: str) -> Reply:
-    return Reply.json(openai_tool_call(calls)) if mode == "run" else openai_stream(tool_calls=calls)
-
-
 # ----------------------------------------------------------------------------- before_llm
 
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("mode", ["run", "stream"])
-async def test_before_llm_sees_messages_tools_model_and_turn(stub, kind, mode):
-    stub.script(call_reply([("add", {"a": 1, "b": 2})], mode), text_reply("3", mode))
+async def test_before_llm_sees_messages_tools_model_and_turn(scripted, kind, mode):
+    scripted.add(calling(("add", {"a": 1, "b": 2})), "3")
     seen: list[dict[str, Any]] = []
     hooks = {"before_llm": hook(lambda p: seen.append(copy.deepcopy(p)), kind)}
     toolkit = await add_toolkit()
-    async with single_try_client(stub, hooks=hooks) as client:
+    async with scripted_client(scripted, hooks=hooks) as client:
         result, _ = await run_with(client, "add 1 and 2", toolkit, mode)
 
     assert result.text == "3"
@@ -93,8 +78,8 @@ async def test_before_llm_sees_messages_tools_model_and_turn(stub, kind, mode):
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("mode", ["run", "stream"])
-async def test_before_llm_replacements_change_that_request_only(stub, kind, mode):
-    stub.script(call_reply([("add", {"a": 1, "b": 2})], mode), text_reply("3", mode))
+async def test_before_llm_replacements_change_that_request_only(scripted, kind, mode):
+    scripted.add(calling(("add", {"a": 1, "b": 2})), "3")
     rewritten = [{"role": "user", "content": "rewritten prompt"}]
 
     def before_llm(payload: dict[str, Any]) -> dict[str, Any] | None:
@@ -103,10 +88,10 @@ async def test_before_llm_replacements_change_that_request_only(stub, kind, mode
         return None
 
     toolkit = await add_toolkit()
-    async with single_try_client(stub, hooks={"before_llm": hook(before_llm, kind)}) as client:
+    async with scripted_client(scripted, hooks={"before_llm": hook(before_llm, kind)}) as client:
         result, _ = await run_with(client, "original prompt", toolkit, mode)
 
-    first, second = stub.requests[0].json, stub.requests[1].json
+    first, second = scripted.requests[0].body, scripted.requests[1].body
     assert first["model"] == "other-model"
     assert first["messages"] == rewritten
     assert "tools" not in first
@@ -121,23 +106,21 @@ async def test_before_llm_replacements_change_that_request_only(stub, kind, mode
     assert result.model == "m"
 
 
-async def test_before_llm_partial_replacement_keeps_the_rest(stub):
-    stub.script(Reply.json(openai_text("ok")))
+async def test_before_llm_partial_replacement_keeps_the_rest(scripted):
+    scripted.add("ok")
     toolkit = await add_toolkit()
     hooks = {"before_llm": lambda p: {"model": "swapped", "turnip": "ignored"}}
-    async with single_try_client(stub, hooks=hooks) as client:
+    async with scripted_client(scripted, hooks=hooks) as client:
         await client.run("hello", toolkit)
-    body = stub.requests[0].json
+    body = scripted.requests[0].body
     assert body["model"] == "swapped"
     assert body["messages"] == [{"role": "user", "content": "hello"}]
     assert body["tools"] == toolkit.to_openai()
     assert "turnip" not in body
 
 
-async def test_before_llm_sees_anthropic_tools_and_replaces_the_anthropic_request(stub):
-    stub.script(
-        Reply.json(anthropic_tool_use([("add", {"a": 2, "b": 2})])), Reply.json(anthropic_text("4"))
-    )
+async def test_before_llm_sees_anthropic_tools_and_replaces_the_anthropic_request(scripted):
+    scripted.add(calling(("add", {"a": 2, "b": 2})), "4")
     seen: list[dict[str, Any]] = []
 
     def before_llm(payload: dict[str, Any]) -> dict[str, Any]:
@@ -145,13 +128,13 @@ async def test_before_llm_sees_anthropic_tools_and_replaces_the_anthropic_reques
         return {"model": f"claude-turn-{payload['turn']}"}
 
     toolkit = await add_toolkit()
-    async with single_try_client(
-        stub, style="anthropic", hooks={"before_llm": before_llm}
+    async with scripted_client(
+        scripted, style="anthropic", hooks={"before_llm": before_llm}
     ) as client:
         result = await client.run("2+2", toolkit)
     assert result.text == "4"
     assert seen[0]["tools"] == toolkit.to_anthropic()
-    assert [r.json["model"] for r in stub.requests] == ["claude-turn-1", "claude-turn-2"]
+    assert [r.body["model"] for r in scripted.requests] == ["claude-turn-1", "claude-turn-2"]
 
 
 # ----------------------------------------------------------------------------- after_llm
@@ -159,14 +142,14 @@ async def test_before_llm_sees_anthropic_tools_and_replaces_the_anthropic_reques
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("mode", ["run", "stream"])
-async def test_after_llm_sees_response_model_and_turn(stub, kind, mode):
-    stub.script(call_reply([("add", {"a": 1, "b": 2})], mode), text_reply("three", mode))
+async def test_after_llm_sees_response_model_and_turn(scripted, kind, mode):
+    scripted.add(calling(("add", {"a": 1, "b": 2})), "three")
     seen: list[dict[str, Any]] = []
     hooks = {
         "before_llm": lambda p: {"model": "per-request"} if p["turn"] == 2 else None,
         "after_llm": hook(lambda p: seen.append(copy.deepcopy(p)), kind),
     }
-    async with single_try_client(stub, hooks=hooks) as client:
+    async with scripted_client(scripted, hooks=hooks) as client:
         result, _ = await run_with(client, "add", await add_toolkit(), mode)
 
     assert result.text == "three"
@@ -184,23 +167,23 @@ async def test_after_llm_sees_response_model_and_turn(stub, kind, mode):
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("mode", ["run", "stream"])
-async def test_after_llm_may_replace_the_response(stub, kind, mode):
-    stub.script(text_reply("the raw answer", mode))
+async def test_after_llm_may_replace_the_response(scripted, kind, mode):
+    scripted.add("the raw answer")
 
     def after_llm(payload: dict[str, Any]) -> dict[str, Any]:
         return {"response": {"role": "assistant", "content": "the edited answer"}}
 
-    async with single_try_client(stub, hooks={"after_llm": hook(after_llm, kind)}) as client:
+    async with scripted_client(scripted, hooks={"after_llm": hook(after_llm, kind)}) as client:
         result, _ = await run_with(client, "hi", await add_toolkit(), mode)
     assert result.text == "the edited answer"
     assert result.messages[-1] == {"role": "assistant", "content": "the edited answer"}
     assert all(m.get("content") != "the raw answer" for m in result.messages)
 
 
-async def test_after_llm_replacement_with_a_tool_call_is_acted_on(stub):
+async def test_after_llm_replacement_with_a_tool_call_is_acted_on(scripted):
     """The replaced response is what the loop follows: here it turns a plain answer into
     a tool call, so the tool runs and the model gets a second turn."""
-    stub.script(Reply.json(openai_text("no tools needed")), Reply.json(openai_text("5")))
+    scripted.add("no tools needed", "5")
     call = {
         "id": "call_hook",
         "type": "function",
@@ -213,19 +196,19 @@ async def test_after_llm_replacement_with_a_tool_call_is_acted_on(stub):
         return None
 
     ran: list[dict[str, Any]] = []
-    async with single_try_client(stub, hooks={"after_llm": after_llm}) as client:
+    async with scripted_client(scripted, hooks={"after_llm": after_llm}) as client:
         result = await client.run("add", await add_toolkit(ran))
     assert ran == [{"a": 2, "b": 3}]
     assert result.text == "5" and result.turns == 2
-    sent = stub.requests[1].json["messages"]
+    sent = scripted.requests[1].body["messages"]
     assert sent[1]["tool_calls"] == [call]
     assert sent[2] == {"role": "tool", "tool_call_id": "call_hook", "content": "5"}
 
 
-async def test_after_llm_returning_nothing_useful_keeps_the_response(stub):
-    stub.script(Reply.json(openai_text("kept")))
+async def test_after_llm_returning_nothing_useful_keeps_the_response(scripted):
+    scripted.add("kept")
     hooks = {"after_llm": lambda p: {"unrelated": 1}}
-    async with single_try_client(stub, hooks=hooks) as client:
+    async with scripted_client(scripted, hooks=hooks) as client:
         result = await client.run("hi", None)
     assert result.text == "kept"
 
@@ -234,22 +217,20 @@ async def test_after_llm_returning_nothing_useful_keeps_the_response(stub):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-async def test_before_tool_sees_name_args_id_and_turn(stub, kind):
-    stub.script(
-        Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])), Reply.json(openai_text("3"))
-    )
+async def test_before_tool_sees_name_args_id_and_turn(scripted, kind):
+    scripted.add(calling(("add", {"a": 1, "b": 2})), "3")
     seen: list[dict[str, Any]] = []
     hooks = {"before_tool": hook(lambda p: seen.append(copy.deepcopy(p)), kind)}
-    async with single_try_client(stub, hooks=hooks) as client:
+    async with scripted_client(scripted, hooks=hooks) as client:
         await client.run("add", await add_toolkit())
     assert seen == [{"name": "add", "args": {"a": 1, "b": 2}, "id": "call_1", "turn": 1}]
 
 
 @pytest.mark.parametrize("kind", KINDS)
-async def test_before_tool_result_short_circuits_the_tool(stub, kind):
-    stub.script(
-        Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])),
-        Reply.json(openai_text("understood")),
+async def test_before_tool_result_short_circuits_the_tool(scripted, kind):
+    scripted.add(
+        calling(("add", {"a": 1, "b": 2})),
+        "understood",
     )
     ran: list[dict[str, Any]] = []
     after: list[dict[str, Any]] = []
@@ -258,7 +239,7 @@ async def test_before_tool_result_short_circuits_the_tool(stub, kind):
         return {"result": ToolResult("blocked by policy", is_error=True)}
 
     hooks = {"before_tool": hook(before_tool, kind), "after_tool": lambda p: after.append(p)}
-    async with single_try_client(stub, hooks=hooks) as client:
+    async with scripted_client(scripted, hooks=hooks) as client:
         events = [e async for e in client.stream("add", await add_toolkit(ran))]
 
     assert ran == []  # the tool never ran
@@ -273,7 +254,7 @@ async def test_before_tool_result_short_circuits_the_tool(stub, kind):
         }
     ]
     # the model sees the given result, marked as a failure
-    assert tool_messages(stub.requests[1].json) == [
+    assert tool_messages(scripted.requests[1].body) == [
         {"role": "tool", "tool_call_id": "call_1", "content": "Error: blocked by policy"}
     ]
     transcript = events[-1]["result"].messages
@@ -288,48 +269,42 @@ async def test_before_tool_result_short_circuits_the_tool(stub, kind):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-async def test_before_tool_args_rewrite_runs_the_tool_with_new_args(stub, kind):
-    stub.script(
-        Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])), Reply.json(openai_text("done"))
-    )
+async def test_before_tool_args_rewrite_runs_the_tool_with_new_args(scripted, kind):
+    scripted.add(calling(("add", {"a": 1, "b": 2})), "done")
     ran: list[dict[str, Any]] = []
     after: list[dict[str, Any]] = []
     hooks = {
         "before_tool": hook(lambda p: {"args": {"a": 40, "b": 2}}, kind),
         "after_tool": lambda p: after.append(copy.deepcopy(p)),
     }
-    async with single_try_client(stub, hooks=hooks) as client:
+    async with scripted_client(scripted, hooks=hooks) as client:
         result = await client.run("add", await add_toolkit(ran))
 
     assert ran == [{"a": 40, "b": 2}]
-    assert tool_messages(stub.requests[1].json)[0]["content"] == "42"
+    assert tool_messages(scripted.requests[1].body)[0]["content"] == "42"
     assert after[0]["args"] == {"a": 40, "b": 2}
     # the model's own call stays as it made it
     call = result.messages[1]["tool_calls"][0]
     assert json.loads(call["function"]["arguments"]) == {"a": 1, "b": 2}
 
 
-async def test_before_tool_returning_none_runs_the_tool_as_called(stub):
-    stub.script(
-        Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])), Reply.json(openai_text("done"))
-    )
+async def test_before_tool_returning_none_runs_the_tool_as_called(scripted):
+    scripted.add(calling(("add", {"a": 1, "b": 2})), "done")
     ran: list[dict[str, Any]] = []
-    async with single_try_client(stub, hooks={"before_tool": lambda p: None}) as client:
+    async with scripted_client(scripted, hooks={"before_tool": lambda p: None}) as client:
         await client.run("add", await add_toolkit(ran))
     assert ran == [{"a": 1, "b": 2}]
-    assert tool_messages(stub.requests[1].json)[0]["content"] == "3"
+    assert tool_messages(scripted.requests[1].body)[0]["content"] == "3"
 
 
 # ----------------------------------------------------------------------------- after_tool
 
 
 @pytest.mark.parametrize("kind", KINDS)
-async def test_after_tool_sees_name_args_result_id_and_turn(stub, kind):
-    stub.script(
-        Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])), Reply.json(openai_text("3"))
-    )
+async def test_after_tool_sees_name_args_result_id_and_turn(scripted, kind):
+    scripted.add(calling(("add", {"a": 1, "b": 2})), "3")
     seen: list[dict[str, Any]] = []
-    async with single_try_client(stub, hooks={"after_tool": hook(seen.append, kind)}) as client:
+    async with scripted_client(scripted, hooks={"after_tool": hook(seen.append, kind)}) as client:
         await client.run("add", await add_toolkit())
     assert len(seen) == 1
     payload = seen[0]
@@ -342,68 +317,60 @@ async def test_after_tool_sees_name_args_result_id_and_turn(stub, kind):
     )
     assert isinstance(payload["result"], ToolResult)
     assert (payload["result"].output, payload["result"].is_error) == ("3", False)
-    assert tool_messages(stub.requests[1].json)[0]["content"] == "3"
+    assert tool_messages(scripted.requests[1].body)[0]["content"] == "3"
 
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("shape", ["ToolResult", "dict"])
-async def test_after_tool_may_replace_the_result(stub, kind, shape):
-    stub.script(
-        Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])), Reply.json(openai_text("ok"))
-    )
+async def test_after_tool_may_replace_the_result(scripted, kind, shape):
+    scripted.add(calling(("add", {"a": 1, "b": 2})), "ok")
     ran: list[dict[str, Any]] = []
 
     def after_tool(payload: dict[str, Any]) -> Any:
         replacement = ToolResult(f"redacted ({payload['result'].output} hidden)", is_error=True)
         return replacement if shape == "ToolResult" else {"result": replacement}
 
-    async with single_try_client(stub, hooks={"after_tool": hook(after_tool, kind)}) as client:
+    async with scripted_client(scripted, hooks={"after_tool": hook(after_tool, kind)}) as client:
         events = [e async for e in client.stream("add", await add_toolkit(ran))]
 
     assert ran == [{"a": 1, "b": 2}]  # the tool did run; its output was replaced
     result_event = next(e for e in events if e["type"] == "tool_result")
     assert (result_event["output"], result_event["is_error"]) == ("redacted (3 hidden)", True)
-    assert tool_messages(stub.requests[1].json)[0]["content"] == "Error: redacted (3 hidden)"
+    assert tool_messages(scripted.requests[1].body)[0]["content"] == "Error: redacted (3 hidden)"
     assert events[-1]["result"].messages[2]["is_error"] is True
 
 
 @pytest.mark.parametrize(
     "returned", [None, {}, {"logged": True}], ids=["none", "empty-dict", "dict-without-result"]
 )
-async def test_after_tool_returning_no_replacement_keeps_the_result(stub, returned):
+async def test_after_tool_returning_no_replacement_keeps_the_result(scripted, returned):
     """Like before_tool and after_llm, a dict without the "result" key changes nothing
     (it must not become the tool output the model sees)."""
-    stub.script(
-        Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])), Reply.json(openai_text("ok"))
-    )
-    async with single_try_client(stub, hooks={"after_tool": lambda p: returned}) as client:
+    scripted.add(calling(("add", {"a": 1, "b": 2})), "ok")
+    async with scripted_client(scripted, hooks={"after_tool": lambda p: returned}) as client:
         result = await client.run("add", await add_toolkit())
-    assert tool_messages(stub.requests[1].json)[0]["content"] == "3"
+    assert tool_messages(scripted.requests[1].body)[0]["content"] == "3"
     assert result.messages[2]["content"] == "3"
 
 
-async def test_after_tool_may_return_a_plain_string(stub):
-    stub.script(
-        Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])), Reply.json(openai_text("ok"))
-    )
-    async with single_try_client(stub, hooks={"after_tool": lambda p: "three"}) as client:
+async def test_after_tool_may_return_a_plain_string(scripted):
+    scripted.add(calling(("add", {"a": 1, "b": 2})), "ok")
+    async with scripted_client(scripted, hooks={"after_tool": lambda p: "three"}) as client:
         await client.run("add", await add_toolkit())
-    assert tool_messages(stub.requests[1].json)[0]["content"] == "three"
+    assert tool_messages(scripted.requests[1].body)[0]["content"] == "three"
 
 
 # ----------------------------------------------------------------------------- shapes
 
 
-async def test_all_four_hooks_fire_in_order_with_the_turn(stub):
-    stub.script(
-        Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])), Reply.json(openai_text("3"))
-    )
+async def test_all_four_hooks_fire_in_order_with_the_turn(scripted):
+    scripted.add(calling(("add", {"a": 1, "b": 2})), "3")
     order: list[tuple[str, int]] = []
 
     def recorder(name: str) -> Callable[[dict[str, Any]], None]:
         return lambda p: order.append((name, p["turn"]))
 
-    async with single_try_client(stub, hooks={n: recorder(n) for n in HOOK_NAMES}) as client:
+    async with scripted_client(scripted, hooks={n: recorder(n) for n in HOOK_NAMES}) as client:
         await client.run("add", await add_toolkit())
     assert order == [
         ("before_llm", 1),
@@ -415,10 +382,8 @@ async def test_all_four_hooks_fire_in_order_with_the_turn(stub):
     ]
 
 
-async def test_hooks_given_as_an_object_with_methods(stub):
-    stub.script(
-        Reply.json(openai_tool_call([("add", {"a": 1, "b": 2})])), Reply.json(openai_text("final"))
-    )
+async def test_hooks_given_as_an_object_with_methods(scripted):
+    scripted.add(calling(("add", {"a": 1, "b": 2})), "final")
 
     class Policy:
         def __init__(self) -> None:
@@ -444,7 +409,7 @@ async def test_hooks_given_as_an_object_with_methods(stub):
 
     policy = Policy()
     ran: list[dict[str, Any]] = []
-    async with single_try_client(stub, hooks=policy) as client:
+    async with scripted_client(scripted, hooks=policy) as client:
         result = await client.run("add", await add_toolkit(ran))
     assert result.text == "final"
     assert policy.calls == [
@@ -456,12 +421,12 @@ async def test_hooks_given_as_an_object_with_methods(stub):
         "after_llm",
     ]
     assert ran == [{"a": 10, "b": 10}]
-    assert [r.json["model"] for r in stub.requests] == ["object-model"] * 2
-    assert tool_messages(stub.requests[1].json)[0]["content"] == "sum=20"
+    assert [r.body["model"] for r in scripted.requests] == ["object-model"] * 2
+    assert tool_messages(scripted.requests[1].body)[0]["content"] == "sum=20"
 
 
-async def test_an_object_with_only_some_hooks(stub):
-    stub.script(Reply.json(openai_text("hi")))
+async def test_an_object_with_only_some_hooks(scripted):
+    scripted.add("hi")
 
     class OnlyAfter:
         def __init__(self) -> None:
@@ -473,16 +438,16 @@ async def test_an_object_with_only_some_hooks(stub):
     only = OnlyAfter()
     hooks = Hooks(only)
     assert "after_llm" in hooks and "before_llm" not in hooks
-    async with single_try_client(stub, hooks=only) as client:
+    async with scripted_client(scripted, hooks=only) as client:
         await client.run("hi", None)
     assert only.seen == ["hi"]
 
 
-def test_an_unknown_hook_name_is_a_value_error(stub):
+def test_an_unknown_hook_name_is_a_value_error(scripted):
     with pytest.raises(ValueError, match="before_lm"):
-        single_try_client(stub, hooks={"before_lm": lambda p: None})
+        scripted_client(scripted, hooks={"before_lm": lambda p: None})
     with pytest.raises(ValueError, match="on_tool"):
-        single_try_client(stub, hooks={"before_llm": lambda p: None, "on_tool": lambda p: None})
+        scripted_client(scripted, hooks={"before_llm": lambda p: None, "on_tool": lambda p: None})
     with pytest.raises(ValueError, match="before_llm, after_llm, before_tool, after_tool"):
         Hooks({"after": lambda p: None})
 
@@ -498,49 +463,49 @@ def test_known_hook_names_are_accepted_and_none_means_no_hooks():
 
 
 @pytest.mark.parametrize("mode", ["run", "stream"])
-async def test_request_params_are_merged_into_every_body(stub, mode):
-    stub.script(call_reply([("add", {"a": 1, "b": 2})], mode), text_reply("3", mode))
+async def test_request_params_are_merged_into_every_body(scripted, mode):
+    scripted.add(calling(("add", {"a": 1, "b": 2})), "3")
     params = {"temperature": 0.2, "top_p": 0.9, "seed": 7}
-    async with single_try_client(stub, request_params=params) as client:
+    async with scripted_client(scripted, request_params=params) as client:
         result, _ = await run_with(client, "add", await add_toolkit(), mode)
     assert result.text == "3"
-    assert len(stub.requests) == 2
-    for request in stub.requests:
-        body = request.json
+    assert len(scripted.requests) == 2
+    for request in scripted.requests:
+        body = request.body
         assert {k: body[k] for k in params} == params
         assert body["model"] == "m" and body["stream"] is (mode == "stream")
         assert body["tools"]  # the loop's own keys are still there
 
 
-async def test_request_params_merge_into_anthropic_bodies(stub):
-    stub.script(Reply.json(anthropic_text("hi")))
-    async with single_try_client(
-        stub, style="anthropic", request_params={"temperature": 0, "max_tokens": 77}
+async def test_request_params_merge_into_anthropic_bodies(scripted):
+    scripted.add("hi")
+    async with scripted_client(
+        scripted, style="anthropic", request_params={"temperature": 0, "max_tokens": 77}
     ) as client:
         await client.run("hi", None)
-    body = stub.requests[0].json
+    body = scripted.requests[0].body
     assert body["temperature"] == 0 and body["max_tokens"] == 77
 
 
 @pytest.mark.parametrize("key", ["messages", "tools", "stream"])
-def test_request_params_may_not_set_reserved_keys(stub, key):
+def test_request_params_may_not_set_reserved_keys(scripted, key):
     with pytest.raises(ValueError, match=key):
-        single_try_client(stub, request_params={"temperature": 1, key: []})
+        scripted_client(scripted, request_params={"temperature": 1, key: []})
 
 
 # ----------------------------------------------------------------------------- typed payloads
 
 
-async def test_each_hook_gets_the_keys_its_payload_type_declares(stub):
+async def test_each_hook_gets_the_keys_its_payload_type_declares(scripted):
     from toolnexus.hooks import AfterLlm, AfterTool, BeforeLlm, BeforeTool
 
-    stub.script(call_reply([("add", {"a": 1, "b": 2})], "run"), text_reply("3", "run"))
+    scripted.add(calling(("add", {"a": 1, "b": 2})), "3")
     keys: dict[str, set[str]] = {}
     hooks = {
         name: (lambda payload, name=name: keys.setdefault(name, set(payload)))
         for name in HOOK_NAMES
     }
-    async with single_try_client(stub, hooks=hooks) as client:
+    async with scripted_client(scripted, hooks=hooks) as client:
         await client.run("add", await add_toolkit())
     assert keys == {
         "before_llm": set(BeforeLlm.__annotations__),

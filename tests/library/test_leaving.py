@@ -4,22 +4,22 @@ told to stop asking, and nobody is asked."""
 
 from __future__ import annotations
 
-from tests.support.resilience_helpers import single_try_client
-from tests.support.stub_provider import Reply, openai_text, openai_tool_call
+from tests.support.scripted import calling, scripted_client
 from tests.support.tool_functions.leaving import stopped
 from toolnexus import create_toolkit, define_tool, make_answer
+from toolnexus.testing import ScriptedModel, ScriptedReply
 from toolnexus.tools._leaving import MAX_QUESTIONS, QUESTION
 
 DENIED = "touch: cannot touch '/etc/x': Permission denied"
 
 
-def stopped_calls(*commands: str) -> Reply:
-    return Reply.json(
-        openai_tool_call([("stopped", {"command": c, "output": DENIED}) for c in commands])
-    )
+def stopped_calls(*commands: str) -> ScriptedReply:
+    return calling(*[("stopped", {"command": c, "output": DENIED}) for c in commands])
 
 
-async def run(stub, prompt: str, asked: list[dict], answer: bool = False) -> list[str]:
+async def run(
+    scripted: ScriptedModel, prompt: str, asked: list[dict], answer: bool = False
+) -> list[str]:
     """One run (a person's turn); what the model read back from its calls."""
     toolkit = (await create_toolkit()).register(define_tool(stopped))
 
@@ -27,33 +27,33 @@ async def run(stub, prompt: str, asked: list[dict], answer: bool = False) -> lis
         asked.append(request)
         return make_answer(request, answer)
 
-    async with single_try_client(stub, wait_for=wait_for) as client:
+    async with scripted_client(scripted, wait_for=wait_for) as client:
         result = await client.run(prompt, toolkit)
     return [m["content"] for m in result.messages if m["role"] == "tool"]
 
 
-async def test_the_question_carries_the_command_and_its_output_apart(stub):
-    stub.script(stopped_calls("touch /etc/x"), Reply.json(openai_text("ok")))
+async def test_the_question_carries_the_command_and_its_output_apart(scripted):
+    scripted.add(stopped_calls("touch /etc/x"), "ok")
     asked: list[dict] = []
-    [said] = await run(stub, "go", asked)
+    [said] = await run(scripted, "go", asked)
     [request] = asked
     assert request["data"] == {"command": "touch /etc/x", "output": DENIED, "question": QUESTION}
     assert request["needs_person"] is True
     assert said.startswith(f"exit code 1\n{DENIED}\n\ndeclined: ")
 
 
-async def test_past_three_questions_in_a_turn_nobody_is_asked_and_the_model_is_told(stub):
-    stub.script(
+async def test_past_three_questions_in_a_turn_nobody_is_asked_and_the_model_is_told(scripted):
+    scripted.add(
         stopped_calls("touch /etc/a"),
         stopped_calls("touch /etc/b", "touch /etc/c"),  # run side by side
         stopped_calls("touch /etc/d"),
         stopped_calls("touch /etc/e"),
-        Reply.json(openai_text("I will stay inside.")),
+        "I will stay inside.",
         stopped_calls("touch /etc/f"),
-        Reply.json(openai_text("ran it")),
+        "ran it",
     )
     asked: list[dict] = []
-    results = await run(stub, "touch them all", asked)
+    results = await run(scripted, "touch them all", asked)
 
     assert MAX_QUESTIONS == 3
     assert [r["data"]["command"] for r in asked] == ["touch /etc/a", "touch /etc/b", "touch /etc/c"]
@@ -64,7 +64,7 @@ async def test_past_three_questions_in_a_turn_nobody_is_asked_and_the_model_is_t
     assert len(results) == 5
 
     # the next turn asks again
-    assert await run(stub, "one more", asked, answer=True) == [
+    assert await run(scripted, "one more", asked, answer=True) == [
         "ran outside the sandbox: touch /etc/f"
     ]
     assert asked[-1]["data"]["command"] == "touch /etc/f"

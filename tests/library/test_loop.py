@@ -1,5 +1,5 @@
-"""The one agent loop (toolnexus/loop.py) against the loopback stub: turns, usage, the
-turn limit, bad tool calls, and how the calls of one turn run."""
+"""The one agent loop (toolnexus/_loop.py) on toolnexus.testing's scripted model: turns,
+usage, the turn limit, bad tool calls, and how the calls of one turn run."""
 
 from __future__ import annotations
 
@@ -8,16 +8,16 @@ import threading
 
 import pytest
 
-from tests.support.openai_wire import calls, chunk, frag, sse, wire_results
-from tests.support.resilience_helpers import echo_toolkit, single_try_client
+from tests.support.resilience_helpers import echo_toolkit
+from tests.support.scripted import calling, scripted_client, sent_results, usage
 from tests.support.stream_events import of_type, result_of, stream
-from tests.support.stub_provider import Reply, openai_stream, openai_text, openai_tool_call
 from toolnexus import ToolContext, ToolnexusError, create_toolkit, define_tool
+from toolnexus.testing import ScriptedCall, ScriptedReply
 
 
 @pytest.fixture
-async def client(stub):
-    async with single_try_client(stub) as client:
+async def client(scripted):
+    async with scripted_client(scripted) as client:
         yield client
 
 
@@ -26,22 +26,22 @@ async def toolkit():
     return await echo_toolkit()
 
 
-async def test_usage_is_summed_over_turns(stub, client, toolkit):
-    stub.script(
-        Reply.json(openai_tool_call([("now", {})], usage=(10, 5))),
-        Reply.json(openai_text("it is noon", usage=(20, 7))),
+async def test_usage_is_summed_over_turns(scripted, client, toolkit):
+    scripted.add(
+        ScriptedReply(tool_calls=[ScriptedCall("now")], usage=usage(10, 5)),
+        ScriptedReply(text="it is noon", usage=usage(20, 7)),
     )
     result = await client.run("time?", toolkit)
     assert result.turns == 2
     assert result.usage == {"prompt_tokens": 30, "completion_tokens": 12, "total_tokens": 42}
 
 
-async def test_max_turns_reached_is_incomplete(stub, client, toolkit):
-    stub.script(*[Reply.json(openai_tool_call([("now", {})])) for _ in range(3)])
-    async with single_try_client(stub, max_turns=2) as client:
+async def test_max_turns_reached_is_incomplete(scripted, client, toolkit):
+    scripted.add(*[calling(("now", {})) for _ in range(3)])
+    async with scripted_client(scripted, max_turns=2) as client:
         result = await client.run("loop", toolkit)
     assert result.status == "incomplete" and result.turns == 2
-    assert len(stub.requests) == 2
+    assert len(scripted.requests) == 2
     assert toolkit.seen == [{}, {}]
     assert result.messages[-1]["role"] == "tool"  # every call still has its result
 
@@ -57,27 +57,24 @@ async def test_max_turns_reached_is_incomplete(stub, client, toolkit):
     ids=["invalid-json", "not-an-object", "unknown-tool", "tool-raises"],
 )
 async def test_bad_calls_become_error_results_and_the_run_continues(
-    stub, client, toolkit, name, args, problem
+    scripted, client, toolkit, name, args, problem
 ):
     def boom() -> str:
         raise RuntimeError("the reactor is down")
 
     toolkit.register(define_tool(boom))
-    stub.script(
-        sse(calls(frag(0, "call_bad", name, args)), chunk(finish="tool_calls")),
-        openai_stream("recovered"),
-    )
+    scripted.add(ScriptedReply(tool_calls=[ScriptedCall(name, args, id="call_bad")]), "recovered")
     events = await stream(client, toolkit=toolkit)
     [tool_result] = of_type(events, "tool_result")
     assert tool_result["is_error"] is True and problem in tool_result["output"]
-    [sent] = wire_results(stub)
+    [sent] = sent_results(scripted)
     assert sent["tool_call_id"] == "call_bad" and problem in sent["content"]
     assert set(sent) == {"role", "tool_call_id", "content"}
     assert result_of(events).text == "recovered" and result_of(events).status == "done"
     assert toolkit.seen == []
 
 
-async def test_tool_calls_of_one_turn_run_concurrently(stub, client):
+async def test_tool_calls_of_one_turn_run_concurrently(scripted, client):
     first_started, second_done = asyncio.Event(), asyncio.Event()
 
     async def first() -> str:
@@ -94,23 +91,20 @@ async def test_tool_calls_of_one_turn_run_concurrently(stub, client):
 
     tk = await create_toolkit(timeout=5)  # one after the other, they would time out
     tk.register(define_tool(first), define_tool(second))
-    stub.script(
-        Reply.json(openai_tool_call([("first", {}), ("second", {})])),
-        Reply.json(openai_text("both")),
-    )
+    scripted.add(calling(("first", {}), ("second", {})), "both")
     events = await stream(client, toolkit=tk)
     results = of_type(events, "tool_result")
     assert [(r["id"], r["output"], r["is_error"]) for r in results] == [
         ("call_1", "first", False),
         ("call_2", "second", False),
     ]
-    assert [(r["tool_call_id"], r["content"]) for r in wire_results(stub)] == [
+    assert [(r["tool_call_id"], r["content"]) for r in sent_results(scripted)] == [
         ("call_1", "first"),
         ("call_2", "second"),
     ]
 
 
-async def test_sync_tool_runs_in_a_worker_thread(stub, client):
+async def test_sync_tool_runs_in_a_worker_thread(scripted, client):
     threads: list[int] = []
 
     def where() -> str:
@@ -120,13 +114,15 @@ async def test_sync_tool_runs_in_a_worker_thread(stub, client):
 
     tk = await create_toolkit()
     tk.register(define_tool(where))
-    stub.script(Reply.json(openai_tool_call([("where", {})])), Reply.json(openai_text("ok")))
+    scripted.add(calling(("where", {})), "ok")
     result = await client.run("hi", tk)
     assert result.text == "ok"
     assert len(threads) == 1 and threads[0] != threading.get_ident()
 
 
-async def test_progress_a_sync_tool_reports_from_its_thread_comes_before_its_result(stub, client):
+async def test_progress_a_sync_tool_reports_from_its_thread_comes_before_its_result(
+    scripted, client
+):
     def count(ctx: ToolContext) -> str:
         """Count to two, saying so."""
         ctx.report("one", 1, 2)
@@ -135,7 +131,7 @@ async def test_progress_a_sync_tool_reports_from_its_thread_comes_before_its_res
 
     tk = await create_toolkit()
     tk.register(define_tool(count))
-    stub.script(Reply.json(openai_tool_call([("count", {})])), Reply.json(openai_text("ok")))
+    scripted.add(calling(("count", {})), "ok")
     events = await stream(client, toolkit=tk)
     tool_events = [e for e in events if e["type"].startswith("tool_")]
     assert [e["type"] for e in tool_events] == [
@@ -151,25 +147,25 @@ async def test_progress_a_sync_tool_reports_from_its_thread_comes_before_its_res
     assert of_type(events, "tool_result")[0]["output"] == "counted"
 
 
-async def test_the_same_failing_call_twice_in_a_row_ends_the_run(stub, client, toolkit):
+async def test_the_same_failing_call_twice_in_a_row_ends_the_run(scripted, client, toolkit):
     bad = [("echo", {"text": "hi", "loud": True})]  # echo has no parameter "loud"
-    stub.script(*[Reply.json(openai_tool_call(bad)) for _ in range(5)])
+    scripted.add(*[calling(*bad) for _ in range(5)])
     with pytest.raises(ToolnexusError) as caught:
         await client.run("go", toolkit)  # max_turns is 10
     assert str(caught.value) == (
         "the model repeated a failing call to echo (same arguments, it failed again); stopping"
     )
-    assert len(stub.requests) == 2  # not max_turns of the same error
+    assert len(scripted.requests) == 2  # not max_turns of the same error
     told = [m["content"] for m in caught.value.result.messages if m["role"] == "tool"]
     assert told == ["error: echo has no parameter 'loud'; its parameters are: text"] * 2
 
 
-async def test_a_failing_call_with_new_arguments_goes_on(stub, client, toolkit):
-    stub.script(
-        Reply.json(openai_tool_call([("echo", {"txt": "a"})])),
-        Reply.json(openai_tool_call([("echo", {"text": "a"})])),
-        Reply.json(openai_tool_call([("echo", {"txt": "a"})])),
-        Reply.json(openai_text("done")),
+async def test_a_failing_call_with_new_arguments_goes_on(scripted, client, toolkit):
+    scripted.add(
+        calling(("echo", {"txt": "a"})),
+        calling(("echo", {"text": "a"})),
+        calling(("echo", {"txt": "a"})),
+        "done",
     )
     result = await client.run("go", toolkit)
-    assert result.text == "done" and len(stub.requests) == 4
+    assert result.text == "done" and len(scripted.requests) == 4

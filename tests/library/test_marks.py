@@ -1,4 +1,4 @@
-"""toolnexus.context.marks: a thread keeps every message and marks what it no longer sends.
+"""toolnexus.context._marks: a thread keeps every message and marks what it no longer sends.
 Marks are only added (new dicts in a new list; the caller's messages are never changed), a turn that
 got nowhere is marked failed, an active compaction record goes out in place of the span
 it summarizes (with the messages it keeps and the pinned ones), and a record that is
@@ -11,7 +11,7 @@ import copy
 
 import pytest
 
-from toolnexus.context.marks import (
+from toolnexus.context._marks import (
     COMPACTION_KEY,
     DROPPED_KEY,
     FAILED,

@@ -3,7 +3,7 @@
 tests/support/mcp_servers/ holds the servers: `stdio_server.py` (add, echo, fail, picture, report,
 secret_env)
 and `http_server.py` (whoami, shout; every request needs the bearer token), run as real
-processes. The tools are called through the real agent loop against the loopback stub.
+processes. The tools are called through the real agent loop on the scripted model.
 """
 
 from __future__ import annotations
@@ -30,16 +30,8 @@ from tests.support.mcp_helpers import (
     stop,
     tool_messages,
 )
-from tests.support.resilience_helpers import single_try_client
-from tests.support.stub_provider import (
-    Reply,
-    anthropic_text,
-    anthropic_tool_use,
-    openai_text,
-    openai_tool_call,
-    pdf_bytes,
-    png_bytes,
-)
+from tests.support.scripted import calling, scripted_client
+from tests.support.stub_provider import pdf_bytes, png_bytes
 from tests.support.waiting import alive, eventually, pid_in, running_with, wait_until
 from toolnexus import ToolContext, ToolnexusError, create_toolkit
 from toolnexus.mcp import ServerStatus, add_mcp_servers, convert_content, open_mcp_servers
@@ -137,55 +129,53 @@ async def test_servers_start_and_their_tools_are_named_server_tool(kit):
 
 
 @shared_loop
-async def test_stdio_tools_run_through_the_agent_loop(kit, stub):
+async def test_stdio_tools_run_through_the_agent_loop(kit, scripted):
     toolkit, _ = kit
-    stub.script(
-        Reply.json(
-            openai_tool_call([("calc_add", {"a": 2, "b": 3}), ("calc_echo", {"text": "héllo"})])
-        ),
-        Reply.json(openai_text("2 + 3 = 5")),
+    scripted.add(
+        calling(("calc_add", {"a": 2, "b": 3}), ("calc_echo", {"text": "héllo"})),
+        "2 + 3 = 5",
     )
-    async with single_try_client(stub) as client:
+    async with scripted_client(scripted) as client:
         result = await client.run("add 2 and 3, then echo héllo", toolkit)
     assert result.text == "2 + 3 = 5"
-    assert tool_messages(stub.requests[1].json) == [
+    assert tool_messages(scripted.requests[1].body) == [
         {"role": "tool", "tool_call_id": "call_1", "content": "5"},
         {"role": "tool", "tool_call_id": "call_2", "content": "héllo"},
     ]
-    names = [t["function"]["name"] for t in stub.requests[0].json["tools"]]
+    names = [t["function"]["name"] for t in scripted.requests[0].body["tools"]]
     assert "calc_add" in names and "remote_shout" in names
 
 
 @shared_loop
-async def test_http_tool_runs_through_the_agent_loop_with_the_expanded_header(kit, stub):
+async def test_http_tool_runs_through_the_agent_loop_with_the_expanded_header(kit, scripted):
     toolkit, _ = kit
-    stub.script(
-        Reply.json(openai_tool_call([("remote_whoami", {}), ("remote_shout", {"text": "quiet"})])),
-        Reply.json(openai_text("done")),
+    scripted.add(
+        calling(("remote_whoami", {}), ("remote_shout", {"text": "quiet"})),
+        "done",
     )
-    async with single_try_client(stub) as client:
+    async with scripted_client(scripted) as client:
         await client.run("who am I?", toolkit)
-    assert [m["content"] for m in tool_messages(stub.requests[1].json)] == [
+    assert [m["content"] for m in tool_messages(scripted.requests[1].body)] == [
         "authorized as tester",
         "QUIET",
     ]
 
 
 @shared_loop
-async def test_an_is_error_result_reaches_the_model_as_an_error(kit, stub):
+async def test_an_is_error_result_reaches_the_model_as_an_error(kit, scripted):
     toolkit, _ = kit
-    stub.script(
-        Reply.json(openai_tool_call([("calc_fail", {"reason": "no disk"})])),
-        Reply.json(openai_text("sorry")),
+    scripted.add(
+        calling(("calc_fail", {"reason": "no disk"})),
+        "sorry",
     )
     events = []
-    async with single_try_client(stub) as client:
+    async with scripted_client(scripted) as client:
         async for event in client.stream("try it", toolkit):
             events.append(event)
     [result] = [e for e in events if e["type"] == "tool_result"]
     assert result["is_error"] is True
     assert "cannot do that: no disk" in result["output"]
-    [sent] = tool_messages(stub.requests[1].json)
+    [sent] = tool_messages(scripted.requests[1].body)
     assert "cannot do that: no disk" in sent["content"]
     direct = await toolkit.execute("calc_fail", {"reason": "x"})
     assert direct.is_error and direct.metadata == {"mcp_server": "calc", "mcp_tool": "fail"}
@@ -201,16 +191,14 @@ async def test_image_content_is_summarized_and_attached(kit):
 
 
 @shared_loop
-async def test_an_mcp_image_reaches_anthropic_as_a_tool_result_block(kit, stub):
+async def test_an_mcp_image_reaches_anthropic_as_a_tool_result_block(kit, scripted):
     toolkit, _ = kit
-    stub.script(
-        Reply.json(anthropic_tool_use([("calc_picture", {})])), Reply.json(anthropic_text("a dot"))
-    )
-    async with single_try_client(stub, "anthropic") as client:
+    scripted.add(calling(("calc_picture", {})), "a dot")
+    async with scripted_client(scripted, "anthropic") as client:
         events = [e async for e in client.stream("draw", toolkit)]
     [result] = [e for e in events if e["type"] == "tool_result"]
     assert result["attachments"] == ["image 4x3 png"]
-    [tool_result] = stub.requests[1].json["messages"][-1]["content"]
+    [tool_result] = scripted.requests[1].body["messages"][-1]["content"]
     assert tool_result["content"] == [
         {"type": "text", "text": "a red dot\n[image: image/png]"},
         {
@@ -225,7 +213,7 @@ async def test_an_mcp_image_reaches_anthropic_as_a_tool_result_block(kit, stub):
 
 
 @shared_loop
-async def test_an_embedded_pdf_resource_is_attached(kit, stub):
+async def test_an_embedded_pdf_resource_is_attached(kit):
     toolkit, _ = kit
     result = await toolkit.execute("calc_report", {})
     assert result.output == "the report\n[resource: file:///reports/q3.pdf (application/pdf)]"

@@ -17,8 +17,7 @@ import pytest
 
 from tests.support import prefork
 from tests.support.mcp_helpers import START, STDIO_SERVER, calc, start_http_server, stop
-from tests.support.resilience_helpers import single_try_client
-from tests.support.stub_provider import Reply, openai_text, openai_tool_call
+from tests.support.scripted import calling, scripted_client
 from tests.support.waiting import eventually, pid_in
 from toolnexus import create_toolkit
 from toolnexus.mcp import add_mcp_servers
@@ -29,13 +28,13 @@ TOKEN = "tok-4e1b77"
 
 
 def tool_names(request) -> list[str]:
-    return [tool["function"]["name"] for tool in request.json.get("tools", [])]
+    return [tool["function"]["name"] for tool in (request.body or {}).get("tools", [])]
 
 
 def notices(request) -> list[str]:
     return [
         m["content"]
-        for m in request.json["messages"]
+        for m in (request.body or {})["messages"]
         if m["role"] == "user" and m["content"].startswith("(toolnexus")
     ]
 
@@ -47,7 +46,7 @@ async def run(client, toolkit, prompt: str = "hi", **kwargs) -> list[dict]:
 # ----------------------------------------------------------------------------- start-up
 
 
-async def test_servers_start_in_the_background_and_a_model_call_waits_for_them(stub, tmp_path):
+async def test_servers_start_in_the_background_and_a_model_call_waits_for_them(scripted, tmp_path):
     """create_toolkit returns while a server is still starting; the model call says it
     waits for it, and goes out with its tools once it is ready."""
     gate, pid_file = tmp_path / "gate", tmp_path / "pid"
@@ -57,18 +56,18 @@ async def test_servers_start_in_the_background_and_a_model_call_waits_for_them(s
     try:
         [status] = toolkit.servers
         assert status.status == "starting" and toolkit.tools() == []
-        stub.script(Reply.json(openai_text("done")))
+        scripted.add("done")
         events: list[dict] = []
-        async with single_try_client(stub) as client:
+        async with scripted_client(scripted) as client:
             running = asyncio.create_task(_collect(client, toolkit, events))
             await eventually(lambda: events, "the first event")
             assert events[0] == {"type": "waiting", "sources": ["calc"], "limit": None, "late": []}
             await eventually(lambda: pid_in(pid_file), "the server to start")
-            assert stub.requests == []  # no model call while it starts
+            assert scripted.requests == []  # no model call while it starts
             gate.touch()
             await running
         assert events[1] == {"type": "waiting", "sources": [], "limit": None, "late": []}
-        assert "calc_add" in tool_names(stub.requests[0])
+        assert "calc_add" in tool_names(scripted.requests[0])
     finally:
         await toolkit.close()
 
@@ -78,7 +77,7 @@ async def _collect(client, toolkit, events: list[dict]) -> None:
         events.append(event)
 
 
-async def test_servers_left_to_start_later_start_at_the_first_model_call(stub, tmp_path):
+async def test_servers_left_to_start_later_start_at_the_first_model_call(scripted, tmp_path):
     """With `mcp_start=False` nothing starts (nor is the SDK imported) until
     `start_sources()` or a model call: the call starts the servers and waits for them."""
     pid_file = tmp_path / "pid"
@@ -87,16 +86,16 @@ async def test_servers_left_to_start_later_start_at_the_first_model_call(stub, t
     )
     try:
         assert toolkit.servers[0].status == "starting" and not pid_file.exists()
-        stub.script(Reply.json(openai_text("done")))
-        async with single_try_client(stub) as client:
+        scripted.add("done")
+        async with scripted_client(scripted) as client:
             await run(client, toolkit, id="t")
         assert pid_in(pid_file)
-        assert "calc_add" in tool_names(stub.requests[0])
+        assert "calc_add" in tool_names(scripted.requests[0])
     finally:
         await toolkit.close()
 
 
-async def test_a_model_call_goes_without_a_server_still_starting_after_the_wait(stub, tmp_path):
+async def test_a_model_call_goes_without_a_server_still_starting_after_the_wait(scripted, tmp_path):
     """With `mcp_wait`, a server slow to start is left out of the calls made meanwhile
     (the model told once that it is coming); it joins once it is ready."""
     gate = tmp_path / "gate"
@@ -104,15 +103,15 @@ async def test_a_model_call_goes_without_a_server_still_starting_after_the_wait(
         mcp_wait=0.2, mcp_config={"mcpServers": {"slow": calc(env={"MCP_START_GATE": str(gate)})}}
     )
     try:
-        stub.script(*[Reply.json(openai_text(f"answer {n}")) for n in (1, 2, 3)])
-        async with single_try_client(stub) as client:
+        scripted.add(*[f"answer {n}" for n in (1, 2, 3)])
+        async with scripted_client(scripted) as client:
             await run(client, toolkit, id="t")
             await run(client, toolkit, id="t")
             assert toolkit.servers[0].status == "starting"  # answered meanwhile
             gate.touch()
             await eventually(lambda: toolkit.servers[0].ok, "the server to be ready")
             await run(client, toolkit, id="t")
-        first, second, third = stub.requests
+        first, second, third = scripted.requests
         assert tool_names(first) == tool_names(second) == []
         assert (
             notices(first)
@@ -156,7 +155,9 @@ async def test_a_start_up_timeout_per_server(tmp_path):
 # ----------------------------------------------------------------------------- going down
 
 
-async def test_the_model_is_told_once_when_a_server_goes_down_and_when_it_is_back(stub, tmp_path):
+async def test_the_model_is_told_once_when_a_server_goes_down_and_when_it_is_back(
+    scripted, tmp_path
+):
     pid_file, gate = tmp_path / "pid", tmp_path / "gate"
     gate.touch()
     toolkit = await create_toolkit()
@@ -166,8 +167,8 @@ async def test_the_model_is_told_once_when_a_server_goes_down_and_when_it_is_bac
             {"mcpServers": {"calc": calc(pid_file, env={"MCP_START_GATE": str(gate)})}},
             timeout=START,
         )
-        stub.script(*[Reply.json(openai_text(f"answer {n}")) for n in (1, 2, 3, 4)])
-        async with single_try_client(stub) as client:
+        scripted.add(*[f"answer {n}" for n in (1, 2, 3, 4)])
+        async with scripted_client(scripted) as client:
             await run(client, toolkit, id="t")
             gate.unlink()
             os.kill(pid_in(pid_file), signal.SIGKILL)
@@ -177,7 +178,7 @@ async def test_the_model_is_told_once_when_a_server_goes_down_and_when_it_is_bac
             gate.touch()
             await eventually(lambda: status.ok, "the server to run again")
             await run(client, toolkit, id="t")
-        up, down, still_down, back = stub.requests
+        up, down, still_down, back = scripted.requests
         assert "calc_add" in tool_names(up) and notices(up) == []
         assert tool_names(down) == tool_names(still_down) == []
         went = (
@@ -301,7 +302,7 @@ async def test_a_remote_server_that_goes_away_is_withdrawn_and_reconnected(tmp_p
 # ----------------------------------------------------------------------------- progress, roots
 
 
-async def test_progress_and_log_messages_come_as_events_while_a_tool_runs(stub, tmp_path):
+async def test_progress_and_log_messages_come_as_events_while_a_tool_runs(scripted, tmp_path):
     """A progressToken goes with the call; what the server reports arrives before the
     result: its progress as the call's, its log messages as the server's log."""
     gate = tmp_path / "steps"
@@ -312,12 +313,12 @@ async def test_progress_and_log_messages_come_as_events_while_a_tool_runs(stub, 
             {"mcpServers": {"calc": calc(env={"MCP_STEPS_GATE": str(gate)})}},
             timeout=START,
         )
-        stub.script(
-            Reply.json(openai_tool_call([("calc_steps", {"count": 2})])),
-            Reply.json(openai_text("done")),
+        scripted.add(
+            calling(("calc_steps", {"count": 2})),
+            "done",
         )
         events: list[dict] = []
-        async with single_try_client(stub) as client:
+        async with scripted_client(scripted) as client:
             running = asyncio.create_task(_collect(client, toolkit, events))
             await eventually(
                 lambda: sum(e["type"] in ("tool_progress", "mcp_log") for e in events) == 4,

@@ -1,4 +1,4 @@
-"""toolnexus.params: request options a user passes through. `check_request_params` hands back
+"""toolnexus._params: request options a user passes through. `check_request_params` hands back
 a copy and refuses the keys the loop writes itself (messages, tools, stream);
 `parse_option_value` types a command line's text as JSON when it is JSON a request body
 can carry, else keeps it as the very text typed."""
@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from toolnexus.params import RESERVED_PARAMS, check_request_params, parse_option_value
+from toolnexus._params import RESERVED_PARAMS, check_request_params, parse_option_value
 
 
 def test_the_params_come_back_as_a_copy_the_caller_can_go_on_changing():

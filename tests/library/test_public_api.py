@@ -3,65 +3,83 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import pathlib
 import subprocess
 import sys
 
+import pytest
+
 import toolnexus
+from tests.support.public_surface import (
+    LIBRARY,
+    SNAPSHOT,
+    all_modules,
+    is_private,
+    public_modules,
+    render,
+    surface,
+)
+from tests.support.seed_examples.extract import SEEDS
 
-LIBRARY = pathlib.Path(toolnexus.__file__).parent
 CLI_ONLY = ("rich", "typer", "prompt_toolkit", "platformdirs", "toolnexus_cli")
+ROOT = LIBRARY.parent
+SEED_EXAMPLES = ROOT / "tests" / "support" / "seed_examples"
+# The types the seed documents' signatures name (`-> RunResult`, `toolkit: Toolkit`, ...)
+SEED_SIGNATURE_TYPES = ("Client", "Conversation", "ConversationStore", "RunResult", "Toolkit")
 
 
-def test_all_names_the_public_api_and_nothing_missing():
-    expected = {
-        "Client",
-        "ContextPolicy",
-        "Conversation",
-        "ConversationStore",
-        "MemoryStore",
-        "ProviderError",
-        "RateLimited",
-        "Overloaded",
-        "AuthFailed",
-        "ContextOverflow",
-        "ServerError",
-        "RunCancelled",
-        "RunResult",
-        "RunTimeout",
-        "Tool",
-        "ToolContext",
-        "ToolResult",
-        "Toolkit",
-        "ToolnexusError",
-        "create_client",
-        "create_toolkit",
-        "define_tool",
-        "Request",
-        "Answer",
-        "make_request",
-        "make_answer",
-        "suspend",
-        "Attachment",
-        "Timeouts",
-        "Retries",
-    }
-    assert expected <= set(toolnexus.__all__)
-    for name in toolnexus.__all__:
-        assert hasattr(toolnexus, name), name
+def test_every_public_module_promises_its_names_in___all__():
+    modules = public_modules()
+    assert len(modules) > 40  # the walk sees them
+    problems = []
+    for name in modules:
+        module = importlib.import_module(name)
+        names = vars(module).get("__all__")
+        if names is None:
+            problems.append(f"{name}: no __all__")
+            continue
+        problems += [f"{name}: {n!r} is promised twice" for n in set(names) if names.count(n) > 1]
+        problems += [f"{name}: {n!r} is private" for n in names if n.startswith("_")]
+        problems += [f"{name}: {n!r} does not exist" for n in names if not hasattr(module, n)]
+    assert problems == []
+
+
+def test_the_public_surface_is_the_one_checked_in():
+    """A change to what the library promises is a deliberate diff of public_api.txt
+    (written by `.venv/bin/python -m tests.support.public_surface`)."""
+    assert render(surface()) == SNAPSHOT.read_text()
+
+
+def _seed_imports() -> set[str]:
+    """What the seed examples take from `toolnexus`, by import or by attribute."""
+    used: set[str] = set()
+    for path in sorted(SEED_EXAMPLES.glob("seed_*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "toolnexus":
+                used.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.Attribute) and ast.unparse(node.value) == "toolnexus":
+                used.add(node.attr)
+    return used
+
+
+def test_the_package_exports_everything_the_seeds_use():
+    used = _seed_imports()
+    assert {"create_client", "create_toolkit", "define_tool", "RunCancelled"} <= used
+    assert used | set(SEED_SIGNATURE_TYPES) <= set(toolnexus.__all__)
+
+
+@pytest.mark.skipif(not SEEDS.is_dir(), reason="../shared/seeds is not beside this checkout")
+def test_the_seed_signature_types_are_the_seeds():
+    text = "".join(seed.read_text() for seed in SEEDS.glob("00[01]_*.txt"))
+    assert [name for name in SEED_SIGNATURE_TYPES if name not in text] == []
+
+
+def test_the_package_has_no_public_name_beyond_all_but_its_submodules():
     public = {n for n in vars(toolnexus) if not n.startswith("_")}
     submodules = {p.stem for p in LIBRARY.glob("*.py")}
     submodules |= {p.parent.name for p in LIBRARY.glob("*/__init__.py")}
     assert public - set(toolnexus.__all__) <= submodules
-
-
-def _modules() -> dict[str, pathlib.Path]:
-    """Every module of the library by dotted name (a package by its own name)."""
-    modules = {}
-    for path in sorted(LIBRARY.rglob("*.py")):
-        parts = path.relative_to(LIBRARY.parent).with_suffix("").parts
-        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
-    return modules
 
 
 def _imported(name: str, path: pathlib.Path) -> set[str]:
@@ -85,7 +103,7 @@ def _imported(name: str, path: pathlib.Path) -> set[str]:
 def test_the_library_never_imports_the_cli_or_its_packages():
     offenders = [
         f"{name}: {imported}"
-        for name, path in _modules().items()
+        for name, path in all_modules().items()
         for imported in _imported(name, path)
         if imported.split(".")[0] in CLI_ONLY
     ]
@@ -116,7 +134,7 @@ def _cycle(graph: dict[str, set[str]]) -> list[str]:
 
 
 def test_no_library_module_imports_itself_round_about():
-    modules = _modules()
+    modules = all_modules()
     graph = {
         name: {m for m in _imported(name, path) if m in modules and m != name}
         for name, path in modules.items()
@@ -129,7 +147,7 @@ def test_no_library_module_imports_itself_round_about():
 
 
 def test_every_library_module_imports():
-    code = f"import importlib\nfor name in {sorted(_modules())!r}: importlib.import_module(name)"
+    code = f"import importlib\nfor name in {sorted(all_modules())!r}: importlib.import_module(name)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
 
@@ -145,8 +163,6 @@ def test_import_toolnexus_loads_no_optional_or_heavy_module():
 
 
 def test_unknown_style_names_every_choice():
-    import pytest
-
     with pytest.raises(ValueError, match="'openai', 'anthropic', 'responses'"):
         toolnexus.create_client(base_url="http://x", style="gemini", model="m")
 
@@ -155,8 +171,22 @@ def test_importing_one_submodule_does_not_load_the_whole_library():
     """`toolnexus --version` reads toolnexus.wire.base: the client, loop and stores wait."""
     code = (
         "import sys, toolnexus.wire.base; "
-        "print(sorted(m for m in ('toolnexus.client', 'toolnexus.loop', "
+        "print(sorted(m for m in ('toolnexus.client', 'toolnexus._loop', "
         "'toolnexus.stores', 'toolnexus.context.keeper') if m in sys.modules))"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert shown.strip() == "[]"
+
+
+def test_one_name_of_app_support_loads_only_its_own_module():
+    """The CLI's start-up reads `visible` from toolnexus.app_support: the thread marks,
+    the summary and the client wait until a name of theirs is asked for."""
+    code = (
+        "import sys; from toolnexus.app_support import visible; "
+        "print(sorted(m for m in ('toolnexus.context._marks', 'toolnexus.context._summary', "
+        "'toolnexus.client', 'toolnexus._bounded_json') if m in sys.modules))"
     )
     shown = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
@@ -221,42 +251,6 @@ def test_the_transcript_and_event_types_are_exported_with_their_keys():
     }
 
 
-ROOT = LIBRARY.parent
-
-
-def _cli_imports() -> list[tuple[str, str, str]]:
-    """(CLI file, library module, name) for every import of the library the CLI makes,
-    wherever it stands; name is "" for a module imported whole."""
-    found = []
-    for path in sorted((ROOT / "toolnexus_cli").rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Import):
-                found += [
-                    (path.name, a.name, "") for a in node.names if a.name.startswith("toolnexus.")
-                ]
-            elif (
-                isinstance(node, ast.ImportFrom)
-                and (node.module or "").split(".")[0] == "toolnexus"
-            ):
-                found += [(path.name, node.module or "", a.name) for a in node.names]
-    return found
-
-
-def _private(dotted: str) -> bool:
-    return any(part.startswith("_") for part in dotted.split("."))
-
-
-def test_the_cli_uses_only_public_modules_and_names_of_the_library():
-    imports = _cli_imports()
-    assert len({module for _, module, _ in imports}) > 10  # the walk sees them
-    offenders = [
-        f"{file}: from {module} import {name}"
-        for file, module, name in imports
-        if _private(module) or (name.startswith("_") and name != "__version__")
-    ]
-    assert offenders == []
-
-
 def test_every_public_module_is_on_the_readme_map():
     """A module not private by name is public: the README's layout names it."""
     readme = (ROOT / "README.md").read_text()
@@ -264,8 +258,8 @@ def test_every_public_module_is_on_the_readme_map():
     layout = layout[: layout.index("\n## ")]
     public = [
         name
-        for name, path in _modules().items()
-        if not _private(name) and path.name != "__init__.py" and name.count(".") >= 1
+        for name, path in all_modules().items()
+        if not is_private(name) and path.name != "__init__.py" and name.count(".") >= 1
     ]
     assert len(public) > 20
     missing = [name for name in public if f"{name.rpartition('.')[2]}.py" not in layout]

@@ -15,7 +15,7 @@ from tests.support.stub_provider import (
     responses_stream,
 )
 from toolnexus import ToolnexusError, create_client
-from toolnexus.params import parse_option_value
+from toolnexus._params import parse_option_value
 
 REPLY = {
     "openai": openai_text("ok"),

@@ -254,3 +254,20 @@ def test_without_a_confinement_a_command_is_only_kept_in(tmp_path):
         assert argv[:4] == [sys.executable, "-I", "-S", str(LAUNCHER)]
         assert json.loads(argv[4])["landlock"] is None
     assert argv[-1] == "true"
+
+
+@pytest.mark.parametrize(
+    ("namespaces", "abi", "said"),
+    [
+        ((), 5, "the network allowed (abstract UNIX sockets of the host reachable too)"),
+        ((), 6, "the network allowed, "),  # Landlock 6 scopes abstract sockets
+        (("user", "mnt", "pid"), 4, "the network allowed (abstract"),  # no net namespace
+    ],
+)
+def test_network_true_says_when_the_host_s_abstract_sockets_are_reachable(namespaces, abi, said):
+    from toolnexus.tools._sandbox_report import Enforced
+
+    granted = Enforced("landlock", namespaces=namespaces, landlock=abi, network_granted=True)
+    line = granted.summary()
+    assert said in line, line
+    assert "processes and memory not capped" in line, line  # no cgroup: said so

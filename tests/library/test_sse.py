@@ -1,4 +1,4 @@
-"""toolnexus.sse.SSEDecoder against the WHATWG event-stream rules, and one end-to-end run
+"""toolnexus._sse.SSEDecoder against the WHATWG event-stream rules, and one end-to-end run
 through the client with CRLF line ends and UTF-8 characters cut by the network."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 
 from tests.support.stub_provider import StubProvider, openai_stream
 from toolnexus import ProviderError, create_client
-from toolnexus.sse import SSEDecoder
+from toolnexus._sse import SSEDecoder
 
 
 def decode(*feeds: bytes) -> list[tuple[str, str]]:

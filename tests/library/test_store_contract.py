@@ -20,7 +20,7 @@ from tests.support.postgres_server import PG_DSN, needs_postgres
 from tests.support.store_workers import turn
 from tests.support.stub_provider import Reply, StubProvider, openai_text, png_bytes
 from toolnexus import Attachment, create_client
-from toolnexus.context.marks import UNDONE, mark_from
+from toolnexus.context._marks import UNDONE, mark_from
 from toolnexus.stores import (
     AttachmentInfo,
     ConversationStore,

@@ -1,16 +1,16 @@
-"""The task tool's engine (toolnexus.tools.subagents) against the stub endpoint: subagents
+"""The task tool's engine (toolnexus.tools.subagents) on the scripted model: subagents
 running at once ask their questions through the parent's approval one at a time, and
 what their model calls counted is in the parent run's usage."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 
 import pytest
 
-from tests.support.stub_provider import Recorded, Reply, StubProvider, openai_stream
-from toolnexus import RunCancelled, create_client, create_toolkit
+from tests.support.scripted import calling, scripted_client, usage
+from toolnexus import RunCancelled, create_toolkit
+from toolnexus.testing import ModelRequest, ScriptedModel, ScriptedReply
 from toolnexus.tools.approval import ApprovalPolicy, approval_hook
 from toolnexus.tools.subagents import Agent, SubagentRun, Subagents
 
@@ -21,19 +21,18 @@ def test_subagents_at_once_ask_one_question_at_a_time_and_count_their_tokens(tmp
     """Two subagents that each want to write a file run at once; their two questions
     never overlap, both files are written, and the run's usage holds their tokens."""
 
-    def handler(request: Recorded) -> Reply:
-        messages = request.json["messages"]
-        if messages[0]["content"] != WRITER.prompt:  # the parent
+    def respond(request: ModelRequest) -> ScriptedReply:
+        messages = request.messages
+        if request.system != WRITER.prompt:  # the parent
             if messages[-1]["role"] == "tool":
-                return openai_stream("both written", usage=(10, 1))
+                return ScriptedReply(text="both written", usage=usage(10, 1))
             calls = [("task", {"agent": "writer", "prompt": name}) for name in ("a.txt", "b.txt")]
-            return openai_stream(tool_calls=calls, usage=(10, 1))
+            return ScriptedReply(tool_calls=calling(*calls).tool_calls, usage=usage(10, 1))
         if messages[-1]["role"] == "tool":
-            return openai_stream("done", usage=(100, 20))
-        name = messages[-1]["content"]
-        return openai_stream(
-            tool_calls=[("write_file", {"path": name, "content": name})], usage=(100, 20)
-        )
+            return ScriptedReply(text="done", usage=usage(100, 20))
+        name = request.last_text
+        write = calling(("write_file", {"path": name, "content": name}))
+        return ScriptedReply(tool_calls=write.tool_calls, usage=usage(100, 20))
 
     asked: list[str] = []
     at_once = 0
@@ -52,30 +51,23 @@ def test_subagents_at_once_ask_one_question_at_a_time_and_count_their_tokens(tmp
     async def main() -> tuple[int, dict[str, int]]:
         toolkit = await create_toolkit(builtins=["write_file"], workspace=tmp_path)
         hook = approval_hook(ApprovalPolicy(), toolkit, ask)
-        with StubProvider() as stub:
-            stub.handler = handler
-            client = create_client(
-                base_url=stub.base_url, style="openai", model="m", hooks={"before_tool": hook}
-            )
-            subagents = Subagents([WRITER], toolkit, lambda agent: client)
-            toolkit.register(subagents.tool())
-            result = await client.run("write a.txt and b.txt", toolkit)
-            await client.aclose()
-            subagent_requests = sum(
-                1
-                for r in stub.requests
-                if json.loads(r.body)["messages"][0]["content"] == "You write files."
-            )
+        model = ScriptedModel(respond=respond)
+        client = scripted_client(model, hooks={"before_tool": hook}, retries=2)
+        subagents = Subagents([WRITER], toolkit, lambda agent: client)
+        toolkit.register(subagents.tool())
+        result = await client.run("write a.txt and b.txt", toolkit)
+        await client.aclose()
+        subagent_requests = sum(1 for r in model.requests if r.system == "You write files.")
         return subagent_requests, dict(result.usage)
 
-    requests, usage = asyncio.run(main())
+    requests, counted = asyncio.run(main())
     assert requests == 4
     assert sorted(asked) == ["a.txt", "b.txt"]
     assert most_at_once == 1, "two questions were on screen at once"
     assert (tmp_path / "a.txt").read_text() == "a.txt"
     assert (tmp_path / "b.txt").read_text() == "b.txt"
-    assert usage["completion_tokens"] == 1 + 1 + 4 * 20
-    assert usage["prompt_tokens"] == 10 + 10 + 4 * 100
+    assert counted["completion_tokens"] == 1 + 1 + 4 * 20
+    assert counted["prompt_tokens"] == 10 + 10 + 4 * 100
 
 
 def test_a_subagent_stopped_with_its_parent_run_keeps_its_transcript(tmp_path):
@@ -86,24 +78,24 @@ def test_a_subagent_stopped_with_its_parent_run_keeps_its_transcript(tmp_path):
     async def keep(run: SubagentRun) -> None:
         kept.append(run)
 
-    def handler(request: Recorded) -> Reply:
-        if request.json["messages"][0]["content"] == WRITER.prompt:
-            return Reply.hang()
-        return openai_stream(tool_calls=[("task", {"agent": "writer", "prompt": "a.txt"})])
+    def respond(request: ModelRequest) -> ScriptedReply:
+        if request.system == WRITER.prompt:
+            return ScriptedReply(text="never", delay_s=3600)  # a model that does not answer
+        return calling(("task", {"agent": "writer", "prompt": "a.txt"}))
 
     async def main() -> None:
         toolkit = await create_toolkit(builtins=["write_file"], workspace=tmp_path)
         cancel = asyncio.Event()
-        with StubProvider() as stub:
-            stub.handler = handler
-            client = create_client(base_url=stub.base_url, style="openai", model="m")
-            toolkit.register(Subagents([WRITER], toolkit, lambda agent: client, keep=keep).tool())
-            running = asyncio.ensure_future(client.run("write a.txt", toolkit, cancel=cancel))
-            assert await asyncio.to_thread(stub.wait_for_requests, 2, 10)
-            cancel.set()
-            with pytest.raises(RunCancelled):
-                await running
-            await client.aclose()
+        model = ScriptedModel(respond=respond)
+        client = scripted_client(model, retries=2)
+        toolkit.register(Subagents([WRITER], toolkit, lambda agent: client, keep=keep).tool())
+        running = asyncio.ensure_future(client.run("write a.txt", toolkit, cancel=cancel))
+        while len(model.requests) < 2:  # the subagent's call is made
+            await asyncio.sleep(0.01)
+        cancel.set()
+        with pytest.raises(RunCancelled):
+            await running
+        await client.aclose()
 
     asyncio.run(main())
     assert len(kept) == 1

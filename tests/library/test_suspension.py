@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.resilience_helpers import single_try_client
-from tests.support.stub_provider import Reply, StubProvider, openai_text, openai_tool_call
+from tests.support.scripted import calling, scripted_client, usage
 from toolnexus import (
     MemoryStore,
     ToolContext,
@@ -21,6 +20,7 @@ from toolnexus import (
     make_request,
     suspend,
 )
+from toolnexus.testing import ScriptedCall, ScriptedModel, ScriptedReply
 from toolnexus.tools.suspension import declined, pending_request
 from toolnexus.wire import STYLES
 
@@ -137,15 +137,15 @@ def test_suspend_pending_request_and_declined():
 
 
 @pytest.mark.parametrize("kind", KINDS)
-async def test_wait_for_ok_reruns_the_tool_with_the_answer(stub, kind):
-    stub.script(
-        Reply.json(openai_tool_call([("deploy", {"target": "prod"})])),
-        Reply.json(openai_text("shipped")),
+async def test_wait_for_ok_reruns_the_tool_with_the_answer(scripted, kind):
+    scripted.add(
+        calling(("deploy", {"target": "prod"})),
+        "shipped",
     )
     tool = Deploy()
     seen: list[dict[str, Any]] = []
     wait_for, calls = wait_for_of(kind, lambda req: make_answer(req, True, data="ok by ann"), seen)
-    async with single_try_client(stub, wait_for=wait_for) as client:
+    async with scripted_client(scripted, wait_for=wait_for) as client:
         async for event in client.stream("deploy prod", await tool.toolkit()):
             seen.append(event)
 
@@ -171,7 +171,7 @@ async def test_wait_for_ok_reruns_the_tool_with_the_answer(stub, kind):
         False,
     )
     # the model gets the real output, not the "waiting" text
-    assert tool_messages(stub.requests[1].json["messages"]) == [
+    assert tool_messages(scripted.requests[1].body["messages"]) == [
         {"role": "tool", "tool_call_id": "call_1", "content": "deployed prod (ok by ann)"}
     ]
     result = seen[-1]["result"]
@@ -180,14 +180,14 @@ async def test_wait_for_ok_reruns_the_tool_with_the_answer(stub, kind):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-async def test_wait_for_works_with_run(stub, kind):
-    stub.script(
-        Reply.json(openai_tool_call([("deploy", {"target": "qa"})])),
-        Reply.json(openai_text("done")),
+async def test_wait_for_works_with_run(scripted, kind):
+    scripted.add(
+        calling(("deploy", {"target": "qa"})),
+        "done",
     )
     tool = Deploy()
     wait_for, calls = wait_for_of(kind, lambda req: make_answer(req, True))
-    async with single_try_client(stub, wait_for=wait_for) as client:
+    async with scripted_client(scripted, wait_for=wait_for) as client:
         result = await client.run("deploy qa", await tool.toolkit())
     assert len(calls) == 1 and len(tool.answers) == 2
     assert result.status == "done" and result.text == "done"
@@ -207,14 +207,14 @@ async def test_wait_for_works_with_run(stub, kind):
     ],
     ids=["with-reason", "no-reason", "no-answer"],
 )
-async def test_wait_for_refusal_goes_to_the_model_as_declined(stub, kind, answer, expected):
-    stub.script(
-        Reply.json(openai_tool_call([("deploy", {"target": "prod"})])),
-        Reply.json(openai_text("ok, not deploying")),
+async def test_wait_for_refusal_goes_to_the_model_as_declined(scripted, kind, answer, expected):
+    scripted.add(
+        calling(("deploy", {"target": "prod"})),
+        "ok, not deploying",
     )
     tool = Deploy()
     wait_for, calls = wait_for_of(kind, answer)
-    async with single_try_client(stub, wait_for=wait_for) as client:
+    async with scripted_client(scripted, wait_for=wait_for) as client:
         events = [e async for e in client.stream("deploy prod", await tool.toolkit())]
 
     assert len(calls) == 1
@@ -222,25 +222,27 @@ async def test_wait_for_refusal_goes_to_the_model_as_declined(stub, kind, answer
     result_event = next(e for e in events if e["type"] == "tool_result")
     assert (result_event["output"], result_event["is_error"]) == (expected, True)
     # the model gets the failure marked
-    assert tool_messages(stub.requests[1].json["messages"])[0]["content"] == f"Error: {expected}"
+    assert (
+        tool_messages(scripted.requests[1].body["messages"])[0]["content"] == f"Error: {expected}"
+    )
     result = events[-1]["result"]
     assert result.status == "done" and result.text == "ok, not deploying"
 
 
 @pytest.mark.parametrize("kind", KINDS)
-async def test_a_second_suspension_on_the_rerun_is_declined(stub, kind):
-    stub.script(
-        Reply.json(openai_tool_call([("deploy", {"target": "prod"})])),
-        Reply.json(openai_text("gave up")),
+async def test_a_second_suspension_on_the_rerun_is_declined(scripted, kind):
+    scripted.add(
+        calling(("deploy", {"target": "prod"})),
+        "gave up",
     )
     tool = Deploy(always_suspend=True)
     wait_for, calls = wait_for_of(kind, lambda req: make_answer(req, True))
-    async with single_try_client(stub, wait_for=wait_for) as client:
+    async with scripted_client(scripted, wait_for=wait_for) as client:
         result = await client.run("deploy prod", await tool.toolkit())
 
     assert len(calls) == 1  # the person is asked once, not again
     assert len(tool.answers) == 2  # one re-run only
-    assert tool_messages(stub.requests[1].json["messages"])[0]["content"] == (
+    assert tool_messages(scripted.requests[1].body["messages"])[0]["content"] == (
         "Error: declined: deploy prod?"
     )
     message = tool_messages(result.messages)[0]
@@ -248,19 +250,19 @@ async def test_a_second_suspension_on_the_rerun_is_declined(stub, kind):
     assert result.status == "done" and result.pending is None
 
 
-async def test_wait_for_answers_two_suspended_calls_in_call_order(stub):
-    stub.script(
-        Reply.json(openai_tool_call([("deploy", {"target": "a"}), ("deploy", {"target": "b"})])),
-        Reply.json(openai_text("both handled")),
+async def test_wait_for_answers_two_suspended_calls_in_call_order(scripted):
+    scripted.add(
+        calling(("deploy", {"target": "a"}), ("deploy", {"target": "b"})),
+        "both handled",
     )
     tool = Deploy()
     wait_for, calls = wait_for_of(
         "async", lambda req: make_answer(req, req["id"] == "req_a", reason="b is frozen")
     )
-    async with single_try_client(stub, wait_for=wait_for) as client:
+    async with scripted_client(scripted, wait_for=wait_for) as client:
         result = await client.run("deploy a and b", await tool.toolkit())
     assert [c["request"]["id"] for c in calls] == ["req_a", "req_b"]
-    assert [m["content"] for m in tool_messages(stub.requests[1].json["messages"])] == [
+    assert [m["content"] for m in tool_messages(scripted.requests[1].body["messages"])] == [
         "deployed a (None)",
         "Error: declined: deploy b? (b is frozen)",
     ]
@@ -270,18 +272,19 @@ async def test_wait_for_answers_two_suspended_calls_in_call_order(stub):
 # ----------------------------------------------------------------------------- no wait_for
 
 
-async def pending_run(stub: StubProvider, tool: Deploy, client, target: str = "prod"):
-    stub.script(Reply.json(openai_tool_call([("deploy", {"target": target})], usage=(7, 3))))
+async def pending_run(scripted: ScriptedModel, tool: Deploy, client, target: str = "prod"):
+    call = ScriptedCall("deploy", {"target": target})
+    scripted.add(ScriptedReply(tool_calls=[call], usage=usage(7, 3)))
     toolkit = await tool.toolkit()
     return await client.run(f"deploy {target}", toolkit), toolkit
 
 
-async def test_without_wait_for_the_run_ends_pending(stub):
+async def test_without_wait_for_the_run_ends_pending(scripted):
     tool = Deploy()
-    async with single_try_client(stub) as client:
-        result, _ = await pending_run(stub, tool, client)
+    async with scripted_client(scripted) as client:
+        result, _ = await pending_run(scripted, tool, client)
 
-    assert len(stub.requests) == 1  # no second model call
+    assert len(scripted.requests) == 1  # no second model call
     assert result.status == "pending"
     assert result.pending == {
         "id": "req_prod",
@@ -309,10 +312,10 @@ async def test_without_wait_for_the_run_ends_pending(stub):
         assert "req_prod" not in json.dumps(body)
 
 
-async def test_streaming_without_wait_for_ends_pending_without_asking(stub):
-    stub.script(Reply.json(openai_tool_call([("deploy", {"target": "prod"})])))
+async def test_streaming_without_wait_for_ends_pending_without_asking(scripted):
+    scripted.add(calling(("deploy", {"target": "prod"})))
     tool = Deploy()
-    async with single_try_client(stub) as client:
+    async with scripted_client(scripted) as client:
         events = [e async for e in client.stream("deploy prod", await tool.toolkit())]
     result = events[-1]["result"]
     assert result.status == "pending" and result.pending["id"] == "req_prod"
@@ -324,15 +327,15 @@ async def test_streaming_without_wait_for_ends_pending_without_asking(stub):
     assert events[-2]["request"] == result.pending
 
 
-async def test_a_pending_transcript_can_be_sent_again(stub):
+async def test_a_pending_transcript_can_be_sent_again(scripted):
     """Sending the pending transcript as history: the endpoint gets a well-formed request
     (each call answered, no "pending" key)."""
     tool = Deploy()
-    async with single_try_client(stub) as client:
-        result, toolkit = await pending_run(stub, tool, client)
-        stub.script(Reply.json(openai_text("still waiting on you")))
+    async with scripted_client(scripted) as client:
+        result, toolkit = await pending_run(scripted, tool, client)
+        scripted.add("still waiting on you")
         again = await client.run("any news?", toolkit, history=result.messages)
-    sent = stub.requests[1].json["messages"]
+    sent = scripted.requests[1].body["messages"]
     assert [m["role"] for m in sent] == ["user", "assistant", "tool", "user"]
     assert sent[2] == {
         "role": "tool",
@@ -343,17 +346,17 @@ async def test_a_pending_transcript_can_be_sent_again(stub):
 
 
 @pytest.mark.parametrize("style_of_answer", ["request", "id"])
-async def test_resume_ok_reruns_the_tool_and_finishes(stub, style_of_answer):
+async def test_resume_ok_reruns_the_tool_and_finishes(scripted, style_of_answer):
     tool = Deploy()
-    async with single_try_client(stub) as client:
-        result, toolkit = await pending_run(stub, tool, client)
+    async with scripted_client(scripted) as client:
+        result, toolkit = await pending_run(scripted, tool, client)
         before = json.dumps(result.messages)
-        stub.script(Reply.json(openai_text("deployed, all good", usage=(20, 4))))
+        scripted.add(ScriptedReply(text="deployed, all good", usage=usage(20, 4)))
         target = result.pending if style_of_answer == "request" else result.pending["id"]
         resumed = await client.resume(result, make_answer(target, True, data="yes"), toolkit)
 
     assert tool.answers == [None, {"id": "req_prod", "ok": True, "data": "yes"}]
-    sent = stub.requests[1].json["messages"]
+    sent = scripted.requests[1].body["messages"]
     assert [m["role"] for m in sent] == ["user", "assistant", "tool"]
     assert sent[2] == {"role": "tool", "tool_call_id": "call_1", "content": "deployed prod (yes)"}
     assert resumed.status == "done" and resumed.pending is None
@@ -371,17 +374,17 @@ async def test_resume_ok_reruns_the_tool_and_finishes(stub, style_of_answer):
     assert json.dumps(result.messages) == before  # the pending result is left as it was
 
 
-async def test_resume_with_a_refusal(stub):
+async def test_resume_with_a_refusal(scripted):
     tool = Deploy()
-    async with single_try_client(stub) as client:
-        result, toolkit = await pending_run(stub, tool, client)
-        stub.script(Reply.json(openai_text("understood, not deploying")))
+    async with scripted_client(scripted) as client:
+        result, toolkit = await pending_run(scripted, tool, client)
+        scripted.add("understood, not deploying")
         resumed = await client.resume(
             result, make_answer(result.pending, False, reason="change freeze"), toolkit
         )
 
     assert tool.answers == [None]  # not re-run
-    assert stub.requests[1].json["messages"][2] == {
+    assert scripted.requests[1].body["messages"][2] == {
         "role": "tool",
         "tool_call_id": "call_1",
         "content": "Error: declined: deploy prod? (change freeze)",
@@ -390,50 +393,50 @@ async def test_resume_with_a_refusal(stub):
     assert resumed.status == "done" and resumed.text == "understood, not deploying"
 
 
-async def test_resume_when_the_rerun_suspends_again_is_declined(stub):
+async def test_resume_when_the_rerun_suspends_again_is_declined(scripted):
     tool = Deploy(always_suspend=True)
-    async with single_try_client(stub) as client:
-        result, toolkit = await pending_run(stub, tool, client)
-        stub.script(Reply.json(openai_text("ok")))
+    async with scripted_client(scripted) as client:
+        result, toolkit = await pending_run(scripted, tool, client)
+        scripted.add("ok")
         resumed = await client.resume(result, make_answer(result.pending, True), toolkit)
     assert len(tool.answers) == 2
-    assert stub.requests[1].json["messages"][2]["content"] == "Error: declined: deploy prod?"
+    assert scripted.requests[1].body["messages"][2]["content"] == "Error: declined: deploy prod?"
     assert resumed.status == "done"
 
 
-async def test_resume_with_an_unknown_request_id_is_a_clear_error(stub):
+async def test_resume_with_an_unknown_request_id_is_a_clear_error(scripted):
     tool = Deploy()
-    async with single_try_client(stub) as client:
-        result, toolkit = await pending_run(stub, tool, client)
+    async with scripted_client(scripted) as client:
+        result, toolkit = await pending_run(scripted, tool, client)
         with pytest.raises(ToolnexusError, match="no pending request 'req_nope'"):
             await client.resume(result, make_answer("req_nope", True), toolkit)
-    assert len(stub.requests) == 1  # nothing was sent
+    assert len(scripted.requests) == 1  # nothing was sent
     assert tool.answers == [None]  # nothing re-ran
     assert result.status == "pending"
 
 
-async def test_resume_a_run_that_is_not_pending_is_an_error(stub):
-    stub.script(Reply.json(openai_text("nothing to wait for")))
-    async with single_try_client(stub) as client:
+async def test_resume_a_run_that_is_not_pending_is_an_error(scripted):
+    scripted.add("nothing to wait for")
+    async with scripted_client(scripted) as client:
         toolkit = await Deploy().toolkit()
         done = await client.run("hi", toolkit)
         with pytest.raises(ToolnexusError, match="no pending request"):
             await client.resume(done, make_answer("req_prod", True), toolkit)
-    assert len(stub.requests) == 1
+    assert len(scripted.requests) == 1
 
 
-async def test_resume_with_id_saves_the_thread(stub):
+async def test_resume_with_id_saves_the_thread(scripted):
     store = MemoryStore()
     tool = Deploy()
-    async with single_try_client(stub, store=store) as client:
+    async with scripted_client(scripted, store=store) as client:
         toolkit = await tool.toolkit()
-        stub.script(Reply.json(openai_tool_call([("deploy", {"target": "prod"})])))
+        scripted.add(calling(("deploy", {"target": "prod"})))
         result = await client.ask("deploy prod", toolkit, id="thread-1")
         assert result.status == "pending"
         saved_pending = await store.get("thread-1")
         assert saved_pending == result.messages  # the pending transcript was saved
 
-        stub.script(Reply.json(openai_text("done deploying")))
+        scripted.add("done deploying")
         resumed = await client.resume(
             result, make_answer(result.pending, True), toolkit, id="thread-1"
         )
@@ -443,9 +446,9 @@ async def test_resume_with_id_saves_the_thread(stub):
         assert all("pending" not in m for m in saved)
 
         # the thread goes on from the saved transcript
-        stub.script(Reply.json(openai_text("you're welcome")))
+        scripted.add("you're welcome")
         await client.ask("thanks", toolkit, id="thread-1")
-    assert [m["role"] for m in stub.requests[2].json["messages"]] == [
+    assert [m["role"] for m in scripted.requests[2].body["messages"]] == [
         "user",
         "assistant",
         "tool",
@@ -454,22 +457,20 @@ async def test_resume_with_id_saves_the_thread(stub):
     ]
 
 
-async def test_resume_without_id_saves_nothing(stub):
+async def test_resume_without_id_saves_nothing(scripted):
     store = MemoryStore()
     tool = Deploy()
-    async with single_try_client(stub, store=store) as client:
-        result, toolkit = await pending_run(stub, tool, client)
-        stub.script(Reply.json(openai_text("done")))
+    async with scripted_client(scripted, store=store) as client:
+        result, toolkit = await pending_run(scripted, tool, client)
+        scripted.add("done")
         await client.resume(result, make_answer(result.pending, True), toolkit)
     assert store._threads == {}
 
 
-async def test_two_suspended_calls_resume_one_at_a_time(stub):
-    stub.script(
-        Reply.json(openai_tool_call([("deploy", {"target": "a"}), ("deploy", {"target": "b"})]))
-    )
+async def test_two_suspended_calls_resume_one_at_a_time(scripted):
+    scripted.add(calling(("deploy", {"target": "a"}), ("deploy", {"target": "b"})))
     tool = Deploy()
-    async with single_try_client(stub) as client:
+    async with scripted_client(scripted) as client:
         toolkit = await tool.toolkit()
         first = await client.run("deploy a and b", toolkit)
         assert first.status == "pending" and first.pending["id"] == "req_a"
@@ -479,7 +480,7 @@ async def test_two_suspended_calls_resume_one_at_a_time(stub):
 
         # answering the first: still pending, on the second; no model call yet
         second = await client.resume(first, make_answer(first.pending, True, data="A"), toolkit)
-        assert len(stub.requests) == 1
+        assert len(scripted.requests) == 1
         assert second.status == "pending" and second.pending["id"] == "req_b"
         assert [m["content"] for m in tool_messages(second.messages)] == [
             "deployed a (A)",
@@ -489,22 +490,22 @@ async def test_two_suspended_calls_resume_one_at_a_time(stub):
         assert_every_call_answered(second.messages)
 
         # answering the second: both real outputs go to the model, the run finishes
-        stub.script(Reply.json(openai_text("both deployed")))
+        scripted.add("both deployed")
         third = await client.resume(second, make_answer(second.pending, True, data="B"), toolkit)
     assert third.status == "done" and third.pending is None
     assert third.text == "both deployed"
-    assert [m["content"] for m in tool_messages(stub.requests[1].json["messages"])] == [
+    assert [m["content"] for m in tool_messages(scripted.requests[1].body["messages"])] == [
         "deployed a (A)",
         "deployed b (B)",
     ]
     assert [a and a["id"] for a in tool.answers] == [None, None, "req_a", "req_b"]
 
 
-async def test_suspended_calls_answered_out_of_order(stub):
+async def test_suspended_calls_answered_out_of_order(scripted):
     """Any open request may be answered first; `pending` is then the earliest still open."""
-    stub.script(Reply.json(openai_tool_call([("deploy", {"target": t}) for t in "abc"])))
+    scripted.add(calling(*[("deploy", {"target": t}) for t in "abc"]))
     tool = Deploy()
-    async with single_try_client(stub) as client:
+    async with scripted_client(scripted) as client:
         toolkit = await tool.toolkit()
         first = await client.run("deploy a, b and c", toolkit)
         assert first.pending["id"] == "req_a"
@@ -512,28 +513,26 @@ async def test_suspended_calls_answered_out_of_order(stub):
         assert second.status == "pending" and second.pending["id"] == "req_a"
         third = await client.resume(second, make_answer("req_a", True), toolkit)
         assert third.status == "pending" and third.pending["id"] == "req_c"
-        stub.script(Reply.json(openai_text("a and c only")))
+        scripted.add("a and c only")
         fourth = await client.resume(third, make_answer("req_c", True), toolkit)
-    assert fourth.status == "done" and len(stub.requests) == 2
-    assert [m["content"] for m in tool_messages(stub.requests[1].json["messages"])] == [
+    assert fourth.status == "done" and len(scripted.requests) == 2
+    assert [m["content"] for m in tool_messages(scripted.requests[1].body["messages"])] == [
         "deployed a (None)",
         "Error: declined: deploy b?",
         "deployed c (None)",
     ]
 
 
-async def test_a_pending_call_next_to_a_plain_one(stub):
+async def test_a_pending_call_next_to_a_plain_one(scripted):
     """Only the suspended call waits; the other call's result is kept as it is."""
 
     def echo(text: str) -> str:
         """Echo."""
         return f"echo {text}"
 
-    stub.script(
-        Reply.json(openai_tool_call([("echo", {"text": "hi"}), ("deploy", {"target": "prod"})]))
-    )
+    scripted.add(calling(("echo", {"text": "hi"}), ("deploy", {"target": "prod"})))
     tool = Deploy()
-    async with single_try_client(stub) as client:
+    async with scripted_client(scripted) as client:
         toolkit = (await tool.toolkit()).register(define_tool(echo))
         first = await client.run("go", toolkit)
         assert first.status == "pending" and first.pending["id"] == "req_prod"
@@ -541,10 +540,10 @@ async def test_a_pending_call_next_to_a_plain_one(stub):
             "echo hi",
             "waiting for the user: deploy prod?",
         ]
-        stub.script(Reply.json(openai_text("done")))
+        scripted.add("done")
         resumed = await client.resume(first, make_answer(first.pending, True), toolkit)
     assert resumed.status == "done"
-    assert [m["content"] for m in tool_messages(stub.requests[1].json["messages"])] == [
+    assert [m["content"] for m in tool_messages(scripted.requests[1].body["messages"])] == [
         "echo hi",
         "deployed prod (None)",
     ]

@@ -16,9 +16,8 @@ from typing import Any
 
 import pytest
 
-from tests.support.resilience_helpers import single_try_client
+from tests.support.scripted import calling, scripted_client
 from tests.support.stream_events import of_type
-from tests.support.stub_provider import Reply, openai_text, openai_tool_call
 from tests.support.waiting import WAIT_S
 from toolnexus import RunCancelled, ToolContext, Toolkit, create_toolkit, define_tool, suspend
 from toolnexus.tools.sandbox import SandboxPolicy
@@ -54,14 +53,14 @@ def printed(events: list[dict]) -> str:
     return "".join(e["text"] for e in of_type(events, "tool_output"))
 
 
-async def test_a_command_s_output_comes_as_events_while_it_runs(stub, bash, signals):
+async def test_a_command_s_output_comes_as_events_while_it_runs(scripted, bash, signals):
     go = signals / "go"
-    stub.script(
-        Reply.json(openai_tool_call([("bash", {"command": first_then_waits(go)})])),
-        Reply.json(openai_text("ok")),
+    scripted.add(
+        calling(("bash", {"command": first_then_waits(go)})),
+        "ok",
     )
     events: list[dict] = []
-    async with single_try_client(stub) as client:
+    async with scripted_client(scripted) as client:
         async for event in client.stream("run it", bash):
             events.append(event)
             if not go.exists() and "first line" in printed(events):
@@ -77,14 +76,12 @@ async def test_a_command_s_output_comes_as_events_while_it_runs(stub, bash, sign
 
 
 async def test_a_command_stopped_by_a_cancel_leaves_what_it_printed_and_says_it_was_cut(
-    stub, bash, signals
+    scripted, bash, signals
 ):
-    stub.script(
-        Reply.json(openai_tool_call([("bash", {"command": first_then_waits(signals / "go")})]))
-    )
+    scripted.add(calling(("bash", {"command": first_then_waits(signals / "go")})))
     cancel = asyncio.Event()
     events: list[dict] = []
-    async with single_try_client(stub) as client:
+    async with scripted_client(scripted) as client:
         with pytest.raises(RunCancelled) as stopped:
             async for event in client.stream("run it", bash, cancel=cancel):
                 events.append(event)
@@ -98,7 +95,7 @@ async def test_a_command_stopped_by_a_cancel_leaves_what_it_printed_and_says_it_
     )
 
 
-async def test_a_python_tool_prints_from_its_thread_and_a_stop_keeps_it(stub):
+async def test_a_python_tool_prints_from_its_thread_and_a_stop_keeps_it(scripted):
     """A sync tool passes what it prints on through its ToolContext; stopped, it has the
     printed text as its result (capped as results are)."""
     release = asyncio.Event()
@@ -112,10 +109,10 @@ async def test_a_python_tool_prints_from_its_thread_and_a_stop_keeps_it(stub):
         return "never"
 
     toolkit = Toolkit().register(define_tool(crawl))
-    stub.script(Reply.json(openai_tool_call([("crawl", {})])))
+    scripted.add(calling(("crawl", {})))
     cancel = asyncio.Event()
     events: list[dict] = []
-    async with single_try_client(stub) as client:
+    async with scripted_client(scripted) as client:
         with pytest.raises(RunCancelled) as stopped:
             async for event in client.stream("crawl", toolkit, cancel=cancel):
                 events.append(event)
@@ -125,7 +122,7 @@ async def test_a_python_tool_prints_from_its_thread_and_a_stop_keeps_it(stub):
     assert stopped.value.result.messages[-1]["content"].startswith("page 1\npage 2\n[cut: ")
 
 
-async def test_a_tool_stopped_before_it_printed_anything_says_so_as_before(stub):
+async def test_a_tool_stopped_before_it_printed_anything_says_so_as_before(scripted):
     started = asyncio.Event()
 
     async def wait() -> str:
@@ -135,14 +132,14 @@ async def test_a_tool_stopped_before_it_printed_anything_says_so_as_before(stub)
         return "never"
 
     toolkit = Toolkit().register(define_tool(wait))
-    stub.script(Reply.json(openai_tool_call([("wait", {})])))
+    scripted.add(calling(("wait", {})))
     cancel = asyncio.Event()
 
     async def stop_once_it_runs() -> None:
         await started.wait()
         cancel.set()
 
-    async with single_try_client(stub) as client:
+    async with scripted_client(scripted) as client:
         stopping = asyncio.create_task(stop_once_it_runs())
         with pytest.raises(RunCancelled) as stopped:
             async for _ in client.stream("wait", toolkit, cancel=cancel):
@@ -168,7 +165,7 @@ async def test_a_tool_stopped_by_its_time_limit_leaves_what_it_printed():
     )
 
 
-async def test_a_call_run_again_with_a_person_s_answer_streams_its_output_too(stub):
+async def test_a_call_run_again_with_a_person_s_answer_streams_its_output_too(scripted):
     """A call that asked a person (a command offered to run outside the sandbox, say) runs
     again once they said yes: what it prints then comes as it runs too."""
     seen = threading.Event()
@@ -182,9 +179,9 @@ async def test_a_call_run_again_with_a_person_s_answer_streams_its_output_too(st
         return "done"
 
     toolkit = Toolkit().register(define_tool(step))
-    stub.script(Reply.json(openai_tool_call([("step", {})])), Reply.json(openai_text("ok")))
+    scripted.add(calling(("step", {})), "ok")
     events: list[dict] = []
-    async with single_try_client(stub, wait_for=lambda request: {"ok": True}) as client:
+    async with scripted_client(scripted, wait_for=lambda request: {"ok": True}) as client:
         async for event in client.stream("go", toolkit):
             events.append(event)
             if printed(events) == "after the yes\n":

@@ -1,5 +1,5 @@
 """Tool sources (Python function files, skills, built-ins) and the approval policy, in the
-library, against the loopback stub (issue 7, acceptance point 1 and the library side of 3)."""
+library, on the scripted model (issue 7, acceptance point 1 and the library side of 3)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from tests.support.resilience_helpers import single_try_client
-from tests.support.stub_provider import Recorded, Reply, StubProvider, openai_stream
+from tests.support.scripted import calling, scripted_client
 from tests.support.waiting import eventually, running_with, wait_until
 from toolnexus import ToolnexusError, create_toolkit, define_tool
+from toolnexus.testing import ModelRequest, ScriptedModel
 from toolnexus.tools.approval import DENIED_BY_USER, ApprovalPolicy, approval_hook
 from toolnexus.tools.functions import function_tools
 from toolnexus.tools.skills import discover_skills, skill_tool, skills_prompt
@@ -28,26 +28,19 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-def tool_messages(request: Recorded) -> list[dict[str, Any]]:
-    return [m for m in request.json["messages"] if m["role"] == "tool"]
+def tool_messages(request: ModelRequest) -> list[dict[str, Any]]:
+    return [m for m in (request.body or {})["messages"] if m["role"] == "tool"]
 
 
 def calls_then_answer(
-    stub: StubProvider, *turns: list[tuple[str, dict]], answer: str = "done."
+    scripted: ScriptedModel, *turns: list[tuple[str, dict]], answer: str = "done."
 ) -> None:
     """Request n (from 1) asks for the calls of turns[n-1]; after them, a plain answer."""
-
-    def handler(request: Recorded) -> Reply:
-        n = len(stub.requests)
-        if n <= len(turns):
-            return openai_stream(tool_calls=turns[n - 1])
-        return openai_stream(answer)
-
-    stub.handler = handler
+    scripted.add(*(calling(*turn) for turn in turns), answer)
 
 
-async def run(stub: StubProvider, toolkit: Any, prompt: str = "go", **kw: Any):
-    async with single_try_client(stub, **kw) as client:
+async def run(scripted: ScriptedModel, toolkit: Any, prompt: str = "go", **kw: Any):
+    async with scripted_client(scripted, **kw) as client:
         events = [e async for e in client.stream(prompt, toolkit)]
     return events[-1]["result"]
 
@@ -142,15 +135,15 @@ async def test_a_function_file_that_fails_to_import_is_an_error_naming_it(tmp_pa
 
 
 @pytest.mark.filterwarnings("ignore:.*no type hints")
-async def test_a_function_file_end_to_end_through_the_loop(stub, tmp_path):
+async def test_a_function_file_end_to_end_through_the_loop(scripted, tmp_path):
     path = write(tmp_path / "tools.py", FUNCTIONS)
     toolkit = await create_toolkit(functions=[path])
-    calls_then_answer(stub, [("add", {"a": 1, "b": 41})], answer="It is 42.")
-    result = await run(stub, toolkit)
+    calls_then_answer(scripted, [("add", {"a": 1, "b": 41})], answer="It is 42.")
+    result = await run(scripted, toolkit)
 
-    names = {t["function"]["name"] for t in stub.requests[0].json["tools"]}
+    names = {t["function"]["name"] for t in scripted.requests[0].body["tools"]}
     assert names == {"add", "shout"}
-    assert tool_messages(stub.requests[1]) == [
+    assert tool_messages(scripted.requests[1]) == [
         {"role": "tool", "tool_call_id": "call_1", "content": "42"}
     ]
     assert result.text == "It is 42."
@@ -217,20 +210,20 @@ async def test_a_skill_without_name_or_description_is_skipped_with_a_warning(tmp
         assert f"{path}: skipped" in warned
 
 
-async def test_the_system_prompt_lists_the_skills(stub, tmp_path):
+async def test_the_system_prompt_lists_the_skills(scripted, tmp_path):
     skill_file(tmp_path, "pdf", "name: pdf\ndescription: Fill and read PDF forms")
     skill_file(tmp_path, "x/release", "name: release\ndescription: Cut a release")
     toolkit = await create_toolkit(skills_dir=tmp_path)
-    stub.handler = lambda rec: openai_stream("ok")
-    await run(stub, toolkit, system_prompt="Be brief.")
+    scripted.add("ok")
+    await run(scripted, toolkit, system_prompt="Be brief.")
 
-    messages = stub.requests[0].json["messages"]
+    messages = scripted.requests[0].body["messages"]
     assert messages[0]["role"] == "system"
     system = messages[0]["content"]
     assert system.startswith("Be brief.")
     assert "- pdf: Fill and read PDF forms" in system.splitlines()
     assert "- release: Cut a release" in system.splitlines()
-    tools = stub.requests[0].json["tools"]
+    tools = scripted.requests[0].body["tools"]
     assert [t["function"]["name"] for t in tools] == ["skill"]
     assert tools[0]["function"]["parameters"]["properties"]["name"]["enum"] == ["pdf", "release"]
 
@@ -240,17 +233,17 @@ async def test_no_skills_means_no_skill_tool_and_no_prompt(tmp_path):
     assert len(toolkit) == 0 and toolkit.instructions == []
 
 
-async def test_the_skill_tool_gives_the_instructions_and_the_files(stub, tmp_path):
+async def test_the_skill_tool_gives_the_instructions_and_the_files(scripted, tmp_path):
     body = "# Filling PDFs\n\nRun scripts/fill.py with the form and the data."
     skill_file(tmp_path, "pdf", "name: pdf\ndescription: Fill PDF forms", body)
     write(tmp_path / "pdf" / "scripts" / "fill.py", "print('fill')\n")
     write(tmp_path / "pdf" / "reference.md", "fields\n")
     skill_file(tmp_path, "other", "name: other\ndescription: Something else")
     toolkit = await create_toolkit(skills_dir=tmp_path)
-    calls_then_answer(stub, [("skill", {"name": "pdf"})])
-    await run(stub, toolkit)
+    calls_then_answer(scripted, [("skill", {"name": "pdf"})])
+    await run(scripted, toolkit)
 
-    [message] = tool_messages(stub.requests[1])
+    [message] = tool_messages(scripted.requests[1])
     output = message["content"]
     assert "is_error" not in message
     assert body in output
@@ -607,71 +600,71 @@ async def touch_toolkit(ran: list[str]):
 
 
 async def hooked_run(
-    stub: StubProvider,
+    scripted: ScriptedModel,
     toolkit: Any,
     policy: ApprovalPolicy,
     asker: Asker,
     *turns: list[tuple[str, dict]],
 ):
-    calls_then_answer(stub, *turns)
+    calls_then_answer(scripted, *turns)
     hooks = {"before_tool": approval_hook(policy, toolkit, asker)}
-    return await run(stub, toolkit, hooks=hooks)
+    return await run(scripted, toolkit, hooks=hooks)
 
 
-async def test_allow_runs_without_asking(stub):
+async def test_allow_runs_without_asking(scripted):
     ran: list[str] = []
     toolkit = await touch_toolkit(ran)
     asker = Asker("no")
-    await hooked_run(stub, toolkit, ApprovalPolicy(), asker, [("touch", {"name": "a"})])
+    await hooked_run(scripted, toolkit, ApprovalPolicy(), asker, [("touch", {"name": "a"})])
     assert ran == ["a"] and asker.asked == []
-    assert tool_messages(stub.requests[1])[0]["content"] == "touched a"
+    assert tool_messages(scripted.requests[1])[0]["content"] == "touched a"
 
 
-async def test_deny_sends_the_model_an_error_without_running(stub):
+async def test_deny_sends_the_model_an_error_without_running(scripted):
     ran: list[str] = []
     toolkit = await touch_toolkit(ran)
     asker = Asker("yes")
     result = await hooked_run(
-        stub, toolkit, ApprovalPolicy({"touch": "deny"}), asker, [("touch", {"name": "a"})]
+        scripted, toolkit, ApprovalPolicy({"touch": "deny"}), asker, [("touch", {"name": "a"})]
     )
     assert ran == [] and asker.asked == []
-    [message] = tool_messages(stub.requests[1])
+    [message] = tool_messages(scripted.requests[1])
     assert message["content"] == 'Error: denied by the rule "touch" = "deny" in [approval]: touch'
     assert result.text == "done."  # the run goes on
 
 
-async def test_ask_and_yes_runs(stub):
+async def test_ask_and_yes_runs(scripted):
     ran: list[str] = []
     toolkit = await touch_toolkit(ran)
     asker = Asker("yes")
     await hooked_run(
-        stub, toolkit, ApprovalPolicy({"touch": "ask"}), asker, [("touch", {"name": "a"})]
+        scripted, toolkit, ApprovalPolicy({"touch": "ask"}), asker, [("touch", {"name": "a"})]
     )
     assert asker.asked == [("touch", {"name": "a"})]
     assert ran == ["a"]
-    assert tool_messages(stub.requests[1])[0]["content"] == "touched a"
+    assert tool_messages(scripted.requests[1])[0]["content"] == "touched a"
 
 
-async def test_ask_and_no_tells_the_model_the_user_denied_it(stub):
+async def test_ask_and_no_tells_the_model_the_user_denied_it(scripted):
     ran: list[str] = []
     toolkit = await touch_toolkit(ran)
     asker = Asker("no")
     result = await hooked_run(
-        stub, toolkit, ApprovalPolicy({"touch": "ask"}), asker, [("touch", {"name": "a"})]
+        scripted, toolkit, ApprovalPolicy({"touch": "ask"}), asker, [("touch", {"name": "a"})]
     )
     assert asker.asked == [("touch", {"name": "a"})] and ran == []
-    [message] = tool_messages(stub.requests[1])
+    [message] = tool_messages(scripted.requests[1])
     assert DENIED_BY_USER == "denied by the user"
     assert message["content"] == "Error: denied by the user"
     assert result.text == "done."
 
 
-async def test_always_asks_once_for_repeated_calls(stub):
+async def test_always_asks_once_for_repeated_calls(scripted):
     ran: list[str] = []
     toolkit = await touch_toolkit(ran)
     asker = Asker("always")
     await hooked_run(
-        stub,
+        scripted,
         toolkit,
         ApprovalPolicy({"touch": "ask"}),
         asker,
@@ -683,11 +676,11 @@ async def test_always_asks_once_for_repeated_calls(stub):
     assert ran == ["a", "a", "b"]
 
 
-async def test_always_for_bash_covers_that_command_only(stub):
+async def test_always_for_bash_covers_that_command_only(scripted):
     toolkit = await create_toolkit(builtins=["bash"])
     asker = Asker("always")
     await hooked_run(
-        stub,
+        scripted,
         toolkit,
         ApprovalPolicy(),
         asker,
@@ -696,16 +689,16 @@ async def test_always_for_bash_covers_that_command_only(stub):
         [("bash", {"command": "echo two"})],
     )
     assert [args["command"] for _, args in asker.asked] == ["echo one", "echo two"]
-    outputs = [tool_messages(stub.requests[i])[-1]["content"] for i in (1, 2, 3)]
+    outputs = [tool_messages(scripted.requests[i])[-1]["content"] for i in (1, 2, 3)]
     assert outputs == ["exit code 0\none\n", "exit code 0\none\n", "exit code 0\ntwo\n"]
 
 
-async def test_bash_command_rules_through_a_run(stub):
+async def test_bash_command_rules_through_a_run(scripted):
     toolkit = await create_toolkit(builtins=["bash"])
     asker = Asker("no")
     policy = ApprovalPolicy(commands={"echo *": "allow", "rm *": "deny"})
     await hooked_run(
-        stub,
+        scripted,
         toolkit,
         policy,
         asker,
@@ -715,7 +708,7 @@ async def test_bash_command_rules_through_a_run(stub):
             ("bash", {"command": "touch x"}),
         ],
     )
-    contents = [m["content"] for m in tool_messages(stub.requests[1])]
+    contents = [m["content"] for m in tool_messages(scripted.requests[1])]
     assert contents[0] == "exit code 0\nfine\n"
     assert contents[1] == (
         'Error: denied by the rule "rm *" = "deny" in [approval.commands]: rm -rf x'
@@ -724,12 +717,12 @@ async def test_bash_command_rules_through_a_run(stub):
     assert [args["command"] for _, args in asker.asked] == ["touch x"]
 
 
-async def test_questions_never_overlap(stub):
+async def test_questions_never_overlap(scripted):
     ran: list[str] = []
     toolkit = await touch_toolkit(ran)
     asker = Asker("yes")
     await hooked_run(
-        stub,
+        scripted,
         toolkit,
         ApprovalPolicy({"touch": "ask"}),
         asker,
@@ -739,14 +732,14 @@ async def test_questions_never_overlap(stub):
     assert sorted(ran) == ["a", "b", "c"]
 
 
-async def test_a_sync_asker_works_too(stub):
+async def test_a_sync_asker_works_too(scripted):
     ran: list[str] = []
     toolkit = await touch_toolkit(ran)
-    calls_then_answer(stub, [("touch", {"name": "a"})])
+    calls_then_answer(scripted, [("touch", {"name": "a"})])
     hooks = {
         "before_tool": approval_hook(
             ApprovalPolicy({"touch": "ask"}), toolkit, lambda name, args: "yes"
         )
     }
-    await run(stub, toolkit, hooks=hooks)
+    await run(scripted, toolkit, hooks=hooks)
     assert ran == ["a"]

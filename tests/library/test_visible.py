@@ -1,4 +1,4 @@
-"""toolnexus.visible: text from anywhere made inert for a terminal. Every C0 control but tab
+"""toolnexus._visible: text from anywhere made inert for a terminal. Every C0 control but tab
 and newline, DEL and every 8-bit C1 control is shown in caret notation (ESC as `^[`, a C1
 control as its 7-bit ESC form), carriage returns are dropped, and everything else (any
 printable Unicode) is left exactly as it was, one character at a time, so a stream cut
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from toolnexus.visible import unmistakable, visible
+from toolnexus._visible import unmistakable, visible
 
 # What hostile text would do to a terminal that obeyed it.
 CLIPBOARD = "\x1b]52;c;ZWNobyBwd25lZA==\x07"

@@ -10,7 +10,7 @@ import threading
 from tests.support.long_threads import is_summary_request, note, posts, turns
 from tests.support.stub_provider import LlamaCppLike
 from tests.support.waiting import WAIT_S
-from toolnexus.context.marks import COMPACTION_KEY, PINNED_KEY
+from toolnexus.context._marks import COMPACTION_KEY, PINNED_KEY
 
 SIX_TURNS = turns(
     ("first, call me Ada", "hello Ada"),

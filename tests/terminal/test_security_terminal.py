@@ -21,7 +21,7 @@ from tests.support.cli_helpers import CLI
 from tests.support.pty_screen import PtySession
 from tests.support.stub_provider import Recorded, Reply, openai_stream
 from toolnexus import create_toolkit
-from toolnexus.visible import visible
+from toolnexus._visible import visible
 
 stub = cli_helpers.stub  # the one that answers by default, not conftest.py's
 

@@ -2,7 +2,7 @@
 
 It knows the policy, the model's window (_windows.py) and the real prompt token counts of
 recent replies; before a request it says whether the thread fits or a compaction must be
-made first (plan.py, summary.py); after an overflow error it works out a smaller request;
+made first (plan.py, _summary.py); after an overflow error it works out a smaller request;
 and it reports what `/context` shows. A prompt larger than the whole window is refused
 before anything is asked of the model.
 """
@@ -22,8 +22,7 @@ from ..types import CompactionEvent, CompactionInfo, Message, Usage, UserMessage
 from ..wire._common import text_of
 from ..wire.base import RequestOptions
 from ._estimate import CHARS_PER_TOKEN, MESSAGE_OVERHEAD, message_tokens, text_tokens
-from ._windows import Window, WindowCache, Windows
-from .marks import (
+from ._marks import (
     COMPACTION_KEY,
     Span,
     active_spans,
@@ -31,8 +30,7 @@ from .marks import (
     sendable,
     sent_indices,
 )
-from .plan import Budget, Compaction, Draft, plan_compaction
-from .summary import (
+from ._summary import (
     DEFAULT_SUMMARIZER_PROMPT,
     REPLY_BUDGET_KEYS,
     SUMMARY_TOKENS,
@@ -42,9 +40,16 @@ from .summary import (
     summary_line,
     summary_request,
 )
+from ._windows import Window, WindowCache, Windows
+from .plan import Budget, Compaction, Draft, plan_compaction
 
 if TYPE_CHECKING:
     from .._control import RunControl
+
+__all__ = [
+    "ContextPolicy",
+    "ContextReport",
+]
 
 
 SMALLEST_WINDOW = 2048  # below threshold x this, a request is sent without looking the window up

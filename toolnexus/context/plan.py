@@ -11,12 +11,16 @@ from typing import NamedTuple
 from ..events import compaction_event
 from ..types import CompactionEvent, CompactionInfo, Message, UserMessage
 from ._estimate import message_tokens
-from .marks import (
+from ._marks import (
     COMPACTION_KEY,
     PINNED_KEY,
     Span,
     is_prompt,
 )
+
+__all__ = [
+    "Compaction",
+]
 
 
 class Plan(NamedTuple):

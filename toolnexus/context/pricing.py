@@ -16,6 +16,13 @@ from ..types import Usage
 if TYPE_CHECKING:
     from ..types import RunResult
 
+__all__ = [
+    "Price",
+    "cost",
+    "thread_cost",
+    "turn_cost",
+]
+
 PER = Decimal(1_000_000)
 # Anthropic bills a 5-minute cache write at 1.25 times the input price; the other providers
 # report no writes, so the default only applies where writes are counted.

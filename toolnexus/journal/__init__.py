@@ -1,7 +1,9 @@
 """The workspace journal: what each tool call changed in the workspace, as values
-(changes.py); the contents kept by hash (blobs.py); which thread's turn changed what, and
-rewinding a thread's files to before a turn (records.py); a workspace seen without
-following links, and its digest (tree.py); undoing and redoing change sets (rewind.py)."""
+(changes.py); which thread's turn changed what, and rewinding a thread's files to before a
+turn (records.py); undoing and redoing change sets (rewind.py); a change as a diff for a
+person (diffs.py). Internal: the contents kept by hash (`_blobs`), a workspace seen without
+following links and its digest (`_tree`), an overlay's writes applied (`_apply`) and a
+command's changes found by comparison (`_snapshot`)."""
 
 import importlib as _importlib
 import typing as _typing
@@ -9,7 +11,7 @@ import typing as _typing
 # The names load on first use (PEP 562): the event types need changes.py alone, and every
 # import of toolnexus would otherwise pull in the store and the rewind.
 _HOMES = {
-    "Blobs": "blobs",
+    "Blobs": "_blobs",
     **dict.fromkeys(
         ("ABSENT", "ChangeSet", "FileChange", "FileState", "Kind", "file_digest", "state_of"),
         "changes",
@@ -27,11 +29,12 @@ _HOMES = {
         ),
         "rewind",
     ),
-    **dict.fromkeys(("UnsafePath", "tree_digest"), "tree"),
+    **dict.fromkeys(("UnsafePath", "tree_digest"), "_tree"),
 }
 
 if _typing.TYPE_CHECKING:
-    from toolnexus.journal.blobs import Blobs
+    from toolnexus.journal._blobs import Blobs
+    from toolnexus.journal._tree import UnsafePath, tree_digest
     from toolnexus.journal.changes import (
         ABSENT,
         ChangeSet,
@@ -51,7 +54,6 @@ if _typing.TYPE_CHECKING:
         apply_rewind,
         plan_rewind,
     )
-    from toolnexus.journal.tree import UnsafePath, tree_digest
 
 __all__ = [
     "ABSENT",

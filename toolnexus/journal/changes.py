@@ -8,8 +8,20 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, NamedTuple
+
+__all__ = [
+    "ABSENT",
+    "KINDS",
+    "ChangeSet",
+    "FileChange",
+    "FileState",
+    "Kind",
+    "file_digest",
+    "state_of",
+]
 
 Kind = Literal["absent", "file", "symlink", "dir"]
 CHUNK = 1024 * 1024
@@ -53,7 +65,7 @@ class ChangeSet(NamedTuple):
     """What one tool call changed. `source`: the tool ("bash", "write_file", ...);
     `interrupted`: the call was stopped (Ctrl-C, its timeout) and this is as far as it got;
     `outside`: it ran outside the sandbox; `complete`: False when it was recorded by
-    comparing a workspace too big to see whole (snapshot.py): changes beyond are missing."""
+    comparing a workspace too big to see whole (_snapshot.py): changes beyond are missing."""
 
     changes: tuple[FileChange, ...]
     source: str
@@ -184,6 +196,26 @@ def runs_later(change: FileChange) -> bool:
         return True
     was = change.before.mode if change.before.kind == "file" else 0
     return change.after.kind == "file" and bool(change.after.mode & 0o111 & ~was)
+
+
+def folder_states(root: Path, paths: Iterable[str]) -> dict[str, FileState]:
+    """The states of the folders below `root` that hold `paths` (relative, '/'-separated),
+    taken before a change so that `with_folder_times` can record how their times moved."""
+    folders = {PurePosixPath(path).parent.as_posix() for path in paths} - {"."}
+    return {folder: state_of(root / folder) for folder in sorted(folders)}
+
+
+def with_folder_times(changes: ChangeSet, root: Path, before: Mapping[str, FileState]) -> ChangeSet:
+    """`changes` and, for each folder of `before` with no change of its own whose time moved
+    (an entry made or removed in it), a change of its time: a rewind gives it back, so the
+    tree is as it was to the byte and the time."""
+    own = {change.path for change in changes.changes}
+    moved = []
+    for folder, was in before.items():
+        now = state_of(root / folder)
+        if folder not in own and now != was and now.kind == was.kind == "dir":
+            moved.append(FileChange(folder, was, now))
+    return changes._replace(changes=changes.changes + tuple(moved))
 
 
 def state_of(path: Path) -> FileState:

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import difflib
 
+__all__ = [
+    "diff_lines",
+]
+
 MAX_BYTES = 256 * 1024  # a content bigger than this is named, not shown
 
 

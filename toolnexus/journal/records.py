@@ -1,5 +1,5 @@
 """The journal of one machine: which thread's turn changed which files of which workspace,
-with the contents kept by hash (blobs.py), so a thread's files can be put back as they were
+with the contents kept by hash (_blobs.py), so a thread's files can be put back as they were
 before any turn (`rewind`) and a rewind undone (`redo`).
 
 A folder holds `blobs/` and `records.jsonl` (0600), one JSON line per change set applied
@@ -18,9 +18,14 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..errors import ToolnexusError
-from .blobs import Blobs
+from ._blobs import Blobs
 from .changes import ChangeSet
 from .rewind import RewindPlan, apply_rewind, plan_rewind
+
+__all__ = [
+    "Journal",
+    "Record",
+]
 
 RECORDS = "records.jsonl"
 

@@ -11,8 +11,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from toolnexus._visible import unmistakable
 from toolnexus.errors import ToolnexusError
-from toolnexus.journal.blobs import Blobs
+from toolnexus.journal._blobs import Blobs
+from toolnexus.journal._tree import TreeView, checked_path, parent_of
 from toolnexus.journal.changes import (
     ChangeSet,
     FileChange,
@@ -20,8 +22,17 @@ from toolnexus.journal.changes import (
     regenerated,
     version_control,
 )
-from toolnexus.journal.tree import TreeView, checked_path, parent_of
-from toolnexus.visible import unmistakable
+
+__all__ = [
+    "Blocked",
+    "RewindConflict",
+    "RewindInterrupted",
+    "RewindPlan",
+    "Step",
+    "apply_rewind",
+    "plan_rewind",
+    "version_control_words",
+]
 
 
 class RewindConflict(ToolnexusError):

@@ -19,9 +19,9 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from .._visible import visible
 from ..errors import ToolnexusError
 from ..tools._clock import held
-from ..visible import visible
 from ._process import CommandNotFound, ServerProcess, StderrTail
 from .auth import LOGIN_HINT, LoginNeeded, has_own_authorization
 from .config import ServerSpec

@@ -25,8 +25,8 @@ import signal
 from collections.abc import AsyncIterator
 from typing import Any
 
+from .._visible import visible
 from ..tools.sandbox import reaped
-from ..visible import visible
 from .config import ServerSpec
 
 STDERR_TAIL = 64 * 1024  # bytes of a server's stderr kept for its status

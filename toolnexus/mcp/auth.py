@@ -25,6 +25,12 @@ from typing import Any
 
 from .config import ServerSpec
 
+__all__ = [
+    "LoginNeeded",
+    "ServerTokens",
+    "TokenFile",
+]
+
 LOGIN_HINT = "it needs a login: run 'toolnexus mcp login {name}'"
 CLIENT_NAME = "toolnexus"
 PLACEHOLDER_REDIRECT = "http://127.0.0.1/callback"  # never used: a browser flow is refused
@@ -248,7 +254,7 @@ async def preset_client(spec: ServerSpec, redirect_uri: str) -> Any:
     `client_secret_cmd` now: kept in memory only."""
     from mcp.shared.auth import OAuthClientInformationFull
 
-    from ..secret_command import run_secret_command
+    from .._secret_command import run_secret_command
 
     command, client_id = spec.oauth.client_secret_cmd, spec.oauth.client_id
     assert client_id is not None, "a preset client has an id"

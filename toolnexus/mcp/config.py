@@ -28,9 +28,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..bounded_json import TooDeep, loads_bounded
+from .._bounded_json import TooDeep, loads_bounded
 from ..errors import ToolnexusError
 from ..transport import header_value_problem
+
+__all__ = [
+    "SERVER_KEYS",
+    "McpConfig",
+    "OAuthSettings",
+    "ServerSpec",
+    "load_servers",
+    "parse_server",
+    "read_specs",
+]
 
 SERVER_KEYS = ("mcpServers", "servers", "mcp")
 HTTP_TYPES = {"http", "streamable-http", "streamable_http", "streamablehttp", "remote"}

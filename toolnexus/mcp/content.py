@@ -11,6 +11,10 @@ from typing import Any
 from ..content import Attachment
 from ..errors import ToolnexusError
 
+__all__ = [
+    "convert_content",
+]
+
 # What the model reads in place of content annotated for the person alone.
 SHOWN_TO_PERSON = "[content for the person only was shown to them, not to you]"
 

@@ -14,8 +14,18 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
-from ..visible import visible
+from .._visible import visible
 from .requests import ServerRequests
+
+__all__ = [
+    "FormField",
+    "answer_elicitation",
+    "describe",
+    "field_hint",
+    "field_value",
+    "form_fields",
+    "shown_default",
+]
 
 log = logging.getLogger("toolnexus.mcp")
 

@@ -17,13 +17,17 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from .._visible import visible
 from ..errors import ToolnexusError
-from ..visible import visible
 from ._connection import ClientSide, Connection, Offer, first_error
 from ._process import StderrTail
 from .auth import ServerTokens, TokenFile, has_own_authorization, oauth
 from .config import ServerSpec
 from .server import import_sdk
+
+__all__ = [
+    "login",
+]
 
 CALLBACK_PATH = "/callback"
 LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")

@@ -16,14 +16,19 @@ import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from .._visible import visible
 from ..tools.tool import Tool
 from ..tools.workspace import holds_home
-from ..visible import visible
 from .auth import TokenFile
 from .config import STARTUP_TIMEOUT, McpConfig, ServerSpec, read_specs
 from .requests import ServerRequests
 from .resources import READ_TOOL, any_reader, reader_tool
 from .server import McpServer, ServerStatus, ToolNames, sdk_installed
+
+__all__ = [
+    "ServerPool",
+    "workspace_roots",
+]
 
 Watcher = Callable[[McpServer], None]
 NAMED_IN_NOTICE = 8  # tools a notice names before "…"

@@ -7,12 +7,18 @@ import asyncio
 import contextlib
 from typing import Any
 
+from .._visible import visible
 from ..content import Attachment
 from ..errors import ToolnexusError
-from ..visible import visible
 from ._connection import dump
 from .content import convert_content
 from .server import McpServer
+
+__all__ = [
+    "complete",
+    "get_prompt",
+    "prompt_arguments",
+]
 
 COMPLETION_WAIT = 5.0  # seconds a completion may take before the list is shown without it
 COMPLETIONS = 50

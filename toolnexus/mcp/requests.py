@@ -9,6 +9,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+__all__ = [
+    "Elicit",
+    "Refused",
+    "Sample",
+    "ServerRequests",
+]
+
 # (server name, the request in wire shape: {mode, message, requestedSchema | url}) ->
 # {action: "accept" | "decline" | "cancel", content?}
 Elicit = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]

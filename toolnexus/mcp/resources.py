@@ -6,13 +6,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .._visible import visible
 from ..content import Attachment
 from ..errors import ToolnexusError
 from ..tools.tool import Tool, ToolResult
-from ..visible import visible
 from ._connection import dump
 from .content import convert_content
 from .server import McpServer
+
+__all__ = [
+    "read_resource",
+    "resource_uris",
+]
 
 READ_TOOL = "read_resource"
 READ_DESCRIPTION = (

@@ -15,15 +15,24 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
+from .._visible import visible
 from ..content import Attachment
-from ..context.summary import REPLY_BUDGET_KEYS
+from ..context._summary import REPLY_BUDGET_KEYS
 from ..errors import ToolnexusError
 from ..types import Message
-from ..visible import visible
 from .requests import Refused, ServerRequests
 
 if TYPE_CHECKING:
     from ..wire.base import WireStyle
+
+__all__ = [
+    "SamplingCall",
+    "answer_sampling",
+    "describe_sampling",
+    "model_hints",
+    "sampling_call",
+    "sampling_result",
+]
 
 log = logging.getLogger("toolnexus.mcp")
 

@@ -44,6 +44,11 @@ from .auth import LOGIN_HINT, ServerTokens, TokenFile, has_own_authorization, oa
 from .config import STARTUP_TIMEOUT, ServerSpec
 from .content import convert_content, person_text
 
+__all__ = [
+    "McpServer",
+    "ServerStatus",
+]
+
 log = logging.getLogger("toolnexus.mcp")
 
 INSTALL_HINT = "MCP servers need the mcp package: pip install 'toolnexus[mcp]'"

@@ -33,12 +33,12 @@ if TYPE_CHECKING:
     from .sqlite import SQLiteStore
 
 __all__ = [
+    "SNIPPET_MARK",
     "AttachmentInfo",
     "ConversationStore",
     "ForkPoint",
     "MemoryStore",
     "PostgresStore",
-    "SNIPPET_MARK",
     "SQLiteStore",
     "StoreError",
     "Thread",

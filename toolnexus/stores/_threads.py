@@ -1,4 +1,4 @@
-"""What every thread store shares besides the save planner (`planner.py`): titles,
+"""What every thread store shares besides the save planner (`_planner.py`): titles,
 searchable text, usage sums and JSON encoding. Pure Python, no database here.
 """
 

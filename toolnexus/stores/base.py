@@ -12,6 +12,19 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 from ..errors import ToolnexusError
 from ..types import Message
 
+__all__ = [
+    "SNIPPET_MARK",
+    "AttachmentInfo",
+    "ConversationStore",
+    "ForkPoint",
+    "StoreError",
+    "Thread",
+    "ThreadConflict",
+    "ThreadInfo",
+    "ThreadStore",
+    "VersionedStore",
+]
+
 SNIPPET_MARK = "**"  # a search snippet wraps each matched word in these
 
 

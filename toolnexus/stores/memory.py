@@ -8,9 +8,10 @@ import time
 from dataclasses import dataclass, field
 
 from ..content import MAX_ATTACHMENT_BYTES
-from ..context.marks import is_sent
+from ..context._marks import is_sent
 from ..types import Message
 from ._attachments import Blob, Ref, Split, join, split_all
+from ._planner import Versions
 from ._threads import (
     add_usage,
     clean_title,
@@ -23,7 +24,10 @@ from ._threads import (
     title_of,
 )
 from .base import AttachmentInfo, ForkPoint, StoreError, Thread, ThreadInfo
-from .planner import Versions
+
+__all__ = [
+    "MemoryStore",
+]
 
 
 @dataclass
@@ -55,7 +59,7 @@ class MemoryStore:
     and out, so a caller mutating its list cannot change a saved thread.
 
     Same semantics as the durable stores, through the same planner (see
-    `toolnexus.stores.planner`): a save that extends the version it was built on is
+    `toolnexus.stores._planner`): a save that extends the version it was built on is
     appended, after any turn another task saved meanwhile; a rewrite of a version another
     task moved on from is a ThreadConflict.
 

@@ -1,7 +1,7 @@
 """PostgresStore: threads in PostgreSQL, for teams that share them across machines.
 
 Needs psycopg 3: `pip install 'toolnexus[postgres]'`. The algorithm is `SQLStore`'s
-(stores/sql.py), so the semantics are SQLiteStore's: appends write only the new messages,
+(stores/_sql.py), so the semantics are SQLiteStore's: appends write only the new messages,
 after any turn another writer saved meanwhile; a rewrite replaces the thread in one
 transaction or raises ThreadConflict. Saves of one thread are serialized with a
 transaction-scoped advisory lock. Like SQLite, the connection is used from the store's
@@ -20,9 +20,13 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from ..content import MAX_ATTACHMENT_BYTES
+from ._sql import INFO_COLUMNS, Row, SQLStore
 from ._threads import SNIPPET_WORDS, tsquery
 from .base import SNIPPET_MARK, StoreError
-from .sql import INFO_COLUMNS, Row, SQLStore
+
+__all__ = [
+    "PostgresStore",
+]
 
 # Numbered migrations: (number, name, statements). `{s}` is the schema prefix.
 MIGRATIONS: list[tuple[int, str, list[str]]] = [

@@ -1,6 +1,6 @@
 """SQLiteStore: durable threads in one SQLite file, safe with several processes at once.
 
-* The algorithm is `SQLStore`'s (stores/sql.py); this module supplies SQLite's part.
+* The algorithm is `SQLStore`'s (stores/_sql.py); this module supplies SQLite's part.
 * Every SQLite call runs on one worker thread owned by the store, never on the event loop.
 * The database file (and so its -wal and -shm files, which SQLite creates with the same
   mode) is created 0600: it holds transcripts.
@@ -23,9 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from ..content import MAX_ATTACHMENT_BYTES
+from ._sql import INFO_COLUMNS, Row, SQLStore
 from ._threads import SNIPPET_WORDS, fts5_query
 from .base import SNIPPET_MARK, StoreError
-from .sql import INFO_COLUMNS, Row, SQLStore
+
+__all__ = [
+    "SQLiteStore",
+]
 
 # Numbered migrations: (number, name, statements). Append new ones; never edit old ones.
 MIGRATIONS: list[tuple[int, str, list[str]]] = [

@@ -9,5 +9,8 @@ context). Internal: the command-line reader (`_command_line`,
 `_command_rules`, `_command_vetting`), running one command (`_command_run`,
 `_sandbox_exec`), where a sandboxed command reaches (`_command_reach`: what `--yes` opens
 outside the workspace), the secret-looking files of a workspace (`_secret_scan`),
-`fetch_url` (`_web`, `_html_text`), `_linear_regex` and `_clock` (tools' time limits).
+`fetch_url` (`_web`, `_html_text`), `_linear_regex`, `_clock` (tools' time limits) and
+`_tool_search` (many MCP tools named only, loaded on demand).
 """
+
+__all__: list[str] = []

@@ -31,7 +31,7 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
 
-from ..callbacks import maybe_await
+from .._callbacks import maybe_await
 from ._command_line import Parsed
 from ._command_rules import CommandRules
 from .builtins import CHANGING
@@ -50,9 +50,11 @@ __all__ = [
     "READ_ONLY_RULE",
     "ApprovalHook",
     "ApprovalPolicy",
+    "AskUser",
     "Scope",
     "always_scopes",
     "approval_hook",
+    "refusal",
 ]
 DENIED_BY_USER = "denied by the user"
 # the rule for MCP tools that say they only read ("mcp:read-only" = "allow"); tool names

@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from ..journal._snapshot import Before
 from ..journal.changes import ChangeSet, FileChange, runs_later
-from ..journal.snapshot import Before
 from ._command_run import Ended, Ran, run_command
 from ._leaving import FAILED, NO_NETWORK, ask_to_leave
 from ._linear_regex import glob_regex, line_regex, matching_lines
@@ -30,6 +30,13 @@ from .sandbox import Sandbox, reaped
 from .suspension import pending_request
 from .tool import Tool, ToolContext, ToolResult, define_tool
 from .workspace import ApprovalNeeded, Clash, Held, Refused, Workspace, approved, ask
+
+__all__ = [
+    "ALL",
+    "CHANGING",
+    "Builtins",
+    "builtin_tools",
+]
 
 COMMAND_TIMEOUT_S = 120.0  # a bash call's time limit when the model names none
 
@@ -236,16 +243,15 @@ class Builtins:
         """
         workspace = self.workspace
         target = workspace.permit(path, context, action="write")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd = workspace.open_path(target, context, action="write", flags=os.O_WRONLY | os.O_CREAT)
-        before = workspace.before_change(target)
+        made = workspace.make_folders(target.parent)
+        fd, before = workspace.open_to_write(target, context)
         data = content.encode()
         with os.fdopen(fd, "wb") as handle:
             handle.truncate(0)
             handle.write(data)
         return ToolResult(
             f"wrote {len(data)} bytes to {target}",
-            changes=workspace.after_change(target, before, "write_file"),
+            changes=workspace.after_change(target, before, "write_file", made),
         )
 
     @guarded

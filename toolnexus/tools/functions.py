@@ -13,6 +13,11 @@ from typing import Any
 from ..errors import ToolnexusError
 from .tool import Tool, define_tool
 
+__all__ = [
+    "function_tools",
+    "public_functions",
+]
+
 
 def function_tools(functions: Iterable[Callable[..., Any] | str | Path]) -> list[Tool]:
     """Tools for each callable, and for each public type-hinted function of each file."""

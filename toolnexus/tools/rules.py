@@ -7,6 +7,12 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+__all__ = [
+    "DECISIONS",
+    "Ruling",
+    "checked_rules",
+]
+
 DECISIONS = ("allow", "ask", "deny")
 
 

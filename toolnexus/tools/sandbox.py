@@ -33,9 +33,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple, TypedDict
 
-from ..journal import apply as _journal_apply
+from ..journal import _apply as _journal_apply
 from . import _sandbox_view as _view
 from ._sandbox_report import Enforced
+
+__all__ = [
+    "MODES",
+    "Sandbox",
+    "SandboxPolicy",
+    "Support",
+    "support",
+]
 
 MODES = ("workspace-write", "read-only", "off")
 APPLY = ("auto", "ask")  # a command's changes: applied at once, or after a yes

@@ -12,6 +12,16 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path, PurePath
 
+__all__ = [
+    "KnownSecrets",
+    "SecretNames",
+    "checked_name",
+    "holds_credentials",
+    "is_git_config",
+    "looks_secret",
+    "within",
+]
+
 # Under the home folder: credentials of common tools.
 HOME_SECRETS = (
     ".ssh",

@@ -12,6 +12,14 @@ from pathlib import Path
 
 from .tool import Tool, ToolResult, define_tool
 
+__all__ = [
+    "Skill",
+    "discover_skills",
+    "parse_skill_file",
+    "skill_tool",
+    "skills_prompt",
+]
+
 MAX_LISTED_FILES = 200
 
 

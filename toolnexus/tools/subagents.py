@@ -17,17 +17,23 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..callbacks import maybe_await
+from .._callbacks import maybe_await
+from .._loop import TOOL_USAGE_KEY, agent_loop
 from ..errors import RunCancelled, ToolnexusError
-from ..loop import TOOL_USAGE_KEY, agent_loop
 from ..types import Message, Usage
 from ..wire._common import text_of
 from .tool import Tool, ToolContext, ToolResult
 from .toolkit import Toolkit
 
 if TYPE_CHECKING:
+    from .._loop import LoopSettings
     from ..client import Client
-    from ..loop import LoopSettings
+
+__all__ = [
+    "Agent",
+    "SubagentRun",
+    "Subagents",
+]
 
 TASK_TOOL = "task"
 READ_ONLY_TOOLS = ("read_file", "list_dir", "grep", "glob", "fetch_url")

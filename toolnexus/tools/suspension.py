@@ -15,6 +15,16 @@ from typing import Any, Final
 from ..types import Answer, Request
 from .tool import ToolResult
 
+__all__ = [
+    "NOBODY_TO_ASK",
+    "WaitFor",
+    "declined",
+    "make_answer",
+    "make_request",
+    "pending_request",
+    "suspend",
+]
+
 # What answers a suspended tool's request for the loop (sync or async).
 WaitFor = Callable[[Request], Answer | Awaitable[Answer]]
 

@@ -14,13 +14,23 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Union
 
-from ..callbacks import maybe_await
+from .._callbacks import maybe_await
 from ..content import Attachment
 from ..types import Answer
 from ._workers import run_in_worker
 
 if typing.TYPE_CHECKING:
     from ..journal.changes import ChangeSet
+
+__all__ = [
+    "Printed",
+    "Questions",
+    "Tool",
+    "ToolContext",
+    "ToolProgress",
+    "ToolResult",
+    "define_tool",
+]
 
 # A default the toolkit fills in (`None` means "use the toolkit's").
 DEFAULT_TIMEOUT_S = 120.0

@@ -10,11 +10,20 @@ import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..wire import ToolSpec, wire_style
 from ._clock import counted
 from .tool import DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_S, Tool, ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    from .workspace import Workspace
+
+__all__ = [
+    "ToolSource",
+    "Toolkit",
+    "create_toolkit",
+]
 
 
 class ToolSource(Protocol):
@@ -75,7 +84,7 @@ class Toolkit:
         self._closers: list[Callable[[], Awaitable[None]]] = []
         self.instructions: list[str] = []  # added to the system prompt (e.g. the skills)
         self.sources: list[ToolSource] = []
-        self.workspace: Any = None  # where the built-in tools act (a Workspace), if any
+        self.workspace: Workspace | None = None  # where the built-in tools act, if any
 
     def register(self, *tools: Tool) -> Toolkit:
         for tool in tools:

@@ -45,19 +45,21 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..journal import apply as journal_apply
+from ..journal import _apply as journal_apply
+from ..journal._snapshot import Before, Snapshots
 from ..journal.changes import (
     ABSENT,
     REGENERATED,
     ChangeSet,
     FileChange,
     FileState,
+    folder_states,
     runs_later,
     state_of,
+    with_folder_times,
 )
 from ..journal.diffs import diff_lines
 from ..journal.records import Journal
-from ..journal.snapshot import Before, Snapshots
 from ._command_reach import CommandReach
 from ._command_rules import CommandRules
 from ._command_run import Ended
@@ -68,6 +70,16 @@ from .sandbox import Sandbox, SandboxPolicy
 from .secret_files import KnownSecrets, SecretNames, holds_credentials, is_git_config, within
 from .suspension import suspend
 from .tool import ToolContext, ToolResult
+
+__all__ = [
+    "ApprovalNeeded",
+    "Held",
+    "Refused",
+    "Workspace",
+    "approved",
+    "ask",
+    "holds_home",
+]
 
 MAX_GIT_CONFIG = 1024 * 1024  # bytes of a .git/config read to look for credentials
 _SEARCH = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -175,6 +187,15 @@ def _open_step(name: str, flags: int, folder: int, path: Path, mode: int = 0o666
         raise
 
 
+class Making(NamedTuple):
+    """The folders a write made for its file (outermost first), and the folder holding the
+    first of them (or the file), with its state before: a new entry moves its time."""
+
+    holder: Path
+    holder_before: FileState
+    folders: tuple[Path, ...]
+
+
 class Workspace:
     """The root the file tools work in, the secrets they never read, the path and host
     rules ("allow" / "ask" / "deny") that decide what lies outside, and the sandbox its
@@ -239,8 +260,10 @@ class Workspace:
                 for change in found.changes.changes:
                     self.keep(self.root / change.path, change.before)
                     self.keep(overlay.upper / change.path, change.after, name=change.path)
+            folders = folder_states(self.root, (c.path for c in found.changes.changes))
             journal_apply.apply(found, overlay.upper, self.root, overlay.upper.parent)
-        return found.changes._replace(interrupted=interrupted), found.beside
+            changes = with_folder_times(found.changes, self.root, folders)
+        return changes._replace(interrupted=interrupted), found.beside
 
     @property
     def reviewing(self) -> bool:
@@ -332,16 +355,61 @@ class Workspace:
         self.keep(target, state)
         return state
 
-    def after_change(self, target: Path, before: FileState | None, source: str) -> ChangeSet | None:
-        """What the file tool `source` changed at `target` (None if nothing, or outside)."""
+    def make_folders(self, folder: Path) -> Making:
+        """Make `folder` and whatever folders above it are missing (a write's change set
+        holds them, so that a rewind removes them too)."""
+        missing = []
+        while not os.path.lexists(folder):
+            missing.append(folder)
+            folder = folder.parent
+        making = Making(folder, state_of(folder), tuple(reversed(missing)))
+        for made in making.folders:
+            made.mkdir(exist_ok=True)
+        return making
+
+    def open_to_write(
+        self, target: Path, context: ToolContext | None
+    ) -> tuple[int, FileState | None]:
+        """`target` opened to be written (made if missing), and its state before: ABSENT
+        when this open made it, so that a rewind removes it rather than leave it empty
+        (None outside the workspace, whose changes are not journaled)."""
+        created = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+        try:
+            fd = self.open_path(target, context, action="write", flags=created)
+        except FileExistsError:
+            fd = self.open_path(target, context, action="write", flags=os.O_WRONLY)
+            return fd, self.before_change(target)
+        return fd, ABSENT if self.inside(target) else None
+
+    def after_change(
+        self,
+        target: Path,
+        before: FileState | None,
+        source: str,
+        making: Making | None = None,
+    ) -> ChangeSet | None:
+        """What the file tool `source` changed at `target`, with the folders `making` made
+        for it and the time of the folder holding them (None if nothing, or outside)."""
         if before is None:
             return None
         after = state_of(target)
         if after.same_as(before):
             return None
         self.keep(target, after)
-        change = FileChange(target.relative_to(self.root).as_posix(), before, after)
-        return ChangeSet((change,), source)
+        changes = [
+            FileChange(self._relative(folder), ABSENT, state_of(folder))
+            for folder in (making.folders if making else ())
+            if self.inside(folder)
+        ]
+        changes.append(FileChange(self._relative(target), before, after))
+        change_set = ChangeSet(tuple(changes), source)
+        if making is None or making.holder == self.root or not self.inside(making.holder):
+            return change_set
+        holder = {self._relative(making.holder): making.holder_before}
+        return with_folder_times(change_set, self.root, holder)
+
+    def _relative(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
 
     def keep(self, path: Path, state: FileState, *, name: str | None = None) -> None:
         """Keep the content `path` holds in `state` in the journal, so the change can be

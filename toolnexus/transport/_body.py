@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from .._bounded_json import TooDeep, loads_bounded
 from .._control import RunControl
-from ..bounded_json import TooDeep, loads_bounded
+from .._sse import SSEDecoder
 from ..errors import ProviderError
-from ..sse import SSEDecoder
 from ._channel import DATA, END, FAIL, STOP, Channel
 
 if TYPE_CHECKING:

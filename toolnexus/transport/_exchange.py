@@ -5,12 +5,13 @@ _retries.py says, every wait interruptible by the run's control.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from .._bounded_json import loads_bounded
 from .._control import RunControl
-from ..bounded_json import loads_bounded
 from ..errors import IdleTimeout, ProviderError, ToolnexusError
 from ..events import retry_event
 from ..options import Retries, Timeouts
@@ -28,12 +29,14 @@ from ._body import (
 from ._channel import DATA, END, FAIL, HEAD, Channel, hang_up
 from ._connections import NO_HEADERS, USER_AGENT, Pool, new_pool, socks_errors_mapped
 from ._failures import http_failure, transport_failure
+from ._local import answered
 from ._replies import JsonReply, Reply, Retrying, StreamEnd, StreamError, StreamEvents
 from ._retries import MAX_BUSY_WAIT_S, LoadCheck, Retryable, output_begins, retry_delay
 
 if TYPE_CHECKING:
     import httpx2
 
+    from ..wire.base import Answerer
     from ._network import HttpResponse
 
 
@@ -51,12 +54,14 @@ class Transport:
         describe_error: Callable[[int, str | None], ProviderError],
         http_client: httpx2.AsyncClient | None = None,
         load_check: LoadCheck | None = None,
+        answerer: Answerer | None = None,
     ) -> None:
         self.retries = retries
         self.timeouts = timeouts
         self.describe_error = describe_error
         self.load_check = load_check  # asked before retrying after an idle timeout
         self._caller_client = http_client  # the caller's: used, never closed
+        self._answerer = answerer  # a model in this process: no HTTP at all
         self._pools: dict[tuple[asyncio.AbstractEventLoop, bool], Pool] = {}
         self._timeout: httpx2.Timeout | None = None
         self._timeout_extension: dict[str, float | None] | None = None
@@ -148,32 +153,18 @@ class Transport:
             control.check()
             started = False
             try:
-                channel, stop_reading = await self._reply_channel(url, headers, body, control)
-                try:
-                    kind, *head = await channel.get()
-                    if kind != HEAD:
-                        unexpected(kind, head, control)
-                    start = await body_start(channel)
-                    if reads_as_json(start, content_type=head[0], expects_json=head[1]):
-                        reply = JsonReply(await read_json(channel, control))
-                        started = True
+                replies = self._attempt(url, headers, body, control, stream_end)
+                async with contextlib.aclosing(replies):
+                    async for reply in replies:
+                        if (
+                            isinstance(reply, StreamEvents)
+                            and not started
+                            and stream_error is not None
+                        ):
+                            started = output_begins(reply.events, stream_error, preamble)
+                        else:
+                            started = True
                         yield reply
-                    else:
-                        async for events in read_sse(channel, control):
-                            last = _end_of(events, stream_end)
-                            if last is not None:
-                                events = events[: last + 1]
-                            if not started and stream_error is not None:
-                                started = output_begins(events, stream_error, preamble)
-                            else:
-                                started = True
-                            yield StreamEvents(events)
-                            if last is not None:
-                                await _rest_of_body(channel)
-                                break
-                finally:
-                    if stop_reading is not None:
-                        await stop_reading()
                 return
             except Retryable as failure:
                 if started:
@@ -185,6 +176,49 @@ class Transport:
                         yield Retrying(event)
                 yield Retrying(retry_event(attempt, self.retries.count, delay, failure.reason))
                 await control.sleep(delay)
+
+    def _attempt(
+        self,
+        url: str,
+        headers: dict[str, str],
+        body: dict[str, Any],
+        control: RunControl,
+        stream_end: StreamEnd | None,
+    ) -> AsyncGenerator[JsonReply | StreamEvents]:
+        """One try: the reply, from the answerer in this process or over HTTP."""
+        if self._answerer is not None:
+            return answered(self._answerer, body, control)
+        return self._exchange(url, headers, body, control, stream_end)
+
+    async def _exchange(
+        self,
+        url: str,
+        headers: dict[str, str],
+        body: dict[str, Any],
+        control: RunControl,
+        stream_end: StreamEnd | None,
+    ) -> AsyncGenerator[JsonReply | StreamEvents]:
+        """One HTTP request and its reply; raises Retryable for a failure worth another
+        try. A stream ends at its protocol's last event (see `send`)."""
+        channel, stop_reading = await self._reply_channel(url, headers, body, control)
+        try:
+            kind, *head = await channel.get()
+            if kind != HEAD:
+                unexpected(kind, head, control)
+            start = await body_start(channel)
+            if reads_as_json(start, content_type=head[0], expects_json=head[1]):
+                yield JsonReply(await read_json(channel, control))
+                return
+            async for events in read_sse(channel, control):
+                last = _end_of(events, stream_end)
+                if last is not None:
+                    yield StreamEvents(events[: last + 1])
+                    await _rest_of_body(channel)
+                    return
+                yield StreamEvents(events)
+        finally:
+            if stop_reading is not None:
+                await stop_reading()
 
     async def _while_busy(
         self, headers: dict[str, str], control: RunControl, attempt: int
@@ -257,7 +291,7 @@ class Transport:
         body: dict[str, Any],
     ) -> None:
         """The reply into `channel`: its head, its body as it comes, then its end; or the
-        failure. A stream's body is limited by its events (sse.py) unless it is
+        failure. A stream's body is limited by its events (_sse.py) unless it is
         compressed; a body held whole (not streamed), or inflated, by its size."""
         response: HttpResponse | None = None
         try:
@@ -304,7 +338,10 @@ class Transport:
     ) -> Any:
         """One GET (no retries) for endpoint metadata: the JSON body of a 200 answer, or
         None for any other answer, a body over `limit` bytes, or a failed connection.
-        Only an interruption of the run is raised."""
+        Only an interruption of the run is raised. A model answering in this process
+        has no such metadata: None."""
+        if self._answerer is not None:
+            return None
         import httpx2
 
         async def fetch() -> Any:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..bounded_json import loads_bounded
+from .._bounded_json import loads_bounded
 from ..errors import IdleTimeout, ProviderError
 from ._retries import Retryable, parse_retry_after, retry_wanted
 

@@ -6,7 +6,7 @@ import json
 import uuid
 from typing import Any
 
-from ..bounded_json import TooDeep, loads_bounded
+from .._bounded_json import TooDeep, loads_bounded
 from ..errors import ProviderError
 from ..events import empty_usage
 from ..types import AssistantMessage, Message, ToolCall, Usage

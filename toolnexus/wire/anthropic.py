@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Final
 
-from ..bounded_json import loads_bounded, object_or_empty
+from .._bounded_json import loads_bounded, object_or_empty
 from ..content import Media, media_of, stand_in
 from ..errors import ProviderError, ToolnexusError, provider_error
 from ..events import (
@@ -49,6 +49,10 @@ from .base import (
     WireStyle,
     context_overflow,
 )
+
+__all__ = [
+    "AnthropicStyle",
+]
 
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096

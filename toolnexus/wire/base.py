@@ -10,14 +10,25 @@ import html
 import re
 import urllib.parse
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple, Protocol
 
 from ..errors import ContextSize, ProviderError, http_error
 from ..events import REFUSED
 from ..schema import OutputSchema
 from ..types import AssistantMessage, Message, OutputEvent, Usage
+
+__all__ = [
+    "NO_OPTIONS",
+    "REASONING_LEVELS",
+    "ModelReply",
+    "RequestOptions",
+    "StreamAssembler",
+    "ToolSpec",
+    "WireStyle",
+    "context_overflow",
+]
 
 REASONING_LEVELS = ("off", "low", "medium", "high")
 
@@ -133,6 +144,18 @@ class StreamAssembler(ABC):
         """The answer text seen so far (kept when the stream breaks)."""
 
 
+class Answerer(Protocol):
+    """A model that answers in this process, with no HTTP (toolnexus.testing's scripted
+    model): given the request body its style built, the reply the style reads: a whole
+    reply's JSON data (`reply`), or a stream's (event, data) pairs (`events`). A
+    ProviderError raised is the call's failure, retried as an HTTP answer of its status
+    would be."""
+
+    async def reply(self, body: dict[str, Any]) -> Any: ...
+
+    def events(self, body: dict[str, Any]) -> AsyncGenerator[tuple[str, str]]: ...
+
+
 class WireStyle(ABC):
     """One provider format. Subclasses set `name` and `key_env` and implement the rest."""
 
@@ -175,6 +198,11 @@ class WireStyle(ABC):
         """Whether the server keeps state naming this request's tool call ids (so a reply's
         repeated ids must stay as they are)."""
         return False
+
+    def answerer(self) -> Answerer | None:
+        """What answers this style's requests in this process instead of an endpoint over
+        HTTP; None (HTTP) for every style that speaks to a server."""
+        return None
 
     def auth_headers(self, api_key: str | None) -> dict[str, str]:
         return {"Authorization": f"Bearer {api_key}"} if api_key else {}

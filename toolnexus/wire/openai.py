@@ -8,7 +8,7 @@ import urllib.parse
 from collections.abc import Sequence
 from typing import Any, ClassVar, Final
 
-from ..bounded_json import loads_bounded
+from .._bounded_json import loads_bounded
 from ..content import Media, media_of, stand_in
 from ..errors import ProviderError, provider_error
 from ..events import FILTERED, MAX_TOKENS, empty_usage, reasoning_event, text_event
@@ -46,6 +46,12 @@ from .base import (
     context_overflow,
     first_error,
 )
+
+__all__ = [
+    "DeepSeekStyle",
+    "OpenAIStyle",
+    "OpenRouterStyle",
+]
 
 # The keys each role may carry on the wire; canonical extras (reasoning, thinking
 # blocks, interrupted marks, error flags) stay home.
@@ -211,7 +217,7 @@ class OpenAIStyle(WireStyle):
 
     def stream_error(self, event: str, data: str) -> ProviderError | None:
         """The error a stream event reports (`{"error": ...}` instead of a chunk, or
-        llama.cpp's `error:` line, see sse.py), if any."""
+        llama.cpp's `error:` line, see _sse.py), if any."""
         if event == "error":
             return self.error_event(data)
         if '"error"' not in data:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from ..bounded_json import loads_bounded, object_or_empty
+from .._bounded_json import loads_bounded, object_or_empty
 from ..content import Media, media_of, stand_in
 from ..errors import ProviderError, provider_error
 from ..events import CUT_OFF, FILTERED, MAX_TOKENS, reasoning_event, text_event
@@ -46,6 +46,10 @@ from .base import (
     WireStyle,
     context_overflow,
 )
+
+__all__ = [
+    "ResponsesStyle",
+]
 
 # Encrypted reasoning items ride on the canonical assistant message under this key, exactly
 # as the API sent them, and go back ahead of that message's output.
