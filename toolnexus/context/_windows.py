@@ -109,15 +109,18 @@ class WindowCache:
 
     def _all(self) -> dict[str, Any]:
         if self._entries is None:
-            self._entries = {}
-            if self.path is not None:
-                try:
-                    data = json.loads(self.path.read_text(encoding="utf-8"))
-                except (OSError, ValueError):
-                    data = None
-                if isinstance(data, dict) and isinstance(data.get("windows"), dict):
-                    self._entries = data["windows"]
+            self._entries = self._read()
         return self._entries
+
+    def _read(self) -> dict[str, Any]:
+        if self.path is None:
+            return {}
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        windows = data.get("windows") if isinstance(data, dict) else None
+        return windows if isinstance(windows, dict) else {}
 
     def get(self, key: str, kind: str) -> tuple[bool, int | None]:
         """(found and fresh, window)."""

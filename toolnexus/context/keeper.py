@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import ContextSize, ProviderError, provider_error
 from ..events import add_usage
-from ..types import CompactionEvent, CompactionInfo, Message, Usage, UserMessage
+from ..types import (
+    CompactionEvent,
+    CompactionInfo,
+    CompactionReason,
+    Message,
+    Usage,
+    UserMessage,
+)
 from ..wire._common import text_of
 from ..wire.base import RequestOptions
 from ._estimate import CHARS_PER_TOKEN, MESSAGE_OVERHEAD, message_tokens, text_tokens
@@ -343,9 +350,10 @@ class ContextKeeper:
                 stream=False,
                 options=RequestOptions(params=settings.request_params),
             )
-            self._reply_max = next(
+            found: int = next(
                 (body[k] for k in REPLY_BUDGET_KEYS if type(body.get(k)) is int and body[k] > 0), 0
             )
+            self._reply_max = found
         return self._reply_max
 
     def _budget(self, out: Outgoing, window: int) -> Budget:
@@ -411,7 +419,7 @@ class ContextKeeper:
         window: int | None,
         budget: Budget,
         *,
-        reason: str,
+        reason: CompactionReason,
         scale: float = 1.0,
         instructions: str | None = None,
         keep_first: bool = True,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..events import compaction_event
-from ..types import CompactionEvent, CompactionInfo, Message, UserMessage
+from ..types import CompactionEvent, CompactionInfo, CompactionReason, Message, UserMessage
 from ._estimate import message_tokens
 from ._marks import (
     COMPACTION_KEY,
@@ -122,7 +122,7 @@ class Draft(NamedTuple):
     lines: list[str]
     start: int
     before: int  # tokens of the request before it
-    reason: str  # "threshold", "overflow" or "manual"
+    reason: CompactionReason
     reserve: int  # tokens the summary may take
     hard: float  # tokens the request must stay under
     scale: float  # what the endpoint counts over the characters/4 estimate
@@ -145,7 +145,9 @@ class Compaction(NamedTuple):
 
     @property
     def info(self) -> CompactionInfo:
-        return self.record[COMPACTION_KEY]
+        info = self.record.get(COMPACTION_KEY)
+        assert info is not None, "a compaction's record is made with what it summarizes"
+        return info
 
     @property
     def summary(self) -> str:

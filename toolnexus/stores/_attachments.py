@@ -185,7 +185,7 @@ def referenced(message: Message) -> Message:
 def _copied_along(message: Message, path: Path) -> Message:
     """A copy of `message` with new dicts and lists along `path` (the rest shared)."""
     top: Any = dict(message)
-    node = top
+    node: Any = top
     for key in path[:-1]:
         child = node[key]
         node[key] = child = list(child) if isinstance(child, list) else dict(child)

@@ -12,16 +12,17 @@ import urllib.parse
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, ClassVar, NamedTuple, Protocol
+from typing import Any, ClassVar, Literal, NamedTuple, Protocol
 
 from ..errors import ContextSize, ProviderError, http_error
 from ..events import REFUSED
 from ..schema import OutputSchema
-from ..types import AssistantMessage, Message, OutputEvent, Usage
+from ..types import AssistantMessage, IncompleteReason, Message, OutputEvent, Usage
 
 __all__ = [
     "NO_OPTIONS",
     "REASONING_LEVELS",
+    "ReasoningLevel",
     "ModelReply",
     "RequestOptions",
     "StreamAssembler",
@@ -30,7 +31,8 @@ __all__ = [
     "context_overflow",
 ]
 
-REASONING_LEVELS = ("off", "low", "medium", "high")
+ReasoningLevel = Literal["off", "low", "medium", "high"]  # how hard the model is asked to think
+REASONING_LEVELS: tuple[ReasoningLevel, ...] = ("off", "low", "medium", "high")
 
 
 class ToolSpec(NamedTuple):
@@ -50,7 +52,7 @@ class RequestOptions(NamedTuple):
     endpoint sent with it)."""
 
     schema: OutputSchema | None = None
-    reasoning: str = "off"
+    reasoning: ReasoningLevel = "off"
     params: Mapping[str, Any] = MappingProxyType({})
     prompt_cache: bool = True
     endpoint: str = ""
@@ -59,10 +61,11 @@ class RequestOptions(NamedTuple):
 NO_OPTIONS = RequestOptions()
 
 
-def check_reasoning(level: str) -> str:
-    if level not in REASONING_LEVELS:
-        raise ValueError(f"reasoning must be one of {', '.join(REASONING_LEVELS)}, not {level!r}")
-    return level
+def check_reasoning(level: str) -> ReasoningLevel:
+    for known in REASONING_LEVELS:
+        if level == known:
+            return known
+    raise ValueError(f"reasoning must be one of {', '.join(REASONING_LEVELS)}, not {level!r}")
 
 
 class ModelReply(NamedTuple):
@@ -163,7 +166,7 @@ class WireStyle(ABC):
     key_env: ClassVar[str]  # the environment variable that holds this style's API key
     preamble_events: ClassVar[frozenset[str]] = frozenset()  # stream events with no output
     # finish reasons of an answer that did not end by itself -> why (events.MAX_TOKENS...)
-    unfinished_reasons: ClassVar[dict[str, str]] = {}
+    unfinished_reasons: ClassVar[dict[str, IncompleteReason]] = {}
     # finish reasons of a turn the server paused: it goes on when sent back (see continued)
     pause_reasons: ClassVar[frozenset[str]] = frozenset()
     reply_budget_key: ClassVar[str] = "max_tokens"  # the request key of the reply's length
@@ -231,7 +234,7 @@ class WireStyle(ABC):
         forced tool call), the assistant message with that output as its text; else None."""
         return None
 
-    def why_unfinished(self, reply: ModelReply) -> str | None:
+    def why_unfinished(self, reply: ModelReply) -> IncompleteReason | None:
         """Why a final answer is not whole (an incomplete reason of events.py), or None
         when it ended by itself."""
         if reply.refused:

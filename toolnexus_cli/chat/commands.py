@@ -63,7 +63,7 @@ from .workspace_commands import COMMANDS as WORKSPACE_COMMANDS
 from .workspace_commands import WorkspaceCommands
 
 if TYPE_CHECKING:
-    from toolnexus import Message
+    from toolnexus import DropReason, Message
 
     from ..custom.commands import CustomCommand
 
@@ -304,7 +304,7 @@ class Commands(
             self.console, messages, self.session.thread, self.ui.code_theme or "monokai"
         )
 
-    async def _mark_from(self, thread: Thread, start: int, reason: str) -> bool:
+    async def _mark_from(self, thread: Thread, start: int, reason: DropReason) -> bool:
         """Mark the thread's exchange from `start` on (nothing is deleted: `threads show`
         still shows it); False, said in one line, if another writer changed it meanwhile."""
         try:

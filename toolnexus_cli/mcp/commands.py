@@ -76,8 +76,8 @@ class McpCommands:
         elif action == "disable":
             await server.disable()
             self.say(f"{server.name} is disabled for this session: its tools are not offered")
-        elif server.status.status in ("ok", "starting"):
-            self.say(f"{server.name} is {server.status.status} already")
+        elif server.status.state.state in ("ok", "starting"):
+            self.say(f"{server.name} is {server.status.state} already")
         else:
             server.enable()
             self.say(f"{server.name} is starting")

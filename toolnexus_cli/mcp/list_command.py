@@ -48,7 +48,7 @@ async def _show(path: str, roots: list[Path], json_out: bool) -> int:
             console = Console(highlight=False, soft_wrap=True)  # a line a server, for grep
             for server in pool.servers:
                 console.print(details(server))
-        failed = [s for s in pool.statuses() if not s.ok and s.status != "disabled"]
+        failed = [s for s in pool.statuses() if not s.ok and s.state.state != "disabled"]
     finally:
         await pool.close()
     return 1 if failed else 0

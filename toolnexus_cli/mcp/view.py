@@ -21,23 +21,18 @@ INSTRUCTION_LINES = 5  # of its instructions
 
 def status_line(servers: list[ServerStatus]) -> str:
     """ "2 of 3 MCP servers ready · slow starting": for the chat's toolbar."""
-    shown = [server for server in servers if server.status != "disabled"]
+    shown = [server for server in servers if server.state.state != "disabled"]
     if not shown:
         return "every MCP server is disabled (/mcp)"
     ready = sum(server.ok for server in shown)
     others = [
         f"{server.name} needs 'toolnexus mcp login {server.name}'"
         if server.needs_login
-        else f"{server.name} {state_word(server.status)}"
+        else f"{server.name} {server.state.state}"
         for server in shown
         if not server.ok
     ]
     return visible(" · ".join([f"{ready} of {len(shown)} MCP servers ready", *others]))
-
-
-def state_word(status: str) -> str:
-    """ "ok", "starting", "restarting", "failed", "disabled" or "stopped"."""
-    return status.split(":", 1)[0]
 
 
 def overview(servers: list[McpServer]) -> RenderableType:
@@ -57,7 +52,7 @@ def overview(servers: list[McpServer]) -> RenderableType:
         table.add_row(
             Text(visible(server.name), style="bold"),
             server.status.transport,
-            Text(visible(server.status.status), style=_style(server.status)),
+            Text(visible(str(server.status.state)), style=_style(server.status)),
             *counts,
             Text(visible(", ".join(_roots(server)) or "none")),
         )
@@ -74,7 +69,7 @@ def details(server: McpServer) -> RenderableType:
         Text.assemble(
             (visible(server.name), "bold"),
             f"  {status.transport}  ",
-            (visible(status.status), _style(status)),
+            (visible(str(status.state)), _style(status)),
         )
     ]
     lines += _listed("tools", status.tools)
@@ -95,7 +90,7 @@ def as_json(server: McpServer) -> dict[str, Any]:
     return {
         "name": server.name,
         "transport": server.status.transport,
-        "status": server.status.status,
+        "status": str(server.status.state),
         "tools": server.status.tools,
         "resources": [_resource(entry) for entry in server.offer.resources],
         "resource_templates": _templates(server),
@@ -109,8 +104,9 @@ def as_json(server: McpServer) -> dict[str, Any]:
 
 
 def _style(status: ServerStatus) -> str:
-    word = state_word(status.status)
-    return {"ok": "green", "failed": "red", "disabled": "dim", "stopped": "dim"}.get(word, "yellow")
+    return {"ok": "green", "failed": "red", "disabled": "dim", "stopped": "dim"}.get(
+        status.state.state, "yellow"
+    )
 
 
 def _resource(entry: dict[str, Any]) -> str:

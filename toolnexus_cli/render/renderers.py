@@ -208,7 +208,9 @@ def run_figures(
         completion_tokens=result.usage.get("completion_tokens", 0),
         seconds=seconds,
         speed=speed,
-        stopped=_STOPPED.get(result.incomplete_reason or ""),
+        stopped=None
+        if result.incomplete_reason is None
+        else _STOPPED.get(result.incomplete_reason),
         thread=thread,
         window=facts.window,
         fill_estimated=facts.fill is not None and facts.fill_estimated,

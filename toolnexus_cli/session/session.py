@@ -504,7 +504,7 @@ class Session:
         return asked
 
     def _warn_if_failed(self, server: McpServer) -> None:
-        if not server.status.status.startswith("failed"):
+        if server.status.state.state != "failed":
             return
         if self._asking:  # said once the question is answered, not over it
             self._held_warnings.append(dataclasses.replace(server.status))

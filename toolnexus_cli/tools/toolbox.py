@@ -140,9 +140,9 @@ def warn_failed_servers(toolkit: Toolkit) -> None:
 
 
 def warn_if_failed(server: ServerStatus) -> None:
-    if server.status.startswith("failed"):
+    if server.state.state == "failed":
         warnings.warn(
-            f"MCP server {server.name} {server.status}; its tools are "
+            f"MCP server {server.name} {server.state}; its tools are "
             "unavailable ('toolnexus tools' shows every status)",
             stacklevel=2,
         )
@@ -336,12 +336,12 @@ def tool_rows(
             }
         )
     for server in toolkit.servers:
-        if server.status != "ok":
+        if not server.ok:
             rows.append(
                 {
                     "name": f"{server.name}_*",
                     "source": f"mcp:{server.name}",
-                    "status": server.status,
+                    "status": str(server.state),
                     "approval": "-",
                     "approval_note": "",
                     "description": "",
