@@ -137,6 +137,7 @@ def test_with_the_switch_off_every_command_is_the_program_started_anew(tmp_path,
     """TOOLNEXUS_TEST_PREFORK=0: the program is this process's own child, no zygote's fork;
     on, its parent is the zygote."""
     program = script(tmp_path, "import os\nprint(os.getppid())\n")
+    monkeypatch.setenv(prefork.SWITCH, "1")
     forked = run(prefork.command("script", program))
     monkeypatch.setenv(prefork.SWITCH, "0")
     fresh = run(prefork.command("script", program))
