@@ -92,3 +92,21 @@ def test_the_file_of_a_call_s_output_stops_at_its_cap_and_says_so(monkeypatch, t
     assert last.text() == "x" * 100 + "\n[... 150 more characters not kept]\n"
     kept.close()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_output_whose_file_is_gone_is_not_kept_and_raises_nothing(monkeypatch, tmp_path):
+    """A call's last printed lines can arrive as the chat removes its files (it is ending,
+    from another thread than the one printing): the late output is dropped without a
+    traceback over the chat, and no file is made again outside the removed folder."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    kept = KeptOutputs()
+    kept.begin("call-1", "bash")
+    kept.add("call-1", "before the end\n")
+    last = kept.last()
+    assert last is not None
+    last.path.unlink()
+    kept.add("call-1", "after the end\n")
+    kept.end("call-1", "the result")
+    assert not last.path.exists()
+    kept.close()
+    assert list(tmp_path.iterdir()) == []

@@ -159,6 +159,13 @@ def remove_leftovers() -> None:
 
 
 def _append(path: Path, text: str) -> None:
-    if text:
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write(text)
+    """Add to a kept file, never making one: output that arrives after the chat removed its
+    files (it is ending) or after something else removed one is not kept, and says nothing."""
+    if not text:
+        return
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
+    except OSError:
+        return
+    with open(fd, "a", encoding="utf-8") as handle:
+        handle.write(text)
