@@ -34,13 +34,13 @@ if TYPE_CHECKING:
     from toolnexus import Message
     from toolnexus.journal import Journal
 
-EXIT_NOT_FOUND = EXIT_STORE_ERROR = 1
+EXIT_NOT_FOUND = 1
 EXIT_USAGE = 2
 
 
 def with_store(config: Config, action: Callable[[Any], Awaitable[int]]) -> int:
     """Run `action` on the configured store; a store that cannot be opened or read (a
-    broken or locked database) is one line on stderr."""
+    broken or locked database) is a library error, one line from app.py's boundary."""
 
     async def run() -> int:
         store = open_store(config)
@@ -49,11 +49,7 @@ def with_store(config: Config, action: Callable[[Any], Awaitable[int]]) -> int:
         finally:
             await store.aclose()
 
-    try:
-        return asyncio.run(run())
-    except ToolnexusError as exc:
-        print(visible(f"error: {exc}"), file=sys.stderr)
-        return EXIT_STORE_ERROR
+    return asyncio.run(run())
 
 
 def _print(text: str = "", end: str = "\n") -> None:
