@@ -281,8 +281,9 @@ def test_the_chat_rewinds_redoes_and_shows_the_diff_of_a_turn(cli, stub, work, g
         assert tree_digest(work) == end
         (work / "a.txt").write_text("the person's own edit\n")
         chat.send_line("/undo both")
-        chat.expect(re.escape("a.txt"))
-        chat.expect("nothing was changed")
+        chat.expect(re.escape("overwrite a.txt? [y]es"))
+        chat.child.send("n")
+        chat.expect("rewind cancelled: nothing was changed")
         assert (work / "a.txt").read_text() == "the person's own edit\n"
     finally:
         chat.close()
@@ -465,6 +466,45 @@ def test_the_chat_shows_both_versions_of_a_file_the_person_edited_and_asks(cli, 
         assert (work / "a.txt").read_text() == "the person's edit\n"
         assert (work / "a.txt.toolnexus-1").read_text() == "from-the-command\n"
         assert "kept theirs; this command's version is a.txt.toolnexus-1]" in told, told
+
+
+def test_a_chat_rewind_shows_both_versions_of_a_file_changed_since_and_asks(cli, stub, work):
+    """Repro: `toolnexus chat --builtins --yes`; the model writes a.txt and b.txt; edit both
+    in an editor; `/rewind 1`: each file shows what the rewind would put back against your
+    version; `n` cancels (nothing changes); `/rewind 1` again, `y` for a.txt (yours is kept
+    as a.txt.toolnexus-1) and `s` for b.txt (left as you made it)."""
+    replies(stub, [("bash", {"command": "echo model-a > a.txt && echo model-b > b.txt"})])
+    chat = PtySession(cli, "chat", "--builtins", "--yes", "--root", str(work), rows=50, cols=160)
+    try:
+        chat.expect("›")
+        chat.send_line("write the files")
+        chat.expect("done")
+        (work / "a.txt").write_text("the person's a\n")
+        (work / "b.txt").write_text("the person's b\n")
+        edited = tree_digest(work)
+        chat.send_line("/rewind 1")
+        chat.expect(re.escape("- what the rewind puts back, + yours now"))
+        chat.expect(re.escape("-a.txt"))
+        chat.expect(re.escape("+the person's a"))
+        chat.expect(re.escape("overwrite a.txt? [y]es, yours kept as a.txt.toolnexus-1"))
+        chat.child.send("n")
+        chat.expect("rewind cancelled: nothing was changed")
+        assert tree_digest(work) == edited
+
+        chat.send_line("/rewind 1")
+        chat.expect(re.escape("overwrite a.txt? [y]es"))
+        chat.child.send("y")
+        chat.expect(re.escape("+the person's b"))
+        chat.expect(re.escape("overwrite b.txt? [y]es"))
+        chat.child.send("s")
+        chat.expect("files back as before turn 1")
+        chat.expect(re.escape("your version of a.txt is kept as a.txt.toolnexus-1"))
+        chat.expect(re.escape("left as you changed them: b.txt"))
+    finally:
+        chat.close()
+    assert (work / "a.txt").read_text() == "a.txt\n"
+    assert (work / "a.txt.toolnexus-1").read_text() == "the person's a\n"
+    assert (work / "b.txt").read_text() == "the person's b\n"
 
 
 def test_a_rewind_never_touches_git_s_own_files_and_says_so(cli, stub, work):
