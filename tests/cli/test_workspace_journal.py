@@ -247,6 +247,39 @@ def test_a_file_changed_between_a_turn_and_its_rewind_stops_the_rewind(cli, stub
     assert (work / "a.txt").read_text() == "the person's later edit\n"  # nothing lost
 
 
+def test_threads_rewind_conversation_marks_the_turns_undone_and_dry_run_only_lists(
+    cli, stub, work
+):
+    def turn(command: str, question: str) -> None:
+        replies(stub, [("bash", {"command": command})])
+        asked = cli.call("ask", "--builtins", "--yes", "--id", "t-c", "--root", str(work), question)
+        assert asked.code == 0, asked
+
+    turn("echo first > a.txt", "first")
+    turn("echo second > b.txt", "second")
+    stored = cli.call("threads", "show", "t-c", "--json").json
+
+    dry = cli.call("threads", "rewind", "t-c", "2", "--conversation", "--dry-run")
+    assert dry.code == 0, dry
+    assert "b.txt" in dry.stdout and "a.txt" not in dry.stdout, dry
+    assert "would mark turns 2 and later of t-c (4 messages) undone" in dry.stdout, dry
+    assert (work / "b.txt").read_text() == "second\n"
+    assert cli.call("threads", "show", "t-c", "--json").json == stored  # nothing changed
+
+    rewound = cli.call("threads", "rewind", "t-c", "2", "--conversation")
+    assert rewound.code == 0, rewound
+    assert "marked turns 2 and later of t-c (4 messages) undone" in rewound.stdout, rewound
+    assert (work / "b.txt").read_text() == "b.txt\n" and (work / "a.txt").read_text() == "first\n"
+    now = cli.call("threads", "show", "t-c", "--json").json
+    assert len(now) == len(stored)  # append-only: every message kept, the later ones marked
+    assert [m.get("dropped") for m in now] == [None] * 4 + ["undone"] * 4, now
+    sent = cli.call("threads", "show", "t-c", "--sent").stdout
+    assert "first" in sent and "second" not in sent, sent
+
+    again = cli.call("threads", "rewind", "t-c", "9", "--conversation")
+    assert again.code == 2 and "no turn 9" in again.stderr, again
+
+
 @pytest.mark.parametrize("review", [False, True], ids=["applied at once", "--review"])
 @pytest.mark.parametrize("git", [False, True], ids=["plain folder", "git repository"])
 def test_the_chat_rewinds_redoes_and_shows_the_diff_of_a_turn(cli, stub, work, git, review):
@@ -472,7 +505,7 @@ def test_a_chat_rewind_shows_both_versions_of_a_file_changed_since_and_asks(cli,
     """Repro: `toolnexus chat --builtins --yes`; the model writes a.txt and b.txt; edit both
     in an editor; `/rewind 1`: each file shows what the rewind would put back against your
     version; `n` cancels (nothing changes); `/rewind 1` again, `y` for a.txt (yours is kept
-    as a.txt.toolnexus-1) and `s` for b.txt (left as you made it)."""
+    as a.txt.toolnexus-1) and `s` for b.txt (left as you made it); `/redo` puts yours back."""
     replies(stub, [("bash", {"command": "echo model-a > a.txt && echo model-b > b.txt"})])
     chat = PtySession(cli, "chat", "--builtins", "--yes", "--root", str(work), rows=50, cols=160)
     try:
@@ -500,11 +533,14 @@ def test_a_chat_rewind_shows_both_versions_of_a_file_changed_since_and_asks(cli,
         chat.expect("files back as before turn 1")
         chat.expect(re.escape("your version of a.txt is kept as a.txt.toolnexus-1"))
         chat.expect(re.escape("left as you changed them: b.txt"))
+        assert (work / "a.txt").read_text() == "a.txt\n"
+        assert (work / "a.txt.toolnexus-1").read_text() == "the person's a\n"
+        assert (work / "b.txt").read_text() == "the person's b\n"
+        chat.send_line("/redo")  # back to where the person was: their a.txt in its place
+        chat.expect("the last rewind undone")
+        assert tree_digest(work) == edited
     finally:
         chat.close()
-    assert (work / "a.txt").read_text() == "a.txt\n"
-    assert (work / "a.txt.toolnexus-1").read_text() == "the person's a\n"
-    assert (work / "b.txt").read_text() == "the person's b\n"
 
 
 def test_a_rewind_never_touches_git_s_own_files_and_says_so(cli, stub, work):
