@@ -75,7 +75,7 @@ def test_without_an_overlay_changes_are_found_by_comparing_and_can_be_rewound(
     assert asked.code == 0, asked
     [told] = [m["content"] for m in stub.requests[-1].json["messages"] if m["role"] == "tool"]
     assert told == (
-        "exit code 0\nok\n\n[files changed: +1 ~1 -1: a.txt, gone.txt (deleted), new.txt (new)]"
+        "exit code 0\nok\n\n[files changed: +1 ~1 -1: a.txt +1 -0, gone.txt (deleted) +0 -1, new.txt (new) +1 -0]"
     )
     assert (work / "new.txt").read_text() == "new\n"  # written as it ran
     assert cli.call("threads", "rewind", "t-6", "1").code == 0
@@ -94,7 +94,7 @@ def test_touching_opening_or_an_edit_that_matches_nothing_changes_nothing(cli, s
         ),
         "--yes",
     )
-    assert result == "exit code 0\nok\n\n[files changed: +1 ~0 -0: new.txt (new)]", result
+    assert result == "exit code 0\nok\n\n[files changed: +1 ~0 -0: new.txt (new) +0 -0]", result
     assert (work / "a.txt").stat().st_mtime_ns == before  # not even its time moved
     assert (work / "new.txt").stat().st_mtime == pytest.approx(978307200, abs=86400)  # kept
 
@@ -336,12 +336,12 @@ def test_changes_that_run_later_are_flagged_and_ask_json_carries_the_change_sets
     assert {c[0] for c in changes["changes"]} >= {"Makefile", "tool.sh", "plain.txt"}
     [told] = [m["content"] for m in stub.requests[-1].json["messages"] if m["role"] == "tool"]
     for later in (
-        "Makefile (new) (runs later)",
-        "tool.sh (new) (runs later)",
-        "ci.yml (new) (runs later)",
+        "Makefile (new) +2 -0 (runs later)",
+        "tool.sh (new) +1 -0 (runs later)",
+        "ci.yml (new) +1 -0 (runs later)",
     ):
         assert later in told, told
-    assert "plain.txt (new)," in told or told.endswith("plain.txt (new)]"), told
+    assert "plain.txt (new) +1 -0," in told or told.endswith("plain.txt (new) +1 -0]"), told
 
 
 def test_a_fork_can_rewind_the_turns_it_shares_and_deleting_frees_the_contents(cli, stub, work):
@@ -405,7 +405,7 @@ def test_review_in_the_chat_shows_the_diff_and_applies_on_yes_only(cli, stub, wo
     [told] = [m["content"] for m in stub.requests[-1].json["messages"] if m["role"] == "tool"]
     if answer == "y":
         assert text == "a.txt\nreviewed-line\n"
-        assert "[files changed: +0 ~1 -0: a.txt]" in told, told
+        assert "[files changed: +0 ~1 -0: a.txt +1 -0]" in told, told
     else:
         assert text == "a.txt\n"
         assert "[not applied: the user did not approve" in told, told
@@ -573,7 +573,7 @@ async def test_a_file_too_big_to_keep_is_said_to_be_not_undoable(tmp_path):
     finally:
         await toolkit.close()
     assert "big.bin (new) (too big to keep: not undoable)" in result.output, result.output
-    assert "small.txt (new)," in result.output or "small.txt (new)]" in result.output
+    assert "small.txt (new) +1 -0" in result.output
 
 
 def test_what_a_command_stopped_by_ctrl_c_changed_is_applied_and_journaled(cli, stub, work):
@@ -667,14 +667,23 @@ def test_a_secret_looking_file_is_journaled_by_its_hash_never_by_its_content(cli
 
 def test_a_command_s_panel_ends_with_the_files_it_changed(cli, stub, work):
     """Repro: `toolnexus chat --builtins --yes`; the model runs `echo more >> a.txt && echo
-    new > new.txt && rm gone.txt`: its panel ends with what it changed, counted and named."""
-    model_calls(stub, bash("echo more >> a.txt && echo new > new.txt && rm gone.txt"), "Done.")
-    chat = PtySession(cli, "chat", "--builtins", "--yes", "--root", str(work), rows=50, cols=160)
+    new > new.txt && rm gone.txt`, writes a binary file and a `.env`: its panel ends with
+    what it changed, counted and named, with the lines each text file gained and lost
+    (a binary file says so; a file whose content is not kept, like `.env`, has no count)."""
+    command = (
+        "echo more >> a.txt && echo new > new.txt && rm gone.txt && printf 'x\\0y' > blob.bin "
+        "&& echo TOKEN=1 > .env"
+    )
+    model_calls(stub, bash(command), "Done.")
+    chat = PtySession(cli, "chat", "--builtins", "--yes", "--root", str(work), rows=50, cols=200)
     try:
         chat.expect("›")
         chat.send_line("change things")
         chat.expect(
-            re.escape("[files changed: +1 ~1 -1: a.txt, gone.txt (deleted), new.txt (new)]")
+            re.escape(
+                "[files changed: +3 ~1 -1: .env (new), a.txt +1 -0, blob.bin (new) binary, "
+                "gone.txt (deleted) +0 -1, new.txt (new) +1 -0]"
+            )
         )
         chat.expect("Done.")
     finally:
