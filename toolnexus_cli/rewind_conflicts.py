@@ -6,8 +6,8 @@ chooses, file by file or once for all: overwrite it (their version kept beside i
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 

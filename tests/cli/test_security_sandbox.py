@@ -164,7 +164,8 @@ def test_ordinary_work_in_the_workspace_still_runs(cli, stub, work):
     results = run_calls(cli, stub, work, calls, "--yes")
     results[1] = GIT_COUNTS.sub("N", results[1])  # git's own files: as many as git makes
     assert results == [
-        "exit code 0\nok\n[files changed: +2 ~0 -0: made-by-python.txt (new) +1 -0, script.py (new) +1 -0]",
+        "exit code 0\nok\n[files changed: +2 ~0 -0: made-by-python.txt (new) +1 -0, "
+        "script.py (new) +1 -0]",
         "exit code 0\n1\n\n[files changed: +N ~0 -0: tracked.txt (new) +1 -0, .git/ (N files)]",
         "exit code 0\nbuilt\n\n"
         "[files changed: +2 ~0 -0: Makefile (new) +2 -0 (runs later), out.txt (new) +1 -0]",

@@ -75,7 +75,8 @@ def test_without_an_overlay_changes_are_found_by_comparing_and_can_be_rewound(
     assert asked.code == 0, asked
     [told] = [m["content"] for m in stub.requests[-1].json["messages"] if m["role"] == "tool"]
     assert told == (
-        "exit code 0\nok\n\n[files changed: +1 ~1 -1: a.txt +1 -0, gone.txt (deleted) +0 -1, new.txt (new) +1 -0]"
+        "exit code 0\nok\n\n[files changed: +1 ~1 -1: a.txt +1 -0, gone.txt (deleted) +0 -1, "
+        "new.txt (new) +1 -0]"
     )
     assert (work / "new.txt").read_text() == "new\n"  # written as it ran
     assert cli.call("threads", "rewind", "t-6", "1").code == 0
@@ -247,9 +248,7 @@ def test_a_file_changed_between_a_turn_and_its_rewind_stops_the_rewind(cli, stub
     assert (work / "a.txt").read_text() == "the person's later edit\n"  # nothing lost
 
 
-def test_threads_rewind_conversation_marks_the_turns_undone_and_dry_run_only_lists(
-    cli, stub, work
-):
+def test_threads_rewind_conversation_marks_the_turns_undone_and_dry_run_only_lists(cli, stub, work):
     def turn(command: str, question: str) -> None:
         replies(stub, [("bash", {"command": command})])
         asked = cli.call("ask", "--builtins", "--yes", "--id", "t-c", "--root", str(work), question)

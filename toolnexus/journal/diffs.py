@@ -48,11 +48,10 @@ def line_counts(blobs: Blobs, change: FileChange) -> str:
     """`+A -R`, the lines `change` added and removed; "binary" for a binary file; "" when
     it cannot be said at once: a side's content was not kept, is over MAX_BYTES or is a
     link."""
-    sides = [_kept(blobs, state) for state in (change.before, change.after)]
-    before, after = sides
+    before, after = (_kept(blobs, state) for state in (change.before, change.after))
     if before is None or after is None:
         return ""
-    if any(b"\0" in side[:8192] for side in sides):
+    if b"\0" in before[:8192] or b"\0" in after[:8192]:
         return "binary"
     old = before.decode("utf-8", "replace").splitlines()
     new = after.decode("utf-8", "replace").splitlines()
@@ -75,9 +74,7 @@ def _counted(old: list[str], new: list[str]) -> tuple[int, int]:
     (matching line by line takes time quadratic in the lines)."""
     shortest = min(len(old), len(new))
     start = next((i for i in range(shortest) if old[i] != new[i]), shortest)
-    end = next(
-        (i for i in range(shortest - start) if old[-1 - i] != new[-1 - i]), shortest - start
-    )
+    end = next((i for i in range(shortest - start) if old[-1 - i] != new[-1 - i]), shortest - start)
     old, new = old[start : len(old) - end], new[start : len(new) - end]
     if max(len(old), len(new)) > MAX_MATCHED:
         return len(new), len(old)

@@ -77,7 +77,8 @@ class Journal:
         but the paths in `skip`; RewindConflict (nothing changed) if a file changed since,
         outside toolnexus, and is not in `overwrite` (`beside`: see `apply_rewind`)."""
         root, plan = self.plan(thread, turn)
-        done = apply_rewind(root, plan.without(skip), self.blobs, overwrite=overwrite, beside=beside)
+        plan = plan.without(skip)
+        done = apply_rewind(root, plan, self.blobs, overwrite=overwrite, beside=beside)
         self._append(Record(thread, turn, "", str(root), done, rewind=turn))
         return done
 
