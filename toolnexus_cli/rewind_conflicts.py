@@ -52,8 +52,10 @@ async def settle_conflicts(
         if everyone and kind in ("file", "absent"):
             answer = "overwrite"
         else:
-            panel(console, _both_versions(root, steps[path], blobs), "a file you changed since")
-            answer = await choose(_question(path, kind, names.get(path, "")), _keys(kind))
+            shown = _both_versions(root, steps[path], blobs)
+            shown.append("\n" + _choices(kind, names.get(path, "")), style="bold")
+            panel(console, shown, "a file you changed since")
+            answer = await choose(_question(kind), _keys(kind))
         if answer == "cancel" or answer not in (*OVERWRITE.values(), *SKIP_ONLY.values()):
             return None
         if answer == "skip":
@@ -70,13 +72,20 @@ def _keys(kind: str) -> dict[str, str]:
     return OVERWRITE if kind in ("file", "absent") else SKIP_ONLY
 
 
-def _question(path: str, kind: str, beside: str) -> str:
+def _question(kind: str) -> str:
+    if kind in ("file", "absent"):
+        return "overwrite it? [y]es / [s]kip / [a]ll / [n]o: "
+    return "[s]kip it / [n]o: "
+
+
+def _choices(kind: str, beside: str) -> str:
+    """What each answer does, under the two versions."""
     if kind not in ("file", "absent"):
-        return unmistakable(f"{path} is yours now: [s]kip it / [n]o: cancel the rewind: ")
-    kept = f", yours kept as {beside}" if beside else ""
-    return unmistakable(
-        f"overwrite {path}? [y]es{kept} / [s]kip this file / [a]ll: yes to every one / "
-        "[n]o: cancel the rewind: "
+        return "it is yours now, not a file: s leaves it as it is; n cancels the rewind"
+    kept = f", yours kept as {unmistakable(beside)}" if beside else ""
+    return (
+        f"y overwrites it{kept}; s leaves it as it is; a says y to every file changed "
+        "since; n cancels the rewind (nothing changes)"
     )
 
 

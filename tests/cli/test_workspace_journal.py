@@ -313,7 +313,7 @@ def test_the_chat_rewinds_redoes_and_shows_the_diff_of_a_turn(cli, stub, work, g
         assert tree_digest(work) == end
         (work / "a.txt").write_text("the person's own edit\n")
         chat.send_line("/undo both")
-        chat.expect(re.escape("overwrite a.txt? [y]es"))
+        chat.expect(re.escape("overwrite it? [y]es"))
         chat.child.send("n")
         chat.expect("rewind cancelled: nothing was changed")
         assert (work / "a.txt").read_text() == "the person's own edit\n"
@@ -518,16 +518,18 @@ def test_a_chat_rewind_shows_both_versions_of_a_file_changed_since_and_asks(cli,
         chat.expect(re.escape("- what the rewind puts back, + yours now"))
         chat.expect(re.escape("-a.txt"))
         chat.expect(re.escape("+the person's a"))
-        chat.expect(re.escape("overwrite a.txt? [y]es, yours kept as a.txt.toolnexus-1"))
+        chat.expect(re.escape("y overwrites it, yours kept as a.txt.toolnexus-1"))
+        chat.expect(re.escape("overwrite it? [y]es / [s]kip / [a]ll / [n]o:"))
         chat.child.send("n")
         chat.expect("rewind cancelled: nothing was changed")
         assert tree_digest(work) == edited
 
         chat.send_line("/rewind 1")
-        chat.expect(re.escape("overwrite a.txt? [y]es"))
+        chat.expect(re.escape("+the person's a"))
+        chat.expect(re.escape("overwrite it? [y]es"))
         chat.child.send("y")
         chat.expect(re.escape("+the person's b"))
-        chat.expect(re.escape("overwrite b.txt? [y]es"))
+        chat.expect(re.escape("overwrite it? [y]es"))
         chat.child.send("s")
         chat.expect("files back as before turn 1")
         chat.expect(re.escape("your version of a.txt is kept as a.txt.toolnexus-1"))
