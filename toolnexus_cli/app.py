@@ -482,12 +482,22 @@ def threads_rewind(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="List what would change; change nothing.")
     ] = False,
+    conversation: Annotated[
+        bool,
+        typer.Option(
+            "--conversation",
+            help="Also mark turns N and later undone, as /undo does (kept, no longer sent).",
+        ),
+    ] = False,
     config: ConfigOpt = None,
 ) -> None:
     """Put the files the thread's tools changed back as they were before turn N."""
     from .threads.commands import rewind
 
-    _threads(config, lambda store: rewind(store, thread, turn, dry_run=dry_run))
+    _threads(
+        config,
+        lambda store: rewind(store, thread, turn, dry_run=dry_run, conversation=conversation),
+    )
 
 
 @threads_app.command("redo")

@@ -194,7 +194,7 @@ def test_git_hooks_and_project_files_cannot_be_written_for_later(cli, stub, work
     assert (work / ".mcp.json").read_text() == '{"mcpServers": {}}'
     assert all("Read-only file system" in r for r in results[:5]), results
     assert results[5] == (  # reading still works
-        "exit code 0\n M src.txt\n1\n\n[files changed: +0 ~1 -0: src.txt]"
+        "exit code 0\n M src.txt\n1\n\n[files changed: +0 ~1 -0: src.txt +1 -0]"
     ), results
 
 
@@ -384,11 +384,11 @@ def test_ordinary_work_runs_inside(cli, stub, work):
     assert "tiny-ok\n" in results[1], results
     assert results[2] == (
         "exit code 0\n M a.txt\n 1 file changed, 1 insertion(+)\n1\n\n"
-        "[files changed: +0 ~1 -0: a.txt]"
+        "[files changed: +0 ~1 -0: a.txt +1 -0]"
     ), results
     assert results[3] == (
         "exit code 0\nbuilt\n\n"
-        "[files changed: +2 ~0 -0: Makefile (new) (runs later), out.txt (new)]"
+        "[files changed: +2 ~0 -0: Makefile (new) +2 -0 (runs later), out.txt (new) +1 -0]"
     )
     assert results[4].startswith("exit code 0\n") and results[4].endswith("served\n"), results
     if len(results) > 5:

@@ -164,11 +164,12 @@ def test_ordinary_work_in_the_workspace_still_runs(cli, stub, work):
     results = run_calls(cli, stub, work, calls, "--yes")
     results[1] = GIT_COUNTS.sub("N", results[1])  # git's own files: as many as git makes
     assert results == [
-        "exit code 0\nok\n[files changed: +2 ~0 -0: made-by-python.txt (new), script.py (new)]",
-        "exit code 0\n1\n\n[files changed: +N ~0 -0: tracked.txt (new), .git/ (N files)]",
+        "exit code 0\nok\n[files changed: +2 ~0 -0: made-by-python.txt (new) +1 -0, "
+        "script.py (new) +1 -0]",
+        "exit code 0\n1\n\n[files changed: +N ~0 -0: tracked.txt (new) +1 -0, .git/ (N files)]",
         "exit code 0\nbuilt\n\n"
-        "[files changed: +2 ~0 -0: Makefile (new) (runs later), out.txt (new)]",
-        "exit code 0\ndeep\n\n[files changed: +1 ~0 -0: a/b/c.txt (new)]",
+        "[files changed: +2 ~0 -0: Makefile (new) +2 -0 (runs later), out.txt (new) +1 -0]",
+        "exit code 0\ndeep\n\n[files changed: +1 ~0 -0: a/b/c.txt (new) +1 -0]",
         "exit code 0\nscratch\n",
     ], results
     assert (work / "a" / "b" / "c.txt").read_text() == "deep\n"
@@ -281,7 +282,7 @@ def test_an_allow_rule_runs_a_command_in_the_sandbox_without_asking(cli, stub, w
     model_calls(stub, bash("touch inside.txt", f"touch {outside}"), "done")
     result = cli.call("ask", "--builtins", "--root", str(work), "go")  # no --yes
     inside, stopped = tool_results(stub.requests[1])
-    assert inside == "exit code 0\n\n[files changed: +1 ~0 -0: inside.txt (new)]"
+    assert inside == "exit code 0\n\n[files changed: +1 ~0 -0: inside.txt (new) +0 -0]"
     assert (work / "inside.txt").exists()
     assert "[sandbox: " in stopped and not outside.exists()  # leaving still needs a person
     assert "--yes does not answer this" in result.stderr

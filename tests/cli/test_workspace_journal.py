@@ -75,7 +75,8 @@ def test_without_an_overlay_changes_are_found_by_comparing_and_can_be_rewound(
     assert asked.code == 0, asked
     [told] = [m["content"] for m in stub.requests[-1].json["messages"] if m["role"] == "tool"]
     assert told == (
-        "exit code 0\nok\n\n[files changed: +1 ~1 -1: a.txt, gone.txt (deleted), new.txt (new)]"
+        "exit code 0\nok\n\n[files changed: +1 ~1 -1: a.txt +1 -0, gone.txt (deleted) +0 -1, "
+        "new.txt (new) +1 -0]"
     )
     assert (work / "new.txt").read_text() == "new\n"  # written as it ran
     assert cli.call("threads", "rewind", "t-6", "1").code == 0
@@ -94,7 +95,7 @@ def test_touching_opening_or_an_edit_that_matches_nothing_changes_nothing(cli, s
         ),
         "--yes",
     )
-    assert result == "exit code 0\nok\n\n[files changed: +1 ~0 -0: new.txt (new)]", result
+    assert result == "exit code 0\nok\n\n[files changed: +1 ~0 -0: new.txt (new) +0 -0]", result
     assert (work / "a.txt").stat().st_mtime_ns == before  # not even its time moved
     assert (work / "new.txt").stat().st_mtime == pytest.approx(978307200, abs=86400)  # kept
 
@@ -247,6 +248,37 @@ def test_a_file_changed_between_a_turn_and_its_rewind_stops_the_rewind(cli, stub
     assert (work / "a.txt").read_text() == "the person's later edit\n"  # nothing lost
 
 
+def test_threads_rewind_conversation_marks_the_turns_undone_and_dry_run_only_lists(cli, stub, work):
+    def turn(command: str, question: str) -> None:
+        replies(stub, [("bash", {"command": command})])
+        asked = cli.call("ask", "--builtins", "--yes", "--id", "t-c", "--root", str(work), question)
+        assert asked.code == 0, asked
+
+    turn("echo first > a.txt", "first")
+    turn("echo second > b.txt", "second")
+    stored = cli.call("threads", "show", "t-c", "--json").json
+
+    dry = cli.call("threads", "rewind", "t-c", "2", "--conversation", "--dry-run")
+    assert dry.code == 0, dry
+    assert "b.txt" in dry.stdout and "a.txt" not in dry.stdout, dry
+    assert "would mark turns 2 and later of t-c (4 messages) undone" in dry.stdout, dry
+    assert (work / "b.txt").read_text() == "second\n"
+    assert cli.call("threads", "show", "t-c", "--json").json == stored  # nothing changed
+
+    rewound = cli.call("threads", "rewind", "t-c", "2", "--conversation")
+    assert rewound.code == 0, rewound
+    assert "marked turns 2 and later of t-c (4 messages) undone" in rewound.stdout, rewound
+    assert (work / "b.txt").read_text() == "b.txt\n" and (work / "a.txt").read_text() == "first\n"
+    now = cli.call("threads", "show", "t-c", "--json").json
+    assert len(now) == len(stored)  # append-only: every message kept, the later ones marked
+    assert [m.get("dropped") for m in now] == [None] * 4 + ["undone"] * 4, now
+    sent = cli.call("threads", "show", "t-c", "--sent").stdout
+    assert "first" in sent and "second" not in sent, sent
+
+    again = cli.call("threads", "rewind", "t-c", "9", "--conversation")
+    assert again.code == 2 and "no turn 9" in again.stderr, again
+
+
 @pytest.mark.parametrize("review", [False, True], ids=["applied at once", "--review"])
 @pytest.mark.parametrize("git", [False, True], ids=["plain folder", "git repository"])
 def test_the_chat_rewinds_redoes_and_shows_the_diff_of_a_turn(cli, stub, work, git, review):
@@ -281,8 +313,9 @@ def test_the_chat_rewinds_redoes_and_shows_the_diff_of_a_turn(cli, stub, work, g
         assert tree_digest(work) == end
         (work / "a.txt").write_text("the person's own edit\n")
         chat.send_line("/undo both")
-        chat.expect(re.escape("a.txt"))
-        chat.expect("nothing was changed")
+        chat.expect(re.escape("overwrite it? [y]es"))
+        chat.child.send("n")
+        chat.expect("rewind cancelled: nothing was changed")
         assert (work / "a.txt").read_text() == "the person's own edit\n"
     finally:
         chat.close()
@@ -302,12 +335,12 @@ def test_changes_that_run_later_are_flagged_and_ask_json_carries_the_change_sets
     assert {c[0] for c in changes["changes"]} >= {"Makefile", "tool.sh", "plain.txt"}
     [told] = [m["content"] for m in stub.requests[-1].json["messages"] if m["role"] == "tool"]
     for later in (
-        "Makefile (new) (runs later)",
-        "tool.sh (new) (runs later)",
-        "ci.yml (new) (runs later)",
+        "Makefile (new) +2 -0 (runs later)",
+        "tool.sh (new) +1 -0 (runs later)",
+        "ci.yml (new) +1 -0 (runs later)",
     ):
         assert later in told, told
-    assert "plain.txt (new)," in told or told.endswith("plain.txt (new)]"), told
+    assert "plain.txt (new) +1 -0," in told or told.endswith("plain.txt (new) +1 -0]"), told
 
 
 def test_a_fork_can_rewind_the_turns_it_shares_and_deleting_frees_the_contents(cli, stub, work):
@@ -371,7 +404,7 @@ def test_review_in_the_chat_shows_the_diff_and_applies_on_yes_only(cli, stub, wo
     [told] = [m["content"] for m in stub.requests[-1].json["messages"] if m["role"] == "tool"]
     if answer == "y":
         assert text == "a.txt\nreviewed-line\n"
-        assert "[files changed: +0 ~1 -0: a.txt]" in told, told
+        assert "[files changed: +0 ~1 -0: a.txt +1 -0]" in told, told
     else:
         assert text == "a.txt\n"
         assert "[not applied: the user did not approve" in told, told
@@ -467,6 +500,50 @@ def test_the_chat_shows_both_versions_of_a_file_the_person_edited_and_asks(cli, 
         assert "kept theirs; this command's version is a.txt.toolnexus-1]" in told, told
 
 
+def test_a_chat_rewind_shows_both_versions_of_a_file_changed_since_and_asks(cli, stub, work):
+    """Repro: `toolnexus chat --builtins --yes`; the model writes a.txt and b.txt; edit both
+    in an editor; `/rewind 1`: each file shows what the rewind would put back against your
+    version; `n` cancels (nothing changes); `/rewind 1` again, `y` for a.txt (yours is kept
+    as a.txt.toolnexus-1) and `s` for b.txt (left as you made it); `/redo` puts yours back."""
+    replies(stub, [("bash", {"command": "echo model-a > a.txt && echo model-b > b.txt"})])
+    chat = PtySession(cli, "chat", "--builtins", "--yes", "--root", str(work), rows=50, cols=160)
+    try:
+        chat.expect("›")
+        chat.send_line("write the files")
+        chat.expect("done")
+        (work / "a.txt").write_text("the person's a\n")
+        (work / "b.txt").write_text("the person's b\n")
+        edited = tree_digest(work)
+        chat.send_line("/rewind 1")
+        chat.expect(re.escape("- what the rewind puts back, + yours now"))
+        chat.expect(re.escape("-a.txt"))
+        chat.expect(re.escape("+the person's a"))
+        chat.expect(re.escape("y overwrites it, yours kept as a.txt.toolnexus-1"))
+        chat.expect(re.escape("overwrite it? [y]es / [s]kip / [a]ll / [n]o:"))
+        chat.child.send("n")
+        chat.expect("rewind cancelled: nothing was changed")
+        assert tree_digest(work) == edited
+
+        chat.send_line("/rewind 1")
+        chat.expect(re.escape("+the person's a"))
+        chat.expect(re.escape("overwrite it? [y]es"))
+        chat.child.send("y")
+        chat.expect(re.escape("+the person's b"))
+        chat.expect(re.escape("overwrite it? [y]es"))
+        chat.child.send("s")
+        chat.expect("files back as before turn 1")
+        chat.expect(re.escape("your version of a.txt is kept as a.txt.toolnexus-1"))
+        chat.expect(re.escape("left as you changed them: b.txt"))
+        assert (work / "a.txt").read_text() == "a.txt\n"
+        assert (work / "a.txt.toolnexus-1").read_text() == "the person's a\n"
+        assert (work / "b.txt").read_text() == "the person's b\n"
+        chat.send_line("/redo")  # back to where the person was: their a.txt in its place
+        chat.expect("the last rewind undone")
+        assert tree_digest(work) == edited
+    finally:
+        chat.close()
+
+
 def test_a_rewind_never_touches_git_s_own_files_and_says_so(cli, stub, work):
     replies(stub, [("bash", {"command": "git init -q . && echo x > f.txt"})])
     assert (
@@ -497,7 +574,7 @@ async def test_a_file_too_big_to_keep_is_said_to_be_not_undoable(tmp_path):
     finally:
         await toolkit.close()
     assert "big.bin (new) (too big to keep: not undoable)" in result.output, result.output
-    assert "small.txt (new)," in result.output or "small.txt (new)]" in result.output
+    assert "small.txt (new) +1 -0" in result.output
 
 
 def test_what_a_command_stopped_by_ctrl_c_changed_is_applied_and_journaled(cli, stub, work):
@@ -591,14 +668,23 @@ def test_a_secret_looking_file_is_journaled_by_its_hash_never_by_its_content(cli
 
 def test_a_command_s_panel_ends_with_the_files_it_changed(cli, stub, work):
     """Repro: `toolnexus chat --builtins --yes`; the model runs `echo more >> a.txt && echo
-    new > new.txt && rm gone.txt`: its panel ends with what it changed, counted and named."""
-    model_calls(stub, bash("echo more >> a.txt && echo new > new.txt && rm gone.txt"), "Done.")
-    chat = PtySession(cli, "chat", "--builtins", "--yes", "--root", str(work), rows=50, cols=160)
+    new > new.txt && rm gone.txt`, writes a binary file and a `.env`: its panel ends with
+    what it changed, counted and named, with the lines each text file gained and lost
+    (a binary file says so; a file whose content is not kept, like `.env`, has no count)."""
+    command = (
+        "echo more >> a.txt && echo new > new.txt && rm gone.txt && printf 'x\\0y' > blob.bin "
+        "&& echo TOKEN=1 > .env"
+    )
+    model_calls(stub, bash(command), "Done.")
+    chat = PtySession(cli, "chat", "--builtins", "--yes", "--root", str(work), rows=50, cols=200)
     try:
         chat.expect("›")
         chat.send_line("change things")
         chat.expect(
-            re.escape("[files changed: +1 ~1 -1: a.txt, gone.txt (deleted), new.txt (new)]")
+            re.escape(
+                "[files changed: +3 ~1 -1: .env (new), a.txt +1 -0, blob.bin (new) binary, "
+                "gone.txt (deleted) +0 -1, new.txt (new) +1 -0]"
+            )
         )
         chat.expect("Done.")
     finally:

@@ -34,6 +34,8 @@ from toolnexus.journal import (
     state_of,
     tree_digest,
 )
+from toolnexus.journal.diffs import line_counts
+from toolnexus.journal.rewind import beside_names
 
 OLD = 1_600_000_000_000_000_000  # a time in the past, in ns
 
@@ -317,6 +319,53 @@ def test_a_persons_edit_stops_the_rewind_until_overwritten(ws: Path, blobs: Blob
     assert tree_digest(ws) == start
     apply_rewind(ws, plan_rewind(ws, [undo], blobs), blobs)  # the person's b was kept first
     assert tree_digest(ws) == persons
+
+
+def test_a_person_s_file_overwritten_is_kept_beside_it_and_a_skipped_one_is_left(
+    ws: Path, blobs: Blobs
+) -> None:
+    for name in ("a.txt", "b.txt"):
+        (ws / name).write_text(f"{name} at the start\n")
+    recorder = Recorder(ws, blobs)
+    (ws / "a.txt").write_text("the model's a\n")
+    (ws / "b.txt").write_text("the model's b\n")
+    change_set = recorder.record("bash")
+    (ws / "a.txt").write_text("the person's a\n")
+    (ws / "b.txt").write_text("the person's b\n")
+    persons = tree_digest(ws)
+
+    plan = plan_rewind(ws, [change_set], blobs)
+    beside = beside_names(ws, ["a.txt"])
+    assert beside == {"a.txt": "a.txt.toolnexus-1"}
+    (ws / "a.txt.toolnexus-1").write_text("taken meanwhile\n")
+    with pytest.raises(RewindConflict, match="a.txt.toolnexus-1 exists already"):
+        apply_rewind(
+            ws, plan.without({"b.txt"}), blobs, overwrite=frozenset({"a.txt"}), beside=beside
+        )
+    (ws / "a.txt.toolnexus-1").unlink()
+    assert tree_digest(ws) == persons  # nothing changed
+
+    undo = apply_rewind(
+        ws, plan.without({"b.txt"}), blobs, overwrite=frozenset({"a.txt"}), beside=beside
+    )
+    assert (ws / "a.txt").read_text() == "a.txt at the start\n"
+    assert (ws / "a.txt.toolnexus-1").read_text() == "the person's a\n"
+    assert (ws / "b.txt").read_text() == "the person's b\n"
+    apply_rewind(ws, plan_rewind(ws, [undo], blobs), blobs)  # a redo: the person's, in place
+    assert tree_digest(ws) == persons
+
+
+def test_a_change_s_lines_are_counted_in_bounded_time(ws: Path, blobs: Blobs) -> None:
+    lines = [f"line {i}\n" for i in range(5000)]
+    (ws / "long.txt").write_text("".join(lines))
+    (ws / "small.txt").write_text("one\ntwo\nthree\n")
+    (ws / "data.bin").write_bytes(b"\0\1")
+    recorder = Recorder(ws, blobs)
+    (ws / "long.txt").write_text("".join(lines[:10] + [f"new {i}\n" for i in range(3000)]))
+    (ws / "small.txt").write_text("one\n2\nthree\nfour\n")
+    (ws / "data.bin").write_bytes(b"\0\2")
+    counts = {c.path: line_counts(blobs, c) for c in recorder.record("bash").changes}
+    assert counts == {"data.bin": "binary", "long.txt": "+3000 -4990", "small.txt": "+2 -1"}
 
 
 def test_a_plan_gone_stale_is_refused(ws: Path, blobs: Blobs) -> None:

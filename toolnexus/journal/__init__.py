@@ -25,6 +25,7 @@ _HOMES = {
             "RewindPlan",
             "Step",
             "apply_rewind",
+            "beside_names",
             "plan_rewind",
         ),
         "rewind",
@@ -52,6 +53,7 @@ if _typing.TYPE_CHECKING:
         RewindPlan,
         Step,
         apply_rewind,
+        beside_names,
         plan_rewind,
     )
 
@@ -70,6 +72,7 @@ __all__ = [
     "Step",
     "UnsafePath",
     "apply_rewind",
+    "beside_names",
     "file_digest",
     "plan_rewind",
     "state_of",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -65,12 +65,20 @@ class Journal:
         return root, plan_rewind(root, sets, self.blobs)
 
     def rewind(
-        self, thread: str, turn: int, *, overwrite: frozenset[str] = frozenset()
+        self,
+        thread: str,
+        turn: int,
+        *,
+        overwrite: frozenset[str] = frozenset(),
+        skip: frozenset[str] = frozenset(),
+        beside: Mapping[str, str] | None = None,
     ) -> ChangeSet:
-        """Put the thread's files back as they were before `turn` (1: before its first);
-        RewindConflict (nothing changed) if a file changed since, outside toolnexus."""
+        """Put the thread's files back as they were before `turn` (1: before its first),
+        but the paths in `skip`; RewindConflict (nothing changed) if a file changed since,
+        outside toolnexus, and is not in `overwrite` (`beside`: see `apply_rewind`)."""
         root, plan = self.plan(thread, turn)
-        done = apply_rewind(root, plan, self.blobs, overwrite=overwrite)
+        plan = plan.without(skip)
+        done = apply_rewind(root, plan, self.blobs, overwrite=overwrite, beside=beside)
         self._append(Record(thread, turn, "", str(root), done, rewind=turn))
         return done
 

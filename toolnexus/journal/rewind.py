@@ -2,24 +2,30 @@
 change sets touched, what it is now, what it becomes (its state before the first of them) and
 what stands in the way; `apply_rewind` checks all of that again, changes nothing unless every
 check passes, then puts each path back and returns the ChangeSet of what it did, which a redo
-rewinds. The rewind never looks or writes through a symlink: a path beneath one is refused."""
+rewinds. A path changed since, outside toolnexus, is overwritten only when asked, its version
+kept beside it first (`NAME.toolnexus-N`) when asked too; or left out of the plan (`without`).
+The rewind never looks or writes through a symlink: a path beneath one is refused."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import shutil
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 from toolnexus._visible import unmistakable
 from toolnexus.errors import ToolnexusError
+from toolnexus.journal._apply import _free_name
 from toolnexus.journal._blobs import Blobs
 from toolnexus.journal._tree import TreeView, checked_path, parent_of
 from toolnexus.journal.changes import (
+    ABSENT,
     ChangeSet,
     FileChange,
     FileState,
     regenerated,
+    state_of,
     version_control,
 )
 
@@ -30,6 +36,7 @@ __all__ = [
     "RewindPlan",
     "Step",
     "apply_rewind",
+    "beside_names",
     "plan_rewind",
     "version_control_words",
 ]
@@ -101,6 +108,15 @@ class RewindPlan(NamedTuple):
     skipped: tuple[str, ...] = ()
     version_control: tuple[str, ...] = ()  # .git's own files, changed but never rewound
 
+    def without(self, paths: Iterable[str]) -> RewindPlan:
+        """The plan leaving `paths` as they are (a person chose to keep theirs)."""
+        left = frozenset(paths)
+        return self._replace(
+            steps=tuple(s for s in self.steps if s.path not in left),
+            conflicts=tuple(p for p in self.conflicts if p not in left),
+            unavailable=tuple(p for p in self.unavailable if p not in left),
+        )
+
     def summary(self) -> list[str]:
         """One line a step, then one a blocked path (what `--dry-run` prints)."""
         lines = []
@@ -156,15 +172,33 @@ def plan_rewind(root: Path, change_sets: Sequence[ChangeSet], blobs: Blobs) -> R
     return _plan(root, targets, left, blobs)._replace(skipped=skipped, version_control=untouched)
 
 
+def beside_names(root: Path, paths: Iterable[str]) -> dict[str, str]:
+    """For each of `paths`, the path a copy of it can take beside it: `NAME.toolnexus-N`,
+    the first N free."""
+    names = {}
+    for path in paths:
+        checked_path(path)
+        names[path] = f"{parent_of(path)}/{_free_name(root / path)}".lstrip("/")
+    return names
+
+
 def apply_rewind(
-    root: Path, plan: RewindPlan, blobs: Blobs, *, overwrite: frozenset[str] = frozenset()
+    root: Path,
+    plan: RewindPlan,
+    blobs: Blobs,
+    *,
+    overwrite: frozenset[str] = frozenset(),
+    beside: Mapping[str, str] | None = None,
 ) -> ChangeSet:
-    """Carry out `plan`, overwriting the conflicting paths in `overwrite`. Raises
+    """Carry out `plan`, overwriting the conflicting paths in `overwrite`, each file of
+    `beside` (path -> copy's path, see `beside_names`) copied there first. Raises
     RewindConflict, having changed nothing, when the workspace is no longer as planned or the
     plan cannot be carried out as it stands. The contents it replaces are kept first (when
-    they fit), so that rewinding the returned ChangeSet redoes what this undid."""
-    for step in plan.steps:
-        checked_path(step.path)
+    they fit), so that rewinding the returned ChangeSet redoes what this undid (the copies
+    beside too: a redo puts the person's version back in place)."""
+    beside = dict(beside or {})
+    for path in (*(step.path for step in plan.steps), *beside, *beside.values()):
+        checked_path(path)
     fresh = _plan(
         root, {s.path: s.target for s in plan.steps}, {s.path: s.left for s in plan.steps}, blobs
     )
@@ -172,6 +206,7 @@ def apply_rewind(
     if moved := sorted({step.path for step in set(fresh.steps) ^ set(plan.steps)}):
         path = moved[0]
         raise RewindConflict(f"{unmistakable(path)} changed since the rewind was planned", path)
+    copies = _copied_beside(root, beside, blobs)
     for step in plan.steps:
         blobs.keep(root / step.path, step.now)
     folder_times = _folder_times(root, plan.steps)
@@ -182,9 +217,25 @@ def apply_rewind(
         for folder, times in folder_times.items():
             os.utime(root / folder, ns=times, follow_symlinks=False)
     except OSError as exc:
-        done = _done(root, plan.steps, interrupted=True)
+        done = _done(root, plan.steps, copies, interrupted=True)
         raise RewindInterrupted(f"the rewind stopped halfway: {exc}", done) from exc
-    return _done(root, plan.steps, interrupted=False)
+    return _done(root, plan.steps, copies, interrupted=False)
+
+
+def _copied_beside(root: Path, beside: Mapping[str, str], blobs: Blobs) -> list[FileChange]:
+    """Each file of `beside` copied to its new name (content, mode and times), kept."""
+    copies = []
+    for path, name in beside.items():
+        if os.path.lexists(root / name):
+            raise RewindConflict(f"{unmistakable(name)} exists already", name)
+        if not os.path.isfile(root / path) or os.path.islink(root / path):
+            raise RewindConflict(f"{unmistakable(path)} is not a file to copy", path)
+    for path, name in beside.items():
+        shutil.copy2(root / path, root / name, follow_symlinks=False)
+        copy = state_of(root / name)
+        blobs.keep(root / name, copy)
+        copies.append(FileChange(name, ABSENT, copy))
+    return copies
 
 
 def _plan(
@@ -276,9 +327,11 @@ def _folder_times(root: Path, steps: Sequence[Step]) -> dict[str, tuple[int, int
     return times
 
 
-def _done(root: Path, steps: Sequence[Step], *, interrupted: bool) -> ChangeSet:
+def _done(
+    root: Path, steps: Sequence[Step], copies: list[FileChange], *, interrupted: bool
+) -> ChangeSet:
     view = TreeView(root, {})
-    changes = []
+    changes = list(copies)
     for step in steps:
         after = view.state(step.path)
         if after != step.now:

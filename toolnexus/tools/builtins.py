@@ -21,6 +21,7 @@ from typing import Any, BinaryIO
 
 from ..journal._snapshot import Before
 from ..journal.changes import ChangeSet, FileChange, runs_later
+from ..journal.diffs import line_counts
 from ._command_run import Ended, Ran, run_command
 from ._leaving import FAILED, NO_NETWORK, ask_to_leave
 from ._linear_regex import glob_regex, line_regex, matching_lines
@@ -623,7 +624,7 @@ def _changes_note(workspace: Workspace, changes: ChangeSet, beside: dict[str, st
     )
     if not files:
         return partial
-    names: list[str] = []
+    named: list[FileChange] = []
     trees: dict[str, int] = {}
     for change in files:
         tree = next((p for p in change.path.split("/")[:-1] if p in NOT_LISTED), None)
@@ -631,18 +632,29 @@ def _changes_note(workspace: Workspace, changes: ChangeSet, beside: dict[str, st
             top = change.path[: change.path.index(tree) + len(tree)]
             trees[top] = trees.get(top, 0) + 1
         else:
-            later = " (runs later)" if runs_later(change) else ""
-            big = " (too big to keep: not undoable)" if change.path in unkept else ""
-            names.append(f"{change.path}{MARKS[change.action]}{later}{big}")
+            named.append(change)
+    names = [_named(workspace, c, c.path in unkept) for c in named[:MAX_NAMED_CHANGES]]
     names += [f"{top}/ ({count} files)" for top, count in trees.items()]
     shown = names[:MAX_NAMED_CHANGES]
-    more = f" and {len(names) - len(shown)} more" if len(names) > len(shown) else ""
+    hidden = len(named) + len(trees) - len(shown)
+    more = f" and {hidden} more" if hidden else ""
     kept = "".join(
         f"\n[{path} was changed by the user while this command ran: kept theirs; this "
         f"command's version is {name}]"
         for path, name in beside.items()
     )
     return f"\n[files changed: {changes.summary()}: {', '.join(shown)}{more}]{kept}{partial}"
+
+
+def _named(workspace: Workspace, change: FileChange, unkept: bool) -> str:
+    """`src/app.py +3 -1 (runs later)`: a file, with the lines it gained and lost when
+    its contents are at hand ("binary" for a binary one)."""
+    journal = workspace.journal
+    counts = line_counts(journal.blobs, change) if journal is not None else ""
+    lines = f" {counts}" if counts else ""
+    later = " (runs later)" if runs_later(change) else ""
+    big = " (too big to keep: not undoable)" if unkept else ""
+    return f"{change.path}{MARKS[change.action]}{lines}{later}{big}"
 
 
 MARKS = {"created": " (new)", "modified": "", "deleted": " (deleted)"}

@@ -336,7 +336,7 @@ class Commands(
         if arg in ("files", "both"):
             if journal is None or not changed:
                 self.say("the last exchange changed no file")
-            elif not self.rewind_files(journal, turn):
+            elif not await self.rewind_files(journal, turn):
                 return  # nothing changed: the conversation stays as it is too
         if arg != "files" and await self._mark_from(thread, start, UNDONE):
             self.say("dropped the last exchange (kept in the thread, marked undone)")

@@ -16,6 +16,7 @@ from toolnexus.journal.rewind import version_control_words
 
 from ..session.session import Session
 from ..threads.commands import skipped_words
+from .rewind_conflicts import Settled, settle_conflicts
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -55,17 +56,35 @@ class JournalCommands:
         if not arg.isdigit() or int(arg) < 1:
             self.say("/rewind N takes a turn number from 1 (before the first turn)", "yellow")
             return
-        self.rewind_files(journal, int(arg))
+        await self.rewind_files(journal, int(arg))
 
-    def rewind_files(self, journal: Journal, turn: int) -> bool:
-        """Put the files back as before `turn`; said in a line either way."""
+    async def rewind_files(self, journal: Journal, turn: int) -> bool:
+        """Put the files back as before `turn`, asking about each file the person changed
+        since; said in a line either way."""
+        thread = self.session.thread
         try:
-            _root, plan = journal.plan(self.session.thread, turn)
-            done = journal.rewind(self.session.thread, turn)
+            root, plan = journal.plan(thread, turn)
+            settled: Settled | None = Settled()
+            if plan.conflicts and not plan.blocked and not plan.unavailable:
+                settled = await settle_conflicts(self.console, root, plan, journal.blobs)
+            if settled is None:
+                self.say("rewind cancelled: nothing was changed")
+                return False
+            done = journal.rewind(
+                thread,
+                turn,
+                overwrite=frozenset(settled.overwrite),
+                skip=frozenset(settled.skip),
+                beside=settled.beside,
+            )
         except ToolnexusError as exc:
             self.say(f"error: {exc}; nothing was changed", "bold red")
             return False
         self.say(f"files back as before turn {turn}: {_said(done)}; /redo goes forward again")
+        for path, name in settled.beside.items():
+            self.say(f"your version of {path} is kept as {name}")
+        if settled.skip:
+            self.say(f"left as you changed them: {', '.join(sorted(settled.skip))}")
         if plan.skipped:
             self.say(f"left as they are: {skipped_words(plan.skipped)}")
         if plan.version_control:

@@ -17,9 +17,17 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from toolnexus import ToolnexusError
-from toolnexus.app_support import DROPPED_KEY, FAILED, sent_indices, visible
+from toolnexus.app_support import (
+    DROPPED_KEY,
+    FAILED,
+    UNDONE,
+    is_sent,
+    mark_from,
+    sent_indices,
+    visible,
+)
 from toolnexus.journal.rewind import version_control_words
-from toolnexus.stores import SNIPPET_MARK, ThreadInfo, referenced
+from toolnexus.stores import SNIPPET_MARK, Thread, ThreadInfo, referenced
 from toolnexus.types import calls_of
 
 from ..config.file import Config, journal_dir
@@ -34,7 +42,7 @@ if TYPE_CHECKING:
     from toolnexus import Message
     from toolnexus.journal import Journal
 
-EXIT_NOT_FOUND = 1
+EXIT_NOT_FOUND = EXIT_STORE_ERROR = 1
 EXIT_USAGE = 2
 
 
@@ -311,15 +319,36 @@ def _print_snippet(snippet: str) -> None:
     Console(highlight=False).print(line)
 
 
-async def rewind(store: Any, thread: str, turn: int, *, dry_run: bool) -> int:
+async def rewind(
+    store: Any, thread: str, turn: int, *, dry_run: bool, conversation: bool = False
+) -> int:
     """Put the files the thread's tools changed back as they were before its `turn`
-    (1: before the first), or with `dry_run` list what that would do."""
+    (1: before the first), with `conversation` marking turns `turn` and later undone too
+    (kept in the thread, no longer sent), or with `dry_run` list what that would do."""
     if turn < 1:
         print("error: turns count from 1 (before the thread's first turn)", file=sys.stderr)
         return EXIT_USAGE
     if await store.info(thread) is None:
         return _missing(thread)
+    messages = await store.load(thread)
+    start = turn_start(messages, turn)
+    if conversation and start is None:
+        print(visible(f"error: thread {thread} has no turn {turn}"), file=sys.stderr)
+        return EXIT_USAGE
     journal = _journal()
+    files = not conversation or any(
+        r.turn >= turn and r.changes.changes for r in journal.records(thread)
+    )
+    if files and (code := _rewind_files(journal, thread, turn, dry_run=dry_run)):
+        return code
+    if not files:
+        _print(f"no file changes of {thread} since turn {turn} are journaled on this machine")
+    if conversation and start is not None:
+        return await _undo_turns(store, messages, thread, turn, start, dry_run=dry_run)
+    return 0
+
+
+def _rewind_files(journal: Journal, thread: str, turn: int, *, dry_run: bool) -> int:
     try:
         root, plan = journal.plan(thread, turn)
         if dry_run:
@@ -337,6 +366,35 @@ async def rewind(store: Any, thread: str, turn: int, *, dry_run: bool) -> int:
     if plan.version_control:
         _print(f"left as they are: {version_control_words(plan.version_control)}")
     return 0
+
+
+async def _undo_turns(
+    store: Any, messages: Thread, thread: str, turn: int, start: int, *, dry_run: bool
+) -> int:
+    """Mark the thread's messages from `start` (turn `turn`'s question) on undone, as the
+    chat's /undo does: the thread only grows."""
+    count = sum(1 for m in messages[start:] if is_sent(m))
+    if not count:
+        _print(f"turns {turn} and later of {thread} are undone already")
+        return 0
+    said = f"turns {turn} and later of {thread} ({counted(count, 'message')})"
+    if dry_run:
+        _print(f"and would mark {said} undone: kept in the thread, no longer sent")
+        return 0
+    try:
+        await store.save(thread, mark_from(messages, start, UNDONE), version=messages.version)
+    except ToolnexusError as exc:
+        print(visible(f"error: the conversation was not marked: {exc}"), file=sys.stderr)
+        return EXIT_STORE_ERROR
+    _print(f"marked {said} undone: kept in the thread, no longer sent")
+    return 0
+
+
+def turn_start(messages: list[Message], turn: int) -> int | None:
+    """Where the thread's `turn` (its `turn`-th user message, as the journal counts them)
+    begins; None if it has fewer."""
+    questions = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    return questions[turn - 1] if turn <= len(questions) else None
 
 
 def skipped_words(paths: tuple[str, ...]) -> str:

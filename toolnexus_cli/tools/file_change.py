@@ -154,6 +154,11 @@ def _heading(tool: str, workspace: Workspace, given: str) -> Text:
     return shown
 
 
+def compared(heading: Text, before: str, after: str, *, shown_lines: int = SHOWN_LINES) -> Text:
+    """`heading`, then the diff of `before` and `after` as the approval panels show one."""
+    return _with_diff(heading.copy(), before, after).text(shown_lines)
+
+
 def _with_diff(shown: Text, before: str, after: str) -> _Shown:
     """`shown` with the unified diff of `before` and `after`; a side bigger than
     MAX_COMPARED is not compared, and `after` is shown instead."""
