@@ -9,7 +9,8 @@
    then the record is removed, and the upper folder with it.
 3. `recover` finishes every record a crash or a kill left (each step can be done again
    without harm: a moved file's source is gone), so a start rolls forward before anything
-   else.
+   else; an overlay whose command was still running when toolnexus was killed is handed to
+   the caller to apply as far as the command got (its record: _pending.py).
 
 A path the person changed in the workspace while the command ran (its mtime is past the
 call's start) is not overwritten: the command's version is kept beside it as
@@ -23,12 +24,13 @@ import json
 import os
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
 from ._durable import sync_file_system
 from ._overlay import written
+from ._pending import Pending, read_pending
 from ._processes import alive
 from .changes import ABSENT, ChangeSet, FileChange, FileState, state_of
 
@@ -153,8 +155,10 @@ def mark_held(folder: Path) -> None:
     (folder / HELD).touch()
 
 
-def recover(overlays: Path) -> list[str]:
-    """Finish what a crash left under `overlays` (one folder per call); a line for each."""
+def recover(overlays: Path, apply_left: Callable[[Path, Pending], str]) -> list[str]:
+    """Finish what a crash left under `overlays` (one folder per call); a line for each.
+    `apply_left` applies and journals the overlay of a command that never finished (its
+    folder and record) and says what it did."""
     said: list[str] = []
     try:
         folders = sorted(p for p in overlays.iterdir() if p.is_dir())
@@ -168,6 +172,10 @@ def recover(overlays: Path) -> list[str]:
             text = record.read_text("utf-8")
         except FileNotFoundError:
             held = (folder / HELD).exists()
+            pending = None if held else read_pending(folder)
+            if pending is not None:
+                said.append(apply_left(folder, pending))
+                continue
             finish(folder)
             said.append(
                 f"discarded changes of a command that were never approved ({folder.name})"
