@@ -105,6 +105,8 @@ def test_an_apply_stopped_after_file_k_is_finished_at_the_next_start(cli, stub, 
         "ask",
         "--builtins",
         "--yes",
+        "--id",
+        "t-8",
         "--root",
         str(work),
         "go",
@@ -114,12 +116,16 @@ def test_an_apply_stopped_after_file_k_is_finished_at_the_next_start(cli, stub, 
     assert sorted(p.name for p in work.glob("made-*")) == ["made-1.txt", "made-2.txt"]
 
     model_calls(stub, [], "nothing to do")
-    started = cli.run("ask", "--builtins", "--yes", "--root", str(work), "hi")
+    started = cli.run("ask", "--builtins", "--yes", "--id", "t-8", "--root", str(work), "hi")
     assert started.code == 0, started
     assert "finished applying a command's changes" in started.stderr, started
     assert {p.name: p.read_text() for p in work.glob("made-*")} == {
         f"made-{n}.txt": f"{n}\n" for n in range(1, 6)
     }
+    [record] = cli.call("threads", "show", "t-8", "--changes", "--json").json  # journaled too
+    assert (record["turn"], record["summary"]) == (1, "+5 ~0 -0"), record
+    assert cli.call("threads", "rewind", "t-8", "1").code == 0
+    assert list(work.glob("made-*")) == []
 
 
 async def test_the_person_s_edit_during_a_command_is_kept_and_the_command_s_beside_it(

@@ -136,7 +136,14 @@ def apply(found: Plan, upper: Path, root: Path, record_folder: Path) -> None:
     folders (`record_folder` holds the record and the upper folder)."""
     record = record_folder / RECORD
     sync_file_system(upper)  # what the command wrote is on disk before anything moves
-    text = json.dumps({"root": str(root), "upper": str(upper), "steps": found.steps})
+    text = json.dumps(
+        {
+            "root": str(root),
+            "upper": str(upper),
+            "steps": found.steps,
+            "changes": found.changes.as_json(),  # to journal, should a kill stop this
+        }
+    )
     temporary = record.with_suffix(".tmp")
     with open(temporary, "w", encoding="utf-8") as handle:
         handle.write(text)
@@ -155,10 +162,15 @@ def mark_held(folder: Path) -> None:
     (folder / HELD).touch()
 
 
-def recover(overlays: Path, apply_left: Callable[[Path, Pending], str]) -> list[str]:
+def recover(
+    overlays: Path,
+    apply_left: Callable[[Path, Pending], str],
+    journal_finished: Callable[[Pending, ChangeSet], None],
+) -> list[str]:
     """Finish what a crash left under `overlays` (one folder per call); a line for each.
     `apply_left` applies and journals the overlay of a command that never finished (its
-    folder and record) and says what it did."""
+    folder and record) and says what it did; `journal_finished` journals what an apply
+    finished here had changed."""
     said: list[str] = []
     try:
         folders = sorted(p for p in overlays.iterdir() if p.is_dir())
@@ -192,8 +204,12 @@ def recover(overlays: Path, apply_left: Callable[[Path, Pending], str]) -> list[
         except (ValueError, KeyError, TypeError):
             said.append(f"{record} is not an intent record: left as it is")
             continue
+        pending = read_pending(folder)
         _do(steps, upper, root)
         finish(folder)
+        if pending is not None and "changes" in data:  # an older version's record has none
+            with contextlib.suppress(ValueError):
+                journal_finished(pending, ChangeSet.from_json(data["changes"]))
         said.append(f"finished applying a command's changes to {root} (interrupted before)")
     return said
 

@@ -248,7 +248,9 @@ class Workspace:
         # each overlay, so that a start after a kill journals what its command had changed
         self.turn: tuple[str, int] | None = None
         # what a crash left half applied, finished before anything else: a line each
-        self.recovered = journal_apply.recover(self.sandbox.overlays_folder(), self._apply_left)
+        self.recovered = journal_apply.recover(
+            self.sandbox.overlays_folder(), self._apply_left, self._journal_left
+        )
         self.hosts_approved: set[str] = set()  # origins a person allowed this session
 
     # -- changes -------------------------------------------------------------------------
@@ -274,9 +276,8 @@ class Workspace:
             changes, beside = self.apply_overlay(overlay, pending.started_ns, interrupted=True)
         except OSError as exc:
             return f"cannot apply what an interrupted command changed ({folder}): {exc}"
+        self._journal_left(pending, changes)
         of = f"thread {pending.thread}, turn {pending.turn}" if pending.thread else "no thread"
-        if self.journal is not None and pending.thread and changes.changes:
-            self.journal.record(pending.thread, pending.turn, pending.call, self.root, changes)
         kept = "".join(f"; {path} kept as {name} (yours is newer)" for path, name in beside.items())
         return (
             "applied what a command interrupted when toolnexus stopped had changed: "
@@ -297,9 +298,16 @@ class Workspace:
                     self.keep(self.root / change.path, change.before)
                     self.keep(overlay.upper / change.path, change.after, name=change.path)
             folders = folder_states(self.root, (c.path for c in found.changes.changes))
+            found = found._replace(changes=found.changes._replace(interrupted=interrupted))
             journal_apply.apply(found, overlay.upper, self.root, overlay.upper.parent)
             changes = with_folder_times(found.changes, self.root, folders)
-        return changes._replace(interrupted=interrupted), found.beside
+        return changes, found.beside
+
+    def _journal_left(self, pending: Pending, changes: ChangeSet) -> None:
+        """Journal what a call a killed toolnexus left changed, with its thread and turn."""
+        if self.journal is not None and pending.thread and changes.changes:
+            if pending.root == str(self.root):
+                self.journal.record(pending.thread, pending.turn, pending.call, self.root, changes)
 
     @property
     def reviewing(self) -> bool:
