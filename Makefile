@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: chat test lint bench clean
+.PHONY: chat test coverage lint bench clean
 
 # setuptools says how it made an editable install with a Python warning (its InformationOnly
 # note, "Editable installation ... Please be careful with folders in your working directory
@@ -15,7 +15,7 @@ EDITABLE_NOTE := ignore:Editable installation:UserWarning
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	PYTHONWARNINGS='$(EDITABLE_NOTE)' $(BIN)/pip install --quiet -e '.[test]'
+	PYTHONWARNINGS='$(EDITABLE_NOTE)' $(BIN)/pip install --quiet -e '.[cli,test]'
 	touch $(STAMP)
 
 chat: $(STAMP)
@@ -26,11 +26,20 @@ chat: $(STAMP)
 # without it, so it keeps the test modules it rewrote for its assertion messages: a second
 # run saves each worker ~8 s of CPU. Three workers on two cores: a third of the time a test
 # waits on a process or a socket (measured: 191 s with two, 159 s with three, 159 s with
-# four); workers steal what is left of each other's share. Coverage is printed, never
-# enforced; it counts the test processes, not the `toolnexus` processes they start.
+# four); workers steal what is left of each other's share.
+PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n 3 --dist worksteal
+
 test: $(STAMP)
 	$(BIN)/python -m compileall -q toolnexus toolnexus_cli tests
-	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n 3 --dist worksteal --cov=toolnexus --cov=toolnexus_cli --cov-report=term
+	$(PYTEST)
+
+# The same suite with a coverage report, printed, never enforced; it counts the test
+# processes, not the `toolnexus` processes they start. Tracing every line costs about as
+# much CPU again as the tests themselves (measured: 80 s -> 135 s for tests/library), so
+# `make test` goes without it.
+coverage: $(STAMP)
+	$(BIN)/python -m compileall -q toolnexus toolnexus_cli tests
+	$(PYTEST) --cov=toolnexus --cov=toolnexus_cli --cov-report=term
 
 # Every benchmark in bench/ (results.py is their shared helper), one after the other; each
 # prints its table, the load it saw and its goals, and writes its section of

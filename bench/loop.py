@@ -40,6 +40,9 @@ requests per run; otherwise the library is reported as "failed: <why>", never sk
                   client.run / client.stream
   toolnexus-httpx2  this repo with httpx2's own (anyio) transport in place of
                   toolnexus/transport/_network.py: what that module is worth to a run
+  toolnexus-client  this repo with every model call through httpx2's client (an
+                  httpx2 Request and Response around each), on _network.py's transport:
+                  what the direct path (a request straight to the pool) is worth to a run
   toolnexus-pypi  the original `toolnexus` on PyPI (same import name, so its own venv
                   bench/.venvs/toolnexus-pypi): the same calls, create_toolkit(builtins=False)
   llm             llm's Python API: an extra OpenAI-compatible model (LLM_USER_PATH with an
@@ -92,7 +95,11 @@ A, B = 1234, 4321
 SUM = str(A + B)
 PROMPT = f"What is {A} + {B}? Use the add tool."
 MODES = ("run", "stream")
-THIS_REPO = ("toolnexus", "toolnexus-httpx2")  # run from this checkout, in this venv
+THIS_REPO = (
+    "toolnexus",
+    "toolnexus-httpx2",
+    "toolnexus-client",
+)  # run from this checkout, in this venv
 TARGET_VS_PYPI = 1.25  # issue 26: the original package takes >= 1.25x our time
 PYPI_SPEC = "toolnexus==0.21.0"
 
@@ -101,6 +108,7 @@ LIBRARIES: dict[str, tuple[str, str, str, str]] = {
     "toolnexus": ("toolnexus (this repo)", "toolnexus", "toolnexus", ""),
     "toolnexus-pypi": ("toolnexus (PyPI)", "toolnexus", "toolnexus", PYPI_SPEC),
     "toolnexus-httpx2": ("toolnexus, httpx2's own transport", "toolnexus", "toolnexus", ""),
+    "toolnexus-client": ("toolnexus, through httpx2's client", "toolnexus", "toolnexus", ""),
     "llm": ("llm", "llm", "llm", "llm"),
     "openai": ("openai SDK", "openai", "openai", "openai"),
     "pydantic-ai": ("pydantic-ai", "pydantic-ai-slim", "pydantic_ai", "pydantic-ai-slim[openai]"),
@@ -397,9 +405,32 @@ async def setup_toolnexus_httpx2(
     return await setup_toolnexus(base_url, mode)
 
 
+async def setup_toolnexus_client(
+    base_url: str, mode: str
+) -> tuple[Runner, Callable[[], Awaitable[None]]]:
+    """This repo with every call sent through httpx2's client on _network.py's transport, as
+    behind a proxy: what the direct path (no httpx2 Request or Response) is worth to a run."""
+    import importlib.util
+
+    import httpx2
+
+    from toolnexus.transport import _connections, _exchange
+    from toolnexus.transport._network import AsyncioTransport
+
+    def client_pool(*, secure: bool) -> Any:
+        http2 = importlib.util.find_spec("h2") is not None
+        transport = AsyncioTransport(_connections.tls_context() if secure else None, http2=http2)
+        client = httpx2.AsyncClient(transport=transport, follow_redirects=False)
+        return _connections.Pool(client, None, _connections.NO_HEADERS)
+
+    _exchange.new_pool = client_pool  # where Transport looks it up
+    return await setup_toolnexus(base_url, mode)
+
+
 SETUPS: dict[str, Callable[..., Awaitable[tuple[Runner, Callable[[], Awaitable[None]]]]]] = {
     "toolnexus": setup_toolnexus,
     "toolnexus-httpx2": setup_toolnexus_httpx2,
+    "toolnexus-client": setup_toolnexus_client,
     "toolnexus-pypi": lambda url, mode: setup_toolnexus(url, mode, builtins_off=True),
     "llm": setup_llm,
     "openai": setup_openai,

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rich.console import Console  # noqa: E402
 
-from toolnexus_cli.markdown_stream import MarkdownStream  # noqa: E402
+from toolnexus_cli.render.markdown_stream import MarkdownStream  # noqa: E402
 
 SECTION = """## Step {n}
 

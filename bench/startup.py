@@ -25,8 +25,8 @@ modules by cumulative time) so a slow start-up shows where its time goes. The fi
 go to the "startup" section of bench/results.json; the exit code is 1 when a command failed.
 
 toolnexus runs from bench/.venvs/default (created when missing): this repo installed with
-no extras, as `pip install toolnexus` would (the project's .venv holds the test extras, and
-httpcore2 imports h2 and socksio whenever they are installed).
+the command's extra alone, as `pip install 'toolnexus[cli]'` would (the project's .venv
+holds the test extras, and httpcore2 imports h2 and socksio whenever they are installed).
 
 `llm` is never a project dependency: it is installed into bench/.venvs/peers (created by
 bench/stream_throughput.py's helper when missing). If that fails, llm is reported as
@@ -55,8 +55,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results import load_line, load_seen, machine_load  # noqa: E402
 from stream_throughput import PEERS, ROOT, ServerProcess, peer_python, setup_step  # noqa: E402
 
-# What `pip install toolnexus` gives a user: no extras. The project's .venv holds the test
-# extras, and httpcore2 imports h2 and socksio whenever they are installed.
+# What `pip install 'toolnexus[cli]'` gives a user: the command, no other extra. The
+# project's .venv holds the test extras, and httpcore2 imports h2 and socksio whenever they
+# are installed.
 VENV = ROOT / "bench" / ".venvs" / "default"
 PYTHON = VENV / "bin" / "python"
 TOOLNEXUS = VENV / "bin" / "toolnexus"
@@ -90,13 +91,18 @@ def serve() -> None:
 
 
 def default_install() -> str | None:
-    """bench/.venvs/default: this repo installed (editable) with no extras, created when
-    missing; None when it is ready, else why not."""
-    if TOOLNEXUS.exists():
+    """bench/.venvs/default: this repo installed (editable) with the `cli` extra alone,
+    created or completed when needed; None when it is ready, else why not."""
+    if TOOLNEXUS.exists() and any(VENV.glob("lib/python*/site-packages/typer")):
         return None
-    print(f"setting up {VENV.relative_to(ROOT)} (pip install -e . without extras) ...", flush=True)
-    return setup_step([sys.executable, "-m", "venv", str(VENV)], "python -m venv") or setup_step(
-        [str(PYTHON), "-m", "pip", "install", "--quiet", "-e", str(ROOT)], "pip install -e ."
+    print(f"setting up {VENV.relative_to(ROOT)} (pip install -e '.[cli]') ...", flush=True)
+    if not PYTHON.exists():
+        problem = setup_step([sys.executable, "-m", "venv", str(VENV)], "python -m venv")
+        if problem:
+            return problem
+    return setup_step(
+        [str(PYTHON), "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[cli]"],
+        "pip install -e '.[cli]'",
     )
 
 

@@ -6,16 +6,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from .errors import RunCancelled, RunTimeout, ToolnexusError
 
 T = TypeVar("T")
+Interruption = Literal["cancelled", "timeout"]  # why a run was interrupted
 
 
 class RunControl:
     def __init__(self, cancel: asyncio.Event | None, deadline: float | None) -> None:
-        self.reason: str | None = None  # "cancelled" or "timeout" once interrupted
+        self.reason: Interruption | None = None  # once interrupted
         self.deadline = deadline
         loop = asyncio.get_running_loop()
         # What the deadline allowed, for the message (rounded: it was set a moment ago).
@@ -38,7 +39,7 @@ class RunControl:
         if not task.cancelled():
             self._fire("cancelled")
 
-    def _fire(self, reason: str) -> None:
+    def _fire(self, reason: Interruption) -> None:
         if self.reason is None:
             self.reason = reason
             for callback in list(self._callbacks):

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ._bounded_json import TooDeep, loads_bounded
 from ._callbacks import maybe_await
-from ._control import RunControl
+from ._control import Interruption, RunControl
 from .budget import Budget, call_worst_case
 from .content import Prompt, user_content, with_attachments
 from .context._estimate import message_tokens, text_tokens
@@ -41,7 +41,7 @@ from .events import (
     usage_event,
     waiting_event,
 )
-from .hooks import Hooks
+from .hooks import AfterLlm, AfterTool, BeforeLlm, BeforeTool, Hooks, apply_request_changes
 from .schema import OutputSchema
 from .tools._tool_search import DEFAULT_SHARE, LOADED_KEY, TOOL_SEARCH, Offer, offer, search
 from .tools.suspension import PENDING_KEY, WaitFor, declined, pending_request
@@ -62,6 +62,8 @@ from .types import (
     AssistantMessage,
     EndpointFields,
     Event,
+    EventType,
+    IncompleteReason,
     McpLogEvent,
     Message,
     OutputEvent,
@@ -75,10 +77,11 @@ from .types import (
     Usage,
     calls_of,
     is_assistant,
+    is_tool,
 )
 from .wire import ModelReply, StreamAssembler, WireStyle
 from .wire._common import text_of, unique_call_ids
-from .wire.base import RequestOptions, check_reasoning
+from .wire.base import ReasoningLevel, RequestOptions, check_reasoning
 
 if TYPE_CHECKING:
     from .context.pricing import Price
@@ -96,7 +99,9 @@ _CUT_NOTES = {
 UNREADABLE_ARGUMENTS_KEY: Final = "unreadable_arguments"
 # On a ToolResult's metadata: the usage of the model calls a tool made (a subagent's)
 TOOL_USAGE_KEY: Final = "usage"
-_OUTPUT_EVENTS = frozenset({"text", "reasoning", "tool_call"})  # seen: a turn is not retried
+_OUTPUT_EVENTS: frozenset[EventType] = frozenset(
+    {"text", "reasoning", "tool_call"}
+)  # seen: a turn is not retried
 
 
 @dataclass
@@ -111,7 +116,7 @@ class LoopSettings:
     max_tool_calls_per_reply: int = 32
     max_tool_calls_per_run: int = 256
     request_params: dict[str, Any] = field(default_factory=dict)
-    reasoning: str = "off"
+    reasoning: ReasoningLevel = "off"
     run_timeout_s: float | None = None
     hooks: Hooks = field(default_factory=Hooks)
     wait_for: WaitFor | None = None
@@ -230,7 +235,7 @@ class _Run:
         self.system: str | None = None
         self._take_tools()
         self.assembler: StreamAssembler | None = None  # the stream being read
-        self.unfinished: str | None = None  # why the last reply's answer is not whole
+        self.unfinished: IncompleteReason | None = None  # why the last reply's answer is not whole
         self.paused = False  # the last reply is a turn the server paused, to go on from
         self.failed_before: set[tuple[str, str]] = set()  # the last tool turn's failed calls
         self.calls_left = settings.max_tool_calls_per_run
@@ -391,11 +396,14 @@ class _Run:
         settings, hooks, turn = self.settings, self.settings.hooks, self.result.turns
         # a thread keeps undone and failed turns, marked, and the originals of compacted
         # ones; they are never sent
-        request: dict[str, Any] = {"messages": sent, "tools": self.tools, "model": settings.model}
+        request: BeforeLlm = {
+            "messages": sent,
+            "tools": self.tools,
+            "model": settings.model,
+            "turn": turn,
+        }
         if "before_llm" in hooks:
-            changes = await hooks.call("before_llm", {**request, "turn": turn})
-            if isinstance(changes, dict):
-                request.update({k: v for k, v in changes.items() if k in request})
+            apply_request_changes(request, await hooks.call("before_llm", request.copy()))
         body = settings.wire.build_body(
             model=request["model"],
             messages=request["messages"],
@@ -438,15 +446,13 @@ class _Run:
             message = answer
             yield text_event(text_of(answer["content"]))
         if "after_llm" in hooks:
-            changes = await hooks.call(
-                "after_llm",
-                {
-                    "response": message,
-                    "model": request["model"],
-                    "turn": turn,
-                    "usage": reply.usage,
-                },
-            )
+            seen: AfterLlm = {
+                "response": message,
+                "model": request["model"],
+                "turn": turn,
+                "usage": reply.usage,
+            }
+            changes = await hooks.call("after_llm", seen)
             if isinstance(changes, dict) and isinstance(changes.get("response"), dict):
                 message = changes["response"]
         paused = self.messages[-1] if self.paused else None
@@ -466,7 +472,7 @@ class _Run:
         self.paused = reply.finish_reason in settings.wire.pause_reasons
         yield usage_event(self.result.usage)
 
-    def _worst_case(self, request: dict[str, Any], body: dict[str, Any], price: Price) -> float:
+    def _worst_case(self, request: BeforeLlm, body: dict[str, Any], price: Price) -> float:
         """The most this request can cost: its prompt (estimated) and its reply limit."""
         prompt = (
             sum(message_tokens(m) for m in request["messages"])
@@ -486,7 +492,8 @@ class _Run:
                 "endpoint": self.settings.endpoint,
                 "fields": reply.endpoint_fields,
             }
-            message = {**message, ENDPOINT_FIELDS_KEY: kept}
+            message = message.copy()
+            message[ENDPOINT_FIELDS_KEY] = kept
         if not self.settings.wire.keeps_call_ids(self.options):
             message = unique_call_ids(message)
         return message
@@ -617,9 +624,8 @@ class _Run:
         args = call.args
         outcome = None
         if "before_tool" in hooks and not resumed:
-            changes = await hooks.call(
-                "before_tool", {"name": call.name, "args": args, "id": call.id, "turn": turn}
-            )
+            asked: BeforeTool = {"name": call.name, "args": args, "id": call.id, "turn": turn}
+            changes = await hooks.call("before_tool", asked)
             if isinstance(changes, dict) and "result" in changes:
                 outcome = to_result(changes["result"])
             elif isinstance(changes, dict) and "args" in changes:
@@ -632,10 +638,14 @@ class _Run:
             else:
                 outcome = await self.toolkit.execute(call.name, args, ctx)
         if "after_tool" in hooks:
-            changes = await hooks.call(
-                "after_tool",
-                {"name": call.name, "args": args, "result": outcome, "id": call.id, "turn": turn},
-            )
+            ran: AfterTool = {
+                "name": call.name,
+                "args": args,
+                "result": outcome,
+                "id": call.id,
+                "turn": turn,
+            }
+            changes = await hooks.call("after_tool", ran)
             if isinstance(changes, dict) and "result" in changes:
                 outcome = to_result(changes["result"])
             elif changes is not None and not isinstance(changes, dict):
@@ -815,7 +825,7 @@ def _tool_message(call: _Call, outcome: ToolResult) -> ToolMessage:
 
 
 def _finished_or_cancelled(
-    task: asyncio.Future[ToolResult], printed: Printed, reason: str | None
+    task: asyncio.Future[ToolResult], printed: Printed, reason: Interruption | None
 ) -> ToolResult:
     """The result of a call when the run stopped: its own if it finished; else what it
     printed until then, if anything, and a line saying it was cut."""
@@ -838,10 +848,11 @@ def _open_requests(messages: list[Message]) -> list[Request]:
 
 def _find_pending(messages: list[Message], request_id: Any) -> tuple[int, Request, ToolMessage]:
     for index, message in enumerate(messages):
-        if PENDING_KEY in message and message.get("role") == "tool":
-            req = message[PENDING_KEY]
-            if req and req.get("id") == request_id:
-                return index, req, message
+        if not is_tool(message):
+            continue
+        req = message.get(PENDING_KEY)
+        if isinstance(req, dict) and req.get("id") == request_id:
+            return index, req, message
     raise ToolnexusError(f"no pending request {request_id!r} in this transcript")
 
 

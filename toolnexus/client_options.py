@@ -20,7 +20,7 @@ from ._params import check_request_params
 from .context.keeper import ContextPolicy
 from .options import Retries, Timeouts
 from .tools._tool_search import DEFAULT_SHARE
-from .wire.base import check_reasoning
+from .wire.base import ReasoningLevel, check_reasoning
 
 __all__ = ["FROM_OPTIONS", "ClientOptions", "FromOptions"]
 
@@ -51,7 +51,7 @@ class ClientOptions:
     max_turns: int = 10
     max_tool_calls_per_reply: int = 32
     max_tool_calls_per_run: int = 256
-    reasoning: str = "off"
+    reasoning: ReasoningLevel = "off"
     request_params: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     timeouts: Timeouts = Timeouts()
     retries: Retries = Retries()

@@ -16,7 +16,7 @@ import struct
 import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 from ._bounded_json import object_or_empty
 from ._regular_file import open_regular
@@ -304,7 +304,8 @@ def with_attachments(text: str, attachments: Sequence[Attachment]) -> Content:
 # ----------------------------------------------------------------------------- reading parts
 
 
-class Media(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Media:
     """A canonical media part, read: what the wire styles translate."""
 
     kind: Kind

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from .types import RunResult
@@ -22,7 +23,8 @@ __all__ = [
 ]
 
 
-class ContextSize(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class ContextSize:
     """What a "the prompt does not fit" error said: tokens sent and the model's window
     (either is None when the provider did not say)."""
 
@@ -214,7 +216,9 @@ def http_error(
     elif status == 404:
         hint = f"check the model name {model!r} and the base URL ({url})"
     elif status == 413 or context_overflow is not None:
-        used, window = context_overflow or (None, None)
+        used, window = (
+            (context_overflow.used, context_overflow.window) if context_overflow else (None, None)
+        )
         size = f" ({used:,} tokens; its window is {window:,})" if used and window else ""
         hint = f"the conversation is too long for the model{size}: start a new thread or send less"
     elif status == 429:

@@ -3,14 +3,17 @@ yields (their types, and RunResult, are in toolnexus.types)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from .journal.changes import ChangeSet
 from .types import (
     CompactingEvent,
     CompactionEvent,
+    CompactionMethod,
+    CompactionReason,
     DoneEvent,
+    IncompleteReason,
     McpLogEvent,
     PendingEvent,
     ReasoningEvent,
@@ -64,12 +67,15 @@ def add_usage(total: Usage, turn: Usage) -> None:
             total[key] = total.get(key, 0) + value
 
 
-MAX_TURNS = "max_turns"
-MAX_TOKENS = "max_tokens"  # cut off by the reply's length limit
-CONTEXT_FULL = "context_window"  # cut off when the model's context window filled up
-FILTERED = "content_filter"  # stopped or emptied by the provider's content filter
-REFUSED = "refused"  # the model refused: the exchange is kept, marked, and not sent again
-CUT_OFF = "cut_off"  # stopped by the provider for another reason (finish_reason says which)
+# why a run ended incomplete (RunResult.incomplete_reason)
+MAX_TURNS: Final[IncompleteReason] = "max_turns"
+MAX_TOKENS: Final[IncompleteReason] = "max_tokens"  # cut off by the reply's length limit
+CONTEXT_FULL: Final[IncompleteReason] = "context_window"  # the context window filled up
+FILTERED: Final[IncompleteReason] = "content_filter"  # stopped or emptied by the content filter
+# the model refused: the exchange is kept, marked, and not sent again
+REFUSED: Final[IncompleteReason] = "refused"
+# stopped by the provider for another reason (finish_reason says which)
+CUT_OFF: Final[IncompleteReason] = "cut_off"
 
 
 def text_event(delta: str) -> TextEvent:
@@ -145,9 +151,9 @@ def compaction_event(
     after_tokens: int,
     summarized: int,
     *,
-    method: str,
+    method: CompactionMethod,
     dropped: int,
-    reason: str,
+    reason: CompactionReason,
 ) -> CompactionEvent:
     """Older turns were summarized (or, with method "dropped", partly left out) for
     sending; `summarized` counts the thread messages the summary stands in for, `dropped`

@@ -98,9 +98,10 @@ async def _get_json(
     except httpx2.TimeoutException:
         raise ProviderError(f"{url} did not answer within {timeout:g} s") from None
     except httpx2.ConnectError as exc:
-        raise ProviderError(f"could not connect to {url}: {exc or 'refused'}") from None
+        raise ProviderError(f"could not connect to {url}: {str(exc) or 'refused'}") from None
     except (httpx2.HTTPError, httpx2.InvalidURL) as exc:
-        raise ProviderError(f"the request to {url} failed: {exc or type(exc).__name__}") from None
+        why = str(exc) or type(exc).__name__
+        raise ProviderError(f"the request to {url} failed: {why}") from None
     try:
         data = loads_bounded(body)
     except ValueError:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any
 
 from ._bounded_json import TooDeep, loads_bounded, object_or_empty
 from .errors import ProviderError, ToolnexusError
@@ -34,7 +35,8 @@ _SHORT_TYPES: dict[str, dict[str, Any]] = {
 _FIELD = r"(?P<name>[A-Za-z_][\w-]*)(?:\s+(?P<type>\w+))?"
 
 
-class OutputSchema(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class OutputSchema:
     """A user's schema, normalised for strict mode, and the name the endpoint knows it by."""
 
     name: str

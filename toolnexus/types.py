@@ -184,6 +184,14 @@ class Answer(TypedDict):
 # ----------------------------------------------------------------------------- messages
 
 
+# How a compaction stood in for the turns it covers: a summary of them, or nothing (they
+# were left out: the summary failed or did not fit).
+CompactionMethod = Literal["summary", "dropped"]
+# Why it happened: the thread passed its budget, the endpoint said it overflowed, or the
+# person asked for it.
+CompactionReason = Literal["threshold", "overflow", "manual"]
+
+
 class CompactionInfo(TypedDict):
     """What a compaction record summarizes (see toolnexus.context._marks and .plan)."""
 
@@ -195,11 +203,17 @@ class CompactionInfo(TypedDict):
     after_tokens: int
     estimate: bool
     model: str
-    method: str  # "summary" or "dropped"
-    reason: str
+    method: CompactionMethod
+    reason: CompactionReason
     first_prompt_kept: bool
     at: int  # when, in seconds since the epoch
     instructions: NotRequired[str]
+
+
+# Why a message the thread keeps is no longer sent (toolnexus.context._marks names each):
+# undone, asked again by a retry, its turn failed, the model refused it, or a system prompt
+# replaced by a later one.
+DropReason = Literal["undone", "retried", "failed", "refused", "system prompt"]
 
 
 class _MessageKeys(TypedDict, total=False):
@@ -207,7 +221,7 @@ class _MessageKeys(TypedDict, total=False):
     the reason: see toolnexus.context._marks), it is kept verbatim through compactions (`pinned`);
     `name` is OpenAI's participant name."""
 
-    dropped: str
+    dropped: DropReason
     pinned: bool
     name: str
 
@@ -286,6 +300,18 @@ def calls_of(message: Message) -> list[Any]:
 
 Usage = dict[str, int]  # prompt_tokens, completion_tokens, total_tokens, and any others
 
+# How a run ended: with its answer, waiting for a person (`RunResult.pending`), or stopped
+# short (`RunResult.incomplete_reason` says why).
+RunStatus = Literal["done", "pending", "incomplete"]
+# Why an incomplete run stopped: the tools kept being called ("max_turns"), or why its final
+# answer is not whole: cut off by the reply's length limit ("max_tokens") or by the context
+# window ("context_window"), stopped by the provider's content filter ("content_filter"), the
+# model refused ("refused"), or the provider stopped it for another reason ("cut_off";
+# `finish_reason` says which). toolnexus.events names each (MAX_TURNS, ...).
+IncompleteReason = Literal[
+    "max_turns", "max_tokens", "context_window", "content_filter", "refused", "cut_off"
+]
+
 
 @dataclass
 class RunResult:
@@ -299,12 +325,10 @@ class RunResult:
         default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
     )
     model: str = ""
-    status: str = "done"  # "done" | "pending" | "incomplete"
+    status: RunStatus = "done"
     pending: Request | None = None
     finish_reason: str | None = None  # the last model call's, in the provider's words
-    # why an "incomplete" run stopped: MAX_TURNS (tools kept being called), or why its final
-    # answer is not whole: MAX_TOKENS, CONTEXT_FULL, FILTERED, REFUSED or CUT_OFF
-    incomplete_reason: str | None = None
+    incomplete_reason: IncompleteReason | None = None  # set when status is "incomplete"
     data: Any = None  # with a schema: the answer's JSON, parsed and checked
 
 
@@ -361,9 +385,9 @@ class CompactionEvent(TypedDict):
     before_tokens: int
     after_tokens: int
     summarized: int
-    method: str  # "summary" or "dropped"
+    method: CompactionMethod
     dropped: int
-    reason: str
+    reason: CompactionReason
 
 
 class WaitingEvent(TypedDict):
@@ -425,3 +449,20 @@ Event = (
     | UsageEvent
     | DoneEvent
 )
+# The `type` of each kind of event, one for each member of Event.
+EventType = Literal[
+    "text",
+    "reasoning",
+    "tool_call",
+    "tool_result",
+    "pending",
+    "retry",
+    "compacting",
+    "compaction",
+    "waiting",
+    "tool_progress",
+    "tool_output",
+    "mcp_log",
+    "usage",
+    "done",
+]

@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import gc
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
 from toolnexus import __version__
 
-from .config import Config, load_config
+from .config.file import Config, load_config
 from .errors import UsageError
-from .options import (
+from .session.options import (
     ApproveOpt,
     BuiltinsOpt,
     ConfigOpt,
@@ -31,7 +32,7 @@ from .options import (
 )
 
 if TYPE_CHECKING:
-    from .custom_commands import CustomCommand
+    from .custom.commands import CustomCommand
 
 app = typer.Typer(
     name="toolnexus",
@@ -60,24 +61,29 @@ def main_callback(
     pass
 
 
-def fail_usage(exc: UsageError) -> NoReturn:
-    print(_error_line(exc), file=sys.stderr)
-    raise typer.Exit(2)
+@contextlib.contextmanager
+def one_line_errors() -> Iterator[None]:
+    """The commands' one error boundary: an error that escapes a command is one line on
+    stderr (`error: ...`, without secrets or control characters) and its kind's exit
+    status: bad input (flags, config, prompt) 2, a library error (a broken thread store,
+    say) 1."""
+    from toolnexus import ToolnexusError
+
+    try:
+        yield
+    except UsageError as exc:
+        _fail(exc, 2)
+    except ToolnexusError as exc:
+        _fail(exc, 1)
 
 
-def _error_line(exc: BaseException) -> str:
-    """`error: ...`, without secrets or control characters."""
+def _fail(exc: Exception, status: int) -> NoReturn:
     from toolnexus.app_support import visible
 
-    from .redact import Redactor
+    from .redaction.redact import Redactor
 
-    return visible(Redactor.for_run(None).line(f"error: {exc}"))
-
-
-def fail_run(exc: Exception) -> NoReturn:
-    """A library error that escaped a command (a broken thread store, say): one line."""
-    print(_error_line(exc), file=sys.stderr)
-    raise typer.Exit(1)
+    print(visible(Redactor.for_run(None).line(f"error: {exc}")), file=sys.stderr)
+    raise SystemExit(status)
 
 
 @app.command()
@@ -132,43 +138,37 @@ def ask(
     Tools are off unless asked for: --builtins offers the built-in file, search, shell
     and web tools (the chat offers them when the config says tools.chat = true).
     """
-    from toolnexus import ToolnexusError
 
-    from .ask import AskOptions, compose_prompt, run_ask
+    from .ask.command import AskOptions, compose_prompt, run_ask
 
     prompt = " ".join(words) if words else None
-    from .attach import load_attachment
-    from .structured import read_schema
+    from .ask.structured import read_schema
+    from .session.attach import load_attachment
 
     if json_out and events:
-        fail_usage(UsageError("use either --json or --events, not both"))
+        raise UsageError("use either --json or --events, not both")
     if schema is not None and schema_multi is not None:
-        fail_usage(UsageError("use either --schema or --schema-multi, not both"))
-    try:
-        attachments = [load_attachment(spec) for spec in attach or ()]
-        shape = schema_multi if schema_multi is not None else schema
-        wanted = read_schema(shape, many=schema_multi is not None) if shape is not None else None
-        config = load_config(run.config)
-        command, arguments = None, ""
-        if prompt is not None and prompt.startswith("/"):
-            command, rest = asked_command(config, run, prompt)
-            arguments, prompt = (rest, None) if command is not None else ("", rest)
-        text = compose_prompt(prompt, sys.stdin, attached=bool(attachments) or bool(command))
-        options = AskOptions(
-            prompt=text,
-            command=command,
-            arguments=arguments,
-            verbose=verbose,
-            run=run,
-            attachments=attachments,
-            schema=wanted,
-            output="json" if json_out else "events" if events else "auto",
-        )
-        code = run_ask(config, options)
-    except UsageError as exc:
-        fail_usage(exc)
-    except ToolnexusError as exc:
-        fail_run(exc)
+        raise UsageError("use either --schema or --schema-multi, not both")
+    attachments = [load_attachment(spec) for spec in attach or ()]
+    shape = schema_multi if schema_multi is not None else schema
+    wanted = read_schema(shape, many=schema_multi is not None) if shape is not None else None
+    config = load_config(run.config)
+    command, arguments = None, ""
+    if prompt is not None and prompt.startswith("/"):
+        command, rest = asked_command(config, run, prompt)
+        arguments, prompt = (rest, None) if command is not None else ("", rest)
+    text = compose_prompt(prompt, sys.stdin, attached=bool(attachments) or bool(command))
+    options = AskOptions(
+        prompt=text,
+        command=command,
+        arguments=arguments,
+        verbose=verbose,
+        run=run,
+        attachments=attachments,
+        schema=wanted,
+        output="json" if json_out else "events" if events else "auto",
+    )
+    code = run_ask(config, options)
     raise typer.Exit(code)
 
 
@@ -177,8 +177,8 @@ def asked_command(config: Config, run: RunOptions, prompt: str) -> tuple[CustomC
     (The chat's own commands are not there to shadow one.)"""
     from toolnexus.app_support import visible
 
-    from .command_turns import command_book
-    from .custom_commands import slash_command
+    from .custom.commands import slash_command
+    from .custom.turns import command_book
 
     book = command_book(config, run.tools, [])
     command, rest = slash_command(prompt, book)
@@ -195,7 +195,7 @@ app.add_typer(config_app, name="config")
 @config_app.command("path")
 def config_path_cmd(config: ConfigOpt = None) -> None:
     """Print where the config file is (or would be)."""
-    from .config import config_path
+    from .config.file import config_path
 
     print(config_path(config))
 
@@ -203,12 +203,9 @@ def config_path_cmd(config: ConfigOpt = None) -> None:
 @config_app.command("show")
 def config_show(config: ConfigOpt = None) -> None:
     """Print the config, with secrets masked."""
-    from .config_commands import show
+    from .config.commands import show
 
-    try:
-        print(show(load_config(config)))
-    except UsageError as exc:
-        fail_usage(exc)
+    print(show(load_config(config)))
 
 
 @config_app.command("init")
@@ -217,13 +214,10 @@ def config_init(
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:
     """Write the documented example config."""
-    from .config import config_path
-    from .config_commands import init
+    from .config.commands import init
+    from .config.file import config_path
 
-    try:
-        print(f"wrote {init(config_path(config), force=force)}")
-    except UsageError as exc:
-        fail_usage(exc)
+    print(f"wrote {init(config_path(config), force=force)}")
 
 
 keys_app = typer.Typer(help="Store API keys (in a 0600 file).", no_args_is_help=True)
@@ -238,16 +232,13 @@ def keys_set(
     """Store a key for a provider (asked for without echo)."""
     import getpass
 
-    from .config import check_provider
-    from .keys import load_keys, write_keys
+    from .config.file import check_provider
+    from .config.keys import load_keys, write_keys
 
-    try:
-        check_provider(load_config(config), name)
-    except UsageError as exc:
-        fail_usage(exc)
+    check_provider(load_config(config), name)
     value = getpass.getpass(f"API key for {name}: ").strip()
     if not value:
-        fail_usage(UsageError("no key given; nothing stored"))
+        raise UsageError("no key given; nothing stored")
     keys = load_keys()
     keys[name] = value
     print(f"stored the key for {name} in {write_keys(keys)}")
@@ -256,7 +247,7 @@ def keys_set(
 @keys_app.command("list")
 def keys_list() -> None:
     """List the providers that have a stored key (never the keys)."""
-    from .keys import load_keys
+    from .config.keys import load_keys
 
     for name in sorted(load_keys()):
         print(name)
@@ -265,7 +256,7 @@ def keys_list() -> None:
 @keys_app.command("rm")
 def keys_rm(name: str) -> None:
     """Forget a stored key."""
-    from .keys import load_keys, write_keys
+    from .config.keys import load_keys, write_keys
 
     keys = load_keys()
     if keys.pop(name, None) is None:
@@ -287,9 +278,10 @@ def main(args: list[str] | None = None) -> None:
         _collect_less_often()
     first = (sys.argv[1:] if args is None else args)[:1]
     try:
-        two_value_options(typer.main.get_command(_narrowed(app, first)))(
-            args, prog_name="toolnexus"
-        )
+        with one_line_errors():
+            two_value_options(typer.main.get_command(_narrowed(app, first)))(
+                args, prog_name="toolnexus"
+            )
     finally:
         if args is None:  # the process ends next
             # Everything is closed by now. The interpreter's last full collection would
@@ -330,22 +322,16 @@ def _command_name(command: typer.models.CommandInfo) -> str | None:
 @run_options
 def chat(run: RunOptions) -> None:
     """Open an interactive chat on a thread (a new one unless --id or -c)."""
-    from toolnexus import ToolnexusError
 
+    from .chat.repl import run_chat
     from .errors import NotConfigured
-    from .repl import run_chat
 
     try:
-        try:
-            code = run_chat(load_config(run.config), run)
-        except NotConfigured as missing:  # a first run: set up (on a terminal), then chat
-            from .setup import first_run_setup
+        code = run_chat(load_config(run.config), run)
+    except NotConfigured as missing:  # a first run: set up (on a terminal), then chat
+        from .config.setup import first_run_setup
 
-            code = run_chat(first_run_setup(run.config, missing), run)
-    except UsageError as exc:
-        fail_usage(exc)
-    except ToolnexusError as exc:
-        fail_run(exc)
+        code = run_chat(first_run_setup(run.config, missing), run)
     raise typer.Exit(code)
 
 
@@ -358,12 +344,9 @@ ThreadArg = Annotated[str, typer.Argument(help="Thread id.")]
 
 
 def _threads(config: str | None, action: object) -> None:
-    from .threads import with_store
+    from .threads.commands import with_store
 
-    try:
-        code = with_store(load_config(config), action)  # type: ignore[arg-type]
-    except UsageError as exc:
-        fail_usage(exc)
+    code = with_store(load_config(config), action)  # type: ignore[arg-type]
     raise typer.Exit(code)
 
 
@@ -380,7 +363,7 @@ def threads_list(
     config: ConfigOpt = None,
 ) -> None:
     """Threads, newest first, with the messages each holds now."""
-    from .threads import list_threads
+    from .threads.commands import list_threads
 
     _threads(
         config,
@@ -409,7 +392,7 @@ def threads_show(
     config: ConfigOpt = None,
 ) -> None:
     """A thread's transcript, every message numbered (--json: the raw messages)."""
-    from .threads import show, show_changes
+    from .threads.commands import show, show_changes
 
     if changes:
         _threads(config, lambda store: show_changes(store, thread, as_json=as_json))
@@ -427,7 +410,7 @@ def threads_rm(
     config: ConfigOpt = None,
 ) -> None:
     """Delete threads (asks first unless --yes)."""
-    from .threads import remove
+    from .threads.commands import remove
 
     _threads(config, lambda store: remove(store, threads, confirmed=yes))
 
@@ -450,21 +433,18 @@ def threads_prune(
     config: ConfigOpt = None,
 ) -> None:
     """Delete threads nobody needs: with --failed, those holding only failed turns."""
-    from .threads import parse_age, prune
+    from .threads.commands import parse_age, prune
 
     if not failed:
-        fail_usage(UsageError("say what to prune: --failed (threads holding only failed turns)"))
-    try:
-        age = parse_age(older_than) if older_than else 0.0
-    except UsageError as exc:
-        fail_usage(exc)
+        raise UsageError("say what to prune: --failed (threads holding only failed turns)")
+    age = parse_age(older_than) if older_than else 0.0
     _threads(config, lambda store: prune(store, older_than=age, confirmed=yes))
 
 
 @threads_app.command("rename")
 def threads_rename(thread: ThreadArg, title: str, config: ConfigOpt = None) -> None:
     """Give a thread a new title."""
-    from .threads import rename
+    from .threads.commands import rename
 
     _threads(config, lambda store: rename(store, thread, title))
 
@@ -487,12 +467,10 @@ def threads_fork(
     config: ConfigOpt = None,
 ) -> None:
     """Start a new thread from this one (up to message N) and print its id."""
-    from .threads import fork
+    from .threads.commands import fork
 
     if at is not None and at_option is not None and at != at_option:
-        fail_usage(
-            UsageError(f"fork at {at} or at {at_option}? give N once (--at N is its old form)")
-        )
+        raise UsageError(f"fork at {at} or at {at_option}? give N once (--at N is its old form)")
     point = at if at is not None else at_option
     _threads(config, lambda store: fork(store, thread, at=point, new_id=new_id))
 
@@ -507,7 +485,7 @@ def threads_rewind(
     config: ConfigOpt = None,
 ) -> None:
     """Put the files the thread's tools changed back as they were before turn N."""
-    from .threads import rewind
+    from .threads.commands import rewind
 
     _threads(config, lambda store: rewind(store, thread, turn, dry_run=dry_run))
 
@@ -515,7 +493,7 @@ def threads_rewind(
 @threads_app.command("redo")
 def threads_redo(thread: ThreadArg, config: ConfigOpt = None) -> None:
     """Undo the thread's last rewind: its files as they were before it."""
-    from .threads import redo
+    from .threads.commands import redo
 
     _threads(config, lambda store: redo(store, thread))
 
@@ -534,15 +512,13 @@ def threads_export(
     config: ConfigOpt = None,
 ) -> None:
     """Print a thread as Markdown or JSON."""
-    from .threads import export
+    from .threads.commands import export
 
     if fmt not in ("md", "json"):
-        fail_usage(UsageError(f"unknown format {fmt!r}: use md or json"))
+        raise UsageError(f"unknown format {fmt!r}: use md or json")
     if include_attachments and fmt != "json":
-        fail_usage(
-            UsageError(
-                "--include-attachments needs --format json (Markdown names attachments instead)"
-            )
+        raise UsageError(
+            "--include-attachments needs --format json (Markdown names attachments instead)"
         )
     _threads(
         config,
@@ -553,7 +529,7 @@ def threads_export(
 @threads_app.command("search")
 def threads_search(text: str, config: ConfigOpt = None) -> None:
     """Find threads whose messages mention TEXT."""
-    from .threads import search
+    from .threads.commands import search
 
     _threads(config, lambda store: search(store, text))
 
@@ -572,17 +548,14 @@ def tools_cmd(
 ) -> None:
     """List every tool with its source, status and the approval its calls meet (with
     --yes and --sandbox as `ask` and `chat` would have them)."""
-    from .toolbox import list_tools
+    from .tools.toolbox import list_tools
 
-    try:
-        code = list_tools(
-            load_config(config),
-            tool_flags(functions, skills, mcp, builtins, root=root, sandbox=sandbox),
-            as_json=as_json,
-            yes=yes,
-        )
-    except UsageError as exc:
-        fail_usage(exc)
+    code = list_tools(
+        load_config(config),
+        tool_flags(functions, skills, mcp, builtins, root=root, sandbox=sandbox),
+        as_json=as_json,
+        yes=yes,
+    )
     raise typer.Exit(code)
 
 
@@ -596,14 +569,11 @@ def mcp_list(
 ) -> None:
     """Start each MCP server and show its state, tools, resources, prompts and stderr
     (exit 1 if one that is not disabled fails)."""
-    from .mcp_list import list_servers
+    from .mcp.list_command import list_servers
 
-    try:
-        code = list_servers(
-            load_config(config), tool_flags(None, None, mcp, False, root=root), json_out=as_json
-        )
-    except UsageError as exc:
-        fail_usage(exc)
+    code = list_servers(
+        load_config(config), tool_flags(None, None, mcp, False, root=root), json_out=as_json
+    )
     raise typer.Exit(code)
 
 
@@ -629,19 +599,16 @@ def mcp_login(
 ) -> None:
     """Log in to a remote MCP server with OAuth: prints the URL to open, waits on a
     loopback port for the browser's redirect, and keeps the tokens (0600) beside the keys."""
-    from .mcp_login import login_server
+    from .mcp.login import login_server
 
-    try:
-        code = login_server(
-            load_config(config),
-            tool_flags(None, None, mcp, False),
-            name,
-            browser=browser,
-            port=port,
-            wait=wait,
-        )
-    except UsageError as exc:
-        fail_usage(exc)
+    code = login_server(
+        load_config(config),
+        tool_flags(None, None, mcp, False),
+        name,
+        browser=browser,
+        port=port,
+        wait=wait,
+    )
     raise typer.Exit(code)
 
 
@@ -650,7 +617,7 @@ def mcp_logout(
     name: Annotated[str, typer.Argument(help="The remote server, by its name in mcp.json.")],
 ) -> None:
     """Forget the OAuth tokens of a remote MCP server."""
-    from .mcp_login import logout_server
+    from .mcp.login import logout_server
 
     raise typer.Exit(logout_server(name))
 
@@ -669,14 +636,11 @@ def trust_cmd(
 ) -> None:
     """Trust a repository's project layer (.toolnexus/config.toml, .mcp.json, hooks in
     .claude/settings.json) as it is now, after showing what it adds and runs."""
-    from .trust import trust_command
+    from .config.trust import trust_command
 
     if list_them and revoke_it:
-        fail_usage(UsageError("use either --list or --revoke, not both"))
-    try:
-        code = trust_command(path, list_them=list_them, revoke_it=revoke_it)
-    except UsageError as exc:
-        fail_usage(exc)
+        raise UsageError("use either --list or --revoke, not both")
+    code = trust_command(path, list_them=list_them, revoke_it=revoke_it)
     raise typer.Exit(code)
 
 
@@ -691,23 +655,17 @@ ScopeOpt = Annotated[
 
 
 def _scope(scope: str | None) -> str | None:
-    from .mcp_files import SCOPES
+    from .mcp.files import SCOPES
 
     if scope is not None and scope not in SCOPES:
-        fail_usage(UsageError(f"--scope is user or project, not {scope!r}"))
+        raise UsageError(f"--scope is user or project, not {scope!r}")
     return scope
 
 
 def _edit_servers(config: str | None, action: Callable[[Config], int]) -> None:
-    """Run an `mcp add/remove/get` action: a bad file or argument is one line, exit 1."""
-    from toolnexus import ToolnexusError
+    """Run an `mcp add/remove/get` action on the config."""
 
-    try:
-        code = action(load_config(config))
-    except UsageError as exc:
-        fail_usage(exc)
-    except ToolnexusError as exc:
-        fail_run(exc)
+    code = action(load_config(config))
     raise typer.Exit(code)
 
 
@@ -728,7 +686,7 @@ def mcp_add(
     config: ConfigOpt = None,
 ) -> None:
     """Add a server: `mcp add NAME -- CMD ARGS` (local) or `mcp add NAME --url URL`."""
-    from .mcp_edit import add_server
+    from .mcp.edit import add_server
 
     chosen = _scope(scope) or "user"
     _edit_servers(
@@ -752,7 +710,7 @@ def mcp_remove(
     config: ConfigOpt = None,
 ) -> None:
     """Take a server out of the user's mcp.json or the project's .mcp.json."""
-    from .mcp_edit import remove_server
+    from .mcp.edit import remove_server
 
     chosen = _scope(scope)
     _edit_servers(config, lambda loaded: remove_server(loaded, name, scope=chosen))
@@ -765,7 +723,7 @@ def mcp_get(
     config: ConfigOpt = None,
 ) -> None:
     """Show how a server is configured (secrets as ***) and in which file."""
-    from .mcp_edit import show_server
+    from .mcp.edit import show_server
 
     chosen = _scope(scope)
     _edit_servers(config, lambda loaded: show_server(loaded, name, scope=chosen))
@@ -774,12 +732,9 @@ def mcp_get(
 @app.command("setup")
 def setup_cmd(config: ConfigOpt = None) -> None:
     """Find a local model server or set up a hosted one; write the config (and key)."""
-    from .setup import setup_command
+    from .config.setup import setup_command
 
-    try:
-        code = setup_command(config)
-    except UsageError as exc:
-        fail_usage(exc)
+    code = setup_command(config)
     raise typer.Exit(code)
 
 
@@ -796,12 +751,7 @@ def models_cmd(
     config: ConfigOpt = None,
 ) -> None:
     """Each configured provider's models, with aliases, context window and prices."""
-    from .models import list_models_command
+    from .config.models import list_models_command
 
-    try:
-        code = list_models_command(
-            load_config(config), only=provider, as_json=as_json, refresh=refresh
-        )
-    except UsageError as exc:
-        fail_usage(exc)
+    code = list_models_command(load_config(config), only=provider, as_json=as_json, refresh=refresh)
     raise typer.Exit(code)

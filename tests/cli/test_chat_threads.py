@@ -21,11 +21,11 @@ from rich.console import Console
 from tests.support.cli_helpers import CLI
 from tests.support.stub_provider import Recorded, Reply, StubProvider, openai_stream
 from toolnexus.stores import SQLiteStore
-from toolnexus_cli import render
-from toolnexus_cli.config import Config
-from toolnexus_cli.options import RunOptions
-from toolnexus_cli.repl import Repl
-from toolnexus_cli.transcript import to_markdown
+from toolnexus_cli.chat.repl import Repl
+from toolnexus_cli.config.file import Config
+from toolnexus_cli.render import renderers as render
+from toolnexus_cli.session.options import RunOptions
+from toolnexus_cli.threads.transcript import to_markdown
 
 MODEL = "stub-model"
 

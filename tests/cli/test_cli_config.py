@@ -18,7 +18,7 @@ from tests.support.stub_provider import (
     openai_stream,
 )
 
-EXAMPLE = Path(__file__).parents[2] / "toolnexus_cli" / "config.example.toml"
+EXAMPLE = Path(__file__).parents[2] / "toolnexus_cli" / "config" / "config.example.toml"
 KEY = "sk-test-SECRET-1234567890"
 
 

@@ -181,10 +181,10 @@ def test_model_names_for_chat_completion_come_from_the_cache(as_user, stub):
     from prompt_toolkit.completion import CompleteEvent
     from prompt_toolkit.document import Document
 
-    from toolnexus_cli.commands import COMMANDS
-    from toolnexus_cli.config import load_config
-    from toolnexus_cli.models import model_names
-    from toolnexus_cli.terminal import prompt_session
+    from toolnexus_cli.chat.commands import COMMANDS
+    from toolnexus_cli.chat.terminal import prompt_session
+    from toolnexus_cli.config.file import load_config
+    from toolnexus_cli.config.models import model_names
 
     config = load_config()
     assert model_names(config) == ["fast", "f"]  # nothing cached yet, and no request made
@@ -251,7 +251,7 @@ def test_nothing_configured_points_to_setup_first(tmp_path):
 
 
 def test_near_names_are_prefixes_then_substrings_then_close_spellings():
-    from toolnexus_cli.models import near_names
+    from toolnexus_cli.config.models import near_names
 
     served = ["qwen2.5-coder-7b", "gemma-3-270m-it", "gemma-3-270m", "llama-3.2-1b"]
     assert near_names("gemma", served) == ["gemma-3-270m", "gemma-3-270m-it"]

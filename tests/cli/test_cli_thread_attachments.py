@@ -14,7 +14,8 @@ import pexpect
 from tests.support import pty_screen
 from tests.support.stub_provider import openai_stream, png_bytes
 from toolnexus import MemoryStore
-from toolnexus_cli.threads import fork_thread
+from toolnexus.stores import ForkPoint
+from toolnexus_cli.threads.commands import fork_thread
 
 IMAGE = png_bytes(512, 512) + random.Random(3).randbytes(46 * 1024)  # 512x512, 48 KB
 IMAGE_B64 = base64.b64encode(IMAGE).decode()
@@ -169,6 +170,6 @@ async def test_fork_thread_for_the_chat():
     new = await fork_thread(store, "t-chat", 2)
     assert new.startswith("t-") and new != "t-chat"
     assert await store.get(new) == history[:2]
-    assert (await store.info(new)).forked_from == ("t-chat", 2)
+    assert (await store.info(new)).forked_from == ForkPoint("t-chat", 2)
     assert await store.get(await fork_thread(store, "t-chat")) == history
     assert await fork_thread(store, "t-chat", new_id="t-named") == "t-named"

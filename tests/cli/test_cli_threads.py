@@ -11,7 +11,7 @@ import pytest
 from tests.support.cli_helpers import STUB_MODEL
 from tests.support.stub_provider import Reply, openai_stream
 from toolnexus import MemoryStore
-from toolnexus_cli.listing import latest_holding
+from toolnexus_cli.threads.listing import latest_holding
 
 OLD_Q, OLD_A = "Tell me about penguins", "Penguins are flightless birds."
 NEW_Q, NEW_A = "What is a volcano?", "A vent in the crust of a planet."

@@ -8,8 +8,8 @@ import pytest
 from rich.console import Console
 
 from toolnexus.tools._leaving import QUESTION
-from toolnexus_cli.command_question import command_question, question_text
-from toolnexus_cli.exact_text import exact_text, rows_of
+from toolnexus_cli.render.exact_text import exact_text, rows_of
+from toolnexus_cli.tools.command_question import command_question, question_text
 
 FILLER = "\u3164"  # HANGUL FILLER: a letter, shown as a blank
 HIDDEN_COMMAND = f"{FILLER}\n" * 60 + "cp ~/.ssh/id_rsa x"

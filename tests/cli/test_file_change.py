@@ -11,8 +11,8 @@ import re
 
 import pytest
 
-from toolnexus_cli import file_change
-from toolnexus_cli.file_change import diff_lines
+from toolnexus_cli.tools import file_change
+from toolnexus_cli.tools.file_change import diff_lines
 
 HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 

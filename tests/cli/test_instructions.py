@@ -64,7 +64,7 @@ def test_without_instruction_files_the_system_prompt_is_unchanged(cli, stub):
 
 
 def test_imports_stop_at_their_depth_and_size(tmp_path):
-    from toolnexus_cli.instructions import MAX_DEPTH, read_instructions
+    from toolnexus_cli.session.instructions import MAX_DEPTH, read_instructions
 
     (tmp_path / ".git").mkdir()
     chain = [tmp_path / f"n{i}.md" for i in range(MAX_DEPTH + 2)]
@@ -88,7 +88,7 @@ def test_imports_stop_at_their_depth_and_size(tmp_path):
 def test_nothing_outside_the_repository_or_secret_looking_is_read(tmp_path):
     """An AGENTS.md that is a link to a file outside the repository, or an import of a file
     that looks like it holds secrets (`.env`), is not read: it would go to the model."""
-    from toolnexus_cli.instructions import read_instructions
+    from toolnexus_cli.session.instructions import read_instructions
 
     repo, outside = tmp_path / "repo", tmp_path / "elsewhere.md"
     (repo / ".git").mkdir(parents=True)

@@ -64,7 +64,7 @@ def test_option_choices_are_the_librarys():
     """--sandbox and --reasoning offer exactly the modes and levels the library takes."""
     from toolnexus.tools.sandbox import MODES
     from toolnexus.wire.base import REASONING_LEVELS
-    from toolnexus_cli.options import Reasoning, Sandbox
+    from toolnexus_cli.session.options import Reasoning, Sandbox
 
     assert get_args(Sandbox) == tuple(MODES)
     assert get_args(Reasoning) == tuple(REASONING_LEVELS)

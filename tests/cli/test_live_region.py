@@ -13,8 +13,8 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.segment import Segment
 
 from tests.support.reflow_screen import ReflowScreen
-from toolnexus_cli.chat_markdown import ChatMarkdown
-from toolnexus_cli.live_region import LiveRegion, rows_taken, terminal_reflows
+from toolnexus_cli.render.chat_markdown import ChatMarkdown
+from toolnexus_cli.render.live_region import LiveRegion, rows_taken, terminal_reflows
 
 ROWS = 20
 NEVER = 1e-6  # refreshes a second: the ticker never ticks, the test refreshes

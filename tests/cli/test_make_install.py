@@ -38,12 +38,12 @@ def test_the_install_step_prints_no_editable_install_box(tmp_path):
     venv = tmp_path / "venv"
     line = install_line(venv)
     pip = f"{venv}/bin/pip"
-    assert pip in line and line.endswith(" -e '.[test]'"), line
+    assert pip in line and line.endswith(" -e '.[cli,test]'"), line  # the command's extra too
     # a scratch venv without pip of its own, which this pip installs into (--python): the
     # project is not taken out of the environment running the tests
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     ours = shlex.join([sys.executable, "-m", "pip", "--python", f"{venv}/bin/python"])
-    command = line.replace(pip, ours).replace(" -e '.[test]'", " --no-deps -e .")
+    command = line.replace(pip, ours).replace(" -e '.[cli,test]'", " --no-deps -e .")
     done = subprocess.run(
         ["sh", "-c", command], cwd=ROOT, capture_output=True, text=True, timeout=540
     )

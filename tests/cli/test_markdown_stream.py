@@ -12,9 +12,9 @@ from rich.console import Console
 from rich.segment import Segment
 from rich.text import Text
 
-from toolnexus_cli import markdown_stream
-from toolnexus_cli.chat_markdown import ChatMarkdown
-from toolnexus_cli.markdown_stream import MarkdownStream, Wait, waited_for
+from toolnexus_cli.render import markdown_stream
+from toolnexus_cli.render.chat_markdown import ChatMarkdown
+from toolnexus_cli.render.markdown_stream import MarkdownStream, Wait, waited_for
 
 WIDTH, HEIGHT = 60, 24
 ROWS = HEIGHT - 1  # the live view keeps the cursor's row free

@@ -7,7 +7,8 @@ import pytest
 from tests.support.stub_provider import Reply, openai_text
 from toolnexus import RunResult
 from toolnexus.context.pricing import Price, cost, thread_cost, turn_cost
-from toolnexus_cli.config import load_config, resolve_target
+from toolnexus_cli.config.file import load_config
+from toolnexus_cli.config.resolve import resolve_target
 from toolnexus_cli.errors import UsageError
 
 GPT = Price(input=2.5, output=10, cached_input=1.25)

@@ -10,9 +10,9 @@ from rich.console import Console
 
 from toolnexus import RunResult
 from toolnexus.context.pricing import Price
-from toolnexus_cli import approve
-from toolnexus_cli.config import load_config
-from toolnexus_cli.render import (
+from toolnexus_cli.config.file import load_config
+from toolnexus_cli.config.settings import UiSettings
+from toolnexus_cli.render.renderers import (
     NO_FACTS,
     Figures,
     FooterFacts,
@@ -25,8 +25,8 @@ from toolnexus_cli.render import (
     run_figures,
     unfinished_note,
 )
-from toolnexus_cli.settings import UiSettings
-from toolnexus_cli.speed import Speed, speed_of
+from toolnexus_cli.render.speed import Speed, speed_of
+from toolnexus_cli.tools import approve
 
 UI = UiSettings(code_theme="monokai")
 WIDTH = 60

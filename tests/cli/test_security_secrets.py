@@ -14,8 +14,8 @@ from urllib.parse import quote, unquote
 
 from tests.support.net_servers import dead_port
 from tests.support.stub_provider import Recorded, openai_stream
-from toolnexus_cli.redact import EventRedactor, Redactor
-from toolnexus_cli.redact_stream import HOLD_LIMIT
+from toolnexus_cli.redaction.redact import EventRedactor, Redactor
+from toolnexus_cli.redaction.redact_stream import HOLD_LIMIT
 
 HEADER_SECRET = "hdr-secret-7f3a9c21"
 URL_PASSWORD = "url-pw-5be0d4"

@@ -545,7 +545,7 @@ COMMENTED_RULE = re.compile(r'^# ("[^"\n]*"|[\w*?-]+) = ("(?:allow|ask|deny)")',
 def example_rules() -> dict:
     """The example config's approval tables with the rules it shows as commented
     examples taken as written: a user who removes the "# " gets exactly these."""
-    text = (ROOT / "toolnexus_cli" / "config.example.toml").read_text()
+    text = (ROOT / "toolnexus_cli" / "config" / "config.example.toml").read_text()
     return tomllib.loads(COMMENTED_RULE.sub(r"\1 = \2", text))["approval"]
 
 

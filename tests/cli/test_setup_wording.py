@@ -1,12 +1,13 @@
-"""What `toolnexus setup` suggests and says for an endpoint typed in (toolnexus_cli/setup.py):
-the name it offers, and the count of models the endpoint listed."""
+"""What `toolnexus setup` suggests and says for an endpoint typed in
+(toolnexus_cli/config/setup.py): the name it offers, and the count of models the endpoint
+listed."""
 
 from __future__ import annotations
 
 import pytest
 
 from toolnexus.models import ModelInfo
-from toolnexus_cli.setup import Endpoint, _models, _suggested_name
+from toolnexus_cli.config.setup import Endpoint, _models, _suggested_name
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,7 @@
 """The terminal's answers to the chat's questions (its background colour, its device
 attributes) are dropped from what is typed, however the reads cut them
-(toolnexus_cli/terminal_answers.py); keys pass untouched; keys typed ahead of `ask` are not
-read to find the answers (toolnexus_cli/theme.py)."""
+(toolnexus_cli/render/terminal_answers.py); keys pass untouched; keys typed ahead of `ask` are not
+read to find the answers (toolnexus_cli/render/theme.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import termios
 import pytest
 
 from tests.support.waiting import WAIT_S
-from toolnexus_cli import theme
-from toolnexus_cli.terminal_answers import AnswerFilter
+from toolnexus_cli.render import theme
+from toolnexus_cli.render.terminal_answers import AnswerFilter
 
 OSC_11 = "\x1b]11;rgb:ffff/ffff/f0f0\x1b\\"
 DA1 = "\x1b[?64;1;2;6;9;15;18;21;22c"

@@ -1,4 +1,4 @@
-"""A tool call the model wrote as text (toolnexus_cli/text_calls.py) is found in the shapes
+"""A tool call the model wrote as text (toolnexus_cli/chat/text_calls.py) is found in the shapes
 small models write it in, and only for a tool the chat offers."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from toolnexus_cli.text_calls import MAX_READ, WrittenCall, written_call
+from toolnexus_cli.chat.text_calls import MAX_READ, WrittenCall, written_call
 
 OFFERED = {"time_get_current_time", "read_file"}
 CALL = {"name": "time_get_current_time", "arguments": {"timezone": "UTC"}}

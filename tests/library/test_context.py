@@ -15,6 +15,7 @@ from toolnexus import ContextPolicy, ProviderError, create_client, create_toolki
 from toolnexus.context._marks import COMPACTION_KEY, DROPPED_KEY, PINNED_KEY, pin, sendable, unpin
 from toolnexus.context._summary import CUT_MARK, LEFT_OUT_HEADER, SUMMARY_HEADER
 from toolnexus.context.plan import apply_compaction
+from toolnexus.errors import ContextSize
 
 
 def client_for(stub, **kw):
@@ -419,7 +420,7 @@ async def test_a_message_larger_than_the_window_is_refused_before_any_summary(st
     message = str(caught.value)
     assert "the message is ~10,004 tokens; the model's window is 4,096" in message
     assert "too long for this model" in message
-    assert caught.value.context_overflow == (10_004, 4096)
+    assert caught.value.context_overflow == ContextSize(10_004, 4096)
     assert llama.summaries == 0 and posts(stub) == []
     assert thread[-1][DROPPED_KEY] == "failed" and sendable(thread) == history
 

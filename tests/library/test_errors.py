@@ -119,7 +119,7 @@ def test_a_too_long_prompt_hint_gives_the_sizes_when_the_provider_said_them():
         "the conversation is too long for the model (208,310 tokens; its "
         "window is 200,000): start a new thread or send less"
     )
-    assert sized.context_overflow == (208310, 200000)
+    assert sized.context_overflow == ContextSize(208310, 200000)
     for overflow in (ContextSize(None, 200000), ContextSize(208310, None)):
         assert failure(400, context_overflow=overflow).hint == (
             "the conversation is too long for the model: start a new thread or send less"

@@ -6,9 +6,10 @@ from typing import get_args, get_type_hints
 
 from tests.support.resilience_helpers import make_client
 from tests.support.stub_provider import Reply, openai_stream
-from toolnexus import create_toolkit, define_tool
+from toolnexus import create_toolkit, define_tool, events
+from toolnexus.context import _marks as marks
 from toolnexus.events import add_usage, tool_result_event
-from toolnexus.types import Event
+from toolnexus.types import DropReason, Event, EventType, IncompleteReason
 
 
 async def test_every_event_of_a_streamed_tool_run_has_the_keys_of_its_type(stub):
@@ -54,3 +55,18 @@ def test_usage_adds_every_numeric_key_of_both_sides():
     total = {"prompt_tokens": 1, "completion_tokens": 2}
     add_usage(total, {"prompt_tokens": 3, "reasoning_tokens": 4, "model": "x"})
     assert total == {"prompt_tokens": 4, "completion_tokens": 2, "reasoning_tokens": 4}
+
+
+def test_event_type_names_the_type_of_every_event():
+    declared = {get_args(get_type_hints(t)["type"])[0] for t in get_args(Event)}
+    assert set(get_args(EventType)) == declared
+
+
+def test_the_named_reasons_are_the_declared_ones():
+    """A run's incomplete_reason and a message's drop mark are each one of their Literal's
+    values, and the library names every one of them."""
+    named = {events.MAX_TURNS, events.MAX_TOKENS, events.CONTEXT_FULL, events.FILTERED}
+    named |= {events.REFUSED, events.CUT_OFF}
+    assert named == set(get_args(IncompleteReason))
+    dropped = {marks.UNDONE, marks.RETRIED, marks.FAILED, marks.REFUSED, marks.SYSTEM_PROMPT}
+    assert dropped == set(get_args(DropReason))

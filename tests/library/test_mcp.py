@@ -34,7 +34,13 @@ from tests.support.scripted import calling, scripted_client
 from tests.support.stub_provider import pdf_bytes, png_bytes
 from tests.support.waiting import alive, eventually, pid_in, running_with, wait_until
 from toolnexus import ToolContext, ToolnexusError, create_toolkit
-from toolnexus.mcp import ServerStatus, add_mcp_servers, convert_content, open_mcp_servers
+from toolnexus.mcp import (
+    McpServerState,
+    ServerStatus,
+    add_mcp_servers,
+    convert_content,
+    open_mcp_servers,
+)
 
 pytest.importorskip("mcp")
 
@@ -99,7 +105,7 @@ async def test_servers_start_and_their_tools_are_named_server_tool(kit):
         ServerStatus(
             "calc",
             "stdio",
-            "ok",
+            McpServerState("ok"),
             [
                 "calc_add",
                 "calc_echo",
@@ -112,8 +118,8 @@ async def test_servers_start_and_their_tools_are_named_server_tool(kit):
                 "calc_secret_env",
             ],
         ),
-        ServerStatus("remote", "http", "ok", ["remote_whoami", "remote_shout"]),
-        ServerStatus("off", "stdio", "disabled", []),
+        ServerStatus("remote", "http", McpServerState("ok"), ["remote_whoami", "remote_shout"]),
+        ServerStatus("off", "stdio", McpServerState("disabled"), []),
     ]
     add = toolkit.get("calc_add")
     assert add.source == "mcp:calc" and toolkit.get("remote_shout").source == "mcp:remote"
@@ -311,16 +317,19 @@ async def test_a_broken_server_is_isolated_and_the_others_work(http_server, toke
     toolkit = await create_toolkit()
     try:
         statuses = {s.name: s for s in await add_mcp_servers(toolkit, config, timeout=1.5)}
-        assert statuses["remote"].status == "ok"
-        assert statuses["crashes"].status == (
+        assert str(statuses["remote"].state) == "ok"
+        assert str(statuses["crashes"].state) == (
             "failed: it exited with status 1 while waiting for the initialize answer "
             "(stderr: bad config)"
         )  # the last line of its stderr
-        assert statuses["hangs"].status == (
+        assert str(statuses["hangs"].state) == (
             "failed: timed out after 1.5 s waiting for the initialize answer"
         )
-        assert statuses["missing"].status == "failed: command not found: 'toolnexus-no-such-server'"
-        assert statuses["unset"].status == (
+        assert (
+            str(statuses["missing"].state)
+            == "failed: command not found: 'toolnexus-no-such-server'"
+        )
+        assert str(statuses["unset"].state) == (
             "failed: headers.X-Key uses ${TOOLNEXUS_TEST_UNSET_VARIABLE}, which is not set"
         )
         assert all(s.tools == [] for s in statuses.values() if not s.ok)
@@ -353,9 +362,9 @@ async def test_a_wrong_token_fails_with_the_http_status_and_no_secret(http_serve
         [status] = await add_mcp_servers(toolkit, config, timeout=START)
     finally:
         await toolkit.close()
-    assert status.status.startswith("failed: HTTP 401 Unauthorized from http://127.0.0.1:")
+    assert str(status.state).startswith("failed: HTTP 401 Unauthorized from http://127.0.0.1:")
     assert secret not in repr(status) and "literal-secret-99" not in repr(status)
-    assert "key=***" in status.status
+    assert "key=***" in str(status.state)
 
 
 async def test_tool_names_are_sanitized_and_unique(http_server, token_env):
@@ -392,7 +401,10 @@ async def test_opening_servers_returns_their_tools_statuses_and_close(tmp_path):
         # read_resource is offered too: the server lists a resource
         assert statuses == [
             ServerStatus(
-                "calc", "stdio", "ok", [name for name in by_name if name != "read_resource"]
+                "calc",
+                "stdio",
+                McpServerState("ok"),
+                [name for name in by_name if name != "read_resource"],
             )
         ]
         assert by_name["read_resource"].source == "mcp:resources"
@@ -438,7 +450,7 @@ async def test_call_timeouts_and_close_mid_call(tmp_path):
     await eventually(lambda: not alive(pid), "the server to end after close()")
     in_flight = await asyncio.wait_for(call, 10)
     assert in_flight.output == "error: MCP server 'b': it was stopped during the call"
-    assert status_b.status == "stopped"  # closing is not a failure
+    assert status_b.state.state == "stopped"  # closing is not a failure
     after = await toolkit.execute("b_add", {"a": 1, "b": 1})
     assert after.output == "error: b_add is not available now: its MCP server b is stopped"
 
@@ -468,8 +480,8 @@ async def test_a_stdio_server_that_dies_is_restarted_and_its_tools_come_back(tmp
         assert died.output == (
             "error: MCP server 'calc': it was killed by SIGKILL; it is restarted"
         )
-        await eventually(lambda: status.status.startswith("restarting"), "the restart")
-        assert status.status == "restarting: it was killed by SIGKILL"
+        await eventually(lambda: status.state.state == "restarting", "the restart")
+        assert str(status.state) == "restarting: it was killed by SIGKILL"
         assert not any(tool.source == "mcp:calc" for tool in toolkit.tools())
         assert toolkit.get("calc_add") is None  # so an approval rule is not asked about it
         missing = await toolkit.execute("calc_add", {"a": 1, "b": 2})
@@ -524,12 +536,12 @@ async def test_config_from_a_file_and_a_disabled_server(tmp_path):
     )
     toolkit = await create_toolkit()
     assert await add_mcp_servers(toolkit, path) == [
-        ServerStatus("a", "stdio", "disabled"),
-        ServerStatus("b", "http", "disabled"),
+        ServerStatus("a", "stdio", McpServerState("disabled")),
+        ServerStatus("b", "http", McpServerState("disabled")),
     ]
     assert await add_mcp_servers(toolkit, str(path)) == [
-        ServerStatus("a", "stdio", "disabled"),
-        ServerStatus("b", "http", "disabled"),
+        ServerStatus("a", "stdio", McpServerState("disabled")),
+        ServerStatus("b", "http", McpServerState("disabled")),
     ]
     assert len(toolkit) == 0
 
@@ -560,7 +572,7 @@ async def test_bad_entries_are_failed_statuses():
             }
         },
     )
-    assert [s.status for s in statuses] == [
+    assert [str(s.state) for s in statuses] == [
         "failed: a local server needs a 'command' (or a 'url' for a remote one)",
         "failed: unknown transport type 'websocket' (use 'stdio', 'http' or 'sse')",
         "failed: the server entry must be an object",

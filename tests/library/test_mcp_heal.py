@@ -64,7 +64,7 @@ async def test_a_call_after_the_server_restarted_and_answers_400_runs_in_a_new_s
         stop(server)
         server, _ = await asyncio.to_thread(http_server, port, HTTP_MCP_EXTRA_TOOL="1")
         seen: list[str] = []
-        toolkit.sources[0].watch(lambda changed: seen.append(changed.status.status))
+        toolkit.sources[0].watch(lambda changed: seen.append(str(changed.status.state)))
         result = await toolkit.execute("remote_shout", {"text": "b"})
         assert (result.output, result.is_error) == ("B", False)
         assert seen == ["restarting: it forgot the session (it restarted?)", "ok"]
@@ -86,7 +86,7 @@ async def test_an_idle_server_that_restarted_is_noticed_by_its_ping():
     try:
         status = await add_remote(toolkit, port, ping_interval=0.2)
         seen: list[str] = []
-        toolkit.sources[0].watch(lambda changed: seen.append(changed.status.status))
+        toolkit.sources[0].watch(lambda changed: seen.append(str(changed.status.state)))
         stop(server)
         server, _ = await asyncio.to_thread(http_server, port, HTTP_MCP_EXTRA_TOOL="1")
         await eventually(lambda: "remote_whisper" in status.tools, "the new session's tools")
@@ -110,7 +110,7 @@ async def test_an_idle_server_that_is_gone_is_noticed_by_its_ping(monkeypatch):
         status = await add_remote(toolkit, port, ping_interval=0.2)
         assert toolkit.tools()
         stop(server)
-        await eventually(lambda: status.status.startswith("restarting"), "the ping to fail")
+        await eventually(lambda: status.state.state == "restarting", "the ping to fail")
         assert toolkit.tools() == []
     finally:
         await toolkit.close()

@@ -55,7 +55,7 @@ async def test_servers_start_in_the_background_and_a_model_call_waits_for_them(s
     )
     try:
         [status] = toolkit.servers
-        assert status.status == "starting" and toolkit.tools() == []
+        assert str(status.state) == "starting" and toolkit.tools() == []
         scripted.add("done")
         events: list[dict] = []
         async with scripted_client(scripted) as client:
@@ -85,7 +85,7 @@ async def test_servers_left_to_start_later_start_at_the_first_model_call(scripte
         mcp_start=False, mcp_config={"mcpServers": {"calc": calc(pid_file)}}
     )
     try:
-        assert toolkit.servers[0].status == "starting" and not pid_file.exists()
+        assert toolkit.servers[0].state.state == "starting" and not pid_file.exists()
         scripted.add("done")
         async with scripted_client(scripted) as client:
             await run(client, toolkit, id="t")
@@ -107,7 +107,7 @@ async def test_a_model_call_goes_without_a_server_still_starting_after_the_wait(
         async with scripted_client(scripted) as client:
             await run(client, toolkit, id="t")
             await run(client, toolkit, id="t")
-            assert toolkit.servers[0].status == "starting"  # answered meanwhile
+            assert toolkit.servers[0].state.state == "starting"  # answered meanwhile
             gate.touch()
             await eventually(lambda: toolkit.servers[0].ok, "the server to be ready")
             await run(client, toolkit, id="t")
@@ -144,7 +144,7 @@ async def test_a_start_up_timeout_per_server(tmp_path):
             },
             timeout=START,
         )
-        assert [s.status for s in statuses] == [
+        assert [str(s.state) for s in statuses] == [
             "failed: timed out after 0.5 s waiting for the initialize answer",
             'failed: startup_timeout_sec must be a number of seconds from 0 to 3600, not "soon"',
         ]
@@ -172,7 +172,7 @@ async def test_the_model_is_told_once_when_a_server_goes_down_and_when_it_is_bac
             await run(client, toolkit, id="t")
             gate.unlink()
             os.kill(pid_in(pid_file), signal.SIGKILL)
-            await eventually(lambda: status.status.startswith("restarting"), "the restart")
+            await eventually(lambda: status.state.state == "restarting", "the restart")
             await run(client, toolkit, id="t")
             await run(client, toolkit, id="t")
             gate.touch()
@@ -228,8 +228,8 @@ async def test_a_server_that_keeps_dying_is_restarted_a_bounded_number_of_times(
         )
         gate.unlink()
         os.kill(pid_in(pid_file), signal.SIGKILL)
-        await eventually(lambda: status.status.startswith("failed"), "it to be given up")
-        assert status.status == (
+        await eventually(lambda: status.state.state == "failed", "it to be given up")
+        assert str(status.state) == (
             "failed: it exited with status 3 while waiting for the initialize answer; it "
             "failed 4 times in a row, so it is not started again unless it is restarted"
         )
@@ -266,7 +266,7 @@ async def test_a_remote_server_that_restarts_is_reconnected(tmp_path):
         stop(server)
         server, _ = await asyncio.to_thread(start_http_server, TOKEN, port)
         seen: list[str] = []
-        toolkit.sources[0].watch(lambda changed: seen.append(changed.status.status))
+        toolkit.sources[0].watch(lambda changed: seen.append(str(changed.status.state)))
         assert (await toolkit.execute("remote_shout", {"text": "b"})).output == "B"
         assert seen == ["restarting: it forgot the session (it restarted?)", "ok"]
         assert status.ok
@@ -289,7 +289,7 @@ async def test_a_remote_server_that_goes_away_is_withdrawn_and_reconnected(tmp_p
         stop(server)
         gone = await toolkit.execute("remote_shout", {"text": "a"})
         assert gone.is_error and gone.output.endswith("; it is reconnected"), gone.output
-        await eventually(lambda: status.status.startswith("restarting"), "the reconnection")
+        await eventually(lambda: status.state.state == "restarting", "the reconnection")
         assert toolkit.tools() == []
         server, _ = await asyncio.to_thread(start_http_server, TOKEN, port)
         await eventually(lambda: status.ok, "the server to be reached again")

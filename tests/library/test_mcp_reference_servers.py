@@ -85,7 +85,7 @@ async def everything(npm_bin):
 async def test_every_tool_of_server_everything_is_offered_and_runs(everything):
     [pool] = everything.sources
     [server] = pool.servers
-    assert server.status.status == "ok"
+    assert server.status.ok
     listed = {entry["name"] for entry in server.offer.tools}
     offered = {
         tool.name.removeprefix("everything_")

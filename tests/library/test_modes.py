@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from toolnexus.tools.approval import ApprovalPolicy, approval_hook
-from toolnexus.tools.modes import PLAN_REFUSAL, mode_verdict, with_mode
+from toolnexus.tools.modes import PLAN_REFUSAL, Verdict, mode_verdict, with_mode
 from toolnexus.tools.tool import Tool, ToolResult
 from toolnexus.tools.toolkit import Toolkit
 
@@ -85,7 +85,7 @@ def test_without_a_sandbox_commands_are_left_to_the_tool_and_plan_refuses_them()
 
 def test_review_on_lifts_the_question_before_a_command_only():
     for mode in ("ask", "auto-edit"):
-        assert mode_verdict(mode, BASH, sandboxed=True, reviewed=True) == ("allow", "")
+        assert mode_verdict(mode, BASH, sandboxed=True, reviewed=True) == Verdict("allow")
         assert mode_verdict(mode, BASH, sandboxed=True, reviewed=False) is None
     assert mode_verdict("ask", WRITE, sandboxed=True, reviewed=True) is None
     assert mode_verdict("ask", BASH, sandboxed=False, reviewed=True) is None

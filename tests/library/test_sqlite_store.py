@@ -18,7 +18,7 @@ import threading
 import pytest
 
 from tests.support.store_workers import append_turns, big_messages, turn
-from toolnexus.stores import MemoryStore, StoreError, open_store
+from toolnexus.stores import ForkPoint, MemoryStore, StoreError, open_store
 from toolnexus.stores.sqlite import MIGRATIONS, SCHEMA_VERSION, SQLiteStore, migrate
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -232,7 +232,7 @@ async def test_attachments_saved_before_migration_4_stay_inline_and_still_fork(d
         )  # sent again: now stored once
         assert len(await store.attachments("old")) == 1
         fork = await store.fork("old", "new", at=1)
-        assert fork.forked_from == ("old", 1) and await store.get("new") == [image]
+        assert fork.forked_from == ForkPoint("old", 1) and await store.get("new") == [image]
     assert rows(db, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
 
 

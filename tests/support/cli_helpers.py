@@ -45,7 +45,7 @@ BIN = Path(sys.executable).parent / "toolnexus"
 ENTRY = (
     [str(BIN)]
     if BIN.exists()
-    else [sys.executable, "-c", "from toolnexus_cli.app import main; main()"]
+    else [sys.executable, "-c", "from toolnexus_cli.launch import main; main()"]
 )
 ANSI = re.compile(r"\x1b[\[\]()#;?]*[0-9;]*[A-Za-z@-~]?")
 STUB_MODEL = "stub-model"

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import atexit
 import gc
-import importlib
 import io
 import json
 import locale
@@ -48,69 +47,20 @@ from typing import IO, Any
 
 LAUNCHER = str(Path(__file__).with_name("prefork_launch.py"))
 ROOT = Path(__file__).resolve().parents[2]
-# What the test processes import: the CLI for every command and the chat (and what they
-# import when they first use it: the HTTP stack, the styles, the renderers), the MCP SDK's
-# client (the CLI's MCP servers) and its server (the test servers of mcp_servers/).
-PRELOAD = (
-    "toolnexus_cli.app",
-    "toolnexus_cli.repl",
-    "toolnexus_cli.session",
-    "toolnexus_cli.ask",
-    "toolnexus_cli.mcp_commands",
-    "toolnexus_cli.threads",
-    "toolnexus_cli.setup",
-    "toolnexus_cli.live_region",
-    "toolnexus_cli.markdown_stream",
-    "toolnexus_cli.running",
-    "toolnexus.mcp.pool",
-    "toolnexus.tools.approval",
-    "toolnexus.tools.builtins",
-    "toolnexus.stores.sqlite",
-    "toolnexus.transport._network",
-    "toolnexus.wire.openai",
-    "toolnexus.wire.anthropic",
-    "toolnexus.wire.responses",
-    "httpx2",
-    "httpcore2._async.connection_pool",
-    "httpcore2._async.http11",
-    "httpcore2._async.http2",
-    "httpcore2._async.http_proxy",
-    "httpcore2._async.socks_proxy",
-    "httpcore2._backends.anyio",
-    "anyio._backends._asyncio",
-    "truststore",
-    "platformdirs",
-    "jsonschema",
-    "typer._click.decorators",
-    "prompt_toolkit.shortcuts",
-    "prompt_toolkit.input.vt100",
-    "prompt_toolkit.patch_stdout",
-    "prompt_toolkit.key_binding.bindings.search",
-    "rich.markdown",
-    "rich.live",
-    "rich.syntax",
-    "rich.panel",
-    "rich.spinner",
-    "rich.logging",
-    "rich._emoji_codes",
-    "pygments.lexers.python",
-    "pygments.lexers.shell",
-    "pygments.styles.monokai",
-    "mcp.client.session",
-    "mcp.client.stdio",
-    "mcp.client.streamable_http",
-    "mcp.server.mcpserver",
-    "mcp.server.stdio",
-    "uvicorn",
-    "starlette.applications",
-)
+# The switch: TOOLNEXUS_TEST_PREFORK=0 in the test run's environment, and every command is
+# the real program, started anew.
+SWITCH = "TOOLNEXUS_TEST_PREFORK"
 
 
 def command(run: str, *argv: str) -> list[str]:
     """The command line that runs `argv` in a fork of this worker's zygote: `run` is
-    "toolnexus" (argv: its arguments) or "script" (argv: a Python file and its arguments)."""
-    if run == "toolnexus":
-        argv = (str(Path(sys.executable).parent / "toolnexus"), *argv)
+    "toolnexus" (argv: its arguments) or "script" (argv: a Python file and its arguments).
+    With the zygote switched off, the program itself."""
+    program = str(Path(sys.executable).parent / "toolnexus") if run == "toolnexus" else None
+    if os.environ.get(SWITCH) == "0":
+        return [program, *argv] if program else [sys.executable, *argv]
+    if program:
+        argv = (program, *argv)
     return [sys.executable, "-I", "-S", LAUNCHER, _zygote_socket(), run, *argv]
 
 
@@ -165,8 +115,7 @@ class _Fork:
 
 
 def serve(path: str) -> None:
-    for name in PRELOAD:
-        importlib.import_module(name)
+    _preload()
     # What is imported stays as it is: no collection in a fork writes to (and so copies) the
     # memory pages it shares with the zygote.
     gc.freeze()
@@ -211,6 +160,18 @@ def serve(path: str) -> None:
                     fork.conn.close()
                     fork.conn = None
                     _kill(fork)
+
+
+def _preload() -> None:
+    """The imports of tests/support/prefork_preload.py, which is then forgotten with the
+    path to it: a fork sees the modules a fresh process would find."""
+    sys.path.insert(0, str(ROOT))
+    from tests.support.prefork_preload import preload
+
+    preload()
+    sys.path.remove(str(ROOT))
+    for name in [name for name in sys.modules if name == "tests" or name.startswith("tests.")]:
+        del sys.modules[name]
 
 
 def _received(conn: socket.socket) -> bytes:

@@ -131,3 +131,21 @@ def test_a_launcher_gone_before_it_read_the_pid_leaves_the_zygote_serving(tmp_pa
     wait_until(lambda: not alive(fork), "the fork to end")
     done = run(prefork.command("script", script(tmp_path, "print('still here')")))
     assert (done.returncode, done.stdout) == (0, "still here\n"), done.stderr
+
+
+def test_with_the_switch_off_every_command_is_the_program_started_anew(tmp_path, monkeypatch):
+    """TOOLNEXUS_TEST_PREFORK=0: the program is this process's own child, no zygote's fork;
+    on, its parent is the zygote."""
+    program = script(tmp_path, "import os\nprint(os.getppid())\n")
+    monkeypatch.setenv(prefork.SWITCH, "1")
+    forked = run(prefork.command("script", program))
+    monkeypatch.setenv(prefork.SWITCH, "0")
+    fresh = run(prefork.command("script", program))
+    assert int(fresh.stdout) == os.getpid(), fresh.stderr
+    assert int(forked.stdout) != os.getpid(), forked.stderr
+    assert prefork.command("toolnexus", "--version") == [
+        str(Path(sys.executable).parent / "toolnexus"),
+        "--version",
+    ]
+    done = run(prefork.command("toolnexus", "--version"), cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout.startswith("toolnexus "), done.stderr

@@ -244,7 +244,7 @@ def test_keys_typed_while_an_answer_streams_edit_the_line_as_at_the_prompt():
     """Arrows and function keys do nothing, even when a read cuts their sequence; Esc
     Enter starts a new line; Backspace and Ctrl-U edit; a paste is one message even when
     it comes in pieces; Enter on a blank line queues nothing; Esc alone drops it all."""
-    from toolnexus_cli.terminal import TypeAhead
+    from toolnexus_cli.chat.terminal import TypeAhead
 
     typed = TypeAhead(io.StringIO())
     for keys in [
@@ -277,7 +277,7 @@ def test_ctrl_d_typed_while_an_answer_streams_leaves_once_the_queue_is_done():
     """Ctrl-D pressed just as an answer ends (before the prompt is drawn) must not be lost:
     on an empty line it leaves, as at the prompt, after what was queued before it; with
     text typed, it is no key; Esc takes it back."""
-    from toolnexus_cli.terminal import TypeAhead
+    from toolnexus_cli.chat.terminal import TypeAhead
 
     typed = TypeAhead(io.StringIO())
     typed.feed("first\r\x04")

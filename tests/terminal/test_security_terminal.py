@@ -169,7 +169,7 @@ def test_mcp_server_stderr_is_a_bounded_harmless_tail(tmp_path):
         config = {"mcpServers": {"spam": {"command": sys.executable, "args": [str(SPAMMER)]}}}
         try:
             [status] = await add_mcp_servers(toolkit, config, timeout=20)
-            return status.status, 0
+            return str(status.state), 0
         finally:
             await toolkit.close()
 

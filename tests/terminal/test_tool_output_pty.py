@@ -321,3 +321,54 @@ def test_ctrl_c_keeps_what_the_command_printed_for_the_model_and_says_it_was_cut
         "Error: printed-42\n[cut: the user stopped the run before this tool finished; above is "
         "what it printed until then]"
     )
+
+
+def test_five_mb_of_output_are_cut_for_the_model_and_kept_whole_for_slash_last(
+    cli, stub, temp, tmp_path, open_chat
+):
+    """Repro: `toolnexus chat --builtins --yes`, a command prints about 5 MB (`seq 1
+    800000`). The model gets its first and last lines and, between them, how many bytes
+    were cut of how many; the whole output is in a 0600 file while the chat runs, `/last`
+    shows all of it, and the file is gone when the chat ends. Before, the model got the
+    beginning of its first MiB, told nothing of its end nor its size."""
+    whole = "".join(f"{n}\n" for n in range(1, 800_001))
+    paged = tmp_path / "paged.txt"
+    cli.env["PAGER"] = f"sh -c 'cat > {paged}'"
+    model_calls(stub, bash("seq 1 800000"), "Counted.")
+    chat = open_chat("--builtins", "--yes")
+    chat.send_line("count")
+    chat.wait_text("Counted.")
+    chat.wait_prompt()
+    [result] = tool_results(stub.requests[-1])
+    assert len(result) < 100_000  # under the toolkit's cap: nothing of it cut again
+    assert result.startswith("exit code 0\n1\n2\n3\n")
+    assert result.endswith("\n799999\n800000\n")
+    cut = len(whole) - 80_000
+    assert f"[{cut:,} bytes cut here: the command printed {len(whole):,} bytes" in result
+    [file] = kept_files(temp)
+    assert stat.S_IMODE(file.stat().st_mode) == 0o600
+    assert stat.S_IMODE(file.parent.stat().st_mode) == 0o700
+    assert file.read_text() == whole
+    chat.say("/last")
+    assert paged.read_text() == whole
+    chat.child.send(chat_session.CTRL_D)
+    chat.exit_code()
+    assert list(temp.iterdir()) == []
+
+
+def test_what_a_killed_chat_kept_is_removed_when_the_next_chat_starts(cli, stub, temp, open_chat):
+    """Repro: a chat runs a command and is killed (`kill -9`): its output file stays in
+    $TMPDIR. Start another chat: that file is gone, while the file of a chat still running
+    stays."""
+    cli.env["PAGER"] = "cat"
+    killed = forty_lines(open_chat, stub)
+    [left] = kept_files(temp)
+    running = forty_lines(open_chat, stub)
+    [kept] = set(kept_files(temp)) - {left}
+    killed.child.kill(signal.SIGKILL)
+    killed.wait(lambda: not killed.child.isalive(), "the chat to be killed")
+    assert left.exists()
+    open_chat("--builtins", "--yes")
+    assert kept_files(temp) == [kept] and not left.parent.exists()
+    running.say("/last")  # its output still there
+    assert rows_shown(running)[-40:] == list(range(1, 41))

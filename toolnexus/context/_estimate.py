@@ -3,6 +3,8 @@ token), for the parts of a request the endpoint has not counted yet."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..types import Message
 
 CHARS_PER_TOKEN = 4
@@ -19,7 +21,8 @@ def message_tokens(message: Message) -> int:
     if isinstance(content, str):
         chars = len(content)
     elif isinstance(content, list):
-        for part in content:
+        parts: Sequence[object] = content  # as found: a transcript from outside may hold anything
+        for part in parts:
             text = part.get("text") if isinstance(part, dict) else None
             if isinstance(text, str):
                 chars += len(text)

@@ -23,16 +23,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final, NamedTuple
 
-from ..types import Message, UserMessage
+from ..types import DropReason, Message, UserMessage
 
 DROPPED_KEY: Final = "dropped"
 # On an assistant message cut short by cancel or a deadline (it is kept and sent).
 INTERRUPTED_KEY: Final = "interrupted"
-UNDONE = "undone"  # /undo
-RETRIED = "retried"  # /retry asked the same question again
-FAILED = "failed"  # the turn ended in an error; /retry offers its prompt
-REFUSED = "refused"  # the model refused the prompt: sending the exchange again invites more
-SYSTEM_PROMPT = "system prompt"  # on a system message: the thread's system prompt from here on
+# why a message is no longer sent (its DROPPED_KEY)
+UNDONE: Final[DropReason] = "undone"  # /undo
+RETRIED: Final[DropReason] = "retried"  # /retry asked the same question again
+FAILED: Final[DropReason] = "failed"  # the turn ended in an error; /retry offers its prompt
+# the model refused the prompt: sending the exchange again invites more
+REFUSED: Final[DropReason] = "refused"
+# on a system message: the thread's system prompt from here on
+SYSTEM_PROMPT: Final[DropReason] = "system prompt"
 COMPACTION_KEY: Final = "compaction"  # on a record: what it summarizes (see plan.py)
 FAILED_WITH_KEY: Final = "failed_with"  # on the prompt of a turn that ended in an error: the error
 PINNED_KEY: Final = "pinned"  # sent verbatim, never summarized
@@ -147,13 +150,13 @@ def last_prompt(messages: Sequence[Message], *, failed_too: bool = False) -> int
     return None
 
 
-def mark_from(messages: list[Message], start: int, reason: str) -> list[Message]:
+def mark_from(messages: list[Message], start: int, reason: DropReason) -> list[Message]:
     """A new list: `messages` with every unmarked message from `start` on marked `reason`
     (new dicts for those; the others are the same objects)."""
     return messages[:start] + [_marked(m, reason) if is_sent(m) else m for m in messages[start:]]
 
 
-def _marked(message: Message, reason: str) -> Message:
+def _marked(message: Message, reason: DropReason) -> Message:
     marked = message.copy()
     marked[DROPPED_KEY] = reason
     return marked

@@ -14,8 +14,9 @@ import json
 import os
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 from urllib.parse import urlsplit
 
 FetchJSON = Callable[[str], Awaitable[Any]]  # GET url -> its JSON body, or None
@@ -47,7 +48,8 @@ TABLE: dict[str, int] = {
 ENDPOINT, OVERFLOW = "endpoint", "overflow"
 
 
-class Window(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Window:
     """A window size in tokens (None: not known) and where it came from: "explicit",
     "overflow", "endpoint", "table" or "unknown"."""
 
@@ -109,15 +111,18 @@ class WindowCache:
 
     def _all(self) -> dict[str, Any]:
         if self._entries is None:
-            self._entries = {}
-            if self.path is not None:
-                try:
-                    data = json.loads(self.path.read_text(encoding="utf-8"))
-                except (OSError, ValueError):
-                    data = None
-                if isinstance(data, dict) and isinstance(data.get("windows"), dict):
-                    self._entries = data["windows"]
+            self._entries = self._read()
         return self._entries
+
+    def _read(self) -> dict[str, Any]:
+        if self.path is None:
+            return {}
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        windows = data.get("windows") if isinstance(data, dict) else None
+        return windows if isinstance(windows, dict) else {}
 
     def get(self, key: str, kind: str) -> tuple[bool, int | None]:
         """(found and fresh, window)."""

@@ -14,11 +14,18 @@ import os
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ContextSize, ProviderError, provider_error
 from ..events import add_usage
-from ..types import CompactionEvent, CompactionInfo, Message, Usage, UserMessage
+from ..types import (
+    CompactionEvent,
+    CompactionInfo,
+    CompactionReason,
+    Message,
+    Usage,
+    UserMessage,
+)
 from ..wire._common import text_of
 from ..wire.base import RequestOptions
 from ._estimate import CHARS_PER_TOKEN, MESSAGE_OVERHEAD, message_tokens, text_tokens
@@ -113,7 +120,8 @@ class Outgoing:
         return await self.settings.transport.get_json(url, self.settings.headers, self.control)
 
 
-class ContextReport(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class ContextReport:
     """What `/context` shows. `fill` is the next request's size in tokens, of which
     `counted` were counted by the endpoint (the last reply's prompt tokens; the rest is
     characters/4); `limit` the size above which it is compacted first (None: window
@@ -343,9 +351,10 @@ class ContextKeeper:
                 stream=False,
                 options=RequestOptions(params=settings.request_params),
             )
-            self._reply_max = next(
+            found: int = next(
                 (body[k] for k in REPLY_BUDGET_KEYS if type(body.get(k)) is int and body[k] > 0), 0
             )
+            self._reply_max = found
         return self._reply_max
 
     def _budget(self, out: Outgoing, window: int) -> Budget:
@@ -411,7 +420,7 @@ class ContextKeeper:
         window: int | None,
         budget: Budget,
         *,
-        reason: str,
+        reason: CompactionReason,
         scale: float = 1.0,
         instructions: str | None = None,
         keep_first: bool = True,

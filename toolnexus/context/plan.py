@@ -6,10 +6,10 @@ results)."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from dataclasses import dataclass
 
 from ..events import compaction_event
-from ..types import CompactionEvent, CompactionInfo, Message, UserMessage
+from ..types import CompactionEvent, CompactionInfo, CompactionReason, Message, UserMessage
 from ._estimate import message_tokens
 from ._marks import (
     COMPACTION_KEY,
@@ -23,7 +23,10 @@ __all__ = [
 ]
 
 
-class Plan(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """Which messages a compaction summarizes and which it keeps verbatim."""
+
     summarize: list[int]  # thread indices, in sent order (an older record counts as one)
     kept: list[int]  # thread indices inside the span that stay verbatim
     first: int
@@ -46,7 +49,8 @@ def _units(messages: list[Message], order: list[int]) -> list[tuple[int, int]]:
     return units
 
 
-class Budget(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Budget:
     """Request sizes in tokens: compact above `limit`, down to `target`; nothing larger
     than `hard` can be sent at all (the window less the reply's share)."""
 
@@ -113,7 +117,8 @@ def plan_compaction(
     return Plan(summarize, kept, first, last, round(kept_tokens - reserve), first_kept)
 
 
-class Draft(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Draft:
     """A compaction worked out but not made yet: what it summarizes (`plan`), those
     messages as the summarizer reads them (`lines`, of which the ones before `start` do
     not fit its request and are left out), and what its record will say."""
@@ -122,7 +127,7 @@ class Draft(NamedTuple):
     lines: list[str]
     start: int
     before: int  # tokens of the request before it
-    reason: str  # "threshold", "overflow" or "manual"
+    reason: CompactionReason
     reserve: int  # tokens the summary may take
     hard: float  # tokens the request must stay under
     scale: float  # what the endpoint counts over the characters/4 estimate
@@ -135,7 +140,8 @@ class Draft(NamedTuple):
         return len(self.plan.summarize)
 
 
-class Compaction(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Compaction:
     """A compaction worked out for a thread: `record` is the message that stands in for
     what it summarizes. Made by ContextKeeper.compact (a preview: nothing applied yet)
     or automatically; `apply` adds it to the thread it was made for."""
@@ -145,7 +151,9 @@ class Compaction(NamedTuple):
 
     @property
     def info(self) -> CompactionInfo:
-        return self.record[COMPACTION_KEY]
+        info = self.record.get(COMPACTION_KEY)
+        assert info is not None, "a compaction's record is made with what it summarizes"
+        return info
 
     @property
     def summary(self) -> str:

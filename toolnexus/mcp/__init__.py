@@ -27,15 +27,18 @@ from typing import NamedTuple, Protocol
 
 from ..tools.tool import Tool
 from ._process import STDERR_TAIL
-from .config import STARTUP_TIMEOUT, McpConfig
+from .config import STARTUP_TIMEOUT, McpConfig, McpTransport
 from .content import convert_content
 from .pool import ServerPool, workspace_roots
-from .server import McpServer, ServerStatus
+from .server import McpServer, McpServerState, McpState, ServerStatus
 
 __all__ = [
     "STDERR_TAIL",
     "McpServer",
+    "McpServerState",
     "McpServers",
+    "McpState",
+    "McpTransport",
     "ServerPool",
     "ServerStatus",
     "add_mcp_servers",

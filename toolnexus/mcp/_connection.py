@@ -24,7 +24,7 @@ from ..errors import ToolnexusError
 from ..tools._clock import held
 from ._process import CommandNotFound, ServerProcess, StderrTail
 from .auth import LOGIN_HINT, LoginNeeded, has_own_authorization
-from .config import ServerSpec
+from .config import McpTransport, ServerSpec
 from .elicitation import answer_elicitation
 from .requests import ServerRequests
 from .sampling import answer_sampling
@@ -94,14 +94,14 @@ class Connection:
         side: ClientSide,
         stderr: StderrTail,
         *,
-        transport: str | None = None,
+        transport: McpTransport | None = None,
         auth: Any = None,
     ) -> None:
         self.spec = spec
         self.sdk = sdk
         self.side = side
         self.stderr = stderr
-        self.transport = transport or spec.transport
+        self.transport: McpTransport = transport or spec.transport
         self.auth = auth
         self.phase = "starting"
         self.session: Any = None
@@ -235,7 +235,7 @@ class Connection:
             return []
         list_page = getattr(self.session, _LISTER[kind])
         listed: list[dict[str, Any]] = []
-        cursor = None
+        cursor: str | None = None
         for _ in range(PAGES):
             params = (
                 None if cursor is None else self.sdk.types.PaginatedRequestParams(cursor=cursor)
@@ -298,16 +298,31 @@ class Connection:
         """Why the connection failed, in one line: visible, secrets of the spec blanked."""
         return visible(self.spec.redact(self._why(exc)))
 
+    def needs_login(self, exc: BaseException) -> bool:
+        """Whether `exc`, the connection's failure, was for want of an OAuth login (none,
+        or one that no longer works)."""
+        leaf = first_error(exc)
+        return isinstance(leaf, LoginNeeded) or self._unauthorized(leaf)
+
+    def _unauthorized(self, leaf: BaseException) -> bool:
+        """A 401 from a server whose entry does not carry its own authorization."""
+        return self._status_of(leaf) == 401 and not has_own_authorization(self.spec)
+
+    def _status_of(self, leaf: BaseException) -> int | None:
+        """The HTTP status the failure carries, or the first seen while starting."""
+        status = getattr(getattr(leaf, "response", None), "status_code", None)
+        if status is None and not self.ready:
+            return self.http_status
+        return status if isinstance(status, int) else None
+
     def _why(self, exc: BaseException) -> str:
         leaf = first_error(exc)
         if isinstance(leaf, CommandNotFound | LoginNeeded | ToolnexusError):
             return str(leaf)  # ours, said for a person already
-        status = getattr(getattr(leaf, "response", None), "status_code", None)
-        if status is None and not self.ready:
-            status = self.http_status
+        status = self._status_of(leaf)
         text = " ".join(str(leaf).split())[:WHY_LIMIT]
-        if status == 401 and not has_own_authorization(self.spec):
-            why = LOGIN_HINT.format(name=self.spec.name)  # no login, or one that no longer works
+        if self._unauthorized(leaf):
+            why = LOGIN_HINT.format(name=self.spec.name)
         elif status is not None:
             why = f"HTTP {status} {_phrase(status)} from {self.spec.url}"
         elif type(leaf).__module__.startswith("mcp.client.auth"):

@@ -26,7 +26,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from .._bounded_json import TooDeep, loads_bounded
 from ..errors import ToolnexusError
@@ -51,6 +51,8 @@ MAX_STARTUP_TIMEOUT = 3600.0
 PING_INTERVAL = 30.0  # seconds between pings of an idle remote server, unless its entry says
 
 McpConfig = str | os.PathLike[str] | Mapping[str, Any]
+# how a server is reached: a process it runs (stdio), streamable HTTP, or the legacy HTTP+SSE
+McpTransport = Literal["stdio", "http", "sse"]
 
 
 @dataclass
@@ -70,7 +72,7 @@ class ServerSpec:
     """One configured server, its values expanded; `error` says why it cannot start."""
 
     name: str
-    transport: str  # "stdio", "http" or "sse"
+    transport: McpTransport
     command: str = ""
     args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
@@ -168,7 +170,7 @@ def parse_server(name: str, entry: Any) -> ServerSpec:
     url = entry.get("url") or entry.get("serverUrl")
     command = entry.get("command")
     remote = kind in HTTP_TYPES or kind == "sse" or (url and not command and not kind)
-    transport = "sse" if kind == "sse" else "http" if remote else "stdio"
+    transport: McpTransport = "sse" if kind == "sse" else "http" if remote else "stdio"
     spec = ServerSpec(name, transport)
     spec.disabled = entry.get("disabled") is True or entry.get("enabled") is False
     try:

@@ -311,7 +311,7 @@ def _range(low: float | None, high: float | None) -> str:
     return ""
 
 
-def _number_text(number: float) -> str:
+def _number_text(number: int | float) -> str:
     return f"{number:g}" if isinstance(number, float) else str(number)
 
 

@@ -15,6 +15,7 @@ import asyncio
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Literal
 
 from .._visible import visible
 from ..tools.tool import Tool
@@ -31,6 +32,7 @@ __all__ = [
 ]
 
 Watcher = Callable[[McpServer], None]
+Told = Literal["ok", "starting", "down"]  # a server's state as the model hears of it
 NAMED_IN_NOTICE = 8  # tools a notice names before "…"
 INSTRUCTIONS_LIMIT = 4000  # characters of a server's instructions added to the system prompt
 
@@ -61,7 +63,7 @@ class ServerPool:
         self._started = False
         self._roots = _resolved(workspace_roots(Path.cwd()) if roots is None else roots)
         self._watchers: list[Watcher] = []
-        self._told: dict[str, str] = {}  # what the model was last told of a server
+        self._told: dict[str, Told] = {}  # what the model was last told of a server
         self._told_tools: dict[str, list[str]] = {}  # and the tools it was offered then
         self._deadlines: dict[str, float] = {}  # until when model calls wait for a server
         names = ToolNames(list(taken))
@@ -91,7 +93,7 @@ class ServerPool:
             return
         self._started = True
         for server in self.servers:
-            if server.status.status == "starting":
+            if server.status.state.state == "starting":
                 server.start()
 
     async def close(self) -> None:
@@ -147,7 +149,7 @@ class ServerPool:
         now = asyncio.get_running_loop().time()
         waited = []
         for server in self.servers:
-            if server.status.status != "starting":
+            if server.status.state.state != "starting":
                 continue
             if self.wait is None or now < self._deadlines.setdefault(server.name, now + self.wait):
                 waited.append(server)
@@ -201,7 +203,7 @@ class ServerPool:
         return lambda: own
 
     def _changed(self, server: McpServer) -> None:
-        if server.status.status == "starting":  # a new start: model calls wait for it anew
+        if server.status.state.state == "starting":  # a new start: model calls wait for it anew
             self._deadlines.pop(server.name, None)
         for watcher in self._watchers:
             watcher(server)
@@ -218,13 +220,13 @@ def _resolved(roots: Iterable[str | Path]) -> list[Path]:
     return [Path(root).expanduser().resolve() for root in roots]
 
 
-def _state(server: McpServer) -> str:
+def _state(server: McpServer) -> Told:
     """A server's state as the model hears of it: "ok", "starting", or "down"."""
-    status = server.status.status
-    return status if status in ("ok", "starting") else "down"
+    state = server.status.state.state
+    return state if state == "ok" or state == "starting" else "down"
 
 
-def _notice(server: McpServer, state: str, told: str | None) -> str | None:
+def _notice(server: McpServer, state: Told, told: Told | None) -> str | None:
     """The note for the model on a server now in `state` of which it was last told `told`
     (None: nothing, so it knows only the tools it is offered)."""
     name = server.name

@@ -10,9 +10,10 @@ server longer: REMOTE_BACKOFF, as it may be away while it is redeployed). A serv
 that cannot start the first time is not retried: its status says why, and the others keep
 working. While a server is down its tools are not offered, and a call to one says why.
 
-The status of a server (`ServerStatus.status`) is one of "starting" (its first start, or
-after `restart`/`enable`), "ok", "restarting: <why it went down>", "failed: <why>",
-"disabled" and, once closed, "stopped".
+How a server is doing (`ServerStatus.state`, an `McpServerState`) is one of "starting" (its
+first start, or after `restart`/`enable`), "ok", "restarting" (with why it went down),
+"failed" (with why, and whether for want of an OAuth login), "disabled" and, once closed,
+"stopped".
 """
 
 from __future__ import annotations
@@ -24,10 +25,10 @@ import logging
 import re
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import ToolnexusError
 from ..tools.tool import SHOWN_KEY, Tool, ToolContext, ToolResult
@@ -40,8 +41,8 @@ from ._connection import (
     dump,
 )
 from ._process import StderrTail
-from .auth import LOGIN_HINT, ServerTokens, TokenFile, has_own_authorization, oauth
-from .config import STARTUP_TIMEOUT, ServerSpec
+from .auth import ServerTokens, TokenFile, has_own_authorization, oauth
+from .config import STARTUP_TIMEOUT, McpTransport, ServerSpec
 from .content import convert_content, person_text
 
 __all__ = [
@@ -64,27 +65,41 @@ NAME_LIMIT = 64
 CONTEXT_PARAM = "toolnexus_context"  # how an MCP tool's function gets its ToolContext
 
 
+McpState = Literal["starting", "ok", "restarting", "failed", "disabled", "stopped"]
+
+
+@dataclass(frozen=True, slots=True)
+class McpServerState:
+    """Where a server is in its lifecycle (see the module), `reason`: why it is restarting
+    or failed, and `needs_login`: it failed for want of an OAuth login (`toolnexus mcp login
+    NAME`). `str()` of it is the sentence a person reads: "failed: <why>"."""
+
+    state: McpState
+    reason: str | None = None
+    needs_login: bool = False
+
+    def __str__(self) -> str:
+        return self.state if self.reason is None else f"{self.state}: {self.reason}"
+
+
 @dataclass
 class ServerStatus:
     """How one configured server is doing (it changes as the server starts, goes down and
-    comes back): `status` (see the module), and `tools`, the names its tools are offered
-    under while it runs."""
+    comes back): its `state`, and `tools`, the names its tools are offered under while it
+    runs. `transport` is what it speaks: an "http" server found to be an older one, "sse"."""
 
     name: str
-    transport: str  # "stdio", "http" or "sse" (also an "http" server found to be an older one)
-    status: str
+    transport: McpTransport
+    state: McpServerState
     tools: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return self.status == "ok"
+        return self.state.state == "ok"
 
     @property
     def needs_login(self) -> bool:
-        """It failed for want of an OAuth login (`toolnexus mcp login NAME`)."""
-        return self.status.startswith("failed") and self.status.endswith(
-            LOGIN_HINT.format(name=self.name)
-        )
+        return self.state.needs_login
 
 
 def sdk_installed() -> None:
@@ -161,7 +176,7 @@ class McpServer:
         self.names = names
         self.on_change = on_change
         self.startup_timeout = spec.startup_timeout or startup_timeout
-        self.status = ServerStatus(spec.name, spec.transport, _first_status(spec))
+        self.status = ServerStatus(spec.name, spec.transport, _first_state(spec))
         self.stderr = StderrTail()
         self.logs: deque[str] = deque(maxlen=LOG_LINES)
         self.offer = Offer()  # what it offered when it last ran
@@ -205,12 +220,12 @@ class McpServer:
         return tool_name in self.status.tools
 
     def why_not_running(self) -> str:
-        state = self.status.status
+        state = self.status.state
         return {
             "starting": "is still starting",
             "disabled": "is disabled",
             "stopped": "is stopped",
-        }.get(state, f"is not running ({state})")
+        }.get(state.state, f"is not running ({state})")
 
     # -- its lifecycle -------------------------------------------------------------------
 
@@ -222,12 +237,12 @@ class McpServer:
         try:
             import_sdk()
         except ToolnexusError as exc:
-            self._set(f"failed: {exc}")
+            self._set(McpServerState("failed", str(exc)))
             self._settled.set()
             return
         self._stopping.clear()
         self._settled.clear()
-        self._set("starting")
+        self._set(McpServerState("starting"))
         self._task = asyncio.create_task(self._supervise(), name=f"mcp server {self.name}")
 
     async def stop(self) -> None:
@@ -252,8 +267,8 @@ class McpServer:
 
     async def close(self) -> None:
         await self.stop()
-        if self.status.status.startswith(("ok", "starting", "restarting")):
-            self._set("stopped")
+        if self.status.state.state in ("ok", "starting", "restarting"):
+            self._set(McpServerState("stopped"))
 
     async def restart(self) -> None:
         await self.stop()
@@ -261,7 +276,7 @@ class McpServer:
 
     async def disable(self) -> None:
         await self.stop()
-        self._set("disabled")
+        self._set(McpServerState("disabled"))
 
     def enable(self) -> None:
         """Start it, if it is not running (disabled, failed or stopped)."""
@@ -294,30 +309,33 @@ class McpServer:
         failures = 0
         while True:
             began = asyncio.get_running_loop().time()
-            why = await self._run_once()
-            if why is None:  # stopped on purpose
+            ended = await self._run_once()
+            if ended is None:  # stopped on purpose
                 return
-            if self.status.status == "starting":  # it never ran since start()
-                self._set(f"failed: {why}")
+            if self.status.state.state == "starting":  # it never ran since start()
+                self._set(ended)
                 return
             ran = asyncio.get_running_loop().time() - began
             failures = 1 if ran >= STABLE_S else failures + 1
             if failures > len(backoff):
                 self._set(
-                    f"failed: {why}; it failed {failures} times in a row, so it is not "
-                    "started again unless it is restarted"
+                    replace(
+                        ended,
+                        reason=f"{ended.reason}; it failed {failures} times in a row, so it "
+                        "is not started again unless it is restarted",
+                    )
                 )
                 return
-            self._set(f"restarting: {why}")
+            self._set(McpServerState("restarting", ended.reason))
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(backoff[failures - 1]):
                     await self._stopping.wait()
             if self._stopping.is_set():
                 return
 
-    async def _run_once(self) -> str | None:
-        """One connection from start to end: None when it was stopped on purpose, else why
-        it ended (or could not start)."""
+    async def _run_once(self) -> McpServerState | None:
+        """One connection from start to end: None when it was stopped on purpose, else how
+        it ended (or could not start), as its state if it is not started again."""
         if self._stopping.is_set():
             return None
         connection = Connection(
@@ -329,7 +347,7 @@ class McpServer:
             auth=self._auth(),
         )
         self._lost.clear()
-        why: str | None = None
+        ended: McpServerState | None = None
         try:
             with self.sdk.anyio.CancelScope() as self._scope:
                 async with contextlib.AsyncExitStack() as stack:
@@ -337,16 +355,20 @@ class McpServer:
                         async with asyncio.timeout(self.startup_timeout):
                             offer = await connection.open(stack)
                     except TimeoutError:
-                        return f"timed out after {self.startup_timeout:g} s {connection.phase}"
+                        timed_out = f"timed out after {self.startup_timeout:g} s {connection.phase}"
+                        return McpServerState("failed", timed_out)
                     self._ready(connection, offer)
                     why = await self._until_it_ends(connection)
+                    ended = None if why is None else McpServerState("failed", why)
         except Exception as exc:
             await connection.settle()
-            why = connection.describe(exc)
+            ended = McpServerState(
+                "failed", connection.describe(exc), needs_login=connection.needs_login(exc)
+            )
         finally:
             self._scope = None
             self._connection = None
-        return None if self._stopping.is_set() else why
+        return None if self._stopping.is_set() else ended
 
     def _auth(self) -> Any:
         """OAuth for a remote server that has a login (else None: a 401 says to log in)."""
@@ -362,7 +384,7 @@ class McpServer:
         self._tools = self._make_tools(offer.tools)
         self._connection = connection
         self.status.tools = [tool.name for tool in self._tools]
-        self._set("ok")
+        self._set(McpServerState("ok"))
         self._settled.set()
         self._wake_callers(True)
 
@@ -409,11 +431,12 @@ class McpServer:
                 self._reconnect(FORGOT if forgot else connection.describe(exc))
                 return
 
-    def _set(self, status: str) -> None:
-        status = self.spec.redact(status)
-        if status != self.status.status:
-            self.status.status = status
-            log.info("MCP server %s (%s): %s", self.name, self.spec.transport, status)
+    def _set(self, state: McpServerState) -> None:
+        if state.reason is not None:
+            state = replace(state, reason=self.spec.redact(state.reason))
+        if state != self.status.state:
+            self.status.state = state
+            log.info("MCP server %s (%s): %s", self.name, self.spec.transport, state)
             self.on_change(self)
 
     def _log(self, text: str) -> None:
@@ -575,12 +598,12 @@ def _task_only(entry: dict[str, Any]) -> bool:
     return isinstance(execution, dict) and execution.get("taskSupport") == "required"
 
 
-def _first_status(spec: ServerSpec) -> str:
+def _first_state(spec: ServerSpec) -> McpServerState:
     if spec.disabled:
-        return "disabled"
+        return McpServerState("disabled")
     if spec.error:
-        return f"failed: {spec.redact(spec.error)}"
-    return "starting"
+        return McpServerState("failed", spec.redact(spec.error))
+    return McpServerState("starting")
 
 
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")

@@ -16,6 +16,7 @@ import binascii
 import hashlib
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from ..content import AUDIO_FORMATS, MAX_ATTACHMENT_BYTES
@@ -47,7 +48,10 @@ class Payload(NamedTuple):
     media_type: str
 
 
-class Blob(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Blob:
+    """An attachment's bytes with what is known of them."""
+
     info: AttachmentInfo
     data: bytes
 
@@ -185,7 +189,7 @@ def referenced(message: Message) -> Message:
 def _copied_along(message: Message, path: Path) -> Message:
     """A copy of `message` with new dicts and lists along `path` (the rest shared)."""
     top: Any = dict(message)
-    node = top
+    node: Any = top
     for key in path[:-1]:
         child = node[key]
         node[key] = child = list(child) if isinstance(child, list) else dict(child)

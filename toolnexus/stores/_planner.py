@@ -27,13 +27,14 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import NamedTuple
+from dataclasses import dataclass
 
 from ..types import Message
 from .base import ThreadConflict
 
 
-class Plan(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Plan:
     """What one save writes. kind: "append" (write `write` from seq `start`), "replace"
     (delete the thread's messages, write `write` from 0) or "noop". `keep`: the pristine
     messages an append extends; `exact`: afterwards the thread holds exactly what the

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from ..types import Message, calls_of
@@ -27,7 +28,8 @@ def message_text(message: Message) -> str:
     if isinstance(content, str):
         parts.append(content)
     elif isinstance(content, list):
-        for part in content:
+        found: Sequence[object] = content  # as stored: it may hold anything
+        for part in found:
             if isinstance(part, str):
                 parts.append(part)
             elif isinstance(part, dict) and isinstance(text := part.get("text"), str):
@@ -66,8 +68,9 @@ def clean_title(title: str | None) -> str | None:
     return title or None
 
 
-def fork_length(id: str, count: int, at: int | None) -> int:
-    """How many messages a fork of thread `id` (holding `count`) at `at` copies."""
+def fork_length(id: str, count: int, at: object) -> int:
+    """How many messages a fork of thread `id` (holding `count`) at `at` copies (`at` as
+    the caller gave it: None, or a message count)."""
     if at is None:
         return count
     if isinstance(at, bool) or not isinstance(at, int) or not 1 <= at <= count:

@@ -6,8 +6,9 @@ driver. The SQLite and PostgreSQL backends are imported only when they are used.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ..errors import ToolnexusError
 from ..types import Message
@@ -79,7 +80,8 @@ class VersionedStore(ConversationStore, Protocol):
     ) -> int: ...
 
 
-class ForkPoint(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class ForkPoint:
     """Where a forked thread came from: the thread, and how many of its messages (from the
     start) the fork was made with."""
 
@@ -121,7 +123,7 @@ class ThreadInfo:
             "updated": self.updated,
             "message_count": self.message_count,
             "usage": dict(self.usage),
-            "forked_from": self.forked_from._asdict() if self.forked_from else None,
+            "forked_from": dataclasses.asdict(self.forked_from) if self.forked_from else None,
         }
 
 

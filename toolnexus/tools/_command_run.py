@@ -1,7 +1,8 @@
 """Running one command for a tool: in a process group of its own that is killed whole when
-the command ends, times out or the run is cancelled, reading at most MAX_OUTPUT_BYTES of
-its output (stdout and stderr together; the rest is counted, not kept), all of it passed
-on as it comes to whoever shows it while the command runs. How it ended is what the
+the command ends, times out or the run is cancelled, keeping the first HEAD_BYTES and the
+last TAIL_BYTES of its output (stdout and stderr together; what lies between is counted,
+not kept), all of it passed on as it comes to whoever shows (or keeps) it while the
+command runs. How it ended is what the
 launcher (_sandbox_exec.py) tells through a pipe of its own, where it runs: its exit code or
 the signal that killed it, and what the sandbox's network saw of it."""
 
@@ -19,7 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-MAX_OUTPUT_BYTES = 1024 * 1024
+# What the model reads of a command's output: its beginning and its end, together under
+# the toolkit's default cap on a result (DEFAULT_MAX_OUTPUT characters), so neither the end
+# nor the note on what was cut is lost to that cap.
+HEAD_BYTES = 40_000
+TAIL_BYTES = 40_000
+_CONTINUATION_BYTES = bytes(range(0x80, 0xC0))  # of a UTF-8 character, after its first
 # What a command prints when the system refused it something: in a sandbox, maybe the
 # sandbox (Landlock answers EACCES, or EXDEV for a link or move across what it allows).
 _REFUSED = re.compile(
@@ -41,14 +47,14 @@ class Ended(NamedTuple):
 @dataclass
 class Ran:
     """How a command ended: its exit code (None if it did not exit: killed by `signal`,
-    or at its timeout), what it printed (up to MAX_OUTPUT_BYTES) and how many bytes more
-    it printed. `network_failed`: the sandbox's own network namespace saw it try a
-    connection that network cannot carry (to the host or beyond, or to a loopback port
-    nothing listens on)."""
+    or at its timeout), what it printed (its beginning and end, with a note where the
+    middle was cut) and how many bytes were cut. `network_failed`: the sandbox's own
+    network namespace saw it try a connection that network cannot carry (to the host or
+    beyond, or to a loopback port nothing listens on)."""
 
     code: int | None
     output: str
-    more: int = 0
+    cut: int = 0
     signal: int | None = None
     network_failed: bool = False
 
@@ -77,12 +83,11 @@ class Ran:
 
     def report(self, timeout: float) -> str:
         """What the model reads."""
-        cut = f"\n[output cut: {self.more} more bytes]" if self.more else ""
         if self.timed_out:
-            return f"killed after {timeout:g} s (timeout)\n{self.output}{cut}".rstrip("\n")
+            return f"killed after {timeout:g} s (timeout)\n{self.output}".rstrip("\n")
         if self.signal is not None:
-            return f"killed by {self.signal_name}\n{self.output}{cut}".rstrip("\n")
-        return f"exit code {self.code}\n{self.output}{cut}"
+            return f"killed by {self.signal_name}\n{self.output}".rstrip("\n")
+        return f"exit code {self.code}\n{self.output}"
 
 
 async def run_command(
@@ -137,17 +142,17 @@ async def _run(
             kill_group(started.pid)
             await started.wait()
         raise
-    kept, more = bytearray(), [0]
+    kept = OutputEnds()
     try:
         assert process.stdout is not None
-        await asyncio.wait_for(_read(process.stdout, kept, more, on_output), timeout)
+        await asyncio.wait_for(_read(process.stdout, kept, on_output), timeout)
         code: int | None = await process.wait()
     except TimeoutError:
         code = None
     finally:
         kill_group(process.pid)
         await process.wait()
-    ran = Ran(code, kept.decode("utf-8", "replace"), more[0])
+    ran = Ran(code, kept.text(), kept.cut)
     if code is not None:
         _take_what_was_told(ran, _read_told(told))
     return ran
@@ -180,19 +185,61 @@ def _take_what_was_told(ran: Ran, told: dict[str, Any]) -> None:
 
 async def _read(
     stream: asyncio.StreamReader,
-    kept: bytearray,
-    more: list[int],
+    kept: OutputEnds,
     on_output: Callable[[str], None] | None,
 ) -> None:
     decoder = codecs.getincrementaldecoder("utf-8")("replace")  # a character split by a read
     while chunk := await stream.read(65536):
-        room = MAX_OUTPUT_BYTES - len(kept)
-        kept += chunk[:room]
-        more[0] += max(0, len(chunk) - room)
+        kept.add(chunk)
         if on_output is not None:
             on_output(decoder.decode(chunk))
     if on_output is not None:
         on_output(decoder.decode(b"", final=True))
+
+
+class OutputEnds:
+    """The first HEAD_BYTES and the last TAIL_BYTES of a command's output, and how much it
+    printed in all: a command that prints gigabytes is held in no more memory than that."""
+
+    def __init__(self) -> None:
+        self.head = bytearray()
+        self._tail = bytearray()  # the end so far; trimmed once it is twice TAIL_BYTES
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = HEAD_BYTES - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        self._tail += chunk
+        if len(self._tail) > 2 * TAIL_BYTES:
+            del self._tail[:-TAIL_BYTES]
+
+    @property
+    def tail(self) -> bytes:
+        return bytes(self._tail[-TAIL_BYTES:])
+
+    @property
+    def cut(self) -> int:
+        """Bytes between the beginning and the end kept, counted but not kept."""
+        return self.total - len(self.head) - len(self.tail)
+
+    def text(self) -> str:
+        """The output, or its beginning and end with a note in the middle saying what was
+        cut there and how to see more."""
+        if not self.cut:
+            return (self.head + self.tail).decode("utf-8", "replace")
+        # a character the cut split in two is left out, not shown as a replacement mark
+        head = codecs.getincrementaldecoder("utf-8")("replace").decode(bytes(self.head))
+        tail = self.tail.lstrip(_CONTINUATION_BYTES).decode("utf-8", "replace")
+        return (
+            f"{head}\n[{self.cut:,} bytes cut here: the command printed {self.total:,} bytes, "
+            f"of which the first {len(self.head):,} and the last {len(self.tail):,} are shown. "
+            "To see more, run it again narrowed (grep, head, tail, sed -n), or with its "
+            "output written to a file in the workspace, and read that file in parts.]\n"
+            f"{tail}"
+        )
 
 
 def kill_group(pid: int) -> None:

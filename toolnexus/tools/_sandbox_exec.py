@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     import socket
     from collections.abc import Callable
     from types import FrameType, ModuleType
-    from typing import NoReturn, TypedDict
+    from typing import Literal, NoReturn, Required, TypedDict
 
     class Rules(TypedDict):
         abi: int
@@ -67,11 +67,11 @@ if TYPE_CHECKING:
         network: bool
 
     class Spec(TypedDict, total=False):
-        parent: int
+        parent: Required[int]
         landlock: Rules | None
         seccomp: bool
         drop_caps: bool
-        reaper: str
+        reaper: Literal["namespace", "subreaper", "none"]
         report: dict[str, object] | None
         measure: dict[str, object] | None
         landlock_applied: int
@@ -148,7 +148,8 @@ def confine(spec: Spec) -> int:
         _seccomp = seccomp_module()
         try:
             listener = None
-            if "notify_to" in spec:
+            notify_to = spec.get("notify_to")
+            if notify_to is not None:
                 try:
                     listener = _seccomp.install(notify=True)
                 except OSError:  # a listener in the chain already (EBUSY): uncounted
@@ -157,8 +158,8 @@ def confine(spec: Spec) -> int:
                 _seccomp.install()
         except OSError as exc:
             raise Confinement(f"the socket filter: {exc.strerror or exc}") from None
-        if listener is not None:
-            hand_over(spec["notify_to"], listener)
+        if listener is not None and notify_to is not None:  # made for notify_to only
+            hand_over(notify_to, listener)
     return abi
 
 
@@ -439,7 +440,7 @@ SNMP6 = {"Ip6OutNoRoutes": "no_route", "Udp6NoPorts": "no_port"}
 
 
 def network_counts() -> dict[str, int]:
-    counts = dict.fromkeys(("no_route", "refused", "no_port"), 0)
+    counts: dict[str, int] = dict.fromkeys(("no_route", "refused", "no_port"), 0)
     try:
         with open("/proc/net/snmp") as handle:
             lines = handle.read().splitlines()

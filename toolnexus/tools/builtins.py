@@ -654,7 +654,7 @@ ALL = ("read_file", "list_dir", "glob", "grep", "fetch_url", "write_file", "edit
 
 
 def builtin_tools(which: bool | list[str], workspace: Workspace | None = None) -> list[Tool]:
-    names = list(ALL) if which is True else list(which or [])
+    names: list[str] = list(ALL) if which is True else list(which or [])
     unknown = [n for n in names if n not in ALL]
     if unknown:
         raise ValueError(f"unknown built-in tool {unknown[0]!r}: choose from {', '.join(ALL)}")

@@ -19,7 +19,8 @@ person is asked once, after, with what it changed.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal, NamedTuple
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from .approval import ApprovalHook, ApprovalPolicy
 from .tool import Tool, ToolResult
@@ -49,7 +50,8 @@ NO_READ_ONLY_SANDBOX = (
 )
 
 
-class Verdict(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Verdict:
     """What a mode says of a call: it runs without asking ("allow"), or is refused with
     `why`, which the model reads."""
 

@@ -142,17 +142,20 @@ class SandboxPolicy:
             raise ValueError(f"sandbox apply {self.apply!r}: use one of {', '.join(APPLY)}")
         # a mistake here must not quietly weaken the sandbox (bwrap would refuse the size,
         # and commands would fall back to Landlock alone)
-        if not isinstance(self.tmp_bytes, int) or self.tmp_bytes < MIN_TMP_BYTES:
+        size: object = self.tmp_bytes  # as given (from a config file, perhaps)
+        if not isinstance(size, int) or size < MIN_TMP_BYTES:
             raise ValueError(
                 f"sandbox tmp_size {self.tmp_bytes!r}: give a size in bytes of at least "
                 f"{MIN_TMP_BYTES} (1 MiB)"
             )
-        wrong = [name for name in self.env if not isinstance(name, str) or not name]
+        names: tuple[object, ...] = self.env  # as given
+        wrong = [name for name in names if not isinstance(name, str) or not name]
         if wrong:
             raise ValueError(f"sandbox env {wrong[0]!r}: give names of environment variables")
 
 
-class Support(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Support:
     """What this machine offers: the Landlock ABI (0: none) and, if none, why."""
 
     abi: int

@@ -80,7 +80,8 @@ def pending_request(result: ToolResult) -> Request | None:
 
 
 def declined(req: Request, ans: Answer | None = None) -> ToolResult:
-    reason = f" ({ans['reason']})" if ans and ans.get("reason") else ""
+    said = ans.get("reason") if ans else None
+    reason = f" ({said})" if said else ""
     refusal = f"declined: {req.get('prompt', '')}{reason}"
     fallback = req.get("fallback")
     return ToolResult(

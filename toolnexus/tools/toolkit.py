@@ -12,6 +12,8 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+if TYPE_CHECKING:
+    from ..mcp.server import ServerStatus
 from ..wire import ToolSpec, wire_style
 from ._clock import counted
 from .tool import DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_S, Tool, ToolContext, ToolResult
@@ -55,7 +57,7 @@ class ToolSource(Protocol):
         """What the model should be told about tools that went or came, once each."""
         ...
 
-    def statuses(self) -> list[Any]:
+    def statuses(self) -> list[ServerStatus]:
         """How each part of it is doing (an MCP server's ServerStatus)."""
         ...
 
@@ -132,7 +134,7 @@ class Toolkit:
         return len(self.tools())
 
     @property
-    def servers(self) -> list[Any]:
+    def servers(self) -> list[ServerStatus]:
         """The status of each MCP server (of every source)."""
         return [status for source in self.sources for status in source.statuses()]
 
@@ -156,7 +158,7 @@ class Toolkit:
 
     def still_starting(self) -> list[str]:
         """The MCP servers still starting, by name."""
-        return [server.name for server in self.servers if server.status == "starting"]
+        return [server.name for server in self.servers if server.state.state == "starting"]
 
     def news(self) -> list[str]:
         """What the model should hear about tools that went or came since it last heard."""

@@ -10,9 +10,10 @@ makes no model call does not pay for it.
 
 One module a job, all internal: `_exchange` (Transport: one call, retried), `_retries`
 (when and how soon), `_channel` and `_body` (the body on its way in, read as JSON or SSE),
-`_failures` (what went wrong, as a ProviderError), `_connections` (pools, proxies, TLS) and
-`_network` (httpcore2 on asyncio's transports when no proxy applies), `_replies` (what
-`send` yields) and `_checks` (what is refused before any connection).
+`_failures` (what went wrong, as a ProviderError), `_connections` (pools, proxies, TLS),
+`_network` (httpcore2 on asyncio's transports when no proxy applies) and `_direct` (a model
+call's request straight to that pool), `_replies` (what `send` yields) and `_checks` (what
+is refused before any connection).
 """
 
 from ._checks import check_endpoint, check_headers, header_value_problem

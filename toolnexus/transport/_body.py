@@ -15,7 +15,7 @@ from ..errors import ProviderError
 from ._channel import DATA, END, FAIL, STOP, Channel
 
 if TYPE_CHECKING:
-    from ._network import HttpResponse
+    from ._direct import HttpResponse
 
 
 MAX_JSON_BYTES = 32 * 1024 * 1024

@@ -1,6 +1,7 @@
 """The connection pools model calls use: the system trust store, proxies from the
 environment (loopback always direct), HTTP/2 when `h2` is installed; with no proxy, httpx2's
-client layers are skipped and requests go straight to httpcore2 on asyncio (_network.py).
+client layers are skipped and requests go straight to httpcore2 on asyncio (_direct.py on
+_network.py).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 
     import httpx2
 
-    from ._network import AsyncioTransport
+    from ._direct import DirectTransport
 
 USER_AGENT = "toolnexus"
 # Loopback endpoints (a local model server) are never reached through a proxy.
@@ -32,7 +33,7 @@ _DIRECT = {"all://127.0.0.1": None, "all://localhost": None, "all://[::1]": None
 
 class Pool(NamedTuple):
     client: httpx2.AsyncClient
-    direct: AsyncioTransport | None  # its transport, when no proxy is set
+    direct: DirectTransport | None  # its transport, when no proxy is set
     defaults: dict[str, str]  # the client's default headers, which `direct` adds
 
 
@@ -46,7 +47,7 @@ def new_http_client(*, secure: bool = True) -> httpx2.AsyncClient:
 def new_pool(*, secure: bool) -> Pool:
     """A pooled client: system trust store, proxies from the environment (HTTP(S)_PROXY,
     ALL_PROXY, NO_PROXY; loopback always direct), HTTP/2 when `h2` is installed. With no
-    proxy in the environment, connections use asyncio directly (_network.py), and a
+    proxy in the environment, connections use asyncio directly (_direct.py), and a
     client for plain http URLs (not `secure`) leaves the trust store unread (tens of ms);
     httpx2 resolves proxies only for a client without a transport of its own, so with
     one set it keeps all of its defaults."""
@@ -55,12 +56,12 @@ def new_pool(*, secure: bool) -> Pool:
 
     import httpx2
 
-    from ._network import AsyncioTransport
+    from ._direct import DirectTransport
 
     http2 = importlib.util.find_spec("h2") is not None
     proxies = getproxies()
     if not any(proxies.get(scheme) for scheme in ("http", "https", "all")):
-        direct = AsyncioTransport(tls_context() if secure else None, http2=http2)
+        direct = DirectTransport(tls_context() if secure else None, http2=http2)
         client = httpx2.AsyncClient(transport=direct, follow_redirects=False)
         return Pool(client, direct, dict(client.headers))
     try:

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     import httpx2
 
     from ..wire.base import Answerer
-    from ._network import HttpResponse
+    from ._direct import HttpResponse
 
 
 # How long the rest of a stream's body is read after its last event: long enough for a
@@ -96,7 +96,7 @@ class Transport:
         """Send one request; the response, its body unread. A caller's client, or ours
         behind a proxy, gets it through `send` (auth, hooks, cookies and proxy mounts
         apply). With no proxy our client has none of those and never follows a redirect,
-        so the request goes straight to its transport (_network.py: httpcore2's pool,
+        so the request goes straight to its transport (_direct.py: httpcore2's pool,
         TLS and limits), with no httpx2.Request or Response built around it."""
         headers = {"user-agent": USER_AGENT, **headers}
         client, direct, defaults = self._caller_client, None, NO_HEADERS

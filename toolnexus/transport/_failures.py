@@ -13,7 +13,7 @@ from ..errors import IdleTimeout, ProviderError
 from ._retries import Retryable, parse_retry_after, retry_wanted
 
 if TYPE_CHECKING:
-    from ._network import HttpResponse
+    from ._direct import HttpResponse
 
 
 ERROR_BODY_LIMIT = 64 * 1024

@@ -1,16 +1,19 @@
 """httpcore2's network layer on asyncio's own transports, and the httpx2 transport that
-uses it for model calls no proxy stands in front of.
+puts httpcore2's pool on it, for model calls no proxy stands in front of.
 
 httpx2 reaches the network through anyio: a cancel scope around every read and write,
 exception maps, and one send per HTTP event (headers, then body). Here a read returns
 what asyncio already buffered, a timeout is one timer, and what one step of the event
 loop writes (a request's head and body) goes out in one send. The HTTP protocol itself,
 pooling, keep-alive and TLS policy stay httpcore2's; proxies stay httpx2's (the client
-mounts its own proxy transports in front of this one).
+mounts its own proxy transports in front of this one). _direct.py sends a model call
+straight to this pool.
 
 Imported only when a model call is made: it imports httpx2 and httpcore2 (declared in
-pyproject.toml; HTTP/2 when h2 is installed, tested in tests/library/test_http_network.py). It saves
-about a fifth of the CPU of an agent run (bench/loop.py) over httpx2's anyio transport.
+pyproject.toml; HTTP/2 when h2 is installed, tested in tests/library/test_http_network.py).
+Its bench row: bench/loop.py's "toolnexus, through httpx2's client" against "toolnexus,
+httpx2's own transport" (bench/instructions.py counted 5.16 M instructions per agent run
+against 6.20 M, 7.35 M against 8.39 M streaming).
 """
 
 from __future__ import annotations
@@ -18,9 +21,9 @@ from __future__ import annotations
 import asyncio
 import ssl
 from collections import deque
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, NamedTuple, Protocol
+from typing import Any
 
 import httpcore2
 import httpx2
@@ -273,7 +276,7 @@ _ERRORS: dict[type[Exception], type[Exception]] = {
 
 
 @contextmanager
-def _as_httpx2_errors() -> Iterator[None]:
+def as_httpx2_errors() -> Iterator[None]:
     try:
         yield
     except Exception as exc:
@@ -284,17 +287,17 @@ def _as_httpx2_errors() -> Iterator[None]:
         raise
 
 
-class _ResponseStream(httpx2.AsyncByteStream):
+class ResponseStream(httpx2.AsyncByteStream):
     def __init__(self, stream: Any) -> None:
         self._stream = stream
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        with _as_httpx2_errors():
+        with as_httpx2_errors():
             async for part in self._stream:
                 yield part
 
     async def aclose(self) -> None:
-        with _as_httpx2_errors():
+        with as_httpx2_errors():
             await self._stream.aclose()
 
 
@@ -304,7 +307,7 @@ class AsyncioTransport(httpx2.AsyncBaseTransport):
 
     def __init__(self, ssl_context: ssl.SSLContext | None, *, http2: bool) -> None:
         limits = httpx2.Limits(max_connections=100, max_keepalive_connections=20)
-        self._pool = httpcore2.AsyncConnectionPool(
+        self.pool = httpcore2.AsyncConnectionPool(
             ssl_context=ssl_context,
             http2=http2,
             network_backend=AsyncioBackend(),
@@ -312,7 +315,6 @@ class AsyncioTransport(httpx2.AsyncBaseTransport):
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,
         )
-        self._targets: dict[str, _Target] = {}
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         url = request.url
@@ -325,108 +327,14 @@ class AsyncioTransport(httpx2.AsyncBaseTransport):
             content=request.stream,
             extensions=request.extensions,
         )
-        with _as_httpx2_errors():
-            response = await self._pool.handle_async_request(core_request)
+        with as_httpx2_errors():
+            response = await self.pool.handle_async_request(core_request)
         return httpx2.Response(
             status_code=response.status,
             headers=response.headers,
-            stream=_ResponseStream(response.stream),
+            stream=ResponseStream(response.stream),
             extensions=response.extensions,
         )
 
-    async def open(
-        self,
-        method: str,
-        url: str,
-        headers: Mapping[str, str],
-        content: bytes | None,
-        timeouts: dict[str, float | None],
-    ) -> DirectResponse:
-        """Send one request straight to the pool; the response, its body unread. The same
-        request on the wire as an httpx2.Request of these headers and content (Host first,
-        Content-Length last), without building one: the URL is parsed once per address."""
-        target = self._targets.get(url)
-        if target is None:
-            if len(self._targets) >= _MAX_TARGETS:
-                self._targets.clear()
-            target = self._targets[url] = _Target.of(url)
-        raw = [(b"Host", target.host)]
-        raw += [(name.encode("ascii"), value.encode("ascii")) for name, value in headers.items()]
-        if content is not None:
-            raw.append((b"Content-Length", b"%d" % len(content)))
-        request = httpcore2.Request(
-            method=method,
-            url=target.url,
-            headers=raw,
-            content=content,
-            extensions={"timeout": timeouts},
-        )
-        with _as_httpx2_errors():
-            response = await self._pool.handle_async_request(request)
-        return DirectResponse(response)
-
     async def aclose(self) -> None:
-        await self._pool.aclose()
-
-
-_MAX_TARGETS = 64  # parsed addresses kept (a client calls one or two)
-
-
-class _Target(NamedTuple):
-    url: httpcore2.URL
-    host: bytes  # the Host header
-
-    @classmethod
-    def of(cls, url: str) -> _Target:
-        parsed = httpx2.URL(url)  # httpx2's checks: httpx2.InvalidURL as before
-        core = httpcore2.URL(
-            scheme=parsed.raw_scheme,
-            host=parsed.raw_host,
-            port=parsed.port,
-            target=parsed.raw_path,
-        )
-        return cls(core, parsed.netloc)
-
-
-class HttpResponse(Protocol):
-    """What a model call reads of a reply: an httpx2.Response (through httpx2's client), or
-    a DirectResponse (straight from the pool)."""
-
-    status_code: int
-    headers: httpx2.Headers
-
-    def aiter_bytes(self) -> AsyncIterator[bytes]: ...
-
-    async def aclose(self) -> None: ...
-
-
-class DirectResponse:
-    """What a model call reads of a response (status, headers, the body as it comes),
-    without an httpx2.Response around it; a compressed body is decoded by one."""
-
-    def __init__(self, response: httpcore2.Response) -> None:
-        self.status_code = response.status
-        self.headers = httpx2.Headers(response.headers)
-        self._stream = response.stream
-        self._decoding: httpx2.Response | None = None
-
-    def aiter_bytes(self) -> AsyncIterator[bytes]:
-        if self.headers.get("content-encoding", "identity").strip().lower() == "identity":
-            return self._raw()
-        self._decoding = httpx2.Response(
-            self.status_code, headers=self.headers, stream=_ResponseStream(self._stream)
-        )
-        return self._decoding.aiter_bytes()
-
-    async def _raw(self) -> AsyncIterator[bytes]:
-        with _as_httpx2_errors():
-            async for part in self._stream:  # type: ignore[union-attr]
-                if part:
-                    yield part
-
-    async def aclose(self) -> None:
-        if self._decoding is not None:
-            await self._decoding.aclose()
-            return
-        with _as_httpx2_errors():
-            await self._stream.aclose()  # type: ignore[union-attr]
+        await self.pool.aclose()

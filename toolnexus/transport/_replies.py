@@ -5,31 +5,34 @@ JSON body (JsonReply) or server-sent events as they are read (StreamEvents).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any
 
 from ..errors import ProviderError
 from ..types import RetryEvent
-
-if TYPE_CHECKING:
-    pass
-
 
 StreamError = Callable[[str, str], ProviderError | None]
 StreamEnd = Callable[[str, str], bool]  # whether an (event, data) is the stream's last
 
 
-# What `Transport.send` yields: a retry about to be made, then the reply.
+@dataclass(frozen=True, slots=True)
+class Retrying:
+    """A retry is about to be made: the event that says so."""
 
-
-class Retrying(NamedTuple):
     event: RetryEvent
 
 
-class JsonReply(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class JsonReply:
+    """A whole JSON reply."""
+
     data: Any  # the parsed body, whatever JSON it is
 
 
-class StreamEvents(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class StreamEvents:
+    """Server-sent events as they are read."""
+
     events: list[tuple[str, str]]  # (event, data) of the server-sent events read so far
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import inspect
 import random
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from .._control import RunControl
 from ..errors import ProviderError, provider_error
@@ -41,7 +42,8 @@ class Retryable(Exception):
         self.delay = delay  # what the server asked for, if it did
 
 
-class LoadCheck(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class LoadCheck:
     """Where a server says how busy it is (a GET of JSON), and how to read why it cannot
     take a request now (None: it can, or it does not say)."""
 

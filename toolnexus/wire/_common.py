@@ -139,7 +139,8 @@ def unique_call_ids(message: AssistantMessage) -> AssistantMessage:
             number = 2
             while f"{call_id}_{number}" in taken:
                 number += 1
-            call = {**call, "id": f"{call_id}_{number}"}
+            call = call.copy()
+            call["id"] = f"{call_id}_{number}"
             taken.add(call["id"])
         seen.add(call_id)
         unique.append(call)

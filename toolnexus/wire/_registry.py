@@ -103,7 +103,9 @@ def wire_style(style: str | WireStyle) -> WireStyle:
     """`style` itself when it is a WireStyle; else the style registered under that name."""
     if isinstance(style, WireStyle):
         return style
-    made = registered_style(style) if isinstance(style, str) else None
+    if not isinstance(style, str):
+        raise TypeError(f"style must be a name or a WireStyle, not {type(style).__name__}")
+    made = registered_style(style)
     if made is None:
         choices = ", ".join(repr(name) for name in _registered)
         raise ValueError(f"unknown style {style!r}: use one of {choices}")

@@ -372,8 +372,9 @@ def _media_block(media: Media) -> dict[str, Any]:
 
 
 def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
-    if message.get(BLOCKS_KEY):
-        return _kept_blocks(message)
+    kept = message.get(BLOCKS_KEY)
+    if kept:
+        return _kept_blocks(message, kept)
     blocks = list(message.get(THINKING_KEY) or [])
     text = text_of(message.get("content"))
     if text.strip():
@@ -382,13 +383,13 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
     return blocks
 
 
-def _kept_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
+def _kept_blocks(message: AssistantMessage, kept: list[Any]) -> list[dict[str, Any]]:
     """The blocks of a reply kept whole, in their order; each client tool_use as the
     canonical call with its id now is (a call the thread no longer holds is left out, one
     added since goes last)."""
     calls = {_wire_id(call.get("id")): call for call in message.get("tool_calls") or []}
     blocks = []
-    for block in message[BLOCKS_KEY]:
+    for block in kept:
         if not isinstance(block, dict):
             continue
         if block.get("type") != "tool_use":

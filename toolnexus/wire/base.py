@@ -11,17 +11,19 @@ import re
 import urllib.parse
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Mapping, Sequence
+from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, ClassVar, NamedTuple, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 from ..errors import ContextSize, ProviderError, http_error
 from ..events import REFUSED
 from ..schema import OutputSchema
-from ..types import AssistantMessage, Message, OutputEvent, Usage
+from ..types import AssistantMessage, IncompleteReason, Message, OutputEvent, Usage
 
 __all__ = [
     "NO_OPTIONS",
     "REASONING_LEVELS",
+    "ReasoningLevel",
     "ModelReply",
     "RequestOptions",
     "StreamAssembler",
@@ -30,10 +32,13 @@ __all__ = [
     "context_overflow",
 ]
 
-REASONING_LEVELS = ("off", "low", "medium", "high")
+ReasoningLevel = Literal["off", "low", "medium", "high"]  # how hard the model is asked to think
+REASONING_LEVELS: tuple[ReasoningLevel, ...] = ("off", "low", "medium", "high")
+NO_PARAMS: Mapping[str, Any] = MappingProxyType({})  # shared, read-only
 
 
-class ToolSpec(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
     """A tool as the model sees it, in no provider's shape."""
 
     name: str
@@ -41,7 +46,8 @@ class ToolSpec(NamedTuple):
     parameters: dict[str, Any]  # a JSON Schema object
 
 
-class RequestOptions(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class RequestOptions:
     """What a request asks for besides the conversation: a reply shape (`schema`), how hard
     to think (`reasoning`, one of REASONING_LEVELS), the user's own body keys (`params`,
     which win over the style's defaults) and whether to mark the prompt for the provider's
@@ -50,8 +56,8 @@ class RequestOptions(NamedTuple):
     endpoint sent with it)."""
 
     schema: OutputSchema | None = None
-    reasoning: str = "off"
-    params: Mapping[str, Any] = MappingProxyType({})
+    reasoning: ReasoningLevel = "off"
+    params: Mapping[str, Any] = field(default_factory=lambda: NO_PARAMS)
     prompt_cache: bool = True
     endpoint: str = ""
 
@@ -59,13 +65,15 @@ class RequestOptions(NamedTuple):
 NO_OPTIONS = RequestOptions()
 
 
-def check_reasoning(level: str) -> str:
-    if level not in REASONING_LEVELS:
-        raise ValueError(f"reasoning must be one of {', '.join(REASONING_LEVELS)}, not {level!r}")
-    return level
+def check_reasoning(level: str) -> ReasoningLevel:
+    for known in REASONING_LEVELS:
+        if level == known:
+            return known
+    raise ValueError(f"reasoning must be one of {', '.join(REASONING_LEVELS)}, not {level!r}")
 
 
-class ModelReply(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class ModelReply:
     """One model call's outcome, whatever the style: a canonical assistant message, and
     `endpoint_fields`: what the endpoint sent that goes back to it, as it came, with this
     turn (the loop keeps them on the message, tagged with the endpoint)."""
@@ -163,7 +171,7 @@ class WireStyle(ABC):
     key_env: ClassVar[str]  # the environment variable that holds this style's API key
     preamble_events: ClassVar[frozenset[str]] = frozenset()  # stream events with no output
     # finish reasons of an answer that did not end by itself -> why (events.MAX_TOKENS...)
-    unfinished_reasons: ClassVar[dict[str, str]] = {}
+    unfinished_reasons: ClassVar[dict[str, IncompleteReason]] = {}
     # finish reasons of a turn the server paused: it goes on when sent back (see continued)
     pause_reasons: ClassVar[frozenset[str]] = frozenset()
     reply_budget_key: ClassVar[str] = "max_tokens"  # the request key of the reply's length
@@ -231,7 +239,7 @@ class WireStyle(ABC):
         forced tool call), the assistant message with that output as its text; else None."""
         return None
 
-    def why_unfinished(self, reply: ModelReply) -> str | None:
+    def why_unfinished(self, reply: ModelReply) -> IncompleteReason | None:
         """Why a final answer is not whole (an incomplete reason of events.py), or None
         when it ended by itself."""
         if reply.refused:

@@ -39,6 +39,7 @@ from ._common import (
 from .base import (
     NO_OPTIONS,
     ModelReply,
+    ReasoningLevel,
     RequestOptions,
     StreamAssembler,
     ToolSpec,
@@ -166,7 +167,7 @@ class OpenAIStyle(WireStyle):
         body.update(options.params)
         return body
 
-    def reasoning_params(self, level: str) -> dict[str, Any]:
+    def reasoning_params(self, level: ReasoningLevel) -> dict[str, Any]:
         return {"reasoning_effort": level}
 
     def _send_back(self, message: AssistantMessage, out: dict[str, Any], endpoint: str) -> None:
@@ -306,12 +307,13 @@ class OpenRouterStyle(OpenAIStyle):
 
     dialect_name = "openrouter"
 
-    def reasoning_params(self, level: str) -> dict[str, Any]:
+    def reasoning_params(self, level: ReasoningLevel) -> dict[str, Any]:
         return {"reasoning": {"effort": level}}
 
     def add_continuation(self, message: AssistantMessage, out: dict[str, Any]) -> None:
-        if message.get(REASONING_DETAILS_KEY):
-            out[REASONING_DETAILS_KEY] = message[REASONING_DETAILS_KEY]
+        details = message.get(REASONING_DETAILS_KEY)
+        if details:
+            out[REASONING_DETAILS_KEY] = details
 
 
 class DeepSeekStyle(OpenAIStyle):

@@ -15,6 +15,7 @@ from ..errors import ProviderError, provider_error
 from ..events import CUT_OFF, FILTERED, MAX_TOKENS, reasoning_event, text_event
 from ..types import (
     AssistantMessage,
+    IncompleteReason,
     Message,
     OutputEvent,
     ToolMessage,
@@ -89,7 +90,7 @@ class ResponsesStyle(WireStyle):
             for t in tools
         ]
 
-    def why_unfinished(self, reply: ModelReply) -> str | None:
+    def why_unfinished(self, reply: ModelReply) -> IncompleteReason | None:
         """Any reason an incomplete response gives is a cut-off."""
         whole = reply.finish_reason in _FINISHED
         return super().why_unfinished(reply) or (None if whole else CUT_OFF)
@@ -427,9 +428,10 @@ class EventStream(StreamAssembler):
             if kind == "response.output_item.done" and item.get("type") == "message":
                 return self._show(slot, _item_text(item))
         elif kind in ("response.completed", "response.incomplete"):
-            self.response = optional(obj.get("response"), dict, f"{kind} response") or {}
+            response = optional(obj.get("response"), dict, f"{kind} response") or {}
             if kind == "response.incomplete":
-                self.response.setdefault("status", "incomplete")
+                response.setdefault("status", "incomplete")
+            self.response = response
             if self.text:  # its output was streamed (its indexes may not be the stream's)
                 return []
             return [
@@ -503,7 +505,7 @@ class EventStream(StreamAssembler):
         arguments filled in from the deltas."""
         items = []
         for index in sorted(self.items.keys() | self.pieces.keys()):
-            item = dict(self.items.get(index) or {"type": "message"})
+            item: dict[str, Any] = dict(self.items.get(index) or {"type": "message"})
             streamed = "".join(self.pieces.get(index, []))
             if item.get("type") == "function_call":
                 item["arguments"] = self.arguments.get(index, streamed or item.get("arguments"))

@@ -30,7 +30,7 @@ async def main(pid_file: str) -> None:
     toolkit = await create_toolkit()
     statuses = await add_mcp_servers(toolkit, config, timeout=30)
     if not statuses[0].ok:
-        print(f"failed {statuses[0].status}", flush=True)
+        print(f"failed {statuses[0].state}", flush=True)
         return
     result = await toolkit.execute("calc_add", {"a": 1, "b": 2})
     print(f"pid {Path(pid_file).read_text()} add {result.output}", flush=True)

@@ -1,0 +1,1 @@
+"""MCP servers as the person meets them: `/mcp`, `toolnexus mcp ...`, logins, questions."""

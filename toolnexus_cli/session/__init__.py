@@ -1,0 +1,1 @@
+"""One Session: what `ask` and `chat` share (options, client, toolkit, store, one turn)."""

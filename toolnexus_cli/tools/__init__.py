@@ -1,0 +1,1 @@
+"""The tools a command offers: their sources, workspace, approval, hooks and subagents."""
