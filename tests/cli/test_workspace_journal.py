@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from tests.support import kernel
-from tests.support.cli_helpers import CLI, model_calls
+from tests.support.cli_helpers import CLI, ENTRY, model_calls
 from tests.support.pty_screen import PtySession
 from tests.support.sandbox_calls import bash, run_calls
 from tests.support.stub_provider import openai_stream
-from tests.support.waiting import eventually, running_with, wait_until
+from tests.support.waiting import WAIT_S, eventually, running_with, wait_until
 from toolnexus import create_toolkit
 from toolnexus.journal import tree_digest
 from toolnexus.tools.suspension import pending_request
@@ -106,6 +106,8 @@ def test_an_apply_stopped_after_file_k_is_finished_at_the_next_start(cli, stub, 
         "ask",
         "--builtins",
         "--yes",
+        "--id",
+        "t-8",
         "--root",
         str(work),
         "go",
@@ -115,12 +117,16 @@ def test_an_apply_stopped_after_file_k_is_finished_at_the_next_start(cli, stub, 
     assert sorted(p.name for p in work.glob("made-*")) == ["made-1.txt", "made-2.txt"]
 
     model_calls(stub, [], "nothing to do")
-    started = cli.run("ask", "--builtins", "--yes", "--root", str(work), "hi")
+    started = cli.run("ask", "--builtins", "--yes", "--id", "t-8", "--root", str(work), "hi")
     assert started.code == 0, started
     assert "finished applying a command's changes" in started.stderr, started
     assert {p.name: p.read_text() for p in work.glob("made-*")} == {
         f"made-{n}.txt": f"{n}\n" for n in range(1, 6)
     }
+    [record] = cli.call("threads", "show", "t-8", "--changes", "--json").json  # journaled too
+    assert (record["turn"], record["summary"]) == (1, "+5 ~0 -0"), record
+    assert cli.call("threads", "rewind", "t-8", "1").code == 0
+    assert list(work.glob("made-*")) == []
 
 
 async def test_the_person_s_edit_during_a_command_is_kept_and_the_command_s_beside_it(
@@ -593,6 +599,72 @@ def test_what_a_command_stopped_by_ctrl_c_changed_is_applied_and_journaled(cli, 
     finally:
         chat.close()
     assert (work / "stopped.txt").read_text() == "before-the-stop\n"  # as far as it got
+
+
+def test_what_a_command_had_changed_when_toolnexus_was_killed_is_applied_at_the_next_start(
+    cli, stub, work
+):
+    """A command writes files, then waits; toolnexus is killed outright (SIGKILL to its
+    process group). The next start applies what the command had changed (the person's own
+    newer edit kept, the command's version beside it), says so in one line, and journals it
+    with its turn as interrupted, so that a rewind of the turn takes it back."""
+    model_calls(stub, [], "the first turn")
+    assert cli.run("ask", "--builtins", "--yes", "--id", "t-9", "--root", str(work), "hi").code == 0
+    marker = f"killed-{os.getpid()}-{id(work)}-42"
+    first = "echo made > made.txt && echo more >> a.txt && rm gone.txt && echo mine > b.txt"
+    model_calls(stub, bash(waiting(marker, first)), "never read")
+    killed = subprocess.Popen(
+        [*ENTRY, "ask", "--builtins", "--yes", "--id", "t-9", "--root", str(work), "go"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=cli.merged_env(),
+        cwd=cli.cwd,
+        start_new_session=True,
+    )
+    overlays = cli.root / "cache" / "toolnexus" / "sandbox" / "overlays"
+    wait_until(lambda: _shell(marker), "the command to have written its files")
+    assert [p.read_text() for p in overlays.glob("*/*/upper/made.txt")] == ["made\n"]
+    (work / "b.txt").write_text("the person's edit\n")  # while the command runs
+    os.killpg(killed.pid, signal.SIGKILL)
+    killed.wait(timeout=WAIT_S)
+    wait_until(lambda: not running_with(marker), "the command to end with toolnexus")
+    assert not (work / "made.txt").exists()  # nothing applied by the killed toolnexus
+
+    model_calls(stub, [], "started again")
+    started = cli.run("ask", "--builtins", "--yes", "--id", "t-9", "--root", str(work), "again")
+    assert started.code == 0, started
+    assert (
+        "applied what a command interrupted when toolnexus stopped had changed: +2 ~1 -1 "
+        "(thread t-9, turn 2); b.txt kept as b.txt.toolnexus-1 (yours is newer)"
+    ) in started.stderr, started
+    assert (work / "made.txt").read_text() == "made\n"
+    assert (work / "a.txt").read_text() == "a.txt\nmore\n" and not (work / "gone.txt").exists()
+    assert (work / "b.txt").read_text() == "the person's edit\n"  # the person's edit wins
+    assert (work / "b.txt.toolnexus-1").read_text() == "mine\n"
+    assert [p for p in overlays.rglob("*") if p.parent != overlays] == []  # none left over
+
+    [record] = cli.call("threads", "show", "t-9", "--changes", "--json").json
+    assert (record["turn"], record["interrupted"], record["summary"]) == (2, True, "+2 ~1 -1")
+    assert cli.call("threads", "rewind", "t-9", "2").code == 0
+    assert not (work / "made.txt").exists() and not (work / "b.txt.toolnexus-1").exists()
+    assert (work / "a.txt").read_text() == "a.txt\n"
+    assert (work / "gone.txt").read_text() == "gone.txt\n"
+
+
+def test_an_overlay_without_its_record_is_removed_unapplied_with_a_line(cli, stub, work):
+    """An overlay a killed older toolnexus left has no record of what it belongs to: the
+    next start removes it, applying nothing, and says so."""
+    run_calls(cli, stub, work, bash("true"), "--yes")  # makes the workspace's overlays folder
+    [overlays] = (cli.root / "cache" / "toolnexus" / "sandbox" / "overlays").iterdir()
+    left = overlays / "999999999-left"  # the number of no process
+    (left / "upper").mkdir(parents=True)
+    (left / "upper" / "made.txt").write_text("made\n")
+    model_calls(stub, [], "started")
+    started = cli.run("ask", "--builtins", "--yes", "--root", str(work), "hi")
+    assert started.code == 0, started
+    assert "removed the overlay of a command that never finished" in started.stderr, started
+    assert not (work / "made.txt").exists() and not left.exists()
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,8 @@
    then the record is removed, and the upper folder with it.
 3. `recover` finishes every record a crash or a kill left (each step can be done again
    without harm: a moved file's source is gone), so a start rolls forward before anything
-   else.
+   else; an overlay whose command was still running when toolnexus was killed is handed to
+   the caller to apply as far as the command got (its record: _pending.py).
 
 A path the person changed in the workspace while the command ran (its mtime is past the
 call's start) is not overwritten: the command's version is kept beside it as
@@ -23,12 +24,13 @@ import json
 import os
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
 from ._durable import sync_file_system
 from ._overlay import written
+from ._pending import Pending, read_pending
 from ._processes import alive
 from .changes import ABSENT, ChangeSet, FileChange, FileState, state_of
 
@@ -134,7 +136,14 @@ def apply(found: Plan, upper: Path, root: Path, record_folder: Path) -> None:
     folders (`record_folder` holds the record and the upper folder)."""
     record = record_folder / RECORD
     sync_file_system(upper)  # what the command wrote is on disk before anything moves
-    text = json.dumps({"root": str(root), "upper": str(upper), "steps": found.steps})
+    text = json.dumps(
+        {
+            "root": str(root),
+            "upper": str(upper),
+            "steps": found.steps,
+            "changes": found.changes.as_json(),  # to journal, should a kill stop this
+        }
+    )
     temporary = record.with_suffix(".tmp")
     with open(temporary, "w", encoding="utf-8") as handle:
         handle.write(text)
@@ -153,8 +162,15 @@ def mark_held(folder: Path) -> None:
     (folder / HELD).touch()
 
 
-def recover(overlays: Path) -> list[str]:
-    """Finish what a crash left under `overlays` (one folder per call); a line for each."""
+def recover(
+    overlays: Path,
+    apply_left: Callable[[Path, Pending], str],
+    journal_finished: Callable[[Pending, ChangeSet], None],
+) -> list[str]:
+    """Finish what a crash left under `overlays` (one folder per call); a line for each.
+    `apply_left` applies and journals the overlay of a command that never finished (its
+    folder and record) and says what it did; `journal_finished` journals what an apply
+    finished here had changed."""
     said: list[str] = []
     try:
         folders = sorted(p for p in overlays.iterdir() if p.is_dir())
@@ -168,6 +184,10 @@ def recover(overlays: Path) -> list[str]:
             text = record.read_text("utf-8")
         except FileNotFoundError:
             held = (folder / HELD).exists()
+            pending = None if held else read_pending(folder)
+            if pending is not None:
+                said.append(apply_left(folder, pending))
+                continue
             finish(folder)
             said.append(
                 f"discarded changes of a command that were never approved ({folder.name})"
@@ -184,8 +204,12 @@ def recover(overlays: Path) -> list[str]:
         except (ValueError, KeyError, TypeError):
             said.append(f"{record} is not an intent record: left as it is")
             continue
+        pending = read_pending(folder)
         _do(steps, upper, root)
         finish(folder)
+        if pending is not None and "changes" in data:  # an older version's record has none
+            with contextlib.suppress(ValueError):
+                journal_finished(pending, ChangeSet.from_json(data["changes"]))
         said.append(f"finished applying a command's changes to {root} (interrupted before)")
     return said
 

@@ -63,9 +63,10 @@ class FileChange(NamedTuple):
 
 class ChangeSet(NamedTuple):
     """What one tool call changed. `source`: the tool ("bash", "write_file", ...);
-    `interrupted`: the call was stopped (Ctrl-C, its timeout) and this is as far as it got;
-    `outside`: it ran outside the sandbox; `complete`: False when it was recorded by
-    comparing a workspace too big to see whole (_snapshot.py): changes beyond are missing."""
+    `interrupted`: the call was stopped (Ctrl-C, its timeout, a kill of toolnexus) and this
+    is as far as it got; `outside`: it ran outside the sandbox; `complete`: False when it
+    was recorded by comparing a workspace too big to see whole (_snapshot.py): changes
+    beyond are missing."""
 
     changes: tuple[FileChange, ...]
     source: str

@@ -361,7 +361,7 @@ class Builtins:
         """Run a command in the sandbox: on an overlay whose changes are applied (or held
         for review), else comparing the workspace before and after."""
         workspace, sandbox = self.workspace, self.workspace.sandbox
-        overlay, started = sandbox.new_overlay(), time.time_ns()
+        overlay, started = workspace.begin_overlay(context.call_id)
         if overlay is None:
             before = workspace.before_command()
             ran = await run_command(

@@ -41,11 +41,13 @@ import ipaddress
 import os
 import stat
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..journal import _apply as journal_apply
+from ..journal._pending import Pending, write_pending
 from ..journal._snapshot import Before, Snapshots
 from ..journal.changes import (
     ABSENT,
@@ -242,11 +244,46 @@ class Workspace:
         # what calls stopped by a cancel changed: no result carries it, the host records it
         self.unreported: list[tuple[str, ChangeSet]] = []
         self._snapshots = Snapshots(self.root)  # where no overlay sees a command's writes
+        # the thread and turn the calls running now belong to (the host says): kept with
+        # each overlay, so that a start after a kill journals what its command had changed
+        self.turn: tuple[str, int] | None = None
         # what a crash left half applied, finished before anything else: a line each
-        self.recovered = journal_apply.recover(self.sandbox.overlays_folder())
+        self.recovered = journal_apply.recover(
+            self.sandbox.overlays_folder(), self._apply_left, self._journal_left
+        )
         self.hosts_approved: set[str] = set()  # origins a person allowed this session
 
     # -- changes -------------------------------------------------------------------------
+    def begin_overlay(self, call: str) -> tuple[Overlay | None, int]:
+        """A fresh overlay for the command of `call` (None where commands write to the
+        workspace directly) and when it starts, with what a start needs should toolnexus
+        be killed before the command ends (_pending.py)."""
+        overlay, started = self.sandbox.new_overlay(), time.time_ns()
+        if overlay is not None:
+            thread, turn = self.turn or ("", 0)
+            pending = Pending(str(self.root), started, thread, turn, call)
+            write_pending(overlay.upper.parent, pending)
+        return overlay, started
+
+    def _apply_left(self, folder: Path, pending: Pending) -> str:
+        """Apply what the command of an overlay left by a killed toolnexus had written, as
+        far as it got, and journal it with its turn; the line that says so."""
+        if pending.root != str(self.root):
+            journal_apply.finish(folder)
+            return f"removed the overlay of a command that never finished ({folder.name})"
+        overlay = Overlay(folder / "upper", folder / "work")
+        try:
+            changes, beside = self.apply_overlay(overlay, pending.started_ns, interrupted=True)
+        except OSError as exc:
+            return f"cannot apply what an interrupted command changed ({folder}): {exc}"
+        self._journal_left(pending, changes)
+        of = f"thread {pending.thread}, turn {pending.turn}" if pending.thread else "no thread"
+        kept = "".join(f"; {path} kept as {name} (yours is newer)" for path, name in beside.items())
+        return (
+            "applied what a command interrupted when toolnexus stopped had changed: "
+            f"{changes.summary() or 'nothing'} ({of}){kept}"
+        )
+
     def apply_overlay(
         self, overlay: Overlay, started_ns: int, *, interrupted: bool
     ) -> tuple[ChangeSet, dict[str, str]]:
@@ -261,9 +298,16 @@ class Workspace:
                     self.keep(self.root / change.path, change.before)
                     self.keep(overlay.upper / change.path, change.after, name=change.path)
             folders = folder_states(self.root, (c.path for c in found.changes.changes))
+            found = found._replace(changes=found.changes._replace(interrupted=interrupted))
             journal_apply.apply(found, overlay.upper, self.root, overlay.upper.parent)
             changes = with_folder_times(found.changes, self.root, folders)
-        return changes._replace(interrupted=interrupted), found.beside
+        return changes, found.beside
+
+    def _journal_left(self, pending: Pending, changes: ChangeSet) -> None:
+        """Journal what a call a killed toolnexus left changed, with its thread and turn."""
+        if self.journal is not None and pending.thread and changes.changes:
+            if pending.root == str(self.root):
+                self.journal.record(pending.thread, pending.turn, pending.call, self.root, changes)
 
     @property
     def reviewing(self) -> bool:

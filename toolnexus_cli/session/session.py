@@ -557,7 +557,7 @@ class Session:
             await self.record_system()
             if self.toolkit.workspace is not None and self.toolkit.workspace.journal:
                 # counted before the run: a cancelled run stores its question as it ends
-                self._turn_number = await self._next_turn()
+                self._turn_number = await self._turn_of_calls()
             result = None
             async for raw in self.client.stream(
                 prompt, self.toolkit, id=self.thread, cancel=cancel, schema=schema
@@ -680,6 +680,8 @@ class Session:
             result = await self.toolkit.execute(name, args, context)
             return declined(asked) if pending_request(result) is not None else result
 
+        if self.toolkit.workspace is not None and self.toolkit.workspace.journal:
+            await self._turn_of_calls()
         running = asyncio.ensure_future(run())
         stopped = asyncio.Event()  # by Ctrl-C, not by the session ending
 
@@ -719,6 +721,15 @@ class Session:
         if self._turn_number is None:
             self._turn_number = await self._next_turn()
         workspace.journal.record(self.thread, self._turn_number, call, workspace.root, changes)
+
+    async def _turn_of_calls(self) -> int:
+        """The turn the calls about to run belong to (`_next_turn`), told to the workspace
+        too: each command's overlay keeps it, so that a start after toolnexus was killed
+        journals what the command had changed with its turn."""
+        turn = await self._next_turn()
+        if self.toolkit.workspace is not None:
+            self.toolkit.workspace.turn = (self.thread, turn)
+        return turn
 
     async def _next_turn(self) -> int:
         """The number the question being sent gets (the thread as stored holds the ones
