@@ -71,8 +71,9 @@ class ScriptedModel(WireStyle):
 
     def transport(self) -> ScriptedTransport:
         """An httpx2 transport answering from this script in a real style's wire format
-        (anthropic's Messages API at a path ending in /messages, else openai's chat
-        completions), for `create_client(style="openai", http_client=httpx2.AsyncClient(
+        (anthropic's Messages API at a path ending in /messages, the OpenAI Responses API
+        at one ending in /responses, else openai's chat completions), for
+        `create_client(style="openai", http_client=httpx2.AsyncClient(
         transport=model.transport()))`: the style's real encoding runs, and no server."""
         from ._transport import ScriptedTransport
 
