@@ -139,6 +139,22 @@ async def test_an_overflow_without_a_context_policy_is_the_error(plug):
     assert (info.value.used, info.value.window) == said
 
 
+@pytest.mark.parametrize("plug", MODES, ids=IDS)
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+async def test_a_reply_cut_off_at_its_length_limit_leaves_the_run_incomplete(plug, stream):
+    model = ScriptedModel([ScriptedReply(text=["The answer is"], finish_reason="length")])
+    client = plug(model)
+    if stream:
+        result = [event async for event in client.stream("hi", None)][-1]["result"]
+    else:
+        result = await client.run("hi", None)
+    assert (result.text, result.status, result.incomplete_reason) == (
+        "The answer is",
+        "incomplete",
+        "max_tokens",
+    )
+
+
 ERRORS = [
     (rate_limited, RateLimited),
     (overloaded, Overloaded),
