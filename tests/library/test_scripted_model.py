@@ -4,14 +4,17 @@ and as an httpx2 transport under the real openai style."""
 from __future__ import annotations
 
 import asyncio
+import json
 
 import httpx2
 import pytest
 
+from tests.support.stub_provider import responses_reply, responses_stream
 from toolnexus import (
     ContextOverflow,
     ContextPolicy,
     Overloaded,
+    RateLimited,
     RunCancelled,
     ToolnexusError,
     create_client,
@@ -56,8 +59,13 @@ def _over_anthropic_wire(model: ScriptedModel, **kwargs):
     return create_client(base_url=NOWHERE, style="anthropic", model="m", http_client=http, **kwargs)
 
 
-MODES = [_as_style, _over_http, _over_anthropic_wire]
-IDS = ["style", "openai-wire", "anthropic-wire"]
+def _over_responses_wire(model: ScriptedModel, **kwargs):
+    http = httpx2.AsyncClient(transport=model.transport())
+    return create_client(base_url=NOWHERE, style="responses", model="m", http_client=http, **kwargs)
+
+
+MODES = [_as_style, _over_http, _over_anthropic_wire, _over_responses_wire]
+IDS = ["style", "openai-wire", "anthropic-wire", "responses-wire"]
 
 
 @pytest.mark.parametrize("plug", MODES, ids=IDS)
@@ -126,7 +134,129 @@ async def test_an_overflow_without_a_context_policy_is_the_error(plug):
     model = ScriptedModel([context_overflow(used=9000, window=8192)])
     with pytest.raises(ContextOverflow) as info:
         await plug(model, context=None).run("hi", None)
-    assert (info.value.used, info.value.window) == (9000, 8192)
+    # the Responses API says the input exceeds the window, and names no counts
+    said = (None, None) if plug is _over_responses_wire else (9000, 8192)
+    assert (info.value.used, info.value.window) == said
+
+
+@pytest.mark.parametrize("plug", MODES, ids=IDS)
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+async def test_a_reply_cut_off_at_its_length_limit_leaves_the_run_incomplete(plug, stream):
+    model = ScriptedModel([ScriptedReply(text=["The answer is"], finish_reason="length")])
+    client = plug(model)
+    if stream:
+        result = [event async for event in client.stream("hi", None)][-1]["result"]
+    else:
+        result = await client.run("hi", None)
+    assert (result.text, result.status, result.incomplete_reason) == (
+        "The answer is",
+        "incomplete",
+        "max_tokens",
+    )
+
+
+ERRORS = [
+    (rate_limited, RateLimited),
+    (overloaded, Overloaded),
+    (context_overflow, ContextOverflow),
+]
+ERROR_IDS = ["rate-limited", "overloaded", "overflow"]
+
+
+@pytest.mark.parametrize("plug", MODES, ids=IDS)
+@pytest.mark.parametrize(("error", "raised"), ERRORS, ids=ERROR_IDS)
+async def test_each_scripted_error_is_the_librarys_error_of_its_kind(plug, error, raised):
+    model = ScriptedModel([error()])
+    with pytest.raises(raised):
+        await plug(model, retries=0, context=None).run("hi", None)
+
+
+@pytest.mark.parametrize(("error", "raised"), ERRORS, ids=ERROR_IDS)
+async def test_a_responses_stream_failing_midway_is_the_librarys_error(error, raised):
+    model = ScriptedModel([ScriptedReply(text=["Half ", "an answer"], error=error())])
+    seen = []
+    with pytest.raises(raised) as info:
+        async for event in _over_responses_wire(model, context=None).stream("hi", None):
+            seen.append(event)
+    assert [e["delta"] for e in seen if e["type"] == "text"] == ["Half ", "an answer"]
+    assert info.value.result.messages[-1]["content"] == "Half an answer"
+    assert len(model.requests) == 1  # output had begun: not retried
+
+
+async def test_the_responses_wire_reads_the_thread_back_as_canonical_messages():
+    call = ScriptedCall("weather", {"city": "Oslo"}, id="c1")
+    model = ScriptedModel(
+        [ScriptedReply(text="Let me look.", reasoning="wants weather", tool_calls=[call]), "Sunny."]
+    )
+    client = _over_responses_wire(model, system_prompt="Be brief.", reasoning="high")
+    result = await client.run("Weather in Oslo?", await _toolkit())
+    assert result.text == "Sunny."
+    first, second = model.requests
+    assert (first.system, first.reasoning, first.tool_names) == ("Be brief.", "high", ["weather"])
+    assert first.body is not None and first.body["store"] is False
+    user, assistant, tool = second.messages
+    assert user == {"role": "user", "content": "Weather in Oslo?"}
+    assert assistant["content"] == "Let me look."
+    assert assistant["tool_calls"] == [
+        {
+            "id": "c1",
+            "type": "function",
+            "function": {"name": "weather", "arguments": '{"city": "Oslo"}'},
+        }
+    ]
+    # the reasoning went back as the API sent it: sealed, with its summary
+    (reasoning,) = assistant["reasoning_items"]
+    assert reasoning["summary"] == [{"type": "summary_text", "text": "wants weather"}]
+    assert reasoning["encrypted_content"]
+    assert tool == {"role": "tool", "tool_call_id": "c1", "content": "sunny in Oslo"}
+
+
+def _shape(value):
+    """A JSON value with every leaf replaced by its type's name: what a decoder relies on."""
+    if isinstance(value, dict):
+        return {key: _shape(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_shape(item) for item in value]
+    return type(value).__name__
+
+
+def _events(raw: bytes) -> list[tuple[str, object]]:
+    """A stream's events as (name, shape), runs of the same event (deltas) as one."""
+    events: list[tuple[str, object]] = []
+    for block in raw.decode().strip().split("\n\n"):
+        name_line, data_line = block.split("\n")
+        data = json.loads(data_line.removeprefix("data: "))
+        assert data["type"] == name_line.removeprefix("event: ")
+        event = (data["type"], _shape(data))
+        if not events or events[-1] != event:
+            events.append(event)
+    return events
+
+
+async def test_the_responses_transport_answers_in_the_shape_the_api_sends():
+    reply = ScriptedReply(
+        text=["Hello", " big", " world"],
+        tool_calls=[ScriptedCall("weather", {"city": "Oslo"})],
+        reasoning="hm",
+        usage={"prompt_tokens": 10, "completion_tokens": 5},
+    )
+    like_the_api = {
+        "text": "Hello big world",
+        "tool_calls": [("weather", {"city": "Oslo"})],
+        "reasoning": "hm",
+        "encrypted": "c2VhbGVk",
+        "model": "m",
+    }
+    model = ScriptedModel([reply, reply])
+    request = {"model": "m", "input": [{"type": "message", "role": "user", "content": "yo"}]}
+    async with httpx2.AsyncClient(transport=model.transport()) as http:
+        whole = await http.post("http://model.test/v1/responses", json=request)
+        streamed = await http.post(
+            "http://model.test/v1/responses", json={**request, "stream": True}
+        )
+    assert _shape(whole.json()) == _shape(responses_reply(**like_the_api))
+    assert _events(streamed.content) == _events(b"".join(responses_stream(**like_the_api).parts))
+    assert model.requests[0].messages == [{"role": "user", "content": "yo"}]
 
 
 async def test_an_overflow_compacts_the_older_turns_and_tries_again():

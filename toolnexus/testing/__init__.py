@@ -19,7 +19,7 @@ client's retries and its compaction on overflow run as they would against a serv
 `ScriptedModel(respond=f)` makes each reply with `f(request)` instead.
 
 As the style, nothing goes over HTTP. `model.transport()` is an httpx2 transport that
-speaks the openai or the anthropic style's wire format instead, for
+speaks the openai, the anthropic or the responses style's wire format instead, for
 `create_client(style="openai", http_client=httpx2.AsyncClient(transport=...))`.
 """
 

@@ -11,8 +11,8 @@ from collections.abc import AsyncGenerator, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import ProviderError, ToolnexusError
-from ..events import empty_usage, reasoning_event, text_event
-from ..types import AssistantMessage, Message, OutputEvent, ToolCall
+from ..events import FILTERED, MAX_TOKENS, empty_usage, reasoning_event, text_event
+from ..types import AssistantMessage, IncompleteReason, Message, OutputEvent, ToolCall
 from ..wire.base import (
     NO_OPTIONS,
     Answerer,
@@ -38,6 +38,10 @@ class ScriptedModel(WireStyle):
 
     name: ClassVar[str] = "scripted"
     key_env: ClassVar[str] = ""  # no key: nothing is sent anywhere
+    unfinished_reasons: ClassVar[dict[str, IncompleteReason]] = {
+        "length": MAX_TOKENS,
+        "content_filter": FILTERED,
+    }
 
     def __init__(self, replies: Iterable[Scripted] = (), *, respond: Responder | None = None):
         self._script: deque[Scripted] = deque(replies)
@@ -71,8 +75,9 @@ class ScriptedModel(WireStyle):
 
     def transport(self) -> ScriptedTransport:
         """An httpx2 transport answering from this script in a real style's wire format
-        (anthropic's Messages API at a path ending in /messages, else openai's chat
-        completions), for `create_client(style="openai", http_client=httpx2.AsyncClient(
+        (anthropic's Messages API at a path ending in /messages, the OpenAI Responses API
+        at one ending in /responses, else openai's chat completions), for
+        `create_client(style="openai", http_client=httpx2.AsyncClient(
         transport=model.transport()))`: the style's real encoding runs, and no server."""
         from ._transport import ScriptedTransport
 

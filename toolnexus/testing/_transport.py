@@ -1,7 +1,8 @@
 """ScriptedTransport: an httpx2 transport that answers requests from a ScriptedModel in a
 real style's wire format, so that style's encoding and decoding run without a server: the
-anthropic Messages API for a path ending in /messages, else openai chat completions
-(whatever the path: a style of yours may send them elsewhere)."""
+anthropic Messages API for a path ending in /messages, the OpenAI Responses API for one
+ending in /responses, else openai chat completions (whatever the path: a style of yours
+may send them elsewhere)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import httpx2
 from ..errors import ProviderError
 from ._anthropic_wire import ANTHROPIC_MESSAGES
 from ._openai_wire import OPENAI_CHAT
+from ._responses_wire import OPENAI_RESPONSES
 from ._script import ModelRequest, ScriptedReply, pause
 from ._wire_format import WireFormat
 
@@ -27,7 +29,7 @@ class ScriptedTransport(httpx2.AsyncBaseTransport):
         self.answer = answer
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        wire = ANTHROPIC_MESSAGES if request.url.path.endswith("/messages") else OPENAI_CHAT
+        wire = _wire_for(request.url.path)
         if request.method != "POST":
             return _failure(wire, ProviderError("the scripted model answers POST only", status=404))
         body = json.loads(await request.aread())
@@ -45,6 +47,14 @@ class ScriptedTransport(httpx2.AsyncBaseTransport):
         if scripted.error is not None:
             return _failure(wire, scripted.error)
         return httpx2.Response(200, json=wire.whole_reply(scripted, model))
+
+
+def _wire_for(path: str) -> WireFormat:
+    if path.endswith("/messages"):
+        return ANTHROPIC_MESSAGES
+    if path.endswith("/responses"):
+        return OPENAI_RESPONSES
+    return OPENAI_CHAT
 
 
 class _Events(httpx2.AsyncByteStream):
