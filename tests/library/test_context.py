@@ -1,5 +1,7 @@
 """Context windows and compaction of what is sent, against the stub answering like
-llama.cpp (a small window, its exact 400 body when a request is over it)."""
+llama.cpp (a small window, its exact 400 body when a request is over it, its window in its
+listing); a long tool run under an explicit window needs no server and runs on the scripted
+model."""
 
 from __future__ import annotations
 
@@ -10,12 +12,14 @@ import stat
 import pytest
 
 from tests.support.long_threads import is_summary_request, note, posts, turns
-from tests.support.stub_provider import LlamaCppLike, Reply, openai_stream, openai_text
+from tests.support.scripted import scripted_client, usage
+from tests.support.stub_provider import LlamaCppLike, Reply, openai_text
 from toolnexus import ContextPolicy, ProviderError, create_client, create_toolkit, define_tool
 from toolnexus.context._marks import COMPACTION_KEY, DROPPED_KEY, PINNED_KEY, pin, sendable, unpin
 from toolnexus.context._summary import CUT_MARK, LEFT_OUT_HEADER, SUMMARY_HEADER
 from toolnexus.context.plan import apply_compaction
 from toolnexus.errors import ContextSize
+from toolnexus.testing import ModelRequest, ScriptedCall, ScriptedModel, ScriptedReply
 
 
 def client_for(stub, **kw):
@@ -26,6 +30,15 @@ def client_for(stub, **kw):
 
 def answers(stub):
     return [r for r in posts(stub) if not is_summary_request(r)]
+
+
+def asks_for_a_summary(request: ModelRequest) -> bool:
+    return "<conversation>" in request.last_text
+
+
+def answered(model: ScriptedModel) -> list[ModelRequest]:
+    """The requests a scripted model got that were not compaction's summary requests."""
+    return [r for r in model.requests if not asks_for_a_summary(r)]
 
 
 def prompts(messages):
@@ -149,36 +162,40 @@ async def test_a_conversation_keeps_going_past_the_window(stub):
     assert any(COMPACTION_KEY in m for m in conversation.messages)
 
 
-async def test_a_long_tool_run_compacts_between_calls_and_never_parts_a_call_from_its_result(stub):
-    stub.handler = None
+async def test_a_long_tool_run_compacts_between_calls_and_never_parts_a_call_from_its_result():
     calls = iter(range(1, 100))
 
-    def handler(rec):
-        if is_summary_request(rec):
-            return Reply.json(openai_text("Summary: pages were read."))
-        if len(answers(stub)) <= 8:  # eight turns of two reads each, then the answer
+    def answer(request: ModelRequest) -> ScriptedReply:
+        if asks_for_a_summary(request):
+            return ScriptedReply("Summary: pages were read.")
+        spent = usage(len(json.dumps(request.body)) // 4, 5)
+        if len(answered(model)) <= 8:  # eight turns of two reads each, then the answer
             n = next(calls)
-            return openai_stream(
-                tool_calls=[("read", {"page": n}), ("read", {"page": n + 50})],
-                usage=(len(rec.body) // 4, 5),
+            return ScriptedReply(
+                tool_calls=[
+                    ScriptedCall("read", {"page": n}),
+                    ScriptedCall("read", {"page": n + 50}),
+                ],
+                usage=spent,
             )
-        return openai_stream("Read them all.", usage=(len(rec.body) // 4, 5))
+        return ScriptedReply("Read them all.", usage=spent)
 
-    stub.handler = handler
+    model = ScriptedModel(respond=answer)
 
     def read(page: int) -> str:
         """Read a page."""
         return note(page, tokens=300)
 
     toolkit = (await create_toolkit()).register(define_tool(read))
-    async with client_for(stub, max_turns=12, context=ContextPolicy(window=3000)) as client:
+    window = ContextPolicy(window=3000)
+    async with scripted_client(model, max_turns=12, context=window) as client:
         events = [e async for e in client.stream("Read the pages.", toolkit)]
     result = events[-1]["result"]
     assert result.text == "Read them all."
     assert [e for e in events if e["type"] == "compaction"]  # the thread outgrew 3,000
-    for rec in answers(stub):
-        assert_tool_groups_whole(rec.json["messages"])
-        assert rec.json["messages"][0]["content"] == "Read the pages."  # the prompt stays
+    for request in answered(model):
+        assert_tool_groups_whole(request.body["messages"])
+        assert request.body["messages"][0]["content"] == "Read the pages."  # the prompt stays
     assert sum(m["role"] == "tool" for m in result.messages) == 16  # every result kept
 
 
