@@ -9,7 +9,9 @@ hang up (or to the exception, where no response is open), the transcript left be
 conversation holds that same transcript, and that a follow-up run on it succeeds.
 
 The cancel is always triggered by something that happened, never by a sleep: a text or
-retry event, the stub having received the request, or the tools having started.
+retry event, the stub having received the request, or the tools having started. Around the
+edges, where no request is open when the cancel comes (between turns, after the run), the
+scripted model stands in for the endpoint.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from tests.support.resilience_helpers import (
     tool_call_reply,
     wait_disconnect,
 )
+from tests.support.scripted import calling, scripted_client
 from tests.support.stub_provider import Reply, StubProvider
 from tests.support.waiting import WAIT_S
 from toolnexus import Client, ProviderError, RunCancelled, ToolContext, Toolkit, define_tool
@@ -333,7 +336,7 @@ async def test_cancel_while_tools_run(stub, runner_class, style):
 # ----------------------------------------------------------------------------- around the edges
 
 
-async def test_cancel_between_turns_keeps_finished_tool_results(stub):
+async def test_cancel_between_turns_keeps_finished_tool_results(scripted):
     """A cancel set by a tool result event (after the tools, before the next model call)
     sends no second request and keeps the whole first turn."""
 
@@ -342,9 +345,9 @@ async def test_cancel_between_turns_keeps_finished_tool_results(stub):
         return text
 
     toolkit = Toolkit().register(define_tool(echo))
-    stub.script(tool_call_reply("openai", [("echo", {"text": "hi"})]))
+    scripted.add(calling(("echo", {"text": "hi"})))
     cancel = asyncio.Event()
-    async with make_client(stub) as client:
+    async with scripted_client(scripted) as client:
         with pytest.raises(RunCancelled) as info:
             async for event in client.stream("go", toolkit, id=THREAD, cancel=cancel):
                 if event["type"] == "tool_result":
@@ -352,14 +355,14 @@ async def test_cancel_between_turns_keeps_finished_tool_results(stub):
         messages = info.value.result.messages
         assert [m["role"] for m in messages] == ["user", "assistant", "tool"]
         assert messages[2]["content"] == "hi" and "is_error" not in messages[2]
-        assert len(stub.requests) == 1
+        assert len(scripted.requests) == 1
         assert await client.conversation_store.get(THREAD) == messages
 
 
-async def test_a_cancel_after_the_run_ended_changes_nothing(stub):
-    stub.script(ok_reply("openai", "done"))
+async def test_a_cancel_after_the_run_ended_changes_nothing(scripted):
+    scripted.add("done")
     cancel = asyncio.Event()
-    async with make_client(stub) as client:
+    async with scripted_client(scripted) as client:
         result = await client.run("hi", None, cancel=cancel)
         cancel.set()
         assert result.text == "done" and "interrupted" not in result.messages[-1]
