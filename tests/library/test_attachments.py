@@ -442,7 +442,7 @@ async def test_tool_attachments_follow_the_outputs_as_a_user_message_on_response
     ]
 
 
-async def test_a_long_output_is_cut_but_keeps_its_attachments(stub):
+async def test_a_long_output_is_cut_but_keeps_its_attachments():
     def shot() -> ToolResult:
         """A shot."""
         return ToolResult("x" * 50, attachments=[Attachment.from_bytes(PNG)])

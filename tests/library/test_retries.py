@@ -148,7 +148,7 @@ async def test_connection_closed_every_time_fails_with_a_connection_error(stub):
     assert len(stub.requests) == 3
 
 
-async def test_connection_refused_is_retried_then_fails(stub):
+async def test_connection_refused_is_retried_then_fails():
     import socket
 
     # A bound socket that never listens: connecting to it is refused, and nobody else
