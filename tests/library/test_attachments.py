@@ -1,5 +1,6 @@
 """Attachments: their kind from the bytes, the size cap, and the exact shape each style sends
-for images, PDFs, audio and text files, in prompts and in tool results (loopback stub)."""
+for images, PDFs, audio and text files, in prompts and in tool results (loopback stub); what
+a style cannot carry is refused before any request (scripted model)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.support.resilience_helpers import single_try_client
+from tests.support.scripted import scripted_client
 from tests.support.stub_provider import (
     Reply,
     anthropic_text,
@@ -311,12 +313,12 @@ async def test_a_text_file_is_text_in_every_style(stub, tmp_path, style):
     ],
 )
 async def test_a_kind_the_style_cannot_carry_fails_before_any_request(
-    stub, style, attachment, message
+    scripted, style, attachment, message
 ):
-    async with single_try_client(stub, style) as client:
+    async with scripted_client(scripted, style) as client:
         with pytest.raises(ToolnexusError, match=message):
             await client.run(["listen", attachment], None)
-    assert stub.requests == []
+    assert scripted.requests == []
 
 
 # ----------------------------------------------------------------------------- entry points
@@ -442,7 +444,7 @@ async def test_tool_attachments_follow_the_outputs_as_a_user_message_on_response
     ]
 
 
-async def test_a_long_output_is_cut_but_keeps_its_attachments(stub):
+async def test_a_long_output_is_cut_but_keeps_its_attachments():
     def shot() -> ToolResult:
         """A shot."""
         return ToolResult("x" * 50, attachments=[Attachment.from_bytes(PNG)])

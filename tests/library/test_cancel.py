@@ -9,7 +9,9 @@ hang up (or to the exception, where no response is open), the transcript left be
 conversation holds that same transcript, and that a follow-up run on it succeeds.
 
 The cancel is always triggered by something that happened, never by a sleep: a text or
-retry event, the stub having received the request, or the tools having started.
+retry event, the stub having received the request, or the tools having started. Where no
+request is open when the cancel comes (before the run, while tools run, between turns,
+after the run), the scripted model stands in for the endpoint.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -33,13 +37,14 @@ from tests.support.resilience_helpers import (
     tap_received,
     tap_transport,
     text_of_events,
-    tool_call_reply,
     wait_disconnect,
 )
+from tests.support.scripted import calling, scripted_client
 from tests.support.stub_provider import Reply, StubProvider
 from tests.support.waiting import WAIT_S
 from toolnexus import Client, ProviderError, RunCancelled, ToolContext, Toolkit, define_tool
 from toolnexus._sse import SSEDecoder
+from toolnexus.testing import ScriptedModel
 from toolnexus.transport import Retrying, StreamEvents
 
 STYLES = ["openai", "anthropic"]
@@ -152,19 +157,39 @@ async def cancelled_run(
     return info.value, time.monotonic()
 
 
+@dataclass(frozen=True)
+class Endpoint:
+    """What the follow-up check needs of where the requests go: `answer(text)` gives the
+    next request that reply, `sent()` the JSON bodies sent so far."""
+
+    answer: Callable[[str], None]
+    sent: Callable[[], list[dict[str, Any]]]
+
+
+def on_stub(stub: StubProvider, style: str) -> Endpoint:
+    return Endpoint(
+        lambda text: stub.script(ok_reply(style, text)), lambda: [r.json for r in stub.requests]
+    )
+
+
+def on_model(model: ScriptedModel) -> Endpoint:
+    return Endpoint(model.add, lambda: [r.body for r in model.requests])
+
+
 async def check_transcript_and_follow_up(
-    runner: Runner, client: Client, stub: StubProvider, exc: RunCancelled, prompt: str, toolkit=None
+    runner: Runner, client: Client, endpoint: Endpoint, exc: RunCancelled, prompt: str, toolkit=None
 ):
     """The transcript is valid, kept where the entry point keeps it, and can go on."""
     messages = exc.result.messages
     assert_resendable(messages, prompt)
     assert await runner.saved(client) == messages
-    stub.script(ok_reply(runner.style, "carrying on"))
-    sent_before = len(stub.requests)
+    endpoint.answer("carrying on")
+    sent_before = len(endpoint.sent())
     result = await runner.follow_up(client, toolkit)
     assert result.text == "carrying on"
-    assert len(stub.requests) == sent_before + 1
-    assert_wire_resendable(stub.requests[-1].json, runner.style)
+    sent = endpoint.sent()
+    assert len(sent) == sent_before + 1
+    assert_wire_resendable(sent[-1], runner.style)
     assert result.messages[: len(messages)] == messages
     assert await runner.saved(client) == result.messages
 
@@ -173,16 +198,16 @@ async def check_transcript_and_follow_up(
 
 
 @pytest.mark.parametrize("style", STYLES)
-async def test_cancel_already_set_sends_nothing(stub, runner_class, style):
+async def test_cancel_already_set_sends_nothing(scripted, runner_class, style):
     runner = runner_class(style)
     cancel = asyncio.Event()
     cancel.set()
-    async with make_client(stub, style) as client:
+    async with scripted_client(scripted, style) as client:
         exc, _ = await cancelled_run(runner, client, "hello", None, cancel, lambda ev: None)
-        assert stub.requests == []
+        assert scripted.requests == []
         assert runner.seen == []
         assert exc.result.messages == [{"role": "user", "content": "hello"}]
-        await check_transcript_and_follow_up(runner, client, stub, exc, "hello")
+        await check_transcript_and_follow_up(runner, client, on_model(scripted), exc, "hello")
 
 
 @pytest.mark.parametrize("style", STYLES)
@@ -203,7 +228,7 @@ async def test_cancel_while_waiting_for_headers(stub, runner_class, style):
         await wait_disconnect(stub.requests[0])  # the stub never hangs up by itself
         assert exc.result.messages == [{"role": "user", "content": "hello"}]
         assert len(stub.requests) == 1  # a cancel is not a failure to retry
-        await check_transcript_and_follow_up(runner, client, stub, exc, "hello")
+        await check_transcript_and_follow_up(runner, client, on_stub(stub, style), exc, "hello")
 
 
 @pytest.mark.parametrize("style", STYLES)
@@ -228,7 +253,7 @@ async def test_cancel_mid_stream_keeps_the_partial_text(stub, runner_class, styl
             assert text_of_events(runner.seen) == last["content"]
         assert len(exc.result.messages) == 2
         assert len(stub.requests) == 1
-        await check_transcript_and_follow_up(runner, client, stub, exc, "a story")
+        await check_transcript_and_follow_up(runner, client, on_stub(stub, style), exc, "a story")
 
 
 @pytest.mark.parametrize("style", STYLES)
@@ -252,7 +277,7 @@ async def test_cancel_during_a_backoff_sleep(stub, runner_class, style):
         assert len(stub.requests) == 1  # and never sent the retry
         assert exc.result.messages == [{"role": "user", "content": "hello"}]
         stub.default = Reply.error(500, "stub: no scripted reply")
-        await check_transcript_and_follow_up(runner, client, stub, exc, "hello")
+        await check_transcript_and_follow_up(runner, client, on_stub(stub, style), exc, "hello")
 
 
 class SlowTools:
@@ -297,10 +322,10 @@ class SlowTools:
 
 
 @pytest.mark.parametrize("style", STYLES)
-async def test_cancel_while_tools_run(stub, runner_class, style):
+async def test_cancel_while_tools_run(scripted, runner_class, style):
     runner = runner_class(style)
     tools = SlowTools()
-    stub.script(tool_call_reply(style, [("quick", {}), ("slow_async", {}), ("slow_sync", {})]))
+    scripted.add(calling(("quick", {}), ("slow_async", {}), ("slow_sync", {})))
     cancel = asyncio.Event()
     trigger = Trigger(cancel)
 
@@ -308,7 +333,7 @@ async def test_cancel_while_tools_run(stub, runner_class, style):
         await tools.both_slow_ones_running()
         trigger.fire()
 
-    async with make_client(stub, style) as client:
+    async with scripted_client(scripted, style) as client:
         firing = asyncio.create_task(cancel_once_they_run())
         exc, raised_at = await cancelled_run(
             runner, client, "use tools", tools.toolkit, cancel, lambda ev: None
@@ -326,14 +351,16 @@ async def test_cancel_while_tools_run(stub, runner_class, style):
         assert messages[2]["content"] == "quick done"  # a finished tool keeps its result
         for message in messages[3:]:
             assert message["is_error"] is True and "interrupted" in message["content"]
-        assert len(stub.requests) == 1
-        await check_transcript_and_follow_up(runner, client, stub, exc, "use tools", tools.toolkit)
+        assert len(scripted.requests) == 1
+        await check_transcript_and_follow_up(
+            runner, client, on_model(scripted), exc, "use tools", tools.toolkit
+        )
 
 
 # ----------------------------------------------------------------------------- around the edges
 
 
-async def test_cancel_between_turns_keeps_finished_tool_results(stub):
+async def test_cancel_between_turns_keeps_finished_tool_results(scripted):
     """A cancel set by a tool result event (after the tools, before the next model call)
     sends no second request and keeps the whole first turn."""
 
@@ -342,9 +369,9 @@ async def test_cancel_between_turns_keeps_finished_tool_results(stub):
         return text
 
     toolkit = Toolkit().register(define_tool(echo))
-    stub.script(tool_call_reply("openai", [("echo", {"text": "hi"})]))
+    scripted.add(calling(("echo", {"text": "hi"})))
     cancel = asyncio.Event()
-    async with make_client(stub) as client:
+    async with scripted_client(scripted) as client:
         with pytest.raises(RunCancelled) as info:
             async for event in client.stream("go", toolkit, id=THREAD, cancel=cancel):
                 if event["type"] == "tool_result":
@@ -352,14 +379,14 @@ async def test_cancel_between_turns_keeps_finished_tool_results(stub):
         messages = info.value.result.messages
         assert [m["role"] for m in messages] == ["user", "assistant", "tool"]
         assert messages[2]["content"] == "hi" and "is_error" not in messages[2]
-        assert len(stub.requests) == 1
+        assert len(scripted.requests) == 1
         assert await client.conversation_store.get(THREAD) == messages
 
 
-async def test_a_cancel_after_the_run_ended_changes_nothing(stub):
-    stub.script(ok_reply("openai", "done"))
+async def test_a_cancel_after_the_run_ended_changes_nothing(scripted):
+    scripted.add("done")
     cancel = asyncio.Event()
-    async with make_client(stub) as client:
+    async with scripted_client(scripted) as client:
         result = await client.run("hi", None, cancel=cancel)
         cancel.set()
         assert result.text == "done" and "interrupted" not in result.messages[-1]

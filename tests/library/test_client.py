@@ -1,15 +1,17 @@
-"""create_client and its options against the loopback stub: what it checks before any
-request, the grouped Timeouts and Retries (in seconds), and the older keywords that still
-set them. Threads through a client (ask with id=, resume) are
-tests/library/test_client_threads.py."""
+"""create_client and its options: what it checks before any request, the grouped Retries
+(on the scripted model) and Timeouts (against the loopback stub, whose server never
+answers), in seconds, and the older keywords that still set them. Threads through a client
+(ask with id=, resume) are tests/library/test_client_threads.py."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.support.resilience_helpers import collect, make_client, ok_reply
+from tests.support.resilience_helpers import collect, make_client
+from tests.support.scripted import scripted_client
 from tests.support.stub_provider import Reply
 from toolnexus import ProviderError, Retries, RunTimeout, Timeouts, create_client
+from toolnexus.testing import ScriptedModel, failure
 
 
 def retries_of(events: list[dict]) -> list[dict]:
@@ -42,31 +44,37 @@ def test_retries_must_be_a_count_or_a_retries():
 # ----------------------------------------------------------------------------- Retries
 
 
-async def test_retries_count_and_on_error_come_from_a_retries(stub):
+def always_busy() -> ScriptedModel:
+    """A model whose every call fails with HTTP 503, which is retried."""
+    return ScriptedModel(respond=lambda request: failure(503, "busy"))
+
+
+async def test_retries_count_and_on_error_come_from_a_retries():
     seen = []
-    stub.default = Reply.error(503, "busy")
+    model = always_busy()
     retries = Retries(count=2, base_s=0.001, on_error=lambda info: seen.append(info["attempt"]))
-    async with make_client(stub, retries=retries) as client:
+    async with scripted_client(model, retries=retries) as client:
         events, exc = await collect(client)
     assert isinstance(exc, ProviderError) and exc.status == 503
     assert [r["attempt"] for r in retries_of(events)] == [1, 2]
     assert all(r["delay"] < 0.01 for r in retries_of(events))  # base_s is seconds
-    assert seen == [1, 2] and len(stub.requests) == 3
+    assert seen == [1, 2] and len(model.requests) == 3
 
 
-async def test_on_error_may_stop_the_retries(stub):
-    stub.default = Reply.error(503, "busy")
-    async with make_client(stub, retries=Retries(count=5, on_error=lambda info: "fail")) as client:
+async def test_on_error_may_stop_the_retries():
+    model = always_busy()
+    stopping = Retries(count=5, on_error=lambda info: "fail")
+    async with scripted_client(model, retries=stopping) as client:
         events, exc = await collect(client)
     assert isinstance(exc, ProviderError) and retries_of(events) == []
-    assert len(stub.requests) == 1
+    assert len(model.requests) == 1
 
 
-async def test_the_older_retry_keywords_set_their_fields(stub):
-    stub.script(Reply.error(503, "busy"), ok_reply("openai", "ok"))
+async def test_the_older_retry_keywords_set_their_fields(scripted):
+    scripted.add(failure(503, "busy"), "ok")
     seen = []
-    async with make_client(
-        stub,
+    async with scripted_client(
+        scripted,
         retries=Retries(count=1, base_s=60),
         retry_base_ms=1,
         on_error=lambda info: seen.append(info["reason"]),

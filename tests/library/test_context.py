@@ -1,5 +1,7 @@
-"""Context windows and compaction of what is sent, against the stub answering like
-llama.cpp (a small window, its exact 400 body when a request is over it)."""
+"""Context windows and compaction of what is sent. Where the window comes from the server
+or its refusal, against the stub answering like llama.cpp (a small window in its listing,
+its exact 400 body when a request is over it); compaction under an explicit window needs
+no server and runs on the scripted model (tests/support/scripted.py's summarizer)."""
 
 from __future__ import annotations
 
@@ -10,12 +12,27 @@ import stat
 import pytest
 
 from tests.support.long_threads import is_summary_request, note, posts, turns
-from tests.support.stub_provider import LlamaCppLike, Reply, openai_stream, openai_text
+from tests.support.scripted import (
+    answered,
+    asks_for_a_summary,
+    scripted_client,
+    summarizer,
+    usage,
+)
+from tests.support.stub_provider import LlamaCppLike, Reply, openai_text
 from toolnexus import ContextPolicy, ProviderError, create_client, create_toolkit, define_tool
 from toolnexus.context._marks import COMPACTION_KEY, DROPPED_KEY, PINNED_KEY, pin, sendable, unpin
 from toolnexus.context._summary import CUT_MARK, LEFT_OUT_HEADER, SUMMARY_HEADER
 from toolnexus.context.plan import apply_compaction
 from toolnexus.errors import ContextSize
+from toolnexus.testing import (
+    ModelRequest,
+    Scripted,
+    ScriptedCall,
+    ScriptedModel,
+    ScriptedReply,
+    context_overflow,
+)
 
 
 def client_for(stub, **kw):
@@ -118,23 +135,23 @@ async def test_the_summary_asks_for_its_share_under_the_clients_own_budget_key(s
     assert llama.summaries == 1
 
 
-async def test_when_even_a_cut_summary_does_not_fit_the_first_prompt_is_summarized(stub):
+async def test_when_even_a_cut_summary_does_not_fit_the_first_prompt_is_summarized():
     """The first prompt stays verbatim only while it fits with what must be sent and the
     summary's share; when the summary, cut to that share, still leaves the request too
     large, the first prompt is summarized too. It stays in the thread."""
-    stub.handler = LlamaCppLike(window=8192, echo=True)
+    model = ScriptedModel(respond=summarizer(echo=True))
     # estimated with their overhead: first 1,248 tokens, last 500; with the summary's share
     # of the 2,000-token window (250) they plan to 1,998, but the record itself costs 4 more
     first, last = "F" * (1244 * 4), "L" * (496 * 4)
     history = turns((first, "ok"), ("M" * 1184, "ok"))
-    async with client_for(stub, context=ContextPolicy(window=2000)) as client:
+    async with scripted_client(model, context=ContextPolicy(window=2000)) as client:
         events = await stream_on(client, history, last)
         thread = await client.conversation_store.get("T")
     assert events[-1]["result"].text == "Noted."
     [record] = [m for m in thread if COMPACTION_KEY in m]
     assert record[COMPACTION_KEY]["first_prompt_kept"] is False
     assert record[COMPACTION_KEY]["after_tokens"] <= 2000
-    sent = [m["content"] for m in answers(stub)[-1].json["messages"]]
+    sent = [m["content"] for m in answered(model)[-1].body["messages"]]
     assert first not in sent and sent[-1] == last
     assert thread[0]["content"] == first  # kept in the thread
 
@@ -149,36 +166,40 @@ async def test_a_conversation_keeps_going_past_the_window(stub):
     assert any(COMPACTION_KEY in m for m in conversation.messages)
 
 
-async def test_a_long_tool_run_compacts_between_calls_and_never_parts_a_call_from_its_result(stub):
-    stub.handler = None
+async def test_a_long_tool_run_compacts_between_calls_and_never_parts_a_call_from_its_result():
     calls = iter(range(1, 100))
 
-    def handler(rec):
-        if is_summary_request(rec):
-            return Reply.json(openai_text("Summary: pages were read."))
-        if len(answers(stub)) <= 8:  # eight turns of two reads each, then the answer
+    def answer(request: ModelRequest) -> ScriptedReply:
+        if asks_for_a_summary(request):
+            return ScriptedReply("Summary: pages were read.")
+        spent = usage(len(json.dumps(request.body)) // 4, 5)
+        if len(answered(model)) <= 8:  # eight turns of two reads each, then the answer
             n = next(calls)
-            return openai_stream(
-                tool_calls=[("read", {"page": n}), ("read", {"page": n + 50})],
-                usage=(len(rec.body) // 4, 5),
+            return ScriptedReply(
+                tool_calls=[
+                    ScriptedCall("read", {"page": n}),
+                    ScriptedCall("read", {"page": n + 50}),
+                ],
+                usage=spent,
             )
-        return openai_stream("Read them all.", usage=(len(rec.body) // 4, 5))
+        return ScriptedReply("Read them all.", usage=spent)
 
-    stub.handler = handler
+    model = ScriptedModel(respond=answer)
 
     def read(page: int) -> str:
         """Read a page."""
         return note(page, tokens=300)
 
     toolkit = (await create_toolkit()).register(define_tool(read))
-    async with client_for(stub, max_turns=12, context=ContextPolicy(window=3000)) as client:
+    window = ContextPolicy(window=3000)
+    async with scripted_client(model, max_turns=12, context=window) as client:
         events = [e async for e in client.stream("Read the pages.", toolkit)]
     result = events[-1]["result"]
     assert result.text == "Read them all."
     assert [e for e in events if e["type"] == "compaction"]  # the thread outgrew 3,000
-    for rec in answers(stub):
-        assert_tool_groups_whole(rec.json["messages"])
-        assert rec.json["messages"][0]["content"] == "Read the pages."  # the prompt stays
+    for request in answered(model):
+        assert_tool_groups_whole(request.body["messages"])
+        assert request.body["messages"][0]["content"] == "Read the pages."  # the prompt stays
     assert sum(m["role"] == "tool" for m in result.messages) == 16  # every result kept
 
 
@@ -323,54 +344,52 @@ async def sized_prompt(client, history: list[dict], fill: float) -> str:
     ],
     ids=["80%", "threshold-60%", "max_tokens"],
 )
-async def test_compaction_starts_just_above_the_threshold(stub, policy, params, limit):
+async def test_compaction_starts_just_above_the_threshold(policy, params, limit):
     history = turns(("first", "ok"), ("y" * 1200, "ok"), ("z" * 800, "ok"))
     for fill, compacts in ((limit - 8, False), (limit + 8, True)):
-        stub.requests.clear()
-        stub.handler = LlamaCppLike(window=8192)
-        async with client_for(stub, context=policy, request_params=params) as client:
+        model = ScriptedModel(respond=summarizer())
+        async with scripted_client(model, context=policy, request_params=params) as client:
             report = await client.context_report(history)
             assert report.limit == limit
             prompt = await sized_prompt(client, history, fill)
             await client.run(prompt, None, history=history)
-        assert any(is_summary_request(r) for r in posts(stub)) is compacts, fill
+        assert any(asks_for_a_summary(r) for r in model.requests) is compacts, fill
 
 
 # ----------------------------------------------------------------------------- fallbacks
 
 
-async def test_a_summary_that_cannot_fit_drops_the_oldest_turns_and_says_so(stub):
-    llama = stub.handler = LlamaCppLike(window=8192)
+async def test_a_summary_that_cannot_fit_drops_the_oldest_turns_and_says_so():
+    model = ScriptedModel(respond=summarizer())
     history = turns(("first", "ok"), (note(2, 900), "noted two"), ("three", "noted three"))
     policy = ContextPolicy(window=1000, keep_last=1)
-    async with client_for(stub, context=policy) as client:
+    async with scripted_client(model, context=policy) as client:
         events = await stream_on(client, history, "four")
     compaction = next(e for e in events if e["type"] == "compaction")
     assert compaction["method"] == "dropped" and compaction["dropped"] == 2
     assert compaction["summarized"] == 5
     record = events[-1]["result"].messages[-2]
     assert "The 2 oldest of these messages did not fit" in record["content"]
-    assert llama.summaries == 1  # the newest part was still summarized
-    summary_asked = next(r for r in posts(stub) if is_summary_request(r))
-    assert "Note 2" not in json.dumps(summary_asked.json)
-    assert "noted three" in json.dumps(summary_asked.json)
+    [summary_asked] = [r for r in model.requests if asks_for_a_summary(r)]  # the newest part
+    assert "Note 2" not in json.dumps(summary_asked.body)
+    assert "noted three" in json.dumps(summary_asked.body)
 
 
-async def test_a_summary_request_the_endpoint_refuses_leaves_the_turns_out_and_says_so(stub):
-    llama = LlamaCppLike(window=8192)
+async def test_a_summary_request_the_endpoint_refuses_leaves_the_turns_out_and_says_so():
+    answer = summarizer()
 
-    def handler(rec):
-        if is_summary_request(rec):
-            return LlamaCppLike(window=10)(rec)  # refused as too large
-        return llama(rec)
+    def refuse_summaries(request: ModelRequest) -> Scripted:
+        if asks_for_a_summary(request):
+            return context_overflow(len(json.dumps(request.body)) // 4, 10)  # too large
+        return answer(request)
 
-    stub.handler = handler
+    model = ScriptedModel(respond=refuse_summaries)
     history = turns(("first " * 100, "ok"), ("two " * 300, "ok"), ("three " * 300, "ok"))
-    async with client_for(stub, context=ContextPolicy(window=1000)) as client:
+    async with scripted_client(model, context=ContextPolicy(window=1000)) as client:
         events = await stream_on(client, history, "four")
     compaction = next(e for e in events if e["type"] == "compaction")
     assert compaction["method"] == "dropped" and compaction["dropped"] == compaction["summarized"]
-    assert any(is_summary_request(r) for r in posts(stub))  # asked, and refused
+    assert any(asks_for_a_summary(r) for r in model.requests)  # asked, and refused
     record = events[-1]["result"].messages[-2]
     assert record["content"].startswith(LEFT_OUT_HEADER)
     assert events[-1]["result"].text == "Noted."
@@ -440,17 +459,17 @@ async def test_without_a_policy_an_overflow_is_just_the_error_with_its_numbers(s
 # ----------------------------------------------------------------------------- pins
 
 
-async def test_a_pinned_message_is_sent_verbatim_through_compaction(stub):
-    stub.handler = LlamaCppLike(window=8192)
+async def test_a_pinned_message_is_sent_verbatim_through_compaction():
+    model = ScriptedModel(respond=summarizer())
     rule = "Always answer in French. " + note(9, 100)
     history = pin(
         turns(("first", "ok"), (rule, "d'accord"), (note(2, 500), "ok"), (note(3, 500), "ok")), 2
     )
     assert history[2][PINNED_KEY] is True and PINNED_KEY not in history[3]
-    async with client_for(stub, context=ContextPolicy(window=1200)) as client:
+    async with scripted_client(model, context=ContextPolicy(window=1200)) as client:
         events = await stream_on(client, history, "four")
     assert any(e["type"] == "compaction" for e in events)
-    sent = [m["content"] for m in answers(stub)[-1].json["messages"]]
+    sent = [m["content"] for m in answered(model)[-1].body["messages"]]
     assert sent[0] == "first" and sent[2] == rule and sent[-1] == "four"
     assert sent[1].startswith(SUMMARY_HEADER)
     record = events[-1]["result"].messages[-2]

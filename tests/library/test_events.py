@@ -4,27 +4,27 @@ from __future__ import annotations
 
 from typing import get_args, get_type_hints
 
-from tests.support.resilience_helpers import make_client
-from tests.support.stub_provider import Reply, openai_stream
+from tests.support.scripted import calling, scripted_client, usage
 from toolnexus import create_toolkit, define_tool, events
 from toolnexus.context import _marks as marks
 from toolnexus.events import add_usage, tool_result_event
+from toolnexus.testing import ScriptedReply, failure
 from toolnexus.types import DropReason, Event, EventType, IncompleteReason
 
 
-async def test_every_event_of_a_streamed_tool_run_has_the_keys_of_its_type(stub):
+async def test_every_event_of_a_streamed_tool_run_has_the_keys_of_its_type(scripted):
     def add(a: int, b: int) -> str:
         """Add two numbers."""
         return str(a + b)
 
-    stub.script(
-        Reply.error(503, "busy"),
-        openai_stream(tool_calls=[("add", {"a": 1, "b": 2})]),
-        openai_stream("three", reasoning="adding"),
+    scripted.add(
+        failure(503, "busy"),
+        calling(("add", {"a": 1, "b": 2})),
+        ScriptedReply("three", reasoning="adding", usage=usage(10, 2)),
     )
     toolkit = (await create_toolkit()).register(define_tool(add))
     types = {get_args(get_type_hints(t)["type"])[0]: t for t in get_args(Event)}
-    async with make_client(stub, retries=1) as client:
+    async with scripted_client(scripted, retries=1, retry_base_ms=1) as client:
         events = [event async for event in client.stream("add 1 and 2", toolkit)]
     assert {e["type"] for e in events} == {
         "retry",

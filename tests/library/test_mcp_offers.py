@@ -1,5 +1,5 @@
 """Everything an MCP server offers besides tools, against a real server written with the
-SDK (tests/support/mcp_servers/offers_server.py) and the agent loop on the loopback stub:
+SDK (tests/support/mcp_servers/offers_server.py) and the agent loop on the scripted model:
 instructions, elicitation, sampling, tools/list_changed, resources (links, templates,
 read_resource), prompts and completion, task-only tools and tool annotations."""
 
@@ -12,8 +12,7 @@ import pytest
 import pytest_asyncio
 
 from tests.support.mcp_helpers import SERVERS, START, server_command, tool_messages
-from tests.support.resilience_helpers import single_try_client
-from tests.support.stub_provider import Reply, openai_text, openai_tool_call
+from tests.support.scripted import calling, scripted_client
 from toolnexus import ToolContext, ToolnexusError, create_toolkit
 from toolnexus.mcp.elicitation import field_value, form_fields
 from toolnexus.mcp.prompts import complete, get_prompt
@@ -58,12 +57,12 @@ async def call(toolkit, name: str, args: dict | None = None):
 
 
 @shared_loop
-async def test_the_servers_instructions_join_the_system_prompt(kit, stub):
+async def test_the_servers_instructions_join_the_system_prompt(kit, scripted):
     toolkit, _ = kit
-    stub.script(Reply.json(openai_text("ok")))
-    async with single_try_client(stub, system_prompt="Be terse.") as client:
+    scripted.add("ok")
+    async with scripted_client(scripted, system_prompt="Be terse.") as client:
         await client.run("hi", toolkit)
-    system = stub.requests[0].json["messages"][0]
+    system = scripted.requests[0].body["messages"][0]
     assert system["role"] == "system"
     assert system["content"].startswith("Be terse.\n\nInstructions from the MCP server offers")
     assert "Always call add_more before answering." in system["content"]
@@ -96,15 +95,13 @@ async def test_destructive_tools_always_ask_and_read_only_ones_follow_their_rule
 
 
 @shared_loop
-async def test_tools_list_changed_refreshes_the_tools_before_the_next_model_call(kit, stub):
+async def test_tools_list_changed_refreshes_the_tools_before_the_next_model_call(kit, scripted):
     toolkit, _ = kit
     assert toolkit.get("offers_add_more") is None
-    stub.script(
-        Reply.json(openai_tool_call([("offers_grow", {})])), Reply.json(openai_text("grown"))
-    )
-    async with single_try_client(stub) as client:
+    scripted.add(calling(("offers_grow", {})), "grown")
+    async with scripted_client(scripted) as client:
         await client.run("grow", toolkit)
-    first, second = ([t["function"]["name"] for t in r.json["tools"]] for r in stub.requests)
+    first, second = ([t["function"]["name"] for t in r.body["tools"]] for r in scripted.requests)
     assert "offers_add_more" not in first and "offers_add_more" in second
     assert (await call(toolkit, "offers_add_more", {"a": 2, "b": 5})).output == "7"
 
@@ -225,21 +222,21 @@ async def test_without_a_host_sampling_is_refused(kit, requests):
 
 
 @shared_loop
-async def test_the_model_reads_a_linked_resource_with_read_resource(kit, stub):
+async def test_the_model_reads_a_linked_resource_with_read_resource(kit, scripted):
     toolkit, _ = kit
-    stub.script(
-        Reply.json(openai_tool_call([("offers_link", {})])),
-        Reply.json(openai_tool_call([("read_resource", {"uri": "note://readme"})])),
-        Reply.json(openai_text("read")),
+    scripted.add(
+        calling(("offers_link", {})),
+        calling(("read_resource", {"uri": "note://readme"})),
+        "read",
     )
-    async with single_try_client(stub) as client:
+    async with scripted_client(scripted) as client:
         await client.run("follow the link", toolkit)
-    [linked] = tool_messages(stub.requests[1].json)
+    [linked] = tool_messages(scripted.requests[1].body)
     assert linked["content"] == (
         "[resource link: note://readme (readme); read_resource reads "
         "it]\n[resource: data://blob.bin (application/octet-stream)]"
     )
-    [read] = tool_messages(stub.requests[2].json)[-1:]
+    [read] = tool_messages(scripted.requests[2].body)[-1:]
     assert read["content"] == "[resource: note://readme]\nthe offers server reads fine"
 
 

@@ -1,11 +1,13 @@
 """Reasoning levels as each style asks for them, reasoning token counts in usage, and user
-request options over the style's defaults (loopback stub)."""
+request options over the style's defaults (loopback stub); what is refused before any
+request, on the scripted model."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.support.resilience_helpers import single_try_client
+from tests.support.scripted import scripted_client
 from tests.support.stub_provider import (
     Reply,
     anthropic_text,
@@ -89,15 +91,15 @@ async def test_openrouter_takes_reasoning_as_an_object(stub, monkeypatch):
     assert "reasoning_effort" not in request.json
 
 
-async def test_an_unknown_level_is_refused(stub):
+async def test_an_unknown_level_is_refused(scripted):
     with pytest.raises(
         ValueError, match="reasoning must be one of off, low, medium, high, not 'max'"
     ):
-        single_try_client(stub, reasoning="max")
-    async with single_try_client(stub) as client:
+        scripted_client(scripted, reasoning="max")
+    async with scripted_client(scripted) as client:
         with pytest.raises(ValueError, match="not 'extreme'"):
             await client.run("think", None, reasoning="extreme")
-    assert stub.requests == []
+    assert scripted.requests == []
 
 
 # ----------------------------------------------------------------------------- user options
@@ -121,15 +123,15 @@ async def test_user_options_win_over_the_styles_defaults(stub):
     assert (body["thinking"], body["max_tokens"]) == (thinking, 3000 + 16384)
 
 
-async def test_a_max_tokens_thinking_cannot_add_to_fails_before_any_request(stub):
-    async with single_try_client(
-        stub, "anthropic", reasoning="low", request_params={"max_tokens": "lots"}
+async def test_a_max_tokens_thinking_cannot_add_to_fails_before_any_request(scripted):
+    async with scripted_client(
+        scripted, "anthropic", reasoning="low", request_params={"max_tokens": "lots"}
     ) as client:
         with pytest.raises(
             ToolnexusError, match="max_tokens must be a positive integer, not 'lots'"
         ):
             await client.run("think", None)
-    assert stub.requests == []
+    assert scripted.requests == []
 
 
 @pytest.mark.parametrize(

@@ -2,12 +2,15 @@
 
 Delays are asserted on the `retry` events, not on the wall clock. Where a test proves a
 server-requested wait is honoured, `retry_base_ms` is set huge so that falling back to
-backoff would show (and `timeout_ms` keeps such a failure from hanging the suite).
+backoff would show (and `timeout_ms` keeps such a failure from hanging the suite). What
+`on_error` may decide, where no header or connection is involved, is checked on the
+scripted model.
 """
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -21,15 +24,18 @@ from tests.support.resilience_helpers import (
     partial_parts,
     text_of_events,
 )
+from tests.support.scripted import scripted_client
 from tests.support.stub_provider import Reply
 from toolnexus import (
     AuthFailed,
+    Client,
     Overloaded,
     ProviderError,
     RateLimited,
     RunTimeout,
     ServerError,
 )
+from toolnexus.testing import ScriptedModel, failure
 
 STYLES = ["openai", "anthropic"]
 HUGE_BASE_MS = 60_000  # backoff would wait 30-60 s: only a honoured header is fast
@@ -37,6 +43,12 @@ HUGE_BASE_MS = 60_000  # backoff would wait 30-60 s: only a honoured header is f
 
 def retries_of(events):
     return [e for e in events if e["type"] == "retry"]
+
+
+def fast_retrying(model: ScriptedModel, **options: Any) -> Client:
+    """A client on the scripted model with make_client's fast retries."""
+    options.setdefault("retries", 2)
+    return scripted_client(model, retry_base_ms=1, **options)
 
 
 # ----------------------------------------------------------------------------- what is retried
@@ -148,7 +160,7 @@ async def test_connection_closed_every_time_fails_with_a_connection_error(stub):
     assert len(stub.requests) == 3
 
 
-async def test_connection_refused_is_retried_then_fails(stub):
+async def test_connection_refused_is_retried_then_fails():
     import socket
 
     # A bound socket that never listens: connecting to it is refused, and nobody else
@@ -344,41 +356,41 @@ async def test_on_error_can_force_fail(stub):
     assert info["reason"] == "the server answered 503"
 
 
-async def test_on_error_cannot_go_beyond_retries(stub):
+async def test_on_error_cannot_go_beyond_retries():
     calls = []
 
     def on_error(info):
         calls.append(info["attempt"])
         return "retry"
 
-    stub.default = Reply.error(500, "down")
-    async with make_client(stub, retries=1, on_error=on_error) as client:
+    model = ScriptedModel(respond=lambda request: failure(500, "down"))
+    async with fast_retrying(model, retries=1, on_error=on_error) as client:
         events, exc = await collect(client)
     assert isinstance(exc, ProviderError) and exc.status == 500
     assert calls == [1] and len(retries_of(events)) == 1
-    assert len(stub.requests) == 2
+    assert len(model.requests) == 2
 
 
-async def test_on_error_returning_none_keeps_the_default(stub):
-    stub.script(Reply.error(502, "bad gateway"), ok_reply("openai", "ok"))
-    async with make_client(stub, on_error=lambda info: None) as client:
+async def test_on_error_returning_none_keeps_the_default(scripted):
+    scripted.add(failure(502, "bad gateway"), "ok")
+    async with fast_retrying(scripted, on_error=lambda info: None) as client:
         events, exc = await collect(client)
     assert exc is None and len(retries_of(events)) == 1
 
 
 @pytest.mark.parametrize("answer", ["retry", "fail"])
-async def test_on_error_may_be_async(stub, answer):
+async def test_on_error_may_be_async(scripted, answer):
     async def on_error(info):
         await asyncio.sleep(0)
         return answer
 
-    stub.script(Reply.error(503, "busy"), ok_reply("openai", "ok"))
-    async with make_client(stub, on_error=on_error) as client:
+    scripted.add(failure(503, "busy"), "ok")
+    async with fast_retrying(scripted, on_error=on_error) as client:
         events, exc = await collect(client)
     if answer == "retry":
-        assert exc is None and len(stub.requests) == 2
+        assert exc is None and len(scripted.requests) == 2
     else:
-        assert isinstance(exc, ProviderError) and len(stub.requests) == 1
+        assert isinstance(exc, ProviderError) and len(scripted.requests) == 1
 
 
 async def test_on_error_retry_still_cannot_beat_a_long_retry_after(stub):

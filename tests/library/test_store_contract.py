@@ -17,9 +17,10 @@ import uuid
 import pytest
 
 from tests.support.postgres_server import PG_DSN, needs_postgres
+from tests.support.scripted import scripted_client
 from tests.support.store_workers import turn
-from tests.support.stub_provider import Reply, StubProvider, openai_text, png_bytes
-from toolnexus import Attachment, create_client
+from tests.support.stub_provider import png_bytes
+from toolnexus import Attachment
 from toolnexus.context._marks import UNDONE, mark_from
 from toolnexus.stores import (
     AttachmentInfo,
@@ -33,6 +34,7 @@ from toolnexus.stores import (
     ThreadStore,
     VersionedStore,
 )
+from toolnexus.testing import ScriptedModel
 
 
 class Backend:
@@ -631,22 +633,14 @@ async def test_a_thread_created_meanwhile_is_merged(backend):
 
 
 async def test_client_ask_with_an_id_persists_through_the_store(backend):
-    with StubProvider() as stub:
-        stub.script(
-            Reply.json(openai_text("Nice to meet you, Ada.")),
-            Reply.json(openai_text("Your name is Ada.")),
-        )
-        first = create_client(
-            base_url=stub.base_url, style="openai", model="m", api_key="k", store=backend.open()
-        )
-        await first.ask("My name is Ada.", None, id="thread-1")
-        await first.aclose()
-        second = create_client(
-            base_url=stub.base_url, style="openai", model="m", api_key="k", store=backend.open()
-        )
-        result = await second.ask("What is my name?", None, id="thread-1")
-        await second.aclose()
-        sent = stub.requests[1].json["messages"]
+    model = ScriptedModel(["Nice to meet you, Ada.", "Your name is Ada."])
+    first = scripted_client(model, api_key="k", store=backend.open())
+    await first.ask("My name is Ada.", None, id="thread-1")
+    await first.aclose()
+    second = scripted_client(model, api_key="k", store=backend.open())
+    result = await second.ask("What is my name?", None, id="thread-1")
+    await second.aclose()
+    sent = model.requests[1].messages
     assert [m["content"] for m in sent if m["role"] == "user"] == [
         "My name is Ada.",
         "What is my name?",

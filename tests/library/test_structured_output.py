@@ -1,5 +1,6 @@
-"""Structured output: each style's request for a schema, result.data, the strict-mode
-normalisation, the validator's messages, and the short form (loopback stub)."""
+"""Structured output: each style's request for a schema (loopback stub), result.data and
+the entry points that take a schema (scripted model), the strict-mode normalisation, the
+validator's messages, and the short form."""
 
 from __future__ import annotations
 
@@ -8,12 +9,11 @@ import json
 import pytest
 
 from tests.support.resilience_helpers import single_try_client
+from tests.support.scripted import scripted_client
 from tests.support.stub_provider import (
     Reply,
     anthropic_stream,
-    anthropic_text,
     anthropic_tool_use,
-    openai_stream,
     openai_text,
     responses_reply,
 )
@@ -101,11 +101,9 @@ async def test_anthropic_with_tools_lets_the_model_use_them_first(stub):
     assert stub.requests[0].json["tool_choice"] == {"type": "any"}
 
 
-async def test_a_reply_that_breaks_the_schema_names_the_path(stub):
-    stub.script(
-        Reply.json(openai_text('{"name": "Ada", "age": "36"}')), Reply.json(openai_text("Ada, 36"))
-    )
-    async with single_try_client(stub) as client:
+async def test_a_reply_that_breaks_the_schema_names_the_path(scripted):
+    scripted.add('{"name": "Ada", "age": "36"}', "Ada, 36")
+    async with scripted_client(scripted) as client:
         with pytest.raises(
             ProviderError,
             match=r"does not match the schema: "
@@ -116,31 +114,31 @@ async def test_a_reply_that_breaks_the_schema_names_the_path(stub):
             await client.run("who?", None, schema=PERSON)
 
 
-async def test_conversation_and_stream_take_a_schema(stub):
-    stub.script(Reply.json(openai_text(json.dumps(ANSWER))), openai_stream(json.dumps(ANSWER)))
-    async with single_try_client(stub) as client:
+async def test_conversation_and_stream_take_a_schema(scripted):
+    scripted.add(json.dumps(ANSWER), json.dumps(ANSWER))
+    async with scripted_client(scripted) as client:
         conversation = client.conversation(await create_toolkit())
         assert (await conversation.send("who?", schema=PERSON)).data == ANSWER
         events = [e async for e in client.stream("who?", None, schema=PERSON)]
     assert events[-1]["result"].data == ANSWER
-    assert all("response_format" in r.json for r in stub.requests)
+    assert all("response_format" in r.body for r in scripted.requests)
 
 
-async def test_a_bad_schema_fails_before_any_request(stub):
-    async with single_try_client(stub) as client:
+async def test_a_bad_schema_fails_before_any_request(scripted):
+    async with scripted_client(scripted) as client:
         with pytest.raises(ToolnexusError, match="object at its root .* multi"):
             await client.run("list", None, schema={"type": "array"})
-    async with single_try_client(stub, "anthropic", reasoning="low") as client:
+    async with scripted_client(scripted, "anthropic", reasoning="low") as client:
         with pytest.raises(ToolnexusError, match="cannot combine a schema with reasoning"):
             await client.run("who?", None, schema=PERSON)
-    assert stub.requests == []
+    assert scripted.requests == []
 
 
-async def test_no_schema_means_no_data(stub):
-    stub.script(Reply.json(anthropic_text("hi")))
-    async with single_try_client(stub, "anthropic") as client:
+async def test_no_schema_means_no_data(scripted):
+    scripted.add("hi")
+    async with scripted_client(scripted, "anthropic") as client:
         result = await client.run("hi", None)
-    assert result.data is None and "tool_choice" not in stub.requests[0].json
+    assert result.data is None and "tool_choice" not in scripted.requests[0].body
 
 
 # ----------------------------------------------------------------------------- normalising

@@ -1,5 +1,6 @@
-"""Deadlines against the stub endpoint (issue 3, "Deadlines" and acceptance point 3):
-the read-idle and connect timeouts, the whole-run `timeout_ms`, and per-tool timeouts.
+"""Deadlines (issue 3, "Deadlines" and acceptance point 3): the read-idle and connect
+timeouts and the whole-run `timeout_ms` while a request is open, against the stub endpoint;
+`timeout_ms` over a backoff or a tool, and per-tool timeouts, on the scripted model.
 
 The configured timeouts are small (a few hundred ms). Elapsed time is bounded below (the
 limit was waited for) and, where at all, above only by what would have happened without the
@@ -25,9 +26,9 @@ from tests.support.resilience_helpers import (
     ok_reply,
     partial_parts,
     text_of_events,
-    tool_call_reply,
     wait_disconnect,
 )
+from tests.support.scripted import calling, scripted_client
 from tests.support.stub_provider import Reply, llama_slots
 from tests.support.waiting import WAIT_S
 from toolnexus import (
@@ -40,6 +41,7 @@ from toolnexus import (
     create_toolkit,
     define_tool,
 )
+from toolnexus.testing import ScriptedModel, failure
 
 IDLE_S = 0.3
 
@@ -207,18 +209,18 @@ async def test_timeout_ms_mid_stream_keeps_the_partial_text(stub):
         assert_wire_resendable(stub.requests[-1].json, "anthropic")
 
 
-async def test_timeout_ms_cuts_a_long_backoff(stub):
-    stub.default = Reply.error(500, "down")
-    async with make_client(stub, retries=3, retry_base_ms=60_000, timeout_ms=300) as client:
+async def test_timeout_ms_cuts_a_long_backoff():
+    model = ScriptedModel(respond=lambda request: failure(500, "down"))
+    async with scripted_client(model, retries=3, retry_base_ms=60_000, timeout_ms=300) as client:
         started = time.monotonic()
         events, exc = await collect(client)
         elapsed = time.monotonic() - started
     assert isinstance(exc, RunTimeout)
     assert [e["type"] for e in events] == ["retry"] and events[0]["delay"] >= 30
-    assert elapsed < events[0]["delay"] and len(stub.requests) == 1  # the backoff was cut
+    assert elapsed < events[0]["delay"] and len(model.requests) == 1  # the backoff was cut
 
 
-async def test_timeout_ms_while_a_tool_runs(stub):
+async def test_timeout_ms_while_a_tool_runs(scripted):
     cancelled = asyncio.Event()
 
     async def wait_forever() -> str:
@@ -231,8 +233,8 @@ async def test_timeout_ms_while_a_tool_runs(stub):
         return "unreachable"
 
     toolkit = Toolkit().register(define_tool(wait_forever))
-    stub.script(tool_call_reply("openai", [("wait_forever", {})]))
-    async with make_client(stub, timeout_ms=300) as client:
+    scripted.add(calling(("wait_forever", {})))
+    async with scripted_client(scripted, timeout_ms=300) as client:
         events, exc = await collect(client, "go", toolkit, id=THREAD)
         assert isinstance(exc, RunTimeout) and cancelled.is_set()
         messages = exc.result.messages
@@ -242,34 +244,34 @@ async def test_timeout_ms_while_a_tool_runs(stub):
         assert await client.conversation_store.get(THREAD) == messages
 
 
-async def test_a_run_within_timeout_ms_is_unaffected(stub):
-    stub.script(ok_reply("openai", "quick"))
-    async with make_client(stub, timeout_ms=5_000) as client:
+async def test_a_run_within_timeout_ms_is_unaffected(scripted):
+    scripted.add("quick")
+    async with scripted_client(scripted, timeout_ms=5_000) as client:
         assert (await client.run("hi", None)).text == "quick"
 
 
 # ----------------------------------------------------------------------------- tool timeouts
 
 
-async def test_a_hung_async_tool_is_stopped_by_its_timeout(stub):
+async def test_a_hung_async_tool_is_stopped_by_its_timeout(scripted):
     async def hang() -> str:
         """Never returns."""
         await asyncio.sleep(3600)
         return "unreachable"
 
     toolkit = Toolkit().register(define_tool(hang, timeout=0.2))
-    stub.script(tool_call_reply("openai", [("hang", {})]), ok_reply("openai", "it hung"))
-    async with make_client(stub) as client:
+    scripted.add(calling(("hang", {})), "it hung")
+    async with scripted_client(scripted) as client:
         events, exc = await collect(client, "try it", toolkit)
     assert exc is None
     [result] = [e for e in events if e["type"] == "tool_result"]
     assert result["is_error"] is True and "timed out after 0.2 s" in result["output"]
     assert events[-1]["result"].text == "it hung"  # the run went on; the model was told
-    tool_message = stub.requests[1].json["messages"][-1]
+    tool_message = scripted.requests[1].body["messages"][-1]
     assert tool_message["role"] == "tool" and "timed out" in tool_message["content"]
 
 
-async def test_a_hung_sync_tool_is_stopped_by_the_toolkit_timeout(stub):
+async def test_a_hung_sync_tool_is_stopped_by_the_toolkit_timeout(scripted):
     stopped = threading.Event()
 
     def block(ctx: ToolContext) -> str:
@@ -280,8 +282,8 @@ async def test_a_hung_sync_tool_is_stopped_by_the_toolkit_timeout(stub):
 
     toolkit = await create_toolkit(timeout=0.2)
     toolkit.register(define_tool(block))
-    stub.script(tool_call_reply("anthropic", [("block", {})]), ok_reply("anthropic", "ok"))
-    async with make_client(stub, "anthropic") as client:
+    scripted.add(calling(("block", {})), "ok")
+    async with scripted_client(scripted, "anthropic") as client:
         result = await client.run("try it", toolkit)
     assert result.text == "ok"
     assert result.messages[2]["is_error"] is True

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.scripted import calling, scripted_client
 from tests.support.stub_provider import (
     Reply,
     StubProvider,
@@ -568,13 +569,13 @@ async def test_every_other_cut_off_is_incomplete_with_its_reason(
     assert "dropped" not in result.messages[-1]  # kept and sent: only a refusal is not
 
 
-async def test_running_out_of_turns_is_incomplete_for_another_reason(stub):
-    stub.script(*[openai_stream(tool_calls=[("echo", {"text": str(n)})]) for n in range(2)])
-    async with client_for(stub, "openai", max_turns=2) as client:
+async def test_running_out_of_turns_is_incomplete_for_another_reason(scripted):
+    scripted.add(*[calling(("echo", {"text": str(n)})) for n in range(2)])
+    async with scripted_client(scripted, max_turns=2) as client:
         result = await _streamed(client, "loop", await tools())
     assert result.status == "incomplete" and result.incomplete_reason == "max_turns"
-    stub.script(openai_stream("All of it."))
-    async with client_for(stub, "openai") as client:
+    scripted.add("All of it.")
+    async with scripted_client(scripted) as client:
         whole = await _streamed(client, "a poem")
     assert whole.status == "done" and whole.incomplete_reason is None
 

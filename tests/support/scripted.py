@@ -4,12 +4,13 @@ the model's httpx2 transport, with no server to start."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx2
 
 from toolnexus import Client, create_client
-from toolnexus.testing import ScriptedCall, ScriptedModel, ScriptedReply
+from toolnexus.testing import ModelRequest, Responder, ScriptedCall, ScriptedModel, ScriptedReply
 
 BASE_URL = "http://scripted.test/v1"
 
@@ -43,3 +44,32 @@ def sent_results(model: ScriptedModel, request: int = 1) -> list[dict[str, Any]]
     """The tool results request number `request` (from 0) sent back, as on the wire."""
     body = model.requests[request].body or {}
     return [m for m in body["messages"] if m["role"] == "tool"]
+
+
+SUMMARY = "Summary: the user sent long notes; the assistant noted each one."
+
+
+def asks_for_a_summary(request: ModelRequest) -> bool:
+    """Whether `request` is compaction's summary request (its last message holds the
+    conversation to summarize)."""
+    return "<conversation>" in request.last_text
+
+
+def answered(model: ScriptedModel) -> list[ModelRequest]:
+    """The requests `model` got that were not compaction's summary requests."""
+    return [r for r in model.requests if not asks_for_a_summary(r)]
+
+
+def summarizer(answer: str = "Noted.", *, echo: bool = False) -> Responder:
+    """Replies as a small model behind compaction: a summary request gets a short summary
+    (with `echo`, its whole input, as a verbose model gives whatever max_tokens asked),
+    any other request `answer`; each counts the request's encoded body / 4 as its prompt."""
+
+    def respond(request: ModelRequest) -> ScriptedReply:
+        text = answer
+        if asks_for_a_summary(request):
+            text = request.last_text if echo else SUMMARY
+        prompt = len(json.dumps(request.body)) // 4
+        return ScriptedReply(text, usage=usage(prompt, max(1, len(text) // 4)))
+
+    return respond
