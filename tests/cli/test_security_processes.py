@@ -97,15 +97,22 @@ def test_a_key_command_leaves_nothing_running(bare_cli, stub, tmp_path):
     assert running_with(marker) == []
 
 
-def mcp_config(tmp_path: Path, pid_file: Path) -> Path:
+# ask waits for its servers to run before it asks the model: the server then surely wrote
+# its PID (it does before serving), however long its start takes on a busy machine (without
+# it, ask may answer and end the server before that, after the default 5 s)
+WAIT_FOR_SERVERS = "mcp_wait = 3600\n"
+
+
+def mcp_config(tmp_path: Path, pid_file: Path, **env: str) -> Path:
     """A server behind `sh -c` (so the server is sh's child, a grandchild of toolnexus) that
-    does not exit when its stdin closes, as some real servers do not."""
+    does not exit when its stdin closes, as some real servers do not; `env`, its other
+    MCP_* knobs."""
     config = {
         "mcpServers": {
             "calc": {
                 "command": "sh",
                 "args": ["-c", f"'{sys.executable}' '{SERVER}'; true"],
-                "env": {"MCP_PID_FILE": str(pid_file), "MCP_LINGER": "1"},
+                "env": {"MCP_PID_FILE": str(pid_file), "MCP_LINGER": "1", **env},
             }
         }
     }
@@ -116,6 +123,7 @@ def mcp_config(tmp_path: Path, pid_file: Path) -> Path:
 
 def test_an_mcp_server_behind_sh_c_ends_when_ask_ends(cli, stub, tmp_path):
     pid_file = tmp_path / "server.pid"
+    cli.write_config(WAIT_FOR_SERVERS)
     result = cli.run("ask", "--mcp", str(mcp_config(tmp_path, pid_file)), "hi")
     assert result.code == 0, result
     pid = wait_for_pid(pid_file)
@@ -140,9 +148,12 @@ def test_an_mcp_server_behind_sh_c_ends_when_ask_gets_a_signal(cli, stub, tmp_pa
 
 def test_a_signal_while_mcp_servers_start_ends_them_too(cli, stub, tmp_path):
     pid_file = tmp_path / "server.pid"
-    config = mcp_config(tmp_path, pid_file)
+    cli.write_config(WAIT_FOR_SERVERS)
+    # it writes its PID, then waits for a file that never comes: ask is still waiting for
+    # it to start when the signal comes
+    config = mcp_config(tmp_path, pid_file, MCP_START_GATE=str(tmp_path / "never"))
     process = start(cli, "ask", "--mcp", str(config), "hi")
-    pid = wait_for_pid(pid_file)  # started, perhaps not yet ready
+    pid = wait_for_pid(pid_file)
     process.send_signal(signal.SIGTERM)
     out, err = process.communicate(timeout=WAIT_S)
     assert process.returncode == 143, err

@@ -151,7 +151,8 @@ class ServerProcess:
 
     async def stop(self) -> None:
         """End it: stdin closed, then SIGTERM to its process group, then SIGKILL, each
-        after STOP_GRACE; the launcher takes everything the server started with it."""
+        after STOP_GRACE; the launcher takes everything the server started with it. It
+        returns once the server has ended, however long that takes on a busy machine."""
         proc = self._proc
         if proc is None or proc.returncode is not None:
             return
@@ -162,7 +163,10 @@ class ServerProcess:
                 return
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, sig)
-        await self.exited()
+        # SIGKILL ends the launcher at once, but what it started dies a moment later (the
+        # kernel empties its PID namespace after it): wait until the last holder of the
+        # server's stdout and stderr is gone, which is when the server is.
+        await proc.wait()
 
     async def _ends_within(self, seconds: float) -> bool:
         with contextlib.suppress(TimeoutError):
