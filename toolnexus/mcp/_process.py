@@ -34,6 +34,7 @@ MAX_MESSAGE = 64 * 1024 * 1024  # bytes in one message (a line); a longer one en
 STOP_GRACE = 0.15  # seconds to exit after stdin closes, and again after SIGTERM
 EXIT_POLL = 0.02  # seconds between looks at whether the process ended
 STDERR_SETTLE = 1.0  # seconds to wait for a dying server's last stderr line
+KILLED_WAIT = 10.0  # seconds at most for a killed server's processes to be gone
 
 
 class CommandNotFound(Exception):
@@ -165,8 +166,12 @@ class ServerProcess:
                 os.killpg(proc.pid, sig)
         # SIGKILL ends the launcher at once, but what it started dies a moment later (the
         # kernel empties its PID namespace after it): wait until the last holder of the
-        # server's stdout and stderr is gone, which is when the server is.
-        await proc.wait()
+        # server's stdout and stderr is gone, which is when the server is. Bounded, so that
+        # something that escaped the kill and keeps the pipes open cannot hold toolnexus.
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(KILLED_WAIT):
+                await proc.wait()
+        await self.exited()
 
     async def _ends_within(self, seconds: float) -> bool:
         with contextlib.suppress(TimeoutError):
