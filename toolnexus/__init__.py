@@ -5,8 +5,9 @@ The public names load on first use (PEP 562), so importing one submodule (the CL
 stores.
 """
 
-import importlib as _importlib
 import typing as _typing
+
+from ._lazy import lazy_names as _lazy_names
 
 __version__ = "0.1.0"  # the package's version: pyproject.toml reads it from here
 
@@ -180,17 +181,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> _typing.Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'toolnexus' has no attribute {name!r}")
-    value = getattr(_importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value  # once found, a plain attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_WHERE))
+__getattr__, __dir__ = _lazy_names(__name__, _WHERE, "toolnexus.")
 
 
 if _typing.TYPE_CHECKING:

@@ -9,8 +9,9 @@ release may change them, and the changelog says so.
 The names load on first use, so importing one does not pull in the others' modules.
 """
 
-import importlib as _importlib
 import typing as _typing
+
+from ._lazy import lazy_names as _lazy_names
 
 # public name -> the internal module that defines it
 _WHERE = {
@@ -89,17 +90,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> _typing.Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module), name)
-    globals()[name] = value  # once found, a plain attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_WHERE))
+__getattr__, __dir__ = _lazy_names(__name__, _WHERE)
 
 
 if _typing.TYPE_CHECKING:
