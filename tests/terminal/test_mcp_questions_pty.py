@@ -161,9 +161,17 @@ def test_a_sampling_approval_asked_while_the_server_logs_takes_ctrl_c_and_yes(
     chat = asking_chat(open_chat, tmp_path)
     chat.send_line("summarize")
     approve_call(chat)
-    chat.wait_text("the MCP server asking asks the model for a message (at most 20 tokens)")
-    chat.wait_text("system: Be brief.")
-    chat.expect(r"\[y\]es / \[n\]o:")
+    # the whole frame in one wait: read in one piece on a busy machine, the question's bytes
+    # would be gone from the stream before a later expect() looked for them
+    chat.wait(
+        lambda: (
+            "the MCP server asking asks the model for a message (at most 20 tokens)"
+            in chat.term.text()
+            and "system: Be brief." in chat.term.text()
+            and chat.term.cursor_line().rstrip().endswith("[y]es / [n]o:")
+        ),
+        "the sampling question",
+    )
     chat.child.send("\x03")
     chat.wait_text("done.")
     [refused] = tool_results(stub.requests[1])
@@ -173,7 +181,10 @@ def test_a_sampling_approval_asked_while_the_server_logs_takes_ctrl_c_and_yes(
     stub.requests.clear()
     chat.send_line("summarize again")
     approve_call(chat)
-    chat.expect(r"\[y\]es / \[n\]o:")
+    chat.wait(
+        lambda: chat.term.cursor_line().rstrip().endswith("[y]es / [n]o:"),
+        "the sampling question again",
+    )
     chat.child.send("y")
     chat.wait_text("done again.")
     sampled = stub.requests[1].json
